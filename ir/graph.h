@@ -1,0 +1,68 @@
+// The fxc dataflow graph: nodes in a vector, each naming its operands by id.
+//
+// Storage is SSA-like (each node lists the ids it reads), which keeps passes simple and the
+// text form direct. The graph algorithms (topological order, cycles, reachability) run on a
+// Boost.Graph view built in graph_algorithms.cpp; Boost types never leave ir/.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ir/dtype.h"
+#include "ir/nodes.h"
+#include "support/source_location.h"
+
+namespace fxc::ir {
+
+using NodeId = std::uint32_t;
+
+/// The type of the signal a node produces. `channels == 0` means "not yet known": an input
+/// declared without a channel count, before the graph is bound.
+struct Type {
+  int channels = 0;
+  DType dtype = DType::f64;
+  friend bool operator==(const Type&, const Type&) = default;
+};
+
+struct Node {
+  Op op;
+  std::vector<NodeId> operands;
+  Type type;
+  SourceLoc loc;                       ///< where the user wrote this node
+  std::vector<SourceLoc> origins;      ///< for a node made by fusing others: their locations
+  std::map<std::string, SourceLoc> arg_locs;  ///< parameter name -> where its value was written
+
+  /// The location of a parameter's value, or of the node when the parameter has none.
+  const SourceLoc& loc_of(const std::string& param) const;
+};
+
+class Graph {
+ public:
+  std::string name;
+
+  NodeId add(Node node);
+  const Node& node(NodeId id) const { return nodes_.at(id); }
+  Node& node(NodeId id) { return nodes_.at(id); }
+  std::size_t size() const { return nodes_.size(); }
+  std::span<const Node> nodes() const { return nodes_; }
+
+  /// The ids of the input (resp. output) nodes, in the order they were added.
+  std::vector<NodeId> inputs() const;
+  std::vector<NodeId> outputs() const;
+
+  /// For each node, the ids of the nodes that read it, in increasing id order.
+  std::vector<std::vector<NodeId>> users() const;
+
+ private:
+  std::vector<Node> nodes_;
+};
+
+template <class T>
+bool holds(const Node& node) {
+  return std::holds_alternative<T>(node.op);
+}
+
+}  // namespace fxc::ir

@@ -1,0 +1,238 @@
+// The node kinds of the fxc IR, listed once.
+//
+// Semantics. A graph is a directed acyclic dataflow graph. Each node produces one planar
+// signal of `channels` channels and `length` samples, where `length` is the common length of
+// the graph's inputs; every stage except `sum` works on each channel independently, and all
+// filter state starts at zero. Operands are the signals a node reads, in order.
+//
+//   input       a graph input (no operands).
+//   output      a graph output (one operand), equal to its operand.
+//   iir_design  an IIR filter by specification (SciPy's butter/cheby1/cheby2/ellip/bessel).
+//   biquad      an Audio EQ Cookbook biquad by specification.
+//   fir_design  an FIR filter by specification (SciPy's firwin).
+//   sos         a cascade of second-order sections, normalized so a0 = 1.
+//   tf          a transfer function b(z)/a(z), as lfilter(b, a, x).
+//   fir         FIR taps, as lfilter(taps, [1], x).
+//   gain        y = gain * x.
+//   sum         y = sum_i weights[i] * operand_i; operands have equal channel counts.
+//   delay       y[n] = x[n - d]; zeros shift in. `amount` is in samples or seconds (`unit`).
+//   tanh        y = tanh(x).
+//   clip        y = min(max(x, lo), hi).
+//
+// Specifications (iir_design, biquad, fir_design, delay in seconds) need a sample rate; the
+// design_filters pass replaces them with concrete sos, fir and delay-in-samples nodes.
+//
+// Structure and values. Every field of a payload is either part of the node's *shape* (what a
+// compiled kernel depends on: kinds, orders, counts, types) or a *value* (a kernel argument:
+// coefficients, gains, cutoffs, delay lengths). For a list-valued value field the length is
+// shape and the contents are values. The structural hash covers shapes only, so a new cutoff
+// or sample rate reuses a compiled kernel.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "design/filter_types.h"
+
+namespace fxc::ir {
+
+/// How a field takes part in hashing and kernel compilation.
+enum class FieldRole {
+  shape,  ///< the kernel is compiled from it
+  value,  ///< passed to the kernel as an argument; list lengths still count as shape
+  label,  ///< a name for people (input and output names); no effect on computation
+};
+
+enum class DelayUnit { samples, seconds };
+
+// Each payload declares:
+//   kKind   its name in the text IR,
+//   kArity  its operand count (-1: one or more),
+//   fields  every field once, with its role, for the printer, parser, hasher and exporters.
+
+struct Input {
+  static constexpr std::string_view kKind = "input";
+  static constexpr int kArity = 0;
+  std::string name;
+  template <class Self, class V>
+  static void fields(Self& self, V&& v) {
+    v(FieldRole::label, "name", self.name);
+  }
+};
+
+struct Output {
+  static constexpr std::string_view kKind = "output";
+  static constexpr int kArity = 1;
+  std::string name;
+  template <class Self, class V>
+  static void fields(Self& self, V&& v) {
+    v(FieldRole::label, "name", self.name);
+  }
+};
+
+struct IirDesign {
+  static constexpr std::string_view kKind = "iir_design";
+  static constexpr int kArity = 1;
+  design::IirFamily family = design::IirFamily::butter;
+  int order = 1;
+  design::BandType btype = design::BandType::lowpass;
+  std::vector<double> cutoff_hz;
+  double rp_db = 0;
+  double rs_db = 0;
+  design::BesselNorm norm = design::BesselNorm::phase;
+  template <class Self, class V>
+  static void fields(Self& self, V&& v) {
+    v(FieldRole::shape, "family", self.family);
+    v(FieldRole::shape, "order", self.order);
+    v(FieldRole::shape, "btype", self.btype);
+    v(FieldRole::value, "cutoff_hz", self.cutoff_hz);
+    v(FieldRole::value, "rp_db", self.rp_db);
+    v(FieldRole::value, "rs_db", self.rs_db);
+    v(FieldRole::value, "norm", self.norm);
+  }
+};
+
+struct Biquad {
+  static constexpr std::string_view kKind = "biquad";
+  static constexpr int kArity = 1;
+  design::BiquadType type = design::BiquadType::lowpass;
+  double f0_hz = 1000;
+  double q = 0.7071067811865476;
+  double gain_db = 0;
+  template <class Self, class V>
+  static void fields(Self& self, V&& v) {
+    v(FieldRole::shape, "type", self.type);
+    v(FieldRole::value, "f0_hz", self.f0_hz);
+    v(FieldRole::value, "q", self.q);
+    v(FieldRole::value, "gain_db", self.gain_db);
+  }
+};
+
+struct FirDesign {
+  static constexpr std::string_view kKind = "fir_design";
+  static constexpr int kArity = 1;
+  int numtaps = 1;
+  std::vector<double> cutoff_hz;
+  design::Window window = design::Window::hamming;
+  double kaiser_beta = 0;
+  bool pass_zero = true;
+  template <class Self, class V>
+  static void fields(Self& self, V&& v) {
+    v(FieldRole::shape, "numtaps", self.numtaps);
+    v(FieldRole::value, "cutoff_hz", self.cutoff_hz);
+    v(FieldRole::value, "window", self.window);
+    v(FieldRole::value, "kaiser_beta", self.kaiser_beta);
+    v(FieldRole::value, "pass_zero", self.pass_zero);
+  }
+};
+
+struct SosCascade {
+  static constexpr std::string_view kKind = "sos";
+  static constexpr int kArity = 1;
+  std::vector<design::Section> sections;
+  bool allow_unstable = false;  ///< a pole on or outside the unit circle is an error otherwise
+  template <class Self, class V>
+  static void fields(Self& self, V&& v) {
+    v(FieldRole::value, "sections", self.sections);
+    v(FieldRole::label, "allow_unstable", self.allow_unstable);
+  }
+};
+
+struct TransferFunction {
+  static constexpr std::string_view kKind = "tf";
+  static constexpr int kArity = 1;
+  std::vector<double> b;
+  std::vector<double> a;
+  bool allow_unstable = false;
+  template <class Self, class V>
+  static void fields(Self& self, V&& v) {
+    v(FieldRole::value, "b", self.b);
+    v(FieldRole::value, "a", self.a);
+    v(FieldRole::label, "allow_unstable", self.allow_unstable);
+  }
+};
+
+struct FirFilter {
+  static constexpr std::string_view kKind = "fir";
+  static constexpr int kArity = 1;
+  std::vector<double> taps;
+  template <class Self, class V>
+  static void fields(Self& self, V&& v) {
+    v(FieldRole::value, "taps", self.taps);
+  }
+};
+
+struct Gain {
+  static constexpr std::string_view kKind = "gain";
+  static constexpr int kArity = 1;
+  double gain = 1;
+  template <class Self, class V>
+  static void fields(Self& self, V&& v) {
+    v(FieldRole::value, "gain", self.gain);
+  }
+};
+
+struct Sum {
+  static constexpr std::string_view kKind = "sum";
+  static constexpr int kArity = -1;
+  std::vector<double> weights;  ///< one per operand
+  template <class Self, class V>
+  static void fields(Self& self, V&& v) {
+    v(FieldRole::value, "weights", self.weights);
+  }
+};
+
+struct Delay {
+  static constexpr std::string_view kKind = "delay";
+  static constexpr int kArity = 1;
+  double amount = 0;
+  DelayUnit unit = DelayUnit::samples;
+  template <class Self, class V>
+  static void fields(Self& self, V&& v) {
+    v(FieldRole::value, "amount", self.amount);
+    v(FieldRole::shape, "unit", self.unit);
+  }
+};
+
+struct Tanh {
+  static constexpr std::string_view kKind = "tanh";
+  static constexpr int kArity = 1;
+  template <class Self, class V>
+  static void fields(Self&, V&&) {}
+};
+
+struct Clip {
+  static constexpr std::string_view kKind = "clip";
+  static constexpr int kArity = 1;
+  double lo = -1;
+  double hi = 1;
+  template <class Self, class V>
+  static void fields(Self& self, V&& v) {
+    v(FieldRole::value, "lo", self.lo);
+    v(FieldRole::value, "hi", self.hi);
+  }
+};
+
+/// Every node kind. Code that must handle each kind uses std::visit, so a new kind that is
+/// not handled does not compile.
+using Op = std::variant<Input, Output, IirDesign, Biquad, FirDesign, SosCascade,
+                        TransferFunction, FirFilter, Gain, Sum, Delay, Tanh, Clip>;
+
+/// The text-IR name of the node kind held by `op`.
+std::string_view kind_name(const Op& op);
+/// The operand count of `op`'s kind; -1 means one or more.
+int arity(const Op& op);
+/// A default-constructed payload of the kind named `kind`; false if no kind has that name.
+bool make_op(std::string_view kind, Op& out);
+/// Every kind name, in declaration order.
+std::vector<std::string_view> kind_names();
+
+std::string_view name(DelayUnit unit);
+
+/// True for kinds that are filter specifications, replaced by design_filters.
+bool is_specification(const Op& op);
+
+}  // namespace fxc::ir

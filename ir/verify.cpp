@@ -1,0 +1,165 @@
+#include "ir/verify.h"
+
+#include <cmath>
+#include <set>
+
+#include "ir/graph_algorithms.h"
+
+namespace fxc::ir {
+namespace {
+
+bool finite(double v) { return std::isfinite(v); }
+bool finite(const std::vector<double>& v) {
+  for (double x : v)
+    if (!std::isfinite(x)) return false;
+  return true;
+}
+
+class Verifier {
+ public:
+  Verifier(const Graph& graph, DiagnosticEngine& diags) : g_(graph), diags_(diags) {}
+
+  bool run() {
+    std::size_t before = diags_.error_count();
+    for (NodeId id = 0; id < g_.size(); ++id) check_node(id);
+    if (diags_.error_count() > before) return false;  // later checks assume sound operands
+    if (auto cyclic = find_cycle_node(g_)) {
+      error(*cyclic, "the graph has a cycle through this node");
+      return false;
+    }
+    check_types();
+    check_interface();
+    return diags_.error_count() == before;
+  }
+
+ private:
+  void error(NodeId id, const std::string& message) {
+    diags_.error(g_.node(id).loc,
+                 "%" + std::to_string(id) + " (" + std::string(kind_name(g_.node(id).op)) +
+                     "): " + message,
+                 "ir-verify");
+  }
+
+  void check_node(NodeId id) {
+    const Node& node = g_.node(id);
+    for (NodeId operand : node.operands)
+      if (operand >= g_.size()) error(id, "operand %" + std::to_string(operand) + " does not exist");
+    int want = arity(node.op);
+    std::size_t have = node.operands.size();
+    if (want >= 0 && have != static_cast<std::size_t>(want))
+      error(id, "takes " + std::to_string(want) + " operand" + (want == 1 ? "" : "s") + ", has " +
+                    std::to_string(have));
+    if (want < 0 && have == 0) error(id, "takes at least one operand, has none");
+    if (node.type.channels < 0) error(id, "has a negative channel count");
+    std::visit([&](const auto& p) { check_payload(id, p); }, node.op);
+  }
+
+  void check_payload(NodeId, const Input&) {}
+  void check_payload(NodeId, const Output&) {}
+  void check_payload(NodeId id, const IirDesign& p) {
+    if (p.order < 1) error(id, "order must be at least 1");
+    std::size_t edges = design::is_band(p.btype) ? 2 : 1;
+    if (p.cutoff_hz.size() != edges)
+      error(id, std::string(design::name(p.btype)) + " needs " + std::to_string(edges) +
+                    " cutoff frequenc" + (edges == 1 ? "y" : "ies") + ", has " +
+                    std::to_string(p.cutoff_hz.size()));
+  }
+  void check_payload(NodeId id, const Biquad& p) {
+    if (!finite(p.f0_hz) || !finite(p.q) || !finite(p.gain_db))
+      error(id, "parameters must be finite numbers");
+  }
+  void check_payload(NodeId id, const FirDesign& p) {
+    if (p.numtaps < 1) error(id, "numtaps must be at least 1");
+    if (p.cutoff_hz.empty()) error(id, "needs at least one cutoff frequency");
+  }
+  void check_payload(NodeId id, const SosCascade& p) {
+    if (p.sections.empty()) error(id, "has no sections");
+    for (const design::Section& s : p.sections)
+      if (!finite(std::vector<double>{s.b0, s.b1, s.b2, s.a1, s.a2})) {
+        error(id, "has a non-finite coefficient");
+        break;
+      }
+  }
+  void check_payload(NodeId id, const TransferFunction& p) {
+    if (p.b.empty() || p.a.empty()) error(id, "needs non-empty b and a");
+    else if (p.a[0] == 0) error(id, "a[0] must not be 0");
+    if (!finite(p.b) || !finite(p.a)) error(id, "has a non-finite coefficient");
+  }
+  void check_payload(NodeId id, const FirFilter& p) {
+    if (p.taps.empty()) error(id, "has no taps");
+    if (!finite(p.taps)) error(id, "has a non-finite tap");
+  }
+  void check_payload(NodeId id, const Gain& p) {
+    if (!finite(p.gain)) error(id, "gain must be finite");
+  }
+  void check_payload(NodeId id, const Sum& p) {
+    if (p.weights.size() != g_.node(id).operands.size())
+      error(id, "has " + std::to_string(p.weights.size()) + " weights for " +
+                    std::to_string(g_.node(id).operands.size()) + " operands");
+    if (!finite(p.weights)) error(id, "weights must be finite");
+  }
+  void check_payload(NodeId id, const Delay& p) {
+    if (!finite(p.amount) || p.amount < 0) error(id, "delay must be a finite number >= 0");
+    if (p.unit == DelayUnit::samples && p.amount != std::floor(p.amount))
+      error(id, "a delay in samples must be a whole number");
+  }
+  void check_payload(NodeId, const Tanh&) {}
+  void check_payload(NodeId id, const Clip& p) {
+    if (!finite(p.lo) || !finite(p.hi)) error(id, "bounds must be finite");
+    else if (p.lo > p.hi) error(id, "lower bound exceeds upper bound");
+  }
+
+  void check_types() {
+    std::set<DType> dtypes;
+    for (NodeId id = 0; id < g_.size(); ++id) {
+      const Node& node = g_.node(id);
+      dtypes.insert(node.type.dtype);
+      if (holds<Input>(node)) continue;
+      // Every stage keeps its operand's channel count; a sum needs equal counts.
+      int expected = 0;
+      for (NodeId operand : node.operands) {
+        int c = g_.node(operand).type.channels;
+        if (c == 0) continue;
+        if (expected != 0 && c != expected)
+          error(id, "operands have different channel counts (" + std::to_string(expected) +
+                        " and " + std::to_string(c) + ")");
+        expected = expected ? expected : c;
+      }
+      if (expected != 0 && node.type.channels != 0 && node.type.channels != expected)
+        error(id, "has " + std::to_string(node.type.channels) + " channels but its operand has " +
+                      std::to_string(expected));
+      for (NodeId operand : node.operands)
+        if (holds<Output>(g_.node(operand)))
+          error(id, "reads output %" + std::to_string(operand) + "; outputs have no users");
+    }
+    if (dtypes.size() > 1) diags_.error({}, "the graph mixes f32 and f64 nodes", "ir-verify");
+  }
+
+  void check_interface() {
+    std::vector<NodeId> inputs = g_.inputs(), outputs = g_.outputs();
+    if (inputs.empty()) diags_.error({}, "the graph has no input", "ir-verify");
+    if (outputs.empty()) diags_.error({}, "the graph has no output", "ir-verify");
+    std::set<std::string> names;
+    for (NodeId id : inputs) {
+      const std::string& n = std::get<Input>(g_.node(id).op).name;
+      if (n.empty()) error(id, "an input needs a name");
+      else if (!names.insert(n).second) error(id, "the name '" + n + "' is used twice");
+    }
+    for (NodeId id : outputs) {
+      const std::string& n = std::get<Output>(g_.node(id).op).name;
+      if (!n.empty() && !names.insert(n).second) error(id, "the name '" + n + "' is used twice");
+    }
+    std::vector<bool> fed = reachable_from(g_, inputs);
+    for (NodeId id : outputs)
+      if (!fed[id]) error(id, "does not depend on any input");
+  }
+
+  const Graph& g_;
+  DiagnosticEngine& diags_;
+};
+
+}  // namespace
+
+bool verify(const Graph& graph, DiagnosticEngine& diags) { return Verifier(graph, diags).run(); }
+
+}  // namespace fxc::ir

@@ -1,0 +1,120 @@
+#include "passes/design_filters.h"
+
+#include <cmath>
+
+#include "design/filter_design.h"
+#include "support/float_format.h"
+
+namespace fxc::passes {
+namespace {
+
+// Algorithm:
+//   1. Copy the graph.
+//   2. For each specification node, call the design function for its kind at the bound
+//      sample rate and replace the payload with the concrete result in place (same id,
+//      operands, type and location).
+//   3. A design error is reported at the location of the offending parameter's value.
+class FilterDesigner {
+ public:
+  FilterDesigner(ir::Graph& graph, PassContext& context, double fs_hz)
+      : graph_(graph), context_(context), fs_hz_(fs_hz) {}
+
+  void run() {
+    for (ir::NodeId id = 0; id < graph_.size(); ++id)
+      std::visit([&](auto& payload) { design(id, payload); }, graph_.node(id).op);
+  }
+
+ private:
+  template <class T>
+  void design(ir::NodeId, const T&) {}  // inputs, outputs and concrete stages stay as they are
+
+  void design(ir::NodeId id, const ir::IirDesign& spec) {
+    design::IirSpec s{spec.family, spec.order, spec.btype, spec.cutoff_hz,
+                      spec.rp_db,  spec.rs_db, spec.norm};
+    if (auto sos = check(id, design::design_iir(s, fs_hz_)))
+      graph_.node(id).op = ir::SosCascade{std::move(*sos), false};
+  }
+
+  void design(ir::NodeId id, const ir::Biquad& spec) {
+    design::BiquadSpec s{spec.type, spec.f0_hz, spec.q, spec.gain_db};
+    if (auto section = check(id, design::design_biquad(s, fs_hz_)))
+      graph_.node(id).op = ir::SosCascade{{*section}, false};
+  }
+
+  void design(ir::NodeId id, const ir::FirDesign& spec) {
+    design::FirwinSpec s{spec.numtaps, spec.cutoff_hz, spec.window, spec.kaiser_beta,
+                         spec.pass_zero};
+    if (auto taps = check(id, design::design_firwin(s, fs_hz_)))
+      graph_.node(id).op = ir::FirFilter{std::move(*taps)};
+  }
+
+  void design(ir::NodeId id, const ir::TransferFunction& tf) {
+    auto sos = check(id, design::tf_to_sos(tf.b, tf.a));
+    if (!sos) return;
+    if (!tf.allow_unstable && !check_stable(id, *sos, "a")) return;
+    graph_.node(id).op = ir::SosCascade{std::move(*sos), tf.allow_unstable};
+  }
+
+  void design(ir::NodeId id, const ir::SosCascade& sos) {
+    if (!sos.allow_unstable) check_stable(id, sos.sections, "sos");
+  }
+
+  void design(ir::NodeId id, const ir::Delay& delay) {
+    if (delay.unit != ir::DelayUnit::seconds) return;
+    // Nearest sample, halves up, as the language specifies.
+    double samples = std::floor(delay.amount * fs_hz_ + 0.5);
+    if (!std::isfinite(samples) || samples < 0 || samples > 1e12) {
+      error(id, "d", "delay of " + format_double(delay.amount) + " s is out of range");
+      return;
+    }
+    graph_.node(id).op = ir::Delay{samples, ir::DelayUnit::samples};
+  }
+
+  bool check_stable(ir::NodeId id, const design::Sos& sos, const std::string& param) {
+    if (design::is_stable(sos)) return true;
+    Diagnostic& d = error(id, param,
+                          "unstable filter: a pole lies on or outside the unit circle (radius " +
+                              format_double(design::max_pole_radius(sos)) + ")");
+    d.notes.push_back({Severity::note, {},
+                       "add 'allow_unstable=true' to the stage if this is intended", "", {}});
+    return false;
+  }
+
+  template <class T>
+  std::optional<T> check(ir::NodeId id, design::DesignResult<T> result) {
+    if (result) return std::move(*result);
+    error(id, result.error().param, result.error().message);
+    return std::nullopt;
+  }
+
+  Diagnostic& error(ir::NodeId id, const std::string& param, const std::string& message) {
+    return context_.diags.error(graph_.node(id).loc_of(param), message, "fx-design");
+  }
+
+  ir::Graph& graph_;
+  PassContext& context_;
+  double fs_hz_;
+};
+
+}  // namespace
+
+ir::Graph design_filters(const ir::Graph& graph, PassContext& context) {
+  ir::Graph out = graph;
+  double fs_hz = context.binding.sample_rate_hz.value_or(0);
+  if (!context.binding.sample_rate_hz || !(fs_hz > 0) || !std::isfinite(fs_hz)) {
+    bool needs_rate = false;
+    for (const ir::Node& node : graph.nodes()) needs_rate |= ir::is_specification(node.op);
+    if (needs_rate) {
+      context.diags.error({}, context.binding.sample_rate_hz
+                                  ? "sample rate must be a positive finite number, got " +
+                                        format_double(fs_hz) + " Hz"
+                                  : "the graph needs a sample rate to design its filters",
+                          "fx-design");
+      return out;
+    }
+  }
+  FilterDesigner(out, context, fs_hz).run();
+  return out;
+}
+
+}  // namespace fxc::passes

@@ -1,0 +1,87 @@
+#include "passes/pipeline.h"
+
+#include <chrono>
+#include <fmt/format.h>
+#include <ostream>
+
+#include "ir/print.h"
+#include "ir/verify.h"
+#include "passes/design_filters.h"
+#include "passes/infer_types.h"
+#include "support/strings.h"
+
+namespace fxc::passes {
+namespace {
+
+// The pipeline, in order. Reads as the recipe of compilation.
+constexpr PassInfo kPasses[] = {
+    {"infer-types", infer_types, "bind channel counts and the sample type"},
+    {"design-filters", design_filters, "design filter specifications at the sample rate"},
+};
+
+}  // namespace
+
+std::span<const PassInfo> all_passes() { return kPasses; }
+
+const PassInfo* find_pass(std::string_view name) {
+  for (const PassInfo& p : kPasses)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+std::optional<ir::Graph> run_pipeline(const ir::Graph& graph, PassContext& context,
+                                      const PipelineOptions& options) {
+  std::vector<const PassInfo*> chosen;
+  if (options.passes.empty()) {
+    for (const PassInfo& p : kPasses) chosen.push_back(&p);
+  } else {
+    std::vector<std::string_view> names;
+    for (const PassInfo& p : kPasses) names.push_back(p.name);
+    for (const std::string& name : options.passes) {
+      if (const PassInfo* p = find_pass(name)) {
+        chosen.push_back(p);
+        continue;
+      }
+      Diagnostic& d = context.diags.error({}, "unknown pass '" + name + "'", "fxc-passes");
+      if (auto near = nearest_name(name, names))
+        d.notes.push_back({Severity::note, {}, "did you mean '" + *near + "'?", "", {}});
+    }
+    if (context.diags.has_errors()) return std::nullopt;
+  }
+
+  using Clock = std::chrono::steady_clock;
+  std::vector<std::pair<std::string_view, double>> times;
+  ir::Graph current = graph;
+  std::optional<ir::Graph> result;
+  bool ok = true;
+  for (const PassInfo* pass : chosen) {
+    std::size_t errors = context.diags.error_count();
+    auto start = Clock::now();
+    ir::Graph next = pass->run(current, context);
+    times.emplace_back(pass->name, std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    if (context.diags.error_count() > errors || !ir::verify(next, context.diags)) {
+      ok = false;
+      break;
+    }
+    if (options.print_after_all && options.log) {
+      std::string before = ir::to_text(current), after = ir::to_text(next);
+      *options.log << "// -----// IR after " << pass->name << " //----- //\n"
+                   << (before == after ? "(unchanged)\n" : after);
+    }
+    current = std::move(next);
+  }
+  if (options.time_passes && options.log) {
+    double total = 0;
+    for (const auto& [name, ms] : times) total += ms;
+    *options.log << fmt::format("===-- pass execution timing --===\n{:>10}  {:>6}  {}\n", "ms",
+                                "%", "pass");
+    for (const auto& [name, ms] : times)
+      *options.log << fmt::format("{:>10.3f}  {:>5.1f}%  {}\n", ms,
+                                  total > 0 ? 100 * ms / total : 0.0, name);
+    *options.log << fmt::format("{:>10.3f}  {:>5.1f}%  total\n", total, 100.0);
+  }
+  if (ok) result = std::move(current);
+  return result;
+}
+
+}  // namespace fxc::passes

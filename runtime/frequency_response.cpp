@@ -1,0 +1,115 @@
+#include "runtime/frequency_response.h"
+
+#include "design/filter_design.h"
+#include "ir/graph_algorithms.h"
+
+namespace fxc {
+namespace {
+
+using Response = std::vector<std::complex<double>>;
+
+// Algorithm: for one input at a time, propagate H(w) through the graph in topological order:
+// the input is 1, a node not fed by it is 0, a filter multiplies by its own response, a gain
+// scales, a delay of d samples multiplies by e^{-jwd}, a sum adds its weighted operands.
+class ResponsePropagator {
+ public:
+  ResponsePropagator(const ir::Graph& g, const std::vector<double>& w, DiagnosticEngine& diags)
+      : g_(g), w_(w), diags_(diags) {}
+
+  bool from_input(ir::NodeId input, const std::vector<ir::NodeId>& order,
+                  std::vector<Response>& values) {
+    std::vector<bool> fed = ir::reachable_from(g_, {input});
+    values.assign(g_.size(), Response(w_.size(), 0.0));
+    values[input].assign(w_.size(), 1.0);
+    for (ir::NodeId id : order) {
+      if (!fed[id] || id == input) continue;
+      const ir::Node& node = g_.node(id);
+      bool ok = std::visit([&](const auto& p) { return apply(node, p, values, values[id]); }, node.op);
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+ private:
+  using Values = std::vector<Response>;
+
+  bool nonlinear(const ir::Node& node) {
+    diags_.error(node.loc,
+                 "a '" + std::string(ir::kind_name(node.op)) +
+                     "' stage is not linear, so the graph has no frequency response",
+                 "fxc-freqz");
+    return false;
+  }
+  bool undesigned(const ir::Node& node) {
+    diags_.error(node.loc, "internal: freqz needs designed filters", "fxc-freqz");
+    return false;
+  }
+  template <class F>
+  bool scale(const ir::Node& node, const Values& v, Response& out, F f) {
+    const Response& in = v[node.operands[0]];
+    for (std::size_t k = 0; k < w_.size(); ++k) out[k] = in[k] * f(w_[k]);
+    return true;
+  }
+
+  bool apply(const ir::Node&, const ir::Input&, const Values&, Response&) { return true; }
+  bool apply(const ir::Node& n, const ir::Output&, const Values& v, Response& out) {
+    out = v[n.operands[0]];
+    return true;
+  }
+  bool apply(const ir::Node& n, const ir::IirDesign&, const Values&, Response&) { return undesigned(n); }
+  bool apply(const ir::Node& n, const ir::Biquad&, const Values&, Response&) { return undesigned(n); }
+  bool apply(const ir::Node& n, const ir::FirDesign&, const Values&, Response&) { return undesigned(n); }
+  bool apply(const ir::Node& n, const ir::SosCascade& p, const Values& v, Response& out) {
+    return scale(n, v, out, [&](double w) { return design::frequency_response(p.sections, w); });
+  }
+  bool apply(const ir::Node& n, const ir::TransferFunction& p, const Values& v, Response& out) {
+    return scale(n, v, out, [&](double w) {
+      return design::frequency_response(p.b, w) / design::frequency_response(p.a, w);
+    });
+  }
+  bool apply(const ir::Node& n, const ir::FirFilter& p, const Values& v, Response& out) {
+    return scale(n, v, out, [&](double w) { return design::frequency_response(p.taps, w); });
+  }
+  bool apply(const ir::Node& n, const ir::Gain& p, const Values& v, Response& out) {
+    return scale(n, v, out, [&](double) { return std::complex<double>(p.gain); });
+  }
+  bool apply(const ir::Node& n, const ir::Delay& p, const Values& v, Response& out) {
+    if (p.unit != ir::DelayUnit::samples) return undesigned(n);
+    return scale(n, v, out, [&](double w) { return std::polar(1.0, -w * p.amount); });
+  }
+  bool apply(const ir::Node& n, const ir::Tanh&, const Values&, Response&) { return nonlinear(n); }
+  bool apply(const ir::Node& n, const ir::Clip&, const Values&, Response&) { return nonlinear(n); }
+  bool apply(const ir::Node& n, const ir::Sum& p, const Values& v, Response& out) {
+    for (std::size_t i = 0; i < n.operands.size(); ++i)
+      for (std::size_t k = 0; k < w_.size(); ++k) out[k] += p.weights[i] * v[n.operands[i]][k];
+    return true;
+  }
+
+  const ir::Graph& g_;
+  const std::vector<double>& w_;
+  DiagnosticEngine& diags_;
+};
+
+}  // namespace
+
+std::vector<PathResponse> frequency_response(const ir::Graph& graph,
+                                             const std::vector<double>& w_rad,
+                                             DiagnosticEngine& diags) {
+  auto order = ir::topological_order(graph);
+  if (!order) {
+    diags.error({}, "the graph has a cycle", "fxc-freqz");
+    return {};
+  }
+  ResponsePropagator propagator(graph, w_rad, diags);
+  std::vector<PathResponse> out;
+  for (ir::NodeId input : graph.inputs()) {
+    std::vector<Response> values;
+    if (!propagator.from_input(input, *order, values)) return {};
+    std::vector<bool> fed = ir::reachable_from(graph, {input});
+    for (ir::NodeId output : graph.outputs())
+      if (fed[output]) out.push_back({input, output, values[output]});
+  }
+  return out;
+}
+
+}  // namespace fxc

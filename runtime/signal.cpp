@@ -1,0 +1,49 @@
+#include "runtime/signal.h"
+
+#include "support/diagnostics.h"
+
+namespace fxc {
+
+Signal::Signal(std::size_t channels, std::size_t samples, DType dtype)
+    : channels_(channels), samples_(samples), dtype_(dtype) {
+  if (dtype == DType::f64)
+    f64_.assign(channels * samples, 0.0);
+  else
+    f32_.assign(channels * samples, 0.0f);
+}
+
+std::span<double> Signal::f64(std::size_t channel) {
+  FXC_INTERNAL_ASSERT(dtype_ == DType::f64 && channel < channels_, "bad f64 channel access");
+  return {f64_.data() + channel * samples_, samples_};
+}
+std::span<const double> Signal::f64(std::size_t channel) const {
+  FXC_INTERNAL_ASSERT(dtype_ == DType::f64 && channel < channels_, "bad f64 channel access");
+  return {f64_.data() + channel * samples_, samples_};
+}
+std::span<float> Signal::f32(std::size_t channel) {
+  FXC_INTERNAL_ASSERT(dtype_ == DType::f32 && channel < channels_, "bad f32 channel access");
+  return {f32_.data() + channel * samples_, samples_};
+}
+std::span<const float> Signal::f32(std::size_t channel) const {
+  FXC_INTERNAL_ASSERT(dtype_ == DType::f32 && channel < channels_, "bad f32 channel access");
+  return {f32_.data() + channel * samples_, samples_};
+}
+
+double Signal::at(std::size_t channel, std::size_t index) const {
+  return dtype_ == DType::f64 ? f64(channel)[index] : f32(channel)[index];
+}
+
+Signal Signal::converted(DType dtype) const {
+  Signal out(channels_, samples_, dtype);
+  for (std::size_t c = 0; c < channels_; ++c)
+    for (std::size_t i = 0; i < samples_; ++i) {
+      double v = at(c, i);
+      if (dtype == DType::f64)
+        out.f64(c)[i] = v;
+      else
+        out.f32(c)[i] = static_cast<float>(v);
+    }
+  return out;
+}
+
+}  // namespace fxc

@@ -1,0 +1,43 @@
+// Planar multichannel audio on the host: [channels][samples], float32 or float64,
+// each channel contiguous.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "ir/dtype.h"
+
+namespace fxc {
+
+class Signal {
+ public:
+  Signal() = default;
+  /// A zero-filled signal.
+  Signal(std::size_t channels, std::size_t samples, DType dtype = DType::f64);
+
+  std::size_t channels() const { return channels_; }
+  std::size_t samples() const { return samples_; }
+  DType dtype() const { return dtype_; }
+
+  /// One channel's samples; the dtype must match (checked).
+  std::span<double> f64(std::size_t channel);
+  std::span<const double> f64(std::size_t channel) const;
+  std::span<float> f32(std::size_t channel);
+  std::span<const float> f32(std::size_t channel) const;
+
+  /// Sample (channel, index) as a double, whatever the dtype.
+  double at(std::size_t channel, std::size_t index) const;
+
+  /// A copy converted to `dtype` (rounding to nearest when narrowing).
+  Signal converted(DType dtype) const;
+
+ private:
+  std::size_t channels_ = 0;
+  std::size_t samples_ = 0;
+  DType dtype_ = DType::f64;
+  std::vector<double> f64_;
+  std::vector<float> f32_;
+};
+
+}  // namespace fxc

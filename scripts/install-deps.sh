@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs every system dependency of fxc from Debian 12's packages. Idempotent: safe to re-run.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  llvm-19-dev                      # CPU backend: IRBuilder, ORC LLJIT (shared libLLVM)
+  libboost-graph-dev               # IR edges and graph algorithms
+  doctest-dev libbenchmark-dev     # tests, benchmarks
+  libcli11-dev nlohmann-json3-dev libfmt-dev
+  libsndfile1-dev                  # audio files
+  libssl-dev                       # SHA-256 (libcrypto)
+  libkissfft-dev                   # FFT convolution
+  libcairo2-dev                    # fxc freqz plots
+  python3 python3-scipy python3-numpy  # reference-vector generation only
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+echo "fxc dependencies: all installed"

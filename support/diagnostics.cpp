@@ -1,0 +1,105 @@
+#include "support/diagnostics.h"
+
+#include <ostream>
+#include <sstream>
+
+namespace fxc {
+namespace {
+
+std::string_view severity_name(Severity s) {
+  switch (s) {
+    case Severity::error: return "error";
+    case Severity::warning: return "warning";
+    case Severity::note: return "note";
+  }
+  return "error";
+}
+
+const char* severity_colour(Severity s) {
+  switch (s) {
+    case Severity::error: return "\033[1;31m";
+    case Severity::warning: return "\033[1;35m";
+    case Severity::note: return "\033[1;36m";
+  }
+  return "";
+}
+
+// The 1-based line `line` of `text`, without its newline.
+std::string_view line_of(std::string_view text, std::uint32_t line) {
+  std::size_t start = 0;
+  for (std::uint32_t i = 1; i < line; ++i) {
+    std::size_t nl = text.find('\n', start);
+    if (nl == std::string_view::npos) return {};
+    start = nl + 1;
+  }
+  std::size_t end = text.find('\n', start);
+  std::string_view l = text.substr(start, end == std::string_view::npos ? text.npos : end - start);
+  if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+  return l;
+}
+
+}  // namespace
+
+void DiagnosticEngine::add_source(const std::string& file, std::string text) {
+  sources_[file] = std::move(text);
+}
+
+Diagnostic& DiagnosticEngine::report(Diagnostic diagnostic) {
+  if (diagnostic.severity == Severity::error) ++error_count_;
+  diagnostics_.push_back(std::move(diagnostic));
+  return diagnostics_.back();
+}
+
+Diagnostic& DiagnosticEngine::error(SourceLoc loc, std::string message, std::string code) {
+  return report({Severity::error, std::move(loc), std::move(message), std::move(code), {}});
+}
+
+Diagnostic& DiagnosticEngine::warning(SourceLoc loc, std::string message, std::string code) {
+  return report({Severity::warning, std::move(loc), std::move(message), std::move(code), {}});
+}
+
+void DiagnosticEngine::clear() {
+  diagnostics_.clear();
+  error_count_ = 0;
+}
+
+void DiagnosticEngine::render_one(std::ostream& out, const Diagnostic& d, bool colour) const {
+  const char* bold = colour ? "\033[1m" : "";
+  const char* reset = colour ? "\033[0m" : "";
+  std::string where = to_string(d.loc);
+  if (!where.empty()) out << bold << where << ": " << reset;
+  out << (colour ? severity_colour(d.severity) : "") << severity_name(d.severity) << ": " << reset
+      << bold << d.message << reset;
+  if (!d.code.empty()) out << " [" << d.code << "]";
+  out << '\n';
+  if (d.loc.valid()) {
+    auto it = sources_.find(d.loc.file);
+    if (it != sources_.end()) {
+      std::string_view text = line_of(it->second, d.loc.line);
+      out << text << '\n';
+      // Keep tabs so the caret lines up under the same column in a terminal.
+      std::string pad;
+      for (std::uint32_t i = 1; i < d.loc.col && i - 1 < text.size(); ++i)
+        pad += text[i - 1] == '\t' ? '\t' : ' ';
+      out << pad << (colour ? "\033[1;32m" : "") << '^' << reset << '\n';
+    }
+  }
+  for (const Diagnostic& note : d.notes) render_one(out, note, colour);
+}
+
+void DiagnosticEngine::render(std::ostream& out, bool colour) const {
+  for (const Diagnostic& d : diagnostics_) render_one(out, d, colour);
+}
+
+std::string DiagnosticEngine::str() const {
+  std::ostringstream out;
+  render(out, false);
+  return out.str();
+}
+
+void internal_error(const std::string& message, const char* file, int line) {
+  throw InternalError("internal error (a bug in fxc, please report it): " + message + " at " +
+                      file + ":" + std::to_string(line));
+}
+
+}  // namespace fxc

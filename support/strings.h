@@ -1,0 +1,18 @@
+// Small text helpers shared by the frontends and the command line.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace fxc {
+
+/// Levenshtein edit distance.
+std::size_t edit_distance(std::string_view a, std::string_view b);
+
+/// The candidate nearest to `word` when it is close enough to be a plausible typo.
+std::optional<std::string> nearest_name(std::string_view word,
+                                        std::span<const std::string_view> candidates);
+
+}  // namespace fxc

@@ -1,0 +1,53 @@
+#include "tools/fxc/cli_support.h"
+
+#include <cstdlib>
+#include <iostream>
+#include <unistd.h>
+
+#include "frontend/fx_file.h"
+
+#ifndef FXC_VERSION
+#define FXC_VERSION "0.0.0"
+#endif
+
+namespace fxc::cli {
+
+std::string version_string() { return FXC_VERSION; }
+
+bool colour_enabled() {
+  const char* no_colour = std::getenv("NO_COLOR");
+  return isatty(STDERR_FILENO) && (no_colour == nullptr || no_colour[0] == '\0');
+}
+
+int report(const DiagnosticEngine& diags) {
+  diags.render(std::cerr, colour_enabled());
+  return diags.has_errors() ? kUserError : kSuccess;
+}
+
+int user_error(const std::string& message) {
+  DiagnosticEngine diags;
+  diags.error({}, message);
+  return report(diags);
+}
+
+std::optional<ir::Graph> load_graph(const std::string& path, DiagnosticEngine& diags) {
+  return frontend::compile_fx_file(path, diags);
+}
+
+std::optional<ir::Graph> bind_and_run_passes(const ir::Graph& graph,
+                                             const passes::Binding& binding,
+                                             const passes::PipelineOptions& options,
+                                             DiagnosticEngine& diags) {
+  passes::PassContext context{diags, binding};
+  return passes::run_pipeline(graph, context, options);
+}
+
+std::string cache_directory(const std::string& override_dir) {
+  if (!override_dir.empty()) return override_dir;
+  if (const char* dir = std::getenv("FXC_CACHE_DIR"); dir && *dir) return dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/fxc";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/fxc";
+  return ".fxc-cache";
+}
+
+}  // namespace fxc::cli

@@ -1,0 +1,78 @@
+// fxc info: versions, the host CPU, CUDA availability, and the cache directory.
+#include <CLI/CLI.hpp>
+#include <dlfcn.h>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "passes/pipeline.h"
+#include "tools/fxc/commands.h"
+
+namespace fxc::cli {
+namespace {
+
+struct CpuInfo {
+  std::string model = "unknown";
+  std::vector<std::string> features;  // the ones that matter to kernels
+  unsigned cores = 0;
+};
+
+CpuInfo read_cpu_info() {
+  CpuInfo info;
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  static const std::set<std::string> kInteresting = {"sse4_2", "avx",     "avx2",     "fma",
+                                                      "f16c",   "avx512f", "avx512vl", "avx512bw",
+                                                      "neon",   "asimd",   "sve"};
+  std::set<std::string> seen;
+  while (std::getline(in, line)) {
+    auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
+    std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
+    if (key == "model name" && info.model == "unknown") info.model = value;
+    if (key == "processor") ++info.cores;
+    if ((key == "flags" || key == "Features") && seen.empty()) {
+      std::istringstream words(value);
+      for (std::string w; words >> w;)
+        if (kInteresting.count(w)) seen.insert(w);
+    }
+  }
+  info.features.assign(seen.begin(), seen.end());
+  return info;
+}
+
+// The CUDA driver and NVRTC are loaded at run time, so one binary works with and without them.
+std::string cuda_status() {
+  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!driver) return "no CUDA driver (libcuda.so.1 not found)";
+  dlclose(driver);
+  return "CUDA driver found; the CUDA backend is not available in this build yet";
+}
+
+int info() {
+  CpuInfo cpu = read_cpu_info();
+  std::cout << "fxc " << version_string() << '\n'
+            << "backends:  ref (float64 reference interpreter)\n"
+            << "host CPU:  " << cpu.model << " (" << cpu.cores << " logical cores)\n"
+            << "features: ";
+  for (const std::string& f : cpu.features) std::cout << ' ' << f;
+  std::cout << "\nCUDA:      " << cuda_status() << '\n'
+            << "cache dir: " << cache_directory() << '\n'
+            << "passes:   ";
+  for (const passes::PassInfo& p : passes::all_passes()) std::cout << ' ' << p.name;
+  std::cout << '\n';
+  return kSuccess;
+}
+
+}  // namespace
+
+void add_info_command(CLI::App& app, Action& action) {
+  CLI::App* cmd = app.add_subcommand(
+      "info", "Print the version, the host CPU and its features, CUDA devices and the cache directory.");
+  cmd->footer("Example:\n  fxc info");
+  cmd->callback([&action] { action = [] { return info(); }; });
+}
+
+}  // namespace fxc::cli
