@@ -33,6 +33,21 @@ json field_json(const std::vector<design::Section>& v) {
   return out;
 }
 
+json field_json(const std::vector<Stage>& v) {
+  json out = json::array();
+  for (const Stage& stage : v)
+    std::visit(
+        [&](const auto& p) {
+          json attrs = json::object();
+          std::decay_t<decltype(p)>::fields(p, [&](FieldRole, std::string_view name, const auto& value) {
+            attrs[std::string(name)] = field_json(value);
+          });
+          out.push_back({{"kind", p.kKind}, {"attrs", attrs}});
+        },
+        stage);
+  return out;
+}
+
 json loc_json(const SourceLoc& loc) {
   return {{"file", loc.file}, {"line", loc.line}, {"col", loc.col}};
 }
@@ -50,6 +65,13 @@ std::string dot_escape(const std::string& text) {
 std::string short_field_text(const auto& value) {
   std::string text = field_text(value);
   return text.size() > 48 ? shape_text(value) : text;
+}
+std::string short_field_text(const std::vector<Stage>& stages) {
+  std::string out;
+  for (const Stage& s : stages)
+    out += (out.empty() ? "" : " | ") +
+           std::string(std::visit([](const auto& p) { return p.kKind; }, s));
+  return out;
 }
 
 }  // namespace

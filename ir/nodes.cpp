@@ -1,15 +1,33 @@
 #include "ir/nodes.h"
 
+#include <span>
 #include <utility>
 
 namespace fxc::ir {
 namespace {
 
-template <std::size_t... I>
-bool make_op_impl(std::string_view kind, Op& out, std::index_sequence<I...>) {
-  return ((std::variant_alternative_t<I, Op>::kKind == kind
-               ? (out.emplace<I>(), true)
-               : false) || ...);
+template <class V, std::size_t... I>
+bool make_op_impl(std::string_view kind, V& out, std::index_sequence<I...>) {
+  return ((std::variant_alternative_t<I, V>::kKind == kind ? (out.template emplace<I>(), true)
+                                                           : false) ||
+          ...);
+}
+
+constexpr std::string_view kDelayUnits[] = {"samples", "seconds"};
+constexpr std::string_view kStrategies[] = {"none",
+                                            "sequential",
+                                            "channel_lanes",
+                                            "section_wavefront",
+                                            "chunked_scan",
+                                            "gpu_thread_per_channel",
+                                            "gpu_chunked_scan"};
+constexpr std::string_view kFirMethods[] = {"none", "direct", "fft_overlap_save"};
+
+template <class E>
+std::span<const std::string_view> names_of() {
+  if constexpr (std::is_same_v<E, DelayUnit>) return kDelayUnits;
+  else if constexpr (std::is_same_v<E, IirStrategy>) return kStrategies;
+  else return kFirMethods;
 }
 
 }  // namespace
@@ -22,9 +40,12 @@ int arity(const Op& op) {
   return std::visit([](const auto& payload) { return payload.kArity; }, op);
 }
 
-bool make_op(std::string_view kind, Op& out) {
-  return make_op_impl(kind, out, std::make_index_sequence<std::variant_size_v<Op>>());
+template <class V>
+bool make_op(std::string_view kind, V& out) {
+  return make_op_impl(kind, out, std::make_index_sequence<std::variant_size_v<V>>());
 }
+template bool make_op<Op>(std::string_view, Op&);
+template bool make_op<Stage>(std::string_view, Stage&);
 
 std::vector<std::string_view> kind_names() {
   std::vector<std::string_view> out;
@@ -34,7 +55,28 @@ std::vector<std::string_view> kind_names() {
   return out;
 }
 
-std::string_view name(DelayUnit unit) { return unit == DelayUnit::samples ? "samples" : "seconds"; }
+std::string_view name(DelayUnit unit) { return kDelayUnits[static_cast<int>(unit)]; }
+std::string_view name(IirStrategy strategy) { return kStrategies[static_cast<int>(strategy)]; }
+std::string_view name(FirMethod method) { return kFirMethods[static_cast<int>(method)]; }
+
+template <class E>
+std::optional<E> parse_ir_enum(std::string_view word) {
+  std::span<const std::string_view> names = names_of<E>();
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == word) return static_cast<E>(i);
+  return std::nullopt;
+}
+template <class E>
+std::vector<std::string_view> ir_enum_names() {
+  std::span<const std::string_view> names = names_of<E>();
+  return {names.begin(), names.end()};
+}
+template std::optional<DelayUnit> parse_ir_enum<DelayUnit>(std::string_view);
+template std::optional<IirStrategy> parse_ir_enum<IirStrategy>(std::string_view);
+template std::optional<FirMethod> parse_ir_enum<FirMethod>(std::string_view);
+template std::vector<std::string_view> ir_enum_names<DelayUnit>();
+template std::vector<std::string_view> ir_enum_names<IirStrategy>();
+template std::vector<std::string_view> ir_enum_names<FirMethod>();
 
 bool is_specification(const Op& op) {
   if (const auto* delay = std::get_if<Delay>(&op)) return delay->unit == DelayUnit::seconds;

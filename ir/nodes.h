@@ -18,6 +18,8 @@
 //   delay       y[n] = x[n - d]; zeros shift in. `amount` is in samples or seconds (`unit`).
 //   tanh        y = tanh(x).
 //   clip        y = min(max(x, lo), hi).
+//   chain       a kernel: the stages (sos, fir, gain, delay, tanh, clip) applied in order in
+//               one pass over memory, with the execution strategy select_strategy chose.
 //
 // Specifications (iir_design, biquad, fir_design, delay in seconds) need a sample rate; the
 // design_filters pass replaces them with concrete sos, fir and delay-in-samples nodes.
@@ -30,6 +32,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -216,21 +219,67 @@ struct Clip {
   }
 };
 
+/// The stages a chain kernel can hold: the concrete single-operand kinds.
+using Stage = std::variant<SosCascade, FirFilter, Gain, Delay, Tanh, Clip>;
+
+/// How a kernel runs its IIR sections.
+enum class IirStrategy {
+  none,               ///< the chain has no IIR stage
+  sequential,         ///< one channel at a time, sample by sample
+  channel_lanes,      ///< channels across SIMD lanes, all sections per sample
+  section_wavefront,  ///< section k on sample n while section k+1 is on n-1
+  chunked_scan,       ///< zero-state chunks in parallel, then exact carry with A^L (float64)
+  gpu_thread_per_channel,
+  gpu_chunked_scan,
+};
+
+/// How a kernel runs its FIR stages.
+enum class FirMethod { none, direct, fft_overlap_save };
+
+struct Chain {
+  static constexpr std::string_view kKind = "chain";
+  static constexpr int kArity = 1;
+  std::vector<Stage> stages;
+  IirStrategy strategy = IirStrategy::none;  // until select_strategy chooses
+  int chunk_length = 0;  ///< samples per chunk, for the chunked strategies
+  FirMethod fir_method = FirMethod::none;
+  int fft_block = 0;     ///< FFT length, for fft_overlap_save
+  std::string reason;    ///< why select_strategy chose this, for people
+  template <class Self, class V>
+  static void fields(Self& self, V&& v) {
+    v(FieldRole::shape, "stages", self.stages);
+    v(FieldRole::shape, "strategy", self.strategy);
+    v(FieldRole::shape, "chunk_length", self.chunk_length);
+    v(FieldRole::shape, "fir_method", self.fir_method);
+    v(FieldRole::shape, "fft_block", self.fft_block);
+    v(FieldRole::label, "reason", self.reason);
+  }
+};
+
 /// Every node kind. Code that must handle each kind uses std::visit, so a new kind that is
 /// not handled does not compile.
 using Op = std::variant<Input, Output, IirDesign, Biquad, FirDesign, SosCascade,
-                        TransferFunction, FirFilter, Gain, Sum, Delay, Tanh, Clip>;
+                        TransferFunction, FirFilter, Gain, Sum, Delay, Tanh, Clip, Chain>;
 
 /// The text-IR name of the node kind held by `op`.
 std::string_view kind_name(const Op& op);
 /// The operand count of `op`'s kind; -1 means one or more.
 int arity(const Op& op);
 /// A default-constructed payload of the kind named `kind`; false if no kind has that name.
-bool make_op(std::string_view kind, Op& out);
+/// `V` is Op or Stage.
+template <class V>
+bool make_op(std::string_view kind, V& out);
 /// Every kind name, in declaration order.
 std::vector<std::string_view> kind_names();
 
 std::string_view name(DelayUnit unit);
+std::string_view name(IirStrategy strategy);
+std::string_view name(FirMethod method);
+/// Inverse of name() for DelayUnit, IirStrategy and FirMethod.
+template <class E>
+std::optional<E> parse_ir_enum(std::string_view word);
+template <class E>
+std::vector<std::string_view> ir_enum_names();
 
 /// True for kinds that are filter specifications, replaced by design_filters.
 bool is_specification(const Op& op);

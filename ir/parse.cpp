@@ -110,9 +110,10 @@ class Lexer {
 
 // An attribute value as written, before it is converted to a field's type.
 struct AttrValue {
-  enum Kind { number, string, word, list } kind = number;
-  std::string text;
-  std::vector<AttrValue> items;
+  enum Kind { number, string, word, list, object } kind = number;
+  std::string text;              // an object's kind name
+  std::vector<AttrValue> items;  // a list's items, or an object's attributes
+  std::string key;               // for an object's attribute: its name
   SourceLoc loc;
   SourceLoc key_loc;  // for an attribute: where its name is
 };
@@ -217,32 +218,7 @@ class Parser {
     }
 
     std::map<std::string, AttrValue> attrs;
-    if (is_punct("{")) {
-      bump();
-      while (!is_punct("}")) {
-        if (tok_.kind != Tok::ident) {
-          error(tok_.loc, "expected an attribute name, found " + describe(tok_));
-          return false;
-        }
-        std::string key = tok_.text;
-        SourceLoc key_loc = tok_.loc;
-        bump();
-        if (!expect_punct("=", "after an attribute name")) return false;
-        std::optional<AttrValue> value = parse_value();
-        if (!value) return false;
-        value->key_loc = key_loc;
-        if (!attrs.emplace(key, std::move(*value)).second) {
-          error(key_loc, "attribute '" + key + "' given twice");
-          return false;
-        }
-        if (is_punct(",")) bump();
-        else if (!is_punct("}")) {
-          error(tok_.loc, "expected ',' or '}' in the attribute list, found " + describe(tok_));
-          return false;
-        }
-      }
-      bump();
-    }
+    if (is_punct("{") && !parse_attrs(attrs)) return false;
 
     if (!expect_punct(":", "before the node's type")) return false;
     if (tok_.kind == Tok::number) {
@@ -289,13 +265,42 @@ class Parser {
     }
     expect_end_of_line();
 
-    if (!convert_fields(node, attrs, label_loc)) return false;
+    if (!convert_fields(node.op, attrs, label_loc)) return false;
     if (!labels_.emplace(label, static_cast<NodeId>(graph_.size())).second) {
       error(label_loc, "node %" + label + " is defined twice");
       return false;
     }
     pending_operands_.push_back(std::move(operands));
     graph_.add(std::move(node));
+    return true;
+  }
+
+  // `{name=value, ...}`, the current token being the '{'.
+  bool parse_attrs(std::map<std::string, AttrValue>& attrs) {
+    bump();
+    while (!is_punct("}")) {
+      if (tok_.kind != Tok::ident) {
+        error(tok_.loc, "expected an attribute name, found " + describe(tok_));
+        return false;
+      }
+      std::string key = tok_.text;
+      SourceLoc key_loc = tok_.loc;
+      bump();
+      if (!expect_punct("=", "after an attribute name")) return false;
+      std::optional<AttrValue> value = parse_value();
+      if (!value) return false;
+      value->key_loc = key_loc;
+      if (!attrs.emplace(key, std::move(*value)).second) {
+        error(key_loc, "attribute '" + key + "' given twice");
+        return false;
+      }
+      if (is_punct(",")) bump();
+      else if (!is_punct("}")) {
+        error(tok_.loc, "expected ',' or '}' in the attribute list, found " + describe(tok_));
+        return false;
+      }
+    }
+    bump();
     return true;
   }
 
@@ -323,7 +328,24 @@ class Parser {
   std::optional<AttrValue> parse_value() {
     AttrValue v;
     v.loc = tok_.loc;
-    if (tok_.kind == Tok::number || tok_.kind == Tok::string || tok_.kind == Tok::ident) {
+    if (tok_.kind == Tok::ident) {
+      v.text = tok_.text;
+      bump();
+      if (!is_punct("{")) {
+        v.kind = AttrValue::word;
+        return v;
+      }
+      // KIND{attr=value, ...}: a chain's stage.
+      v.kind = AttrValue::object;
+      std::map<std::string, AttrValue> attrs;
+      if (!parse_attrs(attrs)) return std::nullopt;
+      for (auto& [key, item] : attrs) {
+        item.key = key;
+        v.items.push_back(std::move(item));
+      }
+      return v;
+    }
+    if (tok_.kind == Tok::number || tok_.kind == Tok::string) {
       v.kind = tok_.kind == Tok::number   ? AttrValue::number
                : tok_.kind == Tok::string ? AttrValue::string
                                           : AttrValue::word;
@@ -377,23 +399,38 @@ class Parser {
     out = v.text;
     return true;
   }
-  bool read(const AttrValue& v, DelayUnit& out) {
-    if (v.kind == AttrValue::word && (v.text == "samples" || v.text == "seconds")) {
-      out = v.text == "samples" ? DelayUnit::samples : DelayUnit::seconds;
-      return true;
-    }
-    return fail(v, "'samples' or 'seconds'");
-  }
   template <class E>
     requires std::is_enum_v<E>
   bool read(const AttrValue& v, E& out) {
-    std::optional<E> e = v.kind == AttrValue::word ? design::parse_enum<E>(v.text) : std::nullopt;
+    constexpr bool kIrEnum = std::is_same_v<E, DelayUnit> || std::is_same_v<E, IirStrategy> ||
+                             std::is_same_v<E, FirMethod>;
+    std::optional<E> e;
+    if (v.kind == AttrValue::word) {
+      if constexpr (kIrEnum) e = parse_ir_enum<E>(v.text);
+      else e = design::parse_enum<E>(v.text);
+    }
     if (!e) {
+      std::vector<std::string_view> all;
+      if constexpr (kIrEnum) all = ir_enum_names<E>();
+      else all = design::enum_names<E>();
       std::string names;
-      for (std::string_view n : design::enum_names<E>()) names += (names.empty() ? "" : ", ") + std::string(n);
+      for (std::string_view n : all) names += (names.empty() ? "" : ", ") + std::string(n);
       return fail(v, "one of " + names);
     }
     out = *e;
+    return true;
+  }
+  bool read(const AttrValue& v, std::vector<Stage>& out) {
+    if (v.kind != AttrValue::list) return fail(v, "a list of stages");
+    out.resize(v.items.size());
+    for (std::size_t i = 0; i < v.items.size(); ++i) {
+      const AttrValue& item = v.items[i];
+      if (item.kind != AttrValue::object || !make_op(item.text, out[i]))
+        return fail(item, "a stage: sos{...}, fir{...}, gain{...}, delay{...}, tanh{} or clip{...}");
+      std::map<std::string, AttrValue> attrs;
+      for (const AttrValue& a : item.items) attrs.emplace(a.key, a);
+      if (!convert_fields(out[i], attrs, item.loc)) return false;
+    }
     return true;
   }
   bool read(const AttrValue& v, std::vector<double>& out) {
@@ -419,7 +456,8 @@ class Parser {
     return false;
   }
 
-  bool convert_fields(Node& node, std::map<std::string, AttrValue>& attrs,
+  template <class Variant>
+  bool convert_fields(Variant& op, std::map<std::string, AttrValue>& attrs,
                       const SourceLoc& loc) {
     bool ok = true;
     std::visit(
@@ -442,7 +480,7 @@ class Parser {
             ok = false;
           }
         },
-        node.op);
+        op);
     return ok;
   }
 

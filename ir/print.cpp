@@ -40,6 +40,18 @@ std::string field_text(const std::vector<design::Section>& v) {
   return out + "]";
 }
 
+std::string field_text(const std::vector<Stage>& v, bool shape_only) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i)
+    out += (i ? ", " : "") + std::visit(
+                                 [&](const auto& stage) {
+                                   return std::string(stage.kKind) + "{" +
+                                          fields_text(stage, shape_only) + "}";
+                                 },
+                                 v[i]);
+  return out + "]";
+}
+
 namespace {
 
 std::string loc_text(const SourceLoc& loc) {
@@ -54,19 +66,9 @@ std::string node_to_text(const Graph& graph, NodeId id, const PrintOptions& opti
   for (std::size_t i = 0; i < node.operands.size(); ++i)
     out += (i ? ", %" : " %") + std::to_string(node.operands[i]);
 
-  std::string attrs;
-  std::visit(
-      [&](const auto& payload) {
-        using P = std::decay_t<decltype(payload)>;
-        P::fields(payload, [&](FieldRole role, std::string_view name, const auto& value) {
-          if (options.shape_only && role == FieldRole::label) return;
-          attrs += attrs.empty() ? "" : ", ";
-          attrs += std::string(name) + "=";
-          attrs += options.shape_only && role == FieldRole::value ? shape_text(value)
-                                                                  : field_text(value);
-        });
-      },
-      node.op);
+  std::string attrs =
+      std::visit([&](const auto& payload) { return fields_text(payload, options.shape_only); },
+                 node.op);
   if (!attrs.empty()) out += " {" + attrs + "}";
 
   out += " : " + (node.type.channels > 0 ? std::to_string(node.type.channels) : "?") + "ch " +

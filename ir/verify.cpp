@@ -104,6 +104,14 @@ class Verifier {
       error(id, "a delay in samples must be a whole number");
   }
   void check_payload(NodeId, const Tanh&) {}
+  void check_payload(NodeId id, const Chain& p) {
+    if (p.stages.empty()) error(id, "has no stages");
+    for (const Stage& stage : p.stages) std::visit([&](const auto& s) { check_payload(id, s); }, stage);
+    if (p.strategy == IirStrategy::chunked_scan || p.strategy == IirStrategy::gpu_chunked_scan)
+      if (p.chunk_length < 1) error(id, "a chunked strategy needs a chunk length >= 1");
+    if (p.fir_method == FirMethod::fft_overlap_save && p.fft_block < 2)
+      error(id, "FFT overlap-save needs an FFT block of at least 2");
+  }
   void check_payload(NodeId id, const Clip& p) {
     if (!finite(p.lo) || !finite(p.hi)) error(id, "bounds must be finite");
     else if (p.lo > p.hi) error(id, "lower bound exceeds upper bound");

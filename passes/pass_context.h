@@ -1,24 +1,33 @@
-// What every pass receives besides the graph: the binding (sample rate, channels, dtype),
-// the diagnostics sink, and tunable options.
+// What every pass receives besides the graph: the binding (sample rate, channels, dtype,
+// expected length), the target, the cost model's thresholds, and the diagnostics sink.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 
 #include "ir/dtype.h"
+#include "passes/strategy_thresholds.h"
+#include "passes/target.h"
 #include "support/diagnostics.h"
 
 namespace fxc::passes {
 
-/// The values a graph is bound to before it can be designed and run.
+/// The values a graph is bound to before it can be designed, scheduled and run.
 struct Binding {
   std::optional<double> sample_rate_hz;  ///< needed by design_filters
   int channels = 0;        ///< channel count for inputs declared without one; 0 = leave unknown
   DType dtype = DType::f64;
+  /// Expected samples per signal, when known (a file's length); guides select_strategy.
+  std::optional<std::int64_t> length_samples;
+  /// Signals run together in one dispatch (a batch); each adds its channels to the lanes.
+  int batch = 1;
 };
 
 struct PassContext {
   DiagnosticEngine& diags;
   Binding binding;
+  Target target = host_target();
+  StrategyThresholds thresholds;
 };
 
 }  // namespace fxc::passes

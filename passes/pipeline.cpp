@@ -7,7 +7,14 @@
 #include "ir/print.h"
 #include "ir/verify.h"
 #include "passes/design_filters.h"
+#include "passes/eliminate_dead_nodes.h"
+#include "passes/fold_gains.h"
+#include "passes/fuse_chains.h"
+#include "passes/fuse_fir_chains.h"
+#include "passes/fuse_iir_cascades.h"
 #include "passes/infer_types.h"
+#include "passes/merge_identical_nodes.h"
+#include "passes/select_strategy.h"
 #include "support/strings.h"
 
 namespace fxc::passes {
@@ -17,6 +24,13 @@ namespace {
 constexpr PassInfo kPasses[] = {
     {"infer-types", infer_types, "bind channel counts and the sample type"},
     {"design-filters", design_filters, "design filter specifications at the sample rate"},
+    {"eliminate-dead-nodes", eliminate_dead_nodes, "remove nodes no output depends on"},
+    {"merge-identical", merge_identical_nodes, "compute identical branches once"},
+    {"fold-gains", fold_gains, "fold constant gains into filters, sums and each other"},
+    {"fuse-iir", fuse_iir_cascades, "merge IIR filters in series into one SOS cascade"},
+    {"fuse-fir", fuse_fir_chains, "merge FIR filters in series by convolving their taps"},
+    {"fuse-chains", fuse_chains, "make each linear run of stages one kernel"},
+    {"select-strategy", select_strategy, "choose how each kernel runs, and say why"},
 };
 
 }  // namespace

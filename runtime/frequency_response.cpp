@@ -79,6 +79,17 @@ class ResponsePropagator {
   }
   bool apply(const ir::Node& n, const ir::Tanh&, const Values&, Response&) { return nonlinear(n); }
   bool apply(const ir::Node& n, const ir::Clip&, const Values&, Response&) { return nonlinear(n); }
+  bool apply(const ir::Node& n, const ir::Chain& p, const Values& v, Response& out) {
+    out = v[n.operands[0]];
+    for (const ir::Stage& stage : p.stages) {
+      Response in = out;
+      ir::Node single{std::visit([](const auto& s) { return ir::Op(s); }, stage), {0}, {}, n.loc, {}, {}};
+      Values staged{in};
+      if (!std::visit([&](const auto& s) { return apply(single, s, staged, out); }, stage))
+        return false;
+    }
+    return true;
+  }
   bool apply(const ir::Node& n, const ir::Sum& p, const Values& v, Response& out) {
     for (std::size_t i = 0; i < n.operands.size(); ++i)
       for (std::size_t k = 0; k < w_.size(); ++k) out[k] += p.weights[i] * v[n.operands[i]][k];

@@ -60,6 +60,32 @@ Channel run_delay(double samples, const Channel& x) {
   return y;
 }
 
+template <class F>
+Channel map_samples(Channel c, F f) {
+  for (double& v : c) v = f(v);
+  return c;
+}
+
+// One stage of a chain applied to one channel.
+Channel run_stage(const ir::Stage& stage, const Channel& x) {
+  struct Apply {
+    const Channel& x;
+    Channel operator()(const ir::SosCascade& p) const { return run_sos(p.sections, x); }
+    Channel operator()(const ir::FirFilter& p) const { return run_fir(p.taps, x); }
+    Channel operator()(const ir::Delay& p) const { return run_delay(p.amount, x); }
+    Channel operator()(const ir::Gain& p) const {
+      return map_samples(x, [&](double v) { return p.gain * v; });
+    }
+    Channel operator()(const ir::Tanh&) const {
+      return map_samples(x, [](double v) { return std::tanh(v); });
+    }
+    Channel operator()(const ir::Clip& p) const {
+      return map_samples(x, [&](double v) { return std::clamp(v, p.lo, p.hi); });
+    }
+  };
+  return std::visit(Apply{x}, stage);
+}
+
 class Interpreter {
  public:
   explicit Interpreter(const ir::Graph& graph) : graph_(graph), values_(graph.size()) {}
@@ -160,6 +186,12 @@ class Interpreter {
   }
   std::string eval(ir::NodeId id, const ir::Clip& p) {
     return pointwise(id, [&](double v) { return std::clamp(v, p.lo, p.hi); });
+  }
+  std::string eval(ir::NodeId id, const ir::Chain& p) {
+    return per_channel(id, [&](Channel c) {
+      for (const ir::Stage& stage : p.stages) c = run_stage(stage, c);
+      return c;
+    });
   }
   std::string eval(ir::NodeId id, const ir::Sum& p) {
     const Buffer& first = operand(id, 0);

@@ -42,6 +42,16 @@ std::optional<ir::Graph> bind_and_run_passes(const ir::Graph& graph,
   return passes::run_pipeline(graph, context, options);
 }
 
+std::optional<std::string> apply_thresholds(const std::vector<std::string>& settings,
+                                            passes::StrategyThresholds& thresholds) {
+  for (const std::string& setting : settings) {
+    auto eq = setting.find('=');
+    if (eq == std::string::npos) return "--threshold expects NAME=VALUE, got '" + setting + "'";
+    if (auto error = thresholds.set(setting.substr(0, eq), setting.substr(eq + 1))) return error;
+  }
+  return std::nullopt;
+}
+
 std::string cache_directory(const std::string& override_dir) {
   if (!override_dir.empty()) return override_dir;
   if (const char* dir = std::getenv("FXC_CACHE_DIR"); dir && *dir) return dir;

@@ -54,6 +54,10 @@ std::optional<ir::Graph> bind_and_run_passes(const ir::Graph& graph,
 /// else ~/.cache/fxc.
 std::string cache_directory(const std::string& override_dir = {});
 
+/// Applies `--threshold NAME=VALUE` settings; returns the first error.
+std::optional<std::string> apply_thresholds(const std::vector<std::string>& settings,
+                                            passes::StrategyThresholds& thresholds);
+
 /// A user error without a source location, as "error: MESSAGE" on standard error.
 int user_error(const std::string& message);
 

@@ -24,6 +24,10 @@ struct DumpOptions {
   std::vector<std::string> passes;
   double fs_hz = 48000;
   int channels = 1;
+  std::string target = "cpu";
+  std::string dtype = "f64";
+  std::optional<double> seconds;
+  std::vector<std::string> thresholds;
 };
 
 int dump_ast(const DumpOptions& o) {
@@ -54,7 +58,15 @@ int dump(const DumpOptions& o) {
   pipeline.log = &std::cout;
   pipeline.passes = o.passes;
   if (o.emit == "ir" && pipeline.passes.empty()) pipeline.passes = {"infer-types", "design-filters"};
-  auto result = bind_and_run_passes(*graph, {o.fs_hz, o.channels, DType::f64}, pipeline, diags);
+  passes::PassContext context{diags, {o.fs_hz, o.channels, *parse_dtype(o.dtype)}};
+  if (o.target == "cuda") context.target = passes::cuda_target();
+  if (o.seconds) {
+    if (!(*o.seconds >= 0 && std::isfinite(*o.seconds)))
+      return user_error("--seconds must be a non-negative number, got " + format_double(*o.seconds));
+    context.binding.length_samples = static_cast<std::int64_t>(*o.seconds * o.fs_hz);
+  }
+  if (auto error = apply_thresholds(o.thresholds, context.thresholds)) return user_error(*error);
+  auto result = passes::run_pipeline(*graph, context, pipeline);
   if (!result) return report(diags);
 
   if (o.format == "json") std::cout << ir::to_json(*result).dump(2) << '\n';
@@ -86,11 +98,23 @@ void add_dump_command(CLI::App& app, Action& action) {
   cmd->add_option("--fs", o->fs_hz, "Sample rate to bind, in Hz")->capture_default_str();
   cmd->add_option("--channels", o->channels, "Channel count for inputs declared without one")
       ->capture_default_str();
+  cmd->add_option("--target", o->target, "Target the strategies are chosen for: cpu or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  cmd->add_option("--dtype", o->dtype, "Sample type to bind: f32 or f64")
+      ->check(CLI::IsMember({"f32", "f64"}))
+      ->capture_default_str();
+  cmd->add_option("--seconds", o->seconds,
+                  "Expected signal length in seconds, for the strategy choice (default: unknown)");
+  cmd->add_option("--threshold", o->thresholds,
+                  "Override a cost-model threshold: NAME=VALUE (see docs/passes.md)")
+      ->allow_extra_args(false);
   cmd->footer(
       "Examples:\n"
       "  fxc dump examples/vocal.fx --emit ast\n"
       "  fxc dump examples/vocal.fx --emit ir --fs 44100 --channels 2\n"
       "  fxc dump examples/vocal.fx --emit ir-opt --print-after-all\n"
+      "  fxc dump examples/vocal.fx --emit ir-opt --channels 1 --seconds 600 --threshold chunk_length=32768\n"
       "  fxc dump examples/vocal.fx --format dot | dot -Tsvg > vocal.svg");
   cmd->callback([&action, o] { action = [o] { return dump(*o); }; });
 }

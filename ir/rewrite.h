@@ -1,0 +1,23 @@
+// Small graph-rewriting helpers shared by the passes.
+#pragma once
+
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace fxc::ir {
+
+/// Makes every node that reads `from` read `to` instead.
+void replace_uses(Graph& graph, NodeId from, NodeId to);
+
+/// A copy holding only the nodes with keep[id] true, renumbered in order. A kept node must
+/// not read a removed one (checked: an internal error otherwise).
+Graph compact(const Graph& graph, const std::vector<bool>& keep);
+
+/// The locations a node fused from `first` and `second` came from, in order.
+std::vector<SourceLoc> merged_origins(const Node& first, const Node& second);
+
+/// True when `id` has exactly one user and that user reads it once.
+bool has_single_use(const std::vector<std::vector<NodeId>>& users, const Graph& graph, NodeId id);
+
+}  // namespace fxc::ir

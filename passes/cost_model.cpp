@@ -1,0 +1,91 @@
+#include "passes/cost_model.h"
+
+#include <cmath>
+#include <fmt/format.h>
+
+namespace fxc::passes {
+
+int fft_block_for(std::size_t taps) {
+  int n = 256;
+  while (static_cast<std::size_t>(n) < 4 * taps) n *= 2;
+  return n;
+}
+
+ir::FirMethod fir_method_for(std::size_t taps, const PassContext& context) {
+  // The GPU backend convolves directly with shared-memory tiles; FFT there is future work.
+  if (context.target.kind == TargetKind::cuda) return ir::FirMethod::direct;
+  return taps >= static_cast<std::size_t>(context.thresholds.fir_fft_min_taps)
+             ? ir::FirMethod::fft_overlap_save
+             : ir::FirMethod::direct;
+}
+
+double fir_cost(std::size_t taps, const PassContext& context) {
+  if (fir_method_for(taps, context) == ir::FirMethod::direct) return 2.0 * taps;
+  double n = fft_block_for(taps);
+  double transforms = 2 * 2.5 * n * std::log2(n) + 6 * n / 2;
+  return transforms / (n - static_cast<double>(taps) + 1);
+}
+
+namespace {
+
+std::string plural(long long n, const char* word) {
+  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
+}
+
+Schedule choose_iir(int sections, int channels, const PassContext& c) {
+  const StrategyThresholds& t = c.thresholds;
+  int lanes = c.target.lanes(c.binding.dtype);
+  int batch = std::max(1, c.binding.batch);
+  int total = channels * batch;  // a batch lays every signal's channels across the lanes
+  std::string who = batch > 1 ? fmt::format("{} x {}", batch, plural(channels, "channel"))
+                              : plural(channels, "channel");
+  std::optional<std::int64_t> length = c.binding.length_samples;
+  std::string how_long =
+      length && c.binding.sample_rate_hz
+          ? fmt::format(", {:g} s", static_cast<double>(*length) / *c.binding.sample_rate_hz)
+          : "";
+
+  if (c.target.kind == TargetKind::cuda) {
+    if (total >= t.gpu_min_channels)
+      return {ir::IirStrategy::gpu_thread_per_channel, 0, {}, 0,
+              fmt::format("{}: one GPU thread per channel", who)};
+    return {ir::IirStrategy::gpu_chunked_scan, t.gpu_chunk_length, {}, 0,
+            fmt::format("{}{}: too few channels for the GPU, chunked scan over time, L={}", who,
+                        how_long, t.gpu_chunk_length)};
+  }
+  if (total >= t.lane_fill * lanes)
+    return {ir::IirStrategy::channel_lanes, 0, {}, 0,
+            total >= lanes ? fmt::format("{} fill {} {} lanes", who, lanes, name(c.binding.dtype))
+                           : fmt::format("{} fill {} of {} {} lanes", who, total, lanes,
+                                         name(c.binding.dtype))};
+  if (length && *length >= t.chunked_min_samples && c.target.cores >= 2)
+    return {ir::IirStrategy::chunked_scan, t.chunk_length, {}, 0,
+            fmt::format("{}{}: time-chunked over {} cores, L={}", who, how_long, c.target.cores,
+                        t.chunk_length)};
+  if (sections >= 2)
+    return {ir::IirStrategy::section_wavefront, 0, {}, 0,
+            fmt::format("{}, {}: section wavefront hides the recurrence latency", who,
+                        plural(sections, "section"))};
+  return {ir::IirStrategy::sequential, 0, {}, 0, fmt::format("{}, 1 section: sequential", who)};
+}
+
+}  // namespace
+
+Schedule choose_schedule(int sections, std::size_t max_taps, int channels,
+                         const PassContext& context) {
+  Schedule s;
+  if (sections > 0) s = choose_iir(sections, std::max(channels, 1), context);
+  else s.reason = "no IIR stage";
+  if (max_taps > 0) {
+    s.fir_method = fir_method_for(max_taps, context);
+    if (s.fir_method == ir::FirMethod::fft_overlap_save) {
+      s.fft_block = fft_block_for(max_taps);
+      s.reason += fmt::format("; FIR {} taps: FFT overlap-save, block {}", max_taps, s.fft_block);
+    } else {
+      s.reason += fmt::format("; FIR {} taps: direct", max_taps);
+    }
+  }
+  return s;
+}
+
+}  // namespace fxc::passes

@@ -1,0 +1,40 @@
+// The cost model behind fusion and strategy choices: rough flops per output sample, and the
+// rules that pick a strategy. The thresholds it compares against live in
+// strategy_thresholds.h.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "ir/nodes.h"
+#include "passes/pass_context.h"
+
+namespace fxc::passes {
+
+/// FFT length for overlap-save with `taps` taps: the power of two at least 4x the taps
+/// (and at least 256), so that at least three quarters of each block is new output.
+int fft_block_for(std::size_t taps);
+
+/// How an FIR of `taps` taps runs on the context's target.
+ir::FirMethod fir_method_for(std::size_t taps, const PassContext& context);
+
+/// Flops per output sample of an FIR of `taps` taps, by the method fir_method_for picks:
+/// 2 per tap direct; for overlap-save, a forward and an inverse real FFT (~2.5 N log2 N flops
+/// each) and a complex product per bin, spread over the N - taps + 1 new samples of a block.
+double fir_cost(std::size_t taps, const PassContext& context);
+
+/// A kernel's schedule: what select_strategy writes on a chain node.
+struct Schedule {
+  ir::IirStrategy strategy = ir::IirStrategy::none;
+  int chunk_length = 0;
+  ir::FirMethod fir_method = ir::FirMethod::none;
+  int fft_block = 0;
+  std::string reason;
+};
+
+/// The schedule for a chain with `sections` biquad sections in all and FIR stages of at most
+/// `max_taps` taps (0: none), over `channels` channels of the binding's dtype.
+Schedule choose_schedule(int sections, std::size_t max_taps, int channels,
+                         const PassContext& context);
+
+}  // namespace fxc::passes

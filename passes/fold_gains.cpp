@@ -1,0 +1,145 @@
+#include "passes/fold_gains.h"
+
+#include <map>
+
+#include "ir/graph_algorithms.h"
+#include "ir/rewrite.h"
+
+namespace fxc::passes {
+namespace {
+
+// Algorithm: apply the first rule that matches anywhere, recompute users, and repeat until no
+// rule matches. Each rule removes a gain or a sum operand, so this ends. Folded nodes are
+// dropped at the end.
+class GainFolder {
+ public:
+  explicit GainFolder(ir::Graph graph) : g_(std::move(graph)), dead_(g_.size(), false) {}
+
+  ir::Graph run() {
+    while (step()) {
+    }
+    std::vector<bool> keep(g_.size());
+    for (ir::NodeId id = 0; id < g_.size(); ++id) keep[id] = !dead_[id];
+    return ir::compact(g_, keep);
+  }
+
+ private:
+  bool step() {
+    users_ = g_.users();
+    for (ir::NodeId id = 0; id < g_.size(); ++id) {
+      if (dead_[id]) continue;
+      if (auto* sum = std::get_if<ir::Sum>(&g_.node(id).op)) {
+        if (merge_repeated_operands(id, *sum) || sum_of_one(id, *sum)) return true;
+      }
+      if (!std::holds_alternative<ir::Gain>(g_.node(id).op)) continue;
+      if (remove_unit_gain(id) || into_operand(id) || into_user(id)) return true;
+    }
+    return false;
+  }
+
+  double gain_of(ir::NodeId id) const { return std::get<ir::Gain>(g_.node(id).op).gain; }
+  ir::NodeId operand_of(ir::NodeId id) const { return g_.node(id).operands[0]; }
+  bool single_use(ir::NodeId id) const { return ir::has_single_use(users_, g_, id); }
+
+  // Drops `id`; it reads nothing any more, so it no longer counts as a user.
+  void kill(ir::NodeId id) {
+    dead_[id] = true;
+    g_.node(id).operands.clear();
+  }
+
+  // Removes `id`, making its users read what it read.
+  void bypass(ir::NodeId id) {
+    ir::replace_uses(g_, id, operand_of(id));
+    kill(id);
+  }
+
+  bool remove_unit_gain(ir::NodeId id) {
+    if (gain_of(id) != 1.0) return false;
+    bypass(id);
+    return true;
+  }
+
+  // The gain's operand absorbs it: a gain, an sos, a fir or a sum read only by this gain.
+  bool into_operand(ir::NodeId id) {
+    ir::NodeId p = operand_of(id);
+    if (!single_use(p) || !scale(p, gain_of(id))) return false;
+    ir::Node& absorbed = g_.node(p);
+    absorbed.origins = ir::merged_origins(absorbed, g_.node(id));
+    ir::replace_uses(g_, id, p);
+    kill(id);
+    return true;
+  }
+
+  // The gain's only user absorbs it: a gain, an sos, a fir, or a sum (one weight).
+  bool into_user(ir::NodeId id) {
+    if (!single_use(id)) return false;
+    ir::NodeId user = users_[id][0];
+    ir::Node& u = g_.node(user);
+    bool folded = false;
+    if (auto* sum = std::get_if<ir::Sum>(&u.op)) {
+      for (std::size_t i = 0; i < u.operands.size(); ++i)
+        if (u.operands[i] == id) sum->weights[i] *= gain_of(id);
+      folded = true;
+    } else if (!ir::holds<ir::Output>(u)) {
+      folded = scale(user, gain_of(id));
+    }
+    if (!folded) return false;
+    u.origins = ir::merged_origins(g_.node(id), u);
+    bypass(id);
+    return true;
+  }
+
+  // Multiplies the output of a linear node by `k`, if it is a kind that can absorb a gain.
+  bool scale(ir::NodeId id, double k) {
+    ir::Op& op = g_.node(id).op;
+    if (auto* gain = std::get_if<ir::Gain>(&op)) {
+      gain->gain *= k;
+    } else if (auto* sos = std::get_if<ir::SosCascade>(&op)) {
+      design::Section& s = sos->sections.front();
+      s.b0 *= k, s.b1 *= k, s.b2 *= k;
+    } else if (auto* fir = std::get_if<ir::FirFilter>(&op)) {
+      for (double& t : fir->taps) t *= k;
+    } else if (auto* sum = std::get_if<ir::Sum>(&op)) {
+      for (double& w : sum->weights) w *= k;
+    } else {
+      return false;
+    }
+    return true;
+  }
+
+  bool merge_repeated_operands(ir::NodeId id, ir::Sum& sum) {
+    ir::Node& node = g_.node(id);
+    std::map<ir::NodeId, std::size_t> first;
+    std::vector<ir::NodeId> operands;
+    std::vector<double> weights;
+    for (std::size_t i = 0; i < node.operands.size(); ++i) {
+      auto [it, inserted] = first.emplace(node.operands[i], operands.size());
+      if (inserted) {
+        operands.push_back(node.operands[i]);
+        weights.push_back(sum.weights[i]);
+      } else {
+        weights[it->second] += sum.weights[i];
+      }
+    }
+    if (operands.size() == node.operands.size()) return false;
+    node.operands = std::move(operands);
+    sum.weights = std::move(weights);
+    return true;
+  }
+
+  bool sum_of_one(ir::NodeId id, const ir::Sum& sum) {
+    if (g_.node(id).operands.size() != 1) return false;
+    g_.node(id).op = ir::Gain{sum.weights[0]};
+    return true;
+  }
+
+  ir::Graph g_;
+  std::vector<bool> dead_;
+  std::vector<std::vector<ir::NodeId>> users_;
+};
+
+}  // namespace
+
+ir::Graph fold_gains(const ir::Graph& graph, PassContext&) { return GainFolder(graph).run(); }
+
+}  // namespace fxc::passes

@@ -1,0 +1,43 @@
+#include "passes/strategy_thresholds.h"
+
+#include <cmath>
+
+#include "support/float_format.h"
+#include "support/strings.h"
+
+namespace fxc::passes {
+
+std::vector<std::string_view> StrategyThresholds::names() {
+  return {"lane_fill",        "chunked_min_samples", "chunk_length",
+          "fir_fft_min_taps", "gpu_min_channels",    "gpu_chunk_length"};
+}
+
+std::optional<std::string> StrategyThresholds::set(std::string_view name, std::string_view value) {
+  std::optional<double> v = parse_double(value);
+  if (!v || !std::isfinite(*v) || *v < 0)
+    return "threshold '" + std::string(name) + "' needs a non-negative number, got '" +
+           std::string(value) + "'";
+  auto whole = [&](auto& field) -> std::optional<std::string> {
+    if (*v != std::floor(*v) || *v > 4e18)
+      return "threshold '" + std::string(name) + "' needs a whole number, got '" +
+             std::string(value) + "'";
+    field = static_cast<std::decay_t<decltype(field)>>(*v);
+    return std::nullopt;
+  };
+  if (name == "lane_fill") {
+    lane_fill = *v;
+    return std::nullopt;
+  }
+  if (name == "chunked_min_samples") return whole(chunked_min_samples);
+  if (name == "chunk_length") return *v < 1 ? "chunk_length must be at least 1" : whole(chunk_length);
+  if (name == "fir_fft_min_taps") return whole(fir_fft_min_taps);
+  if (name == "gpu_min_channels") return whole(gpu_min_channels);
+  if (name == "gpu_chunk_length")
+    return *v < 1 ? "gpu_chunk_length must be at least 1" : whole(gpu_chunk_length);
+  std::string message = "unknown threshold '" + std::string(name) + "'";
+  std::vector<std::string_view> all = names();
+  if (auto near = nearest_name(name, all)) message += " (did you mean '" + *near + "'?)";
+  return message;
+}
+
+}  // namespace fxc::passes

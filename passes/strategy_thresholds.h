@@ -1,0 +1,37 @@
+// The thresholds of the cost model, in one place. Each can be overridden from the command
+// line with `--threshold NAME=VALUE`; docs/passes.md explains where each default comes from.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fxc::passes {
+
+struct StrategyThresholds {
+  /// Channels across SIMD lanes when channels >= lane_fill * lanes: below half-full
+  /// vectors, pipelining sections (wavefront) keeps more FMA units busy.
+  double lane_fill = 0.5;
+  /// Time-chunked scan for few channels when a signal has at least this many samples and
+  /// there are at least two cores: the scan doubles the work, so it only pays on long
+  /// signals split over cores.
+  std::int64_t chunked_min_samples = std::int64_t{1} << 21;
+  /// Chunk length of the CPU chunked scan (samples).
+  int chunk_length = 65536;
+  /// FFT overlap-save instead of direct FIR from this many taps (CPU).
+  int fir_fft_min_taps = 64;
+  /// GPU: one thread per channel from this many channels; below, chunked scan over time.
+  int gpu_min_channels = 2048;
+  /// Chunk length of the GPU chunked scan (samples).
+  int gpu_chunk_length = 4096;
+
+  /// Sets the threshold called `name` ("lane_fill", "chunked_min_samples", ...). Returns an
+  /// error message for an unknown name or a bad value.
+  std::optional<std::string> set(std::string_view name, std::string_view value);
+  /// Every name `set` accepts.
+  static std::vector<std::string_view> names();
+};
+
+}  // namespace fxc::passes

@@ -1,0 +1,140 @@
+// select_strategy's decisions for the standard workloads (shared/design/performance.md) and
+// for edge cases, on a fixed target so the table does not depend on the test machine.
+#include <doctest/doctest.h>
+
+#include "frontend/dsl.h"
+#include "passes/pipeline.h"
+
+namespace fxc {
+namespace {
+
+using namespace fxc::literals;
+
+struct Case {
+  const char* name;
+  int channels;
+  double seconds;
+  double fs;
+  DType dtype;
+  int batch;
+  passes::TargetKind target;
+  ir::IirStrategy strategy;
+  ir::FirMethod fir;
+  const char* reason;
+};
+
+// W1's chain: cheby1(4, 0.1 dB) highpass x3, butter(5) lowpass x3: 15 sections.
+ir::Graph w1_chain() {
+  Flow x = input("x");
+  return make_graph("w1", {output("y", x | cheby1(4, 0.1_dB, 20_Hz, highpass) |
+                                           cheby1(4, 0.1_dB, 60_Hz, highpass) |
+                                           cheby1(4, 0.1_dB, 65_Hz, highpass) | butter(5, 5000_Hz) |
+                                           butter(5, 4900_Hz) | butter(5, 4850_Hz))});
+}
+// W4's chain: butter HP 80 Hz order 4, butter LP 12 kHz order 8: 6 sections.
+ir::Graph w4_chain() {
+  Flow x = input("x");
+  return make_graph("w4", {output("y", x | butter(4, 80_Hz, highpass) | butter(8, 12_kHz))});
+}
+// W3's chain: five firwin lowpasses.
+ir::Graph w3_chain() {
+  Flow x = input("x");
+  return make_graph("w3", {output("y", x | firwin(101, {1000}) | firwin(102, {5000}) |
+                                           firwin(103, {1500}) | firwin(104, {1800}) |
+                                           firwin(105, {1850}))});
+}
+
+const ir::Chain& only_chain(const ir::Graph& g) {
+  const ir::Chain* found = nullptr;
+  for (const ir::Node& n : g.nodes())
+    if (auto* c = std::get_if<ir::Chain>(&n.op)) {
+      REQUIRE_MESSAGE(found == nullptr, "more than one kernel");
+      found = c;
+    }
+  REQUIRE(found);
+  return *found;
+}
+
+void check_case(const ir::Graph& graph, const Case& c) {
+  CAPTURE(c.name);
+  DiagnosticEngine diags;
+  passes::PassContext context{diags, {c.fs, c.channels, c.dtype}};
+  context.binding.length_samples = static_cast<std::int64_t>(c.seconds * c.fs);
+  context.binding.batch = c.batch;
+  context.target = {c.target, 32, 2};  // AVX2-class, two cores: the CI machine's shape
+  auto result = passes::run_pipeline(graph, context);
+  REQUIRE_MESSAGE(result, diags.str());
+  const ir::Chain& chain = only_chain(*result);
+  CHECK(chain.strategy == c.strategy);
+  CHECK(chain.fir_method == c.fir);
+  CHECK(chain.reason == c.reason);
+}
+
+TEST_CASE("strategies for the standard workloads on a 2-core AVX2 CPU") {
+  using S = ir::IirStrategy;
+  using F = ir::FirMethod;
+  auto cpu = passes::TargetKind::cpu;
+  const Case w1[] = {
+      {"W1 8 ch f32", 8, 120, 44100, DType::f32, 1, cpu, S::channel_lanes, F::none,
+       "8 channels fill 8 f32 lanes"},
+      {"W1 8 ch f64", 8, 120, 44100, DType::f64, 1, cpu, S::channel_lanes, F::none,
+       "8 channels fill 4 f64 lanes"},
+      {"W2-like 1 ch 300 s", 1, 300, 44100, DType::f32, 1, cpu, S::chunked_scan, F::none,
+       "1 channel, 300 s: time-chunked over 2 cores, L=65536"},
+      {"W2-like 1 ch 5 s", 1, 5, 44100, DType::f32, 1, cpu, S::section_wavefront, F::none,
+       "1 channel, 15 sections: section wavefront hides the recurrence latency"},
+  };
+  for (const Case& c : w1) check_case(w1_chain(), c);
+
+  const Case w4[] = {
+      {"W4 2 ch x 480000", 2, 10, 48000, DType::f32, 1, cpu, S::section_wavefront, F::none,
+       "2 channels, 6 sections: section wavefront hides the recurrence latency"},
+      {"W5 1 ch 600 s", 1, 600, 44100, DType::f32, 1, cpu, S::chunked_scan, F::none,
+       "1 channel, 600 s: time-chunked over 2 cores, L=65536"},
+      {"W6 256 x stereo", 2, 1, 48000, DType::f32, 256, cpu, S::channel_lanes, F::none,
+       "256 x 2 channels fill 8 f32 lanes"},
+      {"W7 stream 2 ch", 2, 64.0 / 48000, 48000, DType::f32, 1, cpu, S::section_wavefront,
+       F::none, "2 channels, 6 sections: section wavefront hides the recurrence latency"},
+      {"4 ch f32 half-fill lanes", 4, 1, 48000, DType::f32, 1, cpu, S::channel_lanes, F::none,
+       "4 channels fill 4 of 8 f32 lanes"},
+  };
+  for (const Case& c : w4) check_case(w4_chain(), c);
+
+  const Case w3[] = {
+      {"W3 1 ch", 1, 60, 44100, DType::f32, 1, cpu, S::none, F::fft_overlap_save,
+       "no IIR stage; FIR 511 taps: FFT overlap-save, block 2048"},
+      {"W3 8 ch", 8, 5, 44100, DType::f32, 1, cpu, S::none, F::fft_overlap_save,
+       "no IIR stage; FIR 511 taps: FFT overlap-save, block 2048"},
+  };
+  for (const Case& c : w3) check_case(w3_chain(), c);
+}
+
+TEST_CASE("strategies on a GPU") {
+  using S = ir::IirStrategy;
+  auto gpu = passes::TargetKind::cuda;
+  check_case(w1_chain(), {"W1 on GPU", 8, 120, 44100, DType::f32, 1, gpu, S::gpu_chunked_scan,
+                          ir::FirMethod::none,
+                          "8 channels, 120 s: too few channels for the GPU, chunked scan over "
+                          "time, L=4096"});
+  check_case(w4_chain(), {"4096 channels on GPU", 4096, 1, 48000, DType::f32, 1, gpu,
+                          S::gpu_thread_per_channel, ir::FirMethod::none,
+                          "4096 channels: one GPU thread per channel"});
+}
+
+TEST_CASE("short FIRs run directly, and thresholds can be overridden") {
+  Flow x = input("x", 1);
+  ir::Graph g = make_graph("f", {output("y", x | fir({0.25, 0.5, 0.25}) | lowpass(1_kHz))});
+  check_case(g, {"short fir", 1, 1, 48000, DType::f32, 1, passes::TargetKind::cpu,
+                 ir::IirStrategy::sequential, ir::FirMethod::direct,
+                 "1 channel, 1 section: sequential; FIR 3 taps: direct"});
+
+  passes::StrategyThresholds t;
+  CHECK_FALSE(t.set("fir_fft_min_taps", "2"));
+  CHECK(t.fir_fft_min_taps == 2);
+  CHECK(t.set("chunk_length", "0") == "chunk_length must be at least 1");
+  CHECK(t.set("lane_fil", "1") == "unknown threshold 'lane_fil' (did you mean 'lane_fill'?)");
+  CHECK(t.set("chunk_length", "1.5") == "threshold 'chunk_length' needs a whole number, got '1.5'");
+}
+
+}  // namespace
+}  // namespace fxc
