@@ -5,14 +5,12 @@
 #include <unistd.h>
 
 #include "frontend/fx_file.h"
+#include "support/version.h"
 
-#ifndef FXC_VERSION
-#define FXC_VERSION "0.0.0"
-#endif
 
 namespace fxc::cli {
 
-std::string version_string() { return FXC_VERSION; }
+std::string version_string() { return kVersion; }
 
 bool colour_enabled() {
   const char* no_colour = std::getenv("NO_COLOR");

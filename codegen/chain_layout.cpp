@@ -1,0 +1,58 @@
+#include "codegen/chain_layout.h"
+
+namespace fxc::codegen {
+
+ChainLayout layout_of(const ir::Chain& chain) {
+  ChainLayout l;
+  for (const ir::Stage& stage : chain.stages) {
+    StageLayout s{l.param_count, l.state_per_channel, -1, -1};
+    std::visit(
+        [&](const auto& p) {
+          using P = std::decay_t<decltype(p)>;
+          if constexpr (std::is_same_v<P, ir::SosCascade>) {
+            l.param_count += 5 * static_cast<int>(p.sections.size());
+            l.state_per_channel += 2 * static_cast<int>(p.sections.size());
+          } else if constexpr (std::is_same_v<P, ir::FirFilter>) {
+            l.param_count += static_cast<int>(p.taps.size());
+            l.state_per_channel += static_cast<int>(p.taps.size());
+            s.fir_index = l.fir_count++;
+          } else if constexpr (std::is_same_v<P, ir::Gain>) {
+            l.param_count += 1;
+          } else if constexpr (std::is_same_v<P, ir::Clip>) {
+            l.param_count += 2;
+          } else if constexpr (std::is_same_v<P, ir::Delay>) {
+            s.delay_index = l.delay_count++;
+          }
+        },
+        stage);
+    l.stages.push_back(s);
+  }
+  return l;
+}
+
+ChainValues values_of(const ir::Chain& chain) {
+  ChainValues v;
+  for (const ir::Stage& stage : chain.stages)
+    std::visit(
+        [&](const auto& p) {
+          using P = std::decay_t<decltype(p)>;
+          if constexpr (std::is_same_v<P, ir::SosCascade>) {
+            for (const design::Section& s : p.sections)
+              v.params.insert(v.params.end(), {s.b0, s.b1, s.b2, s.a1, s.a2});
+          } else if constexpr (std::is_same_v<P, ir::FirFilter>) {
+            v.params.insert(v.params.end(), p.taps.begin(), p.taps.end());
+          } else if constexpr (std::is_same_v<P, ir::Gain>) {
+            v.params.push_back(p.gain);
+          } else if constexpr (std::is_same_v<P, ir::Clip>) {
+            v.params.insert(v.params.end(), {p.lo, p.hi});
+          } else if constexpr (std::is_same_v<P, ir::Delay>) {
+            v.delay_lengths.push_back(static_cast<std::int64_t>(p.amount));
+          }
+        },
+        stage);
+  return v;
+}
+
+std::string chain_symbol(std::uint32_t id) { return "fxc_chain_" + std::to_string(id); }
+
+}  // namespace fxc::codegen

@@ -1,0 +1,41 @@
+// Where a chain's values and state live in the kernel arguments: derived from the chain's
+// shape alone, so code generators and the runtime agree without exchanging anything.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/nodes.h"
+
+namespace fxc::codegen {
+
+struct StageLayout {
+  int param_offset = 0;  ///< first value in FxcChainArgs::params
+  int state_offset = 0;  ///< first state slot of a channel
+  int delay_index = -1;  ///< delay stages: index into delay_lengths / delay_lines
+  int fir_index = -1;    ///< fir stages: index of its ring position after the delays'
+};
+
+struct ChainLayout {
+  std::vector<StageLayout> stages;
+  int param_count = 0;
+  int state_per_channel = 0;  ///< sos: 2 per section; fir: one ring of `taps` samples
+  int delay_count = 0;
+  int fir_count = 0;
+  int positions_per_channel() const { return delay_count + fir_count; }
+};
+
+ChainLayout layout_of(const ir::Chain& chain);
+
+/// The chain's values in layout order: coefficients (params) and delay lengths.
+struct ChainValues {
+  std::vector<double> params;
+  std::vector<std::int64_t> delay_lengths;
+};
+ChainValues values_of(const ir::Chain& chain);
+
+/// The kernel's symbol for the chain at node `id`.
+std::string chain_symbol(std::uint32_t id);
+
+}  // namespace fxc::codegen

@@ -1,0 +1,44 @@
+// The CPU backend: chain kernels as LLVM IR, optimized for the host and compiled to machine
+// code, loaded into an ORC LLJIT. No LLVM type appears in this header.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel_abi.h"
+#include "ir/graph.h"
+#include "support/expected.h"
+
+namespace fxc::codegen {
+
+/// The LLVM IR of every chain kernel of a scheduled graph, before (or after) optimization:
+/// what `fxc dump --emit llvm` prints.
+Expected<std::string, std::string> emit_cpu_llvm_ir(const ir::Graph& scheduled, bool optimized);
+
+/// Machine code for a graph's chain kernels, loaded and callable.
+class CpuKernels {
+ public:
+  virtual ~CpuKernels() = default;
+  /// The kernel of the chain at node `id`, or nullptr if the graph had no chain there.
+  virtual FxcChainKernel kernel(ir::NodeId id) const = 0;
+  /// The relocatable object file the kernels were loaded from (for the disk cache).
+  virtual const std::string& object_code() const = 0;
+};
+
+/// Generates, optimizes (O3, host CPU) and compiles the chain kernels of `scheduled`.
+Expected<std::shared_ptr<const CpuKernels>, std::string> compile_cpu_kernels(
+    const ir::Graph& scheduled);
+
+/// Loads kernels from an object file made by compile_cpu_kernels for a graph with chains at
+/// `chain_ids`, without generating or optimizing IR (a disk-cache hit).
+Expected<std::shared_ptr<const CpuKernels>, std::string> load_cpu_kernels(
+    const std::string& object_code, const std::vector<ir::NodeId>& chain_ids);
+
+/// The host CPU name and features as LLVM sees them (part of a cache key).
+std::string cpu_target_id();
+/// "LLVM 19.1.7".
+std::string llvm_version_string();
+
+}  // namespace fxc::codegen

@@ -1,0 +1,319 @@
+#include "codegen/cpu/emit_chain.h"
+
+#include <functional>
+#include <llvm/IR/IRBuilder.h>
+
+#include "codegen/chain_layout.h"
+#include "passes/target.h"
+
+namespace fxc::codegen {
+namespace {
+
+using namespace llvm;
+
+// Fields of FxcChainArgs (kernel_abi.h), in order.
+enum ArgField { kIn, kOut, kChannels, kSamples, kParams, kDelayLengths, kState, kDelayLines, kPositions };
+
+// Algorithm: one function per chain. For each group of channels (a vector of `lanes` channels
+// for channel_lanes, one channel otherwise), load the group's section state into registers,
+// then for each sample run every stage in order on the value in registers (sections in
+// transposed direct form II, gains, clips, tanh, delay rings, FIR rings), and store the
+// result; finally store the state back. The whole chain is one pass over memory.
+class ChainEmitter {
+ public:
+  ChainEmitter(Module& module, const ir::Chain& chain, DType dtype, std::string name)
+      : m_(module),
+        ctx_(module.getContext()),
+        b_(ctx_),
+        chain_(chain),
+        layout_(layout_of(chain)),
+        t_(dtype == DType::f32 ? Type::getFloatTy(ctx_) : Type::getDoubleTy(ctx_)),
+        i64_(Type::getInt64Ty(ctx_)),
+        ptr_(PointerType::getUnqual(ctx_)),
+        name_(std::move(name)) {}
+
+  void emit(int lanes) {
+    args_ty_ = StructType::get(ctx_, {ptr_, ptr_, i64_, i64_, ptr_, ptr_, ptr_, ptr_, ptr_});
+    Function* f = Function::Create(FunctionType::get(Type::getVoidTy(ctx_), {ptr_}, false),
+                                   Function::ExternalLinkage, name_, m_);
+    f->addFnAttr(Attribute::NoUnwind);
+    f->addParamAttr(0, Attribute::NoAlias);
+    BasicBlock* entry = BasicBlock::Create(ctx_, "entry", f);
+    b_.SetInsertPoint(entry);
+    // Contraction lets the backend use FMAs: a rounding difference of an ulp per operation.
+    FastMathFlags fmf;
+    fmf.setAllowContract(true);
+    b_.setFastMathFlags(fmf);
+
+    Value* args = f->getArg(0);
+    for (int i = 0; i < 9; ++i)
+      fields_[i] = b_.CreateLoad(i == kChannels || i == kSamples ? static_cast<Type*>(i64_) : ptr_,
+                                 b_.CreateStructGEP(args_ty_, args, i));
+    load_scalar_params();
+
+    Value* channels = fields_[kChannels];
+    Value* start = b_.getInt64(0);
+    if (lanes > 1) {
+      start = loop(start, lanes,
+                   [&](Value* c) { return b_.CreateICmpSLE(b_.CreateAdd(c, b_.getInt64(lanes)), channels); },
+                   [&](Value* c0) { emit_group(c0, lanes); });
+    }
+    loop(start, 1, [&](Value* c) { return b_.CreateICmpSLT(c, channels); },
+         [&](Value* c) { emit_group(c, 1); });
+    b_.CreateRetVoid();
+  }
+
+ private:
+  // A counted loop from `begin` while cond(i), stepping by `step`; returns i at the exit.
+  Value* loop(Value* begin, int64_t step, const std::function<Value*(Value*)>& cond,
+              const std::function<void(Value*)>& body) {
+    Function* f = b_.GetInsertBlock()->getParent();
+    BasicBlock* before = b_.GetInsertBlock();
+    BasicBlock* header = BasicBlock::Create(ctx_, "loop", f);
+    BasicBlock* inside = BasicBlock::Create(ctx_, "body", f);
+    BasicBlock* after = BasicBlock::Create(ctx_, "exit", f);
+    b_.CreateBr(header);
+    b_.SetInsertPoint(header);
+    PHINode* i = b_.CreatePHI(i64_, 2);
+    i->addIncoming(begin, before);
+    b_.CreateCondBr(cond(i), inside, after);
+    b_.SetInsertPoint(inside);
+    body(i);
+    Value* next = b_.CreateAdd(i, b_.getInt64(step));
+    i->addIncoming(next, b_.GetInsertBlock());
+    b_.CreateBr(header);
+    b_.SetInsertPoint(after);
+    return i;
+  }
+
+  Value* element(Value* base, Type* type, Value* index) {
+    return b_.CreateInBoundsGEP(type, base, index);
+  }
+  Value* load_at(Type* type, Value* base, Value* index) {
+    return b_.CreateLoad(type, element(base, type, index));
+  }
+
+  // Every coefficient but FIR taps is loaded once, in the entry block.
+  void load_scalar_params() {
+    params_.assign(layout_.param_count, nullptr);
+    for (std::size_t s = 0; s < chain_.stages.size(); ++s) {
+      if (std::holds_alternative<ir::FirFilter>(chain_.stages[s])) continue;
+      int first = layout_.stages[s].param_offset;
+      int last = s + 1 < chain_.stages.size() ? layout_.stages[s + 1].param_offset : layout_.param_count;
+      for (int i = first; i < last; ++i) params_[i] = load_at(t_, fields_[kParams], b_.getInt64(i));
+    }
+    for (int d = 0; d < layout_.delay_count; ++d)
+      delay_lengths_.push_back(load_at(i64_, fields_[kDelayLengths], b_.getInt64(d)));
+  }
+
+  Value* splat(Value* scalar, int width) {
+    return width == 1 ? scalar : b_.CreateVectorSplat(width, scalar);
+  }
+  Value* lane(Value* v, int width, int j) {
+    return width == 1 ? v : b_.CreateExtractElement(v, static_cast<uint64_t>(j));
+  }
+  Value* with_lane(Value* v, int width, int j, Value* x) {
+    return width == 1 ? x : b_.CreateInsertElement(v, x, static_cast<uint64_t>(j));
+  }
+  Type* vec(int width) { return width == 1 ? t_ : FixedVectorType::get(t_, width); }
+
+  AllocaInst* entry_alloca(Type* type) {
+    Function* f = b_.GetInsertBlock()->getParent();
+    IRBuilder<> entry(&f->getEntryBlock(), f->getEntryBlock().begin());
+    return entry.CreateAlloca(type);
+  }
+
+  // The state slot `slot` of channel c0 + j.
+  Value* state_slot(Value* c0, int j, int slot) {
+    Value* channel = b_.CreateAdd(c0, b_.getInt64(j));
+    Value* index = b_.CreateAdd(b_.CreateMul(channel, b_.getInt64(layout_.state_per_channel)),
+                                b_.getInt64(slot));
+    return element(fields_[kState], t_, index);
+  }
+  Value* position_slot(Value* c0, int j, int slot) {
+    Value* channel = b_.CreateAdd(c0, b_.getInt64(j));
+    Value* index = b_.CreateAdd(
+        b_.CreateMul(channel, b_.getInt64(layout_.positions_per_channel())), b_.getInt64(slot));
+    return element(fields_[kPositions], i64_, index);
+  }
+
+  struct GroupState {
+    std::vector<std::pair<AllocaInst*, int>> sections;  // (z register, state slot of lane 0)
+    std::vector<std::vector<AllocaInst*>> positions;    // [delay or fir][lane]
+    std::vector<std::vector<Value*>> lines;             // [delay][lane]: ring pointers
+  };
+
+  void emit_group(Value* c0, int width) {
+    Type* vt = vec(width);
+    std::vector<Value*> in(width), out(width);
+    for (int j = 0; j < width; ++j) {
+      Value* channel = b_.CreateAdd(c0, b_.getInt64(j));
+      in[j] = load_at(ptr_, fields_[kIn], channel);
+      out[j] = load_at(ptr_, fields_[kOut], channel);
+    }
+    GroupState g;
+    // Section state into registers (allocas that SROA turns into loop-carried values).
+    for (std::size_t s = 0; s < chain_.stages.size(); ++s)
+      if (auto* sos = std::get_if<ir::SosCascade>(&chain_.stages[s]))
+        for (int slot = 0; slot < 2 * static_cast<int>(sos->sections.size()); ++slot) {
+          AllocaInst* z = entry_alloca(vt);
+          Value* v = PoisonValue::get(vt);
+          for (int j = 0; j < width; ++j)
+            v = with_lane(v, width, j,
+                          b_.CreateLoad(t_, state_slot(c0, j, layout_.stages[s].state_offset + slot)));
+          b_.CreateStore(v, z);
+          g.sections.emplace_back(z, layout_.stages[s].state_offset + slot);
+        }
+    for (int p = 0; p < layout_.positions_per_channel(); ++p) {
+      std::vector<AllocaInst*> per_lane;
+      for (int j = 0; j < width; ++j) {
+        AllocaInst* a = entry_alloca(i64_);
+        b_.CreateStore(b_.CreateLoad(i64_, position_slot(c0, j, p)), a);
+        per_lane.push_back(a);
+      }
+      g.positions.push_back(per_lane);
+    }
+    for (int d = 0; d < layout_.delay_count; ++d) {
+      std::vector<Value*> per_lane;
+      for (int j = 0; j < width; ++j) {
+        Value* channel = b_.CreateAdd(c0, b_.getInt64(j));
+        Value* index = b_.CreateAdd(b_.CreateMul(channel, b_.getInt64(layout_.delay_count)), b_.getInt64(d));
+        per_lane.push_back(load_at(ptr_, fields_[kDelayLines], index));
+      }
+      g.lines.push_back(per_lane);
+    }
+
+    loop(b_.getInt64(0), 1, [&](Value* n) { return b_.CreateICmpSLT(n, fields_[kSamples]); },
+         [&](Value* n) {
+           Value* v = PoisonValue::get(vt);
+           for (int j = 0; j < width; ++j) v = with_lane(v, width, j, load_at(t_, in[j], n));
+           std::size_t section_slot = 0;
+           for (std::size_t s = 0; s < chain_.stages.size(); ++s)
+             v = emit_stage(s, v, width, c0, g, section_slot);
+           for (int j = 0; j < width; ++j) b_.CreateStore(lane(v, width, j), element(out[j], t_, n));
+         });
+
+    for (auto [z, slot] : g.sections) {
+      Value* v = b_.CreateLoad(vt, z);
+      for (int j = 0; j < width; ++j) b_.CreateStore(lane(v, width, j), state_slot(c0, j, slot));
+    }
+    for (int p = 0; p < layout_.positions_per_channel(); ++p)
+      for (int j = 0; j < width; ++j)
+        b_.CreateStore(b_.CreateLoad(i64_, g.positions[p][j]), position_slot(c0, j, p));
+  }
+
+  Value* emit_stage(std::size_t s, Value* v, int width, Value* c0, GroupState& g,
+                    std::size_t& section_slot) {
+    const StageLayout& at = layout_.stages[s];
+    auto param = [&](int i) { return splat(params_[at.param_offset + i], width); };
+    return std::visit(
+        [&](const auto& stage) -> Value* {
+          using P = std::decay_t<decltype(stage)>;
+          if constexpr (std::is_same_v<P, ir::SosCascade>) {
+            for (std::size_t k = 0; k < stage.sections.size(); ++k) {
+              int c = 5 * static_cast<int>(k);
+              AllocaInst* z0 = g.sections[section_slot++].first;
+              AllocaInst* z1 = g.sections[section_slot++].first;
+              Value* s0 = b_.CreateLoad(vec(width), z0);
+              Value* s1 = b_.CreateLoad(vec(width), z1);
+              Value* y = b_.CreateFAdd(b_.CreateFMul(param(c), v), s0);
+              Value* n0 = b_.CreateFAdd(
+                  b_.CreateFSub(b_.CreateFMul(param(c + 1), v), b_.CreateFMul(param(c + 3), y)), s1);
+              Value* n1 = b_.CreateFSub(b_.CreateFMul(param(c + 2), v), b_.CreateFMul(param(c + 4), y));
+              b_.CreateStore(n0, z0);
+              b_.CreateStore(n1, z1);
+              v = y;
+            }
+            return v;
+          } else if constexpr (std::is_same_v<P, ir::Gain>) {
+            return b_.CreateFMul(v, param(0));
+          } else if constexpr (std::is_same_v<P, ir::Clip>) {
+            // std::clamp's order of comparisons, so NaN passes through as in the interpreter.
+            Value* lo = param(0);
+            Value* hi = param(1);
+            return b_.CreateSelect(b_.CreateFCmpOLT(v, lo), lo,
+                                   b_.CreateSelect(b_.CreateFCmpOLT(hi, v), hi, v));
+          } else if constexpr (std::is_same_v<P, ir::Tanh>) {
+            FunctionCallee f = m_.getOrInsertFunction(t_->isFloatTy() ? "tanhf" : "tanh",
+                                                      FunctionType::get(t_, {t_}, false));
+            for (int j = 0; j < width; ++j) v = with_lane(v, width, j, b_.CreateCall(f, {lane(v, width, j)}));
+            return v;
+          } else if constexpr (std::is_same_v<P, ir::Delay>) {
+            Value* length = delay_lengths_[at.delay_index];
+            Value* none = b_.CreateICmpEQ(length, b_.getInt64(0));
+            for (int j = 0; j < width; ++j) {
+              AllocaInst* pos_slot = g.positions[at.delay_index][j];
+              Value* pos = b_.CreateLoad(i64_, pos_slot);
+              Value* cell = element(g.lines[at.delay_index][j], t_, pos);
+              Value* old = b_.CreateLoad(t_, cell);
+              Value* x = lane(v, width, j);
+              b_.CreateStore(x, cell);
+              Value* next = b_.CreateAdd(pos, b_.getInt64(1));
+              b_.CreateStore(b_.CreateSelect(b_.CreateICmpSGE(next, length), b_.getInt64(0), next), pos_slot);
+              v = with_lane(v, width, j, b_.CreateSelect(none, x, old));
+            }
+            return v;
+          } else if constexpr (std::is_same_v<P, ir::FirFilter>) {
+            return emit_fir(stage, at, v, width, c0, g);
+          }
+        },
+        chain_.stages[s]);
+  }
+
+  // Direct form over a ring of the last `taps` inputs, one lane at a time.
+  Value* emit_fir(const ir::FirFilter& fir, const StageLayout& at, Value* v, int width, Value* c0,
+                  GroupState& g) {
+    int64_t taps = static_cast<int64_t>(fir.taps.size());
+    int position = layout_.delay_count + at.fir_index;
+    for (int j = 0; j < width; ++j) {
+      AllocaInst* pos_slot = g.positions[position][j];
+      Value* pos = b_.CreateLoad(i64_, pos_slot);
+      Value* ring = state_slot(c0, j, at.state_offset);
+      b_.CreateStore(lane(v, width, j), element(ring, t_, pos));
+      AllocaInst* acc = entry_alloca(t_);
+      b_.CreateStore(ConstantFP::get(t_, 0.0), acc);
+      loop(b_.getInt64(0), 1, [&](Value* k) { return b_.CreateICmpSLT(k, b_.getInt64(taps)); },
+           [&](Value* k) {
+             Value* back = b_.CreateSub(pos, k);
+             Value* index = b_.CreateSelect(b_.CreateICmpSLT(back, b_.getInt64(0)),
+                                            b_.CreateAdd(back, b_.getInt64(taps)), back);
+             Value* h = load_at(t_, fields_[kParams], b_.CreateAdd(k, b_.getInt64(at.param_offset)));
+             Value* x = load_at(t_, ring, index);
+             b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(t_, acc), b_.CreateFMul(h, x)), acc);
+           });
+      Value* next = b_.CreateAdd(pos, b_.getInt64(1));
+      b_.CreateStore(b_.CreateSelect(b_.CreateICmpSGE(next, b_.getInt64(taps)), b_.getInt64(0), next), pos_slot);
+      v = with_lane(v, width, j, b_.CreateLoad(t_, acc));
+    }
+    return v;
+  }
+
+  Module& m_;
+  LLVMContext& ctx_;
+  IRBuilder<> b_;
+  const ir::Chain& chain_;
+  ChainLayout layout_;
+  Type* t_;
+  IntegerType* i64_;
+  PointerType* ptr_;
+  std::string name_;
+  StructType* args_ty_ = nullptr;
+  Value* fields_[9] = {};
+  std::vector<Value*> params_;
+  std::vector<Value*> delay_lengths_;
+};
+
+}  // namespace
+
+void emit_chain_kernel(Module& module, const ir::Graph& graph, ir::NodeId id) {
+  const ir::Node& node = graph.node(id);
+  const ir::Chain& chain = std::get<ir::Chain>(node.op);
+  // Until the wavefront and chunked strategies have their own code, they run as sequential
+  // per-channel loops; channel_lanes gets vectors of the host's width.
+  int lanes = chain.strategy == ir::IirStrategy::channel_lanes
+                  ? passes::host_target().lanes(node.type.dtype)
+                  : 1;
+  ChainEmitter(module, chain, node.type.dtype, chain_symbol(id)).emit(lanes);
+}
+
+}  // namespace fxc::codegen

@@ -1,0 +1,124 @@
+// The abstract syntax tree of a .fx file, as parsed: statements and expressions, each with
+// the location where it was written. Names are not resolved here; lower_to_ir does that.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "frontend/token.h"
+#include "support/source_location.h"
+
+namespace fxc::frontend {
+
+struct Expr;
+
+/// A bare identifier: a bound name in an expression, or a word (`highpass`) as an argument.
+struct NameExpr {
+  std::string name;
+};
+
+/// A number with its unit, e.g. `-3 dB`; `value` carries the sign and is not unit-converted.
+struct NumberExpr {
+  double value = 0;
+  Unit unit = Unit::none;
+  std::string text;    ///< as written, with its sign ("-3.5")
+  SourceLoc unit_loc;  ///< where the unit was written; invalid without one
+};
+
+/// A string literal (an argument value only), decoded.
+struct StringExpr {
+  std::string value;
+};
+
+/// `[a, b, ...]` (an argument value only).
+struct ListExpr {
+  std::vector<Expr> items;
+};
+
+/// One argument of a call: positional (empty `keyword`) or `keyword=value`.
+struct Arg {
+  std::string keyword;
+  SourceLoc keyword_loc;
+  std::unique_ptr<Expr> value;
+  /// Where the argument starts: its keyword, or its value for a positional one.
+  const SourceLoc& loc() const;
+};
+
+/// A stage call `name(args)`.
+struct CallExpr {
+  std::string callee;
+  std::vector<Arg> args;
+};
+
+enum class BinaryOp { pipe, add, subtract, multiply };
+
+/// `lhs | rhs`, `lhs + rhs`, `lhs - rhs` or `lhs * rhs`.
+struct BinaryExpr {
+  BinaryOp op = BinaryOp::pipe;
+  SourceLoc op_loc;
+  std::unique_ptr<Expr> lhs, rhs;
+};
+
+/// A part that failed to parse; its error has been reported, so later stages stay silent.
+struct ErrorExpr {};
+
+struct Expr {
+  std::variant<NameExpr, NumberExpr, StringExpr, ListExpr, CallExpr, BinaryExpr, ErrorExpr> node;
+  SourceLoc loc;  ///< where the expression starts (for a binary one, its left operand)
+
+  template <class T>
+  const T* as() const {
+    return std::get_if<T>(&node);
+  }
+};
+
+/// A deep copy (Expr owns its children, so it is move-only).
+Expr clone(const Expr& expr);
+
+/// The operator as written: "|", "+", "-", "*".
+std::string_view op_text(BinaryOp op);
+
+/// `graph NAME`
+struct GraphStmt {
+  std::string name;
+  SourceLoc name_loc;
+};
+
+/// `input NAME` or `input NAME : C`. `channels` is 0 when not given.
+struct InputStmt {
+  std::string name;
+  SourceLoc name_loc;
+  int channels = 0;
+  SourceLoc channels_loc;
+};
+
+/// `NAME = EXPR`
+struct BindingStmt {
+  std::string name;
+  SourceLoc name_loc;
+  Expr value;
+};
+
+/// `output EXPR` or `output NAME = EXPR`; `name` is empty for the first form.
+struct OutputStmt {
+  std::string name;
+  SourceLoc name_loc;
+  Expr value;
+};
+
+struct Stmt {
+  std::variant<GraphStmt, InputStmt, BindingStmt, OutputStmt> node;
+  SourceLoc loc;  ///< the statement's first token
+};
+
+/// A parsed file. Statements that failed to parse are left out, or kept with an ErrorExpr
+/// value when their name was read (so later errors do not call that name unknown).
+struct Ast {
+  std::string file;
+  std::vector<Stmt> statements;
+};
+
+}  // namespace fxc::frontend

@@ -1,0 +1,31 @@
+// The entry points of the .fx frontend: text or a file in, an AST or a verified ir::Graph out.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "frontend/ast.h"
+#include "ir/graph.h"
+#include "support/diagnostics.h"
+
+namespace fxc::frontend {
+
+/// Lexes and parses `text`, named `file` in messages (registered with diags.add_source so
+/// errors show the line and a caret). Returns nullopt when there was a syntax error, after
+/// reporting every one found. This is what `fxc dump --emit ast` prints.
+std::optional<Ast> parse_fx_source(std::string_view text, const std::string& file,
+                                   DiagnosticEngine& diags);
+
+/// parse_fx_source on the contents of `path`; an unreadable file is reported (code "fx-io").
+std::optional<Ast> parse_fx_file(const std::string& path, DiagnosticEngine& diags);
+
+/// Parses and lowers `text` to a graph that passes ir::verify. Syntax and semantic errors of
+/// the whole file are reported together; nullopt if there was any.
+std::optional<ir::Graph> compile_fx_source(std::string_view text, const std::string& file,
+                                           DiagnosticEngine& diags);
+
+/// compile_fx_source on the contents of `path`; an unreadable file is reported (code "fx-io").
+std::optional<ir::Graph> compile_fx_file(const std::string& path, DiagnosticEngine& diags);
+
+}  // namespace fxc::frontend

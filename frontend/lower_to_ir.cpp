@@ -1,0 +1,447 @@
+// Lowering of the .fx syntax tree to the IR. See lower_to_ir.h.
+//
+// Algorithm:
+//   1. Note where every name is bound, so a use before its binding can say so.
+//   2. Walk the statements in order. Each expression evaluates to a Value: a signal (an IR
+//      node), a chain (stages not yet applied to a signal), a constant, or an error (already
+//      reported; it silences errors that would only repeat it).
+//   3. `signal | chain` instantiates the chain's stages on the signal; outputs become output
+//      nodes; at the end a graph without input or output is reported.
+#include "frontend/lower_to_ir.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "frontend/stage_args.h"
+#include "frontend/stage_table.h"
+#include "support/float_format.h"
+#include "support/strings.h"
+
+namespace fxc::frontend {
+namespace {
+
+constexpr const char* kCode = "fx-lower";
+
+// One stage of a chain, ready to be instantiated on a signal.
+struct Step {
+  ir::Op op;
+  SourceLoc loc;
+  std::map<std::string, SourceLoc> arg_locs;
+};
+
+enum class Kind { error, signal, chain, constant };
+
+struct Value {
+  Kind kind = Kind::error;
+  SourceLoc loc;            // where the expression starts
+  std::string name;         // the name it was read from, for messages; empty otherwise
+  ir::NodeId node = 0;      // signal
+  std::vector<Step> steps;  // chain
+  NumberExpr number;        // constant, as written (products have no unit)
+};
+
+struct Binding {
+  Value value;
+  SourceLoc loc;
+};
+
+class Lowerer {
+ public:
+  Lowerer(const Ast& ast, DiagnosticEngine& diags) : ast_(ast), diags_(diags) {}
+
+  std::optional<ir::Graph> run(bool ast_is_partial) {
+    std::size_t errors_before = diags_.error_count();
+    for (const Stmt& s : ast_.statements) {
+      if (const auto* b = std::get_if<BindingStmt>(&s.node))
+        bound_at_.emplace(b->name, b->name_loc);
+      if (const auto* in = std::get_if<InputStmt>(&s.node))
+        bound_at_.emplace(in->name, in->name_loc);
+      if (const auto* o = std::get_if<OutputStmt>(&s.node); o && !o->name.empty())
+        bound_at_.emplace(o->name, o->name_loc);
+    }
+    for (std::size_t i = 0; i < ast_.statements.size(); ++i) {
+      const Stmt& s = ast_.statements[i];
+      std::visit([&](const auto& stmt) { lower(stmt, s, i); }, s.node);
+    }
+    if (!ast_is_partial) {
+      SourceLoc file{ast_.file, 0, 0};
+      if (first_input_.empty())
+        diags_.error(file,
+                     "the graph has no input; declare one with 'input NAME' or "
+                     "'input NAME : CHANNELS'",
+                     kCode);
+      if (!has_output_)
+        diags_.error(file, "the graph has no output; add one with 'output EXPR'", kCode);
+    }
+    if (diags_.error_count() > errors_before) return std::nullopt;
+    return std::move(graph_);
+  }
+
+ private:
+  // ---- statements ----
+  void lower(const GraphStmt& g, const Stmt& s, std::size_t index) {
+    if (graph_stmt_) {
+      note(error(g.name_loc, "the graph is already named '" + graph_.name + "'"), *graph_stmt_,
+           "named here");
+      return;
+    }
+    graph_stmt_ = s.loc;
+    graph_.name = g.name;
+    if (index != 0)
+      note(error(s.loc, "'graph' must be the first statement"), ast_.statements.front().loc,
+           "the first statement is here");
+  }
+
+  void lower(const InputStmt& in, const Stmt&, std::size_t) {
+    ir::Node node;
+    node.op = ir::Input{in.name};
+    node.type.channels = in.channels;
+    node.loc = in.name_loc;
+    if (in.channels_loc.valid()) node.arg_locs["channels"] = in.channels_loc;
+    Value v;
+    v.kind = Kind::signal;
+    v.loc = in.name_loc;
+    if (!define(in.name, in.name_loc)) return;
+    v.node = graph_.add(std::move(node));
+    if (first_input_.empty()) first_input_ = in.name;
+    names_[in.name] = {std::move(v), in.name_loc};
+  }
+
+  void lower(const BindingStmt& b, const Stmt&, std::size_t) {
+    bool fresh = define(b.name, b.name_loc);
+    Value v = eval(b.value);
+    if (fresh) names_[b.name] = {std::move(v), b.name_loc};
+  }
+
+  void lower(const OutputStmt& o, const Stmt& s, std::size_t) {
+    has_output_ = true;
+    bool fresh = o.name.empty() || define(o.name, o.name_loc);
+    Value v = eval(o.value);
+    if (v.kind == Kind::chain) chain_without_signal(v);
+    if (v.kind == Kind::constant)
+      error(v.loc, "an output must be a signal, found the number " + written(v.number));
+    if (v.kind != Kind::signal) v = Value{};  // an error from here on
+    if (!o.name.empty() && fresh) names_[o.name] = {v, o.name_loc};
+    if (v.kind != Kind::signal) return;
+    ir::Node node;
+    node.op = ir::Output{o.name};
+    node.operands = {v.node};
+    node.type = graph_.node(v.node).type;
+    node.loc = o.name.empty() ? s.loc : o.name_loc;
+    graph_.add(std::move(node));
+  }
+
+  // Claims `name`; reports it and returns false when it is already bound.
+  bool define(const std::string& name, const SourceLoc& loc) {
+    auto [it, fresh] = defined_at_.emplace(name, loc);
+    if (!fresh)
+      note(error(loc, "'" + name + "' is already defined; names cannot be rebound"), it->second,
+           "'" + name + "' was first defined here");
+    return fresh;
+  }
+
+  // ---- expressions ----
+  Value eval(const Expr& e) {
+    Value v = std::visit([&](const auto& node) { return eval_node(node, e); }, e.node);
+    v.loc = e.loc;
+    return v;
+  }
+
+  Value eval_node(const ErrorExpr&, const Expr&) { return {}; }
+  Value eval_node(const StringExpr&, const Expr& e) {
+    error(e.loc, "expected a signal, found a string");
+    return {};
+  }
+  Value eval_node(const ListExpr&, const Expr& e) {
+    error(e.loc, "expected a signal, found a list");
+    return {};
+  }
+
+  Value eval_node(const NumberExpr& n, const Expr&) {
+    Value v;
+    v.kind = Kind::constant;
+    v.number = n;
+    return v;
+  }
+
+  Value eval_node(const NameExpr& n, const Expr& e) {
+    auto it = names_.find(n.name);
+    if (it != names_.end()) {
+      Value v = it->second.value;
+      v.name = n.name;
+      return v;
+    }
+    Diagnostic& d = error(e.loc, "unknown name '" + n.name + "'");
+    if (auto later = bound_at_.find(n.name); later != bound_at_.end()) {
+      const SourceLoc& at = later->second;
+      if (at.line == e.loc.line && at.col < e.loc.col)
+        note(d, {}, "a name cannot be used in its own definition");
+      else
+        note(d, at,
+             "'" + n.name +
+                 "' is defined here, after its use; a name must be defined "
+                 "before it is used");
+    } else if (std::optional<std::string> near = nearest_name(n.name, known_names())) {
+      note(d, {}, "did you mean '" + *near + "'?");
+    } else if (const StageSpec* stage = find_stage(n.name)) {
+      note(d, {}, "'" + n.name + "' is a stage; call it with parentheses: " + signature(*stage));
+    }
+    return {};
+  }
+
+  Value eval_node(const CallExpr& call, const Expr& e) {
+    CallExpr resolved{call.callee, {}};
+    for (const Arg& a : call.args)
+      resolved.args.push_back(
+          {a.keyword, a.keyword_loc, std::make_unique<Expr>(substitute_constants(*a.value))});
+    std::optional<StageOp> op = build_stage(resolved, e.loc, diags_);
+    if (!op) return {};
+    Value v;
+    v.kind = Kind::chain;
+    v.steps.push_back({std::move(op->op), e.loc, std::move(op->arg_locs)});
+    return v;
+  }
+
+  // An argument naming a bound constant (`fc = 1 kHz; lowpass(fc)`) reads as that number.
+  Expr substitute_constants(const Expr& e) {
+    if (const auto* n = e.as<NameExpr>()) {
+      auto it = names_.find(n->name);
+      if (it != names_.end() && it->second.value.kind == Kind::constant)
+        return Expr{it->second.value.number, e.loc};
+    }
+    if (const auto* list = e.as<ListExpr>()) {
+      ListExpr copy;
+      for (const Expr& item : list->items) copy.items.push_back(substitute_constants(item));
+      return Expr{std::move(copy), e.loc};
+    }
+    return clone(e);
+  }
+
+  Value eval_node(const BinaryExpr& b, const Expr& e) {
+    switch (b.op) {
+      case BinaryOp::pipe:
+        return pipe(b);
+      case BinaryOp::multiply:
+        return multiply(b);
+      case BinaryOp::add:
+      case BinaryOp::subtract:
+        return sum(e);
+    }
+    return {};
+  }
+
+  Value pipe(const BinaryExpr& b) {
+    Value lhs = eval(*b.lhs), rhs = eval(*b.rhs);
+    if (lhs.kind == Kind::error || rhs.kind == Kind::error) return {};
+    bool ok = true;
+    if (lhs.kind == Kind::constant) {
+      note(error(lhs.loc, "expected a signal or a stage before '|', found the number " +
+                              written(lhs.number)),
+           {}, "to scale a signal, multiply it: '" + lhs.number.text + " * " + input_hint() + "'");
+      ok = false;
+    }
+    if (rhs.kind == Kind::constant) {
+      note(error(rhs.loc,
+                 "expected a stage or a chain after '|', found the number " + written(rhs.number)),
+           {}, "to scale a signal, write 'gain(" + written(rhs.number) + ")'");
+      ok = false;
+    } else if (rhs.kind == Kind::signal) {
+      std::string what = rhs.name.empty() ? "this" : "'" + rhs.name + "'";
+      error(rhs.loc, what +
+                         " is a signal, not a stage or a chain; only stages and chains can "
+                         "follow '|'");
+      ok = false;
+    }
+    if (!ok) return {};
+    if (lhs.kind == Kind::chain) {
+      for (Step& s : rhs.steps) lhs.steps.push_back(std::move(s));
+      lhs.name.clear();
+      return lhs;
+    }
+    return signal(instantiate(rhs.steps, lhs.node));
+  }
+
+  Value multiply(const BinaryExpr& b) {
+    Value lhs = eval(*b.lhs), rhs = eval(*b.rhs);
+    if (lhs.kind == Kind::error || rhs.kind == Kind::error) return {};
+    if (lhs.kind == Kind::constant && rhs.kind == Kind::constant) {
+      std::optional<double> l = linear(lhs), r = linear(rhs);
+      if (!l || !r) return {};
+      Value v;
+      v.kind = Kind::constant;
+      v.number.value = *l * *r;
+      v.number.text = format_double(v.number.value);
+      return v;
+    }
+    if (lhs.kind != Kind::constant && rhs.kind != Kind::constant) {
+      error(b.op_loc, "'*' needs a constant number on one side (a gain), " +
+                          (lhs.kind == rhs.kind ? "but both sides are " + kind_text(lhs.kind) + "s"
+                                                : "found a " + kind_text(lhs.kind) + " and a " +
+                                                      kind_text(rhs.kind)));
+      return {};
+    }
+    Value& constant = lhs.kind == Kind::constant ? lhs : rhs;
+    Value& other = lhs.kind == Kind::constant ? rhs : lhs;
+    std::optional<double> g = linear(constant);
+    if (!g) return {};
+    Step step{ir::Gain{*g}, b.op_loc, {{"g", constant.loc}}};
+    if (other.kind == Kind::chain) {
+      other.steps.push_back(std::move(step));
+      other.name.clear();
+      return other;
+    }
+    return signal(instantiate({step}, other.node));
+  }
+
+  // `a + b - c`: one sum node over the left-associative run of '+' and '-'.
+  Value sum(const Expr& e) {
+    struct Term {
+      const Expr* expr;
+      double weight;
+      BinaryOp op;  // the operator before this term (after it, for the first)
+      SourceLoc op_loc;
+    };
+    std::vector<Term> terms;
+    const Expr* cur = &e;
+    while (const auto* b = cur->as<BinaryExpr>()) {
+      if (b->op != BinaryOp::add && b->op != BinaryOp::subtract) break;
+      terms.push_back({b->rhs.get(), b->op == BinaryOp::add ? 1.0 : -1.0, b->op, b->op_loc});
+      cur = b->lhs.get();
+    }
+    terms.push_back({cur, 1.0, terms.back().op, terms.back().op_loc});
+    std::reverse(terms.begin(), terms.end());
+
+    bool ok = true;
+    std::vector<Value> values;
+    for (const Term& t : terms) {
+      Value v = eval(*t.expr);
+      std::string op(op_text(t.op));
+      if (v.kind == Kind::chain) chain_without_signal(v);
+      if (v.kind == Kind::constant)
+        error(v.loc, "expected a signal on both sides of '" + op + "', found the number " +
+                         written(v.number));
+      ok = ok && v.kind == Kind::signal;
+      values.push_back(std::move(v));
+    }
+    if (!ok) return {};
+
+    int channels = 0;
+    std::size_t first = 0;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      int c = graph_.node(values[i].node).type.channels;
+      if (c == 0) continue;
+      if (channels == 0) {
+        channels = c;
+        first = i;
+      } else if (c != channels) {
+        Diagnostic& d =
+            error(terms[i].op_loc,
+                  std::string(terms[i].op == BinaryOp::add ? "cannot add" : "cannot subtract") +
+                      " signals with different channel counts (" + std::to_string(channels) +
+                      " and " + std::to_string(c) + ")");
+        note(d, values[first].loc, "this signal has " + channels_text(channels));
+        note(d, values[i].loc, "this signal has " + channels_text(c));
+        return {};
+      }
+    }
+    ir::Node node;
+    ir::Sum op;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      node.operands.push_back(values[i].node);
+      op.weights.push_back(terms[i].weight);
+    }
+    node.op = std::move(op);
+    node.type.channels = channels;
+    node.loc = terms[1].op_loc;
+    return signal(graph_.add(std::move(node)));
+  }
+
+  // ---- helpers ----
+  ir::NodeId instantiate(const std::vector<Step>& steps, ir::NodeId operand) {
+    for (const Step& s : steps) {
+      ir::Node node;
+      node.op = s.op;
+      node.operands = {operand};
+      node.type = graph_.node(operand).type;
+      node.loc = s.loc;
+      node.arg_locs = s.arg_locs;
+      operand = graph_.add(std::move(node));
+    }
+    return operand;
+  }
+
+  static Value signal(ir::NodeId id) {
+    Value v;
+    v.kind = Kind::signal;
+    v.node = id;
+    return v;
+  }
+
+  // A constant as a linear gain: plain, or dB with the unit.
+  std::optional<double> linear(const Value& v) {
+    const NumberExpr& n = v.number;
+    if (n.unit == Unit::none) return n.value;
+    if (n.unit == Unit::db) return std::pow(10.0, n.value / 20);
+    error(v.loc, "expected a gain (a plain number, or a level in dB), found " + written(n) + " (" +
+                     std::string(unit_quantity(n.unit)) + ")");
+    return std::nullopt;
+  }
+
+  void chain_without_signal(const Value& v) {
+    error(v.loc, "this is a chain with no input signal; apply it to a signal with '" +
+                     input_hint() + " | ...'");
+  }
+
+  std::string input_hint() const { return first_input_.empty() ? "x" : first_input_; }
+
+  static std::string kind_text(Kind k) {
+    switch (k) {
+      case Kind::signal:
+        return "signal";
+      case Kind::chain:
+        return "chain";
+      case Kind::constant:
+        return "number";
+      case Kind::error:
+        break;
+    }
+    return "error";
+  }
+
+  static std::string channels_text(int c) {
+    return std::to_string(c) + (c == 1 ? " channel" : " channels");
+  }
+
+  std::vector<std::string_view> known_names() const {
+    std::vector<std::string_view> out;
+    for (const auto& [name, binding] : names_) out.push_back(name);
+    return out;
+  }
+
+  Diagnostic& error(const SourceLoc& loc, std::string message) {
+    return diags_.error(loc, std::move(message), kCode);
+  }
+  static Diagnostic& note(Diagnostic& d, SourceLoc loc, std::string message) {
+    d.notes.push_back({Severity::note, std::move(loc), std::move(message), {}, {}});
+    return d;
+  }
+
+  const Ast& ast_;
+  DiagnosticEngine& diags_;
+  ir::Graph graph_;
+  std::map<std::string, Binding> names_;         // names bound so far, to their values
+  std::map<std::string, SourceLoc> defined_at_;  // every name claimed so far
+  std::map<std::string, SourceLoc> bound_at_;    // every binding in the file (step 1)
+  std::optional<SourceLoc> graph_stmt_;
+  std::string first_input_;
+  bool has_output_ = false;
+};
+
+}  // namespace
+
+std::optional<ir::Graph> lower_to_ir(const Ast& ast, DiagnosticEngine& diags, bool ast_is_partial) {
+  return Lowerer(ast, diags).run(ast_is_partial);
+}
+
+}  // namespace fxc::frontend

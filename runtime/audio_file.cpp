@@ -1,0 +1,283 @@
+// libsndfile behind fxc's Signal: planar samples in, interleaved frames out, and the other way.
+#include "runtime/audio_file.h"
+
+#include <fcntl.h>
+#include <sndfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace fxc {
+namespace {
+
+struct Subtype {
+  const char* name;
+  int candidates[2];  // the first one the container accepts is used; 0 ends the list
+};
+
+// pcm8 is signed in most containers but unsigned in WAV, hence two candidates.
+constexpr Subtype kSubtypes[] = {
+    {"pcm8", {SF_FORMAT_PCM_S8, SF_FORMAT_PCM_U8}},
+    {"pcm16", {SF_FORMAT_PCM_16, 0}},
+    {"pcm24", {SF_FORMAT_PCM_24, 0}},
+    {"pcm32", {SF_FORMAT_PCM_32, 0}},
+    {"float", {SF_FORMAT_FLOAT, 0}},
+    {"double", {SF_FORMAT_DOUBLE, 0}},
+    {"ulaw", {SF_FORMAT_ULAW, 0}},
+    {"alaw", {SF_FORMAT_ALAW, 0}},
+    {"vorbis", {SF_FORMAT_VORBIS, 0}},
+    {"opus", {SF_FORMAT_OPUS, 0}},
+};
+
+struct Container {
+  const char* extension;
+  const char* name;
+  int sf_container;
+  const char* default_subtype;
+};
+
+// WAV and AIFF default to float so that nothing a graph computes is clipped or quantised;
+// FLAC has no float encoding and 24 bits is the most it holds; Ogg is lossy either way.
+constexpr Container kContainers[] = {
+    {".wav", "WAV", SF_FORMAT_WAV, "float"},   {".flac", "FLAC", SF_FORMAT_FLAC, "pcm24"},
+    {".ogg", "Ogg", SF_FORMAT_OGG, "vorbis"},  {".aiff", "AIFF", SF_FORMAT_AIFF, "float"},
+    {".aif", "AIFF", SF_FORMAT_AIFF, "float"},
+};
+
+const Container* find_container(const std::string& extension) {
+  for (const Container& c : kContainers)
+    if (extension == c.extension) return &c;
+  return nullptr;
+}
+
+const Subtype* find_subtype(const std::string& name) {
+  for (const Subtype& s : kSubtypes)
+    if (name == s.name) return &s;
+  return nullptr;
+}
+
+// The libsndfile format for this pair, or 0 when the container cannot hold the subtype.
+int combine(const Container& container, const Subtype& subtype) {
+  for (int candidate : subtype.candidates) {
+    if (candidate == 0) break;
+    SF_INFO info{};
+    info.samplerate = 48000;
+    info.channels = 1;
+    info.format = container.sf_container | candidate;
+    if (sf_format_check(&info)) return info.format;
+  }
+  return 0;
+}
+
+// libsndfile's messages read "System error : No such file or directory." or "Error : Opus
+// only supports ..."; inside ours they read better without the prefix and the full stop.
+std::string tidy(std::string message) {
+  for (const std::string prefix : {"System error : ", "Error : "})
+    if (message.rfind(prefix, 0) == 0) message.erase(0, prefix.size());
+  while (!message.empty() &&
+         (message.back() == '.' || message.back() == '\n' || message.back() == ' '))
+    message.pop_back();
+  return message;
+}
+
+std::string open_error() {
+  if (sf_error(nullptr) == SF_ERR_UNRECOGNISED_FORMAT)
+    return "not a format libsndfile recognises (WAV, FLAC, Ogg, AIFF, ...)";
+  return tidy(sf_strerror(nullptr));
+}
+
+// libsndfile reads a WAV or AIFF whose data chunk runs past the end of the file as a shorter
+// file, and says so only in its log ("data : 8000 (should be 3912)"). Sizes of 0 and from
+// 0x7fffffff up are the placeholders of writers that stream and never come back to fix the
+// header; those files are whole.
+std::optional<std::string> truncation_in_log(SNDFILE* sf) {
+  std::vector<char> log(1 << 16, '\0');
+  sf_command(sf, SFC_GET_LOG_INFO, log.data(), static_cast<int>(log.size() - 1));
+  std::string_view rest(log.data());
+  while (!rest.empty()) {
+    std::size_t end = rest.find('\n');
+    std::string line(rest.substr(0, end));
+    rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
+    unsigned long long declared = 0, actual = 0;
+    char chunk[5] = {};
+    if (std::sscanf(line.c_str(), " %4s : %llu (should be %llu)", chunk, &declared, &actual) != 3)
+      continue;
+    if (std::strcmp(chunk, "data") != 0 && std::strcmp(chunk, "SSND") != 0) continue;
+    if (declared == 0 || declared >= 0x7fffffffULL || declared <= actual) continue;
+    return "truncated: the header promises " + std::to_string(declared) +
+           " bytes of samples but the file holds " + std::to_string(actual);
+  }
+  return std::nullopt;
+}
+
+// About a megabyte of interleaved doubles per libsndfile call, whatever the channel count.
+std::size_t frames_per_chunk(std::size_t channels) {
+  return std::max<std::size_t>(1, (std::size_t{1} << 17) / channels);
+}
+
+struct SndfileCloser {
+  void operator()(SNDFILE* f) const { sf_close(f); }
+};
+using SndfilePtr = std::unique_ptr<SNDFILE, SndfileCloser>;
+
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+Expected<SignalFile, std::string> read_audio_file(const std::string& path, DType dtype) {
+  auto fail = [&](const std::string& reason) {
+    return Unexpected{"cannot read '" + path + "': " + reason};
+  };
+  // Opened here so that a missing file reads as the system says it, not as libsndfile does.
+  Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (file.fd < 0) return fail(std::strerror(errno));
+  struct stat st {};
+  if (::fstat(file.fd, &st) == 0 && S_ISDIR(st.st_mode)) return fail("it is a directory");
+
+  SF_INFO info{};
+  SndfilePtr sf(sf_open_fd(file.fd, SFM_READ, &info, SF_FALSE));
+  if (!sf) return fail(open_error());
+  if (info.channels <= 0) return fail("the file has no channels");
+  if (info.samplerate <= 0) return fail("the file has no valid sample rate");
+  if (auto truncated = truncation_in_log(sf.get())) return fail(*truncated);
+
+  const auto channels = static_cast<std::size_t>(info.channels);
+  const auto chunk_frames = static_cast<sf_count_t>(frames_per_chunk(channels));
+  std::vector<double> chunk(static_cast<std::size_t>(chunk_frames) * channels);
+  std::vector<double> interleaved;
+  // The header's frame count only guides the reservation: a damaged header must not make us
+  // allocate gigabytes up front.
+  if (info.frames > 0 && info.frames != SF_COUNT_MAX)
+    interleaved.reserve(std::min<std::size_t>(static_cast<std::size_t>(info.frames) * channels,
+                                              std::size_t{1} << 24));
+  sf_count_t total = 0;
+  while (true) {
+    sf_count_t n = sf_readf_double(sf.get(), chunk.data(), chunk_frames);
+    if (n <= 0) break;
+    interleaved.insert(interleaved.end(), chunk.begin(),
+                       chunk.begin() + static_cast<std::ptrdiff_t>(n * info.channels));
+    total += n;
+  }
+  if (sf_error(sf.get()) != SF_ERR_NO_ERROR) return fail(tidy(sf_strerror(sf.get())));
+  if (info.frames != SF_COUNT_MAX && total < info.frames)
+    return fail("truncated: the header promises " + std::to_string(info.frames) +
+                " frames but only " + std::to_string(total) + " could be read");
+
+  const auto samples = static_cast<std::size_t>(total);
+  Signal signal(channels, samples, dtype);
+  for (std::size_t c = 0; c < channels; ++c) {
+    if (dtype == DType::f64) {
+      auto out = signal.f64(c);
+      for (std::size_t i = 0; i < samples; ++i) out[i] = interleaved[i * channels + c];
+    } else {
+      auto out = signal.f32(c);
+      for (std::size_t i = 0; i < samples; ++i)
+        out[i] = static_cast<float>(interleaved[i * channels + c]);
+    }
+  }
+  return SignalFile{std::move(signal), static_cast<double>(info.samplerate)};
+}
+
+bool is_audio_extension(const std::string& extension) {
+  return find_container(extension) != nullptr;
+}
+
+Expected<AudioFormat, std::string> audio_format_for(const std::string& extension,
+                                                    const std::optional<std::string>& subtype) {
+  const Container* container = find_container(extension);
+  if (!container) return Unexpected{"'" + extension + "' is not an audio extension"};
+  const std::string name = subtype.value_or(container->default_subtype);
+  const Subtype* chosen = find_subtype(name);
+  if (!chosen) {
+    std::string known;
+    for (const Subtype& s : kSubtypes) known += std::string(known.empty() ? "" : ", ") + s.name;
+    return Unexpected{"unknown subtype '" + name + "' (expected one of " + known + ")"};
+  }
+  if (int format = combine(*container, *chosen))
+    return AudioFormat{format, std::string(container->name) + " " + name};
+
+  std::string available;
+  for (const Subtype& s : kSubtypes)
+    if (combine(*container, s)) available += std::string(available.empty() ? "" : ", ") + s.name;
+  return Unexpected{"subtype '" + name + "' is not available for " + extension +
+                    " (available: " + available + ")"};
+}
+
+Expected<std::monostate, std::string> write_audio(int fd, const Signal& signal,
+                                                  double sample_rate_hz,
+                                                  const AudioFormat& format) {
+  using E = Unexpected<std::string>;
+  if (!(sample_rate_hz >= 1 && sample_rate_hz <= INT_MAX) ||
+      sample_rate_hz != std::floor(sample_rate_hz))
+    return E{"audio files store a whole number of Hz as the sample rate, not " +
+             std::to_string(sample_rate_hz)};
+  if (signal.channels() > INT_MAX) return E{"too many channels"};
+
+  SF_INFO info{};
+  info.samplerate = static_cast<int>(sample_rate_hz);
+  info.channels = static_cast<int>(signal.channels());
+  info.format = format.sf_format;
+  // Plain WAV cannot describe more than 4 GiB of data; RF64 is WAV's 64-bit successor.
+  const int subtype = format.sf_format & SF_FORMAT_SUBMASK;
+  if ((format.sf_format & SF_FORMAT_TYPEMASK) == SF_FORMAT_WAV) {
+    const double bytes_per_sample =
+        subtype == SF_FORMAT_DOUBLE                                                             ? 8
+        : subtype == SF_FORMAT_PCM_24                                                           ? 3
+        : subtype == SF_FORMAT_PCM_16                                                           ? 2
+        : subtype == SF_FORMAT_PCM_U8 || subtype == SF_FORMAT_ULAW || subtype == SF_FORMAT_ALAW ? 1
+                                                                                                : 4;
+    const double data_bytes = static_cast<double>(signal.channels()) *
+                              static_cast<double>(signal.samples()) * bytes_per_sample;
+    if (data_bytes > 4294967295.0 - (1 << 20)) info.format = SF_FORMAT_RF64 | subtype;
+  }
+
+  SndfilePtr sf(sf_open_fd(fd, SFM_WRITE, &info, SF_FALSE));
+  if (!sf) return E{tidy(sf_strerror(nullptr))};
+  // Without this, libsndfile wraps out-of-range samples around in integer encodings (+1.2
+  // becomes a large negative value) instead of clipping them.
+  if (subtype != SF_FORMAT_FLOAT && subtype != SF_FORMAT_DOUBLE)
+    sf_command(sf.get(), SFC_SET_CLIPPING, nullptr, SF_TRUE);
+
+  const std::size_t channels = signal.channels();
+  const std::size_t chunk_frames = frames_per_chunk(channels);
+  std::vector<double> chunk64(signal.dtype() == DType::f64 ? chunk_frames * channels : 0);
+  std::vector<float> chunk32(signal.dtype() == DType::f32 ? chunk_frames * channels : 0);
+  for (std::size_t start = 0; start < signal.samples(); start += chunk_frames) {
+    const std::size_t frames = std::min(chunk_frames, signal.samples() - start);
+    sf_count_t written;
+    if (signal.dtype() == DType::f64) {
+      for (std::size_t c = 0; c < channels; ++c) {
+        auto in = signal.f64(c);
+        for (std::size_t i = 0; i < frames; ++i) chunk64[i * channels + c] = in[start + i];
+      }
+      written = sf_writef_double(sf.get(), chunk64.data(), static_cast<sf_count_t>(frames));
+    } else {
+      for (std::size_t c = 0; c < channels; ++c) {
+        auto in = signal.f32(c);
+        for (std::size_t i = 0; i < frames; ++i) chunk32[i * channels + c] = in[start + i];
+      }
+      written = sf_writef_float(sf.get(), chunk32.data(), static_cast<sf_count_t>(frames));
+    }
+    if (written != static_cast<sf_count_t>(frames))
+      return E{sf_error(sf.get()) ? tidy(sf_strerror(sf.get())) : "the write was incomplete"};
+  }
+  // Closing writes the final header (and, for Ogg, the last pages): it can fail too.
+  if (int err = sf_close(sf.release())) return E{tidy(sf_error_number(err))};
+  return std::monostate{};
+}
+
+}  // namespace fxc

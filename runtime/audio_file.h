@@ -1,0 +1,37 @@
+// Audio files through libsndfile: reading anything it recognises, writing WAV (RF64 when
+// larger than 4 GiB), FLAC, Ogg and AIFF with a chosen sample encoding.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "ir/dtype.h"
+#include "runtime/signal_file.h"
+#include "support/expected.h"
+
+namespace fxc {
+
+/// Reads an audio file, normalised to [-1, 1) for integer encodings, converted to `dtype`.
+/// Errors read "cannot read 'PATH': REASON".
+Expected<SignalFile, std::string> read_audio_file(const std::string& path, DType dtype);
+
+/// How an audio output is stored: the container named by the extension and the encoding.
+struct AudioFormat {
+  int sf_format = 0;        ///< libsndfile SF_FORMAT_* container | subtype
+  std::string description;  ///< e.g. "WAV float"
+};
+
+/// True when `extension` (lower case, with the dot) names an audio container fxc writes.
+bool is_audio_extension(const std::string& extension);
+
+/// The format for `extension` (lower case, with the dot) and `subtype` (the container's
+/// default when unset). The error names the subtypes the container allows.
+Expected<AudioFormat, std::string> audio_format_for(const std::string& extension,
+                                                    const std::optional<std::string>& subtype);
+
+/// Writes `signal` to the open descriptor `fd`. Returns the reason on failure.
+Expected<std::monostate, std::string> write_audio(int fd, const Signal& signal,
+                                                  double sample_rate_hz, const AudioFormat& format);
+
+}  // namespace fxc

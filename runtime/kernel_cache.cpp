@@ -1,0 +1,229 @@
+#include "runtime/kernel_cache.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "ir/print.h"
+#include "runtime/counters.h"
+#include "runtime/signal_file.h"
+#include "support/sha256.h"
+#include "support/version.h"
+
+namespace fxc {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kFormat = "fxc-kernel-cache 1";
+
+std::mutex memory_mutex;
+std::map<std::string, std::shared_ptr<const codegen::CpuKernels>>& memory() {
+  static std::map<std::string, std::shared_ptr<const codegen::CpuKernels>> cache;
+  return cache;
+}
+
+std::vector<ir::NodeId> chain_ids(const ir::Graph& graph) {
+  std::vector<ir::NodeId> ids;
+  for (ir::NodeId id = 0; id < graph.size(); ++id)
+    if (ir::holds<ir::Chain>(graph.node(id))) ids.push_back(id);
+  return ids;
+}
+
+std::optional<std::string> read_whole(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+Expected<std::monostate, std::string> write_text(const fs::path& path, const std::string& bytes) {
+  return write_file_atomically(path.string(), [&](int fd, const std::string&) {
+    return write_all(fd, bytes.data(), bytes.size());
+  });
+}
+
+}  // namespace
+
+Counters& counters() {
+  static Counters instance;
+  return instance;
+}
+
+void clear_memory_cache() {
+  std::lock_guard lock(memory_mutex);
+  memory().clear();
+}
+
+KernelCache::KernelCache(std::string directory, std::uint64_t max_bytes)
+    : directory_(std::move(directory)), max_bytes_(max_bytes) {}
+
+std::string KernelCache::key_text(const ir::Graph& scheduled) {
+  return std::string(kFormat) + "\nfxc " + kVersion + "\nbackend cpu\ntarget " +
+         codegen::cpu_target_id() + "\ntoolchain " + codegen::llvm_version_string() +
+         "\noptions O3\n" + ir::to_text(scheduled, {.locations = false, .shape_only = true});
+}
+
+std::string KernelCache::key(const ir::Graph& scheduled) { return sha256_hex(key_text(scheduled)); }
+
+Expected<std::shared_ptr<const codegen::CpuKernels>, std::string> KernelCache::cpu_kernels(
+    const ir::Graph& scheduled, DiagnosticEngine& diags) {
+  std::string text = key_text(scheduled);
+  std::string k = sha256_hex(text);
+  {
+    std::lock_guard lock(memory_mutex);
+    if (auto it = memory().find(k); it != memory().end()) {
+      ++counters().memory_hits;
+      return it->second;
+    }
+  }
+  std::vector<ir::NodeId> ids = chain_ids(scheduled);
+  std::shared_ptr<const codegen::CpuKernels> kernels;
+  if (!directory_.empty())
+    if (std::optional<std::string> object = read_entry(k, text, diags)) {
+      auto loaded = codegen::load_cpu_kernels(*object, ids);
+      if (loaded) {
+        ++counters().disk_hits;
+        kernels = *loaded;
+      } else {
+        diags.warning({}, "kernel cache entry " + k.substr(0, 12) + " could not be loaded (" +
+                              loaded.error() + "); recompiling", "fxc-cache");
+        ++counters().damaged_entries;
+      }
+    }
+  if (!kernels) {
+    auto compiled = codegen::compile_cpu_kernels(scheduled);
+    if (!compiled) return Unexpected{compiled.error()};
+    ++counters().compiles;
+    kernels = *compiled;
+    if (!directory_.empty()) write_entry(k, text, scheduled.name, kernels->object_code(), ids, diags);
+  }
+  std::lock_guard lock(memory_mutex);
+  memory().emplace(k, kernels);
+  return kernels;
+}
+
+std::optional<std::string> KernelCache::read_entry(const std::string& key,
+                                                   const std::string& key_text,
+                                                   DiagnosticEngine& diags) {
+  fs::path meta_path = fs::path(directory_) / (key + ".meta");
+  std::optional<std::string> meta = read_whole(meta_path);
+  if (!meta) return std::nullopt;  // an ordinary miss
+  auto damaged = [&](const std::string& why) -> std::optional<std::string> {
+    diags.warning({}, "kernel cache entry " + key.substr(0, 12) + " in " + directory_ +
+                          " is damaged (" + why + "); recompiling", "fxc-cache");
+    ++counters().damaged_entries;
+    return std::nullopt;
+  };
+  std::istringstream in(*meta);
+  std::string format, word, sum, separator;
+  std::uint64_t bytes = 0;
+  std::getline(in, format);
+  if (format != kFormat) return damaged("unknown format");
+  in >> word >> bytes;
+  if (word != "object_bytes") return damaged("bad metadata");
+  in >> word >> sum;
+  if (word != "object_sha256") return damaged("bad metadata");
+  while (std::getline(in, separator) && separator != "--- key text ---") {
+  }
+  std::string rest((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (separator != "--- key text ---" || rest != key_text) return damaged("key text does not match");
+  std::optional<std::string> object = read_whole(fs::path(directory_) / (key + ".o"));
+  if (!object) return damaged("object file missing");
+  if (object->size() != bytes) return damaged("object file truncated");
+  if (sha256_hex(*object) != sum) return damaged("checksum mismatch");
+  std::error_code ignored;
+  fs::last_write_time(meta_path, fs::file_time_type::clock::now(), ignored);  // for LRU pruning
+  return object;
+}
+
+void KernelCache::write_entry(const std::string& key, const std::string& key_text,
+                              const std::string& graph_name, const std::string& object,
+                              const std::vector<ir::NodeId>&, DiagnosticEngine& diags) {
+  std::error_code error;
+  fs::create_directories(directory_, error);
+  if (error) {
+    diags.warning({}, "cannot create the kernel cache directory " + directory_ + ": " +
+                          error.message() + "; kernels are not cached on disk", "fxc-cache");
+    return;
+  }
+  std::string meta = std::string(kFormat) + "\nobject_bytes " + std::to_string(object.size()) +
+                     "\nobject_sha256 " + sha256_hex(object) + "\ngraph " + graph_name +
+                     "\n--- key text ---\n" + key_text;
+  // The object goes first: a .meta file always names a complete object.
+  auto ok = write_text(fs::path(directory_) / (key + ".o"), object);
+  if (ok) ok = write_text(fs::path(directory_) / (key + ".meta"), meta);
+  if (!ok) {
+    diags.warning({}, ok.error() + "; kernels are not cached on disk", "fxc-cache");
+    return;
+  }
+  prune();
+}
+
+std::vector<CacheEntryInfo> KernelCache::list() const {
+  std::vector<CacheEntryInfo> out;
+  std::error_code error;
+  for (const auto& file : fs::directory_iterator(directory_, error)) {
+    if (file.path().extension() != ".meta") continue;
+    CacheEntryInfo info;
+    info.key = file.path().stem().string();
+    std::error_code e;
+    info.bytes = fs::file_size(file.path(), e) + fs::file_size(fs::path(directory_) / (info.key + ".o"), e);
+    if (auto meta = read_whole(file.path())) {
+      std::istringstream in(*meta);
+      for (std::string line; std::getline(in, line);)
+        if (line.rfind("graph ", 0) == 0) {
+          info.graph_name = line.substr(6);
+          break;
+        }
+    }
+    out.push_back(info);
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
+  return out;
+}
+
+std::size_t KernelCache::clear() {
+  std::size_t removed = 0;
+  std::error_code error;
+  for (const auto& file : fs::directory_iterator(directory_, error)) {
+    auto ext = file.path().extension();
+    if (ext == ".meta" || ext == ".o") {
+      removed += ext == ".meta";
+      fs::remove(file.path(), error);
+    }
+  }
+  clear_memory_cache();
+  return removed;
+}
+
+void KernelCache::prune() {
+  struct Entry {
+    fs::file_time_type used;
+    std::string key;
+    std::uint64_t bytes;
+  };
+  std::vector<Entry> entries;
+  std::uint64_t total = 0;
+  std::error_code error;
+  for (const auto& file : fs::directory_iterator(directory_, error)) {
+    if (file.path().extension() != ".meta") continue;
+    std::string key = file.path().stem().string();
+    std::error_code e;
+    std::uint64_t bytes = fs::file_size(file.path(), e) + fs::file_size(fs::path(directory_) / (key + ".o"), e);
+    entries.push_back({fs::last_write_time(file.path(), e), key, bytes});
+    total += bytes;
+  }
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.used < b.used; });
+  for (const Entry& entry : entries) {
+    if (total <= max_bytes_) break;
+    fs::remove(fs::path(directory_) / (entry.key + ".meta"), error);
+    fs::remove(fs::path(directory_) / (entry.key + ".o"), error);
+    total -= entry.bytes;
+  }
+}
+
+}  // namespace fxc

@@ -1,0 +1,22 @@
+// NumPy .npy files: float32/float64 arrays of shape [samples] or [channels, samples].
+// See docs/file-formats.md for what is accepted and why.
+#pragma once
+
+#include <string>
+#include <variant>
+
+#include "ir/dtype.h"
+#include "runtime/signal.h"
+#include "support/expected.h"
+
+namespace fxc {
+
+/// Reads an .npy file (format versions 1.0, 2.0, 3.0; dtype <f4, <f8, >f4 or >f8; C or
+/// Fortran order) and converts it to `dtype`. Errors read "cannot read 'PATH': REASON".
+Expected<Signal, std::string> read_npy_file(const std::string& path, DType dtype);
+
+/// Writes `signal` to the open descriptor `fd` as a version 1.0 .npy file of shape
+/// [channels, samples] and the signal's dtype, little-endian. Returns the reason on failure.
+Expected<std::monostate, std::string> write_npy(int fd, const Signal& signal);
+
+}  // namespace fxc

@@ -1,0 +1,209 @@
+// Dispatch on the file extension, and the temporary-file-then-rename protocol every output
+// goes through.
+#include "runtime/signal_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include "runtime/audio_file.h"
+#include "runtime/npy_file.h"
+
+namespace fxc {
+namespace {
+
+constexpr const char* kExpectedExtensions = "(expected .wav, .flac, .ogg, .aiff or .npy)";
+
+std::string lower_extension(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext;
+}
+
+Unexpected<std::string> cannot_write(const std::string& path, const std::string& reason) {
+  return Unexpected{"cannot write '" + path + "': " + reason};
+}
+
+// Six random characters: enough that guessing collisions never matter, since O_EXCL retries.
+std::string random_suffix() {
+  static constexpr char kChars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::uniform_int_distribution<std::size_t> pick(0, sizeof kChars - 2);
+  std::string s(6, ' ');
+  for (char& c : s) c = kChars[pick(rng)];
+  return s;
+}
+
+// Owns the temporary file until it is renamed: any early return or exception removes it.
+class TempFile {
+ public:
+  TempFile() = default;
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!path_.empty()) ::unlink(path_.c_str());
+  }
+
+  /// Creates `.NAME.tmp-XXXXXX` in `dir`; returns errno on failure.
+  int create(const std::filesystem::path& dir, const std::string& name) {
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      std::string candidate = (dir / ("." + name + ".tmp-" + random_suffix())).string();
+      // 0666 rather than mkstemp's 0600, so the umask decides, as for any newly created file.
+      int fd = ::open(candidate.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd >= 0) {
+        fd_ = fd;
+        path_ = std::move(candidate);
+        return 0;
+      }
+      if (errno != EEXIST) return errno;
+    }
+    return EEXIST;
+  }
+
+  int fd() const { return fd_; }
+  const std::string& path() const { return path_; }
+
+  /// Flushes to disk and closes; returns errno on failure. Late write errors (NFS, a full
+  /// disk with delayed allocation) surface here, not in write().
+  int sync_and_close() {
+    int err = ::fsync(fd_) == 0 ? 0 : errno;
+    int closed = ::close(fd_);
+    fd_ = -1;
+    if (err == 0 && closed != 0) err = errno;
+    return err;
+  }
+
+  /// Renames over `target`; afterwards the destructor leaves the file alone.
+  int commit(const std::string& target) {
+    if (::rename(path_.c_str(), target.c_str()) != 0) return errno;
+    path_.clear();
+    return 0;
+  }
+
+ private:
+  int fd_ = -1;
+  std::string path_;
+};
+
+std::string creation_error(int err, const std::filesystem::path& dir) {
+  if (err == ENOENT) return "directory '" + dir.string() + "' does not exist";
+  if (err == ENOTDIR) return "'" + dir.string() + "' is not a directory";
+  return std::strerror(err);
+}
+
+// Makes the rename itself durable; a failure here loses nothing already visible, so it is
+// not reported.
+void sync_directory(const std::filesystem::path& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+Expected<std::monostate, std::string> write_all(int fd, const void* data, std::size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    // Linux moves at most about 2 GiB per call; smaller pieces keep the loop honest elsewhere.
+    std::size_t piece = std::min<std::size_t>(size, std::size_t{1} << 30);
+    ssize_t n = ::write(fd, p, piece);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Unexpected{std::string(std::strerror(errno))};
+    }
+    if (n == 0) return Unexpected{std::string("the write made no progress")};
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return std::monostate{};
+}
+
+Expected<std::monostate, std::string> write_file_atomically(
+    const std::string& path, const std::function<Expected<std::monostate, std::string>(
+                                 int fd, const std::string& temp_path)>& write) {
+  std::filesystem::path target(path);
+  // Through a symbolic link to the file it names, so the link survives the rename.
+  std::error_code ec;
+  if (std::filesystem::is_symlink(target, ec))
+    if (auto resolved = std::filesystem::canonical(target, ec); !ec) target = resolved;
+  std::string name = target.filename().string();
+  if (name.empty() || name == "." || name == "..") return cannot_write(path, "not a file name");
+  std::filesystem::path dir = target.parent_path();
+  if (dir.empty()) dir = ".";
+
+  // Found now rather than at the rename, after all the work.
+  struct stat st {};
+  if (::stat(target.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    return cannot_write(path, "it is a directory");
+
+  TempFile temp;
+  if (int err = temp.create(dir, name)) return cannot_write(path, creation_error(err, dir));
+  auto written = write(temp.fd(), temp.path());
+  if (!written) return cannot_write(path, written.error());
+  if (int err = temp.sync_and_close()) return cannot_write(path, std::strerror(err));
+  if (int err = temp.commit(target.string())) return cannot_write(path, std::strerror(err));
+  sync_directory(dir);
+  return std::monostate{};
+}
+
+Expected<SignalFile, std::string> read_signal_file(const std::string& path, DType dtype) {
+  if (lower_extension(path) == ".npy") {
+    auto signal = read_npy_file(path, dtype);
+    if (!signal) return Unexpected{signal.error()};
+    return SignalFile{std::move(signal).value(), std::nullopt};
+  }
+  return read_audio_file(path, dtype);
+}
+
+Expected<std::monostate, std::string> check_output_format(const std::string& path,
+                                                          const WriteOptions& options) {
+  std::string ext = lower_extension(path);
+  if (ext.empty())
+    return cannot_write(path, std::string("the name has no extension ") + kExpectedExtensions);
+  if (ext == ".npy") {
+    if (options.subtype)
+      return cannot_write(path,
+                          "--subtype does not apply to .npy output (its dtype is that of "
+                          "the computation, --dtype)");
+    return std::monostate{};
+  }
+  if (!is_audio_extension(ext))
+    return cannot_write(
+        path, "unknown output extension '" + ext + "' " + std::string(kExpectedExtensions));
+  auto format = audio_format_for(ext, options.subtype);
+  if (!format) return cannot_write(path, format.error());
+  return std::monostate{};
+}
+
+Expected<std::monostate, std::string> write_signal_file(const std::string& path,
+                                                        const Signal& signal,
+                                                        std::optional<double> sample_rate_hz,
+                                                        const WriteOptions& options) {
+  if (auto checked = check_output_format(path, options); !checked) return checked;
+  if (signal.channels() == 0) return cannot_write(path, "the signal has no channels");
+
+  std::string ext = lower_extension(path);
+  if (ext == ".npy")
+    return write_file_atomically(path,
+                                 [&](int fd, const std::string&) { return write_npy(fd, signal); });
+
+  if (!sample_rate_hz)
+    return cannot_write(path, "an audio file needs a sample rate (give one with --fs)");
+  auto format = audio_format_for(ext, options.subtype);
+  if (!format) return cannot_write(path, format.error());
+  return write_file_atomically(path, [&](int fd, const std::string&) {
+    return write_audio(fd, signal, *sample_rate_hz, *format);
+  });
+}
+
+}  // namespace fxc

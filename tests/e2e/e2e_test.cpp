@@ -1,0 +1,424 @@
+// End-to-end tests: run the fxc binary on the graphs in tests/e2e/graphs and the committed
+// inputs in tests/data/e2e, and compare what it writes with the outputs SciPy computed for the
+// same graphs (scripts/gen_e2e_reference.py). Also: what a failed run leaves behind, exit
+// statuses and messages, freqz, --help and --version. Each test works in a fresh directory.
+//
+// Tolerances, as relative RMS error per channel, sqrt(sum (y - ref)^2 / sum ref^2):
+//  - float64 outputs (.npy, --dtype f64): 1e-10. fxc and SciPy run the same float64
+//    recurrences on the same samples (float32 inputs widen exactly); the coefficients differ
+//    in the last bits (fxc's own filter design, a different summation order), which filters
+//    with poles near the unit circle amplify to ~1e-13 here. 1e-10 is far above that and far
+//    below any real mistake (a wrong coefficient or a sample of delay is > 1e-3).
+//  - float32 outputs (32-bit float WAV, .npy with --dtype f32): 1e-7. The reference target
+//    computes in float64 and rounds each output sample once to float32, which changes it by
+//    at most 2^-24 (5.96e-8) of its magnitude, so the RMS error is at most 5.96e-8 of the RMS
+//    signal; 1e-7 adds room for the float64 differences above. (Measured: 1e-8 to 3e-8.)
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "run_command.h"
+#include "runtime/signal_file.h"
+
+namespace fs = std::filesystem;
+using fxc::test::CommandResult;
+using fxc::test::read_file_bytes;
+
+namespace {
+
+constexpr double kFloat64Tolerance = 1e-10;
+constexpr double kFloat32Tolerance = 1e-7;
+
+fs::path graph(const std::string& name) { return fs::path(FXC_E2E_DIR) / "graphs" / name; }
+fs::path data(const std::string& name) { return fs::path(FXC_TEST_DATA_DIR) / "e2e" / name; }
+
+// A fresh, empty directory, removed with everything in it at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "fxc-e2e-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const fs::path& path() const { return path_; }
+  fs::path operator/(const std::string& name) const { return path_ / name; }
+
+  /// The names of the entries in the directory, hidden ones included, sorted.
+  std::vector<std::string> entries() const {
+    std::vector<std::string> names;
+    for (const fs::directory_entry& e : fs::directory_iterator(path_))
+      names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+ private:
+  fs::path path_;
+};
+
+// Runs `fxc ARGS...` in `cwd`.
+CommandResult run_fxc(const std::vector<std::string>& args, const fs::path& cwd) {
+  std::vector<std::string> argv{FXC_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return fxc::test::run_command(argv, cwd);
+}
+
+std::string show(const CommandResult& r) {
+  return "exit status " + std::to_string(r.exit_code) + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
+}
+
+// A run that must succeed: exit status 0 and nothing on standard error.
+void require_success(const CommandResult& r) {
+  INFO(show(r));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+}
+
+// A run that must fail with `status`: nothing on standard output, a message on standard error
+// that contains `message`.
+void check_failure(const CommandResult& r, int status, const std::string& message) {
+  INFO(show(r));
+  CHECK(r.exit_code == status);
+  CHECK(r.out.empty());
+  CHECK(r.err.find(message) != std::string::npos);
+}
+
+fxc::Signal load(const fs::path& path) {
+  auto file = fxc::read_signal_file(path.string(), fxc::DType::f64);
+  INFO("reading " << path.string());
+  REQUIRE_MESSAGE(file.has_value(), (file ? std::string() : file.error()));
+  return std::move(file.value().signal);
+}
+
+// Compares a file fxc wrote with a SciPy reference, channel by channel.
+void check_close(const fs::path& actual_path, const std::string& reference_name, double tolerance) {
+  fxc::Signal actual = load(actual_path);
+  fxc::Signal expected = load(data(reference_name));
+  INFO("output " << actual_path.filename().string() << " against " << reference_name);
+  REQUIRE(actual.channels() == expected.channels());
+  REQUIRE(actual.samples() == expected.samples());
+  for (std::size_t c = 0; c < expected.channels(); ++c) {
+    double error = 0, energy = 0;
+    for (std::size_t n = 0; n < expected.samples(); ++n) {
+      double d = actual.at(c, n) - expected.at(c, n);
+      error += d * d;
+      energy += expected.at(c, n) * expected.at(c, n);
+    }
+    REQUIRE(energy > 0);
+    double relative_rms = std::sqrt(error / energy);
+    INFO("channel " << c << ": relative RMS error " << relative_rms << ", tolerance " << tolerance);
+    CHECK(relative_rms <= tolerance);
+  }
+}
+
+// The header dictionary of an .npy file, e.g. "{'descr': '<f8', 'fortran_order': False, ...}".
+std::string npy_header(const fs::path& path) {
+  std::string bytes = read_file_bytes(path);
+  REQUIRE(bytes.size() >= 10);
+  REQUIRE(bytes.compare(0, 6, "\x93NUMPY") == 0);
+  std::size_t length = static_cast<unsigned char>(bytes[8]) | static_cast<unsigned char>(bytes[9]) << 8;
+  REQUIRE(bytes.size() >= 10 + length);
+  return bytes.substr(10, length);
+}
+
+void check_npy_layout(const fs::path& path, const std::string& descr, const std::string& shape) {
+  std::string header = npy_header(path);
+  INFO(path.filename().string() << " header: " << header);
+  CHECK(header.find("'descr': '" + descr + "'") != std::string::npos);
+  CHECK(header.find("'fortran_order': False") != std::string::npos);
+  CHECK(header.find("'shape': " + shape) != std::string::npos);
+}
+
+void write_bytes(const fs::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+}  // namespace
+
+// ---- results against SciPy ----------------------------------------------------------------
+
+TEST_CASE("a single chain of every biquad, a gain and a clip, from a float WAV") {
+  TempDir dir;
+  SUBCASE("to a float64 .npy") {
+    require_success(run_fxc({"run", graph("single_chain.fx"), "-i", data("single_chain_in.wav"), "-o",
+                         "y.npy"}, dir.path()));
+    check_npy_layout(dir / "y.npy", "<f8", "(2, 6000)");
+    check_close(dir / "y.npy", "single_chain_y.npy", kFloat64Tolerance);
+  }
+  SUBCASE("to a float WAV") {
+    require_success(run_fxc({"run", graph("single_chain.fx"), "-i", data("single_chain_in.wav"), "-o",
+                         "y.wav"}, dir.path()));
+    auto file = fxc::read_signal_file((dir / "y.wav").string(), fxc::DType::f64);
+    REQUIRE(file.has_value());
+    CHECK(file.value().sample_rate_hz == 48000.0);  // the input file's rate
+    // A 16- or 24-bit WAV would miss the float32 bound by orders of magnitude.
+    check_close(dir / "y.wav", "single_chain_y.npy", kFloat32Tolerance);
+  }
+  CHECK(dir.entries().size() == 1);  // the output and nothing else (no temporary file)
+}
+
+TEST_CASE("two inputs and two outputs, from float32 .npy files") {
+  TempDir dir;
+  std::vector<std::string> args{"run", graph("multi_io.fx"), "-i", data("multi_io_a.npy"),
+                                "-i", data("multi_io_b.npy"), "--fs", "48000",
+                                "-o", "mix.npy", "-o", "diff.npy"};
+  SUBCASE("--dtype f64 (the default)") {
+    require_success(run_fxc(args, dir.path()));
+    check_npy_layout(dir / "mix.npy", "<f8", "(2, 4096)");
+    check_npy_layout(dir / "diff.npy", "<f8", "(2, 4096)");
+    check_close(dir / "mix.npy", "multi_io_mix.npy", kFloat64Tolerance);
+    check_close(dir / "diff.npy", "multi_io_diff.npy", kFloat64Tolerance);
+  }
+  SUBCASE("--dtype f32") {
+    args.insert(args.end(), {"--dtype", "f32"});
+    require_success(run_fxc(args, dir.path()));
+    check_npy_layout(dir / "mix.npy", "<f4", "(2, 4096)");
+    check_npy_layout(dir / "diff.npy", "<f4", "(2, 4096)");
+    check_close(dir / "mix.npy", "multi_io_mix.npy", kFloat32Tolerance);
+    check_close(dir / "diff.npy", "multi_io_diff.npy", kFloat32Tolerance);
+  }
+  CHECK(dir.entries() == std::vector<std::string>{"diff.npy", "mix.npy"});
+}
+
+TEST_CASE("a chain reused twice, from a one-dimensional float64 .npy") {
+  TempDir dir;
+  require_success(run_fxc({"run", graph("reused_chain.fx"), "-i", data("mono_f64.npy"), "--fs",
+                       "48000", "-o", "twice.npy", "-o", "delayed.npy", "--dtype", "f64"},
+                      dir.path()));
+  // A one-channel output is still two-dimensional.
+  check_npy_layout(dir / "twice.npy", "<f8", "(1, 4096)");
+  check_close(dir / "twice.npy", "reused_chain_twice.npy", kFloat64Tolerance);
+  check_close(dir / "delayed.npy", "reused_chain_delayed.npy", kFloat64Tolerance);
+}
+
+TEST_CASE("the other IIR designs, firwin windows and raw coefficients") {
+  TempDir dir;
+  require_success(run_fxc({"run", graph("designs.fx"), "-i", data("mono_f64.npy"), "--fs", "48000",
+                       "-o", "out.npy"}, dir.path()));
+  check_close(dir / "out.npy", "designs_out.npy", kFloat64Tolerance);
+}
+
+TEST_CASE("a mix with tanh and a delay that rounds half up, from a 44.1 kHz WAV") {
+  TempDir dir;
+  require_success(run_fxc({"run", graph("vocal.fx"), "-i", data("vocal_in.wav"), "-o", "out.npy"},
+                      dir.path()));
+  check_close(dir / "out.npy", "vocal_out.npy", kFloat64Tolerance);
+}
+
+TEST_CASE("a crossover's lowpass and highpass outputs, from a mono WAV") {
+  TempDir dir;
+  SUBCASE("to float WAVs") {
+    require_success(run_fxc({"run", graph("crossover.fx"), "-i", data("crossover_in.wav"), "-o",
+                         "woofer.wav", "-o", "tweeter.wav"}, dir.path()));
+    check_close(dir / "woofer.wav", "crossover_woofer.npy", kFloat32Tolerance);
+    check_close(dir / "tweeter.wav", "crossover_tweeter.npy", kFloat32Tolerance);
+  }
+  SUBCASE("to float64 .npy files") {
+    require_success(run_fxc({"run", graph("crossover.fx"), "-i", data("crossover_in.wav"), "-o",
+                         "woofer.npy", "-o", "tweeter.npy"}, dir.path()));
+    check_close(dir / "woofer.npy", "crossover_woofer.npy", kFloat64Tolerance);
+    check_close(dir / "tweeter.npy", "crossover_tweeter.npy", kFloat64Tolerance);
+  }
+  CHECK(dir.entries().size() == 2);
+}
+
+// ---- failed runs write nothing ------------------------------------------------------------
+
+TEST_CASE("a failed run leaves no output and no temporary file") {
+  TempDir dir;
+  SUBCASE("a cutoff above the Nyquist frequency of the file's rate") {
+    check_failure(run_fxc({"run", graph("too_high.fx"), "-i", data("crossover_in.wav"), "-o",
+                       "out.wav"}, dir.path()),
+                  1, "Nyquist frequency 22050 Hz");
+  }
+  SUBCASE("a cutoff above the Nyquist frequency of --fs") {
+    check_failure(run_fxc({"run", graph("too_high.fx"), "-i", data("mono_f64.npy"), "--fs", "48000",
+                       "-o", "out.npy"}, dir.path()),
+                  1, "too_high.fx:4:24: error:");
+  }
+  SUBCASE("an input that is not audio") {
+    write_bytes(dir / "noise.wav", "this is not a WAV file\n");
+    check_failure(run_fxc({"run", graph("too_high.fx"), "-i", "noise.wav", "-o", "out.wav"},
+                      dir.path()),
+                  1, "cannot read 'noise.wav'");
+    fs::remove(dir / "noise.wav");
+  }
+  SUBCASE("an output extension no format has") {
+    check_failure(run_fxc({"run", graph("crossover.fx"), "-i", data("crossover_in.wav"), "-o",
+                       "woofer.wav", "-o", "tweeter.mp3"}, dir.path()),
+                  1, "unknown output extension '.mp3'");
+  }
+  CHECK(dir.entries().empty());
+}
+
+TEST_CASE("a failed run leaves an existing output byte for byte as it was") {
+  TempDir dir;
+  const std::string before = "an earlier result\n";
+  write_bytes(dir / "out.wav", before);
+  SUBCASE("a design error") {
+    check_failure(run_fxc({"run", graph("too_high.fx"), "-i", data("crossover_in.wav"), "-o",
+                       "out.wav"}, dir.path()),
+                  1, "error:");
+  }
+  SUBCASE("a missing input") {
+    check_failure(run_fxc({"run", graph("too_high.fx"), "-i", "missing.wav", "-o", "out.wav"},
+                      dir.path()),
+                  1, "cannot read 'missing.wav'");
+  }
+  SUBCASE("a wrong number of outputs") {
+    check_failure(run_fxc({"run", graph("crossover.fx"), "-i", data("crossover_in.wav"), "-o",
+                       "out.wav"}, dir.path()),
+                  2, "2 output(s)");
+  }
+  bool unchanged = read_file_bytes(dir / "out.wav") == before;
+  CHECK_MESSAGE(unchanged, "out.wav was changed by a failed run");
+  CHECK(dir.entries() == std::vector<std::string>{"out.wav"});
+}
+
+// KNOWN BUG (reported): `fxc run` renames each output into place as soon as it is written, so
+// when a later output cannot be written the earlier ones have already been replaced, against
+// "nothing is written to -o unless the run succeeded" (docs/cli.md). Remove may_fail once
+// fixed.
+TEST_CASE("a run whose second output cannot be written leaves the first untouched" *
+          doctest::may_fail()) {
+  TempDir dir;
+  const std::string before = "an earlier result\n";
+  write_bytes(dir / "woofer.wav", before);
+  check_failure(run_fxc({"run", graph("crossover.fx"), "-i", data("crossover_in.wav"), "-o",
+                     "woofer.wav", "-o", "no_such_dir/tweeter.wav"}, dir.path()),
+                1, "no_such_dir");
+  bool unchanged = read_file_bytes(dir / "woofer.wav") == before;
+  CHECK_MESSAGE(unchanged, "woofer.wav was replaced although the run failed");
+  CHECK(dir.entries() == std::vector<std::string>{"woofer.wav"});
+}
+
+// ---- exit statuses and messages -----------------------------------------------------------
+
+TEST_CASE("a wrong command line exits with status 2") {
+  TempDir dir;
+  SUBCASE("more -i files than graph inputs") {
+    check_failure(run_fxc({"run", graph("crossover.fx"), "-i", data("crossover_in.wav"), "-i",
+                       data("crossover_in.wav"), "-o", "a.wav", "-o", "b.wav"}, dir.path()),
+                  2, "the graph has 1 input(s) but 2 -i file(s) were given");
+  }
+  SUBCASE("fewer -i files than graph inputs") {
+    check_failure(run_fxc({"run", graph("multi_io.fx"), "-i", data("multi_io_a.npy"), "--fs",
+                       "48000", "-o", "a.npy", "-o", "b.npy"}, dir.path()),
+                  2, "the graph has 2 input(s) but 1 -i file(s) were given");
+  }
+  SUBCASE("fewer -o files than graph outputs") {
+    check_failure(run_fxc({"run", graph("crossover.fx"), "-i", data("crossover_in.wav"), "-o",
+                       "a.wav"}, dir.path()),
+                  2, "the graph has 2 output(s) but 1 -o file(s) were given");
+  }
+  SUBCASE("an unknown option") {
+    check_failure(run_fxc({"run", graph("linear.fx"), "-i", data("crossover_in.wav"), "-o", "a.wav",
+                       "--bogus"}, dir.path()),
+                  2, "--bogus");
+  }
+  SUBCASE("a missing -o") {
+    check_failure(run_fxc({"run", graph("linear.fx"), "-i", data("crossover_in.wav")}, dir.path()), 2,
+                  "--output");
+  }
+  SUBCASE("an option without its value") {
+    check_failure(run_fxc({"run", graph("linear.fx"), "-i", data("crossover_in.wav"), "-o"},
+                      dir.path()),
+                  2, "-o");
+  }
+  SUBCASE("an unknown subcommand") {
+    // CLI11 says "A subcommand is required" here without naming the word it did not know.
+    check_failure(run_fxc({"frobnicate"}, dir.path()), 2, "subcommand");
+  }
+  CHECK(dir.entries().empty());
+}
+
+TEST_CASE("a user error exits with status 1") {
+  TempDir dir;
+  SUBCASE("a missing input file") {
+    check_failure(run_fxc({"run", graph("linear.fx"), "-i", "missing.wav", "-o", "a.wav"}, dir.path()),
+                  1, "cannot read 'missing.wav'");
+  }
+  SUBCASE("a missing graph file") {
+    check_failure(run_fxc({"run", "missing.fx", "-i", data("crossover_in.wav"), "-o", "a.wav"},
+                      dir.path()),
+                  1, "missing.fx");
+  }
+  SUBCASE("an .npy input without --fs") {
+    check_failure(run_fxc({"run", graph("linear.fx"), "-i", data("mono_f64.npy"), "-o", "a.npy"},
+                      dir.path()),
+                  1, "--fs");
+  }
+  SUBCASE("--fs 0") {
+    check_failure(run_fxc({"run", graph("linear.fx"), "-i", data("mono_f64.npy"), "--fs", "0", "-o",
+                       "a.npy"}, dir.path()),
+                  1, "--fs must be a positive number of Hz, got 0");
+  }
+  SUBCASE("a graph with a bad channel count for the file") {
+    // linear.fx declares one channel; the file has two.
+    check_failure(run_fxc({"run", graph("linear.fx"), "-i", data("single_chain_in.wav"), "-o",
+                       "a.wav"}, dir.path()),
+                  1, "error:");
+  }
+  CHECK(dir.entries().empty());
+}
+
+// ---- freqz, help, version -----------------------------------------------------------------
+
+TEST_CASE("freqz plots a linear graph and refuses a nonlinear one") {
+  TempDir dir;
+  SUBCASE("linear") {
+    require_success(run_fxc({"freqz", graph("linear.fx"), "--fs", "48000", "-o", "response.svg",
+                         "--points", "128"}, dir.path()));
+    std::string svg = read_file_bytes(dir / "response.svg");
+    CHECK(svg.find("<svg") != std::string::npos);
+    CHECK(svg.find("</svg>") != std::string::npos);
+    CHECK(dir.entries() == std::vector<std::string>{"response.svg"});
+  }
+  SUBCASE("with tanh") {
+    check_failure(run_fxc({"freqz", graph("nonlinear.fx"), "--fs", "48000", "-o", "response.svg"},
+                      dir.path()),
+                  1, "nonlinear.fx:4:35: error:");
+    CHECK(dir.entries().empty());
+  }
+}
+
+TEST_CASE("--help shows every subcommand's options with examples") {
+  TempDir dir;
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"--help"}, {"run", "--help"}, {"dump", "--help"},
+        {"freqz", "--help"}, {"info", "--help"}, {"-h"}}) {
+    CommandResult r = run_fxc(args, dir.path());
+    INFO("fxc " << args.front() << (args.size() > 1 ? " " + args[1] : "") << "\n" << show(r));
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("Usage:") != std::string::npos);
+    CHECK(r.out.find("Example") != std::string::npos);
+    CHECK(r.out.find("fxc ") != std::string::npos);
+  }
+  CommandResult top = run_fxc({"--help"}, dir.path());
+  for (const char* sub : {"run", "dump", "freqz", "info"}) CHECK(top.out.find(sub) != std::string::npos);
+}
+
+TEST_CASE("--version and info print the version") {
+  TempDir dir;
+  CommandResult version = run_fxc({"--version"}, dir.path());
+  CHECK(version.exit_code == 0);
+  CHECK(version.out == std::string("fxc ") + FXC_EXPECTED_VERSION + "\n");
+  CommandResult info = run_fxc({"info"}, dir.path());
+  CHECK(info.exit_code == 0);
+  CHECK(info.out.find(std::string("fxc ") + FXC_EXPECTED_VERSION) != std::string::npos);
+}

@@ -1,0 +1,250 @@
+// The .fx parser: statements, expressions, precedence, arguments, recovery, and AST dumps.
+#include <doctest/doctest.h>
+
+#include "frontend/ast_dump.h"
+#include "frontend/fx_file.h"
+#include "frontend/lexer.h"
+#include "frontend/parser.h"
+
+namespace fxc::frontend {
+namespace {
+
+Ast parse_ok(std::string_view text) {
+  DiagnosticEngine diags;
+  std::optional<Ast> ast = parse_fx_source(text, "p.fx", diags);
+  REQUIRE_MESSAGE(ast.has_value(), diags.str());
+  return std::move(*ast);
+}
+
+// The value of the only binding or output in `text`.
+const Expr& value_of(const Ast& ast, std::size_t index = 0) {
+  const Stmt& s = ast.statements.at(index);
+  if (const auto* b = std::get_if<BindingStmt>(&s.node)) return b->value;
+  return std::get<OutputStmt>(s.node).value;
+}
+
+// A compact form of an expression: (op lhs rhs), name, number, call(args).
+std::string shape(const Expr& e) {
+  if (const auto* n = e.as<NameExpr>()) return n->name;
+  if (const auto* n = e.as<NumberExpr>()) {
+    std::string text = n->text;
+    if (n->unit != Unit::none) text += std::string(unit_text(n->unit));
+    return text;
+  }
+  if (const auto* s = e.as<StringExpr>()) return "\"" + s->value + "\"";
+  if (const auto* l = e.as<ListExpr>()) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < l->items.size(); ++i) out += (i ? " " : "") + shape(l->items[i]);
+    return out + "]";
+  }
+  if (const auto* c = e.as<CallExpr>()) {
+    std::string out = c->callee + "(";
+    for (std::size_t i = 0; i < c->args.size(); ++i) {
+      out += i ? " " : "";
+      if (!c->args[i].keyword.empty()) out += c->args[i].keyword + "=";
+      out += shape(*c->args[i].value);
+    }
+    return out + ")";
+  }
+  if (e.as<ErrorExpr>()) return "<error>";
+  const auto& b = std::get<BinaryExpr>(e.node);
+  return "(" + std::string(op_text(b.op)) + " " + shape(*b.lhs) + " " + shape(*b.rhs) + ")";
+}
+
+std::string shape_of(const std::string& expr) {
+  Ast ast = parse_ok("y = " + expr + "\n");
+  return shape(value_of(ast));
+}
+
+TEST_CASE("fx parser: every statement") {
+  Ast ast = parse_ok(
+      "graph vocal\ninput x : 2\ninput side\nwet = x | tanh()\noutput wet\noutput y = wet\n");
+  REQUIRE(ast.statements.size() == 6);
+  CHECK(ast.file == "p.fx");
+  const auto& g = std::get<GraphStmt>(ast.statements[0].node);
+  CHECK(g.name == "vocal");
+  const auto& in = std::get<InputStmt>(ast.statements[1].node);
+  CHECK(in.name == "x");
+  CHECK(in.channels == 2);
+  CHECK(in.channels_loc == SourceLoc{"p.fx", 2, 11});
+  CHECK(std::get<InputStmt>(ast.statements[2].node).channels == 0);
+  const auto& b = std::get<BindingStmt>(ast.statements[3].node);
+  CHECK(b.name == "wet");
+  CHECK(b.name_loc == SourceLoc{"p.fx", 4, 1});
+  CHECK(shape(b.value) == "(| x tanh())");
+  const auto& o1 = std::get<OutputStmt>(ast.statements[4].node);
+  CHECK(o1.name.empty());
+  CHECK(ast.statements[4].loc == SourceLoc{"p.fx", 5, 1});
+  const auto& o2 = std::get<OutputStmt>(ast.statements[5].node);
+  CHECK(o2.name == "y");
+  CHECK(o2.name_loc == SourceLoc{"p.fx", 6, 8});
+}
+
+TEST_CASE("fx parser: ';' separates statements and may end a line") {
+  Ast ast = parse_ok("input x; y = x | tanh(); output y;\n;\n");
+  CHECK(ast.statements.size() == 3);
+}
+
+TEST_CASE("fx parser: precedence is | then * then + and -, all left-associative") {
+  CHECK(shape_of("0.5 * x | tanh()") == "(* 0.5 (| x tanh()))");
+  CHECK(shape_of("a + b - c") == "(- (+ a b) c)");
+  CHECK(shape_of("a - b + c") == "(+ (- a b) c)");
+  CHECK(shape_of("a | b | c") == "(| (| a b) c)");
+  CHECK(shape_of("2 * a * 3") == "(* (* 2 a) 3)");
+  CHECK(shape_of("0.7 * wet + 0.3 * (x | delay(5 ms))") ==
+        "(+ (* 0.7 wet) (* 0.3 (| x delay(5ms))))");
+  CHECK(shape_of("a + b * c | d") == "(+ a (* b (| c d)))");
+}
+
+TEST_CASE("fx parser: a '-' that starts an operand is the sign of a number") {
+  CHECK(shape_of("-0.5 * x") == "(* -0.5 x)");
+  CHECK(shape_of("-6 dB * x") == "(* -6dB x)");
+  CHECK(shape_of("a - 0.5 * b") == "(- a (* 0.5 b))");
+  CHECK(shape_of("a + -0.5 * b") == "(+ a (* -0.5 b))");
+  CHECK(shape_of("a-1") == "(- a 1)");
+  Ast ast = parse_ok("y = -6 dB * x\n");
+  const auto& mul = std::get<BinaryExpr>(value_of(ast).node);
+  CHECK(mul.lhs->loc == SourceLoc{"p.fx", 1, 5});
+  CHECK(mul.lhs->as<NumberExpr>()->value == -6);
+  CHECK(mul.op_loc == SourceLoc{"p.fx", 1, 11});
+}
+
+TEST_CASE("fx parser: calls with positional and keyword arguments, each with its location") {
+  Ast ast = parse_ok("y = x | butter(4, 80 Hz, btype=highpass)\n");
+  const auto& pipe = std::get<BinaryExpr>(value_of(ast).node);
+  const Expr& call_expr = *pipe.rhs;
+  CHECK(call_expr.loc == SourceLoc{"p.fx", 1, 9});
+  const auto& call = std::get<CallExpr>(call_expr.node);
+  CHECK(call.callee == "butter");
+  REQUIRE(call.args.size() == 3);
+  CHECK(call.args[0].keyword.empty());
+  CHECK(call.args[0].loc() == SourceLoc{"p.fx", 1, 16});
+  CHECK(call.args[1].value->loc == SourceLoc{"p.fx", 1, 19});
+  CHECK(call.args[1].value->as<NumberExpr>()->unit == Unit::hz);
+  CHECK(call.args[2].keyword == "btype");
+  CHECK(call.args[2].loc() == SourceLoc{"p.fx", 1, 26});
+  CHECK(call.args[2].value->loc == SourceLoc{"p.fx", 1, 32});
+  CHECK(shape_of("tanh()") == "tanh()");
+}
+
+TEST_CASE("fx parser: argument values are numbers, words, strings and lists") {
+  CHECK(shape_of("sos([[1, 0, 0, 1, -0.5, 0], [1, 2, 1, 1, 0, 0]])") ==
+        "sos([[1 0 0 1 -0.5 0] [1 2 1 1 0 0]])");
+  CHECK(shape_of("butter(4, 1 kHz, \"highpass\")") == "butter(4 1kHz \"highpass\")");
+  CHECK(shape_of("clip(-1, hi=1)") == "clip(-1 hi=1)");
+  // Extensions: a trailing comma, and an empty list (rejected later with a message).
+  CHECK(shape_of("fir([0.5, 0.5,],)") == "fir([0.5 0.5])");
+  CHECK(shape_of("fir([])") == "fir([])");
+}
+
+TEST_CASE("fx parser: continuation lines, comments and brackets over several lines") {
+  Ast ast = parse_ok(
+      "input x\n"
+      "y = x |      # the rumble filter\n"
+      "    butter(4,\n"
+      "           80 Hz,   # the corner\n"
+      "           highpass) |\n"
+      "    tanh()\n"
+      "z = y +\n"
+      "    y -\n"
+      "    x\n"
+      "output z * 0.5\n");
+  REQUIRE(ast.statements.size() == 4);
+  CHECK(shape(value_of(ast, 1)) == "(| (| x butter(4 80Hz highpass)) tanh())");
+  CHECK(shape(value_of(ast, 2)) == "(- (+ y y) x)");
+}
+
+TEST_CASE("fx parser: errors say what was expected, and parsing resumes at the next statement") {
+  DiagnosticEngine diags;
+  std::string text =
+      "input x\n"
+      "a = x | lowpass(1 kHz,, 0.7)\n"
+      "b = x | * tanh()\n"
+      "c = x | tanh() tanh()\n"
+      "d x\n"
+      "e = (x | tanh()\n"
+      "output a\n";
+  Ast ast = parse(lex(text, "p.fx", diags), "p.fx", diags);
+  CHECK(diags.error_count() == 5);
+  std::string out = diags.str();
+  CHECK(out.find("p.fx:2:23: error: expected an argument") != std::string::npos);
+  CHECK(out.find("p.fx:3:9: error: expected a stage after '|', found '*'") != std::string::npos);
+  CHECK(out.find("p.fx:4:16: error: expected the end of the statement") != std::string::npos);
+  CHECK(out.find("p.fx:5:3: error: expected '=' after 'd'") != std::string::npos);
+  CHECK(out.find("p.fx:6:16: error: expected ')', found end of line") != std::string::npos);
+  // Bindings whose value failed keep their name (with an error value); the output parsed.
+  REQUIRE(ast.statements.size() == 6);
+  CHECK(value_of(ast, 1).as<ErrorExpr>() != nullptr);
+  CHECK(std::holds_alternative<OutputStmt>(ast.statements.back().node));
+}
+
+TEST_CASE("fx parser: more syntax errors") {
+  struct Case {
+    const char* text;
+    const char* message;
+  };
+  for (Case c : {Case{"input : 2", "expected an input name after 'input', found ':'"},
+                 Case{"input x : 0", "channel count must be a whole number of at least 1"},
+                 Case{"input x : kHz", "expected a channel count after ':'"},
+                 Case{"graph", "expected a graph name after 'graph', found end of file"},
+                 Case{"output = x", "'output' is a keyword and cannot be used as a name"},
+                 Case{"outptu x", "found identifier 'outptu'"}, Case{"| x", "expected a statement"},
+                 Case{"y = -x", "expected a number after the sign '-', found identifier 'x'"},
+                 Case{"y = x |", "expected a stage after '|', found end of file"},
+                 Case{"y = x +", "expected a signal after '+', found end of file"},
+                 Case{"y =", "expected an expression after '=', found end of file"},
+                 Case{"y = f(a b)", "expected ',' or ')' after an argument of 'f'"},
+                 Case{"y = f(k=)", "expected a value for 'k'"},
+                 Case{"y = f([1 2])", "expected ',' or ']' in the list"},
+                 Case{"y = f(-a)", "expected a number after the sign '-'"}}) {
+    INFO(c.text);
+    DiagnosticEngine diags;
+    CHECK_FALSE(parse_fx_source(c.text, "p.fx", diags).has_value());
+    CHECK(diags.error_count() == 1);
+    CHECK(diags.str().find(c.message) != std::string::npos);
+  }
+}
+
+TEST_CASE("fx parser: the AST dumps as text, JSON and dot") {
+  Ast ast = parse_ok("input x : 2\ny = 0.5 * x | butter(4, 80 Hz, btype=highpass)\noutput y\n");
+  std::string text = ast_to_text(ast);
+  CHECK(text ==
+        "ast \"p.fx\"\n"
+        "  input x channels=2 @1:1\n"
+        "  binding y @2:1\n"
+        "    multiply @2:9\n"
+        "      number 0.5 @2:5\n"
+        "      pipe @2:13\n"
+        "        name x @2:11\n"
+        "        call butter @2:15\n"
+        "          arg #0 @2:22\n"
+        "            number 4 @2:22\n"
+        "          arg #1 @2:25\n"
+        "            number 80 Hz @2:25\n"
+        "          arg btype= @2:32\n"
+        "            name highpass @2:38\n"
+        "  output @3:1\n"
+        "    name y @3:8\n");
+  nlohmann::json j = ast_to_json(ast);
+  CHECK(j["file"] == "p.fx");
+  CHECK(j["statements"].size() == 3);
+  CHECK(j["statements"][0]["channels"] == 2);
+  const nlohmann::json& value = j["statements"][1]["value"];
+  CHECK(value["kind"] == "binary");
+  CHECK(value["op"] == "*");
+  CHECK(value["rhs"]["rhs"]["callee"] == "butter");
+  CHECK(value["rhs"]["rhs"]["args"][2]["keyword"] == "btype");
+  CHECK(value["rhs"]["rhs"]["args"][1]["value"]["unit"] == "Hz");
+  CHECK(value["loc"]["line"] == 2);
+  std::string dot = ast_to_dot(ast);
+  CHECK(dot.rfind("digraph ast {", 0) == 0);
+  CHECK(dot.find("call butter\\n2:15") != std::string::npos);
+  CHECK(dot.find("[label=\"btype\"]") != std::string::npos);
+  CHECK(dot.back() == '\n');
+  // Deterministic: the same tree prints the same text.
+  CHECK(ast_to_text(parse_ok("input x : 2\ny = 0.5 * x | butter(4, 80 Hz, btype=highpass)\n"
+                             "output y\n")) == text);
+}
+
+}  // namespace
+}  // namespace fxc::frontend

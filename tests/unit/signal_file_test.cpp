@@ -1,0 +1,489 @@
+// Signal files: audio and .npy round trips, the .npy reader's checks, and the promise that a
+// failed write changes nothing on disk.
+#include "runtime/signal_file.h"
+
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "runtime/audio_file.h"
+#include "runtime/npy_file.h"
+
+namespace fs = std::filesystem;
+using namespace fxc;
+
+namespace {
+
+// A fresh directory per test case, removed with everything in it afterwards.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::random_device rd;
+    path = fs::temp_directory_path() /
+           ("fxc-signal-file-test-" + std::to_string(rd()) + std::to_string(rd()));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string operator/(const std::string& name) const { return (path / name).string(); }
+  std::vector<std::string> entries() const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(path)) names.push_back(e.path().filename());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+};
+
+// Distinct, non-trivial values in (-1, 1) on every channel.
+Signal test_signal(std::size_t channels, std::size_t samples, DType dtype) {
+  Signal s(channels, samples, dtype);
+  for (std::size_t c = 0; c < channels; ++c)
+    for (std::size_t i = 0; i < samples; ++i) {
+      double v = 0.8 * std::sin(0.01 * (i + 1) * (c + 1) + 0.3 * c) + 1e-3 * std::cos(1.7 * i);
+      if (dtype == DType::f64)
+        s.f64(c)[i] = v;
+      else
+        s.f32(c)[i] = static_cast<float>(v);
+    }
+  return s;
+}
+
+double max_abs_difference(const Signal& a, const Signal& b) {
+  REQUIRE(a.channels() == b.channels());
+  REQUIRE(a.samples() == b.samples());
+  double worst = 0;
+  for (std::size_t c = 0; c < a.channels(); ++c)
+    for (std::size_t i = 0; i < a.samples(); ++i)
+      worst = std::max(worst, std::abs(a.at(c, i) - b.at(c, i)));
+  return worst;
+}
+
+bool bit_identical(const Signal& a, const Signal& b) {
+  if (a.channels() != b.channels() || a.samples() != b.samples() || a.dtype() != b.dtype())
+    return false;
+  for (std::size_t c = 0; c < a.channels(); ++c) {
+    bool same = a.dtype() == DType::f32
+                    ? std::memcmp(a.f32(c).data(), b.f32(c).data(), a.samples() * 4) == 0
+                    : std::memcmp(a.f64(c).data(), b.f64(c).data(), a.samples() * 8) == 0;
+    if (!same) return false;
+  }
+  return true;
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out << bytes;
+}
+
+// A hand-made .npy: any version, any header text, any data bytes.
+std::string npy_bytes(const std::string& dict, const std::string& data, int major = 1) {
+  std::string header = dict;
+  std::size_t prefix = major == 1 ? 10 : 12;
+  while ((prefix + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += static_cast<char>(major);
+  out += '\0';
+  std::size_t n = header.size();
+  for (std::size_t i = 0; i < (major == 1 ? 2u : 4u); ++i)
+    out += static_cast<char>((n >> (8 * i)) & 0xff);
+  return out + header + data;
+}
+
+template <class T>
+std::string raw(const std::vector<T>& values, bool swap = false) {
+  std::string bytes(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
+  if (swap)
+    for (std::size_t i = 0; i < bytes.size(); i += sizeof(T))
+      std::reverse(bytes.begin() + i, bytes.begin() + i + sizeof(T));
+  return bytes;
+}
+
+std::string error_of(const Expected<SignalFile, std::string>& r) {
+  REQUIRE_FALSE(r.has_value());
+  return r.error();
+}
+std::string error_of(const Expected<std::monostate, std::string>& r) {
+  REQUIRE_FALSE(r.has_value());
+  return r.error();
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("WAV float round trip is exact for f32 and within float rounding for f64") {
+  TempDir dir;
+  const Signal s32 = test_signal(2, 1000, DType::f32);
+  REQUIRE(write_signal_file(dir / "a.wav", s32, 48000.0, {}));
+  auto back = read_signal_file(dir / "a.wav", DType::f32);
+  REQUIRE(back);
+  CHECK(back->sample_rate_hz == 48000.0);
+  CHECK(bit_identical(back->signal, s32));
+
+  const Signal s64 = test_signal(2, 1000, DType::f64);
+  REQUIRE(write_signal_file(dir / "b.wav", s64, 44100.0, {}));
+  auto back64 = read_signal_file(dir / "b.wav", DType::f64);
+  REQUIRE(back64);
+  CHECK(back64->sample_rate_hz == 44100.0);
+  CHECK(back64->signal.dtype() == DType::f64);
+  // The file holds float32: rounding to nearest costs at most half an ulp, 2^-25 below 1.0.
+  CHECK(max_abs_difference(back64->signal, s64) <= std::ldexp(1.0, -25));
+  CHECK(dir.entries() == std::vector<std::string>{"a.wav", "b.wav"});
+}
+
+TEST_CASE("WAV pcm16 round trip is within one 16-bit step") {
+  TempDir dir;
+  const Signal s = test_signal(1, 2000, DType::f64);
+  REQUIRE(write_signal_file(dir / "a.wav", s, 48000.0, WriteOptions{"pcm16"}));
+  auto back = read_signal_file(dir / "a.wav", DType::f64);
+  REQUIRE(back);
+  // libsndfile scales by 32767 on the way in and divides by 32768 on the way out: the error is
+  // rounding (half a step) plus the scale mismatch (under 1/32768 of full scale).
+  CHECK(max_abs_difference(back->signal, s) <= 1.0 / 32768);
+  CHECK(max_abs_difference(back->signal, s) > 0);  // it really was quantised
+}
+
+TEST_CASE("integer outputs clip out-of-range samples instead of wrapping around") {
+  TempDir dir;
+  Signal s(1, 4, DType::f64);
+  s.f64(0)[0] = 1.5;
+  s.f64(0)[1] = -1.5;
+  s.f64(0)[2] = 0.25;
+  REQUIRE(write_signal_file(dir / "a.wav", s, 48000.0, WriteOptions{"pcm16"}));
+  auto back = read_signal_file(dir / "a.wav", DType::f64);
+  REQUIRE(back);
+  CHECK(back->signal.at(0, 0) > 0.999);
+  CHECK(back->signal.at(0, 1) < -0.999);
+}
+
+TEST_CASE("FLAC (pcm24 by default), AIFF (float) and Ogg Vorbis round trips") {
+  TempDir dir;
+  const Signal s = test_signal(2, 4800, DType::f32);
+
+  REQUIRE(write_signal_file(dir / "a.flac", s, 96000.0, {}));
+  auto flac = read_signal_file(dir / "a.flac", DType::f32);
+  REQUIRE(flac);
+  CHECK(flac->sample_rate_hz == 96000.0);
+  // 24-bit quantisation: within one step of 2^-23.
+  CHECK(max_abs_difference(flac->signal, s) <= std::ldexp(1.0, -23));
+
+  REQUIRE(write_signal_file(dir / "a.aiff", s, 48000.0, {}));
+  auto aiff = read_signal_file(dir / "a.aiff", DType::f32);
+  REQUIRE(aiff);
+  CHECK(bit_identical(aiff->signal, s));
+
+  REQUIRE(write_signal_file(dir / "a.ogg", s, 48000.0, {}));
+  auto ogg = read_signal_file(dir / "a.ogg", DType::f32);
+  REQUIRE(ogg);
+  // Lossy: only the shape and the rate are exact.
+  CHECK(ogg->signal.channels() == 2);
+  CHECK(ogg->signal.samples() == s.samples());
+  CHECK(ogg->sample_rate_hz == 48000.0);
+}
+
+TEST_CASE("multichannel WAV keeps each channel in its place") {
+  TempDir dir;
+  const Signal s = test_signal(6, 777, DType::f32);
+  REQUIRE(write_signal_file(dir / "six.WAV", s, 48000.0, WriteOptions{"float"}));
+  auto back = read_signal_file(dir / "six.WAV", DType::f32);
+  REQUIRE(back);
+  CHECK(back->signal.channels() == 6);
+  CHECK(bit_identical(back->signal, s));
+}
+
+TEST_CASE(".npy round trips are bit-exact for f32 and f64, mono and multichannel") {
+  TempDir dir;
+  for (DType dtype : {DType::f32, DType::f64})
+    for (std::size_t channels : {1u, 3u}) {
+      CAPTURE(name(dtype));
+      CAPTURE(channels);
+      const Signal s = test_signal(channels, 1001, dtype);
+      REQUIRE(write_signal_file(dir / "x.npy", s, std::nullopt, {}));
+      auto back = read_signal_file(dir / "x.npy", dtype);
+      REQUIRE(back);
+      CHECK_FALSE(back->sample_rate_hz.has_value());
+      CHECK(bit_identical(back->signal, s));
+    }
+}
+
+TEST_CASE(".npy output is version 1.0, always 2-D, data 64-byte aligned") {
+  TempDir dir;
+  const Signal s = test_signal(1, 5, DType::f32);
+  REQUIRE(write_signal_file(dir / "x.npy", s, std::nullopt, {}));
+  const std::string bytes = read_bytes(dir / "x.npy");
+  REQUIRE(bytes.size() > 10);
+  CHECK(bytes.substr(0, 8) == std::string("\x93NUMPY\x01\x00", 8));
+  const std::size_t header_size =
+      static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
+  CHECK((10 + header_size) % 64 == 0);
+  CHECK(bytes.size() == 10 + header_size + 5 * 4);
+  const std::string header = bytes.substr(10, header_size);
+  const std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 5), }";
+  CHECK(header == dict + std::string(header_size - dict.size() - 1, ' ') + "\n");
+}
+
+TEST_CASE(".npy input: 1-D, versions 2.0 and 3.0, big-endian, Fortran order, conversion") {
+  TempDir dir;
+  const std::vector<float> mono = {0.5f, -0.25f, 0.125f};
+  write_bytes(dir / "mono.npy",
+              npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", raw(mono)));
+  auto m = read_signal_file(dir / "mono.npy", DType::f32);
+  REQUIRE(m);
+  CHECK(m->signal.channels() == 1);
+  CHECK(m->signal.samples() == 3);
+  CHECK(m->signal.at(0, 1) == -0.25);
+
+  const std::vector<double> two = {1, 2, 3, 4, 5, 6};  // C order: rows are channels
+  for (int major : {2, 3}) {
+    write_bytes(
+        dir / "v.npy",
+        npy_bytes("{\"descr\":\"<f8\",\"fortran_order\":False,\"shape\":(2,3)}", raw(two), major));
+    auto v = read_signal_file(dir / "v.npy", DType::f64);
+    REQUIRE(v);
+    CHECK(v->signal.at(1, 0) == 4);
+  }
+
+  write_bytes(dir / "be.npy",
+              npy_bytes("{'descr': '>f8', 'fortran_order': False, 'shape': (2, 3), }",
+                        raw(two, std::endian::native == std::endian::little)));
+  auto be = read_signal_file(dir / "be.npy", DType::f64);
+  REQUIRE(be);
+  CHECK(be->signal.at(0, 2) == 3);
+  CHECK(be->signal.at(1, 2) == 6);
+
+  // Fortran order stores [2, 3] column by column: frames interleaved (what np.save(x.T) gives
+  // for an x of [samples, channels]).
+  const std::vector<double> interleaved = {1, 4, 2, 5, 3, 6};
+  write_bytes(dir / "f.npy", npy_bytes("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }",
+                                       raw(interleaved)));
+  auto f = read_signal_file(dir / "f.npy", DType::f64);
+  REQUIRE(f);
+  for (std::size_t c = 0; c < 2; ++c)
+    for (std::size_t i = 0; i < 3; ++i) CHECK(f->signal.at(c, i) == two[c * 3 + i]);
+
+  auto narrowed = read_signal_file(dir / "v.npy", DType::f32);
+  REQUIRE(narrowed);
+  CHECK(narrowed->signal.dtype() == DType::f32);
+  CHECK(narrowed->signal.at(1, 2) == 6);
+}
+
+TEST_CASE("reading: missing, unreadable and unrecognised files") {
+  TempDir dir;
+  CHECK(error_of(read_signal_file(dir / "missing.wav", DType::f32)) ==
+        "cannot read '" + dir / "missing.wav" + "': No such file or directory");
+  CHECK(error_of(read_signal_file(dir / "missing.npy", DType::f32)) ==
+        "cannot read '" + dir / "missing.npy" + "': No such file or directory");
+  CHECK(error_of(read_signal_file(dir.path.string(), DType::f32)) ==
+        "cannot read '" + dir.path.string() + "': it is a directory");
+
+  write_bytes(dir / "garbage.wav", "this is not audio at all, just some text\n");
+  CHECK(error_of(read_signal_file(dir / "garbage.wav", DType::f32)) ==
+        "cannot read '" + dir / "garbage.wav" +
+            "': not a format libsndfile recognises (WAV, FLAC, Ogg, AIFF, ...)");
+  write_bytes(dir / "garbage.npy", "this is not an array either\n");
+  CHECK(error_of(read_signal_file(dir / "garbage.npy", DType::f32)) ==
+        "cannot read '" + dir / "garbage.npy" +
+            "': not a .npy file (no \\x93NUMPY magic at the start)");
+}
+
+TEST_CASE("reading: a truncated WAV is an error, not a shorter signal") {
+  TempDir dir;
+  REQUIRE(write_signal_file(dir / "a.wav", test_signal(2, 1000, DType::f32), 48000.0, {}));
+  const std::string bytes = read_bytes(dir / "a.wav");
+  write_bytes(dir / "cut.wav", bytes.substr(0, bytes.size() / 2));
+  const std::string e = error_of(read_signal_file(dir / "cut.wav", DType::f32));
+  CHECK(contains(e, "cannot read '" + dir / "cut.wav" + "': truncated: the header promises 8000"));
+}
+
+TEST_CASE("reading .npy: every malformed header and size is refused with its reason") {
+  TempDir dir;
+  const std::string p = dir / "bad.npy";
+  auto error_for = [&](const std::string& bytes) {
+    write_bytes(p, bytes);
+    std::string e = error_of(read_signal_file(p, DType::f64));
+    const std::string prefix = "cannot read '" + p + "': ";
+    REQUIRE(e.substr(0, prefix.size()) == prefix);
+    return e.substr(prefix.size());
+  };
+  const std::string data6 = raw(std::vector<double>(6, 0.5));
+
+  CHECK(error_for(npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }",
+                            data6.substr(0, 40))) ==
+        "truncated .npy file: shape (2, 3) needs 48 bytes of data but only 40 follow the header");
+  CHECK(error_for(npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }",
+                            data6 + "xx")) == "2 unexpected bytes after the data of shape (2, 3)");
+  CHECK(error_for(npy_bytes("{'descr': '<i2', 'fortran_order': False, 'shape': (6,), }", data6)) ==
+        "unsupported dtype '<i2' (expected float32 '<f4' or float64 '<f8')");
+  CHECK(error_for(
+            npy_bytes("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }", "")) ==
+        "unsupported dtype (a structured type); expected float32 '<f4' or float64 '<f8'");
+  CHECK(error_for(
+            npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 2, 3), }", data6)) ==
+        "shape (1, 2, 3) has 3 dimensions; expected [samples] or [channels, samples]");
+  CHECK(error_for(npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (), }", "")) ==
+        "shape () has 0 dimensions; expected [samples] or [channels, samples]");
+  CHECK(error_for(npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (0, 5), }", "")) ==
+        "shape (0, 5) has no channels");
+  CHECK(
+      error_for(npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (48000, 2), }", "")) ==
+      "shape (48000, 2) looks like [samples, channels]; fxc expects [channels, samples] (save "
+      "x.T)");
+  // 2^32 * 2^32 overflows 64 bits; 2^61 samples of 8 bytes does too.
+  CHECK(error_for(npy_bytes(
+            "{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", "")) ==
+        "shape (4294967296, 4294967296) is too large");
+  CHECK(error_for(npy_bytes(
+            "{'descr': '<f8', 'fortran_order': False, 'shape': (2305843009213693952,), }", "")) ==
+        "shape (2305843009213693952,) is too large");
+  CHECK(contains(error_for(npy_bytes(
+                     "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000,), }", "")),
+                 "truncated .npy file"));
+  CHECK(contains(error_for(npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': "
+                                     "(99999999999999999999999,), }",
+                                     "")),
+                 "'shape' is not a tuple of non-negative integers"));
+  CHECK(error_for(npy_bytes("{'descr': '<f8', 'fortran_order': Maybe, 'shape': (6,), }", data6)) ==
+        "malformed .npy header: 'fortran_order' is not True or False");
+  CHECK(error_for(npy_bytes("{'descr': '<f8', 'shape': (6,), }", data6)) ==
+        "malformed .npy header: the header lacks 'descr', 'fortran_order' or 'shape'");
+  CHECK(error_for(npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (6,), 'x': 1}",
+                            data6)) == "malformed .npy header: unexpected key 'x' in the header");
+  CHECK(error_for(npy_bytes("['not', 'a', 'dict']", data6)) ==
+        "malformed .npy header: the header is not a dictionary");
+
+  std::string future =
+      npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (6,), }", data6);
+  future[6] = 4;
+  CHECK(error_for(future) == "unsupported .npy format version 4.0 (expected 1.0, 2.0 or 3.0)");
+
+  // A header length that claims far more than any plain array needs, or than the file holds.
+  std::string absurd = "\x93NUMPY\x02";
+  absurd += std::string("\x00\xff\xff\xff\x7f", 5);
+  CHECK(error_for(absurd + "{}") ==
+        "the .npy header claims 2147483647 bytes, too many to be a plain array header");
+  std::string short_header = std::string("\x93NUMPY\x01\x00\x00\x01", 10) + "{'descr'";
+  CHECK(error_for(short_header) == "truncated .npy header");
+  CHECK(error_for(std::string("\x93NUM", 5)) ==
+        "not a .npy file (no \\x93NUMPY magic at the start)");
+}
+
+TEST_CASE("writing: unknown extensions, subtypes and missing sample rates") {
+  TempDir dir;
+  const Signal s = test_signal(1, 10, DType::f32);
+  CHECK(error_of(write_signal_file(dir / "out.xyz", s, 48000.0, {})) ==
+        "cannot write '" + dir / "out.xyz" +
+            "': unknown output extension '.xyz' (expected .wav, .flac, .ogg, .aiff or .npy)");
+  CHECK(error_of(write_signal_file(dir / "out", s, 48000.0, {})) ==
+        "cannot write '" + dir / "out" +
+            "': the name has no extension (expected .wav, .flac, .ogg, .aiff or .npy)");
+  CHECK(error_of(write_signal_file(dir / "out.wav", s, std::nullopt, {})) ==
+        "cannot write '" + dir / "out.wav" +
+            "': an audio file needs a sample rate (give one with --fs)");
+  CHECK(contains(error_of(write_signal_file(dir / "out.wav", s, 48000.0, WriteOptions{"pcm12"})),
+                 "unknown subtype 'pcm12' (expected one of pcm8, pcm16, pcm24, pcm32, float,"));
+  CHECK(contains(error_of(write_signal_file(dir / "out.flac", s, 48000.0, WriteOptions{"float"})),
+                 "subtype 'float' is not available for .flac (available: pcm8, pcm16, pcm24)"));
+  CHECK(contains(error_of(write_signal_file(dir / "out.npy", s, 48000.0, WriteOptions{"pcm16"})),
+                 "--subtype does not apply to .npy output"));
+  CHECK(contains(error_of(write_signal_file(dir / "out.wav", s, 44100.5, {})),
+                 "audio files store a whole number of Hz as the sample rate"));
+  CHECK(error_of(write_signal_file(dir / "out.npy", Signal(), std::nullopt, {})) ==
+        "cannot write '" + dir / "out.npy" + "': the signal has no channels");
+  CHECK(check_output_format(dir / "ok.flac", WriteOptions{"pcm16"}));
+  CHECK_FALSE(check_output_format(dir / "ok.ogg", WriteOptions{"pcm16"}));
+  CHECK(dir.entries().empty());
+}
+
+TEST_CASE("writing: a directory that does not exist, or a directory as the output") {
+  TempDir dir;
+  const Signal s = test_signal(1, 10, DType::f32);
+  const std::string missing = dir / "no-such-dir";
+  CHECK(error_of(write_signal_file(missing + "/out.wav", s, 48000.0, {})) ==
+        "cannot write '" + missing + "/out.wav': directory '" + missing + "' does not exist");
+  CHECK(error_of(write_signal_file(missing + "/out.npy", s, std::nullopt, {})) ==
+        "cannot write '" + missing + "/out.npy': directory '" + missing + "' does not exist");
+  fs::create_directory(dir / "taken.wav");
+  CHECK(error_of(write_signal_file(dir / "taken.wav", s, 48000.0, {})) ==
+        "cannot write '" + dir / "taken.wav" + "': it is a directory");
+}
+
+TEST_CASE("a failed write leaves an existing output untouched and no temporary file") {
+  TempDir dir;
+  const std::string out = dir / "out.wav";
+  write_bytes(out, "precious");
+  // The sample rate is refused only after the temporary file exists: the failure is late.
+  const std::string e =
+      error_of(write_signal_file(out, test_signal(2, 100, DType::f32), 44100.5, {}));
+  CHECK(contains(e, "cannot write '" + out + "': audio files store a whole number of Hz"));
+  CHECK(read_bytes(out) == "precious");
+  CHECK(dir.entries() == std::vector<std::string>{"out.wav"});
+
+  // And a successful one replaces it.
+  REQUIRE(write_signal_file(out, test_signal(2, 100, DType::f32), 44100.0, {}));
+  CHECK(read_bytes(out) != "precious");
+  CHECK(dir.entries() == std::vector<std::string>{"out.wav"});
+}
+
+TEST_CASE("write_file_atomically removes its temporary file when the writer fails") {
+  TempDir dir;
+  std::string seen_temp;
+  auto r = write_file_atomically(dir / "x.bin", [&](int fd, const std::string& temp) {
+    seen_temp = temp;
+    CHECK(fs::path(temp).parent_path() == dir.path);
+    CHECK(fs::path(temp).filename().string().rfind(".x.bin.tmp-", 0) == 0);
+    REQUIRE(write_all(fd, "half", 4));
+    return Expected<std::monostate, std::string>(Unexpected{std::string("writer gave up")});
+  });
+  CHECK(error_of(r) == "cannot write '" + dir / "x.bin" + "': writer gave up");
+  CHECK_FALSE(seen_temp.empty());
+  CHECK(dir.entries().empty());
+}
+
+TEST_CASE("a full disk is reported, not ignored") {
+  const int fd = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) {
+    MESSAGE("skipped: /dev/full is not available");
+    return;
+  }
+  const Signal s = test_signal(2, 100000, DType::f64);
+  CHECK(error_of(write_npy(fd, s)) == "No space left on device");
+  auto format = audio_format_for(".wav", std::nullopt);
+  REQUIRE(format);
+  CHECK(contains(error_of(write_audio(fd, s, 48000.0, *format)), "No space left on device"));
+  ::close(fd);
+}
+
+TEST_CASE("writing through a symbolic link replaces the file it names, not the link") {
+  TempDir dir;
+  write_bytes(dir / "real.npy", "old");
+  fs::create_symlink("real.npy", dir.path / "link.npy");
+  REQUIRE(write_signal_file(dir / "link.npy", test_signal(1, 4, DType::f64), std::nullopt, {}));
+  CHECK(fs::is_symlink(dir.path / "link.npy"));
+  auto back = read_signal_file(dir / "real.npy", DType::f64);
+  REQUIRE(back);
+  CHECK(back->signal.samples() == 4);
+  CHECK(dir.entries() == std::vector<std::string>{"link.npy", "real.npy"});
+}
