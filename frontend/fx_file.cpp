@@ -13,6 +13,7 @@
 #include "frontend/lower_to_ir.h"
 #include "frontend/parser.h"
 #include "ir/verify.h"
+#include "support/strings.h"
 
 namespace fxc::frontend {
 namespace {
@@ -82,8 +83,59 @@ std::optional<Ast> parse_fx_file(const std::string& path, DiagnosticEngine& diag
 
 std::optional<ir::Graph> compile_fx_source(std::string_view text, const std::string& file,
                                            DiagnosticEngine& diags) {
+  return compile_fx_source(text, file, {}, diags);
+}
+
+namespace {
+
+// Replaces the value of each overridden constant binding; reports what cannot be replaced.
+bool apply_overrides(Ast& ast, const std::vector<ConstantOverride>& overrides,
+                     DiagnosticEngine& diags) {
+  bool ok = true;
+  for (const ConstantOverride& o : overrides) {
+    std::vector<std::string_view> constants;
+    BindingStmt* target = nullptr;
+    for (Stmt& stmt : ast.statements)
+      if (auto* b = std::get_if<BindingStmt>(&stmt.node)) {
+        if (b->value.as<NumberExpr>()) constants.push_back(b->name);
+        if (b->name == o.name) target = b;
+      }
+    std::string what = "--set " + o.name + "=" + o.value + ": ";
+    if (!target) {
+      Diagnostic& d = diags.error({}, what + "the graph binds no constant '" + o.name + "'", "fx-set");
+      if (auto near = nearest_name(o.name, constants))
+        d.notes.push_back({Severity::note, {}, "did you mean '" + *near + "'?", "", {}});
+      ok = false;
+      continue;
+    }
+    if (!target->value.as<NumberExpr>()) {
+      diags.error(target->name_loc, what + "'" + o.name + "' is bound to a signal or chain, not a number; only NAME = NUMBER bindings can be set", "fx-set");
+      ok = false;
+      continue;
+    }
+    DiagnosticEngine scratch;
+    Ast value = parse(lex("v = " + o.value + "\n", "--set", scratch), "--set", scratch);
+    const BindingStmt* parsed = value.statements.size() == 1 ? std::get_if<BindingStmt>(&value.statements[0].node) : nullptr;
+    if (scratch.has_errors() || !parsed || !parsed->value.as<NumberExpr>()) {
+      diags.error({}, what + "expected a number with an optional unit, such as 500Hz or -3dB", "fx-set");
+      ok = false;
+      continue;
+    }
+    SourceLoc where = target->value.loc;  // errors about the value point at the binding
+    target->value = clone(parsed->value);
+    target->value.loc = where;
+  }
+  return ok;
+}
+
+}  // namespace
+
+std::optional<ir::Graph> compile_fx_source(std::string_view text, const std::string& file,
+                                           const std::vector<ConstantOverride>& overrides,
+                                           DiagnosticEngine& diags) {
   DiagnosticEngine local;
   Parsed parsed = parse_text(text, file, local);
+  if (!apply_overrides(parsed.ast, overrides, local)) parsed.had_errors = true;
   // Lower even after a syntax error, so the semantic errors of the rest are reported too.
   std::optional<ir::Graph> graph = lower_to_ir(parsed.ast, local, parsed.had_errors);
   diags.add_source(file, std::string(text));
@@ -94,9 +146,15 @@ std::optional<ir::Graph> compile_fx_source(std::string_view text, const std::str
 }
 
 std::optional<ir::Graph> compile_fx_file(const std::string& path, DiagnosticEngine& diags) {
+  return compile_fx_file(path, {}, diags);
+}
+
+std::optional<ir::Graph> compile_fx_file(const std::string& path,
+                                         const std::vector<ConstantOverride>& overrides,
+                                         DiagnosticEngine& diags) {
   std::optional<std::string> text = read_file(path, diags);
   if (!text) return std::nullopt;
-  return compile_fx_source(*text, path, diags);
+  return compile_fx_source(*text, path, overrides, diags);
 }
 
 }  // namespace fxc::frontend

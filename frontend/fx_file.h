@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "frontend/ast.h"
 #include "ir/graph.h"
@@ -27,5 +28,22 @@ std::optional<ir::Graph> compile_fx_source(std::string_view text, const std::str
 
 /// compile_fx_source on the contents of `path`; an unreadable file is reported (code "fx-io").
 std::optional<ir::Graph> compile_fx_file(const std::string& path, DiagnosticEngine& diags);
+
+/// A new value for a constant binding (`fc = 2 kHz`), as `fxc run --set fc=500Hz` gives it:
+/// a number with an optional unit.
+struct ConstantOverride {
+  std::string name;
+  std::string value;
+};
+
+/// compile_fx_source with the constant bindings named in `overrides` replaced by their new
+/// values. A name that is not bound to a constant, or a value that is not a number with an
+/// optional unit, is an error.
+std::optional<ir::Graph> compile_fx_source(std::string_view text, const std::string& file,
+                                           const std::vector<ConstantOverride>& overrides,
+                                           DiagnosticEngine& diags);
+std::optional<ir::Graph> compile_fx_file(const std::string& path,
+                                         const std::vector<ConstantOverride>& overrides,
+                                         DiagnosticEngine& diags);
 
 }  // namespace fxc::frontend

@@ -392,7 +392,9 @@ class Lexer {
     while (end < text_.size() && is_ident_char(text_[end])) ++end;
     std::string_view word = text_.substr(look, end - look);
     std::optional<Unit> unit = parse_unit(word);
-    std::optional<std::string> suggestion = nearest_name(word, kUnitWords);
+    // A one-letter word is as near to 's' as to anything; only longer ones get a guess.
+    std::optional<std::string> suggestion;
+    if (word.size() > 1) suggestion = nearest_name(word, kUnitWords);
     bool case_slip = false;
     for (std::string_view u : kUnitWords) {
       if (u.size() != word.size()) continue;
@@ -416,8 +418,13 @@ class Lexer {
                                    "unknown unit '" + std::string(word) + "' after number " +
                                        number.text + "; expected " + unit_list(),
                                    "fx-lex");
-      if (suggestion)
+      if (suggestion) {
         d.notes.push_back({Severity::note, {}, "did you mean '" + *suggestion + "'?", {}, {}});
+      } else if (word.size() == 1) {  // "2x": most likely a product with a one-letter name
+        std::string hint =
+            "to scale a signal, write '" + number.text + " * " + std::string(word) + "'";
+        d.notes.push_back({Severity::note, {}, std::move(hint), {}, {}});
+      }
       return false;
     }
     number.unit = *unit;

@@ -66,6 +66,9 @@ std::string short_field_text(const auto& value) {
   std::string text = field_text(value);
   return text.size() > 48 ? shape_text(value) : text;
 }
+std::string short_field_text(const std::string& value) {
+  return value.size() > 60 ? quote(value.substr(0, 57) + "...") : quote(value);
+}
 std::string short_field_text(const std::vector<Stage>& stages) {
   std::string out;
   for (const Stage& s : stages)

@@ -22,7 +22,7 @@ std::optional<ir::Stage> as_stage(const ir::Op& op) {
 
 // Algorithm: in topological order, a stage node becomes a chain of itself, or, when its
 // operand is a chain read only by it, joins the end of that chain (which is then dropped).
-ir::Graph fuse_chains(const ir::Graph& graph, PassContext&) {
+ir::Graph fuse_chains(const ir::Graph& graph, PassContext& context) {
   ir::Graph out = graph;
   auto order = ir::topological_order(out);
   if (!order) return out;
@@ -34,7 +34,7 @@ ir::Graph fuse_chains(const ir::Graph& graph, PassContext&) {
     if (!stage) continue;
     ir::NodeId prev = node.operands[0];
     auto* prev_chain = std::get_if<ir::Chain>(&out.node(prev).op);
-    if (prev_chain && ir::has_single_use(users, out, prev)) {
+    if (context.fusion && prev_chain && ir::has_single_use(users, out, prev)) {
       ir::Chain chain = std::move(*prev_chain);
       chain.stages.push_back(std::move(*stage));
       node.origins = ir::merged_origins(out.node(prev), node);

@@ -28,6 +28,8 @@ struct PassContext {
   Binding binding;
   Target target = host_target();
   StrategyThresholds thresholds;
+  /// false: fuse_chains gives every stage a kernel of its own (for `fxc bench`'s comparison).
+  bool fusion = true;
 };
 
 }  // namespace fxc::passes

@@ -68,6 +68,9 @@ std::optional<ir::Graph> run_pipeline(const ir::Graph& graph, PassContext& conte
   ir::Graph current = graph;
   std::optional<ir::Graph> result;
   bool ok = true;
+  ir::PrintOptions print{.locations = options.print_locations};
+  if (options.print_after_all && options.log)
+    *options.log << "// -----// IR before the pipeline //----- //\n" << ir::to_text(current, print);
   for (const PassInfo* pass : chosen) {
     std::size_t errors = context.diags.error_count();
     auto start = Clock::now();
@@ -78,7 +81,7 @@ std::optional<ir::Graph> run_pipeline(const ir::Graph& graph, PassContext& conte
       break;
     }
     if (options.print_after_all && options.log) {
-      std::string before = ir::to_text(current), after = ir::to_text(next);
+      std::string before = ir::to_text(current, print), after = ir::to_text(next, print);
       *options.log << "// -----// IR after " << pass->name << " //----- //\n"
                    << (before == after ? "(unchanged)\n" : after);
     }

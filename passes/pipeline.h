@@ -31,6 +31,7 @@ struct PipelineOptions {
   std::vector<std::string> passes;
   bool print_after_all = false;  ///< print the IR after each pass ("(unchanged)" if same)
   bool time_passes = false;      ///< print a table of per-pass wall times at the end
+  bool print_locations = true;   ///< with print_after_all: include loc(...) in the IR
   std::ostream* log = nullptr;   ///< where printing goes; required when either flag is set
 };
 

@@ -7,6 +7,7 @@
 #include "ir/verify.h"
 #include "passes/design_filters.h"
 #include "passes/infer_types.h"
+#include "runtime/bind_inputs.h"
 
 namespace fxc {
 namespace {
@@ -222,14 +223,10 @@ Expected<std::vector<Signal>, std::string> interpret(const ir::Graph& graph,
 std::optional<std::vector<Signal>> run_reference(const ir::Graph& graph, double sample_rate_hz,
                                                  std::span<const Signal> inputs,
                                                  DiagnosticEngine& diags) {
-  std::vector<ir::NodeId> input_ids = graph.inputs();
-  ir::Graph bound = graph;
-  // Inputs declared without a channel count take the count of the signal given for them.
-  for (std::size_t i = 0; i < input_ids.size() && i < inputs.size(); ++i)
-    if (bound.node(input_ids[i]).type.channels == 0)
-      bound.node(input_ids[i]).type.channels = static_cast<int>(inputs[i].channels());
+  std::optional<ir::Graph> with_channels = bind_inputs(graph, inputs, diags);
+  if (!with_channels) return std::nullopt;
   passes::PassContext context{diags, {sample_rate_hz, 0, DType::f64}};
-  bound = passes::infer_types(bound, context);
+  ir::Graph bound = passes::infer_types(*with_channels, context);
   if (diags.has_errors()) return std::nullopt;
   bound = passes::design_filters(bound, context);
   if (diags.has_errors() || !ir::verify(bound, diags)) return std::nullopt;

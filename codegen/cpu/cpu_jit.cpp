@@ -154,9 +154,11 @@ Expected<std::shared_ptr<const CpuKernels>, std::string> load_cpu_kernels(
 }
 
 std::string cpu_target_id() {
-  auto builder = host_builder();
-  if (!builder) return "unknown";
-  return builder->getCPU() + " " + builder->getFeatures().getString();
+  static const std::string id = [] {  // detecting the host is slow; it does not change
+    auto builder = host_builder();
+    return builder ? builder->getCPU() + " " + builder->getFeatures().getString() : "unknown";
+  }();
+  return id;
 }
 
 std::string llvm_version_string() { return "LLVM " LLVM_VERSION_STRING; }

@@ -28,8 +28,15 @@ int user_error(const std::string& message) {
   return report(diags);
 }
 
-std::optional<ir::Graph> load_graph(const std::string& path, DiagnosticEngine& diags) {
-  return frontend::compile_fx_file(path, diags);
+std::optional<ir::Graph> load_graph(const std::string& path, DiagnosticEngine& diags,
+                                    const std::vector<std::string>& sets) {
+  std::vector<frontend::ConstantOverride> overrides;
+  for (const std::string& set : sets) {
+    auto eq = set.find('=');
+    if (eq == std::string::npos || eq == 0) throw UsageError{"--set expects NAME=VALUE, got '" + set + "'"};
+    overrides.push_back({set.substr(0, eq), set.substr(eq + 1)});
+  }
+  return frontend::compile_fx_file(path, overrides, diags);
 }
 
 std::optional<ir::Graph> bind_and_run_passes(const ir::Graph& graph,

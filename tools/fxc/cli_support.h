@@ -41,8 +41,10 @@ bool colour_enabled();
 /// Writes the diagnostics to standard error; returns kUserError if any is an error.
 int report(const DiagnosticEngine& diags);
 
-/// Reads and lowers a .fx file; diagnostics go to `diags`.
-std::optional<ir::Graph> load_graph(const std::string& path, DiagnosticEngine& diags);
+/// Reads and lowers a .fx file; diagnostics go to `diags`. `sets` are `--set NAME=VALUE`
+/// overrides of constant bindings.
+std::optional<ir::Graph> load_graph(const std::string& path, DiagnosticEngine& diags,
+                                    const std::vector<std::string>& sets = {});
 
 /// Runs the pipeline (or the chosen passes) on a graph bound to `binding`.
 std::optional<ir::Graph> bind_and_run_passes(const ir::Graph& graph,

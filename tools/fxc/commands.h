@@ -10,5 +10,8 @@ void add_run_command(CLI::App& app, Action& action);
 void add_dump_command(CLI::App& app, Action& action);
 void add_freqz_command(CLI::App& app, Action& action);
 void add_info_command(CLI::App& app, Action& action);
+void add_compile_command(CLI::App& app, Action& action);
+void add_cache_command(CLI::App& app, Action& action);
+void add_bench_command(CLI::App& app, Action& action);
 
 }  // namespace fxc::cli

@@ -1,7 +1,10 @@
 // fxc: the command-line driver. Parses the command line, runs one subcommand, and maps what
 // happened to the exit statuses of the contract (0 ok, 1 user error, 2 usage, 3 bug).
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
+
+#include "support/strings.h"
 
 #include "tools/fxc/commands.h"
 
@@ -17,14 +20,30 @@ int main(int argc, char** argv) {
       "  fxc run examples/vocal.fx -i voice.wav -o out.wav\n"
       "  fxc dump examples/vocal.fx --emit ir --fs 44100\n"
       "  fxc freqz examples/eq.fx --fs 48000 -o eq.svg\n"
+      "  fxc compile examples/vocal.fx && fxc bench examples/vocal.fx --channels 2\n"
       "  fxc info\n"
       "Run 'fxc SUBCOMMAND --help' for the options of each subcommand.");
 
   Action action;
   add_run_command(app, action);
+  add_compile_command(app, action);
   add_dump_command(app, action);
   add_freqz_command(app, action);
+  add_bench_command(app, action);
+  add_cache_command(app, action);
   add_info_command(app, action);
+
+  // CLI11 says only "A subcommand is required" for a mistyped one; name it and suggest.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string_view> known;
+    for (const CLI::App* sub : app.get_subcommands({})) known.push_back(sub->get_name());
+    if (std::find(known.begin(), known.end(), argv[1]) == known.end()) {
+      std::cerr << "error: unknown subcommand '" << argv[1] << "'";
+      if (auto near = fxc::nearest_name(argv[1], known)) std::cerr << " (did you mean '" << *near << "'?)";
+      std::cerr << "\nRun with --help for more information.\n";
+      return kUsageError;
+    }
+  }
 
   try {
     app.parse(argc, argv);

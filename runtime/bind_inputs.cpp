@@ -1,0 +1,30 @@
+#include "runtime/bind_inputs.h"
+
+namespace fxc {
+
+std::optional<ir::Graph> bind_inputs(const ir::Graph& graph, std::span<const Signal> signals,
+                                     DiagnosticEngine& diags,
+                                     std::span<const std::string> sources) {
+  ir::Graph bound = graph;
+  std::vector<ir::NodeId> inputs = graph.inputs();
+  bool ok = true;
+  for (std::size_t i = 0; i < inputs.size() && i < signals.size(); ++i) {
+    ir::Node& node = bound.node(inputs[i]);
+    int have = static_cast<int>(signals[i].channels());
+    if (node.type.channels == 0) {
+      node.type.channels = have;
+    } else if (node.type.channels != have) {
+      std::string what = i < sources.size() ? "'" + sources[i] + "'" : "its signal";
+      diags.error(node.loc,
+                  "input '" + std::get<ir::Input>(node.op).name + "' is declared with " +
+                      std::to_string(node.type.channels) + " channel(s), but " + what + " has " +
+                      std::to_string(have),
+                  "fxc-channels");
+      ok = false;
+    }
+  }
+  if (!ok) return std::nullopt;
+  return bound;
+}
+
+}  // namespace fxc

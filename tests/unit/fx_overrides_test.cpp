@@ -1,0 +1,32 @@
+// `fxc run --set NAME=VALUE`: constant bindings replaced before lowering.
+#include <doctest/doctest.h>
+
+#include "frontend/fx_file.h"
+
+namespace fxc {
+namespace {
+
+const char* kGraph = "input x : 1\nfc = 2 kHz\ng = -3 dB\neq = lowpass(fc)\noutput x | eq | gain(g)\n";
+
+TEST_CASE("an override replaces a constant binding") {
+  DiagnosticEngine diags;
+  auto g = frontend::compile_fx_source(kGraph, "s.fx", {{"fc", "500Hz"}, {"g", "0 dB"}}, diags);
+  REQUIRE_MESSAGE(g, diags.str());
+  CHECK(std::get<ir::Biquad>(g->node(1).op).f0_hz == 500);
+  CHECK(std::get<ir::Gain>(g->node(2).op).gain == 1.0);
+}
+
+TEST_CASE("bad overrides are errors") {
+  DiagnosticEngine diags;
+  CHECK_FALSE(frontend::compile_fx_source(kGraph, "s.fx", {{"fx", "1"}}, diags));
+  CHECK(diags.str() == "error: --set fx=1: the graph binds no constant 'fx' [fx-set]\nnote: did you mean 'fc'?\n");
+  DiagnosticEngine d2;
+  CHECK_FALSE(frontend::compile_fx_source(kGraph, "s.fx", {{"eq", "1"}}, d2));
+  CHECK(d2.str().find("'eq' is bound to a signal or chain, not a number") != std::string::npos);
+  DiagnosticEngine d3;
+  CHECK_FALSE(frontend::compile_fx_source(kGraph, "s.fx", {{"fc", "1 kHz kHz"}}, d3));
+  CHECK(d3.str() == "error: --set fc=1 kHz kHz: expected a number with an optional unit, such as 500Hz or -3dB [fx-set]\n");
+}
+
+}  // namespace
+}  // namespace fxc

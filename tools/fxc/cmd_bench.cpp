@@ -1,0 +1,185 @@
+// fxc bench: throughput of a graph on generated noise, its compile times, its accuracy
+// against the float64 reference, and the same graph with fusion disabled.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <unistd.h>
+
+#include "runtime/bind_inputs.h"
+#include "runtime/compile_cpu.h"
+#include "runtime/counters.h"
+#include "runtime/cpu_executor.h"
+#include "runtime/kernel_cache.h"
+#include "runtime/reference_interpreter.h"
+#include "tools/fxc/commands.h"
+
+namespace fxc::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+struct BenchOptions {
+  std::string graph;
+  int channels = 2;
+  double seconds = 10;
+  double fs_hz = 48000;
+  std::string target = "cpu";
+  std::string dtype = "f32";
+  int repeat = 5;
+  bool json = false;
+  bool check = true;
+};
+
+struct Timing {
+  double median_ms = 0;
+  std::uint64_t dispatches = 0;  // per run
+};
+
+Timing time_runs(const CompiledCpuGraph& compiled, const std::vector<Signal>& inputs, int repeat) {
+  std::vector<double> times;
+  std::uint64_t dispatches = 0;
+  (void)execute_cpu(compiled.scheduled, *compiled.kernels, inputs);  // warm up caches and pages
+  for (int r = 0; r < repeat; ++r) {
+    auto before = counters().dispatches.load();
+    auto start = Clock::now();
+    auto out = execute_cpu(compiled.scheduled, *compiled.kernels, inputs);
+    times.push_back(ms_since(start));
+    dispatches = counters().dispatches - before;
+  }
+  std::sort(times.begin(), times.end());
+  return {times[times.size() / 2], dispatches};
+}
+
+int bench(const BenchOptions& o) {
+  if (o.target != "cpu") return user_error("fxc bench supports --target cpu in this build");
+  if (o.channels < 1 || !(o.seconds > 0) || !(o.fs_hz > 0) || o.repeat < 1)
+    return user_error("--channels, --seconds, --fs and --repeat must be positive");
+  DiagnosticEngine diags;
+  std::optional<ir::Graph> graph = load_graph(o.graph, diags);
+  if (!graph) return report(diags);
+
+  // Float32 white noise in [-1, 1] with a fixed seed, as performance.md's workloads.
+  std::size_t samples = static_cast<std::size_t>(o.seconds * o.fs_hz);
+  std::mt19937 rng(1234);
+  std::uniform_real_distribution<float> noise(-1.0f, 1.0f);
+  std::vector<Signal> inputs;
+  for (std::size_t i = 0; i < graph->inputs().size(); ++i) {
+    int declared = graph->node(graph->inputs()[i]).type.channels;
+    Signal s(declared ? declared : o.channels, samples, DType::f32);
+    for (std::size_t c = 0; c < s.channels(); ++c)
+      for (float& v : s.f32(c)) v = noise(rng);
+    inputs.push_back(std::move(s));
+  }
+  std::optional<ir::Graph> bound = bind_inputs(*graph, inputs, diags);
+  if (!bound) return report(diags);
+
+  DType dtype = *parse_dtype(o.dtype);
+  CpuCompileRequest request;
+  request.sample_rate_hz = o.fs_hz;
+  request.dtype = dtype;
+  request.length_samples = static_cast<std::int64_t>(samples);
+
+  // Compile: cold (nothing cached), from disk (a fresh process's view), from memory.
+  std::string dir = (std::filesystem::temp_directory_path() / ("fxc-bench-" + std::to_string(getpid()))).string();
+  request.cache_directory = dir;
+  clear_memory_cache();
+  auto start = Clock::now();
+  std::optional<CompiledCpuGraph> fused = compile_for_cpu(*bound, request, diags);
+  double cold_ms = ms_since(start);
+  if (!fused) return report(diags);
+  clear_memory_cache();
+  start = Clock::now();
+  compile_for_cpu(*bound, request, diags);
+  double disk_ms = ms_since(start);
+  start = Clock::now();
+  compile_for_cpu(*bound, request, diags);
+  double memory_ms = ms_since(start);
+  std::filesystem::remove_all(dir);
+
+  // Unfused: every stage is its own kernel, so no pass may merge stages.
+  request.cache_directory.clear();
+  request.fusion = false;
+  request.pipeline.passes = {"infer-types", "design-filters", "eliminate-dead-nodes", "fuse-chains",
+                             "select-strategy"};
+  std::optional<CompiledCpuGraph> unfused = compile_for_cpu(*bound, request, diags);
+  if (!unfused) return report(diags);
+
+  Timing f = time_runs(*fused, inputs, o.repeat);
+  Timing u = time_runs(*unfused, inputs, o.repeat);
+  double channel_samples = static_cast<double>(samples) * inputs[0].channels();
+  auto rate = [&](const Timing& t) { return channel_samples / (t.median_ms / 1e3); };
+  auto realtime = [&](const Timing& t) { return o.seconds / (t.median_ms / 1e3); };
+
+  // Accuracy next to speed: the largest error against the float64 reference.
+  double max_error = 0;
+  if (o.check) {
+    auto got = execute_cpu(fused->scheduled, *fused->kernels, inputs);
+    auto want = run_reference(*bound, o.fs_hz, inputs, diags);
+    if (got && want)
+      for (std::size_t k = 0; k < want->size(); ++k)
+        for (std::size_t c = 0; c < (*want)[k].channels(); ++c)
+          for (std::size_t n = 0; n < (*want)[k].samples(); ++n)
+            max_error = std::max(max_error, std::abs((*got)[k].at(c, n) - (*want)[k].at(c, n)));
+  }
+
+  if (o.json) {
+    nlohmann::json j = {{"graph", o.graph},         {"channels", inputs[0].channels()},
+                        {"samples", samples},       {"fs", o.fs_hz},
+                        {"dtype", o.dtype},         {"repeat", o.repeat},
+                        {"fused", {{"median_ms", f.median_ms}, {"samples_per_s", rate(f)},
+                                   {"realtime_factor", realtime(f)}, {"dispatches", f.dispatches}}},
+                        {"unfused", {{"median_ms", u.median_ms}, {"samples_per_s", rate(u)},
+                                     {"dispatches", u.dispatches}}},
+                        {"fusion_speedup", u.median_ms / f.median_ms},
+                        {"compile_ms", {{"cold", cold_ms}, {"disk_hit", disk_ms}, {"memory_hit", memory_ms}}},
+                        {"max_abs_error_vs_f64_reference", o.check ? nlohmann::json(max_error) : nlohmann::json()}};
+    std::cout << j.dump(2) << '\n';
+    return report(diags);
+  }
+  std::cout << fmt::format("{}: {} ch x {:g} s at {:g} Hz, {}, median of {}\n", o.graph,
+                           inputs[0].channels(), o.seconds, o.fs_hz, o.dtype, o.repeat)
+            << fmt::format("  fused    {:9.3f} ms  {:8.1f} M samples/s  {:8.1f}x real time  {} dispatch(es)\n",
+                           f.median_ms, rate(f) / 1e6, realtime(f), f.dispatches)
+            << fmt::format("  unfused  {:9.3f} ms  {:8.1f} M samples/s  {:8.1f}x real time  {} dispatch(es)\n",
+                           u.median_ms, rate(u) / 1e6, realtime(u), u.dispatches)
+            << fmt::format("  fusion speed-up {:.2f}x\n", u.median_ms / f.median_ms)
+            << fmt::format("  compile: cold {:.1f} ms, disk hit {:.2f} ms, memory hit {:.3f} ms\n",
+                           cold_ms, disk_ms, memory_ms);
+  if (o.check) std::cout << fmt::format("  max |error| vs float64 reference: {:.3g}\n", max_error);
+  return report(diags);
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, Action& action) {
+  auto o = std::make_shared<BenchOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "Measure a graph's throughput on generated noise, fused and unfused.");
+  cmd->add_option("graph", o->graph, "The .fx graph file")->required();
+  cmd->add_option("--channels", o->channels, "Channels for inputs declared without a count")
+      ->capture_default_str();
+  cmd->add_option("--seconds", o->seconds, "Signal length")->capture_default_str();
+  cmd->add_option("--fs", o->fs_hz, "Sample rate in Hz")->capture_default_str();
+  cmd->add_option("--target", o->target, "cpu")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  cmd->add_option("--dtype", o->dtype, "f32 or f64")->check(CLI::IsMember({"f32", "f64"}))->capture_default_str();
+  cmd->add_option("--repeat", o->repeat, "Timed runs; the median is reported")->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print the results as JSON");
+  cmd->add_flag("!--no-check", o->check, "Skip the accuracy check against the float64 reference");
+  cmd->footer(
+      "Examples:\n"
+      "  fxc bench bench/workloads/w4_profile.fx --channels 2 --seconds 10\n"
+      "  fxc bench bench/workloads/w1_api.fx --channels 8 --seconds 120 --fs 44100 --json");
+  cmd->callback([&action, o] { action = [o] { return bench(*o); }; });
+}
+
+}  // namespace fxc::cli

@@ -1,0 +1,98 @@
+// fxc compile: fill the kernel cache without running anything.
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <iostream>
+#include <memory>
+
+#include "runtime/compile_cpu.h"
+#include "runtime/counters.h"
+#include "support/float_format.h"
+#include "tools/fxc/commands.h"
+
+namespace fxc::cli {
+namespace {
+
+struct CompileOptions {
+  std::string graph;
+  std::string target = "cpu";
+  std::string dtype = "f32";
+  std::string arch;
+  std::string cache_dir;
+  double fs_hz = 48000;
+  int channels = 1;
+  std::optional<double> seconds;
+};
+
+int compile(const CompileOptions& o) {
+  if (!o.arch.empty() && o.target == "cpu") throw UsageError{"--arch applies to --target cuda"};
+  if (o.target == "cuda") return user_error("the 'cuda' target is not available in this build yet");
+  if (o.channels < 1) return user_error("--channels must be at least 1, got " + std::to_string(o.channels));
+  DiagnosticEngine diags;
+  std::optional<ir::Graph> graph = load_graph(o.graph, diags);
+  if (!graph) return report(diags);
+  if (o.target == "all")
+    diags.warning({}, "the cuda target is not available in this build; compiling for cpu only", "fxc-compile");
+
+  std::vector<DType> dtypes;
+  if (o.dtype == "all") dtypes = {DType::f32, DType::f64};
+  else dtypes = {*parse_dtype(o.dtype)};
+  // The strategy, and so the kernel, can depend on the signal's length: without --seconds,
+  // compile for short signals and for signals long enough for the chunked strategies.
+  passes::StrategyThresholds thresholds;
+  std::vector<std::int64_t> lengths;
+  if (o.seconds) lengths = {static_cast<std::int64_t>(*o.seconds * o.fs_hz)};
+  else lengths = {static_cast<std::int64_t>(o.fs_hz), thresholds.chunked_min_samples};
+
+  std::string directory = cache_directory(o.cache_dir);
+  auto compiles_before = counters().compiles.load();
+  int sets = 0;
+  for (DType dtype : dtypes)
+    for (std::int64_t length : lengths) {
+      CpuCompileRequest request;
+      request.sample_rate_hz = o.fs_hz;
+      request.dtype = dtype;
+      request.channels = o.channels;
+      request.length_samples = length;
+      request.cache_directory = directory;
+      if (!compile_for_cpu(*graph, request, diags)) return report(diags);
+      ++sets;
+    }
+  report(diags);
+  std::cout << "compiled " << sets << " kernel set(s) for " << o.graph << " into " << directory
+            << " (" << counters().compiles - compiles_before << " new, "
+            << sets - static_cast<int>(counters().compiles - compiles_before) << " already cached)\n";
+  return kSuccess;
+}
+
+}  // namespace
+
+void add_compile_command(CLI::App& app, Action& action) {
+  auto o = std::make_shared<CompileOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "compile", "Compile a graph's kernels into the kernel cache without running anything.");
+  cmd->add_option("graph", o->graph, "The .fx graph file")->required();
+  cmd->add_option("--target", o->target, "cpu, cuda or all")
+      ->check(CLI::IsMember({"cpu", "cuda", "all"}))
+      ->capture_default_str();
+  cmd->add_option("--dtype", o->dtype, "f32, f64 or all")
+      ->check(CLI::IsMember({"f32", "f64", "all"}))
+      ->capture_default_str();
+  cmd->add_option("--arch", o->arch, "CUDA architecture (sm_XX), for --target cuda");
+  cmd->add_option("--cache-dir", o->cache_dir, "Kernel cache directory (default $FXC_CACHE_DIR, "
+                                               "else $XDG_CACHE_HOME/fxc)");
+  cmd->add_option("--fs", o->fs_hz, "Sample rate (only the strategy choice depends on it)")
+      ->capture_default_str();
+  cmd->add_option("--channels", o->channels, "Channel count for inputs declared without one")
+      ->capture_default_str();
+  cmd->add_option("--seconds", o->seconds,
+                  "Signal length the kernels are for (default: both short and long signals)");
+  cmd->footer(
+      "Kernels depend on the graph's shape, the channel count, the dtype and the strategy, not\n"
+      "on coefficient values or the sample rate: compile once, then run with any cutoffs.\n"
+      "Examples:\n"
+      "  fxc compile examples/vocal.fx\n"
+      "  fxc compile examples/eq.fx --channels 2 --dtype all --cache-dir /tmp/fxc-cache");
+  cmd->callback([&action, o] { action = [o] { return compile(*o); }; });
+}
+
+}  // namespace fxc::cli
