@@ -71,18 +71,18 @@ Complex take(std::vector<Complex>& v, std::size_t index) {
 
 // One section from up to two zeros and exactly two poles (SciPy's _single_zpksos): the
 // numerator poly(z) is right-aligned, so one zero gives [0, 1, -z] and none gives [0, 0, 1].
-Section single_section(const std::vector<Complex>& zeros, Complex p1, Complex p2) {
+// `zero_count` zeros (0, 1 or 2) are taken from z1 and z2 in order. Plain values rather than a
+// container: GCC 12 at -O3 otherwise warns of out-of-bounds reads on branches it cannot rule out.
+Section single_section(int zero_count, Complex z1, Complex z2, Complex p1, Complex p2) {
   Section s;
-  if (zeros.size() == 2) {
-    const Complex& z1 = zeros[0];
-    const Complex& z2 = zeros[1];
+  if (zero_count == 2) {
     s.b0 = 1.0;
     s.b1 = -z2.real() - z1.real();
     s.b2 = z1.real() * z2.real() - z1.imag() * z2.imag();
-  } else if (zeros.size() == 1) {
+  } else if (zero_count == 1) {
     s.b0 = 0.0;
     s.b1 = 1.0;
-    s.b2 = -zeros[0].real();
+    s.b2 = -z1.real();
   } else {
     s.b0 = 0.0;
     s.b1 = 0.0;
@@ -178,7 +178,7 @@ std::optional<Sos> zpk_to_sos(const Zpk& zpk) {
       const auto z1_idx = nearest_index(z, p1, Which::real);
       if (!z1_idx) return std::nullopt;
       const Complex z1 = take(z, *z1_idx);
-      sos[si] = single_section({z1, Complex(0.0, 0.0)}, p1, Complex(0.0, 0.0));
+      sos[si] = single_section(2, z1, Complex(0.0, 0.0), p1, Complex(0.0, 0.0));
     } else if (p.size() + 1 == z.size() && !is_real(p1) && real_poles_left == 1 &&
                count_real(z) == 1) {
       // Special case 2: one real pole and one real zero remain, so this complex pole must
@@ -186,7 +186,7 @@ std::optional<Sos> zpk_to_sos(const Zpk& zpk) {
       const auto z1_idx = nearest_index(z, p1, Which::complex);
       if (!z1_idx) return std::nullopt;
       const Complex z1 = take(z, *z1_idx);
-      sos[si] = single_section({z1, std::conj(z1)}, p1, std::conj(p1));
+      sos[si] = single_section(2, z1, std::conj(z1), p1, std::conj(p1));
     } else {
       Complex p2;
       if (is_real(p1)) {
@@ -201,17 +201,17 @@ std::optional<Sos> zpk_to_sos(const Zpk& zpk) {
       if (!z.empty()) {
         const Complex z1 = take(z, *nearest_index(z, p1, Which::any));
         if (!is_real(z1)) {
-          sos[si] = single_section({z1, std::conj(z1)}, p1, p2);
+          sos[si] = single_section(2, z1, std::conj(z1), p1, p2);
         } else if (!z.empty()) {
           const auto z2_idx = nearest_index(z, p1, Which::real);
           if (!z2_idx) return std::nullopt;
           const Complex z2 = take(z, *z2_idx);
-          sos[si] = single_section({z1, z2}, p1, p2);
+          sos[si] = single_section(2, z1, z2, p1, p2);
         } else {
-          sos[si] = single_section({z1}, p1, p2);
+          sos[si] = single_section(1, z1, {}, p1, p2);
         }
       } else {
-        sos[si] = single_section({}, p1, p2);
+        sos[si] = single_section(0, {}, {}, p1, p2);
       }
     }
   }

@@ -49,7 +49,7 @@ TEST_CASE("the optimized graph computes what the designed graph computes (500 ra
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<double> noise(-1, 1);
     std::vector<Signal> inputs;
-    for (ir::NodeId id : designed->inputs()) {
+    for (std::size_t i = 0; i < designed->inputs().size(); ++i) {
       Signal s(channels, 300);
       for (int c = 0; c < channels; ++c)
         for (double& v : s.f64(c)) v = noise(rng);
