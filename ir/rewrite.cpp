@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ir/graph_algorithms.h"
 #include "support/diagnostics.h"
 
 namespace fxc::ir {
@@ -41,6 +42,25 @@ std::vector<SourceLoc> merged_origins(const Node& first, const Node& second) {
     }
   }
   return out;
+}
+
+Graph absorb_single_use_operands(const Graph& graph,
+                                 const std::function<bool(Node&, const Node&)>& absorb) {
+  Graph out = graph;
+  auto order = topological_order(out);
+  if (!order) return out;
+  std::vector<std::vector<NodeId>> users = out.users();
+  std::vector<bool> keep(out.size(), true);
+  for (NodeId id : *order) {
+    Node& node = out.node(id);
+    if (node.operands.empty()) continue;
+    NodeId prev = node.operands[0];
+    if (!has_single_use(users, out, prev) || !absorb(node, out.node(prev))) continue;
+    node.origins = merged_origins(out.node(prev), node);
+    node.operands = out.node(prev).operands;
+    keep[prev] = false;
+  }
+  return compact(out, keep);
 }
 
 bool has_single_use(const std::vector<std::vector<NodeId>>& users, const Graph& graph, NodeId id) {

@@ -1,6 +1,7 @@
 // Small graph-rewriting helpers shared by the passes.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "ir/graph.h"
@@ -16,6 +17,14 @@ Graph compact(const Graph& graph, const std::vector<bool>& keep);
 
 /// The locations a node fused from `first` and `second` came from, in order.
 std::vector<SourceLoc> merged_origins(const Node& first, const Node& second);
+
+/// The common step of the fusion passes. In topological order, each node whose first operand
+/// is read by it alone is offered that operand: `absorb(node, operand)` may fold the operand
+/// into the node and return true. The absorbed operand is then removed, the node reads the
+/// operand's operands, and it keeps both nodes' locations as origins. Because operands come
+/// first, a run of any length collapses into its last node in one sweep.
+Graph absorb_single_use_operands(const Graph& graph,
+                                 const std::function<bool(Node& node, const Node& operand)>& absorb);
 
 /// True when `id` has exactly one user and that user reads it once.
 bool has_single_use(const std::vector<std::vector<NodeId>>& users, const Graph& graph, NodeId id);

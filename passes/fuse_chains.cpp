@@ -1,6 +1,5 @@
 #include "passes/fuse_chains.h"
 
-#include "ir/graph_algorithms.h"
 #include "ir/rewrite.h"
 
 namespace fxc::passes {
@@ -20,32 +19,21 @@ std::optional<ir::Stage> as_stage(const ir::Op& op) {
 
 }  // namespace
 
-// Algorithm: in topological order, a stage node becomes a chain of itself, or, when its
-// operand is a chain read only by it, joins the end of that chain (which is then dropped).
+// Algorithm: every stage node becomes a chain of one stage; then absorb_single_use_operands
+// appends each chain to the chain it reads, when that chain has no other user.
 ir::Graph fuse_chains(const ir::Graph& graph, PassContext& context) {
   ir::Graph out = graph;
-  auto order = ir::topological_order(out);
-  if (!order) return out;
-  std::vector<std::vector<ir::NodeId>> users = out.users();
-  std::vector<bool> keep(out.size(), true);
-  for (ir::NodeId id : *order) {
-    ir::Node& node = out.node(id);
-    std::optional<ir::Stage> stage = as_stage(node.op);
-    if (!stage) continue;
-    ir::NodeId prev = node.operands[0];
-    auto* prev_chain = std::get_if<ir::Chain>(&out.node(prev).op);
-    if (context.fusion && prev_chain && ir::has_single_use(users, out, prev)) {
-      ir::Chain chain = std::move(*prev_chain);
-      chain.stages.push_back(std::move(*stage));
-      node.origins = ir::merged_origins(out.node(prev), node);
-      node.operands = out.node(prev).operands;
-      node.op = std::move(chain);
-      keep[prev] = false;
-    } else {
-      node.op = ir::Chain{{std::move(*stage)}};
-    }
-  }
-  return ir::compact(out, keep);
+  for (ir::NodeId id = 0; id < out.size(); ++id)
+    if (std::optional<ir::Stage> stage = as_stage(out.node(id).op))
+      out.node(id).op = ir::Chain{{std::move(*stage)}};
+  if (!context.fusion) return out;
+  return ir::absorb_single_use_operands(out, [](ir::Node& node, const ir::Node& operand) {
+    auto* chain = std::get_if<ir::Chain>(&node.op);
+    auto* first = std::get_if<ir::Chain>(&operand.op);
+    if (!chain || !first) return false;
+    chain->stages.insert(chain->stages.begin(), first->stages.begin(), first->stages.end());
+    return true;
+  });
 }
 
 }  // namespace fxc::passes

@@ -1,6 +1,5 @@
 #include "passes/fuse_fir_chains.h"
 
-#include "ir/graph_algorithms.h"
 #include "ir/rewrite.h"
 #include "passes/cost_model.h"
 
@@ -16,31 +15,20 @@ std::vector<double> convolve(const std::vector<double>& a, const std::vector<dou
 
 }  // namespace
 
-// Algorithm: as fuse_iir_cascades, in topological order, with the taps convolved and the cost
-// model consulted for each pair.
+// Algorithm: absorb_single_use_operands, where a fir node convolves the taps of a fir
+// operand into its own when the cost model says the merged filter is no dearer.
 ir::Graph fuse_fir_chains(const ir::Graph& graph, PassContext& context) {
-  ir::Graph out = graph;
-  auto order = ir::topological_order(out);
-  if (!order) return out;
-  std::vector<std::vector<ir::NodeId>> users = out.users();
-  std::vector<bool> keep(out.size(), true);
-  for (ir::NodeId id : *order) {
-    ir::Node& node = out.node(id);
+  return ir::absorb_single_use_operands(graph, [&](ir::Node& node, const ir::Node& operand) {
     auto* fir = std::get_if<ir::FirFilter>(&node.op);
-    if (!fir) continue;
-    ir::NodeId prev = node.operands[0];
-    auto* prev_fir = std::get_if<ir::FirFilter>(&out.node(prev).op);
-    if (!prev_fir || !ir::has_single_use(users, out, prev)) continue;
-    std::size_t merged = fir->taps.size() + prev_fir->taps.size() - 1;
-    if (fir_cost(merged, context) > fir_cost(fir->taps.size(), context) +
-                                        fir_cost(prev_fir->taps.size(), context))
-      continue;
-    fir->taps = convolve(prev_fir->taps, fir->taps);
-    node.origins = ir::merged_origins(out.node(prev), node);
-    node.operands = out.node(prev).operands;
-    keep[prev] = false;
-  }
-  return ir::compact(out, keep);
+    auto* first = std::get_if<ir::FirFilter>(&operand.op);
+    if (!fir || !first) return false;
+    std::size_t merged = fir->taps.size() + first->taps.size() - 1;
+    if (fir_cost(merged, context) >
+        fir_cost(fir->taps.size(), context) + fir_cost(first->taps.size(), context))
+      return false;
+    fir->taps = convolve(first->taps, fir->taps);
+    return true;
+  });
 }
 
 }  // namespace fxc::passes

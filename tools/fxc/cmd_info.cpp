@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "codegen/cpu/cpu_compiler.h"
 #include "passes/pipeline.h"
 #include "tools/fxc/commands.h"
 
@@ -54,7 +55,9 @@ std::string cuda_status() {
 int info() {
   CpuInfo cpu = read_cpu_info();
   std::cout << "fxc " << version_string() << '\n'
-            << "backends:  ref (float64 reference interpreter)\n"
+            << "backends:  cpu (" << codegen::llvm_version_string() << ", target "
+            << codegen::cpu_target_id().substr(0, codegen::cpu_target_id().find(' '))
+            << "), ref (float64 reference interpreter)\n"
             << "host CPU:  " << cpu.model << " (" << cpu.cores << " logical cores)\n"
             << "features: ";
   for (const std::string& f : cpu.features) std::cout << ' ' << f;
