@@ -1,6 +1,7 @@
 #include "runtime/cpu_executor.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "codegen/chain_layout.h"
 #include "ir/graph_algorithms.h"
@@ -37,11 +38,19 @@ std::span<const T> channel(const Signal& s, std::size_t c) {
   else return s.f64(c);
 }
 
+// Buffers: a node's value is either a caller's input (read in place when its dtype already
+// matches) or a buffer the executor owns. A chain whose operand is an owned buffer that no
+// one else reads runs in place on it, and an output takes its operand's buffer when it is the
+// only reader: each run touches as little fresh memory as the graph allows.
 template <class T>
 class Executor {
  public:
   Executor(const ir::Graph& g, const codegen::CpuKernels& k, DType dtype)
-      : g_(g), kernels_(k), dtype_(dtype), values_(g.size()) {}
+      : g_(g), kernels_(k), dtype_(dtype), owned_(g.size()), view_(g.size(), nullptr),
+        readers_(g.size(), 0) {
+    for (const ir::Node& node : g.nodes())
+      for (ir::NodeId operand : node.operands) ++readers_[operand];
+  }
 
   Expected<std::vector<Signal>, std::string> run(std::span<const Signal> inputs) {
     std::vector<ir::NodeId> input_ids = g_.inputs();
@@ -55,7 +64,12 @@ class Executor {
         return Unexpected{"input " + std::to_string(i) + " does not match the bound graph (" +
                           std::to_string(declared) + " channels, " +
                           std::to_string(inputs[0].samples()) + " samples)"};
-      values_[input_ids[i]] = inputs[i].converted(dtype_);
+      if (inputs[i].dtype() == dtype_) {
+        view_[input_ids[i]] = &inputs[i];
+      } else {
+        owned_[input_ids[i]] = inputs[i].converted(dtype_);
+        view_[input_ids[i]] = &*owned_[input_ids[i]];
+      }
     }
     auto order = ir::topological_order(g_);
     if (!order) return Unexpected{std::string("the graph has a cycle")};
@@ -68,14 +82,14 @@ class Executor {
       } else if (auto* sum = std::get_if<ir::Sum>(&node.op)) {
         run_sum(id, *sum);
       } else if (ir::holds<ir::Output>(node)) {
-        values_[id] = values_[node.operands[0]];
+        set(id, take_or_copy(node.operands[0]));
       } else {
         return Unexpected{"internal error (a bug in fxc): node %" + std::to_string(id) + " (" +
                           std::string(ir::kind_name(node.op)) + ") was not scheduled into a kernel"};
       }
     }
     std::vector<Signal> out;
-    for (ir::NodeId id : g_.outputs()) out.push_back(std::move(values_[id]));
+    for (ir::NodeId id : g_.outputs()) out.push_back(std::move(*owned_[id]));
     return out;
   }
 
@@ -83,9 +97,13 @@ class Executor {
   std::string run_chain(ir::NodeId id, const ir::Chain& chain) {
     FxcChainKernel kernel = kernels_.kernel(id);
     if (!kernel) return "internal error (a bug in fxc): no kernel for chain %" + std::to_string(id);
-    const Signal& in = values_[g_.node(id).operands[0]];
+    ir::NodeId operand = g_.node(id).operands[0];
+    const Signal& in = *view_[operand];
     std::size_t channels = in.channels(), samples = in.samples();
-    Signal out(channels, samples, dtype_);
+    // In place when this chain is the operand's last reader and the buffer is ours.
+    bool in_place = owned_[operand] && readers_[operand] == 1;
+    Signal out = in_place ? std::move(*owned_[operand]) : Signal(channels, samples, dtype_);
+    const Signal& source = in_place ? out : in;
 
     codegen::ChainLayout layout = codegen::layout_of(chain);
     codegen::ChainValues values = codegen::values_of(chain);
@@ -102,7 +120,7 @@ class Executor {
     std::vector<const void*> in_ptrs(channels);
     std::vector<void*> out_ptrs(channels);
     for (std::size_t c = 0; c < channels; ++c) {
-      in_ptrs[c] = channel<T>(in, c).data();
+      in_ptrs[c] = channel<T>(source, c).data();
       out_ptrs[c] = channel<T>(out, c).data();
     }
     FxcChainArgs args{in_ptrs.data(),
@@ -119,16 +137,16 @@ class Executor {
       kernel(&args);
     }
     ++counters().dispatches;
-    values_[id] = std::move(out);
+    set(id, std::move(out));
     return {};
   }
 
   void run_sum(ir::NodeId id, const ir::Sum& sum) {
     const ir::Node& node = g_.node(id);
-    const Signal& first = values_[node.operands[0]];
+    const Signal& first = *view_[node.operands[0]];
     Signal out(first.channels(), first.samples(), dtype_);
     for (std::size_t i = 0; i < node.operands.size(); ++i) {
-      const Signal& in = values_[node.operands[i]];
+      const Signal& in = *view_[node.operands[i]];
       T w = static_cast<T>(sum.weights[i]);
       for (std::size_t c = 0; c < out.channels(); ++c) {
         std::span<T> o = channel<T>(out, c);
@@ -136,13 +154,26 @@ class Executor {
         for (std::size_t n = 0; n < o.size(); ++n) o[n] += w * x[n];
       }
     }
-    values_[id] = std::move(out);
+    set(id, std::move(out));
+  }
+
+  void set(ir::NodeId id, Signal value) {
+    owned_[id] = std::move(value);
+    view_[id] = &*owned_[id];
+  }
+
+  // The operand's buffer, moved when this is its only reader and it is ours, else a copy.
+  Signal take_or_copy(ir::NodeId operand) {
+    if (owned_[operand] && readers_[operand] == 1) return std::move(*owned_[operand]);
+    return *view_[operand];
   }
 
   const ir::Graph& g_;
   const codegen::CpuKernels& kernels_;
   DType dtype_;
-  std::vector<Signal> values_;
+  std::vector<std::optional<Signal>> owned_;
+  std::vector<const Signal*> view_;
+  std::vector<int> readers_;  // how many operand slots read each node
 };
 
 }  // namespace

@@ -34,15 +34,15 @@ double Signal::at(std::size_t channel, std::size_t index) const {
 }
 
 Signal Signal::converted(DType dtype) const {
-  Signal out(channels_, samples_, dtype);
-  for (std::size_t c = 0; c < channels_; ++c)
-    for (std::size_t i = 0; i < samples_; ++i) {
-      double v = at(c, i);
-      if (dtype == DType::f64)
-        out.f64(c)[i] = v;
-      else
-        out.f32(c)[i] = static_cast<float>(v);
-    }
+  if (dtype == dtype_) return *this;
+  Signal out;
+  out.channels_ = channels_;
+  out.samples_ = samples_;
+  out.dtype_ = dtype;
+  if (dtype == DType::f64)
+    out.f64_.assign(f32_.begin(), f32_.end());
+  else
+    out.f32_.assign(f64_.begin(), f64_.end());  // rounds to nearest
   return out;
 }
 

@@ -1,0 +1,2 @@
+input x : 1
+output x | tanh() @ 2

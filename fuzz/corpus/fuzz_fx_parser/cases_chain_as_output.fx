@@ -1,0 +1,2 @@
+input x
+output lowpass(1 kHz)

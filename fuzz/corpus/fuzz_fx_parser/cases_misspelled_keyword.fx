@@ -1,0 +1,3 @@
+input x
+y = x | tanh()
+ouptut y

@@ -1,0 +1,3 @@
+input x
+output y
+y = x | tanh()

@@ -1,0 +1,2 @@
+eq = lowpass(1 kHz)
+output eq

@@ -1,0 +1,3 @@
+input x
+y = y | tanh()
+output y

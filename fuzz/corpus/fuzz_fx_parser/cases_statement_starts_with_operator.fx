@@ -1,0 +1,4 @@
+input x
+y = x | tanh()
+| gain(0.5)
+output y

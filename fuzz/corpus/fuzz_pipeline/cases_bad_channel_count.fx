@@ -1,0 +1,3 @@
+input x : 0
+input y : 2.5
+output x + y

@@ -1,0 +1,2 @@
+input x
+output x | butter(2, [1 kHz, 24 kHz], bandpass)

@@ -1,0 +1,2 @@
+input x
+output x | peaking(25 kHz, 1.0, 3 dB)

@@ -1,0 +1,3 @@
+input x
+graph late
+output x

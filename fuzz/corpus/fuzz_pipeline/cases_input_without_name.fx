@@ -1,0 +1,2 @@
+input : 2
+output x

@@ -1,0 +1,12 @@
+# RUN: fxc dump %s --emit ir-opt --fs 48000
+# FIR stages in series convolve into one; below 64 taps they run directly, from 64 taps by
+# FFT overlap-save. A fan-out point stops the fusion.
+graph firs
+input x : 1
+
+short = x | fir([1, 2, 1]) | fir([1, -1]) | firwin(5, 6 kHz)
+long  = x | firwin(41, 2 kHz) | firwin(31, 3 kHz, window=hann)
+split = x | fir([0.5, 0.5])
+output short
+output long
+output (split | fir([1, 0, -1])) + (split | fir([0.25, 0.25]))

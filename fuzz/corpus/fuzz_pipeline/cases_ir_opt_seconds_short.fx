@@ -1,0 +1,7 @@
+# RUN: fxc dump %s --emit ir-opt --channels 1 --seconds 1
+# REQUIRES: avx2
+# One channel, one second: too short to chunk, so the sections run as a wavefront.
+graph short
+input x
+
+output x | butter(4, 1 kHz) | highshelf(6 kHz, 3 dB)

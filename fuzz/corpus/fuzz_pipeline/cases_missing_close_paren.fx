@@ -1,0 +1,3 @@
+input x
+y = x | lowpass(1 kHz
+output y

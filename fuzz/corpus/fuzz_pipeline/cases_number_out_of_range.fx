@@ -1,0 +1,2 @@
+input x
+output x | gain(1e999)

@@ -1,0 +1,3 @@
+input x : 1
+input y : 1
+output x * y

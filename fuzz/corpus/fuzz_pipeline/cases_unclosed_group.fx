@@ -1,0 +1,2 @@
+input x
+output 0.5 * (x | tanh()

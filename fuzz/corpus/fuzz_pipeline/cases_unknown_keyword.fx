@@ -1,0 +1,2 @@
+input x
+output x | firwin(101, cutof=1 kHz)

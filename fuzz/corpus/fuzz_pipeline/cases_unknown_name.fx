@@ -1,0 +1,3 @@
+input x
+smooth = x | lowpass(2 kHz)
+output smoth | tanh()

@@ -1,0 +1,2 @@
+input x
+output x | peakin(1 kHz, 1.0, 3 dB)
