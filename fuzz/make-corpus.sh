@@ -88,17 +88,17 @@ done
 
 # Kernel cache entries: byte 0 picks what is replaced; @...@ names what the target fills in.
 c="$out/fuzz_cache_entry"
-valid='fxc-kernel-cache 1\nobject_bytes @OBJECT_BYTES@\nobject_sha256 @OBJECT_SHA256@\ngraph eq\n--- key text ---\n@KEY_TEXT@'
-printf "\\x00$valid" > "$c/valid_meta"
-printf "\\x00${valid/@OBJECT_BYTES@/12}" > "$c/wrong_size"
-printf "\\x00${valid/@OBJECT_SHA256@/0000}" > "$c/wrong_checksum"
-printf "\\x00${valid/@KEY_TEXT@/fxc-kernel-cache 1}" > "$c/wrong_key_text"
+valid=$'fxc-kernel-cache 1\nobject_bytes @OBJECT_BYTES@\nobject_sha256 @OBJECT_SHA256@\ngraph eq\n--- key text ---\n@KEY_TEXT@'
+printf '\x00%s' "$valid" > "$c/valid_meta"
+printf '\x00%s' "${valid/@OBJECT_BYTES@/12}" > "$c/wrong_size"
+printf '\x00%s' "${valid/@OBJECT_SHA256@/0000}" > "$c/wrong_checksum"
+printf '\x00%s' "${valid/@KEY_TEXT@/fxc-kernel-cache 1}" > "$c/wrong_key_text"
 printf '\x00fxc-kernel-cache 1\nobject_bytes 18446744073709551615\nobject_sha256\n' > "$c/huge_size"
 printf '\x00fxc-kernel-cache 2\n' > "$c/unknown_format"
 printf '\x00garbage' > "$c/garbage"
 printf '\x01\x7fELF\x02\x01\x01' > "$c/object_replaced"
-printf "\\x02$valid" > "$c/object_missing"
-printf "\\x03$valid" > "$c/object_truncated"
+printf '\x02%s' "$valid" > "$c/object_missing"
+printf '\x03%s' "$valid" > "$c/object_truncated"
 
 # Dictionaries: every word outside comments in the seeds, for libFuzzer's -dict.
 words() { sed 's/#.*//' "$@" | grep -ohE '[A-Za-z_][A-Za-z_0-9]*' | sort -u | sed 's/.*/"&"/'; }
