@@ -32,7 +32,7 @@ std::string plural(long long n, const char* word) {
   return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
 }
 
-Schedule choose_iir(int sections, int channels, const PassContext& c) {
+Schedule choose_iir(int sections, int channels, bool linear, const PassContext& c) {
   const StrategyThresholds& t = c.thresholds;
   int lanes = c.target.lanes(c.binding.dtype);
   int batch = std::max(1, c.binding.batch);
@@ -58,7 +58,7 @@ Schedule choose_iir(int sections, int channels, const PassContext& c) {
             total >= lanes ? fmt::format("{} fill {} {} lanes", who, lanes, name(c.binding.dtype))
                            : fmt::format("{} fill {} of {} {} lanes", who, total, lanes,
                                          name(c.binding.dtype))};
-  if (length && *length >= t.chunked_min_samples && c.target.cores >= 2)
+  if (linear && length && *length >= t.chunked_min_samples && c.target.cores >= 2)
     return {ir::IirStrategy::chunked_scan, t.chunk_length, {}, 0,
             fmt::format("{}{}: time-chunked over {} cores, L={}", who, how_long, c.target.cores,
                         t.chunk_length)};
@@ -71,10 +71,10 @@ Schedule choose_iir(int sections, int channels, const PassContext& c) {
 
 }  // namespace
 
-Schedule choose_schedule(int sections, std::size_t max_taps, int channels,
+Schedule choose_schedule(int sections, std::size_t max_taps, int channels, bool linear,
                          const PassContext& context) {
   Schedule s;
-  if (sections > 0) s = choose_iir(sections, std::max(channels, 1), context);
+  if (sections > 0) s = choose_iir(sections, std::max(channels, 1), linear, context);
   else s.reason = "no IIR stage";
   if (max_taps > 0) {
     s.fir_method = fir_method_for(max_taps, context);

@@ -33,8 +33,9 @@ struct Schedule {
 };
 
 /// The schedule for a chain with `sections` biquad sections in all and FIR stages of at most
-/// `max_taps` taps (0: none), over `channels` channels of the binding's dtype.
-Schedule choose_schedule(int sections, std::size_t max_taps, int channels,
+/// `max_taps` taps (0: none), over `channels` channels of the binding's dtype. `linear`: the
+/// chain holds only sections and gains, so time can be split into chunks.
+Schedule choose_schedule(int sections, std::size_t max_taps, int channels, bool linear,
                          const PassContext& context);
 
 }  // namespace fxc::passes

@@ -11,12 +11,15 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
     if (!chain) continue;
     int sections = 0;
     std::size_t max_taps = 0;
+    bool linear = true;  // only sections and gains: time can be cut into chunks
     for (const ir::Stage& stage : chain->stages) {
+      linear = linear && (std::holds_alternative<ir::SosCascade>(stage) ||
+                          std::holds_alternative<ir::Gain>(stage));
       if (auto* sos = std::get_if<ir::SosCascade>(&stage))
         sections += static_cast<int>(sos->sections.size());
       if (auto* fir = std::get_if<ir::FirFilter>(&stage)) max_taps = std::max(max_taps, fir->taps.size());
     }
-    Schedule s = choose_schedule(sections, max_taps, out.node(id).type.channels, context);
+    Schedule s = choose_schedule(sections, max_taps, out.node(id).type.channels, linear, context);
     chain->strategy = s.strategy;
     chain->chunk_length = s.chunk_length;
     chain->fir_method = s.fir_method;

@@ -5,6 +5,8 @@
 
 #include "codegen/chain_layout.h"
 #include "ir/graph_algorithms.h"
+#include "passes/target.h"
+#include "runtime/chunked_scan.h"
 #include "runtime/counters.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -102,7 +104,8 @@ class Executor {
     std::size_t channels = in.channels(), samples = in.samples();
     // In place when this chain is the operand's last reader and the buffer is ours.
     bool in_place = owned_[operand] && readers_[operand] == 1;
-    Signal out = in_place ? std::move(*owned_[operand]) : Signal(channels, samples, dtype_);
+    Signal out = in_place ? std::move(*owned_[operand])
+                          : Signal(channels, samples, dtype_, Signal::Uninitialized{});
     const Signal& source = in_place ? out : in;
 
     codegen::ChainLayout layout = codegen::layout_of(chain);
@@ -134,7 +137,11 @@ class Executor {
                       positions.data()};
     {
       FlushDenormals ftz;
-      kernel(&args);
+      if (chain.strategy == ir::IirStrategy::chunked_scan && chunked_scan_applies(chain))
+        run_chunked_scan(chain, kernel, source, out, passes::host_target().lanes(dtype_),
+                         passes::host_target().cores);
+      else
+        kernel(&args);
     }
     ++counters().dispatches;
     set(id, std::move(out));

@@ -12,6 +12,14 @@ Signal::Signal(std::size_t channels, std::size_t samples, DType dtype)
     f32_.assign(channels * samples, 0.0f);
 }
 
+Signal::Signal(std::size_t channels, std::size_t samples, DType dtype, Uninitialized)
+    : channels_(channels), samples_(samples), dtype_(dtype) {
+  if (dtype == DType::f64)
+    f64_.resize(channels * samples);
+  else
+    f32_.resize(channels * samples);
+}
+
 std::span<double> Signal::f64(std::size_t channel) {
   FXC_INTERNAL_ASSERT(dtype_ == DType::f64 && channel < channels_, "bad f64 channel access");
   return {f64_.data() + channel * samples_, samples_};

@@ -425,12 +425,13 @@ void emit_chain_kernel(Module& module, const ir::Graph& graph, ir::NodeId id) {
   const ir::Chain& chain = std::get<ir::Chain>(node.op);
   // channel_lanes: vectors of the host's width across channels, sections in order (eight
   // independent lanes already keep the FMA units busy, and the wavefront's pipeline registers
-  // would spill: measured 8.7 ms against 13.2 ms on W1). section_wavefront: one channel at a
-  // time with the wavefront. The chunked scan has no code of its own yet: it runs as the
-  // wavefront per channel (correct, but not parallel over time).
+  // would spill: measured 8.7 ms against 13.2 ms on W1). chunked_scan: the same lanes kernel,
+  // which the runtime calls with time chunks as lanes (runtime/chunked_scan.h).
+  // section_wavefront: one channel at a time with the wavefront.
   using S = ir::IirStrategy;
-  int lanes = chain.strategy == S::channel_lanes ? passes::host_target().lanes(node.type.dtype) : 1;
-  bool wavefront = chain.strategy == S::section_wavefront || chain.strategy == S::chunked_scan;
+  bool vector = chain.strategy == S::channel_lanes || chain.strategy == S::chunked_scan;
+  int lanes = vector ? passes::host_target().lanes(node.type.dtype) : 1;
+  bool wavefront = chain.strategy == S::section_wavefront;
   int channels = chain.strategy == S::chunked_scan ? 0 : node.type.channels;
   ChainEmitter(module, chain, node.type.dtype, channels, chain_symbol(id)).emit(lanes, wavefront);
 }

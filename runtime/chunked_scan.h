@@ -1,0 +1,25 @@
+// The time-chunked scan for linear chains (sections and gains) on few channels: the chain's
+// lanes kernel runs K chunks of each channel side by side as if they were channels, from zero
+// state; then the exact state at each chunk's start is carried in float64 with A^L, and each
+// chunk's output is corrected by the response to that state with zero input, which decays
+// below the precision of the output after a few time constants.
+#pragma once
+
+#include <cstdint>
+
+#include "codegen/kernel_abi.h"
+#include "ir/nodes.h"
+#include "runtime/signal.h"
+
+namespace fxc {
+
+/// True when `chain` can run as a chunked scan: it holds only sos and gain stages.
+bool chunked_scan_applies(const ir::Chain& chain);
+
+/// Runs `chain` (chunked_scan strategy, kernel compiled for lanes) from `in` into `out`
+/// (which may be the same signal) with `threads` threads. Returns the number of kernel calls.
+/// Signals shorter than two chunks run as one call, from zero state.
+int run_chunked_scan(const ir::Chain& chain, FxcChainKernel kernel, const Signal& in, Signal& out,
+                     int lanes, int threads);
+
+}  // namespace fxc
