@@ -58,10 +58,9 @@ Schedule choose_iir(int sections, int channels, bool linear, const PassContext& 
             total >= lanes ? fmt::format("{} fill {} {} lanes", who, lanes, name(c.binding.dtype))
                            : fmt::format("{} fill {} of {} {} lanes", who, total, lanes,
                                          name(c.binding.dtype))};
-  if (linear && length && *length >= t.chunked_min_samples && c.target.cores >= 2)
+  if (linear && length && *length >= t.chunked_min_samples)
     return {ir::IirStrategy::chunked_scan, t.chunk_length, {}, 0,
-            fmt::format("{}{}: time-chunked over {} cores, L={}", who, how_long, c.target.cores,
-                        t.chunk_length)};
+            fmt::format("{}{}: time chunks as SIMD lanes, L={}", who, how_long, t.chunk_length)};
   if (sections >= 2)
     return {ir::IirStrategy::section_wavefront, 0, {}, 0,
             fmt::format("{}, {}: section wavefront hides the recurrence latency", who,

@@ -14,10 +14,10 @@ struct StrategyThresholds {
   /// Channels across SIMD lanes when channels >= lane_fill * lanes: below half-full
   /// vectors, pipelining sections (wavefront) keeps more FMA units busy.
   double lane_fill = 0.5;
-  /// Time-chunked scan for few channels when a signal has at least this many samples and
-  /// there are at least two cores: the scan doubles the work, so it only pays on long
-  /// signals split over cores.
-  std::int64_t chunked_min_samples = std::int64_t{1} << 21;
+  /// Time-chunked scan (chunks as SIMD lanes) for few channels from this many samples: each
+  /// chunk's start is corrected over a few thousand samples (the filter's decay), which
+  /// pays once chunks are tens of thousands of samples long.
+  std::int64_t chunked_min_samples = std::int64_t{1} << 17;
   /// Chunk length of the CPU chunked scan (samples).
   int chunk_length = 65536;
   /// FFT overlap-save instead of direct FIR from this many taps (CPU).

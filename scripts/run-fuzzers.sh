@@ -82,7 +82,7 @@ for t in "${targets[@]}"; do
          -artifact_prefix="$crashes/")
   case $t in
     fuzz_fx_parser | fuzz_pipeline) flags+=(-dict="$root/fuzz/fx.dict" -max_len=4096) ;;
-    fuzz_ir_parser) flags+=(-dict="$root/fuzz/ir.dict" -max_len=8192) ;;
+    fuzz_ir_parser) flags+=(-dict="$root/fuzz/ir.dict" -max_len=16384) ;;
     fuzz_npy_reader) flags+=(-max_len=4096) ;;
     fuzz_audio_reader) flags+=(-max_len=16384) ;;
     # Each input recompiles a kernel (tens of milliseconds): a slow target by design.

@@ -80,17 +80,19 @@ TEST_CASE("strategies for the standard workloads on a 2-core AVX2 CPU") {
       {"W1 8 ch f64", 8, 120, 44100, DType::f64, 1, cpu, S::channel_lanes, F::none,
        "8 channels fill 4 f64 lanes"},
       {"W2-like 1 ch 300 s", 1, 300, 44100, DType::f32, 1, cpu, S::chunked_scan, F::none,
-       "1 channel, 300 s: time-chunked over 2 cores, L=65536"},
-      {"W2-like 1 ch 5 s", 1, 5, 44100, DType::f32, 1, cpu, S::section_wavefront, F::none,
+       "1 channel, 300 s: time chunks as SIMD lanes, L=65536"},
+      {"W2-like 1 ch 5 s", 1, 5, 44100, DType::f32, 1, cpu, S::chunked_scan, F::none,
+       "1 channel, 5 s: time chunks as SIMD lanes, L=65536"},
+      {"1 ch 2 s", 1, 2, 44100, DType::f32, 1, cpu, S::section_wavefront, F::none,
        "1 channel, 15 sections: section wavefront hides the recurrence latency"},
   };
   for (const Case& c : w1) check_case(w1_chain(), c);
 
   const Case w4[] = {
-      {"W4 2 ch x 480000", 2, 10, 48000, DType::f32, 1, cpu, S::section_wavefront, F::none,
-       "2 channels, 6 sections: section wavefront hides the recurrence latency"},
+      {"W4 2 ch x 480000", 2, 10, 48000, DType::f32, 1, cpu, S::chunked_scan, F::none,
+       "2 channels, 10 s: time chunks as SIMD lanes, L=65536"},
       {"W5 1 ch 600 s", 1, 600, 44100, DType::f32, 1, cpu, S::chunked_scan, F::none,
-       "1 channel, 600 s: time-chunked over 2 cores, L=65536"},
+       "1 channel, 600 s: time chunks as SIMD lanes, L=65536"},
       {"W6 256 x stereo", 2, 1, 48000, DType::f32, 256, cpu, S::channel_lanes, F::none,
        "256 x 2 channels fill 8 f32 lanes"},
       {"W7 stream 2 ch", 2, 64.0 / 48000, 48000, DType::f32, 1, cpu, S::section_wavefront,
