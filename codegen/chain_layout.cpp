@@ -53,6 +53,19 @@ ChainValues values_of(const ir::Chain& chain) {
   return v;
 }
 
+bool runs_in_runtime(const ir::Chain& chain) {
+  return chain.fir_method == ir::FirMethod::fft_overlap_save && chain.stages.size() == 1 &&
+         std::holds_alternative<ir::FirFilter>(chain.stages[0]);
+}
+
+std::vector<std::uint32_t> kernel_chain_ids(const ir::Graph& graph) {
+  std::vector<std::uint32_t> ids;
+  for (ir::NodeId id = 0; id < graph.size(); ++id)
+    if (auto* chain = std::get_if<ir::Chain>(&graph.node(id).op); chain && !runs_in_runtime(*chain))
+      ids.push_back(id);
+  return ids;
+}
+
 std::string chain_symbol(std::uint32_t id) { return "fxc_chain_" + std::to_string(id); }
 
 }  // namespace fxc::codegen

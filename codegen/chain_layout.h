@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/graph.h"
 #include "ir/nodes.h"
 
 namespace fxc::codegen {
@@ -34,6 +35,13 @@ struct ChainValues {
   std::vector<std::int64_t> delay_lengths;
 };
 ChainValues values_of(const ir::Chain& chain);
+
+/// True for a chain the runtime runs itself rather than through a generated kernel: a lone
+/// FIR stage by FFT overlap-save.
+bool runs_in_runtime(const ir::Chain& chain);
+
+/// The ids of the chain nodes that have generated kernels, in increasing order.
+std::vector<std::uint32_t> kernel_chain_ids(const ir::Graph& graph);
 
 /// The kernel's symbol for the chain at node `id`.
 std::string chain_symbol(std::uint32_t id);

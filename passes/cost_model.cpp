@@ -14,6 +14,8 @@ int fft_block_for(std::size_t taps) {
 ir::FirMethod fir_method_for(std::size_t taps, const PassContext& context) {
   // The GPU backend convolves directly with shared-memory tiles; FFT there is future work.
   if (context.target.kind == TargetKind::cuda) return ir::FirMethod::direct;
+  // The FFT (Debian's KissFFT) is float32: float64 chains keep the exact direct form.
+  if (context.binding.dtype == DType::f64) return ir::FirMethod::direct;
   return taps >= static_cast<std::size_t>(context.thresholds.fir_fft_min_taps)
              ? ir::FirMethod::fft_overlap_save
              : ir::FirMethod::direct;

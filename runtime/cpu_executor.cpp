@@ -8,6 +8,7 @@
 #include "passes/target.h"
 #include "runtime/chunked_scan.h"
 #include "runtime/counters.h"
+#include "runtime/fft_convolution.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
@@ -97,6 +98,7 @@ class Executor {
 
  private:
   std::string run_chain(ir::NodeId id, const ir::Chain& chain) {
+    if (codegen::runs_in_runtime(chain)) return run_fft_fir(id, chain);
     FxcChainKernel kernel = kernels_.kernel(id);
     if (!kernel) return "internal error (a bug in fxc): no kernel for chain %" + std::to_string(id);
     ir::NodeId operand = g_.node(id).operands[0];
@@ -146,6 +148,26 @@ class Executor {
     ++counters().dispatches;
     set(id, std::move(out));
     return {};
+  }
+
+  // A lone long FIR, by FFT overlap-save (float32; select_strategy picks it only then).
+  std::string run_fft_fir(ir::NodeId id, const ir::Chain& chain) {
+    if constexpr (!std::is_same_v<T, float>) {
+      return "internal error (a bug in fxc): FFT convolution scheduled for a float64 chain";
+    } else {
+      ir::NodeId operand = g_.node(id).operands[0];
+      const Signal& in = *view_[operand];
+      bool in_place = owned_[operand] && readers_[operand] == 1;
+      Signal out = in_place ? std::move(*owned_[operand])
+                            : Signal(in.channels(), in.samples(), dtype_, Signal::Uninitialized{});
+      const Signal& source = in_place ? out : in;
+      const auto& taps = std::get<ir::FirFilter>(chain.stages[0]).taps;
+      for (std::size_t c = 0; c < out.channels(); ++c)
+        fft_convolve(taps, source.f32(c), out.f32(c), chain.fft_block);
+      ++counters().dispatches;
+      set(id, std::move(out));
+      return {};
+    }
   }
 
   void run_sum(ir::NodeId id, const ir::Sum& sum) {

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "codegen/chain_layout.h"
 #include "ir/print.h"
 #include "runtime/counters.h"
 #include "runtime/signal_file.h"
@@ -26,10 +27,7 @@ std::map<std::string, std::shared_ptr<const codegen::CpuKernels>>& memory() {
 }
 
 std::vector<ir::NodeId> chain_ids(const ir::Graph& graph) {
-  std::vector<ir::NodeId> ids;
-  for (ir::NodeId id = 0; id < graph.size(); ++id)
-    if (ir::holds<ir::Chain>(graph.node(id))) ids.push_back(id);
-  return ids;
+  return codegen::kernel_chain_ids(graph);
 }
 
 std::optional<std::string> read_whole(const fs::path& path) {

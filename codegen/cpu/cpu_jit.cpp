@@ -41,12 +41,7 @@ Expected<llvm::orc::JITTargetMachineBuilder, std::string> host_builder() {
   return std::move(*builder);
 }
 
-std::vector<ir::NodeId> chain_ids(const ir::Graph& graph) {
-  std::vector<ir::NodeId> ids;
-  for (ir::NodeId id = 0; id < graph.size(); ++id)
-    if (ir::holds<ir::Chain>(graph.node(id))) ids.push_back(id);
-  return ids;
-}
+std::vector<ir::NodeId> chain_ids(const ir::Graph& graph) { return kernel_chain_ids(graph); }
 
 std::unique_ptr<llvm::Module> build_module(llvm::LLVMContext& context, const ir::Graph& graph,
                                            llvm::TargetMachine& machine) {
