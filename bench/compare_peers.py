@@ -1,17 +1,33 @@
 #!/usr/bin/env python3
-"""Same-run comparison of fxc against SciPy on the standard workloads (performance.md).
+"""Same-run comparison of fxc against its peers on the standard workloads (performance.md).
 
-Runs `fxc bench --json` on each workload's .fx file and, on the same machine in the same run,
-scipy.signal.sosfilt (float64 and float32) on the same chain and signal size, then prints the
-medians and the ratios. Use Debian's /usr/bin/python3 (python3-scipy):
+For each workload, on the same machine and in the same run:
+  - fxc:   `fxc bench --json` on the workload's .fx file (fused and unfused kernels, float32);
+  - SciPy: scipy.signal.sosfilt in float64 and float32 (lfilter per stage for W3's FIR chain);
+  - Faust: the same chain as Faust C++ (bench/peers/faust/*.dsp, written from SciPy's own SOS
+           coefficients and FIR taps by gen_dsp.py), compiled with `faust -lang cpp` in float
+           and with -double, wrapped in bench/peers/faust/harness.cpp and built with
+           g++ -O3 -march=native, one instance per channel. Built in --peers-build
+           (build-peers/, ignored by git through /build*/). Without faust or g++, the Faust
+           columns are left out with a note.
+Then it prints the medians, each peer's float32 max error against the float64 reference, and
+"x best": the fastest peer's time over fxc's fused time. Use Debian's /usr/bin/python3
+(python3-scipy), from anywhere:
 
-    /usr/bin/python3 bench/compare_peers.py [--fxc build/tools/fxc/fxc] [--quick]
+    /usr/bin/python3 bench/compare_peers.py [--fxc build/tools/fxc/fxc] [--quick] [--repeat 5]
+                                            [--no-faust] [--no-check] [--markdown]
 
 --quick shortens the signals (the ratios are per-sample throughputs, so they compare).
+SciPy and Faust run on the same float32 noise (uniform in [-1, 1], seed 1234); fxc bench makes
+its own noise of the same kind (same distribution, length and channels, another generator).
 """
-import argparse, json, subprocess, sys, time
+import argparse, json, os, shutil, subprocess, sys, tempfile, time
 import numpy as np
 from scipy import signal
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+FAUST_DIR = os.path.join(ROOT, "bench", "peers", "faust")
+
 
 def w1(fs):
     return np.vstack([signal.cheby1(4, 0.1, f, 'highpass', fs=fs, output='sos') for f in (20, 60, 65)] +
@@ -28,15 +44,23 @@ def w4(fs):
 def w3(fs):
     return [signal.firwin(n, f, fs=fs) for n, f in ((101, 1000), (102, 5000), (103, 1500), (104, 1800), (105, 1850))]
 
-# (id, .fx, sos builder (or FIR taps list), channels, seconds, quick seconds, fs)
+# (id, .fx, chain name, sos builder (or FIR taps list), channels, seconds, quick seconds, fs)
 WORKLOADS = [
-    ("W1 api 8 ch", "w1_api.fx", w1, 8, 120, 10, 44100),
-    ("W2 iir 8 ch x 60 s", "w2_iir.fx", w2, 8, 60, 10, 44100),
-    ("W2 iir 1 ch x 300 s", "w2_iir.fx", w2, 1, 300, 30, 44100),
-    ("W4 profile 2 ch x 10 s", "w4_profile.fx", w4, 2, 10, 10, 48000),
-    ("W5 long mono 600 s", "w5_long_mono.fx", w4, 1, 600, 60, 44100),
-    ("W3 fir 1 ch x 60 s", "w3_fir.fx", w3, 1, 60, 10, 44100),
+    ("W1 api 8 ch", "w1_api.fx", "w1_api", w1, 8, 120, 10, 44100),
+    ("W2 iir 8 ch x 60 s", "w2_iir.fx", "w2_iir", w2, 8, 60, 10, 44100),
+    ("W2 iir 1 ch x 300 s", "w2_iir.fx", "w2_iir", w2, 1, 300, 30, 44100),
+    ("W4 profile 2 ch x 10 s", "w4_profile.fx", "w4_profile", w4, 2, 10, 10, 48000),
+    ("W5 long mono 600 s", "w5_long_mono.fx", "w4_profile", w4, 1, 600, 60, 44100),
+    ("W3 fir 1 ch x 60 s", "w3_fir.fx", "w3_fir", w3, 1, 60, 10, 44100),
 ]
+
+# The distinct (chain, sample rate) pairs: one Faust program each (gen_dsp.py writes them).
+CHAINS = {(chain, fs): builder for _, _, chain, builder, _, _, _, fs in WORKLOADS}
+
+
+def faust_dsp_name(chain, fs):
+    return f"{chain}_{fs}.dsp"
+
 
 def median_ms(fn, repeat):
     fn()
@@ -45,43 +69,173 @@ def median_ms(fn, repeat):
         t = time.perf_counter(); fn(); times.append((time.perf_counter() - t) * 1e3)
     return sorted(times)[len(times) // 2]
 
+
+def max_abs_error(got, want):
+    return float(np.max(np.abs(np.asarray(got, dtype=np.float64) - want)))
+
+
+class Faust:
+    """Builds and runs the Faust harness; `note` says why it is unavailable when it is."""
+    PRECISIONS = ("f32", "f64")
+
+    def __init__(self, build_dir, enabled):
+        self.build_dir, self.note, self.version = build_dir, None, None
+        if not enabled:
+            self.note = "Faust left out (--no-faust)"
+            return
+        self.faust, self.cxx = shutil.which("faust"), shutil.which("g++")
+        if not self.faust or not self.cxx:
+            self.note = "Faust columns left out: " + ("faust" if not self.faust else "g++") + " not found (apt-get install faust)"
+            return
+        try:
+            self.version = subprocess.run([self.faust, "--version"], capture_output=True, text=True,
+                                          check=True).stdout.split("\n")[0].strip()
+        except (OSError, subprocess.CalledProcessError) as e:
+            self.note = f"Faust columns left out: `faust --version` failed ({e})"
+            return
+        os.makedirs(build_dir, exist_ok=True)
+
+    @property
+    def available(self):
+        return self.note is None
+
+    def binary(self, chain, fs, precision):
+        """Builds (when missing or older than its sources) and returns the harness binary."""
+        dsp = os.path.join(FAUST_DIR, faust_dsp_name(chain, fs))
+        harness = os.path.join(FAUST_DIR, "harness.cpp")
+        stem = f"{chain}_{fs}_{precision}"
+        header = os.path.join(self.build_dir, stem + ".h")
+        exe = os.path.join(self.build_dir, stem)
+        newest = max(os.path.getmtime(dsp), os.path.getmtime(harness), os.path.getmtime(__file__))
+        if os.path.exists(exe) and os.path.getmtime(exe) >= newest:
+            return exe
+        subprocess.run([self.faust, "-lang", "cpp", "-cn", "FaustChain"] + (["-double"] if precision == "f64" else []) +
+                       ["-o", header, dsp], check=True, capture_output=True, text=True)
+        subprocess.run([self.cxx, "-std=c++17", "-O3", "-march=native", f'-DFAUST_HEADER="{header}"',
+                        f'-DFAUST_PRECISION="{precision}"', harness, "-o", exe],
+                       check=True, capture_output=True, text=True)
+        return exe
+
+    def run(self, chain, fs, precision, noise_path, channels, samples, repeat, output_path):
+        exe = self.binary(chain, fs, precision)
+        cmd = [exe, "--input", noise_path, "--channels", str(channels), "--samples", str(samples),
+               "--repeat", str(repeat)] + (["--output", output_path] if output_path else [])
+        return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--fxc", default="build/tools/fxc/fxc")
+    ap.add_argument("--fxc", default=os.path.join(ROOT, "build", "tools", "fxc", "fxc"))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-faust", action="store_true", help="leave the Faust columns out")
+    ap.add_argument("--no-check", action="store_true", help="skip the accuracy columns")
+    ap.add_argument("--peers-build", default=os.path.join(ROOT, "build-peers"),
+                    help="where the Faust harnesses are built (default build-peers/, git-ignored)")
+    ap.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
+    ap.add_argument("--only", default="", help="run only workloads whose id starts with this (e.g. W3)")
     args = ap.parse_args()
+
+    faust = Faust(args.peers_build, not args.no_faust)
+    scratch = tempfile.mkdtemp(prefix="fxc-peers-")
     rows = []
-    for name, fx, sos_of, ch, secs, quick_secs, fs in WORKLOADS:
-        secs = quick_secs if args.quick else secs
-        out = subprocess.run([args.fxc, "bench", "bench/workloads/" + fx, "--channels", str(ch),
-                              "--seconds", str(secs), "--fs", str(fs), "--dtype", "f32",
-                              "--repeat", str(args.repeat), "--json", "--no-check"],
-                             check=True, capture_output=True, text=True).stdout
-        fxc = json.loads(out)
-        x = np.random.default_rng(1234).uniform(-1, 1, (ch, int(secs * fs)))
-        coefficients = sos_of(fs)
-        if isinstance(coefficients, list):  # FIR stages: lfilter, stage by stage, as the peers run them
-            def chain(data, taps):
-                for h in taps:
-                    data = signal.lfilter(h, [1.0], data, axis=-1)
-                return data
-            taps32 = [h.astype(np.float32) for h in coefficients]
-            x32 = x.astype(np.float32)
-            scipy64 = median_ms(lambda: chain(x, coefficients), args.repeat)
-            scipy32 = median_ms(lambda: chain(x32, taps32), args.repeat)
-        else:
-            sos = coefficients
-            scipy64 = median_ms(lambda: signal.sosfilt(sos, x, axis=-1), args.repeat)
-            x32, sos32 = x.astype(np.float32), sos.astype(np.float32)
-            scipy32 = median_ms(lambda: signal.sosfilt(sos32, x32, axis=-1), args.repeat)
-        f = fxc["fused"]["median_ms"]
-        rows.append((name, f, fxc["unfused"]["median_ms"], scipy64, scipy32, min(scipy64, scipy32) / f,
-                     fxc["compile_ms"]["cold"]))
-    print(f"{'workload':26} {'fxc f32':>9} {'unfused':>9} {'scipy f64':>10} {'scipy f32':>10} {'x best':>7} {'compile':>8}")
+    try:
+        for name, fx, chain, coeffs_of, ch, secs, quick_secs, fs in WORKLOADS:
+            if args.only and not name.startswith(args.only):
+                continue
+            secs = quick_secs if args.quick else secs
+            n = int(secs * fs)
+            cmd = [args.fxc, "bench", os.path.join(ROOT, "bench", "workloads", fx), "--channels", str(ch),
+                   "--seconds", str(secs), "--fs", str(fs), "--dtype", "f32", "--repeat", str(args.repeat), "--json"]
+            if args.no_check:
+                cmd.append("--no-check")
+            fxc = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+
+            # The peers' signal: float32 noise in [-1, 1]; float64 paths get it upcast (exact).
+            x32 = np.random.default_rng(1234).uniform(-1, 1, (ch, n)).astype(np.float32)
+            x64 = x32.astype(np.float64)
+            coefficients = coeffs_of(fs)
+            if isinstance(coefficients, list):  # FIR stages: lfilter, stage by stage, as the peers run them
+                def chain_fn(data, taps):
+                    for h in taps:
+                        data = signal.lfilter(h, [1.0], data, axis=-1)
+                    return data
+                taps32 = [h.astype(np.float32) for h in coefficients]
+                run64 = lambda: chain_fn(x64, coefficients)
+                run32 = lambda: chain_fn(x32, taps32)
+            else:
+                sos, sos32 = coefficients, coefficients.astype(np.float32)
+                run64 = lambda: signal.sosfilt(sos, x64, axis=-1)
+                run32 = lambda: signal.sosfilt(sos32, x32, axis=-1)
+            scipy64 = median_ms(run64, args.repeat)
+            scipy32 = median_ms(run32, args.repeat)
+            reference = None if args.no_check else run64()  # float64 reference, outside any timing
+            err = {"fxc": fxc.get("max_abs_error_vs_f64_reference"),
+                   "scipy32": None if reference is None else max_abs_error(run32(), reference)}
+
+            times = {"scipy f64": scipy64, "scipy f32": scipy32}
+            if faust.available:
+                noise_path = os.path.join(scratch, "noise.f32")
+                out_path = None if args.no_check else os.path.join(scratch, "faust_out.f32")
+                x32.tofile(noise_path)
+                for p in Faust.PRECISIONS:
+                    r = faust.run(chain, fs, p, noise_path, ch, n, args.repeat, out_path)
+                    times["faust " + p] = r["median_ms"]
+                    if out_path:
+                        got = np.fromfile(out_path, dtype=np.float32).reshape(ch, n)
+                        err["faust" + p[1:]] = max_abs_error(got, reference)
+                        os.remove(out_path)
+                os.remove(noise_path)
+            best_peer = min(times, key=times.get)
+            f = fxc["fused"]["median_ms"]
+            rows.append(dict(name=name, fxc=f, unfused=fxc["unfused"]["median_ms"], times=times,
+                             best_peer=best_peer, x_best=times[best_peer] / f,
+                             compile=fxc["compile_ms"]["cold"], err=err))
+            del x32, x64, reference
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    peers = ["scipy f64", "scipy f32"] + (["faust f32", "faust f64"] if faust.available else [])
+    head = f"{'workload':24} {'fxc f32':>8} {'unfused':>8} " + " ".join(f"{p:>9}" for p in peers) + \
+           f" {'x best':>7} {'best peer':>10} {'compile':>8}"
+    if not args.no_check:
+        head += f" {'err fxc':>8} {'err scipy32':>11}" + (f" {'err faust32':>11}" if faust.available else "")
+    print(head)
     for r in rows:
-        print(f"{r[0]:26} {r[1]:9.1f} {r[2]:9.1f} {r[3]:10.1f} {r[4]:10.1f} {r[5]:7.2f} {r[6]:8.1f}")
-    print("times in ms (medians); scipy = sosfilt (lfilter per stage for W3); 'x best' = fastest SciPy time / fxc fused time")
+        line = f"{r['name']:24} {r['fxc']:8.1f} {r['unfused']:8.1f} " + \
+               " ".join(f"{r['times'][p]:9.1f}" for p in peers) + \
+               f" {r['x_best']:7.2f} {r['best_peer']:>10} {r['compile']:8.1f}"
+        if not args.no_check:
+            e = r["err"]
+            line += f" {e['fxc'] if e['fxc'] is not None else float('nan'):8.1e} {e['scipy32']:11.1e}"
+            if faust.available:
+                line += f" {e['faust32']:11.1e}"
+        print(line)
+    print("times in ms (medians of --repeat runs after a warm-up); scipy = sosfilt (lfilter per stage for W3);")
+    print("faust = Faust C++ (float / -double internally, float32 in and out), g++ -O3 -march=native, one instance per channel;")
+    print("'x best' = fastest peer's time / fxc fused time; compile = fxc's cold compile; err = max |error| of the float32 path")
+    print("against the float64 reference (fxc: its reference interpreter on its noise; peers: SciPy f64 on the same noise)")
+    if faust.version:
+        print(faust.version)
+    if faust.note:
+        print("note:", faust.note)
+    if args.markdown:
+        print()
+        cols = ["workload", "fxc f32", "fxc unfused"] + [p.replace("scipy", "SciPy").replace("faust", "Faust") for p in peers] + \
+               ["x best", "fastest peer"] + ([] if args.no_check else ["max err fxc", "max err SciPy f32"] +
+                                             (["max err Faust f32"] if faust.available else []))
+        print("| " + " | ".join(cols) + " |")
+        print("|" + "---|" * len(cols))
+        for r in rows:
+            cells = [r["name"], f"{r['fxc']:.1f}", f"{r['unfused']:.1f}"] + [f"{r['times'][p]:.1f}" for p in peers] + \
+                    [f"**{r['x_best']:.1f}x**", r["best_peer"].replace("scipy", "SciPy").replace("faust", "Faust")]
+            if not args.no_check:
+                e = r["err"]
+                cells += [f"{e['fxc']:.1e}" if e["fxc"] is not None else "", f"{e['scipy32']:.1e}"]
+                if faust.available:
+                    cells.append(f"{e['faust32']:.1e}")
+            print("| " + " | ".join(cells) + " |")
+
 
 if __name__ == "__main__":
     sys.exit(main())

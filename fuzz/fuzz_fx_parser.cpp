@@ -2,8 +2,8 @@
 // rendering of its diagnostics.
 //
 // Checks: no crash, no sanitizer report, no exception escaping (fxc reports user errors as
-// diagnostics; an InternalError is a bug). A file that compiles must also parse, and a file
-// that does not parse must not compile.
+// diagnostics; an InternalError is a bug), through everything `fxc dump --emit ast` and
+// `--emit ir` print (text, JSON, dot). A file that compiles must also parse.
 //
 // An input that starts with the line "#!set NAME=VALUE" is also compiled with that constant
 // override, as `fxc run --set NAME=VALUE` does (the line is a comment to the .fx lexer).
@@ -11,10 +11,14 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "frontend/ast_dump.h"
 #include "frontend/fx_file.h"
 #include "fuzz/fuzz_support.h"
+#include "ir/export.h"
 #include "ir/print.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -26,7 +30,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)parse_diags.str();
   if (ast) {
     (void)frontend::ast_to_text(*ast);
-    (void)frontend::ast_to_json(*ast).dump(2);
+    // Known bug (fuzz-regressions/fuzz_fx_parser/ast_json_invalid_utf8.fx): a string literal
+    // that is not UTF-8 makes nlohmann::json::dump throw; `fxc dump --emit ast --format json`
+    // reports it as an internal error.
+    if (fuzz::skip_known_bugs())
+      (void)frontend::ast_to_json(*ast).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+    else
+      (void)frontend::ast_to_json(*ast).dump(2);
     (void)frontend::ast_to_dot(*ast);
   }
 
@@ -37,6 +47,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!ast) fuzz::property_failed("compile_fx_source succeeded where parse_fx_source failed",
                                     parse_diags.str());
     (void)ir::to_text(*graph);
+    (void)ir::to_json(*graph).dump(2);  // fxc dump --format json
+    (void)ir::to_dot(*graph);           // fxc dump --format dot
   }
 
   constexpr std::string_view kSet = "#!set ";

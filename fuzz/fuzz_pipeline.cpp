@@ -1,6 +1,7 @@
-// Fuzz target: the whole compiler on a .fx file, as `fxc run` drives it: the frontend, the
-// pass pipeline (bound to 48000 Hz, 1 channel, float64), printing the optimized IR, and the
-// reference interpreter on a 64-sample signal, for both the designed and the optimized graph.
+// Fuzz target: the whole compiler on a .fx file, as `fxc run --target ref` drives it: the
+// frontend, the pass pipeline (bound to 48000 Hz, 1 channel, float64), the optimized graph's
+// text, JSON and dot, and the reference interpreter on 64 samples, for both the designed and
+// the optimized graph.
 //
 // Checks: no crash, no hang, no sanitizer report, no exception escaping (an InternalError is a
 // bug); and the property the golden tier checks on every printed IR: the optimized graph's
@@ -12,8 +13,11 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "frontend/fx_file.h"
 #include "fuzz/fuzz_support.h"
+#include "ir/export.h"
 #include "ir/parse.h"
 #include "ir/print.h"
 #include "passes/pipeline.h"
@@ -60,6 +64,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)run_diags.str();
 
   if (!optimized) return 0;
+  (void)ir::to_json(*optimized).dump(2);
+  (void)ir::to_dot(*optimized);
   const std::string printed = ir::to_text(*optimized);
   DiagnosticEngine parse_diags;
   auto reparsed = ir::parse_graph(printed, "optimized.ir", parse_diags);

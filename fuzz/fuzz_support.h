@@ -46,6 +46,15 @@ class MemoryFile {
   std::string path_;
 };
 
+/// True when the environment sets FXC_FUZZ_SKIP_KNOWN_BUGS (scripts/run-fuzzers.sh -k): the
+/// targets then step around the bugs already found, each of which has a reproducer in
+/// tests/data/fuzz-regressions/, so that a run can look for new ones. Replaying the
+/// reproducers never sets it. Each use names its reproducer; remove it with the bug.
+inline bool skip_known_bugs() {
+  static const bool skip = std::getenv("FXC_FUZZ_SKIP_KNOWN_BUGS") != nullptr;
+  return skip;
+}
+
 /// Aborts with `what` and the two texts when a property the target checks does not hold.
 [[noreturn]] inline void property_failed(const char* what, std::string_view first = {},
                                          std::string_view second = {}) {

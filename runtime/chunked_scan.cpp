@@ -117,8 +117,8 @@ void parallel_for(std::int64_t count, std::int64_t grain, int threads, F work) {
 }
 
 template <class T>
-int run(const ir::Chain& chain, FxcChainKernel kernel, const Signal& in, Signal& out, int lanes,
-        int threads) {
+void run(const ir::Chain& chain, FxcChainKernel kernel, const Signal& in, Signal& out,
+         T* channel_state, int lanes, int threads) {
   const std::int64_t channels = static_cast<std::int64_t>(in.channels());
   const std::int64_t n = static_cast<std::int64_t>(in.samples());
   LinearChain linear(chain);
@@ -140,23 +140,20 @@ int run(const ir::Chain& chain, FxcChainKernel kernel, const Signal& in, Signal&
       out_ptrs[c * k + j] = samples_of<T>(out, c) + j * length;
     }
   std::vector<T> state(lane_count * d, T(0));
-  int calls = 0;
+  std::vector<T> params;
+  for (double v : codegen::values_of(chain).params) params.push_back(static_cast<T>(v));
   parallel_for(lane_count, lanes, threads, [&](std::int64_t begin, std::int64_t end) {
     FxcChainArgs args{in_ptrs.data() + begin, out_ptrs.data() + begin, end - begin, length,
-                      nullptr, nullptr, state.data() + begin * d, nullptr, nullptr};
-    std::vector<T> params;
-    for (double v : codegen::values_of(chain).params) params.push_back(static_cast<T>(v));
-    args.params = params.data();
+                      params.data(), nullptr, state.data() + begin * d, nullptr, nullptr};
     kernel(&args);
   });
-  calls = 1;
 
   // The exact state at each chunk's start: s[j+1] = end_state_from_zero[j] + A^L s[j].
   std::vector<double> a_to_l = power(linear.transition(), length, d);
   std::vector<double> starts(lane_count * d, 0.0), carry(d), next(d);
   std::vector<std::vector<double>> tail_state(channels, std::vector<double>(d, 0.0));
   for (std::int64_t c = 0; c < channels; ++c) {
-    std::fill(carry.begin(), carry.end(), 0.0);
+    for (int r = 0; r < d; ++r) carry[r] = static_cast<double>(channel_state[c * d + r]);
     for (std::int64_t j = 0; j < k; ++j) {
       std::copy(carry.begin(), carry.end(), starts.begin() + (c * k + j) * d);
       for (int r = 0; r < d; ++r) {
@@ -175,7 +172,6 @@ int run(const ir::Chain& chain, FxcChainKernel kernel, const Signal& in, Signal&
   parallel_for(lane_count, 1, threads, [&](std::int64_t begin, std::int64_t end) {
     std::vector<double> z(d);
     for (std::int64_t lane = begin; lane < end; ++lane) {
-      if (lane % k == 0) continue;  // a channel's first chunk starts from the true zero state
       std::copy(starts.begin() + lane * d, starts.begin() + (lane + 1) * d, z.begin());
       double scale = 0;
       for (double v : z) scale = std::max(scale, std::abs(v));
@@ -198,8 +194,8 @@ int run(const ir::Chain& chain, FxcChainKernel kernel, const Signal& in, Signal&
     T* y = samples_of<T>(out, c);
     for (std::int64_t i = k * length; i < n; ++i)
       y[i] = static_cast<T>(linear.step(tail_state[c].data(), static_cast<double>(x[i])));
+    for (int r = 0; r < d; ++r) channel_state[c * d + r] = static_cast<T>(tail_state[c][r]);
   }
-  return calls;
 }
 
 }  // namespace
@@ -213,10 +209,12 @@ bool chunked_scan_applies(const ir::Chain& chain) {
   return has_section;
 }
 
-int run_chunked_scan(const ir::Chain& chain, FxcChainKernel kernel, const Signal& in, Signal& out,
-                     int lanes, int threads) {
-  if (in.dtype() == DType::f32) return run<float>(chain, kernel, in, out, lanes, threads);
-  return run<double>(chain, kernel, in, out, lanes, threads);
+void run_chunked_scan(const ir::Chain& chain, FxcChainKernel kernel, const Signal& in,
+                      Signal& out, void* state, int lanes, int threads) {
+  if (in.dtype() == DType::f32)
+    run<float>(chain, kernel, in, out, static_cast<float*>(state), lanes, threads);
+  else
+    run<double>(chain, kernel, in, out, static_cast<double*>(state), lanes, threads);
 }
 
 }  // namespace fxc

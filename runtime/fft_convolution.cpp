@@ -32,7 +32,7 @@ struct FftPlan {
 // taps' spectrum, and keeps the last N - L + 1 points of the inverse transform, which are
 // free of circular wrap-around.
 void fft_convolve(std::span<const double> taps, std::span<const float> x, std::span<float> y,
-                  int block) {
+                  int block, std::vector<float>& history) {
   const std::size_t n = static_cast<std::size_t>(block);
   const std::size_t l = taps.size();
   FXC_INTERNAL_ASSERT(n > l && (n & (n - 1)) == 0, "the FFT block must be a power of two above the taps");
@@ -46,9 +46,9 @@ void fft_convolve(std::span<const double> taps, std::span<const float> x, std::s
   kiss_fftr(plan.forward, frame.data(), response.data());
   const float scale = 1.0f / static_cast<float>(n);  // KissFFT's inverse is unnormalized
 
-  // The whole input is needed before y overwrites it when they alias: keep the last L - 1
-  // inputs of the previous step in `history`.
-  std::vector<float> history(l > 0 ? l - 1 : 0, 0.0f), next_history(history.size());
+  // y may overwrite x: the last L - 1 inputs of the previous step are kept in `history`.
+  history.resize(l > 0 ? l - 1 : 0, 0.0f);
+  std::vector<float> next_history(history.size());
   std::vector<float> out(n);
   for (std::size_t start = 0; start < x.size(); start += hop) {
     std::size_t count = std::min(hop, x.size() - start);

@@ -6,9 +6,11 @@
 
 namespace fxc {
 
-/// y = taps * x (y[n] = sum_k taps[k] x[n-k], zero history), by overlap-save with FFTs of
-/// `block` points (a power of two > taps.size()). `y` may alias `x`.
+/// y = taps * x (y[n] = sum_k taps[k] x[n-k]), by overlap-save with FFTs of `block` points
+/// (a power of two > taps.size()). `history` holds the taps.size() - 1 inputs before x[0]
+/// (zeros at the start of a signal) and is left holding the last ones of x, so a stream's
+/// blocks continue exactly. `y` may alias `x`.
 void fft_convolve(std::span<const double> taps, std::span<const float> x, std::span<float> y,
-                  int block);
+                  int block, std::vector<float>& history);
 
 }  // namespace fxc

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets in build-fuzz/ and runs them one at a time (docs/hardening.md).
 #
-#   scripts/run-fuzzers.sh [-t SECONDS] [-j JOBS] [TARGET...]
+#   scripts/run-fuzzers.sh [-t SECONDS] [-j JOBS] [-k] [TARGET...]
 #
 #   -t SECONDS  how long each target runs (default 300)
 #   -j JOBS     parallel build jobs (default 2)
+#   -k          step around the bugs already found (FXC_FUZZ_SKIP_KNOWN_BUGS and the UBSan
+#               suppressions in fuzz/known-bugs.supp), to look for new ones
 #   TARGET      fuzz_fx_parser fuzz_ir_parser fuzz_npy_reader fuzz_audio_reader
 #               fuzz_cache_entry fuzz_pipeline (default: all, in that order)
 #
@@ -24,11 +26,13 @@ root=$PWD
 
 seconds=300
 jobs=2
-while getopts "t:j:h" opt; do
+skip_known=0
+while getopts "t:j:kh" opt; do
   case $opt in
     t) seconds=$OPTARG ;;
     j) jobs=$OPTARG ;;
-    *) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    k) skip_known=1 ;;
+    *) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -67,9 +71,13 @@ cmake --build "$build" -j "$jobs" --target "${targets[@]}"
 
 fuzzer_dir=$build/fuzz
 mkdir -p "$build/logs"
-export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:${ASAN_OPTIONS:-}"
-export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
+# UBSan's defaults (fatal reports) are built into the targets: fuzz/sanitizer_options.cpp.
+export ASAN_OPTIONS="detect_leaks=1:${ASAN_OPTIONS:-}"
 export LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp:print_suppressions=0:${LSAN_OPTIONS:-}"
+if ((skip_known)); then
+  export FXC_FUZZ_SKIP_KNOWN_BUGS=1
+  export UBSAN_OPTIONS="suppressions=$root/fuzz/known-bugs.supp:${UBSAN_OPTIONS:-}"
+fi
 
 failed=()
 for t in "${targets[@]}"; do

@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
 
 #include "codegen/chain_layout.h"
 #include "passes/target.h"
@@ -42,10 +43,10 @@ class ChainEmitter {
     f->addParamAttr(0, Attribute::NoAlias);
     BasicBlock* entry = BasicBlock::Create(ctx_, "entry", f);
     b_.SetInsertPoint(entry);
-    // Contraction lets the backend use FMAs: a rounding difference of an ulp per operation.
-    FastMathFlags fmf;
-    fmf.setAllowContract(true);
-    b_.setFastMathFlags(fmf);
+    // No general contraction: multiply-adds are written as llvm.fmuladd, which a target
+    // fuses (or not) the same way wherever it appears. With free contraction, the loops a
+    // sample may pass through (wavefront fill, steady, drain; lanes, remainder) could round
+    // it differently, and a stream's blocks would not reproduce the whole signal bit for bit.
 
     Value* args = f->getArg(0);
     for (int i = 0; i < 9; ++i)
@@ -112,6 +113,11 @@ class ChainEmitter {
     }
     for (int d = 0; d < layout_.delay_count; ++d)
       delay_lengths_.push_back(load_at(i64_, fields_[kDelayLengths], b_.getInt64(d)));
+  }
+
+  // a * b + c, fused where the target has fast FMA (the same choice everywhere).
+  Value* fmuladd(Value* a, Value* b, Value* c) {
+    return b_.CreateIntrinsic(Intrinsic::fmuladd, {a->getType()}, {a, b, c});
   }
 
   Value* splat(Value* scalar, int width) {
@@ -327,10 +333,9 @@ class ChainEmitter {
             AllocaInst* z1 = g.sections[step.z_index + 1].first;
             Value* s0 = b_.CreateLoad(vec(width), z0);
             Value* s1 = b_.CreateLoad(vec(width), z1);
-            Value* y = b_.CreateFAdd(b_.CreateFMul(param(c), v), s0);
-            Value* n0 = b_.CreateFAdd(
-                b_.CreateFSub(b_.CreateFMul(param(c + 1), v), b_.CreateFMul(param(c + 3), y)), s1);
-            Value* n1 = b_.CreateFSub(b_.CreateFMul(param(c + 2), v), b_.CreateFMul(param(c + 4), y));
+            Value* y = fmuladd(param(c), v, s0);
+            Value* n0 = fmuladd(param(c + 1), v, fmuladd(b_.CreateFNeg(param(c + 3)), y, s1));
+            Value* n1 = fmuladd(b_.CreateFNeg(param(c + 4)), y, b_.CreateFMul(param(c + 2), v));
             b_.CreateStore(keep_unless_valid(n0, s0), z0);
             b_.CreateStore(keep_unless_valid(n1, s1), z1);
             return y;
@@ -391,7 +396,7 @@ class ChainEmitter {
                                             b_.CreateAdd(back, b_.getInt64(taps)), back);
              Value* h = load_at(t_, fields_[kParams], b_.CreateAdd(k, b_.getInt64(at.param_offset)));
              Value* x = load_at(t_, ring, index);
-             b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(t_, acc), b_.CreateFMul(h, x)), acc);
+             b_.CreateStore(fmuladd(h, x, b_.CreateLoad(t_, acc)), acc);
            });
       Value* next = b_.CreateAdd(pos, b_.getInt64(1));
       next = b_.CreateSelect(b_.CreateICmpSGE(next, b_.getInt64(taps)), b_.getInt64(0), next);

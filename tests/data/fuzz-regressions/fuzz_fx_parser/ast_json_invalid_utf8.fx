@@ -1,0 +1,2 @@
+input x
+output x | tanh("«")
