@@ -20,8 +20,8 @@ StandardChain w1_api() {
 }
 
 StandardChain w3_fir() {
-  Chain c = firwin(101, {1000}) | firwin(102, {5000}) | firwin(103, {1500}) | firwin(104, {1800}) |
-            firwin(105, {1850});
+  Chain c = firwin(101, {1000.0}) | firwin(102, {5000.0}) | firwin(103, {1500.0}) | firwin(104, {1800.0}) |
+            firwin(105, {1850.0});
   return {"w3_fir", c, 44100, 0, 101 + 102 + 103 + 104 + 105};
 }
 

@@ -16,6 +16,7 @@
 #include "passes/merge_identical_nodes.h"
 #include "passes/select_strategy.h"
 #include "support/strings.h"
+#include "support/trace.h"
 
 namespace fxc::passes {
 namespace {
@@ -74,7 +75,11 @@ std::optional<ir::Graph> run_pipeline(const ir::Graph& graph, PassContext& conte
   for (const PassInfo* pass : chosen) {
     std::size_t errors = context.diags.error_count();
     auto start = Clock::now();
+    std::optional<TraceSpan> span;
+    if (Trace::global().enabled())
+      span.emplace(std::string(pass->name), "passes", Trace::Args{{"graph", graph.name}});
     ir::Graph next = pass->run(current, context);
+    span.reset();
     times.emplace_back(pass->name, std::chrono::duration<double, std::milli>(Clock::now() - start).count());
     if (context.diags.error_count() > errors || !ir::verify(next, context.diags)) {
       ok = false;

@@ -10,6 +10,7 @@
 #include "runtime/chunked_scan.h"
 #include "runtime/counters.h"
 #include "runtime/fft_convolution.h"
+#include "support/trace.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
@@ -150,6 +151,14 @@ class Executor {
     ir::NodeId operand = g_.node(id).operands[0];
     const Signal& in = *view_[operand];
     std::size_t channels = in.channels(), samples = in.samples();
+    std::optional<TraceSpan> span;
+    if (Trace::global().enabled())
+      span.emplace("kernel %" + std::to_string(id), "kernels",
+                   Trace::Args{{"graph", g_.name},
+                               {"channels", std::to_string(channels)},
+                               {"samples", std::to_string(samples)},
+                               {"strategy", std::string(ir::name(chain.strategy))},
+                               {"stages", std::to_string(chain.stages.size())}});
     ChainState<T>& s = prepare(id, chain, channels);
     // In place when this chain is the operand's last reader and the buffer is ours.
     bool in_place = owned_[operand] && readers_[operand] == 1;

@@ -12,6 +12,7 @@
 #include "runtime/counters.h"
 #include "runtime/signal_file.h"
 #include "support/sha256.h"
+#include "support/trace.h"
 #include "support/version.h"
 
 namespace fxc {
@@ -69,12 +70,15 @@ std::string KernelCache::key(const ir::Graph& scheduled) { return sha256_hex(key
 
 Expected<std::shared_ptr<const codegen::CpuKernels>, std::string> KernelCache::cpu_kernels(
     const ir::Graph& scheduled, DiagnosticEngine& diags) {
+  TraceSpan span("kernel cache", "compile", {{"graph", scheduled.name}});
   std::string text = key_text(scheduled);
   std::string k = sha256_hex(text);
+  span.arg("key", k.substr(0, 16));
   {
     std::lock_guard lock(memory_mutex);
     if (auto it = memory().find(k); it != memory().end()) {
       ++counters().memory_hits;
+      span.arg("result", "memory hit");
       return it->second;
     }
   }
@@ -85,6 +89,7 @@ Expected<std::shared_ptr<const codegen::CpuKernels>, std::string> KernelCache::c
       auto loaded = codegen::load_cpu_kernels(*object, ids);
       if (loaded) {
         ++counters().disk_hits;
+        span.arg("result", "disk hit");
         kernels = *loaded;
       } else {
         diags.warning({}, "kernel cache entry " + k.substr(0, 12) + " could not be loaded (" +
@@ -93,6 +98,8 @@ Expected<std::shared_ptr<const codegen::CpuKernels>, std::string> KernelCache::c
       }
     }
   if (!kernels) {
+    span.arg("result", "compiled");
+    TraceSpan compile_span("codegen and LLVM compile", "compile", {{"graph", scheduled.name}});
     auto compiled = codegen::compile_cpu_kernels(scheduled);
     if (!compiled) return Unexpected{compiled.error()};
     ++counters().compiles;

@@ -22,6 +22,9 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <set>
+
+#include <nlohmann/json.hpp>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -429,4 +432,66 @@ TEST_CASE("--version and info print the version") {
   CommandResult info = run_fxc({"info"}, dir.path());
   CHECK(info.exit_code == 0);
   CHECK(info.out.find(std::string("fxc ") + FXC_EXPECTED_VERSION) != std::string::npos);
+}
+
+TEST_CASE("--block streams through the same kernels: the output is identical") {
+  TempDir dir;
+  for (std::string dtype : {"f32", "f64"}) {
+    CAPTURE(dtype);
+    require_success(run_fxc({"run", graph("vocal.fx"), "-i", data("vocal_in.wav"), "-o",
+                             "whole.npy", "--dtype", dtype},
+                            dir.path()));
+    for (std::string block : {"1", "64", "1000"}) {
+      CAPTURE(block);
+      require_success(run_fxc({"run", graph("vocal.fx"), "-i", data("vocal_in.wav"), "-o",
+                               "blocks.npy", "--dtype", dtype, "--block", block},
+                              dir.path()));
+      CHECK(read_file_bytes(dir / "blocks.npy") == read_file_bytes(dir / "whole.npy"));
+    }
+  }
+  check_failure(run_fxc({"run", graph("vocal.fx"), "-i", data("vocal_in.wav"), "-o", "x.npy",
+                         "--block", "0"},
+                        dir.path()),
+                1, "--block must be at least 1");
+  check_failure(run_fxc({"run", graph("vocal.fx"), "-i", data("vocal_in.wav"), "-o", "x.npy",
+                         "--block", "64", "--target", "ref"},
+                        dir.path()),
+                1, "use it with --target cpu");
+}
+
+TEST_CASE("--stats reports counters and phases on standard error") {
+  TempDir dir;
+  CommandResult r = run_fxc({"run", graph("vocal.fx"), "-i", data("vocal_in.wav"), "-o",
+                             "y.wav", "--stats", "--block", "256"},
+                            dir.path());
+  INFO(show(r));
+  REQUIRE(r.exit_code == 0);
+  for (const char* line : {"kernel dispatches", "cache hits", "compiles", "run (stream)", "parse"})
+    CHECK(r.err.find(line) != std::string::npos);
+}
+
+TEST_CASE("--trace writes a Chrome trace with the compile and run phases") {
+  TempDir dir;
+  require_success(run_fxc({"run", graph("vocal.fx"), "-i", data("vocal_in.wav"), "-o", "y.wav",
+                           "--trace", "trace.json", "--block", "4096"},
+                          dir.path()));
+  std::ifstream in(dir / "trace.json");
+  REQUIRE(in);
+  nlohmann::json trace = nlohmann::json::parse(in);  // throws (fails the test) if invalid
+  REQUIRE(trace["traceEvents"].is_array());
+  std::set<std::string> names, categories;
+  bool kernel_has_sizes = false;
+  for (const auto& e : trace["traceEvents"]) {
+    CHECK(e["ph"] == "X");
+    CHECK(e["dur"].get<double>() >= 0);
+    names.insert(e["name"].get<std::string>());
+    categories.insert(e["cat"].get<std::string>());
+    if (e["cat"] == "kernels")
+      kernel_has_sizes = e["args"].contains("samples") && e["args"].contains("channels") &&
+                         e["args"]["graph"] == "vocal";
+  }
+  for (const char* n : {"parse and lower", "design-filters", "fuse-chains", "select-strategy", "kernel cache", "write outputs"})
+    CHECK_MESSAGE(names.count(n), n);
+  for (const char* c : {"frontend", "passes", "compile", "kernels", "io"}) CHECK_MESSAGE(categories.count(c), c);
+  CHECK(kernel_has_sizes);
 }

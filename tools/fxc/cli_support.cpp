@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "frontend/fx_file.h"
+#include "support/trace.h"
 #include "support/version.h"
 
 
@@ -36,6 +37,7 @@ std::optional<ir::Graph> load_graph(const std::string& path, DiagnosticEngine& d
     if (eq == std::string::npos || eq == 0) throw UsageError{"--set expects NAME=VALUE, got '" + set + "'"};
     overrides.push_back({set.substr(0, eq), set.substr(eq + 1)});
   }
+  TraceSpan span("parse and lower", "frontend", {{"file", path}});
   return frontend::compile_fx_file(path, overrides, diags);
 }
 

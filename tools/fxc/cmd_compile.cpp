@@ -18,6 +18,7 @@ struct CompileOptions {
   std::string dtype = "f32";
   std::string arch;
   std::string cache_dir;
+  bool time_passes = false;
   double fs_hz = 48000;
   int channels = 1;
   std::optional<double> seconds;
@@ -54,6 +55,8 @@ int compile(const CompileOptions& o) {
       request.channels = o.channels;
       request.length_samples = length;
       request.cache_directory = directory;
+      request.pipeline.time_passes = o.time_passes;
+      request.pipeline.log = &std::cerr;
       if (!compile_for_cpu(*graph, request, diags)) return report(diags);
       ++sets;
     }
@@ -78,6 +81,7 @@ void add_compile_command(CLI::App& app, Action& action) {
       ->check(CLI::IsMember({"f32", "f64", "all"}))
       ->capture_default_str();
   cmd->add_option("--arch", o->arch, "CUDA architecture (sm_XX), for --target cuda");
+  cmd->add_flag("--time-passes", o->time_passes, "Print a table of the time each pass took (stderr)");
   cmd->add_option("--cache-dir", o->cache_dir, "Kernel cache directory (default $FXC_CACHE_DIR, "
                                                "else $XDG_CACHE_HOME/fxc)");
   cmd->add_option("--fs", o->fs_hz, "Sample rate (only the strategy choice depends on it)")

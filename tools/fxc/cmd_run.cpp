@@ -3,12 +3,16 @@
 #include <cmath>
 #include <memory>
 
+#include <chrono>
 #include <filesystem>
+#include <iostream>
 #include <set>
 #include <unistd.h>
 
 #include "runtime/bind_inputs.h"
 #include "runtime/compile_cpu.h"
+#include "runtime/counters.h"
+#include "support/trace.h"
 #include "runtime/cpu_executor.h"
 #include "runtime/reference_interpreter.h"
 #include "runtime/signal_file.h"
@@ -28,7 +32,36 @@ struct RunOptions {
   std::optional<long long> block;
   std::vector<std::string> sets;
   std::string trace, cache_dir;
+  bool stats = false;
+  bool time_passes = false;
 };
+
+// One block of each signal: samples [start, start + count).
+std::vector<Signal> slice(const std::vector<Signal>& signals, std::size_t start, std::size_t count) {
+  std::vector<Signal> out;
+  for (const Signal& s : signals) {
+    Signal b(s.channels(), count, s.dtype(), Signal::Uninitialized{});
+    for (std::size_t c = 0; c < s.channels(); ++c) {
+      if (s.dtype() == DType::f32) std::copy_n(s.f32(c).begin() + start, count, b.f32(c).begin());
+      else std::copy_n(s.f64(c).begin() + start, count, b.f64(c).begin());
+    }
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+// Writes `block` into `whole` at `start`.
+void place(Signal& whole, const Signal& block, std::size_t start) {
+  for (std::size_t c = 0; c < block.channels(); ++c) {
+    if (block.dtype() == DType::f32) std::copy(block.f32(c).begin(), block.f32(c).end(), whole.f32(c).begin() + start);
+    else std::copy(block.f64(c).begin(), block.f64(c).end(), whole.f64(c).begin() + start);
+  }
+}
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
 
 // Each output is first written beside its destination under a pending name (keeping its
 // extension, which picks the format), and all are renamed only once every one was written:
@@ -66,8 +99,9 @@ class PendingOutputs {
 int run(const RunOptions& o) {
   if (o.target == "cuda")
     return user_error("the 'cuda' target is not available in this build yet; use --target cpu");
-  if (o.block) return user_error("--block (streaming) is not available in this build yet");
-  if (!o.trace.empty()) return user_error("--trace is not available in this build yet");
+  if (o.block && *o.block < 1) return user_error("--block must be at least 1, got " + std::to_string(*o.block));
+  if (o.block && o.target != "cpu") return user_error("--block runs compiled kernels: use it with --target cpu");
+  if (!o.trace.empty()) Trace::global().enable();
   if (o.fs_hz && !(*o.fs_hz > 0 && std::isfinite(*o.fs_hz)))
     return user_error("--fs must be a positive number of Hz, got " + format_double(*o.fs_hz));
 
@@ -79,8 +113,11 @@ int run(const RunOptions& o) {
     if (auto ok = check_output_format(path, write_options); !ok) return user_error(ok.error());
   }
 
+  auto started = Clock::now();
+  std::vector<std::pair<const char*, double>> phases;
   DiagnosticEngine diags;
   std::optional<ir::Graph> graph = load_graph(o.graph, diags, o.sets);
+  phases.emplace_back("parse", ms_since(started));
   if (!graph) return report(diags);
   std::size_t want_in = graph->inputs().size(), want_out = graph->outputs().size();
   if (o.inputs.size() != want_in)
@@ -95,6 +132,7 @@ int run(const RunOptions& o) {
   std::optional<double> fs_hz = o.fs_hz;
   std::string fs_source;
   for (const std::string& path : o.inputs) {
+    TraceSpan span("read " + path, "io");
     auto file = read_signal_file(path, dtype);
     if (!file) return user_error(file.error());
     if (!o.fs_hz) {
@@ -110,8 +148,12 @@ int run(const RunOptions& o) {
     signals.push_back(std::move(file->signal));
   }
 
+  phases.emplace_back("read inputs", ms_since(started) - phases.back().second);
   std::optional<ir::Graph> bound = bind_inputs(*graph, signals, diags, o.inputs);
   if (!bound) return report(diags);
+  auto before_stats = std::make_tuple(counters().compiles.load(), counters().memory_hits.load(),
+                                      counters().disk_hits.load(), counters().dispatches.load());
+  auto phase_start = Clock::now();
 
   std::vector<Signal> results;
   if (o.target == "ref") {
@@ -119,24 +161,74 @@ int run(const RunOptions& o) {
     if (!out) return report(diags);
     results = std::move(*out);
   } else {
+    std::size_t total = signals.empty() ? 0 : signals[0].samples();
     CpuCompileRequest request;
     request.sample_rate_hz = *fs_hz;
     request.dtype = dtype;
-    request.length_samples = signals.empty() ? 0 : static_cast<std::int64_t>(signals[0].samples());
+    // The strategy follows what one call sees: the whole signal, or one block.
+    request.length_samples = static_cast<std::int64_t>(o.block ? std::min<std::size_t>(*o.block, total) : total);
     request.cache_directory = cache_directory(o.cache_dir);
+    request.pipeline.time_passes = o.time_passes;
+    request.pipeline.log = &std::cerr;
     std::optional<CompiledCpuGraph> compiled = compile_for_cpu(*bound, request, diags);
     if (!compiled) return report(diags);
-    auto out = execute_cpu(compiled->scheduled, *compiled->kernels, signals);
-    if (!out) return user_error(out.error());
-    results = std::move(*out);
+    phases.emplace_back("compile", ms_since(phase_start));
+    phase_start = Clock::now();
+    if (!o.block) {
+      auto out = execute_cpu(compiled->scheduled, *compiled->kernels, signals);
+      if (!out) return user_error(out.error());
+      results = std::move(*out);
+    } else {
+      CpuStream stream(compiled->scheduled, compiled->kernels);
+      std::size_t block = static_cast<std::size_t>(*o.block);
+      for (std::size_t start = 0; start < total || (start == 0 && total == 0); start += block) {
+        std::size_t count = std::min(block, total - start);
+        auto out = stream.process(slice(signals, start, count));
+        if (!out) return user_error(out.error());
+        if (results.empty())
+          for (const Signal& s : *out) results.emplace_back(s.channels(), total, s.dtype());
+        for (std::size_t k = 0; k < out->size(); ++k) place(results[k], (*out)[k], start);
+        if (total == 0) break;
+      }
+    }
+    phases.emplace_back(o.block ? "run (stream)" : "run", ms_since(phase_start));
   }
   report(diags);  // warnings, if any
 
+  if (o.target == "ref") phases.emplace_back("run (reference)", ms_since(phase_start));
+  phase_start = Clock::now();
   PendingOutputs pending;
+  std::optional<TraceSpan> write_span;
+  if (Trace::global().enabled()) write_span.emplace("write outputs", "io");
   for (std::size_t i = 0; i < results.size(); ++i)
     if (auto ok = pending.write(o.outputs[i], results[i].converted(dtype), fs_hz, write_options); !ok)
       return user_error(ok.error());
   if (auto ok = pending.commit(); !ok) return user_error(ok.error());
+  write_span.reset();
+  phases.emplace_back("write outputs", ms_since(phase_start));
+  if (!o.trace.empty()) {
+    std::string json = Trace::global().to_json();
+    auto ok = write_file_atomically(o.trace, [&](int fd, const std::string&) {
+      return write_all(fd, json.data(), json.size());
+    });
+    if (!ok) return user_error(ok.error());
+  }
+
+  if (o.stats) {
+    auto [compiles, memory_hits, disk_hits, dispatches] = before_stats;
+    std::uint64_t bytes = 0;
+    for (const Signal& s : signals) bytes += s.channels() * s.samples() * size_of(dtype);
+    for (const Signal& s : results) bytes += s.channels() * s.samples() * size_of(dtype);
+    std::cerr << "fxc run statistics\n"
+              << "  compiles          " << counters().compiles - compiles << "\n"
+              << "  cache hits        " << counters().memory_hits - memory_hits << " memory, "
+              << counters().disk_hits - disk_hits << " disk\n"
+              << "  kernel dispatches " << counters().dispatches - dispatches << "\n"
+              << "  signal bytes      " << bytes << " (inputs read and outputs written)\n";
+    for (const auto& [phase, ms] : phases)
+      std::cerr << "  " << phase << std::string(18 - std::min<std::size_t>(17, std::string(phase).size()), ' ')
+                << ms << " ms\n";
+  }
   return kSuccess;
 }
 
@@ -167,12 +259,16 @@ void add_run_command(CLI::App& app, Action& action) {
   cmd->add_option("--subtype", o->subtype,
                   "Encoding of audio outputs: pcm16, pcm24, pcm32, float, double, ... (WAV "
                   "default: float)");
-  cmd->add_option("--block", o->block, "Process in blocks of N samples through the stream path");
+  cmd->add_option("--block", o->block,
+                  "Process in blocks of N samples through the stream path (state carried exactly)");
+  cmd->add_flag("--stats", o->stats,
+                "Print counters (compiles, cache hits, dispatches, bytes) and phase times to stderr");
   cmd->add_option("--set", o->sets,
                   "Give a constant of the graph (a binding NAME = NUMBER) a new value: "
                   "NAME=VALUE, e.g. --set fc=500Hz; repeatable")
       ->allow_extra_args(false);
   cmd->add_option("--trace", o->trace, "Write a Chrome trace of compile and run phases");
+  cmd->add_flag("--time-passes", o->time_passes, "Print a table of the time each pass took (stderr)");
   cmd->add_option("--cache-dir", o->cache_dir, "Kernel cache directory");
   cmd->footer(
       "Examples:\n"
