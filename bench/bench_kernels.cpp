@@ -9,7 +9,9 @@
 //   max_err           largest |error| against the float64 reference interpreter on the same
 //                     inputs (computed once per configuration, outside the timed loop)
 //   dispatches        kernel calls per run (1: the whole chain is one fused kernel)
-// The label is the plan select_strategy chose for the length and channel count.
+// The label is the plan select_strategy chose for the length and channel count. Times are
+// wall-clock (chunked_scan runs its chunks on up to one thread per core); the CPU column is
+// the whole process's, so CPU > Time means more than one core was busy.
 //
 //   build/bench/fxc_bench_kernels --benchmark_min_time=0.1
 //   build/bench/fxc_bench_kernels --benchmark_filter='w1_f32' --benchmark_repetitions=5
@@ -109,12 +111,12 @@ void w3_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"ch", "n"})->ArgsProduct({{1, 8}, {kW3Samples}});
 }
 
-BENCHMARK_CAPTURE(run_chain, w1_f32, &w1_api, DType::f32)->Apply(w1_args)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(run_chain, w1_f64, &w1_api, DType::f64)->Apply(w1_args)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(run_chain, w4_f32, &w4_profile, DType::f32)->Apply(w4_args)->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK_CAPTURE(run_chain, w4_f64, &w4_profile, DType::f64)->Apply(w4_args)->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK_CAPTURE(run_chain, w3_f32, &w3_fir, DType::f32)->Apply(w3_args)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(run_chain, w3_f64, &w3_fir, DType::f64)->Apply(w3_args)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(run_chain, w1_f32, &w1_api, DType::f32)->Apply(w1_args)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+BENCHMARK_CAPTURE(run_chain, w1_f64, &w1_api, DType::f64)->Apply(w1_args)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+BENCHMARK_CAPTURE(run_chain, w4_f32, &w4_profile, DType::f32)->Apply(w4_args)->Unit(benchmark::kMicrosecond)->UseRealTime()->MeasureProcessCPUTime();
+BENCHMARK_CAPTURE(run_chain, w4_f64, &w4_profile, DType::f64)->Apply(w4_args)->Unit(benchmark::kMicrosecond)->UseRealTime()->MeasureProcessCPUTime();
+BENCHMARK_CAPTURE(run_chain, w3_f32, &w3_fir, DType::f32)->Apply(w3_args)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+BENCHMARK_CAPTURE(run_chain, w3_f64, &w3_fir, DType::f64)->Apply(w3_args)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 
 }  // namespace
 }  // namespace fxc::bench

@@ -9,6 +9,7 @@
 #include <set>
 #include <unistd.h>
 
+#include "runtime/batch.h"
 #include "runtime/bind_inputs.h"
 #include "runtime/compile_cpu.h"
 #include "runtime/counters.h"
@@ -96,6 +97,41 @@ class PendingOutputs {
   std::vector<std::pair<std::string, std::string>> files_;
 };
 
+// A batch: every item through one compiled graph, one dispatch per kernel for all of them
+// (the reference target runs them one by one).
+int run_batch_files(const RunOptions& o, const ir::Graph& graph, std::vector<Signal>& signals,
+                    std::size_t items, double fs_hz, DType dtype, const WriteOptions& write_options,
+                    DiagnosticEngine& diags) {
+  std::size_t per_item = graph.inputs().size();
+  std::vector<BatchItem> batch(items);
+  for (std::size_t i = 0; i < signals.size(); ++i) batch[i / per_item].push_back(std::move(signals[i]));
+  std::vector<std::vector<Signal>> results;
+  if (o.target == "ref") {
+    for (const BatchItem& item : batch) {
+      auto out = run_reference(graph, fs_hz, item, diags);
+      if (!out) return report(diags);
+      results.push_back(std::move(*out));
+    }
+  } else {
+    CpuCompileRequest request;
+    request.sample_rate_hz = fs_hz;
+    request.dtype = dtype;
+    request.cache_directory = cache_directory(o.cache_dir);
+    auto out = run_batch(graph, batch, request, diags);
+    if (!out) return report(diags);
+    results = std::move(*out);
+  }
+  report(diags);
+  PendingOutputs pending;
+  std::size_t k = 0;
+  for (const auto& item : results)
+    for (const Signal& s : item)
+      if (auto ok = pending.write(o.outputs[k++], s.converted(dtype), fs_hz, write_options); !ok)
+        return user_error(ok.error());
+  if (auto ok = pending.commit(); !ok) return user_error(ok.error());
+  return kSuccess;
+}
+
 int run(const RunOptions& o) {
   if (o.target == "cuda")
     return user_error("the 'cuda' target is not available in this build yet; use --target cpu");
@@ -119,13 +155,19 @@ int run(const RunOptions& o) {
   std::optional<ir::Graph> graph = load_graph(o.graph, diags, o.sets);
   phases.emplace_back("parse", ms_since(started));
   if (!graph) return report(diags);
+  // -i and -o given k times the graph's inputs and outputs: a batch of k items, in order.
   std::size_t want_in = graph->inputs().size(), want_out = graph->outputs().size();
-  if (o.inputs.size() != want_in)
+  std::size_t items = want_in ? o.inputs.size() / want_in : 0;
+  if (items == 0 || o.inputs.size() != items * want_in)
     throw UsageError{"the graph has " + std::to_string(want_in) + " input(s) but " +
-                     std::to_string(o.inputs.size()) + " -i file(s) were given"};
-  if (o.outputs.size() != want_out)
-    throw UsageError{"the graph has " + std::to_string(want_out) + " output(s) but " +
-                     std::to_string(o.outputs.size()) + " -o file(s) were given"};
+                     std::to_string(o.inputs.size()) + " -i file(s) were given (a batch gives " +
+                     "a multiple: one group per item)"};
+  if (o.outputs.size() != items * want_out)
+    throw UsageError{"the graph has " + std::to_string(want_out) + " output(s), so " +
+                     std::to_string(items * want_out) + " -o file(s) are needed for " +
+                     std::to_string(items) + " item(s), but " + std::to_string(o.outputs.size()) +
+                     " were given"};
+  if (items > 1 && o.block) throw UsageError{"--block streams one item; it cannot be used with a batch"};
 
   DType dtype = *parse_dtype(o.dtype);
   std::vector<Signal> signals;
@@ -149,6 +191,7 @@ int run(const RunOptions& o) {
   }
 
   phases.emplace_back("read inputs", ms_since(started) - phases.back().second);
+  if (items > 1) return run_batch_files(o, *graph, signals, items, *fs_hz, dtype, write_options, diags);
   std::optional<ir::Graph> bound = bind_inputs(*graph, signals, diags, o.inputs);
   if (!bound) return report(diags);
   auto before_stats = std::make_tuple(counters().compiles.load(), counters().memory_hits.load(),
@@ -275,6 +318,7 @@ void add_run_command(CLI::App& app, Action& action) {
       "  fxc run examples/vocal.fx -i voice.wav -o out.wav\n"
       "  fxc run examples/crossover.fx -i mix.wav -o low.wav -o high.wav\n"
       "  fxc run eq.fx -i x.npy --fs 48000 -o y.npy --dtype f32\n"
+      "  fxc run eq.fx -i a.wav -i b.wav -i c.wav -o a_eq.wav -o b_eq.wav -o c_eq.wav   # a batch\n"
       "Nothing is written to an output unless the whole run succeeds.");
   cmd->callback([&action, o] { action = [o] { return run(*o); }; });
 }
