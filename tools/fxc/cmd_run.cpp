@@ -19,6 +19,7 @@
 #include "runtime/signal_file.h"
 #include "support/float_format.h"
 #include "tools/fxc/commands.h"
+#include "tools/fxc/progress_bar.h"
 
 namespace fxc::cli {
 namespace {
@@ -224,6 +225,7 @@ int run(const RunOptions& o) {
     } else {
       CpuStream stream(compiled->scheduled, compiled->kernels);
       std::size_t block = static_cast<std::size_t>(*o.block);
+      ProgressBar progress(total, "samples");
       for (std::size_t start = 0; start < total || (start == 0 && total == 0); start += block) {
         std::size_t count = std::min(block, total - start);
         auto out = stream.process(slice(signals, start, count));
@@ -231,6 +233,7 @@ int run(const RunOptions& o) {
         if (results.empty())
           for (const Signal& s : *out) results.emplace_back(s.channels(), total, s.dtype());
         for (std::size_t k = 0; k < out->size(); ++k) place(results[k], (*out)[k], start);
+        progress.update(start + count);
         if (total == 0) break;
       }
     }
