@@ -7,7 +7,8 @@ For each workload, on the same machine and in the same run:
   - Faust: the same chain as Faust C++ (bench/peers/faust/*.dsp, written from SciPy's own SOS
            coefficients and FIR taps by gen_dsp.py), compiled with `faust -lang cpp` in float
            and with -double, wrapped in bench/peers/faust/harness.cpp and built with
-           g++ -O3 -march=native, one instance per channel. Built in --peers-build
+           g++ -O3 -march=native; several channels run as one `par(i, C, chain)` program
+           (--faust-layout instances: one instance of the mono chain per channel). Built in --peers-build
            (build-peers/, ignored by git through /build*/). Without faust or g++, the Faust
            columns are left out with a note.
 Then it prints the medians, each peer's float32 max error against the float64 reference, and
@@ -78,8 +79,8 @@ class Faust:
     """Builds and runs the Faust harness; `note` says why it is unavailable when it is."""
     PRECISIONS = ("f32", "f64")
 
-    def __init__(self, build_dir, enabled):
-        self.build_dir, self.note, self.version = build_dir, None, None
+    def __init__(self, build_dir, enabled, layout="par"):
+        self.build_dir, self.layout, self.note, self.version = build_dir, layout, None, None
         if not enabled:
             self.note = "Faust left out (--no-faust)"
             return
@@ -99,11 +100,30 @@ class Faust:
     def available(self):
         return self.note is None
 
-    def binary(self, chain, fs, precision):
-        """Builds (when missing or older than its sources) and returns the harness binary."""
+    def program(self, chain, fs, channels):
+        """The .dsp to compile: the mono chain, or (layout 'par', several channels) the chain
+        under par(i, C, chain), written next to the harnesses."""
         dsp = os.path.join(FAUST_DIR, faust_dsp_name(chain, fs))
+        if channels == 1 or self.layout != "par":
+            return dsp, f"{chain}_{fs}"
+        stem = f"{chain}_{fs}_x{channels}"
+        with open(dsp) as f:
+            text = f.read()
+        if "process = chain;" not in text:
+            raise RuntimeError(f"{dsp} has no 'process = chain;' line (rerun gen_dsp.py)")
+        text = text.replace("process = chain;", f"process = par(i, {channels}, chain);")
+        path = os.path.join(self.build_dir, stem + ".dsp")
+        old = open(path).read() if os.path.exists(path) else None
+        if old != text:
+            with open(path, "w") as f:
+                f.write(text)
+        return path, stem
+
+    def binary(self, chain, fs, channels, precision):
+        """Builds (when missing or older than its sources) and returns the harness binary."""
+        dsp, stem = self.program(chain, fs, channels)
         harness = os.path.join(FAUST_DIR, "harness.cpp")
-        stem = f"{chain}_{fs}_{precision}"
+        stem += "_" + precision
         header = os.path.join(self.build_dir, stem + ".h")
         exe = os.path.join(self.build_dir, stem)
         newest = max(os.path.getmtime(dsp), os.path.getmtime(harness), os.path.getmtime(__file__))
@@ -117,7 +137,7 @@ class Faust:
         return exe
 
     def run(self, chain, fs, precision, noise_path, channels, samples, repeat, output_path):
-        exe = self.binary(chain, fs, precision)
+        exe = self.binary(chain, fs, channels, precision)
         cmd = [exe, "--input", noise_path, "--channels", str(channels), "--samples", str(samples),
                "--repeat", str(repeat)] + (["--output", output_path] if output_path else [])
         return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
@@ -132,11 +152,14 @@ def main():
     ap.add_argument("--no-check", action="store_true", help="skip the accuracy columns")
     ap.add_argument("--peers-build", default=os.path.join(ROOT, "build-peers"),
                     help="where the Faust harnesses are built (default build-peers/, git-ignored)")
+    ap.add_argument("--faust-layout", choices=("par", "instances"), default="par",
+                    help="several channels as one par(i, C, chain) program (default; faster here) "
+                         "or one instance of the mono chain per channel")
     ap.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
     ap.add_argument("--only", default="", help="run only workloads whose id starts with this (e.g. W3)")
     args = ap.parse_args()
 
-    faust = Faust(args.peers_build, not args.no_faust)
+    faust = Faust(args.peers_build, not args.no_faust, args.faust_layout)
     scratch = tempfile.mkdtemp(prefix="fxc-peers-")
     rows = []
     try:
@@ -212,7 +235,8 @@ def main():
                 line += f" {e['faust32']:11.1e}"
         print(line)
     print("times in ms (medians of --repeat runs after a warm-up); scipy = sosfilt (lfilter per stage for W3);")
-    print("faust = Faust C++ (float / -double internally, float32 in and out), g++ -O3 -march=native, one instance per channel;")
+    print("faust = Faust C++ (float / -double internally, float32 in and out), g++ -O3 -march=native, " +
+          ("several channels as par(i, C, chain);" if args.faust_layout == "par" else "one instance per channel;"))
     print("'x best' = fastest peer's time / fxc fused time; compile = fxc's cold compile; err = max |error| of the float32 path")
     print("against the float64 reference (fxc: its reference interpreter on its noise; peers: SciPy f64 on the same noise)")
     if faust.version:

@@ -40,7 +40,50 @@ struct BenchOptions {
   bool json = false;
   bool check = true;
   int batch = 1;
+  int block = 0;
+  bool time_passes = false;
 };
+
+// W7: the cost of one block through CpuStream::process, against the same samples as one call.
+int bench_stream(const BenchOptions& o, const ir::Graph& graph, DiagnosticEngine& diags) {
+  std::size_t block = static_cast<std::size_t>(o.block);
+  std::size_t blocks = std::max<std::size_t>(1, static_cast<std::size_t>(o.seconds * o.fs_hz) / block);
+  std::mt19937 rng(1234);
+  std::uniform_real_distribution<float> noise(-1.0f, 1.0f);
+  std::vector<std::vector<Signal>> chunks(blocks);
+  for (auto& chunk : chunks)
+    for (std::size_t i = 0; i < graph.inputs().size(); ++i) {
+      int declared = graph.node(graph.inputs()[i]).type.channels;
+      Signal s(declared ? declared : o.channels, block, DType::f32);
+      for (std::size_t c = 0; c < s.channels(); ++c)
+        for (float& v : s.f32(c)) v = noise(rng);
+      chunk.push_back(std::move(s));
+    }
+  auto bound = bind_inputs(graph, chunks[0], diags);
+  if (!bound) return report(diags);
+  CpuCompileRequest request;
+  request.sample_rate_hz = o.fs_hz;
+  request.dtype = *parse_dtype(o.dtype);
+  request.length_samples = static_cast<std::int64_t>(block);
+  auto compiled = compile_for_cpu(*bound, request, diags);
+  if (!compiled) return report(diags);
+  CpuStream stream(compiled->scheduled, compiled->kernels);
+  std::vector<double> per_block_us;
+  for (int r = 0; r < o.repeat + 1; ++r) {  // the first pass warms up
+    stream.reset();
+    auto start = Clock::now();
+    for (const auto& chunk : chunks) (void)stream.process(chunk);
+    if (r > 0) per_block_us.push_back(ms_since(start) * 1e3 / static_cast<double>(blocks));
+  }
+  std::sort(per_block_us.begin(), per_block_us.end());
+  double us = per_block_us[per_block_us.size() / 2];
+  double audio_us = 1e6 * static_cast<double>(block) / o.fs_hz;
+  std::cout << fmt::format("{}: stream of {}-sample blocks, {} ch at {:g} Hz, {}, {} blocks, median of {}\n",
+                           o.graph, block, chunks[0][0].channels(), o.fs_hz, o.dtype, blocks, o.repeat)
+            << fmt::format("  {:.3f} us per block ({:.1f} us of audio: {:.0f}x real time)\n", us,
+                           audio_us, audio_us / us);
+  return report(diags);
+}
 
 // W6: `items` signals through one compiled graph at once, against one run per signal.
 int bench_batch(const BenchOptions& o, const ir::Graph& graph, DiagnosticEngine& diags) {
@@ -118,6 +161,7 @@ int bench(const BenchOptions& o) {
   std::optional<ir::Graph> graph = load_graph(o.graph, diags);
   if (!graph) return report(diags);
   if (o.batch > 1) return bench_batch(o, *graph, diags);
+  if (o.block > 0) return bench_stream(o, *graph, diags);
 
   // Float32 white noise in [-1, 1] with a fixed seed, as performance.md's workloads.
   std::size_t samples = static_cast<std::size_t>(o.seconds * o.fs_hz);
@@ -139,6 +183,8 @@ int bench(const BenchOptions& o) {
   request.sample_rate_hz = o.fs_hz;
   request.dtype = dtype;
   request.length_samples = static_cast<std::int64_t>(samples);
+  request.pipeline.time_passes = o.time_passes;
+  request.pipeline.log = &std::cerr;
 
   // Compile: cold (nothing cached), from disk (a fresh process's view), from memory.
   std::string dir = (std::filesystem::temp_directory_path() / ("fxc-bench-" + std::to_string(getpid()))).string();
@@ -226,12 +272,15 @@ void add_bench_command(CLI::App& app, Action& action) {
   cmd->add_option("--repeat", o->repeat, "Timed runs; the median is reported")->capture_default_str();
   cmd->add_flag("--json", o->json, "Print the results as JSON");
   cmd->add_option("--batch", o->batch, "Run N signals as one batch, against N separate runs");
+  cmd->add_option("--block", o->block, "Time a stream of N-sample blocks (per-block cost)");
+  cmd->add_flag("--time-passes", o->time_passes, "Print a table of the time each pass took (stderr)");
   cmd->add_flag("!--no-check", o->check, "Skip the accuracy check against the float64 reference");
   cmd->footer(
       "Examples:\n"
       "  fxc bench bench/workloads/w4_profile.fx --channels 2 --seconds 10\n"
       "  fxc bench bench/workloads/w1_api.fx --channels 8 --seconds 120 --fs 44100 --json\n"
-      "  fxc bench bench/workloads/w6_many_files.fx --channels 2 --seconds 1 --batch 256");
+      "  fxc bench bench/workloads/w6_many_files.fx --channels 2 --seconds 1 --batch 256\n"
+      "  fxc bench bench/workloads/w7_stream.fx --channels 2 --seconds 10 --block 64");
   cmd->callback([&action, o] { action = [o] { return bench(*o); }; });
 }
 

@@ -1,18 +1,20 @@
 // Times a Faust-generated C++ class on planar float32 noise, as bench/compare_peers.py asks.
 //
-// Built once per workload and precision by compare_peers.py:
-//   faust -lang cpp [-double] -cn FaustChain w1_api_44100.dsp -o w1_api_44100_f32.h
-//   g++ -std=c++17 -O3 -march=native -DFAUST_HEADER='"w1_api_44100_f32.h"' -DFAUST_PRECISION='"f32"' harness.cpp
+// Built once per workload, channel count and precision by compare_peers.py:
+//   faust -lang cpp [-double] -cn FaustChain w1_api_44100_x8.dsp -o w1_api_44100_x8_f32.h
+//   g++ -std=c++17 -O3 -march=native -DFAUST_HEADER='"w1_api_44100_x8_f32.h"' -DFAUST_PRECISION='"f32"' harness.cpp
 //
 //   harness --input noise.f32 --channels C --samples N [--repeat R] [--output out.f32]
 //
 // The input file is C x N float32, channel after channel (compare_peers.py writes it, and runs
-// SciPy on the same samples). One instance of the class per channel (the .dsp is one mono
-// chain); each timed run clears every instance's state and calls compute() once per channel
-// over the whole signal, the most favourable call pattern for Faust (no per-block overhead).
-// One untimed warm-up run first; flush-to-zero and denormals-are-zero are on, as around fxc's
-// kernels. Prints one JSON object: the median and the minimum over the timed runs, in ms.
-// --output writes the last run's output (C x N float32) for the accuracy check.
+// SciPy on the same samples). The class either has C inputs and outputs (the chain under
+// `par(i, C, chain)`: one instance, all channels in one sample loop, Faust's fastest layout for
+// several channels here) or one (the mono chain: one instance per channel). Each timed run
+// clears the state and calls compute() once over the whole signal, the most favourable call
+// pattern for Faust (no per-block overhead). One untimed warm-up run first; flush-to-zero and
+// denormals-are-zero are on, as around fxc's kernels. Prints one JSON object: the median and
+// the minimum over the timed runs, in ms. --output writes the last run's output (C x N float32)
+// for the accuracy check.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -70,20 +72,26 @@ int main(int argc, char** argv) {
   if (std::fread(in.data(), sizeof(float), in.size(), f) != in.size()) usage("--input is too short");
   std::fclose(f);
 
+  // One instance over every channel (par), or one instance per channel (a mono chain).
   std::vector<std::unique_ptr<FaustChain>> dsps;
+  dsps.push_back(std::make_unique<FaustChain>());
+  const long ports = dsps[0]->getNumInputs();
+  if (ports != dsps[0]->getNumOutputs() || (ports != 1 && ports != channels))
+    usage("the .dsp must have one input and output, or one per channel");
+  if (ports == 1)
+    for (long c = 1; c < channels; ++c) dsps.push_back(std::make_unique<FaustChain>());
+  for (auto& d : dsps) d->init(48000);  // the coefficients are constants in the .dsp: the rate is unused
+  std::vector<FAUSTFLOAT*> ins(channels), outs(channels);
   for (long c = 0; c < channels; ++c) {
-    dsps.push_back(std::make_unique<FaustChain>());
-    dsps.back()->init(48000);  // the coefficients are constants in the .dsp: the rate is unused
-    if (dsps.back()->getNumInputs() != 1 || dsps.back()->getNumOutputs() != 1) usage("the .dsp must be mono in, mono out");
+    ins[c] = in.data() + c * samples;
+    outs[c] = out.data() + c * samples;
   }
 
   _mm_setcsr(_mm_getcsr() | _MM_FLUSH_ZERO_ON | _MM_DENORMALS_ZERO_ON);
   auto run = [&] {
-    for (long c = 0; c < channels; ++c) {
-      FAUSTFLOAT* ins[1] = {in.data() + c * samples};
-      FAUSTFLOAT* outs[1] = {out.data() + c * samples};
-      dsps[c]->instanceClear();
-      dsps[c]->compute(static_cast<int>(samples), ins, outs);
+    for (std::size_t k = 0; k < dsps.size(); ++k) {  // k: the instance, and its first channel
+      dsps[k]->instanceClear();
+      dsps[k]->compute(static_cast<int>(samples), ins.data() + k, outs.data() + k);
     }
   };
   run();  // warm-up
@@ -102,7 +110,7 @@ int main(int argc, char** argv) {
     std::fclose(o);
   }
   std::printf("{\"median_ms\": %.6f, \"min_ms\": %.6f, \"repeat\": %d, \"channels\": %ld, \"samples\": %ld, "
-              "\"internal\": \"%s\"}\n",
-              sorted[sorted.size() / 2], sorted.front(), repeat, channels, samples, FAUST_PRECISION);
+              "\"internal\": \"%s\", \"instances\": %zu}\n",
+              sorted[sorted.size() / 2], sorted.front(), repeat, channels, samples, FAUST_PRECISION, dsps.size());
   return 0;
 }
