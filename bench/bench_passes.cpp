@@ -5,9 +5,12 @@
 //
 // The growing graphs are long chains with fan-outs (bench_support.h, fan_out_chain): every
 // block's first stage feeds two users, so each block is two kernels and a sum after fusion.
+// BM_pass/<name> times each pass of the default pipeline alone, on the graph the passes before
+// it produced, and BM_verify the IR verifier the pipeline runs after every pass: which part
+// stops being linear, when the whole does.
 //
 //   per_node   time per graph node (seconds; constant across sizes when compile is linear)
-//   nodes      nodes in the graph; kernels: chain kernels after the pipeline
+//   nodes      nodes in the graph; kernels: chain kernels after the pipeline (not per pass)
 //
 //   build/bench/fxc_bench_passes --benchmark_min_time=0.1
 #include <benchmark/benchmark.h>
@@ -19,6 +22,7 @@
 #include <variant>
 
 #include "bench/bench_support.h"
+#include "ir/verify.h"
 #include "passes/pipeline.h"
 #include "runtime/compile_cpu.h"
 #include "runtime/kernel_cache.h"
@@ -54,7 +58,7 @@ void warm_up_llvm_once() {
 
 void set_node_counters(benchmark::State& state, int nodes, int kernels) {
   state.counters["nodes"] = nodes;
-  state.counters["kernels"] = kernels;
+  if (kernels >= 0) state.counters["kernels"] = kernels;
   state.counters["per_node"] = benchmark::Counter(
       nodes, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
@@ -100,8 +104,46 @@ void BM_cold_compile(benchmark::State& state) {
   set_node_counters(state, nodes, kernels);
 }
 
+// One pass alone, on the graph the passes before it in the default pipeline produced.
+void BM_pass(benchmark::State& state, std::size_t index) {
+  int nodes = static_cast<int>(state.range(0));
+  auto passes = passes::all_passes();
+  DiagnosticEngine diags;
+  passes::PassContext context{diags, {48000.0, 2, DType::f32}};
+  context.binding.length_samples = 48000;
+  passes::PipelineOptions before;
+  for (std::size_t i = 0; i < index; ++i) before.passes.emplace_back(passes[i].name);
+  std::optional<ir::Graph> graph = fan_out_chain(nodes);
+  if (index > 0) graph = passes::run_pipeline(*graph, context, before);
+  if (!graph) {
+    state.SkipWithError(("pipeline failed: " + diags.str()).c_str());
+    return;
+  }
+  for (auto _ : state) {
+    ir::Graph next = passes[index].run(*graph, context);
+    benchmark::DoNotOptimize(next);
+  }
+  set_node_counters(state, nodes, -1);
+}
+
+// The verifier the pipeline runs after every pass, on the scheduled graph.
+void BM_verify(benchmark::State& state) {
+  int nodes = static_cast<int>(state.range(0));
+  DiagnosticEngine diags;
+  passes::PassContext context{diags, {48000.0, 2, DType::f32}};
+  context.binding.length_samples = 48000;
+  std::optional<ir::Graph> scheduled = passes::run_pipeline(fan_out_chain(nodes), context);
+  if (!scheduled) {
+    state.SkipWithError(("pipeline failed: " + diags.str()).c_str());
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(ir::verify(*scheduled, diags));
+  set_node_counters(state, nodes, chain_kernels(*scheduled));
+}
+
 BENCHMARK(BM_pipeline)->ArgName("nodes")->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_cold_compile)->ArgName("nodes")->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_verify)->ArgName("nodes")->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // The standard chains as `fxc bench` compiles them (bound to a channel count and a length).
 enum class CacheLevel { cold, disk_hit, memory_hit };
@@ -137,5 +179,21 @@ BENCHMARK_CAPTURE(standard_compile, w1_8ch_memory_hit, &w1_api, 8, CacheLevel::m
 BENCHMARK_CAPTURE(standard_compile, w4_2ch_cold, &w4_profile, 2, CacheLevel::cold)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(standard_compile, w3_1ch_cold, &w3_fir, 1, CacheLevel::cold)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+void register_pass_benchmarks() {
+  auto passes = passes::all_passes();
+  for (std::size_t i = 0; i < passes.size(); ++i)
+    benchmark::RegisterBenchmark(("BM_pass/" + std::string(passes[i].name)).c_str(), BM_pass, i)
+        ->ArgName("nodes")->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond)->UseRealTime();
+}
+
 }  // namespace
 }  // namespace fxc::bench
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  fxc::bench::register_pass_benchmarks();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

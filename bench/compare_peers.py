@@ -79,8 +79,8 @@ class Faust:
     """Builds and runs the Faust harness; `note` says why it is unavailable when it is."""
     PRECISIONS = ("f32", "f64")
 
-    def __init__(self, build_dir, enabled, layout="par"):
-        self.build_dir, self.layout, self.note, self.version = build_dir, layout, None, None
+    def __init__(self, build_dir, enabled):
+        self.build_dir, self.note, self.version, self.failures = build_dir, None, None, []
         if not enabled:
             self.note = "Faust left out (--no-faust)"
             return
@@ -100,11 +100,11 @@ class Faust:
     def available(self):
         return self.note is None
 
-    def program(self, chain, fs, channels):
+    def program(self, chain, fs, channels, layout):
         """The .dsp to compile: the mono chain, or (layout 'par', several channels) the chain
         under par(i, C, chain), written next to the harnesses."""
         dsp = os.path.join(FAUST_DIR, faust_dsp_name(chain, fs))
-        if channels == 1 or self.layout != "par":
+        if channels == 1 or layout != "par":
             return dsp, f"{chain}_{fs}"
         stem = f"{chain}_{fs}_x{channels}"
         with open(dsp) as f:
@@ -119,9 +119,9 @@ class Faust:
                 f.write(text)
         return path, stem
 
-    def binary(self, chain, fs, channels, precision):
+    def binary(self, chain, fs, channels, layout, precision):
         """Builds (when missing or older than its sources) and returns the harness binary."""
-        dsp, stem = self.program(chain, fs, channels)
+        dsp, stem = self.program(chain, fs, channels, layout)
         harness = os.path.join(FAUST_DIR, "harness.cpp")
         stem += "_" + precision
         header = os.path.join(self.build_dir, stem + ".h")
@@ -136,8 +136,8 @@ class Faust:
                        check=True, capture_output=True, text=True)
         return exe
 
-    def run(self, chain, fs, precision, noise_path, channels, samples, repeat, output_path):
-        exe = self.binary(chain, fs, channels, precision)
+    def run(self, chain, fs, layout, precision, noise_path, channels, samples, repeat, output_path):
+        exe = self.binary(chain, fs, channels, layout, precision)
         cmd = [exe, "--input", noise_path, "--channels", str(channels), "--samples", str(samples),
                "--repeat", str(repeat)] + (["--output", output_path] if output_path else [])
         return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
@@ -152,14 +152,14 @@ def main():
     ap.add_argument("--no-check", action="store_true", help="skip the accuracy columns")
     ap.add_argument("--peers-build", default=os.path.join(ROOT, "build-peers"),
                     help="where the Faust harnesses are built (default build-peers/, git-ignored)")
-    ap.add_argument("--faust-layout", choices=("par", "instances"), default="par",
-                    help="several channels as one par(i, C, chain) program (default; faster here) "
-                         "or one instance of the mono chain per channel")
+    ap.add_argument("--faust-layout", choices=("best", "par", "instances"), default="best",
+                    help="several channels as one par(i, C, chain) program, as one instance of the "
+                         "mono chain per channel, or (default) both, keeping the faster")
     ap.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
     ap.add_argument("--only", default="", help="run only workloads whose id starts with this (e.g. W3)")
     args = ap.parse_args()
 
-    faust = Faust(args.peers_build, not args.no_faust, args.faust_layout)
+    faust = Faust(args.peers_build, not args.no_faust)
     scratch = tempfile.mkdtemp(prefix="fxc-peers-")
     rows = []
     try:
@@ -197,52 +197,69 @@ def main():
                    "scipy32": None if reference is None else max_abs_error(run32(), reference)}
 
             times = {"scipy f64": scipy64, "scipy f32": scipy32}
+            faust_layout = {}
             if faust.available:
                 noise_path = os.path.join(scratch, "noise.f32")
                 out_path = None if args.no_check else os.path.join(scratch, "faust_out.f32")
                 x32.tofile(noise_path)
+                layouts = ["par", "instances"] if args.faust_layout == "best" else [args.faust_layout]
                 for p in Faust.PRECISIONS:
-                    r = faust.run(chain, fs, p, noise_path, ch, n, args.repeat, out_path)
-                    times["faust " + p] = r["median_ms"]
-                    if out_path:
-                        got = np.fromfile(out_path, dtype=np.float32).reshape(ch, n)
-                        err["faust" + p[1:]] = max_abs_error(got, reference)
+                    for layout in (layouts if ch > 1 else ["instances"]):
+                        try:
+                            r = faust.run(chain, fs, layout, p, noise_path, ch, n, args.repeat, out_path)
+                        except (OSError, RuntimeError, subprocess.CalledProcessError) as e:
+                            detail = getattr(e, "stderr", None) or str(e)
+                            faust.failures.append(f"{name} {p} {layout}: {detail.strip().splitlines()[-1] if detail.strip() else e}")
+                            continue
+                        if "faust " + p in times and times["faust " + p] <= r["median_ms"]:
+                            continue
+                        times["faust " + p] = r["median_ms"]
+                        faust_layout[p] = layout if ch > 1 else "mono"
+                        if out_path:
+                            got = np.fromfile(out_path, dtype=np.float32).reshape(ch, n)
+                            err["faust" + p[1:]] = max_abs_error(got, reference)
+                    if out_path and os.path.exists(out_path):
                         os.remove(out_path)
                 os.remove(noise_path)
             best_peer = min(times, key=times.get)
             f = fxc["fused"]["median_ms"]
             rows.append(dict(name=name, fxc=f, unfused=fxc["unfused"]["median_ms"], times=times,
                              best_peer=best_peer, x_best=times[best_peer] / f,
-                             compile=fxc["compile_ms"]["cold"], err=err))
+                             compile=fxc["compile_ms"]["cold"], err=err, faust_layout=faust_layout))
             del x32, x64, reference
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
     peers = ["scipy f64", "scipy f32"] + (["faust f32", "faust f64"] if faust.available else [])
     head = f"{'workload':24} {'fxc f32':>8} {'unfused':>8} " + " ".join(f"{p:>9}" for p in peers) + \
-           f" {'x best':>7} {'best peer':>10} {'compile':>8}"
+           f" {'x best':>7} {'best peer':>10} {'compile':>8}" + (f" {'faust layout f32/f64':>21}" if faust.available else "")
     if not args.no_check:
         head += f" {'err fxc':>8} {'err scipy32':>11}" + (f" {'err faust32':>11}" if faust.available else "")
     print(head)
     for r in rows:
         line = f"{r['name']:24} {r['fxc']:8.1f} {r['unfused']:8.1f} " + \
-               " ".join(f"{r['times'][p]:9.1f}" for p in peers) + \
-               f" {r['x_best']:7.2f} {r['best_peer']:>10} {r['compile']:8.1f}"
+               " ".join(f"{r['times'][p]:9.1f}" if p in r['times'] else f"{'-':>9}" for p in peers) + \
+               f" {r['x_best']:7.2f} {r['best_peer']:>10} {r['compile']:8.1f}" + \
+               (f" {r['faust_layout'].get('f32', '') + '/' + r['faust_layout'].get('f64', ''):>21}" if faust.available else "")
         if not args.no_check:
             e = r["err"]
             line += f" {e['fxc'] if e['fxc'] is not None else float('nan'):8.1e} {e['scipy32']:11.1e}"
             if faust.available:
-                line += f" {e['faust32']:11.1e}"
+                line += f" {e['faust32']:11.1e}" if "faust32" in e else f" {'-':>11}"
         print(line)
     print("times in ms (medians of --repeat runs after a warm-up); scipy = sosfilt (lfilter per stage for W3);")
-    print("faust = Faust C++ (float / -double internally, float32 in and out), g++ -O3 -march=native, " +
-          ("several channels as par(i, C, chain);" if args.faust_layout == "par" else "one instance per channel;"))
+    if faust.available:
+        print("faust = Faust C++ (float / -double internally, float32 in and out), g++ -O3 -march=native; several channels as",
+              {"best": "par(i, C, chain) or one instance per channel, whichever was faster;",
+               "par": "par(i, C, chain);", "instances": "one instance per channel;"}[args.faust_layout])
     print("'x best' = fastest peer's time / fxc fused time; compile = fxc's cold compile; err = max |error| of the float32 path")
     print("against the float64 reference (fxc: its reference interpreter on its noise; peers: SciPy f64 on the same noise)")
     if faust.version:
         print(faust.version)
     if faust.note:
         print("note:", faust.note)
+    for failure in faust.failures:
+        print("note: Faust run failed, its cell left empty:", failure)
     if args.markdown:
         print()
         cols = ["workload", "fxc f32", "fxc unfused"] + [p.replace("scipy", "SciPy").replace("faust", "Faust") for p in peers] + \
@@ -251,13 +268,13 @@ def main():
         print("| " + " | ".join(cols) + " |")
         print("|" + "---|" * len(cols))
         for r in rows:
-            cells = [r["name"], f"{r['fxc']:.1f}", f"{r['unfused']:.1f}"] + [f"{r['times'][p]:.1f}" for p in peers] + \
+            cells = [r["name"], f"{r['fxc']:.1f}", f"{r['unfused']:.1f}"] + [f"{r['times'][p]:.1f}" if p in r["times"] else "-" for p in peers] + \
                     [f"**{r['x_best']:.1f}x**", r["best_peer"].replace("scipy", "SciPy").replace("faust", "Faust")]
             if not args.no_check:
                 e = r["err"]
                 cells += [f"{e['fxc']:.1e}" if e["fxc"] is not None else "", f"{e['scipy32']:.1e}"]
                 if faust.available:
-                    cells.append(f"{e['faust32']:.1e}")
+                    cells.append(f"{e['faust32']:.1e}" if "faust32" in e else "-")
             print("| " + " | ".join(cells) + " |")
 
 

@@ -322,10 +322,10 @@ TEST_CASE("a run whose second output cannot be written leaves the first untouche
 
 TEST_CASE("a wrong command line exits with status 2") {
   TempDir dir;
-  SUBCASE("more -i files than graph inputs") {
+  SUBCASE("more -i files than graph inputs: a batch, which then needs more -o files") {
     check_failure(run_fxc({"run", graph("crossover.fx"), "-i", data("crossover_in.wav"), "-i",
                        data("crossover_in.wav"), "-o", "a.wav", "-o", "b.wav"}, dir.path()),
-                  2, "the graph has 1 input(s) but 2 -i file(s) were given");
+                  2, "4 -o file(s) are needed for a batch of 2 item(s) (2 -i files), but 2 were given");
   }
   SUBCASE("fewer -i files than graph inputs") {
     check_failure(run_fxc({"run", graph("multi_io.fx"), "-i", data("multi_io_a.npy"), "--fs",
@@ -522,5 +522,5 @@ TEST_CASE("several -i/-o groups run as one batch, each output as if run alone") 
   check_failure(run_fxc({"run", graph("crossover.fx"), "-i", data("crossover_in.wav"), "-i",
                          data("mono_f64.npy"), "--fs", "44100", "-o", "w1.npy", "-o", "t1.npy"},
                         dir.path()),
-                2, "4 -o file(s) are needed for 2 item(s)");
+                2, "4 -o file(s) are needed for a batch of 2 item(s)");
 }

@@ -44,21 +44,29 @@ struct BenchOptions {
   bool time_passes = false;
 };
 
+// Float32 white noise in [-1, 1] for each graph input (its declared channels, else
+// `channels`), `samples` long, continuing `rng`: the workloads' signal (performance.md).
+std::vector<Signal> noise_inputs(const ir::Graph& graph, int channels, std::size_t samples,
+                                 std::mt19937& rng) {
+  std::uniform_real_distribution<float> noise(-1.0f, 1.0f);
+  std::vector<Signal> inputs;
+  for (ir::NodeId id : graph.inputs()) {
+    int declared = graph.node(id).type.channels;
+    Signal s(declared ? declared : channels, samples, DType::f32);
+    for (std::size_t c = 0; c < s.channels(); ++c)
+      for (float& v : s.f32(c)) v = noise(rng);
+    inputs.push_back(std::move(s));
+  }
+  return inputs;
+}
+
 // W7: the cost of one block through CpuStream::process, against the same samples as one call.
 int bench_stream(const BenchOptions& o, const ir::Graph& graph, DiagnosticEngine& diags) {
   std::size_t block = static_cast<std::size_t>(o.block);
   std::size_t blocks = std::max<std::size_t>(1, static_cast<std::size_t>(o.seconds * o.fs_hz) / block);
   std::mt19937 rng(1234);
-  std::uniform_real_distribution<float> noise(-1.0f, 1.0f);
   std::vector<std::vector<Signal>> chunks(blocks);
-  for (auto& chunk : chunks)
-    for (std::size_t i = 0; i < graph.inputs().size(); ++i) {
-      int declared = graph.node(graph.inputs()[i]).type.channels;
-      Signal s(declared ? declared : o.channels, block, DType::f32);
-      for (std::size_t c = 0; c < s.channels(); ++c)
-        for (float& v : s.f32(c)) v = noise(rng);
-      chunk.push_back(std::move(s));
-    }
+  for (auto& chunk : chunks) chunk = noise_inputs(graph, o.channels, block, rng);
   auto bound = bind_inputs(graph, chunks[0], diags);
   if (!bound) return report(diags);
   CpuCompileRequest request;
@@ -89,16 +97,8 @@ int bench_stream(const BenchOptions& o, const ir::Graph& graph, DiagnosticEngine
 int bench_batch(const BenchOptions& o, const ir::Graph& graph, DiagnosticEngine& diags) {
   std::size_t samples = static_cast<std::size_t>(o.seconds * o.fs_hz);
   std::mt19937 rng(1234);
-  std::uniform_real_distribution<float> noise(-1.0f, 1.0f);
   std::vector<BatchItem> items(o.batch);
-  for (BatchItem& item : items)
-    for (std::size_t i = 0; i < graph.inputs().size(); ++i) {
-      int declared = graph.node(graph.inputs()[i]).type.channels;
-      Signal s(declared ? declared : o.channels, samples, DType::f32);
-      for (std::size_t c = 0; c < s.channels(); ++c)
-        for (float& v : s.f32(c)) v = noise(rng);
-      item.push_back(std::move(s));
-    }
+  for (BatchItem& item : items) item = noise_inputs(graph, o.channels, samples, rng);
   CpuCompileRequest request;
   request.sample_rate_hz = o.fs_hz;
   request.dtype = *parse_dtype(o.dtype);
@@ -163,18 +163,9 @@ int bench(const BenchOptions& o) {
   if (o.batch > 1) return bench_batch(o, *graph, diags);
   if (o.block > 0) return bench_stream(o, *graph, diags);
 
-  // Float32 white noise in [-1, 1] with a fixed seed, as performance.md's workloads.
   std::size_t samples = static_cast<std::size_t>(o.seconds * o.fs_hz);
   std::mt19937 rng(1234);
-  std::uniform_real_distribution<float> noise(-1.0f, 1.0f);
-  std::vector<Signal> inputs;
-  for (std::size_t i = 0; i < graph->inputs().size(); ++i) {
-    int declared = graph->node(graph->inputs()[i]).type.channels;
-    Signal s(declared ? declared : o.channels, samples, DType::f32);
-    for (std::size_t c = 0; c < s.channels(); ++c)
-      for (float& v : s.f32(c)) v = noise(rng);
-    inputs.push_back(std::move(s));
-  }
+  std::vector<Signal> inputs = noise_inputs(*graph, o.channels, samples, rng);
   std::optional<ir::Graph> bound = bind_inputs(*graph, inputs, diags);
   if (!bound) return report(diags);
 

@@ -19,6 +19,7 @@
 #include "runtime/signal_file.h"
 #include "support/float_format.h"
 #include "tools/fxc/commands.h"
+#include "tools/fxc/pending_outputs.h"
 #include "tools/fxc/progress_bar.h"
 
 namespace fxc::cli {
@@ -64,39 +65,6 @@ using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
-
-// Each output is first written beside its destination under a pending name (keeping its
-// extension, which picks the format), and all are renamed only once every one was written:
-// a run that fails at its second output leaves the first output as it was.
-class PendingOutputs {
- public:
-  ~PendingOutputs() {
-    for (const auto& [pending, final_path] : files_) std::filesystem::remove(pending);
-  }
-  Expected<std::monostate, std::string> write(const std::string& path, const Signal& signal,
-                                              std::optional<double> fs, const WriteOptions& o) {
-    std::filesystem::path target(path);
-    std::string pending = (target.parent_path() / (".fxc-pending-" + std::to_string(getpid()) +
-                                                   "-" + target.filename().string()))
-                              .string();
-    auto ok = write_signal_file(pending, signal, fs, o);
-    if (!ok) return Unexpected{ok.error()};
-    files_.emplace_back(pending, path);
-    return std::monostate{};
-  }
-  Expected<std::monostate, std::string> commit() {
-    for (const auto& [pending, final_path] : files_) {
-      std::error_code error;
-      std::filesystem::rename(pending, final_path, error);
-      if (error) return Unexpected{"cannot write '" + final_path + "': " + error.message()};
-    }
-    files_.clear();
-    return std::monostate{};
-  }
-
- private:
-  std::vector<std::pair<std::string, std::string>> files_;
-};
 
 // A batch: every item through one compiled graph, one dispatch per kernel for all of them
 // (the reference target runs them one by one).
@@ -164,10 +132,13 @@ int run(const RunOptions& o) {
                      std::to_string(o.inputs.size()) + " -i file(s) were given (a batch gives " +
                      "a multiple: one group per item)"};
   if (o.outputs.size() != items * want_out)
-    throw UsageError{"the graph has " + std::to_string(want_out) + " output(s), so " +
-                     std::to_string(items * want_out) + " -o file(s) are needed for " +
-                     std::to_string(items) + " item(s), but " + std::to_string(o.outputs.size()) +
-                     " were given"};
+    throw UsageError{
+        items == 1 ? "the graph has " + std::to_string(want_out) + " output(s) but " +
+                         std::to_string(o.outputs.size()) + " -o file(s) were given"
+                   : "the graph has " + std::to_string(want_out) + " output(s), so " +
+                         std::to_string(items * want_out) + " -o file(s) are needed for a batch of " +
+                         std::to_string(items) + " item(s) (" + std::to_string(o.inputs.size()) +
+                         " -i files), but " + std::to_string(o.outputs.size()) + " were given"};
   if (items > 1 && o.block) throw UsageError{"--block streams one item; it cannot be used with a batch"};
 
   DType dtype = *parse_dtype(o.dtype);
