@@ -7,16 +7,17 @@ For each workload, on the same machine and in the same run:
   - Faust: the same chain as Faust C++ (bench/peers/faust/*.dsp, written from SciPy's own SOS
            coefficients and FIR taps by gen_dsp.py), compiled with `faust -lang cpp` in float
            and with -double, wrapped in bench/peers/faust/harness.cpp and built with
-           g++ -O3 -march=native; several channels run as one `par(i, C, chain)` program
-           (--faust-layout instances: one instance of the mono chain per channel). Built in --peers-build
-           (build-peers/, ignored by git through /build*/). Without faust or g++, the Faust
-           columns are left out with a note.
+           g++ -O3 -march=native. Several channels run both as one `par(i, C, chain)` program
+           and as one instance of the mono chain per channel, and the faster counts
+           (--faust-layout par|instances: only one). Built in --peers-build (build-peers/,
+           ignored by git through /build*/). Without faust or g++, the Faust columns are left
+           out with a note; a Faust build or run that fails leaves its cell empty, with a note.
 Then it prints the medians, each peer's float32 max error against the float64 reference, and
 "x best": the fastest peer's time over fxc's fused time. Use Debian's /usr/bin/python3
 (python3-scipy), from anywhere:
 
     /usr/bin/python3 bench/compare_peers.py [--fxc build/tools/fxc/fxc] [--quick] [--repeat 5]
-                                            [--no-faust] [--no-check] [--markdown]
+                                            [--no-faust] [--no-check] [--markdown] [--only W2]
 
 --quick shortens the signals (the ratios are per-sample throughputs, so they compare).
 SciPy and Faust run on the same float32 noise (uniform in [-1, 1], seed 1234); fxc bench makes
@@ -47,12 +48,12 @@ def w3(fs):
 
 # (id, .fx, chain name, sos builder (or FIR taps list), channels, seconds, quick seconds, fs)
 WORKLOADS = [
-    ("W1 api 8 ch", "w1_api.fx", "w1_api", w1, 8, 120, 10, 44100),
-    ("W2 iir 8 ch x 60 s", "w2_iir.fx", "w2_iir", w2, 8, 60, 10, 44100),
-    ("W2 iir 1 ch x 300 s", "w2_iir.fx", "w2_iir", w2, 1, 300, 30, 44100),
-    ("W4 profile 2 ch x 10 s", "w4_profile.fx", "w4_profile", w4, 2, 10, 10, 48000),
-    ("W5 long mono 600 s", "w5_long_mono.fx", "w4_profile", w4, 1, 600, 60, 44100),
-    ("W3 fir 1 ch x 60 s", "w3_fir.fx", "w3_fir", w3, 1, 60, 10, 44100),
+    ("W1 api", "w1_api.fx", "w1_api", w1, 8, 120, 10, 44100),
+    ("W2 iir", "w2_iir.fx", "w2_iir", w2, 8, 60, 10, 44100),
+    ("W2 iir", "w2_iir.fx", "w2_iir", w2, 1, 300, 30, 44100),
+    ("W4 profile", "w4_profile.fx", "w4_profile", w4, 2, 10, 10, 48000),
+    ("W5 long mono", "w5_long_mono.fx", "w4_profile", w4, 1, 600, 60, 44100),
+    ("W3 fir", "w3_fir.fx", "w3_fir", w3, 1, 60, 10, 44100),
 ]
 
 # The distinct (chain, sample rate) pairs: one Faust program each (gen_dsp.py writes them).
@@ -168,6 +169,7 @@ def main():
                 continue
             secs = quick_secs if args.quick else secs
             n = int(secs * fs)
+            name = f"{name} {ch} ch x {secs:g} s"  # the signal as run (--quick shortens it)
             cmd = [args.fxc, "bench", os.path.join(ROOT, "bench", "workloads", fx), "--channels", str(ch),
                    "--seconds", str(secs), "--fs", str(fs), "--dtype", "f32", "--repeat", str(args.repeat), "--json"]
             if args.no_check:
@@ -231,13 +233,13 @@ def main():
         shutil.rmtree(scratch, ignore_errors=True)
 
     peers = ["scipy f64", "scipy f32"] + (["faust f32", "faust f64"] if faust.available else [])
-    head = f"{'workload':24} {'fxc f32':>8} {'unfused':>8} " + " ".join(f"{p:>9}" for p in peers) + \
+    head = f"{'workload':26} {'fxc f32':>8} {'unfused':>8} " + " ".join(f"{p:>9}" for p in peers) + \
            f" {'x best':>7} {'best peer':>10} {'compile':>8}" + (f" {'faust layout f32/f64':>21}" if faust.available else "")
     if not args.no_check:
         head += f" {'err fxc':>8} {'err scipy32':>11}" + (f" {'err faust32':>11}" if faust.available else "")
     print(head)
     for r in rows:
-        line = f"{r['name']:24} {r['fxc']:8.1f} {r['unfused']:8.1f} " + \
+        line = f"{r['name']:26} {r['fxc']:8.1f} {r['unfused']:8.1f} " + \
                " ".join(f"{r['times'][p]:9.1f}" if p in r['times'] else f"{'-':>9}" for p in peers) + \
                f" {r['x_best']:7.2f} {r['best_peer']:>10} {r['compile']:8.1f}" + \
                (f" {r['faust_layout'].get('f32', '') + '/' + r['faust_layout'].get('f64', ''):>21}" if faust.available else "")

@@ -51,6 +51,10 @@ Schedule choose_iir(int sections, int channels, bool linear, const PassContext& 
     if (total >= t.gpu_min_channels)
       return {ir::IirStrategy::gpu_thread_per_channel, 0, {}, 0,
               fmt::format("{}: one GPU thread per channel", who)};
+    if (!linear)  // time chunks need a linear chain: a tanh, clip, FIR or delay keeps it whole
+      return {ir::IirStrategy::gpu_thread_per_channel, 0, {}, 0,
+              fmt::format("{}: one GPU thread per channel (the chain is not only sections and "
+                          "gains, so time cannot be split)", who)};
     return {ir::IirStrategy::gpu_chunked_scan, t.gpu_chunk_length, {}, 0,
             fmt::format("{}{}: too few channels for the GPU, chunked scan over time, L={}", who,
                         how_long, t.gpu_chunk_length)};

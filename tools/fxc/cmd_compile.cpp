@@ -4,6 +4,9 @@
 #include <iostream>
 #include <memory>
 
+#include "codegen/cuda/cuda_driver.h"
+#include "codegen/cuda/emit_cuda.h"
+#include "codegen/cuda/nvrtc.h"
 #include "runtime/compile_cpu.h"
 #include "runtime/counters.h"
 #include "support/float_format.h"
@@ -24,19 +27,44 @@ struct CompileOptions {
   std::optional<double> seconds;
 };
 
+// CUDA: the kernels' CUDA C++ through NVRTC for an architecture (a device is not needed).
+// Nothing is cached yet: no runtime in this build loads cubins onto a device.
+int compile_cuda(const CompileOptions& o, const ir::Graph& graph, const std::vector<DType>& dtypes,
+                 DiagnosticEngine& diags) {
+  std::string arch = o.arch;
+  if (arch.empty()) {
+    arch = codegen::cuda_device_arch(0).value_or("");
+    if (arch.empty()) return user_error("no CUDA device to compile for: give the architecture, e.g. --arch sm_90");
+  }
+  for (DType dtype : dtypes) {
+    passes::PassContext context{diags, {o.fs_hz, o.channels, dtype}};
+    context.target = passes::cuda_target();
+    if (o.seconds) context.binding.length_samples = static_cast<std::int64_t>(*o.seconds * o.fs_hz);
+    auto scheduled = passes::run_pipeline(graph, context, {.time_passes = o.time_passes, .log = &std::cerr});
+    if (!scheduled) return report(diags);
+    auto source = codegen::emit_cuda_source(*scheduled);
+    if (!source) return user_error(source.error());
+    auto cubin = codegen::compile_cuda(*source, arch, true);
+    if (!cubin) return user_error(cubin.error());
+    std::cout << "compiled the CUDA kernels of " << o.graph << " (" << name(dtype) << ") for " << arch
+              << ": " << cubin->size() << " bytes of cubin (not cached: running on a GPU is not in "
+              << "this build yet)\n";
+  }
+  return kSuccess;
+}
+
 int compile(const CompileOptions& o) {
   if (!o.arch.empty() && o.target == "cpu") throw UsageError{"--arch applies to --target cuda"};
-  if (o.target == "cuda") return user_error("the 'cuda' target is not available in this build yet");
   if (o.channels < 1) return user_error("--channels must be at least 1, got " + std::to_string(o.channels));
   DiagnosticEngine diags;
   std::optional<ir::Graph> graph = load_graph(o.graph, diags);
   if (!graph) return report(diags);
-  if (o.target == "all")
-    diags.warning({}, "the cuda target is not available in this build; compiling for cpu only", "fxc-compile");
-
   std::vector<DType> dtypes;
   if (o.dtype == "all") dtypes = {DType::f32, DType::f64};
   else dtypes = {*parse_dtype(o.dtype)};
+  if (o.target == "cuda") return compile_cuda(o, *graph, dtypes, diags);
+  if (o.target == "all")
+    if (int status = compile_cuda(o, *graph, dtypes, diags); status != kSuccess) return status;
   // The strategy, and so the kernel, can depend on the signal's length: without --seconds,
   // compile for short signals and for signals long enough for the chunked strategies.
   passes::StrategyThresholds thresholds;

@@ -7,6 +7,7 @@
 #include "frontend/ast_dump.h"
 #include "frontend/fx_file.h"
 #include "codegen/cpu/cpu_compiler.h"
+#include "codegen/cuda/emit_cuda.h"
 #include "ir/export.h"
 #include "ir/print.h"
 #include "support/float_format.h"
@@ -44,7 +45,6 @@ int dump_ast(const DumpOptions& o) {
 
 int dump(const DumpOptions& o) {
   if (o.emit == "ast") return dump_ast(o);
-  if (o.emit == "cuda") return user_error("--emit cuda is not available in this build yet");
   if (!(o.fs_hz > 0 && std::isfinite(o.fs_hz)))
     return user_error("--fs must be a positive number of Hz, got " + format_double(o.fs_hz));
   if (o.channels < 1) return user_error("--channels must be at least 1, got " + std::to_string(o.channels));
@@ -62,7 +62,7 @@ int dump(const DumpOptions& o) {
   pipeline.passes = o.passes;
   if (o.emit == "ir" && pipeline.passes.empty()) pipeline.passes = {"infer-types", "design-filters"};
   passes::PassContext context{diags, {o.fs_hz, o.channels, *parse_dtype(o.dtype)}};
-  if (o.target == "cuda") context.target = passes::cuda_target();
+  if (o.target == "cuda" || o.emit == "cuda") context.target = passes::cuda_target();
   if (o.seconds) {
     if (!(*o.seconds >= 0 && std::isfinite(*o.seconds)))
       return user_error("--seconds must be a non-negative number, got " + format_double(*o.seconds));
@@ -72,6 +72,12 @@ int dump(const DumpOptions& o) {
   auto result = passes::run_pipeline(*graph, context, pipeline);
   if (!result) return report(diags);
 
+  if (o.emit == "cuda") {
+    auto source = codegen::emit_cuda_source(*result);
+    if (!source) return user_error(source.error());
+    std::cout << *source;
+    return report(diags);
+  }
   if (o.emit == "llvm") {
     auto text = codegen::emit_cpu_llvm_ir(*result, o.llvm_optimized);
     if (!text) return user_error(text.error());
@@ -92,7 +98,7 @@ void add_dump_command(CLI::App& app, Action& action) {
   cmd->add_option("graph", o->graph, "The .fx graph file")->required();
   cmd->add_option("--emit", o->emit,
                   "What to print: ast (as parsed), ir (built and designed), ir-opt (after all "
-                  "passes), llvm, cuda")
+                  "passes), llvm (CPU kernels), cuda (CUDA C++ of the kernels; implies --target cuda)")
       ->check(CLI::IsMember({"ast", "ir", "ir-opt", "llvm", "cuda"}))
       ->capture_default_str();
   cmd->add_option("--format", o->format, "text, dot (Graphviz) or json")

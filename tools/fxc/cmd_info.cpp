@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "codegen/cpu/cpu_compiler.h"
+#include "codegen/cuda/cuda_driver.h"
+#include "codegen/cuda/nvrtc.h"
 #include "passes/pipeline.h"
 #include "tools/fxc/commands.h"
 
@@ -44,13 +46,6 @@ CpuInfo read_cpu_info() {
   return info;
 }
 
-// The CUDA driver and NVRTC are loaded at run time, so one binary works with and without them.
-std::string cuda_status() {
-  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!driver) return "no CUDA driver (libcuda.so.1 not found)";
-  dlclose(driver);
-  return "CUDA driver found; the CUDA backend is not available in this build yet";
-}
 
 int info() {
   CpuInfo cpu = read_cpu_info();
@@ -61,7 +56,10 @@ int info() {
             << "host CPU:  " << cpu.model << " (" << cpu.cores << " logical cores)\n"
             << "features: ";
   for (const std::string& f : cpu.features) std::cout << ' ' << f;
-  std::cout << "\nCUDA:      " << cuda_status() << '\n'
+  std::cout << "\nCUDA:      " << codegen::cuda_status()
+            << "\nNVRTC:     " << codegen::nvrtc_version().value_or("not found")
+            << " (CUDA C++ compiles for --arch without a device; running on a GPU is not in "
+               "this build yet)\n"
             << "cache dir: " << cache_directory() << '\n'
             << "passes:   ";
   for (const passes::PassInfo& p : passes::all_passes()) std::cout << ' ' << p.name;

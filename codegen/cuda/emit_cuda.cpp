@@ -1,0 +1,383 @@
+#include "codegen/cuda/emit_cuda.h"
+
+#include <sstream>
+#include <type_traits>
+#include <variant>
+
+#include "codegen/chain_layout.h"
+
+namespace fxc::codegen {
+namespace {
+
+std::string str(long long v) { return std::to_string(v); }
+
+// The scalar type and the math functions of one dtype. The float functions are named
+// explicitly so no overload resolution can pick a double function for a float.
+struct Scalar {
+  std::string t, fma, tanh;
+};
+Scalar scalar_of(DType dtype) {
+  if (dtype == DType::f32) return {"float", "fmaf", "tanhf"};
+  return {"double", "fma", "tanh"};
+}
+
+// Lines of source with indentation.
+class Writer {
+ public:
+  void line(const std::string& text = {}) {
+    if (!text.empty()) out_ << std::string(2 * depth_, ' ') << text;
+    out_ << '\n';
+  }
+  void open(const std::string& text) {
+    line(text);
+    ++depth_;
+  }
+  void close(const std::string& text = "}") {
+    --depth_;
+    line(text);
+  }
+  std::string str() const { return out_.str(); }
+
+ private:
+  std::ostringstream out_;
+  int depth_ = 0;
+};
+
+std::string stage_kind(const ir::Stage& stage) {
+  return std::visit([](const auto& p) { return std::string(std::decay_t<decltype(p)>::kKind); }, stage);
+}
+
+// The per-sample body of a chain and the code that loads and stores its state. `chunked`:
+// state starts at zero and there are no rings (cuda_chunked_scan_applies holds).
+class ChainBody {
+ public:
+  ChainBody(const ir::Chain& chain, const Scalar& s) : chain_(chain), layout_(layout_of(chain)), s_(s) {}
+
+  const ChainLayout& layout() const { return layout_; }
+
+  // Scalar coefficients into registers (FIR taps are read in the tap loop).
+  void load_params(Writer& w) const {
+    for (std::size_t i = 0; i < chain_.stages.size(); ++i) {
+      const ir::Stage& stage = chain_.stages[i];
+      const StageLayout& at = layout_.stages[i];
+      std::string where = "stage " + str(i) + " (" + stage_kind(stage) + ")";
+      if (auto* sos = std::get_if<ir::SosCascade>(&stage)) {
+        for (std::size_t k = 0; k < sos->sections.size(); ++k) {
+          int p = at.param_offset + 5 * static_cast<int>(k);
+          w.line("// " + where + ", section " + str(k) + ": b0 b1 b2 a1 a2");
+          static const char* names[] = {"b0", "b1", "b2", "a1", "a2"};
+          for (int j = 0; j < 5; ++j)
+            w.line("const " + s_.t + " " + coef(i, k, names[j]) + " = params[" + str(p + j) + "];");
+        }
+      } else if (std::holds_alternative<ir::Gain>(stage)) {
+        w.line("const " + s_.t + " " + gain(i) + " = params[" + str(at.param_offset) + "];  // " + where);
+      } else if (std::holds_alternative<ir::Clip>(stage)) {
+        w.line("const " + s_.t + " " + lo(i) + " = params[" + str(at.param_offset) + "];  // " + where);
+        w.line("const " + s_.t + " " + hi(i) + " = params[" + str(at.param_offset + 1) + "];");
+      } else if (std::holds_alternative<ir::Delay>(stage)) {
+        w.line("const long long " + delay_len(i) + " = delay_lengths[" + str(at.delay_index) +
+               "];  // " + where);
+      }
+    }
+  }
+
+  // Section state into registers, ring pointers and positions. `st` points at the channel's
+  // state (thread per channel) and is unused when chunked.
+  void load_state(Writer& w, bool chunked) const {
+    for (std::size_t i = 0; i < chain_.stages.size(); ++i) {
+      const ir::Stage& stage = chain_.stages[i];
+      const StageLayout& at = layout_.stages[i];
+      if (auto* sos = std::get_if<ir::SosCascade>(&stage)) {
+        for (std::size_t k = 0; k < sos->sections.size(); ++k)
+          for (int j = 0; j < 2; ++j) {
+            int slot = at.state_offset + 2 * static_cast<int>(k) + j;
+            w.line(s_.t + " " + z(i, k, j) + " = " + (chunked ? s_.t + "(0)" : "st[" + str(slot) + "]") + ";");
+          }
+      } else if (std::holds_alternative<ir::Delay>(stage)) {
+        int slot = at.delay_index;
+        w.line(s_.t + "* const " + ring(i) + " = delay_lines[c * " + str(layout_.delay_count) + " + " +
+               str(at.delay_index) + "];");
+        w.line("long long " + pos(i) + " = positions[c * " + str(layout_.positions_per_channel()) +
+               " + " + str(slot) + "];");
+      } else if (std::holds_alternative<ir::FirFilter>(stage)) {
+        int slot = layout_.delay_count + at.fir_index;
+        w.line(s_.t + "* const " + ring(i) + " = st + " + str(at.state_offset) + ";  // stage " + str(i) +
+               " (fir): ring of its last inputs");
+        w.line("long long " + pos(i) + " = positions[c * " + str(layout_.positions_per_channel()) +
+               " + " + str(slot) + "];");
+      }
+    }
+  }
+
+  void store_state(Writer& w, const std::string& base) const {
+    for (std::size_t i = 0; i < chain_.stages.size(); ++i) {
+      const ir::Stage& stage = chain_.stages[i];
+      const StageLayout& at = layout_.stages[i];
+      if (auto* sos = std::get_if<ir::SosCascade>(&stage)) {
+        for (std::size_t k = 0; k < sos->sections.size(); ++k)
+          for (int j = 0; j < 2; ++j)
+            w.line(base + "[" + str(at.state_offset + 2 * static_cast<int>(k) + j) + "] = " + z(i, k, j) + ";");
+      } else if (std::holds_alternative<ir::Delay>(stage)) {
+        w.line("positions[c * " + str(layout_.positions_per_channel()) + " + " + str(at.delay_index) +
+               "] = " + pos(i) + ";");
+      } else if (std::holds_alternative<ir::FirFilter>(stage)) {
+        w.line("positions[c * " + str(layout_.positions_per_channel()) + " + " +
+               str(layout_.delay_count + at.fir_index) + "] = " + pos(i) + ";");
+      }
+    }
+  }
+
+  // Every stage on `v`, in order, with the CPU backend's arithmetic (emit_chain.cpp): the
+  // same fused multiply-adds, in the same places, and nothing else fused (--fmad=false).
+  void sample(Writer& w) const {
+    for (std::size_t i = 0; i < chain_.stages.size(); ++i) {
+      const ir::Stage& stage = chain_.stages[i];
+      const StageLayout& at = layout_.stages[i];
+      std::visit(
+          [&](const auto& p) {
+            using P = std::decay_t<decltype(p)>;
+            if constexpr (std::is_same_v<P, ir::SosCascade>) {
+              for (std::size_t k = 0; k < p.sections.size(); ++k) {
+                w.open("{  // stage " + str(i) + " (sos), section " + str(k) + ": transposed direct form II");
+                w.line("const " + s_.t + " o = " + s_.fma + "(" + coef(i, k, "b0") + ", v, " + z(i, k, 0) + ");");
+                w.line(z(i, k, 0) + " = " + s_.fma + "(" + coef(i, k, "b1") + ", v, " + s_.fma + "(-" +
+                       coef(i, k, "a1") + ", o, " + z(i, k, 1) + "));");
+                w.line(z(i, k, 1) + " = " + s_.fma + "(-" + coef(i, k, "a2") + ", o, " + coef(i, k, "b2") +
+                       " * v);");
+                w.line("v = o;");
+                w.close();
+              }
+            } else if constexpr (std::is_same_v<P, ir::Gain>) {
+              w.line("v = v * " + gain(i) + ";  // stage " + str(i) + " (gain)");
+            } else if constexpr (std::is_same_v<P, ir::Clip>) {
+              w.line("v = v < " + lo(i) + " ? " + lo(i) + " : (" + hi(i) + " < v ? " + hi(i) +
+                     " : v);  // stage " + str(i) + " (clip): std::clamp's comparisons, NaN passes");
+            } else if constexpr (std::is_same_v<P, ir::Tanh>) {
+              w.line("v = " + s_.tanh + "(v);  // stage " + str(i) + " (tanh)");
+            } else if constexpr (std::is_same_v<P, ir::Delay>) {
+              w.open("if (" + delay_len(i) + " != 0) {  // stage " + str(i) + " (delay): ring of " +
+                     delay_len(i) + " samples");
+              w.line("const " + s_.t + " old = " + ring(i) + "[" + pos(i) + "];");
+              w.line(ring(i) + "[" + pos(i) + "] = v;");
+              w.line(pos(i) + " = " + pos(i) + " + 1 >= " + delay_len(i) + " ? 0 : " + pos(i) + " + 1;");
+              w.line("v = old;");
+              w.close();
+            } else if constexpr (std::is_same_v<P, ir::FirFilter>) {
+              std::string taps = str(static_cast<long long>(p.taps.size()));
+              w.open("{  // stage " + str(i) + " (fir), " + taps + " taps: direct form over the ring");
+              w.line(ring(i) + "[" + pos(i) + "] = v;");
+              w.line(s_.t + " acc = " + s_.t + "(0);");
+              w.open("for (long long k = 0; k < " + taps + "; ++k) {");
+              w.line("long long back = " + pos(i) + " - k;");
+              w.line("if (back < 0) back += " + taps + ";");
+              w.line("acc = " + s_.fma + "(params[" + str(at.param_offset) + " + k], " + ring(i) + "[back], acc);");
+              w.close();
+              w.line(pos(i) + " = " + pos(i) + " + 1 >= " + taps + " ? 0 : " + pos(i) + " + 1;");
+              w.line("v = acc;");
+              w.close();
+            }
+          },
+          stage);
+    }
+  }
+
+ private:
+  static std::string coef(std::size_t stage, std::size_t section, const char* name) {
+    return "s" + str(stage) + "_" + str(section) + "_" + name;
+  }
+  static std::string z(std::size_t stage, std::size_t section, int j) {
+    return "z" + str(stage) + "_" + str(section) + "_" + str(j);
+  }
+  static std::string gain(std::size_t stage) { return "g" + str(stage); }
+  static std::string lo(std::size_t stage) { return "lo" + str(stage); }
+  static std::string hi(std::size_t stage) { return "hi" + str(stage); }
+  static std::string delay_len(std::size_t stage) { return "len" + str(stage); }
+  static std::string ring(std::size_t stage) { return "ring" + str(stage); }
+  static std::string pos(std::size_t stage) { return "pos" + str(stage); }
+
+  const ir::Chain& chain_;
+  ChainLayout layout_;
+  Scalar s_;
+};
+
+std::string describe_chain(const ir::Chain& chain) {
+  std::string out;
+  for (const ir::Stage& stage : chain.stages) {
+    if (!out.empty()) out += " | ";
+    out += stage_kind(stage);
+    if (auto* sos = std::get_if<ir::SosCascade>(&stage)) out += "(" + str(static_cast<long long>(sos->sections.size())) + ")";
+    if (auto* fir = std::get_if<ir::FirFilter>(&stage)) out += "(" + str(static_cast<long long>(fir->taps.size())) + ")";
+  }
+  return out;
+}
+
+const char* kSignalArgs =
+    "long long channels, long long samples, long long channel_stride, long long sample_stride";
+
+void emit_thread_per_channel(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
+  Scalar s = scalar_of(k.dtype);
+  ChainBody body(chain, s);
+  const ChainLayout& l = body.layout();
+  w.line("// chain %" + str(k.node) + ": " + describe_chain(chain));
+  w.line("// " + k.note);
+  w.line("// params: " + str(l.param_count) + ", state per channel: " + str(l.state_per_channel) +
+         ", delays: " + str(l.delay_count) + ", firs: " + str(l.fir_count));
+  w.open("extern \"C\" __global__ void " + k.symbol + "(");
+  w.line("const " + s.t + "* in, " + s.t + "* out, " + kSignalArgs + ",");
+  w.line("const " + s.t + "* __restrict__ params, const long long* __restrict__ delay_lengths,");
+  w.line(s.t + "* __restrict__ state, " + s.t + "* const* __restrict__ delay_lines, long long* __restrict__ positions) {");
+  w.line("const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;");
+  w.line("if (c >= channels) return;");
+  body.load_params(w);
+  if (l.state_per_channel > 0) w.line(s.t + "* const st = state + c * " + str(l.state_per_channel) + ";");
+  body.load_state(w, false);
+  w.line("const " + s.t + "* const x = in + c * channel_stride;");
+  w.line(s.t + "* const y = out + c * channel_stride;");
+  w.open("for (long long n = 0; n < samples; ++n) {");
+  w.line(s.t + " v = x[n * sample_stride];");
+  body.sample(w);
+  w.line("y[n * sample_stride] = v;");
+  w.close();
+  body.store_state(w, "st");
+  w.close();
+}
+
+void emit_chunked_zero_state(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
+  Scalar s = scalar_of(k.dtype);
+  ChainBody body(chain, s);
+  const ChainLayout& l = body.layout();
+  w.line("// chain %" + str(k.node) + ": " + describe_chain(chain));
+  w.line("// " + k.note);
+  w.line("// Chunked scan, pass 1 of 3: each thread runs one chunk of one channel from zero state,");
+  w.line("// writes that zero-state output and the chunk's final state to chunk_state");
+  w.line("// [channel][chunk][" + str(l.state_per_channel) + "]. Passes 2 (carry with A^L in float64) and");
+  w.line("// 3 (fix-up: add the response to the carried state) are not generated yet.");
+  w.open("extern \"C\" __global__ void " + k.symbol + "(");
+  w.line("const " + s.t + "* in, " + s.t + "* out, " + kSignalArgs + ",");
+  w.line("const " + s.t + "* __restrict__ params, " + s.t + "* __restrict__ chunk_state) {");
+  w.line("const long long L = " + str(k.chunk_length) + ";");
+  w.line("const long long chunks = (samples + L - 1) / L;");
+  w.line("const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;");
+  w.line("if (t >= channels * chunks) return;");
+  w.line("const long long c = t / chunks;");
+  w.line("const long long begin = (t % chunks) * L;");
+  w.line("const long long end = begin + L < samples ? begin + L : samples;");
+  body.load_params(w);
+  body.load_state(w, true);
+  w.line("const " + s.t + "* const x = in + c * channel_stride;");
+  w.line(s.t + "* const y = out + c * channel_stride;");
+  w.open("for (long long n = begin; n < end; ++n) {");
+  w.line(s.t + " v = x[n * sample_stride];");
+  body.sample(w);
+  w.line("y[n * sample_stride] = v;");
+  w.close();
+  w.line(s.t + "* const st = chunk_state + t * " + str(l.state_per_channel) + ";");
+  body.store_state(w, "st");
+  w.close();
+}
+
+void emit_sum(Writer& w, const CudaKernelInfo& k, const ir::Sum& sum) {
+  Scalar s = scalar_of(k.dtype);
+  w.line("// sum %" + str(k.node) + ": " + str(static_cast<long long>(sum.weights.size())) +
+         " operands; out = 0, then out += weights[i] * operands[i] in operand order");
+  w.open("extern \"C\" __global__ void " + k.symbol + "(");
+  w.line("const " + s.t + "* const* __restrict__ operands, " + s.t + "* out, " + kSignalArgs + ",");
+  w.line("const " + s.t + "* __restrict__ weights) {");
+  w.line("const long long total = channels * samples;");
+  w.line("// Consecutive threads take consecutive addresses in either layout.");
+  w.line("const bool planar = sample_stride == 1;");
+  w.line("const long long step = (long long)gridDim.x * blockDim.x;");
+  w.open("for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {");
+  w.line("const long long c = planar ? i / samples : i % channels;");
+  w.line("const long long n = planar ? i % samples : i / channels;");
+  w.line("const long long at = c * channel_stride + n * sample_stride;");
+  w.line(s.t + " acc = " + s.t + "(0);");
+  for (std::size_t i = 0; i < sum.weights.size(); ++i)
+    w.line("acc = acc + weights[" + str(static_cast<long long>(i)) + "] * operands[" +
+           str(static_cast<long long>(i)) + "][at];");
+  w.line("out[at] = acc;");
+  w.close();
+  w.close();
+}
+
+}  // namespace
+
+bool cuda_chunked_scan_applies(const ir::Chain& chain) {
+  for (const ir::Stage& stage : chain.stages)
+    if (!std::holds_alternative<ir::SosCascade>(stage) && !std::holds_alternative<ir::Gain>(stage)) return false;
+  return true;
+}
+
+Expected<std::vector<CudaKernelInfo>, std::string> cuda_kernels(const ir::Graph& g) {
+  std::vector<CudaKernelInfo> out;
+  using S = ir::IirStrategy;
+  for (ir::NodeId id = 0; id < g.size(); ++id) {
+    const ir::Node& node = g.node(id);
+    std::string where = "node %" + str(id) + " (" + std::string(ir::kind_name(node.op)) + ")";
+    if (ir::holds<ir::Input>(node) || ir::holds<ir::Output>(node)) continue;
+    if (auto* sum = std::get_if<ir::Sum>(&node.op)) {
+      out.push_back({"fxc_sum_" + str(id), id, CudaKernelKind::sum, node.type.dtype, 0,
+                     "elementwise weighted sum of " + str(static_cast<long long>(sum->weights.size())) +
+                         " operands"});
+      continue;
+    }
+    auto* chain = std::get_if<ir::Chain>(&node.op);
+    if (!chain)
+      return Unexpected{where + " was not scheduled into a kernel: run the pass pipeline (fuse-chains) first"};
+    if (chain->fir_method == ir::FirMethod::fft_overlap_save)
+      return Unexpected{where + ": FFT overlap-save FIRs have no CUDA kernel; schedule with --target cuda"};
+    CudaKernelInfo k{chain_symbol(id), id, CudaKernelKind::chain_thread_per_channel, node.type.dtype, 0, {}};
+    switch (chain->strategy) {
+      case S::gpu_thread_per_channel:
+        k.note = "one thread per channel (gpu_thread_per_channel)";
+        break;
+      case S::none:
+        k.note = "no IIR stage: one thread per channel";
+        break;
+      case S::gpu_chunked_scan:
+        if (cuda_chunked_scan_applies(*chain)) {
+          k.kind = CudaKernelKind::chain_chunked_zero_state;
+          k.chunk_length = chain->chunk_length;
+          k.note = "gpu_chunked_scan, L=" + str(chain->chunk_length) + ": one thread per (channel, chunk)";
+        } else {
+          k.note = "gpu_chunked_scan does not apply (a stage other than sos and gain): one thread per channel";
+        }
+        break;
+      default:
+        return Unexpected{where + " has the CPU strategy " + std::string(ir::name(chain->strategy)) +
+                          ": schedule the graph with --target cuda"};
+    }
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+Expected<std::string, std::string> emit_cuda_source(const ir::Graph& g) {
+  auto kernels = cuda_kernels(g);
+  if (!kernels) return Unexpected{kernels.error()};
+  Writer w;
+  w.line("// CUDA C++ generated by fxc for graph \"" + g.name + "\". Compile with NVRTC and the options of");
+  w.line("// codegen::cuda_compile_options (--fmad=false: only the fma() calls below are fused).");
+  w.line("// Sample (c, n) of a signal is at base[c * channel_stride + n * sample_stride]:");
+  w.line("//   planar [channel][sample]: channel_stride = samples, sample_stride = 1;");
+  w.line("//   interleaved [sample][channel]: channel_stride = 1, sample_stride = channels (coalesced");
+  w.line("//   for one thread per channel: a warp's 32 loads of sample n are adjacent).");
+  for (const CudaKernelInfo& k : *kernels) {
+    w.line();
+    const ir::Node& node = g.node(k.node);
+    switch (k.kind) {
+      case CudaKernelKind::chain_thread_per_channel:
+        emit_thread_per_channel(w, k, std::get<ir::Chain>(node.op));
+        break;
+      case CudaKernelKind::chain_chunked_zero_state:
+        emit_chunked_zero_state(w, k, std::get<ir::Chain>(node.op));
+        break;
+      case CudaKernelKind::sum:
+        emit_sum(w, k, std::get<ir::Sum>(node.op));
+        break;
+    }
+  }
+  return w.str();
+}
+
+}  // namespace fxc::codegen

@@ -1,0 +1,168 @@
+#include "codegen/cuda/nvrtc.h"
+
+#include <cctype>
+#include <cstddef>
+#include <cstdlib>
+#include <dlfcn.h>
+
+namespace fxc::codegen {
+namespace {
+
+// The NVRTC entry points fxc uses, with their documented signatures (nvrtc.h). nvrtcResult
+// is a C enum: an int, NVRTC_SUCCESS = 0.
+using nvrtcResult = int;
+using nvrtcProgram = struct _nvrtcProgram*;
+
+struct Nvrtc {
+  const char* (*GetErrorString)(nvrtcResult) = nullptr;
+  nvrtcResult (*Version)(int*, int*) = nullptr;
+  nvrtcResult (*CreateProgram)(nvrtcProgram*, const char*, const char*, int, const char* const*,
+                               const char* const*) = nullptr;
+  nvrtcResult (*DestroyProgram)(nvrtcProgram*) = nullptr;
+  nvrtcResult (*CompileProgram)(nvrtcProgram, int, const char* const*) = nullptr;
+  nvrtcResult (*GetPTXSize)(nvrtcProgram, std::size_t*) = nullptr;
+  nvrtcResult (*GetPTX)(nvrtcProgram, char*) = nullptr;
+  nvrtcResult (*GetCUBINSize)(nvrtcProgram, std::size_t*) = nullptr;
+  nvrtcResult (*GetCUBIN)(nvrtcProgram, char*) = nullptr;
+  nvrtcResult (*GetProgramLogSize)(nvrtcProgram, std::size_t*) = nullptr;
+  nvrtcResult (*GetProgramLog)(nvrtcProgram, char*) = nullptr;
+};
+
+template <class F>
+bool bind(void* handle, const char* name, F& f, std::string& missing) {
+  f = reinterpret_cast<F>(dlsym(handle, name));
+  if (!f) missing += std::string(missing.empty() ? "" : ", ") + name;
+  return f != nullptr;
+}
+
+// The handle stays open for the life of the process (NVRTC is not meant to be unloaded);
+// dlopen of a library already loaded returns the same handle.
+Expected<Nvrtc, std::string> load(const std::vector<std::string>& libraries) {
+  void* handle = nullptr;
+  std::string tried, last_error;
+  for (const std::string& name : libraries) {
+    tried += (tried.empty() ? "" : ", ") + name;
+    handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle) break;
+    if (const char* e = dlerror()) last_error = e;
+  }
+  if (!handle)
+    return Unexpected{"NVRTC not found (" + tried + (last_error.empty() ? "" : "; last error: " + last_error) +
+                      "): install the CUDA toolkit or use --target cpu"};
+  Nvrtc n;
+  std::string missing;
+  bind(handle, "nvrtcGetErrorString", n.GetErrorString, missing);
+  bind(handle, "nvrtcVersion", n.Version, missing);
+  bind(handle, "nvrtcCreateProgram", n.CreateProgram, missing);
+  bind(handle, "nvrtcDestroyProgram", n.DestroyProgram, missing);
+  bind(handle, "nvrtcCompileProgram", n.CompileProgram, missing);
+  bind(handle, "nvrtcGetPTXSize", n.GetPTXSize, missing);
+  bind(handle, "nvrtcGetPTX", n.GetPTX, missing);
+  bind(handle, "nvrtcGetCUBINSize", n.GetCUBINSize, missing);
+  bind(handle, "nvrtcGetCUBIN", n.GetCUBIN, missing);
+  bind(handle, "nvrtcGetProgramLogSize", n.GetProgramLogSize, missing);
+  bind(handle, "nvrtcGetProgramLog", n.GetProgramLog, missing);
+  if (!missing.empty())
+    return Unexpected{"the NVRTC library loaded from " + tried + " lacks " + missing +
+                      ": it is too old for fxc (CUDA 11.1 or later is needed)"};
+  return n;
+}
+
+// "sm_90" -> the digits, or empty if `arch` is not sm_<digits> (an optional letter suffix,
+// as sm_90a, is kept).
+std::string arch_number(const std::string& arch) {
+  if (arch.size() < 5 || arch.compare(0, 3, "sm_") != 0) return {};
+  std::string rest = arch.substr(3);
+  std::size_t digits = 0;
+  while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits]))) ++digits;
+  if (digits < 2) return {};
+  if (digits < rest.size() && !(digits + 1 == rest.size() && std::isalpha(static_cast<unsigned char>(rest[digits]))))
+    return {};
+  return rest;
+}
+
+std::string describe(const Nvrtc& n, nvrtcResult r) {
+  const char* s = n.GetErrorString ? n.GetErrorString(r) : nullptr;
+  return s ? std::string(s) : "NVRTC error " + std::to_string(r);
+}
+
+}  // namespace
+
+std::vector<std::string> default_nvrtc_libraries() {
+  std::vector<std::string> names;
+  if (const char* env = std::getenv("FXC_NVRTC_LIBRARY"); env && *env) names.emplace_back(env);
+  names.insert(names.end(), {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"});
+  return names;
+}
+
+std::vector<std::string> cuda_compile_options(const std::string& arch, bool cubin) {
+  std::string number = arch_number(arch);
+  return {"--gpu-architecture=" + std::string(cubin ? "sm_" : "compute_") + number, "--fmad=false",
+          "--ftz=true", "-default-device"};
+}
+
+Expected<std::string, std::string> compile_cuda_with(const std::vector<std::string>& libraries,
+                                                     const std::string& source, const std::string& arch,
+                                                     bool cubin) {
+  if (arch_number(arch).empty())
+    return Unexpected{"invalid CUDA architecture '" + arch + "': expected sm_<major><minor>, as sm_90"};
+  auto loaded = load(libraries);
+  if (!loaded) return Unexpected{loaded.error()};
+  const Nvrtc& n = *loaded;
+
+  nvrtcProgram program = nullptr;
+  if (nvrtcResult r = n.CreateProgram(&program, source.c_str(), "fxc_kernels.cu", 0, nullptr, nullptr); r != 0)
+    return Unexpected{"NVRTC could not create the program: " + describe(n, r)};
+  auto destroy = [&] { n.DestroyProgram(&program); };
+
+  std::vector<std::string> options = cuda_compile_options(arch, cubin);
+  std::vector<const char*> argv;
+  for (const std::string& o : options) argv.push_back(o.c_str());
+  nvrtcResult compiled = n.CompileProgram(program, static_cast<int>(argv.size()), argv.data());
+
+  std::string log;
+  std::size_t log_size = 0;
+  if (n.GetProgramLogSize(program, &log_size) == 0 && log_size > 1) {
+    log.resize(log_size);
+    if (n.GetProgramLog(program, log.data()) != 0) log.clear();
+    while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  }
+  std::string options_text;
+  for (const std::string& o : options) options_text += " " + o;
+  if (compiled != 0) {
+    destroy();
+    return Unexpected{"NVRTC failed to compile the CUDA source for " + arch + " (" + describe(n, compiled) +
+                      ", options:" + options_text + ")" + (log.empty() ? "" : ":\n" + log)};
+  }
+
+  std::size_t size = 0;
+  nvrtcResult r = cubin ? n.GetCUBINSize(program, &size) : n.GetPTXSize(program, &size);
+  std::string out;
+  if (r == 0) {
+    out.resize(size);
+    r = cubin ? n.GetCUBIN(program, out.data()) : n.GetPTX(program, out.data());
+  }
+  destroy();
+  if (r != 0)
+    return Unexpected{std::string("NVRTC compiled the source but returned no ") + (cubin ? "cubin" : "PTX") +
+                      " for " + arch + ": " + describe(n, r) + (log.empty() ? "" : "\n" + log)};
+  if (!cubin)  // PTX is text with a terminating NUL
+    while (!out.empty() && out.back() == '\0') out.pop_back();
+  return out;
+}
+
+Expected<std::string, std::string> compile_cuda(const std::string& source, const std::string& arch, bool cubin) {
+  return compile_cuda_with(default_nvrtc_libraries(), source, arch, cubin);
+}
+
+std::optional<std::string> nvrtc_version_with(const std::vector<std::string>& libraries) {
+  auto loaded = load(libraries);
+  if (!loaded) return std::nullopt;
+  int major = 0, minor = 0;
+  if (loaded->Version(&major, &minor) != 0) return std::nullopt;
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+std::optional<std::string> nvrtc_version() { return nvrtc_version_with(default_nvrtc_libraries()); }
+
+}  // namespace fxc::codegen

@@ -1,0 +1,279 @@
+// The CUDA backend without a GPU: the emitted CUDA C++ (deterministic, one kernel per chain
+// and sum, golden files), NVRTC compiling it for sm_80 and sm_90 to PTX and cubin, ptxas
+// accepting the PTX, and the clear errors when NVRTC or the driver cannot be loaded.
+//
+// Golden files: tests/unit/cuda_golden/<case>.cu, compared exactly; FXC_UPDATE_GOLDEN=1
+// rewrites them. Where the CUDA toolkit is installed (/usr/local/cuda/bin/ptxas exists, or
+// FXC_REQUIRE_NVRTC=1), NVRTC must load: the compile checks cannot be skipped silently there.
+#ifdef FXC_HAS_CUDA_CODEGEN  // set by linking fxc_codegen_cuda (codegen/cuda/CMakeLists.txt)
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "codegen/chain_layout.h"
+#include "codegen/cuda/cuda_driver.h"
+#include "codegen/cuda/emit_cuda.h"
+#include "codegen/cuda/nvrtc.h"
+#include "frontend/dsl.h"
+#include "passes/pipeline.h"
+#include "test_graphs.h"
+
+namespace fxc {
+namespace {
+
+using namespace fxc::literals;
+namespace fs = std::filesystem;
+
+const char* kPtxas = "/usr/local/cuda/bin/ptxas";
+
+ir::Graph w1_graph() {
+  Flow x = input("x");
+  return make_graph("w1_api", {output("", x | cheby1(4, 0.1_dB, 20_Hz, highpass) | cheby1(4, 0.1_dB, 60_Hz, highpass) |
+                                              cheby1(4, 0.1_dB, 65_Hz, highpass) | butter(5, 5000_Hz) |
+                                              butter(5, 4900_Hz) | butter(5, 4850_Hz))});
+}
+
+// Every stage kind in one chain, after a sum (fan-in) so the chain starts at the sum.
+ir::Graph stages_graph() {
+  Flow a = input("a");
+  Flow b = input("b");
+  Flow mixed = 0.5 * a + 0.25 * b;
+  return make_graph("stages", {output("y", mixed | sos({{1, 2, 1, 1, -0.5, 0.25}, {0.5, 0, -0.5, 1, 0.1, 0.2}}) |
+                                                fir({0.25, 0.5, 0.25}) | delay(3_samples) | clip(-0.5, 0.5) |
+                                                tanh() | gain(0.1) | delay(7_samples))});
+}
+
+ir::Graph fir_graph() {
+  Flow x = input("x");
+  return make_graph("fir", {output("y", x | fir({0.1, 0.2, 0.3, 0.2, 0.1, -0.05, 0.02}))});
+}
+
+struct Case {
+  const char* name;
+  ir::Graph (*graph)();
+  int channels;
+  DType dtype;
+  std::int64_t length;  // guides select_strategy
+};
+
+const Case kCases[] = {
+    {"vocal_f64_2ch", test::vocal_graph, 2, DType::f64, 480000},
+    {"vocal_f32_4096ch", test::vocal_graph, 4096, DType::f32, 48000},
+    {"w1_f32_8ch", w1_graph, 8, DType::f32, 441000},
+    {"w1_f64_4096ch", w1_graph, 4096, DType::f64, 441000},
+    {"every_kind_f64_1ch", test::every_kind_graph, 1, DType::f64, 48000},  // input a has 1 channel
+    {"stages_f32_1ch", stages_graph, 1, DType::f32, 480000},
+    {"stages_f64_8192ch", stages_graph, 8192, DType::f64, 4800},
+    {"fir_f32_64ch", fir_graph, 64, DType::f32, 48000},
+};
+
+ir::Graph schedule(const Case& c) {
+  DiagnosticEngine diags;
+  passes::PassContext context{diags, {48000.0, c.channels, c.dtype}};
+  context.binding.length_samples = c.length;
+  context.target = passes::cuda_target();
+  auto scheduled = passes::run_pipeline(c.graph(), context);
+  REQUIRE_MESSAGE(scheduled, diags.str());
+  return std::move(*scheduled);
+}
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+fs::path golden_dir() { return fs::path(FXC_TEST_DATA_DIR) / ".." / "unit" / "cuda_golden"; }
+
+bool toolkit_expected() {
+  const char* require = std::getenv("FXC_REQUIRE_NVRTC");
+  return (require && std::string(require) == "1") || fs::exists(kPtxas);
+}
+
+// Runs ptxas on `ptx` for `arch`; returns its exit status and output.
+std::pair<int, std::string> run_ptxas(const std::string& ptx, const std::string& arch) {
+  char dir_template[] = "/tmp/fxc_ptxas_XXXXXX";
+  const char* dir = mkdtemp(dir_template);
+  REQUIRE(dir);
+  fs::path in = fs::path(dir) / "kernels.ptx";
+  std::ofstream(in, std::ios::binary) << ptx;
+  fs::path log = fs::path(dir) / "log.txt";
+  std::string command = std::string(kPtxas) + " -arch=" + arch + " " + in.string() + " -o " +
+                        (fs::path(dir) / "kernels.cubin").string() + " > " + log.string() + " 2>&1";
+  int status = std::system(command.c_str());
+  std::string output = read_file(log);
+  fs::remove_all(dir);
+  return {status, output};
+}
+
+TEST_CASE("CUDA source: deterministic, one kernel per chain and sum, golden") {
+  bool update = std::getenv("FXC_UPDATE_GOLDEN") && std::string(std::getenv("FXC_UPDATE_GOLDEN")) == "1";
+  int chunked = 0, per_channel = 0;
+  for (const Case& c : kCases) {
+    std::string name = c.name;
+    CAPTURE(name);
+    ir::Graph g = schedule(c);
+    auto source = codegen::emit_cuda_source(g);
+    REQUIRE_MESSAGE(source, source.error());
+    auto again = codegen::emit_cuda_source(schedule(c));
+    REQUIRE(again);
+    CHECK(*source == *again);
+
+    int chains = 0, sums = 0;
+    for (const ir::Node& node : g.nodes()) {
+      chains += ir::holds<ir::Chain>(node);
+      sums += ir::holds<ir::Sum>(node);
+    }
+    CHECK(chains > 0);
+    CHECK(count(*source, "extern \"C\" __global__ void fxc_chain_") == chains);
+    CHECK(count(*source, "extern \"C\" __global__ void fxc_sum_") == sums);
+    for (std::uint32_t id : codegen::kernel_chain_ids(g))
+      CHECK(count(*source, "__global__ void " + codegen::chain_symbol(id) + "(") == 1);
+    CHECK(count(*source, c.dtype == DType::f32 ? "double" : "float") == 0);
+
+    auto kernels = codegen::cuda_kernels(g);
+    REQUIRE(kernels);
+    CHECK(kernels->size() == static_cast<std::size_t>(chains + sums));
+    for (const codegen::CudaKernelInfo& k : *kernels) {
+      chunked += k.kind == codegen::CudaKernelKind::chain_chunked_zero_state;
+      per_channel += k.kind == codegen::CudaKernelKind::chain_thread_per_channel;
+    }
+
+    fs::path golden = golden_dir() / (std::string(c.name) + ".cu");
+    if (update) {
+      fs::create_directories(golden_dir());
+      std::ofstream(golden, std::ios::binary) << *source;
+      MESSAGE("rewrote " << golden.string());
+    } else {
+      REQUIRE_MESSAGE(fs::exists(golden), golden.string() << " is missing: run with FXC_UPDATE_GOLDEN=1");
+      CHECK_MESSAGE(read_file(golden) == *source, golden.string() << " differs: run with FXC_UPDATE_GOLDEN=1 and review the diff");
+    }
+  }
+  CHECK(chunked > 0);      // W1 on 8 channels, sections only
+  CHECK(per_channel > 0);  // many channels, and chains the chunked scan does not apply to
+}
+
+TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
+  ir::Graph w1 = schedule(kCases[2]);  // 8 channels: gpu_chunked_scan, sections only
+  auto k = codegen::cuda_kernels(w1);
+  REQUIRE(k);
+  REQUIRE(k->size() == 1);
+  CHECK((*k)[0].kind == codegen::CudaKernelKind::chain_chunked_zero_state);
+  CHECK((*k)[0].chunk_length == 4096);
+  ir::Graph stages = schedule(kCases[5]);  // 1 channel, but tanh and clip: not chunked
+  auto s = codegen::cuda_kernels(stages);
+  REQUIRE(s);
+  for (const codegen::CudaKernelInfo& info : *s)
+    if (info.kind != codegen::CudaKernelKind::sum) CHECK(info.kind == codegen::CudaKernelKind::chain_thread_per_channel);
+
+  // A graph scheduled for the CPU is refused with a reason, not miscompiled.
+  DiagnosticEngine diags;
+  passes::PassContext context{diags, {48000.0, 2, DType::f64}};
+  context.target = passes::host_target();
+  auto cpu = passes::run_pipeline(test::vocal_graph(), context);
+  REQUIRE(cpu);
+  auto refused = codegen::emit_cuda_source(*cpu);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().find("--target cuda") != std::string::npos);
+}
+
+TEST_CASE("NVRTC compiles every case for sm_80 and sm_90, and ptxas accepts the PTX") {
+  std::optional<std::string> version = codegen::nvrtc_version();
+  if (!version) {
+    REQUIRE_MESSAGE(!toolkit_expected(), "the CUDA toolkit is installed (" << kPtxas
+                                                                            << ") but NVRTC does not load");
+    MESSAGE("NVRTC is not installed: the CUDA compile checks are skipped; checking the error instead");
+    auto r = codegen::compile_cuda("extern \"C\" __global__ void k() {}", "sm_90", false);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().find("NVRTC not found (") == 0);
+    return;
+  }
+  MESSAGE("NVRTC " << *version);
+  bool ptxas = fs::exists(kPtxas);
+  if (!ptxas) MESSAGE(kPtxas << " not found: PTX is not assembled");
+  for (const Case& c : kCases) {
+    std::string name = c.name;
+    CAPTURE(name);
+    ir::Graph g = schedule(c);
+    auto source = codegen::emit_cuda_source(g);
+    REQUIRE(source);
+    auto kernels = codegen::cuda_kernels(g);
+    REQUIRE(kernels);
+    for (const char* arch : {"sm_80", "sm_90"}) {
+      CAPTURE(arch);
+      auto ptx = codegen::compile_cuda(*source, arch, false);
+      REQUIRE_MESSAGE(ptx, ptx.error());
+      CHECK(ptx->find(std::string(".target ") + arch) != std::string::npos);
+      for (const codegen::CudaKernelInfo& k : *kernels)
+        CHECK_MESSAGE(ptx->find(".entry " + k.symbol + "(") != std::string::npos, k.symbol);
+      auto cubin = codegen::compile_cuda(*source, arch, true);
+      REQUIRE_MESSAGE(cubin, cubin.error());
+      CHECK(cubin->compare(0, 4, "\x7f" "ELF") == 0);
+      for (const codegen::CudaKernelInfo& k : *kernels) CHECK(cubin->find(k.symbol) != std::string::npos);
+      if (ptxas) {
+        auto [status, output] = run_ptxas(*ptx, arch);
+        CHECK_MESSAGE(status == 0, "ptxas -arch=" << arch << ":\n" << output);
+      }
+    }
+  }
+}
+
+TEST_CASE("NVRTC errors carry the log; a missing NVRTC is a clear error") {
+  auto missing = codegen::compile_cuda_with({"libnvrtc-fxc-test-missing.so"}, "extern \"C\" __global__ void k() {}",
+                                            "sm_90", true);
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().find("NVRTC not found (libnvrtc-fxc-test-missing.so") == 0);
+  CHECK(missing.error().find("install the CUDA toolkit or use --target cpu") != std::string::npos);
+  CHECK_FALSE(codegen::nvrtc_version_with({"libnvrtc-fxc-test-missing.so"}));
+
+  auto bad_arch = codegen::compile_cuda("extern \"C\" __global__ void k() {}", "gfx90a", false);
+  REQUIRE_FALSE(bad_arch);
+  CHECK(bad_arch.error().find("invalid CUDA architecture 'gfx90a'") == 0);
+
+  if (!codegen::nvrtc_version()) {
+    MESSAGE("NVRTC is not installed: the compile-error log is not checked");
+    return;
+  }
+  auto broken = codegen::compile_cuda("extern \"C\" __global__ void k(float* p) { p[0] = undeclared_name; }",
+                                      "sm_90", false);
+  REQUIRE_FALSE(broken);
+  CHECK(broken.error().find("NVRTC failed to compile the CUDA source for sm_90") == 0);
+  CHECK_MESSAGE(broken.error().find("undeclared_name") != std::string::npos, broken.error());
+}
+
+TEST_CASE("the CUDA driver status") {
+  codegen::CudaDriverInfo none = codegen::query_cuda_driver({"libcuda-fxc-test-missing.so.1"});
+  CHECK_FALSE(none.loaded);
+  CHECK(codegen::cuda_status(none) == "no CUDA driver (libcuda-fxc-test-missing.so.1 not found)");
+
+  std::string status = codegen::cuda_status();
+  MESSAGE("cuda_status(): " << status);
+  codegen::CudaDriverInfo info = codegen::query_cuda_driver();
+  if (!info.loaded) {
+    CHECK(status == "no CUDA driver (libcuda.so.1 not found)");
+    CHECK_FALSE(codegen::cuda_device_arch());
+  } else {
+    CHECK(status.rfind("CUDA driver ", 0) == 0);
+    for (const codegen::CudaDevice& d : info.devices) CHECK(d.major >= 1);
+  }
+}
+
+}  // namespace
+}  // namespace fxc
+
+#else
+#pragma message("cuda_codegen_test.cpp: fxc_codegen_cuda is not linked into this test binary; its tests are compiled out")
+#endif
