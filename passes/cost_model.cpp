@@ -28,13 +28,21 @@ double fir_cost(std::size_t taps, const PassContext& context) {
   return transforms / (n - static_cast<double>(taps) + 1);
 }
 
+double decay_samples(double r, DType dtype) {
+  if (r >= 1 || !std::isfinite(r)) return INFINITY;
+  if (r <= 0) return 1;
+  double tolerance = dtype == DType::f32 ? 1e-10 : 1e-19;
+  return std::ceil(std::log(tolerance) / std::log(r));
+}
+
 namespace {
 
 std::string plural(long long n, const char* word) {
   return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
 }
 
-Schedule choose_iir(int sections, int channels, bool linear, const PassContext& c) {
+Schedule choose_iir(const ChainSummary& chain, int channels, const PassContext& c) {
+  const int sections = chain.sections;
   const StrategyThresholds& t = c.thresholds;
   int lanes = c.target.lanes(c.binding.dtype);
   int batch = std::max(1, c.binding.batch);
@@ -51,7 +59,7 @@ Schedule choose_iir(int sections, int channels, bool linear, const PassContext& 
     if (total >= t.gpu_min_channels)
       return {ir::IirStrategy::gpu_thread_per_channel, 0, {}, 0,
               fmt::format("{}: one GPU thread per channel", who)};
-    if (!linear)  // time chunks need a linear chain: a tanh, clip, FIR or delay keeps it whole
+    if (!chain.linear)  // time chunks need a linear chain: a tanh, clip, FIR or delay keeps it whole
       return {ir::IirStrategy::gpu_thread_per_channel, 0, {}, 0,
               fmt::format("{}: one GPU thread per channel (the chain is not only sections and "
                           "gains, so time cannot be split)", who)};
@@ -59,14 +67,26 @@ Schedule choose_iir(int sections, int channels, bool linear, const PassContext& 
             fmt::format("{}{}: too few channels for the GPU, chunked scan over time, L={}", who,
                         how_long, t.gpu_chunk_length)};
   }
+  if (total >= lanes)
+    return {ir::IirStrategy::channel_lanes, 0, {}, 0,
+            fmt::format("{} fill {} {} lanes", who, lanes, name(c.binding.dtype))};
+  // Time chunks fill every lane. Each chunk's start is then corrected one lane at a time over
+  // the filter's decay; with `lanes` chunks that costs lanes^2 x decay against the vector
+  // work over the whole signal, so the signal must be at least that long. Chunks are at least
+  // lanes x decay long for the same reason.
+  double decay = decay_samples(chain.max_pole_radius, c.binding.dtype);
+  double weighted = t.chunk_decay_ratio > 0 ? t.chunk_decay_ratio * decay : 0;  // 0 x inf is 0
+  double lanes2 = static_cast<double>(lanes) * lanes;
+  if (chain.linear && std::isfinite(decay) && length && *length >= t.chunked_min_samples &&
+      static_cast<double>(*length) >= lanes2 * weighted) {
+    int chunk = static_cast<int>(std::min<double>(
+        std::max<double>(t.chunk_length, std::ceil(lanes * weighted)), 1 << 30));
+    return {ir::IirStrategy::chunked_scan, chunk, {}, 0,
+            fmt::format("{}{}: time chunks as SIMD lanes, L={}", who, how_long, chunk)};
+  }
   if (total >= t.lane_fill * lanes)
     return {ir::IirStrategy::channel_lanes, 0, {}, 0,
-            total >= lanes ? fmt::format("{} fill {} {} lanes", who, lanes, name(c.binding.dtype))
-                           : fmt::format("{} fill {} of {} {} lanes", who, total, lanes,
-                                         name(c.binding.dtype))};
-  if (linear && length && *length >= t.chunked_min_samples)
-    return {ir::IirStrategy::chunked_scan, t.chunk_length, {}, 0,
-            fmt::format("{}{}: time chunks as SIMD lanes, L={}", who, how_long, t.chunk_length)};
+            fmt::format("{} fill {} of {} {} lanes", who, total, lanes, name(c.binding.dtype))};
   if (sections >= 2)
     return {ir::IirStrategy::section_wavefront, 0, {}, 0,
             fmt::format("{}, {}: section wavefront hides the recurrence latency", who,
@@ -76,10 +96,10 @@ Schedule choose_iir(int sections, int channels, bool linear, const PassContext& 
 
 }  // namespace
 
-Schedule choose_schedule(int sections, std::size_t max_taps, int channels, bool linear,
-                         const PassContext& context) {
+Schedule choose_schedule(const ChainSummary& chain, int channels, const PassContext& context) {
+  const std::size_t max_taps = chain.max_taps;
   Schedule s;
-  if (sections > 0) s = choose_iir(sections, std::max(channels, 1), linear, context);
+  if (chain.sections > 0) s = choose_iir(chain, std::max(channels, 1), context);
   else s.reason = "no IIR stage";
   if (max_taps > 0) {
     s.fir_method = fir_method_for(max_taps, context);

@@ -32,10 +32,20 @@ struct Schedule {
   std::string reason;
 };
 
-/// The schedule for a chain with `sections` biquad sections in all and FIR stages of at most
-/// `max_taps` taps (0: none), over `channels` channels of the binding's dtype. `linear`: the
-/// chain holds only sections and gains, so time can be split into chunks.
-Schedule choose_schedule(int sections, std::size_t max_taps, int channels, bool linear,
-                         const PassContext& context);
+/// What select_strategy knows of a chain.
+struct ChainSummary {
+  int sections = 0;            ///< biquad sections in all
+  std::size_t max_taps = 0;    ///< the longest FIR stage (0: none)
+  bool linear = true;          ///< only sections and gains: time can be split into chunks
+  double max_pole_radius = 0;  ///< of all sections: how slowly the chain forgets its state
+};
+
+/// Samples until a state decays below the precision of `dtype` (r^n < 1e-10 for float32,
+/// 1e-19 for float64), for pole radius `r`; infinite for r >= 1. The chunked scan's fix-up
+/// of each chunk runs this long.
+double decay_samples(double max_pole_radius, DType dtype);
+
+/// The schedule for a chain over `channels` channels of the binding's dtype.
+Schedule choose_schedule(const ChainSummary& chain, int channels, const PassContext& context);
 
 }  // namespace fxc::passes

@@ -1,5 +1,6 @@
 #include "passes/select_strategy.h"
 
+#include "design/filter_design.h"
 #include "passes/cost_model.h"
 
 namespace fxc::passes {
@@ -9,17 +10,18 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
   for (ir::NodeId id = 0; id < out.size(); ++id) {
     auto* chain = std::get_if<ir::Chain>(&out.node(id).op);
     if (!chain) continue;
-    int sections = 0;
-    std::size_t max_taps = 0;
-    bool linear = true;  // only sections and gains: time can be cut into chunks
+    ChainSummary summary;
     for (const ir::Stage& stage : chain->stages) {
-      linear = linear && (std::holds_alternative<ir::SosCascade>(stage) ||
-                          std::holds_alternative<ir::Gain>(stage));
-      if (auto* sos = std::get_if<ir::SosCascade>(&stage))
-        sections += static_cast<int>(sos->sections.size());
-      if (auto* fir = std::get_if<ir::FirFilter>(&stage)) max_taps = std::max(max_taps, fir->taps.size());
+      summary.linear = summary.linear && (std::holds_alternative<ir::SosCascade>(stage) ||
+                                          std::holds_alternative<ir::Gain>(stage));
+      if (auto* sos = std::get_if<ir::SosCascade>(&stage)) {
+        summary.sections += static_cast<int>(sos->sections.size());
+        summary.max_pole_radius = std::max(summary.max_pole_radius, design::max_pole_radius(sos->sections));
+      }
+      if (auto* fir = std::get_if<ir::FirFilter>(&stage))
+        summary.max_taps = std::max(summary.max_taps, fir->taps.size());
     }
-    Schedule s = choose_schedule(sections, max_taps, out.node(id).type.channels, linear, context);
+    Schedule s = choose_schedule(summary, out.node(id).type.channels, context);
     chain->strategy = s.strategy;
     chain->chunk_length = s.chunk_length;
     chain->fir_method = s.fir_method;

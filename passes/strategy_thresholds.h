@@ -18,8 +18,13 @@ struct StrategyThresholds {
   /// chunk's start is corrected over a few thousand samples (the filter's decay), which
   /// pays once chunks are tens of thousands of samples long.
   std::int64_t chunked_min_samples = std::int64_t{1} << 17;
-  /// Chunk length of the CPU chunked scan (samples).
+  /// Chunk length of the CPU chunked scan (samples): the shortest; see chunk_decay_ratio.
   int chunk_length = 65536;
+  /// The chunked scan corrects each chunk over the filter's decay (`decay` samples, from the
+  /// largest pole radius) one lane at a time: it is chosen only when the signal has at least
+  /// ratio x lanes^2 x decay samples, with chunks of at least ratio x lanes x decay. At 1 the
+  /// correction costs at most the vector work; 0 ignores the decay.
+  double chunk_decay_ratio = 1.0;
   /// FFT overlap-save instead of direct FIR from this many taps (CPU).
   int fir_fft_min_taps = 64;
   /// GPU: one thread per channel from this many channels; below, chunked scan over time.

@@ -131,6 +131,7 @@ TEST_CASE("chunked scan and FFT convolution streams stay within their bounds") {
   passes::StrategyThresholds chunky;
   chunky.chunked_min_samples = 0;
   chunky.chunk_length = 1024;
+  chunky.chunk_decay_ratio = 0;
   ir::Graph iir = make_graph("iir", {output("y", x | butter(4, 80_Hz, highpass) | butter(6, 9_kHz))});
   Setup chunked = compile(iir, 1, DType::f64, 20000, chunky);
   std::vector<Signal> in = noise(1, 1, 20000, DType::f64, 4);
