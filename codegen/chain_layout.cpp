@@ -58,14 +58,16 @@ bool runs_in_runtime(const ir::Chain& chain) {
          std::holds_alternative<ir::FirFilter>(chain.stages[0]);
 }
 
-std::vector<std::uint32_t> kernel_chain_ids(const ir::Graph& graph) {
+std::vector<std::uint32_t> kernel_node_ids(const ir::Graph& graph) {
   std::vector<std::uint32_t> ids;
-  for (ir::NodeId id = 0; id < graph.size(); ++id)
-    if (auto* chain = std::get_if<ir::Chain>(&graph.node(id).op); chain && !runs_in_runtime(*chain))
-      ids.push_back(id);
+  for (ir::NodeId id = 0; id < graph.size(); ++id) {
+    const ir::Op& op = graph.node(id).op;
+    auto* chain = std::get_if<ir::Chain>(&op);
+    if ((chain && !runs_in_runtime(*chain)) || std::holds_alternative<ir::Sum>(op)) ids.push_back(id);
+  }
   return ids;
 }
 
-std::string chain_symbol(std::uint32_t id) { return "fxc_chain_" + std::to_string(id); }
+std::string kernel_symbol(std::uint32_t id) { return "fxc_node_" + std::to_string(id); }
 
 }  // namespace fxc::codegen

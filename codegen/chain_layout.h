@@ -40,10 +40,11 @@ ChainValues values_of(const ir::Chain& chain);
 /// FIR stage by FFT overlap-save.
 bool runs_in_runtime(const ir::Chain& chain);
 
-/// The ids of the chain nodes that have generated kernels, in increasing order.
-std::vector<std::uint32_t> kernel_chain_ids(const ir::Graph& graph);
+/// The ids of the nodes that have generated kernels (chains, except those the runtime runs
+/// itself, and sums), in increasing order.
+std::vector<std::uint32_t> kernel_node_ids(const ir::Graph& graph);
 
-/// The kernel's symbol for the chain at node `id`.
-std::string chain_symbol(std::uint32_t id);
+/// The symbol of the kernel for node `id`.
+std::string kernel_symbol(std::uint32_t id);
 
 }  // namespace fxc::codegen

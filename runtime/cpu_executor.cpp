@@ -113,7 +113,8 @@ class Executor {
         std::string error = run_chain(id, *chain);
         if (!error.empty()) return Unexpected{error};
       } else if (auto* sum = std::get_if<ir::Sum>(&node.op)) {
-        run_sum(id, *sum);
+        std::string error = run_sum(id, *sum);
+        if (!error.empty()) return Unexpected{error};
       } else if (ir::holds<ir::Output>(node)) {
         set(id, take_or_copy(node.operands[0]));
       } else {
@@ -201,20 +202,37 @@ class Executor {
     return {};
   }
 
-  void run_sum(ir::NodeId id, const ir::Sum& sum) {
+  std::string run_sum(ir::NodeId id, const ir::Sum& sum) {
+    FxcChainKernel kernel = kernels_.kernel(id);
+    if (!kernel) return "internal error (a bug in fxc): no kernel for sum %" + std::to_string(id);
     const ir::Node& node = g_.node(id);
     const Signal& first = *view_[node.operands[0]];
-    Signal out(first.channels(), first.samples(), dtype_);
+    std::size_t channels = first.channels();
+    // The result may take over the first operand's buffer when no one else reads it.
+    ir::NodeId head = node.operands[0];
+    bool in_place = owned_[head] && readers_[head] == 1;
+    std::optional<Signal> reused;
+    if (in_place) reused = std::move(*owned_[head]);
+    Signal out = in_place ? std::move(*reused)
+                          : Signal(channels, first.samples(), dtype_, Signal::Uninitialized{});
+    in_ptrs_.assign(node.operands.size() * channels, nullptr);
     for (std::size_t i = 0; i < node.operands.size(); ++i) {
-      const Signal& in = *view_[node.operands[i]];
-      T w = static_cast<T>(sum.weights[i]);
-      for (std::size_t c = 0; c < out.channels(); ++c) {
-        std::span<T> o = channel<T>(out, c);
-        std::span<const T> x = channel<T>(in, c);
-        for (std::size_t n = 0; n < o.size(); ++n) o[n] += w * x[n];
-      }
+      const Signal& in = in_place && i == 0 ? out : *view_[node.operands[i]];
+      for (std::size_t c = 0; c < channels; ++c) in_ptrs_[i * channels + c] = channel<T>(in, c).data();
     }
+    out_ptrs_.resize(channels);
+    for (std::size_t c = 0; c < channels; ++c) out_ptrs_[c] = channel<T>(out, c).data();
+    std::vector<T> weights(sum.weights.begin(), sum.weights.end());
+    FxcChainArgs args{in_ptrs_.data(), out_ptrs_.data(), static_cast<std::int64_t>(channels),
+                      static_cast<std::int64_t>(first.samples()), weights.data(), nullptr, nullptr,
+                      nullptr, nullptr};
+    {
+      FlushDenormals ftz;
+      kernel(&args);
+    }
+    ++counters().dispatches;
     set(id, std::move(out));
+    return {};
   }
 
   void set(ir::NodeId id, Signal value) {

@@ -28,7 +28,7 @@ std::map<std::string, std::shared_ptr<const codegen::CpuKernels>>& memory() {
 }
 
 std::vector<ir::NodeId> chain_ids(const ir::Graph& graph) {
-  return codegen::kernel_chain_ids(graph);
+  return codegen::kernel_node_ids(graph);
 }
 
 std::optional<std::string> read_whole(const fs::path& path) {

@@ -30,16 +30,24 @@ built=$(date +%s)
 
 rm -rf "$logs"
 mkdir -p "$logs"
-# log_path: reports go to files named PREFIX.PID, whichever process (a test binary, or an
-# fxc that a test runs) makes them. Leak checking is on by default with ASan on x86-64 Linux.
-export ASAN_OPTIONS="log_path=$logs/asan:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:${ASAN_OPTIONS:-}"
-export UBSAN_OPTIONS="log_path=$logs/ubsan:print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
+# A report must fail a test even where the process that makes it is an fxc whose exit status
+# 1 a test expects. ASan and LSan write to files named PREFIX.PID (log_path), which are
+# checked below. GCC's libubsan ignores log_path beside ASan and prints to stderr; abort_on_error
+# turns its reports into SIGABRT, which no test expects. ctest's full log is searched too.
+export ASAN_OPTIONS="log_path=$logs/asan:abort_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:${ASAN_OPTIONS:-}"
+export UBSAN_OPTIONS="log_path=$logs/ubsan:print_stacktrace=1:halt_on_error=1:abort_on_error=1:${UBSAN_OPTIONS:-}"
 export LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp:print_suppressions=0:${LSAN_OPTIONS:-}"
 status=0
-ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 3600 "$@" || status=$?
+ctest --test-dir "$build" --output-on-failure --output-log "$build/ctest-output.log" -j "$jobs" \
+  --timeout 3600 "$@" || status=$?
 done=$(date +%s)
 
 reports=$(find "$logs" -type f | sort)
+if grep -qE 'runtime error:|ERROR: (Address|Leak)Sanitizer' "$build/ctest-output.log"; then
+  echo "== sanitizer reports in the tests' output ($build/ctest-output.log):"
+  grep -E 'runtime error:|ERROR: (Address|Leak)Sanitizer' "$build/ctest-output.log"
+  status=1
+fi
 if [[ -n $reports ]]; then
   echo "== sanitizer reports ($(echo "$reports" | wc -l) files in $logs):"
   for f in $reports; do

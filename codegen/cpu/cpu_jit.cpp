@@ -41,14 +41,17 @@ Expected<llvm::orc::JITTargetMachineBuilder, std::string> host_builder() {
   return std::move(*builder);
 }
 
-std::vector<ir::NodeId> chain_ids(const ir::Graph& graph) { return kernel_chain_ids(graph); }
+std::vector<ir::NodeId> kernel_ids(const ir::Graph& graph) { return kernel_node_ids(graph); }
 
 std::unique_ptr<llvm::Module> build_module(llvm::LLVMContext& context, const ir::Graph& graph,
                                            llvm::TargetMachine& machine) {
   auto module = std::make_unique<llvm::Module>("fxc." + graph.name, context);
   module->setDataLayout(machine.createDataLayout());
   module->setTargetTriple(machine.getTargetTriple().str());
-  for (ir::NodeId id : chain_ids(graph)) emit_chain_kernel(*module, graph, id);
+  for (ir::NodeId id : kernel_ids(graph)) {
+    if (ir::holds<ir::Sum>(graph.node(id))) emit_sum_kernel(*module, graph, id);
+    else emit_chain_kernel(*module, graph, id);
+  }
   return module;
 }
 
@@ -120,7 +123,7 @@ Expected<std::shared_ptr<const CpuKernels>, std::string> compile_cpu_kernels(
   optimize(*module, **machine);
   auto object = object_file(*module, **machine);
   if (!object) return Unexpected{object.error()};
-  return load_cpu_kernels(*object, chain_ids(scheduled));
+  return load_cpu_kernels(*object, kernel_ids(scheduled));
 }
 
 Expected<std::shared_ptr<const CpuKernels>, std::string> load_cpu_kernels(
@@ -139,8 +142,8 @@ Expected<std::shared_ptr<const CpuKernels>, std::string> load_cpu_kernels(
 
   auto kernels = std::make_shared<LoadedKernels>();
   for (ir::NodeId id : ids) {
-    auto symbol = (*jit)->lookup(chain_symbol(id));
-    if (!symbol) return Unexpected{"compiled kernels lack " + chain_symbol(id) + ": " + message_of(symbol.takeError())};
+    auto symbol = (*jit)->lookup(kernel_symbol(id));
+    if (!symbol) return Unexpected{"compiled kernels lack " + kernel_symbol(id) + ": " + message_of(symbol.takeError())};
     kernels->kernels_[id] = symbol->toPtr<FxcChainKernel>();
   }
   kernels->jit = std::move(*jit);

@@ -438,7 +438,7 @@ void emit_chain_kernel(Module& module, const ir::Graph& graph, ir::NodeId id) {
   int lanes = vector ? passes::host_target().lanes(node.type.dtype) : 1;
   bool wavefront = chain.strategy == S::section_wavefront;
   int channels = chain.strategy == S::chunked_scan ? 0 : node.type.channels;
-  ChainEmitter(module, chain, node.type.dtype, channels, chain_symbol(id)).emit(lanes, wavefront);
+  ChainEmitter(module, chain, node.type.dtype, channels, kernel_symbol(id)).emit(lanes, wavefront);
 }
 
 }  // namespace fxc::codegen

@@ -9,6 +9,10 @@
 namespace fxc::codegen {
 namespace {
 
+// CUDA kernels keep their own names (docs/cuda.md): fxc_chain_<id> and fxc_sum_<id>.
+std::string cuda_chain_symbol(std::uint32_t id) { return "fxc_chain_" + std::to_string(id); }
+
+
 std::string str(long long v) { return std::to_string(v); }
 
 // The scalar type and the math functions of one dtype. The float functions are named
@@ -326,7 +330,7 @@ Expected<std::vector<CudaKernelInfo>, std::string> cuda_kernels(const ir::Graph&
       return Unexpected{where + " was not scheduled into a kernel: run the pass pipeline (fuse-chains) first"};
     if (chain->fir_method == ir::FirMethod::fft_overlap_save)
       return Unexpected{where + ": FFT overlap-save FIRs have no CUDA kernel; schedule with --target cuda"};
-    CudaKernelInfo k{chain_symbol(id), id, CudaKernelKind::chain_thread_per_channel, node.type.dtype, 0, {}};
+    CudaKernelInfo k{cuda_chain_symbol(id), id, CudaKernelKind::chain_thread_per_channel, node.type.dtype, 0, {}};
     switch (chain->strategy) {
       case S::gpu_thread_per_channel:
         k.note = "one thread per channel (gpu_thread_per_channel)";
