@@ -18,8 +18,9 @@ namespace fxc {
 
 /// Runs `scheduled` (the output of the whole pass pipeline, bound to the inputs' channel
 /// counts and a dtype) on `inputs`, in the order of scheduled.inputs(), from zero state.
-/// Inputs are converted to the graph's dtype; outputs have it. Sums run in the runtime,
-/// chains in `kernels`. Flush-to-zero and denormals-are-zero are set around each kernel call.
+/// Inputs are converted to the graph's dtype; outputs have it. Chains and sums run in
+/// `kernels` (a lone FFT FIR in the runtime). Flush-to-zero and denormals-are-zero are set
+/// around each kernel call.
 Expected<std::vector<Signal>, std::string> execute_cpu(const ir::Graph& scheduled,
                                                        const codegen::CpuKernels& kernels,
                                                        std::span<const Signal> inputs);
