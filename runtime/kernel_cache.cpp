@@ -61,7 +61,8 @@ KernelCache::KernelCache(std::string directory, std::uint64_t max_bytes)
     : directory_(std::move(directory)), max_bytes_(max_bytes) {}
 
 std::string KernelCache::key_text(const ir::Graph& scheduled) {
-  return std::string(kFormat) + "\nfxc " + kVersion + "\nbackend cpu\ntarget " +
+  return std::string(kFormat) + "\nfxc " + kVersion + "\nbackend cpu, code generation " +
+         std::to_string(codegen::kCpuCodegenVersion) + "\ntarget " +
          codegen::cpu_target_id() + "\ntoolchain " + codegen::llvm_version_string() +
          "\noptions O3\n" + ir::to_text(scheduled, {.locations = false, .shape_only = true});
 }

@@ -1,9 +1,9 @@
 // The kernel cache: compiled CPU kernels by a hash of the scheduled graph's shape, in memory
 // (per process) and on disk (shared between processes).
 //
-// The key is the SHA-256 of: a format version, the fxc version, the backend, the CPU name and
-// features, the LLVM version, and the canonical text of the scheduled graph's shape (no
-// coefficient values). A new cutoff, gain or sample rate therefore finds the same kernels.
+// The key is the SHA-256 of: a format version, the fxc version, the backend and the version of
+// its code generation, the CPU name and features, the LLVM version, and the canonical text of
+// the scheduled graph's shape (no coefficient values). A new cutoff, gain or sample rate therefore finds the same kernels.
 //
 // On disk, an entry is KEY.o (the object file) and KEY.meta (the text that produced the key,
 // the object's size and SHA-256, the chain node ids). Both are written to temporary names and

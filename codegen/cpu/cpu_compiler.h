@@ -36,6 +36,10 @@ Expected<std::shared_ptr<const CpuKernels>, std::string> compile_cpu_kernels(
 Expected<std::shared_ptr<const CpuKernels>, std::string> load_cpu_kernels(
     const std::string& object_code, const std::vector<ir::NodeId>& chain_ids);
 
+/// The version of the code this backend generates, part of every cache key: raise it whenever
+/// the generated code or its ABI changes, so no process loads kernels of another generation.
+inline constexpr int kCpuCodegenVersion = 2;
+
 /// The host CPU name and features as LLVM sees them (part of a cache key).
 std::string cpu_target_id();
 /// "LLVM 19.1.7".

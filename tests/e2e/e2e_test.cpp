@@ -16,8 +16,11 @@
 //  - float32 arithmetic (--dtype f32 on the compiled cpu target): 1e-5. Every operation
 //    rounds to 24 bits and a section's feedback amplifies that by about 1/(1 - r) for pole
 //    radius r; these graphs' filters (r <= 0.99) measure 2e-6 at worst.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
+
+#include <filesystem>
+#include <unistd.h>
 
 #include <stdlib.h>
 
@@ -523,4 +526,16 @@ TEST_CASE("several -i/-o groups run as one batch, each output as if run alone") 
                          data("mono_f64.npy"), "--fs", "44100", "-o", "w1.npy", "-o", "t1.npy"},
                         dir.path()),
                 2, "4 -o file(s) are needed for a batch of 2 item(s)");
+}
+
+// Every fxc this suite starts uses a kernel cache of its own, so runs of other builds (or of
+// other suites at the same time) never meet its entries.
+int main(int argc, char** argv) {
+  std::string cache = (std::filesystem::temp_directory_path() /
+                       ("fxc-test-cache-" + std::to_string(getpid()))).string();
+  setenv("FXC_CACHE_DIR", cache.c_str(), 1);
+  int status = doctest::Context(argc, argv).run();
+  std::error_code ignored;
+  std::filesystem::remove_all(cache, ignored);
+  return status;
 }

@@ -13,8 +13,11 @@
 //
 // Every text IR the cases print (`--emit ir`, `--emit ir-opt`, and each block of
 // `--print-after-all`) must also read back with ir::parse_graph and print identically.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
+
+#include <filesystem>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -310,4 +313,16 @@ TEST_CASE("the diff shows what changed") {
   CHECK(d.find("-c\n") != std::string::npos);
   CHECK(d.find("+X\n") != std::string::npos);
   CHECK(d.find(" b\n") != std::string::npos);
+}
+
+// Every fxc this suite starts uses a kernel cache of its own, so runs of other builds (or of
+// other suites at the same time) never meet its entries.
+int main(int argc, char** argv) {
+  std::string cache = (std::filesystem::temp_directory_path() /
+                       ("fxc-test-cache-" + std::to_string(getpid()))).string();
+  setenv("FXC_CACHE_DIR", cache.c_str(), 1);
+  int status = doctest::Context(argc, argv).run();
+  std::error_code ignored;
+  std::filesystem::remove_all(cache, ignored);
+  return status;
 }
