@@ -161,3 +161,41 @@ TEST_CASE("clear removes every entry") {
 
 }  // namespace
 }  // namespace fxc
+
+namespace fxc {
+namespace {
+
+TEST_CASE("two processes writing one key at once leave one valid entry") {
+  TempDir dir;
+  clear_memory_cache();
+  std::vector<pid_t> children;
+  for (int i = 0; i < 2; ++i) {
+    pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      clear_memory_cache();
+      KernelCache cache(dir.path.string());
+      DiagnosticEngine diags;
+      bool ok = cache.cpu_kernels(scheduled(700_Hz, 5), diags).has_value() && diags.diagnostics().empty();
+      _exit(ok ? 0 : 1);
+    }
+    children.push_back(child);
+  }
+  for (pid_t child : children) {
+    int status = 0;
+    waitpid(child, &status, 0);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+  clear_memory_cache();
+  KernelCache cache(dir.path.string());
+  CHECK(cache.list().size() == 1);
+  DiagnosticEngine diags;
+  auto hits = counters().disk_hits.load();
+  REQUIRE(cache.cpu_kernels(scheduled(700_Hz, 5), diags));
+  CHECK(diags.diagnostics().empty());
+  CHECK(counters().disk_hits - hits == 1);
+}
+
+}  // namespace
+}  // namespace fxc
