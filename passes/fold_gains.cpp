@@ -8,15 +8,17 @@
 namespace fxc::passes {
 namespace {
 
-// Algorithm: apply the first rule that matches anywhere, recompute users, and repeat until no
-// rule matches. Each rule removes a gain or a sum operand, so this ends. Folded nodes are
-// dropped at the end.
+// Algorithm: sweeps. Each sweep computes the users once, then visits every node and applies
+// the first rule that matches there, unless a rewrite earlier in the same sweep touched the
+// node or its neighbours (their users are then stale); sweeps repeat until one changes
+// nothing. Each rule removes a gain or a sum operand, so this ends, and a graph needs about as
+// many sweeps as its longest run of foldable nodes, not one per rewrite.
 class GainFolder {
  public:
   explicit GainFolder(ir::Graph graph) : g_(std::move(graph)), dead_(g_.size(), false) {}
 
   ir::Graph run() {
-    while (step()) {
+    while (sweep()) {
     }
     std::vector<bool> keep(g_.size());
     for (ir::NodeId id = 0; id < g_.size(); ++id) keep[id] = !dead_[id];
@@ -24,17 +26,39 @@ class GainFolder {
   }
 
  private:
-  bool step() {
+  bool sweep() {
     users_ = g_.users();
+    touched_.assign(g_.size(), false);
+    bool changed = false;
     for (ir::NodeId id = 0; id < g_.size(); ++id) {
-      if (dead_[id]) continue;
-      if (auto* sum = std::get_if<ir::Sum>(&g_.node(id).op)) {
-        if (merge_repeated_operands(id, *sum) || sum_of_one(id, *sum)) return true;
+      if (dead_[id] || near_touched(id)) continue;
+      std::vector<ir::NodeId> operands = g_.node(id).operands;  // a rewrite may clear them
+      bool done = false;
+      if (auto* sum = std::get_if<ir::Sum>(&g_.node(id).op))
+        done = merge_repeated_operands(id, *sum) || sum_of_one(id, *sum);
+      if (!done && std::holds_alternative<ir::Gain>(g_.node(id).op))
+        done = remove_unit_gain(id) || into_operand(id) || into_user(id);
+      if (done) {
+        touch_around(id, operands);
+        changed = true;
       }
-      if (!std::holds_alternative<ir::Gain>(g_.node(id).op)) continue;
-      if (remove_unit_gain(id) || into_operand(id) || into_user(id)) return true;
     }
+    return changed;
+  }
+
+  // A node whose own users or operands' users changed this sweep is left for the next one.
+  bool near_touched(ir::NodeId id) const {
+    if (touched_[id]) return true;
+    for (ir::NodeId operand : g_.node(id).operands)
+      if (touched_[operand]) return true;
+    for (ir::NodeId user : users_[id])
+      if (touched_[user]) return true;
     return false;
+  }
+  void touch_around(ir::NodeId id, const std::vector<ir::NodeId>& operands) {
+    touched_[id] = true;
+    for (ir::NodeId user : users_[id]) touched_[user] = true;
+    for (ir::NodeId operand : operands) touched_[operand] = true;
   }
 
   double gain_of(ir::NodeId id) const { return std::get<ir::Gain>(g_.node(id).op).gain; }
@@ -136,6 +160,7 @@ class GainFolder {
   ir::Graph g_;
   std::vector<bool> dead_;
   std::vector<std::vector<ir::NodeId>> users_;
+  std::vector<bool> touched_;
 };
 
 }  // namespace
