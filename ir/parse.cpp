@@ -1,6 +1,9 @@
 #include "ir/parse.h"
 
 #include <cctype>
+#include <climits>
+#include <cmath>
+#include <cstdint>
 #include <map>
 
 #include "support/float_format.h"
@@ -107,6 +110,10 @@ class Lexer {
   std::size_t pos_ = 0;
   std::uint32_t line_ = 1, col_ = 1;
 };
+
+// True when `v` is a whole number in [lo, hi]: checked before any cast, since converting an
+// out-of-range double to an integer is undefined behaviour (found by fuzzing).
+bool whole_in(double v, double lo, double hi) { return v >= lo && v <= hi && v == std::floor(v); }
 
 // An attribute value as written, before it is converted to a field's type.
 struct AttrValue {
@@ -223,7 +230,7 @@ class Parser {
     if (!expect_punct(":", "before the node's type")) return false;
     if (tok_.kind == Tok::number) {
       auto channels = parse_double(tok_.text);
-      if (!channels || *channels < 1 || *channels != static_cast<int>(*channels)) {
+      if (!channels || !whole_in(*channels, 1, 1 << 20)) {
         error(tok_.loc, "expected a channel count, found " + describe(tok_));
         return false;
       }
@@ -315,7 +322,7 @@ class Parser {
     for (std::uint32_t* part : {&loc.line, &loc.col}) {
       if (!expect_punct(":", "in a location")) return std::nullopt;
       auto v = tok_.kind == Tok::number ? parse_double(tok_.text) : std::nullopt;
-      if (!v || *v < 0 || *v != static_cast<std::uint32_t>(*v)) {
+      if (!v || !whole_in(*v, 0, UINT32_MAX)) {
         error(tok_.loc, "expected a line or column number, found " + describe(tok_));
         return std::nullopt;
       }
@@ -384,7 +391,7 @@ class Parser {
   }
   bool read(const AttrValue& v, int& out) {
     double d = 0;
-    if (!read(v, d) || d != static_cast<double>(static_cast<int>(d))) return fail(v, "an integer");
+    if (!read(v, d) || !whole_in(d, INT_MIN, INT_MAX)) return fail(v, "an integer");
     out = static_cast<int>(d);
     return true;
   }

@@ -231,7 +231,7 @@ int bench(const BenchOptions& o) {
                         {"fusion_speedup", u.median_ms / f.median_ms},
                         {"compile_ms", {{"cold", cold_ms}, {"disk_hit", disk_ms}, {"memory_hit", memory_ms}}},
                         {"max_abs_error_vs_f64_reference", o.check ? nlohmann::json(max_error) : nlohmann::json()}};
-    std::cout << j.dump(2) << '\n';
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return report(diags);
   }
   std::cout << fmt::format("{}: {} ch x {:g} s at {:g} Hz, {}, median of {}\n", o.graph,

@@ -37,7 +37,9 @@ int dump_ast(const DumpOptions& o) {
   DiagnosticEngine diags;
   auto ast = frontend::parse_fx_file(o.graph, diags);
   if (!ast) return report(diags);
-  if (o.format == "json") std::cout << frontend::ast_to_json(*ast).dump(2) << '\n';
+  // Names and file names come from users' files: invalid UTF-8 is replaced, not thrown on.
+  constexpr auto kReplace = nlohmann::json::error_handler_t::replace;
+  if (o.format == "json") std::cout << frontend::ast_to_json(*ast).dump(2, ' ', false, kReplace) << '\n';
   else if (o.format == "dot") std::cout << frontend::ast_to_dot(*ast);
   else std::cout << frontend::ast_to_text(*ast);
   return report(diags);
@@ -84,7 +86,8 @@ int dump(const DumpOptions& o) {
     std::cout << *text;
     return report(diags);
   }
-  if (o.format == "json") std::cout << ir::to_json(*result).dump(2) << '\n';
+  if (o.format == "json")
+    std::cout << ir::to_json(*result).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   else if (o.format == "dot") std::cout << ir::to_dot(*result);
   else if (!o.print_after_all) std::cout << ir::to_text(*result, {.locations = o.locations});
   return report(diags);
