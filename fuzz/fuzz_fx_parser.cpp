@@ -43,8 +43,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!ast) fuzz::property_failed("compile_fx_source succeeded where parse_fx_source failed",
                                     parse_diags.str());
     (void)ir::to_text(*graph);
-    (void)ir::to_json(*graph).dump(2);  // fxc dump --format json
-    (void)ir::to_dot(*graph);           // fxc dump --format dot
+    (void)ir::to_json(*graph).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+    (void)ir::to_dot(*graph);
   }
 
   constexpr std::string_view kSet = "#!set ";

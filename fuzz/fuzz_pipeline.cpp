@@ -64,7 +64,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)run_diags.str();
 
   if (!optimized) return 0;
-  (void)ir::to_json(*optimized).dump(2);
+  // As `fxc dump --format json` does: bytes that are not UTF-8 are replaced.
+  (void)ir::to_json(*optimized).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
   (void)ir::to_dot(*optimized);
   const std::string printed = ir::to_text(*optimized);
   DiagnosticEngine parse_diags;

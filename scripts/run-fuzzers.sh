@@ -55,16 +55,10 @@ if [[ -z "${CXX:-}" ]]; then
 fi
 [[ -n "${CXX:-}" ]] || { echo "no clang++ 15 or newer; apt-get install clang-19 libclang-rt-19-dev" >&2; exit 2; }
 
-# The top-level CMakeLists.txt adds fuzz/ when it has the FXC_FUZZ option; until then the
-# wrapper project in fuzz/standalone does.
-if grep -q FXC_FUZZ CMakeLists.txt; then source_dir=$root; else source_dir=$root/fuzz/standalone; fi
 build=$root/build-fuzz
-if [[ -f $build/CMakeCache.txt ]] &&
-   ! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$source_dir" "$build/CMakeCache.txt"; then
-  rm -rf "$build"  # configured from the other source directory
-fi
 # -O1 -g without NDEBUG, with libstdc++'s bounds checks: assertions are worth more than speed.
-cmake -S "$source_dir" -B "$build" -G Ninja -DFXC_FUZZ=ON -DFXC_BUILD_TESTS=OFF \
+# fuzz/ is added with the tests (FXC_BUILD_TESTS, on by default); only the targets are built.
+cmake -S "$root" -B "$build" -G Ninja -DFXC_FUZZ=ON -DFXC_BUILD_TESTS=ON \
   -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DCMAKE_CXX_FLAGS="-D_GLIBCXX_ASSERTIONS" >/dev/null
 cmake --build "$build" -j "$jobs" --target "${targets[@]}"
