@@ -32,7 +32,7 @@ while getopts "t:j:kh" opt; do
     t) seconds=$OPTARG ;;
     j) jobs=$OPTARG ;;
     k) skip_known=1 ;;
-    *) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))

@@ -4,10 +4,10 @@
 #
 #   scripts/sanitize.sh [-j JOBS] [CTEST_ARGS...]      e.g. scripts/sanitize.sh -L unit
 #
-# Fails (exit 1) if the build fails, a test fails, or any process reported anything: every
-# sanitizer report, including those of the fxc processes the golden and e2e tiers start
-# (whose stderr the tests compare), goes to build-asan/sanitizer-logs/, and the script prints
-# them. Leaks outside fxc are suppressed by scripts/lsan.supp, each with its reason.
+# Fails (exit 1) if the build fails, a test fails, or any process reported anything,
+# including the fxc processes the golden and e2e tiers start (see below for how). Prints the
+# reports and the time the build and the tests took. Leaks outside fxc are suppressed by
+# scripts/lsan.supp, each with its reason. -j, if given, comes first.
 # float-cast-overflow is named because GCC leaves it out of -fsanitize=undefined (clang does
 # not): a double converted to an integer type it does not fit is undefined behaviour.
 # Environment: CXX picks the compiler (default: the system c++, GCC on Debian 12).
