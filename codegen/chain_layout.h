@@ -29,6 +29,12 @@ struct ChainLayout {
 
 ChainLayout layout_of(const ir::Chain& chain);
 
+/// The type of a chain's coefficients, state, rings and arithmetic, for a signal of `signal`:
+/// float64 when the chain keeps its state in float64, else the signal's.
+inline DType compute_dtype(const ir::Chain& chain, DType signal) {
+  return chain.state_precision == ir::StatePrecision::f64 ? DType::f64 : signal;
+}
+
 /// The chain's values in layout order: coefficients (params) and delay lengths.
 struct ChainValues {
   std::vector<double> params;

@@ -35,10 +35,19 @@ std::string_view op_name(BinaryOp op) {
 
 // ---- a generic walk: each node is a label, a location and children with edge labels ----
 
+// A pair<string, DumpNode> inside DumpNode would instantiate pair with an incomplete type,
+// which only GCC accepts; vector of an incomplete type is allowed.
+struct DumpChild;
+
 struct DumpNode {
   std::string label;
   SourceLoc loc;
-  std::vector<std::pair<std::string, DumpNode>> children;  // edge label, child
+  std::vector<DumpChild> children;
+};
+
+struct DumpChild {
+  std::string edge;
+  DumpNode node;
 };
 
 DumpNode expr_node(const Expr& e);

@@ -334,6 +334,12 @@ class Lexer {
       while ((static_cast<unsigned char>(peek(length)) & 0xC0) == 0x80) ++length;
     std::string shown(text_.substr(pos_, length));
     advance(length);
+    // A control character or a byte that is not UTF-8 (a binary file) is shown by its code.
+    if (length == 1 && (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7F)) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      unsigned char byte = static_cast<unsigned char>(c);
+      shown = std::string("\\x") + kHex[byte >> 4] + kHex[byte & 15];
+    }
     diags_.error(loc, "unexpected character '" + shown + "'", "fx-lex");
     push_error(loc, shown);
   }

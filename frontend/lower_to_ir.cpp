@@ -268,6 +268,11 @@ class Lowerer {
     if (lhs.kind == Kind::constant && rhs.kind == Kind::constant) {
       std::optional<double> l = linear(lhs), r = linear(rhs);
       if (!l || !r) return {};
+      if (!std::isfinite(*l * *r)) {
+        error(b.op_loc, "the product of " + written(lhs.number) + " and " + written(rhs.number) +
+                            " is too large for a gain");
+        return {};
+      }
       Value v;
       v.kind = Kind::constant;
       v.number.value = *l * *r;
@@ -382,7 +387,12 @@ class Lowerer {
   std::optional<double> linear(const Value& v) {
     const NumberExpr& n = v.number;
     if (n.unit == Unit::none) return n.value;
-    if (n.unit == Unit::db) return std::pow(10.0, n.value / 20);
+    if (n.unit == Unit::db) {
+      double g = std::pow(10.0, n.value / 20);
+      if (std::isfinite(g)) return g;
+      error(v.loc, "a gain of " + written(n) + " is too large (10^(gain/20) overflows)");
+      return std::nullopt;
+    }
     error(v.loc, "expected a gain (a plain number, or a level in dB), found " + written(n) + " (" +
                      std::string(unit_quantity(n.unit)) + ")");
     return std::nullopt;

@@ -135,7 +135,12 @@ double StageArgs::linear_gain(std::string_view param, double fallback) {
   if (!e) return fallback;
   const NumberExpr* n = number(*e, param, "a gain (a plain number, or a level in dB)");
   if (!n) return fallback;
-  if (n->unit == Unit::db) return std::pow(10.0, n->value / 20);
+  if (n->unit == Unit::db) {
+    double g = std::pow(10.0, n->value / 20);
+    if (std::isfinite(g)) return g;
+    error(e->loc, "a gain of " + written(*n) + " is too large (10^(gain/20) overflows)");
+    return fallback;
+  }
   if (n->unit != Unit::none) {
     error(e->loc, "expected a gain (a plain number, or a level in dB) for " + quoted(param) +
                       ", found " + with_quantity(*n));
@@ -168,6 +173,11 @@ ir::Delay StageArgs::delay(std::string_view param) {
   }
   if (n->value < 0) {
     error(e->loc, "delay must be at least 0, got " + written(*n));
+    return {0, ir::DelayUnit::samples};
+  }
+  if (out.unit == ir::DelayUnit::samples && out.amount > ir::Delay::kMaxSamples) {
+    error(e->loc, "delay must be at most " + format_double(ir::Delay::kMaxSamples) +
+                      " samples, got " + written(*n));
     return {0, ir::DelayUnit::samples};
   }
   if (out.unit == ir::DelayUnit::samples && out.amount != std::floor(out.amount)) {

@@ -22,12 +22,14 @@ constexpr std::string_view kStrategies[] = {"none",
                                             "gpu_thread_per_channel",
                                             "gpu_chunked_scan"};
 constexpr std::string_view kFirMethods[] = {"none", "direct", "fft_overlap_save"};
+constexpr std::string_view kStatePrecisions[] = {"signal", "f64"};
 
 template <class E>
 std::span<const std::string_view> names_of() {
   if constexpr (std::is_same_v<E, DelayUnit>) return kDelayUnits;
   else if constexpr (std::is_same_v<E, IirStrategy>) return kStrategies;
-  else return kFirMethods;
+  else if constexpr (std::is_same_v<E, FirMethod>) return kFirMethods;
+  else return kStatePrecisions;
 }
 
 }  // namespace
@@ -58,6 +60,9 @@ std::vector<std::string_view> kind_names() {
 std::string_view name(DelayUnit unit) { return kDelayUnits[static_cast<int>(unit)]; }
 std::string_view name(IirStrategy strategy) { return kStrategies[static_cast<int>(strategy)]; }
 std::string_view name(FirMethod method) { return kFirMethods[static_cast<int>(method)]; }
+std::string_view name(StatePrecision precision) {
+  return kStatePrecisions[static_cast<int>(precision)];
+}
 
 template <class E>
 std::optional<E> parse_ir_enum(std::string_view word) {
@@ -74,9 +79,11 @@ std::vector<std::string_view> ir_enum_names() {
 template std::optional<DelayUnit> parse_ir_enum<DelayUnit>(std::string_view);
 template std::optional<IirStrategy> parse_ir_enum<IirStrategy>(std::string_view);
 template std::optional<FirMethod> parse_ir_enum<FirMethod>(std::string_view);
+template std::optional<StatePrecision> parse_ir_enum<StatePrecision>(std::string_view);
 template std::vector<std::string_view> ir_enum_names<DelayUnit>();
 template std::vector<std::string_view> ir_enum_names<IirStrategy>();
 template std::vector<std::string_view> ir_enum_names<FirMethod>();
+template std::vector<std::string_view> ir_enum_names<StatePrecision>();
 
 bool is_specification(const Op& op) {
   if (const auto* delay = std::get_if<Delay>(&op)) return delay->unit == DelayUnit::seconds;

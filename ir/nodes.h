@@ -191,6 +191,9 @@ struct Sum {
 struct Delay {
   static constexpr std::string_view kKind = "delay";
   static constexpr int kArity = 1;
+  /// The longest delay, in samples (about 240 days at 48 kHz): lengths stay exact in a double
+  /// and in the kernels' 64-bit positions.
+  static constexpr double kMaxSamples = 1e12;
   double amount = 0;
   DelayUnit unit = DelayUnit::samples;
   template <class Self, class V>
@@ -236,6 +239,11 @@ enum class IirStrategy {
 /// How a kernel runs its FIR stages.
 enum class FirMethod { none, direct, fft_overlap_save };
 
+/// The type a chain's coefficients, state and arithmetic use. `f64` on a float32 chain: the
+/// signal is read and written as float32, everything between in float64, for filters whose
+/// poles sit so close to the unit circle that float32 state loses the signal (docs/errors.md).
+enum class StatePrecision { signal, f64 };
+
 struct Chain {
   static constexpr std::string_view kKind = "chain";
   static constexpr int kArity = 1;
@@ -244,6 +252,7 @@ struct Chain {
   int chunk_length = 0;  ///< samples per chunk, for the chunked strategies
   FirMethod fir_method = FirMethod::none;
   int fft_block = 0;     ///< FFT length, for fft_overlap_save
+  StatePrecision state_precision = StatePrecision::signal;
   std::string reason;    ///< why select_strategy chose this, for people
   template <class Self, class V>
   static void fields(Self& self, V&& v) {
@@ -252,6 +261,7 @@ struct Chain {
     v(FieldRole::shape, "chunk_length", self.chunk_length);
     v(FieldRole::shape, "fir_method", self.fir_method);
     v(FieldRole::shape, "fft_block", self.fft_block);
+    v(FieldRole::shape, "state_precision", self.state_precision);
     v(FieldRole::label, "reason", self.reason);
   }
 };
@@ -275,7 +285,8 @@ std::vector<std::string_view> kind_names();
 std::string_view name(DelayUnit unit);
 std::string_view name(IirStrategy strategy);
 std::string_view name(FirMethod method);
-/// Inverse of name() for DelayUnit, IirStrategy and FirMethod.
+std::string_view name(StatePrecision precision);
+/// Inverse of name() for DelayUnit, IirStrategy, FirMethod and StatePrecision.
 template <class E>
 std::optional<E> parse_ir_enum(std::string_view word);
 template <class E>

@@ -410,7 +410,7 @@ class Parser {
     requires std::is_enum_v<E>
   bool read(const AttrValue& v, E& out) {
     constexpr bool kIrEnum = std::is_same_v<E, DelayUnit> || std::is_same_v<E, IirStrategy> ||
-                             std::is_same_v<E, FirMethod>;
+                             std::is_same_v<E, FirMethod> || std::is_same_v<E, StatePrecision>;
     std::optional<E> e;
     if (v.kind == AttrValue::word) {
       if constexpr (kIrEnum) e = parse_ir_enum<E>(v.text);

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "ir/graph_algorithms.h"
+#include "support/float_format.h"
 
 namespace fxc::ir {
 namespace {
@@ -102,6 +103,8 @@ class Verifier {
     if (!finite(p.amount) || p.amount < 0) error(id, "delay must be a finite number >= 0");
     if (p.unit == DelayUnit::samples && p.amount != std::floor(p.amount))
       error(id, "a delay in samples must be a whole number");
+    if (p.unit == DelayUnit::samples && p.amount > Delay::kMaxSamples)
+      error(id, "a delay in samples must be at most " + format_double(Delay::kMaxSamples));
   }
   void check_payload(NodeId, const Tanh&) {}
   void check_payload(NodeId id, const Chain& p) {

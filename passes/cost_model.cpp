@@ -96,6 +96,12 @@ Schedule choose_iir(const ChainSummary& chain, int channels, const PassContext& 
 
 }  // namespace
 
+ir::StatePrecision choose_state_precision(const ChainSummary& chain, const PassContext& context) {
+  bool close = chain.sections > 0 && chain.max_pole_radius >= context.thresholds.f64_state_pole_radius;
+  return context.binding.dtype == DType::f32 && close ? ir::StatePrecision::f64
+                                                      : ir::StatePrecision::signal;
+}
+
 Schedule choose_schedule(const ChainSummary& chain, int channels, const PassContext& context) {
   const std::size_t max_taps = chain.max_taps;
   Schedule s;

@@ -45,7 +45,12 @@ struct ChainSummary {
 /// of each chunk runs this long.
 double decay_samples(double max_pole_radius, DType dtype);
 
-/// The schedule for a chain over `channels` channels of the binding's dtype.
+/// Float64 for a float32 binding whose chain has a pole at least
+/// thresholds.f64_state_pole_radius from the origin; otherwise the signal's own type.
+ir::StatePrecision choose_state_precision(const ChainSummary& chain, const PassContext& context);
+
+/// The schedule for a chain over `channels` channels of the binding's dtype (for a chain
+/// computing in float64, pass a context whose binding dtype is f64).
 Schedule choose_schedule(const ChainSummary& chain, int channels, const PassContext& context);
 
 }  // namespace fxc::passes

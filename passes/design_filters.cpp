@@ -63,8 +63,10 @@ class FilterDesigner {
     if (delay.unit != ir::DelayUnit::seconds) return;
     // Nearest sample, halves up, as the language specifies.
     double samples = std::floor(delay.amount * fs_hz_ + 0.5);
-    if (!std::isfinite(samples) || samples < 0 || samples > 1e12) {
-      error(id, "d", "delay of " + format_double(delay.amount) + " s is out of range");
+    if (!std::isfinite(samples) || samples < 0 || samples > ir::Delay::kMaxSamples) {
+      error(id, "d", "delay of " + format_double(delay.amount) + " s is out of range: " +
+                         format_double(samples) + " samples at " + format_double(fs_hz_) +
+                         " Hz (at most " + format_double(ir::Delay::kMaxSamples) + ")");
       return;
     }
     graph_.node(id).op = ir::Delay{samples, ir::DelayUnit::samples};

@@ -1,5 +1,7 @@
 #include "passes/fold_gains.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "ir/graph_algorithms.h"
@@ -102,6 +104,8 @@ class GainFolder {
     bool folded = false;
     if (auto* sum = std::get_if<ir::Sum>(&u.op)) {
       for (std::size_t i = 0; i < u.operands.size(); ++i)
+        if (u.operands[i] == id && !std::isfinite(sum->weights[i] * gain_of(id))) return false;
+      for (std::size_t i = 0; i < u.operands.size(); ++i)
         if (u.operands[i] == id) sum->weights[i] *= gain_of(id);
       folded = true;
     } else if (!ir::holds<ir::Output>(u)) {
@@ -113,9 +117,12 @@ class GainFolder {
     return true;
   }
 
-  // Multiplies the output of a linear node by `k`, if it is a kind that can absorb a gain.
+  // Multiplies the output of a linear node by `k`, if it is a kind that can absorb a gain and
+  // no value overflows (then the gain stays a stage of its own, and the samples overflow as
+  // they would unfolded).
   bool scale(ir::NodeId id, double k) {
     ir::Op& op = g_.node(id).op;
+    if (!scaled_values_finite(op, k)) return false;
     if (auto* gain = std::get_if<ir::Gain>(&op)) {
       gain->gain *= k;
     } else if (auto* sos = std::get_if<ir::SosCascade>(&op)) {
@@ -128,6 +135,18 @@ class GainFolder {
     } else {
       return false;
     }
+    return true;
+  }
+
+  static bool scaled_values_finite(const ir::Op& op, double k) {
+    auto finite = [k](double v) { return std::isfinite(v * k); };
+    if (auto* gain = std::get_if<ir::Gain>(&op)) return finite(gain->gain);
+    if (auto* sos = std::get_if<ir::SosCascade>(&op)) {
+      const design::Section& s = sos->sections.front();
+      return finite(s.b0) && finite(s.b1) && finite(s.b2);
+    }
+    if (auto* fir = std::get_if<ir::FirFilter>(&op)) return std::all_of(fir->taps.begin(), fir->taps.end(), finite);
+    if (auto* sum = std::get_if<ir::Sum>(&op)) return std::all_of(sum->weights.begin(), sum->weights.end(), finite);
     return true;
   }
 
@@ -146,6 +165,7 @@ class GainFolder {
       }
     }
     if (operands.size() == node.operands.size()) return false;
+    if (!std::all_of(weights.begin(), weights.end(), [](double w) { return std::isfinite(w); })) return false;
     node.operands = std::move(operands);
     sum.weights = std::move(weights);
     return true;

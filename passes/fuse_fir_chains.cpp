@@ -1,5 +1,8 @@
 #include "passes/fuse_fir_chains.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "ir/rewrite.h"
 #include "passes/cost_model.h"
 
@@ -26,7 +29,11 @@ ir::Graph fuse_fir_chains(const ir::Graph& graph, PassContext& context) {
     if (fir_cost(merged, context) >
         fir_cost(fir->taps.size(), context) + fir_cost(first->taps.size(), context))
       return false;
-    fir->taps = convolve(first->taps, fir->taps);
+    std::vector<double> taps = convolve(first->taps, fir->taps);
+    // Taps so large that their products overflow stay two filters, which overflow (or not)
+    // sample by sample as written.
+    if (!std::all_of(taps.begin(), taps.end(), [](double t) { return std::isfinite(t); })) return false;
+    fir->taps = std::move(taps);
     return true;
   });
 }

@@ -1,5 +1,7 @@
 #include "passes/select_strategy.h"
 
+#include <fmt/format.h>
+
 #include "design/filter_design.h"
 #include "passes/cost_model.h"
 
@@ -21,7 +23,14 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
       if (auto* fir = std::get_if<ir::FirFilter>(&stage))
         summary.max_taps = std::max(summary.max_taps, fir->taps.size());
     }
-    Schedule s = choose_schedule(summary, out.node(id).type.channels, context);
+    ir::StatePrecision precision = choose_state_precision(summary, context);
+    PassContext computing = context;
+    if (precision == ir::StatePrecision::f64) computing.binding.dtype = DType::f64;
+    Schedule s = choose_schedule(summary, out.node(id).type.channels, computing);
+    if (precision == ir::StatePrecision::f64)
+      s.reason += fmt::format("; float64 state (pole radius {:.6g} >= {:g})", summary.max_pole_radius,
+                              context.thresholds.f64_state_pole_radius);
+    chain->state_precision = precision;
     chain->strategy = s.strategy;
     chain->chunk_length = s.chunk_length;
     chain->fir_method = s.fir_method;

@@ -27,6 +27,11 @@ struct StrategyThresholds {
   double chunk_decay_ratio = 1.0;
   /// FFT overlap-save instead of direct FIR from this many taps (CPU).
   int fir_fft_min_taps = 64;
+  /// Float32 chains with a pole at least this close to the unit circle (largest pole
+  /// radius >= this) keep their state and arithmetic in float64: float32 state there loses
+  /// the signal in rounding noise (docs/errors.md, "Numerical accuracy"). 0: always; above
+  /// 1: never.
+  double f64_state_pole_radius = 0.99;
   /// GPU: one thread per channel from this many channels; below, chunked scan over time.
   int gpu_min_channels = 2048;
   /// Chunk length of the GPU chunked scan (samples).

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "support/float_format.h"
+
 namespace fxc {
 namespace {
 
@@ -81,7 +83,7 @@ int combine(const Container& container, const Subtype& subtype) {
 // libsndfile's messages read "System error : No such file or directory." or "Error : Opus
 // only supports ..."; inside ours they read better without the prefix and the full stop.
 std::string tidy(std::string message) {
-  for (const std::string prefix : {"System error : ", "Error : "})
+  for (const std::string prefix : {"System error : ", "Internal error : ", "Error : "})
     if (message.rfind(prefix, 0) == 0) message.erase(0, prefix.size());
   while (!message.empty() &&
          (message.back() == '.' || message.back() == '\n' || message.back() == ' '))
@@ -90,9 +92,12 @@ std::string tidy(std::string message) {
 }
 
 std::string open_error() {
-  if (sf_error(nullptr) == SF_ERR_UNRECOGNISED_FORMAT)
+  int code = sf_error(nullptr);
+  if (code == SF_ERR_UNRECOGNISED_FORMAT)
     return "not a format libsndfile recognises (WAV, FLAC, Ogg, AIFF, ...)";
-  return tidy(sf_strerror(nullptr));
+  if (code == SF_ERR_SYSTEM) return tidy(sf_strerror(nullptr));
+  // Everything else is about the file's contents; libsndfile's own words follow.
+  return "a damaged or unsupported header (libsndfile: " + tidy(sf_strerror(nullptr)) + ")";
 }
 
 // libsndfile reads a WAV or AIFF whose data chunk runs past the end of the file as a shorter
@@ -223,8 +228,9 @@ Expected<std::monostate, std::string> write_audio(int fd, const Signal& signal,
   using E = Unexpected<std::string>;
   if (!(sample_rate_hz >= 1 && sample_rate_hz <= INT_MAX) ||
       sample_rate_hz != std::floor(sample_rate_hz))
-    return E{"audio files store a whole number of Hz as the sample rate, not " +
-             std::to_string(sample_rate_hz)};
+    return E{"audio files store the sample rate as a whole number of Hz from 1 to " +
+             std::to_string(INT_MAX) + ", not " + format_double(sample_rate_hz) +
+             " (write a .npy file, which stores none)"};
   if (signal.channels() > INT_MAX) return E{"too many channels"};
 
   SF_INFO info{};

@@ -26,4 +26,25 @@ std::optional<std::vector<std::vector<Signal>>> run_batch(const ir::Graph& graph
                                                           CpuCompileRequest request,
                                                           DiagnosticEngine& diags);
 
+// The steps of run_batch around the run, shared with the CUDA batch
+// (runtime/cuda_executor.h, run_batch_cuda).
+
+/// `graph` bound to the items' channel counts (declared counts checked) with every input's
+/// channels multiplied by the number of items, and the longest item's length. Errors (items
+/// that do not match the graph or each other) go to `diags`.
+struct WideBatch {
+  ir::Graph graph;
+  std::size_t longest = 0;
+};
+std::optional<WideBatch> widen_batch(const ir::Graph& graph, const std::vector<BatchItem>& items,
+                                     DiagnosticEngine& diags);
+
+/// The items' signals side by side as channels (item b's channel c at b x channels + c), in
+/// `dtype`, each padded with zeros to `longest`.
+std::vector<Signal> lay_out_batch(const std::vector<BatchItem>& items, std::size_t longest, DType dtype);
+
+/// The outputs of a run on lay_out_batch's signals, split back into each item's outputs cut
+/// to its length.
+std::vector<std::vector<Signal>> split_batch(const std::vector<Signal>& wide, const std::vector<BatchItem>& items);
+
 }  // namespace fxc

@@ -23,6 +23,21 @@ std::optional<ir::Graph> bind_inputs(const ir::Graph& graph, std::span<const Sig
       ok = false;
     }
   }
+  // Every input of a graph has the same length (docs/fx-language.md).
+  auto name = [&](std::size_t i) {
+    return i < sources.size() ? "'" + sources[i] + "'" : "input " + std::to_string(i + 1);
+  };
+  for (std::size_t i = 1; i < inputs.size() && i < signals.size(); ++i)
+    if (signals[i].samples() != signals[0].samples()) {
+      diags.error({},
+                  "inputs have different lengths: " + name(0) + " has " +
+                      std::to_string(signals[0].samples()) + " samples, " + name(i) + " has " +
+                      std::to_string(signals[i].samples()) +
+                      " (every input of a graph must have the same length)",
+                  "fxc-length");
+      ok = false;
+      break;
+    }
   if (!ok) return std::nullopt;
   return bound;
 }

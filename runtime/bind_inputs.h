@@ -14,7 +14,8 @@ namespace fxc {
 
 /// `graph` with each input declared without a channel count given its signal's count. An
 /// input declared with a count that differs from its signal's is reported at the
-/// declaration, naming `sources[i]` (a file name) when given.
+/// declaration, naming `sources[i]` (a file name) when given; signals of different lengths
+/// are an error too.
 std::optional<ir::Graph> bind_inputs(const ir::Graph& graph, std::span<const Signal> signals,
                                      DiagnosticEngine& diags,
                                      std::span<const std::string> sources = {});

@@ -6,87 +6,10 @@
 #include <vector>
 
 #include "codegen/chain_layout.h"
+#include "runtime/linear_chain.h"
 
 namespace fxc {
 namespace {
-
-// The chain as a float64 linear system whose state is every section's (z0, z1), in the
-// kernel's state layout.
-class LinearChain {
- public:
-  explicit LinearChain(const ir::Chain& chain) {
-    for (const ir::Stage& stage : chain.stages) {
-      if (auto* sos = std::get_if<ir::SosCascade>(&stage))
-        for (const design::Section& s : sos->sections) ops_.push_back({false, 1, s});
-      else if (auto* gain = std::get_if<ir::Gain>(&stage))
-        ops_.push_back({true, gain->gain, {}});
-    }
-    for (const Op& op : ops_) dimension_ += op.is_gain ? 0 : 2;
-  }
-
-  int dimension() const { return dimension_; }
-
-  /// One sample through the chain, transposed direct form II; advances `z`.
-  double step(double* z, double x) const {
-    double v = x;
-    int k = 0;
-    for (const Op& op : ops_) {
-      if (op.is_gain) {
-        v *= op.gain;
-        continue;
-      }
-      const design::Section& s = op.section;
-      double y = s.b0 * v + z[k];
-      z[k] = s.b1 * v - s.a1 * y + z[k + 1];
-      z[k + 1] = s.b2 * v - s.a2 * y;
-      v = y;
-      k += 2;
-    }
-    return v;
-  }
-
-  /// A: the state after one step with zero input, as a matrix (row-major, D x D).
-  std::vector<double> transition() const {
-    int d = dimension_;
-    std::vector<double> a(d * d, 0.0), z(d);
-    for (int i = 0; i < d; ++i) {
-      std::fill(z.begin(), z.end(), 0.0);
-      z[i] = 1;
-      step(z.data(), 0.0);
-      for (int r = 0; r < d; ++r) a[r * d + i] = z[r];
-    }
-    return a;
-  }
-
- private:
-  struct Op {
-    bool is_gain;
-    double gain;
-    design::Section section;
-  };
-  std::vector<Op> ops_;
-  int dimension_ = 0;
-};
-
-std::vector<double> multiply(const std::vector<double>& a, const std::vector<double>& b, int d) {
-  std::vector<double> c(d * d, 0.0);
-  for (int i = 0; i < d; ++i)
-    for (int k = 0; k < d; ++k)
-      for (int j = 0; j < d; ++j) c[i * d + j] += a[i * d + k] * b[k * d + j];
-  return c;
-}
-
-// A^n by repeated squaring, in float64: the carries must not lose what float32 would.
-std::vector<double> power(std::vector<double> a, std::int64_t n, int d) {
-  std::vector<double> result(d * d, 0.0);
-  for (int i = 0; i < d; ++i) result[i * d + i] = 1;
-  while (n > 0) {
-    if (n & 1) result = multiply(result, a, d);
-    a = multiply(a, a, d);
-    n >>= 1;
-  }
-  return result;
-}
 
 template <class T>
 T* samples_of(Signal& s, std::size_t c) {
@@ -116,9 +39,10 @@ void parallel_for(std::int64_t count, std::int64_t grain, int threads, F work) {
   for (auto& t : pool) t.join();
 }
 
-template <class T>
+// T: the signal's type; C: the kernel's coefficients and state (compute_dtype).
+template <class T, class C>
 void run(const ir::Chain& chain, FxcChainKernel kernel, const Signal& in, Signal& out,
-         T* channel_state, int lanes, int threads) {
+         C* channel_state, int lanes, int threads) {
   const std::int64_t channels = static_cast<std::int64_t>(in.channels());
   const std::int64_t n = static_cast<std::int64_t>(in.samples());
   LinearChain linear(chain);
@@ -143,9 +67,9 @@ void run(const ir::Chain& chain, FxcChainKernel kernel, const Signal& in, Signal
       in_ptrs[c * k + j] = samples_of<T>(in, c) + j * length;
       out_ptrs[c * k + j] = samples_of<T>(out, c) + j * length;
     }
-  std::vector<T> state(lane_count * d, T(0));
-  std::vector<T> params;
-  for (double v : codegen::values_of(chain).params) params.push_back(static_cast<T>(v));
+  std::vector<C> state(lane_count * d, C(0));
+  std::vector<C> params;
+  for (double v : codegen::values_of(chain).params) params.push_back(static_cast<C>(v));
   parallel_for(lane_count, lanes, threads, [&](std::int64_t begin, std::int64_t end) {
     FxcChainArgs args{in_ptrs.data() + begin, out_ptrs.data() + begin, end - begin, length,
                       params.data(), nullptr, state.data() + begin * d, nullptr, nullptr};
@@ -153,7 +77,7 @@ void run(const ir::Chain& chain, FxcChainKernel kernel, const Signal& in, Signal
   });
 
   // The exact state at each chunk's start: s[j+1] = end_state_from_zero[j] + A^L s[j].
-  std::vector<double> a_to_l = power(linear.transition(), length, d);
+  std::vector<double> a_to_l = linear.transition_power(length);
   std::vector<double> starts(lane_count * d, 0.0), carry(d), next(d);
   std::vector<std::vector<double>> tail_state(channels, std::vector<double>(d, 0.0));
   for (std::int64_t c = 0; c < channels; ++c) {
@@ -179,11 +103,14 @@ void run(const ir::Chain& chain, FxcChainKernel kernel, const Signal& in, Signal
       std::copy(starts.begin() + lane * d, starts.begin() + (lane + 1) * d, z.begin());
       double scale = 0;
       for (double v : z) scale = std::max(scale, std::abs(v));
-      if (scale == 0) continue;
+      // A NaN or infinite state (after a NaN or an infinity in the input) never decays: as in
+      // a sequential run, it reaches every later sample, so there is no early stop.
+      bool finite = std::all_of(z.begin(), z.end(), [](double v) { return std::isfinite(v); });
+      if (finite && scale == 0) continue;
       T* y = static_cast<T*>(out_ptrs[lane]);
       for (std::int64_t i = 0; i < length; ++i) {
         y[i] = static_cast<T>(y[i] + linear.step(z.data(), 0.0));
-        if ((i & 31) == 31) {
+        if (finite && (i & 31) == 31) {
           double left = 0;
           for (double v : z) left = std::max(left, std::abs(v));
           if (left <= tolerance * scale) break;
@@ -198,7 +125,7 @@ void run(const ir::Chain& chain, FxcChainKernel kernel, const Signal& in, Signal
     T* y = samples_of<T>(out, c);
     for (std::int64_t i = k * length; i < n; ++i)
       y[i] = static_cast<T>(linear.step(tail_state[c].data(), static_cast<double>(x[i])));
-    for (int r = 0; r < d; ++r) channel_state[c * d + r] = static_cast<T>(tail_state[c][r]);
+    for (int r = 0; r < d; ++r) channel_state[c * d + r] = static_cast<C>(tail_state[c][r]);
   }
 }
 
@@ -215,10 +142,13 @@ bool chunked_scan_applies(const ir::Chain& chain) {
 
 void run_chunked_scan(const ir::Chain& chain, FxcChainKernel kernel, const Signal& in,
                       Signal& out, void* state, int lanes, int threads) {
-  if (in.dtype() == DType::f32)
-    run<float>(chain, kernel, in, out, static_cast<float*>(state), lanes, threads);
+  DType compute = codegen::compute_dtype(chain, in.dtype());
+  if (in.dtype() == DType::f64)
+    run<double, double>(chain, kernel, in, out, static_cast<double*>(state), lanes, threads);
+  else if (compute == DType::f64)
+    run<float, double>(chain, kernel, in, out, static_cast<double*>(state), lanes, threads);
   else
-    run<double>(chain, kernel, in, out, static_cast<double*>(state), lanes, threads);
+    run<float, float>(chain, kernel, in, out, static_cast<float*>(state), lanes, threads);
 }
 
 }  // namespace fxc

@@ -18,7 +18,7 @@ bool chunked_scan_applies(const ir::Chain& chain);
 
 /// Runs `chain` (chunked_scan strategy, kernel compiled for lanes) from `in` into `out`
 /// (which may be the same signal) with `threads` threads, starting from the section state in
-/// `state` (T[channels][2 * sections], the kernel's layout; T is the signal's type) and
+/// `state` (C[channels][2 * sections], the kernel's layout; C is codegen::compute_dtype's) and
 /// leaving the final state there, so blocks of a stream continue exactly.
 void run_chunked_scan(const ir::Chain& chain, FxcChainKernel kernel, const Signal& in,
                       Signal& out, void* state, int lanes, int threads);

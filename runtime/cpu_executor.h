@@ -49,6 +49,14 @@ class CpuStream {
   std::shared_ptr<const StreamState> snapshot() const;
   void restore(const StreamState& state);
 
+  /// The state as bytes, to keep in a file and load into a stream of the same graph shape in
+  /// another process (same machine architecture: numbers are in host byte order). The
+  /// coefficients are not part of it: they are the stream's graph's.
+  std::string save_state() const;
+  /// Replaces the state with one from save_state. Fails, and keeps the current state, for
+  /// bytes that are damaged, truncated, or from a graph of another shape or sample type.
+  Expected<std::monostate, std::string> load_state(std::string_view bytes);
+
   /// New values for the same shape (a new cutoff, gain, or --set): `scheduled` must have the
   /// stream's structural hash. The state is kept, so the filter continues from where it was
   /// with its new coefficients from the next block on.

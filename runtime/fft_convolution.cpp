@@ -1,6 +1,7 @@
 #include "runtime/fft_convolution.h"
 
 #include <algorithm>
+#include <cmath>
 #include <complex>
 #include <memory>
 
@@ -58,6 +59,19 @@ void fft_convolve(std::span<const double> taps, std::span<const float> x, std::s
     // The history for the next step: the last L - 1 inputs up to start + count.
     for (std::size_t k = 0; k < history.size(); ++k)
       next_history[k] = frame[count + k];
+    // A NaN or an infinity would spread through the transform to every output of the step,
+    // earlier ones included; such a step is convolved directly instead, so that it reaches
+    // only the outputs it touches, as in the reference interpreter.
+    if (!std::all_of(frame.begin(), frame.begin() + history.size() + count,
+                     [](float v) { return std::isfinite(v); })) {
+      for (std::size_t i = 0; i < count; ++i) {
+        double sum = 0;
+        for (std::size_t k = 0; k < l; ++k) sum += taps[k] * frame[history.size() + i - k];
+        y[start + i] = static_cast<float>(sum);
+      }
+      history.swap(next_history);
+      continue;
+    }
     kiss_fftr(plan.forward, frame.data(), spectrum.data());
     for (std::size_t b = 0; b < bins; ++b) {
       std::complex<float> product = std::complex<float>(spectrum[b].r, spectrum[b].i) *

@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "codegen/chain_layout.h"
+#include "codegen/cuda/emit_cuda.h"
+#include "codegen/cuda/nvrtc.h"
 #include "ir/print.h"
 #include "runtime/counters.h"
 #include "runtime/signal_file.h"
@@ -26,6 +28,17 @@ std::map<std::string, std::shared_ptr<const codegen::CpuKernels>>& memory() {
   static std::map<std::string, std::shared_ptr<const codegen::CpuKernels>> cache;
   return cache;
 }
+
+// Bumped when the CUDA source the emitter writes for a shape changes meaning.
+constexpr int kCudaCodegenVersion = 2;
+
+std::mutex cubin_mutex;
+std::map<std::string, std::shared_ptr<const std::string>>& cubins() {
+  static std::map<std::string, std::shared_ptr<const std::string>> cache;
+  return cache;
+}
+
+bool is_object(const fs::path& path) { return path.extension() == ".o" || path.extension() == ".cubin"; }
 
 std::vector<ir::NodeId> chain_ids(const ir::Graph& graph) {
   return codegen::kernel_node_ids(graph);
@@ -53,8 +66,12 @@ Counters& counters() {
 }
 
 void clear_memory_cache() {
-  std::lock_guard lock(memory_mutex);
-  memory().clear();
+  {
+    std::lock_guard lock(memory_mutex);
+    memory().clear();
+  }
+  std::lock_guard lock(cubin_mutex);
+  cubins().clear();
 }
 
 KernelCache::KernelCache(std::string directory, std::uint64_t max_bytes)
@@ -68,6 +85,50 @@ std::string KernelCache::key_text(const ir::Graph& scheduled) {
 }
 
 std::string KernelCache::key(const ir::Graph& scheduled) { return sha256_hex(key_text(scheduled)); }
+
+std::string KernelCache::cuda_key_text(const ir::Graph& scheduled, const std::string& arch) {
+  std::optional<std::string> nvrtc = codegen::nvrtc_version();
+  if (!nvrtc) return {};
+  std::string options;
+  for (const std::string& o : codegen::cuda_compile_options(arch, true)) options += " " + o;
+  return std::string(kFormat) + "\nfxc " + kVersion + "\nbackend cuda, code generation " +
+         std::to_string(kCudaCodegenVersion) + "\ntarget " + arch + "\ntoolchain NVRTC " + *nvrtc +
+         "\noptions" + options + "\n" + ir::to_text(scheduled, {.locations = false, .shape_only = true});
+}
+
+Expected<std::shared_ptr<const std::string>, std::string> KernelCache::cuda_cubin(const ir::Graph& scheduled,
+                                                                                  const std::string& arch,
+                                                                                  DiagnosticEngine& diags) {
+  TraceSpan span("kernel cache (cuda)", "compile", {{"graph", scheduled.name}, {"arch", arch}});
+  std::string text = cuda_key_text(scheduled, arch);
+  if (text.empty()) return Unexpected{codegen::compile_cuda("", arch, true).error()};  // says NVRTC is missing
+  std::string k = sha256_hex(text);
+  {
+    std::lock_guard lock(cubin_mutex);
+    if (auto it = cubins().find(k); it != cubins().end()) {
+      ++counters().memory_hits;
+      return it->second;
+    }
+  }
+  std::shared_ptr<const std::string> cubin;
+  if (!directory_.empty())
+    if (std::optional<std::string> bytes = read_entry(k, text, diags, ".cubin")) {
+      ++counters().disk_hits;
+      cubin = std::make_shared<const std::string>(std::move(*bytes));
+    }
+  if (!cubin) {
+    auto source = codegen::emit_cuda_source(scheduled);
+    if (!source) return Unexpected{source.error()};
+    auto compiled = codegen::compile_cuda(*source, arch, true);
+    if (!compiled) return Unexpected{compiled.error()};
+    ++counters().compiles;
+    cubin = std::make_shared<const std::string>(std::move(*compiled));
+    if (!directory_.empty()) write_entry(k, text, scheduled.name, *cubin, {}, diags, ".cubin");
+  }
+  std::lock_guard lock(cubin_mutex);
+  cubins().emplace(k, cubin);
+  return cubin;
+}
 
 Expected<std::shared_ptr<const codegen::CpuKernels>, std::string> KernelCache::cpu_kernels(
     const ir::Graph& scheduled, DiagnosticEngine& diags) {
@@ -114,7 +175,7 @@ Expected<std::shared_ptr<const codegen::CpuKernels>, std::string> KernelCache::c
 
 std::optional<std::string> KernelCache::read_entry(const std::string& key,
                                                    const std::string& key_text,
-                                                   DiagnosticEngine& diags) {
+                                                   DiagnosticEngine& diags, const std::string& extension) {
   fs::path meta_path = fs::path(directory_) / (key + ".meta");
   std::optional<std::string> meta = read_whole(meta_path);
   if (!meta) return std::nullopt;  // an ordinary miss
@@ -137,7 +198,7 @@ std::optional<std::string> KernelCache::read_entry(const std::string& key,
   }
   std::string rest((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (separator != "--- key text ---" || rest != key_text) return damaged("key text does not match");
-  std::optional<std::string> object = read_whole(fs::path(directory_) / (key + ".o"));
+  std::optional<std::string> object = read_whole(fs::path(directory_) / (key + extension));
   if (!object) return damaged("object file missing");
   if (object->size() != bytes) return damaged("object file truncated");
   if (sha256_hex(*object) != sum) return damaged("checksum mismatch");
@@ -148,22 +209,30 @@ std::optional<std::string> KernelCache::read_entry(const std::string& key,
 
 void KernelCache::write_entry(const std::string& key, const std::string& key_text,
                               const std::string& graph_name, const std::string& object,
-                              const std::vector<ir::NodeId>&, DiagnosticEngine& diags) {
+                              const std::vector<ir::NodeId>&, DiagnosticEngine& diags,
+                              const std::string& extension) {
   std::error_code error;
   fs::create_directories(directory_, error);
   if (error) {
     diags.warning({}, "cannot create the kernel cache directory " + directory_ + ": " +
                           error.message() + "; kernels are not cached on disk", "fxc-cache");
+    ++counters().cache_write_failures;
     return;
   }
   std::string meta = std::string(kFormat) + "\nobject_bytes " + std::to_string(object.size()) +
                      "\nobject_sha256 " + sha256_hex(object) + "\ngraph " + graph_name +
                      "\n--- key text ---\n" + key_text;
   // The object goes first: a .meta file always names a complete object.
-  auto ok = write_text(fs::path(directory_) / (key + ".o"), object);
-  if (ok) ok = write_text(fs::path(directory_) / (key + ".meta"), meta);
+  auto ok = write_text(fs::path(directory_) / (key + extension), object);
+  if (ok) {
+    ok = write_text(fs::path(directory_) / (key + ".meta"), meta);
+    // An object without its .meta is no entry, and pruning (which goes by .meta) would never
+    // remove it.
+    if (!ok) fs::remove(fs::path(directory_) / (key + extension), error);
+  }
   if (!ok) {
     diags.warning({}, ok.error() + "; kernels are not cached on disk", "fxc-cache");
+    ++counters().cache_write_failures;
     return;
   }
   prune();
@@ -177,7 +246,9 @@ std::vector<CacheEntryInfo> KernelCache::list() const {
     CacheEntryInfo info;
     info.key = file.path().stem().string();
     std::error_code e;
-    info.bytes = fs::file_size(file.path(), e) + fs::file_size(fs::path(directory_) / (info.key + ".o"), e);
+    info.bytes = fs::file_size(file.path(), e);
+    for (const char* ext : {".o", ".cubin"})
+      if (std::uintmax_t size = fs::file_size(fs::path(directory_) / (info.key + ext), e); !e) info.bytes += size;
     if (auto meta = read_whole(file.path())) {
       std::istringstream in(*meta);
       for (std::string line; std::getline(in, line);)
@@ -197,7 +268,7 @@ std::size_t KernelCache::clear() {
   std::error_code error;
   for (const auto& file : fs::directory_iterator(directory_, error)) {
     auto ext = file.path().extension();
-    if (ext == ".meta" || ext == ".o") {
+    if (ext == ".meta" || is_object(file.path())) {
       removed += ext == ".meta";
       fs::remove(file.path(), error);
     }
@@ -219,7 +290,9 @@ void KernelCache::prune() {
     if (file.path().extension() != ".meta") continue;
     std::string key = file.path().stem().string();
     std::error_code e;
-    std::uint64_t bytes = fs::file_size(file.path(), e) + fs::file_size(fs::path(directory_) / (key + ".o"), e);
+    std::uint64_t bytes = fs::file_size(file.path(), e);
+    for (const char* ext : {".o", ".cubin"})
+      if (std::uintmax_t size = fs::file_size(fs::path(directory_) / (key + ext), e); !e) bytes += size;
     entries.push_back({fs::last_write_time(file.path(), e), key, bytes});
     total += bytes;
   }
@@ -228,6 +301,7 @@ void KernelCache::prune() {
     if (total <= max_bytes_) break;
     fs::remove(fs::path(directory_) / (entry.key + ".meta"), error);
     fs::remove(fs::path(directory_) / (entry.key + ".o"), error);
+    fs::remove(fs::path(directory_) / (entry.key + ".cubin"), error);
     total -= entry.bytes;
   }
 }

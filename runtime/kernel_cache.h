@@ -5,6 +5,9 @@
 // its code generation, the CPU name and features, the LLVM version, and the canonical text of
 // the scheduled graph's shape (no coefficient values). A new cutoff, gain or sample rate therefore finds the same kernels.
 //
+// CUDA cubins are entries too (KEY.cubin), keyed the same way with the backend "cuda", the
+// GPU architecture, NVRTC's version and the NVRTC options.
+//
 // On disk, an entry is KEY.o (the object file) and KEY.meta (the text that produced the key,
 // the object's size and SHA-256, the chain node ids). Both are written to temporary names and
 // renamed, the object first, so a reader sees a whole entry or none, and two processes
@@ -41,9 +44,18 @@ class KernelCache {
   Expected<std::shared_ptr<const codegen::CpuKernels>, std::string> cpu_kernels(
       const ir::Graph& scheduled, DiagnosticEngine& diags);
 
+  /// The CUDA cubin of `scheduled` for `arch` ("sm_90"), from memory, from disk (KEY.cubin),
+  /// or compiled by NVRTC (and stored). The key holds the backend (cuda), the CUDA code
+  /// generation's version, the architecture, NVRTC's version and the compile options.
+  Expected<std::shared_ptr<const std::string>, std::string> cuda_cubin(const ir::Graph& scheduled,
+                                                                       const std::string& arch,
+                                                                       DiagnosticEngine& diags);
+
   /// The key text and its hash for a scheduled graph.
   static std::string key_text(const ir::Graph& scheduled);
   static std::string key(const ir::Graph& scheduled);
+  /// The same for its CUDA cubin (empty without NVRTC).
+  static std::string cuda_key_text(const ir::Graph& scheduled, const std::string& arch);
 
   std::vector<CacheEntryInfo> list() const;
   /// Removes every entry; returns how many.
@@ -52,10 +64,10 @@ class KernelCache {
 
  private:
   std::optional<std::string> read_entry(const std::string& key, const std::string& key_text,
-                                        DiagnosticEngine& diags);
+                                        DiagnosticEngine& diags, const std::string& extension = ".o");
   void write_entry(const std::string& key, const std::string& key_text, const std::string& graph_name,
                    const std::string& object, const std::vector<ir::NodeId>& ids,
-                   DiagnosticEngine& diags);
+                   DiagnosticEngine& diags, const std::string& extension = ".o");
   void prune();
 
   std::string directory_;

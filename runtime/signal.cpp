@@ -1,23 +1,40 @@
 #include "runtime/signal.h"
 
+#include <cstdint>
+#include <new>
+
 #include "support/diagnostics.h"
 
 namespace fxc {
+namespace {
+
+// channels x samples; std::bad_alloc when that many samples cannot exist in memory, so that a
+// huge size is reported as out of memory and never wraps around to a small buffer.
+std::size_t sample_count(std::size_t channels, std::size_t samples, DType dtype) {
+  std::size_t count = 0, bytes = 0;
+  if (__builtin_mul_overflow(channels, samples, &count) ||
+      __builtin_mul_overflow(count, size_of(dtype), &bytes) ||
+      bytes > static_cast<std::size_t>(PTRDIFF_MAX))
+    throw std::bad_alloc();
+  return count;
+}
+
+}  // namespace
 
 Signal::Signal(std::size_t channels, std::size_t samples, DType dtype)
     : channels_(channels), samples_(samples), dtype_(dtype) {
   if (dtype == DType::f64)
-    f64_.assign(channels * samples, 0.0);
+    f64_.assign(sample_count(channels, samples, dtype), 0.0);
   else
-    f32_.assign(channels * samples, 0.0f);
+    f32_.assign(sample_count(channels, samples, dtype), 0.0f);
 }
 
 Signal::Signal(std::size_t channels, std::size_t samples, DType dtype, Uninitialized)
     : channels_(channels), samples_(samples), dtype_(dtype) {
   if (dtype == DType::f64)
-    f64_.resize(channels * samples);
+    f64_.resize(sample_count(channels, samples, dtype));
   else
-    f32_.resize(channels * samples);
+    f32_.resize(sample_count(channels, samples, dtype));
 }
 
 std::span<double> Signal::f64(std::size_t channel) {

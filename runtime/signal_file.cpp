@@ -143,8 +143,20 @@ Expected<std::monostate, std::string> write_file_atomically(
 
   // Found now rather than at the rename, after all the work.
   struct stat st {};
-  if (::stat(target.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    return cannot_write(path, "it is a directory");
+  bool exists = ::stat(target.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) return cannot_write(path, "it is a directory");
+  // A device or a pipe (/dev/null, /dev/full, a FIFO) is written in place: a rename would
+  // replace the device itself (as root it can), and there is no earlier content to keep.
+  if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+    int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return cannot_write(path, std::strerror(errno));
+    auto written = write(fd, target.string());
+    int closed = ::close(fd) == 0 ? 0 : errno;
+    if (!written) return cannot_write(path, written.error());
+    if (closed) return cannot_write(path, std::strerror(closed));
+    return std::monostate{};
+  }
+  if (exists && !S_ISREG(st.st_mode)) return cannot_write(path, "it is not a regular file");
 
   TempFile temp;
   if (int err = temp.create(dir, name)) return cannot_write(path, creation_error(err, dir));
@@ -167,6 +179,13 @@ Expected<SignalFile, std::string> read_signal_file(const std::string& path, DTyp
 
 Expected<std::monostate, std::string> check_output_format(const std::string& path,
                                                           const WriteOptions& options) {
+  // Where the file goes, checked now rather than after the whole computation (a directory
+  // that cannot be looked into is left for the write to report).
+  std::error_code error;
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (std::filesystem::is_directory(path, error)) return cannot_write(path, "it is a directory");
+  if (!dir.empty() && !std::filesystem::is_directory(dir, error) && error != std::errc::permission_denied)
+    return cannot_write(path, creation_error(std::filesystem::exists(dir, error) ? ENOTDIR : ENOENT, dir));
   std::string ext = lower_extension(path);
   if (ext.empty())
     return cannot_write(path, std::string("the name has no extension ") + kExpectedExtensions);

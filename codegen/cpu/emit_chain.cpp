@@ -22,13 +22,15 @@ enum ArgField { kIn, kOut, kChannels, kSamples, kParams, kDelayLengths, kState, 
 // result; finally store the state back. The whole chain is one pass over memory.
 class ChainEmitter {
  public:
+  // `dtype`: the signal's; coefficients, state and arithmetic use compute_dtype.
   ChainEmitter(Module& module, const ir::Chain& chain, DType dtype, int channels, std::string name)
       : m_(module),
         ctx_(module.getContext()),
         b_(ctx_),
         chain_(chain),
         layout_(layout_of(chain)),
-        t_(dtype == DType::f32 ? Type::getFloatTy(ctx_) : Type::getDoubleTy(ctx_)),
+        t_(compute_dtype(chain, dtype) == DType::f32 ? Type::getFloatTy(ctx_) : Type::getDoubleTy(ctx_)),
+        sample_t_(dtype == DType::f32 ? Type::getFloatTy(ctx_) : Type::getDoubleTy(ctx_)),
         i64_(Type::getInt64Ty(ctx_)),
         ptr_(PointerType::getUnqual(ctx_)),
         name_(std::move(name)),
@@ -242,11 +244,17 @@ class ChainEmitter {
 
   Value* gather(const GroupState& g, int width, Value* n) {
     Value* v = PoisonValue::get(vec(width));
-    for (int j = 0; j < width; ++j) v = with_lane(v, width, j, load_at(t_, g.in[j], n));
+    for (int j = 0; j < width; ++j) {
+      Value* x = load_at(sample_t_, g.in[j], n);
+      v = with_lane(v, width, j, sample_t_ == t_ ? x : b_.CreateFPExt(x, t_));
+    }
     return v;
   }
   void scatter(const GroupState& g, int width, Value* n, Value* v) {
-    for (int j = 0; j < width; ++j) b_.CreateStore(lane(v, width, j), element(g.out[j], t_, n));
+    for (int j = 0; j < width; ++j) {
+      Value* y = lane(v, width, j);
+      b_.CreateStore(sample_t_ == t_ ? y : b_.CreateFPTrunc(y, sample_t_), element(g.out[j], sample_t_, n));
+    }
   }
 
   // Runs `emit` only when `condition` holds; returns its value, or `otherwise`.
@@ -411,7 +419,8 @@ class ChainEmitter {
   IRBuilder<> b_;
   const ir::Chain& chain_;
   ChainLayout layout_;
-  Type* t_;
+  Type* t_;         // coefficients, state, arithmetic
+  Type* sample_t_;  // the signal in memory
   IntegerType* i64_;
   PointerType* ptr_;
   std::string name_;
@@ -435,7 +444,7 @@ void emit_chain_kernel(Module& module, const ir::Graph& graph, ir::NodeId id) {
   // section_wavefront: one channel at a time with the wavefront.
   using S = ir::IirStrategy;
   bool vector = chain.strategy == S::channel_lanes || chain.strategy == S::chunked_scan;
-  int lanes = vector ? passes::host_target().lanes(node.type.dtype) : 1;
+  int lanes = vector ? passes::host_target().lanes(compute_dtype(chain, node.type.dtype)) : 1;
   bool wavefront = chain.strategy == S::section_wavefront;
   int channels = chain.strategy == S::chunked_scan ? 0 : node.type.channels;
   ChainEmitter(module, chain, node.type.dtype, channels, kernel_symbol(id)).emit(lanes, wavefront);

@@ -1,6 +1,6 @@
 // The CUDA driver (libcuda), loaded at run time with dlopen, for `fxc info` and for choosing
 // the architecture to compile for. No CUDA header is included. Running kernels on a device is
-// not implemented yet (docs/cuda.md).
+// runtime/cuda_device.cpp's work (docs/cuda.md).
 #pragma once
 
 #include <cstddef>

@@ -86,8 +86,9 @@ class ChainBody {
   }
 
   // Section state into registers, ring pointers and positions. `st` points at the channel's
-  // state (thread per channel) and is unused when chunked.
-  void load_state(Writer& w, bool chunked) const {
+  // state (Start::state), at a chunk's float64 start state (Start::chunk), or is unused.
+  enum class Start { state, zero, chunk };
+  void load_state(Writer& w, Start start) const {
     for (std::size_t i = 0; i < chain_.stages.size(); ++i) {
       const ir::Stage& stage = chain_.stages[i];
       const StageLayout& at = layout_.stages[i];
@@ -95,7 +96,10 @@ class ChainBody {
         for (std::size_t k = 0; k < sos->sections.size(); ++k)
           for (int j = 0; j < 2; ++j) {
             int slot = at.state_offset + 2 * static_cast<int>(k) + j;
-            w.line(s_.t + " " + z(i, k, j) + " = " + (chunked ? s_.t + "(0)" : "st[" + str(slot) + "]") + ";");
+            std::string value = start == Start::zero ? s_.t + "(0)"
+                                : start == Start::chunk && s_.t != "double" ? s_.t + "(st[" + str(slot) + "])"
+                                                                             : "st[" + str(slot) + "]";
+            w.line(s_.t + " " + z(i, k, j) + " = " + value + ";");
           }
       } else if (std::holds_alternative<ir::Delay>(stage)) {
         int slot = at.delay_index;
@@ -217,48 +221,68 @@ std::string describe_chain(const ir::Chain& chain) {
 
 const char* kSignalArgs =
     "long long channels, long long samples, long long channel_stride, long long sample_stride";
+const std::vector<std::string> kSignalParams = {"long long", "long long", "long long", "long long"};
 
-void emit_thread_per_channel(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
-  Scalar s = scalar_of(k.dtype);
-  ChainBody body(chain, s);
-  const ChainLayout& l = body.layout();
+// The signal's type T and the arithmetic's type S (double for state_precision f64 on a
+// float32 chain: samples are converted on load and store).
+struct Types {
+  Scalar signal, compute;
+  std::string load(const std::string& what) const {
+    return signal.t == compute.t ? what : compute.t + "(" + what + ")";
+  }
+  std::string store(const std::string& what) const {
+    return signal.t == compute.t ? what : signal.t + "(" + what + ")";
+  }
+};
+Types types_of(const CudaKernelInfo& k) { return {scalar_of(k.dtype), scalar_of(k.state_dtype)}; }
+
+void header(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain, const ChainLayout& l, const Types& ty) {
   w.line("// chain %" + str(k.node) + ": " + describe_chain(chain));
   w.line("// " + k.note);
   w.line("// params: " + str(l.param_count) + ", state per channel: " + str(l.state_per_channel) +
          ", delays: " + str(l.delay_count) + ", firs: " + str(l.fir_count));
+  if (ty.signal.t != ty.compute.t)
+    w.line("// state and arithmetic in " + ty.compute.t + " (state_precision f64); samples are " + ty.signal.t);
+}
+
+void emit_thread_per_channel(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
+  Types ty = types_of(k);
+  const Scalar& s = ty.compute;
+  ChainBody body(chain, s);
+  const ChainLayout& l = body.layout();
+  header(w, k, chain, l, ty);
   w.open("extern \"C\" __global__ void " + k.symbol + "(");
-  w.line("const " + s.t + "* in, " + s.t + "* out, " + kSignalArgs + ",");
+  w.line("const " + ty.signal.t + "* in, " + ty.signal.t + "* out, " + kSignalArgs + ",");
   w.line("const " + s.t + "* __restrict__ params, const long long* __restrict__ delay_lengths,");
   w.line(s.t + "* __restrict__ state, " + s.t + "* const* __restrict__ delay_lines, long long* __restrict__ positions) {");
   w.line("const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;");
   w.line("if (c >= channels) return;");
   body.load_params(w);
   if (l.state_per_channel > 0) w.line(s.t + "* const st = state + c * " + str(l.state_per_channel) + ";");
-  body.load_state(w, false);
-  w.line("const " + s.t + "* const x = in + c * channel_stride;");
-  w.line(s.t + "* const y = out + c * channel_stride;");
+  body.load_state(w, ChainBody::Start::state);
+  w.line("const " + ty.signal.t + "* const x = in + c * channel_stride;");
+  w.line(ty.signal.t + "* const y = out + c * channel_stride;");
   w.open("for (long long n = 0; n < samples; ++n) {");
-  w.line(s.t + " v = x[n * sample_stride];");
+  w.line(s.t + " v = " + ty.load("x[n * sample_stride]") + ";");
   body.sample(w);
-  w.line("y[n * sample_stride] = v;");
+  w.line("y[n * sample_stride] = " + ty.store("v") + ";");
   w.close();
   body.store_state(w, "st");
   w.close();
 }
 
-void emit_chunked_zero_state(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
-  Scalar s = scalar_of(k.dtype);
+// Pass 1 and pass 3 share the chunk loop; pass 1 stores only the final state.
+void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain, bool output) {
+  Types ty = types_of(k);
+  const Scalar& s = ty.compute;
   ChainBody body(chain, s);
   const ChainLayout& l = body.layout();
-  w.line("// chain %" + str(k.node) + ": " + describe_chain(chain));
-  w.line("// " + k.note);
-  w.line("// Chunked scan, pass 1 of 3: each thread runs one chunk of one channel from zero state,");
-  w.line("// writes that zero-state output and the chunk's final state to chunk_state");
-  w.line("// [channel][chunk][" + str(l.state_per_channel) + "]. Passes 2 (carry with A^L in float64) and");
-  w.line("// 3 (fix-up: add the response to the carried state) are not generated yet.");
-  w.open("extern \"C\" __global__ void " + k.symbol + "(");
-  w.line("const " + s.t + "* in, " + s.t + "* out, " + kSignalArgs + ",");
-  w.line("const " + s.t + "* __restrict__ params, " + s.t + "* __restrict__ chunk_state) {");
+  const std::string& symbol = output ? k.symbol : k.entries[0].symbol;
+  w.open("extern \"C\" __global__ void " + symbol + "(");
+  if (output) w.line("const " + ty.signal.t + "* in, " + ty.signal.t + "* out, " + kSignalArgs + ",");
+  else w.line("const " + ty.signal.t + "* in, " + kSignalArgs + ",");
+  w.line("const " + s.t + "* __restrict__ params, " + std::string(output ? "const " : "") +
+         "double* __restrict__ chunk_state) {");
   w.line("const long long L = " + str(k.chunk_length) + ";");
   w.line("const long long chunks = (samples + L - 1) / L;");
   w.line("const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;");
@@ -267,16 +291,140 @@ void emit_chunked_zero_state(Writer& w, const CudaKernelInfo& k, const ir::Chain
   w.line("const long long begin = (t % chunks) * L;");
   w.line("const long long end = begin + L < samples ? begin + L : samples;");
   body.load_params(w);
-  body.load_state(w, true);
-  w.line("const " + s.t + "* const x = in + c * channel_stride;");
-  w.line(s.t + "* const y = out + c * channel_stride;");
+  if (output) {
+    w.line("const double* const st = chunk_state + t * " + str(l.state_per_channel) + ";  // the chunk's true start state");
+    body.load_state(w, ChainBody::Start::chunk);
+  } else {
+    body.load_state(w, ChainBody::Start::zero);
+  }
+  w.line("const " + ty.signal.t + "* const x = in + c * channel_stride;");
+  if (output) w.line(ty.signal.t + "* const y = out + c * channel_stride;");
   w.open("for (long long n = begin; n < end; ++n) {");
-  w.line(s.t + " v = x[n * sample_stride];");
+  w.line(s.t + " v = " + ty.load("x[n * sample_stride]") + ";");
   body.sample(w);
-  w.line("y[n * sample_stride] = v;");
+  if (output) w.line("y[n * sample_stride] = " + ty.store("v") + ";");
   w.close();
-  w.line(s.t + "* const st = chunk_state + t * " + str(l.state_per_channel) + ";");
-  body.store_state(w, "st");
+  if (!output) {
+    w.line("double* const st = chunk_state + t * " + str(l.state_per_channel) + ";");
+    body.store_state(w, "st");
+  }
+  w.close();
+}
+
+void emit_carry(Writer& w, const CudaKernelInfo& k) {
+  Types ty = types_of(k);
+  const int d = k.state_dimension;
+  w.open("extern \"C\" __global__ void " + k.entries[1].symbol + "(");
+  w.line("long long channels, long long samples, const double* __restrict__ a_full,");
+  w.line("const double* __restrict__ a_last, double* __restrict__ chunk_state, " + ty.compute.t +
+         "* __restrict__ state) {");
+  w.line("const long long L = " + str(k.chunk_length) + ";");
+  w.line("const long long chunks = (samples + L - 1) / L;");
+  w.line("const long long c = blockIdx.x;  // one block per channel: all its threads return together");
+  w.line("if (c >= channels) return;");
+  w.line("const int r = threadIdx.x;  // the state row this thread carries");
+  w.line("const int D = " + str(d) + ";");
+  w.line("__shared__ double s[" + str(d) + "];");
+  w.line("if (r < D) s[r] = double(state[c * D + r]);");
+  w.line("__syncthreads();");
+  w.line("double* const e = chunk_state + c * chunks * D;");
+  w.open("for (long long k = 0; k < chunks; ++k) {");
+  w.line("const double* const a = k + 1 == chunks ? a_last : a_full;  // A^L, or A^(the last chunk's length)");
+  w.line("double next = 0;");
+  w.open("if (r < D) {");
+  w.line("next = e[k * D + r];");
+  w.line("for (int q = 0; q < D; ++q) next = fma(a[r * D + q], s[q], next);");
+  w.close();
+  w.line("__syncthreads();  // every row has read s");
+  w.open("if (r < D) {");
+  w.line("e[k * D + r] = s[r];  // chunk k's true start state replaces its zero-state end");
+  w.line("s[r] = next;");
+  w.close();
+  w.line("__syncthreads();");
+  w.close();
+  w.line("if (r < D) state[c * D + r] = " + (ty.compute.t == "double" ? std::string("s[r]") : ty.compute.t + "(s[r])") + ";");
+  w.close();
+}
+
+void emit_chunked_scan(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
+  Types ty = types_of(k);
+  ChainBody body(chain, ty.compute);
+  header(w, k, chain, body.layout(), ty);
+  w.line("// Chunked scan over time in three passes (chunk_state: double[channels][chunks][" +
+         str(k.state_dimension) + "]):");
+  w.line("// 1. " + k.entries[0].symbol + ": each chunk from zero state, its final state e[k] only;");
+  w.line("// 2. " + k.entries[1].symbol + ": s[k+1] = A^L s[k] + e[k] in float64, from the stream's state;");
+  w.line("// 3. " + k.symbol + ": each chunk again from its true start state s[k], writing the output.");
+  emit_chunk_pass(w, k, chain, false);
+  w.line();
+  emit_carry(w, k);
+  w.line();
+  emit_chunk_pass(w, k, chain, true);
+}
+
+void emit_fir_tiled(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
+  Types ty = types_of(k);
+  const Scalar& s = ty.compute;
+  const ChainLayout l = layout_of(chain);
+  const auto& fir = std::get<ir::FirFilter>(chain.stages[0]);
+  const std::string taps = str(static_cast<long long>(fir.taps.size()));
+  const StageLayout& at = l.stages[0];
+  const std::string ring_at = "state + c * " + str(l.state_per_channel) + " + " + str(at.state_offset);
+  const std::string pos_at = "positions[c * " + str(l.positions_per_channel()) + " + " +
+                             str(l.delay_count + at.fir_index) + "]";
+  header(w, k, chain, l, ty);
+  w.line("// Direct form in shared-memory tiles: a block computes " + str(kCudaFirTile) +
+         " samples of one channel, " + str(kCudaFirTile) + " taps at a time,");
+  w.line("// from tap 0 up with fma (the thread-per-channel kernel's order). Then " + k.entries[1].symbol);
+  w.line("// writes the last inputs into the ring. in != out.");
+  w.open("extern \"C\" __global__ void " + k.symbol + "(");
+  w.line("const " + ty.signal.t + "* __restrict__ in, " + ty.signal.t + "* __restrict__ out, " + kSignalArgs + ",");
+  w.line("const " + s.t + "* __restrict__ params, const " + s.t + "* __restrict__ state, const long long* __restrict__ positions) {");
+  w.line("const long long TAPS = " + taps + ";");
+  w.line("const int TILE = " + str(kCudaFirTile) + ";  // = blockDim.x = taps per shared tile");
+  w.line("__shared__ " + s.t + " h[" + str(kCudaFirTile) + "];");
+  w.line("__shared__ " + s.t + " xs[" + str(2 * kCudaFirTile - 1) + "];  // samples n0 - t0 - (TILE - 1) ...");
+  w.line("const long long tiles = (samples + TILE - 1) / TILE;");
+  w.line("const long long c = blockIdx.x / tiles;");
+  w.line("const long long n0 = (blockIdx.x % tiles) * TILE;");
+  w.line("const int i = threadIdx.x;");
+  w.line("const " + ty.signal.t + "* const x = in + c * channel_stride;");
+  w.line("const " + s.t + "* const ring = " + ring_at + ";  // the inputs before sample 0");
+  w.line("const long long pos = " + pos_at + ";  // x[-1] is ring[pos - 1]");
+  w.line(s.t + " acc = " + s.t + "(0);");
+  w.open("for (long long t0 = 0; t0 < TAPS; t0 += TILE) {");
+  w.line("__syncthreads();  // the previous tile is read");
+  w.line("if (t0 + i < TAPS) h[i] = params[" + str(at.param_offset) + " + t0 + i];");
+  w.open("for (int j = i; j < 2 * TILE - 1; j += TILE) {");
+  w.line("const long long m = n0 - t0 - (TILE - 1) + j;");
+  w.line(s.t + " v = " + s.t + "(0);");
+  w.line("if (m >= 0 && m < samples) v = " + ty.load("x[m * sample_stride]") + ";");
+  w.line("else if (m < 0 && m >= -TAPS) v = ring[pos + m < 0 ? pos + m + TAPS : pos + m];");
+  w.line("xs[j] = v;");
+  w.close();
+  w.line("__syncthreads();");
+  w.line("const long long count = TAPS - t0 < TILE ? TAPS - t0 : TILE;");
+  w.line("for (int k = 0; k < count; ++k) acc = " + s.fma + "(h[k], xs[i + TILE - 1 - k], acc);");
+  w.close();
+  w.line("const long long n = n0 + i;");
+  w.line("if (n < samples) out[c * channel_stride + n * sample_stride] = " + ty.store("acc") + ";");
+  w.close();
+  w.line();
+  w.open("extern \"C\" __global__ void " + k.entries[1].symbol + "(");
+  w.line("const " + ty.signal.t + "* __restrict__ in, " + kSignalArgs + ",");
+  w.line(s.t + "* __restrict__ state, long long* __restrict__ positions) {");
+  w.line("const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;");
+  w.line("if (c >= channels) return;");
+  w.line("const long long TAPS = " + taps + ";");
+  w.line(s.t + "* const ring = " + ring_at + ";");
+  w.line("const " + ty.signal.t + "* const x = in + c * channel_stride;");
+  w.line("const long long first = samples > TAPS ? samples - TAPS : 0;  // earlier inputs are overwritten anyway");
+  w.line("long long p = (" + pos_at + " + first) % TAPS;");
+  w.open("for (long long m = first; m < samples; ++m) {");
+  w.line("ring[p] = " + ty.load("x[m * sample_stride]") + ";");
+  w.line("p = p + 1 >= TAPS ? 0 : p + 1;");
+  w.close();
+  w.line(pos_at + " = p;");
   w.close();
 }
 
@@ -304,12 +452,73 @@ void emit_sum(Writer& w, const CudaKernelInfo& k, const ir::Sum& sum) {
   w.close();
 }
 
+// The entries of a kernel, with their parameter types.
+std::vector<CudaEntry> entries_of(const CudaKernelInfo& k) {
+  std::string t = scalar_of(k.dtype).t, s = scalar_of(k.state_dtype).t;
+  auto signal = [](std::vector<std::string> head) {
+    head.insert(head.end(), kSignalParams.begin(), kSignalParams.end());
+    return head;
+  };
+  auto with = [](std::vector<std::string> v, std::initializer_list<std::string> more) {
+    v.insert(v.end(), more);
+    return v;
+  };
+  switch (k.kind) {
+    case CudaKernelKind::chain_thread_per_channel:
+      return {{k.symbol,
+               with(signal({"const " + t + "*", t + "*"}),
+                    {"const " + s + "*", "const long long*", s + "*", s + "* const*", "long long*"}),
+               false}};
+    case CudaKernelKind::chain_chunked_scan:
+      return {{k.symbol + "_chunk_states", with(signal({"const " + t + "*"}), {"const " + s + "*", "double*"}), false},
+              {k.symbol + "_carry",
+               {"long long", "long long", "const double*", "const double*", "double*", s + "*"},
+               true},
+              {k.symbol, with(signal({"const " + t + "*", t + "*"}), {"const " + s + "*", "const double*"}), false}};
+    case CudaKernelKind::fir_tiled:
+      return {{k.symbol, with(signal({"const " + t + "*", t + "*"}), {"const " + s + "*", "const " + s + "*", "const long long*"}), true},
+              {k.symbol + "_ring", with(signal({"const " + t + "*"}), {s + "*", "long long*"}), false}};
+    case CudaKernelKind::sum:
+      return {{k.symbol, with(signal({"const " + t + "* const*", t + "*"}), {"const " + t + "*"}), false}};
+  }
+  return {};
+}
+
+bool is_lone_fir(const ir::Chain& chain) {
+  return chain.stages.size() == 1 && std::holds_alternative<ir::FirFilter>(chain.stages[0]);
+}
+
 }  // namespace
 
 bool cuda_chunked_scan_applies(const ir::Chain& chain) {
-  for (const ir::Stage& stage : chain.stages)
-    if (!std::holds_alternative<ir::SosCascade>(stage) && !std::holds_alternative<ir::Gain>(stage)) return false;
-  return true;
+  int sections = 0;
+  for (const ir::Stage& stage : chain.stages) {
+    if (auto* sos = std::get_if<ir::SosCascade>(&stage)) sections += static_cast<int>(sos->sections.size());
+    else if (!std::holds_alternative<ir::Gain>(stage)) return false;
+  }
+  return sections > 0 && 2 * sections <= 1024;
+}
+
+CudaLaunch cuda_launch(const CudaKernelInfo& k, std::size_t entry, long long channels, long long samples) {
+  if (channels <= 0 || samples <= 0) return {};
+  auto blocks = [](long long threads) { return (threads + kCudaBlockThreads - 1) / kCudaBlockThreads; };
+  switch (k.kind) {
+    case CudaKernelKind::chain_thread_per_channel:
+      return {blocks(channels), kCudaBlockThreads};
+    case CudaKernelKind::chain_chunked_scan: {
+      long long chunks = (samples + k.chunk_length - 1) / k.chunk_length;
+      if (entry == 1) return {channels, (k.state_dimension + 31) / 32 * 32};
+      return {blocks(channels * chunks), kCudaBlockThreads};
+    }
+    case CudaKernelKind::fir_tiled:
+      if (entry == 0) return {channels * ((samples + kCudaFirTile - 1) / kCudaFirTile), kCudaFirTile};
+      return {blocks(channels), kCudaBlockThreads};
+    case CudaKernelKind::sum: {
+      long long grid = (channels * samples + 255) / 256;
+      return {grid < 4096 ? grid : 4096, 256};
+    }
+  }
+  return {};
 }
 
 Expected<std::vector<CudaKernelInfo>, std::string> cuda_kernels(const ir::Graph& g) {
@@ -320,9 +529,14 @@ Expected<std::vector<CudaKernelInfo>, std::string> cuda_kernels(const ir::Graph&
     std::string where = "node %" + str(id) + " (" + std::string(ir::kind_name(node.op)) + ")";
     if (ir::holds<ir::Input>(node) || ir::holds<ir::Output>(node)) continue;
     if (auto* sum = std::get_if<ir::Sum>(&node.op)) {
-      out.push_back({"fxc_sum_" + str(id), id, CudaKernelKind::sum, node.type.dtype, 0,
-                     "elementwise weighted sum of " + str(static_cast<long long>(sum->weights.size())) +
-                         " operands"});
+      CudaKernelInfo k;
+      k.symbol = "fxc_sum_" + str(id);
+      k.node = id;
+      k.kind = CudaKernelKind::sum;
+      k.dtype = k.state_dtype = node.type.dtype;
+      k.note = "elementwise weighted sum of " + str(static_cast<long long>(sum->weights.size())) + " operands";
+      k.entries = entries_of(k);
+      out.push_back(std::move(k));
       continue;
     }
     auto* chain = std::get_if<ir::Chain>(&node.op);
@@ -330,7 +544,11 @@ Expected<std::vector<CudaKernelInfo>, std::string> cuda_kernels(const ir::Graph&
       return Unexpected{where + " was not scheduled into a kernel: run the pass pipeline (fuse-chains) first"};
     if (chain->fir_method == ir::FirMethod::fft_overlap_save)
       return Unexpected{where + ": FFT overlap-save FIRs have no CUDA kernel; schedule with --target cuda"};
-    CudaKernelInfo k{cuda_chain_symbol(id), id, CudaKernelKind::chain_thread_per_channel, node.type.dtype, 0, {}};
+    CudaKernelInfo k;
+    k.symbol = cuda_chain_symbol(id);
+    k.node = id;
+    k.dtype = node.type.dtype;
+    k.state_dtype = chain->state_precision == ir::StatePrecision::f64 ? DType::f64 : node.type.dtype;
     switch (chain->strategy) {
       case S::gpu_thread_per_channel:
         k.note = "one thread per channel (gpu_thread_per_channel)";
@@ -340,8 +558,9 @@ Expected<std::vector<CudaKernelInfo>, std::string> cuda_kernels(const ir::Graph&
         break;
       case S::gpu_chunked_scan:
         if (cuda_chunked_scan_applies(*chain)) {
-          k.kind = CudaKernelKind::chain_chunked_zero_state;
+          k.kind = CudaKernelKind::chain_chunked_scan;
           k.chunk_length = chain->chunk_length;
+          k.state_dimension = layout_of(*chain).state_per_channel;
           k.note = "gpu_chunked_scan, L=" + str(chain->chunk_length) + ": one thread per (channel, chunk)";
         } else {
           k.note = "gpu_chunked_scan does not apply (a stage other than sos and gain): one thread per channel";
@@ -351,6 +570,13 @@ Expected<std::vector<CudaKernelInfo>, std::string> cuda_kernels(const ir::Graph&
         return Unexpected{where + " has the CPU strategy " + std::string(ir::name(chain->strategy)) +
                           ": schedule the graph with --target cuda"};
     }
+    if (k.kind == CudaKernelKind::chain_thread_per_channel && is_lone_fir(*chain)) {
+      k.kind = CudaKernelKind::fir_tiled;
+      k.note = "a lone FIR stage: direct form, shared-memory tiles of " + str(kCudaFirTile) + " samples";
+    }
+    if (k.kind == CudaKernelKind::chain_chunked_scan && k.chunk_length < 1)
+      return Unexpected{where + ": gpu_chunked_scan without a chunk length"};
+    k.entries = entries_of(k);
     out.push_back(std::move(k));
   }
   return out;
@@ -373,8 +599,11 @@ Expected<std::string, std::string> emit_cuda_source(const ir::Graph& g) {
       case CudaKernelKind::chain_thread_per_channel:
         emit_thread_per_channel(w, k, std::get<ir::Chain>(node.op));
         break;
-      case CudaKernelKind::chain_chunked_zero_state:
-        emit_chunked_zero_state(w, k, std::get<ir::Chain>(node.op));
+      case CudaKernelKind::chain_chunked_scan:
+        emit_chunked_scan(w, k, std::get<ir::Chain>(node.op));
+        break;
+      case CudaKernelKind::fir_tiled:
+        emit_fir_tiled(w, k, std::get<ir::Chain>(node.op));
         break;
       case CudaKernelKind::sum:
         emit_sum(w, k, std::get<ir::Sum>(node.op));

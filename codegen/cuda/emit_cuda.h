@@ -1,4 +1,4 @@
-// The CUDA backend's first step: CUDA C++ source for a scheduled graph (passes run with
+// The CUDA backend's code generation: CUDA C++ source for a scheduled graph (passes run with
 // passes::cuda_target()). The source needs no header beyond what NVRTC provides, so it
 // compiles on a machine without a GPU (codegen/cuda/nvrtc.h); this file needs no CUDA toolkit.
 //
@@ -17,40 +17,83 @@
 
 namespace fxc::codegen {
 
-/// What a generated kernel computes, and so how it is launched.
+/// Threads per block of the one-dimensional kernels, and the sample tile (= threads per
+/// block = taps per shared-memory tile) of the tiled FIR.
+inline constexpr int kCudaBlockThreads = 128;
+inline constexpr int kCudaFirTile = 128;
+
+/// What a node's generated kernels compute, and so how they are launched. Each kind has one
+/// or more entry points (CudaKernelInfo::entries), launched in order on one stream.
 enum class CudaKernelKind {
-  /// One thread per channel, the whole chain per sample, state in registers. Grid: at least
-  /// `channels` threads. Arguments: (in, out, channels, samples, channel_stride,
-  /// sample_stride, params, delay_lengths, state, delay_lines, positions).
+  /// One thread per channel, the whole chain per sample, state in registers.
+  /// Entry: fxc_chain_N(in, out, channels, samples, channel_stride, sample_stride, params,
+  /// delay_lengths, state, delay_lines, positions). `in` may equal `out`.
   chain_thread_per_channel,
-  /// The first pass of the chunked scan: one thread per (channel, chunk of chunk_length
-  /// samples), the chain from zero state over its chunk; writes the zero-state output and
-  /// each chunk's final state. Grid: at least channels * ceil(samples / chunk_length)
-  /// threads. Arguments: (in, out, channels, samples, channel_stride, sample_stride, params,
-  /// chunk_state). The carry and fix-up passes are not generated yet (docs/cuda.md).
-  chain_chunked_zero_state,
-  /// out = sum_i weights[i] * operands[i], elementwise. Grid: any; a grid-stride loop covers
-  /// channels * samples. Arguments: (operands, out, channels, samples, channel_stride,
-  /// sample_stride, weights).
+  /// The chunked scan over time (sos and gain stages only), three entries:
+  /// fxc_chain_N_chunk_states(in, channels, samples, channel_stride, sample_stride, params,
+  ///   chunk_state): one thread per (channel, chunk) runs its chunk from zero state and writes
+  ///   only the final state (float64), no output;
+  /// fxc_chain_N_carry(channels, samples, a_full, a_last, chunk_state, state): one block per
+  ///   channel, one thread per state row: s[k+1] = A^L s[k] + e[k] in float64 from the stream's
+  ///   state; chunk_state[k] becomes chunk k's true start state, the last s the new state;
+  /// fxc_chain_N(in, out, channels, samples, channel_stride, sample_stride, params,
+  ///   chunk_state): each (channel, chunk) reruns its chunk from its true start state and
+  ///   writes the output. Two reads and one write of the signal. `in` may equal `out`.
+  chain_chunked_scan,
+  /// A lone FIR stage, direct form with shared-memory tiles, two entries:
+  /// fxc_chain_N(in, out, channels, samples, channel_stride, sample_stride, params, state,
+  ///   positions): one block per (channel, tile of kCudaFirTile samples); the taps and the
+  ///   input tile with its history go through shared memory; history before the block's
+  ///   first sample comes from the ring in `state`;
+  /// fxc_chain_N_ring(in, channels, samples, channel_stride, sample_stride, state,
+  ///   positions): writes the block's last inputs into the ring, one thread per channel.
+  /// `in` must not equal `out` (blocks read inputs that others would overwrite).
+  fir_tiled,
+  /// out = sum_i weights[i] * operands[i], elementwise; a grid-stride loop.
+  /// Entry: fxc_sum_N(operands, out, channels, samples, channel_stride, sample_stride, weights).
   sum,
 };
 
-struct CudaKernelInfo {
-  std::string symbol;  ///< fxc_chain_<id> or fxc_sum_<id>
-  ir::NodeId node = 0;
-  CudaKernelKind kind = CudaKernelKind::chain_thread_per_channel;
-  DType dtype = DType::f64;
-  int chunk_length = 0;  ///< chain_chunked_zero_state: samples per chunk
-  std::string note;      ///< why this kind, for people (and the source's comment)
+/// One __global__ function: its symbol and its parameters' C types, in order (every
+/// parameter is 8 bytes: a pointer or a long long).
+struct CudaEntry {
+  std::string symbol;
+  std::vector<std::string> parameters;
+  bool synchronizes = false;  ///< uses __syncthreads and shared memory
 };
 
+struct CudaKernelInfo {
+  std::string symbol;  ///< the entry that writes the node's output: fxc_chain_<id> or fxc_sum_<id>
+  ir::NodeId node = 0;
+  CudaKernelKind kind = CudaKernelKind::chain_thread_per_channel;
+  DType dtype = DType::f64;        ///< the signal's type
+  DType state_dtype = DType::f64;  ///< params, state and arithmetic (f64 for state_precision f64)
+  int chunk_length = 0;            ///< chain_chunked_scan: samples per chunk
+  int state_dimension = 0;         ///< chain_chunked_scan: 2 x sections
+  std::string note;                ///< why this kind, for people (and the source's comment)
+  std::vector<CudaEntry> entries;  ///< in launch order
+};
+
+/// A launch: `grid` blocks of `block` threads (one-dimensional). grid 0: nothing to launch.
+struct CudaLaunch {
+  long long grid = 0;
+  int block = 1;
+};
+
+/// The launch of `kernel`'s entry `entry` for a signal of `channels` x `samples`.
+CudaLaunch cuda_launch(const CudaKernelInfo& kernel, std::size_t entry, long long channels,
+                       long long samples);
+
 /// The kernels emit_cuda_source generates for `scheduled`, in increasing node order.
+/// A chain whose strategy is gpu_chunked_scan but to which the scan does not apply runs one
+/// thread per channel; a chain of one FIR stage runs tiled.
 /// Fails for a node that no CUDA kernel can run (an unscheduled specification, a chain with a
 /// CPU strategy, a chain whose FIR runs by FFT).
 Expected<std::vector<CudaKernelInfo>, std::string> cuda_kernels(const ir::Graph& scheduled);
 
-/// True when `chain` can run as a GPU chunked scan: only sos and gain stages (linear, with
-/// no ring buffers), as the CPU's chunked_scan_applies.
+/// True when `chain` can run as a GPU chunked scan: sos and gain stages only, at least one
+/// section (linear, with no ring buffers), as the CPU's chunked_scan_applies, and a state of
+/// at most 1024 rows (the carry's block).
 bool cuda_chunked_scan_applies(const ir::Chain& chain);
 
 /// Readable, deterministic CUDA C++ for every kernel of `scheduled` (what

@@ -462,6 +462,43 @@ TEST_CASE("--block streams through the same kernels: the output is identical") {
                 1, "use it with --target cpu");
 }
 
+TEST_CASE("--save-state and --load-state continue a stream in a later run, bit for bit") {
+  TempDir dir;
+  fxc::Signal a = load(data("vocal_in.wav"));
+  fxc::Signal twice(a.channels(), 2 * a.samples());
+  for (std::size_t c = 0; c < a.channels(); ++c)
+    for (std::size_t k = 0; k < 2; ++k)
+      std::copy(a.f64(c).begin(), a.f64(c).end(), twice.f64(c).begin() + k * a.samples());
+  REQUIRE(fxc::write_signal_file((dir / "a.npy").string(), a, 48000, {}));
+  REQUIRE(fxc::write_signal_file((dir / "aa.npy").string(), twice, 48000, {}));
+  auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args{"run", graph("vocal.fx"), "--fs", "48000", "--dtype", "f64"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_fxc(args, dir.path());
+  };
+  require_success(run({"-i", "aa.npy", "-o", "whole.npy"}));
+  require_success(run({"-i", "a.npy", "-o", "first.npy", "--save-state", "s.state"}));
+  // A whole-file run saved it; blocks of 64 (another strategy, perhaps) continue from it.
+  require_success(run({"-i", "a.npy", "-o", "second.npy", "--load-state", "s.state", "--block", "64"}));
+  fxc::Signal whole = load(dir / "whole.npy"), first = load(dir / "first.npy"),
+              second = load(dir / "second.npy");
+  REQUIRE(second.samples() == a.samples());
+  for (std::size_t c = 0; c < a.channels(); ++c)
+    for (std::size_t n = 0; n < a.samples(); ++n) {
+      REQUIRE(first.at(c, n) == whole.at(c, n));
+      REQUIRE(second.at(c, n) == whole.at(c, a.samples() + n));
+    }
+
+  write_bytes(dir / "bad.state", "fxc stream state 1\ngraph 00\nsha256 00\n");
+  check_failure(run({"-i", "a.npy", "-o", "x.npy", "--load-state", "bad.state"}), 1,
+                "error: cannot load 'bad.state': the stream state was saved from a graph of another shape");
+  check_failure(run({"-i", "a.npy", "-o", "x.npy", "--load-state", "missing.state"}), 1,
+                "error: cannot read 'missing.state': No such file or directory");
+  check_failure(run({"-i", "a.npy", "-o", "x.npy", "--load-state", "s.state", "--target", "ref"}), 1,
+                "use them with --target cpu");
+  CHECK_FALSE(fs::exists(dir / "x.npy"));
+}
+
 TEST_CASE("--stats reports counters and phases on standard error") {
   TempDir dir;
   CommandResult r = run_fxc({"run", graph("vocal.fx"), "-i", data("vocal_in.wav"), "-o",
@@ -526,6 +563,24 @@ TEST_CASE("several -i/-o groups run as one batch, each output as if run alone") 
                          data("mono_f64.npy"), "--fs", "44100", "-o", "w1.npy", "-o", "t1.npy"},
                         dir.path()),
                 2, "4 -o file(s) are needed for a batch of 2 item(s)");
+}
+
+TEST_CASE("a batch on --target cuda: on a GPU each output as SciPy's, else the driver error and nothing written") {
+  TempDir dir;
+  CommandResult r = run_fxc({"run", graph("crossover.fx"), "-i", data("crossover_in.wav"), "-i",
+                             data("crossover_in.wav"), "--target", "cuda", "--dtype", "f64", "-o", "w1.npy",
+                             "-o", "t1.npy", "-o", "w2.npy", "-o", "t2.npy"},
+                            dir.path());
+  if (r.exit_code != 0) {  // no GPU here: the reason, exit status 1, no output
+    check_failure(r, 1, "CUDA");
+    CHECK(dir.entries().empty());
+    return;
+  }
+  require_success(r);
+  for (const char* item : {"1", "2"}) {
+    check_close(dir / (std::string("w") + item + ".npy"), "crossover_woofer.npy", kFloat64Tolerance);
+    check_close(dir / (std::string("t") + item + ".npy"), "crossover_tweeter.npy", kFloat64Tolerance);
+  }
 }
 
 // Every fxc this suite starts uses a kernel cache of its own, so runs of other builds (or of

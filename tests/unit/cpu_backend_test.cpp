@@ -101,21 +101,48 @@ TEST_CASE("compiled float64 kernels match the interpreter on 200 random graphs")
 }
 
 TEST_CASE("compiled float32 kernels stay within the documented bound") {
-  // Bound 1e-2 relative RMS. float32 keeps 24 bits, and a section's recurrence amplifies its
-  // rounding by up to about 1/(1 - r) for pole radius r; the random graphs' designs (cutoffs
-  // from 40 Hz at 48 kHz, orders up to 6) reach r ~ 0.997. Measured: 160 of 200 graphs under
-  // 1e-4, all but one under 6e-4, the worst (seed 26, a low-cutoff high-order design) 5.7e-3.
-  // Keeping section state in float64 where float32 is not enough is the hardening issue's work.
+  // Bound 3e-4 relative RMS. float32 keeps 24 bits, and a section's recurrence amplifies its
+  // rounding by up to about 1/(1 - r) for pole radius r; chains with r >= 0.99 keep their
+  // state in float64 (f64_state_pole_radius), the rest measure <= 5e-6 on noise
+  // (docs/errors.md). Measured: worst 9.6e-5 (it was 5.7e-3 with float32 state everywhere);
+  // the random graphs' short signals (257 samples) are dominated by the transient.
   double worst = 0;
   for (std::uint64_t seed = 1; seed <= 200; ++seed) {
     CAPTURE(seed);
     ir::Graph g = test::random_graph(seed);
     int channels = g.node(g.inputs()[0]).type.channels;
     double e = run_and_compare(g, channels, 257, DType::f32, seed);
-    CHECK(e <= 1e-2);
+    CHECK(e <= 3e-4);
     worst = std::max(worst, e);
   }
   MESSAGE("worst float32 error: " << worst);
+}
+
+TEST_CASE("float32 chains with poles near the unit circle stay within 1e-6 on every strategy") {
+  // With float32 state this chain measures about 1e-2 (docs/errors.md); in float64 state the
+  // only error left is the float32 input and output rounding, about 3e-8.
+  Flow x = input("x");
+  ir::Graph g = make_graph("hard", {output("y", x | butter(4, 20_Hz, highpass) | butter(2, 30_Hz))});
+  struct Run {
+    int channels;
+    std::size_t samples;
+    ir::IirStrategy strategy;
+  };
+  const Run runs[] = {{8, 3000, ir::IirStrategy::channel_lanes},
+                      {1, 3000, ir::IirStrategy::section_wavefront},
+                      {1, std::size_t{1} << 21, ir::IirStrategy::chunked_scan}};
+  for (const Run& run : runs) {
+    CAPTURE(run.channels);
+    CAPTURE(run.samples);
+    Compiled c = compile(g, run.channels, DType::f32, static_cast<std::int64_t>(run.samples));
+    const ir::Chain* chain = nullptr;
+    for (const ir::Node& n : c.scheduled.nodes())
+      if (auto* p = std::get_if<ir::Chain>(&n.op)) chain = p;
+    REQUIRE(chain);
+    CHECK(chain->strategy == run.strategy);
+    CHECK(chain->state_precision == ir::StatePrecision::f64);
+    CHECK(run_and_compare(g, run.channels, run.samples, DType::f32, 7) <= 1e-6);
+  }
 }
 
 TEST_CASE("odd lengths and channel counts, lanes and remainders") {

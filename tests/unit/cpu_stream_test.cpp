@@ -2,6 +2,7 @@
 // restored; values change between blocks without recompiling.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 
@@ -160,6 +161,44 @@ TEST_CASE("chunked scan and FFT convolution streams stay within their bounds") {
   CHECK(max_diff <= 1e-5);  // float32 FFT rounding differs with the block grid
 }
 
+TEST_CASE("ten minutes through a high-Q low-frequency filter stay within bound") {
+  // 5 minutes of noise, then 5 of silence (the state decays through the denormal range), in
+  // one-second blocks, float32 signal: the chain keeps float64 state (pole radius 0.99998),
+  // so the whole run stays within 1e-6 of the reference. Its speed through the silence is
+  // measured by `fxc_accuracy --long` (docs/errors.md), not here.
+  Flow x = input("x", 1);
+  ir::Graph g = make_graph("long", {output("y", x | peaking(40_Hz, 30, 12_dB) |
+                                                    butter(2, 20_Hz, highpass))});
+  const std::size_t block = 48000, blocks = 600;
+  Setup s = compile(g, 1, DType::f32, block);
+  for (const ir::Node& n : s.scheduled.nodes())
+    if (auto* chain = std::get_if<ir::Chain>(&n.op))
+      CHECK(chain->state_precision == ir::StatePrecision::f64);
+  Signal whole(1, block * blocks, DType::f32);
+  std::vector<Signal> first = noise(1, 1, block * blocks / 2, DType::f32, 11);
+  std::copy(first[0].f32(0).begin(), first[0].f32(0).end(), whole.f32(0).begin());
+  std::vector<Signal> inputs;
+  inputs.push_back(whole);
+  CpuStream stream(s.scheduled, s.kernels);
+  auto got = run_blocks(stream, inputs, std::vector<std::size_t>(blocks, block));
+  DiagnosticEngine diags;
+  auto want = run_reference(g, 48000, inputs, diags);
+  REQUIRE_MESSAGE(want, diags.str());
+  double err = 0, ref = 0;
+  for (std::size_t n = 0; n < whole.samples(); ++n) {
+    double d = got[0].at(0, n) - (*want)[0].at(0, n);
+    err += d * d;
+    ref += (*want)[0].at(0, n) * (*want)[0].at(0, n);
+  }
+  double relative = std::sqrt(err / ref);
+  MESSAGE("10 minutes, relative RMS error: " << relative);
+  CHECK(relative <= 1e-6);
+  double last = 0;
+  for (std::size_t n = whole.samples() - block; n < whole.samples(); ++n)
+    last = std::max(last, std::abs(got[0].at(0, n)));
+  CHECK(last <= 1e-30);  // decayed, and flushed rather than left denormal
+}
+
 TEST_CASE("reset, snapshot and restore") {
   Flow x = input("x", 2);
   ir::Graph g = make_graph("r", {output("y", x | butter(2, 300_Hz) | delay(7_samples) | fir({0.5, 0.5}))});
@@ -179,6 +218,67 @@ TEST_CASE("reset, snapshot and restore") {
   auto fresh = stream.process(a);
   REQUIRE(fresh);
   CHECK(bit_equal((*first)[0], (*fresh)[0]));
+}
+
+TEST_CASE("a saved state continues in another stream; damaged states are refused") {
+  // A float64-state section (20 Hz at 48 kHz on float32), a delay, a FIR: every kind of state.
+  Flow x = input("x", 2);
+  ir::Graph g = make_graph("s", {output("y", x | butter(2, 20_Hz, highpass) | delay(7_samples) |
+                                                 fir({0.5, 0.25, 0.25}))});
+  Setup s = compile(g, 2, DType::f32, 64);
+  CpuStream stream(s.scheduled, s.kernels);
+  std::vector<Signal> a = noise(1, 2, 64, DType::f32, 1), b = noise(1, 2, 64, DType::f32, 2);
+  REQUIRE(stream.process(a));
+  std::string saved = stream.save_state();
+  auto expected = stream.process(b);
+  REQUIRE(expected);
+
+  CpuStream other(s.scheduled, s.kernels);
+  auto loaded = other.load_state(saved);
+  REQUIRE_MESSAGE(loaded, loaded.error());
+  auto got = other.process(b);
+  REQUIRE(got);
+  CHECK(bit_equal((*expected)[0], (*got)[0]));
+
+  CpuStream fresh(s.scheduled, s.kernels);
+  auto error_of = [&](std::string bytes) {
+    auto r = fresh.load_state(bytes);
+    return r ? std::string() : r.error();
+  };
+  std::string flipped = saved;
+  flipped[flipped.size() - 3] ^= 0x40;
+  CHECK(error_of(flipped) == "the stream state is damaged (its checksum does not match)");
+  CHECK(error_of(saved.substr(0, saved.size() - 5)) ==
+        "the stream state is damaged (its checksum does not match)");
+  CHECK(error_of("hello") == "not an fxc stream state");
+  CHECK(error_of("") == "not an fxc stream state");
+  Setup other_shape = compile(make_graph("t", {output("y", input("x", 2) | butter(4, 20_Hz, highpass))}),
+                              2, DType::f32, 64);
+  CpuStream wrong(other_shape.scheduled, other_shape.kernels);
+  auto refused = wrong.load_state(saved);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error() ==
+        "the stream state was saved from a graph of another shape (stages, orders, channels, "
+        "FIR method or dtype)");
+  // The IIR strategy is not part of the shape a state needs: one saved by a whole-file run
+  // (channel lanes) loads into a stream run another way (the wavefront).
+  passes::StrategyThresholds wavefront;
+  REQUIRE_FALSE(wavefront.set("lane_fill", "2"));
+  Setup other_strategy = compile(g, 2, DType::f32, 64, wavefront);
+  CpuStream continued(other_strategy.scheduled, other_strategy.kernels);
+  REQUIRE(continued.load_state(saved));
+  auto continued_out = continued.process(b);
+  REQUIRE(continued_out);
+  for (std::size_t c = 0; c < 2; ++c)
+    for (std::size_t n = 0; n < 64; ++n)
+      CHECK((*continued_out)[0].at(c, n) == doctest::Approx((*expected)[0].at(c, n)).epsilon(1e-5));
+  // A refused load keeps the state: `fresh` still runs from zero.
+  CpuStream zero(s.scheduled, s.kernels);
+  auto from_zero = zero.process(b);
+  auto after_refusal = fresh.process(b);
+  REQUIRE(from_zero);
+  REQUIRE(after_refusal);
+  CHECK(bit_equal((*from_zero)[0], (*after_refusal)[0]));
 }
 
 TEST_CASE("values change between blocks without recompiling; shapes cannot") {

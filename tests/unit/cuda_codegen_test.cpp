@@ -22,6 +22,7 @@
 #include "codegen/cuda/nvrtc.h"
 #include "frontend/dsl.h"
 #include "passes/pipeline.h"
+#include "runtime/gpu_device.h"
 #include "test_graphs.h"
 
 namespace fxc {
@@ -54,6 +55,13 @@ ir::Graph fir_graph() {
   return make_graph("fir", {output("y", x | fir({0.1, 0.2, 0.3, 0.2, 0.1, -0.05, 0.02}))});
 }
 
+// A 5 Hz lowpass in float32: poles so close to the unit circle that select_strategy keeps its
+// state in float64 (state_precision f64).
+ir::Graph close_pole_graph() {
+  Flow x = input("x");
+  return make_graph("close_pole", {output("y", x | butter(2, 5_Hz) | gain(2.0))});
+}
+
 struct Case {
   const char* name;
   ir::Graph (*graph)();
@@ -71,6 +79,7 @@ const Case kCases[] = {
     {"stages_f32_1ch", stages_graph, 1, DType::f32, 480000},
     {"stages_f64_8192ch", stages_graph, 8192, DType::f64, 4800},
     {"fir_f32_64ch", fir_graph, 64, DType::f32, 48000},
+    {"close_pole_f32_1ch", close_pole_graph, 1, DType::f32, 480000},
 };
 
 ir::Graph schedule(const Case& c) {
@@ -138,20 +147,26 @@ TEST_CASE("CUDA source: deterministic, one kernel per chain and sum, golden") {
       sums += ir::holds<ir::Sum>(node);
     }
     CHECK(chains > 0);
-    CHECK(count(*source, "extern \"C\" __global__ void fxc_chain_") == chains);
+    auto kernels = codegen::cuda_kernels(g);
+    REQUIRE(kernels);
+    CHECK(kernels->size() == static_cast<std::size_t>(chains + sums));
+    int chain_entries = 0;
+    bool wide = false;  // float64 in a float32 source: the chunked scan's carries, state_precision f64
+    for (const codegen::CudaKernelInfo& k : *kernels) {
+      chunked += k.kind == codegen::CudaKernelKind::chain_chunked_scan;
+      per_channel += k.kind == codegen::CudaKernelKind::chain_thread_per_channel;
+      wide = wide || k.kind == codegen::CudaKernelKind::chain_chunked_scan || k.state_dtype != k.dtype;
+      if (k.kind != codegen::CudaKernelKind::sum) chain_entries += static_cast<int>(k.entries.size());
+      for (const codegen::CudaEntry& e : k.entries)
+        CHECK(count(*source, "__global__ void " + e.symbol + "(") == 1);
+    }
+    CHECK(count(*source, "extern \"C\" __global__ void fxc_chain_") == chain_entries);
     CHECK(count(*source, "extern \"C\" __global__ void fxc_sum_") == sums);
     for (std::uint32_t id : codegen::kernel_node_ids(g))
       if (ir::holds<ir::Chain>(g.node(id)))
         CHECK(count(*source, "__global__ void fxc_chain_" + std::to_string(id) + "(") == 1);
-    CHECK(count(*source, c.dtype == DType::f32 ? "double" : "float") == 0);
-
-    auto kernels = codegen::cuda_kernels(g);
-    REQUIRE(kernels);
-    CHECK(kernels->size() == static_cast<std::size_t>(chains + sums));
-    for (const codegen::CudaKernelInfo& k : *kernels) {
-      chunked += k.kind == codegen::CudaKernelKind::chain_chunked_zero_state;
-      per_channel += k.kind == codegen::CudaKernelKind::chain_thread_per_channel;
-    }
+    if (c.dtype == DType::f64) CHECK(count(*source, "float") == 0);
+    else if (!wide) CHECK(count(*source, "double") == 0);
 
     fs::path golden = golden_dir() / (std::string(c.name) + ".cu");
     if (update) {
@@ -172,8 +187,10 @@ TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
   auto k = codegen::cuda_kernels(w1);
   REQUIRE(k);
   REQUIRE(k->size() == 1);
-  CHECK((*k)[0].kind == codegen::CudaKernelKind::chain_chunked_zero_state);
+  CHECK((*k)[0].kind == codegen::CudaKernelKind::chain_chunked_scan);
   CHECK((*k)[0].chunk_length == 4096);
+  CHECK((*k)[0].entries.size() == 3);
+  CHECK((*k)[0].state_dimension == 30);  // W1: 15 sections
   ir::Graph stages = schedule(kCases[5]);  // 1 channel, but tanh and clip: not chunked
   auto s = codegen::cuda_kernels(stages);
   REQUIRE(s);
@@ -219,11 +236,13 @@ TEST_CASE("NVRTC compiles every case for sm_80 and sm_90, and ptxas accepts the 
       REQUIRE_MESSAGE(ptx, ptx.error());
       CHECK(ptx->find(std::string(".target ") + arch) != std::string::npos);
       for (const codegen::CudaKernelInfo& k : *kernels)
-        CHECK_MESSAGE(ptx->find(".entry " + k.symbol + "(") != std::string::npos, k.symbol);
+        for (const codegen::CudaEntry& e : k.entries)
+          CHECK_MESSAGE(ptx->find(".entry " + e.symbol + "(") != std::string::npos, e.symbol);
       auto cubin = codegen::compile_cuda(*source, arch, true);
       REQUIRE_MESSAGE(cubin, cubin.error());
       CHECK(cubin->compare(0, 4, "\x7f" "ELF") == 0);
-      for (const codegen::CudaKernelInfo& k : *kernels) CHECK(cubin->find(k.symbol) != std::string::npos);
+      for (const codegen::CudaKernelInfo& k : *kernels)
+        for (const codegen::CudaEntry& e : k.entries) CHECK(cubin->find(e.symbol) != std::string::npos);
       if (ptxas) {
         auto [status, output] = run_ptxas(*ptx, arch);
         CHECK_MESSAGE(status == 0, "ptxas -arch=" << arch << ":\n" << output);
@@ -266,6 +285,11 @@ TEST_CASE("the CUDA driver status") {
   if (!info.loaded) {
     CHECK(status == "no CUDA driver (libcuda.so.1 not found)");
     CHECK_FALSE(codegen::cuda_device_arch());
+    // --target cuda's error: the reason and what to do instead.
+    auto device = open_cuda_device();
+    REQUIRE_FALSE(device);
+    CHECK(device.error() ==
+          "no CUDA driver (libcuda.so.1 not found): --target cuda needs an NVIDIA GPU and its driver; use --target cpu");
   } else {
     CHECK(status.rfind("CUDA driver ", 0) == 0);
     for (const codegen::CudaDevice& d : info.devices) CHECK(d.major >= 1);

@@ -106,18 +106,18 @@ TEST_CASE("fuse-chains makes a linear run one kernel and respects fan-out") {
                    node(1, "chain %0 {stages=[sos{sections=" + kA +
                                ", allow_unstable=false}, gain{gain=2}, tanh{}, fir{taps=[1, 2]}, "
                                "delay{amount=3, unit=samples}], strategy=none, chunk_length=0, "
-                               "fir_method=none, fft_block=0, reason=\"\"}") +
+                               "fir_method=none, fft_block=0, state_precision=signal, reason=\"\"}") +
                    out(2, 1));
   check_passes({"fuse-chains"}, kIn + node(1, "tanh %0") + node(2, "gain %1 {gain=2}") + out(3, 2) +
                                     node(4, "clip %1 {lo=-1, hi=1}") + out(5, 4, "z"),
                kIn +
                    node(1, "chain %0 {stages=[tanh{}], strategy=none, chunk_length=0, "
-                           "fir_method=none, fft_block=0, reason=\"\"}") +
+                           "fir_method=none, fft_block=0, state_precision=signal, reason=\"\"}") +
                    node(2, "chain %1 {stages=[gain{gain=2}], strategy=none, chunk_length=0, "
-                           "fir_method=none, fft_block=0, reason=\"\"}") +
+                           "fir_method=none, fft_block=0, state_precision=signal, reason=\"\"}") +
                    out(3, 2) +
                    node(4, "chain %1 {stages=[clip{lo=-1, hi=1}], strategy=none, chunk_length=0, "
-                           "fir_method=none, fft_block=0, reason=\"\"}") +
+                           "fir_method=none, fft_block=0, state_precision=signal, reason=\"\"}") +
                    out(5, 4, "z"));
 }
 

@@ -409,7 +409,7 @@ TEST_CASE("writing: unknown extensions, subtypes and missing sample rates") {
   CHECK(contains(error_of(write_signal_file(dir / "out.npy", s, 48000.0, WriteOptions{"pcm16"})),
                  "--subtype does not apply to .npy output"));
   CHECK(contains(error_of(write_signal_file(dir / "out.wav", s, 44100.5, {})),
-                 "audio files store a whole number of Hz as the sample rate"));
+                 "audio files store the sample rate as a whole number of Hz"));
   CHECK(error_of(write_signal_file(dir / "out.npy", Signal(), std::nullopt, {})) ==
         "cannot write '" + dir / "out.npy" + "': the signal has no channels");
   CHECK(check_output_format(dir / "ok.flac", WriteOptions{"pcm16"}));
@@ -437,7 +437,7 @@ TEST_CASE("a failed write leaves an existing output untouched and no temporary f
   // The sample rate is refused only after the temporary file exists: the failure is late.
   const std::string e =
       error_of(write_signal_file(out, test_signal(2, 100, DType::f32), 44100.5, {}));
-  CHECK(contains(e, "cannot write '" + out + "': audio files store a whole number of Hz"));
+  CHECK(contains(e, "cannot write '" + out + "': audio files store the sample rate as a whole number of Hz"));
   CHECK(read_bytes(out) == "precious");
   CHECK(dir.entries() == std::vector<std::string>{"out.wav"});
 

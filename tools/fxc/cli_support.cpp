@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "frontend/fx_file.h"
+#include "support/float_format.h"
 #include "support/trace.h"
 #include "support/version.h"
 
@@ -27,6 +28,14 @@ int user_error(const std::string& message) {
   DiagnosticEngine diags;
   diags.error({}, message);
   return report(diags);
+}
+
+Expected<std::int64_t, std::string> samples_for_seconds(double seconds, double fs_hz) {
+  double samples = seconds * fs_hz;
+  if (!(seconds >= 0 && samples <= 9007199254740992.0))
+    return Unexpected{"--seconds must be a non-negative number of at most 2^53 samples at " +
+                      format_double(fs_hz) + " Hz, got " + format_double(seconds)};
+  return static_cast<std::int64_t>(samples);
 }
 
 std::optional<ir::Graph> load_graph(const std::string& path, DiagnosticEngine& diags,

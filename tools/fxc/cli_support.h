@@ -9,6 +9,7 @@
 #include "ir/graph.h"
 #include "passes/pipeline.h"
 #include "support/diagnostics.h"
+#include "support/expected.h"
 
 namespace CLI {
 class App;
@@ -62,5 +63,9 @@ std::optional<std::string> apply_thresholds(const std::vector<std::string>& sett
 
 /// A user error without a source location, as "error: MESSAGE" on standard error.
 int user_error(const std::string& message);
+
+/// `--seconds` at `fs_hz` as a whole number of samples, or the message for a value that is
+/// negative, NaN, or more than 2^53 samples (where a double stops counting every sample).
+Expected<std::int64_t, std::string> samples_for_seconds(double seconds, double fs_hz);
 
 }  // namespace fxc::cli

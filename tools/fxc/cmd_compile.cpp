@@ -9,6 +9,7 @@
 #include "codegen/cuda/nvrtc.h"
 #include "runtime/compile_cpu.h"
 #include "runtime/counters.h"
+#include "runtime/kernel_cache.h"
 #include "support/float_format.h"
 #include "tools/fxc/commands.h"
 
@@ -27,28 +28,32 @@ struct CompileOptions {
   std::optional<double> seconds;
 };
 
-// CUDA: the kernels' CUDA C++ through NVRTC for an architecture (a device is not needed).
-// Nothing is cached yet: no runtime in this build loads cubins onto a device.
+// CUDA: the kernels' CUDA C++ through NVRTC for an architecture (a device is not needed),
+// stored in the kernel cache as a cubin (key: architecture, NVRTC version, graph shape).
 int compile_cuda(const CompileOptions& o, const ir::Graph& graph, const std::vector<DType>& dtypes,
                  DiagnosticEngine& diags) {
   std::string arch = o.arch;
   if (arch.empty()) {
     arch = codegen::cuda_device_arch(0).value_or("");
-    if (arch.empty()) return user_error("no CUDA device to compile for: give the architecture, e.g. --arch sm_90");
+    if (arch.empty())
+      return user_error("no CUDA device to compile for (" + codegen::cuda_status() +
+                        "): give the architecture, e.g. --arch sm_90");
   }
+  std::string directory = cache_directory(o.cache_dir);
+  KernelCache cache(directory);
   for (DType dtype : dtypes) {
     passes::PassContext context{diags, {o.fs_hz, o.channels, dtype}};
     context.target = passes::cuda_target();
-    if (o.seconds) context.binding.length_samples = static_cast<std::int64_t>(*o.seconds * o.fs_hz);
+    if (o.seconds) context.binding.length_samples = *samples_for_seconds(*o.seconds, o.fs_hz);  // checked
     auto scheduled = passes::run_pipeline(graph, context, {.time_passes = o.time_passes, .log = &std::cerr});
     if (!scheduled) return report(diags);
-    auto source = codegen::emit_cuda_source(*scheduled);
-    if (!source) return user_error(source.error());
-    auto cubin = codegen::compile_cuda(*source, arch, true);
+    auto compiles_before = counters().compiles.load();
+    auto cubin = cache.cuda_cubin(*scheduled, arch, diags);
     if (!cubin) return user_error(cubin.error());
-    std::cout << "compiled the CUDA kernels of " << o.graph << " (" << name(dtype) << ") for " << arch
-              << ": " << cubin->size() << " bytes of cubin (not cached: running on a GPU is not in "
-              << "this build yet)\n";
+    report(diags);
+    std::cout << "compiled the CUDA kernels of " << o.graph << " (" << name(dtype) << ") for " << arch << ": "
+              << (*cubin)->size() << " bytes of cubin in " << directory
+              << (counters().compiles > compiles_before ? " (new)" : " (already cached)") << "\n";
   }
   return kSuccess;
 }
@@ -56,6 +61,14 @@ int compile_cuda(const CompileOptions& o, const ir::Graph& graph, const std::vec
 int compile(const CompileOptions& o) {
   if (!o.arch.empty() && o.target == "cpu") throw UsageError{"--arch applies to --target cuda"};
   if (o.channels < 1) return user_error("--channels must be at least 1, got " + std::to_string(o.channels));
+  if (!(o.fs_hz > 0 && std::isfinite(o.fs_hz)))
+    return user_error("--fs must be a positive number of Hz, got " + format_double(o.fs_hz));
+  std::optional<std::int64_t> length;
+  if (o.seconds) {
+    auto samples = samples_for_seconds(*o.seconds, o.fs_hz);
+    if (!samples) return user_error(samples.error());
+    length = *samples;
+  }
   DiagnosticEngine diags;
   std::optional<ir::Graph> graph = load_graph(o.graph, diags);
   if (!graph) return report(diags);
@@ -69,11 +82,12 @@ int compile(const CompileOptions& o) {
   // compile for short signals and for signals long enough for the chunked strategies.
   passes::StrategyThresholds thresholds;
   std::vector<std::int64_t> lengths;
-  if (o.seconds) lengths = {static_cast<std::int64_t>(*o.seconds * o.fs_hz)};
+  if (length) lengths = {*length};
   else lengths = {static_cast<std::int64_t>(o.fs_hz), thresholds.chunked_min_samples};
 
   std::string directory = cache_directory(o.cache_dir);
   auto compiles_before = counters().compiles.load();
+  auto write_failures_before = counters().cache_write_failures.load();
   int sets = 0;
   for (DType dtype : dtypes)
     for (std::int64_t length : lengths) {
@@ -89,6 +103,11 @@ int compile(const CompileOptions& o) {
       ++sets;
     }
   report(diags);
+  // Filling the cache is the whole point of compile: kernels that could not be stored are a
+  // failure here, where a run only warns and goes on.
+  if (counters().cache_write_failures > write_failures_before)
+    return user_error("the kernels of " + o.graph + " could not be stored in the kernel cache " + directory +
+                      " (the warnings above say why)");
   std::cout << "compiled " << sets << " kernel set(s) for " << o.graph << " into " << directory
             << " (" << counters().compiles - compiles_before << " new, "
             << sets - static_cast<int>(counters().compiles - compiles_before) << " already cached)\n";

@@ -66,9 +66,9 @@ int dump(const DumpOptions& o) {
   passes::PassContext context{diags, {o.fs_hz, o.channels, *parse_dtype(o.dtype)}};
   if (o.target == "cuda" || o.emit == "cuda") context.target = passes::cuda_target();
   if (o.seconds) {
-    if (!(*o.seconds >= 0 && std::isfinite(*o.seconds)))
-      return user_error("--seconds must be a non-negative number, got " + format_double(*o.seconds));
-    context.binding.length_samples = static_cast<std::int64_t>(*o.seconds * o.fs_hz);
+    auto samples = samples_for_seconds(*o.seconds, o.fs_hz);
+    if (!samples) return user_error(samples.error());
+    context.binding.length_samples = *samples;
   }
   if (auto error = apply_thresholds(o.thresholds, context.thresholds)) return user_error(*error);
   auto result = passes::run_pipeline(*graph, context, pipeline);

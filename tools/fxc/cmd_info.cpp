@@ -56,10 +56,14 @@ int info() {
             << "host CPU:  " << cpu.model << " (" << cpu.cores << " logical cores)\n"
             << "features: ";
   for (const std::string& f : cpu.features) std::cout << ' ' << f;
-  std::cout << "\nCUDA:      " << codegen::cuda_status()
-            << "\nNVRTC:     " << codegen::nvrtc_version().value_or("not found")
-            << " (CUDA C++ compiles for --arch without a device; running on a GPU is not in "
-               "this build yet)\n"
+  codegen::CudaDriverInfo cuda = codegen::query_cuda_driver();
+  std::optional<std::string> nvrtc = codegen::nvrtc_version();
+  std::cout << "\nCUDA:      " << codegen::cuda_status(cuda)
+            << (cuda.devices.empty() ? " (--target cuda is unavailable: it needs an NVIDIA GPU and its driver)" : "")
+            << "\nNVRTC:     " << nvrtc.value_or("not found")
+            << (nvrtc ? " (CUDA C++ compiles for --arch without a device)"
+                      : " (install the CUDA toolkit to compile CUDA; --target cuda needs it)")
+            << '\n'
             << "cache dir: " << cache_directory() << '\n'
             << "passes:   ";
   for (const passes::PassInfo& p : passes::all_passes()) std::cout << ' ' << p.name;

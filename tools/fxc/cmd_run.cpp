@@ -3,9 +3,13 @@
 #include <cmath>
 #include <memory>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <set>
 #include <unistd.h>
 
@@ -15,6 +19,7 @@
 #include "runtime/counters.h"
 #include "support/trace.h"
 #include "runtime/cpu_executor.h"
+#include "runtime/cuda_executor.h"
 #include "runtime/reference_interpreter.h"
 #include "runtime/signal_file.h"
 #include "support/float_format.h"
@@ -33,6 +38,7 @@ struct RunOptions {
   std::string dtype = "f64";
   std::optional<std::string> subtype;
   std::optional<long long> block;
+  std::string load_state, save_state;  // stream state files (cpu)
   std::vector<std::string> sets;
   std::string trace, cache_dir;
   bool stats = false;
@@ -53,12 +59,46 @@ std::vector<Signal> slice(const std::vector<Signal>& signals, std::size_t start,
   return out;
 }
 
+// The whole of a (small) file, for --load-state.
+Expected<std::string, std::string> read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Unexpected{"cannot read '" + path + "': " + std::strerror(errno)};
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (in.bad()) return Unexpected{"cannot read '" + path + "': " + std::strerror(errno)};
+  return bytes.str();
+}
+
 // Writes `block` into `whole` at `start`.
 void place(Signal& whole, const Signal& block, std::size_t start) {
   for (std::size_t c = 0; c < block.channels(); ++c) {
     if (block.dtype() == DType::f32) std::copy(block.f32(c).begin(), block.f32(c).end(), whole.f32(c).begin() + start);
     else std::copy(block.f64(c).begin(), block.f64(c).end(), whole.f64(c).begin() + start);
   }
+}
+
+// NaN and infinite input samples are not errors (every stage computes with them as IEEE
+// arithmetic does, see docs/errors.md) but are seldom meant: one warning per file.
+void warn_non_finite(const Signal& s, const std::string& path, DiagnosticEngine& diags) {
+  std::uint64_t nans = 0, infinities = 0;
+  std::size_t first = s.samples(), first_channel = 0;
+  auto scan = [&](auto samples, std::size_t c) {
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      if (std::isfinite(samples[i])) continue;
+      ++(std::isnan(samples[i]) ? nans : infinities);
+      if (i < first) first = i, first_channel = c;
+    }
+  };
+  for (std::size_t c = 0; c < s.channels(); ++c) {
+    if (s.dtype() == DType::f32) scan(s.f32(c), c);
+    else scan(s.f64(c), c);
+  }
+  if (nans + infinities == 0) return;
+  diags.warning({}, "'" + path + "' holds " + std::to_string(nans) + " NaN and " + std::to_string(infinities) +
+                        " infinite sample(s), the first at sample " + std::to_string(first) + " of channel " +
+                        std::to_string(first_channel) + " (counting from 0); they propagate through the "
+                        "graph, and a recursive filter that meets one outputs NaN from there on",
+                "fxc-input");
 }
 
 using Clock = std::chrono::steady_clock;
@@ -81,6 +121,19 @@ int run_batch_files(const RunOptions& o, const ir::Graph& graph, std::vector<Sig
       if (!out) return report(diags);
       results.push_back(std::move(*out));
     }
+  } else if (o.target == "cuda") {
+    // The items side by side as channels of one device signal: one launch per kernel entry.
+    auto device = open_cuda_device();
+    if (!device) return user_error(device.error());
+    CudaCompileRequest request;
+    request.sample_rate_hz = fs_hz;
+    request.dtype = dtype;
+    request.cache_directory = cache_directory(o.cache_dir);
+    request.pipeline.time_passes = o.time_passes;
+    request.pipeline.log = &std::cerr;
+    auto out = run_batch_cuda(graph, batch, request, *device, diags);
+    if (!out) return report(diags);
+    results = std::move(*out);
   } else {
     CpuCompileRequest request;
     request.sample_rate_hz = fs_hz;
@@ -98,14 +151,71 @@ int run_batch_files(const RunOptions& o, const ir::Graph& graph, std::vector<Sig
       if (auto ok = pending.write(o.outputs[k++], s.converted(dtype), fs_hz, write_options); !ok)
         return user_error(ok.error());
   if (auto ok = pending.commit(); !ok) return user_error(ok.error());
+  if (o.stats)
+    std::cerr << "fxc run statistics (batch of " << items << ")\n"
+              << "  kernel dispatches " << counters().dispatches << "\n"
+              << "  GPU launches      " << counters().gpu_launches << " (" << counters().gpu_graph_launches
+              << " CUDA graph replays), " << counters().gpu_bytes_copied << " bytes copied\n";
   return kSuccess;
 }
 
+// --target cuda: the graph compiled for the GPU and run there, whole or in blocks (a CUDA
+// graph recorded per block length and replayed).
+std::optional<std::vector<Signal>> run_on_cuda(const RunOptions& o, const ir::Graph& bound,
+                                               const std::vector<Signal>& signals, double fs_hz, DType dtype,
+                                               DiagnosticEngine& diags, int& status) {
+  status = kSuccess;
+  auto device = open_cuda_device();
+  if (!device) {
+    status = user_error(device.error());
+    return std::nullopt;
+  }
+  std::size_t total = signals.empty() ? 0 : signals[0].samples();
+  CudaCompileRequest request;
+  request.sample_rate_hz = fs_hz;
+  request.dtype = dtype;
+  request.length_samples = static_cast<std::int64_t>(o.block ? std::min<std::size_t>(*o.block, total) : total);
+  request.cache_directory = cache_directory(o.cache_dir);
+  request.pipeline.time_passes = o.time_passes;
+  request.pipeline.log = &std::cerr;
+  auto program = compile_for_cuda(bound, request, *device, diags);
+  if (!program) {
+    status = report(diags);
+    return std::nullopt;
+  }
+  std::vector<Signal> results;
+  if (!o.block) {
+    auto out = execute_cuda(*program, signals);
+    if (!out) {
+      status = user_error(out.error());
+      return std::nullopt;
+    }
+    return std::move(*out);
+  }
+  CudaStream stream(*program);
+  std::size_t block = static_cast<std::size_t>(*o.block);
+  ProgressBar progress(total, "samples");
+  for (std::size_t start = 0; start < total || (start == 0 && total == 0); start += block) {
+    std::size_t count = std::min(block, total - start);
+    auto out = stream.process(slice(signals, start, count));
+    if (!out) {
+      status = user_error(out.error());
+      return std::nullopt;
+    }
+    if (results.empty())
+      for (const Signal& s : *out) results.emplace_back(s.channels(), total, s.dtype());
+    for (std::size_t k = 0; k < out->size(); ++k) place(results[k], (*out)[k], start);
+    progress.update(start + count);
+    if (total == 0) break;
+  }
+  return results;
+}
+
 int run(const RunOptions& o) {
-  if (o.target == "cuda")
-    return user_error("the 'cuda' target is not available in this build yet; use --target cpu");
   if (o.block && *o.block < 1) return user_error("--block must be at least 1, got " + std::to_string(*o.block));
-  if (o.block && o.target != "cpu") return user_error("--block runs compiled kernels: use it with --target cpu");
+  if (o.block && o.target == "ref") return user_error("--block runs compiled kernels: use it with --target cpu or cuda");
+  if ((!o.load_state.empty() || !o.save_state.empty()) && o.target != "cpu")
+    return user_error("--load-state and --save-state keep a CPU stream's state: use them with --target cpu");
   if (!o.trace.empty()) Trace::global().enable();
   if (o.fs_hz && !(*o.fs_hz > 0 && std::isfinite(*o.fs_hz)))
     return user_error("--fs must be a positive number of Hz, got " + format_double(*o.fs_hz));
@@ -113,7 +223,9 @@ int run(const RunOptions& o) {
   WriteOptions write_options{o.subtype};
   std::set<std::string> seen;
   for (const std::string& path : o.outputs) {
-    if (!seen.insert(std::filesystem::weakly_canonical(path).string()).second)
+    // Absolute first: weakly_canonical leaves a relative name that does not exist yet as it
+    // is, so 'out.npy' and './out.npy' differed.
+    if (!seen.insert(std::filesystem::weakly_canonical(std::filesystem::absolute(path)).string()).second)
       throw UsageError{"the output '" + path + "' is given twice"};
     if (auto ok = check_output_format(path, write_options); !ok) return user_error(ok.error());
   }
@@ -140,6 +252,8 @@ int run(const RunOptions& o) {
                          std::to_string(items) + " item(s) (" + std::to_string(o.inputs.size()) +
                          " -i files), but " + std::to_string(o.outputs.size()) + " were given"};
   if (items > 1 && o.block) throw UsageError{"--block streams one item; it cannot be used with a batch"};
+  if (items > 1 && (!o.load_state.empty() || !o.save_state.empty()))
+    throw UsageError{"--load-state and --save-state keep one stream's state; they cannot be used with a batch"};
 
   DType dtype = *parse_dtype(o.dtype);
   std::vector<Signal> signals;
@@ -159,6 +273,7 @@ int run(const RunOptions& o) {
       fs_hz = file->sample_rate_hz;
       fs_source = path;
     }
+    warn_non_finite(file->signal, path, diags);
     signals.push_back(std::move(file->signal));
   }
 
@@ -171,10 +286,17 @@ int run(const RunOptions& o) {
   auto phase_start = Clock::now();
 
   std::vector<Signal> results;
+  std::optional<std::string> saved_state;  // --save-state: written with the outputs
   if (o.target == "ref") {
     auto out = run_reference(*bound, *fs_hz, signals, diags);
     if (!out) return report(diags);
     results = std::move(*out);
+  } else if (o.target == "cuda") {
+    int status = kSuccess;
+    auto out = run_on_cuda(o, *bound, signals, *fs_hz, dtype, diags, status);
+    if (!out) return status;
+    results = std::move(*out);
+    phases.emplace_back(o.block ? "compile and run (cuda, stream)" : "compile and run (cuda)", ms_since(phase_start));
   } else {
     std::size_t total = signals.empty() ? 0 : signals[0].samples();
     CpuCompileRequest request;
@@ -189,13 +311,20 @@ int run(const RunOptions& o) {
     if (!compiled) return report(diags);
     phases.emplace_back("compile", ms_since(phase_start));
     phase_start = Clock::now();
-    if (!o.block) {
+    if (!o.block && o.load_state.empty() && o.save_state.empty()) {
       auto out = execute_cpu(compiled->scheduled, *compiled->kernels, signals);
       if (!out) return user_error(out.error());
       results = std::move(*out);
     } else {
       CpuStream stream(compiled->scheduled, compiled->kernels);
-      std::size_t block = static_cast<std::size_t>(*o.block);
+      if (!o.load_state.empty()) {
+        auto bytes = read_whole_file(o.load_state);
+        if (!bytes) return user_error(bytes.error());
+        if (auto loaded = stream.load_state(*bytes); !loaded)
+          return user_error("cannot load '" + o.load_state + "': " + loaded.error());
+      }
+      // Without --block, the whole signal is one block.
+      std::size_t block = o.block ? static_cast<std::size_t>(*o.block) : std::max<std::size_t>(total, 1);
       ProgressBar progress(total, "samples");
       for (std::size_t start = 0; start < total || (start == 0 && total == 0); start += block) {
         std::size_t count = std::min(block, total - start);
@@ -207,6 +336,7 @@ int run(const RunOptions& o) {
         progress.update(start + count);
         if (total == 0) break;
       }
+      if (!o.save_state.empty()) saved_state = stream.save_state();
     }
     phases.emplace_back(o.block ? "run (stream)" : "run", ms_since(phase_start));
   }
@@ -220,9 +350,10 @@ int run(const RunOptions& o) {
   for (std::size_t i = 0; i < results.size(); ++i)
     if (auto ok = pending.write(o.outputs[i], results[i].converted(dtype), fs_hz, write_options); !ok)
       return user_error(ok.error());
-  if (auto ok = pending.commit(); !ok) return user_error(ok.error());
   write_span.reset();
   phases.emplace_back("write outputs", ms_since(phase_start));
+  // The trace before the outputs' renames: a trace that cannot be written fails the run, and
+  // a failed run leaves the outputs as they were.
   if (!o.trace.empty()) {
     std::string json = Trace::global().to_json();
     auto ok = write_file_atomically(o.trace, [&](int fd, const std::string&) {
@@ -230,6 +361,13 @@ int run(const RunOptions& o) {
     });
     if (!ok) return user_error(ok.error());
   }
+  if (saved_state) {
+    auto ok = write_file_atomically(o.save_state, [&](int fd, const std::string&) {
+      return write_all(fd, saved_state->data(), saved_state->size());
+    });
+    if (!ok) return user_error(ok.error());
+  }
+  if (auto ok = pending.commit(); !ok) return user_error(ok.error());
 
   if (o.stats) {
     auto [compiles, memory_hits, disk_hits, dispatches] = before_stats;
@@ -241,6 +379,8 @@ int run(const RunOptions& o) {
               << "  cache hits        " << counters().memory_hits - memory_hits << " memory, "
               << counters().disk_hits - disk_hits << " disk\n"
               << "  kernel dispatches " << counters().dispatches - dispatches << "\n"
+              << "  GPU launches      " << counters().gpu_launches << " (" << counters().gpu_graph_launches
+              << " CUDA graph replays), " << counters().gpu_bytes_copied << " bytes copied\n"
               << "  signal bytes      " << bytes << " (inputs read and outputs written)\n";
     for (const auto& [phase, ms] : phases)
       std::cerr << "  " << phase << std::string(18 - std::min<std::size_t>(17, std::string(phase).size()), ' ')
@@ -266,7 +406,7 @@ void add_run_command(CLI::App& app, Action& action) {
       ->allow_extra_args(false);
   cmd->add_option("--fs", o->fs_hz, "Sample rate in Hz (needed for .npy inputs; overrides the files')");
   cmd->add_option("--target", o->target,
-                  "Where to run: cpu (compiled kernels) or ref (the float64 reference interpreter)")
+                  "Where to run: cpu (compiled kernels), cuda (an NVIDIA GPU) or ref (the float64 reference interpreter)")
       ->check(CLI::IsMember({"ref", "cpu", "cuda"}))
       ->capture_default_str();
   cmd->add_option("--dtype", o->dtype,
@@ -278,6 +418,10 @@ void add_run_command(CLI::App& app, Action& action) {
                   "default: float)");
   cmd->add_option("--block", o->block,
                   "Process in blocks of N samples through the stream path (state carried exactly)");
+  cmd->add_option("--load-state", o->load_state,
+                  "Start from the stream state in FILE (saved by --save-state from a graph of the same shape)");
+  cmd->add_option("--save-state", o->save_state,
+                  "Write the stream state at the end to FILE, to continue in a later run with --load-state");
   cmd->add_flag("--stats", o->stats,
                 "Print counters (compiles, cache hits, dispatches, bytes) and phase times to stderr");
   cmd->add_option("--set", o->sets,

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <iostream>
 #include <malloc.h>
+#include <new>
 
 #include "support/strings.h"
 
@@ -68,6 +69,11 @@ int main(int argc, char** argv) {
   } catch (const fxc::InternalError& e) {
     std::cerr << e.what() << '\n';
     return kInternalError;
+  } catch (const std::bad_alloc&) {
+    // Not a bug: the signals (inputs, outputs, one buffer per live node) did not fit.
+    std::cerr << "error: out of memory: the signals of this run do not fit in the memory "
+                 "available (shorter or fewer inputs, or --block, need less)\n";
+    return kUserError;
   } catch (const std::exception& e) {
     std::cerr << "internal error (a bug in fxc, please report it): " << e.what() << '\n';
     return kInternalError;

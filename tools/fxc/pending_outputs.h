@@ -15,35 +15,60 @@ namespace fxc::cli {
 
 // Each output is first written beside its destination under a pending name (keeping its
 // extension, which picks the format), and all are renamed only once every one was written:
-// a run that fails at its second output leaves the first output as it was.
+// a run that fails at its second output leaves the first output as it was. A symbolic link is
+// followed, so the link stays and the file it names is replaced. A device or a pipe
+// (/dev/null, /dev/full, a FIFO) is written at once instead: it has no earlier content to
+// keep, and a rename over it would replace the device itself.
 class PendingOutputs {
  public:
   ~PendingOutputs() {
-    for (const auto& [pending, final_path] : files_) std::filesystem::remove(pending);
+    std::error_code ignored;
+    for (const File& file : files_) std::filesystem::remove(file.pending, ignored);
   }
   Expected<std::monostate, std::string> write(const std::string& path, const Signal& signal,
-                                              std::optional<double> fs, const WriteOptions& o) {
-    std::filesystem::path target(path);
-    std::string pending = (target.parent_path() / (".fxc-pending-" + std::to_string(getpid()) +
-                                                   "-" + target.filename().string()))
+                                              std::optional<double> fs_hz, const WriteOptions& o) {
+    namespace fs = std::filesystem;
+    fs::path target(path);
+    std::error_code error;
+    if (fs::is_symlink(target, error))
+      if (fs::path resolved = fs::canonical(target, error); !error) target = resolved;
+    // Anything but a regular file or a new name is written (or refused) where it is, never
+    // replaced by a rename: a device or a pipe in place, a directory or a socket refused.
+    fs::file_type type = fs::status(target, error).type();
+    if (type != fs::file_type::regular && type != fs::file_type::not_found && type != fs::file_type::none)
+      return write_signal_file(path, signal, fs_hz, o);
+    // The index keeps two outputs of one name (in a batch, through links) apart.
+    std::string pending = (target.parent_path() / (".fxc-pending-" + std::to_string(getpid()) + "-" +
+                                                   std::to_string(files_.size()) + "-" +
+                                                   fs::path(path).filename().string()))
                               .string();
-    auto ok = write_signal_file(pending, signal, fs, o);
-    if (!ok) return Unexpected{ok.error()};
-    files_.emplace_back(pending, path);
+    auto ok = write_signal_file(pending, signal, fs_hz, o);
+    if (!ok) {
+      // The message names the file the user gave, not the pending one.
+      std::string message = ok.error(), prefix = "cannot write '" + pending + "'";
+      if (message.rfind(prefix, 0) == 0) message = "cannot write '" + path + "'" + message.substr(prefix.size());
+      return Unexpected{message};
+    }
+    files_.push_back({pending, target.string(), path});
     return std::monostate{};
   }
   Expected<std::monostate, std::string> commit() {
-    for (const auto& [pending, final_path] : files_) {
+    for (const File& file : files_) {
       std::error_code error;
-      std::filesystem::rename(pending, final_path, error);
-      if (error) return Unexpected{"cannot write '" + final_path + "': " + error.message()};
+      std::filesystem::rename(file.pending, file.target, error);
+      if (error) return Unexpected{"cannot write '" + file.path + "': " + error.message()};
     }
     files_.clear();
     return std::monostate{};
   }
 
  private:
-  std::vector<std::pair<std::string, std::string>> files_;
+  struct File {
+    std::string pending;  ///< the name it is written under
+    std::string target;   ///< where it is renamed to (a symbolic link's target)
+    std::string path;     ///< as the user gave it, for messages
+  };
+  std::vector<File> files_;
 };
 
 }  // namespace fxc::cli

@@ -1,5 +1,5 @@
 # RUN: fxc dump %s --emit cuda --channels 2 --dtype f32
-# The CUDA C++ of a linear chain (chunked zero-state pass) and a non-linear one (one thread per
+# The CUDA C++ of a linear chain (the chunked scan's three passes) and a non-linear one (one thread per
 # channel), and the sum that mixes them.
 graph cuda_mix
 input x

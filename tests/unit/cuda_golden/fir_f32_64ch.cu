@@ -6,33 +6,57 @@
 //   for one thread per channel: a warp's 32 loads of sample n are adjacent).
 
 // chain %1: fir(7)
-// no IIR stage: one thread per channel
+// a lone FIR stage: direct form, shared-memory tiles of 128 samples
 // params: 7, state per channel: 7, delays: 0, firs: 1
+// Direct form in shared-memory tiles: a block computes 128 samples of one channel, 128 taps at a time,
+// from tap 0 up with fma (the thread-per-channel kernel's order). Then fxc_chain_1_ring
+// writes the last inputs into the ring. in != out.
 extern "C" __global__ void fxc_chain_1(
-  const float* in, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
-  const float* __restrict__ params, const long long* __restrict__ delay_lengths,
-  float* __restrict__ state, float* const* __restrict__ delay_lines, long long* __restrict__ positions) {
+  const float* __restrict__ in, float* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
+  const float* __restrict__ params, const float* __restrict__ state, const long long* __restrict__ positions) {
+  const long long TAPS = 7;
+  const int TILE = 128;  // = blockDim.x = taps per shared tile
+  __shared__ float h[128];
+  __shared__ float xs[255];  // samples n0 - t0 - (TILE - 1) ...
+  const long long tiles = (samples + TILE - 1) / TILE;
+  const long long c = blockIdx.x / tiles;
+  const long long n0 = (blockIdx.x % tiles) * TILE;
+  const int i = threadIdx.x;
+  const float* const x = in + c * channel_stride;
+  const float* const ring = state + c * 7 + 0;  // the inputs before sample 0
+  const long long pos = positions[c * 1 + 0];  // x[-1] is ring[pos - 1]
+  float acc = float(0);
+  for (long long t0 = 0; t0 < TAPS; t0 += TILE) {
+    __syncthreads();  // the previous tile is read
+    if (t0 + i < TAPS) h[i] = params[0 + t0 + i];
+    for (int j = i; j < 2 * TILE - 1; j += TILE) {
+      const long long m = n0 - t0 - (TILE - 1) + j;
+      float v = float(0);
+      if (m >= 0 && m < samples) v = x[m * sample_stride];
+      else if (m < 0 && m >= -TAPS) v = ring[pos + m < 0 ? pos + m + TAPS : pos + m];
+      xs[j] = v;
+    }
+    __syncthreads();
+    const long long count = TAPS - t0 < TILE ? TAPS - t0 : TILE;
+    for (int k = 0; k < count; ++k) acc = fmaf(h[k], xs[i + TILE - 1 - k], acc);
+  }
+  const long long n = n0 + i;
+  if (n < samples) out[c * channel_stride + n * sample_stride] = acc;
+}
+
+extern "C" __global__ void fxc_chain_1_ring(
+  const float* __restrict__ in, long long channels, long long samples, long long channel_stride, long long sample_stride,
+  float* __restrict__ state, long long* __restrict__ positions) {
   const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= channels) return;
-  float* const st = state + c * 7;
-  float* const ring0 = st + 0;  // stage 0 (fir): ring of its last inputs
-  long long pos0 = positions[c * 1 + 0];
+  const long long TAPS = 7;
+  float* const ring = state + c * 7 + 0;
   const float* const x = in + c * channel_stride;
-  float* const y = out + c * channel_stride;
-  for (long long n = 0; n < samples; ++n) {
-    float v = x[n * sample_stride];
-    {  // stage 0 (fir), 7 taps: direct form over the ring
-      ring0[pos0] = v;
-      float acc = float(0);
-      for (long long k = 0; k < 7; ++k) {
-        long long back = pos0 - k;
-        if (back < 0) back += 7;
-        acc = fmaf(params[0 + k], ring0[back], acc);
-      }
-      pos0 = pos0 + 1 >= 7 ? 0 : pos0 + 1;
-      v = acc;
-    }
-    y[n * sample_stride] = v;
+  const long long first = samples > TAPS ? samples - TAPS : 0;  // earlier inputs are overwritten anyway
+  long long p = (positions[c * 1 + 0] + first) % TAPS;
+  for (long long m = first; m < samples; ++m) {
+    ring[p] = x[m * sample_stride];
+    p = p + 1 >= TAPS ? 0 : p + 1;
   }
-  positions[c * 1 + 0] = pos0;
+  positions[c * 1 + 0] = p;
 }

@@ -8,75 +8,76 @@
 // chain %1: sos(4) | tanh
 // one thread per channel (gpu_thread_per_channel)
 // params: 20, state per channel: 8, delays: 0, firs: 0
+// state and arithmetic in double (state_precision f64); samples are float
 extern "C" __global__ void fxc_chain_1(
   const float* in, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
-  const float* __restrict__ params, const long long* __restrict__ delay_lengths,
-  float* __restrict__ state, float* const* __restrict__ delay_lines, long long* __restrict__ positions) {
+  const double* __restrict__ params, const long long* __restrict__ delay_lengths,
+  double* __restrict__ state, double* const* __restrict__ delay_lines, long long* __restrict__ positions) {
   const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= channels) return;
   // stage 0 (sos), section 0: b0 b1 b2 a1 a2
-  const float s0_0_b0 = params[0];
-  const float s0_0_b1 = params[1];
-  const float s0_0_b2 = params[2];
-  const float s0_0_a1 = params[3];
-  const float s0_0_a2 = params[4];
+  const double s0_0_b0 = params[0];
+  const double s0_0_b1 = params[1];
+  const double s0_0_b2 = params[2];
+  const double s0_0_a1 = params[3];
+  const double s0_0_a2 = params[4];
   // stage 0 (sos), section 1: b0 b1 b2 a1 a2
-  const float s0_1_b0 = params[5];
-  const float s0_1_b1 = params[6];
-  const float s0_1_b2 = params[7];
-  const float s0_1_a1 = params[8];
-  const float s0_1_a2 = params[9];
+  const double s0_1_b0 = params[5];
+  const double s0_1_b1 = params[6];
+  const double s0_1_b2 = params[7];
+  const double s0_1_a1 = params[8];
+  const double s0_1_a2 = params[9];
   // stage 0 (sos), section 2: b0 b1 b2 a1 a2
-  const float s0_2_b0 = params[10];
-  const float s0_2_b1 = params[11];
-  const float s0_2_b2 = params[12];
-  const float s0_2_a1 = params[13];
-  const float s0_2_a2 = params[14];
+  const double s0_2_b0 = params[10];
+  const double s0_2_b1 = params[11];
+  const double s0_2_b2 = params[12];
+  const double s0_2_a1 = params[13];
+  const double s0_2_a2 = params[14];
   // stage 0 (sos), section 3: b0 b1 b2 a1 a2
-  const float s0_3_b0 = params[15];
-  const float s0_3_b1 = params[16];
-  const float s0_3_b2 = params[17];
-  const float s0_3_a1 = params[18];
-  const float s0_3_a2 = params[19];
-  float* const st = state + c * 8;
-  float z0_0_0 = st[0];
-  float z0_0_1 = st[1];
-  float z0_1_0 = st[2];
-  float z0_1_1 = st[3];
-  float z0_2_0 = st[4];
-  float z0_2_1 = st[5];
-  float z0_3_0 = st[6];
-  float z0_3_1 = st[7];
+  const double s0_3_b0 = params[15];
+  const double s0_3_b1 = params[16];
+  const double s0_3_b2 = params[17];
+  const double s0_3_a1 = params[18];
+  const double s0_3_a2 = params[19];
+  double* const st = state + c * 8;
+  double z0_0_0 = st[0];
+  double z0_0_1 = st[1];
+  double z0_1_0 = st[2];
+  double z0_1_1 = st[3];
+  double z0_2_0 = st[4];
+  double z0_2_1 = st[5];
+  double z0_3_0 = st[6];
+  double z0_3_1 = st[7];
   const float* const x = in + c * channel_stride;
   float* const y = out + c * channel_stride;
   for (long long n = 0; n < samples; ++n) {
-    float v = x[n * sample_stride];
+    double v = double(x[n * sample_stride]);
     {  // stage 0 (sos), section 0: transposed direct form II
-      const float o = fmaf(s0_0_b0, v, z0_0_0);
-      z0_0_0 = fmaf(s0_0_b1, v, fmaf(-s0_0_a1, o, z0_0_1));
-      z0_0_1 = fmaf(-s0_0_a2, o, s0_0_b2 * v);
+      const double o = fma(s0_0_b0, v, z0_0_0);
+      z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+      z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
       v = o;
     }
     {  // stage 0 (sos), section 1: transposed direct form II
-      const float o = fmaf(s0_1_b0, v, z0_1_0);
-      z0_1_0 = fmaf(s0_1_b1, v, fmaf(-s0_1_a1, o, z0_1_1));
-      z0_1_1 = fmaf(-s0_1_a2, o, s0_1_b2 * v);
+      const double o = fma(s0_1_b0, v, z0_1_0);
+      z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+      z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
       v = o;
     }
     {  // stage 0 (sos), section 2: transposed direct form II
-      const float o = fmaf(s0_2_b0, v, z0_2_0);
-      z0_2_0 = fmaf(s0_2_b1, v, fmaf(-s0_2_a1, o, z0_2_1));
-      z0_2_1 = fmaf(-s0_2_a2, o, s0_2_b2 * v);
+      const double o = fma(s0_2_b0, v, z0_2_0);
+      z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
+      z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
       v = o;
     }
     {  // stage 0 (sos), section 3: transposed direct form II
-      const float o = fmaf(s0_3_b0, v, z0_3_0);
-      z0_3_0 = fmaf(s0_3_b1, v, fmaf(-s0_3_a1, o, z0_3_1));
-      z0_3_1 = fmaf(-s0_3_a2, o, s0_3_b2 * v);
+      const double o = fma(s0_3_b0, v, z0_3_0);
+      z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
+      z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
       v = o;
     }
-    v = tanhf(v);  // stage 1 (tanh)
-    y[n * sample_stride] = v;
+    v = tanh(v);  // stage 1 (tanh)
+    y[n * sample_stride] = float(v);
   }
   st[0] = z0_0_0;
   st[1] = z0_0_1;

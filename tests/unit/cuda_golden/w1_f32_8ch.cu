@@ -7,13 +7,15 @@
 
 // chain %1: sos(15)
 // gpu_chunked_scan, L=4096: one thread per (channel, chunk)
-// Chunked scan, pass 1 of 3: each thread runs one chunk of one channel from zero state,
-// writes that zero-state output and the chunk's final state to chunk_state
-// [channel][chunk][30]. Passes 2 (carry with A^L in float64) and
-// 3 (fix-up: add the response to the carried state) are not generated yet.
-extern "C" __global__ void fxc_chain_1(
-  const float* in, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
-  const float* __restrict__ params, float* __restrict__ chunk_state) {
+// params: 75, state per channel: 30, delays: 0, firs: 0
+// state and arithmetic in double (state_precision f64); samples are float
+// Chunked scan over time in three passes (chunk_state: double[channels][chunks][30]):
+// 1. fxc_chain_1_chunk_states: each chunk from zero state, its final state e[k] only;
+// 2. fxc_chain_1_carry: s[k+1] = A^L s[k] + e[k] in float64, from the stream's state;
+// 3. fxc_chain_1: each chunk again from its true start state s[k], writing the output.
+extern "C" __global__ void fxc_chain_1_chunk_states(
+  const float* in, long long channels, long long samples, long long channel_stride, long long sample_stride,
+  const double* __restrict__ params, double* __restrict__ chunk_state) {
   const long long L = 4096;
   const long long chunks = (samples + L - 1) / L;
   const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -22,222 +24,220 @@ extern "C" __global__ void fxc_chain_1(
   const long long begin = (t % chunks) * L;
   const long long end = begin + L < samples ? begin + L : samples;
   // stage 0 (sos), section 0: b0 b1 b2 a1 a2
-  const float s0_0_b0 = params[0];
-  const float s0_0_b1 = params[1];
-  const float s0_0_b2 = params[2];
-  const float s0_0_a1 = params[3];
-  const float s0_0_a2 = params[4];
+  const double s0_0_b0 = params[0];
+  const double s0_0_b1 = params[1];
+  const double s0_0_b2 = params[2];
+  const double s0_0_a1 = params[3];
+  const double s0_0_a2 = params[4];
   // stage 0 (sos), section 1: b0 b1 b2 a1 a2
-  const float s0_1_b0 = params[5];
-  const float s0_1_b1 = params[6];
-  const float s0_1_b2 = params[7];
-  const float s0_1_a1 = params[8];
-  const float s0_1_a2 = params[9];
+  const double s0_1_b0 = params[5];
+  const double s0_1_b1 = params[6];
+  const double s0_1_b2 = params[7];
+  const double s0_1_a1 = params[8];
+  const double s0_1_a2 = params[9];
   // stage 0 (sos), section 2: b0 b1 b2 a1 a2
-  const float s0_2_b0 = params[10];
-  const float s0_2_b1 = params[11];
-  const float s0_2_b2 = params[12];
-  const float s0_2_a1 = params[13];
-  const float s0_2_a2 = params[14];
+  const double s0_2_b0 = params[10];
+  const double s0_2_b1 = params[11];
+  const double s0_2_b2 = params[12];
+  const double s0_2_a1 = params[13];
+  const double s0_2_a2 = params[14];
   // stage 0 (sos), section 3: b0 b1 b2 a1 a2
-  const float s0_3_b0 = params[15];
-  const float s0_3_b1 = params[16];
-  const float s0_3_b2 = params[17];
-  const float s0_3_a1 = params[18];
-  const float s0_3_a2 = params[19];
+  const double s0_3_b0 = params[15];
+  const double s0_3_b1 = params[16];
+  const double s0_3_b2 = params[17];
+  const double s0_3_a1 = params[18];
+  const double s0_3_a2 = params[19];
   // stage 0 (sos), section 4: b0 b1 b2 a1 a2
-  const float s0_4_b0 = params[20];
-  const float s0_4_b1 = params[21];
-  const float s0_4_b2 = params[22];
-  const float s0_4_a1 = params[23];
-  const float s0_4_a2 = params[24];
+  const double s0_4_b0 = params[20];
+  const double s0_4_b1 = params[21];
+  const double s0_4_b2 = params[22];
+  const double s0_4_a1 = params[23];
+  const double s0_4_a2 = params[24];
   // stage 0 (sos), section 5: b0 b1 b2 a1 a2
-  const float s0_5_b0 = params[25];
-  const float s0_5_b1 = params[26];
-  const float s0_5_b2 = params[27];
-  const float s0_5_a1 = params[28];
-  const float s0_5_a2 = params[29];
+  const double s0_5_b0 = params[25];
+  const double s0_5_b1 = params[26];
+  const double s0_5_b2 = params[27];
+  const double s0_5_a1 = params[28];
+  const double s0_5_a2 = params[29];
   // stage 0 (sos), section 6: b0 b1 b2 a1 a2
-  const float s0_6_b0 = params[30];
-  const float s0_6_b1 = params[31];
-  const float s0_6_b2 = params[32];
-  const float s0_6_a1 = params[33];
-  const float s0_6_a2 = params[34];
+  const double s0_6_b0 = params[30];
+  const double s0_6_b1 = params[31];
+  const double s0_6_b2 = params[32];
+  const double s0_6_a1 = params[33];
+  const double s0_6_a2 = params[34];
   // stage 0 (sos), section 7: b0 b1 b2 a1 a2
-  const float s0_7_b0 = params[35];
-  const float s0_7_b1 = params[36];
-  const float s0_7_b2 = params[37];
-  const float s0_7_a1 = params[38];
-  const float s0_7_a2 = params[39];
+  const double s0_7_b0 = params[35];
+  const double s0_7_b1 = params[36];
+  const double s0_7_b2 = params[37];
+  const double s0_7_a1 = params[38];
+  const double s0_7_a2 = params[39];
   // stage 0 (sos), section 8: b0 b1 b2 a1 a2
-  const float s0_8_b0 = params[40];
-  const float s0_8_b1 = params[41];
-  const float s0_8_b2 = params[42];
-  const float s0_8_a1 = params[43];
-  const float s0_8_a2 = params[44];
+  const double s0_8_b0 = params[40];
+  const double s0_8_b1 = params[41];
+  const double s0_8_b2 = params[42];
+  const double s0_8_a1 = params[43];
+  const double s0_8_a2 = params[44];
   // stage 0 (sos), section 9: b0 b1 b2 a1 a2
-  const float s0_9_b0 = params[45];
-  const float s0_9_b1 = params[46];
-  const float s0_9_b2 = params[47];
-  const float s0_9_a1 = params[48];
-  const float s0_9_a2 = params[49];
+  const double s0_9_b0 = params[45];
+  const double s0_9_b1 = params[46];
+  const double s0_9_b2 = params[47];
+  const double s0_9_a1 = params[48];
+  const double s0_9_a2 = params[49];
   // stage 0 (sos), section 10: b0 b1 b2 a1 a2
-  const float s0_10_b0 = params[50];
-  const float s0_10_b1 = params[51];
-  const float s0_10_b2 = params[52];
-  const float s0_10_a1 = params[53];
-  const float s0_10_a2 = params[54];
+  const double s0_10_b0 = params[50];
+  const double s0_10_b1 = params[51];
+  const double s0_10_b2 = params[52];
+  const double s0_10_a1 = params[53];
+  const double s0_10_a2 = params[54];
   // stage 0 (sos), section 11: b0 b1 b2 a1 a2
-  const float s0_11_b0 = params[55];
-  const float s0_11_b1 = params[56];
-  const float s0_11_b2 = params[57];
-  const float s0_11_a1 = params[58];
-  const float s0_11_a2 = params[59];
+  const double s0_11_b0 = params[55];
+  const double s0_11_b1 = params[56];
+  const double s0_11_b2 = params[57];
+  const double s0_11_a1 = params[58];
+  const double s0_11_a2 = params[59];
   // stage 0 (sos), section 12: b0 b1 b2 a1 a2
-  const float s0_12_b0 = params[60];
-  const float s0_12_b1 = params[61];
-  const float s0_12_b2 = params[62];
-  const float s0_12_a1 = params[63];
-  const float s0_12_a2 = params[64];
+  const double s0_12_b0 = params[60];
+  const double s0_12_b1 = params[61];
+  const double s0_12_b2 = params[62];
+  const double s0_12_a1 = params[63];
+  const double s0_12_a2 = params[64];
   // stage 0 (sos), section 13: b0 b1 b2 a1 a2
-  const float s0_13_b0 = params[65];
-  const float s0_13_b1 = params[66];
-  const float s0_13_b2 = params[67];
-  const float s0_13_a1 = params[68];
-  const float s0_13_a2 = params[69];
+  const double s0_13_b0 = params[65];
+  const double s0_13_b1 = params[66];
+  const double s0_13_b2 = params[67];
+  const double s0_13_a1 = params[68];
+  const double s0_13_a2 = params[69];
   // stage 0 (sos), section 14: b0 b1 b2 a1 a2
-  const float s0_14_b0 = params[70];
-  const float s0_14_b1 = params[71];
-  const float s0_14_b2 = params[72];
-  const float s0_14_a1 = params[73];
-  const float s0_14_a2 = params[74];
-  float z0_0_0 = float(0);
-  float z0_0_1 = float(0);
-  float z0_1_0 = float(0);
-  float z0_1_1 = float(0);
-  float z0_2_0 = float(0);
-  float z0_2_1 = float(0);
-  float z0_3_0 = float(0);
-  float z0_3_1 = float(0);
-  float z0_4_0 = float(0);
-  float z0_4_1 = float(0);
-  float z0_5_0 = float(0);
-  float z0_5_1 = float(0);
-  float z0_6_0 = float(0);
-  float z0_6_1 = float(0);
-  float z0_7_0 = float(0);
-  float z0_7_1 = float(0);
-  float z0_8_0 = float(0);
-  float z0_8_1 = float(0);
-  float z0_9_0 = float(0);
-  float z0_9_1 = float(0);
-  float z0_10_0 = float(0);
-  float z0_10_1 = float(0);
-  float z0_11_0 = float(0);
-  float z0_11_1 = float(0);
-  float z0_12_0 = float(0);
-  float z0_12_1 = float(0);
-  float z0_13_0 = float(0);
-  float z0_13_1 = float(0);
-  float z0_14_0 = float(0);
-  float z0_14_1 = float(0);
+  const double s0_14_b0 = params[70];
+  const double s0_14_b1 = params[71];
+  const double s0_14_b2 = params[72];
+  const double s0_14_a1 = params[73];
+  const double s0_14_a2 = params[74];
+  double z0_0_0 = double(0);
+  double z0_0_1 = double(0);
+  double z0_1_0 = double(0);
+  double z0_1_1 = double(0);
+  double z0_2_0 = double(0);
+  double z0_2_1 = double(0);
+  double z0_3_0 = double(0);
+  double z0_3_1 = double(0);
+  double z0_4_0 = double(0);
+  double z0_4_1 = double(0);
+  double z0_5_0 = double(0);
+  double z0_5_1 = double(0);
+  double z0_6_0 = double(0);
+  double z0_6_1 = double(0);
+  double z0_7_0 = double(0);
+  double z0_7_1 = double(0);
+  double z0_8_0 = double(0);
+  double z0_8_1 = double(0);
+  double z0_9_0 = double(0);
+  double z0_9_1 = double(0);
+  double z0_10_0 = double(0);
+  double z0_10_1 = double(0);
+  double z0_11_0 = double(0);
+  double z0_11_1 = double(0);
+  double z0_12_0 = double(0);
+  double z0_12_1 = double(0);
+  double z0_13_0 = double(0);
+  double z0_13_1 = double(0);
+  double z0_14_0 = double(0);
+  double z0_14_1 = double(0);
   const float* const x = in + c * channel_stride;
-  float* const y = out + c * channel_stride;
   for (long long n = begin; n < end; ++n) {
-    float v = x[n * sample_stride];
+    double v = double(x[n * sample_stride]);
     {  // stage 0 (sos), section 0: transposed direct form II
-      const float o = fmaf(s0_0_b0, v, z0_0_0);
-      z0_0_0 = fmaf(s0_0_b1, v, fmaf(-s0_0_a1, o, z0_0_1));
-      z0_0_1 = fmaf(-s0_0_a2, o, s0_0_b2 * v);
+      const double o = fma(s0_0_b0, v, z0_0_0);
+      z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+      z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
       v = o;
     }
     {  // stage 0 (sos), section 1: transposed direct form II
-      const float o = fmaf(s0_1_b0, v, z0_1_0);
-      z0_1_0 = fmaf(s0_1_b1, v, fmaf(-s0_1_a1, o, z0_1_1));
-      z0_1_1 = fmaf(-s0_1_a2, o, s0_1_b2 * v);
+      const double o = fma(s0_1_b0, v, z0_1_0);
+      z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+      z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
       v = o;
     }
     {  // stage 0 (sos), section 2: transposed direct form II
-      const float o = fmaf(s0_2_b0, v, z0_2_0);
-      z0_2_0 = fmaf(s0_2_b1, v, fmaf(-s0_2_a1, o, z0_2_1));
-      z0_2_1 = fmaf(-s0_2_a2, o, s0_2_b2 * v);
+      const double o = fma(s0_2_b0, v, z0_2_0);
+      z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
+      z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
       v = o;
     }
     {  // stage 0 (sos), section 3: transposed direct form II
-      const float o = fmaf(s0_3_b0, v, z0_3_0);
-      z0_3_0 = fmaf(s0_3_b1, v, fmaf(-s0_3_a1, o, z0_3_1));
-      z0_3_1 = fmaf(-s0_3_a2, o, s0_3_b2 * v);
+      const double o = fma(s0_3_b0, v, z0_3_0);
+      z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
+      z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
       v = o;
     }
     {  // stage 0 (sos), section 4: transposed direct form II
-      const float o = fmaf(s0_4_b0, v, z0_4_0);
-      z0_4_0 = fmaf(s0_4_b1, v, fmaf(-s0_4_a1, o, z0_4_1));
-      z0_4_1 = fmaf(-s0_4_a2, o, s0_4_b2 * v);
+      const double o = fma(s0_4_b0, v, z0_4_0);
+      z0_4_0 = fma(s0_4_b1, v, fma(-s0_4_a1, o, z0_4_1));
+      z0_4_1 = fma(-s0_4_a2, o, s0_4_b2 * v);
       v = o;
     }
     {  // stage 0 (sos), section 5: transposed direct form II
-      const float o = fmaf(s0_5_b0, v, z0_5_0);
-      z0_5_0 = fmaf(s0_5_b1, v, fmaf(-s0_5_a1, o, z0_5_1));
-      z0_5_1 = fmaf(-s0_5_a2, o, s0_5_b2 * v);
+      const double o = fma(s0_5_b0, v, z0_5_0);
+      z0_5_0 = fma(s0_5_b1, v, fma(-s0_5_a1, o, z0_5_1));
+      z0_5_1 = fma(-s0_5_a2, o, s0_5_b2 * v);
       v = o;
     }
     {  // stage 0 (sos), section 6: transposed direct form II
-      const float o = fmaf(s0_6_b0, v, z0_6_0);
-      z0_6_0 = fmaf(s0_6_b1, v, fmaf(-s0_6_a1, o, z0_6_1));
-      z0_6_1 = fmaf(-s0_6_a2, o, s0_6_b2 * v);
+      const double o = fma(s0_6_b0, v, z0_6_0);
+      z0_6_0 = fma(s0_6_b1, v, fma(-s0_6_a1, o, z0_6_1));
+      z0_6_1 = fma(-s0_6_a2, o, s0_6_b2 * v);
       v = o;
     }
     {  // stage 0 (sos), section 7: transposed direct form II
-      const float o = fmaf(s0_7_b0, v, z0_7_0);
-      z0_7_0 = fmaf(s0_7_b1, v, fmaf(-s0_7_a1, o, z0_7_1));
-      z0_7_1 = fmaf(-s0_7_a2, o, s0_7_b2 * v);
+      const double o = fma(s0_7_b0, v, z0_7_0);
+      z0_7_0 = fma(s0_7_b1, v, fma(-s0_7_a1, o, z0_7_1));
+      z0_7_1 = fma(-s0_7_a2, o, s0_7_b2 * v);
       v = o;
     }
     {  // stage 0 (sos), section 8: transposed direct form II
-      const float o = fmaf(s0_8_b0, v, z0_8_0);
-      z0_8_0 = fmaf(s0_8_b1, v, fmaf(-s0_8_a1, o, z0_8_1));
-      z0_8_1 = fmaf(-s0_8_a2, o, s0_8_b2 * v);
+      const double o = fma(s0_8_b0, v, z0_8_0);
+      z0_8_0 = fma(s0_8_b1, v, fma(-s0_8_a1, o, z0_8_1));
+      z0_8_1 = fma(-s0_8_a2, o, s0_8_b2 * v);
       v = o;
     }
     {  // stage 0 (sos), section 9: transposed direct form II
-      const float o = fmaf(s0_9_b0, v, z0_9_0);
-      z0_9_0 = fmaf(s0_9_b1, v, fmaf(-s0_9_a1, o, z0_9_1));
-      z0_9_1 = fmaf(-s0_9_a2, o, s0_9_b2 * v);
+      const double o = fma(s0_9_b0, v, z0_9_0);
+      z0_9_0 = fma(s0_9_b1, v, fma(-s0_9_a1, o, z0_9_1));
+      z0_9_1 = fma(-s0_9_a2, o, s0_9_b2 * v);
       v = o;
     }
     {  // stage 0 (sos), section 10: transposed direct form II
-      const float o = fmaf(s0_10_b0, v, z0_10_0);
-      z0_10_0 = fmaf(s0_10_b1, v, fmaf(-s0_10_a1, o, z0_10_1));
-      z0_10_1 = fmaf(-s0_10_a2, o, s0_10_b2 * v);
+      const double o = fma(s0_10_b0, v, z0_10_0);
+      z0_10_0 = fma(s0_10_b1, v, fma(-s0_10_a1, o, z0_10_1));
+      z0_10_1 = fma(-s0_10_a2, o, s0_10_b2 * v);
       v = o;
     }
     {  // stage 0 (sos), section 11: transposed direct form II
-      const float o = fmaf(s0_11_b0, v, z0_11_0);
-      z0_11_0 = fmaf(s0_11_b1, v, fmaf(-s0_11_a1, o, z0_11_1));
-      z0_11_1 = fmaf(-s0_11_a2, o, s0_11_b2 * v);
+      const double o = fma(s0_11_b0, v, z0_11_0);
+      z0_11_0 = fma(s0_11_b1, v, fma(-s0_11_a1, o, z0_11_1));
+      z0_11_1 = fma(-s0_11_a2, o, s0_11_b2 * v);
       v = o;
     }
     {  // stage 0 (sos), section 12: transposed direct form II
-      const float o = fmaf(s0_12_b0, v, z0_12_0);
-      z0_12_0 = fmaf(s0_12_b1, v, fmaf(-s0_12_a1, o, z0_12_1));
-      z0_12_1 = fmaf(-s0_12_a2, o, s0_12_b2 * v);
+      const double o = fma(s0_12_b0, v, z0_12_0);
+      z0_12_0 = fma(s0_12_b1, v, fma(-s0_12_a1, o, z0_12_1));
+      z0_12_1 = fma(-s0_12_a2, o, s0_12_b2 * v);
       v = o;
     }
     {  // stage 0 (sos), section 13: transposed direct form II
-      const float o = fmaf(s0_13_b0, v, z0_13_0);
-      z0_13_0 = fmaf(s0_13_b1, v, fmaf(-s0_13_a1, o, z0_13_1));
-      z0_13_1 = fmaf(-s0_13_a2, o, s0_13_b2 * v);
+      const double o = fma(s0_13_b0, v, z0_13_0);
+      z0_13_0 = fma(s0_13_b1, v, fma(-s0_13_a1, o, z0_13_1));
+      z0_13_1 = fma(-s0_13_a2, o, s0_13_b2 * v);
       v = o;
     }
     {  // stage 0 (sos), section 14: transposed direct form II
-      const float o = fmaf(s0_14_b0, v, z0_14_0);
-      z0_14_0 = fmaf(s0_14_b1, v, fmaf(-s0_14_a1, o, z0_14_1));
-      z0_14_1 = fmaf(-s0_14_a2, o, s0_14_b2 * v);
+      const double o = fma(s0_14_b0, v, z0_14_0);
+      z0_14_0 = fma(s0_14_b1, v, fma(-s0_14_a1, o, z0_14_1));
+      z0_14_1 = fma(-s0_14_a2, o, s0_14_b2 * v);
       v = o;
     }
-    y[n * sample_stride] = v;
   }
-  float* const st = chunk_state + t * 30;
+  double* const st = chunk_state + t * 30;
   st[0] = z0_0_0;
   st[1] = z0_0_1;
   st[2] = z0_1_0;
@@ -268,4 +268,263 @@ extern "C" __global__ void fxc_chain_1(
   st[27] = z0_13_1;
   st[28] = z0_14_0;
   st[29] = z0_14_1;
+}
+
+extern "C" __global__ void fxc_chain_1_carry(
+  long long channels, long long samples, const double* __restrict__ a_full,
+  const double* __restrict__ a_last, double* __restrict__ chunk_state, double* __restrict__ state) {
+  const long long L = 4096;
+  const long long chunks = (samples + L - 1) / L;
+  const long long c = blockIdx.x;  // one block per channel: all its threads return together
+  if (c >= channels) return;
+  const int r = threadIdx.x;  // the state row this thread carries
+  const int D = 30;
+  __shared__ double s[30];
+  if (r < D) s[r] = double(state[c * D + r]);
+  __syncthreads();
+  double* const e = chunk_state + c * chunks * D;
+  for (long long k = 0; k < chunks; ++k) {
+    const double* const a = k + 1 == chunks ? a_last : a_full;  // A^L, or A^(the last chunk's length)
+    double next = 0;
+    if (r < D) {
+      next = e[k * D + r];
+      for (int q = 0; q < D; ++q) next = fma(a[r * D + q], s[q], next);
+    }
+    __syncthreads();  // every row has read s
+    if (r < D) {
+      e[k * D + r] = s[r];  // chunk k's true start state replaces its zero-state end
+      s[r] = next;
+    }
+    __syncthreads();
+  }
+  if (r < D) state[c * D + r] = s[r];
+}
+
+extern "C" __global__ void fxc_chain_1(
+  const float* in, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
+  const double* __restrict__ params, const double* __restrict__ chunk_state) {
+  const long long L = 4096;
+  const long long chunks = (samples + L - 1) / L;
+  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= channels * chunks) return;
+  const long long c = t / chunks;
+  const long long begin = (t % chunks) * L;
+  const long long end = begin + L < samples ? begin + L : samples;
+  // stage 0 (sos), section 0: b0 b1 b2 a1 a2
+  const double s0_0_b0 = params[0];
+  const double s0_0_b1 = params[1];
+  const double s0_0_b2 = params[2];
+  const double s0_0_a1 = params[3];
+  const double s0_0_a2 = params[4];
+  // stage 0 (sos), section 1: b0 b1 b2 a1 a2
+  const double s0_1_b0 = params[5];
+  const double s0_1_b1 = params[6];
+  const double s0_1_b2 = params[7];
+  const double s0_1_a1 = params[8];
+  const double s0_1_a2 = params[9];
+  // stage 0 (sos), section 2: b0 b1 b2 a1 a2
+  const double s0_2_b0 = params[10];
+  const double s0_2_b1 = params[11];
+  const double s0_2_b2 = params[12];
+  const double s0_2_a1 = params[13];
+  const double s0_2_a2 = params[14];
+  // stage 0 (sos), section 3: b0 b1 b2 a1 a2
+  const double s0_3_b0 = params[15];
+  const double s0_3_b1 = params[16];
+  const double s0_3_b2 = params[17];
+  const double s0_3_a1 = params[18];
+  const double s0_3_a2 = params[19];
+  // stage 0 (sos), section 4: b0 b1 b2 a1 a2
+  const double s0_4_b0 = params[20];
+  const double s0_4_b1 = params[21];
+  const double s0_4_b2 = params[22];
+  const double s0_4_a1 = params[23];
+  const double s0_4_a2 = params[24];
+  // stage 0 (sos), section 5: b0 b1 b2 a1 a2
+  const double s0_5_b0 = params[25];
+  const double s0_5_b1 = params[26];
+  const double s0_5_b2 = params[27];
+  const double s0_5_a1 = params[28];
+  const double s0_5_a2 = params[29];
+  // stage 0 (sos), section 6: b0 b1 b2 a1 a2
+  const double s0_6_b0 = params[30];
+  const double s0_6_b1 = params[31];
+  const double s0_6_b2 = params[32];
+  const double s0_6_a1 = params[33];
+  const double s0_6_a2 = params[34];
+  // stage 0 (sos), section 7: b0 b1 b2 a1 a2
+  const double s0_7_b0 = params[35];
+  const double s0_7_b1 = params[36];
+  const double s0_7_b2 = params[37];
+  const double s0_7_a1 = params[38];
+  const double s0_7_a2 = params[39];
+  // stage 0 (sos), section 8: b0 b1 b2 a1 a2
+  const double s0_8_b0 = params[40];
+  const double s0_8_b1 = params[41];
+  const double s0_8_b2 = params[42];
+  const double s0_8_a1 = params[43];
+  const double s0_8_a2 = params[44];
+  // stage 0 (sos), section 9: b0 b1 b2 a1 a2
+  const double s0_9_b0 = params[45];
+  const double s0_9_b1 = params[46];
+  const double s0_9_b2 = params[47];
+  const double s0_9_a1 = params[48];
+  const double s0_9_a2 = params[49];
+  // stage 0 (sos), section 10: b0 b1 b2 a1 a2
+  const double s0_10_b0 = params[50];
+  const double s0_10_b1 = params[51];
+  const double s0_10_b2 = params[52];
+  const double s0_10_a1 = params[53];
+  const double s0_10_a2 = params[54];
+  // stage 0 (sos), section 11: b0 b1 b2 a1 a2
+  const double s0_11_b0 = params[55];
+  const double s0_11_b1 = params[56];
+  const double s0_11_b2 = params[57];
+  const double s0_11_a1 = params[58];
+  const double s0_11_a2 = params[59];
+  // stage 0 (sos), section 12: b0 b1 b2 a1 a2
+  const double s0_12_b0 = params[60];
+  const double s0_12_b1 = params[61];
+  const double s0_12_b2 = params[62];
+  const double s0_12_a1 = params[63];
+  const double s0_12_a2 = params[64];
+  // stage 0 (sos), section 13: b0 b1 b2 a1 a2
+  const double s0_13_b0 = params[65];
+  const double s0_13_b1 = params[66];
+  const double s0_13_b2 = params[67];
+  const double s0_13_a1 = params[68];
+  const double s0_13_a2 = params[69];
+  // stage 0 (sos), section 14: b0 b1 b2 a1 a2
+  const double s0_14_b0 = params[70];
+  const double s0_14_b1 = params[71];
+  const double s0_14_b2 = params[72];
+  const double s0_14_a1 = params[73];
+  const double s0_14_a2 = params[74];
+  const double* const st = chunk_state + t * 30;  // the chunk's true start state
+  double z0_0_0 = st[0];
+  double z0_0_1 = st[1];
+  double z0_1_0 = st[2];
+  double z0_1_1 = st[3];
+  double z0_2_0 = st[4];
+  double z0_2_1 = st[5];
+  double z0_3_0 = st[6];
+  double z0_3_1 = st[7];
+  double z0_4_0 = st[8];
+  double z0_4_1 = st[9];
+  double z0_5_0 = st[10];
+  double z0_5_1 = st[11];
+  double z0_6_0 = st[12];
+  double z0_6_1 = st[13];
+  double z0_7_0 = st[14];
+  double z0_7_1 = st[15];
+  double z0_8_0 = st[16];
+  double z0_8_1 = st[17];
+  double z0_9_0 = st[18];
+  double z0_9_1 = st[19];
+  double z0_10_0 = st[20];
+  double z0_10_1 = st[21];
+  double z0_11_0 = st[22];
+  double z0_11_1 = st[23];
+  double z0_12_0 = st[24];
+  double z0_12_1 = st[25];
+  double z0_13_0 = st[26];
+  double z0_13_1 = st[27];
+  double z0_14_0 = st[28];
+  double z0_14_1 = st[29];
+  const float* const x = in + c * channel_stride;
+  float* const y = out + c * channel_stride;
+  for (long long n = begin; n < end; ++n) {
+    double v = double(x[n * sample_stride]);
+    {  // stage 0 (sos), section 0: transposed direct form II
+      const double o = fma(s0_0_b0, v, z0_0_0);
+      z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+      z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+      v = o;
+    }
+    {  // stage 0 (sos), section 1: transposed direct form II
+      const double o = fma(s0_1_b0, v, z0_1_0);
+      z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+      z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+      v = o;
+    }
+    {  // stage 0 (sos), section 2: transposed direct form II
+      const double o = fma(s0_2_b0, v, z0_2_0);
+      z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
+      z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
+      v = o;
+    }
+    {  // stage 0 (sos), section 3: transposed direct form II
+      const double o = fma(s0_3_b0, v, z0_3_0);
+      z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
+      z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
+      v = o;
+    }
+    {  // stage 0 (sos), section 4: transposed direct form II
+      const double o = fma(s0_4_b0, v, z0_4_0);
+      z0_4_0 = fma(s0_4_b1, v, fma(-s0_4_a1, o, z0_4_1));
+      z0_4_1 = fma(-s0_4_a2, o, s0_4_b2 * v);
+      v = o;
+    }
+    {  // stage 0 (sos), section 5: transposed direct form II
+      const double o = fma(s0_5_b0, v, z0_5_0);
+      z0_5_0 = fma(s0_5_b1, v, fma(-s0_5_a1, o, z0_5_1));
+      z0_5_1 = fma(-s0_5_a2, o, s0_5_b2 * v);
+      v = o;
+    }
+    {  // stage 0 (sos), section 6: transposed direct form II
+      const double o = fma(s0_6_b0, v, z0_6_0);
+      z0_6_0 = fma(s0_6_b1, v, fma(-s0_6_a1, o, z0_6_1));
+      z0_6_1 = fma(-s0_6_a2, o, s0_6_b2 * v);
+      v = o;
+    }
+    {  // stage 0 (sos), section 7: transposed direct form II
+      const double o = fma(s0_7_b0, v, z0_7_0);
+      z0_7_0 = fma(s0_7_b1, v, fma(-s0_7_a1, o, z0_7_1));
+      z0_7_1 = fma(-s0_7_a2, o, s0_7_b2 * v);
+      v = o;
+    }
+    {  // stage 0 (sos), section 8: transposed direct form II
+      const double o = fma(s0_8_b0, v, z0_8_0);
+      z0_8_0 = fma(s0_8_b1, v, fma(-s0_8_a1, o, z0_8_1));
+      z0_8_1 = fma(-s0_8_a2, o, s0_8_b2 * v);
+      v = o;
+    }
+    {  // stage 0 (sos), section 9: transposed direct form II
+      const double o = fma(s0_9_b0, v, z0_9_0);
+      z0_9_0 = fma(s0_9_b1, v, fma(-s0_9_a1, o, z0_9_1));
+      z0_9_1 = fma(-s0_9_a2, o, s0_9_b2 * v);
+      v = o;
+    }
+    {  // stage 0 (sos), section 10: transposed direct form II
+      const double o = fma(s0_10_b0, v, z0_10_0);
+      z0_10_0 = fma(s0_10_b1, v, fma(-s0_10_a1, o, z0_10_1));
+      z0_10_1 = fma(-s0_10_a2, o, s0_10_b2 * v);
+      v = o;
+    }
+    {  // stage 0 (sos), section 11: transposed direct form II
+      const double o = fma(s0_11_b0, v, z0_11_0);
+      z0_11_0 = fma(s0_11_b1, v, fma(-s0_11_a1, o, z0_11_1));
+      z0_11_1 = fma(-s0_11_a2, o, s0_11_b2 * v);
+      v = o;
+    }
+    {  // stage 0 (sos), section 12: transposed direct form II
+      const double o = fma(s0_12_b0, v, z0_12_0);
+      z0_12_0 = fma(s0_12_b1, v, fma(-s0_12_a1, o, z0_12_1));
+      z0_12_1 = fma(-s0_12_a2, o, s0_12_b2 * v);
+      v = o;
+    }
+    {  // stage 0 (sos), section 13: transposed direct form II
+      const double o = fma(s0_13_b0, v, z0_13_0);
+      z0_13_0 = fma(s0_13_b1, v, fma(-s0_13_a1, o, z0_13_1));
+      z0_13_1 = fma(-s0_13_a2, o, s0_13_b2 * v);
+      v = o;
+    }
+    {  // stage 0 (sos), section 14: transposed direct form II
+      const double o = fma(s0_14_b0, v, z0_14_0);
+      z0_14_0 = fma(s0_14_b1, v, fma(-s0_14_a1, o, z0_14_1));
+      z0_14_1 = fma(-s0_14_a2, o, s0_14_b2 * v);
+      v = o;
+    }
+    y[n * sample_stride] = float(v);
+  }
 }

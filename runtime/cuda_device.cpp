@@ -1,0 +1,277 @@
+// GpuDevice through the CUDA driver API, loaded with dlopen: no CUDA header, no link to the
+// toolkit. The entry points are declared here with their documented signatures (cuda.h);
+// handles are pointers, CUdeviceptr is 64 bits, CUresult an int with 0 for success.
+//
+// Written against the documentation only: this file has never run on a GPU (docs/cuda.md).
+#include <dlfcn.h>
+
+#include <map>
+#include <mutex>
+#include <type_traits>
+
+#include "codegen/cuda/cuda_driver.h"
+#include "runtime/gpu_device.h"
+
+namespace fxc {
+namespace {
+
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = void*;
+using CUstream = void*;
+using CUmodule = void*;
+using CUfunction = void*;
+using CUgraph = void*;
+using CUgraphExec = void*;
+using CUdeviceptr = unsigned long long;
+constexpr unsigned kStreamNonBlocking = 1;     // CU_STREAM_NON_BLOCKING
+constexpr int kCaptureModeThreadLocal = 1;     // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+
+struct DriverApi {
+  CUresult (*Init)(unsigned) = nullptr;
+  CUresult (*DeviceGet)(CUdevice*, int) = nullptr;
+  CUresult (*DevicePrimaryCtxRetain)(CUcontext*, CUdevice) = nullptr;
+  CUresult (*DevicePrimaryCtxRelease)(CUdevice) = nullptr;  // _v2
+  CUresult (*CtxSetCurrent)(CUcontext) = nullptr;
+  CUresult (*StreamCreate)(CUstream*, unsigned) = nullptr;
+  CUresult (*StreamDestroy)(CUstream) = nullptr;  // _v2
+  CUresult (*StreamSynchronize)(CUstream) = nullptr;
+  CUresult (*MemAlloc)(CUdeviceptr*, std::size_t) = nullptr;      // _v2
+  CUresult (*MemFree)(CUdeviceptr) = nullptr;                     // _v2
+  CUresult (*MemAllocHost)(void**, std::size_t) = nullptr;        // _v2
+  CUresult (*MemFreeHost)(void*) = nullptr;
+  CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void*, std::size_t, CUstream) = nullptr;  // _v2
+  CUresult (*MemcpyDtoHAsync)(void*, CUdeviceptr, std::size_t, CUstream) = nullptr;        // _v2
+  CUresult (*MemsetD8Async)(CUdeviceptr, unsigned char, std::size_t, CUstream) = nullptr;
+  CUresult (*ModuleLoadData)(CUmodule*, const void*) = nullptr;
+  CUresult (*ModuleUnload)(CUmodule) = nullptr;
+  CUresult (*ModuleGetFunction)(CUfunction*, CUmodule, const char*) = nullptr;
+  CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, CUstream, void**, void**) = nullptr;
+  CUresult (*StreamBeginCapture)(CUstream, int) = nullptr;  // _v2
+  CUresult (*StreamEndCapture)(CUstream, CUgraph*) = nullptr;
+  CUresult (*GraphInstantiateWithFlags)(CUgraphExec*, CUgraph, unsigned long long) = nullptr;
+  CUresult (*GraphLaunch)(CUgraphExec, CUstream) = nullptr;
+  CUresult (*GraphExecDestroy)(CUgraphExec) = nullptr;
+  CUresult (*GraphDestroy)(CUgraph) = nullptr;
+  CUresult (*GetErrorName)(CUresult, const char**) = nullptr;
+  CUresult (*GetErrorString)(CUresult, const char**) = nullptr;
+};
+
+class DriverDevice final : public GpuDevice {
+ public:
+  DriverDevice(DriverApi api, CUdevice device, CUcontext context, CUstream stream, std::string description,
+               std::string arch)
+      : d_(api), device_(device), context_(context), stream_(stream), description_(std::move(description)),
+        arch_(std::move(arch)) {}
+
+  ~DriverDevice() override {
+    d_.CtxSetCurrent(context_);
+    d_.StreamSynchronize(stream_);
+    for (auto& [handle, graph] : graphs_) {
+      d_.GraphExecDestroy(graph.exec);
+      d_.GraphDestroy(graph.graph);
+    }
+    for (CUmodule m : modules_) d_.ModuleUnload(m);
+    d_.StreamDestroy(stream_);
+    d_.DevicePrimaryCtxRelease(device_);
+  }
+
+  std::string description() const override { return description_; }
+  std::string arch() const override { return arch_; }
+
+  Expected<DevicePtr, std::string> allocate(std::size_t bytes) override {
+    bind();
+    CUdeviceptr p = 0;
+    if (CUresult r = d_.MemAlloc(&p, bytes ? bytes : 1); r != 0)
+      return Unexpected{"cannot allocate " + std::to_string(bytes) + " bytes on " + description_ + ": " + error(r)};
+    return DevicePtr{p};
+  }
+  void release(DevicePtr p) noexcept override {
+    bind();
+    if (p) d_.MemFree(p);
+  }
+  Expected<void*, std::string> allocate_host(std::size_t bytes) override {
+    bind();
+    void* p = nullptr;
+    if (CUresult r = d_.MemAllocHost(&p, bytes ? bytes : 1); r != 0)
+      return Unexpected{"cannot allocate " + std::to_string(bytes) + " bytes of page-locked host memory: " + error(r)};
+    return p;
+  }
+  void release_host(void* p) noexcept override {
+    bind();
+    if (p) d_.MemFreeHost(p);
+  }
+  GpuStatus copy_to_device(DevicePtr to, const void* from, std::size_t bytes) override {
+    if (bytes == 0) return std::monostate{};
+    bind();
+    return check(d_.MemcpyHtoDAsync(to, from, bytes, stream_), "cuMemcpyHtoDAsync");
+  }
+  GpuStatus copy_to_host(void* to, DevicePtr from, std::size_t bytes) override {
+    if (bytes == 0) return std::monostate{};
+    bind();
+    return check(d_.MemcpyDtoHAsync(to, from, bytes, stream_), "cuMemcpyDtoHAsync");
+  }
+  GpuStatus fill_zero(DevicePtr to, std::size_t bytes) override {
+    if (bytes == 0) return std::monostate{};
+    bind();
+    return check(d_.MemsetD8Async(to, 0, bytes, stream_), "cuMemsetD8Async");
+  }
+  Expected<Handle, std::string> load_module(const std::string&, const std::string& cubin,
+                                            const std::vector<codegen::CudaKernelInfo>&) override {
+    bind();
+    CUmodule m = nullptr;
+    if (CUresult r = d_.ModuleLoadData(&m, cubin.data()); r != 0)
+      return Unexpected{"cuModuleLoadData rejected the cubin (" + std::to_string(cubin.size()) + " bytes, for " +
+                        arch_ + "): " + error(r)};
+    modules_.push_back(m);
+    return reinterpret_cast<Handle>(m);
+  }
+  Expected<Handle, std::string> function(Handle module, const std::string& symbol) override {
+    bind();
+    CUfunction f = nullptr;
+    if (CUresult r = d_.ModuleGetFunction(&f, reinterpret_cast<CUmodule>(module), symbol.c_str()); r != 0)
+      return Unexpected{"the module has no kernel " + symbol + ": " + error(r)};
+    return reinterpret_cast<Handle>(f);
+  }
+  GpuStatus launch(Handle function, const codegen::CudaLaunch& shape,
+                   const std::vector<std::uint64_t>& args) override {
+    if (shape.grid <= 0) return std::monostate{};
+    if (shape.grid > 0x7fffffffLL) return Unexpected{std::string("a launch needs more than 2^31 - 1 blocks")};
+    bind();
+    std::vector<std::uint64_t> values = args;  // cuLaunchKernel copies the values it is pointed at
+    std::vector<void*> params(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) params[i] = &values[i];
+    return check(d_.LaunchKernel(reinterpret_cast<CUfunction>(function), static_cast<unsigned>(shape.grid), 1, 1,
+                                 static_cast<unsigned>(shape.block), 1, 1, 0, stream_, params.data(), nullptr),
+                 "cuLaunchKernel");
+  }
+  GpuStatus synchronize() override {
+    bind();
+    return check(d_.StreamSynchronize(stream_), "cuStreamSynchronize");
+  }
+  GpuStatus begin_capture() override {
+    bind();
+    return check(d_.StreamBeginCapture(stream_, kCaptureModeThreadLocal), "cuStreamBeginCapture");
+  }
+  Expected<Handle, std::string> end_capture() override {
+    bind();
+    CUgraph graph = nullptr;
+    if (CUresult r = d_.StreamEndCapture(stream_, &graph); r != 0) return Unexpected{"cuStreamEndCapture: " + error(r)};
+    CUgraphExec exec = nullptr;
+    if (CUresult r = d_.GraphInstantiateWithFlags(&exec, graph, 0); r != 0) {
+      d_.GraphDestroy(graph);
+      return Unexpected{"cuGraphInstantiateWithFlags: " + error(r)};
+    }
+    Handle h = ++last_graph_;
+    graphs_[h] = {graph, exec};
+    return h;
+  }
+  GpuStatus launch_graph(Handle graph) override {
+    auto it = graphs_.find(graph);
+    if (it == graphs_.end()) return Unexpected{std::string("internal error (a bug in fxc): unknown CUDA graph")};
+    bind();
+    return check(d_.GraphLaunch(it->second.exec, stream_), "cuGraphLaunch");
+  }
+  void destroy_graph(Handle graph) noexcept override {
+    auto it = graphs_.find(graph);
+    if (it == graphs_.end()) return;
+    bind();
+    d_.GraphExecDestroy(it->second.exec);
+    d_.GraphDestroy(it->second.graph);
+    graphs_.erase(it);
+  }
+
+ private:
+  void bind() { d_.CtxSetCurrent(context_); }
+  std::string error(CUresult r) const {
+    const char* name = nullptr;
+    const char* text = nullptr;
+    std::string out = d_.GetErrorName && d_.GetErrorName(r, &name) == 0 && name ? name : "CUDA error " + std::to_string(r);
+    if (d_.GetErrorString && d_.GetErrorString(r, &text) == 0 && text) out += std::string(" (") + text + ")";
+    return out;
+  }
+  GpuStatus check(CUresult r, const char* what) const {
+    if (r == 0) return std::monostate{};
+    return Unexpected{std::string(what) + " failed on " + description_ + ": " + error(r)};
+  }
+
+  struct Graph {
+    CUgraph graph;
+    CUgraphExec exec;
+  };
+  DriverApi d_;
+  CUdevice device_;
+  CUcontext context_;
+  CUstream stream_;
+  std::string description_, arch_;
+  std::vector<CUmodule> modules_;
+  std::map<Handle, Graph> graphs_;
+  Handle last_graph_ = 0;
+};
+
+}  // namespace
+
+Expected<std::shared_ptr<GpuDevice>, std::string> open_cuda_device(int ordinal) {
+  codegen::CudaDriverInfo info = codegen::query_cuda_driver();
+  if (!info.loaded || info.devices.empty())
+    return Unexpected{codegen::cuda_status(info) + ": --target cuda needs an NVIDIA GPU and its driver; use --target cpu"};
+  const codegen::CudaDevice* found = nullptr;
+  for (const codegen::CudaDevice& dev : info.devices)
+    if (dev.ordinal == ordinal) found = &dev;
+  if (!found)
+    return Unexpected{"there is no CUDA device " + std::to_string(ordinal) + " (" + codegen::cuda_status(info) + ")"};
+  void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);  // loaded already by query_cuda_driver
+  if (!handle) return Unexpected{std::string("no CUDA driver (libcuda.so.1 not found): use --target cpu")};
+  DriverApi d;
+  bool ok = true;
+  auto bind = [&](const char* name, auto& f) {
+    f = reinterpret_cast<std::remove_reference_t<decltype(f)>>(dlsym(handle, name));
+    ok = ok && f != nullptr;
+  };
+  bind("cuInit", d.Init);
+  bind("cuDeviceGet", d.DeviceGet);
+  bind("cuDevicePrimaryCtxRetain", d.DevicePrimaryCtxRetain);
+  bind("cuDevicePrimaryCtxRelease_v2", d.DevicePrimaryCtxRelease);
+  bind("cuCtxSetCurrent", d.CtxSetCurrent);
+  bind("cuStreamCreate", d.StreamCreate);
+  bind("cuStreamDestroy_v2", d.StreamDestroy);
+  bind("cuStreamSynchronize", d.StreamSynchronize);
+  bind("cuMemAlloc_v2", d.MemAlloc);
+  bind("cuMemFree_v2", d.MemFree);
+  bind("cuMemAllocHost_v2", d.MemAllocHost);
+  bind("cuMemFreeHost", d.MemFreeHost);
+  bind("cuMemcpyHtoDAsync_v2", d.MemcpyHtoDAsync);
+  bind("cuMemcpyDtoHAsync_v2", d.MemcpyDtoHAsync);
+  bind("cuMemsetD8Async", d.MemsetD8Async);
+  bind("cuModuleLoadData", d.ModuleLoadData);
+  bind("cuModuleUnload", d.ModuleUnload);
+  bind("cuModuleGetFunction", d.ModuleGetFunction);
+  bind("cuLaunchKernel", d.LaunchKernel);
+  bind("cuStreamBeginCapture_v2", d.StreamBeginCapture);
+  bind("cuStreamEndCapture", d.StreamEndCapture);
+  bind("cuGraphInstantiateWithFlags", d.GraphInstantiateWithFlags);
+  bind("cuGraphLaunch", d.GraphLaunch);
+  bind("cuGraphExecDestroy", d.GraphExecDestroy);
+  bind("cuGraphDestroy", d.GraphDestroy);
+  bind("cuGetErrorName", d.GetErrorName);
+  bind("cuGetErrorString", d.GetErrorString);
+  if (!ok) return Unexpected{std::string("the CUDA driver (libcuda.so.1) lacks an entry point fxc needs (CUDA 12 or newer is required)")};
+  if (d.Init(0) != 0) return Unexpected{std::string("the CUDA driver failed to initialize")};
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+  if (CUresult r = d.DeviceGet(&device, ordinal); r != 0)
+    return Unexpected{"cuDeviceGet(" + std::to_string(ordinal) + ") failed: CUDA error " + std::to_string(r)};
+  if (CUresult r = d.DevicePrimaryCtxRetain(&context, device); r != 0)
+    return Unexpected{"cannot create a CUDA context on device " + std::to_string(ordinal) + ": CUDA error " + std::to_string(r)};
+  d.CtxSetCurrent(context);
+  if (CUresult r = d.StreamCreate(&stream, kStreamNonBlocking); r != 0) {
+    d.DevicePrimaryCtxRelease(device);
+    return Unexpected{"cannot create a CUDA stream: CUDA error " + std::to_string(r)};
+  }
+  std::string description = found->name + " (" + found->arch() + ")";
+  return std::shared_ptr<GpuDevice>(std::make_shared<DriverDevice>(d, device, context, stream, description, found->arch()));
+}
+
+}  // namespace fxc

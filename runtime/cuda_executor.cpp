@@ -1,0 +1,670 @@
+#include "runtime/cuda_executor.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "codegen/chain_layout.h"
+#include "ir/graph_algorithms.h"
+#include "ir/hash.h"
+#include "passes/target.h"
+#include "runtime/counters.h"
+#include "runtime/kernel_cache.h"
+#include "runtime/linear_chain.h"
+
+namespace fxc {
+namespace {
+
+using codegen::CudaKernelInfo;
+using codegen::CudaKernelKind;
+
+// A device allocation, released with its owner.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(GpuDevice* device, DevicePtr p, std::size_t bytes) : device_(device), p_(p), bytes_(bytes) {}
+  DeviceBuffer(DeviceBuffer&& o) noexcept { *this = std::move(o); }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    if (this != &o) {
+      reset();
+      std::swap(device_, o.device_);
+      std::swap(p_, o.p_);
+      std::swap(bytes_, o.bytes_);
+    }
+    return *this;
+  }
+  ~DeviceBuffer() { reset(); }
+  void reset() {
+    if (device_ && p_) device_->release(p_);
+    device_ = nullptr, p_ = 0, bytes_ = 0;
+  }
+  DevicePtr get() const { return p_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  GpuDevice* device_ = nullptr;
+  DevicePtr p_ = 0;
+  std::size_t bytes_ = 0;
+};
+
+class HostBuffer {
+ public:
+  HostBuffer() = default;
+  HostBuffer(GpuDevice* device, void* p, std::size_t bytes) : device_(device), p_(p), bytes_(bytes) {}
+  HostBuffer(HostBuffer&& o) noexcept { *this = std::move(o); }
+  HostBuffer& operator=(HostBuffer&& o) noexcept {
+    if (this != &o) {
+      if (device_ && p_) device_->release_host(p_);
+      device_ = std::exchange(o.device_, nullptr);
+      p_ = std::exchange(o.p_, nullptr);
+      bytes_ = std::exchange(o.bytes_, 0);
+    }
+    return *this;
+  }
+  ~HostBuffer() {
+    if (device_ && p_) device_->release_host(p_);
+  }
+  void* get() const { return p_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  GpuDevice* device_ = nullptr;
+  void* p_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+#define FXC_TRY(expr)                                     \
+  do {                                                    \
+    if (auto fxc_status_ = (expr); !fxc_status_)          \
+      return Unexpected{std::move(fxc_status_.error())};  \
+  } while (0)
+
+// A node's kernels' device memory: values, state, scratch.
+struct KernelMemory {
+  DeviceBuffer params, delay_lengths, state, lines, line_ptrs, positions;  // chains
+  DeviceBuffer a_full, chunk_state;                                        // chunked scan
+  std::map<long long, DeviceBuffer> a_last;  // A^(the last chunk's length), by block length
+  DeviceBuffer weights, operands;                                          // sums
+  std::vector<std::int64_t> delay_lengths_host;
+  std::size_t channels = 0;
+};
+
+std::vector<std::uint8_t> as_bytes(const std::vector<double>& values, DType dtype) {
+  std::vector<std::uint8_t> out(values.size() * size_of(dtype));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (dtype == DType::f32) {
+      float v = static_cast<float>(values[i]);
+      std::memcpy(out.data() + 4 * i, &v, 4);
+    } else {
+      std::memcpy(out.data() + 8 * i, &values[i], 8);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+struct CudaStreamState {
+  std::vector<std::vector<std::vector<std::uint8_t>>> kernels;  // [kernel][state, positions, lines]
+};
+
+struct CudaStream::Impl {
+  std::shared_ptr<const CudaProgram> program;
+  GpuDevice* device;
+  ir::Graph g;
+  DType dtype = DType::f32;
+  bool use_graphs = true;
+  bool interleaved = false;
+  std::vector<KernelMemory> memory;                 // by kernel index
+  std::vector<ir::NodeId> order;                    // topological
+  std::vector<DeviceBuffer> signals;                // by node id (inputs, chains, sums)
+  std::vector<HostBuffer> staging_in, staging_out;  // by input / output index
+  long long capacity = 0;                           // the samples the buffers hold
+  std::map<long long, GpuDevice::Handle> graphs;    // recorded per block length
+  int recorded = 0;
+  std::string broken;                               // a setup error, reported by process
+
+  Impl(std::shared_ptr<const CudaProgram> p, bool graphs_on)
+      : program(std::move(p)), device(program->device.get()), g(program->scheduled), use_graphs(graphs_on) {
+    if (!g.outputs().empty()) dtype = g.node(g.outputs()[0]).type.dtype;
+    for (const ir::Node& node : g.nodes()) interleaved = interleaved || node.type.channels >= 32;
+    if (auto o = ir::topological_order(g)) order = *o;
+    else broken = "the graph has a cycle";
+    memory.resize(program->kernels.size());
+    if (broken.empty())
+      if (auto ok = setup(); !ok) broken = ok.error();
+  }
+
+  ~Impl() {
+    for (auto& [length, graph] : graphs) device->destroy_graph(graph);
+  }
+
+  Expected<DeviceBuffer, std::string> allocate(std::size_t bytes) {
+    auto p = device->allocate(bytes);
+    if (!p) return Unexpected{p.error()};
+    return DeviceBuffer(device, *p, bytes);
+  }
+
+  Expected<DeviceBuffer, std::string> upload(const void* data, std::size_t bytes) {
+    auto b = allocate(bytes);
+    if (!b) return b;
+    FXC_TRY(device->copy_to_device(b->get(), data, bytes));
+    return b;
+  }
+
+  std::size_t channels_of(ir::NodeId id) const { return static_cast<std::size_t>(std::max(1, g.node(id).type.channels)); }
+
+  // Values and zero state of every kernel.
+  GpuStatus setup() {
+    for (std::size_t i = 0; i < program->kernels.size(); ++i) {
+      const CudaKernelInfo& k = program->kernels[i];
+      KernelMemory& m = memory[i];
+      m.channels = channels_of(k.node);
+      const ir::Node& node = g.node(k.node);
+      if (auto* sum = std::get_if<ir::Sum>(&node.op)) {
+        auto bytes = as_bytes(sum->weights, dtype);
+        if (bytes.empty()) bytes.resize(8);
+        auto w = upload(bytes.data(), bytes.size());
+        if (!w) return Unexpected{w.error()};
+        m.weights = std::move(*w);
+        continue;
+      }
+      const auto& chain = std::get<ir::Chain>(node.op);
+      codegen::ChainLayout layout = codegen::layout_of(chain);
+      std::size_t s = size_of(k.state_dtype);
+      auto state = allocate(m.channels * layout.state_per_channel * s);
+      auto positions = allocate(m.channels * layout.positions_per_channel() * sizeof(std::int64_t));
+      if (!state) return Unexpected{state.error()};
+      if (!positions) return Unexpected{positions.error()};
+      m.state = std::move(*state);
+      m.positions = std::move(*positions);
+      FXC_TRY(device->fill_zero(m.state.get(), m.state.bytes()));
+      FXC_TRY(device->fill_zero(m.positions.get(), m.positions.bytes()));
+      FXC_TRY(set_values(i, chain, true));
+    }
+    return device->synchronize();
+  }
+
+  // Uploads a chain's values; (re)allocates its delay lines when their lengths change.
+  GpuStatus set_values(std::size_t i, const ir::Chain& chain, bool first) {
+    const CudaKernelInfo& k = program->kernels[i];
+    KernelMemory& m = memory[i];
+    codegen::ChainValues values = codegen::values_of(chain);
+    auto params = as_bytes(values.params, k.state_dtype);
+    if (params.empty()) params.resize(8);
+    auto p = upload(params.data(), params.size());
+    if (!p) return Unexpected{p.error()};
+    m.params = std::move(*p);
+    if (first || values.delay_lengths != m.delay_lengths_host) {
+      std::size_t delays = values.delay_lengths.size();
+      codegen::ChainLayout layout = codegen::layout_of(chain);
+      m.delay_lengths_host = values.delay_lengths;
+      std::vector<std::int64_t> padded = values.delay_lengths;
+      if (padded.empty()) padded.push_back(0);  // no zero-byte buffers
+      auto lengths = upload(padded.data(), padded.size() * sizeof(std::int64_t));
+      if (!lengths) return Unexpected{lengths.error()};
+      m.delay_lengths = std::move(*lengths);
+      std::size_t per_channel = 0;
+      for (std::int64_t length : values.delay_lengths) per_channel += std::max<std::int64_t>(length, 1);
+      auto lines = allocate(m.channels * per_channel * size_of(k.state_dtype));
+      if (!lines) return Unexpected{lines.error()};
+      m.lines = std::move(*lines);
+      FXC_TRY(device->fill_zero(m.lines.get(), m.lines.bytes()));
+      std::vector<DevicePtr> pointers;
+      DevicePtr at = m.lines.get();
+      for (std::size_t c = 0; c < m.channels; ++c)
+        for (std::int64_t length : values.delay_lengths) {
+          pointers.push_back(at);
+          at += std::max<std::int64_t>(length, 1) * size_of(k.state_dtype);
+        }
+      if (pointers.empty()) pointers.push_back(0);
+      auto table = upload(pointers.data(), pointers.size() * sizeof(DevicePtr));
+      if (!table) return Unexpected{table.error()};
+      m.line_ptrs = std::move(*table);
+      if (!first && delays > 0) {  // the delays' ring positions restart; FIR positions stay
+        auto ok = device->synchronize();
+        if (!ok) return ok;
+        std::vector<std::int64_t> positions(m.channels * layout.positions_per_channel());
+        FXC_TRY(device->copy_to_host(positions.data(), m.positions.get(), positions.size() * sizeof(std::int64_t)));
+        FXC_TRY(device->synchronize());
+        for (std::size_t c = 0; c < m.channels; ++c)
+          for (std::size_t d = 0; d < delays; ++d) positions[c * layout.positions_per_channel() + d] = 0;
+        FXC_TRY(device->copy_to_device(m.positions.get(), positions.data(), positions.size() * sizeof(std::int64_t)));
+      }
+    }
+    if (k.kind == CudaKernelKind::chain_chunked_scan) {
+      std::vector<double> a = LinearChain(chain).transition_power(k.chunk_length);
+      auto full = upload(a.data(), a.size() * sizeof(double));
+      if (!full) return Unexpected{full.error()};
+      m.a_full = std::move(*full);
+      m.a_last.clear();  // uploaded again for each block length (prepare)
+    }
+    return device->synchronize();
+  }
+
+  // What blocks of `n` samples need beyond the buffers: the chunked scans' A^(last chunk).
+  GpuStatus prepare(long long n) {
+    for (std::size_t i = 0; i < program->kernels.size(); ++i) {
+      const CudaKernelInfo& k = program->kernels[i];
+      if (k.kind != CudaKernelKind::chain_chunked_scan || memory[i].a_last.count(n)) continue;
+      long long chunks = (n + k.chunk_length - 1) / k.chunk_length;
+      const auto& chain = std::get<ir::Chain>(g.node(k.node).op);
+      std::vector<double> a = LinearChain(chain).transition_power(n - (chunks - 1) * k.chunk_length);
+      auto last = upload(a.data(), a.size() * sizeof(double));
+      if (!last) return Unexpected{last.error()};
+      memory[i].a_last.emplace(n, std::move(*last));
+    }
+    return device->synchronize();
+  }
+
+  // The device buffer holding node `id`'s value (an output's is its operand's).
+  DevicePtr value(ir::NodeId id) const {
+    while (ir::holds<ir::Output>(g.node(id))) id = g.node(id).operands[0];
+    return signals[id].get();
+  }
+
+  // Buffers for blocks of up to `n` samples. Growing them invalidates the recorded graphs,
+  // which point at the old buffers.
+  GpuStatus grow(long long n) {
+    capacity = n;
+    signals.clear();
+    signals.resize(g.size());
+    std::size_t t = size_of(dtype);
+    for (ir::NodeId id = 0; id < g.size(); ++id) {
+      if (ir::holds<ir::Output>(g.node(id))) continue;
+      auto b = allocate(channels_of(id) * n * t);
+      if (!b) return Unexpected{b.error()};
+      signals[id] = std::move(*b);
+    }
+    for (std::size_t i = 0; i < program->kernels.size(); ++i) {
+      const CudaKernelInfo& k = program->kernels[i];
+      KernelMemory& m = memory[i];
+      const ir::Node& node = g.node(k.node);
+      if (k.kind == CudaKernelKind::chain_chunked_scan) {
+        long long chunks = (n + k.chunk_length - 1) / k.chunk_length;
+        auto scratch = allocate(m.channels * chunks * k.state_dimension * sizeof(double));
+        if (!scratch) return Unexpected{scratch.error()};
+        m.chunk_state = std::move(*scratch);
+      } else if (k.kind == CudaKernelKind::sum) {
+        std::vector<DevicePtr> operands;
+        for (ir::NodeId operand : node.operands) operands.push_back(value(operand));
+        auto table = upload(operands.data(), operands.size() * sizeof(DevicePtr));
+        if (!table) return Unexpected{table.error()};
+        m.operands = std::move(*table);
+      }
+    }
+    staging_in.clear();
+    staging_out.clear();
+    for (ir::NodeId id : g.inputs()) {
+      auto h = device->allocate_host(channels_of(id) * n * t);
+      if (!h) return Unexpected{h.error()};
+      staging_in.emplace_back(device, *h, channels_of(id) * n * t);
+    }
+    for (ir::NodeId id : g.outputs()) {
+      auto h = device->allocate_host(channels_of(id) * n * t);
+      if (!h) return Unexpected{h.error()};
+      staging_out.emplace_back(device, *h, channels_of(id) * n * t);
+    }
+    for (auto& [length, graph] : graphs) device->destroy_graph(graph);
+    graphs.clear();
+    return device->synchronize();
+  }
+
+  // Copies in, every kernel, copies out: what a block does on the stream. Returns the launches.
+  Expected<int, std::string> enqueue(long long n) {
+    const std::size_t t = size_of(dtype);
+    int launches = 0;
+    std::vector<ir::NodeId> inputs = g.inputs(), outputs = g.outputs();
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      FXC_TRY(device->copy_to_device(signals[inputs[i]].get(), staging_in[i].get(), channels_of(inputs[i]) * n * t));
+    std::map<ir::NodeId, std::size_t> kernel_of;
+    for (std::size_t i = 0; i < program->kernels.size(); ++i) kernel_of[program->kernels[i].node] = i;
+    for (ir::NodeId id : order) {
+      auto found = kernel_of.find(id);
+      if (found == kernel_of.end()) continue;
+      const std::size_t i = found->second;
+      const CudaKernelInfo& k = program->kernels[i];
+      const KernelMemory& m = memory[i];
+      const ir::Node& node = g.node(id);
+      const std::uint64_t ch = m.channels;
+      const std::uint64_t cs = interleaved ? 1 : n, ss = interleaved ? ch : 1;
+      const DevicePtr out = signals[id].get();
+      const DevicePtr in = k.kind == CudaKernelKind::sum ? 0 : value(node.operands[0]);
+      const std::uint64_t N = static_cast<std::uint64_t>(n);
+      std::vector<std::vector<std::uint64_t>> args;
+      switch (k.kind) {
+        case CudaKernelKind::chain_thread_per_channel:
+          args = {{in, out, ch, N, cs, ss, m.params.get(), m.delay_lengths.get(), m.state.get(), m.line_ptrs.get(),
+                   m.positions.get()}};
+          break;
+        case CudaKernelKind::chain_chunked_scan:
+          args = {{in, ch, N, cs, ss, m.params.get(), m.chunk_state.get()},
+                  {ch, N, m.a_full.get(), m.a_last.at(n).get(), m.chunk_state.get(), m.state.get()},
+                  {in, out, ch, N, cs, ss, m.params.get(), m.chunk_state.get()}};
+          break;
+        case CudaKernelKind::fir_tiled:
+          args = {{in, out, ch, N, cs, ss, m.params.get(), m.state.get(), m.positions.get()},
+                  {in, ch, N, cs, ss, m.state.get(), m.positions.get()}};
+          break;
+        case CudaKernelKind::sum:
+          args = {{m.operands.get(), out, ch, N, cs, ss, m.weights.get()}};
+          break;
+      }
+      for (std::size_t e = 0; e < args.size(); ++e) {
+        codegen::CudaLaunch shape = codegen::cuda_launch(k, e, static_cast<long long>(ch), n);
+        if (shape.grid == 0) continue;
+        FXC_TRY(device->launch(program->functions[i][e], shape, args[e]));
+        ++launches;
+      }
+    }
+    for (std::size_t o = 0; o < outputs.size(); ++o)
+      FXC_TRY(device->copy_to_host(staging_out[o].get(), value(outputs[o]), channels_of(outputs[o]) * n * t));
+    return launches;
+  }
+
+  template <class T>
+  static void stage_in(const Signal& s, T* to, bool interleaved) {
+    std::size_t ch = s.channels(), n = s.samples();
+    for (std::size_t c = 0; c < ch; ++c) {
+      const T* from;
+      if constexpr (std::is_same_v<T, float>) from = s.f32(c).data();
+      else from = s.f64(c).data();
+      if (interleaved)
+        for (std::size_t i = 0; i < n; ++i) to[i * ch + c] = from[i];
+      else
+        std::copy(from, from + n, to + c * n);
+    }
+  }
+  template <class T>
+  static void stage_out(const T* from, Signal& s, bool interleaved) {
+    std::size_t ch = s.channels(), n = s.samples();
+    for (std::size_t c = 0; c < ch; ++c) {
+      T* to;
+      if constexpr (std::is_same_v<T, float>) to = s.f32(c).data();
+      else to = s.f64(c).data();
+      if (interleaved)
+        for (std::size_t i = 0; i < n; ++i) to[i] = from[i * ch + c];
+      else
+        std::copy(from + c * n, from + (c + 1) * n, to);
+    }
+  }
+
+  Expected<std::vector<Signal>, std::string> process(std::span<const Signal> in) {
+    if (!broken.empty()) return Unexpected{broken};
+    std::vector<ir::NodeId> inputs = g.inputs(), outputs = g.outputs();
+    if (in.size() != inputs.size())
+      return Unexpected{"the graph has " + std::to_string(inputs.size()) + " input(s), got " +
+                        std::to_string(in.size()) + " signal(s)"};
+    for (std::size_t i = 0; i < in.size(); ++i)
+      if (in[i].channels() != channels_of(inputs[i]) || in[i].samples() != in[0].samples())
+        return Unexpected{"input " + std::to_string(i) + " does not match the bound graph (" +
+                          std::to_string(channels_of(inputs[i])) + " channels, " +
+                          std::to_string(in.empty() ? 0 : in[0].samples()) + " samples)"};
+    const long long n = in.empty() ? 0 : static_cast<long long>(in[0].samples());
+    std::vector<Signal> out;
+    if (n == 0) {
+      for (ir::NodeId id : outputs) out.emplace_back(channels_of(id), 0, dtype);
+      return out;
+    }
+    if (n > capacity) FXC_TRY(grow(n));
+    FXC_TRY(prepare(n));
+    std::uint64_t bytes = 0;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      const Signal& s = in[i];
+      std::optional<Signal> converted;
+      if (s.dtype() != dtype) converted = s.converted(dtype);
+      const Signal& source = converted ? *converted : s;
+      if (dtype == DType::f32) stage_in(source, static_cast<float*>(staging_in[i].get()), interleaved);
+      else stage_in(source, static_cast<double*>(staging_in[i].get()), interleaved);
+      bytes += source.channels() * n * size_of(dtype);
+    }
+    int launches = 0;
+    if (use_graphs) {
+      auto found = graphs.find(n);
+      if (found == graphs.end()) {
+        FXC_TRY(device->begin_capture());
+        auto recorded_launches = enqueue(n);
+        auto graph = device->end_capture();  // ends the capture even when enqueue failed
+        if (!recorded_launches) return Unexpected{recorded_launches.error()};
+        if (!graph) return Unexpected{graph.error()};
+        found = graphs.emplace(n, *graph).first;
+        ++recorded;
+        launch_counts[n] = *recorded_launches;
+      }
+      FXC_TRY(device->launch_graph(found->second));
+      launches = launch_counts[n];
+      ++counters().gpu_graph_launches;
+    } else {
+      auto count = enqueue(n);
+      if (!count) return Unexpected{count.error()};
+      launches = *count;
+    }
+    FXC_TRY(device->synchronize());
+    for (std::size_t o = 0; o < outputs.size(); ++o) {
+      Signal s(channels_of(outputs[o]), static_cast<std::size_t>(n), dtype, Signal::Uninitialized{});
+      if (dtype == DType::f32) stage_out(static_cast<const float*>(staging_out[o].get()), s, interleaved);
+      else stage_out(static_cast<const double*>(staging_out[o].get()), s, interleaved);
+      bytes += s.channels() * n * size_of(dtype);
+      out.push_back(std::move(s));
+    }
+    counters().gpu_launches += launches;
+    counters().dispatches += launches;
+    counters().gpu_bytes_copied += bytes;
+    return out;
+  }
+  std::map<long long, int> launch_counts;
+
+  // The buffers a snapshot holds: section and FIR state, ring positions, delay lines (sums
+  // have none).
+  std::vector<const DeviceBuffer*> state_buffers(std::size_t i) const {
+    std::vector<const DeviceBuffer*> out;
+    for (const DeviceBuffer* b : {&memory[i].state, &memory[i].positions, &memory[i].lines})
+      if (b->get() && b->bytes()) out.push_back(b);
+    return out;
+  }
+};
+
+Expected<std::shared_ptr<const CudaProgram>, std::string> load_cuda_program(std::shared_ptr<GpuDevice> device,
+                                                                            const ir::Graph& scheduled,
+                                                                            const std::string& cache_directory,
+                                                                            DiagnosticEngine& diags) {
+  auto program = std::make_shared<CudaProgram>();
+  program->scheduled = scheduled;
+  program->device = device;
+  auto kernels = codegen::cuda_kernels(scheduled);
+  if (!kernels) return Unexpected{kernels.error()};
+  program->kernels = std::move(*kernels);
+  std::string source, cubin;
+  if (device->arch().empty()) {
+    auto emitted = codegen::emit_cuda_source(scheduled);
+    if (!emitted) return Unexpected{emitted.error()};
+    source = std::move(*emitted);
+  } else {
+    KernelCache cache(cache_directory);
+    auto compiled = cache.cuda_cubin(scheduled, device->arch(), diags);
+    if (!compiled) return Unexpected{compiled.error()};
+    cubin = **compiled;
+  }
+  auto module = device->load_module(source, cubin, program->kernels);
+  if (!module) return Unexpected{module.error()};
+  program->module = *module;
+  for (const CudaKernelInfo& k : program->kernels) {
+    std::vector<GpuDevice::Handle> functions;
+    for (const codegen::CudaEntry& e : k.entries) {
+      auto f = device->function(*module, e.symbol);
+      if (!f) return Unexpected{f.error()};
+      functions.push_back(*f);
+    }
+    program->functions.push_back(std::move(functions));
+  }
+  return std::shared_ptr<const CudaProgram>(std::move(program));
+}
+
+std::optional<std::shared_ptr<const CudaProgram>> compile_for_cuda(const ir::Graph& graph,
+                                                                   const CudaCompileRequest& request,
+                                                                   std::shared_ptr<GpuDevice> device,
+                                                                   DiagnosticEngine& diags) {
+  passes::PassContext context{diags, {request.sample_rate_hz, request.channels, request.dtype}};
+  context.binding.length_samples = request.length_samples;
+  context.binding.batch = request.batch;
+  context.thresholds = request.thresholds;
+  context.target = passes::cuda_target();
+  std::optional<ir::Graph> scheduled = passes::run_pipeline(graph, context, request.pipeline);
+  if (!scheduled) return std::nullopt;
+  for (const ir::Node& node : scheduled->nodes())
+    if (node.type.channels == 0) {
+      diags.error(node.loc, "the channel count of this signal is not known: declare it on the input (input x : 2) or give --channels", "fxc-channels");
+      return std::nullopt;
+    }
+  auto program = load_cuda_program(std::move(device), *scheduled, request.cache_directory, diags);
+  if (!program) {
+    diags.error({}, program.error(), "fxc-compile");
+    return std::nullopt;
+  }
+  return *program;
+}
+
+Expected<std::vector<Signal>, std::string> execute_cuda(std::shared_ptr<const CudaProgram> program,
+                                                        std::span<const Signal> inputs) {
+  CudaStream stream(std::move(program), false);
+  return stream.process(inputs);
+}
+
+std::optional<std::shared_ptr<const CudaProgram>> compile_batch_for_cuda(const ir::Graph& graph,
+                                                                         const std::vector<BatchItem>& items,
+                                                                         CudaCompileRequest request,
+                                                                         std::shared_ptr<GpuDevice> device,
+                                                                         DiagnosticEngine& diags) {
+  std::optional<WideBatch> wide = widen_batch(graph, items, diags);
+  if (!wide) return std::nullopt;
+  request.length_samples = static_cast<std::int64_t>(wide->longest);
+  request.batch = 1;  // the channels are already multiplied out
+  return compile_for_cuda(wide->graph, request, std::move(device), diags);
+}
+
+Expected<std::vector<std::vector<Signal>>, std::string> execute_cuda_batch(std::shared_ptr<const CudaProgram> program,
+                                                                           const std::vector<BatchItem>& items) {
+  if (items.empty()) return std::vector<std::vector<Signal>>{};
+  const ir::Graph& g = program->scheduled;
+  std::vector<ir::NodeId> inputs = g.inputs();
+  if (items[0].size() != inputs.size())
+    return Unexpected{"the graph has " + std::to_string(inputs.size()) + " input(s), a batch item has " +
+                      std::to_string(items[0].size()) + " signal(s)"};
+  std::size_t longest = 0;
+  for (std::size_t b = 0; b < items.size(); ++b) {
+    if (items[b].size() != inputs.size())
+      return Unexpected{"batch item " + std::to_string(b) + " has " + std::to_string(items[b].size()) +
+                        " signal(s) for a graph of " + std::to_string(inputs.size()) + " input(s)"};
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      const int wide = g.node(inputs[i]).type.channels;
+      if (items[b][i].channels() * items.size() != static_cast<std::size_t>(std::max(wide, 0)) ||
+          items[b][i].samples() != items[b][0].samples())
+        return Unexpected{"batch item " + std::to_string(b) + " does not fit the batch program: input " +
+                          std::to_string(i) + " has " + std::to_string(wide) + " channels for " +
+                          std::to_string(items.size()) + " item(s), and an item's inputs need one length"};
+    }
+    longest = std::max(longest, items[b][0].samples());
+  }
+  DType dtype = g.outputs().empty() ? DType::f32 : g.node(g.outputs()[0]).type.dtype;
+  auto out = execute_cuda(std::move(program), lay_out_batch(items, longest, dtype));
+  if (!out) return Unexpected{out.error()};
+  return split_batch(*out, items);
+}
+
+std::optional<std::vector<std::vector<Signal>>> run_batch_cuda(const ir::Graph& graph,
+                                                               const std::vector<BatchItem>& items,
+                                                               CudaCompileRequest request,
+                                                               std::shared_ptr<GpuDevice> device,
+                                                               DiagnosticEngine& diags) {
+  if (items.empty()) return std::vector<std::vector<Signal>>{};
+  auto program = compile_batch_for_cuda(graph, items, std::move(request), std::move(device), diags);
+  if (!program) return std::nullopt;
+  auto out = execute_cuda_batch(*program, items);
+  if (!out) {
+    diags.error({}, out.error(), "fxc-batch");
+    return std::nullopt;
+  }
+  return std::move(*out);
+}
+
+CudaStream::CudaStream(std::shared_ptr<const CudaProgram> program, bool use_graphs)
+    : impl_(std::make_unique<Impl>(std::move(program), use_graphs)) {}
+CudaStream::~CudaStream() = default;
+CudaStream::CudaStream(CudaStream&&) noexcept = default;
+CudaStream& CudaStream::operator=(CudaStream&&) noexcept = default;
+
+Expected<std::vector<Signal>, std::string> CudaStream::process(std::span<const Signal> block) {
+  return impl_->process(block);
+}
+
+Expected<std::monostate, std::string> CudaStream::reset() {
+  Impl& s = *impl_;
+  if (!s.broken.empty()) return Unexpected{s.broken};
+  for (std::size_t i = 0; i < s.memory.size(); ++i)
+    for (const DeviceBuffer* b : s.state_buffers(i)) FXC_TRY(s.device->fill_zero(b->get(), b->bytes()));
+  return s.device->synchronize();
+}
+
+Expected<std::shared_ptr<const CudaStreamState>, std::string> CudaStream::snapshot() const {
+  Impl& s = *impl_;
+  if (!s.broken.empty()) return Unexpected{s.broken};
+  FXC_TRY(s.device->synchronize());
+  auto state = std::make_shared<CudaStreamState>();
+  for (std::size_t i = 0; i < s.memory.size(); ++i) {
+    std::vector<std::vector<std::uint8_t>> kernel;
+    for (const DeviceBuffer* b : s.state_buffers(i)) {
+      std::vector<std::uint8_t> bytes(b->bytes());
+      if (!bytes.empty()) FXC_TRY(s.device->copy_to_host(bytes.data(), b->get(), bytes.size()));
+      kernel.push_back(std::move(bytes));
+    }
+    state->kernels.push_back(std::move(kernel));
+  }
+  FXC_TRY(s.device->synchronize());
+  return std::shared_ptr<const CudaStreamState>(std::move(state));
+}
+
+Expected<std::monostate, std::string> CudaStream::restore(const CudaStreamState& state) {
+  Impl& s = *impl_;
+  if (!s.broken.empty()) return Unexpected{s.broken};
+  if (state.kernels.size() != s.memory.size())
+    return Unexpected{std::string("the snapshot is of another graph")};
+  for (std::size_t i = 0; i < s.memory.size(); ++i) {
+    auto buffers = s.state_buffers(i);
+    for (std::size_t b = 0; b < buffers.size(); ++b) {
+      if (state.kernels[i][b].size() != buffers[b]->bytes())
+        return Unexpected{std::string("the snapshot does not fit this stream (a delay length changed since)")};
+      FXC_TRY(s.device->copy_to_device(buffers[b]->get(), state.kernels[i][b].data(), buffers[b]->bytes()));
+    }
+  }
+  return s.device->synchronize();
+}
+
+Expected<std::monostate, std::string> CudaStream::update_values(const ir::Graph& scheduled) {
+  Impl& s = *impl_;
+  if (!s.broken.empty()) return Unexpected{s.broken};
+  if (ir::structural_hash(scheduled) != ir::structural_hash(s.g))
+    return Unexpected{std::string(
+        "the new graph has another shape (stages, orders, channels or strategy): compile it as a new stream")};
+  s.g = scheduled;
+  for (std::size_t i = 0; i < s.program->kernels.size(); ++i) {
+    const codegen::CudaKernelInfo& k = s.program->kernels[i];
+    const ir::Node& node = s.g.node(k.node);
+    if (auto* sum = std::get_if<ir::Sum>(&node.op)) {
+      auto bytes = as_bytes(sum->weights, s.dtype);
+      FXC_TRY(s.device->copy_to_device(s.memory[i].weights.get(), bytes.data(), bytes.size()));
+      FXC_TRY(s.device->synchronize());
+    } else {
+      FXC_TRY(s.set_values(i, std::get<ir::Chain>(node.op), false));
+    }
+  }
+  // Buffers were replaced (params, delay lines): the recorded graphs point at the old ones.
+  for (auto& [length, graph] : s.graphs) s.device->destroy_graph(graph);
+  s.graphs.clear();
+  return std::monostate{};
+}
+
+const ir::Graph& CudaStream::graph() const { return impl_->g; }
+bool CudaStream::interleaved() const { return impl_->interleaved; }
+int CudaStream::graphs_recorded() const { return impl_->recorded; }
+
+}  // namespace fxc

@@ -1,0 +1,129 @@
+// Runs a graph scheduled for CUDA on a GPU (runtime/gpu_device.h): one launch per kernel
+// entry (codegen/cuda/emit_cuda.h), signals kept on the device between nodes, host-device
+// copies through page-locked staging buffers on the device's own stream. Blocks of a stream
+// are recorded once as a CUDA graph (copies in, launches, copies out) and replayed.
+//
+// Layout: on the device, every signal of a graph is interleaved [sample][channel] when the
+// graph has a signal of 32 channels or more (one thread per channel then reads a warp's 32
+// samples in one transaction), else planar [channel][sample]. The host side is planar (Signal);
+// the staging copy converts. A batch (compile_batch_for_cuda, run_batch_cuda) is laid out as
+// channels side by side (runtime/batch.h), so it is one launch per kernel entry for the lot.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "codegen/cuda/emit_cuda.h"
+#include "ir/graph.h"
+#include "runtime/batch.h"
+#include "passes/pipeline.h"
+#include "runtime/gpu_device.h"
+#include "runtime/signal.h"
+#include "support/diagnostics.h"
+#include "support/expected.h"
+
+namespace fxc {
+
+/// A scheduled graph's kernels loaded on a device.
+struct CudaProgram {
+  ir::Graph scheduled;
+  std::vector<codegen::CudaKernelInfo> kernels;
+  std::shared_ptr<GpuDevice> device;
+  GpuDevice::Handle module = 0;
+  std::vector<std::vector<GpuDevice::Handle>> functions;  ///< [kernel][entry]
+};
+
+/// Emits `scheduled`'s CUDA source, gets its cubin for the device's architecture from the
+/// kernel cache (`cache_directory`, empty for memory only; compiling with NVRTC on a miss),
+/// and loads it. Cache warnings go to `diags`.
+Expected<std::shared_ptr<const CudaProgram>, std::string> load_cuda_program(std::shared_ptr<GpuDevice> device,
+                                                                            const ir::Graph& scheduled,
+                                                                            const std::string& cache_directory,
+                                                                            DiagnosticEngine& diags);
+
+struct CudaCompileRequest {
+  double sample_rate_hz = 48000;
+  DType dtype = DType::f32;
+  int channels = 0;                            ///< for inputs declared without a count
+  std::optional<std::int64_t> length_samples;  ///< guides the strategy choice
+  int batch = 1;
+  std::string cache_directory;                 ///< empty: memory cache only
+  passes::StrategyThresholds thresholds;
+  passes::PipelineOptions pipeline;
+};
+
+/// The pass pipeline for passes::cuda_target(), then load_cuda_program. Errors go to `diags`.
+std::optional<std::shared_ptr<const CudaProgram>> compile_for_cuda(const ir::Graph& graph,
+                                                                   const CudaCompileRequest& request,
+                                                                   std::shared_ptr<GpuDevice> device,
+                                                                   DiagnosticEngine& diags);
+
+/// Runs the whole signal once from zero state, as execute_cpu (no CUDA graph).
+Expected<std::vector<Signal>, std::string> execute_cuda(std::shared_ptr<const CudaProgram> program,
+                                                        std::span<const Signal> inputs);
+
+/// A batch (runtime/batch.h's contract, on the GPU): `graph` compiled for the items' channels
+/// laid side by side (items x channels per input), for their longest length. `request.channels`
+/// and `batch` are set from the items. Errors go to `diags`.
+std::optional<std::shared_ptr<const CudaProgram>> compile_batch_for_cuda(const ir::Graph& graph,
+                                                                         const std::vector<BatchItem>& items,
+                                                                         CudaCompileRequest request,
+                                                                         std::shared_ptr<GpuDevice> device,
+                                                                         DiagnosticEngine& diags);
+
+/// Runs `items` through a program from compile_batch_for_cuda (for as many items with the same
+/// channel counts; lengths may differ from those it was compiled for) in one launch per kernel
+/// entry: the items side by side as channels, zero-padded to the longest, every chain from
+/// zero state (an item's state never reaches another's: they are other channels). Returns
+/// each item's outputs, cut to its length.
+Expected<std::vector<std::vector<Signal>>, std::string> execute_cuda_batch(std::shared_ptr<const CudaProgram> program,
+                                                                           const std::vector<BatchItem>& items);
+
+/// compile_batch_for_cuda, then execute_cuda_batch: run_batch on the GPU.
+std::optional<std::vector<std::vector<Signal>>> run_batch_cuda(const ir::Graph& graph,
+                                                               const std::vector<BatchItem>& items,
+                                                               CudaCompileRequest request,
+                                                               std::shared_ptr<GpuDevice> device,
+                                                               DiagnosticEngine& diags);
+
+/// The device state of every chain between blocks, copied to the host (opaque).
+struct CudaStreamState;
+
+/// A loaded graph run block by block, with CpuStream's contract (runtime/cpu_executor.h):
+/// the outputs of consecutive blocks equal those of the whole signal (bit for bit, except the
+/// chunked scan, whose chunks depend on where blocks begin). The first block of each length
+/// is recorded as a CUDA graph; later blocks of that length replay it.
+class CudaStream {
+ public:
+  explicit CudaStream(std::shared_ptr<const CudaProgram> program, bool use_graphs = true);
+  ~CudaStream();
+  CudaStream(CudaStream&&) noexcept;
+  CudaStream& operator=(CudaStream&&) noexcept;
+
+  Expected<std::vector<Signal>, std::string> process(std::span<const Signal> block);
+
+  /// Back to zero state, as before the first block.
+  Expected<std::monostate, std::string> reset();
+  /// A copy of the device state, to restore later.
+  Expected<std::shared_ptr<const CudaStreamState>, std::string> snapshot() const;
+  Expected<std::monostate, std::string> restore(const CudaStreamState& state);
+  /// New values for the same shape; the state is kept (a delay whose length changes restarts
+  /// from zeros, as on the CPU).
+  Expected<std::monostate, std::string> update_values(const ir::Graph& scheduled);
+
+  const ir::Graph& graph() const;
+  /// True when device signals are interleaved [sample][channel].
+  bool interleaved() const;
+  /// CUDA graphs recorded so far (one per block length).
+  int graphs_recorded() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fxc

@@ -1,0 +1,70 @@
+// What the CUDA runtime needs of a GPU: device memory, page-locked host memory, copies and
+// launches on one stream (never the default stream), modules, and CUDA graphs. Two
+// implementations: the CUDA driver (open_cuda_device, libcuda loaded with dlopen, so the same
+// binary runs without CUDA) and, in the tests, a host emulation that compiles the generated
+// CUDA C++ with the host compiler and runs each block's threads on the CPU
+// (tests/unit/cuda_emulator.h). Everything but the launches is ordered on the stream; call
+// synchronize() before reading host memory that a copy writes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "codegen/cuda/emit_cuda.h"
+#include "support/expected.h"
+
+namespace fxc {
+
+using DevicePtr = std::uint64_t;  ///< CUdeviceptr
+using GpuStatus = Expected<std::monostate, std::string>;
+
+class GpuDevice {
+ public:
+  using Handle = std::uint64_t;  ///< a module, a function or an instantiated graph
+
+  virtual ~GpuDevice() = default;
+
+  /// "NVIDIA H200 (sm_90)", for messages.
+  virtual std::string description() const = 0;
+  /// The architecture to compile for ("sm_90"); empty when the device runs CUDA source
+  /// itself (the host emulation), and load_module's cubin is then ignored.
+  virtual std::string arch() const = 0;
+
+  virtual Expected<DevicePtr, std::string> allocate(std::size_t bytes) = 0;
+  virtual void release(DevicePtr pointer) noexcept = 0;
+  /// Page-locked host memory: copies from and to it can be captured in a CUDA graph.
+  virtual Expected<void*, std::string> allocate_host(std::size_t bytes) = 0;
+  virtual void release_host(void* pointer) noexcept = 0;
+
+  virtual GpuStatus copy_to_device(DevicePtr to, const void* from, std::size_t bytes) = 0;
+  virtual GpuStatus copy_to_host(void* to, DevicePtr from, std::size_t bytes) = 0;
+  virtual GpuStatus fill_zero(DevicePtr to, std::size_t bytes) = 0;
+
+  /// Loads a module: `cubin` on a real device, `source` (with `kernels` naming its entries)
+  /// on the emulation.
+  virtual Expected<Handle, std::string> load_module(const std::string& source, const std::string& cubin,
+                                                    const std::vector<codegen::CudaKernelInfo>& kernels) = 0;
+  virtual Expected<Handle, std::string> function(Handle module, const std::string& symbol) = 0;
+  /// Launches `function` with `args`: every argument is 8 bytes (a device pointer or a long long).
+  virtual GpuStatus launch(Handle function, const codegen::CudaLaunch& shape,
+                           const std::vector<std::uint64_t>& args) = 0;
+  virtual GpuStatus synchronize() = 0;
+
+  /// Records the stream's work until end_capture instead of running it; the graph then
+  /// replays the same copies and launches, with the same arguments, on launch_graph.
+  virtual GpuStatus begin_capture() = 0;
+  virtual Expected<Handle, std::string> end_capture() = 0;
+  virtual GpuStatus launch_graph(Handle graph) = 0;
+  virtual void destroy_graph(Handle graph) noexcept = 0;
+};
+
+/// Device `ordinal` through the CUDA driver: its primary context and a created non-blocking
+/// stream. Fails with a clear message without a driver ("no CUDA driver (libcuda.so.1 not
+/// found): use --target cpu") or a device.
+Expected<std::shared_ptr<GpuDevice>, std::string> open_cuda_device(int ordinal = 0);
+
+}  // namespace fxc

@@ -1,0 +1,42 @@
+// A linear chain (sos and gain stages) as a float64 state-space system, for the chunked
+// scans of both backends: the state is every section's (z0, z1) in the kernels' state layout,
+// and A^L carries a chunk's start state over L samples of zero input.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/nodes.h"
+
+namespace fxc {
+
+class LinearChain {
+ public:
+  /// The sos and gain stages of `chain`, in order (other stages are ignored: callers check
+  /// chunked_scan_applies first).
+  explicit LinearChain(const ir::Chain& chain);
+
+  /// The state's dimension: two per section.
+  int dimension() const { return dimension_; }
+
+  /// One sample through the chain, transposed direct form II; advances `z`.
+  double step(double* z, double x) const;
+
+  /// A: the state after one step with zero input, as a matrix (row-major, D x D).
+  std::vector<double> transition() const;
+
+  /// A^n (row-major, D x D), by repeated squaring in float64: the carries must not lose
+  /// what float32 would.
+  std::vector<double> transition_power(std::int64_t n) const;
+
+ private:
+  struct Op {
+    bool is_gain;
+    double gain;
+    design::Section section;
+  };
+  std::vector<Op> ops_;
+  int dimension_ = 0;
+};
+
+}  // namespace fxc

@@ -1,0 +1,188 @@
+#include "cuda_emulator.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <unistd.h>
+
+#include "support/sha256.h"
+
+namespace fxc::test {
+namespace fs = std::filesystem;
+namespace {
+
+// The generated source, then one launcher per entry point: it unpacks the 8-byte arguments
+// by the entry's parameter types and runs the grid.
+std::string emulation_source(const std::string& source, const std::vector<codegen::CudaKernelInfo>& kernels) {
+  std::string out = "#include \"cuda_emulation_shim.h\"\n" + source + "\n// Launchers for the host emulation.\n";
+  for (const codegen::CudaKernelInfo& k : kernels)
+    for (const codegen::CudaEntry& e : k.entries) {
+      out += "extern \"C\" void fxc_emu_" + e.symbol + "(const std::uint64_t* a, long long grid, int block) {\n";
+      out += "  fxc_emulate(grid, block, " + std::string(e.synchronizes ? "true" : "false") + ", [&] { " + e.symbol + "(";
+      for (std::size_t i = 0; i < e.parameters.size(); ++i)
+        out += (i ? ", " : "") + std::string("fxc_arg<") + e.parameters[i] + ">(a[" + std::to_string(i) + "])";
+      out += "); });\n}\n";
+    }
+  return out;
+}
+
+std::mutex library_mutex;
+std::map<std::string, void*> libraries;  // by the source's SHA-256: one compile per source per process
+
+}  // namespace
+
+EmulatedDevice::~EmulatedDevice() {
+  for (auto& [p, bytes] : allocations_) std::free(reinterpret_cast<void*>(p));
+}
+
+GpuStatus EmulatedDevice::check(DevicePtr p, std::size_t bytes) const {
+  auto it = allocations_.upper_bound(p);
+  if (it == allocations_.begin()) return Unexpected{std::string("emulation: a copy touches unallocated memory")};
+  --it;
+  if (p + bytes > it->first + it->second) return Unexpected{std::string("emulation: a copy overruns its buffer")};
+  return std::monostate{};
+}
+
+Expected<DevicePtr, std::string> EmulatedDevice::allocate(std::size_t bytes) {
+  std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (!p) return Unexpected{std::string("emulation: out of memory")};
+  std::memset(p, 0xA5, rounded);  // uninitialized memory is garbage, as on a GPU
+  allocations_[reinterpret_cast<DevicePtr>(p)] = std::max<std::size_t>(bytes, 1);
+  return reinterpret_cast<DevicePtr>(p);
+}
+
+void EmulatedDevice::release(DevicePtr p) noexcept {
+  if (allocations_.erase(p)) std::free(reinterpret_cast<void*>(p));
+}
+
+Expected<void*, std::string> EmulatedDevice::allocate_host(std::size_t bytes) {
+  auto p = allocate(bytes);
+  if (!p) return Unexpected{p.error()};
+  return reinterpret_cast<void*>(*p);
+}
+
+void EmulatedDevice::release_host(void* p) noexcept { release(reinterpret_cast<DevicePtr>(p)); }
+
+GpuStatus EmulatedDevice::run(std::function<GpuStatus()> op) {
+  if (capturing_) {
+    recording_.push_back(std::move(op));
+    return std::monostate{};
+  }
+  return op();
+}
+
+GpuStatus EmulatedDevice::copy_to_device(DevicePtr to, const void* from, std::size_t bytes) {
+  if (auto ok = check(to, bytes); !ok) return ok;
+  return run([=] {
+    std::memcpy(reinterpret_cast<void*>(to), from, bytes);
+    return GpuStatus(std::monostate{});
+  });
+}
+
+GpuStatus EmulatedDevice::copy_to_host(void* to, DevicePtr from, std::size_t bytes) {
+  if (auto ok = check(from, bytes); !ok) return ok;
+  return run([=] {
+    std::memcpy(to, reinterpret_cast<const void*>(from), bytes);
+    return GpuStatus(std::monostate{});
+  });
+}
+
+GpuStatus EmulatedDevice::fill_zero(DevicePtr to, std::size_t bytes) {
+  if (auto ok = check(to, bytes); !ok) return ok;
+  return run([=] {
+    std::memset(reinterpret_cast<void*>(to), 0, bytes);
+    return GpuStatus(std::monostate{});
+  });
+}
+
+Expected<GpuDevice::Handle, std::string> EmulatedDevice::load_module(
+    const std::string& source, const std::string&, const std::vector<codegen::CudaKernelInfo>& kernels) {
+  std::string text = emulation_source(source, kernels);
+  std::string key = sha256_hex(text);
+  void* library = nullptr;
+  {
+    std::lock_guard lock(library_mutex);
+    if (auto it = libraries.find(key); it != libraries.end()) library = it->second;
+  }
+  if (!library) {
+    fs::path dir = fs::temp_directory_path() / ("fxc_cuda_emulation_" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    fs::path cpp = dir / (key.substr(0, 16) + ".cpp"), so = dir / (key.substr(0, 16) + ".so"),
+             log = dir / (key.substr(0, 16) + ".log");
+    std::ofstream(cpp) << text;
+    std::string command = std::string(FXC_HOST_CXX) + " -std=c++20 -O1 -ffp-contract=off -fPIC -shared -pthread -I" +
+                          FXC_CUDA_SHIM_DIR + " " + cpp.string() + " -o " + so.string() + " > " + log.string() + " 2>&1";
+    if (std::system(command.c_str()) != 0) {
+      std::ifstream in(log);
+      std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      return Unexpected{"emulation: the host compiler rejected the generated source (" + cpp.string() + "):\n" + output};
+    }
+    library = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!library) return Unexpected{std::string("emulation: dlopen: ") + dlerror()};
+    std::lock_guard lock(library_mutex);
+    libraries[key] = library;
+  }
+  std::map<std::string, Launcher> entries;
+  for (const codegen::CudaKernelInfo& k : kernels)
+    for (const codegen::CudaEntry& e : k.entries) {
+      auto f = reinterpret_cast<Launcher>(dlsym(library, ("fxc_emu_" + e.symbol).c_str()));
+      if (!f) return Unexpected{"emulation: no launcher for " + e.symbol};
+      entries[e.symbol] = f;
+    }
+  modules_.push_back(std::move(entries));
+  return static_cast<Handle>(modules_.size() - 1);
+}
+
+Expected<GpuDevice::Handle, std::string> EmulatedDevice::function(Handle module, const std::string& symbol) {
+  if (module >= modules_.size()) return Unexpected{std::string("emulation: unknown module")};
+  auto it = modules_[module].find(symbol);
+  if (it == modules_[module].end()) return Unexpected{"the module has no kernel " + symbol};
+  functions_.push_back(it->second);
+  return static_cast<Handle>(functions_.size() - 1);
+}
+
+GpuStatus EmulatedDevice::launch(Handle function, const codegen::CudaLaunch& shape,
+                                 const std::vector<std::uint64_t>& args) {
+  if (function >= functions_.size()) return Unexpected{std::string("emulation: unknown function")};
+  if (shape.grid <= 0 || shape.block < 1 || shape.block > 1024)
+    return Unexpected{"emulation: bad launch shape " + std::to_string(shape.grid) + " x " + std::to_string(shape.block)};
+  Launcher f = functions_[function];
+  return run([this, f, shape, args] {
+    f(args.data(), shape.grid, shape.block);
+    ++launches;
+    return GpuStatus(std::monostate{});
+  });
+}
+
+GpuStatus EmulatedDevice::begin_capture() {
+  if (capturing_) return Unexpected{std::string("emulation: already capturing")};
+  capturing_ = true;
+  recording_.clear();
+  return std::monostate{};
+}
+
+Expected<GpuDevice::Handle, std::string> EmulatedDevice::end_capture() {
+  if (!capturing_) return Unexpected{std::string("emulation: not capturing")};
+  capturing_ = false;
+  graphs_[++last_graph_] = std::move(recording_);
+  recording_.clear();
+  return last_graph_;
+}
+
+GpuStatus EmulatedDevice::launch_graph(Handle graph) {
+  auto it = graphs_.find(graph);
+  if (it == graphs_.end()) return Unexpected{std::string("emulation: unknown graph")};
+  ++graph_launches;
+  for (auto& op : it->second)
+    if (auto ok = op(); !ok) return ok;
+  return std::monostate{};
+}
+
+void EmulatedDevice::destroy_graph(Handle graph) noexcept { graphs_.erase(graph); }
+
+}  // namespace fxc::test

@@ -1,0 +1,59 @@
+// A GpuDevice that runs fxc's generated CUDA C++ on the host: the source is compiled with
+// the host C++ compiler (-ffp-contract=off, as NVRTC's --fmad=false) against
+// cuda_emulation_shim.h into a shared library and loaded with dlopen; device memory is host
+// memory; copies and launches run at once, or are recorded between begin_capture and
+// end_capture and replayed by launch_graph, as CUDA graphs. It checks the kernels' logic and
+// the runtime's launch shapes, arguments and buffers; not the GPU's timing, memory model or
+// float32 math library.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/gpu_device.h"
+
+namespace fxc::test {
+
+class EmulatedDevice final : public GpuDevice {
+ public:
+  ~EmulatedDevice() override;
+  std::string description() const override { return "host emulation"; }
+  std::string arch() const override { return {}; }
+  Expected<DevicePtr, std::string> allocate(std::size_t bytes) override;
+  void release(DevicePtr pointer) noexcept override;
+  Expected<void*, std::string> allocate_host(std::size_t bytes) override;
+  void release_host(void* pointer) noexcept override;
+  GpuStatus copy_to_device(DevicePtr to, const void* from, std::size_t bytes) override;
+  GpuStatus copy_to_host(void* to, DevicePtr from, std::size_t bytes) override;
+  GpuStatus fill_zero(DevicePtr to, std::size_t bytes) override;
+  Expected<Handle, std::string> load_module(const std::string& source, const std::string& cubin,
+                                            const std::vector<codegen::CudaKernelInfo>& kernels) override;
+  Expected<Handle, std::string> function(Handle module, const std::string& symbol) override;
+  GpuStatus launch(Handle function, const codegen::CudaLaunch& shape, const std::vector<std::uint64_t>& args) override;
+  GpuStatus synchronize() override { return std::monostate{}; }
+  GpuStatus begin_capture() override;
+  Expected<Handle, std::string> end_capture() override;
+  GpuStatus launch_graph(Handle graph) override;
+  void destroy_graph(Handle graph) noexcept override;
+
+  int launches = 0;        ///< kernel launches run (replays included)
+  int graph_launches = 0;  ///< graph replays
+  std::size_t live_allocations() const { return allocations_.size(); }
+
+ private:
+  GpuStatus run(std::function<GpuStatus()> op);
+  GpuStatus check(DevicePtr p, std::size_t bytes) const;
+
+  using Launcher = void (*)(const std::uint64_t*, long long, int);
+  std::map<DevicePtr, std::size_t> allocations_;
+  std::vector<std::map<std::string, Launcher>> modules_;
+  std::vector<Launcher> functions_;
+  bool capturing_ = false;
+  std::vector<std::function<GpuStatus()>> recording_;
+  std::map<Handle, std::vector<std::function<GpuStatus()>>> graphs_;
+  Handle last_graph_ = 0;
+};
+
+}  // namespace fxc::test
