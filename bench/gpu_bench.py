@@ -154,6 +154,8 @@ def main():
     print(" | ".join(keys))
     for r in rows:
         print(" | ".join(f"{r.get(k):.4g}" if isinstance(r.get(k), float) else str(r.get(k, "")) for k in keys))
+    if not rows:
+        sys.exit("no workload ran on the GPU (see the messages above)")
 
 
 if __name__ == "__main__":

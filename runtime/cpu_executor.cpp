@@ -355,7 +355,9 @@ class StateWriter {
   std::string& bytes() { return bytes_; }
 
  private:
-  void raw(const void* p, std::size_t n) { bytes_.append(static_cast<const char*>(p), n); }
+  void raw(const void* p, std::size_t n) {
+    if (n > 0) bytes_.append(static_cast<const char*>(p), n);
+  }
   std::string bytes_;
 };
 
@@ -377,7 +379,7 @@ class StateReader {
  private:
   bool raw(void* p, std::size_t n) {
     if (rest_.size() < n) return false;
-    std::memcpy(p, rest_.data(), n);
+    if (n > 0) std::memcpy(p, rest_.data(), n);  // an empty vector's data() may be null
     rest_.remove_prefix(n);
     return true;
   }

@@ -541,8 +541,9 @@ TEST_CASE("several -i/-o groups run as one batch, each output as if run alone") 
   // Two mono items of different lengths, one forced to the other's rate.
   require_success(run_fxc({"run", graph("crossover.fx"), "-i", data("crossover_in.wav"), "-i",
                            data("mono_f64.npy"), "--fs", "44100", "-o", "w1.npy", "-o", "t1.npy",
-                           "-o", "w2.npy", "-o", "t2.npy"},
+                           "-o", "w2.npy", "-o", "t2.npy", "--trace", "batch_trace.json"},
                           dir.path()));
+  CHECK(read_file_bytes(dir / "batch_trace.json").find("\"traceEvents\"") != std::string::npos);
   require_success(run_fxc({"run", graph("crossover.fx"), "-i", data("mono_f64.npy"), "--fs",
                            "44100", "-o", "w2_alone.npy", "-o", "t2_alone.npy"},
                           dir.path()));

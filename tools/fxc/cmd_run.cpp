@@ -69,6 +69,15 @@ Expected<std::string, std::string> read_whole_file(const std::string& path) {
   return bytes.str();
 }
 
+// --trace: the Chrome trace so far, written whole or not at all; nothing without a path.
+Expected<std::monostate, std::string> write_trace(const std::string& path) {
+  if (path.empty()) return std::monostate{};
+  std::string json = Trace::global().to_json();
+  return write_file_atomically(path, [&](int fd, const std::string&) {
+    return write_all(fd, json.data(), json.size());
+  });
+}
+
 // Writes `block` into `whole` at `start`.
 void place(Signal& whole, const Signal& block, std::size_t start) {
   for (std::size_t c = 0; c < block.channels(); ++c) {
@@ -150,6 +159,8 @@ int run_batch_files(const RunOptions& o, const ir::Graph& graph, std::vector<Sig
     for (const Signal& s : item)
       if (auto ok = pending.write(o.outputs[k++], s.converted(dtype), fs_hz, write_options); !ok)
         return user_error(ok.error());
+  // The trace before the outputs' renames, as for one item.
+  if (auto ok = write_trace(o.trace); !ok) return user_error(ok.error());
   if (auto ok = pending.commit(); !ok) return user_error(ok.error());
   if (o.stats)
     std::cerr << "fxc run statistics (batch of " << items << ")\n"
@@ -354,13 +365,7 @@ int run(const RunOptions& o) {
   phases.emplace_back("write outputs", ms_since(phase_start));
   // The trace before the outputs' renames: a trace that cannot be written fails the run, and
   // a failed run leaves the outputs as they were.
-  if (!o.trace.empty()) {
-    std::string json = Trace::global().to_json();
-    auto ok = write_file_atomically(o.trace, [&](int fd, const std::string&) {
-      return write_all(fd, json.data(), json.size());
-    });
-    if (!ok) return user_error(ok.error());
-  }
+  if (auto ok = write_trace(o.trace); !ok) return user_error(ok.error());
   if (saved_state) {
     auto ok = write_file_atomically(o.save_state, [&](int fd, const std::string&) {
       return write_all(fd, saved_state->data(), saved_state->size());
