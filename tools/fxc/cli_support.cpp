@@ -68,6 +68,12 @@ std::optional<std::string> apply_thresholds(const std::vector<std::string>& sett
   return std::nullopt;
 }
 
+passes::StrategyThresholds thresholds_from(const std::vector<std::string>& settings) {
+  passes::StrategyThresholds thresholds;
+  apply_thresholds(settings, thresholds);
+  return thresholds;
+}
+
 std::string cache_directory(const std::string& override_dir) {
   if (!override_dir.empty()) return override_dir;
   if (const char* dir = std::getenv("FXC_CACHE_DIR"); dir && *dir) return dir;

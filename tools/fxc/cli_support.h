@@ -60,6 +60,9 @@ std::string cache_directory(const std::string& override_dir = {});
 /// Applies `--threshold NAME=VALUE` settings; returns the first error.
 std::optional<std::string> apply_thresholds(const std::vector<std::string>& settings,
                                             passes::StrategyThresholds& thresholds);
+/// The default thresholds with `settings` applied (report their errors with apply_thresholds
+/// first: here a bad setting is skipped).
+passes::StrategyThresholds thresholds_from(const std::vector<std::string>& settings);
 
 /// A user error without a source location, as "error: MESSAGE" on standard error.
 int user_error(const std::string& message);

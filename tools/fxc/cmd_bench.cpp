@@ -48,6 +48,7 @@ struct BenchOptions {
   int batch = 1;
   std::optional<int> block;
   bool time_passes = false;
+  std::vector<std::string> thresholds;  // --threshold NAME=VALUE
 };
 
 // Float32 white noise in [-1, 1] for each graph input (its declared channels, else
@@ -76,6 +77,7 @@ int bench_stream(const BenchOptions& o, const ir::Graph& graph, DiagnosticEngine
   auto bound = bind_inputs(graph, chunks[0], diags);
   if (!bound) return report(diags);
   CpuCompileRequest request;
+  request.thresholds = thresholds_from(o.thresholds);
   request.sample_rate_hz = o.fs_hz;
   request.dtype = *parse_dtype(o.dtype);
   request.length_samples = static_cast<std::int64_t>(block);
@@ -106,6 +108,7 @@ int bench_batch(const BenchOptions& o, const ir::Graph& graph, DiagnosticEngine&
   std::vector<BatchItem> items(o.batch);
   for (BatchItem& item : items) item = noise_inputs(graph, o.channels, samples, rng);
   CpuCompileRequest request;
+  request.thresholds = thresholds_from(o.thresholds);
   request.sample_rate_hz = o.fs_hz;
   request.dtype = *parse_dtype(o.dtype);
   auto bound = bind_inputs(graph, items[0], diags);
@@ -168,6 +171,7 @@ int bench_cuda_batch(const BenchOptions& o, const ir::Graph& graph, std::shared_
   std::vector<BatchItem> items(o.batch);
   for (BatchItem& item : items) item = noise_inputs(graph, o.channels, samples, rng);
   CudaCompileRequest request;
+  request.thresholds = thresholds_from(o.thresholds);
   request.sample_rate_hz = o.fs_hz;
   request.dtype = *parse_dtype(o.dtype);
   request.length_samples = static_cast<std::int64_t>(samples);
@@ -233,6 +237,7 @@ int bench_cuda(const BenchOptions& o, const ir::Graph& graph, DiagnosticEngine& 
   std::optional<ir::Graph> bound = bind_inputs(graph, inputs, diags);
   if (!bound) return report(diags);
   CudaCompileRequest request;
+  request.thresholds = thresholds_from(o.thresholds);
   request.sample_rate_hz = o.fs_hz;
   request.dtype = *parse_dtype(o.dtype);
   request.length_samples = static_cast<std::int64_t>(samples);
@@ -292,6 +297,7 @@ int bench_cuda(const BenchOptions& o, const ir::Graph& graph, DiagnosticEngine& 
 }
 
 int bench(const BenchOptions& o) {
+  if (passes::StrategyThresholds t; auto error = apply_thresholds(o.thresholds, t)) return user_error(*error);
   if (o.channels < 1 || !(o.seconds > 0) || !(o.fs_hz > 0) || o.repeat < 1)
     return user_error("--channels, --seconds, --fs and --repeat must be positive");
   // The noise is generated in memory: a length beyond this is a typo, and past 2^64 it would
@@ -316,6 +322,7 @@ int bench(const BenchOptions& o) {
 
   DType dtype = *parse_dtype(o.dtype);
   CpuCompileRequest request;
+  request.thresholds = thresholds_from(o.thresholds);
   request.sample_rate_hz = o.fs_hz;
   request.dtype = dtype;
   request.length_samples = static_cast<std::int64_t>(samples);
@@ -406,6 +413,8 @@ void add_bench_command(CLI::App& app, Action& action) {
   cmd->add_option("--target", o->target, "cpu or cuda (an NVIDIA GPU)")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
   cmd->add_option("--dtype", o->dtype, "f32 or f64")->check(CLI::IsMember({"f32", "f64"}))->capture_default_str();
   cmd->add_option("--repeat", o->repeat, "Timed runs; the median is reported")->capture_default_str();
+  cmd->add_option("--threshold", o->thresholds,
+                  "Override a cost-model threshold: NAME=VALUE (see docs/passes.md)");
   cmd->add_flag("--json", o->json, "Print the results as JSON");
   cmd->add_option("--batch", o->batch, "Run N signals as one batch, against N separate runs");
   cmd->add_option("--block", o->block, "Time a stream of N-sample blocks (per-block cost)");

@@ -39,6 +39,7 @@ struct RunOptions {
   std::optional<std::string> subtype;
   std::optional<long long> block;
   std::string load_state, save_state;  // stream state files (cpu)
+  std::vector<std::string> thresholds;  // --threshold NAME=VALUE
   std::vector<std::string> sets;
   std::string trace, cache_dir;
   bool stats = false;
@@ -135,6 +136,7 @@ int run_batch_files(const RunOptions& o, const ir::Graph& graph, std::vector<Sig
     auto device = open_cuda_device();
     if (!device) return user_error(device.error());
     CudaCompileRequest request;
+    request.thresholds = thresholds_from(o.thresholds);
     request.sample_rate_hz = fs_hz;
     request.dtype = dtype;
     request.cache_directory = cache_directory(o.cache_dir);
@@ -145,6 +147,7 @@ int run_batch_files(const RunOptions& o, const ir::Graph& graph, std::vector<Sig
     results = std::move(*out);
   } else {
     CpuCompileRequest request;
+    request.thresholds = thresholds_from(o.thresholds);
     request.sample_rate_hz = fs_hz;
     request.dtype = dtype;
     request.cache_directory = cache_directory(o.cache_dir);
@@ -183,6 +186,7 @@ std::optional<std::vector<Signal>> run_on_cuda(const RunOptions& o, const ir::Gr
   }
   std::size_t total = signals.empty() ? 0 : signals[0].samples();
   CudaCompileRequest request;
+  request.thresholds = thresholds_from(o.thresholds);
   request.sample_rate_hz = fs_hz;
   request.dtype = dtype;
   request.length_samples = static_cast<std::int64_t>(o.block ? std::min<std::size_t>(*o.block, total) : total);
@@ -225,6 +229,7 @@ std::optional<std::vector<Signal>> run_on_cuda(const RunOptions& o, const ir::Gr
 int run(const RunOptions& o) {
   if (o.block && *o.block < 1) return user_error("--block must be at least 1, got " + std::to_string(*o.block));
   if (o.block && o.target == "ref") return user_error("--block runs compiled kernels: use it with --target cpu or cuda");
+  if (passes::StrategyThresholds t; auto error = apply_thresholds(o.thresholds, t)) return user_error(*error);
   if ((!o.load_state.empty() || !o.save_state.empty()) && o.target != "cpu")
     return user_error("--load-state and --save-state keep a CPU stream's state: use them with --target cpu");
   if (!o.trace.empty()) Trace::global().enable();
@@ -311,6 +316,7 @@ int run(const RunOptions& o) {
   } else {
     std::size_t total = signals.empty() ? 0 : signals[0].samples();
     CpuCompileRequest request;
+    request.thresholds = thresholds_from(o.thresholds);
     request.sample_rate_hz = *fs_hz;
     request.dtype = dtype;
     // The strategy follows what one call sees: the whole signal, or one block.
@@ -423,6 +429,9 @@ void add_run_command(CLI::App& app, Action& action) {
                   "default: float)");
   cmd->add_option("--block", o->block,
                   "Process in blocks of N samples through the stream path (state carried exactly)");
+  cmd->add_option("--threshold", o->thresholds,
+                  "Override a cost-model threshold: NAME=VALUE (see docs/passes.md), e.g. "
+                  "f64_state_pole_radius=2 to keep float32 state everywhere");
   cmd->add_option("--load-state", o->load_state,
                   "Start from the stream state in FILE (saved by --save-state from a graph of the same shape)");
   cmd->add_option("--save-state", o->save_state,
