@@ -7,18 +7,8 @@ namespace fxc {
 std::optional<CompiledCpuGraph> compile_for_cpu(const ir::Graph& graph,
                                                 const CpuCompileRequest& request,
                                                 DiagnosticEngine& diags) {
-  passes::PassContext context{diags, {request.sample_rate_hz, request.channels, request.dtype}};
-  context.binding.length_samples = request.length_samples;
-  context.binding.batch = request.batch;
-  context.thresholds = request.thresholds;
-  context.fusion = request.fusion;
-  std::optional<ir::Graph> scheduled = passes::run_pipeline(graph, context, request.pipeline);
+  std::optional<ir::Graph> scheduled = schedule_graph(graph, request, passes::host_target(), diags);
   if (!scheduled) return std::nullopt;
-  for (const ir::Node& node : scheduled->nodes())
-    if (node.type.channels == 0) {
-      diags.error(node.loc, "the channel count of this signal is not known: declare it on the input (input x : 2) or give --channels", "fxc-channels");
-      return std::nullopt;
-    }
   KernelCache cache(request.cache_directory);
   auto kernels = cache.cpu_kernels(*scheduled, diags);
   if (!kernels) {

@@ -9,20 +9,11 @@
 #include "codegen/cpu/cpu_compiler.h"
 #include "ir/graph.h"
 #include "passes/pipeline.h"
+#include "runtime/compile_request.h"
 
 namespace fxc {
 
-struct CpuCompileRequest {
-  double sample_rate_hz = 48000;
-  DType dtype = DType::f32;
-  int channels = 0;                     ///< for inputs declared without a count
-  std::optional<std::int64_t> length_samples;  ///< guides the strategy choice
-  int batch = 1;
-  std::string cache_directory;          ///< empty: memory cache only
-  passes::StrategyThresholds thresholds;
-  passes::PipelineOptions pipeline;     ///< passes to run, printing, timing
-  bool fusion = true;                   ///< false: one kernel per stage (for comparisons)
-};
+using CpuCompileRequest = CompileRequest;
 
 struct CompiledCpuGraph {
   ir::Graph scheduled;

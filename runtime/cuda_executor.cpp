@@ -504,18 +504,8 @@ std::optional<std::shared_ptr<const CudaProgram>> compile_for_cuda(const ir::Gra
                                                                    const CudaCompileRequest& request,
                                                                    std::shared_ptr<GpuDevice> device,
                                                                    DiagnosticEngine& diags) {
-  passes::PassContext context{diags, {request.sample_rate_hz, request.channels, request.dtype}};
-  context.binding.length_samples = request.length_samples;
-  context.binding.batch = request.batch;
-  context.thresholds = request.thresholds;
-  context.target = passes::cuda_target();
-  std::optional<ir::Graph> scheduled = passes::run_pipeline(graph, context, request.pipeline);
+  std::optional<ir::Graph> scheduled = schedule_graph(graph, request, passes::cuda_target(), diags);
   if (!scheduled) return std::nullopt;
-  for (const ir::Node& node : scheduled->nodes())
-    if (node.type.channels == 0) {
-      diags.error(node.loc, "the channel count of this signal is not known: declare it on the input (input x : 2) or give --channels", "fxc-channels");
-      return std::nullopt;
-    }
   auto program = load_cuda_program(std::move(device), *scheduled, request.cache_directory, diags);
   if (!program) {
     diags.error({}, program.error(), "fxc-compile");

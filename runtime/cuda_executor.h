@@ -20,6 +20,7 @@
 #include "codegen/cuda/emit_cuda.h"
 #include "ir/graph.h"
 #include "runtime/batch.h"
+#include "runtime/compile_request.h"
 #include "passes/pipeline.h"
 #include "runtime/gpu_device.h"
 #include "runtime/signal.h"
@@ -45,16 +46,7 @@ Expected<std::shared_ptr<const CudaProgram>, std::string> load_cuda_program(std:
                                                                             const std::string& cache_directory,
                                                                             DiagnosticEngine& diags);
 
-struct CudaCompileRequest {
-  double sample_rate_hz = 48000;
-  DType dtype = DType::f32;
-  int channels = 0;                            ///< for inputs declared without a count
-  std::optional<std::int64_t> length_samples;  ///< guides the strategy choice
-  int batch = 1;
-  std::string cache_directory;                 ///< empty: memory cache only
-  passes::StrategyThresholds thresholds;
-  passes::PipelineOptions pipeline;
-};
+using CudaCompileRequest = CompileRequest;
 
 /// The pass pipeline for passes::cuda_target(), then load_cuda_program. Errors go to `diags`.
 std::optional<std::shared_ptr<const CudaProgram>> compile_for_cuda(const ir::Graph& graph,

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -44,12 +43,11 @@ std::vector<ir::NodeId> chain_ids(const ir::Graph& graph) {
   return codegen::kernel_node_ids(graph);
 }
 
+// Any failure to read is a miss (or a damaged entry) to the cache, not an error.
 std::optional<std::string> read_whole(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
+  auto bytes = read_whole_file(path.string());
+  if (!bytes) return std::nullopt;
+  return std::move(*bytes);
 }
 
 Expected<std::monostate, std::string> write_text(const fs::path& path, const std::string& bytes) {

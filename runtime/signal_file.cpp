@@ -11,7 +11,9 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <random>
+#include <sstream>
 
 #include "runtime/audio_file.h"
 #include "runtime/npy_file.h"
@@ -126,6 +128,15 @@ Expected<std::monostate, std::string> write_all(int fd, const void* data, std::s
     size -= static_cast<std::size_t>(n);
   }
   return std::monostate{};
+}
+
+Expected<std::string, std::string> read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Unexpected{"cannot read '" + path + "': " + std::strerror(errno)};
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (in.bad()) return Unexpected{"cannot read '" + path + "': read error"};
+  return bytes.str();
 }
 
 Expected<std::monostate, std::string> write_file_atomically(

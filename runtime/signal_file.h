@@ -50,6 +50,9 @@ Expected<std::monostate, std::string> write_file_atomically(
     const std::string& path, const std::function<Expected<std::monostate, std::string>(
                                  int fd, const std::string& temp_path)>& write);
 
+/// The whole of a file, as bytes. Errors read "cannot read 'PATH': REASON".
+Expected<std::string, std::string> read_whole_file(const std::string& path);
+
 /// Writes all `size` bytes to `fd`, resuming after short writes and interrupted calls.
 /// Returns the system's reason on failure (e.g. "No space left on device").
 Expected<std::monostate, std::string> write_all(int fd, const void* data, std::size_t size);

@@ -64,6 +64,7 @@
 #include <string>
 #include <vector>
 
+#include "../golden/case_text.h"
 #include "../golden/run_command.h"
 
 namespace fs = std::filesystem;
@@ -88,40 +89,9 @@ struct Directive {
   std::size_t body_begin = 0, body_end = 0;  // its lines, 0-based [begin, end), for rewriting
 };
 
-std::vector<std::string> split_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-// Whitespace separates words; "double quotes" group.
-std::vector<std::string> split_words(const std::string& line) {
-  std::vector<std::string> words;
-  std::string word;
-  bool quoted = false, any = false;
-  for (char c : line) {
-    if (c == '"') {
-      quoted = !quoted;
-      any = true;
-    } else if (!quoted && (c == ' ' || c == '\t')) {
-      if (any) words.push_back(word);
-      word.clear();
-      any = false;
-    } else {
-      word += c;
-      any = true;
-    }
-  }
-  if (any) words.push_back(word);
-  return words;
-}
-
-std::string trim(std::string s) {
-  s.erase(0, s.find_first_not_of(" \t\r"));
-  s.erase(s.find_last_not_of(" \t\r") + 1);
-  return s;
-}
+using fxc::test::split_lines;
+using fxc::test::split_words;
+using fxc::test::trim;
 
 std::vector<Directive> parse_case(const std::vector<std::string>& lines) {
   std::vector<Directive> out;

@@ -30,6 +30,7 @@
 
 #include "ir/parse.h"
 #include "ir/print.h"
+#include "case_text.h"
 #include "run_command.h"
 #include "support/diagnostics.h"
 
@@ -44,40 +45,9 @@ struct GoldenCase {
   std::vector<std::string> requires_;  // host features the expected output assumes
 };
 
-std::vector<std::string> split_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-// Splits a RUN line into words: whitespace separates, "double quotes" group.
-std::vector<std::string> split_words(const std::string& line) {
-  std::vector<std::string> words;
-  std::string word;
-  bool quoted = false, any = false;
-  for (char c : line) {
-    if (c == '"') {
-      quoted = !quoted;
-      any = true;
-    } else if (!quoted && (c == ' ' || c == '\t')) {
-      if (any) words.push_back(word);
-      word.clear();
-      any = false;
-    } else {
-      word += c;
-      any = true;
-    }
-  }
-  if (any) words.push_back(word);
-  return words;
-}
-
-std::string trim(std::string s) {
-  s.erase(0, s.find_first_not_of(" \t\r"));
-  s.erase(s.find_last_not_of(" \t\r") + 1);
-  return s;
-}
+using fxc::test::split_lines;
+using fxc::test::split_words;
+using fxc::test::trim;
 
 // Reads the directives from the comment lines at the top of the file.
 GoldenCase parse_case(const fs::path& fx) {

@@ -67,6 +67,24 @@ std::vector<Signal> noise_inputs(const ir::Graph& graph, int channels, std::size
   return inputs;
 }
 
+// The fields every compile request of a benchmark shares.
+template <class Request>
+Request request_for(const BenchOptions& o) {
+  Request request;
+  request.thresholds = thresholds_from(o.thresholds);
+  request.sample_rate_hz = o.fs_hz;
+  request.dtype = *parse_dtype(o.dtype);
+  return request;
+}
+
+// The --batch items: noise, `samples` long each.
+std::vector<BatchItem> noise_items(const ir::Graph& graph, const BenchOptions& o, std::size_t samples) {
+  std::mt19937 rng(1234);
+  std::vector<BatchItem> items(o.batch);
+  for (BatchItem& item : items) item = noise_inputs(graph, o.channels, samples, rng);
+  return items;
+}
+
 // W7: the cost of one block through CpuStream::process, against the same samples as one call.
 int bench_stream(const BenchOptions& o, const ir::Graph& graph, DiagnosticEngine& diags) {
   std::size_t block = static_cast<std::size_t>(*o.block);
@@ -76,10 +94,7 @@ int bench_stream(const BenchOptions& o, const ir::Graph& graph, DiagnosticEngine
   for (auto& chunk : chunks) chunk = noise_inputs(graph, o.channels, block, rng);
   auto bound = bind_inputs(graph, chunks[0], diags);
   if (!bound) return report(diags);
-  CpuCompileRequest request;
-  request.thresholds = thresholds_from(o.thresholds);
-  request.sample_rate_hz = o.fs_hz;
-  request.dtype = *parse_dtype(o.dtype);
+  auto request = request_for<CpuCompileRequest>(o);
   request.length_samples = static_cast<std::int64_t>(block);
   auto compiled = compile_for_cpu(*bound, request, diags);
   if (!compiled) return report(diags);
@@ -104,13 +119,8 @@ int bench_stream(const BenchOptions& o, const ir::Graph& graph, DiagnosticEngine
 // W6: `items` signals through one compiled graph at once, against one run per signal.
 int bench_batch(const BenchOptions& o, const ir::Graph& graph, DiagnosticEngine& diags) {
   std::size_t samples = static_cast<std::size_t>(o.seconds * o.fs_hz);
-  std::mt19937 rng(1234);
-  std::vector<BatchItem> items(o.batch);
-  for (BatchItem& item : items) item = noise_inputs(graph, o.channels, samples, rng);
-  CpuCompileRequest request;
-  request.thresholds = thresholds_from(o.thresholds);
-  request.sample_rate_hz = o.fs_hz;
-  request.dtype = *parse_dtype(o.dtype);
+  std::vector<BatchItem> items = noise_items(graph, o, samples);
+  auto request = request_for<CpuCompileRequest>(o);
   auto bound = bind_inputs(graph, items[0], diags);
   if (!bound) return report(diags);
   request.length_samples = static_cast<std::int64_t>(samples);
@@ -167,13 +177,8 @@ Timing time_runs(const CompiledCpuGraph& compiled, const std::vector<Signal>& in
 int bench_cuda_batch(const BenchOptions& o, const ir::Graph& graph, std::shared_ptr<GpuDevice> device,
                      DiagnosticEngine& diags) {
   std::size_t samples = static_cast<std::size_t>(o.seconds * o.fs_hz);
-  std::mt19937 rng(1234);
-  std::vector<BatchItem> items(o.batch);
-  for (BatchItem& item : items) item = noise_inputs(graph, o.channels, samples, rng);
-  CudaCompileRequest request;
-  request.thresholds = thresholds_from(o.thresholds);
-  request.sample_rate_hz = o.fs_hz;
-  request.dtype = *parse_dtype(o.dtype);
+  std::vector<BatchItem> items = noise_items(graph, o, samples);
+  auto request = request_for<CudaCompileRequest>(o);
   request.length_samples = static_cast<std::int64_t>(samples);
   request.pipeline.time_passes = o.time_passes;
   request.pipeline.log = &std::cerr;
@@ -236,10 +241,7 @@ int bench_cuda(const BenchOptions& o, const ir::Graph& graph, DiagnosticEngine& 
   std::vector<Signal> inputs = noise_inputs(graph, o.channels, samples, rng);
   std::optional<ir::Graph> bound = bind_inputs(graph, inputs, diags);
   if (!bound) return report(diags);
-  CudaCompileRequest request;
-  request.thresholds = thresholds_from(o.thresholds);
-  request.sample_rate_hz = o.fs_hz;
-  request.dtype = *parse_dtype(o.dtype);
+  auto request = request_for<CudaCompileRequest>(o);
   request.length_samples = static_cast<std::int64_t>(samples);
   request.pipeline.time_passes = o.time_passes;
   request.pipeline.log = &std::cerr;
@@ -320,11 +322,7 @@ int bench(const BenchOptions& o) {
   std::optional<ir::Graph> bound = bind_inputs(*graph, inputs, diags);
   if (!bound) return report(diags);
 
-  DType dtype = *parse_dtype(o.dtype);
-  CpuCompileRequest request;
-  request.thresholds = thresholds_from(o.thresholds);
-  request.sample_rate_hz = o.fs_hz;
-  request.dtype = dtype;
+  auto request = request_for<CpuCompileRequest>(o);
   request.length_samples = static_cast<std::int64_t>(samples);
   request.pipeline.time_passes = o.time_passes;
   request.pipeline.log = &std::cerr;

@@ -3,13 +3,9 @@
 #include <cmath>
 #include <memory>
 
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <set>
 #include <unistd.h>
 
@@ -58,16 +54,6 @@ std::vector<Signal> slice(const std::vector<Signal>& signals, std::size_t start,
     out.push_back(std::move(b));
   }
   return out;
-}
-
-// The whole of a (small) file, for --load-state.
-Expected<std::string, std::string> read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Unexpected{"cannot read '" + path + "': " + std::strerror(errno)};
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) return Unexpected{"cannot read '" + path + "': " + std::strerror(errno)};
-  return bytes.str();
 }
 
 // --trace: the Chrome trace so far, written whole or not at all; nothing without a path.

@@ -1,0 +1,23 @@
+#include "runtime/compile_request.h"
+
+namespace fxc {
+
+std::optional<ir::Graph> schedule_graph(const ir::Graph& graph, const CompileRequest& request,
+                                        const passes::Target& target, DiagnosticEngine& diags) {
+  passes::PassContext context{diags, {request.sample_rate_hz, request.channels, request.dtype}};
+  context.binding.length_samples = request.length_samples;
+  context.binding.batch = request.batch;
+  context.thresholds = request.thresholds;
+  context.fusion = request.fusion;
+  context.target = target;
+  std::optional<ir::Graph> scheduled = passes::run_pipeline(graph, context, request.pipeline);
+  if (!scheduled) return std::nullopt;
+  for (const ir::Node& node : scheduled->nodes())
+    if (node.type.channels == 0) {
+      diags.error(node.loc, "the channel count of this signal is not known: declare it on the input (input x : 2) or give --channels", "fxc-channels");
+      return std::nullopt;
+    }
+  return scheduled;
+}
+
+}  // namespace fxc
