@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include <fxc/dsl.h>
+
 namespace fxc::design {
 
 /// One second-order section, normalized so that a0 = 1:
@@ -17,11 +19,12 @@ struct Section {
 };
 using Sos = std::vector<Section>;
 
-enum class BandType { lowpass, highpass, bandpass, bandstop };
+// The enums the public DSL names too (include/fxc/dsl.h) are defined there, once.
+using BandType = ::fxc::BandType;
 enum class IirFamily { butter, cheby1, cheby2, ellip, bessel };
-enum class BesselNorm { phase, delay, mag };
-enum class BiquadType { lowpass, highpass, bandpass, notch, allpass, peaking, lowshelf, highshelf };
-enum class Window { hamming, hann, blackman, boxcar, kaiser };
+using BesselNorm = ::fxc::BesselNorm;
+using BiquadType = ::fxc::BiquadType;
+using Window = ::fxc::Window;
 
 std::string_view name(BandType);
 std::string_view name(IirFamily);

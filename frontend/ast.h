@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -73,6 +74,10 @@ struct Expr {
   const T* as() const {
     return std::get_if<T>(&node);
   }
+  template <class T>
+  T* as() {
+    return std::get_if<T>(&node);
+  }
 };
 
 /// A deep copy (Expr owns its children, so it is move-only).
@@ -95,11 +100,12 @@ struct InputStmt {
   SourceLoc channels_loc;
 };
 
-/// `NAME = EXPR`
+/// `NAME = EXPR`, or `NAME = NUMBER in [MIN, MAX]` (a live parameter's declared range)
 struct BindingStmt {
   std::string name;
   SourceLoc name_loc;
   Expr value;
+  std::optional<Expr> range;  ///< the list after `in`, when given
 };
 
 /// `output EXPR` or `output NAME = EXPR`; `name` is empty for the first form.

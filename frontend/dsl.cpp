@@ -11,121 +11,211 @@ SourceLoc to_loc(const std::source_location& where) {
           static_cast<std::uint32_t>(where.column())};
 }
 
-Chain stage(ir::Op op, const std::source_location& where) {
-  return Chain({{std::move(op), to_loc(where)}});
+// A parameter's value in `values`, else its declared one.
+double value_of(const ParamRef& p, double declared, const ParamValues& values) {
+  if (!p) return declared;
+  auto it = values.find(p->name);
+  return it == values.end() ? declared : it->second;
+}
+double hz(const Frequency& f, const ParamValues& v) { return value_of(f.param, f.hz, v); }
+double db(const Level& l, const ParamValues& v) {
+  return l.param ? l.sign * value_of(l.param, l.sign * l.db, v) : l.db;
+}
+double seconds(const Duration& d, const ParamValues& v) { return value_of(d.param, d.seconds, v); }
+double count(const Samples& s, const ParamValues& v) { return value_of(s.param, s.count, v); }
+double number(const Number& n, const ParamValues& v) { return value_of(n.param, n.value, v); }
+double db_to_linear(double db) { return std::pow(10.0, db / 20.0); }
+
+// A stage whose op `make` builds from parameter values; `params` are those it reads.
+template <class Make>
+Chain stage(Make make, const std::source_location& where, std::vector<ParamRef> params = {}) {
+  std::erase(params, nullptr);
+  auto node = std::make_shared<DslNode>();
+  node->make_op = [make = std::move(make)](const ParamValues& v) -> ir::Op { return make(v); };
+  node->loc = to_loc(where);
+  node->params = std::move(params);
+  return Chain({std::move(node)});
 }
 
-Flow unary(ir::Op op, const Flow& in, SourceLoc loc) {
-  return Flow(std::make_shared<const DslNode>(DslNode{std::move(op), {in.node()}, std::move(loc)}));
+Flow apply(const DslNode& stage, const Flow& in) {
+  auto node = std::make_shared<DslNode>(stage);
+  node->operands = {in.node()};
+  return Flow(std::move(node));
 }
 
 Flow mix(const Flow& a, const Flow& b, double sign) {
-  return Flow(std::make_shared<const DslNode>(
-      DslNode{ir::Sum{{1.0, sign}}, {a.node(), b.node()}, a.node()->loc}));
+  auto node = std::make_shared<DslNode>();
+  node->make_op = [sign](const ParamValues&) -> ir::Op { return ir::Sum{{1.0, sign}}; };
+  node->operands = {a.node(), b.node()};
+  node->loc = a.node()->loc;
+  return Flow(std::move(node));
 }
 
-Chain iir(design::IirFamily family, int order, std::vector<double> cutoff_hz,
-          design::BandType btype, double rp_db, double rs_db, design::BesselNorm norm,
-          const std::source_location& where) {
-  return stage(ir::IirDesign{family, order, btype, std::move(cutoff_hz), rp_db, rs_db, norm},
-               where);
+Chain iir(design::IirFamily family, int order, std::vector<Frequency> cutoff, BandType btype,
+          Level rp, Level rs, BesselNorm norm, const std::source_location& where) {
+  std::vector<ParamRef> params{rp.param, rs.param};
+  for (const Frequency& f : cutoff) params.push_back(f.param);
+  return stage(
+      [=](const ParamValues& v) {
+        std::vector<double> cutoff_hz;
+        for (const Frequency& f : cutoff) cutoff_hz.push_back(hz(f, v));
+        return ir::IirDesign{family, order, btype, std::move(cutoff_hz), db(rp, v), db(rs, v), norm};
+      },
+      where, std::move(params));
 }
 
-Chain make_biquad(design::BiquadType type, double f0_hz, double q, double gain_db,
-             const std::source_location& where) {
-  return stage(ir::Biquad{type, f0_hz, q, gain_db}, where);
+Chain make_biquad(BiquadType type, Frequency f0, Number q, Level gain,
+                  const std::source_location& where) {
+  return stage([=](const ParamValues& v) { return ir::Biquad{type, hz(f0, v), number(q, v), db(gain, v)}; },
+               where, {f0.param, q.param, gain.param});
 }
 
-double db_to_linear(double db) { return std::pow(10.0, db / 20.0); }
+template <class T>
+ParamRef declare(std::string name, ParamUnit unit, double value, std::optional<std::pair<T, T>> range,
+                 double (*get)(const T&), const std::source_location& where) {
+  auto decl = std::make_shared<ParamDecl>();
+  decl->name = std::move(name);
+  decl->unit = unit;
+  decl->value = value;
+  if (range) {
+    decl->min = get(range->first);
+    decl->max = get(range->second);
+  }
+  decl->loc = to_loc(where);
+  return decl;
+}
 
 }  // namespace
 
+Frequency param(std::string name, Frequency value, std::optional<Band> range) {
+  std::optional<std::pair<Frequency, Frequency>> r;
+  if (range) r.emplace(range->low, range->high);
+  return {value.hz, declare<Frequency>(std::move(name), ParamUnit::hz, value.hz, r,
+                                       [](const Frequency& f) { return f.hz; },
+                                       std::source_location::current())};
+}
+Level param(std::string name, Level value, std::optional<std::pair<Level, Level>> range) {
+  return {value.db, declare<Level>(std::move(name), ParamUnit::db, value.db, range,
+                                   [](const Level& l) { return l.db; }, std::source_location::current())};
+}
+Duration param(std::string name, Duration value, std::optional<std::pair<Duration, Duration>> range) {
+  return {value.seconds, declare<Duration>(std::move(name), ParamUnit::seconds, value.seconds, range,
+                                           [](const Duration& d) { return d.seconds; },
+                                           std::source_location::current())};
+}
+Samples param(std::string name, Samples value, std::optional<std::pair<Samples, Samples>> range) {
+  return {value.count, declare<Samples>(std::move(name), ParamUnit::samples, value.count, range,
+                                        [](const Samples& s) { return s.count; },
+                                        std::source_location::current())};
+}
+Number param(std::string name, double value, std::optional<std::pair<double, double>> range) {
+  return {value, declare<double>(std::move(name), ParamUnit::number, value, range,
+                                 [](const double& d) { return d; }, std::source_location::current())};
+}
+
 Flow operator|(const Flow& flow, const Chain& chain) {
   Flow out = flow;
-  for (const Chain::Stage& s : chain.stages()) out = unary(s.op, out, s.loc);
+  for (const auto& s : chain.stages()) out = apply(*s, out);
   return out;
 }
 
 Chain operator|(const Chain& first, const Chain& second) {
-  std::vector<Chain::Stage> stages = first.stages();
+  auto stages = first.stages();
   stages.insert(stages.end(), second.stages().begin(), second.stages().end());
   return Chain(std::move(stages));
 }
 
 Flow operator+(const Flow& a, const Flow& b) { return mix(a, b, 1.0); }
 Flow operator-(const Flow& a, const Flow& b) { return mix(a, b, -1.0); }
-Flow operator*(double g, const Flow& flow) { return unary(ir::Gain{g}, flow, flow.node()->loc); }
-Flow operator*(const Flow& flow, double g) { return g * flow; }
-Flow operator*(Level g, const Flow& flow) { return db_to_linear(g.db) * flow; }
-Chain operator*(double g, const Chain& chain) {
-  SourceLoc loc = chain.stages().empty() ? SourceLoc{} : chain.stages().back().loc;
-  return chain | Chain({{ir::Gain{g}, loc}});
+Flow operator*(Number g, const Flow& flow) {
+  auto node = std::make_shared<DslNode>();
+  node->make_op = [g](const ParamValues& v) -> ir::Op { return ir::Gain{number(g, v)}; };
+  node->operands = {flow.node()};
+  node->loc = flow.node()->loc;
+  if (g.param) node->params = {g.param};
+  return Flow(std::move(node));
 }
-Chain operator*(Level g, const Chain& chain) { return db_to_linear(g.db) * chain; }
+Flow operator*(const Flow& flow, Number g) { return g * flow; }
+Flow operator*(Level g, const Flow& flow) {
+  auto node = std::make_shared<DslNode>();
+  node->make_op = [g](const ParamValues& v) -> ir::Op { return ir::Gain{db_to_linear(db(g, v))}; };
+  node->operands = {flow.node()};
+  node->loc = flow.node()->loc;
+  if (g.param) node->params = {g.param};
+  return Flow(std::move(node));
+}
+Chain operator*(Number g, const Chain& chain) {
+  SourceLoc loc = chain.stages().empty() ? SourceLoc{} : chain.stages().back()->loc;
+  Chain scale = stage([g](const ParamValues& v) { return ir::Gain{number(g, v)}; }, {}, {g.param});
+  auto node = std::make_shared<DslNode>(*scale.stages()[0]);
+  node->loc = loc;
+  return chain | Chain({node});
+}
+Chain operator*(Level g, const Chain& chain) {
+  SourceLoc loc = chain.stages().empty() ? SourceLoc{} : chain.stages().back()->loc;
+  Chain scale = stage([g](const ParamValues& v) { return ir::Gain{db_to_linear(db(g, v))}; }, {}, {g.param});
+  auto node = std::make_shared<DslNode>(*scale.stages()[0]);
+  node->loc = loc;
+  return chain | Chain({node});
+}
 
 Flow input(std::string name, int channels, std::source_location where) {
-  return Flow(std::make_shared<const DslNode>(
-      DslNode{ir::Input{std::move(name)}, {}, to_loc(where), channels}));
+  auto node = std::make_shared<DslNode>();
+  node->make_op = [name = std::move(name)](const ParamValues&) -> ir::Op { return ir::Input{name}; };
+  node->loc = to_loc(where);
+  node->channels = channels;
+  return Flow(std::move(node));
 }
 
-Chain BandWord::operator()(Frequency f0, double q, std::source_location where) const {
-  return make_biquad(biquad, f0.hz, q, 0, where);
+Chain BandWord::operator()(Frequency f0, Number q, std::source_location where) const {
+  return make_biquad(biquad, f0, q, Level{0}, where);
 }
 
-Chain butter(int order, Frequency cutoff, design::BandType btype, std::source_location where) {
-  return iir(design::IirFamily::butter, order, {cutoff.hz}, btype, 0, 0, {}, where);
+Chain butter(int order, Frequency cutoff, BandType btype, std::source_location where) {
+  return iir(design::IirFamily::butter, order, {cutoff}, btype, {0}, {0}, {}, where);
 }
-Chain butter(int order, Band band, design::BandType btype, std::source_location where) {
-  return iir(design::IirFamily::butter, order, {band.low.hz, band.high.hz}, btype, 0, 0, {}, where);
+Chain butter(int order, Band band, BandType btype, std::source_location where) {
+  return iir(design::IirFamily::butter, order, {band.low, band.high}, btype, {0}, {0}, {}, where);
 }
-Chain cheby1(int order, Level rp, Frequency cutoff, design::BandType btype,
-             std::source_location where) {
-  return iir(design::IirFamily::cheby1, order, {cutoff.hz}, btype, rp.db, 0, {}, where);
+Chain cheby1(int order, Level rp, Frequency cutoff, BandType btype, std::source_location where) {
+  return iir(design::IirFamily::cheby1, order, {cutoff}, btype, rp, {0}, {}, where);
 }
-Chain cheby1(int order, Level rp, Band band, design::BandType btype, std::source_location where) {
-  return iir(design::IirFamily::cheby1, order, {band.low.hz, band.high.hz}, btype, rp.db, 0, {},
-             where);
+Chain cheby1(int order, Level rp, Band band, BandType btype, std::source_location where) {
+  return iir(design::IirFamily::cheby1, order, {band.low, band.high}, btype, rp, {0}, {}, where);
 }
-Chain cheby2(int order, Level rs, Frequency cutoff, design::BandType btype,
-             std::source_location where) {
-  return iir(design::IirFamily::cheby2, order, {cutoff.hz}, btype, 0, rs.db, {}, where);
+Chain cheby2(int order, Level rs, Frequency cutoff, BandType btype, std::source_location where) {
+  return iir(design::IirFamily::cheby2, order, {cutoff}, btype, {0}, rs, {}, where);
 }
-Chain cheby2(int order, Level rs, Band band, design::BandType btype, std::source_location where) {
-  return iir(design::IirFamily::cheby2, order, {band.low.hz, band.high.hz}, btype, 0, rs.db, {},
-             where);
+Chain cheby2(int order, Level rs, Band band, BandType btype, std::source_location where) {
+  return iir(design::IirFamily::cheby2, order, {band.low, band.high}, btype, {0}, rs, {}, where);
 }
-Chain ellip(int order, Level rp, Level rs, Frequency cutoff, design::BandType btype,
-            std::source_location where) {
-  return iir(design::IirFamily::ellip, order, {cutoff.hz}, btype, rp.db, rs.db, {}, where);
+Chain ellip(int order, Level rp, Level rs, Frequency cutoff, BandType btype, std::source_location where) {
+  return iir(design::IirFamily::ellip, order, {cutoff}, btype, rp, rs, {}, where);
 }
-Chain ellip(int order, Level rp, Level rs, Band band, design::BandType btype,
-            std::source_location where) {
-  return iir(design::IirFamily::ellip, order, {band.low.hz, band.high.hz}, btype, rp.db, rs.db,
-             {}, where);
+Chain ellip(int order, Level rp, Level rs, Band band, BandType btype, std::source_location where) {
+  return iir(design::IirFamily::ellip, order, {band.low, band.high}, btype, rp, rs, {}, where);
 }
-Chain bessel(int order, Frequency cutoff, design::BandType btype, design::BesselNorm norm,
-             std::source_location where) {
-  return iir(design::IirFamily::bessel, order, {cutoff.hz}, btype, 0, 0, norm, where);
+Chain bessel(int order, Frequency cutoff, BandType btype, BesselNorm norm, std::source_location where) {
+  return iir(design::IirFamily::bessel, order, {cutoff}, btype, {0}, {0}, norm, where);
 }
 
-Chain notch(Frequency f0, double q, std::source_location where) {
-  return make_biquad(design::BiquadType::notch, f0.hz, q, 0, where);
+Chain notch(Frequency f0, Number q, std::source_location where) {
+  return make_biquad(BiquadType::notch, f0, q, Level{0}, where);
 }
-Chain allpass(Frequency f0, double q, std::source_location where) {
-  return make_biquad(design::BiquadType::allpass, f0.hz, q, 0, where);
+Chain allpass(Frequency f0, Number q, std::source_location where) {
+  return make_biquad(BiquadType::allpass, f0, q, Level{0}, where);
 }
-Chain peaking(Frequency f0, double q, Level gain, std::source_location where) {
-  return make_biquad(design::BiquadType::peaking, f0.hz, q, gain.db, where);
+Chain peaking(Frequency f0, Number q, Level gain, std::source_location where) {
+  return make_biquad(BiquadType::peaking, f0, q, gain, where);
 }
-Chain lowshelf(Frequency f0, Level gain, double q, std::source_location where) {
-  return make_biquad(design::BiquadType::lowshelf, f0.hz, q, gain.db, where);
+Chain lowshelf(Frequency f0, Level gain, Number q, std::source_location where) {
+  return make_biquad(BiquadType::lowshelf, f0, q, gain, where);
 }
-Chain highshelf(Frequency f0, Level gain, double q, std::source_location where) {
-  return make_biquad(design::BiquadType::highshelf, f0.hz, q, gain.db, where);
+Chain highshelf(Frequency f0, Level gain, Number q, std::source_location where) {
+  return make_biquad(BiquadType::highshelf, f0, q, gain, where);
 }
 
-Chain sos(std::vector<std::vector<double>> rows, bool allow_unstable,
-          std::source_location where) {
+Chain sos(std::vector<std::vector<double>> rows, bool allow_unstable, std::source_location where) {
   std::vector<design::Section> sections;
   for (const auto& r : rows) {
     // A malformed row (not 6 values, a0 = 0) becomes a non-finite section, which the verifier
@@ -135,44 +225,49 @@ Chain sos(std::vector<std::vector<double>> rows, bool allow_unstable,
                                             r[5] / r[3]}
                           : design::Section{NAN, NAN, NAN, NAN, NAN});
   }
-  return stage(ir::SosCascade{std::move(sections), allow_unstable}, where);
+  return stage([=](const ParamValues&) { return ir::SosCascade{sections, allow_unstable}; }, where);
 }
-Chain tf(std::vector<double> b, std::vector<double> a, bool allow_unstable,
-         std::source_location where) {
-  return stage(ir::TransferFunction{std::move(b), std::move(a), allow_unstable}, where);
+Chain tf(std::vector<double> b, std::vector<double> a, bool allow_unstable, std::source_location where) {
+  return stage([=](const ParamValues&) { return ir::TransferFunction{b, a, allow_unstable}; }, where);
 }
 Chain fir(std::vector<double> taps, std::source_location where) {
-  return stage(ir::FirFilter{std::move(taps)}, where);
+  return stage([=](const ParamValues&) { return ir::FirFilter{taps}; }, where);
 }
-Chain firwin(int numtaps, std::vector<double> cutoff_hz, design::Window window, bool pass_zero,
+Chain firwin(int numtaps, std::vector<double> cutoff_hz, Window window, bool pass_zero,
              double kaiser_beta, std::source_location where) {
-  return stage(ir::FirDesign{numtaps, std::move(cutoff_hz), window, kaiser_beta, pass_zero},
+  return stage([=](const ParamValues&) { return ir::FirDesign{numtaps, cutoff_hz, window, kaiser_beta, pass_zero}; },
                where);
 }
 
-Chain gain(double linear, std::source_location where) { return stage(ir::Gain{linear}, where); }
+Chain gain(Number linear, std::source_location where) {
+  return stage([=](const ParamValues& v) { return ir::Gain{number(linear, v)}; }, where, {linear.param});
+}
 Chain gain(Level level, std::source_location where) {
-  return stage(ir::Gain{db_to_linear(level.db)}, where);
+  return stage([=](const ParamValues& v) { return ir::Gain{db_to_linear(db(level, v))}; }, where, {level.param});
 }
 Chain delay(Samples samples, std::source_location where) {
-  return stage(ir::Delay{samples.count, ir::DelayUnit::samples}, where);
+  return stage([=](const ParamValues& v) { return ir::Delay{count(samples, v), ir::DelayUnit::samples}; }, where,
+               {samples.param});
 }
 Chain delay(Duration time, std::source_location where) {
-  return stage(ir::Delay{time.seconds, ir::DelayUnit::seconds}, where);
+  return stage([=](const ParamValues& v) { return ir::Delay{seconds(time, v), ir::DelayUnit::seconds}; }, where,
+               {time.param});
 }
-Chain tanh(std::source_location where) { return stage(ir::Tanh{}, where); }
+Chain tanh(std::source_location where) {
+  return stage([](const ParamValues&) { return ir::Tanh{}; }, where);
+}
 Chain clip(double lo, double hi, std::source_location where) {
-  return stage(ir::Clip{lo, hi}, where);
+  return stage([=](const ParamValues&) { return ir::Clip{lo, hi}; }, where);
 }
 
-ir::Graph make_graph(std::string name, const std::vector<Output>& outputs) {
+ir::Graph make_graph(std::string name, const std::vector<Output>& outputs, const ParamValues& values) {
   ir::Graph graph;
   graph.name = std::move(name);
   std::unordered_map<const DslNode*, ir::NodeId> lowered;
   // Depth-first, operands before users, so ids come out in a topological order.
   auto lower = [&](auto& self, const std::shared_ptr<const DslNode>& node) -> ir::NodeId {
     if (auto it = lowered.find(node.get()); it != lowered.end()) return it->second;
-    ir::Node n{node->op, {}, {node->channels, DType::f64}, node->loc, {}, {}};
+    ir::Node n{node->make_op(values), {}, {node->channels, DType::f64}, node->loc, {}, {}};
     for (const auto& operand : node->operands) n.operands.push_back(self(self, operand));
     ir::NodeId id = graph.add(std::move(n));
     lowered.emplace(node.get(), id);
@@ -188,6 +283,19 @@ ir::Graph make_graph(std::string name, const std::vector<Output>& outputs) {
       if (graph.node(id).type.channels == 0)
         graph.node(id).type.channels = graph.node(operand).type.channels;
   return graph;
+}
+
+std::vector<ParamRef> collect_params(const std::vector<Output>& outputs) {
+  std::vector<ParamRef> found;
+  std::unordered_map<const DslNode*, bool> seen;
+  auto visit = [&](auto& self, const std::shared_ptr<const DslNode>& node) -> void {
+    if (!seen.emplace(node.get(), true).second) return;
+    for (const auto& operand : node->operands) self(self, operand);
+    for (const ParamRef& p : node->params)
+      if (std::find(found.begin(), found.end(), p) == found.end()) found.push_back(p);
+  };
+  for (const Output& out : outputs) visit(visit, out.flow.node());
+  return found;
 }
 
 }  // namespace fxc

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "frontend/fx_parameters.h"
 #include "frontend/lexer.h"
 #include "frontend/lower_to_ir.h"
 #include "frontend/parser.h"
@@ -83,7 +84,7 @@ std::optional<Ast> parse_fx_file(const std::string& path, DiagnosticEngine& diag
 
 std::optional<ir::Graph> compile_fx_source(std::string_view text, const std::string& file,
                                            DiagnosticEngine& diags) {
-  return compile_fx_source(text, file, {}, diags);
+  return compile_fx_source(text, file, std::vector<ConstantOverride>{}, diags);
 }
 
 namespace {
@@ -136,7 +137,24 @@ std::optional<ir::Graph> compile_fx_source(std::string_view text, const std::str
   DiagnosticEngine local;
   Parsed parsed = parse_text(text, file, local);
   if (!apply_overrides(parsed.ast, overrides, local)) parsed.had_errors = true;
+  fx_parameters(parsed.ast, local);  // reports bad ranges (and a --set value outside one)
+  if (local.has_errors()) parsed.had_errors = true;
   // Lower even after a syntax error, so the semantic errors of the rest are reported too.
+  std::optional<ir::Graph> graph = lower_to_ir(parsed.ast, local, parsed.had_errors);
+  diags.add_source(file, std::string(text));
+  report_in_file_order(local, diags);
+  if (parsed.had_errors || !graph) return std::nullopt;
+  if (!ir::verify(*graph, diags)) return std::nullopt;
+  return graph;
+}
+
+std::optional<ir::Graph> compile_fx_source(std::string_view text, const std::string& file,
+                                           const ParamValues& values, DiagnosticEngine& diags) {
+  DiagnosticEngine local;
+  Parsed parsed = parse_text(text, file, local);
+  fx_parameters(parsed.ast, local);  // reports bad ranges
+  if (local.has_errors()) parsed.had_errors = true;
+  set_parameter_values(parsed.ast, values);
   std::optional<ir::Graph> graph = lower_to_ir(parsed.ast, local, parsed.had_errors);
   diags.add_source(file, std::string(text));
   report_in_file_order(local, diags);

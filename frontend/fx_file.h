@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "frontend/ast.h"
+#include "frontend/parameters.h"
 #include "ir/graph.h"
 #include "support/diagnostics.h"
 
@@ -45,5 +46,10 @@ std::optional<ir::Graph> compile_fx_source(std::string_view text, const std::str
 std::optional<ir::Graph> compile_fx_file(const std::string& path,
                                          const std::vector<ConstantOverride>& overrides,
                                          DiagnosticEngine& diags);
+
+/// compile_fx_source with the constants named in `values` (live parameters, in their units:
+/// frontend/fx_parameters.h) set to those values.
+std::optional<ir::Graph> compile_fx_source(std::string_view text, const std::string& file,
+                                           const ParamValues& values, DiagnosticEngine& diags);
 
 }  // namespace fxc::frontend

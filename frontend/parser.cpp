@@ -150,8 +150,20 @@ class Parser {
     next();  // '='
     std::optional<Expr> value = expression("an expression after '='");
     bool ok = value.has_value();
+    // `in [MIN, MAX]`: a constant's range as a live parameter (language version 2).
+    std::optional<Expr> range;
+    if (ok && at(TokenKind::identifier) && peek().text == "in") {
+      next();
+      if (!at(TokenKind::lbracket)) {
+        expected("a range [MIN, MAX] after 'in'");
+        ok = false;
+      } else {
+        range = this->value("a range [MIN, MAX]");
+        ok = range.has_value();
+      }
+    }
     ast_.statements.push_back(
-        {BindingStmt{name.text, name.loc, ok ? std::move(*value) : Expr{ErrorExpr{}, name.loc}},
+        {BindingStmt{name.text, name.loc, ok ? std::move(*value) : Expr{ErrorExpr{}, name.loc}, std::move(range)},
          name.loc});
     return ok;
   }

@@ -4,9 +4,9 @@
 #include <optional>
 #include <string_view>
 
-namespace fxc {
+#include <fxc/types.h>
 
-enum class DType { f32, f64 };
+namespace fxc {
 
 inline std::string_view name(DType t) { return t == DType::f32 ? "f32" : "f64"; }
 inline std::optional<DType> parse_dtype(std::string_view s) {

@@ -34,6 +34,11 @@ struct Node {
   SourceLoc loc;                       ///< where the user wrote this node
   std::vector<SourceLoc> origins;      ///< for a node made by fusing others: their locations
   std::map<std::string, SourceLoc> arg_locs;  ///< parameter name -> where its value was written
+  /// Its values follow a live parameter (driver/live_parameters.h): they may change after
+  /// compilation, so no pass makes a shape decision from them (a unit gain stays, identical
+  /// branches stay apart, the strategy holds for the parameter's whole range). A node fused
+  /// from a live one is live.
+  bool live = false;
 
   /// The location of a parameter's value, or of the node when the parameter has none.
   const SourceLoc& loc_of(const std::string& param) const;

@@ -57,6 +57,7 @@ Graph absorb_single_use_operands(const Graph& graph,
     NodeId prev = node.operands[0];
     if (!has_single_use(users, out, prev) || !absorb(node, out.node(prev))) continue;
     node.origins = merged_origins(out.node(prev), node);
+    node.live = node.live || out.node(prev).live;
     node.operands = out.node(prev).operands;
     keep[prev] = false;
   }

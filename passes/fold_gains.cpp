@@ -80,7 +80,8 @@ class GainFolder {
   }
 
   bool remove_unit_gain(ir::NodeId id) {
-    if (gain_of(id) != 1.0) return false;
+    // A live gain is 1 only for now: removing it would change the kernel's shape.
+    if (gain_of(id) != 1.0 || g_.node(id).live) return false;
     bypass(id);
     return true;
   }
@@ -91,6 +92,7 @@ class GainFolder {
     if (!single_use(p) || !scale(p, gain_of(id))) return false;
     ir::Node& absorbed = g_.node(p);
     absorbed.origins = ir::merged_origins(absorbed, g_.node(id));
+    absorbed.live = absorbed.live || g_.node(id).live;
     ir::replace_uses(g_, id, p);
     kill(id);
     return true;
@@ -113,6 +115,7 @@ class GainFolder {
     }
     if (!folded) return false;
     u.origins = ir::merged_origins(g_.node(id), u);
+    u.live = u.live || g_.node(id).live;
     bypass(id);
     return true;
   }

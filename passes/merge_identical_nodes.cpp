@@ -10,7 +10,7 @@ namespace fxc::passes {
 
 // Algorithm: in topological order, key each node by its kind, exact field values, type and
 // (already merged) operands; a node whose key was seen is replaced by the first one. Inputs
-// and outputs are never merged: they are the graph's interface.
+// and outputs are never merged: they are the graph's interface; live nodes neither.
 ir::Graph merge_identical_nodes(const ir::Graph& graph, PassContext&) {
   ir::Graph out = graph;
   auto order = ir::topological_order(out);
@@ -19,7 +19,8 @@ ir::Graph merge_identical_nodes(const ir::Graph& graph, PassContext&) {
   std::vector<bool> keep(out.size(), true);
   for (ir::NodeId id : *order) {
     const ir::Node& node = out.node(id);
-    if (ir::holds<ir::Input>(node) || ir::holds<ir::Output>(node)) continue;
+    // Live nodes are equal only for the parameter values of the moment.
+    if (ir::holds<ir::Input>(node) || ir::holds<ir::Output>(node) || node.live) continue;
     std::string key = std::string(ir::kind_name(node.op)) + "{" +
                       std::visit([](const auto& p) { return ir::fields_text(p, false); }, node.op) +
                       "}:" + std::to_string(node.type.channels) + std::string(name(node.type.dtype));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 
 #include "ir/dtype.h"
@@ -30,6 +31,11 @@ struct PassContext {
   StrategyThresholds thresholds;
   /// false: fuse_chains gives every stage a kernel of its own (for `fxc bench`'s comparison).
   bool fusion = true;
+  /// Live chains (ir::Node::live) by node id of the scheduled graph: the largest pole radius
+  /// their sections reach over their parameters' ranges (1 where a parameter without a
+  /// declared range moves a pole). select_strategy decides state precision and chunking
+  /// from it, so that any value in the range runs with the same kernels.
+  std::map<std::uint32_t, double> live_pole_radius;
 };
 
 }  // namespace fxc::passes

@@ -23,6 +23,10 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
       if (auto* fir = std::get_if<ir::FirFilter>(&stage))
         summary.max_taps = std::max(summary.max_taps, fir->taps.size());
     }
+    double now = summary.max_pole_radius;
+    auto bound = context.live_pole_radius.find(id);
+    if (bound != context.live_pole_radius.end())
+      summary.max_pole_radius = std::max(summary.max_pole_radius, bound->second);
     ir::StatePrecision precision = choose_state_precision(summary, context);
     PassContext computing = context;
     if (precision == ir::StatePrecision::f64) computing.binding.dtype = DType::f64;
@@ -30,6 +34,9 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
     if (precision == ir::StatePrecision::f64)
       s.reason += fmt::format("; float64 state (pole radius {:.6g} >= {:g})", summary.max_pole_radius,
                               context.thresholds.f64_state_pole_radius);
+    if (bound != context.live_pole_radius.end())
+      s.reason += fmt::format("; live parameters: decided for their whole range (pole radius {:.6g} now, "
+                              "up to {:.6g})", now, summary.max_pole_radius);
     chain->state_precision = precision;
     chain->strategy = s.strategy;
     chain->chunk_length = s.chunk_length;

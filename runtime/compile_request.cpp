@@ -9,6 +9,7 @@ std::optional<ir::Graph> schedule_graph(const ir::Graph& graph, const CompileReq
   context.binding.batch = request.batch;
   context.thresholds = request.thresholds;
   context.fusion = request.fusion;
+  context.live_pole_radius = request.live_pole_radius;
   context.target = target;
   std::optional<ir::Graph> scheduled = passes::run_pipeline(graph, context, request.pipeline);
   if (!scheduled) return std::nullopt;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -23,6 +24,8 @@ struct CompileRequest {
   passes::StrategyThresholds thresholds;
   passes::PipelineOptions pipeline;            ///< passes to run, printing, timing
   bool fusion = true;                          ///< false: one kernel per stage (for comparisons)
+  /// Live chains' pole-radius bounds (passes::PassContext::live_pole_radius).
+  std::map<std::uint32_t, double> live_pole_radius;
 };
 
 /// The pass pipeline on `graph` bound as `request` says, scheduled for `target`. Fails (with

@@ -304,4 +304,12 @@ void KernelCache::prune() {
   }
 }
 
+std::string KernelCache::default_directory(const std::string& override_dir) {
+  if (!override_dir.empty()) return override_dir;
+  if (const char* dir = std::getenv("FXC_CACHE_DIR"); dir && *dir) return dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/fxc";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/fxc";
+  return ".fxc-cache";
+}
+
 }  // namespace fxc

@@ -57,6 +57,10 @@ class KernelCache {
   /// The same for its CUDA cubin (empty without NVRTC).
   static std::string cuda_key_text(const ir::Graph& scheduled, const std::string& arch);
 
+  /// The directory to use: `override_dir` when not empty, else $FXC_CACHE_DIR, else
+  /// $XDG_CACHE_HOME/fxc, else ~/.cache/fxc.
+  static std::string default_directory(const std::string& override_dir = {});
+
   std::vector<CacheEntryInfo> list() const;
   /// Removes every entry; returns how many.
   std::size_t clear();

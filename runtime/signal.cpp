@@ -1,5 +1,7 @@
 #include "runtime/signal.h"
 
+#include "ir/dtype.h"
+
 #include <cstdint>
 #include <new>
 

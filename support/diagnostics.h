@@ -13,6 +13,9 @@
 
 #include "support/source_location.h"
 
+// InternalError (a bug in fxc, exit status 3) is public: the API lets it through.
+#include <fxc/error.h>
+
 namespace fxc {
 
 enum class Severity { error, warning, note };
@@ -53,11 +56,6 @@ class DiagnosticEngine {
   std::size_t error_count_ = 0;
 };
 
-/// A bug in fxc, not a user error. The command line reports it with exit status 3.
-class InternalError : public std::logic_error {
- public:
-  using std::logic_error::logic_error;
-};
 
 /// Throws InternalError with the message and the C++ location, when `condition` is false.
 #define FXC_INTERNAL_ASSERT(condition, message)                                       \

@@ -22,7 +22,7 @@ void check_error(const DesignResult<T>& result, const std::string& param,
   CHECK(result.error().message == message);
 }
 
-IirSpec butter(int order, std::vector<double> cutoff_hz, BandType btype = BandType::lowpass) {
+IirSpec butter_spec(int order, std::vector<double> cutoff_hz, BandType btype = BandType::lowpass) {
   IirSpec spec;
   spec.order = order;
   spec.cutoff_hz = std::move(cutoff_hz);
@@ -33,59 +33,59 @@ IirSpec butter(int order, std::vector<double> cutoff_hz, BandType btype = BandTy
 }  // namespace
 
 TEST_CASE("IIR order") {
-  check_error(design_iir(butter(0, {1000}), 48000), "N", "order must be at least 1, got 0");
-  check_error(design_iir(butter(-3, {1000}), 48000), "N", "order must be at least 1, got -3");
-  check_error(design_iir(butter(100, {1000}), 48000), "N", "order must be at most 64, got 100");
-  CHECK(design_iir(butter(64, {1000}), 48000).has_value());
+  check_error(design_iir(butter_spec(0, {1000}), 48000), "N", "order must be at least 1, got 0");
+  check_error(design_iir(butter_spec(-3, {1000}), 48000), "N", "order must be at least 1, got -3");
+  check_error(design_iir(butter_spec(100, {1000}), 48000), "N", "order must be at most 64, got 100");
+  CHECK(design_iir(butter_spec(64, {1000}), 48000).has_value());
 }
 
 TEST_CASE("IIR cutoff frequencies") {
-  check_error(design_iir(butter(4, {30000}), 48000), "Wn",
+  check_error(design_iir(butter_spec(4, {30000}), 48000), "Wn",
               "cutoff 30000 Hz must lie strictly between 0 and the Nyquist frequency 24000 Hz "
               "(fs = 48000 Hz)");
-  check_error(design_iir(butter(4, {22050}), 44100), "Wn",
+  check_error(design_iir(butter_spec(4, {22050}), 44100), "Wn",
               "cutoff 22050 Hz must lie strictly between 0 and the Nyquist frequency 22050 Hz "
               "(fs = 44100 Hz)");
-  check_error(design_iir(butter(4, {0}), 48000), "Wn",
+  check_error(design_iir(butter_spec(4, {0}), 48000), "Wn",
               "cutoff 0 Hz must lie strictly between 0 and the Nyquist frequency 24000 Hz "
               "(fs = 48000 Hz)");
-  check_error(design_iir(butter(4, {-5.5}), 48000), "Wn",
+  check_error(design_iir(butter_spec(4, {-5.5}), 48000), "Wn",
               "cutoff -5.5 Hz must lie strictly between 0 and the Nyquist frequency 24000 Hz "
               "(fs = 48000 Hz)");
-  check_error(design_iir(butter(4, {kNan}), 48000), "Wn",
+  check_error(design_iir(butter_spec(4, {kNan}), 48000), "Wn",
               "cutoff must be a finite number, got nan");
-  check_error(design_iir(butter(4, {kInf}), 48000), "Wn",
+  check_error(design_iir(butter_spec(4, {kInf}), 48000), "Wn",
               "cutoff must be a finite number, got inf");
-  check_error(design_iir(butter(4, {2000, 1000}, BandType::bandpass), 48000), "Wn",
+  check_error(design_iir(butter_spec(4, {2000, 1000}, BandType::bandpass), 48000), "Wn",
               "band edges must be increasing: got [2000, 1000] Hz");
-  check_error(design_iir(butter(4, {1000, 1000}, BandType::bandstop), 48000), "Wn",
+  check_error(design_iir(butter_spec(4, {1000, 1000}, BandType::bandstop), 48000), "Wn",
               "band edges must be increasing: got [1000, 1000] Hz");
-  check_error(design_iir(butter(4, {1000}, BandType::bandpass), 48000), "Wn",
+  check_error(design_iir(butter_spec(4, {1000}, BandType::bandpass), 48000), "Wn",
               "bandpass needs two band edges [low, high], got 1");
-  check_error(design_iir(butter(4, {100, 200, 300}, BandType::bandstop), 48000), "Wn",
+  check_error(design_iir(butter_spec(4, {100, 200, 300}, BandType::bandstop), 48000), "Wn",
               "bandstop needs two band edges [low, high], got 3");
-  check_error(design_iir(butter(4, {1000, 2000}), 48000), "Wn",
+  check_error(design_iir(butter_spec(4, {1000, 2000}), 48000), "Wn",
               "lowpass needs one cutoff frequency, got 2");
-  check_error(design_iir(butter(4, {}, BandType::highpass), 48000), "Wn",
+  check_error(design_iir(butter_spec(4, {}, BandType::highpass), 48000), "Wn",
               "highpass needs one cutoff frequency, got 0");
-  check_error(design_iir(butter(4, {1000, 30000}, BandType::bandpass), 48000), "Wn",
+  check_error(design_iir(butter_spec(4, {1000, 30000}, BandType::bandpass), 48000), "Wn",
               "cutoff 30000 Hz must lie strictly between 0 and the Nyquist frequency 24000 Hz "
               "(fs = 48000 Hz)");
 }
 
 TEST_CASE("IIR sample rate") {
-  check_error(design_iir(butter(4, {1000}), 0), "fs",
+  check_error(design_iir(butter_spec(4, {1000}), 0), "fs",
               "sample rate must be a positive finite number, got 0 Hz");
-  check_error(design_iir(butter(4, {1000}), -48000), "fs",
+  check_error(design_iir(butter_spec(4, {1000}), -48000), "fs",
               "sample rate must be a positive finite number, got -48000 Hz");
-  check_error(design_iir(butter(4, {1000}), kNan), "fs",
+  check_error(design_iir(butter_spec(4, {1000}), kNan), "fs",
               "sample rate must be a positive finite number, got nan Hz");
-  check_error(design_iir(butter(4, {1000}), kInf), "fs",
+  check_error(design_iir(butter_spec(4, {1000}), kInf), "fs",
               "sample rate must be a positive finite number, got inf Hz");
 }
 
 TEST_CASE("IIR ripple and attenuation") {
-  IirSpec spec = butter(4, {1000});
+  IirSpec spec = butter_spec(4, {1000});
   spec.family = IirFamily::cheby1;
   spec.rp_db = 0;
   check_error(design_iir(spec, 48000), "rp", "passband ripple rp must be positive (in dB), got 0");

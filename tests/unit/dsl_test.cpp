@@ -66,17 +66,17 @@ TEST_CASE("BandWord is a band type and a cookbook stage") {
   design::BandType t = highpass;
   CHECK(t == design::BandType::highpass);
   Chain c = highpass(200_Hz, 2.0);
-  const auto& b = std::get<ir::Biquad>(c.stages()[0].op);
+  const auto& b = std::get<ir::Biquad>(c.stages()[0]->op());
   CHECK(b.type == design::BiquadType::highpass);
   CHECK(b.q == 2.0);
-  CHECK(std::get<ir::Biquad>(lowpass(1_kHz).stages()[0].op).q == kDefaultQ);
+  CHECK(std::get<ir::Biquad>(lowpass(1_kHz).stages()[0]->op()).q == kDefaultQ);
 }
 
 TEST_CASE("stages record the caller's file and line") {
   Chain c = butter(2, 1_kHz);
   int line = __LINE__ - 1;
-  CHECK(c.stages()[0].loc.file.find("dsl_test.cpp") != std::string::npos);
-  CHECK(c.stages()[0].loc.line == static_cast<std::uint32_t>(line));
+  CHECK(c.stages()[0]->loc.file.find("dsl_test.cpp") != std::string::npos);
+  CHECK(c.stages()[0]->loc.line == static_cast<std::uint32_t>(line));
 }
 
 TEST_CASE("units convert as the language says") {
@@ -84,8 +84,8 @@ TEST_CASE("units convert as the language says") {
   CHECK((2_kHz).hz == 2000);
   CHECK((1.5_kHz).hz == 1500);
   Chain d = delay(64_samples);
-  CHECK(std::get<ir::Delay>(d.stages()[0].op).unit == ir::DelayUnit::samples);
-  CHECK(std::get<ir::Gain>(gain(-6_dB).stages()[0].op).gain == doctest::Approx(0.501187).epsilon(1e-6));
+  CHECK(std::get<ir::Delay>(d.stages()[0]->op()).unit == ir::DelayUnit::samples);
+  CHECK(std::get<ir::Gain>(gain(-6_dB).stages()[0]->op()).gain == doctest::Approx(0.501187).epsilon(1e-6));
 }
 
 TEST_CASE("the vocal example verifies and prints") {

@@ -1,5 +1,7 @@
 #include "tools/fxc/cli_support.h"
 
+#include "runtime/kernel_cache.h"
+
 #include <cstdlib>
 #include <iostream>
 #include <unistd.h>
@@ -75,11 +77,7 @@ passes::StrategyThresholds thresholds_from(const std::vector<std::string>& setti
 }
 
 std::string cache_directory(const std::string& override_dir) {
-  if (!override_dir.empty()) return override_dir;
-  if (const char* dir = std::getenv("FXC_CACHE_DIR"); dir && *dir) return dir;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/fxc";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/fxc";
-  return ".fxc-cache";
+  return KernelCache::default_directory(override_dir);
 }
 
 }  // namespace fxc::cli

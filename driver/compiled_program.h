@@ -1,0 +1,83 @@
+// The inside of fxc::Program: a graph source, its live parameters' current values, and what
+// was compiled from them, per channel count.
+#pragma once
+
+#include <fxc/program.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "driver/graph_source.h"
+#include "driver/live_parameters.h"
+#include "runtime/compile_cpu.h"
+#include "runtime/cuda_executor.h"
+
+namespace fxc {
+
+/// What one set of parameter values compiled to, for one channel binding. Immutable: a run
+/// holds it while set() makes the next one.
+struct CompiledValues {
+  ir::Graph lowered;    ///< the lowered graph, live nodes marked, channels not yet bound
+  ir::Graph scheduled;  ///< after the whole pipeline (the reference target: only bound)
+  std::shared_ptr<const codegen::CpuKernels> kernels;  ///< target cpu
+  std::shared_ptr<const CudaProgram> cuda;             ///< target cuda
+  ParamValues values;
+};
+
+/// The compilation for one channel count of undeclared inputs (0: every input declares its).
+struct Specialization {
+  int channels = 0;
+  CompileRequest request;  ///< with the live chains' bounds
+  driver::LiveAnalysis live;
+  std::shared_ptr<const CompiledValues> now;
+};
+
+struct Program::Impl {
+  Impl(driver::GraphSource source, const Options& options);
+  Impl(const Impl& other);
+
+  const Options& options() const { return options_; }
+  std::vector<PortInfo> ports(bool inputs) const;
+
+  std::vector<ParamInfo> param_infos() const;
+  int param_id(std::string_view name) const;  ///< throws Error for an unknown name
+  double value(int id) const;
+  double parse_value(int id, std::string_view text) const;  ///< throws Error
+  /// Checks the value against its range, compiles the new values of every specialisation
+  /// (never new kernels), then makes them current; throws Error and changes nothing if a stage
+  /// refuses the value.
+  void set(int id, double value);
+
+  std::vector<Signal> run(const std::vector<Signal>& inputs) const;
+  std::vector<std::vector<Signal>> run_batch(const std::vector<std::vector<Signal>>& items) const;
+  std::string dump(std::string_view emit) const;
+  std::string warnings() const;
+
+  /// The specialisation for `channels` (compiled now if new) and its current values.
+  std::shared_ptr<const Specialization> specialization(int channels) const;
+  /// The values of `spec` compiled at `values`: errors go to `diags`. Checks that the
+  /// shape is the one compiled (an InternalError otherwise: never a silent recompile).
+  std::optional<CompiledValues> compile_values(const Specialization& spec, const ParamValues& values,
+                                               DiagnosticEngine& diags) const;
+  const driver::GraphSource& source() const { return source_; }
+  /// The channel count a run with `inputs` binds undeclared inputs to (0 if none is undeclared).
+  int channels_for(const std::vector<Signal>& inputs) const;
+
+ private:
+  CompileRequest base_request(int channels) const;
+
+  Options options_;
+  driver::GraphSource source_;
+  ir::Graph declared_;  ///< lowered once, for ports
+  passes::Target target_;
+  mutable std::mutex mutex_;
+  ParamValues values_;
+  mutable std::map<int, std::shared_ptr<Specialization>> specs_;
+  mutable std::string warnings_;
+};
+
+}  // namespace fxc

@@ -1,0 +1,195 @@
+#include "driver/live_parameters.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "codegen/chain_layout.h"
+#include "design/filter_design.h"
+#include "ir/field_text.h"
+#include "passes/pipeline.h"
+#include "support/float_format.h"
+
+namespace fxc::driver {
+namespace {
+
+std::string op_text(const ir::Node& node) {
+  return std::string(ir::kind_name(node.op)) + "{" +
+         std::visit([](const auto& p) { return ir::fields_text(p, false); }, node.op) + "}";
+}
+
+// Another value for `p` than `now`, inside its range when it has one, for the liveness probe.
+double probe_value(const ParamDecl& p, double now) {
+  if (p.min && p.max) {
+    if (*p.min == *p.max) return now;
+    return now == *p.max ? *p.min : *p.max;
+  }
+  double other = now == 0 ? 1 : now * 0.75;
+  if (p.unit == ParamUnit::samples) other = std::floor(now * 0.75) == now ? now + 1 : std::floor(now * 0.75);
+  return other;
+}
+
+// The values `p` is tried at for step 2.
+std::vector<double> sample_values(const ParamDecl& p, double now, double sample_rate_hz) {
+  std::vector<double> out;
+  if (p.min && p.max) {
+    double lo = *p.min, hi = *p.max;
+    bool log = lo > 0 && (p.unit == ParamUnit::hz || p.unit == ParamUnit::seconds || p.unit == ParamUnit::samples);
+    constexpr int kPoints = 9;
+    for (int i = 0; i < kPoints; ++i) {
+      double t = static_cast<double>(i) / (kPoints - 1);
+      double v = log ? lo * std::pow(hi / lo, t) : lo + (hi - lo) * t;
+      if (p.unit == ParamUnit::samples) v = std::round(v);
+      out.push_back(std::clamp(v, lo, hi));
+    }
+    return out;
+  }
+  switch (p.unit) {
+    case ParamUnit::hz: out = {1, 20, 200, 2000, 0.45 * sample_rate_hz, 0.49 * sample_rate_hz}; break;
+    case ParamUnit::db: out = {-60, -12, 0, 12, 24}; break;
+    case ParamUnit::seconds:
+    case ParamUnit::samples: out = {now * 0.5, now * 2 + 1}; break;
+    case ParamUnit::number: out = now == 0 ? std::vector<double>{-1, 1} : std::vector<double>{now * 0.1, now * 0.5, now * 2, now * 10}; break;
+  }
+  return out;
+}
+
+struct ChainFacts {
+  double radius = 0;
+  std::vector<std::int64_t> delays;
+};
+
+// Every pass but select-strategy: the graph whose chains select_strategy will schedule.
+std::optional<std::map<ir::NodeId, ChainFacts>> chain_facts(const ir::Graph& marked, const CompileRequest& request,
+                                                            const passes::Target& target, DiagnosticEngine& diags) {
+  passes::PassContext context{diags, {request.sample_rate_hz, request.channels, request.dtype}};
+  context.binding.length_samples = request.length_samples;
+  context.binding.batch = request.batch;
+  context.thresholds = request.thresholds;
+  context.fusion = request.fusion;
+  context.target = target;
+  passes::PipelineOptions options;
+  for (const passes::PassInfo& p : passes::all_passes())
+    if (p.name != "select-strategy") options.passes.emplace_back(p.name);
+  auto designed = passes::run_pipeline(marked, context, options);
+  if (!designed) return std::nullopt;
+  std::map<ir::NodeId, ChainFacts> facts;
+  for (ir::NodeId id = 0; id < designed->size(); ++id) {
+    const ir::Node& node = designed->node(id);
+    const auto* chain = std::get_if<ir::Chain>(&node.op);
+    if (!chain || !node.live) continue;
+    ChainFacts f;
+    for (const ir::Stage& stage : chain->stages)
+      if (const auto* sos = std::get_if<ir::SosCascade>(&stage))
+        f.radius = std::max(f.radius, design::max_pole_radius(sos->sections));
+    f.delays = codegen::values_of(*chain).delay_lengths;
+    facts.emplace(id, std::move(f));
+  }
+  return facts;
+}
+
+std::string describe(const ParamDecl& p, double v) {
+  std::string unit(unit_text(p.unit));
+  return format_double(v) + (unit.empty() ? "" : " " + unit);
+}
+
+}  // namespace
+
+std::optional<ir::Graph> lower_marked(const GraphSource& source, const std::vector<bool>& live,
+                                      const ParamValues& values, DiagnosticEngine& diags) {
+  auto graph = source.lower(values, diags);
+  if (!graph) return std::nullopt;
+  for (ir::NodeId id = 0; id < graph->size() && id < live.size(); ++id) graph->node(id).live = live[id];
+  return graph;
+}
+
+std::optional<LiveAnalysis> analyse_live_parameters(const GraphSource& source, const ParamValues& values,
+                                                    const CompileRequest& request, const passes::Target& target,
+                                                    DiagnosticEngine& diags) {
+  LiveAnalysis out;
+  auto now = source.lower(values, diags);
+  if (!now) return std::nullopt;
+  out.live.assign(now->size(), false);
+  auto current = [&](const ParamDecl& p) {
+    auto it = values.find(p.name);
+    return it == values.end() ? p.value : it->second;
+  };
+
+  // 1. Liveness.
+  for (const ParamDecl& p : source.params()) {
+    ParamValues probe = values;
+    probe[p.name] = probe_value(p, current(p));
+    DiagnosticEngine ignored;  // a probe value a stage refuses says nothing about liveness
+    auto other = source.lower(probe, ignored);
+    if (!other || other->size() != now->size()) continue;
+    for (ir::NodeId id = 0; id < now->size(); ++id)
+      if (op_text(now->node(id)) != op_text(other->node(id))) out.live[id] = true;
+  }
+  if (std::none_of(out.live.begin(), out.live.end(), [](bool b) { return b; })) return out;
+
+  // 2. Ranges.
+  auto base_graph = lower_marked(source, out.live, values, diags);
+  if (!base_graph) return std::nullopt;
+  auto base = chain_facts(*base_graph, request, target, diags);
+  if (!base) return std::nullopt;
+  for (const auto& [id, f] : *base) {
+    out.pole_radius[id] = f.radius;
+    out.max_delay_lengths[id] = f.delays;
+  }
+  auto take = [&](const std::map<ir::NodeId, ChainFacts>& facts, const ParamDecl* unbounded) {
+    for (const auto& [id, f] : facts) {
+      if (!base->count(id)) continue;
+      const ChainFacts& b = base->at(id);
+      if (unbounded) {
+        if (std::abs(f.radius - b.radius) > 1e-12) out.pole_radius[id] = 1.0;
+        if (f.delays != b.delays)
+          out.unbounded_delays.push_back("a delay of node %" + std::to_string(id) + " follows '" + unbounded->name +
+                                         "', which has no declared range");
+        continue;
+      }
+      out.pole_radius[id] = std::max(out.pole_radius[id], f.radius);
+      auto& longest = out.max_delay_lengths[id];
+      for (std::size_t k = 0; k < longest.size() && k < f.delays.size(); ++k)
+        longest[k] = std::max(longest[k], f.delays[k]);
+    }
+  };
+  auto run_at = [&](const ParamValues& at, const ParamDecl* varied, double v) -> bool {
+    DiagnosticEngine local;
+    auto marked = lower_marked(source, out.live, at, local);
+    std::optional<std::map<ir::NodeId, ChainFacts>> facts;
+    if (marked) facts = chain_facts(*marked, request, target, local);
+    if (!facts) {
+      if (varied && !(varied->min && varied->max)) return true;  // outside what it allows: set() refuses it
+      Diagnostic& d = diags.error(varied ? varied->loc : SourceLoc{},
+                                  varied ? "the range of '" + varied->name + "' reaches " + describe(*varied, v) +
+                                               ", which its stage refuses"
+                                         : "the parameters' ranges reach values a stage refuses",
+                                  "fxc-param-range");
+      for (const Diagnostic& why : local.diagnostics())
+        d.notes.push_back({Severity::note, why.loc, why.message, why.code, {}});
+      return false;
+    }
+    take(*facts, varied && !(varied->min && varied->max) ? varied : nullptr);
+    return true;
+  };
+  bool ok = true;
+  for (const ParamDecl& p : source.params())
+    for (double v : sample_values(p, current(p), request.sample_rate_hz)) {
+      ParamValues at = values;
+      at[p.name] = v;
+      ok = run_at(at, &p, v) && ok;
+    }
+  for (bool high : {false, true}) {
+    ParamValues at = values;
+    bool any = false;
+    for (const ParamDecl& p : source.params())
+      if (p.min && p.max) {
+        at[p.name] = high ? *p.max : *p.min;
+        any = true;
+      }
+    if (any) ok = run_at(at, nullptr, 0) && ok;
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+}  // namespace fxc::driver

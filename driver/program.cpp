@@ -1,0 +1,169 @@
+// fxc::Program: "graph + options -> runnable program", the one compile entry point that the
+// command line and every embedder use.
+#include <fxc/processor.h>
+#include <fxc/program.h>
+#include <fxc/version.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "codegen/cpu/cpu_compiler.h"
+#include "codegen/cuda/emit_cuda.h"
+#include "driver/api_error.h"
+#include "driver/compiled_program.h"
+#include "ir/export.h"
+#include "ir/hash.h"
+#include "ir/print.h"
+#include "passes/pipeline.h"
+#include "runtime/batch.h"
+#include "runtime/cpu_executor.h"
+#include "runtime/cuda_executor.h"
+#include "runtime/reference_interpreter.h"
+#include "support/float_format.h"
+#include "support/strings.h"
+
+namespace fxc {
+
+const char* version() { return FXC_VERSION; }
+
+using driver::throw_diagnostics;
+using driver::throw_error;
+
+namespace {
+
+// Signals as planar pointers (the caller's memory) and back.
+template <class T>
+Signal signal_from(const T* const* channels, int count, std::size_t frames, DType dtype) {
+  Signal s(static_cast<std::size_t>(count), frames, dtype, Signal::Uninitialized{});
+  for (int c = 0; c < count; ++c)
+    for (std::size_t i = 0; i < frames; ++i) {
+      if (dtype == DType::f32) s.f32(c)[i] = static_cast<float>(channels[c][i]);
+      else s.f64(c)[i] = static_cast<double>(channels[c][i]);
+    }
+  return s;
+}
+
+template <class T>
+void copy_out(const Signal& s, T* const* channels) {
+  for (std::size_t c = 0; c < s.channels(); ++c)
+    for (std::size_t i = 0; i < s.samples(); ++i) channels[c][i] = static_cast<T>(s.at(c, i));
+}
+
+}  // namespace
+
+// ---- construction ----
+
+Program::Program(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Program Program::from_source(std::string_view fx_text, const Options& options, std::string name) {
+  DiagnosticEngine diags;
+  auto source = driver::GraphSource::from_fx(std::string(fx_text), std::move(name), diags);
+  if (!source) throw_diagnostics(diags);
+  return Program(std::make_shared<Impl>(std::move(*source), options));
+}
+
+Program Program::from_file(const std::string& path, const Options& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw_error("cannot read '" + path + "': " + std::strerror(errno), "fx-io");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return from_source(text.str(), options, path);
+}
+
+Program::Program(std::vector<Output> outputs, const Options& options, std::string name) {
+  DiagnosticEngine diags;
+  auto source = driver::GraphSource::from_dsl(std::move(name), std::move(outputs), diags);
+  if (!source) throw_diagnostics(diags);
+  impl_ = std::make_shared<Impl>(std::move(*source), options);
+}
+
+Program::Program(const Program& other) : impl_(std::make_shared<Impl>(*other.impl_)) {}
+Program& Program::operator=(const Program& other) {
+  if (this != &other) impl_ = std::make_shared<Impl>(*other.impl_);
+  return *this;
+}
+Program::Program(Program&&) noexcept = default;
+Program& Program::operator=(Program&&) noexcept = default;
+Program::~Program() = default;
+
+const Options& Program::options() const { return impl_->options(); }
+
+std::vector<PortInfo> Program::inputs() const { return impl_->ports(true); }
+std::vector<PortInfo> Program::outputs() const { return impl_->ports(false); }
+
+// ---- parameters ----
+
+std::vector<ParamInfo> Program::params() const { return impl_->param_infos(); }
+int Program::param_id(std::string_view name) const { return impl_->param_id(name); }
+void Program::set(std::string_view name, double value) { impl_->set(impl_->param_id(name), value); }
+void Program::set(int id, double value) { impl_->set(id, value); }
+void Program::set(std::string_view name, std::string_view value_with_unit) {
+  int id = impl_->param_id(name);
+  impl_->set(id, impl_->parse_value(id, value_with_unit));
+}
+double Program::get(std::string_view name) const { return impl_->value(impl_->param_id(name)); }
+
+// ---- whole signals ----
+
+std::vector<Signal> Program::run(const std::vector<Signal>& inputs) const { return impl_->run(inputs); }
+
+Signal Program::run(const Signal& input) const {
+  std::vector<Signal> out = impl_->run(std::vector<Signal>{input});
+  if (out.size() != 1)
+    throw_error("Program::run(const Signal&) is for a graph of one output; this one has " +
+                std::to_string(out.size()) + ": use run(std::vector<Signal>)");
+  return std::move(out[0]);
+}
+
+template <class T>
+static void run_planar(const Program::Impl& impl, std::span<const T* const* const> inputs,
+                       std::span<T* const* const> outputs, std::size_t frames) {
+  std::vector<PortInfo> in_ports = impl.ports(true);
+  if (inputs.size() != in_ports.size())
+    throw_error("the graph has " + std::to_string(in_ports.size()) + " input(s), got " +
+                std::to_string(inputs.size()));
+  std::vector<Signal> signals;
+  DType dtype = impl.options().dtype;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    int channels = in_ports[i].channels ? in_ports[i].channels : impl.options().channels;
+    if (channels == 0)
+      throw_error("the input '" + in_ports[i].name + "' has no declared channel count: give Options::channels, "
+                  "or run fxc::Signal values");
+    signals.push_back(signal_from(inputs[i], channels, frames, dtype));
+  }
+  std::vector<Signal> out = impl.run(signals);
+  if (outputs.size() != out.size())
+    throw_error("the graph has " + std::to_string(out.size()) + " output(s), got " +
+                std::to_string(outputs.size()));
+  for (std::size_t k = 0; k < out.size(); ++k) copy_out(out[k], outputs[k]);
+}
+
+void Program::run(std::span<const float* const* const> inputs, std::span<float* const* const> outputs,
+                  std::size_t frames) const {
+  run_planar<float>(*impl_, inputs, outputs, frames);
+}
+void Program::run(std::span<const double* const* const> inputs, std::span<double* const* const> outputs,
+                  std::size_t frames) const {
+  run_planar<double>(*impl_, inputs, outputs, frames);
+}
+void Program::run(const float* const* input, float* const* output, std::size_t frames) const {
+  run_planar<float>(*impl_, std::span<const float* const* const>(&input, 1),
+                    std::span<float* const* const>(&output, 1), frames);
+}
+void Program::run(const double* const* input, double* const* output, std::size_t frames) const {
+  run_planar<double>(*impl_, std::span<const double* const* const>(&input, 1),
+                     std::span<double* const* const>(&output, 1), frames);
+}
+
+std::vector<std::vector<Signal>> Program::run_batch(const std::vector<std::vector<Signal>>& items) const {
+  return impl_->run_batch(items);
+}
+
+std::string Program::dump(std::string_view emit) const { return impl_->dump(emit); }
+std::string Program::warnings() const { return impl_->warnings(); }
+
+}  // namespace fxc

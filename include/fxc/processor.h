@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// fxc::Processor: a Program's graph run block by block in real time, with live parameters.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include <fxc/types.h>
+
+namespace fxc {
+
+class Program;
+
+/// A stream of blocks through one compiled graph, for an audio callback.
+///
+/// prepare() allocates everything; process() then allocates nothing, takes no lock, starts
+/// no thread and cannot fail: an audio thread may call it. The state (filter memories, delay
+/// lines) carries from block to block, so consecutive blocks give what one run over the whole
+/// signal gives (bit for bit for the sequential, channel-lanes and wavefront strategies and
+/// direct FIRs; within float rounding for FFT convolution).
+///
+/// set() may be called from any other thread at any time: it designs the new coefficients on
+/// the calling thread and hands them to the audio thread, which takes them at the start of
+/// its next block, without a lock. One Processor serves one audio thread.
+class Processor {
+ public:
+  explicit Processor(const Program& program);
+  Processor(Processor&&) noexcept;
+  Processor& operator=(Processor&&) noexcept;
+  ~Processor();
+
+  /// Allocates for blocks of up to `max_block` frames (0: the Program's Options::max_block)
+  /// and resets the state. Throws Error when the graph cannot stream in that much memory (a
+  /// delay parameter with no declared maximum, a block too long). Call it before process().
+  void prepare(std::size_t max_block = 0);
+  std::size_t max_block() const;
+
+  /// Processes `frames` frames: for each graph input a planar pointer array (one pointer per
+  /// channel), for each output likewise. More frames than max_block() are processed in
+  /// several steps. Outputs may be the inputs' memory. Samples of the other sample type than
+  /// the Program's are converted through buffers made by prepare(). Before prepare(), or with
+  /// the wrong number of inputs or outputs, the outputs are zeros.
+  void process(std::span<const float* const* const> inputs, std::span<float* const* const> outputs,
+               std::size_t frames) noexcept;
+  void process(std::span<const double* const* const> inputs,
+               std::span<double* const* const> outputs, std::size_t frames) noexcept;
+  /// One input, one output.
+  void process(const float* const* input, float* const* output, std::size_t frames) noexcept;
+  void process(const double* const* input, double* const* output, std::size_t frames) noexcept;
+
+  /// Back to zero state, as after prepare(). Call it on the audio thread (or while it is idle).
+  void reset() noexcept;
+
+  /// A new parameter value, in the parameter's unit (see Program::set). Thread-safe; takes
+  /// effect at the start of the next block. Throws Error for an unknown name or a value the
+  /// parameter or its stage refuses; the running values are then unchanged.
+  void set(std::string_view name, double value);
+  void set(int id, double value);
+  void set(std::string_view name, std::string_view value_with_unit);
+
+  /// The state as bytes, to continue later in a Processor of the same graph shape
+  /// (`fxc run --save-state` writes the same format). Call with the audio thread idle.
+  std::string save_state() const;
+  /// Throws Error, keeping the current state, for bytes that are damaged or from another shape.
+  void load_state(std::string_view bytes);
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fxc

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+// Planar multichannel audio on the host: [channels][samples], float32 or float64,
+// each channel contiguous. The owning signal type of the public API.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include <fxc/types.h>
+
+namespace fxc {
+
+// Storage that leaves new samples uninitialized when asked (default-init), so a buffer a
+// kernel will overwrite is not first zero-filled: for long signals that pass costs as much as
+// the filtering.
+template <class T>
+struct DefaultInitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  using std::allocator<T>::allocator;
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+class Signal {
+ public:
+  struct Uninitialized {};
+
+  Signal() = default;
+  /// A zero-filled signal.
+  Signal(std::size_t channels, std::size_t samples, DType dtype = DType::f64);
+  /// A signal whose samples are left for the caller to write.
+  Signal(std::size_t channels, std::size_t samples, DType dtype, Uninitialized);
+
+  std::size_t channels() const { return channels_; }
+  std::size_t samples() const { return samples_; }
+  DType dtype() const { return dtype_; }
+
+  /// One channel's samples; the dtype must match (checked).
+  std::span<double> f64(std::size_t channel);
+  std::span<const double> f64(std::size_t channel) const;
+  std::span<float> f32(std::size_t channel);
+  std::span<const float> f32(std::size_t channel) const;
+
+  /// Sample (channel, index) as a double, whatever the dtype.
+  double at(std::size_t channel, std::size_t index) const;
+
+  /// A copy converted to `dtype` (rounding to nearest when narrowing).
+  Signal converted(DType dtype) const;
+
+ private:
+  std::size_t channels_ = 0;
+  std::size_t samples_ = 0;
+  DType dtype_ = DType::f64;
+  std::vector<double, DefaultInitAllocator<double>> f64_;
+  std::vector<float, DefaultInitAllocator<float>> f32_;
+};
+
+}  // namespace fxc

@@ -1,0 +1,226 @@
+// fxc::Program through the public header, as an embedder calls it.
+#include <fxc/fxc.h>
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+#include <thread>
+
+#include "runtime/counters.h"  // to check that set() never compiles
+
+namespace {
+
+using namespace fxc::literals;
+
+fxc::Options options(fxc::DType dtype = fxc::DType::f64, fxc::Target target = fxc::Target::cpu) {
+  fxc::Options o;
+  o.sample_rate_hz = 48000;
+  o.dtype = dtype;
+  o.target = target;
+  o.cache_directory = "none";
+  return o;
+}
+
+fxc::Signal noise(std::size_t channels, std::size_t samples, fxc::DType dtype, unsigned seed = 1) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  fxc::Signal s(channels, samples, dtype);
+  for (std::size_t c = 0; c < channels; ++c)
+    for (std::size_t i = 0; i < samples; ++i) {
+      if (dtype == fxc::DType::f32) s.f32(c)[i] = static_cast<float>(u(rng));
+      else s.f64(c)[i] = u(rng);
+    }
+  return s;
+}
+
+// Largest |a - b| over every sample, relative to the largest |b|.
+double relative_error(const fxc::Signal& a, const fxc::Signal& b) {
+  REQUIRE(a.channels() == b.channels());
+  REQUIRE(a.samples() == b.samples());
+  double worst = 0, scale = 0;
+  for (std::size_t c = 0; c < a.channels(); ++c)
+    for (std::size_t i = 0; i < a.samples(); ++i) {
+      worst = std::max(worst, std::abs(a.at(c, i) - b.at(c, i)));
+      scale = std::max(scale, std::abs(b.at(c, i)));
+    }
+  return scale > 0 ? worst / scale : worst;
+}
+
+constexpr const char* kEq =
+    "input x : 2\n"
+    "fc = 200 Hz in [20 Hz, 2 kHz]\n"
+    "level = 1\n"
+    "output y = x | butter(4, fc, highpass) | peaking(1 kHz, 1.0, 3 dB) | gain(level)\n";
+
+}  // namespace
+
+TEST_CASE("a Program from .fx text runs like the reference interpreter") {
+  fxc::Program program = fxc::Program::from_source(kEq, options());
+  fxc::Program reference = fxc::Program::from_source(kEq, options(fxc::DType::f64, fxc::Target::reference));
+  fxc::Signal x = noise(2, 5000, fxc::DType::f64);
+  // Compiled float64 against the float64 oracle: only the order of operations differs.
+  CHECK(relative_error(program.run(x), reference.run(x)) < 1e-12);
+  REQUIRE(program.inputs().size() == 1);
+  CHECK(program.inputs()[0].name == "x");
+  CHECK(program.inputs()[0].channels == 2);
+  CHECK(program.outputs()[0].name == "y");
+}
+
+TEST_CASE("runs into caller memory, float32 and float64, in place too") {
+  fxc::Program program = fxc::Program::from_source(kEq, options(fxc::DType::f32));
+  fxc::Signal x = noise(2, 3000, fxc::DType::f32);
+  fxc::Signal want = program.run(x);
+  std::vector<float> left(x.f32(0).begin(), x.f32(0).end()), right(x.f32(1).begin(), x.f32(1).end());
+  std::vector<float> out_l(3000), out_r(3000);
+  const float* in[] = {left.data(), right.data()};
+  float* out[] = {out_l.data(), out_r.data()};
+  program.run(in, out, 3000);
+  for (std::size_t i = 0; i < 3000; ++i) {
+    REQUIRE(out_l[i] == want.f32(0)[i]);
+    REQUIRE(out_r[i] == want.f32(1)[i]);
+  }
+  float* same[] = {left.data(), right.data()};
+  program.run(in, same, 3000);  // in place
+  CHECK(std::equal(left.begin(), left.end(), out_l.begin()));
+  // float64 buffers into a float32 program: converted, so equal to float32 input rounded.
+  std::vector<double> l64(x.f32(0).begin(), x.f32(0).end()), r64(x.f32(1).begin(), x.f32(1).end());
+  std::vector<double> o64l(3000), o64r(3000);
+  const double* in64[] = {l64.data(), r64.data()};
+  double* out64[] = {o64l.data(), o64r.data()};
+  program.run(in64, out64, 3000);
+  CHECK(o64l[2999] == static_cast<double>(want.f32(0)[2999]));
+}
+
+TEST_CASE("errors are fxc::Error with the place, the code and the caret") {
+  try {
+    fxc::Program::from_source("input x : 2\noutput y = x | butterr(4, 1 kHz)\n", options(), "eq.fx");
+    FAIL("no error");
+  } catch (const fxc::Error& e) {
+    CHECK(e.file() == "eq.fx");
+    CHECK(e.line() == 2);
+    CHECK(e.column() == 16);
+    CHECK(e.code() == "fx-stage");
+    CHECK(std::string(e.what()).find("^") != std::string::npos);
+    CHECK(e.message().find("butterr") != std::string::npos);
+  }
+  // A cutoff above Nyquist is found at the sample rate of the Program.
+  CHECK_THROWS_AS(fxc::Program::from_source("input x : 1\noutput y = x | butter(2, 30 kHz)\n", options()),
+                  fxc::Error);
+  // The wrong channel count at run time.
+  fxc::Program program = fxc::Program::from_source(kEq, options());
+  CHECK_THROWS_AS(program.run(noise(3, 10, fxc::DType::f64)), fxc::Error);
+  CHECK_THROWS_WITH_AS(fxc::Program::from_file("/nonexistent/x.fx"), doctest::Contains("cannot read"), fxc::Error);
+}
+
+TEST_CASE("set() changes values without compiling, over the whole range") {
+  fxc::Options o = options(fxc::DType::f32);
+  fxc::Program program = fxc::Program::from_source(kEq, o);
+  auto params = program.params();
+  REQUIRE(params.size() == 2);
+  CHECK(params[0].name == "fc");
+  CHECK(params[0].unit == "Hz");
+  CHECK(params[0].has_range);
+  CHECK(params[0].min == 20);
+  CHECK(params[0].max == 2000);
+  CHECK(params[1].name == "level");
+  CHECK_FALSE(params[1].has_range);
+  // The chain is decided for the whole range: float64 state (20 Hz is near the unit circle).
+  CHECK(program.dump("ir-opt").find("state_precision=f64") != std::string::npos);
+  std::uint64_t compiles = fxc::counters().compiles;
+  fxc::Signal x = noise(2, 4800, fxc::DType::f32);
+  for (double fc : {20.0, 35.0, 300.0, 2000.0, 1234.5}) {
+    program.set("fc", fc);
+    program.set("level", fc == 20.0 ? 1.0 : 0.5);  // a unit gain stays a stage: 1 -> 0.5 is a value
+    fxc::Options ref = options(fxc::DType::f64, fxc::Target::reference);
+    ref.params = {{"fc", fc}, {"level", fc == 20.0 ? 1.0 : 0.5}};
+    fxc::Program oracle = fxc::Program::from_source(kEq, ref);
+    // float32 I/O with float64 state: the error is the signal's rounding (docs/errors.md).
+    CHECK(relative_error(program.run(x), oracle.run(x)) < 1e-5);
+  }
+  CHECK(fxc::counters().compiles == compiles);
+  CHECK(program.get("fc") == 1234.5);
+  program.set("fc", "500Hz");
+  CHECK(program.get("fc") == 500);
+  program.set("fc", "0.5 kHz");
+  CHECK(program.get("fc") == 500);
+  CHECK_THROWS_WITH_AS(program.set("fc", 5000.0), doctest::Contains("outside its range [20, 2000]"), fxc::Error);
+  CHECK_THROWS_WITH_AS(program.set("fc", "3 dB"), doctest::Contains("not a level"), fxc::Error);
+  CHECK_THROWS_WITH_AS(program.set("fx", 1.0), doctest::Contains("did you mean 'fc'"), fxc::Error);
+  CHECK(program.get("fc") == 500);  // unchanged by the refused values
+}
+
+TEST_CASE("a parameter without a range is decided for every value it may take") {
+  // A float32 highpass at 2 kHz would keep float32 state; as a parameter it may go to 20 Hz.
+  const char* src = "input x : 1\nfc = 2 kHz\noutput y = x | butter(2, fc, highpass)\n";
+  fxc::Program program = fxc::Program::from_source(src, options(fxc::DType::f32));
+  CHECK(program.dump("ir-opt").find("state_precision=f64") != std::string::npos);
+  std::uint64_t compiles = fxc::counters().compiles;
+  program.set("fc", 20.0);
+  CHECK(fxc::counters().compiles == compiles);
+  // A value the stage refuses is an error, and the old value stays.
+  CHECK_THROWS_WITH_AS(program.set("fc", 30000.0), doctest::Contains("Nyquist"), fxc::Error);
+  CHECK(program.get("fc") == 20);
+  // A range that reaches beyond what the stage accepts is refused at compile time.
+  CHECK_THROWS_WITH_AS(
+      fxc::Program::from_source("input x : 1\nfc = 2 kHz in [1 kHz, 30 kHz]\noutput y = x | butter(2, fc)\n",
+                                options()),
+      doctest::Contains("the range of 'fc' reaches 30000 Hz"), fxc::Error);
+  CHECK_THROWS_WITH_AS(
+      fxc::Program::from_source("input x : 1\nfc = 200 Hz in [1 kHz, 3 kHz]\noutput y = x | butter(2, fc)\n",
+                                options()),
+      doctest::Contains("outside its range"), fxc::Error);
+}
+
+TEST_CASE("DSL parameters") {
+  fxc::Flow x = fxc::input("x", 1);
+  fxc::Frequency fc = fxc::param("fc", 1_kHz, fxc::Band{100_Hz, 4_kHz});
+  fxc::Level boost = fxc::param("boost", 3_dB);
+  fxc::Program program({fxc::output("y", x | fxc::lowpass(fc) | fxc::peaking(2_kHz, 1.0, boost))},
+                       options());
+  REQUIRE(program.params().size() == 2);
+  CHECK(program.params()[1].unit == "dB");
+  fxc::Signal in = noise(1, 2000, fxc::DType::f64);
+  program.set("fc", 300.0);
+  program.set("boost", -6.0);
+  fxc::Program fixed({fxc::output("y", x | fxc::lowpass(300_Hz) | fxc::peaking(2_kHz, 1.0, -6_dB))}, options());
+  CHECK(relative_error(program.run(in), fixed.run(in)) < 1e-12);
+}
+
+TEST_CASE("dumps at every stage") {
+  fxc::Program program = fxc::Program::from_source(kEq, options());
+  CHECK(program.dump("ir").find("= sos %0") != std::string::npos);
+  CHECK(program.dump("ir-opt").find("strategy=") != std::string::npos);
+  CHECK(program.dump("dot").find("digraph") != std::string::npos);
+  CHECK(program.dump("json").find("\"nodes\"") != std::string::npos);
+  CHECK(program.dump("llvm").find("define") != std::string::npos);
+  CHECK_THROWS_AS(program.dump("asm"), fxc::Error);
+}
+
+TEST_CASE("batches and undeclared channel counts") {
+  const char* src = "input x\noutput y = x | butter(2, 500 Hz)\n";
+  fxc::Program program = fxc::Program::from_source(src, options());
+  std::vector<std::vector<fxc::Signal>> items;
+  for (unsigned i = 0; i < 5; ++i) items.push_back({noise(2, 100 + 50 * i, fxc::DType::f64, i)});
+  auto out = program.run_batch(items);
+  REQUIRE(out.size() == 5);
+  for (std::size_t i = 0; i < 5; ++i) CHECK(relative_error(out[i][0], program.run(items[i][0])) < 1e-12);
+  // Another channel count compiles another specialisation.
+  CHECK(program.run(noise(3, 64, fxc::DType::f64)).channels() == 3);
+}
+
+TEST_CASE("set() from one thread while others run") {
+  fxc::Program program = fxc::Program::from_source(kEq, options(fxc::DType::f32));
+  fxc::Signal x = noise(2, 2000, fxc::DType::f32);
+  std::atomic<bool> done{false};
+  std::thread setter([&] {
+    for (int i = 0; i < 50; ++i) program.set("fc", 50.0 + 30 * i);
+    done = true;
+  });
+  int runs = 0;
+  while (!done || runs < 3) {
+    CHECK(program.run(x).samples() == 2000);
+    ++runs;
+  }
+  setter.join();
+}
