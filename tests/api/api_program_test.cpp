@@ -224,3 +224,72 @@ TEST_CASE("set() from one thread while others run") {
   }
   setter.join();
 }
+
+TEST_CASE("a Processor's blocks give the whole signal's output, bit for bit") {
+  fxc::Options o = options(fxc::DType::f32);
+  o.max_block = 256;
+  fxc::Program program = fxc::Program::from_source(kEq, o);
+  fxc::Processor live = program.processor();
+  CHECK(live.max_block() == 256);
+  fxc::Signal x = noise(2, 5000, fxc::DType::f32);
+  // The whole signal through a Program scheduled for the same block length.
+  std::vector<float> l(5000), r(5000);
+  std::mt19937 rng(7);
+  for (std::size_t start = 0; start < 5000;) {
+    std::size_t n = std::min<std::size_t>(5000 - start, 1 + rng() % 300);  // over max_block too
+    const float* in[] = {x.f32(0).data() + start, x.f32(1).data() + start};
+    float* out[] = {l.data() + start, r.data() + start};
+    live.process(in, out, n);
+    start += n;
+  }
+  fxc::Processor whole = program.processor();
+  std::vector<float> wl(5000), wr(5000);
+  const float* in[] = {x.f32(0).data(), x.f32(1).data()};
+  float* out[] = {wl.data(), wr.data()};
+  whole.process(in, out, 5000);
+  CHECK(l == wl);
+  CHECK(r == wr);
+  // And within float32 rounding of the Program's whole-signal run.
+  fxc::Signal y = program.run(x);
+  for (std::size_t i = 0; i < 5000; i += 97) CHECK(l[i] == doctest::Approx(y.f32(0)[i]).epsilon(1e-4));
+}
+
+TEST_CASE("Processor: set from another thread, reset, state bytes") {
+  fxc::Options o = options(fxc::DType::f32);
+  o.max_block = 64;
+  fxc::Program program = fxc::Program::from_source(kEq, o);
+  fxc::Processor live = program.processor();
+  std::atomic<bool> done{false};
+  std::thread control([&] {
+    for (int i = 0; i < 40; ++i) live.set("fc", 20.0 + 40 * i);
+    done = true;
+  });
+  std::vector<float> a(64, 0.5f), b(64, 0.25f), oa(64), ob(64);
+  const float* in[] = {a.data(), b.data()};
+  float* out[] = {oa.data(), ob.data()};
+  int blocks = 0;
+  while (!done || blocks < 10) {
+    live.process(in, out, 64);
+    ++blocks;
+  }
+  control.join();
+  live.process(in, out, 64);  // takes the last value
+  CHECK(std::isfinite(oa[63]));
+  std::string state = live.save_state();
+  live.process(in, out, 64);
+  std::vector<float> after(oa);
+  live.load_state(state);
+  live.process(in, out, 64);
+  CHECK(oa == after);
+  CHECK_THROWS_AS(live.load_state("garbage"), fxc::Error);
+  CHECK_THROWS_AS(live.set("fc", 1e6), fxc::Error);
+  // After reset, the processor starts again from zero state: as a new one with the same value.
+  live.reset();
+  live.process(in, out, 64);
+  std::vector<float> reset_out(oa);
+  fxc::Program same = fxc::Program::from_source(kEq, o);
+  same.set("fc", 20.0 + 40 * 39);
+  fxc::Processor fresh = same.processor();
+  fresh.process(in, out, 64);
+  CHECK(oa == reset_out);
+}
