@@ -99,9 +99,6 @@ void Processor::prepare(std::size_t max_block) {
     s.input_channels.push_back(p.channels);
   }
   Program::Impl& program = *s.program.impl_;
-  bool undeclared = false;
-  for (const PortInfo& p : s.program.inputs()) undeclared = undeclared || p.channels != 0;
-  (void)undeclared;
   s.spec = program.specialization(channels);
   // Streams are scheduled for one block's length: no chunked scan, no whole-signal choices.
   auto spec = std::make_shared<Specialization>(*s.spec);
