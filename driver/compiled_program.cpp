@@ -81,7 +81,6 @@ std::vector<PortInfo> Program::Impl::ports(bool inputs) const {
     std::string name = inputs ? std::get<ir::Input>(node.op).name : std::get<ir::Output>(node.op).name;
     int channels = node.type.channels;
     if (inputs && channels == 0) channels = options_.channels;
-    if (!inputs && channels == 0 && !declared_.inputs().empty()) channels = 0;
     out.push_back({std::move(name), channels});
   }
   return out;
@@ -188,9 +187,7 @@ std::shared_ptr<const Specialization> Program::Impl::specialization(int channels
   auto spec = std::make_shared<Specialization>();
   spec->channels = channels;
   spec->request = base_request(channels);
-  spec->request.length_samples = static_cast<std::int64_t>(options_.max_block ? options_.max_block : 4096);
-  // Whole signals: the strategy follows no particular length (select_strategy's default).
-  spec->request.length_samples.reset();
+  // Whole signals: no length guides the strategy (a Processor sets its block length).
   DiagnosticEngine diags;
   auto live = driver::analyse_live_parameters(source_, values_, spec->request, target_, diags);
   if (!live) throw_diagnostics(diags);

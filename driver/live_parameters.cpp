@@ -61,16 +61,11 @@ struct ChainFacts {
 // Every pass but select-strategy: the graph whose chains select_strategy will schedule.
 std::optional<std::map<ir::NodeId, ChainFacts>> chain_facts(const ir::Graph& marked, const CompileRequest& request,
                                                             const passes::Target& target, DiagnosticEngine& diags) {
-  passes::PassContext context{diags, {request.sample_rate_hz, request.channels, request.dtype}};
-  context.binding.length_samples = request.length_samples;
-  context.binding.batch = request.batch;
-  context.thresholds = request.thresholds;
-  context.fusion = request.fusion;
-  context.target = target;
-  passes::PipelineOptions options;
+  CompileRequest designing = request;
+  designing.pipeline = {};
   for (const passes::PassInfo& p : passes::all_passes())
-    if (p.name != "select-strategy") options.passes.emplace_back(p.name);
-  auto designed = passes::run_pipeline(marked, context, options);
+    if (p.name != "select-strategy") designing.pipeline.passes.emplace_back(p.name);
+  auto designed = schedule_graph(marked, designing, target, diags);
   if (!designed) return std::nullopt;
   std::map<ir::NodeId, ChainFacts> facts;
   for (ir::NodeId id = 0; id < designed->size(); ++id) {

@@ -5,26 +5,12 @@
 #include <fxc/version.h>
 
 #include <cerrno>
-#include <cmath>
 #include <cstring>
 #include <fstream>
-#include <mutex>
 #include <sstream>
 
-#include "codegen/cpu/cpu_compiler.h"
-#include "codegen/cuda/emit_cuda.h"
 #include "driver/api_error.h"
 #include "driver/compiled_program.h"
-#include "ir/export.h"
-#include "ir/hash.h"
-#include "ir/print.h"
-#include "passes/pipeline.h"
-#include "runtime/batch.h"
-#include "runtime/cpu_executor.h"
-#include "runtime/cuda_executor.h"
-#include "runtime/reference_interpreter.h"
-#include "support/float_format.h"
-#include "support/strings.h"
 
 namespace fxc {
 

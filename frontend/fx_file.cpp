@@ -131,13 +131,17 @@ bool apply_overrides(Ast& ast, const std::vector<ConstantOverride>& overrides,
 
 }  // namespace
 
-std::optional<ir::Graph> compile_fx_source(std::string_view text, const std::string& file,
-                                           const std::vector<ConstantOverride>& overrides,
-                                           DiagnosticEngine& diags) {
+namespace {
+
+// Parses `text`, lets `edit` change the AST (new constant values; it returns false after
+// reporting a problem), checks the parameters' ranges, and lowers and verifies the result.
+template <class Edit>
+std::optional<ir::Graph> compile_edited(std::string_view text, const std::string& file, DiagnosticEngine& diags,
+                                        Edit edit) {
   DiagnosticEngine local;
   Parsed parsed = parse_text(text, file, local);
-  if (!apply_overrides(parsed.ast, overrides, local)) parsed.had_errors = true;
-  fx_parameters(parsed.ast, local);  // reports bad ranges (and a --set value outside one)
+  if (!edit(parsed.ast, local)) parsed.had_errors = true;
+  fx_parameters(parsed.ast, local);  // reports bad ranges (and a new value outside one)
   if (local.has_errors()) parsed.had_errors = true;
   // Lower even after a syntax error, so the semantic errors of the rest are reported too.
   std::optional<ir::Graph> graph = lower_to_ir(parsed.ast, local, parsed.had_errors);
@@ -148,19 +152,21 @@ std::optional<ir::Graph> compile_fx_source(std::string_view text, const std::str
   return graph;
 }
 
+}  // namespace
+
+std::optional<ir::Graph> compile_fx_source(std::string_view text, const std::string& file,
+                                           const std::vector<ConstantOverride>& overrides,
+                                           DiagnosticEngine& diags) {
+  return compile_edited(text, file, diags,
+                        [&](Ast& ast, DiagnosticEngine& local) { return apply_overrides(ast, overrides, local); });
+}
+
 std::optional<ir::Graph> compile_fx_source(std::string_view text, const std::string& file,
                                            const ParamValues& values, DiagnosticEngine& diags) {
-  DiagnosticEngine local;
-  Parsed parsed = parse_text(text, file, local);
-  fx_parameters(parsed.ast, local);  // reports bad ranges
-  if (local.has_errors()) parsed.had_errors = true;
-  set_parameter_values(parsed.ast, values);
-  std::optional<ir::Graph> graph = lower_to_ir(parsed.ast, local, parsed.had_errors);
-  diags.add_source(file, std::string(text));
-  report_in_file_order(local, diags);
-  if (parsed.had_errors || !graph) return std::nullopt;
-  if (!ir::verify(*graph, diags)) return std::nullopt;
-  return graph;
+  return compile_edited(text, file, diags, [&](Ast& ast, DiagnosticEngine&) {
+    set_parameter_values(ast, values);
+    return true;
+  });
 }
 
 std::optional<ir::Graph> compile_fx_file(const std::string& path, DiagnosticEngine& diags) {
