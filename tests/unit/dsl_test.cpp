@@ -66,7 +66,8 @@ TEST_CASE("BandWord is a band type and a cookbook stage") {
   design::BandType t = highpass;
   CHECK(t == design::BandType::highpass);
   Chain c = highpass(200_Hz, 2.0);
-  const auto& b = std::get<ir::Biquad>(c.stages()[0]->op());
+  ir::Op op = c.stages()[0]->op();  // op() builds the op: keep it while b refers to it
+  const auto& b = std::get<ir::Biquad>(op);
   CHECK(b.type == design::BiquadType::highpass);
   CHECK(b.q == 2.0);
   CHECK(std::get<ir::Biquad>(lowpass(1_kHz).stages()[0]->op()).q == kDefaultQ);
