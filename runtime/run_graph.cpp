@@ -20,12 +20,18 @@ namespace {
 
 // Denormal operands make x86 FP units take microcode assists, 100x slower; in audio they are
 // inaudible, so kernels run with FTZ and DAZ. The caller's mode is restored afterwards. Once
-// per run, not per kernel: reading and writing MXCSR costs a few nanoseconds each.
+// per run, not per kernel, and not at all when the caller has them set already (audio hosts
+// often do): writing MXCSR stalls the pipeline for a few nanoseconds each time.
 class FlushDenormals {
  public:
 #if defined(__x86_64__) || defined(__i386__)
-  FlushDenormals() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | 0x8040); }
-  ~FlushDenormals() { _mm_setcsr(saved_); }
+  static constexpr unsigned kFtzDaz = 0x8040;
+  FlushDenormals() : saved_(_mm_getcsr()) {
+    if ((saved_ & kFtzDaz) != kFtzDaz) _mm_setcsr(saved_ | kFtzDaz);
+  }
+  ~FlushDenormals() {
+    if ((saved_ & kFtzDaz) != kFtzDaz) _mm_setcsr(saved_);
+  }
 
  private:
   unsigned saved_;
