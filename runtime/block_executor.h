@@ -82,7 +82,8 @@ class BlockExecutor {
   Expected<std::monostate, std::string> load_state(std::string_view bytes);
 
   std::size_t max_block() const;
-  /// The memory create() allocated for this executor, in bytes (kernels not included).
+  /// About how much memory create() allocated, in bytes (what kMaxMemoryBytes bounds; the
+  /// kernels are not included).
   std::size_t memory_bytes() const;
 
  private:
