@@ -19,6 +19,12 @@ StandardChain w1_api() {
   return {"w1_api", c, 44100, 15, 0};
 }
 
+StandardChain w2_iir() {
+  Chain c = butter(2, 1000_Hz, highpass) | butter(2, 5000_Hz) | cheby1(2, 0.1_dB, 1500_Hz, highpass) |
+            cheby1(2, 0.1_dB, 1800_Hz);
+  return {"w2_iir", c, 44100, 4, 0};
+}
+
 StandardChain w3_fir() {
   Chain c = firwin(101, {1000.0}) | firwin(102, {5000.0}) | firwin(103, {1500.0}) | firwin(104, {1800.0}) |
             firwin(105, {1850.0});

@@ -26,6 +26,9 @@ struct StandardChain {
 /// W1 (TorchFX's api chain): cheby1(4, 0.1 dB) highpass at 20, 60, 65 Hz, then butter(5)
 /// lowpass at 5000, 4900, 4850 Hz: 15 sections at 44.1 kHz.
 StandardChain w1_api();
+/// W2 (TorchFX's IIR chain): butter(2) highpass 1 kHz, butter(2) lowpass 5 kHz, cheby1(2,
+/// 0.1 dB) highpass 1.5 kHz and lowpass 1.8 kHz: 4 sections at 44.1 kHz.
+StandardChain w2_iir();
 /// W3 (FIR chain): firwin lowpass 101..105 taps at 1000, 5000, 1500, 1800, 1850 Hz; 515 taps.
 StandardChain w3_fir();
 /// W4 (profiling chain): butter(4) highpass 80 Hz, butter(8) lowpass 12 kHz: 6 sections at 48 kHz.

@@ -11,17 +11,6 @@
 namespace fxc {
 namespace {
 
-template <class T>
-T* samples_of(Signal& s, std::size_t c) {
-  if constexpr (std::is_same_v<T, float>) return s.f32(c).data();
-  else return s.f64(c).data();
-}
-template <class T>
-const T* samples_of(const Signal& s, std::size_t c) {
-  if constexpr (std::is_same_v<T, float>) return s.f32(c).data();
-  else return s.f64(c).data();
-}
-
 // Runs `work(begin, end)` over [0, count) split across `threads` threads, in multiples of
 // `grain` so vector groups stay whole.
 template <class F>
@@ -41,10 +30,8 @@ void parallel_for(std::int64_t count, std::int64_t grain, int threads, F work) {
 
 // T: the signal's type; C: the kernel's coefficients and state (compute_dtype).
 template <class T, class C>
-void run(const ir::Chain& chain, FxcChainKernel kernel, const Signal& in, Signal& out,
-         C* channel_state, int lanes, int threads) {
-  const std::int64_t channels = static_cast<std::int64_t>(in.channels());
-  const std::int64_t n = static_cast<std::int64_t>(in.samples());
+void run(const ir::Chain& chain, FxcChainKernel kernel, const void* const* in, void* const* out,
+         std::int64_t channels, std::int64_t n, C* channel_state, int lanes, int threads) {
   LinearChain linear(chain);
   const int d = linear.dimension();
 
@@ -64,8 +51,8 @@ void run(const ir::Chain& chain, FxcChainKernel kernel, const Signal& in, Signal
   std::vector<void*> out_ptrs(lane_count);
   for (std::int64_t c = 0; c < channels; ++c)
     for (std::int64_t j = 0; j < k; ++j) {
-      in_ptrs[c * k + j] = samples_of<T>(in, c) + j * length;
-      out_ptrs[c * k + j] = samples_of<T>(out, c) + j * length;
+      in_ptrs[c * k + j] = static_cast<const T*>(in[c]) + j * length;
+      out_ptrs[c * k + j] = static_cast<T*>(out[c]) + j * length;
     }
   std::vector<C> state(lane_count * d, C(0));
   std::vector<C> params;
@@ -121,8 +108,8 @@ void run(const ir::Chain& chain, FxcChainKernel kernel, const Signal& in, Signal
 
   // The samples after the last whole chunk, one at a time from the carried state.
   for (std::int64_t c = 0; c < channels; ++c) {
-    const T* x = samples_of<T>(in, c);
-    T* y = samples_of<T>(out, c);
+    const T* x = static_cast<const T*>(in[c]);
+    T* y = static_cast<T*>(out[c]);
     for (std::int64_t i = k * length; i < n; ++i)
       y[i] = static_cast<T>(linear.step(tail_state[c].data(), static_cast<double>(x[i])));
     for (int r = 0; r < d; ++r) channel_state[c * d + r] = static_cast<C>(tail_state[c][r]);
@@ -140,15 +127,18 @@ bool chunked_scan_applies(const ir::Chain& chain) {
   return has_section;
 }
 
-void run_chunked_scan(const ir::Chain& chain, FxcChainKernel kernel, const Signal& in,
-                      Signal& out, void* state, int lanes, int threads) {
-  DType compute = codegen::compute_dtype(chain, in.dtype());
-  if (in.dtype() == DType::f64)
-    run<double, double>(chain, kernel, in, out, static_cast<double*>(state), lanes, threads);
+void run_chunked_scan(const ir::Chain& chain, FxcChainKernel kernel, const void* const* in,
+                      void* const* out, std::size_t channels, std::size_t samples, DType signal,
+                      void* state, int lanes, int threads) {
+  DType compute = codegen::compute_dtype(chain, signal);
+  auto c = static_cast<std::int64_t>(channels);
+  auto n = static_cast<std::int64_t>(samples);
+  if (signal == DType::f64)
+    run<double, double>(chain, kernel, in, out, c, n, static_cast<double*>(state), lanes, threads);
   else if (compute == DType::f64)
-    run<float, double>(chain, kernel, in, out, static_cast<double*>(state), lanes, threads);
+    run<float, double>(chain, kernel, in, out, c, n, static_cast<double*>(state), lanes, threads);
   else
-    run<float, float>(chain, kernel, in, out, static_cast<float*>(state), lanes, threads);
+    run<float, float>(chain, kernel, in, out, c, n, static_cast<float*>(state), lanes, threads);
 }
 
 }  // namespace fxc

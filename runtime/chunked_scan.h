@@ -5,22 +5,25 @@
 // below the precision of the output after a few time constants.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "codegen/kernel_abi.h"
 #include "ir/nodes.h"
-#include "runtime/signal.h"
+#include "ir/dtype.h"
 
 namespace fxc {
 
 /// True when `chain` can run as a chunked scan: it holds only sos and gain stages.
 bool chunked_scan_applies(const ir::Chain& chain);
 
-/// Runs `chain` (chunked_scan strategy, kernel compiled for lanes) from `in` into `out`
-/// (which may be the same signal) with `threads` threads, starting from the section state in
-/// `state` (C[channels][2 * sections], the kernel's layout; C is codegen::compute_dtype's) and
-/// leaving the final state there, so blocks of a stream continue exactly.
-void run_chunked_scan(const ir::Chain& chain, FxcChainKernel kernel, const Signal& in,
-                      Signal& out, void* state, int lanes, int threads);
+/// Runs `chain` (chunked_scan strategy, kernel compiled for lanes) over `samples` samples of
+/// `channels` planar channels of type `signal` from `in` into `out` (which may be the same
+/// memory) with `threads` threads, starting from the section state in `state`
+/// (C[channels][2 * sections], the kernel's layout; C is codegen::compute_dtype's) and
+/// leaving the final state there, so blocks of a stream continue exactly. Allocates.
+void run_chunked_scan(const ir::Chain& chain, FxcChainKernel kernel, const void* const* in,
+                      void* const* out, std::size_t channels, std::size_t samples, DType signal,
+                      void* state, int lanes, int threads);
 
 }  // namespace fxc

@@ -1,6 +1,7 @@
 // Runs a scheduled graph with compiled CPU kernels: one kernel call per chain node. A run can
-// be one whole signal (execute_cpu) or the blocks of a stream (CpuStream), whose filter, FIR
-// and delay state carries from block to block.
+// be one whole signal (execute_cpu, execute_cpu_into) or the blocks of a stream (CpuStream;
+// runtime/block_executor.h for real time), whose filter, FIR and delay state carries from
+// block to block. All of them run through runtime/run_graph.h.
 #pragma once
 
 #include <memory>
@@ -24,6 +25,18 @@ namespace fxc {
 Expected<std::vector<Signal>, std::string> execute_cpu(const ir::Graph& scheduled,
                                                        const codegen::CpuKernels& kernels,
                                                        std::span<const Signal> inputs);
+
+/// As execute_cpu, into the caller's memory: per input and output a planar pointer array
+/// (one pointer per channel, the channel counts of scheduled.inputs() and outputs()) of
+/// `frames` samples in the graph's dtype. The kernel that computes an output writes it there
+/// directly; intermediates use as little memory as their lifetimes allow. An output may be an
+/// input's memory (in place): each channel exactly the same-index channel of an input, or
+/// overlapping no input. Outputs must not overlap one another.
+Expected<std::monostate, std::string> execute_cpu_into(const ir::Graph& scheduled,
+                                                       const codegen::CpuKernels& kernels,
+                                                       std::span<const void* const* const> inputs,
+                                                       std::span<void* const* const> outputs,
+                                                       std::size_t frames);
 
 /// The state of every chain of a graph between blocks (opaque).
 struct StreamState;
@@ -65,9 +78,11 @@ class CpuStream {
   const ir::Graph& graph() const { return scheduled_; }
 
  private:
+  struct Run;  // the plan, values and work memory (runtime/run_graph.h)
   ir::Graph scheduled_;
   std::shared_ptr<const codegen::CpuKernels> kernels_;
   std::unique_ptr<StreamState> state_;
+  std::unique_ptr<Run> run_;
 };
 
 }  // namespace fxc

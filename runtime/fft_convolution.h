@@ -1,15 +1,53 @@
 // FIR filtering by FFT overlap-save (KissFFT, float32), for long filters on float32 signals.
 #pragma once
 
+#include <complex>
+#include <cstddef>
 #include <span>
 #include <vector>
 
+struct kiss_fftr_state;
+
 namespace fxc {
 
-/// y = taps * x (y[n] = sum_k taps[k] x[n-k]), by overlap-save with FFTs of `block` points
-/// (a power of two > taps.size()). `history` holds the taps.size() - 1 inputs before x[0]
-/// (zeros at the start of a signal) and is left holding the last ones of x, so a stream's
-/// blocks continue exactly. `y` may alias `x`.
+/// The plans and work memory of overlap-save for a filter of `taps` taps with FFTs of `block`
+/// points (a power of two > taps), made once so that convolve() allocates nothing. One object
+/// serves one thread at a time: KissFFT plans keep scratch memory.
+class FftConvolver {
+ public:
+  FftConvolver(std::size_t taps, int block);
+  ~FftConvolver();
+  FftConvolver(const FftConvolver&) = delete;
+  FftConvolver& operator=(const FftConvolver&) = delete;
+
+  std::size_t taps() const { return taps_; }
+  int block() const { return static_cast<int>(n_); }
+  /// Points of the real FFT's spectrum: block / 2 + 1.
+  std::size_t bins() const { return n_ / 2 + 1; }
+
+  /// The spectrum of `taps` (taps() of them) into `response` (bins() points): what
+  /// convolve() multiplies by. Computed once per set of coefficients.
+  void transform_taps(std::span<const double> taps, std::span<std::complex<float>> response);
+
+  /// y = taps * x (y[n] = sum_k taps[k] x[n-k]). `response` is transform_taps' result for
+  /// `taps`. `history` (taps() - 1 samples) holds the inputs before x[0], zeros at the start
+  /// of a signal, and is left holding the last ones of x, so a stream's blocks continue
+  /// exactly. `y` may alias `x`. Allocates nothing.
+  void convolve(std::span<const double> taps, std::span<const std::complex<float>> response,
+                std::span<const float> x, std::span<float> y, std::span<float> history) noexcept;
+
+ private:
+  std::size_t taps_, n_;
+  kiss_fftr_state* forward_;
+  kiss_fftr_state* inverse_;
+  std::vector<float> frame_, out_, next_history_;
+  std::vector<std::complex<float>> spectrum_;
+};
+
+/// y = taps * x, by overlap-save with FFTs of `block` points (a power of two > taps.size()).
+/// `history` holds the taps.size() - 1 inputs before x[0] (resized to that, zeros at the start
+/// of a signal) and is left holding the last ones of x. `y` may alias `x`. Plans per call:
+/// for repeated calls keep an FftConvolver.
 void fft_convolve(std::span<const double> taps, std::span<const float> x, std::span<float> y,
                   int block, std::vector<float>& history);
 

@@ -12,9 +12,14 @@
 
 namespace fxc {
 
-// Storage that leaves new samples uninitialized when asked (default-init), so a buffer a
-// kernel will overwrite is not first zero-filled: for long signals that pass costs as much as
-// the filtering.
+// Signal memory (runtime/signal_memory.h): long signals reuse mappings whose pages are already
+// faulted in. Declared here because the allocator below is a template.
+void* allocate_signal_memory(std::size_t bytes);
+void free_signal_memory(void* block, std::size_t bytes) noexcept;
+
+// Storage for samples from signal memory, left uninitialized when asked (default-init), so a
+// buffer a kernel will overwrite is not first zero-filled: for long signals that pass costs as
+// much as the filtering.
 template <class T>
 struct DefaultInitAllocator : std::allocator<T> {
   template <class U>
@@ -22,6 +27,8 @@ struct DefaultInitAllocator : std::allocator<T> {
     using other = DefaultInitAllocator<U>;
   };
   using std::allocator<T>::allocator;
+  T* allocate(std::size_t n) { return static_cast<T*>(allocate_signal_memory(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t n) noexcept { free_signal_memory(p, n * sizeof(T)); }
   template <class U>
   void construct(U* p) noexcept {
     ::new (static_cast<void*>(p)) U;

@@ -1,0 +1,111 @@
+#include "runtime/execution_plan.h"
+
+#include <algorithm>
+
+#include "codegen/chain_layout.h"
+#include "ir/graph_algorithms.h"
+
+namespace fxc {
+
+// Algorithm:
+//  1. Steps: the topological order without inputs and outputs.
+//  2. Last use of each node: the last step reading it, or "the end" for an output's operand
+//     (outputs are written after every step).
+//  3. Slots, greedily along the steps: a step takes its operand's slot when it is that slot's
+//     last reader (chains; a sum only its first operand's), else a free slot or a new one;
+//     then the slots of operands read for the last time are freed, and a value no one reads
+//     frees its own.
+Expected<ExecutionPlan, std::string> plan_execution(const ir::Graph& g, const codegen::CpuKernels& kernels) {
+  ExecutionPlan plan;
+  auto order = ir::topological_order(g);
+  if (!order) return Unexpected{std::string("the graph has a cycle")};
+  plan.inputs = g.inputs();
+  plan.outputs = g.outputs();
+  plan.channels.resize(g.size());
+  plan.row.resize(g.size());
+  for (ir::NodeId id = 0; id < g.size(); ++id) {
+    plan.channels[id] = g.node(id).type.channels;
+    plan.row[id] = plan.table_size;
+    plan.table_size += static_cast<std::size_t>(std::max(plan.channels[id], 0));
+  }
+
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> step_of(g.size(), kNone);
+  for (ir::NodeId id : *order) {
+    const ir::Node& node = g.node(id);
+    if (ir::holds<ir::Input>(node) || ir::holds<ir::Output>(node)) continue;
+    ExecutionPlan::Step step{id, ExecutionPlan::Kind::chain, -1, nullptr};
+    if (const auto* chain = std::get_if<ir::Chain>(&node.op)) {
+      if (!codegen::runs_in_runtime(*chain)) step.kernel = kernels.kernel(id);
+      else if (node.type.dtype != DType::f32)
+        return Unexpected{"internal error (a bug in fxc): FFT convolution scheduled for the float64 chain %" +
+                          std::to_string(id)};
+      std::size_t delays = static_cast<std::size_t>(codegen::layout_of(*chain).delay_count);
+      plan.max_delay_lines = std::max(plan.max_delay_lines, delays * static_cast<std::size_t>(plan.channels[id]));
+    } else if (ir::holds<ir::Sum>(node)) {
+      step.kind = ExecutionPlan::Kind::sum;
+      step.kernel = kernels.kernel(id);
+      plan.max_sum_pointers = std::max(plan.max_sum_pointers,
+                                       node.operands.size() * static_cast<std::size_t>(plan.channels[id]));
+    } else {
+      return Unexpected{"internal error (a bug in fxc): node %" + std::to_string(id) + " (" +
+                        std::string(ir::kind_name(node.op)) + ") was not scheduled into a kernel"};
+    }
+    if (!step.kernel && !(step.kind == ExecutionPlan::Kind::chain &&
+                          codegen::runs_in_runtime(std::get<ir::Chain>(node.op))))
+      return Unexpected{"internal error (a bug in fxc): no kernel for " +
+                        std::string(step.kind == ExecutionPlan::Kind::sum ? "sum" : "chain") + " %" +
+                        std::to_string(id)};
+    step_of[id] = plan.steps.size();
+    plan.steps.push_back(step);
+  }
+
+  const std::size_t end = plan.steps.size();
+  std::vector<std::size_t> last_use(g.size(), kNone);
+  auto use = [&](ir::NodeId id, std::size_t at) {
+    last_use[id] = last_use[id] == kNone ? at : std::max(last_use[id], at);
+  };
+  for (std::size_t s = 0; s < end; ++s)
+    for (ir::NodeId operand : g.node(plan.steps[s].node).operands) use(operand, s);
+  for (ir::NodeId o : plan.outputs) use(g.node(o).operands[0], end);
+
+  std::vector<int> slot_of(g.size(), -1);
+  std::vector<int> free_slots;
+  for (std::size_t s = 0; s < end; ++s) {
+    ExecutionPlan::Step& step = plan.steps[s];
+    const ir::Node& node = g.node(step.node);
+    ir::NodeId head = node.operands[0];
+    if (slot_of[head] >= 0 && last_use[head] == s) {
+      step.slot = slot_of[head];
+    } else if (!free_slots.empty()) {
+      step.slot = free_slots.back();
+      free_slots.pop_back();
+    } else {
+      step.slot = static_cast<int>(plan.slot_channels.size());
+      plan.slot_channels.push_back(0);
+    }
+    slot_of[step.node] = step.slot;
+    plan.slot_channels[step.slot] = std::max(plan.slot_channels[step.slot], plan.channels[step.node]);
+    for (ir::NodeId operand : node.operands) {
+      int slot = slot_of[operand];
+      if (slot >= 0 && slot != step.slot && last_use[operand] == s &&
+          std::find(free_slots.begin(), free_slots.end(), slot) == free_slots.end())
+        free_slots.push_back(slot);
+    }
+    if (last_use[step.node] == kNone) free_slots.push_back(step.slot);
+  }
+
+  for (ir::NodeId i : plan.inputs) plan.input_last_read.push_back(last_use[i] == kNone ? 0 : last_use[i]);
+  std::vector<char> taken(g.size(), 0);
+  for (ir::NodeId o : plan.outputs) {
+    ir::NodeId source = g.node(o).operands[0];
+    bool computed = step_of[source] != kNone;
+    plan.output_source.push_back(source);
+    plan.output_step.push_back(computed ? step_of[source] : end);
+    plan.output_direct.push_back(computed && !taken[source]);
+    taken[source] = 1;
+  }
+  return plan;
+}
+
+}  // namespace fxc

@@ -1,0 +1,53 @@
+// The order a scheduled graph's kernels run in and where each node's value lives, worked out
+// once per graph shape so that a run does no graph work: every runner (execute_cpu,
+// CpuStream, BlockExecutor) walks the same plan.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/cpu/cpu_compiler.h"
+#include "ir/graph.h"
+#include "support/expected.h"
+
+namespace fxc {
+
+struct ExecutionPlan {
+  enum class Kind : std::uint8_t { chain, sum };
+  struct Step {
+    ir::NodeId node;
+    Kind kind;
+    int slot;               ///< the buffer slot that holds the node's value
+    FxcChainKernel kernel;  ///< null for a chain the runtime runs itself (FFT overlap-save)
+  };
+  /// Chains and sums, each after its operands (ties by id). Outputs read at the end.
+  std::vector<Step> steps;
+  std::vector<int> channels;        ///< by node
+  std::vector<std::size_t> row;     ///< by node: its first channel pointer in a run's table
+  std::size_t table_size = 0;       ///< channel pointers of every node
+  /// Buffers shared by nodes whose values do not live at the same time: a chain runs in place
+  /// on its operand's buffer when it is that buffer's last reader, a sum on its first
+  /// operand's. Each slot holds slot_channels[s] channels.
+  std::vector<int> slot_channels;
+  std::vector<ir::NodeId> inputs;   ///< the graph's inputs, in order
+  std::vector<ir::NodeId> outputs;  ///< the graph's outputs, in order
+  /// Per output: the node whose value it is, and whether that node may compute straight into
+  /// the caller's output memory (a chain or sum that no earlier output already takes).
+  std::vector<ir::NodeId> output_source;
+  std::vector<char> output_direct;
+  /// Per output: the step that computes its source (steps.size() for an input).
+  std::vector<std::size_t> output_step;
+  /// Per input: the last step that reads it; steps.size() when an output reads it as it is.
+  std::vector<std::size_t> input_last_read;
+  std::size_t max_sum_pointers = 0;  ///< operands x channels of the widest sum
+  std::size_t max_delay_lines = 0;   ///< channels x delays of the chain with most lines
+};
+
+/// The plan of `scheduled` (the output of the whole pass pipeline) with its kernels, which
+/// must outlive the plan. Fails for a cycle, or (a bug in fxc) a node that no kernel runs.
+Expected<ExecutionPlan, std::string> plan_execution(const ir::Graph& scheduled,
+                                                    const codegen::CpuKernels& kernels);
+
+}  // namespace fxc

@@ -1,0 +1,37 @@
+#include "runtime/graph_values.h"
+
+#include "codegen/chain_layout.h"
+#include "runtime/fft_convolution.h"
+#include "runtime/stream_state.h"
+
+namespace fxc {
+
+GraphValues graph_values(const ir::Graph& scheduled) {
+  GraphValues out;
+  out.nodes.resize(scheduled.size());
+  DType signal = dtype_of(scheduled);
+  for (ir::NodeId id = 0; id < scheduled.size(); ++id) {
+    NodeValues& v = out.nodes[id];
+    const ir::Op& op = scheduled.node(id).op;
+    if (const auto* sum = std::get_if<ir::Sum>(&op)) {
+      if (signal == DType::f32) v.f32.assign(sum->weights.begin(), sum->weights.end());
+      else v.f64 = sum->weights;
+    } else if (const auto* chain = std::get_if<ir::Chain>(&op)) {
+      codegen::ChainValues values = codegen::values_of(*chain);
+      v.delay_lengths = std::move(values.delay_lengths);
+      if (codegen::runs_in_runtime(*chain)) {
+        v.f64 = std::move(values.params);  // the taps, read in float64 by the direct fallback
+        FftConvolver plan(v.f64.size(), chain->fft_block);
+        v.fft_response.resize(plan.bins());
+        plan.transform_taps(v.f64, v.fft_response);
+      } else if (codegen::compute_dtype(*chain, signal) == DType::f32) {
+        v.f32.assign(values.params.begin(), values.params.end());
+      } else {
+        v.f64 = std::move(values.params);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace fxc

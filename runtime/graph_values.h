@@ -1,0 +1,40 @@
+// The values of a scheduled graph's kernels (coefficients, gains, clip bounds, sum weights,
+// delay lengths) in the types the kernels read them: what changes when a parameter changes,
+// while the graph's shape, and so its kernels and state layout, stay.
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace fxc {
+
+struct NodeValues {
+  /// A chain's coefficients in kernel layout (codegen::values_of) in its compute type, or a
+  /// sum's weights in the signal type: one of the two lists is used.
+  std::vector<float> f32;
+  std::vector<double> f64;
+  std::vector<std::int64_t> delay_lengths;  ///< a chain's delays, in samples
+  /// FFT overlap-save chains: the taps' spectrum (the taps themselves are in f64).
+  std::vector<std::complex<float>> fft_response;
+
+  template <class C>
+  const C* params() const {
+    if constexpr (std::is_same_v<C, float>) return f32.data();
+    else return f64.data();
+  }
+};
+
+/// By node id; empty for nodes other than chains and sums.
+struct GraphValues {
+  std::vector<NodeValues> nodes;
+};
+
+/// The values of every chain and sum of `scheduled` (allocates; FFT chains transform their
+/// taps here, once per set of values, not per call).
+GraphValues graph_values(const ir::Graph& scheduled);
+
+}  // namespace fxc

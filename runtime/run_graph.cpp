@@ -1,0 +1,235 @@
+#include "runtime/run_graph.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <string>
+
+#include "codegen/chain_layout.h"
+#include "passes/target.h"
+#include "runtime/chunked_scan.h"
+#include "runtime/counters.h"
+#include "support/trace.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
+namespace fxc {
+namespace {
+
+// Denormal operands make x86 FP units take microcode assists, 100x slower; in audio they are
+// inaudible, so kernels run with FTZ and DAZ. The caller's mode is restored afterwards. Once
+// per run, not per kernel, and not at all when the caller has them set already (audio hosts
+// often do): writing MXCSR stalls the pipeline for a few nanoseconds each time.
+class FlushDenormals {
+ public:
+#if defined(__x86_64__) || defined(__i386__)
+  static constexpr unsigned kFtzDaz = 0x8040;
+  FlushDenormals() : saved_(_mm_getcsr()) {
+    if ((saved_ & kFtzDaz) != kFtzDaz) _mm_setcsr(saved_ | kFtzDaz);
+  }
+  ~FlushDenormals() {
+    if ((saved_ & kFtzDaz) != kFtzDaz) _mm_setcsr(saved_);
+  }
+
+ private:
+  unsigned saved_;
+#endif
+};
+
+bool overlaps(const std::byte* a, const std::byte* a_end, const std::byte* b, const std::byte* b_end) {
+  return a < b_end && b < a_end;
+}
+
+// The caller's output `o` may take its source's value directly (see choose_direct_outputs).
+bool safe_to_write_directly(const ExecutionPlan& plan, const CallerSignals& io, std::size_t sample_bytes,
+                            std::size_t o, const std::byte* inputs_begin, const std::byte* inputs_end) {
+  const std::size_t bytes = io.frames * sample_bytes;
+  const std::size_t skip = io.offset * sample_bytes;
+  int channels = plan.channels[plan.outputs[o]];
+  for (int c = 0; c < channels; ++c) {
+    const std::byte* dest = static_cast<const std::byte*>(io.outputs[o][c]) + skip;
+    if (!overlaps(dest, dest + bytes, inputs_begin, inputs_end)) continue;
+    for (std::size_t i = 0; i < plan.inputs.size(); ++i)
+      for (int k = 0; k < plan.channels[plan.inputs[i]]; ++k) {
+        const std::byte* source = static_cast<const std::byte*>(io.inputs[i][k]) + skip;
+        if (!overlaps(dest, dest + bytes, source, source + bytes)) continue;
+        if (source != dest || k != c || plan.input_last_read[i] > plan.output_step[o]) return false;
+      }
+  }
+  return true;
+}
+
+template <class T>
+void run_chain(const ir::Graph& g, const ExecutionPlan& plan, const ExecutionPlan::Step& step,
+               const GraphValues& values, GraphState<T>& state, std::size_t frames, RunMemory& memory,
+               const RunOptions& options) {
+  const ir::NodeId id = step.node;
+  const ir::Node& node = g.node(id);
+  const auto& chain = std::get<ir::Chain>(node.op);
+  const auto channels = static_cast<std::size_t>(plan.channels[id]);
+  void* const* in = memory.table.data() + plan.row[node.operands[0]];
+  void* const* out = memory.table.data() + plan.row[id];
+  const NodeValues& v = values.nodes[id];
+  std::optional<TraceSpan> span;
+  if (options.trace && Trace::global().enabled())
+    span.emplace("kernel %" + std::to_string(id), "kernels",
+                 Trace::Args{{"graph", g.name},
+                             {"channels", std::to_string(channels)},
+                             {"samples", std::to_string(frames)},
+                             {"strategy", std::string(ir::name(chain.strategy))},
+                             {"stages", std::to_string(chain.stages.size())}});
+  visit_chain_state(state, chain, id, [&](auto& s) {
+    using C = typename std::decay_t<decltype(s.state)>::value_type;
+    if (!step.kernel) {
+      // FFT overlap-save, float32 signals only (fir_method_for never picks it for float64).
+      if constexpr (std::is_same_v<T, float>) {
+        FftConvolver& fft = *memory.fft[id];
+        for (std::size_t c = 0; c < channels; ++c) {
+          std::vector<float>& history = s.fft_history[c];
+          if (history.size() + 1 != fft.taps()) history.resize(fft.taps() - 1, 0.0f);
+          fft.convolve(v.f64, v.fft_response, {static_cast<const float*>(in[c]), frames},
+                       {static_cast<float*>(out[c]), frames}, history);
+        }
+      }
+    } else if (chain.strategy == ir::IirStrategy::chunked_scan && chunked_scan_applies(chain)) {
+      DType signal = std::is_same_v<T, float> ? DType::f32 : DType::f64;
+      run_chunked_scan(chain, step.kernel, in, out, channels, frames, signal, s.state.data(),
+                       passes::host_target().lanes(codegen::compute_dtype(chain, signal)), options.threads);
+    } else {
+      grow_delay_lines(s, frames);
+      for (std::size_t k = 0; k < s.lines.size(); ++k) memory.delay_lines[k] = s.lines[k].data();
+      FxcChainArgs args{in,
+                        out,
+                        static_cast<std::int64_t>(channels),
+                        static_cast<std::int64_t>(frames),
+                        v.template params<C>(),
+                        s.delay_lengths.data(),
+                        s.state.data(),
+                        memory.delay_lines.data(),
+                        s.positions.data()};
+      step.kernel(&args);
+    }
+  });
+  counters().dispatches.fetch_add(1, std::memory_order_relaxed);
+}
+
+template <class T>
+void run_sum(const ir::Graph& g, const ExecutionPlan& plan, const ExecutionPlan::Step& step,
+             const GraphValues& values, std::size_t frames, RunMemory& memory) {
+  const ir::Node& node = g.node(step.node);
+  const auto channels = static_cast<std::size_t>(plan.channels[step.node]);
+  for (std::size_t i = 0; i < node.operands.size(); ++i)
+    for (std::size_t c = 0; c < channels; ++c)
+      memory.sum_inputs[i * channels + c] = memory.table[plan.row[node.operands[i]] + c];
+  FxcChainArgs args{memory.sum_inputs.data(),
+                    memory.table.data() + plan.row[step.node],
+                    static_cast<std::int64_t>(channels),
+                    static_cast<std::int64_t>(frames),
+                    values.nodes[step.node].template params<T>(),
+                    nullptr,
+                    nullptr,
+                    nullptr,
+                    nullptr};
+  step.kernel(&args);
+  counters().dispatches.fetch_add(1, std::memory_order_relaxed);
+}
+
+void copy_output(const ExecutionPlan& plan, const CallerSignals& io, std::size_t sample_bytes, std::size_t o,
+                 const RunMemory& memory) {
+  ir::NodeId source = plan.output_source[o];
+  for (int c = 0; c < plan.channels[plan.outputs[o]]; ++c) {
+    std::byte* to = static_cast<std::byte*>(io.outputs[o][c]) + io.offset * sample_bytes;
+    const void* from = memory.table[plan.row[source] + c];
+    if (to != from && io.frames > 0) std::memmove(to, from, io.frames * sample_bytes);
+  }
+}
+
+}  // namespace
+
+void size_run_memory(const ir::Graph& scheduled, const ExecutionPlan& plan, RunMemory& memory) {
+  memory.slots.assign(plan.slot_channels.size(), nullptr);
+  memory.table.assign(plan.table_size, nullptr);
+  memory.sum_inputs.assign(plan.max_sum_pointers, nullptr);
+  memory.delay_lines.assign(plan.max_delay_lines, nullptr);
+  memory.direct.assign(plan.outputs.size(), 0);
+  memory.fft.clear();
+  memory.fft.resize(scheduled.size());
+  for (const ExecutionPlan::Step& step : plan.steps) {
+    if (step.kernel || step.kind != ExecutionPlan::Kind::chain) continue;
+    const auto& chain = std::get<ir::Chain>(scheduled.node(step.node).op);
+    std::size_t taps = std::get<ir::FirFilter>(chain.stages[0]).taps.size();
+    memory.fft[step.node] = std::make_unique<FftConvolver>(taps, chain.fft_block);
+  }
+}
+
+void choose_direct_outputs(const ExecutionPlan& plan, const CallerSignals& io, std::size_t sample_bytes,
+                           RunMemory& memory) noexcept {
+  // One bounding range of every input channel, so that separate buffers (the usual case) are
+  // told apart in one comparison per output channel.
+  const std::size_t bytes = io.frames * sample_bytes;
+  const std::size_t skip = io.offset * sample_bytes;
+  const std::byte* begin = nullptr;
+  const std::byte* end = nullptr;
+  for (std::size_t i = 0; i < plan.inputs.size(); ++i)
+    for (int k = 0; k < plan.channels[plan.inputs[i]]; ++k) {
+      const std::byte* p = static_cast<const std::byte*>(io.inputs[i][k]) + skip;
+      if (!begin || p < begin) begin = p;
+      if (!end || p + bytes > end) end = p + bytes;
+    }
+  for (std::size_t o = 0; o < plan.outputs.size(); ++o)
+    memory.direct[o] = plan.output_direct[o] &&
+                       (bytes == 0 || !begin || safe_to_write_directly(plan, io, sample_bytes, o, begin, end));
+}
+
+bool slot_in_use(const ExecutionPlan& plan, const RunMemory& memory, int slot) {
+  for (const ExecutionPlan::Step& step : plan.steps) {
+    if (step.slot != slot) continue;
+    bool direct = false;
+    for (std::size_t o = 0; o < plan.outputs.size(); ++o)
+      direct |= memory.direct[o] && plan.output_source[o] == step.node;
+    if (!direct) return true;
+  }
+  return false;
+}
+
+template <class T>
+void run_graph(const ir::Graph& g, const ExecutionPlan& plan, const GraphValues& values, GraphState<T>& state,
+               const CallerSignals& io, RunMemory& memory, const RunOptions& options) {
+  FlushDenormals ftz;
+  for (std::size_t i = 0; i < plan.inputs.size(); ++i) {
+    std::size_t row = plan.row[plan.inputs[i]];
+    for (int c = 0; c < plan.channels[plan.inputs[i]]; ++c)
+      memory.table[row + c] = const_cast<T*>(static_cast<const T*>(io.inputs[i][c])) + io.offset;
+  }
+  for (const ExecutionPlan::Step& step : plan.steps) {
+    T* slot = reinterpret_cast<T*>(memory.slots[step.slot]);
+    std::size_t row = plan.row[step.node];
+    for (int c = 0; c < plan.channels[step.node]; ++c)
+      memory.table[row + c] = slot ? slot + c * memory.stride : nullptr;  // null: a slot this run does not use
+  }
+  for (std::size_t o = 0; o < plan.outputs.size(); ++o) {
+    if (!memory.direct[o]) continue;
+    std::size_t row = plan.row[plan.output_source[o]];
+    for (int c = 0; c < plan.channels[plan.outputs[o]]; ++c)
+      memory.table[row + c] = static_cast<T*>(io.outputs[o][c]) + io.offset;
+  }
+  for (const ExecutionPlan::Step& step : plan.steps) {
+    if (step.kind == ExecutionPlan::Kind::chain) run_chain(g, plan, step, values, state, io.frames, memory, options);
+    else run_sum<T>(g, plan, step, values, io.frames, memory);
+  }
+  // Outputs that are an input as it is first: their input may share memory with another
+  // output's (in place), which the copies from slots would overwrite.
+  for (int pass = 0; pass < 2; ++pass)
+    for (std::size_t o = 0; o < plan.outputs.size(); ++o)
+      if (!memory.direct[o] && (plan.output_step[o] == plan.steps.size()) == (pass == 0))
+        copy_output(plan, io, sizeof(T), o, memory);
+}
+
+template void run_graph(const ir::Graph&, const ExecutionPlan&, const GraphValues&, GraphState<float>&,
+                        const CallerSignals&, RunMemory&, const RunOptions&);
+template void run_graph(const ir::Graph&, const ExecutionPlan&, const GraphValues&, GraphState<double>&,
+                        const CallerSignals&, RunMemory&, const RunOptions&);
+
+}  // namespace fxc
