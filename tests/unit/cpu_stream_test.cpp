@@ -6,6 +6,7 @@
 #include <cstring>
 #include <random>
 
+#include "expected_text.h"
 #include "frontend/dsl.h"
 #include "ir/hash.h"
 #include "passes/pipeline.h"
@@ -34,7 +35,7 @@ Setup compile(const ir::Graph& g, int channels, DType dtype, std::int64_t length
   REQUIRE_MESSAGE(scheduled, diags.str());
   KernelCache cache("");
   auto kernels = cache.cpu_kernels(*scheduled, diags);
-  REQUIRE_MESSAGE(kernels, kernels.error());
+  REQUIRE(kernels);
   return {std::move(*scheduled), *kernels};
 }
 
@@ -71,7 +72,7 @@ std::vector<Signal> run_blocks(CpuStream& stream, const std::vector<Signal>& sig
       block.push_back(std::move(b));
     }
     auto out = stream.process(block);
-    REQUIRE_MESSAGE(out, out.error());
+    REQUIRE(out);
     if (whole.empty())
       for (const Signal& o : *out) whole.emplace_back(o.channels(), total, o.dtype());
     for (std::size_t k = 0; k < out->size(); ++k)
@@ -241,7 +242,7 @@ TEST_CASE("a saved state continues in another stream; damaged states are refused
 
   CpuStream other(s.scheduled, s.kernels);
   auto loaded = other.load_state(saved);
-  REQUIRE_MESSAGE(loaded, loaded.error());
+  REQUIRE(loaded);
   auto got = other.process(b);
   REQUIRE(got);
   CHECK(bit_equal((*expected)[0], (*got)[0]));

@@ -23,9 +23,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <random>
 
 #include "cuda_emulator.h"
+#include "expected_text.h"
 #include "frontend/dsl.h"
 #include "passes/pipeline.h"
 #include "random_graphs.h"
@@ -33,6 +35,7 @@
 #include "runtime/cuda_executor.h"
 #include "runtime/reference_interpreter.h"
 #include "test_graphs.h"
+#include "test_skip.h"
 
 namespace fxc {
 namespace {
@@ -46,15 +49,20 @@ DeviceFactory emulated() {
   return [] { return std::make_shared<test::EmulatedDevice>(); };
 }
 
-// The GPU, or an empty factory when there is none (the test case then returns: skipped with a
-// message, or failed with FXC_REQUIRE_CUDA_DEVICE=1).
+// The GPU. Without one, only the exact no-driver message is a reason to skip (the case calls
+// test::skip and returns, and the runner exits 77: CTest shows cuda_device as "Skipped");
+// any other failure to open a device fails, and FXC_REQUIRE_CUDA_DEVICE=1 (set where a GPU is
+// expected; .ci/run sets it when nvidia-smi lists one) makes the no-driver case fail too.
 DeviceFactory real_device() {
+  static const std::string kNoDriver =
+      "no CUDA driver (libcuda.so.1 not found): --target cuda needs an NVIDIA GPU and its driver; use --target cpu";
   auto opened = open_cuda_device();
   if (!opened) {
     const char* require = std::getenv("FXC_REQUIRE_CUDA_DEVICE");
     if (require && std::string(require) == "1")
       FAIL("no CUDA device: " << opened.error() << " (FXC_REQUIRE_CUDA_DEVICE=1 requires one)");
-    MESSAGE("no CUDA device: " << opened.error() << "; GPU tests skipped");
+    if (opened.error() != kNoDriver) FAIL("a CUDA driver is present but no device opens: " << opened.error());
+    test::skip("no CUDA device: " + opened.error());
     return {};
   }
   MESSAGE("CUDA device: " << (*opened)->description());
@@ -88,18 +96,20 @@ passes::StrategyThresholds forced(Force force, int chunk) {
   return thresholds;
 }
 
+// `f64_state_pole_radius`: the threshold for float64 state, when a check forces it.
 Prepared prepare(const DeviceFactory& make, const ir::Graph& g, int channels, DType dtype, Force force,
-                 int chunk = 64) {
+                 int chunk = 64, std::optional<double> f64_state_pole_radius = std::nullopt) {
   DiagnosticEngine diags;
   ir::Graph designed = design(g, channels);
   passes::PassContext context{diags, {48000.0, channels, dtype}};
   context.target = passes::cuda_target();
   context.thresholds = forced(force, chunk);
+  if (f64_state_pole_radius) context.thresholds.f64_state_pole_radius = *f64_state_pole_radius;
   auto scheduled = passes::run_pipeline(g, context);
   REQUIRE_MESSAGE(scheduled, diags.str());
   auto device = make();
   auto program = load_cuda_program(device, *scheduled, "", diags);
-  REQUIRE_MESSAGE(program, program.error());
+  REQUIRE(program);
   return {std::move(designed), std::move(*scheduled), device, *program};
 }
 
@@ -153,7 +163,7 @@ std::vector<Signal> run_blocks(CudaStream& stream, const std::vector<Signal>& in
       block.push_back(std::move(part));
     }
     auto out = stream.process(block);
-    REQUIRE_MESSAGE(out, out.error());
+    REQUIRE(out);
     if (whole.empty())
       for (const Signal& s : *out) whole.emplace_back(s.channels(), total);
     for (std::size_t o = 0; o < out->size(); ++o)
@@ -169,9 +179,9 @@ double run_and_compare(const DeviceFactory& make, const ir::Graph& g, int channe
   Prepared p = prepare(make, g, channels, dtype, force, chunk);
   std::vector<Signal> inputs = noise(p.designed, samples, seed, dtype, channels);
   auto want = interpret(p.designed, inputs);
-  REQUIRE_MESSAGE(want, want.error());
+  REQUIRE(want);
   auto got = execute_cuda(p.program, inputs);
-  REQUIRE_MESSAGE(got, got.error());
+  REQUIRE(got);
   return worst_error(*got, *want);
 }
 
@@ -262,7 +272,7 @@ void check_every_kind(const DeviceFactory& make) {
         auto want = interpret(p.designed, inputs);
         REQUIRE(want);
         auto got = execute_cuda(p.program, inputs);
-        REQUIRE_MESSAGE(got, got.error());
+        REQUIRE(got);
         double e = worst_error(*got, *want);
         CHECK(e <= (dtype == DType::f64 ? 1e-9 : 1e-3));
       }
@@ -305,7 +315,7 @@ void check_streams(const DeviceFactory& make) {
       }
       REQUIRE(stream.process(first));
       auto saved = stream.snapshot();
-      REQUIRE_MESSAGE(saved, saved.error());
+      REQUIRE(saved);
       auto once = stream.process(second);
       REQUIRE(once);
       REQUIRE(stream.restore(**saved));
@@ -348,33 +358,43 @@ void check_many_channels(const DeviceFactory& make) {
   auto want = interpret(p.designed, inputs);
   REQUIRE(want);
   auto got = execute_cuda(p.program, inputs);
-  REQUIRE_MESSAGE(got, got.error());
+  REQUIRE(got);
   double e = worst_error(*got, *want);
   MESSAGE("W1-like cascade, 40 channels interleaved, float32: relative RMS error " << e);
   CHECK(e <= 1e-3);
 }
 
-void check_f64_state(const DeviceFactory& make) {
-  Prepared p = prepare(make, close_pole_graph(), 1, DType::f32, Force::default_);
+bool has_wide_state(const Prepared& p) {
   bool wide = false;
   for (const auto& k : p.program->kernels) wide = wide || (k.dtype == DType::f32 && k.state_dtype == DType::f64);
-  if (!wide) {
-    MESSAGE("select_strategy did not choose state_precision f64 for a 5 Hz lowpass: nothing to check");
-    return;
-  }
+  return wide;
+}
+
+void check_f64_state(const DeviceFactory& make) {
+  // The default threshold (f64_state_pole_radius 0.99) chooses float64 state for a 5 Hz
+  // lowpass (pole radius above 0.999): a failure, not a skip, if it stops doing so.
+  Prepared p = prepare(make, close_pole_graph(), 1, DType::f32, Force::default_);
+  CHECK_MESSAGE(has_wide_state(p), "select_strategy did not choose state_precision f64 for a 5 Hz lowpass");
   auto source = codegen::emit_cuda_source(p.scheduled);
   REQUIRE(source);
   CHECK(source->find("state_precision f64") != std::string::npos);
-  for (Force force : {Force::default_, Force::per_channel}) {
-    Prepared q = prepare(make, close_pole_graph(), 1, DType::f32, force);
+  // The accuracy with float64 state forced (threshold 0: every float32 chain), so that it is
+  // checked whatever the default threshold becomes.
+  for (Force force : {Force::default_, Force::per_channel, Force::chunked}) {
+    CAPTURE(static_cast<int>(force));
+    Prepared q = prepare(make, close_pole_graph(), 1, DType::f32, force, 64, 0.0);
+    REQUIRE(has_wide_state(q));
     std::vector<Signal> inputs = noise(q.designed, 3000, 4, DType::f32, 1);
     auto want = interpret(q.designed, inputs);
     REQUIRE(want);
     auto got = execute_cuda(q.program, inputs);
-    REQUIRE_MESSAGE(got, got.error());
+    REQUIRE(got);
     double e = worst_error(*got, *want);
     MESSAGE("5 Hz lowpass, float32 signal, float64 state: relative RMS error " << e);
-    CHECK(e <= 1e-6);  // only the float32 loads and stores round
+    // Only the float32 loads and stores round: at most 2^-24 (6e-8) relative per output
+    // sample, so 1e-7 relative RMS. The chunked scan's carries are float64 too. Measured: see
+    // the MESSAGE above (3e-8 on the emulation).
+    CHECK(e <= 1e-7);
   }
 }
 
@@ -419,14 +439,14 @@ void check_batch(const DeviceFactory& make) {
     for (const auto& k : (*program)->kernels) entries += k.entries.size();
     const std::uint64_t launches = counters().gpu_launches;
     auto got = execute_cuda_batch(*program, items);
-    REQUIRE_MESSAGE(got, got.error());
+    REQUIRE(got);
     CHECK(counters().gpu_launches - launches == entries);  // one launch per entry for all the items
     REQUIRE(got->size() == items.size());
     double worst = 0;
     for (std::size_t b = 0; b < items.size(); ++b) {
       CAPTURE(b);
       auto want = interpret(designed, items[b]);
-      REQUIRE_MESSAGE(want, want.error());
+      REQUIRE(want);
       double e = worst_error((*got)[b], *want);  // also checks each output's length
       CHECK(e <= (c.dtype == DType::f64 ? 1e-9 : 1e-3));
       worst = std::max(worst, e);
