@@ -448,3 +448,67 @@ TEST_CASE("across a value change the state carries over, as an independent filte
 
 }  // namespace
 }  // namespace fxc
+
+namespace fxc {
+namespace {
+
+TEST_CASE("blocks against the whole on signals long enough for the chunked scan") {
+  // 300000 samples (over chunked_min_samples = 131072): the whole signal runs the chunked
+  // scan. A stream gives the same samples only within rounding (docs/streaming.md,
+  // "Exactness"): its chunks start where its blocks do, and a stream compiled for short blocks
+  // (as `fxc run --block` compiles) runs another strategy. Bounds, relative RMS of blocks
+  // against whole: float64 1e-12 (both run float64 recurrences; measured 1.0e-13); float32
+  // signal with float64 state 1e-7 (only the final rounding to float32 may differ, by 1 ulp:
+  // at most 2^-24 = 6e-8 relative per sample; measured 1.6e-8); float32 state 1e-6 (the
+  // state's own rounding differs where chunks restart, 4% of the samples here; against the
+  // reference each run may be off by docs/errors.md's 107 dB, 4.6e-6; measured 4.4e-7).
+  struct Case {
+    const char* what;
+    DType dtype;
+    Chain chain;
+    double bound;
+  };
+  const Case cases[] = {
+      {"float64", DType::f64, butter(4, 80_Hz, highpass) | butter(6, 9_kHz), 1e-12},
+      {"float32, float64 state", DType::f32, butter(4, 80_Hz, highpass) | butter(6, 9_kHz), 1e-7},
+      {"float32, float32 state", DType::f32, butter(4, 1_kHz, highpass) | butter(2, 8_kHz), 1e-6},
+  };
+  const std::size_t n = 300000;
+  passes::StrategyThresholds chunky;  // the chunked scan whatever the host's lanes make of the decay
+  chunky.chunk_decay_ratio = 0;
+  for (const Case& c : cases) {
+    const std::string what = c.what;
+    CAPTURE(what);
+    Flow x = input("x", 1);
+    ir::Graph g = make_graph("long", {output("y", x | c.chain)});
+    Setup whole_setup = compile(g, 1, c.dtype, static_cast<std::int64_t>(n), chunky);
+    REQUIRE(test::chains_of(whole_setup.scheduled).at(0)->strategy == ir::IirStrategy::chunked_scan);
+    std::vector<Signal> in = noise(1, 1, n, c.dtype, 29);
+    auto whole = execute_cpu(whole_setup.scheduled, *whole_setup.kernels, in);
+    REQUIRE(whole);
+    auto compare = [&](const std::vector<Signal>& blocks, const std::string& how) {
+      double e = test::relative_rms_error(blocks, *whole);
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < n; ++i) differ += blocks[0].at(0, i) != (*whole)[0].at(0, i);
+      MESSAGE(what << ", " << how << ": relative RMS " << e << ", " << differ << " of " << n << " samples differ");
+      CHECK(e <= c.bound);
+    };
+    // The whole signal's schedule (chunked scan), in blocks of other lengths: the chunks
+    // start at each block.
+    for (std::vector<std::size_t> sizes : {std::vector<std::size_t>{150000, 150000},
+                                           std::vector<std::size_t>{70001, 1000, 64, 228935}}) {
+      CpuStream stream(whole_setup.scheduled, whole_setup.kernels);
+      compare(run_blocks(stream, in, sizes), "chunked-scan stream in " + std::to_string(sizes.size()) + " blocks");
+    }
+    // As `fxc run --block 64` runs it: compiled for 64-sample blocks (no time chunks).
+    Setup short_setup = compile(g, 1, c.dtype, 64, chunky);
+    CHECK(test::chains_of(short_setup.scheduled).at(0)->strategy != ir::IirStrategy::chunked_scan);
+    CpuStream stream(short_setup.scheduled, short_setup.kernels);
+    std::vector<std::size_t> sixty_fours(n / 64, 64);
+    sixty_fours.push_back(n % 64);
+    compare(run_blocks(stream, in, sixty_fours), "compiled for 64-sample blocks");
+  }
+}
+
+}  // namespace
+}  // namespace fxc
