@@ -11,11 +11,13 @@
 //   CUDA device: <why>; GPU tests skipped" and passes; with FXC_REQUIRE_CUDA_DEVICE=1 in the
 //   environment it fails instead (for machines that have a GPU).
 //
-// Tolerances, as the CPU backend's tests: float64 1e-9 relative RMS (floor 1e-3 of full
-// scale; the kernels run the interpreter's recurrences, the chunked scan's carries in
-// float64); float32 1e-2 relative RMS, the CPU backend's documented float32 bound for the
-// random graphs (float32 rounding amplified by poles near the unit circle); worst values
-// are printed.
+// Tolerances, relative RMS (floor 1e-3 of full scale), each with its reason where it is
+// checked; worst values are printed. float64 1e-9 everywhere: the kernels run the
+// interpreter's recurrences, the chunked scan's carries in float64 (measured 3e-12). float32:
+// chains whose state is float64 (pole radius >= 0.99) 1e-7, the float32 rounding of each
+// output sample (at most 2^-24 = 6e-8); graphs with float32-state chains 5e-6, the 107 dB
+// docs/errors.md measures for float32 state below radius 0.99; the random graphs, which chain
+// many filters and mixes on short signals, 1e-4, what the CPU backend measures on them.
 #ifdef FXC_HAS_CUDA_CODEGEN
 
 #include <doctest/doctest.h>
@@ -234,7 +236,10 @@ void check_random_graphs(const DeviceFactory& make) {
         if (force == Force::chunked && d == 0)
           chunked += count_kind(prepare(make, g, channels, dtype, force), codegen::CudaKernelKind::chain_chunked_scan);
         double e = run_and_compare(make, g, channels, 1001, dtype, force, seed);  // 15.6 chunks of 64
-        CHECK(e <= (dtype == DType::f64 ? 1e-9 : 1e-2));
+        // float32: the CPU backend runs the same recurrences on these graphs and measures up
+        // to 9.6e-5 (200 seeds, 257 samples, cpu_backend_test.cpp); here 7.1e-6 (it was
+        // 4.4e-4 before chains near the unit circle kept float64 state).
+        CHECK(e <= (dtype == DType::f64 ? 1e-9 : 1e-4));
         worst[f][d] = std::max(worst[f][d], e);
       }
   }
@@ -259,6 +264,7 @@ void check_every_kind(const DeviceFactory& make) {
       {"w1 chunked", w1_graph, 2, Force::chunked, codegen::CudaKernelKind::chain_chunked_scan},
       {"long fir", long_fir_graph, 2, Force::default_, codegen::CudaKernelKind::fir_tiled},
   };
+  double worst[2] = {0, 0};  // float64, float32
   for (const Case& c : cases) {
     for (DType dtype : {DType::f64, DType::f32}) {
       CAPTURE(std::string(c.name));
@@ -274,10 +280,14 @@ void check_every_kind(const DeviceFactory& make) {
         auto got = execute_cuda(p.program, inputs);
         REQUIRE(got);
         double e = worst_error(*got, *want);
-        CHECK(e <= (dtype == DType::f64 ? 1e-9 : 1e-3));
+        // float32: float32-state chains below radius 0.99 (stages' raw sections, the
+        // every-kind designs) may cost 107 dB (5e-6); measured 3.2e-7.
+        CHECK(e <= (dtype == DType::f64 ? 1e-9 : 5e-6));
+        worst[dtype == DType::f32] = std::max(worst[dtype == DType::f32], e);
       }
     }
   }
+  MESSAGE("every kind, worst relative RMS error: f64 " << worst[0] << ", f32 " << worst[1]);
 }
 
 void check_streams(const DeviceFactory& make) {
@@ -361,7 +371,9 @@ void check_many_channels(const DeviceFactory& make) {
   REQUIRE(got);
   double e = worst_error(*got, *want);
   MESSAGE("W1-like cascade, 40 channels interleaved, float32: relative RMS error " << e);
-  CHECK(e <= 1e-3);
+  // Its poles (20 Hz highpass, radius 0.9994) keep float64 state: only the float32 output
+  // rounding is left, at most 2^-24 = 6e-8 per sample. Measured 2.6e-8.
+  CHECK(e <= 1e-7);
 }
 
 bool has_wide_state(const Prepared& p) {
@@ -448,7 +460,9 @@ void check_batch(const DeviceFactory& make) {
       auto want = interpret(designed, items[b]);
       REQUIRE(want);
       double e = worst_error((*got)[b], *want);  // also checks each output's length
-      CHECK(e <= (c.dtype == DType::f64 ? 1e-9 : 1e-3));
+      // float32 is the W1-like chain, float64 state: output rounding only (2^-24 = 6e-8 per
+      // sample); measured 2.8e-8.
+      CHECK(e <= (c.dtype == DType::f64 ? 1e-9 : 1e-7));
       worst = std::max(worst, e);
     }
     MESSAGE("batch " << std::string(c.name) << " (" << name(c.dtype) << "): " << entries
