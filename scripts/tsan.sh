@@ -26,8 +26,8 @@ log=$build/tsan-report
 rm -f "$log".*
 status=0
 TSAN_OPTIONS="log_path=$log:halt_on_error=1:second_deadlock_stack=1:${TSAN_OPTIONS:-}" \
-  "$build/tests/fxc_thread_tests" --min-test-cases=3 \
-  "--test-case=one compiled graph runs*,concurrent writers of one key*,two processes writing one key*" || status=$?
+  "$build/tests/fxc_thread_tests" --min-test-cases=4 \
+  "--test-case=one compiled graph runs*,the memory cache serves*,concurrent writers of one key*,two processes writing one key*" || status=$?
 done=$(date +%s)
 if compgen -G "$log.*" >/dev/null; then
   echo "== ThreadSanitizer reports:"

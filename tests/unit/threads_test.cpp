@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <thread>
 
@@ -122,6 +123,52 @@ TEST_CASE("one compiled graph runs from several threads at once, each call as it
       CHECK(same_bits(together[t], alone[t]));
       if (streams) CHECK(same_bits(streamed[t], streamed_alone[t]));
     }
+  }
+}
+
+TEST_CASE("the memory cache serves a key to some threads while another inserts a new one") {
+  // A lookup must not race with an insert of another key. The readers wait for the insert
+  // through a relaxed atomic, which orders them in time but gives ThreadSanitizer no
+  // happens-before edge: only the cache's own lock may provide it, so an unlocked lookup is
+  // reported. (Threads that all miss one key and compile it are ordered by the locks inside
+  // LLVM instead, which hides such a race.)
+  auto graph_of_order = [](int order) {
+    Flow x = input("x", 2);
+    return make_graph("order", {output("y", x | butter(order, 1_kHz))});
+  };
+  test::CompiledCpu warm = test::compile_cpu(graph_of_order(2), 2, DType::f64, 100);
+  // Keys on both sides of the warm one (they are hashes): some land where its lookup walks.
+  std::vector<test::CompiledCpu> others;
+  for (int order = 3; order <= 8; ++order) others.push_back(test::compile_cpu(graph_of_order(order), 2, DType::f64, 100));
+  clear_memory_cache();
+  KernelCache cache("");
+  DiagnosticEngine diags;
+  auto first = cache.cpu_kernels(warm.scheduled, diags);
+  REQUIRE(first);
+  std::atomic<bool> inserted{false};
+  bool insert_ok = false;
+  std::vector<int> hits_ok(kThreads, 0);
+  std::vector<std::thread> threads;
+  threads.emplace_back([&] {
+    KernelCache mine("");
+    DiagnosticEngine d;
+    insert_ok = true;
+    for (const test::CompiledCpu& o : others) insert_ok = insert_ok && mine.cpu_kernels(o.scheduled, d).has_value();
+    inserted.store(true, std::memory_order_relaxed);
+  });
+  for (int t = 1; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      while (!inserted.load(std::memory_order_relaxed)) std::this_thread::yield();
+      KernelCache mine("");
+      DiagnosticEngine d;
+      for (int round = 0; round < 20; ++round)
+        if (auto k = mine.cpu_kernels(warm.scheduled, d); k && *k == *first) ++hits_ok[t];
+    });
+  for (std::thread& t : threads) t.join();
+  CHECK(insert_ok);
+  for (int t = 1; t < kThreads; ++t) {
+    CAPTURE(t);
+    CHECK(hits_ok[t] == 20);
   }
 }
 
