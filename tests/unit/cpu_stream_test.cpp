@@ -318,6 +318,11 @@ TEST_CASE("values change between blocks without recompiling; shapes cannot") {
   auto refused = stream.update_values(shape.scheduled);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().find("another shape") != std::string::npos);
+  // Its kernels do not make another order acceptable: only the schedule may differ.
+  auto refused_too = stream.update_values(shape.scheduled, shape.kernels);
+  REQUIRE_FALSE(refused_too);
+  CHECK(refused_too.error() ==
+        "the new graph has another shape (stages, orders, channels or dtype): compile it as a new stream");
 }
 
 }  // namespace
