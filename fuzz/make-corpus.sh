@@ -10,6 +10,8 @@
 #   python3; the e2e inputs in tests/data/e2e are 32 KB and more, too big to be good seeds).
 # fuzz_audio_reader: a 32-sample signal written by `fxc run` in each container and encoding.
 # fuzz_cache_entry: entry templates (see fuzz_cache_entry.cpp for the format).
+# fuzz_kernels: 32 seeded random byte strings of 512 bytes (the graph generator's choices);
+#   6 of them catch a clip kernel that clamps to the wrong bound.
 # fuzz/fx.dict, fuzz/ir.dict: the words of the .fx and IR seeds.
 # The committed corpus is small on purpose (well under 2 MB): seeds should be valid and tiny;
 # the fuzzer finds the rest.
@@ -19,7 +21,7 @@ fxc=$(realpath "${1:-build/tools/fxc/fxc}")
 [ -x "$fxc" ] || { echo "no fxc binary at $fxc; build first or pass its path" >&2; exit 1; }
 out=fuzz/corpus
 rm -rf "$out"
-mkdir -p "$out"/{fuzz_fx_parser,fuzz_pipeline,fuzz_ir_parser,fuzz_npy_reader,fuzz_audio_reader,fuzz_cache_entry}
+mkdir -p "$out"/{fuzz_fx_parser,fuzz_pipeline,fuzz_ir_parser,fuzz_npy_reader,fuzz_audio_reader,fuzz_cache_entry,fuzz_kernels}
 
 # .fx files, named after their folder so that equal base names do not collide.
 for dir in tests/diag/cases tests/golden/cases tests/e2e/graphs examples bench/workloads; do
@@ -99,6 +101,13 @@ printf '\x00garbage' > "$c/garbage"
 printf '\x01\x7fELF\x02\x01\x01' > "$c/object_replaced"
 printf '\x02%s' "$valid" > "$c/object_missing"
 printf '\x03%s' "$valid" > "$c/object_truncated"
+
+/usr/bin/python3 - "$out/fuzz_kernels" <<'END'
+import random, sys
+r = random.Random(2024)
+for i in range(32):
+    open(f"{sys.argv[1]}/seed_{i:02d}.bin", "wb").write(bytes(r.randrange(256) for _ in range(512)))
+END
 
 # Dictionaries: every word outside comments in the seeds, for libFuzzer's -dict.
 words() { sed 's/#.*//' "$@" | grep -ohE '[A-Za-z_][A-Za-z_0-9]*' | sort -u | sed 's/.*/"&"/'; }

@@ -28,6 +28,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // No inputs is a mistake (an empty corpus directory, a wrong path): nothing would be tested.
+  if (files.empty()) {
+    std::fprintf(stderr, "no inputs to replay\n");
+    return 2;
+  }
   std::sort(files.begin(), files.end());
   for (const fs::path& file : files) {
     std::ifstream in(file, std::ios::binary);

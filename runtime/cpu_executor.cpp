@@ -190,11 +190,83 @@ Expected<std::monostate, std::string> CpuStream::load_state(std::string_view byt
   return std::monostate{};
 }
 
+namespace {
+
+// The graph's structural hash without what select_strategy derives from values (the strategy,
+// the chunk length and the state precision): graphs with the same schedule-free key keep the
+// same state, in float32 or float64 (CpuStream::update_values with kernels).
+std::string schedule_free_key(const ir::Graph& scheduled) {
+  ir::Graph g = scheduled;
+  for (ir::NodeId id = 0; id < g.size(); ++id)
+    if (auto* chain = std::get_if<ir::Chain>(&g.node(id).op)) {
+      chain->strategy = ir::IirStrategy::none;
+      chain->chunk_length = 0;
+      chain->state_precision = ir::StatePrecision::signal;
+    }
+  return ir::structural_hash(g);
+}
+
+// A chain's state in another compute type (float32 <-> float64 state precision).
+template <class To, class From>
+ChainState<To> convert_state(const ChainState<From>& from) {
+  ChainState<To> to;
+  to.ready = from.ready;
+  to.delay_lengths = from.delay_lengths;
+  to.state.assign(from.state.begin(), from.state.end());
+  to.positions = from.positions;
+  for (const auto& line : from.lines) to.lines.emplace_back(line.begin(), line.end());
+  to.fft_history = from.fft_history;
+  return to;
+}
+
+}  // namespace
+
+Expected<std::monostate, std::string> CpuStream::update_values(const ir::Graph& scheduled,
+                                                               std::shared_ptr<const codegen::CpuKernels> kernels) {
+  if (schedule_free_key(scheduled) != schedule_free_key(scheduled_))
+    return Unexpected{std::string(
+        "the new graph has another shape (stages, orders, channels or dtype): compile it as a new stream")};
+  if (!kernels) return Unexpected{std::string("internal error (a bug in fxc): update_values without kernels")};
+  // A float32 graph keeps a chain's state in `chains` (float32 state) or `wide_chains`
+  // (float64 state): move each chain whose precision changed to the other list. A float64
+  // graph has float64 state either way.
+  if (auto* graph_state = std::get_if<GraphState<float>>(&state_->graph)) {
+    for (ir::NodeId id = 0; id < scheduled.size() && id < scheduled_.size(); ++id) {
+      const auto* before = std::get_if<ir::Chain>(&scheduled_.node(id).op);
+      const auto* after = std::get_if<ir::Chain>(&scheduled.node(id).op);
+      if (!before || !after || before->state_precision == after->state_precision) continue;
+      auto& narrow = graph_state->chains;
+      auto& wide = graph_state->wide_chains;
+      if (narrow.size() <= id || wide.size() <= id) continue;  // not run yet: nothing to carry
+      if (after->state_precision == ir::StatePrecision::f64) {
+        wide[id] = convert_state<double>(narrow[id]);
+        narrow[id] = {};
+      } else {
+        narrow[id] = convert_state<float>(wide[id]);
+        wide[id] = {};
+      }
+    }
+  }
+  // The new schedule runs the new kernels: a new plan, then the values as for one schedule.
+  ir::Graph same_schedule = scheduled_;
+  for (ir::NodeId id = 0; id < same_schedule.size(); ++id)
+    if (auto* chain = std::get_if<ir::Chain>(&same_schedule.node(id).op)) {
+      const auto& next = std::get<ir::Chain>(scheduled.node(id).op);
+      chain->strategy = next.strategy;
+      chain->chunk_length = next.chunk_length;
+      chain->state_precision = next.state_precision;
+    }
+  scheduled_ = std::move(same_schedule);
+  kernels_ = std::move(kernels);
+  run_ = std::make_unique<Run>(scheduled_, *kernels_);
+  return update_values(scheduled);
+}
+
 Expected<std::monostate, std::string> CpuStream::update_values(const ir::Graph& scheduled) {
   if (ir::structural_hash(scheduled) != ir::structural_hash(scheduled_))
     return Unexpected{std::string(
         "the new graph has another shape (stages, orders, channels or strategy): compile it as "
-        "a new stream")};
+        "a new stream, or pass its kernels to update_values if only its schedule changed")};
   scheduled_ = scheduled;
   run_->values = graph_values(scheduled_);
   std::visit(

@@ -74,6 +74,14 @@ class CpuStream {
   /// stream's structural hash. The state is kept, so the filter continues from where it was
   /// with its new coefficients from the next block on.
   Expected<std::monostate, std::string> update_values(const ir::Graph& scheduled);
+  /// The same for new values that select_strategy scheduled differently (a cutoff that moves
+  /// a pole past f64_state_pole_radius, or changes the filter's decay and so the strategy or
+  /// chunk length): `scheduled` must have the stream's stages, orders, channels and dtype;
+  /// `kernels` are its kernels. Every chain's state carries over, converted between float32
+  /// and float64 where its state precision changed, so the filter continues as with
+  /// update_values.
+  Expected<std::monostate, std::string> update_values(const ir::Graph& scheduled,
+                                                      std::shared_ptr<const codegen::CpuKernels> kernels);
 
   const ir::Graph& graph() const { return scheduled_; }
 

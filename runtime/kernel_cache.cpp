@@ -123,9 +123,9 @@ Expected<std::shared_ptr<const std::string>, std::string> KernelCache::cuda_cubi
     cubin = std::make_shared<const std::string>(std::move(*compiled));
     if (!directory_.empty()) write_entry(k, text, scheduled.name, *cubin, {}, diags, ".cubin");
   }
+  // Another thread may have stored the same key meanwhile: every caller gets the one stored.
   std::lock_guard lock(cubin_mutex);
-  cubins().emplace(k, cubin);
-  return cubin;
+  return cubins().emplace(k, cubin).first->second;
 }
 
 Expected<std::shared_ptr<const codegen::CpuKernels>, std::string> KernelCache::cpu_kernels(
@@ -166,9 +166,10 @@ Expected<std::shared_ptr<const codegen::CpuKernels>, std::string> KernelCache::c
     kernels = *compiled;
     if (!directory_.empty()) write_entry(k, text, scheduled.name, kernels->object_code(), ids, diags);
   }
+  // Another thread may have compiled the same key meanwhile: every caller gets the one stored,
+  // so the process keeps one copy of the machine code (the others are released here).
   std::lock_guard lock(memory_mutex);
-  memory().emplace(k, kernels);
-  return kernels;
+  return memory().emplace(k, kernels).first->second;
 }
 
 std::optional<std::string> KernelCache::read_entry(const std::string& key,

@@ -8,7 +8,7 @@
 #   -k          step around the bugs already found (FXC_FUZZ_SKIP_KNOWN_BUGS and the UBSan
 #               suppressions in fuzz/known-bugs.supp), to look for new ones
 #   TARGET      fuzz_fx_parser fuzz_ir_parser fuzz_npy_reader fuzz_audio_reader
-#               fuzz_cache_entry fuzz_pipeline (default: all, in that order)
+#               fuzz_cache_entry fuzz_pipeline fuzz_kernels (default: all, in that order)
 #
 # Environment: CXX (a clang++ of version 15 or newer; default: the newest clang++-NN found),
 # FXC_FUZZ_FLAGS (more libFuzzer flags, e.g. "-fork=1 -ignore_crashes=1" to go on after a
@@ -37,7 +37,7 @@ while getopts "t:j:kh" opt; do
 done
 shift $((OPTIND - 1))
 all_targets=(fuzz_fx_parser fuzz_ir_parser fuzz_npy_reader fuzz_audio_reader fuzz_cache_entry
-             fuzz_pipeline)
+             fuzz_pipeline fuzz_kernels)
 if (($#)); then targets=("$@"); else targets=("${all_targets[@]}"); fi
 for t in "${targets[@]}"; do
   [[ " ${all_targets[*]} " == *" $t "* ]] || { echo "unknown target '$t'" >&2; exit 2; }
@@ -89,6 +89,8 @@ for t in "${targets[@]}"; do
     fuzz_audio_reader) flags+=(-max_len=16384) ;;
     # Each input recompiles a kernel (tens of milliseconds): a slow target by design.
     fuzz_cache_entry) flags+=(-max_len=8192 -timeout=60) ;;
+    # Each input compiles two graphs with LLVM: slow by design; 512 bytes choose a graph.
+    fuzz_kernels) flags+=(-max_len=1024 -timeout=60) ;;
   esac
   echo "== $t: ${seconds}s"
   status=0

@@ -5,8 +5,10 @@
 // starts a comment line):
 //
 //   category NAME            what the case is about (the catalogue must cover every one)
-//   requires non-root        skip the case, saying so, when running as root; `requires avx2`
-//                            when the host lacks AVX2 and FMA (a case that needs a strategy)
+//   requires non-root        the case needs file permissions to apply: as root (CI), its fxc
+//                            commands run as the unprivileged user nobody (setpriv), with %t
+//                            handed to that user first; `requires avx2` skips the case when
+//                            the host lacks AVX2 and FMA (a case that needs a strategy)
 //   file NAME <<END          a text file: the lines up to END
 //   bytes NAME TEXT          a file of TEXT, with \n, \t, \\ and \xNN escapes
 //   npy NAME K=V...          a .npy file: descr=<f8 shape=2,64 fortran=False data=BYTES
@@ -42,8 +44,10 @@
 // FXC_UPDATE_GOLDEN=1 rewrites the `stderr <<END` and `stdout <<END` blocks from what the
 // commands printed (never `exit`): review the diff by eye.
 #define DOCTEST_CONFIG_IMPLEMENT
-#include <doctest/doctest.h>
+#include "test_main.h"
 
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -444,11 +448,43 @@ std::string substitute(std::string text, const fs::path& dir) {
   return text;
 }
 
+// An unprivileged user to run a case's commands as, where the tests run as root.
+struct RunAs {
+  uid_t uid;
+  gid_t gid;
+};
+
+constexpr const char* kSetpriv = "/usr/bin/setpriv";  // util-linux, in every Debian
+
+// nobody:nogroup, for cases whose checks need file permissions to apply (not to root).
+RunAs unprivileged_user() {
+  const passwd* user = getpwnam("nobody");
+  const group* group = getgrnam("nogroup");
+  if (!user || !group) throw std::runtime_error("no user nobody or group nogroup to run permission cases as");
+  if (access(kSetpriv, X_OK) != 0) throw std::runtime_error(std::string(kSetpriv) + " is needed to run permission cases as root");
+  return {user->pw_uid, group->gr_gid};
+}
+
+// Gives `dir` and everything in it to `user` (modes stay), so that the user meets exactly the
+// permissions the case set, as their owner would.
+void hand_over(const fs::path& dir, const RunAs& user) {
+  auto give = [&](const fs::path& p) {
+    if (lchown(p.c_str(), user.uid, user.gid) != 0)
+      throw std::runtime_error("cannot hand " + p.string() + " to uid " + std::to_string(user.uid) + ": " + std::strerror(errno));
+  };
+  give(dir);
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(dir)) give(e.path());
+}
+
 // Runs fxc with RLIMIT_FSIZE set for the child when `fsize` is given (SIGXFSZ ignored, so a
-// write past the limit fails with EFBIG, as on a full disk, instead of killing the process).
+// write past the limit fails with EFBIG, as on a full disk, instead of killing the process),
+// and as `user` through setpriv when given.
 CommandResult run_fxc(std::vector<std::string> args, const fs::path& dir, const std::vector<std::string>& env,
-                      std::optional<rlim_t> fsize) {
+                      std::optional<rlim_t> fsize, const std::optional<RunAs>& user = std::nullopt) {
   args.front() = FXC_BINARY;
+  if (user)
+    args.insert(args.begin(), {kSetpriv, "--reuid=" + std::to_string(user->uid), "--regid=" + std::to_string(user->gid),
+                               "--clear-groups", "--"});
   rlimit saved{};
   getrlimit(RLIMIT_FSIZE, &saved);
   struct sigaction ignore {}, old {};
@@ -503,6 +539,7 @@ CaseRun run_case(const fs::path& file, bool rewrite) {
   std::vector<std::string> env = {"FXC_CACHE_DIR=" + (dir / "cache").string()};
   fs::path cache = dir / "cache";
   std::optional<rlim_t> fsize;
+  std::optional<RunAs> user;  // set by `requires non-root` when running as root
   std::vector<Rewrite> rewrites;
 
   for (std::size_t k = 0; k < directives.size(); ++k) {
@@ -520,11 +557,7 @@ CaseRun run_case(const fs::path& file, bool rewrite) {
     } else if (d.verb == "requires") {
       need(1);
       if (w[0] == "non-root") {
-        if (geteuid() == 0) {
-          MESSAGE("skipping " << name << ": it needs file permissions, which do not apply to root");
-          result.skipped = true;
-          return result;
-        }
+        if (geteuid() == 0) user = unprivileged_user();
       } else if (w[0] == "avx2") {
         if (!host_has_avx2()) {
           MESSAGE("skipping " << name << ": the strategy it needs is chosen on hosts with AVX2 and FMA");
@@ -608,7 +641,8 @@ CaseRun run_case(const fs::path& file, bool rewrite) {
       for (const std::string& a : w) args.push_back(substitute(a, dir));
       std::map<std::string, std::string> before;
       for (const std::string& o : output_paths(args)) before[o] = path_state(dir / o);
-      CommandResult r = run_fxc(args, dir, env, fsize);
+      if (user) hand_over(dir, *user);
+      CommandResult r = run_fxc(args, dir, env, fsize, user);
       ++result.commands;
       std::string err = normalize(r.err, dir), out = normalize(r.out, dir);
       int want_exit = 0;
@@ -784,5 +818,5 @@ TEST_CASE("normalization replaces the case directory and cache keys only") {
 int main(int argc, char** argv) {
   unsetenv("FXC_CACHE_DIR");
   unsetenv("XDG_CACHE_HOME");
-  return doctest::Context(argc, argv).run();
+  return fxc::test::run_tests(argc, argv);
 }

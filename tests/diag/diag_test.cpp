@@ -2,8 +2,8 @@
 // to 48 kHz, one channel, and designed), and the rendered diagnostics must equal
 // cases/NAME.expected exactly. FXC_UPDATE_GOLDEN=1 rewrites the .expected files instead;
 // review the diff by eye: each message must be clear and its caret must point at the fault.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
-#include <doctest/doctest.h>
+#define DOCTEST_CONFIG_IMPLEMENT
+#include "test_main.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -78,3 +78,5 @@ TEST_CASE("every malformed .fx case renders its expected diagnostics") {
     CHECK(actual == read_text(expected_path));
   }
 }
+
+int main(int argc, char** argv) { return fxc::test::run_tests(argc, argv); }

@@ -17,7 +17,7 @@
 //    rounds to 24 bits and a section's feedback amplifies that by about 1/(1 - r) for pole
 //    radius r; these graphs' filters (r <= 0.99) measure 2e-6 at worst.
 #define DOCTEST_CONFIG_IMPLEMENT
-#include <doctest/doctest.h>
+#include "test_main.h"
 
 #include <filesystem>
 #include <unistd.h>
@@ -29,6 +29,7 @@
 
 #include <nlohmann/json.hpp>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -566,15 +567,25 @@ TEST_CASE("several -i/-o groups run as one batch, each output as if run alone") 
                 2, "4 -o file(s) are needed for a batch of 2 item(s)");
 }
 
-TEST_CASE("a batch on --target cuda: on a GPU each output as SciPy's, else the driver error and nothing written") {
+// On a machine without a CUDA driver the only acceptable failure is the no-driver message,
+// exactly, with nothing written; the case then skips (CTest e2e_cuda_device shows "Skipped").
+// Any other failure (a driver without a device, a broken driver, a compile error) fails, and
+// FXC_REQUIRE_CUDA_DEVICE=1 (a machine with a GPU) makes even the no-driver message a failure.
+TEST_CASE("CUDA device: a batch on --target cuda, each output as SciPy's") {
   TempDir dir;
   CommandResult r = run_fxc({"run", graph("crossover.fx"), "-i", data("crossover_in.wav"), "-i",
                              data("crossover_in.wav"), "--target", "cuda", "--dtype", "f64", "-o", "w1.npy",
                              "-o", "t1.npy", "-o", "w2.npy", "-o", "t2.npy"},
                             dir.path());
-  if (r.exit_code != 0) {  // no GPU here: the reason, exit status 1, no output
-    check_failure(r, 1, "CUDA");
+  const char* kNoDriver =
+      "error: no CUDA driver (libcuda.so.1 not found): --target cuda needs an NVIDIA GPU and its "
+      "driver; use --target cpu\n";
+  const char* require = std::getenv("FXC_REQUIRE_CUDA_DEVICE");
+  if (r.exit_code != 0 && r.err == kNoDriver && !(require && std::string(require) == "1")) {
+    CHECK(r.exit_code == 1);
+    CHECK(r.out.empty());
     CHECK(dir.entries().empty());
+    fxc::test::skip("no CUDA driver (libcuda.so.1 not found)");
     return;
   }
   require_success(r);
@@ -590,7 +601,7 @@ int main(int argc, char** argv) {
   std::string cache = (std::filesystem::temp_directory_path() /
                        ("fxc-test-cache-" + std::to_string(getpid()))).string();
   setenv("FXC_CACHE_DIR", cache.c_str(), 1);
-  int status = doctest::Context(argc, argv).run();
+  int status = fxc::test::run_tests(argc, argv);
   std::error_code ignored;
   std::filesystem::remove_all(cache, ignored);
   return status;

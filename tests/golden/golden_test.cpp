@@ -14,7 +14,7 @@
 // Every text IR the cases print (`--emit ir`, `--emit ir-opt`, and each block of
 // `--print-after-all`) must also read back with ir::parse_graph and print identically.
 #define DOCTEST_CONFIG_IMPLEMENT
-#include <doctest/doctest.h>
+#include "test_main.h"
 
 #include <filesystem>
 #include <unistd.h>
@@ -291,7 +291,7 @@ int main(int argc, char** argv) {
   std::string cache = (std::filesystem::temp_directory_path() /
                        ("fxc-test-cache-" + std::to_string(getpid()))).string();
   setenv("FXC_CACHE_DIR", cache.c_str(), 1);
-  int status = doctest::Context(argc, argv).run();
+  int status = fxc::test::run_tests(argc, argv);
   std::error_code ignored;
   std::filesystem::remove_all(cache, ignored);
   return status;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <thread>
 
+#include "expected_text.h"
 #include "block_test_support.h"
 #include "random_graphs.h"
 
@@ -21,7 +22,7 @@ constexpr std::size_t kMaxBlock = 64;
 BlockExecutor make_executor(const Compiled& c, std::size_t max_block = kMaxBlock,
                             const std::map<ir::NodeId, std::vector<std::int64_t>>& max_delays = {}) {
   auto executor = BlockExecutor::create(c.scheduled, c.kernels, max_block, max_delays);
-  REQUIRE_MESSAGE(executor, executor.error());
+  REQUIRE(executor);
   return std::move(*executor);
 }
 
@@ -136,7 +137,7 @@ TEST_CASE("BlockExecutor: staged values arrive at the next block, as CpuStream::
       if (b % 37 == 36) {
         const Compiled& next = v[(b / 37) % 2 == 0 ? 1 : 0];
         auto staged = executor.stage_values(next.scheduled);
-        REQUIRE_MESSAGE(staged, staged.error());
+        REQUIRE(staged);
         REQUIRE(stream.update_values(next.scheduled));
       }
       executor.process(p.inputs, p.outputs, sizes[b]);
@@ -256,7 +257,7 @@ TEST_CASE("BlockExecutor: reset, and states that move to and from CpuStream") {
     check_same(*from_executor, *want, true);
     BlockExecutor loaded = make_executor(compiled);
     auto ok = loaded.load_state(saved);
-    REQUIRE_MESSAGE(ok, ok.error());
+    REQUIRE(ok);
     check_same(run_in_blocks(loaded, compiled.scheduled, b, {64}), *want, true);
 
     // A damaged state is refused and the state kept; reset gives a fresh executor's output.
@@ -325,7 +326,7 @@ TEST_CASE("execute_cpu_into writes execute_cpu's outputs into the caller's memor
     std::vector<Signal> outputs = output_signals(compiled.scheduled, 20000);
     Pointers p(inputs, outputs);
     auto done = execute_cpu_into(compiled.scheduled, *compiled.kernels, p.inputs, p.outputs, 20000);
-    REQUIRE_MESSAGE(done, done.error());
+    REQUIRE(done);
     check_same(outputs, *whole, true);
     if (inputs.size() != 1) continue;
     std::vector<Signal> buffer = inputs;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "expected_text.h"
 #include "frontend/dsl.h"
 #include "ir/print.h"
 #include "passes/pipeline.h"
@@ -74,14 +75,14 @@ double run_and_compare(const ir::Graph& g, int channels, std::size_t samples, DT
   DiagnosticEngine diags;
   KernelCache cache("");
   auto kernels = cache.cpu_kernels(c.scheduled, diags);
-  REQUIRE_MESSAGE(kernels, kernels.error());
+  REQUIRE(kernels);
   std::vector<Signal> inputs = noise_inputs(g, channels, samples, seed);
   if (dtype == DType::f32)  // the oracle sees the same rounded inputs
     for (Signal& s : inputs) s = s.converted(DType::f32).converted(DType::f64);
   auto want = interpret(c.designed, inputs);
-  REQUIRE_MESSAGE(want, want.error());
+  REQUIRE(want);
   auto got = execute_cpu(c.scheduled, **kernels, inputs);
-  REQUIRE_MESSAGE(got, got.error());
+  REQUIRE(got);
   return worst_error(*got, *want, 1e-3);
 }
 
@@ -214,7 +215,7 @@ TEST_CASE("the chunked scan matches the interpreter") {
         REQUIRE(chunked);
         KernelCache cache("");
         auto kernels = cache.cpu_kernels(*scheduled, diags);
-        REQUIRE_MESSAGE(kernels, kernels.error());
+        REQUIRE(kernels);
         std::vector<Signal> inputs = noise_inputs(g, channels, samples, 3);
         if (dtype == DType::f32)
           for (Signal& s : inputs) s = s.converted(DType::f32).converted(DType::f64);
@@ -255,7 +256,7 @@ TEST_CASE("long FIRs on float32 run by FFT overlap-save, as a kernel of their ow
       DiagnosticEngine diags;
       KernelCache cache("");
       auto kernels = cache.cpu_kernels(c.scheduled, diags);
-      REQUIRE_MESSAGE(kernels, kernels.error());
+      REQUIRE(kernels);
       std::vector<Signal> inputs = noise_inputs(g, channels, samples, 5);
       for (Signal& s : inputs) s = s.converted(DType::f32).converted(DType::f64);
       auto want = interpret(c.designed, inputs);

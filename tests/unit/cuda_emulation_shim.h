@@ -13,13 +13,14 @@
 #include <thread>
 #include <vector>
 
-struct FxcDim3 {
-  unsigned x = 0, y = 0, z = 0;
-};
-static thread_local FxcDim3 threadIdx, blockIdx, blockDim, gridDim;
-static thread_local std::barrier<>* fxc_block_barrier = nullptr;
+#include "cuda_emulation_context.h"
 
-static inline void __syncthreads() { fxc_block_barrier->arrive_and_wait(); }
+// The emulated thread's indices are the test executable's thread-local state, not this
+// module's (cuda_emulation_context.h says why); the emulator binds the accessor after dlopen.
+static FxcThreadContextFn fxc_context = nullptr;
+extern "C" void fxc_emu_bind(FxcThreadContextFn context) { fxc_context = context; }
+
+static inline void __syncthreads() { fxc_context()->barrier->arrive_and_wait(); }
 
 #define __global__
 #define __device__
@@ -40,10 +41,11 @@ template <class F>
 static void fxc_emulate(long long grid, int block, bool synchronizes, F body) {
   for (long long b = 0; b < grid; ++b) {
     auto thread = [&](int t) {
-      blockIdx = {static_cast<unsigned>(b), 0, 0};
-      threadIdx = {static_cast<unsigned>(t), 0, 0};
-      blockDim = {static_cast<unsigned>(block), 1, 1};
-      gridDim = {static_cast<unsigned>(grid), 1, 1};
+      FxcThreadContext& c = *fxc_context();
+      c.block_idx = {static_cast<unsigned>(b), 0, 0};
+      c.thread_idx = {static_cast<unsigned>(t), 0, 0};
+      c.block_dim = {static_cast<unsigned>(block), 1, 1};
+      c.grid_dim = {static_cast<unsigned>(grid), 1, 1};
       body();
     };
     if (!synchronizes) {
@@ -54,9 +56,15 @@ static void fxc_emulate(long long grid, int block, bool synchronizes, F body) {
     std::vector<std::thread> threads;
     for (int t = 0; t < block; ++t)
       threads.emplace_back([&, t] {
-        fxc_block_barrier = &barrier;
+        fxc_context()->barrier = &barrier;
         thread(t);
       });
     for (auto& t : threads) t.join();
   }
 }
+
+// What the generated kernels read, after the shim's own code.
+#define threadIdx (fxc_context()->thread_idx)
+#define blockIdx (fxc_context()->block_idx)
+#define blockDim (fxc_context()->block_dim)
+#define gridDim (fxc_context()->grid_dim)

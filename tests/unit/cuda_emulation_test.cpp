@@ -11,11 +11,13 @@
 //   CUDA device: <why>; GPU tests skipped" and passes; with FXC_REQUIRE_CUDA_DEVICE=1 in the
 //   environment it fails instead (for machines that have a GPU).
 //
-// Tolerances, as the CPU backend's tests: float64 1e-9 relative RMS (floor 1e-3 of full
-// scale; the kernels run the interpreter's recurrences, the chunked scan's carries in
-// float64); float32 1e-2 relative RMS, the CPU backend's documented float32 bound for the
-// random graphs (float32 rounding amplified by poles near the unit circle); worst values
-// are printed.
+// Tolerances, relative RMS (floor 1e-3 of full scale), each with its reason where it is
+// checked; worst values are printed. float64 1e-9 everywhere: the kernels run the
+// interpreter's recurrences, the chunked scan's carries in float64 (measured 3e-12). float32:
+// chains whose state is float64 (pole radius >= 0.99) 1e-7, the float32 rounding of each
+// output sample (at most 2^-24 = 6e-8); graphs with float32-state chains 5e-6, the 107 dB
+// docs/errors.md measures for float32 state below radius 0.99; the random graphs, which chain
+// many filters and mixes on short signals, 1e-4, what the CPU backend measures on them.
 #ifdef FXC_HAS_CUDA_CODEGEN
 
 #include <doctest/doctest.h>
@@ -23,9 +25,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <random>
 
 #include "cuda_emulator.h"
+#include "expected_text.h"
 #include "frontend/dsl.h"
 #include "passes/pipeline.h"
 #include "random_graphs.h"
@@ -33,6 +37,7 @@
 #include "runtime/cuda_executor.h"
 #include "runtime/reference_interpreter.h"
 #include "test_graphs.h"
+#include "test_skip.h"
 
 namespace fxc {
 namespace {
@@ -46,15 +51,20 @@ DeviceFactory emulated() {
   return [] { return std::make_shared<test::EmulatedDevice>(); };
 }
 
-// The GPU, or an empty factory when there is none (the test case then returns: skipped with a
-// message, or failed with FXC_REQUIRE_CUDA_DEVICE=1).
+// The GPU. Without one, only the exact no-driver message is a reason to skip (the case calls
+// test::skip and returns, and the runner exits 77: CTest shows cuda_device as "Skipped");
+// any other failure to open a device fails, and FXC_REQUIRE_CUDA_DEVICE=1 (set where a GPU is
+// expected; .ci/run sets it when nvidia-smi lists one) makes the no-driver case fail too.
 DeviceFactory real_device() {
+  static const std::string kNoDriver =
+      "no CUDA driver (libcuda.so.1 not found): --target cuda needs an NVIDIA GPU and its driver; use --target cpu";
   auto opened = open_cuda_device();
   if (!opened) {
     const char* require = std::getenv("FXC_REQUIRE_CUDA_DEVICE");
     if (require && std::string(require) == "1")
       FAIL("no CUDA device: " << opened.error() << " (FXC_REQUIRE_CUDA_DEVICE=1 requires one)");
-    MESSAGE("no CUDA device: " << opened.error() << "; GPU tests skipped");
+    if (opened.error() != kNoDriver) FAIL("a CUDA driver is present but no device opens: " << opened.error());
+    test::skip("no CUDA device: " + opened.error());
     return {};
   }
   MESSAGE("CUDA device: " << (*opened)->description());
@@ -88,18 +98,20 @@ passes::StrategyThresholds forced(Force force, int chunk) {
   return thresholds;
 }
 
+// `f64_state_pole_radius`: the threshold for float64 state, when a check forces it.
 Prepared prepare(const DeviceFactory& make, const ir::Graph& g, int channels, DType dtype, Force force,
-                 int chunk = 64) {
+                 int chunk = 64, std::optional<double> f64_state_pole_radius = std::nullopt) {
   DiagnosticEngine diags;
   ir::Graph designed = design(g, channels);
   passes::PassContext context{diags, {48000.0, channels, dtype}};
   context.target = passes::cuda_target();
   context.thresholds = forced(force, chunk);
+  if (f64_state_pole_radius) context.thresholds.f64_state_pole_radius = *f64_state_pole_radius;
   auto scheduled = passes::run_pipeline(g, context);
   REQUIRE_MESSAGE(scheduled, diags.str());
   auto device = make();
   auto program = load_cuda_program(device, *scheduled, "", diags);
-  REQUIRE_MESSAGE(program, program.error());
+  REQUIRE(program);
   return {std::move(designed), std::move(*scheduled), device, *program};
 }
 
@@ -153,7 +165,7 @@ std::vector<Signal> run_blocks(CudaStream& stream, const std::vector<Signal>& in
       block.push_back(std::move(part));
     }
     auto out = stream.process(block);
-    REQUIRE_MESSAGE(out, out.error());
+    REQUIRE(out);
     if (whole.empty())
       for (const Signal& s : *out) whole.emplace_back(s.channels(), total);
     for (std::size_t o = 0; o < out->size(); ++o)
@@ -169,9 +181,9 @@ double run_and_compare(const DeviceFactory& make, const ir::Graph& g, int channe
   Prepared p = prepare(make, g, channels, dtype, force, chunk);
   std::vector<Signal> inputs = noise(p.designed, samples, seed, dtype, channels);
   auto want = interpret(p.designed, inputs);
-  REQUIRE_MESSAGE(want, want.error());
+  REQUIRE(want);
   auto got = execute_cuda(p.program, inputs);
-  REQUIRE_MESSAGE(got, got.error());
+  REQUIRE(got);
   return worst_error(*got, *want);
 }
 
@@ -224,7 +236,10 @@ void check_random_graphs(const DeviceFactory& make) {
         if (force == Force::chunked && d == 0)
           chunked += count_kind(prepare(make, g, channels, dtype, force), codegen::CudaKernelKind::chain_chunked_scan);
         double e = run_and_compare(make, g, channels, 1001, dtype, force, seed);  // 15.6 chunks of 64
-        CHECK(e <= (dtype == DType::f64 ? 1e-9 : 1e-2));
+        // float32: the CPU backend runs the same recurrences on these graphs and measures up
+        // to 9.6e-5 (200 seeds, 257 samples, cpu_backend_test.cpp); here 7.1e-6 (it was
+        // 4.4e-4 before chains near the unit circle kept float64 state).
+        CHECK(e <= (dtype == DType::f64 ? 1e-9 : 1e-4));
         worst[f][d] = std::max(worst[f][d], e);
       }
   }
@@ -249,6 +264,7 @@ void check_every_kind(const DeviceFactory& make) {
       {"w1 chunked", w1_graph, 2, Force::chunked, codegen::CudaKernelKind::chain_chunked_scan},
       {"long fir", long_fir_graph, 2, Force::default_, codegen::CudaKernelKind::fir_tiled},
   };
+  double worst[2] = {0, 0};  // float64, float32
   for (const Case& c : cases) {
     for (DType dtype : {DType::f64, DType::f32}) {
       CAPTURE(std::string(c.name));
@@ -262,12 +278,16 @@ void check_every_kind(const DeviceFactory& make) {
         auto want = interpret(p.designed, inputs);
         REQUIRE(want);
         auto got = execute_cuda(p.program, inputs);
-        REQUIRE_MESSAGE(got, got.error());
+        REQUIRE(got);
         double e = worst_error(*got, *want);
-        CHECK(e <= (dtype == DType::f64 ? 1e-9 : 1e-3));
+        // float32: float32-state chains below radius 0.99 (stages' raw sections, the
+        // every-kind designs) may cost 107 dB (5e-6); measured 3.2e-7.
+        CHECK(e <= (dtype == DType::f64 ? 1e-9 : 5e-6));
+        worst[dtype == DType::f32] = std::max(worst[dtype == DType::f32], e);
       }
     }
   }
+  MESSAGE("every kind, worst relative RMS error: f64 " << worst[0] << ", f32 " << worst[1]);
 }
 
 void check_streams(const DeviceFactory& make) {
@@ -305,7 +325,7 @@ void check_streams(const DeviceFactory& make) {
       }
       REQUIRE(stream.process(first));
       auto saved = stream.snapshot();
-      REQUIRE_MESSAGE(saved, saved.error());
+      REQUIRE(saved);
       auto once = stream.process(second);
       REQUIRE(once);
       REQUIRE(stream.restore(**saved));
@@ -348,33 +368,45 @@ void check_many_channels(const DeviceFactory& make) {
   auto want = interpret(p.designed, inputs);
   REQUIRE(want);
   auto got = execute_cuda(p.program, inputs);
-  REQUIRE_MESSAGE(got, got.error());
+  REQUIRE(got);
   double e = worst_error(*got, *want);
   MESSAGE("W1-like cascade, 40 channels interleaved, float32: relative RMS error " << e);
-  CHECK(e <= 1e-3);
+  // Its poles (20 Hz highpass, radius 0.9994) keep float64 state: only the float32 output
+  // rounding is left, at most 2^-24 = 6e-8 per sample. Measured 2.6e-8.
+  CHECK(e <= 1e-7);
+}
+
+bool has_wide_state(const Prepared& p) {
+  bool wide = false;
+  for (const auto& k : p.program->kernels) wide = wide || (k.dtype == DType::f32 && k.state_dtype == DType::f64);
+  return wide;
 }
 
 void check_f64_state(const DeviceFactory& make) {
+  // The default threshold (f64_state_pole_radius 0.99) chooses float64 state for a 5 Hz
+  // lowpass (pole radius above 0.999): a failure, not a skip, if it stops doing so.
   Prepared p = prepare(make, close_pole_graph(), 1, DType::f32, Force::default_);
-  bool wide = false;
-  for (const auto& k : p.program->kernels) wide = wide || (k.dtype == DType::f32 && k.state_dtype == DType::f64);
-  if (!wide) {
-    MESSAGE("select_strategy did not choose state_precision f64 for a 5 Hz lowpass: nothing to check");
-    return;
-  }
+  CHECK_MESSAGE(has_wide_state(p), "select_strategy did not choose state_precision f64 for a 5 Hz lowpass");
   auto source = codegen::emit_cuda_source(p.scheduled);
   REQUIRE(source);
   CHECK(source->find("state_precision f64") != std::string::npos);
-  for (Force force : {Force::default_, Force::per_channel}) {
-    Prepared q = prepare(make, close_pole_graph(), 1, DType::f32, force);
+  // The accuracy with float64 state forced (threshold 0: every float32 chain), so that it is
+  // checked whatever the default threshold becomes.
+  for (Force force : {Force::default_, Force::per_channel, Force::chunked}) {
+    CAPTURE(static_cast<int>(force));
+    Prepared q = prepare(make, close_pole_graph(), 1, DType::f32, force, 64, 0.0);
+    REQUIRE(has_wide_state(q));
     std::vector<Signal> inputs = noise(q.designed, 3000, 4, DType::f32, 1);
     auto want = interpret(q.designed, inputs);
     REQUIRE(want);
     auto got = execute_cuda(q.program, inputs);
-    REQUIRE_MESSAGE(got, got.error());
+    REQUIRE(got);
     double e = worst_error(*got, *want);
     MESSAGE("5 Hz lowpass, float32 signal, float64 state: relative RMS error " << e);
-    CHECK(e <= 1e-6);  // only the float32 loads and stores round
+    // Only the float32 loads and stores round: at most 2^-24 (6e-8) relative per output
+    // sample, so 1e-7 relative RMS. The chunked scan's carries are float64 too. Measured: see
+    // the MESSAGE above (3e-8 on the emulation).
+    CHECK(e <= 1e-7);
   }
 }
 
@@ -419,16 +451,18 @@ void check_batch(const DeviceFactory& make) {
     for (const auto& k : (*program)->kernels) entries += k.entries.size();
     const std::uint64_t launches = counters().gpu_launches;
     auto got = execute_cuda_batch(*program, items);
-    REQUIRE_MESSAGE(got, got.error());
+    REQUIRE(got);
     CHECK(counters().gpu_launches - launches == entries);  // one launch per entry for all the items
     REQUIRE(got->size() == items.size());
     double worst = 0;
     for (std::size_t b = 0; b < items.size(); ++b) {
       CAPTURE(b);
       auto want = interpret(designed, items[b]);
-      REQUIRE_MESSAGE(want, want.error());
+      REQUIRE(want);
       double e = worst_error((*got)[b], *want);  // also checks each output's length
-      CHECK(e <= (c.dtype == DType::f64 ? 1e-9 : 1e-3));
+      // float32 is the W1-like chain, float64 state: output rounding only (2^-24 = 6e-8 per
+      // sample); measured 2.8e-8.
+      CHECK(e <= (c.dtype == DType::f64 ? 1e-9 : 1e-7));
       worst = std::max(worst, e);
     }
     MESSAGE("batch " << std::string(c.name) << " (" << name(c.dtype) << "): " << entries

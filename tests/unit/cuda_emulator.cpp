@@ -9,6 +9,7 @@
 #include <mutex>
 #include <unistd.h>
 
+#include "cuda_emulation_context.h"
 #include "support/sha256.h"
 
 namespace fxc::test {
@@ -28,6 +29,11 @@ std::string emulation_source(const std::string& source, const std::vector<codege
       out += "); });\n}\n";
     }
   return out;
+}
+
+FxcThreadContext* thread_context() {
+  static thread_local FxcThreadContext context;
+  return &context;
 }
 
 std::mutex library_mutex;
@@ -124,6 +130,9 @@ Expected<GpuDevice::Handle, std::string> EmulatedDevice::load_module(
     }
     library = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!library) return Unexpected{std::string("emulation: dlopen: ") + dlerror()};
+    auto bind = reinterpret_cast<void (*)(FxcThreadContextFn)>(dlsym(library, "fxc_emu_bind"));
+    if (!bind) return Unexpected{std::string("emulation: the module lacks fxc_emu_bind")};
+    bind(&thread_context);
     std::lock_guard lock(library_mutex);
     libraries[key] = library;
   }

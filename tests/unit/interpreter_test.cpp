@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "expected_text.h"
 #include "frontend/dsl.h"
 #include "frontend/fx_file.h"
 #include "ir/verify.h"
@@ -70,7 +71,7 @@ TEST_CASE("the interpreter matches sosfilt and lfilter on SciPy's coefficients")
     }
     Signal x = mono(c["input"].get<std::vector<double>>());
     auto out = interpret(single_stage_graph(op), {&x, 1});
-    REQUIRE_MESSAGE(out, out.error());
+    REQUIRE(out);
     CHECK(relative_rms((*out)[0].f64(0), c["output"].get<std::vector<double>>()) <= 1e-10);
   }
 }
@@ -108,7 +109,7 @@ TEST_CASE("gain, delay, sum, tanh, clip and fir on hand-checked values") {
     }
   std::vector<Signal> in{xs, ys};
   auto out = interpret(g, in);
-  REQUIRE_MESSAGE(out, out.error());
+  REQUIRE(out);
   auto row = [&](std::size_t o, std::size_t c) {
     auto s = (*out)[o].f64(c);
     return std::vector<double>(s.begin(), s.end());

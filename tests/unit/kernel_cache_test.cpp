@@ -1,4 +1,5 @@
-// The kernel cache: keys ignore values, entries survive processes, damage is detected.
+// The kernel cache: keys ignore values and hold every shape field, entries survive
+// processes, damage is detected.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -7,10 +8,14 @@
 #include <thread>
 #include <unistd.h>
 
+#include "accuracy_support.h"
+#include "expected_text.h"
 #include "frontend/dsl.h"
 #include "passes/pipeline.h"
 #include "runtime/counters.h"
+#include "runtime/cpu_executor.h"
 #include "runtime/kernel_cache.h"
+#include "runtime/reference_interpreter.h"
 
 namespace fxc {
 namespace {
@@ -195,6 +200,136 @@ TEST_CASE("two processes writing one key at once leave one valid entry") {
   REQUIRE(cache.cpu_kernels(scheduled(700_Hz, 5), diags));
   CHECK(diags.diagnostics().empty());
   CHECK(counters().disk_hits - hits == 1);
+}
+
+}  // namespace
+}  // namespace fxc
+
+namespace fxc {
+namespace {
+
+template <class>
+constexpr bool kAlwaysFalse = false;
+
+// Another value of a shape field, whatever its type: a shape field of a new type fails to
+// compile here until the test knows how to change it.
+template <class T>
+void change(T& field) {
+  if constexpr (std::is_same_v<T, int>) field += 1;
+  else if constexpr (std::is_enum_v<T>) field = static_cast<T>(static_cast<int>(field) == 0 ? 1 : 0);
+  else if constexpr (std::is_same_v<T, std::vector<ir::Stage>>) field.push_back(ir::Gain{2.0});
+  else if constexpr (std::is_same_v<T, std::string>) field += "?";
+  else static_assert(kAlwaysFalse<T>, "a shape field of a new type: teach change() to change it");
+}
+
+// A scheduled graph with one chain that has a section, a FIR and a gain.
+ir::Graph one_chain(DType dtype, int channels) {
+  Flow x = input("x", channels);
+  ir::Graph g = make_graph("k", {output("y", x | butter(2, 500_Hz) | fir({0.5, 0.25, 0.25}) | gain(0.5))});
+  DiagnosticEngine diags;
+  passes::PassContext context{diags, {48000.0, channels, dtype}};
+  auto s = passes::run_pipeline(g, context);
+  REQUIRE_MESSAGE(s, diags.str());
+  REQUIRE(test::chains_of(*s).size() == 1);
+  return *s;
+}
+
+ir::Chain& the_chain(ir::Graph& g) {
+  for (ir::NodeId id = 0; id < g.size(); ++id)
+    if (auto* chain = std::get_if<ir::Chain>(&g.node(id).op)) return *chain;
+  FAIL("no chain");
+  throw 0;
+}
+
+TEST_CASE("every shape field of a chain, the dtype and the channel count change the cache key") {
+  // A field left out of the key would let a graph that differs only there load kernels
+  // compiled for another schedule. The fields are walked through Chain::fields, so a shape
+  // field added later is covered without changing this test.
+  const ir::Graph base = one_chain(DType::f32, 2);
+  const std::string base_key = KernelCache::key(base), base_cuda = KernelCache::cuda_key_text(base, "sm_90");
+  int shape_fields = 0;
+  ir::Graph copy = base;
+  const ir::Chain probe = the_chain(copy);
+  int index = 0;
+  ir::Chain::fields(probe, [&](ir::FieldRole role, std::string_view name, auto&) {
+    const int which = index++;
+    if (role != ir::FieldRole::shape) return;
+    ++shape_fields;
+    CAPTURE(name);
+    ir::Graph changed = base;
+    int at = 0;
+    ir::Chain::fields(the_chain(changed), [&](ir::FieldRole, std::string_view, auto& field) {
+      if (at++ == which) change(field);
+    });
+    CHECK(KernelCache::key(changed) != base_key);
+    if (!base_cuda.empty()) CHECK(KernelCache::cuda_key_text(changed, "sm_90") != base_cuda);
+  });
+  CHECK(shape_fields >= 6);  // stages, strategy, chunk_length, fir_method, fft_block, state_precision
+  CHECK(KernelCache::key(one_chain(DType::f64, 2)) != base_key);
+  CHECK(KernelCache::key(one_chain(DType::f32, 3)) != base_key);
+  // Labels are not shape: a reason or a graph name reuses the kernels.
+  ir::Graph relabelled = base;
+  the_chain(relabelled).reason = "another reason";
+  relabelled.name = "other";
+  CHECK(KernelCache::key(relabelled) == base_key);
+}
+
+// Graphs that differ only in a value (a cutoff) that makes select_strategy change one shape
+// field: through one cache, the second graph must get kernels of its own and match the
+// interpreter (a field missing from the key would serve it the first graph's kernels).
+TEST_CASE("a value that changes a chain's schedule gets its own kernels and runs correctly") {
+  struct Flip {
+    std::string fields;  // the shape fields the value changes
+    DType dtype;
+    std::int64_t samples;
+    double from_hz, to_hz;
+    double tolerance;  // relative RMS against the interpreter
+  };
+  // 2 kHz: pole radius 0.83; 20 Hz: 0.998. One channel, butter(2) highpass.
+  const Flip flips[] = {
+      // float32, 3000 samples (too short for time chunks): float32 state -> float64 state.
+      // Bound: float32 state on r = 0.83 measures 3.7e-7 here (2^-24 rounding amplified by
+      // about 1/(1 - r) = 6), float64 state 2.3e-8 (output rounding only).
+      {"state_precision", DType::f32, 3000, 2000, 20, 1e-6},
+      // float64, 200000 samples: the fix-up of 2 kHz is short enough for the chunked scan,
+      // 20 Hz's is not (16 x 21850 samples > 200000): chunked_scan -> sequential (and the
+      // chunk length with it, to 0).
+      // Bound: float64 recurrences, 1e-9 as every float64 comparison.
+      {"strategy chunk_length", DType::f64, 200000, 2000, 20, 1e-9},
+      // float64, 400000 samples: both chunked, chunks of max(65536, 4 x decay) samples: 65536
+      // at 2 kHz, 87400 at 20 Hz.
+      {"chunk_length", DType::f64, 400000, 2000, 20, 1e-9},
+  };
+  for (const Flip& flip : flips) {
+    CAPTURE(flip.fields);
+    auto graph_at = [](double hz) {
+      Flow x = input("x", 1);
+      return make_graph("flip", {output("y", x | butter(2, Frequency{hz}, design::BandType::highpass))});
+    };
+    clear_memory_cache();
+    KernelCache cache("");
+    test::CompiledCpu a = test::compile_cpu(graph_at(flip.from_hz), 1, flip.dtype, flip.samples, {}, &cache);
+    test::CompiledCpu b = test::compile_cpu(graph_at(flip.to_hz), 1, flip.dtype, flip.samples, {}, &cache);
+    // The value changed exactly the fields this case is about (and the key with them).
+    const ir::Chain& ca = *test::chains_of(a.scheduled).at(0);
+    const ir::Chain& cb = *test::chains_of(b.scheduled).at(0);
+    std::string changed;
+    if (ca.state_precision != cb.state_precision) changed += " state_precision";
+    if (ca.strategy != cb.strategy) changed += " strategy";
+    if (ca.chunk_length != cb.chunk_length) changed += " chunk_length";
+    CHECK(changed == " " + flip.fields);
+    CHECK(KernelCache::key(a.scheduled) != KernelCache::key(b.scheduled));
+    for (const test::CompiledCpu* c : {&a, &b}) {
+      std::vector<Signal> inputs = test::noise_inputs(1, 1, static_cast<std::size_t>(flip.samples), flip.dtype, 17);
+      auto want = interpret(c->designed, inputs);
+      REQUIRE(want);
+      auto got = execute_cpu(c->scheduled, *c->kernels, inputs);
+      REQUIRE(got);
+      double e = test::relative_rms_error(*got, *want);
+      MESSAGE(flip.fields << ": " << (c == &a ? flip.from_hz : flip.to_hz) << " Hz, relative RMS error " << e);
+      CHECK(e <= flip.tolerance);
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,21 @@
+// The state of an emulated CUDA thread (its indices and its block's barrier). It lives in the
+// test executable's thread-local storage (cuda_emulator.cpp), and each compiled module reaches
+// it through a function that the emulator binds after dlopen (cuda_emulation_shim.h): a module
+// with thread-local variables of its own takes a slot of dynamic TLS, and with a few dozen
+// such modules loaded, LeakSanitizer's scan of dynamic TLS at exit read a bogus range and
+// crashed ("Tracer caught signal 11"), failing scripts/sanitize.sh.
+#pragma once
+
+#include <barrier>
+
+struct FxcDim3 {
+  unsigned x = 0, y = 0, z = 0;
+};
+
+struct FxcThreadContext {
+  FxcDim3 thread_idx, block_idx, block_dim, grid_dim;
+  std::barrier<>* barrier = nullptr;  ///< the block's, for __syncthreads
+};
+
+/// Returns the calling thread's context.
+using FxcThreadContextFn = FxcThreadContext* (*)();
