@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernel cache: keys ignore values, entries survive processes, damage is detected.
 #include <doctest/doctest.h>
 
