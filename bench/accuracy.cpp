@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fxc_accuracy: the float32 error of every CPU strategy against the float64 reference
 // interpreter, on the standard workloads and on hard cases, with the chain's state in float32
 // and in float64 (docs/errors.md, "Numerical accuracy", prints this table).

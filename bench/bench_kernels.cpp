@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Compiled CPU kernels on the standard chains (design/performance.md), through the real
 // pipeline: compile_for_cpu (passes, then the kernel cache) outside the timed loop, then
 // execute_cpu in it, exactly as `fxc bench` and `fxc run` do.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Compile-time benchmarks (design/performance.md, "compile"): the pass pipeline and a cold
 // compile (pipeline, LLVM code generation and loading) on graphs of 10, 100 and 1000 nodes,
 // to check that compile time grows linearly with the graph; and the standard chains' cold

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the Google Benchmark suites share: the standard chains of design/performance.md built
 // with the C++ DSL, the workloads' noise, and the accuracy check against the reference
 // interpreter.

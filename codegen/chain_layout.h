@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a chain's values and state live in the kernel arguments: derived from the chain's
 // shape alone, so code generators and the runtime agree without exchanging anything.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The calling convention of compiled chain kernels, shared by the code generators and the
 // runtime. A kernel is `void fxc_node_N(const FxcChainArgs*)`, one per chain or sum node; its code
 // depends only on the chain's shape, and every value arrives through these arguments.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Butterworth, Chebyshev I/II and elliptic analog prototypes, following
 // scipy/signal/_filter_design.py (buttap, cheb1ap, cheb2ap, ellipap) step by step so that the
 // poles, zeros and gain agree with SciPy's to rounding. The Bessel prototype has its own file.

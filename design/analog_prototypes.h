@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Analog lowpass prototypes with a cutoff of 1 rad/s: scipy.signal.{buttap, cheb1ap, cheb2ap,
 // ellipap, besselap}, with their poles and zeros in SciPy's order.
 #pragma once

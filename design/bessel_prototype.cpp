@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Bessel/Thomson analog prototype (scipy.signal.besselap).
 //
 // Algorithm, as in SciPy's _bessel_zeros / _norm_factor:

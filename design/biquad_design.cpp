@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Audio EQ Cookbook biquads (Robert Bristow-Johnson), normalized by a0.
 // w0 = 2 pi f0 / fs, alpha = sin(w0) / (2 Q), A = 10^(gain_db / 40); the shelves use the
 // cookbook's Q form (alpha from Q, and the 2 sqrt(A) alpha term).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Elliptic integrals and functions for the elliptic (Cauer) prototype, reproducing SciPy's
 // floating-point behaviour operation for operation.
 //

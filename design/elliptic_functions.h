@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Complete elliptic integrals and Jacobi elliptic functions for the elliptic (Cauer) prototype.
 // These stand in for scipy.special.ellipk / ellipkm1 / ellipj and for the private helpers of
 // scipy.signal.ellipap (_ellipdeg, _arc_jac_sn, _arc_jac_sc1). All use the parameter m = k^2.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Digital filter design with SciPy's semantics (scipy.signal), in double precision.
 //
 // Every function validates its parameters and returns a DesignError naming the offending

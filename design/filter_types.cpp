@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Names of the filter-design enums, as the .fx language spells them, and their inverse.
 #include "design/filter_types.h"
 

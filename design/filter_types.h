@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The vocabulary of filter design: section layout, band types, families, windows.
 // Shared by the design functions, the IR payloads and the frontends.
 #pragma once

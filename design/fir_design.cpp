@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // scipy.signal.firwin(numtaps, cutoff, window=..., pass_zero=..., fs=fs, scale=True):
 // the windowed ideal (sinc) response of the passbands, scaled to unit gain at the centre of
 // the first passband (at DC if it starts there, at Nyquist if it ends there).

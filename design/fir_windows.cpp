@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Windows for firwin: hamming, hann and blackman as SciPy's general_cosine (sampled on
 // numpy.linspace(-pi, pi, M)), boxcar, and kaiser.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Symmetric window functions as scipy.signal.get_window(..., fftbins=False) returns them.
 #pragma once
 

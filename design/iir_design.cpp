@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // scipy.signal.iirfilter(..., output='sos', fs=fs) for the five classic families:
 // validate, build the analog prototype, prewarp the band edges, transform the prototype to
 // the band type, map it to z with the bilinear transform, and split it into sections.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Complex arithmetic rounded exactly as numpy rounds it, for steps of SciPy's designs whose
 // results are sensitive to the last bit (see analog_prototypes.cpp, zpk_transforms.cpp).
 //

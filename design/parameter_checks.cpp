@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Wording of parameter errors shared by the IIR, biquad and FIR designs.
 #include "design/parameter_checks.h"
 

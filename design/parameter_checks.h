@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared validation of design parameters, so that every design words its errors alike.
 // Each check returns the DesignError to report, or nullopt when the value is acceptable.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // numpy.roots: balance the companion matrix (Parlett & Reinsch, powers of 2 so no rounding),
 // then find its eigenvalues with the Francis double-shift QR iteration on the (already upper
 // Hessenberg) matrix, as LAPACK's dgeev does in spirit. Complex eigenvalues come from 2x2

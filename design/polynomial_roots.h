@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Roots of a real polynomial as numpy.roots finds them: eigenvalues of the companion matrix.
 #pragma once
 

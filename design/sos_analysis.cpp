@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Raw coefficients in (normalize_sos, tf_to_sos) and questions about a cascade (stability,
 // pole radius, frequency response).
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Zeros, poles and gain: the intermediate form of an IIR design, as scipy's (z, p, k).
 #pragma once
 

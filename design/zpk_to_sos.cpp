@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // scipy.signal.zpk2sos(pairing='nearest') for digital filters.
 //
 // Algorithm (SciPy's):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Zeros, poles and gain to second-order sections: scipy.signal.zpk2sos with pairing='nearest'
 // (its default for digital filters), section for section.
 #pragma once

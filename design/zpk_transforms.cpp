@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Frequency transformations and the bilinear transform, in the order SciPy computes them.
 // Scalars enter complex arithmetic as complex numbers (x + 0j), as numpy promotes them.
 #include "design/zpk_transforms.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Frequency transformations of an analog lowpass prototype and the bilinear transform:
 // scipy.signal.{lp2lp_zpk, lp2hp_zpk, lp2bp_zpk, lp2bs_zpk, bilinear_zpk}.
 // Each requires at least as many poles as zeros, which every prototype here satisfies.

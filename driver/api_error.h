@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // User errors at the public API's boundary: diagnostics and messages become one fxc::Error.
 #pragma once
 

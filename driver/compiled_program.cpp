@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "driver/compiled_program.h"
 
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The inside of fxc::Program: a graph source, its live parameters' current values, and what
 // was compiled from them, per channel count.
 #pragma once

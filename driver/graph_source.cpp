@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "driver/graph_source.h"
 
 #include "frontend/dsl.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a Program's graph comes from (.fx text or DSL expressions), kept so that the graph can
 // be lowered again for new live-parameter values.
 #pragma once

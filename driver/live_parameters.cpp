@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "driver/live_parameters.h"
 
 #include <algorithm>

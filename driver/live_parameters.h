@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Live parameters: which nodes of a graph their values reach, and the shape decisions that
 // must hold over their whole ranges, so that setting a value never recompiles.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fxc::Program: "graph + options -> runnable program", the one compile entry point that the
 // command line and every embedder use.
 #include <fxc/processor.h>

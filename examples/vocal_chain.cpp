@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Builds a vocal chain with the C++ pipe DSL, prints its IR before and after filter design,
 // and filters one second of generated stereo audio with the reference interpreter.
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers for the .fx syntax tree.
 #include "frontend/ast.h"
 

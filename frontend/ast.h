@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The abstract syntax tree of a .fx file, as parsed: statements and expressions, each with
 // the location where it was written. Names are not resolved here; lower_to_ir does that.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Text, JSON and dot renderings of the .fx syntax tree. See ast_dump.h.
 #include "frontend/ast_dump.h"
 

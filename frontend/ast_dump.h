@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The .fx syntax tree as text, JSON and Graphviz dot: what `fxc dump --emit ast` prints.
 // All three are deterministic (statement order, argument order) and carry line:col locations.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C++ pipe DSL's inside: what a DslNode holds and how expressions lower to an ir::Graph.
 // The DSL itself (Flow, Chain, the stage functions, param) is public: include/fxc/dsl.h.
 #pragma once

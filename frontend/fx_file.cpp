@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The .fx entry points: read, lex, parse, lower, verify.
 #include "frontend/fx_file.h"
 

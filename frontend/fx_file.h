@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The entry points of the .fx frontend: text or a file in, an AST or a verified ir::Graph out.
 #pragma once
 

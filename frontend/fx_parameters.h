@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A .fx file's live parameters: its named constants (`fc = 200 Hz`, optionally
 // `fc = 200 Hz in [20 Hz, 2 kHz]`), read from the AST and given new values in it.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The .fx lexer. See lexer.h for the statement rules it applies.
 #include "frontend/lexer.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The .fx lexer: text to tokens, each with its file:line:col.
 //
 // It also applies the statement rules of fx-language.md, so the parser sees a newline token

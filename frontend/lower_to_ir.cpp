@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lowering of the .fx syntax tree to the IR. See lower_to_ir.h.
 //
 // Algorithm:

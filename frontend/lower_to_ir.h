@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lowering: a parsed .fx file to an ir::Graph.
 //
 // Names bind signals, chains or constants. A signal used twice is one node with two users

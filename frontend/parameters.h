@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Live parameters as both frontends declare them: a .fx file's named constants and the DSL's
 // fxc::param. The driver (driver/live_parameters.h) turns them into values that change without
 // recompiling.

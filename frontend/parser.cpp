@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Recursive-descent parser for .fx. See parser.h for the grammar and recovery.
 #include "frontend/parser.h"
 

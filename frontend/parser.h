@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The .fx parser: recursive descent over the grammar of fx-language.md.
 //
 //   expr  := term (('+' | '-') term)*        left-associative

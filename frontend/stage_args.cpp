@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Argument conversions for stage calls (units, counts, lists, words). See stage_args.h.
 #include "frontend/stage_args.h"
 

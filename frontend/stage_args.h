@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bound arguments of one stage call, with the conversions of stage_table.h's ParamKinds.
 // Internal to the frontend: the build functions of stage_table.cpp read their values here.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The table of .fx stages, argument binding, and the build function of each stage.
 #include "frontend/stage_table.h"
 

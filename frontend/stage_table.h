@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every stage of the .fx language (fx-language.md, "Stages"), listed once: its parameters,
 // their kinds and defaults, and how a call becomes an ir::Op.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tokens of the .fx language (fx-language.md, "Lexical rules"), each with its location.
 #pragma once
 

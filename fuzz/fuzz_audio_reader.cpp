@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: the audio reader (runtime/audio_file.cpp) through libsndfile, on the fuzz
 // bytes as a file.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: reading a kernel cache entry from disk (runtime/kernel_cache.cpp).
 //
 // Once per process, a small graph is compiled into a fresh cache directory, which leaves one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: the .fx frontend (lexer, parser, AST dumps, lowering, verification) and the
 // rendering of its diagnostics.
 //

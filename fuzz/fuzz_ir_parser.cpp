@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: the text IR reader (ir::parse_graph), the verifier and the printer.
 //
 // Checks: no crash, no sanitizer report, no exception escaping; and the round trip the IR

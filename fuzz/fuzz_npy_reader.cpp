@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: the .npy reader (runtime/npy_file.cpp), on the fuzz bytes as a file.
 //
 // Checks: no crash, no sanitizer report, no exception escaping, no allocation beyond what

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target: the whole compiler on a .fx file, as `fxc run --target ref` drives it: the
 // frontend, the pass pipeline (bound to 48000 Hz, 1 channel, float64), the optimized graph's
 // text, JSON and dot, and the reference interpreter on 64 samples, for both the designed and

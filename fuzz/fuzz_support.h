@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the fuzz targets share: handing fuzz bytes to readers that take a path, and checks that
 // abort (so that libFuzzer, or the replay driver, records the input) with a readable message.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A main() for the fuzz targets in builds without libFuzzer (GCC, or clang without
 // FXC_FUZZ): runs LLVMFuzzerTestOneInput once on every file named on the command line, or on
 // every file in a named directory. CTest uses it to replay the seed corpus and the committed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sanitizer defaults built into every fuzz target, so that a report stops the run and names
 // the input whoever starts the binary (libFuzzer, CTest's replay, a person reproducing a
 // crash). The fuzz build compiles UBSan recoverable so that scripts/run-fuzzers.sh -k can

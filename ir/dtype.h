@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sample types of signals and kernels.
 #pragma once
 

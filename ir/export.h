@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The graph as Graphviz dot and as JSON, for tools and people.
 #pragma once
 

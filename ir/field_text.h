@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Field values as text: shared by the text printer and the exporters (dot, JSON).
 #pragma once
 

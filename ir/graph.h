@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fxc dataflow graph: nodes in a vector, each naming its operands by id.
 //
 // Storage is SSA-like (each node lists the ids it reads), which keeps passes simple and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ir/graph_algorithms.h"
 
 #include <boost/graph/adjacency_list.hpp>

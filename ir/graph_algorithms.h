@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Graph algorithms over ir::Graph (topological order, reachability), computed with Boost.Graph.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Content hashes of graphs, for kernel-cache keys.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The node kinds of the fxc IR, listed once.
 //
 // Semantics. A graph is a directed acyclic dataflow graph. Each node produces one planar

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reads the canonical text form written by print_graph back into a Graph.
 #pragma once
 

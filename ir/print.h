@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The canonical text form of the IR. It reads back with parse_graph (print, parse, print gives
 // the same text; floats are printed so they read back exactly).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small graph-rewriting helpers shared by the passes.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Structural comparison of two graphs, for before/after tests of passes.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Checks the invariants every pass relies on and reports each violation as a diagnostic.
 //
 // A valid graph: operands exist; each kind has its operand count; there is no cycle; payloads

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The cost model behind fusion and strategy choices: rough flops per output sample, and the
 // rules that pick a strategy. The thresholds it compares against live in
 // strategy_thresholds.h.

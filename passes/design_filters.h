@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pass: turn filter specifications into concrete coefficients at the bound sample rate.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "passes/eliminate_dead_nodes.h"
 
 #include "ir/graph_algorithms.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pass: remove nodes no output depends on.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pass: fold constant gains into their neighbours.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pass: make each linear run of stages one kernel node.
 #pragma once
 

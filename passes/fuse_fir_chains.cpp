@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "passes/fuse_fir_chains.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pass: merge FIR filters in series into one FIR by convolving their taps.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "passes/fuse_iir_cascades.h"
 
 #include "ir/rewrite.h"

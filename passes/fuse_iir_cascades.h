@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pass: merge IIR filters in series into one cascade of second-order sections.
 #pragma once
 

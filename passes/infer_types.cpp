@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "passes/infer_types.h"
 
 #include "ir/graph_algorithms.h"

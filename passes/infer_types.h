@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pass: bind channel counts and the sample type, and propagate them through the graph.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every pass receives besides the graph: the binding (sample rate, channels, dtype,
 // expected length), the target, the cost model's thresholds, and the diagnostics sink.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pass pipeline: the list of passes, and a runner that verifies the graph after every
 // pass and can print it after each one or time each one.
 #pragma once

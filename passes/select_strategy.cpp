@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "passes/select_strategy.h"
 
 #include <fmt/format.h>

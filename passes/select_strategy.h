@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pass: choose how each kernel runs, and say why.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The thresholds of the cost model, in one place. Each can be overridden from the command
 // line with `--threshold NAME=VALUE`; docs/passes.md explains where each default comes from.
 #pragma once

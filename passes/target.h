@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the passes know about the machine a graph is compiled for.
 #pragma once
 

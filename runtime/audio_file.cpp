@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libsndfile behind fxc's Signal: planar samples in, interleaved frames out, and the other way.
 #include "runtime/audio_file.h"
 

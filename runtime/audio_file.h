@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Audio files through libsndfile: reading anything it recognises, writing WAV (RF64 when
 // larger than 4 GiB), FLAC, Ogg and AIFF with a chosen sample encoding.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Batches: many signals through one compiled graph, one dispatch per kernel for the lot.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Binding a graph to the signals it will run on: their channel counts.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The time-chunked scan for linear chains (sections and gains) on few channels: the chain's
 // lanes kernel runs K chunks of each channel side by side as if they were channels, from zero
 // state; then the exact state at each chunk's start is carried in float64 with A^L, and each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // From a bound graph to runnable CPU kernels: the pass pipeline, then the kernel cache.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a compile for either backend is asked: how to bind the graph, the strategy inputs and
 // where the cache is; and the pass pipeline run with it for a target.
 #pragma once

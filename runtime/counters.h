@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Counters of what the runtime did, for tests, `fxc run --stats` and benchmarks.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs a scheduled graph with compiled CPU kernels: one kernel call per chain node. A run can
 // be one whole signal (execute_cpu, execute_cpu_into) or the blocks of a stream (CpuStream;
 // runtime/block_executor.h for real time), whose filter, FIR and delay state carries from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GpuDevice through the CUDA driver API, loaded with dlopen: no CUDA header, no link to the
 // toolkit. The entry points are declared here with their documented signatures (cuda.h);
 // handles are pointers, CUdeviceptr is 64 bits, CUresult an int with 0 for success.

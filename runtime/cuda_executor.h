@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs a graph scheduled for CUDA on a GPU (runtime/gpu_device.h): one launch per kernel
 // entry (codegen/cuda/emit_cuda.h), signals kept on the device between nodes, host-device
 // copies through page-locked staging buffers on the device's own stream. Blocks of a stream

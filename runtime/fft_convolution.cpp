@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "runtime/fft_convolution.h"
 
 #include <algorithm>

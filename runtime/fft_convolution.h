@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FIR filtering by FFT overlap-save (KissFFT, float32), for long filters on float32 signals.
 #pragma once
 

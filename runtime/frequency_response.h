@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The exact frequency response of a designed, linear graph, from each input to each output.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the CUDA runtime needs of a GPU: device memory, page-locked host memory, copies and
 // launches on one stream (never the default stream), modules, and CUDA graphs. Two
 // implementations: the CUDA driver (open_cuda_device, libcuda loaded with dlopen, so the same

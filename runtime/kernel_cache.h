@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernel cache: compiled CPU kernels by a hash of the scheduled graph's shape, in memory
 // (per process) and on disk (shared between processes).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A linear chain (sos and gain stages) as a float64 state-space system, for the chunked
 // scans of both backends: the state is every section's (z0, z1) in the kernels' state layout,
 // and A^L carries a chunk's start state over L samples of zero input.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The .npy format (https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html):
 // magic, version, a little-endian header length, a Python dict literal, then raw data.
 // Every size read from a file is checked before it is used to allocate or to seek.

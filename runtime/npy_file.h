@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NumPy .npy files: float32/float64 arrays of shape [samples] or [channels, samples].
 // See docs/file-formats.md for what is accepted and why.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reference interpreter: a plain float64 evaluator of a designed graph, one channel at a
 // time, in the most obviously correct way. It is the oracle every backend is tested against.
 #pragma once

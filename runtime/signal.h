@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Signals are part of the public API: see include/fxc/signal.h.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dispatch on the file extension, and the temporary-file-then-rename protocol every output
 // goes through.
 #include "runtime/signal_file.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading and writing signals as files: the format follows the extension (.npy goes to the
 // NumPy reader and writer, everything else to libsndfile). Outputs are written atomically.
 #pragma once

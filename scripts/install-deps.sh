@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs every system dependency of fxc from Debian 12's packages. Idempotent: safe to re-run.
 set -euo pipefail
 

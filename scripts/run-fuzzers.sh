@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets in build-fuzz/ and runs them one at a time (docs/hardening.md).
 #
 #   scripts/run-fuzzers.sh [-t SECONDS] [-j JOBS] [-k] [TARGET...]

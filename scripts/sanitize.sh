@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the whole tree with AddressSanitizer and UndefinedBehaviorSanitizer in build-asan/
 # (Debug) and runs every CTest test (docs/hardening.md).
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // User-facing diagnostics: errors, warnings and notes with source locations, rendered as
 // `file:line:col: error: message [code]`, the source line, and a caret.
 //

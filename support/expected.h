@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A value or an error, for functions whose failure is an ordinary outcome (a user's bad
 // parameter), not a bug. C++20 has no std::expected; this is the small part fxc needs.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Floating-point text that reads back exactly: the shortest decimal that round-trips.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SHA-256 (OpenSSL's libcrypto), for kernel-cache keys and graph hashes.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A position in a user's source: a .fx file, or a C++ file using the pipe DSL.
 #pragma once
 

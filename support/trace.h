@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Timed spans for a Chrome trace (loads in Perfetto and chrome://tracing): what fxc spent its
 // time on, phase by phase and kernel by kernel. Recording is off unless enabled; a span then
 // costs one flag test.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fxc version, from the CMake project version.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU backend: chain kernels as LLVM IR, optimized for the host and compiled to machine
 // code, loaded into an ORC LLJIT. No LLVM type appears in this header.
 #pragma once

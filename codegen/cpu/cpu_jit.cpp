@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Optimizing, compiling and loading chain kernels with LLVM: the only file that talks to
 // ORC and the code generator.
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>

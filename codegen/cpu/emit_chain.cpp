@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "codegen/cpu/emit_chain.h"
 
 #include <functional>

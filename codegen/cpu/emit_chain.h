@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Emits the LLVM IR of one kernel: a chain, or a sum. Internal to codegen/cpu.
 #pragma once
 

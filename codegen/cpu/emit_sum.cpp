@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The LLVM IR of a sum node's kernel.
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>

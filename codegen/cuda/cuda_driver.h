@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA driver (libcuda), loaded at run time with dlopen, for `fxc info` and for choosing
 // the architecture to compile for. No CUDA header is included. Running kernels on a device is
 // runtime/cuda_device.cpp's work (docs/cuda.md).

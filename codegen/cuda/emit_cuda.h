@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA backend's code generation: CUDA C++ source for a scheduled graph (passes run with
 // passes::cuda_target()). The source needs no header beyond what NVRTC provides, so it
 // compiles on a machine without a GPU (codegen/cuda/nvrtc.h); this file needs no CUDA toolkit.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NVRTC, loaded at run time with dlopen: fxc is built without the CUDA toolkit, and the same
 // binary compiles CUDA source wherever libnvrtc is installed. No CUDA header is included;
 // nvrtc.cpp declares the few entry points it uses.

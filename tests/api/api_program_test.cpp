@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fxc::Program through the public header, as an embedder calls it.
 #include <fxc/fxc.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bad-input catalogue (docs/errors.md): every cases/NAME.case makes the files it needs in
 // a fresh temporary directory, runs fxc commands there with a kernel cache of its own
 // (FXC_CACHE_DIR=%t/cache), and checks each command's exit status and exact standard error,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Diagnostic tests: each cases/NAME.fx is compiled (and, when the frontend accepts it, bound
 // to 48 kHz, one channel, and designed), and the rendered diagnostics must equal
 // cases/NAME.expected exactly. FXC_UPDATE_GOLDEN=1 rewrites the .expected files instead;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End-to-end tests: run the fxc binary on the graphs in tests/e2e/graphs and the committed
 // inputs in tests/data/e2e, and compare what it writes with the outputs SciPy computed for the
 // same graphs (scripts/gen_e2e_reference.py). Also: what a failed run leaves behind, exit

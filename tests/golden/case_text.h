@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading the test-case files of the golden and bad-input tiers: lines, command words with
 // "double quotes" grouping, trimmed values.
 #pragma once

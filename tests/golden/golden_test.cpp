@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Golden tests: each cases/NAME.fx starts with the fxc command line to run on it,
 //
 //   # RUN: fxc dump %s --emit ir --fs 44100 --channels 2

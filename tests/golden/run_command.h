@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs a program with an argument vector (no shell), in a given working directory, and
 // captures its standard output, standard error and exit status. Shared by the golden and the
 // end-to-end tiers, which both drive the fxc binary from outside.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Batches: many signals, one dispatch per kernel, each item's output as if run alone.
 #include <doctest/doctest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU backend against the reference interpreter: random graphs, every stage kind, odd
 // lengths and channel counts, float64 and float32; one dispatch per chain.
 #include <doctest/doctest.h>

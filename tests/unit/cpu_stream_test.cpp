@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Streams: blocks of any size give the whole signal's output; state can be reset, saved and
 // restored; values change between blocks without recompiling.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA backend without a GPU: the emitted CUDA C++ (deterministic, one kernel per chain
 // and sum, golden files), NVRTC compiling it for sm_80 and sm_90 to PTX and cubin, ptxas
 // accepting the PTX, and the clear errors when NVRTC or the driver cannot be loaded.

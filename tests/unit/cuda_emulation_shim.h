@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lets the CUDA C++ that fxc generates compile as host C++, to check the kernels' logic
 // without a GPU (tests/unit/cuda_emulator.cpp). A launch runs its blocks one after another;
 // within a block, a kernel that synchronizes gets one std::thread per CUDA thread and a

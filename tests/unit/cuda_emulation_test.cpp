@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA backend's kernels and runtime against the reference interpreter, each check written
 // once over a device and run twice:
 //

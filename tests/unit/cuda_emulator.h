@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A GpuDevice that runs fxc's generated CUDA C++ on the host: the source is compiled with
 // the host C++ compiler (-ffp-contract=off, as NVRTC's --fmad=false) against
 // cuda_emulation_shim.h into a shared library and loaded with dlopen; device memory is host

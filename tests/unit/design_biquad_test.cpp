@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // design_biquad against the Audio EQ Cookbook formulas, as written out independently in
 // scripts/gen_design_reference.py (tests/data/design/biquad.json), plus properties that
 // follow from the cookbook (gain at f0, DC and Nyquist gains, unit allpass magnitude).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every rejected design parameter comes back as a DesignError naming the .fx parameter, with
 // the message users see; never an exception, never NaN coefficients.
 #include <doctest/doctest.h>

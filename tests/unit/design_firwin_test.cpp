@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // design_firwin against scipy.signal.firwin (tests/data/design/firwin.json, written by
 // scripts/gen_design_reference.py), every window and band type.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // design_iir against SciPy: every filter in tests/data/design/iir.json (written by
 // scripts/gen_design_reference.py from scipy.signal 1.10) is designed again here and compared.
 #include <doctest/doctest.h>

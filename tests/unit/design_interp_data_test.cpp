@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sanity of tests/data/interp/filters.json, the SciPy vectors for the reference-interpreter
 // tests: every case is complete, and filtering its input here (the direct form II transposed
 // recurrences of sosfilt and lfilter) reproduces SciPy's stored output.

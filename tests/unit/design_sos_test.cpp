@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Raw coefficients and cascade analysis: tf_to_sos against scipy.signal.tf2sos
 // (tests/data/design/tf2sos.json), normalize_sos, is_stable, max_pole_radius and the two
 // frequency_response overloads.

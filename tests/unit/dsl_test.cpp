@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C++ pipe DSL builds the graph the expression describes, with the user's locations.
 #include <doctest/doctest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The freqz SVG: written whole or not at all, and refused for impossible inputs.
 #include "tools/fxc/freqz_plot.h"
 

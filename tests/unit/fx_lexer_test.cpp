@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The .fx lexer: tokens, units, locations, and where statements end.
 #include <doctest/doctest.h>
 

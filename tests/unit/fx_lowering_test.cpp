@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lowering .fx to the IR: node kinds and operands, payloads from every stage, units,
 // fan-out, chain reuse, sums, channel counts and locations.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `fxc run --set NAME=VALUE`: constant bindings replaced before lowering.
 #include <doctest/doctest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The .fx parser: statements, expressions, precedence, arguments, recovery, and AST dumps.
 #include <doctest/doctest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Structural hashes ignore values; value hashes do not.
 #include <doctest/doctest.h>
 

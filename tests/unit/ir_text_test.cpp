@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The canonical text form: print, parse, print gives the same text; parse errors are clear.
 #include <doctest/doctest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The verifier rejects each malformed graph with its own message.
 #include <doctest/doctest.h>
 

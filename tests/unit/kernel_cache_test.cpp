@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernel cache: keys ignore values and hold every shape field, entries survive
 // processes, damage is detected.
 #include <doctest/doctest.h>

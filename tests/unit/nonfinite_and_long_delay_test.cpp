@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NaN and infinite samples reach the same outputs on the compiled kernels as on the reference
 // interpreter, whatever the strategy (docs/errors.md); a delay longer than the signal costs
 // the signal's length, not the delay's. The command-line view of both is in the badinput tier.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers for before/after tests of single passes written as text IR.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Before/after tests of each pass, written as text IR and compared structurally.
 #include <doctest/doctest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Properties of the whole pipeline: on 500 seeded random graphs the optimized graph computes
 // what the designed, unoptimized graph computes; fusion collapses what it should.
 #include <doctest/doctest.h>

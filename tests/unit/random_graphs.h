@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Seeded random graphs for property tests: random stages with valid random parameters,
 // fan-out, reused chains, mixes and delays. The same seed gives the same graph.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // select_strategy's decisions for the standard workloads (shared/design/performance.md) and
 // for edge cases, on a fixed target so the table does not depend on the test machine.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Signal files: audio and .npy round trips, the .npy reader's checks, and the promise that a
 // failed write changes nothing on disk.
 #include "expected_text.h"

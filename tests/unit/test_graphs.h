@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Graphs shared by the unit tests, built with the C++ DSL.
 #pragma once
 

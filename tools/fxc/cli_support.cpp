@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tools/fxc/cli_support.h"
 
 #include "runtime/kernel_cache.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every fxc subcommand shares: exit codes, diagnostics on standard error, loading and
 // binding a graph.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fxc bench: throughput of a graph on generated noise, its compile times, its accuracy
 // against the float64 reference, and the same graph with fusion disabled.
 #include <CLI/CLI.hpp>

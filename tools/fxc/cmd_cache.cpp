@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fxc cache list|stats|clear: look at or empty the kernel cache.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

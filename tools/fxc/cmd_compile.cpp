@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fxc compile: fill the kernel cache without running anything.
 #include <CLI/CLI.hpp>
 #include <cmath>

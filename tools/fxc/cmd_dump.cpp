@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fxc dump: print the graph at a stage of compilation, as text, Graphviz dot or JSON.
 #include <CLI/CLI.hpp>
 #include <iostream>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fxc freqz: plot the magnitude and phase response of every output as an SVG.
 #include <CLI/CLI.hpp>
 #include <cmath>

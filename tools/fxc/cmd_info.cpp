@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fxc info: versions, the host CPU, CUDA availability, and the cache directory.
 #include <CLI/CLI.hpp>
 #include <dlfcn.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fxc run: read audio or .npy inputs, run the graph, write the outputs atomically.
 #include <CLI/CLI.hpp>
 #include <cmath>

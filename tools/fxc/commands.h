@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fxc subcommands. Each adds itself to the application; when it is the one chosen on the
 // command line, it stores its body in `action`.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Frequency-response plot drawn with cairo. Layout, in SVG user units: a title line, the
 // magnitude panel, the phase panel, and the shared frequency axis below them.
 #include "tools/fxc/freqz_plot.h"

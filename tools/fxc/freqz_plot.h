@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The picture `fxc freqz` draws: magnitude and phase responses against a log frequency axis,
 // as an SVG file.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fxc: the command-line driver. Parses the command line, runs one subcommand, and maps what
 // happened to the exit statuses of the contract (0 ok, 1 user error, 2 usage, 3 bug).
 #include <CLI/CLI.hpp>

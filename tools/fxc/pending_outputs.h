@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Outputs of a run, written under pending names and renamed into place together, so that a
 // run that fails anywhere leaves every output path as it was.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A progress line for long runs: shown on a terminal only, and only once a run has taken a
 // second, with the rate and the time left.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Times a Faust-generated C++ class on planar float32 noise, as bench/compare_peers.py asks.
 //
 // Built once per workload, channel count and precision by compare_peers.py:
