@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What fresh memory costs a whole-signal run, in the same run:
 //   W2 (design/performance.md: 8 ch x 60 s at 44.1 kHz, float32, one fused chain), and
 //   a fan-out graph (bench_support's fan_out_chain(34): 8 blocks of a | peaking, a + 0.5 x

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // W7 (design/performance.md): W4's chain, 2 channels, float32, in 64-sample blocks at 48 kHz,
 // through the real-time BlockExecutor and through CpuStream in the same run, beside the floor:
 // the chain's kernel called alone on the same blocks. One iteration is one block; the inputs

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Same-run comparison of fxc against its peers on the standard workloads (performance.md).
 
 For each workload, on the same machine and in the same run:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """GPU benchmark: W1..W6 through `fxc bench --target cuda`, and in the same run the GPU peers
 that are installed (torchaudio.functional.lfilter on torch CUDA tensors, cupyx.scipy.signal
 .sosfilt), with the device's measured copy bandwidth as the memory floor.

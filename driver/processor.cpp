@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fxc::Processor: a Program's graph run block by block, with parameter values handed over
 // from control threads at block boundaries.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The README's example: a graph compiled by fxc and run on audio, through the public API.
 #include <fxc/fxc.h>
 #include <cstdio>

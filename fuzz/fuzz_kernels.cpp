@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz target, differential: the compiled CPU kernels (LLVM, the whole pass pipeline) against
 // the reference interpreter on random stable graphs. The bytes are the choices of a graph
 // generator (as tests/unit/random_graphs.cpp, but read from the input so that the fuzzer can

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Regenerates the seed corpus in fuzz/corpus/ from the test suites' inputs.
 #
 #   fuzz/make-corpus.sh [FXC_BINARY]     (default: build/tools/fxc/fxc)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A scheduled graph run in real time: blocks of up to a fixed length through memory that is
 // all allocated when the executor is made, so that process() allocates nothing, takes no
 // lock, starts no thread and cannot fail: an audio callback may call it. New parameter values

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The order a scheduled graph's kernels run in and where each node's value lives, worked out
 // once per graph shape so that a run does no graph work: every runner (execute_cpu,
 // CpuStream, BlockExecutor) walks the same plan.

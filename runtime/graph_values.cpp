@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "runtime/graph_values.h"
 
 #include "codegen/chain_layout.h"

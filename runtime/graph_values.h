@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The values of a scheduled graph's kernels (coefficients, gains, clip bounds, sum weights,
 // delay lengths) in the types the kernels read them: what changes when a parameter changes,
 // while the graph's shape, and so its kernels and state layout, stay.

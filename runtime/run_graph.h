@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One run of a scheduled graph's kernels over some samples: the one place that calls chain
 // and sum kernels, shared by whole-signal runs (execute_cpu, execute_cpu_into), CpuStream and
 // BlockExecutor. The caller owns the plan, values, state and memory; a run allocates nothing

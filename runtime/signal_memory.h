@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memory for long signals. A fresh mapping costs a page fault per 4 KiB page the first time it
 // is written (W2, 8 ch x 60 s through execute_cpu: about two thirds of the run), and glibc maps
 // every block above 32 MiB afresh and unmaps it when freed. Blocks of at least

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The state a graph's chains carry from one call to the next (filter memories, FIR and delay
 // rings, FFT histories), and the rules that size and restart it. One representation for every
 // runner: execute_cpu (fresh each call), CpuStream and BlockExecutor; its bytes are in

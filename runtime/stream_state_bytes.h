@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A stream's state as bytes (`fxc run --save-state`, CpuStream::save_state,
 // BlockExecutor::save_state), to continue in another stream of the same graph shape, in this
 // process or another on the same machine architecture (numbers are in host byte order).

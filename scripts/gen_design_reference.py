@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the SciPy reference data for fxc's filter-design and interpreter tests.
 
 Run with Debian's Python, which has python3-scipy (SciPy 1.10):

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the inputs and SciPy reference outputs of fxc's end-to-end tests (tests/e2e).
 
 Run with Debian's Python, which has python3-scipy (SciPy 1.10) and NumPy:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libraries, fxc_thread_tests (tests/unit/threads_test.cpp, kernel_cache_test.cpp
 # and block_executor_test.cpp: one compiled graph run from several threads, the chunked scan's
 # worker threads, concurrent kernel-cache lookups and writers, the BlockExecutor's values

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How doctest prints an fxc::Expected in an assertion: "error: <why>" for an error, "a value"
 // otherwise. With it, REQUIRE(result) shows the error when it fails.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The main of every fxc doctest binary: runs doctest, then holds each run to three rules
 // that doctest alone does not check, so that no test passes without having tested anything:
 //

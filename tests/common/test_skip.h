@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Visible skips. A doctest case that cannot run here (no GPU) calls fxc::test::skip(why) and
 // returns; the runner in test_main.h then exits with kSkipExitCode, which CTest reports as
 // "Skipped" (every fxc CTest test sets it as SKIP_RETURN_CODE), never as a pass. A case that

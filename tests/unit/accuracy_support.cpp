@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "accuracy_support.h"
 
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the tests that compare compiled kernels with the reference interpreter share: seeded
 // noise inputs, the relative RMS error of docs/testing.md, and one call from a graph to its
 // designed form (the oracle's input), its scheduled form and its CPU kernels.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BlockExecutor: blocks of any length give the whole signal's output on every strategy;
 // values staged from other threads arrive at block boundaries; its state is CpuStream's.
 // Allocation-freedom is tested in realtime_alloc_test.cpp (its own binary).

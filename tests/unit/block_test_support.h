@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the BlockExecutor tests share (block_executor_test.cpp in the unit binary and
 // realtime_alloc_test.cpp in its own): graphs compiled to force each execution strategy, in
 // two sets of values of the same shape, and helpers that run signals through block by block.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The state of an emulated CUDA thread (its indices and its block's barrier). It lives in the
 // test executable's thread-local storage (cuda_emulator.cpp), and each compiled module reaches
 // it through a function that the emulator binds after dlopen (cuda_emulation_shim.h): a module

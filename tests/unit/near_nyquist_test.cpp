@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Float32 accuracy of designs near Nyquist (20 to 23.9 kHz at 48 kHz) on 10 s of noise: the
 // random graphs stop at 18 kHz, raw poles at radius 0.95, and run 257 samples, so they never
 // meet the poles that crowd towards z = -1 here, nor the long runs where rounding accumulates.

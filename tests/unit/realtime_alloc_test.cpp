@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BlockExecutor::process and reset allocate nothing. This file replaces the global operator
 // new and delete (every form: sized, aligned, nothrow, arrays) and, on glibc without
 // sanitizers, malloc, calloc, realloc, free and the aligned allocators, counting calls made by

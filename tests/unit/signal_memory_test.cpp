@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Signal memory: long signals map their own blocks, freed blocks are kept for the next signal
 // of about the same size (up to the policy's limit), and trimming gives them back.
 #include <doctest/doctest.h>

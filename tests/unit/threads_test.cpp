@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One compiled graph used from several threads at once: execute_cpu and streams of their own
 // on shared kernels, the chunked scan's worker threads inside them, and kernel-cache lookups
 // of one key. Each thread's outputs must equal, bit for bit, what the same call gives alone.

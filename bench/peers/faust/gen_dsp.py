@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the standard workloads' chains as Faust programs, from SciPy's own coefficients.
 
 Each IIR design becomes SciPy's second-order sections (output='sos'), one `fi.tf2` per
