@@ -1,72 +1,107 @@
 // SPDX-License-Identifier: Apache-2.0
-// fxc::Processor: a Program's graph run block by block, with parameter values handed over
-// from control threads at block boundaries.
-//
-// Today the blocks run through CpuStream, which allocates per block (its executor, output
-// signals, delay-line growth): process() is correct and exact but not yet real-time safe.
-// The handover is already what the real-time engine needs: set() compiles the new values on
-// the calling thread and publishes them with one atomic exchange; process() takes the newest
-// at the start of a block, with no lock.
+// fxc::Processor: a Program's graph run block by block through a BlockExecutor
+// (runtime/block_executor.h), which prepare() makes with every buffer, state and delay line
+// allocated, so that process() allocates nothing and takes no lock. set() compiles the new
+// values on the calling thread and stages them; the executor takes the newest at the start
+// of its next block.
 #include <fxc/processor.h>
 #include <fxc/program.h>
 
 #include <algorithm>
-#include <atomic>
 #include <memory>
+#include <mutex>
 
 #include "driver/api_error.h"
 #include "driver/compiled_program.h"
-#include "runtime/cpu_executor.h"
+#include "runtime/block_executor.h"
 
 namespace fxc {
 
 using driver::throw_diagnostics;
 using driver::throw_error;
 
+namespace {
+
+// Planar pointer arrays for the executor, one per port, filled per call without allocating.
+template <class P>
+struct PortPointers {
+  std::vector<std::vector<P>> channels;  // [port][channel]
+  std::vector<const P*> ports;           // ports[k] == channels[k].data()
+
+  void size(const std::vector<int>& counts) {
+    channels.assign(counts.size(), {});
+    ports.clear();
+    for (std::size_t k = 0; k < counts.size(); ++k) {
+      channels[k].assign(static_cast<std::size_t>(counts[k]), nullptr);
+      ports.push_back(channels[k].data());
+    }
+  }
+};
+
+}  // namespace
+
 struct Processor::Impl {
-  Program program;  // a copy: its parameters are this processor's
+  Program program;  // a copy: its parameter values are this processor's
   std::shared_ptr<const Specialization> spec;
   std::size_t max_block = 0;
-  std::optional<CpuStream> stream;
+  std::optional<BlockExecutor> executor;
   std::vector<int> input_channels, output_channels;
   DType dtype = DType::f32;
-  // Values compiled by set(), waiting for the audio thread.
-  std::atomic<std::shared_ptr<const CompiledValues>> pending;
+  PortPointers<const void*> in_ptrs;
+  PortPointers<void*> out_ptrs;
+  // Block buffers in the Program's dtype for samples of the other type: [port] channels x
+  // max_block, converted on the way in and out.
+  std::vector<std::vector<std::byte>> in_convert, out_convert;
+  std::mutex control;  // set() callers among themselves; process() never takes it
 
   explicit Impl(const Program& p) : program(p) {}
 
   template <class T>
+  static void zero(std::span<T* const* const> outputs, const std::vector<int>& channels, std::size_t frames) {
+    for (std::size_t k = 0; k < outputs.size() && k < channels.size(); ++k)
+      for (int c = 0; c < channels[k]; ++c) std::fill_n(outputs[k][c], frames, T(0));
+  }
+
+  template <class T>
   void run(std::span<const T* const* const> inputs, std::span<T* const* const> outputs, std::size_t frames) noexcept {
-    auto zero = [&] {
-      for (std::size_t k = 0; k < outputs.size(); ++k)
-        for (int c = 0; k < output_channels.size() && c < output_channels[k]; ++c)
-          std::fill_n(outputs[k][c], frames, T(0));
-    };
-    if (!stream || inputs.size() != input_channels.size() || outputs.size() != output_channels.size()) {
-      zero();
+    if (!executor || inputs.size() != input_channels.size() || outputs.size() != output_channels.size()) {
+      zero(outputs, output_channels, frames);
       return;
     }
-    if (auto next = pending.exchange(nullptr)) (void)stream->update_values(next->scheduled);
+    bool same = (dtype == DType::f32) == std::is_same_v<T, float>;
+    if (same) {
+      for (std::size_t k = 0; k < inputs.size(); ++k)
+        for (int c = 0; c < input_channels[k]; ++c) in_ptrs.channels[k][c] = inputs[k][c];
+      for (std::size_t k = 0; k < outputs.size(); ++k)
+        for (int c = 0; c < output_channels[k]; ++c) out_ptrs.channels[k][c] = outputs[k][c];
+      executor->process(in_ptrs.ports, out_ptrs.ports, frames);
+      return;
+    }
+    if (dtype == DType::f32) convert_run<T, float>(inputs, outputs, frames);
+    else convert_run<T, double>(inputs, outputs, frames);
+  }
+
+  // Samples of type T through a graph of type G, a block of at most max_block at a time.
+  template <class T, class G>
+  void convert_run(std::span<const T* const* const> inputs, std::span<T* const* const> outputs,
+                   std::size_t frames) noexcept {
     for (std::size_t start = 0; start < frames; start += max_block) {
       std::size_t count = std::min(max_block, frames - start);
-      std::vector<Signal> block;
-      for (std::size_t i = 0; i < inputs.size(); ++i) {
-        Signal s(static_cast<std::size_t>(input_channels[i]), count, dtype, Signal::Uninitialized{});
-        for (int c = 0; c < input_channels[i]; ++c)
-          for (std::size_t n = 0; n < count; ++n) {
-            if (dtype == DType::f32) s.f32(c)[n] = static_cast<float>(inputs[i][c][start + n]);
-            else s.f64(c)[n] = static_cast<double>(inputs[i][c][start + n]);
-          }
-        block.push_back(std::move(s));
-      }
-      auto out = stream->process(block);
-      if (!out) {
-        zero();
-        return;
-      }
-      for (std::size_t k = 0; k < out->size(); ++k)
-        for (std::size_t c = 0; c < (*out)[k].channels(); ++c)
-          for (std::size_t n = 0; n < count; ++n) outputs[k][c][start + n] = static_cast<T>((*out)[k].at(c, n));
+      for (std::size_t k = 0; k < inputs.size(); ++k)
+        for (int c = 0; c < input_channels[k]; ++c) {
+          G* to = reinterpret_cast<G*>(in_convert[k].data()) + static_cast<std::size_t>(c) * max_block;
+          for (std::size_t n = 0; n < count; ++n) to[n] = static_cast<G>(inputs[k][c][start + n]);
+          in_ptrs.channels[k][c] = to;
+        }
+      for (std::size_t k = 0; k < outputs.size(); ++k)
+        for (int c = 0; c < output_channels[k]; ++c)
+          out_ptrs.channels[k][c] = reinterpret_cast<G*>(out_convert[k].data()) + static_cast<std::size_t>(c) * max_block;
+      executor->process(in_ptrs.ports, out_ptrs.ports, count);
+      for (std::size_t k = 0; k < outputs.size(); ++k)
+        for (int c = 0; c < output_channels[k]; ++c) {
+          const G* from = reinterpret_cast<const G*>(out_convert[k].data()) + static_cast<std::size_t>(c) * max_block;
+          for (std::size_t n = 0; n < count; ++n) outputs[k][c][start + n] = static_cast<T>(from[n]);
+        }
     }
   }
 };
@@ -115,8 +150,18 @@ void Processor::prepare(std::size_t max_block) {
   s.dtype = o.dtype;
   for (ir::NodeId id : spec->now->scheduled.outputs())
     s.output_channels.push_back(spec->now->scheduled.node(id).type.channels);
-  s.stream.emplace(spec->now->scheduled, spec->now->kernels);
-  s.pending.store(nullptr);
+  auto made = BlockExecutor::create(spec->now->scheduled, spec->now->kernels, s.max_block,
+                                    spec->live.max_delay_lengths);
+  if (!made) throw_error("cannot prepare the Processor: " + made.error(), "fxc-api");
+  s.executor.emplace(std::move(*made));
+  s.in_ptrs.size(s.input_channels);
+  s.out_ptrs.size(s.output_channels);
+  // Conversion buffers for the other sample type, made here so that process() never allocates.
+  std::size_t other_bytes = o.dtype == DType::f32 ? sizeof(float) : sizeof(double);
+  s.in_convert.clear();
+  s.out_convert.clear();
+  for (int c : s.input_channels) s.in_convert.emplace_back(static_cast<std::size_t>(c) * s.max_block * other_bytes);
+  for (int c : s.output_channels) s.out_convert.emplace_back(static_cast<std::size_t>(c) * s.max_block * other_bytes);
 }
 
 std::size_t Processor::max_block() const { return impl_->max_block; }
@@ -139,21 +184,35 @@ void Processor::process(const double* const* input, double* const* output, std::
 }
 
 void Processor::reset() noexcept {
-  if (impl_->stream) impl_->stream->reset();
+  if (impl_->executor) impl_->executor->reset();
 }
 
 void Processor::set(std::string_view name, double value) { set(impl_->program.param_id(name), value); }
 
 void Processor::set(int id, double value) {
   Impl& s = *impl_;
-  if (!s.spec) throw_error("call prepare() before set() on a Processor", "fxc-api");
+  if (!s.executor) throw_error("call prepare() before set() on a Processor", "fxc-api");
+  std::lock_guard lock(s.control);
+  double before = s.program.impl_->value(id);
   s.program.set(id, value);  // checks the range and that the stages accept it
   ParamValues values;
   for (const ParamInfo& p : s.program.params()) values[p.name] = p.value;
   DiagnosticEngine diags;
   auto compiled = s.program.impl_->compile_values(*s.spec, values, diags);
-  if (!compiled) throw_diagnostics(diags);
-  s.pending.store(std::make_shared<const CompiledValues>(std::move(*compiled)));
+  if (!compiled) {
+    s.program.set(id, before);
+    throw_diagnostics(diags);
+  }
+  if (auto staged = s.executor->stage_values(compiled->scheduled); !staged) {
+    // A delay longer than prepare() reserved: its parameter has no declared range (or one
+    // set() does not reach through the Program).
+    s.program.set(id, before);
+    throw_error("cannot set '" + s.program.params()[static_cast<std::size_t>(id)].name + "' to " +
+                    std::to_string(value) + " in this Processor: " + staged.error() +
+                    "; declare the parameter's range (`d = 5 ms in [0 ms, 50 ms]`, fxc::param with a "
+                    "Band) so that prepare() reserves the longest delay",
+                "fxc-param-range");
+  }
 }
 
 void Processor::set(std::string_view name, std::string_view value_with_unit) {
@@ -163,13 +222,14 @@ void Processor::set(std::string_view name, std::string_view value_with_unit) {
 }
 
 std::string Processor::save_state() const {
-  if (!impl_->stream) throw_error("call prepare() before save_state()", "fxc-api");
-  return impl_->stream->save_state();
+  if (!impl_->executor) throw_error("call prepare() before save_state()", "fxc-api");
+  return impl_->executor->save_state();
 }
 
 void Processor::load_state(std::string_view bytes) {
-  if (!impl_->stream) throw_error("call prepare() before load_state()", "fxc-api");
-  if (auto ok = impl_->stream->load_state(bytes); !ok) throw_error("cannot load the state: " + ok.error(), "fxc-state");
+  if (!impl_->executor) throw_error("call prepare() before load_state()", "fxc-api");
+  if (auto ok = impl_->executor->load_state(bytes); !ok)
+    throw_error("cannot load the state: " + ok.error(), "fxc-state");
 }
 
 }  // namespace fxc

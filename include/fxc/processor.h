@@ -32,9 +32,11 @@ class Processor {
   Processor& operator=(Processor&&) noexcept;
   ~Processor();
 
-  /// Allocates for blocks of up to `max_block` frames (0: the Program's Options::max_block)
-  /// and resets the state. Throws Error when the graph cannot stream in that much memory (a
-  /// delay parameter with no declared maximum, a block too long). Call it before process().
+  /// Allocates for blocks of up to `max_block` frames (0: the Program's Options::max_block,
+  /// else 4096) and resets the state: block buffers, every filter's state, and each delay
+  /// line at the longest its parameters' declared ranges reach (a delay whose parameter has
+  /// no range: its current length). Throws Error when that is more than 1 GiB (a delay range
+  /// in the wrong unit) or the block is longer than 2^24 frames. Call it before process().
   void prepare(std::size_t max_block = 0);
   std::size_t max_block() const;
 
@@ -55,8 +57,9 @@ class Processor {
   void reset() noexcept;
 
   /// A new parameter value, in the parameter's unit (see Program::set). Thread-safe; takes
-  /// effect at the start of the next block. Throws Error for an unknown name or a value the
-  /// parameter or its stage refuses; the running values are then unchanged.
+  /// effect at the start of the next block. Throws Error for an unknown name, a value the
+  /// parameter or its stage refuses, or a delay longer than prepare() reserved (declare the
+  /// parameter's range); the running values are then unchanged.
   void set(std::string_view name, double value);
   void set(int id, double value);
   void set(std::string_view name, std::string_view value_with_unit);

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <thread>
@@ -293,4 +294,58 @@ TEST_CASE("Processor: set from another thread, reset, state bytes") {
   fxc::Processor fresh = same.processor();
   fresh.process(in, out, 64);
   CHECK(oa == reset_out);
+}
+
+TEST_CASE("Processor: samples of the other type run through the Program's type") {
+  fxc::Options o = options(fxc::DType::f32);
+  o.max_block = 100;
+  fxc::Program program = fxc::Program::from_source(kEq, o);
+  fxc::Signal x = noise(2, 1000, fxc::DType::f32);
+  fxc::Processor narrow = program.processor(), wide = program.processor();
+  std::vector<float> l(1000), r(1000);
+  const float* in[] = {x.f32(0).data(), x.f32(1).data()};
+  float* out[] = {l.data(), r.data()};
+  narrow.process(in, out, 1000);
+  // The same samples as doubles: converted to float32 on the way in (exactly), back on the
+  // way out, so the outputs are the float32 outputs exactly, across block boundaries.
+  std::vector<double> dl(x.f32(0).begin(), x.f32(0).end()), dr(x.f32(1).begin(), x.f32(1).end());
+  const double* din[] = {dl.data(), dr.data()};
+  double* dout[] = {dl.data(), dr.data()};  // in place
+  wide.process(din, dout, 550);
+  wide.process(std::span<const double* const* const>(), std::span<double* const* const>(), 0);  // wrong counts: nothing
+  const double* din2[] = {dl.data() + 550, dr.data() + 550};
+  double* dout2[] = {dl.data() + 550, dr.data() + 550};
+  wide.process(din2, dout2, 450);
+  for (std::size_t i = 0; i < 1000; ++i) {
+    REQUIRE(static_cast<float>(dl[i]) == l[i]);
+    REQUIRE(static_cast<float>(dr[i]) == r[i]);
+  }
+}
+
+TEST_CASE("Processor: a delay past what prepare() reserved is an error, and the old value stays") {
+  // 'd' has no declared range: prepare() reserves its current length only.
+  constexpr const char* kDelay = "input x : 1\nd = 10 ms\noutput y = x | delay(d)\n";
+  fxc::Options o = options(fxc::DType::f64);
+  o.max_block = 64;
+  fxc::Program program = fxc::Program::from_source(kDelay, o);
+  fxc::Processor live = program.processor();
+  live.set("d", 0.005);  // shorter: fits
+  try {
+    live.set("d", 0.5);
+    FAIL("a delay longer than reserved was accepted");
+  } catch (const fxc::Error& e) {
+    CHECK(std::string(e.what()).find("declare the parameter's range") != std::string::npos);
+  }
+  // Still 5 ms (240 samples): an impulse comes out 240 samples later.
+  std::vector<double> x(512, 0.0), y(512, 1.0);
+  x[0] = 1;
+  const double* in[] = {x.data()};
+  double* out[] = {y.data()};
+  live.process(in, out, 512);
+  CHECK(y[240] == 1.0);
+  CHECK(std::count(y.begin(), y.end(), 0.0) == 511);
+  // With a range the longest delay is reserved.
+  fxc::Program ranged = fxc::Program::from_source("input x : 1\nd = 10 ms in [1 ms, 1 s]\noutput y = x | delay(d)\n", o);
+  fxc::Processor ok = ranged.processor();
+  CHECK_NOTHROW(ok.set("d", 0.9));
 }

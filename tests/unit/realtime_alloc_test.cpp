@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// BlockExecutor::process and reset allocate nothing. This file replaces the global operator
+// BlockExecutor::process and reset, and fxc::Processor::process and reset on top of it,
+// allocate nothing. This file replaces the global operator
 // new and delete (every form: sized, aligned, nothrow, arrays) and, on glibc without
 // sanitizers, malloc, calloc, realloc, free and the aligned allocators, counting calls made by
 // this thread while counting is on. It is built as its own binary (fxc_realtime_tests): the
@@ -8,8 +9,12 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <new>
+#include <thread>
+
+#include <fxc/fxc.h>
 
 #include "expected_text.h"
 #include "block_test_support.h"
@@ -225,6 +230,56 @@ TEST_CASE("BlockExecutor::process and reset allocate nothing, on every strategy"
       executor.process(q.inputs, q.outputs, 4 * kMaxBlock);
       CHECK(counter.count() == 0);
     }
+  }
+}
+
+TEST_CASE("fxc::Processor::process allocates nothing, in either sample type, while set() runs elsewhere") {
+  // A live cutoff, a live delay whose range prepare() reserves, and a sum: what a plugin has.
+  constexpr const char* kGraph =
+      "input x : 2\n"
+      "fc = 200 Hz in [20 Hz, 2 kHz]\n"
+      "d = 2 ms in [1 ms, 20 ms]\n"
+      "output y = 0.7 * (x | butter(4, fc, highpass) | peaking(1 kHz, 1.0, 3 dB)) + 0.3 * (x | delay(d))\n";
+  for (fxc::DType dtype : {fxc::DType::f32, fxc::DType::f64}) {
+    CAPTURE(dtype == fxc::DType::f32 ? "float32 program" : "float64 program");
+    fxc::Options o;
+    o.sample_rate_hz = 48000;
+    o.dtype = dtype;
+    o.cache_directory = "none";
+    o.max_block = 128;
+    fxc::Program program = fxc::Program::from_source(kGraph, o);
+    fxc::Processor live = program.processor();
+    std::vector<float> fl(512, 0.25f), fr(512, -0.5f);
+    std::vector<double> dl(512, 0.25), dr(512, -0.5);
+    const float* fin[] = {fl.data(), fr.data()};
+    float* fout[] = {fl.data(), fr.data()};  // in place
+    const double* din[] = {dl.data(), dr.data()};
+    double* dout[] = {dl.data(), dr.data()};
+    std::atomic<bool> stop{false};
+    std::atomic<int> sets{0};
+    std::thread control([&] {  // allocates as much as it likes: it is not the audio thread
+      for (int i = 0; !stop; ++i) {
+        live.set("fc", 20.0 + (i % 50) * 30);
+        live.set("d", 0.001 * (1 + i % 19));  // in seconds
+        ++sets;
+      }
+    });
+    std::mt19937 rng(5);
+    std::size_t inside = 0;
+    for (int b = 0; b < 4000 || sets < 20; ++b) {
+      std::size_t n = std::uniform_int_distribution<std::size_t>(1, 512)(rng);  // over max_block too
+      CountAllocations counter;
+      if (b % 2 == 0) live.process(fin, fout, n);
+      else live.process(din, dout, n);  // the other type for one of the two programs
+      if (b % 997 == 996) live.reset();
+      inside += counter.count();
+    }
+    stop = true;
+    control.join();
+    CHECK(inside == 0);
+    CHECK(sets >= 20);
+    CHECK(std::isfinite(fl[0]));
+    CHECK(std::isfinite(dl[0]));
   }
 }
 
