@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // W7 (design/performance.md): W4's chain, 2 channels, float32, in 64-sample blocks at 48 kHz,
-// through the real-time BlockExecutor and through CpuStream in the same run, beside the floor:
+// through the public fxc::Processor (what an embedder calls), the BlockExecutor under it and
+// CpuStream in the same run, beside the floor:
 // the chain's kernel called alone on the same blocks. One iteration is one block; the inputs
 // walk through one second of noise so that blocks differ as in a stream.
 //
@@ -9,6 +10,7 @@
 //
 //   build/bench/fxc_bench_stream --benchmark_repetitions=5 --benchmark_report_aggregates_only
 #include <benchmark/benchmark.h>
+#include <fxc/fxc.h>
 
 #include <stdexcept>
 
@@ -70,6 +72,38 @@ void w7_block_executor(benchmark::State& state) {
   report(state, block, compiled.scheduled);
 }
 
+// The same chain through the public API, as a plugin calls it: planar float pointers, one
+// Processor prepared for the block length. A parameter is live (the low cut), so the chain
+// is compiled to take new values without recompiling, as a user's would be.
+void w7_processor(benchmark::State& state) {
+  const auto block = static_cast<std::size_t>(state.range(0));
+  fxc::Options o;
+  o.sample_rate_hz = 48000;
+  o.dtype = fxc::DType::f32;
+  o.max_block = block;
+  o.cache_directory = "none";
+  fxc::Program program = fxc::Program::from_source(
+      "input x : 2\n"
+      "fc = 80 Hz in [20 Hz, 200 Hz]\n"
+      "output y = x | butter(4, fc, highpass) | butter(8, 12 kHz)\n",
+      o);
+  fxc::Processor live = program.processor();
+  std::vector<Signal> input = noise(kChannels, kSeconds + block, DType::f32);
+  std::vector<float> left(block), right(block);
+  const float* in[kChannels];
+  float* out[kChannels] = {left.data(), right.data()};
+  std::size_t at = 0;
+  for (auto _ : state) {
+    for (int c = 0; c < kChannels; ++c) in[c] = input[0].f32(c).data() + at;
+    live.process(in, out, block);
+    benchmark::ClobberMemory();
+    at = at + block >= kSeconds ? 0 : at + block;
+  }
+  double audio_seconds = static_cast<double>(block) / 48000.0;
+  state.counters["x_realtime"] = benchmark::Counter(audio_seconds, benchmark::Counter::kIsIterationInvariantRate);
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * block * kChannels));
+}
+
 void w7_cpu_stream(benchmark::State& state) {
   const auto block = static_cast<std::size_t>(state.range(0));
   CompiledCpuGraph compiled = compile_w7(block);
@@ -126,6 +160,7 @@ void w7_kernel_alone(benchmark::State& state) {
 }
 
 BENCHMARK(w7_kernel_alone)->ArgName("block")->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond);
+BENCHMARK(w7_processor)->ArgName("block")->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond);
 BENCHMARK(w7_block_executor)->ArgName("block")->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond);
 BENCHMARK(w7_cpu_stream)->ArgName("block")->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond);
 
