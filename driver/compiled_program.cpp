@@ -259,6 +259,12 @@ std::vector<Signal> Program::Impl::run(const std::vector<Signal>& inputs) const 
   return std::move(*out);
 }
 
+std::shared_ptr<const CompiledValues> Program::Impl::current(int channels) const {
+  auto spec = specialization(channels);
+  std::lock_guard lock(mutex_);
+  return spec->now;
+}
+
 std::vector<std::vector<Signal>> Program::Impl::run_batch(const std::vector<std::vector<Signal>>& items) const {
   if (items.empty()) return {};
   auto spec = specialization(channels_for(items[0]));

@@ -54,6 +54,8 @@ struct Program::Impl {
   void set(int id, double value);
 
   std::vector<Signal> run(const std::vector<Signal>& inputs) const;
+  /// The current values of the specialisation for `channels` (as specialization() takes it).
+  std::shared_ptr<const CompiledValues> current(int channels) const;
   std::vector<std::vector<Signal>> run_batch(const std::vector<std::vector<Signal>>& items) const;
   std::string dump(std::string_view emit) const;
   std::string warnings() const;

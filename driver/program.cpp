@@ -12,6 +12,7 @@
 
 #include "driver/api_error.h"
 #include "driver/compiled_program.h"
+#include "runtime/cpu_executor.h"
 
 namespace fxc {
 
@@ -113,13 +114,41 @@ static void run_planar(const Program::Impl& impl, std::span<const T* const* cons
   if (inputs.size() != in_ports.size())
     throw_error("the graph has " + std::to_string(in_ports.size()) + " input(s), got " +
                 std::to_string(inputs.size()));
-  std::vector<Signal> signals;
   DType dtype = impl.options().dtype;
+  bool undeclared = false;
+  for (const PortInfo& port : in_ports) {
+    if (port.channels == 0 && impl.options().channels == 0)
+      throw_error("the input '" + port.name + "' has no declared channel count: give Options::channels, "
+                  "or run fxc::Signal values");
+    undeclared = undeclared || port.channels == 0;
+  }
+  // Compiled kernels in the caller's sample type run straight on the caller's memory.
+  if (impl.options().target == Target::cpu && (dtype == DType::f32) == std::is_same_v<T, float>) {
+    std::shared_ptr<const CompiledValues> now = impl.current(undeclared ? impl.options().channels : 0);
+    std::vector<ir::NodeId> out_ids = now->scheduled.outputs();
+    if (outputs.size() != out_ids.size())
+      throw_error("the graph has " + std::to_string(out_ids.size()) + " output(s), got " +
+                  std::to_string(outputs.size()));
+    // Pointer arrays of the executor's type, copied: no cast between pointer types.
+    std::vector<std::vector<const void*>> in_channels(inputs.size());
+    std::vector<const void* const*> in(inputs.size());
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      in_channels[i].assign(inputs[i], inputs[i] + in_ports[i].channels);
+      in[i] = in_channels[i].data();
+    }
+    std::vector<std::vector<void*>> out_channels(outputs.size());
+    std::vector<void* const*> out(outputs.size());
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+      out_channels[k].assign(outputs[k], outputs[k] + now->scheduled.node(out_ids[k]).type.channels);
+      out[k] = out_channels[k].data();
+    }
+    auto done = execute_cpu_into(now->scheduled, *now->kernels, in, out, frames);
+    if (!done) throw_error(done.error(), "fxc-run");
+    return;
+  }
+  std::vector<Signal> signals;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     int channels = in_ports[i].channels ? in_ports[i].channels : impl.options().channels;
-    if (channels == 0)
-      throw_error("the input '" + in_ports[i].name + "' has no declared channel count: give Options::channels, "
-                  "or run fxc::Signal values");
     signals.push_back(signal_from(inputs[i], channels, frames, dtype));
   }
   std::vector<Signal> out = impl.run(signals);

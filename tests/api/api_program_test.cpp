@@ -92,6 +92,16 @@ TEST_CASE("runs into caller memory, float32 and float64, in place too") {
   double* out64[] = {o64l.data(), o64r.data()};
   program.run(in64, out64, 3000);
   CHECK(o64l[2999] == static_cast<double>(want.f32(0)[2999]));
+  // A long signal (where whole-signal strategies such as the chunked scan apply) runs
+  // straight on the caller's memory with the owning run's results, bit for bit.
+  fxc::Signal long_x = noise(2, 400000, fxc::DType::f32, 3);
+  fxc::Signal long_want = program.run(long_x);
+  std::vector<float> ll(400000), lr(400000);
+  const float* long_in[] = {long_x.f32(0).data(), long_x.f32(1).data()};
+  float* long_out[] = {ll.data(), lr.data()};
+  program.run(long_in, long_out, 400000);
+  CHECK(std::equal(ll.begin(), ll.end(), long_want.f32(0).begin()));
+  CHECK(std::equal(lr.begin(), lr.end(), long_want.f32(1).begin()));
 }
 
 TEST_CASE("errors are fxc::Error with the place, the code and the caret") {
