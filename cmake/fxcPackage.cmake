@@ -8,7 +8,7 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 # Link order does not matter for object files; this is every library fxc_driver pulls in.
-set(FXC_INTERNAL_LIBRARIES fxc_driver fxc_runtime fxc_codegen_cpu fxc_codegen_cuda fxc_codegen
+set(FXC_INTERNAL_LIBRARIES fxc_driver fxc_formats fxc_runtime fxc_codegen_cpu fxc_codegen_cuda fxc_codegen
     fxc_passes fxc_frontend fxc_ir fxc_design fxc_support)
 set(FXC_PRIVATE_DEPENDENCIES fmt::fmt OpenSSL::Crypto LLVM PkgConfig::SNDFILE PkgConfig::KISSFFT
     ${CMAKE_DL_LIBS})

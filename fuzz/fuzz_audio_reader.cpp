@@ -14,7 +14,7 @@
 #include <cstdint>
 
 #include "fuzz/fuzz_support.h"
-#include "runtime/audio_file.h"
+#include "formats/audio_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace fxc;

@@ -11,7 +11,7 @@
 #include <cstdint>
 
 #include "fuzz/fuzz_support.h"
-#include "runtime/npy_file.h"
+#include "formats/npy_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace fxc;

@@ -12,7 +12,7 @@
 #include "codegen/cuda/nvrtc.h"
 #include "ir/print.h"
 #include "runtime/counters.h"
-#include "runtime/signal_file.h"
+#include "support/file_io.h"
 #include "support/sha256.h"
 #include "support/trace.h"
 #include "support/version.h"

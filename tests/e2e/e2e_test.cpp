@@ -37,7 +37,7 @@
 #include <vector>
 
 #include "run_command.h"
-#include "runtime/signal_file.h"
+#include "formats/signal_file.h"
 
 namespace fs = std::filesystem;
 using fxc::test::CommandResult;

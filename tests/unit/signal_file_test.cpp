@@ -2,7 +2,7 @@
 // Signal files: audio and .npy round trips, the .npy reader's checks, and the promise that a
 // failed write changes nothing on disk.
 #include "expected_text.h"
-#include "runtime/signal_file.h"
+#include "formats/signal_file.h"
 
 #include <doctest/doctest.h>
 #include <fcntl.h>
@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/audio_file.h"
-#include "runtime/npy_file.h"
+#include "formats/audio_file.h"
+#include "formats/npy_file.h"
 
 namespace fs = std::filesystem;
 using namespace fxc;

@@ -18,7 +18,7 @@
 #include "runtime/cpu_executor.h"
 #include "runtime/cuda_executor.h"
 #include "runtime/reference_interpreter.h"
-#include "runtime/signal_file.h"
+#include "formats/signal_file.h"
 #include "support/float_format.h"
 #include "tools/fxc/commands.h"
 #include "tools/fxc/pending_outputs.h"

@@ -13,7 +13,7 @@
 #include <limits>
 #include <numbers>
 
-#include "runtime/signal_file.h"
+#include "formats/signal_file.h"
 #include "support/float_format.h"
 
 namespace fxc {

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/signal_file.h"
+#include "formats/signal_file.h"
 
 namespace fxc::cli {
 

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstddef>
-#include <functional>
 #include <optional>
 #include <string>
 #include <variant>
@@ -12,6 +11,7 @@
 #include "ir/dtype.h"
 #include "runtime/signal.h"
 #include "support/expected.h"
+#include "support/file_io.h"  // write_file_atomically, read_whole_file: the atomic writes of outputs
 
 namespace fxc {
 
@@ -42,20 +42,5 @@ Expected<std::monostate, std::string> write_signal_file(const std::string& path,
 /// command can fail before a long computation rather than after it.
 Expected<std::monostate, std::string> check_output_format(const std::string& path,
                                                           const WriteOptions& options);
-
-/// Fills a new file beside `path` through `write` (given the open descriptor and the temporary
-/// file's name), flushes it to disk and renames it over `path`. If `write` or anything after
-/// it fails, the temporary file is removed and `path` is left as it was. `write` returns the
-/// reason on failure; the result's message is "cannot write 'PATH': REASON".
-Expected<std::monostate, std::string> write_file_atomically(
-    const std::string& path, const std::function<Expected<std::monostate, std::string>(
-                                 int fd, const std::string& temp_path)>& write);
-
-/// The whole of a file, as bytes. Errors read "cannot read 'PATH': REASON".
-Expected<std::string, std::string> read_whole_file(const std::string& path);
-
-/// Writes all `size` bytes to `fd`, resuming after short writes and interrupted calls.
-/// Returns the system's reason on failure (e.g. "No space left on device").
-Expected<std::monostate, std::string> write_all(int fd, const void* data, std::size_t size);
 
 }  // namespace fxc

@@ -2,7 +2,7 @@
 // The .npy format (https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html):
 // magic, version, a little-endian header length, a Python dict literal, then raw data.
 // Every size read from a file is checked before it is used to allocate or to seek.
-#include "runtime/npy_file.h"
+#include "formats/npy_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/signal_file.h"
+#include "formats/signal_file.h"
 
 namespace fxc {
 namespace {

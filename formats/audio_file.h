@@ -8,7 +8,7 @@
 #include <variant>
 
 #include "ir/dtype.h"
-#include "runtime/signal_file.h"
+#include "formats/signal_file.h"
 #include "support/expected.h"
 
 namespace fxc {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // libsndfile behind fxc's Signal: planar samples in, interleaved frames out, and the other way.
-#include "runtime/audio_file.h"
+#include "formats/audio_file.h"
 
 #include <fcntl.h>
 #include <sndfile.h>

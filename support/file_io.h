@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+// Files written whole or not at all, and read whole, with the system's reasons in the errors:
+// what signal outputs, saved states and kernel-cache entries are written with.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <variant>
+
+#include "support/expected.h"
+
+namespace fxc {
+
+/// What can be known about writing `path` before writing it: not a directory, and its
+/// directory exists (one that cannot be looked into is left for the write to report). Errors
+/// read "cannot write 'PATH': REASON".
+Expected<std::monostate, std::string> check_write_place(const std::string& path);
+
+/// Fills a new file beside `path` through `write` (given the open descriptor and the temporary
+/// file's name), flushes it to disk and renames it over `path`. If `write` or anything after
+/// it fails, the temporary file is removed and `path` is left as it was. `write` returns the
+/// reason on failure; the result's message is "cannot write 'PATH': REASON".
+Expected<std::monostate, std::string> write_file_atomically(
+    const std::string& path, const std::function<Expected<std::monostate, std::string>(
+                                 int fd, const std::string& temp_path)>& write);
+
+/// The whole of a file, as bytes. Errors read "cannot read 'PATH': REASON".
+Expected<std::string, std::string> read_whole_file(const std::string& path);
+
+/// Writes all `size` bytes to `fd`, resuming after short writes and interrupted calls.
+/// Returns the system's reason on failure (e.g. "No space left on device").
+Expected<std::monostate, std::string> write_all(int fd, const void* data, std::size_t size);
+
+}  // namespace fxc
