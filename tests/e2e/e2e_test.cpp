@@ -607,3 +607,91 @@ int main(int argc, char** argv) {
   std::filesystem::remove_all(cache, ignored);
   return status;
 }
+
+// ---- the README's commands ----------------------------------------------------------------
+
+namespace {
+
+// The value of a counter line ("  compiles          0") in --stats output; -1 if absent.
+long stats_counter(const std::string& err, const std::string& name) {
+  std::size_t at = err.find("  " + name + " ");
+  if (at == std::string::npos) return -1;
+  return std::strtol(err.c_str() + at + name.size() + 2, nullptr, 10);
+}
+
+std::vector<std::string> split_words(const std::string& line) {
+  std::vector<std::string> words;
+  std::string word;
+  for (char c : line) {
+    if (c == ' ') {
+      if (!word.empty()) words.push_back(word);
+      word.clear();
+    } else {
+      word += c;
+    }
+  }
+  if (!word.empty()) words.push_back(word);
+  return words;
+}
+
+}  // namespace
+
+TEST_CASE("every fxc command the README shows runs, on fixture files") {
+  // The README's block of `$fxc ...` lines, run in a directory with the example graphs and a
+  // stereo WAV under each input name the commands use, with a cache of its own.
+  std::ifstream readme(fs::path(FXC_SOURCE_DIR) / "README.md");
+  REQUIRE(readme);
+  std::vector<std::vector<std::string>> commands;
+  for (std::string line; std::getline(readme, line);) {
+    if (line.rfind("$fxc ", 0) != 0) continue;
+    std::size_t comment = line.find(" #");
+    commands.push_back(split_words(line.substr(5, comment == std::string::npos ? std::string::npos : comment - 5)));
+  }
+  REQUIRE(commands.size() >= 10);
+  TempDir dir;
+  fs::create_directory_symlink(fs::path(FXC_SOURCE_DIR) / "examples", dir / "examples");
+  for (const char* name : {"voice.wav", "in.wav", "a.wav", "b.wav"}) fs::copy_file(data("vocal_in.wav"), dir / name);
+  std::vector<std::string> env{"FXC_CACHE_DIR=" + (dir / "cache").string()};
+  std::set<std::string> compiled;  // graphs `fxc compile` has filled the cache for
+  for (const auto& args : commands) {
+    std::string shown;
+    for (const auto& a : args) shown += a + " ";
+    CAPTURE(shown);
+    std::vector<std::string> argv{FXC_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    CommandResult r = fxc::test::run_command(argv, dir.path(), env);
+    INFO(show(r));
+    REQUIRE(r.exit_code == 0);
+    for (std::size_t k = 0; k + 1 < args.size(); ++k)
+      if (args[k] == "-o") CHECK(fs::file_size(dir / args[k + 1]) > 0);
+    if (args[0] == "compile") compiled.insert(args[1]);
+    // After `fxc compile`, a run of the same graph (defaults, --block, --set) compiles nothing.
+    if (args[0] == "run" && compiled.count(args[1]) &&
+        std::find(args.begin(), args.end(), "--stats") != args.end())
+      CHECK(stats_counter(r.err, "compiles") == 0);
+  }
+}
+
+TEST_CASE("fxc compile then fxc run at any value of a live parameter compiles nothing more") {
+  TempDir dir;
+  std::vector<std::string> env{"FXC_CACHE_DIR=" + (dir / "cache").string()};
+  auto fxc_in_dir = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), FXC_BINARY);
+    return fxc::test::run_command(args, dir.path(), env);
+  };
+  fs::path eq = fs::path(FXC_SOURCE_DIR) / "examples" / "eq.fx";
+  require_success(fxc_in_dir({"compile", eq.string()}));
+  // eq.fx declares fc in [20 Hz, 120 Hz]: its ends, values between, whole files and blocks.
+  for (std::string value : {"20Hz", "33Hz", "120Hz"})
+    for (std::string block : {"", "64"}) {
+      CAPTURE(value);
+      CAPTURE(block);
+      std::vector<std::string> args{"run", eq.string(), "-i", data("vocal_in.wav"), "-o", "y.wav", "--set",
+                                    "fc=" + value, "--stats"};
+      if (!block.empty()) args.insert(args.end(), {"--block", block});
+      CommandResult r = fxc_in_dir(args);
+      INFO(show(r));
+      REQUIRE(r.exit_code == 0);
+      CHECK(stats_counter(r.err, "compiles") == 0);
+    }
+}

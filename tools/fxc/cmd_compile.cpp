@@ -20,7 +20,7 @@ namespace {
 struct CompileOptions {
   std::string graph;
   std::string target = "cpu";
-  std::string dtype = "f32";
+  std::string dtype = "f64";  // as `fxc run`: a compile then a run hits the cache
   std::string arch;
   std::string cache_dir;
   bool time_passes = false;
