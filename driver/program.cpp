@@ -115,16 +115,14 @@ static void run_planar(const Program::Impl& impl, std::span<const T* const* cons
     throw_error("the graph has " + std::to_string(in_ports.size()) + " input(s), got " +
                 std::to_string(inputs.size()));
   DType dtype = impl.options().dtype;
-  bool undeclared = false;
-  for (const PortInfo& port : in_ports) {
-    if (port.channels == 0 && impl.options().channels == 0)
+  // ports() gives an undeclared input Options::channels: 0 means neither says.
+  for (const PortInfo& port : in_ports)
+    if (port.channels == 0)
       throw_error("the input '" + port.name + "' has no declared channel count: give Options::channels, "
                   "or run fxc::Signal values");
-    undeclared = undeclared || port.channels == 0;
-  }
   // Compiled kernels in the caller's sample type run straight on the caller's memory.
   if (impl.options().target == Target::cpu && (dtype == DType::f32) == std::is_same_v<T, float>) {
-    std::shared_ptr<const CompiledValues> now = impl.current(undeclared ? impl.options().channels : 0);
+    std::shared_ptr<const CompiledValues> now = impl.current(impl.options().channels);  // as channels_for() binds
     std::vector<ir::NodeId> out_ids = now->scheduled.outputs();
     if (outputs.size() != out_ids.size())
       throw_error("the graph has " + std::to_string(out_ids.size()) + " output(s), got " +

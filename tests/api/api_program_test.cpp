@@ -359,3 +359,24 @@ TEST_CASE("Processor: a delay past what prepare() reserved is an error, and the 
   fxc::Processor ok = ranged.processor();
   CHECK_NOTHROW(ok.set("d", 0.9));
 }
+
+TEST_CASE("planar runs of a graph whose input declares no channel count take Options::channels") {
+  constexpr const char* kUndeclared = "input x\noutput x | butter(2, 1 kHz)\n";
+  fxc::Options o = options(fxc::DType::f32);
+  std::vector<float> a(500, 1.0f), b(500, -1.0f), ya(500), yb(500);
+  const float* in[] = {a.data(), b.data()};
+  float* out[] = {ya.data(), yb.data()};
+  // Without a count from anywhere, a clear error.
+  CHECK_THROWS_WITH_AS(fxc::Program::from_source(kUndeclared, o).run(in, out, 500),
+                       doctest::Contains("has no declared channel count"), fxc::Error);
+  o.channels = 2;
+  fxc::Program program = fxc::Program::from_source(kUndeclared, o);
+  program.run(in, out, 500);
+  fxc::Signal x(2, 500, fxc::DType::f32);
+  std::copy(a.begin(), a.end(), x.f32(0).begin());
+  std::copy(b.begin(), b.end(), x.f32(1).begin());
+  fxc::Signal want = program.run(x);
+  CHECK(std::equal(ya.begin(), ya.end(), want.f32(0).begin()));
+  CHECK(std::equal(yb.begin(), yb.end(), want.f32(1).begin()));
+  CHECK(ya[499] == doctest::Approx(1.0).epsilon(1e-3));  // a lowpass passes DC
+}
