@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Builds the libraries, fxc_thread_tests (tests/unit/threads_test.cpp, kernel_cache_test.cpp
-# and block_executor_test.cpp: one compiled graph run from several threads, the chunked scan's
+# block_executor_test.cpp and the public API's threaded cases (tests/api): one compiled graph
+# run from several threads, the chunked scan's
 # worker threads, concurrent kernel-cache lookups and writers, the BlockExecutor's values
-# handover while an audio thread runs blocks) and fxc_realtime_tests with ThreadSanitizer in
+# handover while an audio thread runs blocks, fxc::Processor::set from a control thread
+# while process() runs) and fxc_realtime_tests with ThreadSanitizer in
 # build-tsan/, and runs them. Fails on a failing case or any ThreadSanitizer report.
 #
 #   scripts/tsan.sh [-j JOBS]
@@ -28,8 +30,8 @@ log=$build/tsan-report
 rm -f "$log".*
 status=0
 TSAN_OPTIONS="log_path=$log:halt_on_error=1:second_deadlock_stack=1:${TSAN_OPTIONS:-}" \
-  "$build/tests/fxc_thread_tests" --min-test-cases=13 \
-  "--test-case=one compiled graph runs*,the memory cache serves*,concurrent writers of one key*,two processes writing one key*,BlockExecutor*,execute_cpu_into*" || status=$?
+  "$build/tests/fxc_thread_tests" --min-test-cases=15 \
+  "--test-case=one compiled graph runs*,the memory cache serves*,concurrent writers of one key*,two processes writing one key*,BlockExecutor*,execute_cpu_into*,set() from one thread while others run,Processor: set from another thread*" || status=$?
 TSAN_OPTIONS="log_path=$log:halt_on_error=1:second_deadlock_stack=1:${TSAN_OPTIONS:-}" \
   "$build/tests/fxc_realtime_tests" || status=$?
 done=$(date +%s)
