@@ -229,7 +229,7 @@ void Program::Impl::set(int id, double v) {
   values_ = std::move(next);
 }
 
-int Program::Impl::channels_for(const std::vector<Signal>& inputs) const {
+int Program::Impl::channels_for(std::span<const Signal> inputs) const {
   if (options_.channels > 0) return options_.channels;
   std::vector<ir::NodeId> ids = declared_.inputs();
   for (std::size_t i = 0; i < ids.size() && i < inputs.size(); ++i)
@@ -237,7 +237,7 @@ int Program::Impl::channels_for(const std::vector<Signal>& inputs) const {
   return 0;
 }
 
-std::vector<Signal> Program::Impl::run(const std::vector<Signal>& inputs) const {
+std::vector<Signal> Program::Impl::run(std::span<const Signal> inputs) const {
   auto spec = specialization(channels_for(inputs));
   std::shared_ptr<const CompiledValues> now;
   {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -53,7 +54,7 @@ struct Program::Impl {
   /// refuses the value.
   void set(int id, double value);
 
-  std::vector<Signal> run(const std::vector<Signal>& inputs) const;
+  std::vector<Signal> run(std::span<const Signal> inputs) const;
   /// The current values of the specialisation for `channels` (as specialization() takes it).
   std::shared_ptr<const CompiledValues> current(int channels) const;
   std::vector<std::vector<Signal>> run_batch(const std::vector<std::vector<Signal>>& items) const;
@@ -68,7 +69,7 @@ struct Program::Impl {
                                                DiagnosticEngine& diags) const;
   const driver::GraphSource& source() const { return source_; }
   /// The channel count a run with `inputs` binds undeclared inputs to (0 if none is undeclared).
-  int channels_for(const std::vector<Signal>& inputs) const;
+  int channels_for(std::span<const Signal> inputs) const;
 
  private:
   CompileRequest base_request(int channels) const;

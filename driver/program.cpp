@@ -100,7 +100,7 @@ double Program::get(std::string_view name) const { return impl_->value(impl_->pa
 std::vector<Signal> Program::run(const std::vector<Signal>& inputs) const { return impl_->run(inputs); }
 
 Signal Program::run(const Signal& input) const {
-  std::vector<Signal> out = impl_->run(std::vector<Signal>{input});
+  std::vector<Signal> out = impl_->run(std::span<const Signal>(&input, 1));  // no copy of the input
   if (out.size() != 1)
     throw_error("Program::run(const Signal&) is for a graph of one output; this one has " +
                 std::to_string(out.size()) + ": use run(std::vector<Signal>)");

@@ -97,12 +97,73 @@ std::optional<std::vector<std::vector<Signal>>> run_batch(const ir::Graph& graph
   request.batch = 1;  // the channels are already multiplied out
   std::optional<CompiledCpuGraph> compiled = compile_for_cpu(wide->graph, request, diags);
   if (!compiled) return std::nullopt;
-  auto out = execute_cpu(compiled->scheduled, *compiled->kernels, lay_out_batch(items, wide->longest, request.dtype));
-  if (!out) {
-    diags.error({}, out.error(), "fxc-batch");
+  // The wide graph's channel pointers point straight into the items' signals: no lay-out or
+  // split copies. Only an item shorter than the longest, or of another dtype, goes through a
+  // padded copy (its output through a scratch signal cut back to its length).
+  const DType dtype = request.dtype;
+  const std::size_t longest = wide->longest;
+  const std::size_t inputs = items[0].size();
+  std::vector<ir::NodeId> output_ids = compiled->scheduled.outputs();
+  std::vector<std::vector<Signal>> results(items.size());
+  std::vector<Signal> padded_in, scratch_out;  // stable addresses: reserved below
+  padded_in.reserve(items.size() * inputs);
+  scratch_out.reserve(items.size() * output_ids.size());
+  std::vector<std::vector<const void*>> in_channels(inputs);
+  std::vector<std::vector<void*>> out_channels(output_ids.size());
+  struct Cut {
+    std::size_t item, output, scratch;
+  };
+  std::vector<Cut> cuts;
+  for (std::size_t b = 0; b < items.size(); ++b) {
+    std::size_t length = items[b][0].samples();
+    bool direct = length == longest;
+    for (std::size_t i = 0; i < inputs; ++i) {
+      const Signal* in = &items[b][i];
+      if (!direct || in->dtype() != dtype) {
+        Signal& p = padded_in.emplace_back(in->channels(), longest, dtype);  // zeros: the padding
+        Signal converted = in->dtype() == dtype ? Signal() : in->converted(dtype);
+        const Signal& from = in->dtype() == dtype ? *in : converted;
+        for (std::size_t c = 0; c < from.channels(); ++c) {
+          if (dtype == DType::f32) std::ranges::copy(from.f32(c), p.f32(c).begin());
+          else std::ranges::copy(from.f64(c), p.f64(c).begin());
+        }
+        in = &p;
+      }
+      for (std::size_t c = 0; c < in->channels(); ++c)
+        in_channels[i].push_back(dtype == DType::f32 ? static_cast<const void*>(in->f32(c).data())
+                                                     : static_cast<const void*>(in->f64(c).data()));
+    }
+    for (std::size_t k = 0; k < output_ids.size(); ++k) {
+      auto channels = static_cast<std::size_t>(compiled->scheduled.node(output_ids[k]).type.channels) / items.size();
+      Signal& out = results[b].emplace_back(channels, length, dtype, Signal::Uninitialized{});
+      Signal* target = &out;
+      if (!direct) {
+        cuts.push_back({b, k, scratch_out.size()});
+        target = &scratch_out.emplace_back(channels, longest, dtype, Signal::Uninitialized{});
+      }
+      for (std::size_t c = 0; c < channels; ++c)
+        out_channels[k].push_back(dtype == DType::f32 ? static_cast<void*>(target->f32(c).data())
+                                                      : static_cast<void*>(target->f64(c).data()));
+    }
+  }
+  std::vector<const void* const*> in_arrays;
+  for (auto& a : in_channels) in_arrays.push_back(a.data());
+  std::vector<void* const*> out_arrays;
+  for (auto& a : out_channels) out_arrays.push_back(a.data());
+  auto done = execute_cpu_into(compiled->scheduled, *compiled->kernels, in_arrays, out_arrays, longest);
+  if (!done) {
+    diags.error({}, done.error(), "fxc-batch");
     return std::nullopt;
   }
-  return split_batch(*out, items);
+  for (const Cut& cut : cuts) {
+    Signal& out = results[cut.item][cut.output];
+    const Signal& full = scratch_out[cut.scratch];
+    for (std::size_t c = 0; c < out.channels(); ++c) {
+      if (dtype == DType::f32) std::copy_n(full.f32(c).begin(), out.samples(), out.f32(c).begin());
+      else std::copy_n(full.f64(c).begin(), out.samples(), out.f64(c).begin());
+    }
+  }
+  return results;
 }
 
 }  // namespace fxc

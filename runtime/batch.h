@@ -19,8 +19,9 @@ using BatchItem = std::vector<Signal>;
 /// Runs every item through `graph` at once: the items' channels are laid side by side, as if
 /// the graph had items x channels channels, the shorter items padded with zeros to the
 /// longest (every stage is causal, so the padding never reaches an item's own samples), and
-/// each chain runs as one kernel dispatch over all of them. Returns each item's outputs, cut
-/// to its length. Items must agree on channel counts. `request.channels` and `batch` are set
+/// each chain runs as one kernel dispatch over all of them. The kernels read and write the
+/// items' own memory: only a shorter item, or one of another dtype, is copied (padded), and
+/// its outputs cut from scratch. Returns each item's outputs, cut to its length. Items must agree on channel counts. `request.channels` and `batch` are set
 /// from the items.
 std::optional<std::vector<std::vector<Signal>>> run_batch(const ir::Graph& graph,
                                                           const std::vector<BatchItem>& items,
