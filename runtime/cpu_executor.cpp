@@ -193,20 +193,6 @@ Expected<std::monostate, std::string> CpuStream::load_state(std::string_view byt
 
 namespace {
 
-// The graph's structural hash without what select_strategy derives from values (the strategy,
-// the chunk length and the state precision): graphs with the same schedule-free key keep the
-// same state, in float32 or float64 (CpuStream::update_values with kernels).
-std::string schedule_free_key(const ir::Graph& scheduled) {
-  ir::Graph g = scheduled;
-  for (ir::NodeId id = 0; id < g.size(); ++id)
-    if (auto* chain = std::get_if<ir::Chain>(&g.node(id).op)) {
-      chain->strategy = ir::IirStrategy::none;
-      chain->chunk_length = 0;
-      chain->state_precision = ir::StatePrecision::signal;
-    }
-  return ir::structural_hash(g);
-}
-
 // A chain's state in another compute type (float32 <-> float64 state precision).
 template <class To, class From>
 ChainState<To> convert_state(const ChainState<From>& from) {
@@ -224,7 +210,7 @@ ChainState<To> convert_state(const ChainState<From>& from) {
 
 Expected<std::monostate, std::string> CpuStream::update_values(const ir::Graph& scheduled,
                                                                std::shared_ptr<const codegen::CpuKernels> kernels) {
-  if (schedule_free_key(scheduled) != schedule_free_key(scheduled_))
+  if (schedule_free_hash(scheduled, true) != schedule_free_hash(scheduled_, true))
     return Unexpected{std::string(
         "the new graph has another shape (stages, orders, channels or dtype): compile it as a new stream")};
   if (!kernels) return Unexpected{std::string("internal error (a bug in fxc): update_values without kernels")};

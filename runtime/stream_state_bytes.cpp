@@ -17,20 +17,6 @@ namespace {
 // come from the stream's graph.
 constexpr std::string_view kStateMagic = "fxc stream state 1\n";
 
-// The graph's structural hash without the IIR strategies: every strategy keeps a section's
-// state in the same layout, and the strategy follows the length of one call, so a state saved
-// by a run over a whole file loads into a stream of short blocks. The FIR method stays: a
-// direct FIR keeps a ring, an FFT one a history.
-std::string state_key(const ir::Graph& scheduled) {
-  ir::Graph g = scheduled;
-  for (ir::NodeId id = 0; id < g.size(); ++id)
-    if (auto* chain = std::get_if<ir::Chain>(&g.node(id).op)) {
-      chain->strategy = ir::IirStrategy::none;
-      chain->chunk_length = 0;
-    }
-  return ir::structural_hash(g);
-}
-
 class StateWriter {
  public:
   void u8(std::uint8_t v) { bytes_.push_back(static_cast<char>(v)); }
@@ -155,6 +141,17 @@ std::string read_chains(StateReader& r, const ir::Graph& g, const GraphValues& v
 
 }  // namespace
 
+std::string schedule_free_hash(const ir::Graph& scheduled, bool ignore_state_precision) {
+  ir::Graph g = scheduled;
+  for (ir::NodeId id = 0; id < g.size(); ++id)
+    if (auto* chain = std::get_if<ir::Chain>(&g.node(id).op)) {
+      chain->strategy = ir::IirStrategy::none;
+      chain->chunk_length = 0;
+      if (ignore_state_precision) chain->state_precision = ir::StatePrecision::signal;
+    }
+  return ir::structural_hash(g);
+}
+
 std::string save_stream_state(const StreamState& state, const ir::Graph& scheduled) {
   StateWriter body;
   std::visit(
@@ -165,7 +162,7 @@ std::string save_stream_state(const StreamState& state, const ir::Graph& schedul
         write_chains(body, graph_state.wide_chains);
       },
       state.graph);
-  return std::string(kStateMagic) + "graph " + state_key(scheduled) + "\nsha256 " +
+  return std::string(kStateMagic) + "graph " + schedule_free_hash(scheduled, false) + "\nsha256 " +
          sha256_hex(body.bytes()) + "\n" + body.bytes();
 }
 
@@ -183,7 +180,7 @@ Expected<StreamState, std::string> load_stream_state(std::string_view bytes, con
   auto graph = line("graph ");
   auto checksum = line("sha256 ");
   if (!graph || !checksum) return Unexpected{std::string("the stream state's header is damaged")};
-  if (*graph != state_key(scheduled))
+  if (*graph != schedule_free_hash(scheduled, false))
     return Unexpected{std::string(
         "the stream state was saved from a graph of another shape (stages, orders, channels, "
         "FIR method or dtype)")};

@@ -14,6 +14,15 @@
 
 namespace fxc {
 
+/// The graph's structural hash without what the strategy choice decides: the IIR strategy
+/// and chunk length (every strategy keeps a section's state in the same layout, and the
+/// strategy follows the length of one call, so a state saved by a run over a whole file loads
+/// into a stream of short blocks), and with `ignore_state_precision` the state precision too
+/// (CpuStream::update_values with kernels converts state between float32 and float64). The
+/// FIR method stays: a direct FIR keeps a ring, an FFT one a history. Saved states carry the
+/// hash with the state precision.
+std::string schedule_free_hash(const ir::Graph& scheduled, bool ignore_state_precision);
+
 /// `state` of a stream of `scheduled`, as bytes. Coefficients are not part of it: they are
 /// the stream's graph's.
 std::string save_stream_state(const StreamState& state, const ir::Graph& scheduled);
