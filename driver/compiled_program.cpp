@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "driver/compiled_program.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -197,8 +198,9 @@ std::shared_ptr<const Specialization> Program::Impl::specialization(int channels
   auto now = compile_values(*spec, values_, diags);
   if (!now) throw_diagnostics(diags);
   spec->now = std::make_shared<const CompiledValues>(std::move(*now));
-  for (const Diagnostic& d : diags.diagnostics())
-    if (d.severity == Severity::warning) warnings_ += diags.str();
+  if (std::any_of(diags.diagnostics().begin(), diags.diagnostics().end(),
+                  [](const Diagnostic& d) { return d.severity == Severity::warning; }))
+    warnings_ += diags.str();
   specs_[channels] = spec;
   return spec;
 }

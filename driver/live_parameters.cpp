@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "codegen/chain_layout.h"
 #include "design/filter_design.h"
@@ -131,15 +132,19 @@ std::optional<LiveAnalysis> analyse_live_parameters(const GraphSource& source, c
     out.pole_radius[id] = f.radius;
     out.max_delay_lengths[id] = f.delays;
   }
+  std::set<std::string> warned_delays;  // one warning per parameter
   auto take = [&](const std::map<ir::NodeId, ChainFacts>& facts, const ParamDecl* unbounded) {
     for (const auto& [id, f] : facts) {
       if (!base->count(id)) continue;
       const ChainFacts& b = base->at(id);
       if (unbounded) {
         if (std::abs(f.radius - b.radius) > 1e-12) out.pole_radius[id] = 1.0;
-        if (f.delays != b.delays)
-          out.unbounded_delays.push_back("a delay of node %" + std::to_string(id) + " follows '" + unbounded->name +
-                                         "', which has no declared range");
+        if (f.delays != b.delays && warned_delays.insert(unbounded->name).second)
+          diags.warning(unbounded->loc,
+                        "'" + unbounded->name + "' sets a delay's length but has no declared range: a Processor "
+                        "reserves only its current length, and set() refuses a longer one (declare the range, "
+                        "e.g. '" + unbounded->name + " = 10 ms in [1 ms, 1 s]')",
+                        "fxc-param-range");
         continue;
       }
       out.pole_radius[id] = std::max(out.pole_radius[id], f.radius);

@@ -41,9 +41,6 @@ struct LiveAnalysis {
   /// By chain id of the scheduled graph: the longest each delay of the chain can be, in
   /// samples, over the declared ranges.
   std::map<ir::NodeId, std::vector<std::int64_t>> max_delay_lengths;
-  /// Chains whose delay lengths a parameter without a declared range moves: "the delay of
-  /// node %3 follows 'd', which has no declared range".
-  std::vector<std::string> unbounded_delays;
 };
 
 /// The graph lowered at `values` with the live nodes marked.
@@ -51,7 +48,8 @@ std::optional<ir::Graph> lower_marked(const GraphSource& source, const std::vect
                                       const ParamValues& values, DiagnosticEngine& diags);
 
 /// Steps 1 and 2 for `source` at `values`, compiled as `request` says (its channels, dtype,
-/// sample rate; the pipeline options are not used). Errors go to `diags`.
+/// sample rate; the pipeline options are not used). Errors go to `diags`, and a warning for
+/// each parameter without a declared range that sets a delay's length.
 std::optional<LiveAnalysis> analyse_live_parameters(const GraphSource& source, const ParamValues& values,
                                                     const CompileRequest& request, const passes::Target& target,
                                                     DiagnosticEngine& diags);

@@ -338,6 +338,7 @@ TEST_CASE("Processor: a delay past what prepare() reserved is an error, and the 
   fxc::Options o = options(fxc::DType::f64);
   o.max_block = 64;
   fxc::Program program = fxc::Program::from_source(kDelay, o);
+  CHECK(program.warnings().find("'d' sets a delay's length but has no declared range") != std::string::npos);
   fxc::Processor live = program.processor();
   live.set("d", 0.005);  // shorter: fits
   try {
@@ -356,6 +357,7 @@ TEST_CASE("Processor: a delay past what prepare() reserved is an error, and the 
   CHECK(std::count(y.begin(), y.end(), 0.0) == 511);
   // With a range the longest delay is reserved.
   fxc::Program ranged = fxc::Program::from_source("input x : 1\nd = 10 ms in [1 ms, 1 s]\noutput y = x | delay(d)\n", o);
+  CHECK(ranged.warnings().empty());
   fxc::Processor ok = ranged.processor();
   CHECK_NOTHROW(ok.set("d", 0.9));
 }
