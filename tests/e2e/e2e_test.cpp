@@ -32,7 +32,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <cctype>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -694,4 +696,126 @@ TEST_CASE("fxc compile then fxc run at any value of a live parameter compiles no
       REQUIRE(r.exit_code == 0);
       CHECK(stats_counter(r.err, "compiles") == 0);
     }
+}
+
+// ---- the commands in docs/ ----------------------------------------------------------------
+
+namespace {
+
+struct DocCommand {
+  std::string where;                  // "docs/cli.md:103"
+  std::vector<std::string> args;      // after "fxc"
+  std::vector<std::string> expected;  // the lines shown after it in the same fence
+};
+
+// Lines of output compared with what a doc shows: numbers (timings, sizes, counts) become '#'
+// and absolute paths '<path>', runs of spaces one space. A doc line "..." stands for any lines.
+std::string normalise(const std::string& line) {
+  std::string out;
+  for (std::size_t i = 0; i < line.size();) {
+    char c = line[i];
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      while (i < line.size() && (std::isdigit(static_cast<unsigned char>(line[i])) || line[i] == '.' ||
+                                 line[i] == 'e' || line[i] == '-' || line[i] == '+'))
+        ++i;
+      out += '#';
+    } else if (c == '/' && (out.empty() || out.back() == ' ')) {
+      while (i < line.size() && line[i] != ' ' && line[i] != ')') ++i;
+      out += "<path>";
+    } else if (c == ' ') {
+      while (i < line.size() && line[i] == ' ') ++i;
+      if (!out.empty()) out += ' ';
+    } else {
+      out += c;
+      ++i;
+    }
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+bool is_synopsis(const std::vector<std::string>& args) {
+  for (const std::string& a : args) {
+    if (a.find('[') != std::string::npos || a.find('|') != std::string::npos) return true;
+    if (a.size() > 1 && std::all_of(a.begin(), a.end(), [](char c) { return std::isupper(static_cast<unsigned char>(c)) || c == '.' || c == '_'; }))
+      return true;
+    if (a.rfind("GRAPH", 0) == 0) return true;
+  }
+  return false;
+}
+
+std::vector<DocCommand> doc_commands(const fs::path& file) {
+  static const std::set<std::string> kCommands{"run", "compile", "dump", "bench", "freqz", "cache", "info", "--version"};
+  std::vector<DocCommand> commands;
+  std::ifstream in(file);
+  bool fence = false, after_command = false;  // output lines follow a command in its fence
+  int line_number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_number;
+    if (line.rfind("```", 0) == 0) {
+      fence = !fence;
+      after_command = false;
+      continue;
+    }
+    if (!fence) continue;
+    std::string text = line.rfind("$ ", 0) == 0 ? line.substr(2) : line;
+    std::size_t comment = text.find("  #");
+    std::vector<std::string> words = split_words(text.substr(0, comment));
+    // "fxc run statistics" after a command is that command's output, not a command.
+    bool command = words.size() >= 2 && words[0] == "fxc" && kCommands.count(words[1]) &&
+                   !(after_command && words.size() > 2 && words[2] == "statistics");
+    if (command) {
+      commands.push_back({file.filename().string() + ":" + std::to_string(line_number),
+                          std::vector<std::string>(words.begin() + 1, words.end()), {}});
+      after_command = true;
+    } else if (after_command) {
+      commands.back().expected.push_back(line);
+    }
+  }
+  return commands;
+}
+
+}  // namespace
+
+TEST_CASE("every fxc command in docs/ runs on fixture files and prints what the doc shows") {
+  // Each doc's commands in order, in one directory per doc: examples/ and bench/, graph.fx and
+  // eq.fx (examples/eq.fx), and a stereo WAV under every input name the docs use. Synopsis
+  // lines (placeholders, [options]) are not commands. Output lines shown in the same fence
+  // after a command must appear in its output, in order (see normalise()).
+  int ran = 0;
+  for (const fs::directory_entry& entry : fs::directory_iterator(fs::path(FXC_SOURCE_DIR) / "docs")) {
+    if (entry.path().extension() != ".md") continue;
+    std::vector<DocCommand> commands = doc_commands(entry.path());
+    if (commands.empty()) continue;
+    TempDir dir;
+    fs::create_directory_symlink(fs::path(FXC_SOURCE_DIR) / "examples", dir / "examples");
+    fs::create_directory_symlink(fs::path(FXC_SOURCE_DIR) / "bench", dir / "bench");
+    for (const char* name : {"graph.fx", "eq.fx"}) fs::copy_file(fs::path(FXC_SOURCE_DIR) / "examples" / "eq.fx", dir / name);
+    for (const char* name : {"voice.wav", "in.wav", "a.wav", "b.wav", "c.wav"}) fs::copy_file(data("vocal_in.wav"), dir / name);
+    std::vector<std::string> env{"FXC_CACHE_DIR=" + (dir / "cache").string()};
+    for (const DocCommand& c : commands) {
+      if (is_synopsis(c.args)) continue;
+      std::string shown = c.where + ": fxc";
+      for (const auto& a : c.args) shown += " " + a;
+      CAPTURE(shown);
+      std::vector<std::string> argv{FXC_BINARY};
+      argv.insert(argv.end(), c.args.begin(), c.args.end());
+      CommandResult r = fxc::test::run_command(argv, dir.path(), env);
+      INFO(show(r));
+      CHECK(r.exit_code == 0);
+      ++ran;
+      std::vector<std::string> actual;
+      std::istringstream lines(r.out + r.err);
+      for (std::string l; std::getline(lines, l);) actual.push_back(normalise(l));
+      std::size_t at = 0;
+      for (const std::string& want_line : c.expected) {
+        std::string want = normalise(want_line);
+        if (want.empty() || want == "...") continue;
+        while (at < actual.size() && actual[at] != want) ++at;
+        CHECK_MESSAGE(at < actual.size(), "the doc shows \"" << want_line << "\", which the output lacks (in order)");
+        if (at < actual.size()) ++at;
+      }
+    }
+  }
+  CHECK(ran >= 10);
 }
