@@ -8,9 +8,9 @@
 //   and CUDA-graph replays of a GPU run. It compiles each graph's source with the host
 //   compiler, a second or so.
 // - "CUDA device: ..." (CTest cuda_device, label cuda): the same checks on the GPU that
-//   open_cuda_device() opens (cubins through NVRTC). Without one, each test case prints "no
-//   CUDA device: <why>; GPU tests skipped" and passes; with FXC_REQUIRE_CUDA_DEVICE=1 in the
-//   environment it fails instead (for machines that have a GPU).
+//   open_cuda_device() opens (cubins through NVRTC). Without a CUDA driver each case skips
+//   with the exact no-driver message (CTest shows "Skipped", tests/common/test_skip.h); with
+//   FXC_REQUIRE_CUDA_DEVICE=1 in the environment it fails instead (for machines with a GPU).
 //
 // Tolerances, relative RMS (floor 1e-3 of full scale), each with its reason where it is
 // checked; worst values are printed. float64 1e-9 everywhere: the kernels run the
