@@ -31,6 +31,7 @@
 #include <nlohmann/json.hpp>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <cctype>
 #include <fstream>
@@ -818,4 +819,86 @@ TEST_CASE("every fxc command in docs/ runs on fixture files and prints what the 
     }
   }
   CHECK(ran >= 10);
+}
+
+TEST_CASE("every complete .fx program in the README and docs/ compiles, or fails as the doc shows") {
+  // A fence with an `input` line and an `output` line (and no fxc command) is a program. It is
+  // written under the name the prose before it gives (`mix.fx`), else prog.fx, and dumped. A
+  // fence right after it that starts with "NAME:" is the error report the doc promises: exit
+  // status 1 and those lines (numbers aside) on standard error; otherwise it must compile.
+  struct Fence {
+    int line;
+    std::string before;
+    std::vector<std::string> body;
+  };
+  int checked = 0;
+  std::vector<fs::path> files{fs::path(FXC_SOURCE_DIR) / "README.md"};
+  for (const fs::directory_entry& e : fs::directory_iterator(fs::path(FXC_SOURCE_DIR) / "docs"))
+    if (e.path().extension() == ".md") files.push_back(e.path());
+  for (const fs::path& file : files) {
+    std::vector<Fence> fences;
+    std::ifstream in(file);
+    std::string prose;
+    bool fence = false;
+    int number = 0;
+    for (std::string line; std::getline(in, line);) {
+      ++number;
+      if (line.rfind("```", 0) == 0) {
+        fence = !fence;
+        if (fence) fences.push_back({number, prose, {}});
+        else prose.clear();
+        continue;
+      }
+      if (fence) fences.back().body.push_back(line);
+      else prose += line + "\n";
+    }
+    auto starts = [](const std::string& s, const char* word) {
+      return s.rfind(word, 0) == 0 && (s.size() == std::strlen(word) || s[std::strlen(word)] == ' ');
+    };
+    for (std::size_t f = 0; f < fences.size(); ++f) {
+      const Fence& program = fences[f];
+      bool has_input = false, has_output = false, has_command = false;
+      for (const std::string& l : program.body) {
+        has_input = has_input || starts(l, "input");
+        has_output = has_output || starts(l, "output");
+        has_command = has_command || l.rfind("fxc ", 0) == 0 || l.rfind("$fxc", 0) == 0;
+      }
+      if (!has_input || !has_output || has_command) continue;
+      std::string name = "prog.fx";
+      for (std::size_t at = program.before.find(".fx`"); at != std::string::npos;
+           at = program.before.find(".fx`", at + 1)) {
+        std::size_t tick = program.before.rfind('`', at);
+        if (tick != std::string::npos) name = program.before.substr(tick + 1, at + 3 - tick - 1);
+      }
+      CAPTURE(file.filename().string() + ":" + std::to_string(program.line) + " as " + name);
+      TempDir dir;
+      {
+        std::ofstream out(dir / name);
+        for (const std::string& l : program.body) out << l << "\n";
+      }
+      CommandResult r = fxc::test::run_command({FXC_BINARY, "dump", name, "--emit", "ir", "--channels", "2"},
+                                               dir.path(), {"FXC_CACHE_DIR=" + (dir / "cache").string()});
+      INFO(show(r));
+      ++checked;
+      bool report = f + 1 < fences.size() && !fences[f + 1].body.empty() &&
+                    fences[f + 1].body[0].rfind(name + ":", 0) == 0;
+      if (!report) {
+        CHECK(r.exit_code == 0);
+        continue;
+      }
+      CHECK(r.exit_code == 1);
+      std::vector<std::string> actual;
+      std::istringstream lines(r.err);
+      for (std::string l; std::getline(lines, l);) actual.push_back(normalise(l));
+      std::size_t at = 0;
+      for (const std::string& want_line : fences[f + 1].body) {
+        std::string want = normalise(want_line);
+        if (want.empty()) continue;
+        while (at < actual.size() && actual[at] != want) ++at;
+        CHECK_MESSAGE(at < actual.size(), "the doc shows \"" << want_line << "\", which fxc does not print (in order)");
+        if (at < actual.size()) ++at;
+      }
+    }
+  }
+  CHECK(checked >= 3);
 }
