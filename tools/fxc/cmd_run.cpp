@@ -12,6 +12,7 @@
 
 #include "runtime/batch.h"
 #include "runtime/bind_inputs.h"
+#include "runtime/block_executor.h"
 #include "runtime/compile_cpu.h"
 #include "runtime/counters.h"
 #include "support/trace.h"
@@ -319,7 +320,54 @@ int run(const RunOptions& o) {
       auto out = execute_cpu(compiled->scheduled, *compiled->kernels, signals);
       if (!out) return user_error(out.error());
       results = std::move(*out);
+    } else if (auto blocks = o.block && o.trace.empty() ? BlockExecutor::create(compiled->scheduled, compiled->kernels,
+                                                             static_cast<std::size_t>(*o.block))
+                                     : Expected<BlockExecutor, std::string>(Unexpected{std::string()})) {
+      // --block: the real-time engine (runtime/block_executor.h) straight on the whole
+      // signals' memory, a block at a time: no per-block copies or allocation. (With --trace
+      // the stream runner below, which records a span per kernel call; the engine records
+      // nothing, since recording allocates.)
+      if (!o.load_state.empty()) {
+        auto bytes = read_whole_file(o.load_state);
+        if (!bytes) return user_error(bytes.error());
+        if (auto loaded = blocks->load_state(*bytes); !loaded)
+          return user_error("cannot load '" + o.load_state + "': " + loaded.error());
+      }
+      for (ir::NodeId id : compiled->scheduled.outputs())
+        results.emplace_back(static_cast<std::size_t>(compiled->scheduled.node(id).type.channels), total, dtype,
+                             Signal::Uninitialized{});
+      auto channel_data = [&](const Signal& s, std::size_t c, std::size_t at) {
+        return dtype == DType::f32 ? static_cast<const void*>(s.f32(c).data() + at)
+                                   : static_cast<const void*>(s.f64(c).data() + at);
+      };
+      std::vector<std::vector<const void*>> in(signals.size());
+      std::vector<std::vector<void*>> out(results.size());
+      std::vector<const void* const*> in_arrays;
+      std::vector<void* const*> out_arrays;
+      for (std::size_t i = 0; i < signals.size(); ++i) {
+        in[i].resize(signals[i].channels());
+        in_arrays.push_back(in[i].data());
+      }
+      for (std::size_t k = 0; k < results.size(); ++k) {
+        out[k].resize(results[k].channels());
+        out_arrays.push_back(out[k].data());
+      }
+      std::size_t block = static_cast<std::size_t>(*o.block);
+      ProgressBar progress(total, "samples");
+      for (std::size_t start = 0; start < total; start += block) {
+        std::size_t count = std::min(block, total - start);
+        for (std::size_t i = 0; i < signals.size(); ++i)
+          for (std::size_t c = 0; c < in[i].size(); ++c) in[i][c] = channel_data(signals[i], c, start);
+        for (std::size_t k = 0; k < results.size(); ++k)
+          for (std::size_t c = 0; c < out[k].size(); ++c)
+            out[k][c] = const_cast<void*>(channel_data(results[k], c, start));
+        blocks->process(in_arrays, out_arrays, count);
+        progress.update(start + count);
+      }
+      if (!o.save_state.empty()) saved_state = blocks->save_state();
     } else {
+      // A whole signal with state files, --trace, or blocks the real-time engine does not take
+      // (too long for its memory bound): the stream runner, which allocates per call.
       CpuStream stream(compiled->scheduled, compiled->kernels);
       if (!o.load_state.empty()) {
         auto bytes = read_whole_file(o.load_state);
