@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "codegen/cpu/cpu_compiler.h"
 #include "codegen/cuda/emit_cuda.h"
@@ -16,6 +17,7 @@
 #include "runtime/batch.h"
 #include "runtime/bind_inputs.h"
 #include "runtime/cpu_executor.h"
+#include "runtime/frequency_response.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/reference_interpreter.h"
 #include "support/float_format.h"
@@ -37,6 +39,11 @@ Program::Impl::Impl(driver::GraphSource source, const Options& options)
   target_ = options_.target == Target::cuda ? passes::cuda_target() : passes::host_target();
   if (options_.cache_directory != "none")
     options_.cache_directory = KernelCache::default_directory(options_.cache_directory);
+  if (source_.is_dsl())  // .fx settings replaced the constants' text already (Program::from_source)
+    for (const frontend::ConstantOverride& setting : driver::overrides_from(options_.settings)) {
+      int id = param_id(setting.name);
+      values_[setting.name] = parse_value(id, setting.value);
+    }
   for (const auto& [name, value] : options_.params) values_[name] = value;
   for (const auto& [name, value] : options_.params) {
     int id = param_id(name);
@@ -45,7 +52,7 @@ Program::Impl::Impl(driver::GraphSource source, const Options& options)
       throw_error("the parameter '" + name + "' = " + format_double(value) + " is outside its range [" +
                   format_double(*p.min) + ", " + format_double(*p.max) + "]", "fxc-param");
   }
-  DiagnosticEngine diags;
+  DiagnosticEngine diags = source_.diagnostics();
   auto declared = source_.lower(values_, diags);
   if (!declared) throw_diagnostics(diags);
   declared_ = std::move(*declared);
@@ -72,6 +79,14 @@ CompileRequest Program::Impl::base_request(int channels) const {
   r.dtype = options_.dtype;
   r.channels = channels;
   r.cache_directory = options_.cache_directory == "none" ? std::string() : options_.cache_directory;
+  if (options_.signal_length > 0) r.length_samples = static_cast<std::int64_t>(options_.signal_length);
+  if (!options_.fuse) {
+    // Each stage its own kernel: only the passes that make kernels run, none that merges.
+    r.fusion = false;
+    r.pipeline.passes = {"infer-types", "design-filters", "eliminate-dead-nodes", "fuse-chains", "select-strategy"};
+  }
+  r.pipeline.time_passes = options_.time_passes && options_.log;
+  r.pipeline.log = options_.log;
   for (const auto& [name, value] : options_.thresholds) r.thresholds.set(name, format_double(value));
   return r;
 }
@@ -85,6 +100,14 @@ std::vector<PortInfo> Program::Impl::ports(bool inputs) const {
     if (inputs && channels == 0) channels = options_.channels;
     out.push_back({std::move(name), channels});
   }
+  // Outputs follow their inputs: the compiled graph knows their counts.
+  std::lock_guard lock(mutex_);
+  if (!inputs && !specs_.empty()) {
+    auto it = specs_.find(options_.channels);
+    const ir::Graph& scheduled = (it != specs_.end() ? it->second : specs_.begin()->second)->now->scheduled;
+    std::vector<ir::NodeId> ids = scheduled.outputs();
+    for (std::size_t k = 0; k < out.size() && k < ids.size(); ++k) out[k].channels = scheduled.node(ids[k]).type.channels;
+  }
   return out;
 }
 
@@ -92,15 +115,8 @@ std::vector<ParamInfo> Program::Impl::param_infos() const {
   std::vector<ParamInfo> out;
   int id = 0;
   for (const ParamDecl& p : source_.params()) {
-    ParamInfo info;
-    info.name = p.name;
-    info.id = id;
-    info.unit = std::string(unit_text(p.unit));
-    info.value = value(id++);
-    info.has_range = p.min && p.max;
-    info.min = p.min.value_or(-std::numeric_limits<double>::infinity());
-    info.max = p.max.value_or(std::numeric_limits<double>::infinity());
-    out.push_back(std::move(info));
+    out.push_back(driver::param_info(p, id, value(id)));
+    ++id;
   }
   return out;
 }
@@ -162,25 +178,43 @@ std::optional<CompiledValues> Program::Impl::compile_values(const Specialization
     }
     return out;
   }
+  if (options_.compile_kernels && !compile_kernels(spec, out, diags)) return std::nullopt;
+  return out;
+}
+
+bool Program::Impl::compile_kernels(const Specialization& spec, CompiledValues& now, DiagnosticEngine& diags) const {
+  if (options_.target == Target::reference || now.kernels || now.cuda) return true;
   if (options_.target == Target::cpu) {
     KernelCache cache(spec.request.cache_directory);
-    auto kernels = cache.cpu_kernels(out.scheduled, diags);
+    auto kernels = cache.cpu_kernels(now.scheduled, diags);
     if (!kernels) {
       diags.error({}, kernels.error(), "fxc-compile");
-      return std::nullopt;
+      return false;
     }
-    out.kernels = *kernels;
-  } else {
-    auto device = open_cuda_device();
-    if (!device) {
-      diags.error({}, device.error(), "fxc-cuda");
-      return std::nullopt;
-    }
-    auto program = compile_for_cuda(out.lowered, spec.request, *device, diags);
-    if (!program) return std::nullopt;
-    out.cuda = *program;
+    now.kernels = *kernels;
+    return true;
   }
-  return out;
+  if (!options_.cuda_architecture.empty()) {
+    // Ahead of time: a cubin for that architecture into the cache; nothing to run here.
+    KernelCache cache(spec.request.cache_directory);
+    auto cubin = cache.cuda_cubin(now.scheduled, options_.cuda_architecture, diags);
+    if (!cubin) {
+      diags.error({}, cubin.error(), "fxc-compile");
+      return false;
+    }
+    return true;
+  }
+  auto device = open_cuda_device();
+  if (!device) {
+    diags.error({}, device.error(), "fxc-cuda");
+    return false;
+  }
+  CompileRequest quiet = spec.request;  // the passes ran (and printed) when scheduling
+  quiet.pipeline = {};
+  auto program = compile_for_cuda(now.lowered, quiet, *device, diags);
+  if (!program) return false;
+  now.cuda = *program;
+  return true;
 }
 
 std::shared_ptr<const Specialization> Program::Impl::specialization(int channels) const {
@@ -190,8 +224,9 @@ std::shared_ptr<const Specialization> Program::Impl::specialization(int channels
   spec->channels = channels;
   spec->request = base_request(channels);
   // Whole signals: no length guides the strategy (a Processor sets its block length).
-  DiagnosticEngine diags;
-  auto live = driver::analyse_live_parameters(source_, values_, spec->request, target_, diags);
+  DiagnosticEngine diags = source_.diagnostics();
+  auto live = driver::analyse_live_parameters(source_, values_, spec->request, target_,
+                                              options_.live_unranged_params, diags);
   if (!live) throw_diagnostics(diags);
   spec->live = std::move(*live);
   spec->request.live_pole_radius = spec->live.pole_radius;
@@ -214,17 +249,28 @@ void Program::Impl::set(int id, double v) {
     throw_error("'" + p.name + "' = " + format_double(v) + " is outside its range [" + format_double(*p.min) +
                 ", " + format_double(*p.max) + "]", "fxc-param");
   std::lock_guard lock(mutex_);
+  if (!specs_.empty()) {
+    const driver::LiveAnalysis& live = specs_.begin()->second->live;
+    if (live.structural.count(p.name))
+      throw_error("'" + p.name + "' shapes the compiled graph (a filter order, a tap count or a "
+                  "structure), so it cannot change once compiled: give it in Options::settings "
+                  "(fxc run --set) and compile again", "fxc-param");
+    if (live.fixed.count(p.name))
+      throw_error("'" + p.name + "' has no declared range and Options::live_unranged_params is false, so "
+                  "its value was compiled in: declare a range ('" + p.name + " = ... in [MIN, MAX]') to "
+                  "set it live", "fxc-param");
+  }
   ParamValues next = values_;
   next[p.name] = v;
   std::vector<std::pair<std::shared_ptr<Specialization>, std::shared_ptr<const CompiledValues>>> made;
   for (const auto& [channels, spec] : specs_) {
-    DiagnosticEngine diags;
+    DiagnosticEngine diags = source_.diagnostics();
     auto compiled = compile_values(*spec, next, diags);
     if (!compiled) throw_diagnostics(diags);
     made.emplace_back(spec, std::make_shared<const CompiledValues>(std::move(*compiled)));
   }
   if (specs_.empty()) {  // nothing compiled yet: still check that the stages accept it
-    DiagnosticEngine diags;
+    DiagnosticEngine diags = source_.diagnostics();
     if (!source_.lower(next, diags)) throw_diagnostics(diags);
   }
   for (auto& [spec, compiled] : made) spec->now = std::move(compiled);
@@ -240,13 +286,9 @@ int Program::Impl::channels_for(std::span<const Signal> inputs) const {
 }
 
 std::vector<Signal> Program::Impl::run(std::span<const Signal> inputs) const {
-  auto spec = specialization(channels_for(inputs));
-  std::shared_ptr<const CompiledValues> now;
-  {
-    std::lock_guard lock(mutex_);
-    now = spec->now;
-  }
-  DiagnosticEngine diags;
+  int channels = channels_for(inputs);
+  std::shared_ptr<const CompiledValues> now = current(channels);
+  DiagnosticEngine diags = source_.diagnostics();
   auto bound = bind_inputs(now->lowered, inputs, diags);
   if (!bound) throw_diagnostics(diags);
   if (options_.target == Target::reference) {
@@ -254,6 +296,11 @@ std::vector<Signal> Program::Impl::run(std::span<const Signal> inputs) const {
     if (!out) throw_diagnostics(diags);
     return std::move(*out);
   }
+  std::vector<ir::NodeId> bound_inputs = bound->inputs(), compiled_inputs = now->scheduled.inputs();
+  bool as_compiled = bound_inputs.size() == compiled_inputs.size();
+  for (std::size_t i = 0; as_compiled && i < bound_inputs.size(); ++i)
+    as_compiled = bound->node(bound_inputs[i]).type.channels == now->scheduled.node(compiled_inputs[i]).type.channels;
+  if (!as_compiled) return run_bound(*bound, *specialization(channels), inputs);
   Expected<std::vector<Signal>, std::string> out =
       options_.target == Target::cpu ? execute_cpu(now->scheduled, *now->kernels, inputs)
                                      : execute_cuda(now->cuda, inputs);
@@ -261,9 +308,77 @@ std::vector<Signal> Program::Impl::run(std::span<const Signal> inputs) const {
   return std::move(*out);
 }
 
+std::vector<Signal> Program::Impl::run_bound(const ir::Graph& bound, const Specialization& spec,
+                                             std::span<const Signal> inputs) const {
+  CompileRequest request = spec.request;
+  request.channels = 0;  // every input has its own count now
+  DiagnosticEngine diags = source_.diagnostics();
+  Expected<std::vector<Signal>, std::string> out = Unexpected{std::string()};
+  if (options_.target == Target::cpu) {
+    auto scheduled = schedule_graph(bound, request, target_, diags);
+    if (!scheduled) throw_diagnostics(diags);
+    KernelCache cache(request.cache_directory);
+    auto kernels = cache.cpu_kernels(*scheduled, diags);
+    if (!kernels) throw_error(kernels.error(), "fxc-compile");
+    out = execute_cpu(*scheduled, **kernels, inputs);
+  } else {
+    auto device = open_cuda_device();
+    if (!device) throw_error(device.error(), "fxc-cuda");
+    auto program = compile_for_cuda(bound, request, *device, diags);
+    if (!program) throw_diagnostics(diags);
+    out = execute_cuda(*program, inputs);
+  }
+  if (!out) throw_error(out.error(), "fxc-run");
+  return std::move(*out);
+}
+
+std::vector<Signal> Program::Impl::run_cuda_in_blocks(std::span<const Signal> inputs, std::size_t block) const {
+  std::shared_ptr<const CompiledValues> now = current(channels_for(inputs));
+  DiagnosticEngine diags = source_.diagnostics();
+  if (!bind_inputs(now->lowered, inputs, diags)) throw_diagnostics(diags);
+  std::size_t total = inputs.empty() ? 0 : inputs[0].samples();
+  CudaStream stream(now->cuda);
+  std::vector<Signal> results;
+  for (std::size_t start = 0; start < total || (start == 0 && total == 0); start += block) {
+    std::size_t count = std::min(block, total - start);
+    std::vector<Signal> slices;
+    for (const Signal& s : inputs) {
+      Signal b(s.channels(), count, s.dtype(), Signal::Uninitialized{});
+      for (std::size_t c = 0; c < s.channels(); ++c) {
+        if (s.dtype() == DType::f32) std::copy_n(s.f32(c).begin() + start, count, b.f32(c).begin());
+        else std::copy_n(s.f64(c).begin() + start, count, b.f64(c).begin());
+      }
+      slices.push_back(std::move(b));
+    }
+    auto out = stream.process(slices);
+    if (!out) throw_error(out.error(), "fxc-run");
+    if (results.empty())
+      for (const Signal& s : *out) results.emplace_back(s.channels(), total, s.dtype());
+    for (std::size_t k = 0; k < out->size(); ++k)
+      for (std::size_t c = 0; c < (*out)[k].channels(); ++c) {
+        if ((*out)[k].dtype() == DType::f32)
+          std::copy((*out)[k].f32(c).begin(), (*out)[k].f32(c).end(), results[k].f32(c).begin() + start);
+        else std::copy((*out)[k].f64(c).begin(), (*out)[k].f64(c).end(), results[k].f64(c).begin() + start);
+      }
+    if (total == 0) break;
+  }
+  return results;
+}
+
 std::shared_ptr<const CompiledValues> Program::Impl::current(int channels) const {
   auto spec = specialization(channels);
   std::lock_guard lock(mutex_);
+  if (options_.target == Target::cuda && !options_.cuda_architecture.empty())
+    throw_error("this Program compiled its CUDA kernels ahead of time for " + options_.cuda_architecture +
+                " (Options::cuda_architecture), so it cannot run: make one without an architecture to run on "
+                "this machine's GPU", "fxc-cuda");
+  if (options_.target != Target::reference && !spec->now->kernels && !spec->now->cuda) {
+    // Options::compile_kernels was false: the first run compiles them.
+    auto with_kernels = std::make_shared<CompiledValues>(*spec->now);
+    DiagnosticEngine diags = source_.diagnostics();
+    if (!compile_kernels(*spec, *with_kernels, diags)) throw_diagnostics(diags);
+    std::const_pointer_cast<Specialization>(spec)->now = std::move(with_kernels);
+  }
   return spec->now;
 }
 
@@ -275,7 +390,7 @@ std::vector<std::vector<Signal>> Program::Impl::run_batch(const std::vector<std:
     std::lock_guard lock(mutex_);
     now = spec->now;
   }
-  DiagnosticEngine diags;
+  DiagnosticEngine diags = source_.diagnostics();
   std::optional<std::vector<std::vector<Signal>>> out;
   if (options_.target == Target::reference) {
     out.emplace();
@@ -297,40 +412,91 @@ std::vector<std::vector<Signal>> Program::Impl::run_batch(const std::vector<std:
   return std::move(*out);
 }
 
-std::string Program::Impl::dump(std::string_view emit) const {
+std::string Program::Impl::dump(const DumpOptions& o) const {
   bool undeclared = false;
   for (ir::NodeId id : declared_.inputs()) undeclared = undeclared || declared_.node(id).type.channels == 0;
-  if (undeclared && options_.channels == 0 && specs_.empty())
-    throw_error("the graph's channel counts are not known yet: give Options::channels or run a signal first");
-  auto spec = specialization(undeclared ? (options_.channels ? options_.channels : specs_.begin()->first) : 0);
+  int channels = 0;
+  if (undeclared) {
+    std::lock_guard lock(mutex_);
+    if (options_.channels == 0 && specs_.empty())
+      throw_error("the graph's channel counts are not known yet: give Options::channels or run a signal first");
+    channels = options_.channels ? options_.channels : specs_.begin()->first;
+  }
+  auto spec = specialization(channels);
   std::shared_ptr<const CompiledValues> now;
   {
     std::lock_guard lock(mutex_);
     now = spec->now;
   }
-  if (emit == "ir") {
-    DiagnosticEngine diags;
-    passes::PassContext context{diags, {options_.sample_rate_hz, spec->channels, options_.dtype}};
+  if (o.emit == "llvm" || o.emit == "cuda") {
+    auto text = o.emit == "llvm" ? codegen::emit_cpu_llvm_ir(now->scheduled, o.llvm_optimized)
+                                 : codegen::emit_cuda_source(now->scheduled);
+    if (!text) throw_error(text.error(), "fxc-emit");
+    return *text;
+  }
+  if (o.emit != "ir" && o.emit != "ir-opt")
+    throw_error("unknown dump '" + o.emit + "': ir, ir-opt, llvm or cuda", "fxc-emit");
+  if (o.format != "text" && o.format != "dot" && o.format != "json")
+    throw_error("unknown dump format '" + o.format + "': text, dot or json", "fxc-emit");
+
+  // The scheduled graph as compiled; any other stage, or one with the passes' own printing,
+  // runs the pipeline again from the lowered graph with the compile's settings.
+  std::ostringstream log;
+  std::optional<ir::Graph> staged;
+  if (o.emit == "ir-opt" && o.passes.empty() && !o.print_after_all && !o.time_passes) {
+    staged = now->scheduled;
+  } else {
+    DiagnosticEngine diags = source_.diagnostics();
+    passes::PassContext context = pass_context(spec->request, target_, diags);
     passes::PipelineOptions pipeline;
-    pipeline.passes = {"infer-types", "design-filters"};
-    auto designed = passes::run_pipeline(now->lowered, context, pipeline);
-    if (!designed) throw_diagnostics(diags);
-    return ir::to_text(*designed);
+    pipeline.passes = o.passes;
+    if (o.emit == "ir" && pipeline.passes.empty()) pipeline.passes = {"infer-types", "design-filters"};
+    pipeline.print_after_all = o.print_after_all;
+    pipeline.time_passes = o.time_passes;
+    pipeline.print_locations = o.locations;
+    pipeline.log = o.log ? o.log : &log;
+    staged = passes::run_pipeline(now->lowered, context, pipeline);
+    if (!staged) throw_diagnostics(diags);
   }
-  if (emit == "ir-opt") return ir::to_text(now->scheduled);
-  if (emit == "dot") return ir::to_dot(now->scheduled);
-  if (emit == "json") return ir::to_json(now->scheduled).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  if (emit == "llvm") {
-    auto text = codegen::emit_cpu_llvm_ir(now->scheduled, false);
-    if (!text) throw_error(text.error(), "fxc-emit");
-    return *text;
+  constexpr auto kReplace = nlohmann::json::error_handler_t::replace;  // names may be invalid UTF-8
+  if (o.format == "json") log << ir::to_json(*staged).dump(2, ' ', false, kReplace) << '\n';
+  else if (o.format == "dot") log << ir::to_dot(*staged);
+  else if (!o.print_after_all) log << ir::to_text(*staged, {.locations = o.locations});
+  return log.str();
+}
+
+std::vector<FrequencyResponse> Program::Impl::frequency_response(const std::vector<double>& frequencies_hz) const {
+  ParamValues values;
+  {
+    std::lock_guard lock(mutex_);
+    values = values_;
   }
-  if (emit == "cuda") {
-    auto text = codegen::emit_cuda_source(now->scheduled);
-    if (!text) throw_error(text.error(), "fxc-emit");
-    return *text;
+  DiagnosticEngine diags = source_.diagnostics();
+  auto lowered = source_.lower(values, diags);
+  if (!lowered) throw_diagnostics(diags);
+  CompileRequest request = base_request(1);
+  request.dtype = DType::f64;
+  request.pipeline = {};
+  request.pipeline.passes = {"infer-types", "design-filters"};
+  auto designed = schedule_graph(*lowered, request, target_, diags);
+  if (!designed) throw_diagnostics(diags);
+  std::vector<double> w;
+  for (double f : frequencies_hz) {
+    if (!std::isfinite(f) || f < 0)
+      throw_error("frequency_response: frequencies must be finite and at least 0 Hz, got " + format_double(f));
+    w.push_back(2 * M_PI * f / options_.sample_rate_hz);
   }
-  throw_error("unknown dump '" + std::string(emit) + "': ir, ir-opt, dot, json, llvm or cuda", "fxc-emit");
+  std::vector<PathResponse> paths = fxc::frequency_response(*designed, w, diags);
+  if (diags.has_errors()) throw_diagnostics(diags);
+  std::vector<FrequencyResponse> out;  // in output order, then input order
+  std::vector<ir::NodeId> outputs = designed->outputs(), inputs = designed->inputs();
+  for (std::size_t k = 0; k < outputs.size(); ++k)
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      for (PathResponse& p : paths)
+        if (p.output == outputs[k] && p.input == inputs[i])
+          out.push_back({std::get<ir::Output>(designed->node(outputs[k]).op).name,
+                         std::get<ir::Input>(designed->node(inputs[i]).op).name, k, i, std::move(p.response)});
+  return out;
 }
 
 std::string Program::Impl::warnings() const {

@@ -55,10 +55,18 @@ struct Program::Impl {
   void set(int id, double value);
 
   std::vector<Signal> run(std::span<const Signal> inputs) const;
-  /// The current values of the specialisation for `channels` (as specialization() takes it).
+  /// A run whose inputs' channel counts differ from the compiled ones' (two inputs declared
+  /// without a count, given signals of different counts): `bound` compiled for them, once.
+  std::vector<Signal> run_bound(const ir::Graph& bound, const Specialization& spec,
+                                std::span<const Signal> inputs) const;
+  /// The current values of the specialisation for `channels` (as specialization() takes it),
+  /// with their kernels.
   std::shared_ptr<const CompiledValues> current(int channels) const;
+  std::vector<Signal> run_cuda_in_blocks(std::span<const Signal> inputs, std::size_t block) const;
   std::vector<std::vector<Signal>> run_batch(const std::vector<std::vector<Signal>>& items) const;
-  std::string dump(std::string_view emit) const;
+  std::string dump(const DumpOptions& options) const;
+  std::vector<FrequencyResponse> frequency_response(const std::vector<double>& frequencies_hz) const;
+  const std::string& name() const { return declared_.name; }
   std::string warnings() const;
 
   /// The specialisation for `channels` (compiled now if new) and its current values.
@@ -67,6 +75,9 @@ struct Program::Impl {
   /// shape is the one compiled (an InternalError otherwise: never a silent recompile).
   std::optional<CompiledValues> compile_values(const Specialization& spec, const ParamValues& values,
                                                DiagnosticEngine& diags) const;
+  /// `now` with its kernels compiled (Options::compile_kernels false leaves them out until a
+  /// run needs them); errors go to `diags`.
+  bool compile_kernels(const Specialization& spec, CompiledValues& now, DiagnosticEngine& diags) const;
   const driver::GraphSource& source() const { return source_; }
   /// The channel count a run with `inputs` binds undeclared inputs to (0 if none is undeclared).
   int channels_for(std::span<const Signal> inputs) const;

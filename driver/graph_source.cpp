@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "driver/graph_source.h"
 
+#include <limits>
+
+#include "driver/api_error.h"
+
 #include "frontend/dsl.h"
 #include "frontend/fx_file.h"
 #include "frontend/fx_parameters.h"
@@ -8,10 +12,21 @@
 
 namespace fxc::driver {
 
-std::optional<GraphSource> GraphSource::from_fx(std::string text, std::string file, DiagnosticEngine& diags) {
-  auto ast = frontend::parse_fx_source(text, file, diags);
-  if (!ast) return std::nullopt;
+std::optional<GraphSource> GraphSource::from_fx(std::string text, std::string file,
+                                                std::vector<frontend::ConstantOverride> overrides,
+                                                DiagnosticEngine& diags) {
+  DiagnosticEngine parsing;
+  auto ast = frontend::parse_fx_source(text, file, parsing);
+  if (!ast || !frontend::apply_constant_overrides(*ast, overrides, parsing)) {
+    // Report as a compile does: the rest of the file lowered too, every error in file order.
+    (void)frontend::compile_fx_source(text, file, overrides, ParamValues{}, diags);
+    if (!diags.has_errors()) diags = std::move(parsing);
+    return std::nullopt;
+  }
+  diags.add_source(file, text);
+  for (const Diagnostic& d : parsing.diagnostics()) diags.report(d);
   GraphSource source;
+  source.overrides_ = std::move(overrides);
   source.params_ = frontend::fx_parameters(*ast, diags);
   if (diags.has_errors()) return std::nullopt;
   source.fx_text_ = std::move(text);
@@ -42,10 +57,39 @@ std::optional<GraphSource> GraphSource::from_dsl(std::string name, std::vector<O
 }
 
 std::optional<ir::Graph> GraphSource::lower(const ParamValues& values, DiagnosticEngine& diags) const {
-  if (!is_dsl_) return frontend::compile_fx_source(fx_text_, file_, values, diags);
+  if (!is_dsl_) return frontend::compile_fx_source(fx_text_, file_, overrides_, values, diags);
   ir::Graph graph = make_graph(graph_name_, outputs_, values);
   if (!ir::verify(graph, diags)) return std::nullopt;
   return graph;
+}
+
+DiagnosticEngine GraphSource::diagnostics() const {
+  DiagnosticEngine diags;
+  if (!is_dsl_) diags.add_source(file_, fx_text_);
+  return diags;
+}
+
+ParamInfo param_info(const ParamDecl& p, int id, double value) {
+  ParamInfo info;
+  info.name = p.name;
+  info.id = id;
+  info.unit = std::string(unit_text(p.unit));
+  info.value = value;
+  info.has_range = p.min && p.max;
+  info.min = p.min.value_or(-std::numeric_limits<double>::infinity());
+  info.max = p.max.value_or(std::numeric_limits<double>::infinity());
+  return info;
+}
+
+std::vector<frontend::ConstantOverride> overrides_from(const std::vector<std::string>& settings) {
+  std::vector<frontend::ConstantOverride> overrides;
+  for (const std::string& setting : settings) {
+    auto eq = setting.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw_error("Options::settings: expected NAME=VALUE, got '" + setting + "'", "fx-set");
+    overrides.push_back({setting.substr(0, eq), setting.substr(eq + 1)});
+  }
+  return overrides;
 }
 
 }  // namespace fxc::driver

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include <fxc/dsl.h>
+#include <fxc/program.h>
 
+#include "frontend/fx_file.h"
 #include "frontend/parameters.h"
 #include "ir/graph.h"
 #include "support/diagnostics.h"
@@ -17,11 +19,19 @@ namespace fxc::driver {
 
 class GraphSource {
  public:
-  /// `.fx` text named `file` in diagnostics. Parse errors and bad ranges go to `diags`.
-  static std::optional<GraphSource> from_fx(std::string text, std::string file, DiagnosticEngine& diags);
+  /// `.fx` text named `file` in diagnostics, with `overrides` replacing constants' written
+  /// values (`fxc run --set`, Options::settings). Parse errors, overrides that do not apply
+  /// and bad ranges go to `diags`.
+  static std::optional<GraphSource> from_fx(std::string text, std::string file,
+                                            std::vector<frontend::ConstantOverride> overrides,
+                                            DiagnosticEngine& diags);
   /// DSL expressions; a parameter name declared twice differently is an error.
   static std::optional<GraphSource> from_dsl(std::string name, std::vector<Output> outputs,
                                              DiagnosticEngine& diags);
+
+  bool is_dsl() const { return is_dsl_; }
+  /// An engine that shows this source's lines under its diagnostics.
+  DiagnosticEngine diagnostics() const;
 
   /// The live parameters, in declaration order.
   const std::vector<ParamDecl>& params() const { return params_; }
@@ -32,10 +42,18 @@ class GraphSource {
 
  private:
   std::string fx_text_, file_;
+  std::vector<frontend::ConstantOverride> overrides_;
   std::string graph_name_;
   std::vector<Output> outputs_;
   bool is_dsl_ = false;
   std::vector<ParamDecl> params_;
 };
+
+/// The public description of parameter `id` at `value`.
+ParamInfo param_info(const ParamDecl& param, int id, double value);
+
+/// `settings` (Options::settings: "NAME=VALUE") as constant overrides; throws Error for one
+/// without '='.
+std::vector<frontend::ConstantOverride> overrides_from(const std::vector<std::string>& settings);
 
 }  // namespace fxc::driver

@@ -8,6 +8,7 @@
 #include "codegen/chain_layout.h"
 #include "design/filter_design.h"
 #include "ir/field_text.h"
+#include "ir/hash.h"
 #include "passes/pipeline.h"
 #include "support/float_format.h"
 
@@ -61,13 +62,18 @@ struct ChainFacts {
 };
 
 // Every pass but select-strategy: the graph whose chains select_strategy will schedule.
-std::optional<std::map<ir::NodeId, ChainFacts>> chain_facts(const ir::Graph& marked, const CompileRequest& request,
-                                                            const passes::Target& target, DiagnosticEngine& diags) {
+std::optional<ir::Graph> designed_graph(const ir::Graph& marked, const CompileRequest& request,
+                                        const passes::Target& target, DiagnosticEngine& diags) {
   CompileRequest designing = request;
   designing.pipeline = {};
   for (const passes::PassInfo& p : passes::all_passes())
     if (p.name != "select-strategy") designing.pipeline.passes.emplace_back(p.name);
-  auto designed = schedule_graph(marked, designing, target, diags);
+  return schedule_graph(marked, designing, target, diags);
+}
+
+std::optional<std::map<ir::NodeId, ChainFacts>> chain_facts(const ir::Graph& marked, const CompileRequest& request,
+                                                            const passes::Target& target, DiagnosticEngine& diags) {
+  auto designed = designed_graph(marked, request, target, diags);
   if (!designed) return std::nullopt;
   std::map<ir::NodeId, ChainFacts> facts;
   for (ir::NodeId id = 0; id < designed->size(); ++id) {
@@ -101,7 +107,7 @@ std::optional<ir::Graph> lower_marked(const GraphSource& source, const std::vect
 
 std::optional<LiveAnalysis> analyse_live_parameters(const GraphSource& source, const ParamValues& values,
                                                     const CompileRequest& request, const passes::Target& target,
-                                                    DiagnosticEngine& diags) {
+                                                    bool unranged_live, DiagnosticEngine& diags) {
   LiveAnalysis out;
   auto now = source.lower(values, diags);
   if (!now) return std::nullopt;
@@ -111,17 +117,47 @@ std::optional<LiveAnalysis> analyse_live_parameters(const GraphSource& source, c
     return it == values.end() ? p.value : it->second;
   };
 
-  // 1. Liveness.
+  auto considered = [&](const ParamDecl& p) {
+    return !out.fixed.count(p.name) && !out.structural.count(p.name);
+  };
+  // 1. Liveness: the nodes each parameter's probe value changes.
+  std::map<std::string, ParamValues, std::less<>> probes;
   for (const ParamDecl& p : source.params()) {
+    if (!unranged_live && !(p.min && p.max)) {
+      out.fixed.insert(p.name);
+      continue;
+    }
     ParamValues probe = values;
     probe[p.name] = probe_value(p, current(p));
     DiagnosticEngine ignored;  // a probe value a stage refuses says nothing about liveness
     auto other = source.lower(probe, ignored);
-    if (!other || other->size() != now->size()) continue;
+    if (!other) continue;
+    bool same_structure = other->size() == now->size();
+    for (ir::NodeId id = 0; same_structure && id < now->size(); ++id)
+      same_structure = now->node(id).op.index() == other->node(id).op.index() &&
+                       now->node(id).operands == other->node(id).operands;
+    if (!same_structure) {
+      out.structural.insert(p.name);
+      continue;
+    }
     for (ir::NodeId id = 0; id < now->size(); ++id)
       if (op_text(now->node(id)) != op_text(other->node(id))) out.live[id] = true;
+    probes.emplace(p.name, std::move(probe));
   }
   if (std::none_of(out.live.begin(), out.live.end(), [](bool b) { return b; })) return out;
+  // Structure after design: an order or a tap count changes the sections or taps, which no
+  // value change may do. (With the live marks, so that a live unit gain is not folded away.)
+  {
+    DiagnosticEngine ignored;
+    auto marked_now = lower_marked(source, out.live, values, ignored);
+    auto designed_now = marked_now ? designed_graph(*marked_now, request, target, ignored) : std::nullopt;
+    std::string shape_now = designed_now ? ir::structural_hash(*designed_now) : std::string();
+    for (const auto& [name, probe] : probes) {
+      auto marked = lower_marked(source, out.live, probe, ignored);
+      auto designed = marked ? designed_graph(*marked, request, target, ignored) : std::nullopt;
+      if (designed_now && designed && ir::structural_hash(*designed) != shape_now) out.structural.insert(name);
+    }
+  }
 
   // 2. Ranges.
   auto base_graph = lower_marked(source, out.live, values, diags);
@@ -173,17 +209,19 @@ std::optional<LiveAnalysis> analyse_live_parameters(const GraphSource& source, c
     return true;
   };
   bool ok = true;
-  for (const ParamDecl& p : source.params())
+  for (const ParamDecl& p : source.params()) {
+    if (!considered(p)) continue;
     for (double v : sample_values(p, current(p), request.sample_rate_hz)) {
       ParamValues at = values;
       at[p.name] = v;
       ok = run_at(at, &p, v) && ok;
     }
+  }
   for (bool high : {false, true}) {
     ParamValues at = values;
     bool any = false;
     for (const ParamDecl& p : source.params())
-      if (p.min && p.max) {
+      if (p.min && p.max && considered(p)) {
         at[p.name] = high ? *p.max : *p.min;
         any = true;
       }

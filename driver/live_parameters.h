@@ -18,12 +18,14 @@
 //      chain's poles, the chain is taken to have poles on the unit circle (float64 state for
 //      float32, no chunked scan). Delay lengths give the longest each delay line can need.
 //   A value of a declared range that a stage refuses (a cutoff above Nyquist) is a compile
-//   error: the range promises it can be set.
+//   error: the range promises it can be set. A parameter whose probe value changes the
+//   lowered graph's structure (a filter order) is structural: not live, and set() refuses it.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,6 +38,11 @@ namespace fxc::driver {
 
 struct LiveAnalysis {
   std::vector<bool> live;  ///< by node id of the lowered graph
+  /// Parameters that change the graph's structure (a filter order, a tap count): they cannot
+  /// change without compiling again, so set() refuses them.
+  std::set<std::string, std::less<>> structural;
+  /// Parameters left out because they have no declared range and unranged ones are fixed.
+  std::set<std::string, std::less<>> fixed;
   /// By chain id of the scheduled graph (live chains only): see PassContext::live_pole_radius.
   std::map<std::uint32_t, double> pole_radius;
   /// By chain id of the scheduled graph: the longest each delay of the chain can be, in
@@ -49,9 +56,10 @@ std::optional<ir::Graph> lower_marked(const GraphSource& source, const std::vect
 
 /// Steps 1 and 2 for `source` at `values`, compiled as `request` says (its channels, dtype,
 /// sample rate; the pipeline options are not used). Errors go to `diags`, and a warning for
-/// each parameter without a declared range that sets a delay's length.
+/// each parameter without a declared range that sets a delay's length. With `unranged_live`
+/// false, parameters without a declared range are left out (fixed at their values).
 std::optional<LiveAnalysis> analyse_live_parameters(const GraphSource& source, const ParamValues& values,
                                                     const CompileRequest& request, const passes::Target& target,
-                                                    DiagnosticEngine& diags);
+                                                    bool unranged_live, DiagnosticEngine& diags);
 
 }  // namespace fxc::driver

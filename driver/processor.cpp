@@ -8,11 +8,13 @@
 #include <fxc/program.h>
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <mutex>
 
 #include "driver/api_error.h"
 #include "driver/compiled_program.h"
+#include "runtime/bind_inputs.h"
 #include "runtime/block_executor.h"
 
 namespace fxc {
@@ -37,6 +39,34 @@ struct PortPointers {
     }
   }
 };
+
+// The compilation a stream of blocks of up to `max_block` frames runs, with its kernels. A
+// stream runs block by block, so no chain may take the chunked scan (it needs the whole
+// signal): the Program's own schedule serves when it has none; otherwise the graph is
+// scheduled again for blocks.
+std::shared_ptr<const Specialization> stream_specialization(const Program::Impl& program, int channels,
+                                                            std::size_t max_block) {
+  std::shared_ptr<const Specialization> whole = program.specialization(channels);
+  bool chunked = false;
+  for (const ir::Node& node : whole->now->scheduled.nodes())
+    if (const auto* chain = std::get_if<ir::Chain>(&node.op))
+      chunked = chunked || chain->strategy == ir::IirStrategy::chunked_scan;
+  if (!chunked) {
+    program.current(channels);  // its kernels, if Options::compile_kernels left them for now
+    return program.specialization(channels);
+  }
+  auto spec = std::make_shared<Specialization>(*whole);
+  spec->request.length_samples = static_cast<std::int64_t>(max_block);
+  spec->request.thresholds.chunked_min_samples = std::numeric_limits<std::int64_t>::max();
+  spec->now.reset();
+  DiagnosticEngine diags = program.source().diagnostics();
+  ParamValues values;
+  for (const ParamInfo& p : program.param_infos()) values[p.name] = p.value;
+  auto compiled = program.compile_values(*spec, values, diags);
+  if (!compiled || !program.compile_kernels(*spec, *compiled, diags)) throw_diagnostics(diags);
+  spec->now = std::make_shared<const CompiledValues>(std::move(*compiled));
+  return spec;
+}
 
 }  // namespace
 
@@ -114,13 +144,58 @@ Processor::Processor(Processor&&) noexcept = default;
 Processor& Processor::operator=(Processor&&) noexcept = default;
 Processor::~Processor() = default;
 
+std::vector<Signal> Program::run_in_blocks(const std::vector<Signal>& inputs, std::size_t block) const {
+  if (block == 0) throw_error("run_in_blocks: a block holds at least one frame");
+  if (options().target == Target::cuda) return impl_->run_cuda_in_blocks(inputs, block);
+  if (options().target == Target::reference)
+    throw_error("run_in_blocks runs compiled kernels: use Target::cpu or Target::cuda");
+  int channels = impl_->channels_for(inputs);
+  auto spec = stream_specialization(*impl_, channels, block);
+  if (inputs.size() != spec->now->lowered.inputs().size())
+    throw_error("the graph has " + std::to_string(spec->now->lowered.inputs().size()) + " input(s), got " +
+                std::to_string(inputs.size()));
+  DiagnosticEngine diags = impl_->source().diagnostics();
+  if (!bind_inputs(spec->now->lowered, inputs, diags)) throw_diagnostics(diags);
+  std::size_t frames = inputs.empty() ? 0 : inputs[0].samples();
+  auto executor = BlockExecutor::create(spec->now->scheduled, spec->now->kernels, block, spec->live.max_delay_lengths,
+                                        std::max<std::size_t>(frames, 1));
+  if (!executor) throw_error("cannot run in blocks: " + executor.error(), "fxc-api");
+  DType dtype = options().dtype;
+  std::vector<Signal> converted;  // inputs of the other sample type
+  for (const Signal& in : inputs)
+    if (in.dtype() != dtype) converted.push_back(in.converted(dtype));
+  std::vector<Signal> outputs;
+  for (ir::NodeId id : spec->now->scheduled.outputs())
+    outputs.emplace_back(static_cast<std::size_t>(spec->now->scheduled.node(id).type.channels), frames, dtype,
+                         Signal::Uninitialized{});
+  auto data = [&](const Signal& s, std::size_t c) {
+    return dtype == DType::f32 ? static_cast<const void*>(s.f32(c).data()) : static_cast<const void*>(s.f64(c).data());
+  };
+  std::vector<std::vector<const void*>> in(inputs.size());
+  std::vector<std::vector<void*>> out(outputs.size());
+  std::vector<const void* const*> in_ports;
+  std::vector<void* const*> out_ports;
+  for (std::size_t i = 0, k = 0; i < inputs.size(); ++i) {
+    const Signal& s = inputs[i].dtype() == dtype ? inputs[i] : converted[k++];
+    for (std::size_t c = 0; c < s.channels(); ++c) in[i].push_back(data(s, c));
+    in_ports.push_back(in[i].data());
+  }
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    for (std::size_t c = 0; c < outputs[k].channels(); ++c) out[k].push_back(const_cast<void*>(data(outputs[k], c)));
+    out_ports.push_back(out[k].data());
+  }
+  // The executor splits the whole into blocks of `block` frames itself.
+  executor->process(in_ports, out_ports, frames);
+  return outputs;
+}
+
 Processor Program::processor() const {
   Processor p(*this);
   p.prepare();
   return p;
 }
 
-void Processor::prepare(std::size_t max_block) {
+void Processor::prepare(std::size_t max_block, std::size_t max_frames) {
   Impl& s = *impl_;
   const Options& o = s.program.options();
   s.max_block = max_block ? max_block : (o.max_block ? o.max_block : 4096);
@@ -134,24 +209,13 @@ void Processor::prepare(std::size_t max_block) {
       throw_error("the input '" + p.name + "' declares no channel count: give Options::channels for a Processor");
     s.input_channels.push_back(p.channels);
   }
-  Program::Impl& program = *s.program.impl_;
-  s.spec = program.specialization(channels);
-  // Streams are scheduled for one block's length: no chunked scan, no whole-signal choices.
-  auto spec = std::make_shared<Specialization>(*s.spec);
-  spec->request.length_samples = static_cast<std::int64_t>(s.max_block);
-  spec->now.reset();
-  DiagnosticEngine diags;
-  ParamValues values;
-  for (const ParamInfo& p : s.program.params()) values[p.name] = p.value;
-  auto compiled = program.compile_values(*spec, values, diags);
-  if (!compiled) throw_diagnostics(diags);
-  spec->now = std::make_shared<const CompiledValues>(std::move(*compiled));
-  s.spec = spec;
+  s.spec = stream_specialization(*s.program.impl_, channels, s.max_block);
+  const auto& spec = s.spec;
   s.dtype = o.dtype;
   for (ir::NodeId id : spec->now->scheduled.outputs())
     s.output_channels.push_back(spec->now->scheduled.node(id).type.channels);
   auto made = BlockExecutor::create(spec->now->scheduled, spec->now->kernels, s.max_block,
-                                    spec->live.max_delay_lengths);
+                                    spec->live.max_delay_lengths, max_frames);
   if (!made) throw_error("cannot prepare the Processor: " + made.error(), "fxc-api");
   s.executor.emplace(std::move(*made));
   s.in_ptrs.size(s.input_channels);
@@ -197,7 +261,7 @@ void Processor::set(int id, double value) {
   s.program.set(id, value);  // checks the range and that the stages accept it
   ParamValues values;
   for (const ParamInfo& p : s.program.params()) values[p.name] = p.value;
-  DiagnosticEngine diags;
+  DiagnosticEngine diags = s.program.impl_->source().diagnostics();
   auto compiled = s.program.impl_->compile_values(*s.spec, values, diags);
   if (!compiled) {
     s.program.set(id, before);
@@ -229,7 +293,7 @@ std::string Processor::save_state() const {
 void Processor::load_state(std::string_view bytes) {
   if (!impl_->executor) throw_error("call prepare() before load_state()", "fxc-api");
   if (auto ok = impl_->executor->load_state(bytes); !ok)
-    throw_error("cannot load the state: " + ok.error(), "fxc-state");
+    throw_error(ok.error(), "fxc-state");
 }
 
 }  // namespace fxc

@@ -5,14 +5,12 @@
 #include <fxc/program.h>
 #include <fxc/version.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "driver/api_error.h"
 #include "driver/compiled_program.h"
+#include "frontend/fx_file.h"
 #include "runtime/cpu_executor.h"
+#include "runtime/kernel_cache.h"
 
 namespace fxc {
 
@@ -49,17 +47,43 @@ Program::Program(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Program Program::from_source(std::string_view fx_text, const Options& options, std::string name) {
   DiagnosticEngine diags;
-  auto source = driver::GraphSource::from_fx(std::string(fx_text), std::move(name), diags);
+  auto source = driver::GraphSource::from_fx(std::string(fx_text), std::move(name),
+                                             driver::overrides_from(options.settings), diags);
   if (!source) throw_diagnostics(diags);
   return Program(std::make_shared<Impl>(std::move(*source), options));
 }
 
 Program Program::from_file(const std::string& path, const Options& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_error("cannot read '" + path + "': " + std::strerror(errno), "fx-io");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return from_source(text.str(), options, path);
+  DiagnosticEngine diags;
+  std::optional<std::string> text = frontend::read_fx_text(path, diags);
+  if (!text) throw_diagnostics(diags);
+  return from_source(*text, options, path);
+}
+
+void clear_kernel_memory_cache() { clear_memory_cache(); }
+
+GraphInfo inspect_source(std::string_view fx_text, std::string name, const std::vector<std::string>& settings) {
+  DiagnosticEngine diags;
+  auto source = driver::GraphSource::from_fx(std::string(fx_text), std::move(name),
+                                             driver::overrides_from(settings), diags);
+  if (!source) throw_diagnostics(diags);
+  auto graph = source->lower({}, diags);
+  if (!graph) throw_diagnostics(diags);
+  GraphInfo info;
+  for (ir::NodeId id : graph->inputs())
+    info.inputs.push_back({std::get<ir::Input>(graph->node(id).op).name, graph->node(id).type.channels});
+  for (ir::NodeId id : graph->outputs())
+    info.outputs.push_back({std::get<ir::Output>(graph->node(id).op).name, graph->node(id).type.channels});
+  int id = 0;
+  for (const ParamDecl& p : source->params()) info.params.push_back(driver::param_info(p, id++, p.value));
+  return info;
+}
+
+GraphInfo inspect_file(const std::string& path, const std::vector<std::string>& settings) {
+  DiagnosticEngine diags;
+  std::optional<std::string> text = frontend::read_fx_text(path, diags);
+  if (!text) throw_diagnostics(diags);
+  return inspect_source(*text, path, settings);
 }
 
 Program::Program(std::vector<Output> outputs, const Options& options, std::string name) {
@@ -177,7 +201,20 @@ std::vector<std::vector<Signal>> Program::run_batch(const std::vector<std::vecto
   return impl_->run_batch(items);
 }
 
-std::string Program::dump(std::string_view emit) const { return impl_->dump(emit); }
+std::string Program::dump(std::string_view emit) const {
+  DumpOptions options;
+  options.emit = std::string(emit);
+  if (emit == "dot" || emit == "json") {
+    options.emit = "ir-opt";
+    options.format = std::string(emit);
+  }
+  return impl_->dump(options);
+}
+std::string Program::dump(const DumpOptions& options) const { return impl_->dump(options); }
 std::string Program::warnings() const { return impl_->warnings(); }
+std::vector<FrequencyResponse> Program::frequency_response(const std::vector<double>& frequencies_hz) const {
+  return impl_->frequency_response(frequencies_hz);
+}
+std::string Program::name() const { return impl_->name(); }
 
 }  // namespace fxc

@@ -18,10 +18,8 @@
 #include "support/strings.h"
 
 namespace fxc::frontend {
-namespace {
 
-// The file's contents, or nullopt after reporting why it could not be read.
-std::optional<std::string> read_file(const std::string& path, DiagnosticEngine& diags) {
+std::optional<std::string> read_fx_text(const std::string& path, DiagnosticEngine& diags) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     diags.error({}, "cannot read '" + path + "': it is a directory", "fx-io");
@@ -40,6 +38,8 @@ std::optional<std::string> read_file(const std::string& path, DiagnosticEngine& 
   }
   return text.str();
 }
+
+namespace {
 
 // Moves the diagnostics of `local` to `diags` in file order. The lexer, the parser and the
 // lowering each run over the whole file, so their reports would otherwise come in three runs;
@@ -78,7 +78,7 @@ std::optional<Ast> parse_fx_source(std::string_view text, const std::string& fil
 }
 
 std::optional<Ast> parse_fx_file(const std::string& path, DiagnosticEngine& diags) {
-  std::optional<std::string> text = read_file(path, diags);
+  std::optional<std::string> text = read_fx_text(path, diags);
   if (!text) return std::nullopt;
   return parse_fx_source(*text, path, diags);
 }
@@ -88,10 +88,7 @@ std::optional<ir::Graph> compile_fx_source(std::string_view text, const std::str
   return compile_fx_source(text, file, std::vector<ConstantOverride>{}, diags);
 }
 
-namespace {
-
-// Replaces the value of each overridden constant binding; reports what cannot be replaced.
-bool apply_overrides(Ast& ast, const std::vector<ConstantOverride>& overrides,
+bool apply_constant_overrides(Ast& ast, const std::vector<ConstantOverride>& overrides,
                      DiagnosticEngine& diags) {
   bool ok = true;
   for (const ConstantOverride& o : overrides) {
@@ -130,8 +127,6 @@ bool apply_overrides(Ast& ast, const std::vector<ConstantOverride>& overrides,
   return ok;
 }
 
-}  // namespace
-
 namespace {
 
 // Parses `text`, lets `edit` change the AST (new constant values; it returns false after
@@ -159,7 +154,7 @@ std::optional<ir::Graph> compile_fx_source(std::string_view text, const std::str
                                            const std::vector<ConstantOverride>& overrides,
                                            DiagnosticEngine& diags) {
   return compile_edited(text, file, diags,
-                        [&](Ast& ast, DiagnosticEngine& local) { return apply_overrides(ast, overrides, local); });
+                        [&](Ast& ast, DiagnosticEngine& local) { return apply_constant_overrides(ast, overrides, local); });
 }
 
 std::optional<ir::Graph> compile_fx_source(std::string_view text, const std::string& file,
@@ -170,6 +165,16 @@ std::optional<ir::Graph> compile_fx_source(std::string_view text, const std::str
   });
 }
 
+std::optional<ir::Graph> compile_fx_source(std::string_view text, const std::string& file,
+                                           const std::vector<ConstantOverride>& overrides,
+                                           const ParamValues& values, DiagnosticEngine& diags) {
+  return compile_edited(text, file, diags, [&](Ast& ast, DiagnosticEngine& local) {
+    bool ok = apply_constant_overrides(ast, overrides, local);
+    set_parameter_values(ast, values);
+    return ok;
+  });
+}
+
 std::optional<ir::Graph> compile_fx_file(const std::string& path, DiagnosticEngine& diags) {
   return compile_fx_file(path, {}, diags);
 }
@@ -177,7 +182,7 @@ std::optional<ir::Graph> compile_fx_file(const std::string& path, DiagnosticEngi
 std::optional<ir::Graph> compile_fx_file(const std::string& path,
                                          const std::vector<ConstantOverride>& overrides,
                                          DiagnosticEngine& diags) {
-  std::optional<std::string> text = read_file(path, diags);
+  std::optional<std::string> text = read_fx_text(path, diags);
   if (!text) return std::nullopt;
   return compile_fx_source(*text, path, overrides, diags);
 }

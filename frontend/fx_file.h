@@ -52,5 +52,17 @@ std::optional<ir::Graph> compile_fx_file(const std::string& path,
 /// frontend/fx_parameters.h) set to those values.
 std::optional<ir::Graph> compile_fx_source(std::string_view text, const std::string& file,
                                            const ParamValues& values, DiagnosticEngine& diags);
+/// Both: `overrides` replace the written values first, then `values` are set.
+std::optional<ir::Graph> compile_fx_source(std::string_view text, const std::string& file,
+                                           const std::vector<ConstantOverride>& overrides,
+                                           const ParamValues& values, DiagnosticEngine& diags);
+
+/// Replaces the values of the constant bindings named in `overrides` in `ast`, as
+/// compile_fx_source does; reports (code "fx-set") what cannot be replaced and returns false.
+bool apply_constant_overrides(Ast& ast, const std::vector<ConstantOverride>& overrides, DiagnosticEngine& diags);
+
+/// The contents of the file at `path`, or nullopt after reporting (code "fx-io") why it
+/// cannot be read.
+std::optional<std::string> read_fx_text(const std::string& path, DiagnosticEngine& diags);
 
 }  // namespace fxc::frontend

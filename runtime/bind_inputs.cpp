@@ -15,7 +15,9 @@ std::optional<ir::Graph> bind_inputs(const ir::Graph& graph, std::span<const Sig
     if (node.type.channels == 0) {
       node.type.channels = have;
     } else if (node.type.channels != have) {
-      std::string what = i < sources.size() ? "'" + sources[i] + "'" : "its signal";
+      std::string what = i < sources.size()              ? "'" + sources[i] + "'"
+                         : !signals[i].source().empty() ? "'" + signals[i].source() + "'"
+                                                        : "its signal";
       diags.error(node.loc,
                   "input '" + std::get<ir::Input>(node.op).name + "' is declared with " +
                       std::to_string(node.type.channels) + " channel(s), but " + what + " has " +
@@ -26,7 +28,8 @@ std::optional<ir::Graph> bind_inputs(const ir::Graph& graph, std::span<const Sig
   }
   // Every input of a graph has the same length (docs/fx-language.md).
   auto name = [&](std::size_t i) {
-    return i < sources.size() ? "'" + sources[i] + "'" : "input " + std::to_string(i + 1);
+    if (i < sources.size()) return "'" + sources[i] + "'";
+    return signals[i].source().empty() ? "input " + std::to_string(i + 1) : "'" + signals[i].source() + "'";
   };
   for (std::size_t i = 1; i < inputs.size() && i < signals.size(); ++i)
     if (signals[i].samples() != signals[0].samples()) {

@@ -17,6 +17,7 @@
 #include "runtime/run_graph.h"
 #include "runtime/stream_state.h"
 #include "runtime/stream_state_bytes.h"
+#include "support/trace.h"
 
 namespace fxc {
 namespace {
@@ -39,6 +40,7 @@ void reserve_chain_state(ChainState<C>& s, const std::vector<std::int64_t>& capa
     std::vector<C>& line = s.lines[i];
     auto full = static_cast<std::size_t>(capacity[i % delays]);
     std::size_t kept = line.size();
+    if (full <= kept) continue;  // it holds more already (a loaded state, past max_frames)
     line.reserve(full);
     line.resize(full, C(0));
     line.resize(kept);
@@ -56,6 +58,7 @@ struct BlockExecutor::Impl {
   DType dtype = DType::f32;
   std::size_t sample_bytes = 4;
   std::size_t max_block = 0;
+  std::size_t max_frames = 0;  // the stream's frames in all, when known (create())
   std::size_t memory_bytes = 0;
   std::string structural_hash;
   std::vector<std::vector<std::int64_t>> delay_capacity;  // by node, per delay: cells reserved
@@ -104,7 +107,9 @@ struct BlockExecutor::Impl {
     for (std::size_t start = 0; start < frames; start += max_block) {
       CallerSignals io{inputs, outputs, start, std::min(max_block, frames - start)};
       choose_direct_outputs(plan, io, sizeof(T), memory);
-      run_graph(graph, plan, value_slots[front], graph_state, io, memory, RunOptions{false, 1});
+      // Kernel spans only while tracing (fxc run --trace), which allocates: never in a host.
+      run_graph(graph, plan, value_slots[front], graph_state, io, memory,
+                RunOptions{Trace::global().enabled(), 1});
     }
   }
 
@@ -137,7 +142,7 @@ std::size_t BlockExecutor::memory_bytes() const { return impl_->memory_bytes; }
 
 Expected<BlockExecutor, std::string> BlockExecutor::create(
     const ir::Graph& scheduled, std::shared_ptr<const codegen::CpuKernels> kernels, std::size_t max_block,
-    const std::map<ir::NodeId, std::vector<std::int64_t>>& max_delay_lengths) {
+    const std::map<ir::NodeId, std::vector<std::int64_t>>& max_delay_lengths, std::size_t max_frames) {
   if (!kernels) return Unexpected{std::string("a BlockExecutor needs the graph's kernels")};
   if (max_block == 0) return Unexpected{std::string("a BlockExecutor's blocks must hold at least one frame")};
   auto impl = std::make_unique<Impl>();
@@ -147,6 +152,7 @@ Expected<BlockExecutor, std::string> BlockExecutor::create(
   m.dtype = dtype_of(scheduled);
   m.sample_bytes = size_of(m.dtype);
   m.max_block = max_block;
+  m.max_frames = max_frames;
   m.structural_hash = ir::structural_hash(scheduled);
 
   for (ir::NodeId id = 0; id < scheduled.size(); ++id)
@@ -180,6 +186,8 @@ Expected<BlockExecutor, std::string> BlockExecutor::create(
                             " is out of range: " + std::to_string(maximum) + " samples"};
         cap = std::max(cap, maximum);
       }
+      // A line never holds more than the stream's frames (+1: the kernel's write cell).
+      if (max_frames > 0) cap = std::min<std::int64_t>(cap, static_cast<std::int64_t>(max_frames) + 1);
       m.delay_capacity[id].push_back(cap);
     }
   }
@@ -267,7 +275,7 @@ Expected<std::monostate, std::string> BlockExecutor::stage_values(const ir::Grap
   for (ir::NodeId id = 0; id < scheduled.size(); ++id) {
     const std::vector<std::int64_t>& lengths = values.nodes[id].delay_lengths;
     for (std::size_t k = 0; k < lengths.size(); ++k)
-      if (lengths[k] > m.delay_capacity[id][k])
+      if (lengths[k] > m.delay_capacity[id][k] && !(m.max_frames > 0 && m.delay_capacity[id][k] > static_cast<std::int64_t>(m.max_frames)))
         return Unexpected{"delay " + std::to_string(k) + " of chain %" + std::to_string(id) + " would be " +
                           std::to_string(lengths[k]) + " samples, longer than the " +
                           std::to_string(m.delay_capacity[id][k]) +

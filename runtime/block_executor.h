@@ -42,11 +42,15 @@ class BlockExecutor {
   /// live at the same time), every chain's state in its compute type, FFT plans and work, and
   /// each delay line at its full length: the longer of its length in `scheduled` and
   /// `max_delay_lengths[chain node][k]` (k counts the chain's delay stages; in samples), so
-  /// that stage_values() may later set any length up to that. Fails for a chunked-scan chain,
-  /// a maximum that names no delay, or more than kMaxMemoryBytes.
+  /// that stage_values() may later set any length up to that. `max_frames` > 0 bounds the
+  /// frames the stream will run in all (an offline stream of a known length): a line then
+  /// holds at most that many, since a line holds only what it can have seen (a delay longer
+  /// than the stream gives silence at no cost); running more frames than that grows the lines,
+  /// which allocates. Fails for a chunked-scan chain, a maximum that names no delay, or more
+  /// than kMaxMemoryBytes.
   static Expected<BlockExecutor, std::string> create(
       const ir::Graph& scheduled, std::shared_ptr<const codegen::CpuKernels> kernels, std::size_t max_block,
-      const std::map<ir::NodeId, std::vector<std::int64_t>>& max_delay_lengths = {});
+      const std::map<ir::NodeId, std::vector<std::int64_t>>& max_delay_lengths = {}, std::size_t max_frames = 0);
 
   BlockExecutor(BlockExecutor&&) noexcept;
   BlockExecutor& operator=(BlockExecutor&&) noexcept;

@@ -3,8 +3,8 @@
 
 namespace fxc {
 
-std::optional<ir::Graph> schedule_graph(const ir::Graph& graph, const CompileRequest& request,
-                                        const passes::Target& target, DiagnosticEngine& diags) {
+passes::PassContext pass_context(const CompileRequest& request, const passes::Target& target,
+                                 DiagnosticEngine& diags) {
   passes::PassContext context{diags, {request.sample_rate_hz, request.channels, request.dtype}};
   context.binding.length_samples = request.length_samples;
   context.binding.batch = request.batch;
@@ -12,6 +12,12 @@ std::optional<ir::Graph> schedule_graph(const ir::Graph& graph, const CompileReq
   context.fusion = request.fusion;
   context.live_pole_radius = request.live_pole_radius;
   context.target = target;
+  return context;
+}
+
+std::optional<ir::Graph> schedule_graph(const ir::Graph& graph, const CompileRequest& request,
+                                        const passes::Target& target, DiagnosticEngine& diags) {
+  passes::PassContext context = pass_context(request, target, diags);
   std::optional<ir::Graph> scheduled = passes::run_pipeline(graph, context, request.pipeline);
   if (!scheduled) return std::nullopt;
   for (const ir::Node& node : scheduled->nodes())

@@ -29,6 +29,10 @@ struct CompileRequest {
   std::map<std::uint32_t, double> live_pole_radius;
 };
 
+/// The pass context `request` describes for `target`, reporting to `diags`.
+passes::PassContext pass_context(const CompileRequest& request, const passes::Target& target,
+                                 DiagnosticEngine& diags);
+
 /// The pass pipeline on `graph` bound as `request` says, scheduled for `target`. Fails (with
 /// the errors in `diags`) also when a signal's channel count is still unknown.
 std::optional<ir::Graph> schedule_graph(const ir::Graph& graph, const CompileRequest& request,

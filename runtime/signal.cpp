@@ -67,6 +67,7 @@ Signal Signal::converted(DType dtype) const {
   out.channels_ = channels_;
   out.samples_ = samples_;
   out.dtype_ = dtype;
+  out.source_ = source_;
   if (dtype == DType::f64)
     out.f64_.assign(f32_.begin(), f32_.end());
   else

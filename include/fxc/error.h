@@ -17,14 +17,21 @@ namespace fxc {
 class Error : public std::runtime_error {
  public:
   Error(std::string report, std::string message, std::string code = {}, std::string file = {},
-        int line = 0, int column = 0)
-      : std::runtime_error(std::move(report)),
+        int line = 0, int column = 0, std::string coloured_report = {})
+      : std::runtime_error(report),
+        report_(std::move(report)),
+        coloured_report_(std::move(coloured_report)),
         message_(std::move(message)),
         code_(std::move(code)),
         file_(std::move(file)),
         line_(line),
         column_(column) {}
 
+  /// The report as what() gives it, or with ANSI colours (as the command line prints it on a
+  /// terminal) when `colour` is true.
+  const std::string& report(bool colour) const {
+    return colour && !coloured_report_.empty() ? coloured_report_ : report_;
+  }
   /// The first error's message, without location or code.
   const std::string& message() const { return message_; }
   /// Its machine-readable code ("fx-parse", "fxc-param", ...); may be empty.
@@ -36,6 +43,7 @@ class Error : public std::runtime_error {
   int column() const { return column_; }  ///< 1-based; 0 when there is no location
 
  private:
+  std::string report_, coloured_report_;
   std::string message_, code_, file_;
   int line_, column_;
 };

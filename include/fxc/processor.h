@@ -37,7 +37,11 @@ class Processor {
   /// line at the longest its parameters' declared ranges reach (a delay whose parameter has
   /// no range: its current length). Throws Error when that is more than 1 GiB (a delay range
   /// in the wrong unit) or the block is longer than 2^24 frames. Call it before process().
-  void prepare(std::size_t max_block = 0);
+  /// `max_frames` > 0 promises that the stream runs at most that many frames in all (an
+  /// offline stream of a known length, as `fxc run --block` is): delay lines then reserve no
+  /// more than that, so a delay longer than the stream costs nothing. Past it (before a
+  /// reset()), process() may allocate.
+  void prepare(std::size_t max_block = 0, std::size_t max_frames = 0);
   std::size_t max_block() const;
 
   /// Processes `frames` frames: for each graph input a planar pointer array (one pointer per

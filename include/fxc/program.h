@@ -3,7 +3,9 @@
 // parameters. Runs whole signals; makes Processors for real-time streams.
 #pragma once
 
+#include <complex>
 #include <cstddef>
+#include <iosfwd>
 #include <memory>
 #include <span>
 #include <string>
@@ -37,6 +39,63 @@ struct Options {
   std::vector<std::pair<std::string, double>> thresholds;
   /// Starting values of live parameters by name, in their units (Hz, dB, s, samples).
   std::vector<std::pair<std::string, double>> params;
+  /// Starting values as text with units, "NAME=VALUE" ("fc=500Hz", "g=-3dB", "n=6"), as
+  /// `fxc run --set` takes them: each replaces the constant's value in the source before
+  /// anything is compiled, so it may also set what cannot change live (a filter order), and
+  /// errors point at the constant. Applied before `params`.
+  std::vector<std::string> settings;
+  /// The length, in frames, of the signals run() will mostly get; 0: unknown. Only the
+  /// strategy depends on it: a long signal with few channels may be cut into time chunks that
+  /// run side by side in SIMD lanes (the chunked scan), which pays only on long signals.
+  /// Runs of any length stay correct.
+  std::size_t signal_length = 0;
+  /// true: every constant is a live parameter, and a constant without a declared range is
+  /// compiled for any value it could take (at float32 a filter whose poles it moves keeps
+  /// float64 state, and no time chunks). false: constants without a declared range are fixed
+  /// at their values here, compiled as plain constants (the fastest kernels for those values);
+  /// set() refuses them. Declared ranges are live either way.
+  bool live_unranged_params = true;
+  /// false: construction checks and schedules the graph but compiles no kernels; the first
+  /// run() or processor() compiles them. For dumps, which need no kernels (nor a GPU).
+  bool compile_kernels = true;
+  /// Target::cuda: the GPU architecture to compile for ("sm_90"); empty: the device's. A
+  /// Program for a named architecture compiles its kernels into the cache without a device
+  /// (ahead of time, for machines that have one) and cannot run.
+  std::string cuda_architecture;
+  /// false: every stage gets a kernel of its own, and no pass merges or folds stages: the
+  /// graph as written, for measuring what fusion gains (slower; results equal to rounding).
+  bool fuse = true;
+  /// With time_passes, a table of each pass's time goes to `log` at every compile.
+  bool time_passes = false;
+  std::ostream* log = nullptr;
+};
+
+/// One output's response to one input: H(e^{jw}) at each frequency asked for.
+struct FrequencyResponse {
+  std::string output;  ///< the output's name ("" for an unnamed one)
+  std::string input;   ///< the input's name
+  std::size_t output_index = 0, input_index = 0;  ///< in Program::outputs() and inputs()
+  std::vector<std::complex<double>> response;
+};
+
+/// What Program::dump prints: the graph at a stage, as `fxc dump` does.
+struct DumpOptions {
+  /// "ir" (lowered and designed), "ir-opt" (after every pass: fused, with strategies), "llvm"
+  /// (the CPU kernels' LLVM IR) or "cuda" (the kernels' CUDA C++).
+  std::string emit = "ir-opt";
+  /// For "ir" and "ir-opt": "text", "dot" (Graphviz) or "json".
+  std::string format = "text";
+  /// For "ir" and "ir-opt": run only these passes, in this order (as fxc dump --passes).
+  std::vector<std::string> passes;
+  /// The text IR after every pass ("(unchanged)" where a pass changed nothing), before the
+  /// final one.
+  bool print_after_all = false;
+  bool locations = true;       ///< source locations in the text IR
+  bool time_passes = false;     ///< a table of each pass's time, before the dump
+  bool llvm_optimized = false;  ///< "llvm": after LLVM's O3
+  /// Where print_after_all's and time_passes's output goes; nullptr: into the returned text,
+  /// before the dump.
+  std::ostream* log = nullptr;
 };
 
 /// A live parameter of a Program: a named constant of a .fx file (`fc = 200 Hz`) or an
@@ -55,6 +114,26 @@ struct PortInfo {
   std::string name;
   int channels = 0;  ///< 0: not known until a signal is run (Options::channels was 0)
 };
+
+/// Forgets the kernels compiled in this process (Programs and Processors keep the ones they
+/// hold); the next compile of a graph reads the disk cache or compiles again. For measuring
+/// compile times, and for long-lived hosts that compile many graphs once.
+void clear_kernel_memory_cache();
+
+/// A graph's interface, read without compiling: what a host needs to know before it picks a
+/// sample rate or opens its inputs.
+struct GraphInfo {
+  std::vector<PortInfo> inputs;   ///< channels 0 where the input declares none
+  std::vector<PortInfo> outputs;  ///< channels 0 where they follow an undeclared input
+  std::vector<ParamInfo> params;
+};
+
+/// Parses and lowers `.fx` text (`settings` as in Options::settings) without compiling it.
+/// Throws Error for a graph that does not parse or lower; errors that depend on the sample
+/// rate (a cutoff above Nyquist) come only when a Program is made.
+GraphInfo inspect_source(std::string_view fx_text, std::string name = "<source>",
+                         const std::vector<std::string>& settings = {});
+GraphInfo inspect_file(const std::string& path, const std::vector<std::string>& settings = {});
 
 /// A graph compiled for one sample rate, sample type and target. Copies share the compiled
 /// kernels; run() may be called from several threads at once; set() changes the values every
@@ -84,7 +163,9 @@ class Program {
   /// The id of a parameter; throws Error for an unknown name (with the nearest one).
   int param_id(std::string_view name) const;
   /// A new value, in the parameter's unit. Never recompiles; throws Error for a value outside
-  /// the declared range or one the stage refuses (a cutoff above Nyquist).
+  /// the declared range or one the stage refuses (a cutoff above Nyquist), and for a
+  /// constant that shapes the graph (a filter order, a tap count) or that
+  /// Options::live_unranged_params fixed: give those in Options::settings.
   void set(std::string_view name, double value);
   void set(int id, double value);
   /// A value with its unit, as `fxc run --set` takes it: "500Hz", "-3 dB", "20ms".
@@ -110,16 +191,32 @@ class Program {
   /// item is one signal per input; items may differ in length.
   std::vector<std::vector<Signal>> run_batch(const std::vector<std::vector<Signal>>& items) const;
 
+  /// Whole signals run as a stream would run them, `block` frames at a time with the state
+  /// carried across (target cpu: a Processor; cuda: a CUDA graph recorded per block length and
+  /// replayed). The result equals run()'s up to the rounding docs/streaming.md bounds.
+  std::vector<Signal> run_in_blocks(const std::vector<Signal>& inputs, std::size_t block) const;
+
   // ---- streams ----
   /// A real-time processor of this Program's graph and current parameter values, prepared
   /// for blocks of up to Options::max_block frames.
   Processor processor() const;
 
+  // ---- what the graph does ----
+  /// The exact frequency response of each output to each input it depends on (the others
+  /// held at zero), at the current parameter values, at each of `frequencies_hz`: what an
+  /// equaliser's display draws. Designed in float64 for one channel per undeclared input.
+  /// Throws Error for a non-linear stage (tanh, clip) on a path, which has no response.
+  std::vector<FrequencyResponse> frequency_response(const std::vector<double>& frequencies_hz) const;
+  /// The graph's name (a .fx file's `graph NAME`, else its file name's stem; a DSL graph's
+  /// name).
+  std::string name() const;
+
   // ---- what the compiler made ----
   /// The graph at a stage, as `fxc dump --emit` prints it: "ir" (lowered and designed),
   /// "ir-opt" (scheduled: fused, with strategies), "dot", "json", "llvm" (CPU kernels) or
-  /// "cuda" (CUDA C++). Throws Error for another name.
+  /// "cuda" (CUDA C++). Throws Error for another name. Dumps compile no kernels.
   std::string dump(std::string_view emit = "ir-opt") const;
+  std::string dump(const DumpOptions& options) const;
   /// Warnings from compiling (a damaged cache entry rebuilt, ...), rendered; empty if none.
   std::string warnings() const;
 

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include <fxc/types.h>
@@ -65,12 +66,18 @@ class Signal {
   /// A copy converted to `dtype` (rounding to nearest when narrowing).
   Signal converted(DType dtype) const;
 
+  /// Where the samples came from (a file name), for messages about this signal ("'in.wav' has
+  /// 1 channel"); empty: the messages say "its signal".
+  const std::string& source() const { return source_; }
+  void set_source(std::string source) { source_ = std::move(source); }
+
  private:
   std::size_t channels_ = 0;
   std::size_t samples_ = 0;
   DType dtype_ = DType::f64;
   std::vector<double, DefaultInitAllocator<double>> f64_;
   std::vector<float, DefaultInitAllocator<float>> f32_;
+  std::string source_;
 };
 
 }  // namespace fxc

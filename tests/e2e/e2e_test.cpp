@@ -583,7 +583,7 @@ TEST_CASE("CUDA device: a batch on --target cuda, each output as SciPy's") {
                             dir.path());
   const char* kNoDriver =
       "error: no CUDA driver (libcuda.so.1 not found): --target cuda needs an NVIDIA GPU and its "
-      "driver; use --target cpu\n";
+      "driver; use --target cpu [fxc-cuda]\n";
   const char* require = std::getenv("FXC_REQUIRE_CUDA_DEVICE");
   if (r.exit_code != 0 && r.err == kNoDriver && !(require && std::string(require) == "1")) {
     CHECK(r.exit_code == 1);

@@ -3,13 +3,12 @@
 
 #include "runtime/kernel_cache.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <unistd.h>
 
-#include "frontend/fx_file.h"
 #include "support/float_format.h"
-#include "support/trace.h"
 #include "support/version.h"
 
 
@@ -27,6 +26,11 @@ int report(const DiagnosticEngine& diags) {
   return diags.has_errors() ? kUserError : kSuccess;
 }
 
+int report(const Error& error) {
+  std::cerr << error.report(colour_enabled());
+  return kUserError;
+}
+
 int user_error(const std::string& message) {
   DiagnosticEngine diags;
   diags.error({}, message);
@@ -41,40 +45,19 @@ Expected<std::int64_t, std::string> samples_for_seconds(double seconds, double f
   return static_cast<std::int64_t>(samples);
 }
 
-std::optional<ir::Graph> load_graph(const std::string& path, DiagnosticEngine& diags,
-                                    const std::vector<std::string>& sets) {
-  std::vector<frontend::ConstantOverride> overrides;
-  for (const std::string& set : sets) {
-    auto eq = set.find('=');
-    if (eq == std::string::npos || eq == 0) throw UsageError{"--set expects NAME=VALUE, got '" + set + "'"};
-    overrides.push_back({set.substr(0, eq), set.substr(eq + 1)});
-  }
-  TraceSpan span("parse and lower", "frontend", {{"file", path}});
-  return frontend::compile_fx_file(path, overrides, diags);
-}
-
-std::optional<ir::Graph> bind_and_run_passes(const ir::Graph& graph,
-                                             const passes::Binding& binding,
-                                             const passes::PipelineOptions& options,
-                                             DiagnosticEngine& diags) {
-  passes::PassContext context{diags, binding};
-  return passes::run_pipeline(graph, context, options);
-}
-
-std::optional<std::string> apply_thresholds(const std::vector<std::string>& settings,
-                                            passes::StrategyThresholds& thresholds) {
+Expected<std::vector<std::pair<std::string, double>>, std::string> parse_thresholds(
+    const std::vector<std::string>& settings) {
+  std::vector<std::pair<std::string, double>> out;
   for (const std::string& setting : settings) {
     auto eq = setting.find('=');
-    if (eq == std::string::npos) return "--threshold expects NAME=VALUE, got '" + setting + "'";
-    if (auto error = thresholds.set(setting.substr(0, eq), setting.substr(eq + 1))) return error;
+    if (eq == std::string::npos) return Unexpected{"--threshold expects NAME=VALUE, got '" + setting + "'"};
+    std::string name = setting.substr(0, eq), text = setting.substr(eq + 1);
+    std::optional<double> value = parse_double(text);
+    if (!value || !std::isfinite(*value) || *value < 0)
+      return Unexpected{"threshold '" + name + "' needs a non-negative number, got '" + text + "'"};
+    out.emplace_back(std::move(name), *value);
   }
-  return std::nullopt;
-}
-
-passes::StrategyThresholds thresholds_from(const std::vector<std::string>& settings) {
-  passes::StrategyThresholds thresholds;
-  apply_thresholds(settings, thresholds);
-  return thresholds;
+  return out;
 }
 
 std::string cache_directory(const std::string& override_dir) {

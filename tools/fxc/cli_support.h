@@ -7,8 +7,9 @@
 #include <optional>
 #include <string>
 
+#include <fxc/error.h>
+
 #include "ir/graph.h"
-#include "passes/pipeline.h"
 #include "support/diagnostics.h"
 #include "support/expected.h"
 
@@ -42,28 +43,17 @@ bool colour_enabled();
 
 /// Writes the diagnostics to standard error; returns kUserError if any is an error.
 int report(const DiagnosticEngine& diags);
-
-/// Reads and lowers a .fx file; diagnostics go to `diags`. `sets` are `--set NAME=VALUE`
-/// overrides of constant bindings.
-std::optional<ir::Graph> load_graph(const std::string& path, DiagnosticEngine& diags,
-                                    const std::vector<std::string>& sets = {});
-
-/// Runs the pipeline (or the chosen passes) on a graph bound to `binding`.
-std::optional<ir::Graph> bind_and_run_passes(const ir::Graph& graph,
-                                             const passes::Binding& binding,
-                                             const passes::PipelineOptions& options,
-                                             DiagnosticEngine& diags);
+/// Writes the public API's error report to standard error; returns kUserError.
+int report(const Error& error);
 
 /// The kernel-cache directory: --cache-dir, else $FXC_CACHE_DIR, else $XDG_CACHE_HOME/fxc,
 /// else ~/.cache/fxc.
 std::string cache_directory(const std::string& override_dir = {});
 
-/// Applies `--threshold NAME=VALUE` settings; returns the first error.
-std::optional<std::string> apply_thresholds(const std::vector<std::string>& settings,
-                                            passes::StrategyThresholds& thresholds);
-/// The default thresholds with `settings` applied (report their errors with apply_thresholds
-/// first: here a bad setting is skipped).
-passes::StrategyThresholds thresholds_from(const std::vector<std::string>& settings);
+/// `--threshold NAME=VALUE` settings as fxc::Options::thresholds, or the first malformed
+/// one's message (the Program checks names and ranges).
+Expected<std::vector<std::pair<std::string, double>>, std::string> parse_thresholds(
+    const std::vector<std::string>& settings);
 
 /// A user error without a source location, as "error: MESSAGE" on standard error.
 int user_error(const std::string& message);

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// fxc bench: throughput of a graph on generated noise, its compile times, its accuracy
-// against the float64 reference, and the same graph with fusion disabled.
+// fxc bench: throughput of a graph on generated noise through the public API (whole signals
+// into caller memory, batches, a Processor's blocks), its compile times, its accuracy against
+// the float64 reference, and the same graph with fusion disabled.
 #include <CLI/CLI.hpp>
+#include <fxc/fxc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -14,14 +17,7 @@
 #include <random>
 #include <unistd.h>
 
-#include "runtime/batch.h"
-#include "runtime/bind_inputs.h"
-#include "runtime/compile_cpu.h"
 #include "runtime/counters.h"
-#include "runtime/cpu_executor.h"
-#include "runtime/cuda_executor.h"
-#include "runtime/kernel_cache.h"
-#include "runtime/reference_interpreter.h"
 #include "support/float_format.h"
 #include "tools/fxc/commands.h"
 
@@ -52,255 +48,226 @@ struct BenchOptions {
   std::vector<std::string> thresholds;  // --threshold NAME=VALUE
 };
 
-// Float32 white noise in [-1, 1] for each graph input (its declared channels, else
-// `channels`), `samples` long, continuing `rng`: the workloads' signal (performance.md).
-std::vector<Signal> noise_inputs(const ir::Graph& graph, int channels, std::size_t samples,
-                                 std::mt19937& rng) {
+// White noise in [-1, 1] (drawn as float32) for each of the program's inputs, `samples`
+// long, in the program's sample type, continuing `rng`: the workloads' signal (performance.md).
+std::vector<Signal> noise_inputs(const Program& program, std::size_t samples, std::mt19937& rng) {
   std::uniform_real_distribution<float> noise(-1.0f, 1.0f);
+  DType dtype = program.options().dtype;
   std::vector<Signal> inputs;
-  for (ir::NodeId id : graph.inputs()) {
-    int declared = graph.node(id).type.channels;
-    Signal s(declared ? declared : channels, samples, DType::f32);
-    for (std::size_t c = 0; c < s.channels(); ++c)
-      for (float& v : s.f32(c)) v = noise(rng);
+  for (const PortInfo& port : program.inputs()) {
+    Signal s(static_cast<std::size_t>(port.channels), samples, dtype, Signal::Uninitialized{});
+    for (std::size_t c = 0; c < s.channels(); ++c) {
+      if (dtype == DType::f32)
+        for (float& v : s.f32(c)) v = noise(rng);
+      else
+        for (double& v : s.f64(c)) v = noise(rng);
+    }
     inputs.push_back(std::move(s));
   }
   return inputs;
 }
 
-// The fields every compile request of a benchmark shares.
-template <class Request>
-Request request_for(const BenchOptions& o) {
-  Request request;
-  request.thresholds = thresholds_from(o.thresholds);
-  request.sample_rate_hz = o.fs_hz;
-  request.dtype = *parse_dtype(o.dtype);
-  return request;
+// The options every benchmark's Program shares.
+Options options_for(const BenchOptions& o, const std::vector<std::pair<std::string, double>>& thresholds) {
+  Options options;
+  options.sample_rate_hz = o.fs_hz;
+  options.dtype = *parse_dtype(o.dtype);
+  options.target = o.target == "cuda" ? Target::cuda : Target::cpu;
+  options.channels = o.channels;
+  options.thresholds = thresholds;
+  options.live_unranged_params = false;  // as fxc run compiles a file
+  options.signal_length = static_cast<std::size_t>(o.seconds * o.fs_hz);
+  options.time_passes = o.time_passes;
+  options.log = &std::cerr;
+  return options;
 }
 
-// The --batch items: noise, `samples` long each.
-std::vector<BatchItem> noise_items(const ir::Graph& graph, const BenchOptions& o, std::size_t samples) {
-  std::mt19937 rng(1234);
-  std::vector<BatchItem> items(o.batch);
-  for (BatchItem& item : items) item = noise_inputs(graph, o.channels, samples, rng);
-  return items;
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
 }
 
-// W7: the cost of one block through CpuStream::process, against the same samples as one call.
-int bench_stream(const BenchOptions& o, const ir::Graph& graph, DiagnosticEngine& diags) {
+// Planar pointers to whole signals, for Program::run into caller memory.
+template <class T>
+struct Planar {
+  std::vector<std::vector<T*>> channels;
+  std::vector<T* const*> ports;
+  explicit Planar(std::vector<Signal>& signals) {
+    for (Signal& s : signals) {
+      std::vector<T*> p;
+      for (std::size_t c = 0; c < s.channels(); ++c) {
+        if constexpr (std::is_same_v<T, float>) p.push_back(s.f32(c).data());
+        else p.push_back(s.f64(c).data());
+      }
+      channels.push_back(std::move(p));
+    }
+    for (auto& p : channels) ports.push_back(p.data());
+  }
+};
+
+// Program::run of `inputs` into caller memory `outputs`, as an embedder calls it.
+void run_into(const Program& program, std::vector<Signal>& inputs, std::vector<Signal>& outputs) {
+  std::size_t frames = inputs.empty() ? 0 : inputs[0].samples();
+  auto go = [&](auto tag) {
+    using T = decltype(tag);
+    Planar<T> in(inputs), out(outputs);
+    std::vector<const T* const*> in_ports(in.ports.begin(), in.ports.end());
+    program.run(std::span<const T* const* const>(in_ports), std::span<T* const* const>(out.ports), frames);
+  };
+  if (program.options().dtype == DType::f32) go(float{});
+  else go(double{});
+}
+
+// W7: the cost of one block through fxc::Processor::process, as a host's audio callback calls it.
+int bench_stream(const BenchOptions& o, const Options& options) {
   std::size_t block = static_cast<std::size_t>(*o.block);
   std::size_t blocks = std::max<std::size_t>(1, static_cast<std::size_t>(o.seconds * o.fs_hz) / block);
+  Options stream_options = options;
+  stream_options.max_block = block;
+  stream_options.signal_length = block;
+  Program program = Program::from_file(o.graph, stream_options);
+  Processor processor(program);
+  processor.prepare(block);
   std::mt19937 rng(1234);
-  std::vector<std::vector<Signal>> chunks(blocks);
-  for (auto& chunk : chunks) chunk = noise_inputs(graph, o.channels, block, rng);
-  auto bound = bind_inputs(graph, chunks[0], diags);
-  if (!bound) return report(diags);
-  auto request = request_for<CpuCompileRequest>(o);
-  request.length_samples = static_cast<std::int64_t>(block);
-  auto compiled = compile_for_cpu(*bound, request, diags);
-  if (!compiled) return report(diags);
-  CpuStream stream(compiled->scheduled, compiled->kernels);
+  std::vector<Signal> inputs = noise_inputs(program, block * blocks, rng);
+  std::vector<Signal> outputs;
+  for (const PortInfo& port : program.outputs())
+    outputs.emplace_back(static_cast<std::size_t>(port.channels), block * blocks, options.dtype);
   std::vector<double> per_block_us;
-  for (int r = 0; r < o.repeat + 1; ++r) {  // the first pass warms up
-    stream.reset();
-    auto start = Clock::now();
-    for (const auto& chunk : chunks) (void)stream.process(chunk);
-    if (r > 0) per_block_us.push_back(ms_since(start) * 1e3 / static_cast<double>(blocks));
-  }
-  std::sort(per_block_us.begin(), per_block_us.end());
-  double us = per_block_us[per_block_us.size() / 2];
+  auto go = [&](auto tag) {
+    using T = decltype(tag);
+    Planar<T> in(inputs), out(outputs);
+    std::vector<std::vector<const T*>> in_now(in.channels.size());
+    std::vector<std::vector<T*>> out_now(out.channels.size());
+    std::vector<const T* const*> in_ports;
+    std::vector<T* const*> out_ports;
+    for (std::size_t i = 0; i < in.channels.size(); ++i) {
+      in_now[i].resize(in.channels[i].size());
+      in_ports.push_back(in_now[i].data());
+    }
+    for (std::size_t k = 0; k < out.channels.size(); ++k) {
+      out_now[k].resize(out.channels[k].size());
+      out_ports.push_back(out_now[k].data());
+    }
+    for (int r = 0; r < o.repeat + 1; ++r) {  // the first pass warms up
+      processor.reset();
+      auto start = Clock::now();
+      for (std::size_t b = 0; b < blocks; ++b) {
+        for (std::size_t i = 0; i < in_now.size(); ++i)
+          for (std::size_t c = 0; c < in_now[i].size(); ++c) in_now[i][c] = in.channels[i][c] + b * block;
+        for (std::size_t k = 0; k < out_now.size(); ++k)
+          for (std::size_t c = 0; c < out_now[k].size(); ++c) out_now[k][c] = out.channels[k][c] + b * block;
+        processor.process(std::span<const T* const* const>(in_ports), std::span<T* const* const>(out_ports), block);
+      }
+      if (r > 0) per_block_us.push_back(ms_since(start) * 1e3 / static_cast<double>(blocks));
+    }
+  };
+  if (options.dtype == DType::f32) go(float{});
+  else go(double{});
+  double us = median(per_block_us);
   double audio_us = 1e6 * static_cast<double>(block) / o.fs_hz;
-  std::cout << fmt::format("{}: stream of {}-sample blocks, {} ch at {:g} Hz, {}, {} blocks, median of {}\n",
-                           o.graph, block, chunks[0][0].channels(), o.fs_hz, o.dtype, blocks, o.repeat)
+  std::cout << fmt::format("{}: stream of {}-sample blocks through fxc::Processor, {} ch at {:g} Hz, {}, {} blocks, "
+                           "median of {}\n",
+                           o.graph, block, inputs[0].channels(), o.fs_hz, o.dtype, blocks, o.repeat)
             << fmt::format("  {:.3f} us per block ({:.1f} us of audio: {:.0f}x real time)\n", us,
                            audio_us, audio_us / us);
-  return report(diags);
+  std::cerr << program.warnings();
+  return kSuccess;
 }
 
-// W6: `items` signals through one compiled graph at once, against one run per signal.
-int bench_batch(const BenchOptions& o, const ir::Graph& graph, DiagnosticEngine& diags) {
+// W6 (--batch N): N signals through Program::run_batch, against N Program::run calls.
+int bench_batch(const BenchOptions& o, const Options& options) {
   std::size_t samples = static_cast<std::size_t>(o.seconds * o.fs_hz);
-  std::vector<BatchItem> items = noise_items(graph, o, samples);
-  auto request = request_for<CpuCompileRequest>(o);
-  auto bound = bind_inputs(graph, items[0], diags);
-  if (!bound) return report(diags);
-  request.length_samples = static_cast<std::int64_t>(samples);
-  auto single = compile_for_cpu(*bound, request, diags);
-  if (!single || !run_batch(graph, items, request, diags)) return report(diags);  // warm up
-
+  Program program = Program::from_file(o.graph, options);
+  std::mt19937 rng(1234);
+  std::vector<std::vector<Signal>> items(static_cast<std::size_t>(o.batch));
+  for (auto& item : items) item = noise_inputs(program, samples, rng);
+  (void)program.run_batch(items);  // warm up
+  (void)program.run(items[0]);
   std::vector<double> batch_ms, separate_ms;
-  std::uint64_t batch_dispatches = 0, separate_dispatches = 0;
+  std::uint64_t batch_dispatches = 0, separate_dispatches = 0, batch_launches = 0, separate_launches = 0;
   for (int r = 0; r < o.repeat; ++r) {
     auto before = counters().dispatches.load();
+    auto launches = counters().gpu_launches.load();
     auto start = Clock::now();
-    run_batch(graph, items, request, diags);
+    (void)program.run_batch(items);
     batch_ms.push_back(ms_since(start));
     batch_dispatches = counters().dispatches - before;
+    batch_launches = counters().gpu_launches - launches;
     before = counters().dispatches.load();
+    launches = counters().gpu_launches.load();
     start = Clock::now();
-    for (const BatchItem& item : items) (void)execute_cpu(single->scheduled, *single->kernels, item);
+    for (const auto& item : items) (void)program.run(item);
     separate_ms.push_back(ms_since(start));
     separate_dispatches = counters().dispatches - before;
+    separate_launches = counters().gpu_launches - launches;
   }
-  std::sort(batch_ms.begin(), batch_ms.end());
-  std::sort(separate_ms.begin(), separate_ms.end());
-  double b = batch_ms[batch_ms.size() / 2], sep = separate_ms[separate_ms.size() / 2];
-  std::cout << fmt::format("{}: batch of {} x {} ch x {:g} s at {:g} Hz, {}, median of {}\n", o.graph,
-                           o.batch, items[0][0].channels(), o.seconds, o.fs_hz, o.dtype, o.repeat)
-            << fmt::format("  one batch      {:9.3f} ms  {} dispatch(es)\n", b, batch_dispatches)
-            << fmt::format("  {} runs      {:9.3f} ms  {} dispatch(es)\n", o.batch, sep, separate_dispatches)
-            << fmt::format("  batch speed-up {:.2f}x\n", sep / b);
-  return report(diags);
+  double b = median(batch_ms), sep = median(separate_ms);
+  bool gpu = options.target == Target::cuda;
+  const char* unit = gpu ? "launch(es)" : "dispatch(es)";
+  std::uint64_t batch_count = gpu ? batch_launches : batch_dispatches;
+  std::uint64_t separate_count = gpu ? separate_launches : separate_dispatches;
+  if (o.json) {
+    nlohmann::json j = {{"graph", o.graph}, {"target", o.target}, {"batch", o.batch},
+                        {"channels", items[0][0].channels()}, {"samples", samples}, {"fs", o.fs_hz},
+                        {"dtype", o.dtype}, {"repeat", o.repeat},
+                        {"one_batch", {{"median_ms", b}, {gpu ? "launches" : "dispatches", batch_count}}},
+                        {"separate_runs", {{"median_ms", sep}, {gpu ? "launches" : "dispatches", separate_count}}},
+                        {"includes_host_copies", gpu}};
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  } else {
+    std::cout << fmt::format("{}: batch of {} x {} ch x {:g} s at {:g} Hz, {}, median of {}\n", o.graph, o.batch,
+                             items[0][0].channels(), o.seconds, o.fs_hz, o.dtype, o.repeat)
+              << fmt::format("  one batch      {:9.3f} ms  {} {}\n", b, batch_count, unit)
+              << fmt::format("  {} runs      {:9.3f} ms  {} {}\n", o.batch, sep, separate_count, unit)
+              << fmt::format("  batch speed-up {:.2f}x{}\n", sep / b, gpu ? " (host copies included)" : "");
+  }
+  std::cerr << program.warnings();
+  return kSuccess;
 }
 
 struct Timing {
   double median_ms = 0;
-  std::uint64_t dispatches = 0;  // per run
+  std::uint64_t dispatches = 0;  // per run (GPU launches on cuda)
 };
 
-Timing time_runs(const CompiledCpuGraph& compiled, const std::vector<Signal>& inputs, int repeat) {
+// Whole-signal runs into caller memory (the outputs allocated and touched once, before).
+Timing time_runs(const Program& program, std::vector<Signal>& inputs, int repeat) {
+  std::vector<Signal> outputs = program.run(inputs);  // warms up caches and pages
   std::vector<double> times;
   std::uint64_t dispatches = 0;
-  (void)execute_cpu(compiled.scheduled, *compiled.kernels, inputs);  // warm up caches and pages
+  bool gpu = program.options().target == Target::cuda;
   for (int r = 0; r < repeat; ++r) {
-    auto before = counters().dispatches.load();
+    auto before = gpu ? counters().gpu_launches.load() : counters().dispatches.load();
     auto start = Clock::now();
-    auto out = execute_cpu(compiled.scheduled, *compiled.kernels, inputs);
+    run_into(program, inputs, outputs);
     times.push_back(ms_since(start));
-    dispatches = counters().dispatches - before;
+    dispatches = (gpu ? counters().gpu_launches.load() : counters().dispatches.load()) - before;
   }
-  std::sort(times.begin(), times.end());
-  return {times[times.size() / 2], dispatches};
+  return {median(times), dispatches};
 }
 
-// --target cuda --batch N: N signals side by side in one run (one launch per kernel entry),
-// against one run per signal on the graph compiled for one; host copies included in both.
-int bench_cuda_batch(const BenchOptions& o, const ir::Graph& graph, std::shared_ptr<GpuDevice> device,
-                     DiagnosticEngine& diags) {
-  std::size_t samples = static_cast<std::size_t>(o.seconds * o.fs_hz);
-  std::vector<BatchItem> items = noise_items(graph, o, samples);
-  auto request = request_for<CudaCompileRequest>(o);
-  request.length_samples = static_cast<std::int64_t>(samples);
-  request.pipeline.time_passes = o.time_passes;
-  request.pipeline.log = &std::cerr;
-  auto bound = bind_inputs(graph, items[0], diags);
-  if (!bound) return report(diags);
-  auto single = compile_for_cuda(*bound, request, device, diags);
-  if (!single) return report(diags);
-  auto batched = compile_batch_for_cuda(graph, items, request, device, diags);
-  if (!batched) return report(diags);
-  if (auto warm = execute_cuda_batch(*batched, items); !warm) return user_error(warm.error());
-  std::vector<double> batch_ms, separate_ms;
-  std::uint64_t batch_launches = 0, separate_launches = 0;
-  for (int r = 0; r < o.repeat; ++r) {
-    auto before = counters().gpu_launches.load();
-    auto start = Clock::now();
-    auto out = execute_cuda_batch(*batched, items);
-    batch_ms.push_back(ms_since(start));
-    if (!out) return user_error(out.error());
-    batch_launches = counters().gpu_launches - before;
-    before = counters().gpu_launches.load();
-    start = Clock::now();
-    for (const BatchItem& item : items)
-      if (auto one = execute_cuda(*single, item); !one) return user_error(one.error());
-    separate_ms.push_back(ms_since(start));
-    separate_launches = counters().gpu_launches - before;
-  }
-  std::sort(batch_ms.begin(), batch_ms.end());
-  std::sort(separate_ms.begin(), separate_ms.end());
-  double b = batch_ms[batch_ms.size() / 2], sep = separate_ms[separate_ms.size() / 2];
-  if (o.json) {
-    nlohmann::json j = {{"graph", o.graph}, {"target", "cuda"}, {"device", device->description()},
-                        {"batch", o.batch}, {"channels", items[0][0].channels()}, {"samples", samples},
-                        {"fs", o.fs_hz}, {"dtype", o.dtype}, {"repeat", o.repeat},
-                        {"one_batch", {{"median_ms", b}, {"launches", batch_launches}}},
-                        {"separate_runs", {{"median_ms", sep}, {"launches", separate_launches}}},
-                        {"includes_host_copies", true}};
-    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-    return report(diags);
-  }
-  std::cout << fmt::format("{}: batch of {} x {} ch x {:g} s at {:g} Hz, {}, on {}, median of {}\n", o.graph,
-                           o.batch, items[0][0].channels(), o.seconds, o.fs_hz, o.dtype, device->description(),
-                           o.repeat)
-            << fmt::format("  one batch      {:9.3f} ms  {} launch(es)\n", b, batch_launches)
-            << fmt::format("  {} runs      {:9.3f} ms  {} launch(es)\n", o.batch, sep, separate_launches)
-            << fmt::format("  batch speed-up {:.2f}x (host copies included)\n", sep / b);
-  return report(diags);
-}
-
-// --target cuda: the graph on the GPU, each run a whole signal through a CudaStream (one
-// recorded CUDA graph: copies in, every launch, copies out, replayed), so the time includes
-// the host-device copies and the host's staging copies; bytes_moved counts the signal bytes
-// the kernels must read and write at least once (inputs and outputs).
-int bench_cuda(const BenchOptions& o, const ir::Graph& graph, DiagnosticEngine& diags) {
-  if (o.block) return user_error("--block is not benchmarked on --target cuda yet; use --target cpu");
-  auto device = open_cuda_device();
-  if (!device) return user_error(device.error());
-  if (o.batch > 1) return bench_cuda_batch(o, graph, *device, diags);
-  std::size_t samples = static_cast<std::size_t>(o.seconds * o.fs_hz);
-  std::mt19937 rng(1234);
-  std::vector<Signal> inputs = noise_inputs(graph, o.channels, samples, rng);
-  std::optional<ir::Graph> bound = bind_inputs(graph, inputs, diags);
-  if (!bound) return report(diags);
-  auto request = request_for<CudaCompileRequest>(o);
-  request.length_samples = static_cast<std::int64_t>(samples);
-  request.pipeline.time_passes = o.time_passes;
-  request.pipeline.log = &std::cerr;
-  clear_memory_cache();
-  auto start = Clock::now();
-  auto program = compile_for_cuda(*bound, request, *device, diags);
-  double cold_ms = ms_since(start);
-  if (!program) return report(diags);
-  CudaStream stream(*program);
-  auto first = stream.process(inputs);  // records the CUDA graph
-  if (!first) return user_error(first.error());
-  std::vector<double> times;
-  std::uint64_t launches = 0;
-  for (int r = 0; r < o.repeat; ++r) {
-    if (auto ok = stream.reset(); !ok) return user_error(ok.error());
-    auto before = counters().gpu_launches.load();
-    start = Clock::now();
-    auto out = stream.process(inputs);
-    times.push_back(ms_since(start));
-    if (!out) return user_error(out.error());
-    launches = counters().gpu_launches - before;
-  }
-  std::sort(times.begin(), times.end());
-  double ms = times[times.size() / 2];
-  double bytes = 0;
-  for (const Signal& s : inputs) bytes += static_cast<double>(s.channels() * s.samples() * size_of(request.dtype));
-  for (const Signal& s : *first) bytes += static_cast<double>(s.channels() * s.samples() * size_of(request.dtype));
-  double max_error = 0;
-  if (o.check)
-    if (auto want = run_reference(*bound, o.fs_hz, inputs, diags))
-      for (std::size_t k = 0; k < want->size(); ++k)
-        for (std::size_t c = 0; c < (*want)[k].channels(); ++c)
-          for (std::size_t n = 0; n < (*want)[k].samples(); ++n)
-            max_error = std::max(max_error, std::abs((*first)[k].at(c, n) - (*want)[k].at(c, n)));
-  double channel_samples = static_cast<double>(samples) * inputs[0].channels();
-  if (o.json) {
-    nlohmann::json j = {{"graph", o.graph}, {"target", "cuda"}, {"device", (*device)->description()},
-                        {"channels", inputs[0].channels()}, {"samples", samples}, {"fs", o.fs_hz},
-                        {"dtype", o.dtype}, {"repeat", o.repeat},
-                        {"fused", {{"median_ms", ms}, {"samples_per_s", channel_samples / (ms / 1e3)},
-                                   {"realtime_factor", o.seconds / (ms / 1e3)}, {"dispatches", launches}}},
-                        {"bytes_moved", bytes}, {"includes_host_copies", true},
-                        {"compile_ms", {{"cold", cold_ms}}},
-                        {"max_abs_error_vs_f64_reference", o.check ? nlohmann::json(max_error) : nlohmann::json()}};
-    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-    return report(diags);
-  }
-  std::cout << fmt::format("{}: {} ch x {:g} s at {:g} Hz, {}, on {}, median of {}\n", o.graph,
-                           inputs[0].channels(), o.seconds, o.fs_hz, o.dtype, (*device)->description(), o.repeat)
-            << fmt::format("  {:9.3f} ms  {:8.1f} M samples/s  {} launch(es), host copies included ({:.2f} GB/s of signal)\n",
-                           ms, channel_samples / (ms / 1e3) / 1e6, launches, bytes / (ms / 1e3) / 1e9)
-            << fmt::format("  compile (NVRTC, cold): {:.1f} ms\n", cold_ms);
-  if (o.check) std::cout << fmt::format("  max |error| vs float64 reference: {:.3g}\n", max_error);
-  return report(diags);
+// The largest difference from the float64 reference interpreter, on the same inputs.
+double max_error_against_reference(const BenchOptions& o, const Options& options, const std::vector<Signal>& inputs,
+                                   const std::vector<Signal>& got) {
+  Options reference = options;
+  reference.target = Target::reference;
+  reference.dtype = DType::f64;
+  reference.time_passes = false;
+  std::vector<Signal> wide;
+  for (const Signal& s : inputs) wide.push_back(s.converted(DType::f64));
+  std::vector<Signal> want = Program::from_file(o.graph, reference).run(wide);
+  double worst = 0;
+  for (std::size_t k = 0; k < want.size(); ++k)
+    for (std::size_t c = 0; c < want[k].channels(); ++c)
+      for (std::size_t n = 0; n < want[k].samples(); ++n)
+        worst = std::max(worst, std::abs(got[k].at(c, n) - want[k].at(c, n)));
+  return worst;
 }
 
 int bench(const BenchOptions& o) {
-  if (passes::StrategyThresholds t; auto error = apply_thresholds(o.thresholds, t)) return user_error(*error);
+  auto thresholds = parse_thresholds(o.thresholds);
+  if (!thresholds) return user_error(thresholds.error());
   if (o.channels < 1 || !(o.seconds > 0) || !(o.fs_hz > 0) || o.repeat < 1)
     return user_error("--channels, --seconds, --fs and --repeat must be positive");
   // The noise is generated in memory: a length beyond this is a typo, and past 2^64 it would
@@ -310,92 +277,84 @@ int bench(const BenchOptions& o) {
                       " is more than the " + std::to_string(kMaxSamples) + " samples per channel bench generates");
   if (o.batch < 1) return user_error("--batch must be at least 1, got " + std::to_string(o.batch));
   if (o.block && *o.block < 1) return user_error("--block must be at least 1, got " + std::to_string(*o.block));
-  DiagnosticEngine diags;
-  std::optional<ir::Graph> graph = load_graph(o.graph, diags);
-  if (!graph) return report(diags);
-  if (o.target == "cuda") return bench_cuda(o, *graph, diags);
-  if (o.batch > 1) return bench_batch(o, *graph, diags);
-  if (o.block) return bench_stream(o, *graph, diags);
+  if (o.block && o.target == "cuda") return user_error("--block is not benchmarked on --target cuda yet; use --target cpu");
+  Options options = options_for(o, *thresholds);
+  try {
+    // The graph's own errors first, before any timing.
+    (void)inspect_file(o.graph);
+    if (o.batch > 1) return bench_batch(o, options);
+    if (o.block) return bench_stream(o, options);
 
-  std::size_t samples = static_cast<std::size_t>(o.seconds * o.fs_hz);
-  std::mt19937 rng(1234);
-  std::vector<Signal> inputs = noise_inputs(*graph, o.channels, samples, rng);
-  std::optional<ir::Graph> bound = bind_inputs(*graph, inputs, diags);
-  if (!bound) return report(diags);
+    std::size_t samples = static_cast<std::size_t>(o.seconds * o.fs_hz);
+    // Compile: cold (nothing cached), from disk (a fresh process's view), from memory.
+    std::string dir = (std::filesystem::temp_directory_path() / ("fxc-bench-" + std::to_string(getpid()))).string();
+    Options fused_options = options;
+    fused_options.cache_directory = dir;
+    clear_kernel_memory_cache();
+    auto start = Clock::now();
+    Program fused = Program::from_file(o.graph, fused_options);
+    double cold_ms = ms_since(start);
+    clear_kernel_memory_cache();
+    fused_options.time_passes = false;
+    start = Clock::now();
+    (void)Program::from_file(o.graph, fused_options);
+    double disk_ms = ms_since(start);
+    start = Clock::now();
+    (void)Program::from_file(o.graph, fused_options);
+    double memory_ms = ms_since(start);
+    std::filesystem::remove_all(dir);
 
-  auto request = request_for<CpuCompileRequest>(o);
-  request.length_samples = static_cast<std::int64_t>(samples);
-  request.pipeline.time_passes = o.time_passes;
-  request.pipeline.log = &std::cerr;
+    // Unfused: every stage is its own kernel, so no pass may merge stages.
+    Options unfused_options = fused_options;
+    unfused_options.cache_directory = "none";
+    unfused_options.fuse = false;
+    Program unfused = Program::from_file(o.graph, unfused_options);
 
-  // Compile: cold (nothing cached), from disk (a fresh process's view), from memory.
-  std::string dir = (std::filesystem::temp_directory_path() / ("fxc-bench-" + std::to_string(getpid()))).string();
-  request.cache_directory = dir;
-  clear_memory_cache();
-  auto start = Clock::now();
-  std::optional<CompiledCpuGraph> fused = compile_for_cpu(*bound, request, diags);
-  double cold_ms = ms_since(start);
-  if (!fused) return report(diags);
-  clear_memory_cache();
-  start = Clock::now();
-  compile_for_cpu(*bound, request, diags);
-  double disk_ms = ms_since(start);
-  start = Clock::now();
-  compile_for_cpu(*bound, request, diags);
-  double memory_ms = ms_since(start);
-  std::filesystem::remove_all(dir);
+    std::mt19937 rng(1234);
+    std::vector<Signal> inputs = noise_inputs(fused, samples, rng);
+    Timing f = time_runs(fused, inputs, o.repeat);
+    Timing u = time_runs(unfused, inputs, o.repeat);
+    double channel_samples = static_cast<double>(samples) * static_cast<double>(inputs[0].channels());
+    auto rate = [&](const Timing& t) { return channel_samples / (t.median_ms / 1e3); };
+    auto realtime = [&](const Timing& t) { return o.seconds / (t.median_ms / 1e3); };
 
-  // Unfused: every stage is its own kernel, so no pass may merge stages.
-  request.cache_directory.clear();
-  request.fusion = false;
-  request.pipeline.passes = {"infer-types", "design-filters", "eliminate-dead-nodes", "fuse-chains",
-                             "select-strategy"};
-  std::optional<CompiledCpuGraph> unfused = compile_for_cpu(*bound, request, diags);
-  if (!unfused) return report(diags);
+    // Accuracy next to speed: the largest error against the float64 reference.
+    double max_error = o.check ? max_error_against_reference(o, options, inputs, fused.run(inputs)) : 0;
+    bool gpu = options.target == Target::cuda;
+    const char* unit = gpu ? "launch(es)" : "dispatch(es)";
 
-  Timing f = time_runs(*fused, inputs, o.repeat);
-  Timing u = time_runs(*unfused, inputs, o.repeat);
-  double channel_samples = static_cast<double>(samples) * inputs[0].channels();
-  auto rate = [&](const Timing& t) { return channel_samples / (t.median_ms / 1e3); };
-  auto realtime = [&](const Timing& t) { return o.seconds / (t.median_ms / 1e3); };
-
-  // Accuracy next to speed: the largest error against the float64 reference.
-  double max_error = 0;
-  if (o.check) {
-    auto got = execute_cpu(fused->scheduled, *fused->kernels, inputs);
-    auto want = run_reference(*bound, o.fs_hz, inputs, diags);
-    if (got && want)
-      for (std::size_t k = 0; k < want->size(); ++k)
-        for (std::size_t c = 0; c < (*want)[k].channels(); ++c)
-          for (std::size_t n = 0; n < (*want)[k].samples(); ++n)
-            max_error = std::max(max_error, std::abs((*got)[k].at(c, n) - (*want)[k].at(c, n)));
+    if (o.json) {
+      nlohmann::json j = {{"graph", o.graph},         {"target", o.target},
+                          {"channels", inputs[0].channels()},
+                          {"samples", samples},       {"fs", o.fs_hz},
+                          {"dtype", o.dtype},         {"repeat", o.repeat},
+                          {"fused", {{"median_ms", f.median_ms}, {"samples_per_s", rate(f)},
+                                     {"realtime_factor", realtime(f)}, {"dispatches", f.dispatches}}},
+                          {"unfused", {{"median_ms", u.median_ms}, {"samples_per_s", rate(u)},
+                                       {"dispatches", u.dispatches}}},
+                          {"fusion_speedup", u.median_ms / f.median_ms},
+                          {"includes_host_copies", gpu},
+                          {"compile_ms", {{"cold", cold_ms}, {"disk_hit", disk_ms}, {"memory_hit", memory_ms}}},
+                          {"max_abs_error_vs_f64_reference", o.check ? nlohmann::json(max_error) : nlohmann::json()}};
+      std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    } else {
+      std::cout << fmt::format("{}: {} ch x {:g} s at {:g} Hz, {}{}, median of {}\n", o.graph,
+                               inputs[0].channels(), o.seconds, o.fs_hz, o.dtype, gpu ? ", on the GPU" : "",
+                               o.repeat)
+                << fmt::format("  fused    {:9.3f} ms  {:8.1f} M samples/s  {:8.1f}x real time  {} {}\n",
+                               f.median_ms, rate(f) / 1e6, realtime(f), f.dispatches, unit)
+                << fmt::format("  unfused  {:9.3f} ms  {:8.1f} M samples/s  {:8.1f}x real time  {} {}\n",
+                               u.median_ms, rate(u) / 1e6, realtime(u), u.dispatches, unit)
+                << fmt::format("  fusion speed-up {:.2f}x\n", u.median_ms / f.median_ms)
+                << fmt::format("  compile: cold {:.1f} ms, disk hit {:.2f} ms, memory hit {:.3f} ms\n",
+                               cold_ms, disk_ms, memory_ms);
+      if (o.check) std::cout << fmt::format("  max |error| vs float64 reference: {:.3g}\n", max_error);
+    }
+    std::cerr << fused.warnings();
+  } catch (const Error& e) {
+    return report(e);
   }
-
-  if (o.json) {
-    nlohmann::json j = {{"graph", o.graph},         {"channels", inputs[0].channels()},
-                        {"samples", samples},       {"fs", o.fs_hz},
-                        {"dtype", o.dtype},         {"repeat", o.repeat},
-                        {"fused", {{"median_ms", f.median_ms}, {"samples_per_s", rate(f)},
-                                   {"realtime_factor", realtime(f)}, {"dispatches", f.dispatches}}},
-                        {"unfused", {{"median_ms", u.median_ms}, {"samples_per_s", rate(u)},
-                                     {"dispatches", u.dispatches}}},
-                        {"fusion_speedup", u.median_ms / f.median_ms},
-                        {"compile_ms", {{"cold", cold_ms}, {"disk_hit", disk_ms}, {"memory_hit", memory_ms}}},
-                        {"max_abs_error_vs_f64_reference", o.check ? nlohmann::json(max_error) : nlohmann::json()}};
-    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-    return report(diags);
-  }
-  std::cout << fmt::format("{}: {} ch x {:g} s at {:g} Hz, {}, median of {}\n", o.graph,
-                           inputs[0].channels(), o.seconds, o.fs_hz, o.dtype, o.repeat)
-            << fmt::format("  fused    {:9.3f} ms  {:8.1f} M samples/s  {:8.1f}x real time  {} dispatch(es)\n",
-                           f.median_ms, rate(f) / 1e6, realtime(f), f.dispatches)
-            << fmt::format("  unfused  {:9.3f} ms  {:8.1f} M samples/s  {:8.1f}x real time  {} dispatch(es)\n",
-                           u.median_ms, rate(u) / 1e6, realtime(u), u.dispatches)
-            << fmt::format("  fusion speed-up {:.2f}x\n", u.median_ms / f.median_ms)
-            << fmt::format("  compile: cold {:.1f} ms, disk hit {:.2f} ms, memory hit {:.3f} ms\n",
-                           cold_ms, disk_ms, memory_ms);
-  if (o.check) std::cout << fmt::format("  max |error| vs float64 reference: {:.3g}\n", max_error);
-  return report(diags);
+  return kSuccess;
 }
 
 }  // namespace

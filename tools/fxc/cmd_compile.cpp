@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // fxc compile: fill the kernel cache without running anything.
 #include <CLI/CLI.hpp>
+#include <fxc/fxc.h>
+
+#include <set>
 #include <cmath>
 #include <iostream>
 #include <memory>
 
-#include "codegen/cuda/cuda_driver.h"
-#include "codegen/cuda/emit_cuda.h"
-#include "codegen/cuda/nvrtc.h"
-#include "runtime/compile_cpu.h"
+#include "passes/strategy_thresholds.h"
 #include "runtime/counters.h"
-#include "runtime/kernel_cache.h"
 #include "support/float_format.h"
 #include "tools/fxc/commands.h"
 
@@ -29,34 +28,14 @@ struct CompileOptions {
   std::optional<double> seconds;
 };
 
-// CUDA: the kernels' CUDA C++ through NVRTC for an architecture (a device is not needed),
-// stored in the kernel cache as a cubin (key: architecture, NVRTC version, graph shape).
-int compile_cuda(const CompileOptions& o, const ir::Graph& graph, const std::vector<DType>& dtypes,
-                 DiagnosticEngine& diags) {
-  std::string arch = o.arch;
-  if (arch.empty()) {
-    arch = codegen::cuda_device_arch(0).value_or("");
-    if (arch.empty())
-      return user_error("no CUDA device to compile for (" + codegen::cuda_status() +
-                        "): give the architecture, e.g. --arch sm_90");
-  }
-  std::string directory = cache_directory(o.cache_dir);
-  KernelCache cache(directory);
-  for (DType dtype : dtypes) {
-    passes::PassContext context{diags, {o.fs_hz, o.channels, dtype}};
-    context.target = passes::cuda_target();
-    if (o.seconds) context.binding.length_samples = *samples_for_seconds(*o.seconds, o.fs_hz);  // checked
-    auto scheduled = passes::run_pipeline(graph, context, {.time_passes = o.time_passes, .log = &std::cerr});
-    if (!scheduled) return report(diags);
-    auto compiles_before = counters().compiles.load();
-    auto cubin = cache.cuda_cubin(*scheduled, arch, diags);
-    if (!cubin) return user_error(cubin.error());
-    report(diags);
-    std::cout << "compiled the CUDA kernels of " << o.graph << " (" << name(dtype) << ") for " << arch << ": "
-              << (*cubin)->size() << " bytes of cubin in " << directory
-              << (counters().compiles > compiles_before ? " (new)" : " (already cached)") << "\n";
-  }
-  return kSuccess;
+// One kernel set compiled into the cache: a Program made with the command's options (which
+// compiles at construction). Returns whether it was new; warnings go to `warnings` once each.
+bool compile_one(const CompileOptions& o, Options options, std::string& directory, std::set<std::string>& warnings) {
+  auto compiles_before = counters().compiles.load();
+  Program program = Program::from_file(o.graph, options);
+  directory = program.options().cache_directory;
+  if (std::string w = program.warnings(); !w.empty() && warnings.insert(w).second) std::cerr << w;
+  return counters().compiles > compiles_before;
 }
 
 int compile(const CompileOptions& o) {
@@ -70,48 +49,64 @@ int compile(const CompileOptions& o) {
     if (!samples) return user_error(samples.error());
     length = *samples;
   }
-  DiagnosticEngine diags;
-  std::optional<ir::Graph> graph = load_graph(o.graph, diags);
-  if (!graph) return report(diags);
   std::vector<DType> dtypes;
   if (o.dtype == "all") dtypes = {DType::f32, DType::f64};
   else dtypes = {*parse_dtype(o.dtype)};
-  if (o.target == "cuda") return compile_cuda(o, *graph, dtypes, diags);
-  if (o.target == "all")
-    if (int status = compile_cuda(o, *graph, dtypes, diags); status != kSuccess) return status;
-  // The strategy, and so the kernel, can depend on the signal's length: without --seconds,
-  // compile for short signals and for signals long enough for the chunked strategies.
-  passes::StrategyThresholds thresholds;
-  std::vector<std::int64_t> lengths;
-  if (length) lengths = {*length};
-  else lengths = {static_cast<std::int64_t>(o.fs_hz), thresholds.chunked_min_samples};
-
-  std::string directory = cache_directory(o.cache_dir);
-  auto compiles_before = counters().compiles.load();
-  auto write_failures_before = counters().cache_write_failures.load();
-  int sets = 0;
-  for (DType dtype : dtypes)
-    for (std::int64_t length : lengths) {
-      CpuCompileRequest request;
-      request.sample_rate_hz = o.fs_hz;
-      request.dtype = dtype;
-      request.channels = o.channels;
-      request.length_samples = length;
-      request.cache_directory = directory;
-      request.pipeline.time_passes = o.time_passes;
-      request.pipeline.log = &std::cerr;
-      if (!compile_for_cpu(*graph, request, diags)) return report(diags);
-      ++sets;
+  // As fxc run compiles a file: the same options give the same kernels, so a run after this
+  // one hits the cache.
+  Options options;
+  options.sample_rate_hz = o.fs_hz;
+  options.channels = o.channels;
+  options.cache_directory = o.cache_dir;
+  options.live_unranged_params = false;
+  options.time_passes = o.time_passes;
+  options.log = &std::cerr;
+  std::set<std::string> warnings;
+  std::string directory;
+  try {
+    (void)inspect_file(o.graph);  // the graph's own errors before any compile
+    if (o.target == "cuda" || o.target == "all")
+      for (DType dtype : dtypes) {
+        Options cuda = options;
+        cuda.dtype = dtype;
+        cuda.target = Target::cuda;
+        cuda.cuda_architecture = o.arch;
+        if (length) cuda.signal_length = static_cast<std::size_t>(*length);
+        bool fresh = compile_one(o, cuda, directory, warnings);
+        std::cout << "compiled the CUDA kernels of " << o.graph << " (" << name(dtype) << ") for "
+                  << (o.arch.empty() ? std::string("this machine's GPU") : o.arch) << " into " << directory
+                  << (fresh ? " (new)" : " (already cached)") << "\n";
+      }
+    if (o.target == "cuda") return kSuccess;
+    // The strategy, and so the kernel, can depend on the signal's length: without --seconds,
+    // compile for short signals and for signals long enough for the chunked strategies.
+    std::vector<std::int64_t> lengths;
+    if (length) lengths = {*length};
+    else lengths = {static_cast<std::int64_t>(o.fs_hz), passes::StrategyThresholds{}.chunked_min_samples};
+    auto write_failures_before = counters().cache_write_failures.load();
+    int sets = 0, fresh = 0;
+    for (DType dtype : dtypes)
+      for (std::int64_t n : lengths) {
+        Options cpu = options;
+        cpu.dtype = dtype;
+        cpu.signal_length = static_cast<std::size_t>(n);
+        fresh += compile_one(o, cpu, directory, warnings) ? 1 : 0;
+        ++sets;
+      }
+    // Filling the cache is the whole point of compile: kernels that could not be stored are a
+    // failure here, where a run only warns and goes on.
+    if (counters().cache_write_failures > write_failures_before)
+      return user_error("the kernels of " + o.graph + " could not be stored in the kernel cache " + directory +
+                        " (the warnings above say why)");
+    std::cout << "compiled " << sets << " kernel set(s) for " << o.graph << " into " << directory << " ("
+              << fresh << " new, " << sets - fresh << " already cached)\n";
+  } catch (const Error& e) {
+    if (o.target != "cpu" && o.arch.empty() && e.code() == "fxc-cuda") {
+      report(e);
+      return user_error("no CUDA device to compile for: give the architecture, e.g. --arch sm_90");
     }
-  report(diags);
-  // Filling the cache is the whole point of compile: kernels that could not be stored are a
-  // failure here, where a run only warns and goes on.
-  if (counters().cache_write_failures > write_failures_before)
-    return user_error("the kernels of " + o.graph + " could not be stored in the kernel cache " + directory +
-                      " (the warnings above say why)");
-  std::cout << "compiled " << sets << " kernel set(s) for " << o.graph << " into " << directory
-            << " (" << counters().compiles - compiles_before << " new, "
-            << sets - static_cast<int>(counters().compiles - compiles_before) << " already cached)\n";
+    return report(e);
+  }
   return kSuccess;
 }
 

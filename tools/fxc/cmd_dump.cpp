@@ -1,23 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 // fxc dump: print the graph at a stage of compilation, as text, Graphviz dot or JSON.
 #include <CLI/CLI.hpp>
+#include <fxc/fxc.h>
+
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "frontend/ast_dump.h"
 #include "frontend/fx_file.h"
-#include "codegen/cpu/cpu_compiler.h"
-#include "codegen/cuda/emit_cuda.h"
-#include "ir/export.h"
-#include "ir/print.h"
 #include "support/float_format.h"
 #include "tools/fxc/commands.h"
 
 namespace fxc::cli {
 namespace {
 
-struct DumpOptions {
+struct DumpCommandOptions {
   std::string graph;
   std::string emit = "ir";
   std::string format = "text";
@@ -34,7 +33,7 @@ struct DumpOptions {
   bool llvm_optimized = false;
 };
 
-int dump_ast(const DumpOptions& o) {
+int dump_ast(const DumpCommandOptions& o) {
   DiagnosticEngine diags;
   auto ast = frontend::parse_fx_file(o.graph, diags);
   if (!ast) return report(diags);
@@ -46,58 +45,51 @@ int dump_ast(const DumpOptions& o) {
   return report(diags);
 }
 
-int dump(const DumpOptions& o) {
+int dump(const DumpCommandOptions& o) {
   if (o.emit == "ast") return dump_ast(o);
   if (!(o.fs_hz > 0 && std::isfinite(o.fs_hz)))
     return user_error("--fs must be a positive number of Hz, got " + format_double(o.fs_hz));
   if (o.channels < 1) return user_error("--channels must be at least 1, got " + std::to_string(o.channels));
-
-  DiagnosticEngine diags;
-  std::optional<ir::Graph> graph = load_graph(o.graph, diags);
-  if (!graph) return report(diags);
-
-  passes::PipelineOptions pipeline;
-  pipeline.print_after_all = o.print_after_all;
-  pipeline.time_passes = o.time_passes;
-  pipeline.print_locations = o.locations;
-  // Pass logs go with a text dump; beside a JSON or dot document they would corrupt it.
-  pipeline.log = o.format == "text" ? &std::cout : &std::cerr;
-  pipeline.passes = o.passes;
-  if (o.emit == "ir" && pipeline.passes.empty()) pipeline.passes = {"infer-types", "design-filters"};
-  passes::PassContext context{diags, {o.fs_hz, o.channels, *parse_dtype(o.dtype)}};
-  if (o.target == "cuda" || o.emit == "cuda") context.target = passes::cuda_target();
+  Options options;
+  options.sample_rate_hz = o.fs_hz;
+  options.channels = o.channels;
+  options.dtype = *parse_dtype(o.dtype);
+  options.target = o.target == "cuda" || o.emit == "cuda" ? Target::cuda : Target::cpu;
   if (o.seconds) {
     auto samples = samples_for_seconds(*o.seconds, o.fs_hz);
     if (!samples) return user_error(samples.error());
-    context.binding.length_samples = *samples;
+    options.signal_length = static_cast<std::size_t>(*samples);
   }
-  if (auto error = apply_thresholds(o.thresholds, context.thresholds)) return user_error(*error);
-  auto result = passes::run_pipeline(*graph, context, pipeline);
-  if (!result) return report(diags);
-
-  if (o.emit == "cuda") {
-    auto source = codegen::emit_cuda_source(*result);
-    if (!source) return user_error(source.error());
-    std::cout << *source;
-    return report(diags);
+  auto thresholds = parse_thresholds(o.thresholds);
+  if (!thresholds) return user_error(thresholds.error());
+  options.thresholds = *thresholds;
+  options.live_unranged_params = false;  // as fxc run compiles it
+  options.compile_kernels = false;       // a dump needs none (nor a GPU for --target cuda)
+  options.cache_directory = "none";
+  fxc::DumpOptions dump;
+  dump.emit = o.emit;
+  dump.format = o.format;
+  dump.passes = o.passes;
+  dump.print_after_all = o.print_after_all;
+  dump.time_passes = o.time_passes;
+  dump.locations = o.locations;
+  dump.llvm_optimized = o.llvm_optimized;
+  // Pass logs go with a text dump; beside a JSON or dot document they would corrupt it.
+  dump.log = o.format == "text" ? &std::cout : &std::cerr;
+  try {
+    Program program = Program::from_file(o.graph, options);
+    std::cout << program.dump(dump);
+    std::cerr << program.warnings();
+  } catch (const Error& e) {
+    return report(e);
   }
-  if (o.emit == "llvm") {
-    auto text = codegen::emit_cpu_llvm_ir(*result, o.llvm_optimized);
-    if (!text) return user_error(text.error());
-    std::cout << *text;
-    return report(diags);
-  }
-  if (o.format == "json")
-    std::cout << ir::to_json(*result).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-  else if (o.format == "dot") std::cout << ir::to_dot(*result);
-  else if (!o.print_after_all) std::cout << ir::to_text(*result, {.locations = o.locations});
-  return report(diags);
+  return kSuccess;
 }
 
 }  // namespace
 
 void add_dump_command(CLI::App& app, Action& action) {
-  auto o = std::make_shared<DumpOptions>();
+  auto o = std::make_shared<DumpCommandOptions>();
   CLI::App* cmd = app.add_subcommand("dump", "Print a graph at a stage of compilation.");
   cmd->add_option("graph", o->graph, "The .fx graph file")->required();
   cmd->add_option("--emit", o->emit,

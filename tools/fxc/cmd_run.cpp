@@ -1,26 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
-// fxc run: read audio or .npy inputs, run the graph, write the outputs atomically.
+// fxc run: read audio or .npy inputs, run the graph through the public API (fxc::Program, and
+// an fxc::Processor for --block and state files), write the outputs atomically.
 #include <CLI/CLI.hpp>
-#include <cmath>
-#include <memory>
+#include <fxc/fxc.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <set>
-#include <unistd.h>
 
-#include "runtime/batch.h"
-#include "runtime/bind_inputs.h"
-#include "runtime/block_executor.h"
-#include "runtime/compile_cpu.h"
-#include "runtime/counters.h"
-#include "support/trace.h"
-#include "runtime/cpu_executor.h"
-#include "runtime/cuda_executor.h"
-#include "runtime/reference_interpreter.h"
 #include "formats/signal_file.h"
+#include "runtime/counters.h"
+#include "support/file_io.h"
 #include "support/float_format.h"
+#include "support/trace.h"
 #include "tools/fxc/commands.h"
 #include "tools/fxc/pending_outputs.h"
 #include "tools/fxc/progress_bar.h"
@@ -44,20 +40,6 @@ struct RunOptions {
   bool time_passes = false;
 };
 
-// One block of each signal: samples [start, start + count).
-std::vector<Signal> slice(const std::vector<Signal>& signals, std::size_t start, std::size_t count) {
-  std::vector<Signal> out;
-  for (const Signal& s : signals) {
-    Signal b(s.channels(), count, s.dtype(), Signal::Uninitialized{});
-    for (std::size_t c = 0; c < s.channels(); ++c) {
-      if (s.dtype() == DType::f32) std::copy_n(s.f32(c).begin() + start, count, b.f32(c).begin());
-      else std::copy_n(s.f64(c).begin() + start, count, b.f64(c).begin());
-    }
-    out.push_back(std::move(b));
-  }
-  return out;
-}
-
 // --trace: the Chrome trace so far, written whole or not at all; nothing without a path.
 Expected<std::monostate, std::string> write_trace(const std::string& path) {
   if (path.empty()) return std::monostate{};
@@ -65,14 +47,6 @@ Expected<std::monostate, std::string> write_trace(const std::string& path) {
   return write_file_atomically(path, [&](int fd, const std::string&) {
     return write_all(fd, json.data(), json.size());
   });
-}
-
-// Writes `block` into `whole` at `start`.
-void place(Signal& whole, const Signal& block, std::size_t start) {
-  for (std::size_t c = 0; c < block.channels(); ++c) {
-    if (block.dtype() == DType::f32) std::copy(block.f32(c).begin(), block.f32(c).end(), whole.f32(c).begin() + start);
-    else std::copy(block.f64(c).begin(), block.f64(c).end(), whole.f64(c).begin() + start);
-  }
 }
 
 // NaN and infinite input samples are not errors (every stage computes with them as IEEE
@@ -104,122 +78,50 @@ double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
-// A batch: every item through one compiled graph, one dispatch per kernel for all of them
-// (the reference target runs them one by one).
-int run_batch_files(const RunOptions& o, const ir::Graph& graph, std::vector<Signal>& signals,
-                    std::size_t items, double fs_hz, DType dtype, const WriteOptions& write_options,
-                    DiagnosticEngine& diags) {
-  std::size_t per_item = graph.inputs().size();
-  std::vector<BatchItem> batch(items);
-  for (std::size_t i = 0; i < signals.size(); ++i) batch[i / per_item].push_back(std::move(signals[i]));
-  std::vector<std::vector<Signal>> results;
-  if (o.target == "ref") {
-    for (const BatchItem& item : batch) {
-      auto out = run_reference(graph, fs_hz, item, diags);
-      if (!out) return report(diags);
-      results.push_back(std::move(*out));
-    }
-  } else if (o.target == "cuda") {
-    // The items side by side as channels of one device signal: one launch per kernel entry.
-    auto device = open_cuda_device();
-    if (!device) return user_error(device.error());
-    CudaCompileRequest request;
-    request.thresholds = thresholds_from(o.thresholds);
-    request.sample_rate_hz = fs_hz;
-    request.dtype = dtype;
-    request.cache_directory = cache_directory(o.cache_dir);
-    request.pipeline.time_passes = o.time_passes;
-    request.pipeline.log = &std::cerr;
-    auto out = run_batch_cuda(graph, batch, request, *device, diags);
-    if (!out) return report(diags);
-    results = std::move(*out);
-  } else {
-    CpuCompileRequest request;
-    request.thresholds = thresholds_from(o.thresholds);
-    request.sample_rate_hz = fs_hz;
-    request.dtype = dtype;
-    request.cache_directory = cache_directory(o.cache_dir);
-    auto out = run_batch(graph, batch, request, diags);
-    if (!out) return report(diags);
-    results = std::move(*out);
-  }
-  report(diags);
-  PendingOutputs pending;
-  std::size_t k = 0;
-  for (const auto& item : results)
-    for (const Signal& s : item)
-      if (auto ok = pending.write(o.outputs[k++], s.converted(dtype), fs_hz, write_options); !ok)
-        return user_error(ok.error());
-  // The trace before the outputs' renames, as for one item.
-  if (auto ok = write_trace(o.trace); !ok) return user_error(ok.error());
-  if (auto ok = pending.commit(); !ok) return user_error(ok.error());
-  if (o.stats)
-    std::cerr << "fxc run statistics (batch of " << items << ")\n"
-              << "  kernel dispatches " << counters().dispatches << "\n"
-              << "  GPU launches      " << counters().gpu_launches << " (" << counters().gpu_graph_launches
-              << " CUDA graph replays), " << counters().gpu_bytes_copied << " bytes copied\n";
-  return kSuccess;
-}
-
-// --target cuda: the graph compiled for the GPU and run there, whole or in blocks (a CUDA
-// graph recorded per block length and replayed).
-std::optional<std::vector<Signal>> run_on_cuda(const RunOptions& o, const ir::Graph& bound,
-                                               const std::vector<Signal>& signals, double fs_hz, DType dtype,
-                                               DiagnosticEngine& diags, int& status) {
-  status = kSuccess;
-  auto device = open_cuda_device();
-  if (!device) {
-    status = user_error(device.error());
-    return std::nullopt;
-  }
+// The whole signals through `processor`, `block` frames per call, into `results` (allocated
+// here): --block and the state files.
+template <class T>
+void stream_through(Processor& processor, const std::vector<Signal>& signals, std::vector<Signal>& results,
+                    std::size_t block) {
   std::size_t total = signals.empty() ? 0 : signals[0].samples();
-  CudaCompileRequest request;
-  request.thresholds = thresholds_from(o.thresholds);
-  request.sample_rate_hz = fs_hz;
-  request.dtype = dtype;
-  request.length_samples = static_cast<std::int64_t>(o.block ? std::min<std::size_t>(*o.block, total) : total);
-  request.cache_directory = cache_directory(o.cache_dir);
-  request.pipeline.time_passes = o.time_passes;
-  request.pipeline.log = &std::cerr;
-  auto program = compile_for_cuda(bound, request, *device, diags);
-  if (!program) {
-    status = report(diags);
-    return std::nullopt;
+  auto samples = [](auto& s, std::size_t c) {
+    if constexpr (std::is_same_v<T, float>) return s.f32(c).data();
+    else return s.f64(c).data();
+  };
+  std::vector<std::vector<const T*>> in(signals.size());
+  std::vector<std::vector<T*>> out(results.size());
+  std::vector<const T* const*> in_ports;
+  std::vector<T* const*> out_ports;
+  for (std::size_t i = 0; i < signals.size(); ++i) {
+    in[i].resize(signals[i].channels());
+    in_ports.push_back(in[i].data());
   }
-  std::vector<Signal> results;
-  if (!o.block) {
-    auto out = execute_cuda(*program, signals);
-    if (!out) {
-      status = user_error(out.error());
-      return std::nullopt;
-    }
-    return std::move(*out);
+  for (std::size_t k = 0; k < results.size(); ++k) {
+    out[k].resize(results[k].channels());
+    out_ports.push_back(out[k].data());
   }
-  CudaStream stream(*program);
-  std::size_t block = static_cast<std::size_t>(*o.block);
   ProgressBar progress(total, "samples");
-  for (std::size_t start = 0; start < total || (start == 0 && total == 0); start += block) {
+  for (std::size_t start = 0; start < total; start += block) {
     std::size_t count = std::min(block, total - start);
-    auto out = stream.process(slice(signals, start, count));
-    if (!out) {
-      status = user_error(out.error());
-      return std::nullopt;
-    }
-    if (results.empty())
-      for (const Signal& s : *out) results.emplace_back(s.channels(), total, s.dtype());
-    for (std::size_t k = 0; k < out->size(); ++k) place(results[k], (*out)[k], start);
+    for (std::size_t i = 0; i < signals.size(); ++i)
+      for (std::size_t c = 0; c < in[i].size(); ++c) in[i][c] = samples(signals[i], c) + start;
+    for (std::size_t k = 0; k < results.size(); ++k)
+      for (std::size_t c = 0; c < out[k].size(); ++c) out[k][c] = samples(results[k], c) + start;
+    processor.process(in_ports, out_ports, count);
     progress.update(start + count);
-    if (total == 0) break;
   }
-  return results;
 }
 
 int run(const RunOptions& o) {
   if (o.block && *o.block < 1) return user_error("--block must be at least 1, got " + std::to_string(*o.block));
   if (o.block && o.target == "ref") return user_error("--block runs compiled kernels: use it with --target cpu or cuda");
-  if (passes::StrategyThresholds t; auto error = apply_thresholds(o.thresholds, t)) return user_error(*error);
+  auto thresholds = parse_thresholds(o.thresholds);
+  if (!thresholds) return user_error(thresholds.error());
   if ((!o.load_state.empty() || !o.save_state.empty()) && o.target != "cpu")
     return user_error("--load-state and --save-state keep a CPU stream's state: use them with --target cpu");
+  for (const std::string& set : o.sets)
+    if (auto eq = set.find('='); eq == std::string::npos || eq == 0)
+      throw UsageError{"--set expects NAME=VALUE, got '" + set + "'"};
   if (!o.trace.empty()) Trace::global().enable();
   if (o.fs_hz && !(*o.fs_hz > 0 && std::isfinite(*o.fs_hz)))
     return user_error("--fs must be a positive number of Hz, got " + format_double(*o.fs_hz));
@@ -236,12 +138,20 @@ int run(const RunOptions& o) {
 
   auto started = Clock::now();
   std::vector<std::pair<const char*, double>> phases;
-  DiagnosticEngine diags;
-  std::optional<ir::Graph> graph = load_graph(o.graph, diags, o.sets);
+  // The graph's ports first (parsed, not compiled: the sample rate may come from the inputs),
+  // so that a wrong command line is reported before any input is read.
+  GraphInfo info;
+  {
+    TraceSpan span("parse and lower", "frontend", {{"file", o.graph}});
+    try {
+      info = inspect_file(o.graph, o.sets);
+    } catch (const Error& e) {
+      return report(e);
+    }
+  }
   phases.emplace_back("parse", ms_since(started));
-  if (!graph) return report(diags);
   // -i and -o given k times the graph's inputs and outputs: a batch of k items, in order.
-  std::size_t want_in = graph->inputs().size(), want_out = graph->outputs().size();
+  std::size_t want_in = info.inputs.size(), want_out = info.outputs.size();
   std::size_t items = want_in ? o.inputs.size() / want_in : 0;
   if (items == 0 || o.inputs.size() != items * want_in)
     throw UsageError{"the graph has " + std::to_string(want_in) + " input(s) but " +
@@ -256,10 +166,12 @@ int run(const RunOptions& o) {
                          std::to_string(items) + " item(s) (" + std::to_string(o.inputs.size()) +
                          " -i files), but " + std::to_string(o.outputs.size()) + " were given"};
   if (items > 1 && o.block) throw UsageError{"--block streams one item; it cannot be used with a batch"};
-  if (items > 1 && (!o.load_state.empty() || !o.save_state.empty()))
+  bool state_files = !o.load_state.empty() || !o.save_state.empty();
+  if (items > 1 && state_files)
     throw UsageError{"--load-state and --save-state keep one stream's state; they cannot be used with a batch"};
 
   DType dtype = *parse_dtype(o.dtype);
+  DiagnosticEngine diags;  // warnings about the inputs
   std::vector<Signal> signals;
   std::optional<double> fs_hz = o.fs_hz;
   std::string fs_source;
@@ -278,131 +190,115 @@ int run(const RunOptions& o) {
       fs_source = path;
     }
     warn_non_finite(file->signal, path, diags);
+    file->signal.set_source(path);  // messages about it name the file
     signals.push_back(std::move(file->signal));
   }
-
   phases.emplace_back("read inputs", ms_since(started) - phases.back().second);
-  if (items > 1) return run_batch_files(o, *graph, signals, items, *fs_hz, dtype, write_options, diags);
-  std::optional<ir::Graph> bound = bind_inputs(*graph, signals, diags, o.inputs);
-  if (!bound) return report(diags);
+
+  std::size_t total = signals.empty() ? 0 : signals[0].samples();
+  bool stream = o.block || state_files;
+  // Blocks: --block's, or for state files alone the whole signal in 64 Ki-frame calls (the
+  // state carries across them exactly). A Processor is prepared for at most 2^20 frames a call
+  // and splits longer ones.
+  std::size_t block = o.block ? static_cast<std::size_t>(*o.block) : std::size_t{1} << 16;
+  std::size_t prepared = std::clamp<std::size_t>(std::min(block, total), 1, std::size_t{1} << 20);
+
+  Options options;
+  options.sample_rate_hz = *fs_hz;
+  options.dtype = dtype;
+  options.target = o.target == "ref" ? Target::reference : o.target == "cuda" ? Target::cuda : Target::cpu;
+  options.cache_directory = o.cache_dir;
+  options.thresholds = *thresholds;
+  options.settings = o.sets;
+  // The command line runs each graph once with the values it was given: constants without a
+  // declared range are compiled in (the fastest kernels for them); ranged ones stay live, so
+  // that every value of their ranges hits the kernel cache (docs/cli.md, --set).
+  options.live_unranged_params = false;
+  // The strategy follows what one call sees: the whole signal, one block, or the batch's
+  // longest item (which the batch finds itself).
+  options.signal_length = items > 1 ? 0 : stream ? prepared : total;
+  options.max_block = prepared;
+  // A Processor compiles the kernels for its blocks itself.
+  options.compile_kernels = !stream;
+  options.time_passes = o.time_passes;
+  options.log = &std::cerr;
+  // Inputs declared without a channel count take their signal's (the first such).
+  for (std::size_t i = 0; i < want_in && options.channels == 0; ++i)
+    if (info.inputs[i].channels == 0) options.channels = static_cast<int>(signals[i].channels());
+
+  // A stream binds one count to every input declared without one (a whole run compiles for
+  // each input's own, and reports a graph that mixes them).
+  if (stream)
+    for (std::size_t i = 0; i < want_in; ++i)
+      if (info.inputs[i].channels == 0 && static_cast<int>(signals[i].channels()) != options.channels)
+        return user_error("--block and the state files run one channel count for every input declared without "
+                          "one, but '" + o.inputs[i] + "' has " + std::to_string(signals[i].channels()) +
+                          " and the first such input " + std::to_string(options.channels) +
+                          " (declare the counts: input x : 2)");
+
   auto before_stats = std::make_tuple(counters().compiles.load(), counters().memory_hits.load(),
                                       counters().disk_hits.load(), counters().dispatches.load());
   auto phase_start = Clock::now();
-
   std::vector<Signal> results;
+  std::vector<std::vector<Signal>> batch_results;
   std::optional<std::string> saved_state;  // --save-state: written with the outputs
-  if (o.target == "ref") {
-    auto out = run_reference(*bound, *fs_hz, signals, diags);
-    if (!out) return report(diags);
-    results = std::move(*out);
-  } else if (o.target == "cuda") {
-    int status = kSuccess;
-    auto out = run_on_cuda(o, *bound, signals, *fs_hz, dtype, diags, status);
-    if (!out) return status;
-    results = std::move(*out);
-    phases.emplace_back(o.block ? "compile and run (cuda, stream)" : "compile and run (cuda)", ms_since(phase_start));
-  } else {
-    std::size_t total = signals.empty() ? 0 : signals[0].samples();
-    CpuCompileRequest request;
-    request.thresholds = thresholds_from(o.thresholds);
-    request.sample_rate_hz = *fs_hz;
-    request.dtype = dtype;
-    // The strategy follows what one call sees: the whole signal, or one block.
-    request.length_samples = static_cast<std::int64_t>(o.block ? std::min<std::size_t>(*o.block, total) : total);
-    request.cache_directory = cache_directory(o.cache_dir);
-    request.pipeline.time_passes = o.time_passes;
-    request.pipeline.log = &std::cerr;
-    std::optional<CompiledCpuGraph> compiled = compile_for_cpu(*bound, request, diags);
-    if (!compiled) return report(diags);
-    phases.emplace_back("compile", ms_since(phase_start));
-    phase_start = Clock::now();
-    if (!o.block && o.load_state.empty() && o.save_state.empty()) {
-      auto out = execute_cpu(compiled->scheduled, *compiled->kernels, signals);
-      if (!out) return user_error(out.error());
-      results = std::move(*out);
-    } else if (auto blocks = o.block && o.trace.empty() ? BlockExecutor::create(compiled->scheduled, compiled->kernels,
-                                                             static_cast<std::size_t>(*o.block))
-                                     : Expected<BlockExecutor, std::string>(Unexpected{std::string()})) {
-      // --block: the real-time engine (runtime/block_executor.h) straight on the whole
-      // signals' memory, a block at a time: no per-block copies or allocation. (With --trace
-      // the stream runner below, which records a span per kernel call; the engine records
-      // nothing, since recording allocates.)
-      if (!o.load_state.empty()) {
-        auto bytes = read_whole_file(o.load_state);
-        if (!bytes) return user_error(bytes.error());
-        if (auto loaded = blocks->load_state(*bytes); !loaded)
-          return user_error("cannot load '" + o.load_state + "': " + loaded.error());
-      }
-      for (ir::NodeId id : compiled->scheduled.outputs())
-        results.emplace_back(static_cast<std::size_t>(compiled->scheduled.node(id).type.channels), total, dtype,
-                             Signal::Uninitialized{});
-      auto channel_data = [&](const Signal& s, std::size_t c, std::size_t at) {
-        return dtype == DType::f32 ? static_cast<const void*>(s.f32(c).data() + at)
-                                   : static_cast<const void*>(s.f64(c).data() + at);
-      };
-      std::vector<std::vector<const void*>> in(signals.size());
-      std::vector<std::vector<void*>> out(results.size());
-      std::vector<const void* const*> in_arrays;
-      std::vector<void* const*> out_arrays;
-      for (std::size_t i = 0; i < signals.size(); ++i) {
-        in[i].resize(signals[i].channels());
-        in_arrays.push_back(in[i].data());
-      }
-      for (std::size_t k = 0; k < results.size(); ++k) {
-        out[k].resize(results[k].channels());
-        out_arrays.push_back(out[k].data());
-      }
-      std::size_t block = static_cast<std::size_t>(*o.block);
-      ProgressBar progress(total, "samples");
-      for (std::size_t start = 0; start < total; start += block) {
-        std::size_t count = std::min(block, total - start);
-        for (std::size_t i = 0; i < signals.size(); ++i)
-          for (std::size_t c = 0; c < in[i].size(); ++c) in[i][c] = channel_data(signals[i], c, start);
-        for (std::size_t k = 0; k < results.size(); ++k)
-          for (std::size_t c = 0; c < out[k].size(); ++c)
-            out[k][c] = const_cast<void*>(channel_data(results[k], c, start));
-        blocks->process(in_arrays, out_arrays, count);
-        progress.update(start + count);
-      }
-      if (!o.save_state.empty()) saved_state = blocks->save_state();
-    } else {
-      // A whole signal with state files, --trace, or blocks the real-time engine does not take
-      // (too long for its memory bound): the stream runner, which allocates per call.
-      CpuStream stream(compiled->scheduled, compiled->kernels);
-      if (!o.load_state.empty()) {
-        auto bytes = read_whole_file(o.load_state);
-        if (!bytes) return user_error(bytes.error());
-        if (auto loaded = stream.load_state(*bytes); !loaded)
-          return user_error("cannot load '" + o.load_state + "': " + loaded.error());
-      }
-      // Without --block, the whole signal is one block.
-      std::size_t block = o.block ? static_cast<std::size_t>(*o.block) : std::max<std::size_t>(total, 1);
-      ProgressBar progress(total, "samples");
-      for (std::size_t start = 0; start < total || (start == 0 && total == 0); start += block) {
-        std::size_t count = std::min(block, total - start);
-        auto out = stream.process(slice(signals, start, count));
-        if (!out) return user_error(out.error());
-        if (results.empty())
-          for (const Signal& s : *out) results.emplace_back(s.channels(), total, s.dtype());
-        for (std::size_t k = 0; k < out->size(); ++k) place(results[k], (*out)[k], start);
-        progress.update(start + count);
-        if (total == 0) break;
-      }
-      if (!o.save_state.empty()) saved_state = stream.save_state();
+  try {
+    Program program = Program::from_file(o.graph, options);
+    std::optional<Processor> processor;
+    if (stream && options.target == Target::cpu) {
+      processor.emplace(program);
+      processor->prepare(prepared, std::max<std::size_t>(total, 1));
     }
-    phases.emplace_back(o.block ? "run (stream)" : "run", ms_since(phase_start));
+    if (options.target != Target::reference) phases.emplace_back("compile", ms_since(phase_start));
+    phase_start = Clock::now();
+    if (items > 1) {
+      // A batch: every item through one compiled graph, one dispatch per kernel for all of them.
+      std::vector<std::vector<Signal>> batch(items);
+      for (std::size_t i = 0; i < signals.size(); ++i) batch[i / want_in].push_back(std::move(signals[i]));
+      batch_results = program.run_batch(batch);
+      for (auto& item : batch)
+        for (Signal& s : item) signals.push_back(std::move(s));  // for --stats' byte count
+    } else if (processor) {
+      if (!o.load_state.empty()) {
+        auto bytes = read_whole_file(o.load_state);
+        if (!bytes) return user_error(bytes.error());
+        try {
+          processor->load_state(*bytes);
+        } catch (const Error& e) {
+          return user_error("cannot load '" + o.load_state + "': " + e.message());
+        }
+      }
+      for (const PortInfo& port : program.outputs())
+        results.emplace_back(static_cast<std::size_t>(port.channels), total, dtype, Signal::Uninitialized{});
+      if (dtype == DType::f32) stream_through<float>(*processor, signals, results, block);
+      else stream_through<double>(*processor, signals, results, block);
+      if (!o.save_state.empty()) saved_state = processor->save_state();
+    } else if (o.block) {
+      results = program.run_in_blocks(signals, block);  // CUDA: a CUDA graph per block length
+    } else {
+      results = program.run(signals);
+    }
+    if (std::string warnings = program.warnings(); !warnings.empty()) std::cerr << warnings;
+  } catch (const Error& e) {
+    return report(e);
   }
-  report(diags);  // warnings, if any
+  phases.emplace_back(o.target == "ref" ? "run (reference)" : stream ? "run (stream)" : "run",
+                      ms_since(phase_start));
+  report(diags);  // warnings about the inputs, if any
 
-  if (o.target == "ref") phases.emplace_back("run (reference)", ms_since(phase_start));
   phase_start = Clock::now();
   PendingOutputs pending;
-  std::optional<TraceSpan> write_span;
-  if (Trace::global().enabled()) write_span.emplace("write outputs", "io");
-  for (std::size_t i = 0; i < results.size(); ++i)
-    if (auto ok = pending.write(o.outputs[i], results[i].converted(dtype), fs_hz, write_options); !ok)
-      return user_error(ok.error());
-  write_span.reset();
+  {
+    TraceSpan span("write outputs", "io");
+    std::size_t k = 0;
+    for (const auto& item : items > 1 ? batch_results : std::vector<std::vector<Signal>>{})
+      for (const Signal& s : item)
+        if (auto ok = pending.write(o.outputs[k++], s.converted(dtype), fs_hz, write_options); !ok)
+          return user_error(ok.error());
+    for (std::size_t i = 0; i < results.size(); ++i)
+      if (auto ok = pending.write(o.outputs[i], results[i].converted(dtype), fs_hz, write_options); !ok)
+        return user_error(ok.error());
+  }
   phases.emplace_back("write outputs", ms_since(phase_start));
   // The trace before the outputs' renames: a trace that cannot be written fails the run, and
   // a failed run leaves the outputs as they were.
@@ -420,7 +316,10 @@ int run(const RunOptions& o) {
     std::uint64_t bytes = 0;
     for (const Signal& s : signals) bytes += s.channels() * s.samples() * size_of(dtype);
     for (const Signal& s : results) bytes += s.channels() * s.samples() * size_of(dtype);
-    std::cerr << "fxc run statistics\n"
+    for (const auto& item : batch_results)
+      for (const Signal& s : item) bytes += s.channels() * s.samples() * size_of(dtype);
+    std::cerr << (items > 1 ? "fxc run statistics (batch of " + std::to_string(items) + ")\n"
+                            : std::string("fxc run statistics\n"))
               << "  compiles          " << counters().compiles - compiles << "\n"
               << "  cache hits        " << counters().memory_hits - memory_hits << " memory, "
               << counters().disk_hits - disk_hits << " disk\n"
