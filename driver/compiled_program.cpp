@@ -20,6 +20,7 @@
 #include "runtime/frequency_response.h"
 #include "runtime/kernel_cache.h"
 #include "runtime/reference_interpreter.h"
+#include "runtime/stream_state_bytes.h"
 #include "support/float_format.h"
 #include "support/strings.h"
 
@@ -167,9 +168,16 @@ std::optional<CompiledValues> Program::Impl::compile_values(const Specialization
   out.scheduled = std::move(*scheduled);
   if (spec.now) {
     // New values for compiled kernels: the shape must not have moved.
-    if (ir::structural_hash(out.scheduled) != ir::structural_hash(spec.now->scheduled))
+    if (ir::structural_hash(out.scheduled) != ir::structural_hash(spec.now->scheduled)) {
+      // Another order or tap count is the values' doing (a parameter the analysis did not see
+      // shape the graph); another strategy or state precision would be the analysis's bug.
+      if (schedule_free_hash(out.scheduled, true) != schedule_free_hash(spec.now->scheduled, true))
+        throw_error("these values change the compiled graph's shape (a filter order, a tap count): a constant "
+                    "that does so cannot change once compiled; give it in Options::settings and compile again",
+                    "fxc-param");
       throw InternalError("a live parameter value changed the compiled graph's shape (a bug in fxc): " +
                           ir::to_text(out.scheduled) + "\nwas\n" + ir::to_text(spec.now->scheduled));
+    }
     out.kernels = spec.now->kernels;
     if (spec.now->cuda) {
       auto cuda = std::make_shared<CudaProgram>(*spec.now->cuda);

@@ -71,11 +71,17 @@ std::optional<ir::Graph> designed_graph(const ir::Graph& marked, const CompileRe
   return schedule_graph(marked, designing, target, diags);
 }
 
-std::optional<std::map<ir::NodeId, ChainFacts>> chain_facts(const ir::Graph& marked, const CompileRequest& request,
-                                                            const passes::Target& target, DiagnosticEngine& diags) {
+struct Facts {
+  std::map<ir::NodeId, ChainFacts> chains;
+  std::string shape;  ///< the designed graph's structural hash
+};
+
+std::optional<Facts> chain_facts(const ir::Graph& marked, const CompileRequest& request,
+                                 const passes::Target& target, DiagnosticEngine& diags) {
   auto designed = designed_graph(marked, request, target, diags);
   if (!designed) return std::nullopt;
-  std::map<ir::NodeId, ChainFacts> facts;
+  Facts out;
+  out.shape = ir::structural_hash(*designed);
   for (ir::NodeId id = 0; id < designed->size(); ++id) {
     const ir::Node& node = designed->node(id);
     const auto* chain = std::get_if<ir::Chain>(&node.op);
@@ -85,9 +91,9 @@ std::optional<std::map<ir::NodeId, ChainFacts>> chain_facts(const ir::Graph& mar
       if (const auto* sos = std::get_if<ir::SosCascade>(&stage))
         f.radius = std::max(f.radius, design::max_pole_radius(sos->sections));
     f.delays = codegen::values_of(*chain).delay_lengths;
-    facts.emplace(id, std::move(f));
+    out.chains.emplace(id, std::move(f));
   }
-  return facts;
+  return out;
 }
 
 std::string describe(const ParamDecl& p, double v) {
@@ -164,15 +170,15 @@ std::optional<LiveAnalysis> analyse_live_parameters(const GraphSource& source, c
   if (!base_graph) return std::nullopt;
   auto base = chain_facts(*base_graph, request, target, diags);
   if (!base) return std::nullopt;
-  for (const auto& [id, f] : *base) {
+  for (const auto& [id, f] : base->chains) {
     out.pole_radius[id] = f.radius;
     out.max_delay_lengths[id] = f.delays;
   }
   std::set<std::string> warned_delays;  // one warning per parameter
   auto take = [&](const std::map<ir::NodeId, ChainFacts>& facts, const ParamDecl* unbounded) {
     for (const auto& [id, f] : facts) {
-      if (!base->count(id)) continue;
-      const ChainFacts& b = base->at(id);
+      if (!base->chains.count(id)) continue;
+      const ChainFacts& b = base->chains.at(id);
       if (unbounded) {
         if (std::abs(f.radius - b.radius) > 1e-12) out.pole_radius[id] = 1.0;
         if (f.delays != b.delays && warned_delays.insert(unbounded->name).second)
@@ -192,7 +198,7 @@ std::optional<LiveAnalysis> analyse_live_parameters(const GraphSource& source, c
   auto run_at = [&](const ParamValues& at, const ParamDecl* varied, double v) -> bool {
     DiagnosticEngine local;
     auto marked = lower_marked(source, out.live, at, local);
-    std::optional<std::map<ir::NodeId, ChainFacts>> facts;
+    std::optional<Facts> facts;
     if (marked) facts = chain_facts(*marked, request, target, local);
     if (!facts) {
       if (varied && !(varied->min && varied->max)) return true;  // outside what it allows: set() refuses it
@@ -205,7 +211,12 @@ std::optional<LiveAnalysis> analyse_live_parameters(const GraphSource& source, c
         d.notes.push_back({Severity::note, why.loc, why.message, why.code, {}});
       return false;
     }
-    take(*facts, varied && !(varied->min && varied->max) ? varied : nullptr);
+    if (varied && facts->shape != base->shape) {
+      // Another order or tap count at this value: the parameter shapes the graph.
+      out.structural.insert(varied->name);
+      return true;
+    }
+    take(facts->chains, varied && !(varied->min && varied->max) ? varied : nullptr);
     return true;
   };
   bool ok = true;

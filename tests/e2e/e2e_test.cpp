@@ -26,6 +26,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <random>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -697,6 +698,67 @@ TEST_CASE("fxc compile then fxc run at any value of a live parameter compiles no
       REQUIRE(r.exit_code == 0);
       CHECK(stats_counter(r.err, "compiles") == 0);
     }
+}
+
+TEST_CASE("at float32, a declared range whose ends need different state precisions still compiles once") {
+  // A highpass at 2 kHz keeps float32 state; at 20 Hz its poles need float64 state. Declared
+  // over [20 Hz, 2 kHz], the range decides: compile, then any value, compiles nothing more.
+  TempDir dir;
+  std::vector<std::string> env{"FXC_CACHE_DIR=" + (dir / "cache").string()};
+  {
+    std::ofstream fx(dir / "hp.fx");
+    fx << "input x\nfc = 1 kHz in [20 Hz, 2 kHz]\noutput x | butter(4, fc, highpass)\n";
+  }
+  auto fxc_in_dir = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), FXC_BINARY);
+    return fxc::test::run_command(args, dir.path(), env);
+  };
+  require_success(fxc_in_dir({"compile", "hp.fx", "--dtype", "f32", "--channels", "2"}));
+  for (std::string value : {"2kHz", "20Hz"}) {
+    CAPTURE(value);
+    CommandResult r = fxc_in_dir({"run", "hp.fx", "-i", data("vocal_in.wav"), "-o", "y.npy", "--dtype", "f32",
+                                  "--set", "fc=" + value, "--stats"});
+    INFO(show(r));
+    REQUIRE(r.exit_code == 0);
+    CHECK(stats_counter(r.err, "compiles") == 0);
+  }
+}
+
+TEST_CASE("--save-state then --load-state continues a delay longer than the second file") {
+  // The second run's stream is 300 frames; the 1000-sample delay line it loads holds 1000.
+  TempDir dir;
+  {
+    std::ofstream fx(dir / "d.fx");
+    fx << "input x : 1\noutput x | delay(1000 samples) | lowpass(2 kHz)\n";
+  }
+  std::vector<double> x(1800);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (double& v : x) v = u(rng);
+  auto write = [&](const char* name, std::size_t from, std::size_t to) {
+    fxc::Signal s(1, to - from, fxc::DType::f64);
+    std::copy(x.begin() + static_cast<std::ptrdiff_t>(from), x.begin() + static_cast<std::ptrdiff_t>(to),
+              s.f64(0).begin());
+    REQUIRE(fxc::write_signal_file((dir / name).string(), s, std::nullopt, {}));
+  };
+  write("all.npy", 0, 1800);
+  write("a.npy", 0, 1500);
+  write("b.npy", 1500, 1800);
+  require_success(run_fxc({"run", "d.fx", "-i", "all.npy", "--fs", "48000", "-o", "all_out.npy"}, dir.path()));
+  require_success(run_fxc({"run", "d.fx", "-i", "a.npy", "--fs", "48000", "-o", "a_out.npy", "--block", "64",
+                           "--save-state", "s.state"},
+                          dir.path()));
+  require_success(run_fxc({"run", "d.fx", "-i", "b.npy", "--fs", "48000", "-o", "b_out.npy", "--block", "64",
+                           "--load-state", "s.state"},
+                          dir.path()));
+  auto whole = fxc::read_signal_file((dir / "all_out.npy").string(), fxc::DType::f64);
+  auto tail = fxc::read_signal_file((dir / "b_out.npy").string(), fxc::DType::f64);
+  REQUIRE(whole);
+  REQUIRE(tail);
+  double worst = 0;
+  for (std::size_t i = 0; i < 300; ++i)
+    worst = std::max(worst, std::abs(tail->signal.at(0, i) - whole->signal.at(0, 1500 + i)));
+  CHECK(worst < 1e-12);
 }
 
 // ---- the commands in docs/ ----------------------------------------------------------------

@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the command line needed from the public API, checked as an embedder sees it: settings,
+// the strategy's signal length, fixed and structural parameters, lazy kernels, dumps with
+// options, frequency responses, runs in blocks, graphs read without compiling.
+#include <fxc/fxc.h>
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <complex>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "runtime/counters.h"  // to check what compiles
+
+namespace {
+
+fxc::Options options(fxc::DType dtype = fxc::DType::f64) {
+  fxc::Options o;
+  o.sample_rate_hz = 48000;
+  o.dtype = dtype;
+  o.cache_directory = "none";
+  return o;
+}
+
+fxc::Signal noise(std::size_t channels, std::size_t samples, fxc::DType dtype, unsigned seed = 1) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  fxc::Signal s(channels, samples, dtype);
+  for (std::size_t c = 0; c < channels; ++c)
+    for (std::size_t i = 0; i < samples; ++i) {
+      if (dtype == fxc::DType::f32) s.f32(c)[i] = static_cast<float>(u(rng));
+      else s.f64(c)[i] = u(rng);
+    }
+  return s;
+}
+
+double max_difference(const fxc::Signal& a, const fxc::Signal& b) {
+  REQUIRE(a.channels() == b.channels());
+  REQUIRE(a.samples() == b.samples());
+  double worst = 0;
+  for (std::size_t c = 0; c < a.channels(); ++c)
+    for (std::size_t i = 0; i < a.samples(); ++i) worst = std::max(worst, std::abs(a.at(c, i) - b.at(c, i)));
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("settings replace constants in the source: structural ones too, errors at the constant") {
+  const char* src =
+      "input x : 1\n"
+      "n = 2\n"
+      "fc = 1 kHz in [100 Hz, 5 kHz]\n"
+      "output y = x | butter(n, fc)\n";
+  fxc::Options o = options();
+  o.settings = {"n=4", "fc=2kHz"};
+  fxc::Program set = fxc::Program::from_source(src, o);
+  fxc::Program written =
+      fxc::Program::from_source("input x : 1\noutput y = x | butter(4, 2 kHz)\n", options());
+  fxc::Signal x = noise(1, 3000, fxc::DType::f64);
+  CHECK(max_difference(set.run(x), written.run(x)) < 1e-12);
+  CHECK(set.get("fc") == 2000);
+
+  // The order shapes the compiled graph: set() refuses it and says what to do.
+  CHECK_THROWS_WITH_AS(set.set("n", 6.0), doctest::Contains("shapes the compiled graph"), fxc::Error);
+  CHECK(set.get("n") == 4);
+
+  // A value outside the declared range: the error points at the constant, with its code.
+  o.settings = {"fc=20kHz"};
+  try {
+    (void)fxc::Program::from_source(src, o, "eq.fx");
+    FAIL("a setting outside the range compiled");
+  } catch (const fxc::Error& e) {
+    CHECK(e.code() == "fx-range");
+    CHECK(e.file() == "eq.fx");
+    CHECK(e.line() == 3);
+  }
+  o.settings = {"q=2"};
+  CHECK_THROWS_WITH_AS(fxc::Program::from_source(src, o), doctest::Contains("binds no constant 'q'"), fxc::Error);
+  o.settings = {"fc"};
+  CHECK_THROWS_WITH_AS(fxc::Program::from_source(src, o), doctest::Contains("expected NAME=VALUE"), fxc::Error);
+}
+
+TEST_CASE("live_unranged_params false: unranged constants compiled in, ranged ones still live") {
+  // At float32 a live unranged cutoff forces float64 state (any value may come); fixed at
+  // 2 kHz it keeps float32 state, as a plain constant.
+  const char* src = "input x : 1\nfc = 2 kHz\ng = 0.5 in [0, 1]\noutput y = x | butter(2, fc, highpass) | gain(g)\n";
+  fxc::Options o = options(fxc::DType::f32);
+  o.live_unranged_params = false;
+  fxc::Program fixed = fxc::Program::from_source(src, o);
+  CHECK(fixed.dump("ir-opt").find("state_precision=signal") != std::string::npos);
+  CHECK_THROWS_WITH_AS(fixed.set("fc", 20.0), doctest::Contains("declare a range"), fxc::Error);
+  std::uint64_t compiles = fxc::counters().compiles;
+  fixed.set("g", 1.0);  // ranged: live, never recompiles (and the unit gain is not folded away)
+  CHECK(fxc::counters().compiles == compiles);
+  fxc::Program live = fxc::Program::from_source(src, options(fxc::DType::f32));
+  CHECK(live.dump("ir-opt").find("state_precision=f64") != std::string::npos);
+}
+
+TEST_CASE("signal_length lets a long mono signal take the chunked scan, and runs stay correct") {
+  const char* src = "input x : 1\noutput y = x | butter(2, 1 kHz)\n";
+  fxc::Options o = options();
+  o.signal_length = 1 << 20;
+  fxc::Program chunked = fxc::Program::from_source(src, o);
+  fxc::Program plain = fxc::Program::from_source(src, options());
+  CHECK(chunked.dump("ir-opt").find("strategy=chunked_scan") != std::string::npos);
+  CHECK(plain.dump("ir-opt").find("strategy=chunked_scan") == std::string::npos);
+  fxc::Signal x = noise(1, 300000, fxc::DType::f64);
+  CHECK(max_difference(chunked.run(x), plain.run(x)) < 1e-12);  // float64: rounding only
+  fxc::Signal short_x = noise(1, 100, fxc::DType::f64, 2);  // shorter than it was scheduled for
+  CHECK(max_difference(chunked.run(short_x), plain.run(short_x)) < 1e-12);
+}
+
+TEST_CASE("compile_kernels false: dumps without kernels or a GPU, kernels at the first run") {
+  const char* src = "input x : 2\noutput y = x | butter(4, 1 kHz) | gain(0.5)\n";
+  fxc::Options o = options();
+  o.compile_kernels = false;
+  std::uint64_t compiles = fxc::counters().compiles;
+  fxc::clear_kernel_memory_cache();
+  fxc::Program program = fxc::Program::from_source(src, o);
+  CHECK(program.dump("ir-opt").find("chain") != std::string::npos);
+  CHECK(program.dump("llvm").find("define") != std::string::npos);
+  CHECK(fxc::counters().compiles == compiles);
+  fxc::Signal x = noise(2, 500, fxc::DType::f64);
+  fxc::Signal y = program.run(x);
+  CHECK(fxc::counters().compiles == compiles + 1);
+  CHECK(max_difference(y, fxc::Program::from_source(src, options()).run(x)) == 0);
+
+  // CUDA C++ from a machine without a GPU: scheduling needs none.
+  o.target = fxc::Target::cuda;
+  fxc::Program cuda = fxc::Program::from_source(src, o);
+  CHECK(cuda.dump("cuda").find("__global__") != std::string::npos);
+}
+
+TEST_CASE("dump options: formats, a subset of passes, the IR after every pass, pass times") {
+  const char* src = "input x : 1\noutput y = x | gain(2) | gain(0.5) | butter(2, 1 kHz)\n";
+  fxc::Program program = fxc::Program::from_source(src, options());
+  fxc::DumpOptions d;
+  d.emit = "ir";
+  d.format = "json";
+  CHECK(program.dump(d).find("\"nodes\"") != std::string::npos);
+  d.format = "dot";
+  CHECK(program.dump(d).find("digraph") != std::string::npos);
+  d = {};
+  d.passes = {"infer-types", "design-filters"};
+  std::string designed = program.dump(d);
+  CHECK(designed.find("gain") != std::string::npos);        // fold-gains did not run
+  CHECK(designed.find("strategy=") == std::string::npos);   // nor select-strategy
+  d = {};
+  d.print_after_all = true;
+  d.time_passes = true;
+  d.locations = false;
+  std::string all = program.dump(d);
+  CHECK(all.find("fold-gains") != std::string::npos);
+  CHECK(all.find("loc(") == std::string::npos);
+  d = {};
+  d.emit = "asm";
+  CHECK_THROWS_WITH_AS(program.dump(d), doctest::Contains("unknown dump 'asm'"), fxc::Error);
+}
+
+TEST_CASE("frequency_response is the design's, at the current values") {
+  const char* src = "input x : 1\nfc = 1 kHz in [100 Hz, 10 kHz]\noutput y = x | butter(2, fc) | gain(0.5)\n";
+  fxc::Program program = fxc::Program::from_source(src, options());
+  std::vector<double> f = {0, 1000, 23999};
+  auto r = program.frequency_response(f);
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].output == "y");
+  CHECK(r[0].input == "x");
+  // Butterworth: unity at DC, -3.01 dB at the cutoff, a zero at Nyquist; times the gain.
+  CHECK(std::abs(r[0].response[0]) == doctest::Approx(0.5).epsilon(1e-12));
+  CHECK(std::abs(r[0].response[1]) == doctest::Approx(0.5 / std::sqrt(2.0)).epsilon(1e-9));
+  CHECK(std::abs(r[0].response[2]) < 1e-6);
+  program.set("fc", 2000.0);
+  auto moved = program.frequency_response({2000.0});
+  CHECK(std::abs(moved[0].response[0]) == doctest::Approx(0.5 / std::sqrt(2.0)).epsilon(1e-9));
+  CHECK_THROWS_WITH_AS(
+      fxc::Program::from_source("input x : 1\noutput y = x | tanh()\n", options()).frequency_response({1.0}),
+      doctest::Contains("tanh"), fxc::Error);
+  CHECK_THROWS_AS(program.frequency_response({-1.0}), fxc::Error);
+}
+
+TEST_CASE("run_in_blocks carries state across blocks as a whole run does") {
+  const char* src = "input x : 2\noutput y = x | butter(4, 700 Hz) | delay(100 samples) | gain(0.5)\n";
+  fxc::Program program = fxc::Program::from_source(src, options());
+  fxc::Signal x = noise(2, 5000, fxc::DType::f64);
+  fxc::Signal whole = program.run(x);
+  for (std::size_t block : {1u, 7u, 64u, 4096u, 10000u})
+    CHECK(max_difference(program.run_in_blocks({x}, block)[0], whole) < 1e-12);
+  // A delay far longer than the signal: its line holds only what it can have seen.
+  fxc::Program far = fxc::Program::from_source("input x : 1\noutput y = x | delay(1e12 samples)\n", options());
+  fxc::Signal silent = far.run_in_blocks({noise(1, 300, fxc::DType::f64)}, 7)[0];
+  CHECK(max_difference(silent, fxc::Signal(1, 300, fxc::DType::f64)) == 0);
+  CHECK_THROWS_AS(program.run_in_blocks({x}, 0), fxc::Error);
+}
+
+TEST_CASE("Processor::prepare with max_frames: a loaded state longer than the stream is kept") {
+  // A 1000-sample delay: the first stream's line holds 1000 samples; the second stream,
+  // prepared for 300 frames, must keep all of them when it loads that state.
+  const char* src = "input x : 1\noutput y = x | delay(1000 samples) | butter(2, 2 kHz)\n";
+  fxc::Program program = fxc::Program::from_source(src, options());
+  fxc::Signal x = noise(1, 1800, fxc::DType::f64);
+  fxc::Signal whole = program.run(x);
+  fxc::Processor first(program);
+  first.prepare(64, 1500);
+  std::vector<double> out(1800);
+  const double* in_ptr = x.f64(0).data();
+  double* out_ptr = out.data();
+  for (std::size_t at = 0; at < 1500; at += 64) {
+    const double* in_at = in_ptr + at;
+    double* out_at = out_ptr + at;
+    first.process(&in_at, &out_at, std::min<std::size_t>(64, 1500 - at));
+  }
+  fxc::Processor second(program);
+  second.prepare(64, 300);
+  second.load_state(first.save_state());
+  for (std::size_t at = 1500; at < 1800; at += 64) {
+    const double* in_at = in_ptr + at;
+    double* out_at = out_ptr + at;
+    second.process(&in_at, &out_at, std::min<std::size_t>(64, 1800 - at));
+  }
+  double worst = 0;
+  for (std::size_t i = 0; i < 1800; ++i) worst = std::max(worst, std::abs(out[i] - whole.f64(0)[i]));
+  CHECK(worst < 1e-12);
+}
+
+TEST_CASE("inspect: ports and parameters without compiling") {
+  std::uint64_t compiles = fxc::counters().compiles;
+  fxc::GraphInfo info = fxc::inspect_source(
+      "input a : 2\ninput b\nfc = 1 kHz in [20 Hz, 20 kHz]\noutput lo = a | lowpass(fc)\noutput hi = b | highpass(fc)\n");
+  CHECK(fxc::counters().compiles == compiles);
+  REQUIRE(info.inputs.size() == 2);
+  CHECK(info.inputs[0].channels == 2);
+  CHECK(info.inputs[1].channels == 0);
+  REQUIRE(info.outputs.size() == 2);
+  CHECK(info.outputs[1].name == "hi");
+  REQUIRE(info.params.size() == 1);
+  CHECK(info.params[0].has_range);
+  CHECK(fxc::inspect_source("input x\nn = 2\noutput x\n", "g.fx", {"n=3"}).params[0].value == 3);
+  CHECK_THROWS_AS(fxc::inspect_source("input x\noutput x |\n"), fxc::Error);
+  CHECK_THROWS_WITH_AS(fxc::inspect_file("/nonexistent/g.fx"), doctest::Contains("cannot read"), fxc::Error);
+}
+
+TEST_CASE("undeclared inputs of different channel counts: compiled for them, or the mixing error") {
+  // Two unrelated paths: each input runs at its own count.
+  fxc::Program two = fxc::Program::from_source("input a\ninput b\noutput p = a | gain(2)\noutput q = b | gain(3)\n",
+                                               options());
+  fxc::Signal a = noise(1, 100, fxc::DType::f64), b = noise(2, 100, fxc::DType::f64, 2);
+  auto out = two.run(std::vector<fxc::Signal>{a, b});
+  REQUIRE(out.size() == 2);
+  CHECK(out[0].channels() == 1);
+  CHECK(out[1].channels() == 2);
+  CHECK(out[1].at(1, 5) == doctest::Approx(3 * b.at(1, 5)));
+  // A graph that mixes them: the error at the mix, named by the signals' sources.
+  fxc::Program mix = fxc::Program::from_source("input a\ninput b\noutput a + b\n", options(), "mix.fx");
+  a.set_source("mono.wav");
+  b.set_source("stereo.wav");
+  CHECK_THROWS_WITH_AS(mix.run(std::vector<fxc::Signal>{a, b}), doctest::Contains("cannot mix signals with 1 and 2"),
+                       fxc::Error);
+  fxc::Program declared = fxc::Program::from_source("input x : 2\noutput x\n", options());
+  CHECK_THROWS_WITH_AS(declared.run(a), doctest::Contains("'mono.wav' has 1"), fxc::Error);
+}
+
+TEST_CASE("fuse false: a kernel per stage, the same output") {
+  const char* src = "input x : 2\noutput y = x | butter(2, 500 Hz) | peaking(2 kHz, 1, 3 dB) | gain(0.5)\n";
+  fxc::Options o = options();
+  o.fuse = false;
+  fxc::Program unfused = fxc::Program::from_source(src, o);
+  fxc::Program fused = fxc::Program::from_source(src, options());
+  fxc::Signal x = noise(2, 2000, fxc::DType::f64);
+  auto dispatches = [&](const fxc::Program& p) {
+    std::uint64_t before = fxc::counters().dispatches;
+    (void)p.run(x);
+    return fxc::counters().dispatches - before;
+  };
+  CHECK(dispatches(unfused) > dispatches(fused));
+  CHECK(max_difference(unfused.run(x), fused.run(x)) < 1e-12);
+}
+
+TEST_CASE("errors render in colour on request, plain in what()") {
+  try {
+    (void)fxc::Program::from_source("input x\noutput x | lowpas(1 kHz)\n", options(), "bad.fx");
+    FAIL("a bad graph compiled");
+  } catch (const fxc::Error& e) {
+    std::string plain = e.what(), coloured = e.report(true);
+    CHECK(plain == e.report(false));
+    CHECK(plain.find('\x1b') == std::string::npos);
+    CHECK(coloured.find('\x1b') != std::string::npos);
+    CHECK(plain.find("bad.fx:2:") != std::string::npos);
+  }
+}
+
+TEST_CASE("a CUDA Program for a named architecture compiles ahead of time and refuses to run") {
+  fxc::Options o = options();
+  o.target = fxc::Target::cuda;
+  o.cuda_architecture = "sm_90";
+  o.compile_kernels = false;  // NVRTC may be missing here: the refusal is what is checked
+  fxc::Program program = fxc::Program::from_source("input x : 1\noutput x | gain(2)\n", o);
+  CHECK_THROWS_WITH_AS(program.run(noise(1, 10, fxc::DType::f64)), doctest::Contains("ahead of time"), fxc::Error);
+}
