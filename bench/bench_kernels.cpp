@@ -24,7 +24,7 @@
 #include <tuple>
 
 #include "bench/bench_support.h"
-#include "runtime/compile_cpu.h"
+#include "driver/compile_cpu.h"
 #include "runtime/counters.h"
 #include "runtime/cpu_executor.h"
 #include "runtime/reference_interpreter.h"

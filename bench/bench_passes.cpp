@@ -25,8 +25,8 @@
 #include "bench/bench_support.h"
 #include "ir/verify.h"
 #include "passes/pipeline.h"
-#include "runtime/compile_cpu.h"
-#include "runtime/kernel_cache.h"
+#include "driver/compile_cpu.h"
+#include "driver/kernel_cache.h"
 
 namespace fxc::bench {
 namespace {

@@ -22,7 +22,7 @@
 #include <stdexcept>
 
 #include "bench/bench_support.h"
-#include "runtime/compile_cpu.h"
+#include "driver/compile_cpu.h"
 #include "runtime/cpu_executor.h"
 #include "runtime/execution_plan.h"
 #include "runtime/signal_memory.h"

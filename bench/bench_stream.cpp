@@ -16,7 +16,7 @@
 
 #include "bench/bench_support.h"
 #include "runtime/block_executor.h"
-#include "runtime/compile_cpu.h"
+#include "driver/compile_cpu.h"
 #include "runtime/cpu_executor.h"
 #include "codegen/chain_layout.h"
 

@@ -10,7 +10,7 @@
 
 #include "frontend/dsl.h"
 #include "ir/graph.h"
-#include "runtime/compile_cpu.h"
+#include "driver/compile_cpu.h"
 #include "runtime/signal.h"
 
 namespace fxc::bench {

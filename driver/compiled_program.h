@@ -15,7 +15,7 @@
 
 #include "driver/graph_source.h"
 #include "driver/live_parameters.h"
-#include "runtime/compile_cpu.h"
+#include "driver/compile_cpu.h"
 #include "runtime/cuda_executor.h"
 
 namespace fxc {

@@ -32,7 +32,7 @@
 #include "driver/graph_source.h"
 #include "ir/graph.h"
 #include "passes/pass_context.h"
-#include "runtime/compile_request.h"
+#include "driver/compile_request.h"
 
 namespace fxc::driver {
 

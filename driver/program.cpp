@@ -10,7 +10,7 @@
 #include "driver/compiled_program.h"
 #include "frontend/fx_file.h"
 #include "runtime/cpu_executor.h"
-#include "runtime/kernel_cache.h"
+#include "driver/kernel_cache.h"
 
 namespace fxc {
 

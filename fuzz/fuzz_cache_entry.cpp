@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fuzz target: reading a kernel cache entry from disk (runtime/kernel_cache.cpp).
+// Fuzz target: reading a kernel cache entry from disk (driver/kernel_cache.cpp).
 //
 // Once per process, a small graph is compiled into a fresh cache directory, which leaves one
 // entry, KEY.meta and KEY.o. Each input then rewrites that entry and asks the cache for the
@@ -32,7 +32,7 @@
 #include "frontend/fx_file.h"
 #include "fuzz/fuzz_support.h"
 #include "passes/pipeline.h"
-#include "runtime/kernel_cache.h"
+#include "driver/kernel_cache.h"
 #include "support/sha256.h"
 
 namespace {

@@ -86,24 +86,17 @@ std::vector<std::vector<Signal>> split_batch(const std::vector<Signal>& wide, co
   return results;
 }
 
-std::optional<std::vector<std::vector<Signal>>> run_batch(const ir::Graph& graph,
-                                                          const std::vector<BatchItem>& items,
-                                                          CpuCompileRequest request,
-                                                          DiagnosticEngine& diags) {
+Expected<std::vector<std::vector<Signal>>, std::string> execute_cpu_batch(const ir::Graph& scheduled,
+                                                                          const codegen::CpuKernels& kernels,
+                                                                          const std::vector<BatchItem>& items,
+                                                                          std::size_t longest) {
   if (items.empty()) return std::vector<std::vector<Signal>>{};
-  std::optional<WideBatch> wide = widen_batch(graph, items, diags);
-  if (!wide) return std::nullopt;
-  request.length_samples = static_cast<std::int64_t>(wide->longest);
-  request.batch = 1;  // the channels are already multiplied out
-  std::optional<CompiledCpuGraph> compiled = compile_for_cpu(wide->graph, request, diags);
-  if (!compiled) return std::nullopt;
   // The wide graph's channel pointers point straight into the items' signals: no lay-out or
   // split copies. Only an item shorter than the longest, or of another dtype, goes through a
   // padded copy (its output through a scratch signal cut back to its length).
-  const DType dtype = request.dtype;
-  const std::size_t longest = wide->longest;
+  std::vector<ir::NodeId> output_ids = scheduled.outputs();
+  const DType dtype = output_ids.empty() ? DType::f32 : scheduled.node(output_ids[0]).type.dtype;
   const std::size_t inputs = items[0].size();
-  std::vector<ir::NodeId> output_ids = compiled->scheduled.outputs();
   std::vector<std::vector<Signal>> results(items.size());
   std::vector<Signal> padded_in, scratch_out;  // stable addresses: reserved below
   padded_in.reserve(items.size() * inputs);
@@ -134,7 +127,7 @@ std::optional<std::vector<std::vector<Signal>>> run_batch(const ir::Graph& graph
                                                      : static_cast<const void*>(in->f64(c).data()));
     }
     for (std::size_t k = 0; k < output_ids.size(); ++k) {
-      auto channels = static_cast<std::size_t>(compiled->scheduled.node(output_ids[k]).type.channels) / items.size();
+      auto channels = static_cast<std::size_t>(scheduled.node(output_ids[k]).type.channels) / items.size();
       Signal& out = results[b].emplace_back(channels, length, dtype, Signal::Uninitialized{});
       Signal* target = &out;
       if (!direct) {
@@ -150,11 +143,8 @@ std::optional<std::vector<std::vector<Signal>>> run_batch(const ir::Graph& graph
   for (auto& a : in_channels) in_arrays.push_back(a.data());
   std::vector<void* const*> out_arrays;
   for (auto& a : out_channels) out_arrays.push_back(a.data());
-  auto done = execute_cpu_into(compiled->scheduled, *compiled->kernels, in_arrays, out_arrays, longest);
-  if (!done) {
-    diags.error({}, done.error(), "fxc-batch");
-    return std::nullopt;
-  }
+  auto done = execute_cpu_into(scheduled, kernels, in_arrays, out_arrays, longest);
+  if (!done) return Unexpected{done.error()};
   for (const Cut& cut : cuts) {
     Signal& out = results[cut.item][cut.output];
     const Signal& full = scratch_out[cut.scratch];

@@ -10,7 +10,6 @@
 #include "ir/hash.h"
 #include "passes/target.h"
 #include "runtime/counters.h"
-#include "runtime/kernel_cache.h"
 #include "runtime/linear_chain.h"
 
 namespace fxc {
@@ -467,24 +466,18 @@ struct CudaStream::Impl {
 
 Expected<std::shared_ptr<const CudaProgram>, std::string> load_cuda_program(std::shared_ptr<GpuDevice> device,
                                                                             const ir::Graph& scheduled,
-                                                                            const std::string& cache_directory,
-                                                                            DiagnosticEngine& diags) {
+                                                                            const std::string& cubin) {
   auto program = std::make_shared<CudaProgram>();
   program->scheduled = scheduled;
   program->device = device;
   auto kernels = codegen::cuda_kernels(scheduled);
   if (!kernels) return Unexpected{kernels.error()};
   program->kernels = std::move(*kernels);
-  std::string source, cubin;
-  if (device->arch().empty()) {
+  std::string source;
+  if (cubin.empty()) {  // a device without an architecture (the emulation) takes the source
     auto emitted = codegen::emit_cuda_source(scheduled);
     if (!emitted) return Unexpected{emitted.error()};
     source = std::move(*emitted);
-  } else {
-    KernelCache cache(cache_directory);
-    auto compiled = cache.cuda_cubin(scheduled, device->arch(), diags);
-    if (!compiled) return Unexpected{compiled.error()};
-    cubin = **compiled;
   }
   auto module = device->load_module(source, cubin, program->kernels);
   if (!module) return Unexpected{module.error()};
@@ -501,36 +494,10 @@ Expected<std::shared_ptr<const CudaProgram>, std::string> load_cuda_program(std:
   return std::shared_ptr<const CudaProgram>(std::move(program));
 }
 
-std::optional<std::shared_ptr<const CudaProgram>> compile_for_cuda(const ir::Graph& graph,
-                                                                   const CudaCompileRequest& request,
-                                                                   std::shared_ptr<GpuDevice> device,
-                                                                   DiagnosticEngine& diags) {
-  std::optional<ir::Graph> scheduled = schedule_graph(graph, request, passes::cuda_target(), diags);
-  if (!scheduled) return std::nullopt;
-  auto program = load_cuda_program(std::move(device), *scheduled, request.cache_directory, diags);
-  if (!program) {
-    diags.error({}, program.error(), "fxc-compile");
-    return std::nullopt;
-  }
-  return *program;
-}
-
 Expected<std::vector<Signal>, std::string> execute_cuda(std::shared_ptr<const CudaProgram> program,
                                                         std::span<const Signal> inputs) {
   CudaStream stream(std::move(program), false);
   return stream.process(inputs);
-}
-
-std::optional<std::shared_ptr<const CudaProgram>> compile_batch_for_cuda(const ir::Graph& graph,
-                                                                         const std::vector<BatchItem>& items,
-                                                                         CudaCompileRequest request,
-                                                                         std::shared_ptr<GpuDevice> device,
-                                                                         DiagnosticEngine& diags) {
-  std::optional<WideBatch> wide = widen_batch(graph, items, diags);
-  if (!wide) return std::nullopt;
-  request.length_samples = static_cast<std::int64_t>(wide->longest);
-  request.batch = 1;  // the channels are already multiplied out
-  return compile_for_cuda(wide->graph, request, std::move(device), diags);
 }
 
 Expected<std::vector<std::vector<Signal>>, std::string> execute_cuda_batch(std::shared_ptr<const CudaProgram> program,
@@ -560,22 +527,6 @@ Expected<std::vector<std::vector<Signal>>, std::string> execute_cuda_batch(std::
   auto out = execute_cuda(std::move(program), lay_out_batch(items, longest, dtype));
   if (!out) return Unexpected{out.error()};
   return split_batch(*out, items);
-}
-
-std::optional<std::vector<std::vector<Signal>>> run_batch_cuda(const ir::Graph& graph,
-                                                               const std::vector<BatchItem>& items,
-                                                               CudaCompileRequest request,
-                                                               std::shared_ptr<GpuDevice> device,
-                                                               DiagnosticEngine& diags) {
-  if (items.empty()) return std::vector<std::vector<Signal>>{};
-  auto program = compile_batch_for_cuda(graph, items, std::move(request), std::move(device), diags);
-  if (!program) return std::nullopt;
-  auto out = execute_cuda_batch(*program, items);
-  if (!out) {
-    diags.error({}, out.error(), "fxc-batch");
-    return std::nullopt;
-  }
-  return std::move(*out);
 }
 
 CudaStream::CudaStream(std::shared_ptr<const CudaProgram> program, bool use_graphs)

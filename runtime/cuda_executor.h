@@ -21,7 +21,6 @@
 #include "codegen/cuda/emit_cuda.h"
 #include "ir/graph.h"
 #include "runtime/batch.h"
-#include "runtime/compile_request.h"
 #include "passes/pipeline.h"
 #include "runtime/gpu_device.h"
 #include "runtime/signal.h"
@@ -39,49 +38,24 @@ struct CudaProgram {
   std::vector<std::vector<GpuDevice::Handle>> functions;  ///< [kernel][entry]
 };
 
-/// Emits `scheduled`'s CUDA source, gets its cubin for the device's architecture from the
-/// kernel cache (`cache_directory`, empty for memory only; compiling with NVRTC on a miss),
-/// and loads it. Cache warnings go to `diags`.
+/// Loads `scheduled`'s kernels on `device` from `cubin`, compiled for its architecture
+/// (driver/compile_cuda.h gets it from the kernel cache); empty for a device without an
+/// architecture (the emulation), which takes the CUDA source, emitted here.
 Expected<std::shared_ptr<const CudaProgram>, std::string> load_cuda_program(std::shared_ptr<GpuDevice> device,
                                                                             const ir::Graph& scheduled,
-                                                                            const std::string& cache_directory,
-                                                                            DiagnosticEngine& diags);
-
-using CudaCompileRequest = CompileRequest;
-
-/// The pass pipeline for passes::cuda_target(), then load_cuda_program. Errors go to `diags`.
-std::optional<std::shared_ptr<const CudaProgram>> compile_for_cuda(const ir::Graph& graph,
-                                                                   const CudaCompileRequest& request,
-                                                                   std::shared_ptr<GpuDevice> device,
-                                                                   DiagnosticEngine& diags);
+                                                                            const std::string& cubin);
 
 /// Runs the whole signal once from zero state, as execute_cpu (no CUDA graph).
 Expected<std::vector<Signal>, std::string> execute_cuda(std::shared_ptr<const CudaProgram> program,
                                                         std::span<const Signal> inputs);
 
-/// A batch (runtime/batch.h's contract, on the GPU): `graph` compiled for the items' channels
-/// laid side by side (items x channels per input), for their longest length. `request.channels`
-/// and `batch` are set from the items. Errors go to `diags`.
-std::optional<std::shared_ptr<const CudaProgram>> compile_batch_for_cuda(const ir::Graph& graph,
-                                                                         const std::vector<BatchItem>& items,
-                                                                         CudaCompileRequest request,
-                                                                         std::shared_ptr<GpuDevice> device,
-                                                                         DiagnosticEngine& diags);
-
-/// Runs `items` through a program from compile_batch_for_cuda (for as many items with the same
+/// Runs `items` through a program compiled for widen_batch's graph (driver/compile_cuda.h) (for as many items with the same
 /// channel counts; lengths may differ from those it was compiled for) in one launch per kernel
 /// entry: the items side by side as channels, zero-padded to the longest, every chain from
 /// zero state (an item's state never reaches another's: they are other channels). Returns
 /// each item's outputs, cut to its length.
 Expected<std::vector<std::vector<Signal>>, std::string> execute_cuda_batch(std::shared_ptr<const CudaProgram> program,
                                                                            const std::vector<BatchItem>& items);
-
-/// compile_batch_for_cuda, then execute_cuda_batch: run_batch on the GPU.
-std::optional<std::vector<std::vector<Signal>>> run_batch_cuda(const ir::Graph& graph,
-                                                               const std::vector<BatchItem>& items,
-                                                               CudaCompileRequest request,
-                                                               std::shared_ptr<GpuDevice> device,
-                                                               DiagnosticEngine& diags);
 
 /// The device state of every chain between blocks, copied to the host (opaque).
 struct CudaStreamState;

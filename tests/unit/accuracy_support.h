@@ -11,7 +11,7 @@
 #include "codegen/cpu/cpu_compiler.h"
 #include "ir/graph.h"
 #include "passes/strategy_thresholds.h"
-#include "runtime/kernel_cache.h"
+#include "driver/kernel_cache.h"
 #include "runtime/signal.h"
 
 namespace fxc::test {

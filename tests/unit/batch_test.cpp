@@ -5,6 +5,8 @@
 #include <cmath>
 #include <random>
 
+#include "driver/compile_cpu.h"
+#include "driver/run_batch.h"
 #include "frontend/dsl.h"
 #include "runtime/batch.h"
 #include "runtime/bind_inputs.h"

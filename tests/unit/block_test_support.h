@@ -19,7 +19,7 @@
 #include "passes/pipeline.h"
 #include "runtime/block_executor.h"
 #include "runtime/cpu_executor.h"
-#include "runtime/kernel_cache.h"
+#include "driver/kernel_cache.h"
 
 namespace fxc::test {
 

@@ -13,7 +13,7 @@
 #include "random_graphs.h"
 #include "runtime/counters.h"
 #include "runtime/cpu_executor.h"
-#include "runtime/kernel_cache.h"
+#include "driver/kernel_cache.h"
 #include "runtime/reference_interpreter.h"
 
 namespace fxc {

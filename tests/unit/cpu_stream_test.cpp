@@ -14,7 +14,7 @@
 #include "passes/pipeline.h"
 #include "random_graphs.h"
 #include "runtime/cpu_executor.h"
-#include "runtime/kernel_cache.h"
+#include "driver/kernel_cache.h"
 #include "runtime/reference_interpreter.h"
 
 namespace fxc {

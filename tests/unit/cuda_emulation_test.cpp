@@ -30,6 +30,8 @@
 #include <random>
 
 #include "cuda_emulator.h"
+#include "driver/compile_cuda.h"
+#include "driver/run_batch.h"
 #include "expected_text.h"
 #include "frontend/dsl.h"
 #include "passes/pipeline.h"
@@ -111,7 +113,7 @@ Prepared prepare(const DeviceFactory& make, const ir::Graph& g, int channels, DT
   auto scheduled = passes::run_pipeline(g, context);
   REQUIRE_MESSAGE(scheduled, diags.str());
   auto device = make();
-  auto program = load_cuda_program(device, *scheduled, "", diags);
+  auto program = load_cuda_program(device, *scheduled, "");
   REQUIRE(program);
   return {std::move(designed), std::move(*scheduled), device, *program};
 }

@@ -15,7 +15,7 @@
 #include "passes/pipeline.h"
 #include "runtime/counters.h"
 #include "runtime/cpu_executor.h"
-#include "runtime/kernel_cache.h"
+#include "driver/kernel_cache.h"
 #include "runtime/reference_interpreter.h"
 
 namespace fxc {

@@ -13,7 +13,7 @@
 #include "passes/pipeline.h"
 #include "runtime/cpu_executor.h"
 #include "runtime/fft_convolution.h"
-#include "runtime/kernel_cache.h"
+#include "driver/kernel_cache.h"
 #include "runtime/reference_interpreter.h"
 
 namespace fxc {

@@ -14,7 +14,7 @@
 #include "expected_text.h"
 #include "frontend/dsl.h"
 #include "runtime/cpu_executor.h"
-#include "runtime/kernel_cache.h"
+#include "driver/kernel_cache.h"
 #include "test_graphs.h"
 
 namespace fxc {

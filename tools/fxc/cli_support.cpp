@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tools/fxc/cli_support.h"
 
-#include "runtime/kernel_cache.h"
+#include "driver/kernel_cache.h"
 
 #include <cmath>
 #include <cstdlib>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// What every fxc subcommand shares: exit codes, diagnostics on standard error, loading and
-// binding a graph.
+// What every fxc subcommand shares: exit codes, errors and diagnostics on standard error,
+// command-line values (thresholds, lengths) for fxc::Options.
 #pragma once
 
 #include <functional>
@@ -9,7 +9,7 @@
 
 #include <fxc/error.h>
 
-#include "ir/graph.h"
+#include "ir/dtype.h"
 #include "support/diagnostics.h"
 #include "support/expected.h"
 

@@ -5,7 +5,7 @@
 #include <iostream>
 #include <memory>
 
-#include "runtime/kernel_cache.h"
+#include "driver/kernel_cache.h"
 #include "tools/fxc/commands.h"
 
 namespace fxc::cli {

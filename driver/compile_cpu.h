@@ -10,7 +10,7 @@
 #include "codegen/cpu/cpu_compiler.h"
 #include "ir/graph.h"
 #include "passes/pipeline.h"
-#include "runtime/compile_request.h"
+#include "driver/compile_request.h"
 
 namespace fxc {
 

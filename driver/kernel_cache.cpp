@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "runtime/kernel_cache.h"
+#include "driver/kernel_cache.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -58,11 +58,6 @@ Expected<std::monostate, std::string> write_text(const fs::path& path, const std
 }
 
 }  // namespace
-
-Counters& counters() {
-  static Counters instance;
-  return instance;
-}
 
 void clear_memory_cache() {
   {

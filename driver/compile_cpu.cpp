@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "runtime/compile_cpu.h"
+#include "driver/compile_cpu.h"
 
-#include "runtime/kernel_cache.h"
+#include "driver/kernel_cache.h"
 
 namespace fxc {
 

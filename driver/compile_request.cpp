@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "runtime/compile_request.h"
+#include "driver/compile_request.h"
 
 namespace fxc {
 

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+// From a bound graph to a program loaded on a GPU: the pass pipeline for the CUDA target,
+// then the kernel cache's cubin for the device's architecture.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "driver/compile_request.h"
+#include "ir/graph.h"
+#include "runtime/batch.h"
+#include "runtime/cuda_executor.h"
+#include "runtime/gpu_device.h"
+#include "support/diagnostics.h"
+
+namespace fxc {
+
+using CudaCompileRequest = CompileRequest;
+
+/// The pass pipeline for passes::cuda_target(), the cubin from the kernel cache
+/// (`request.cache_directory`, empty for memory only; NVRTC on a miss), and
+/// load_cuda_program. Errors and cache warnings go to `diags`.
+std::optional<std::shared_ptr<const CudaProgram>> compile_for_cuda(const ir::Graph& graph,
+                                                                   const CudaCompileRequest& request,
+                                                                   std::shared_ptr<GpuDevice> device,
+                                                                   DiagnosticEngine& diags);
+
+/// A batch (runtime/batch.h) on the GPU: `graph` compiled for the items' channels laid side by
+/// side (items x channels per input), for their longest length. `request.channels` and
+/// `batch` are set from the items. Errors go to `diags`.
+std::optional<std::shared_ptr<const CudaProgram>> compile_batch_for_cuda(const ir::Graph& graph,
+                                                                         const std::vector<BatchItem>& items,
+                                                                         CudaCompileRequest request,
+                                                                         std::shared_ptr<GpuDevice> device,
+                                                                         DiagnosticEngine& diags);
+
+}  // namespace fxc
