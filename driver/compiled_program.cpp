@@ -387,7 +387,7 @@ std::shared_ptr<const CompiledValues> Program::Impl::current(int channels) const
     auto with_kernels = std::make_shared<CompiledValues>(*spec->now);
     DiagnosticEngine diags = source_.diagnostics();
     if (!compile_kernels(*spec, *with_kernels, diags)) throw_diagnostics(diags);
-    std::const_pointer_cast<Specialization>(spec)->now = std::move(with_kernels);
+    specs_.at(channels)->now = std::move(with_kernels);
   }
   return spec->now;
 }

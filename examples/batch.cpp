@@ -3,6 +3,8 @@
 // different lengths, each output as if run alone.
 #include <fxc/fxc.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <vector>
 
@@ -21,8 +23,13 @@ int main() try {
   fxc::Signal alone = program.run(items[7][0]);
   for (std::size_t k = 0; k < outputs.size(); ++k)
     std::printf("item %zu: %zu samples, y[0] = %.6f\n", k, outputs[k][0].samples(), outputs[k][0].f32(0)[0]);
-  bool same = std::equal(alone.f32(0).begin(), alone.f32(0).end(), outputs[7][0].f32(0).begin());
-  std::printf("the last item %s its own run\n", same ? "equals" : "DIFFERS FROM");
+  // The batch's 16 channels may run another schedule than one item's 2 (the float64-state
+  // sections in a chain of their own, at float32's full width): equal up to float32 rounding.
+  double worst = 0;
+  for (std::size_t i = 0; i < alone.samples(); ++i)
+    worst = std::max(worst, static_cast<double>(std::abs(alone.f32(0)[i] - outputs[7][0].f32(0)[i])));
+  bool same = worst <= 1e-6;
+  std::printf("the last item %s its own run (largest difference %.1e)\n", same ? "equals" : "DIFFERS FROM", worst);
   return same ? 0 : 1;
 } catch (const fxc::Error& e) {
   std::fprintf(stderr, "%s", e.what());

@@ -16,6 +16,7 @@
 #include "passes/infer_types.h"
 #include "passes/merge_identical_nodes.h"
 #include "passes/select_strategy.h"
+#include "passes/split_precision.h"
 #include "support/strings.h"
 #include "support/trace.h"
 
@@ -32,6 +33,7 @@ constexpr PassInfo kPasses[] = {
     {"fuse-iir", fuse_iir_cascades, "merge IIR filters in series into one SOS cascade"},
     {"fuse-fir", fuse_fir_chains, "merge FIR filters in series by convolving their taps"},
     {"fuse-chains", fuse_chains, "make each linear run of stages one kernel"},
+    {"split-precision", split_precision, "run float32 chains' float64-state sections in a chain of their own"},
     {"select-strategy", select_strategy, "choose how each kernel runs, and say why"},
 };
 

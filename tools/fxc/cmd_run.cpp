@@ -218,8 +218,8 @@ int run(const RunOptions& o) {
   // longest item (which the batch finds itself).
   options.signal_length = items > 1 ? 0 : stream ? prepared : total;
   options.max_block = prepared;
-  // A Processor compiles the kernels for its blocks itself.
-  options.compile_kernels = !stream;
+  // A Processor compiles the kernels for its blocks itself, and a batch for its wide graph.
+  options.compile_kernels = !stream && items == 1;
   options.time_passes = o.time_passes;
   options.log = &std::cerr;
   // Inputs declared without a channel count take their signal's (the first such).

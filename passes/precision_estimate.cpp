@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "passes/precision_estimate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace fxc::passes {
+namespace {
+
+// One transposed-direct-form-II section in type T, as sosfilt and the kernels run it.
+template <class T>
+struct Tdf2 {
+  T b0, b1, b2, a1, a2, s1 = 0, s2 = 0;
+  explicit Tdf2(const design::Section& s)
+      : b0(static_cast<T>(s.b0)), b1(static_cast<T>(s.b1)), b2(static_cast<T>(s.b2)), a1(static_cast<T>(s.a1)),
+        a2(static_cast<T>(s.a2)) {}
+  T step(T x) {
+    T y = b0 * x + s1;
+    s1 = b1 * x - a1 * y + s2;
+    s2 = b2 * x - a2 * y;
+    return y;
+  }
+};
+
+}  // namespace
+
+double float32_state_error(const std::vector<design::Section>& sections) {
+  if (sections.empty()) return 0;
+  std::vector<Tdf2<float>> narrow(sections.begin(), sections.end());
+  std::vector<Tdf2<double>> wide(sections.begin(), sections.end());
+  constexpr int kWarmUp = 8192, kMeasured = 8192;
+  std::uint64_t seed = 0x9e3779b97f4a7c15ULL;
+  double error2 = 0, signal2 = 0;
+  for (int n = 0; n < kWarmUp + kMeasured; ++n) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;  // a fixed LCG: the same every compile
+    float x = static_cast<float>(static_cast<double>(seed >> 40) / static_cast<double>(1ULL << 24) * 2 - 1);
+    float yn = x;
+    double yw = x;
+    for (auto& s : narrow) yn = s.step(yn);
+    for (auto& s : wide) yw = s.step(yw);
+    if (!std::isfinite(yn) || !std::isfinite(yw)) return INFINITY;
+    if (n < kWarmUp) continue;
+    error2 += (static_cast<double>(yn) - yw) * (static_cast<double>(yn) - yw);
+    signal2 += yw * yw;
+  }
+  // Near-silent outputs (a stopband) are measured against a floor of 1e-3 of full scale, as
+  // the accuracy tests do (docs/testing.md).
+  double floor2 = 1e-6 * kMeasured;
+  return std::sqrt(error2 / std::max(signal2, floor2));
+}
+
+}  // namespace fxc::passes

@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: Apache-2.0
+// How much a cascade of sections loses when its state and arithmetic are float32.
+#pragma once
+
+#include <vector>
+
+#include "design/filter_types.h"
+
+namespace fxc::passes {
+
+/// The relative RMS error of `sections` run in float32 (transposed direct form II with float32
+/// coefficients and state, as the float32 kernels run them) against the same in float64, on
+/// 8192 samples of seeded white noise after a warm-up of as many: a measurement, not a bound,
+/// of the roundoff each section's recurrence amplifies and the later sections carry to the
+/// output. It is what the pole radius alone misses: a high-order design near Nyquist can lose
+/// 90 dB with every pole inside r = 0.99. Deterministic; microseconds per section.
+double float32_state_error(const std::vector<design::Section>& sections);
+
+}  // namespace fxc::passes

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "passes/split_precision.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "design/filter_design.h"
+#include "passes/precision_estimate.h"
+
+namespace fxc::passes {
+namespace {
+
+// The largest relative RMS error a chain's float32 part may measure (float32_state_error)
+// for the chain to be split: float64 quality as the design defines it (at most 1e-6 on
+// noise), with room for the output's own float32 rounding.
+constexpr double kSplitErrorBound = 5e-7;
+
+bool is_nonlinear(const ir::Stage& stage) {
+  return std::holds_alternative<ir::Tanh>(stage) || std::holds_alternative<ir::Clip>(stage);
+}
+
+// Vector operations per sample for `sections` sections over `channels` channels in lanes of
+// `lanes` (channel lanes: each section once per group of `lanes` channels).
+double vector_ops(int sections, int channels, int lanes) {
+  return static_cast<double>(sections) * ((channels + lanes - 1) / lanes);
+}
+
+// The sections of `chain` that need float64 state, moved into a chain of their own; nullopt
+// when the chain stays whole.
+struct Split {
+  ir::Chain hot, cold;
+};
+
+std::optional<Split> split(const ir::Chain& chain, int channels, const PassContext& context) {
+  const double threshold = context.thresholds.f64_state_pole_radius;
+  std::size_t linear_end = chain.stages.size();
+  for (std::size_t k = 0; k < chain.stages.size(); ++k)
+    if (is_nonlinear(chain.stages[k])) {
+      linear_end = k;
+      break;
+    }
+  ir::SosCascade hot;
+  Split out;
+  int cold_sections = 0;
+  for (std::size_t k = 0; k < chain.stages.size(); ++k) {
+    const auto* sos = std::get_if<ir::SosCascade>(&chain.stages[k]);
+    if (!sos) {
+      out.cold.stages.push_back(chain.stages[k]);
+      continue;
+    }
+    ir::SosCascade rest = *sos;
+    rest.sections.clear();
+    for (const design::Section& s : sos->sections) {
+      if (design::max_pole_radius(design::Sos{s}) < threshold) {
+        rest.sections.push_back(s);
+        ++cold_sections;
+      } else if (k < linear_end) {
+        hot.sections.push_back(s);
+        hot.allow_unstable = hot.allow_unstable || sos->allow_unstable;
+      } else {
+        return std::nullopt;  // past a non-linear stage: it cannot move to the front
+      }
+    }
+    if (!rest.sections.empty()) out.cold.stages.push_back(std::move(rest));
+  }
+  // One channel runs a wavefront, a sequential loop or the chunked scan, whose cost follows
+  // other rules: it stays whole.
+  if (hot.sections.empty() || cold_sections == 0 || channels < 2) return std::nullopt;
+  // Whole: every section at float64's width. Split: the hot ones so, the rest at float32's,
+  // plus one more pass over the signal between the two chains.
+  const int lanes32 = context.target.lanes(DType::f32), lanes64 = context.target.lanes(DType::f64);
+  const int hot_sections = static_cast<int>(hot.sections.size());
+  double whole = vector_ops(hot_sections + cold_sections, channels, lanes64);
+  double parts = vector_ops(hot_sections, channels, lanes64) + vector_ops(cold_sections, channels, lanes32) +
+                 vector_ops(1, channels, lanes32);
+  if (!(parts < whole)) return std::nullopt;
+  // The float32 part must keep float64 quality: its sections' own float32 error, measured,
+  // at most kSplitErrorBound. (A radius below the threshold is not enough: high-order designs
+  // near Nyquist lose 90 dB with every pole inside it.)
+  std::vector<design::Section> cold_cascade;
+  for (const ir::Stage& stage : out.cold.stages)
+    if (const auto* sos = std::get_if<ir::SosCascade>(&stage))
+      cold_cascade.insert(cold_cascade.end(), sos->sections.begin(), sos->sections.end());
+  if (float32_state_error(cold_cascade) > kSplitErrorBound) return std::nullopt;
+  out.hot.stages.push_back(std::move(hot));
+  return out;
+}
+
+}  // namespace
+
+ir::Graph split_precision(const ir::Graph& graph, PassContext& context) {
+  if (context.binding.dtype != DType::f32 || context.target.kind != TargetKind::cpu) return graph;
+  ir::Graph out;
+  out.name = graph.name;
+  std::vector<ir::NodeId> moved(graph.size());  // old id -> new id
+  for (ir::NodeId id = 0; id < graph.size(); ++id) {
+    ir::Node node = graph.node(id);
+    for (ir::NodeId& operand : node.operands) operand = moved[operand];
+    const auto* chain = std::get_if<ir::Chain>(&node.op);
+    std::optional<Split> parts;
+    int channels = std::max(node.type.channels, 1) * std::max(context.binding.batch, 1);  // a batch lays items side by side
+    if (chain && !node.live) parts = split(*chain, channels, context);
+    if (parts) {
+      ir::Node hot = node;  // same input, type and locations
+      hot.op = std::move(parts->hot);
+      node.operands = {out.add(std::move(hot))};
+      node.op = std::move(parts->cold);
+    }
+    moved[id] = out.add(std::move(node));
+  }
+  return out;
+}
+
+}  // namespace fxc::passes

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0
+// split_precision: a float32 chain's float64-state sections in a kernel of their own, where
+// the cost model says it pays, and never across a non-linear stage.
+#include <doctest/doctest.h>
+
+#include "accuracy_support.h"
+#include "design/filter_design.h"
+#include "frontend/dsl.h"
+#include "passes/pipeline.h"
+#include "runtime/cpu_executor.h"
+#include "runtime/reference_interpreter.h"
+
+namespace fxc {
+namespace {
+
+using namespace fxc::literals;
+
+// W1's chain: three cheby1 highpasses at 20-65 Hz (6 sections with poles past r = 0.99) and
+// three butter(5) lowpasses near 5 kHz (9 sections well inside).
+ir::Graph w1_chain() {
+  Flow x = input("x");
+  return make_graph("w1", {output("y", x | cheby1(4, 0.1_dB, 20_Hz, highpass) |
+                                           cheby1(4, 0.1_dB, 60_Hz, highpass) |
+                                           cheby1(4, 0.1_dB, 65_Hz, highpass) | butter(5, 5000_Hz) |
+                                           butter(5, 4900_Hz) | butter(5, 4850_Hz))});
+}
+
+std::vector<const ir::Chain*> scheduled_chains(const ir::Graph& graph, int channels, DType dtype,
+                                               passes::TargetKind target = passes::TargetKind::cpu,
+                                               double fs = 44100) {
+  DiagnosticEngine diags;
+  passes::PassContext context{diags, {fs, channels, dtype}};
+  context.target = {target, 32, 2};  // AVX2-class: 8 float32 lanes, 4 float64
+  static std::optional<ir::Graph> result;  // the chains point into it
+  result = passes::run_pipeline(graph, context);
+  REQUIRE(result);
+  return test::chains_of(*result);
+}
+
+int sections_of(const ir::Chain& chain) {
+  int n = 0;
+  for (const ir::Stage& s : chain.stages)
+    if (auto* sos = std::get_if<ir::SosCascade>(&s)) n += static_cast<int>(sos->sections.size());
+  return n;
+}
+
+double max_radius(const ir::Chain& chain) {
+  double r = 0;
+  for (const ir::Stage& s : chain.stages)
+    if (auto* sos = std::get_if<ir::SosCascade>(&s)) r = std::max(r, design::max_pole_radius(sos->sections));
+  return r;
+}
+
+}  // namespace
+
+// W4's chain: a 4th-order 80 Hz highpass (2 sections past r = 0.99), an 8th-order 12 kHz
+// lowpass (4 sections well inside).
+ir::Graph w4_chain() {
+  Flow x = input("x");
+  return make_graph("w4", {output("y", x | butter(4, 80_Hz, highpass) | butter(8, 12_kHz))});
+}
+
+TEST_CASE("W1 on 8 float32 channels at 44.1 kHz: the six near-unit-circle sections alone in float64 state") {
+  auto chains = scheduled_chains(w1_chain(), 8, DType::f32);
+  REQUIRE(chains.size() == 2);
+  CHECK(chains[0]->state_precision == ir::StatePrecision::f64);
+  CHECK(sections_of(*chains[0]) == 6);
+  CHECK(chains[1]->state_precision == ir::StatePrecision::signal);
+  CHECK(sections_of(*chains[1]) == 9);
+  CHECK(max_radius(*chains[1]) < 0.99);
+  CHECK(chains[1]->reason == "8 channels fill 8 f32 lanes");
+}
+
+TEST_CASE("chains stay whole where splitting would not pay or is not allowed") {
+  // Two or four channels fill no more float32 vectors than float64 ones: nothing to gain.
+  CHECK(scheduled_chains(w1_chain(), 2, DType::f32).size() == 1);
+  CHECK(scheduled_chains(w1_chain(), 4, DType::f32).size() == 1);
+  CHECK(scheduled_chains(w1_chain(), 1, DType::f32).size() == 1);
+  // Float64 signals, the GPU: one kernel.
+  CHECK(scheduled_chains(w1_chain(), 8, DType::f64).size() == 1);
+  CHECK(scheduled_chains(w1_chain(), 8, DType::f32, passes::TargetKind::cuda).size() == 1);
+  Flow x = input("x");
+  // A near-unit-circle section after a tanh cannot move in front of it.
+  auto after_tanh = scheduled_chains(
+      make_graph("t", {output("y", x | butter(5, 5_kHz) | butter(5, 4_kHz) | tanh() | butter(4, 20_Hz, highpass))}),
+      8, DType::f32);
+  REQUIRE(after_tanh.size() == 1);
+  CHECK(after_tanh[0]->state_precision == ir::StatePrecision::f64);
+  // Before it, they move; the tanh stays in the float32 kernel, after the sections it followed.
+  auto before_tanh = scheduled_chains(
+      make_graph("b", {output("y", x | butter(4, 20_Hz, highpass) | butter(5, 5_kHz) | butter(5, 4_kHz) | tanh())}),
+      8, DType::f32);
+  REQUIRE(before_tanh.size() == 2);
+  CHECK(std::holds_alternative<ir::Tanh>(before_tanh[1]->stages.back()));
+  // The float32 part must measure float64 quality: W1's lowpasses at 48 kHz lose 5.9e-7 in
+  // float32 (44.1 kHz: 4.1e-7), over the 5e-7 the split allows; an 8th-order elliptic lowpass
+  // at 23.5 kHz (every pole inside r = 0.99, next to a 30 Hz highpass) loses far more.
+  CHECK(scheduled_chains(w1_chain(), 8, DType::f32, passes::TargetKind::cpu, 48000).size() == 1);
+  auto near_nyquist = scheduled_chains(
+      make_graph("e", {output("y", x | butter(4, 30_Hz, highpass) | ellip(8, 0.5_dB, 70_dB, 23.5_kHz))}), 8,
+      DType::f32, passes::TargetKind::cpu, 48000);
+  CHECK(near_nyquist.size() == 1);
+  // A live chain's precision is decided over its parameters' ranges: it stays whole.
+  ir::Graph live = w1_chain();
+  for (ir::NodeId id = 0; id < live.size(); ++id) live.node(id).live = true;
+  CHECK(scheduled_chains(live, 8, DType::f32).size() == 1);
+}
+
+TEST_CASE("split chains compute what the reference interpreter does") {
+  // Against the float64 interpreter on 16 channels of noise, relative RMS: the split chain at
+  // the bound of a float32 chain with float64 state (docs/errors.md: the output rounding,
+  // 2^-24, and float32 sections far from the unit circle).
+  for (ir::Graph graph : {w4_chain(), make_graph("tanh", {output("y", input("x") | butter(4, 30_Hz, highpass) |
+                                                                          butter(8, 12_kHz) | gain(0.5) | tanh())})}) {
+    CAPTURE(graph.name);
+    test::CompiledCpu compiled = test::compile_cpu(graph, 16, DType::f32, 48000);  // splits with AVX2 and AVX-512 lanes
+    REQUIRE(test::chains_of(compiled.scheduled).size() == 2);
+    std::vector<Signal> inputs = test::noise_inputs(1, 16, 48000, DType::f32, 7);
+    std::vector<Signal> f32_inputs;
+    for (const Signal& s : inputs) f32_inputs.push_back(s.converted(DType::f32));
+    auto got = execute_cpu(compiled.scheduled, *compiled.kernels, f32_inputs);
+    REQUIRE(got);
+    DiagnosticEngine diags;
+    auto want = run_reference(compiled.designed, 48000, inputs, diags);
+    REQUIRE(want);
+    double error = test::relative_rms_error(*got, *want);
+    INFO("relative RMS error " << error);
+    CHECK(error < 1e-6);
+  }
+}
+
+}  // namespace fxc
