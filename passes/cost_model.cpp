@@ -98,9 +98,11 @@ Schedule choose_iir(const ChainSummary& chain, int channels, const PassContext& 
 }  // namespace
 
 ir::StatePrecision choose_state_precision(const ChainSummary& chain, const PassContext& context) {
-  bool close = chain.sections > 0 && chain.max_pole_radius >= context.thresholds.f64_state_pole_radius;
-  return context.binding.dtype == DType::f32 && close ? ir::StatePrecision::f64
-                                                      : ir::StatePrecision::signal;
+  const StrategyThresholds& t = context.thresholds;
+  bool close = chain.sections > 0 && chain.max_pole_radius >= t.f64_state_pole_radius;
+  bool lossy = chain.sections > 0 && t.f64_state_pole_radius <= 1 && chain.float32_error > t.f64_state_error;
+  return context.binding.dtype == DType::f32 && (close || lossy) ? ir::StatePrecision::f64
+                                                                 : ir::StatePrecision::signal;
 }
 
 Schedule choose_schedule(const ChainSummary& chain, int channels, const PassContext& context) {

@@ -39,6 +39,9 @@ struct ChainSummary {
   std::size_t max_taps = 0;    ///< the longest FIR stage (0: none)
   bool linear = true;          ///< only sections and gains: time can be split into chunks
   double max_pole_radius = 0;  ///< of all sections: how slowly the chain forgets its state
+  /// The sections' relative RMS error when run in float32 (float32_state_error); 0 when not
+  /// measured (float64 signals, live chains, or a pole radius that already decides).
+  double float32_error = 0;
 };
 
 /// Samples until a state decays below the precision of `dtype` (r^n < 1e-10 for float32,
@@ -47,7 +50,9 @@ struct ChainSummary {
 double decay_samples(double max_pole_radius, DType dtype);
 
 /// Float64 for a float32 binding whose chain has a pole at least
-/// thresholds.f64_state_pole_radius from the origin; otherwise the signal's own type.
+/// thresholds.f64_state_pole_radius from the origin, or whose sections measure more than
+/// thresholds.f64_state_error in float32; otherwise the signal's own type. A radius threshold
+/// above 1 keeps float32 state everywhere.
 ir::StatePrecision choose_state_precision(const ChainSummary& chain, const PassContext& context);
 
 /// The schedule for a chain over `channels` channels of the binding's dtype (for a chain

@@ -5,6 +5,7 @@
 
 #include "design/filter_design.h"
 #include "passes/cost_model.h"
+#include "passes/precision_estimate.h"
 
 namespace fxc::passes {
 
@@ -28,13 +29,28 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
     auto bound = context.live_pole_radius.find(id);
     if (bound != context.live_pole_radius.end())
       summary.max_pole_radius = std::max(summary.max_pole_radius, bound->second);
+    // Measured only where it can decide: a float32 chain whose values are fixed (a live
+    // chain's precision holds for its whole range: the radius rule, over the range) and whose
+    // radius does not decide already.
+    const StrategyThresholds& t = context.thresholds;
+    if (context.binding.dtype == DType::f32 && summary.sections > 0 && !out.node(id).live &&
+        summary.max_pole_radius < t.f64_state_pole_radius && t.f64_state_pole_radius <= 1) {
+      std::vector<design::Section> cascade;
+      for (const ir::Stage& stage : chain->stages)
+        if (auto* sos = std::get_if<ir::SosCascade>(&stage))
+          cascade.insert(cascade.end(), sos->sections.begin(), sos->sections.end());
+      summary.float32_error = float32_state_error(cascade);
+    }
     ir::StatePrecision precision = choose_state_precision(summary, context);
     PassContext computing = context;
     if (precision == ir::StatePrecision::f64) computing.binding.dtype = DType::f64;
     Schedule s = choose_schedule(summary, out.node(id).type.channels, computing);
-    if (precision == ir::StatePrecision::f64)
+    if (precision == ir::StatePrecision::f64 && summary.max_pole_radius >= t.f64_state_pole_radius)
       s.reason += fmt::format("; float64 state (pole radius {:.6g} >= {:g})", summary.max_pole_radius,
-                              context.thresholds.f64_state_pole_radius);
+                              t.f64_state_pole_radius);
+    else if (precision == ir::StatePrecision::f64)
+      s.reason += fmt::format("; float64 state (float32 would measure {:.2g} relative error > {:g})",
+                              summary.float32_error, t.f64_state_error);
     if (bound != context.live_pole_radius.end())
       s.reason += fmt::format("; live parameters: decided for their whole range (pole radius {:.6g} now, "
                               "up to {:.6g})", now, summary.max_pole_radius);

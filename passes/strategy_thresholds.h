@@ -33,6 +33,13 @@ struct StrategyThresholds {
   /// the signal in rounding noise (docs/errors.md, "Numerical accuracy"). 0: always; above
   /// 1: never.
   double f64_state_pole_radius = 0.99;
+  /// Float32 chains whose sections, run in float32, measure more than this relative RMS error
+  /// against float64 (passes/precision_estimate.h) keep float64 state too, whatever their
+  /// pole radius: high-order designs near Nyquist and long cascades lose precision with every
+  /// pole inside the radius threshold. 3e-5 (90 dB) leaves a factor of three to the 1e-4
+  /// every float32 run must stay within (docs/errors.md). An f64_state_pole_radius above 1
+  /// turns both rules off.
+  double f64_state_error = 3e-5;
   /// GPU: one thread per channel from this many channels; below, chunked scan over time.
   int gpu_min_channels = 2048;
   /// Chunk length of the GPU chunked scan (samples).
