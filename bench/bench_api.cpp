@@ -10,6 +10,7 @@
 //   w1_planar     W1 into the caller's buffers
 //   w6_batch      W6 (256 x 1 s stereo at 48 kHz): one Program::run_batch
 //   w6_separate   the same 256 signals as 256 Program::run calls
+//   program_memory_hit  W1's Program made again from the same text and options
 //   page_faults   minor page faults per call (getrusage)
 //
 //   build/bench/fxc_bench_api --benchmark_repetitions=5 --benchmark_report_aggregates_only
@@ -18,6 +19,8 @@
 
 #include <sys/resource.h>
 
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 
@@ -129,6 +132,21 @@ void w6_separate(benchmark::State& state) {
   finish(state, faults, 256 * 2 * 48000);
 }
 
+// Making W1's Program again from the same text and options: a copy of the first (the
+// process's Program cache), the compile-time target's "memory hit".
+void program_memory_hit(benchmark::State& state) {
+  std::ifstream in(std::string(FXC_WORKLOAD_DIR) + "/w1_api.fx");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  fxc::Options o;
+  o.sample_rate_hz = 44100;
+  o.dtype = fxc::DType::f32;
+  o.channels = 8;
+  o.cache_directory = "none";
+  (void)fxc::Program::from_source(text, o, "w1_api.fx");
+  for (auto _ : state) benchmark::DoNotOptimize(fxc::Program::from_source(text, o, "w1_api.fx"));
+}
+
+BENCHMARK(program_memory_hit)->Unit(benchmark::kMicrosecond);
 BENCHMARK(w2_owning)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(w2_planar)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(w1_owning)->Unit(benchmark::kMillisecond)->UseRealTime();

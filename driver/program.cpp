@@ -8,6 +8,7 @@
 
 #include "driver/api_error.h"
 #include "driver/compiled_program.h"
+#include "driver/program_cache.h"
 #include "frontend/fx_file.h"
 #include "runtime/cpu_executor.h"
 #include "driver/kernel_cache.h"
@@ -46,11 +47,13 @@ void copy_out(const Signal& s, T* const* channels) {
 Program::Program(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Program Program::from_source(std::string_view fx_text, const Options& options, std::string name) {
-  DiagnosticEngine diags;
-  auto source = driver::GraphSource::from_fx(std::string(fx_text), std::move(name),
-                                             driver::overrides_from(options.settings), diags);
-  if (!source) throw_diagnostics(diags);
-  return Program(std::make_shared<Impl>(std::move(*source), options));
+  return Program(driver::cached_program(fx_text, name, options, [&] {
+    DiagnosticEngine diags;
+    auto source = driver::GraphSource::from_fx(std::string(fx_text), name, driver::overrides_from(options.settings),
+                                               diags);
+    if (!source) throw_diagnostics(diags);
+    return std::make_shared<Impl>(std::move(*source), options);
+  }));
 }
 
 Program Program::from_file(const std::string& path, const Options& options) {
@@ -60,7 +63,10 @@ Program Program::from_file(const std::string& path, const Options& options) {
   return from_source(*text, options, path);
 }
 
-void clear_kernel_memory_cache() { clear_memory_cache(); }
+void clear_kernel_memory_cache() {
+  clear_memory_cache();
+  driver::clear_program_cache();
+}
 
 GraphInfo inspect_source(std::string_view fx_text, std::string name, const std::vector<std::string>& settings) {
   DiagnosticEngine diags;

@@ -298,3 +298,26 @@ TEST_CASE("a CUDA Program for a named architecture compiles ahead of time and re
   fxc::Program program = fxc::Program::from_source("input x : 1\noutput x | gain(2)\n", o);
   CHECK_THROWS_WITH_AS(program.run(noise(1, 10, fxc::DType::f64)), doctest::Contains("ahead of time"), fxc::Error);
 }
+
+TEST_CASE("the same text and options make a copy of the first Program, with its starting values") {
+  const char* src = "input x : 1\nfc = 1 kHz in [100 Hz, 5 kHz]\noutput y = x | butter(2, fc)\n";
+  fxc::clear_kernel_memory_cache();
+  std::uint64_t compiles = fxc::counters().compiles;
+  fxc::Program first = fxc::Program::from_source(src, options(), "p.fx");
+  CHECK(fxc::counters().compiles == compiles + 1);
+  first.set("fc", 3000.0);
+  fxc::Program second = fxc::Program::from_source(src, options(), "p.fx");
+  CHECK(fxc::counters().compiles == compiles + 1);  // no compile, no pass pipeline
+  CHECK(second.get("fc") == 1000);                  // the starting value, not first's
+  fxc::Signal x = noise(1, 1000, fxc::DType::f64);
+  fxc::Options other = options();
+  other.params = {{"fc", 1000}};  // another key, the same graph: equal output
+  CHECK(max_difference(second.run(x), fxc::Program::from_source(src, other, "p.fx").run(x)) == 0);
+  CHECK(max_difference(first.run(x), second.run(x)) > 0);  // each keeps its own values
+  // Another sample type is another Program; forgetting the kernels forgets the Programs too.
+  (void)fxc::Program::from_source(src, options(fxc::DType::f32), "p.fx");
+  CHECK(fxc::counters().compiles == compiles + 2);
+  fxc::clear_kernel_memory_cache();
+  (void)fxc::Program::from_source(src, options(), "p.fx");
+  CHECK(fxc::counters().compiles == compiles + 3);
+}

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "driver/program_cache.h"
+
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "driver/kernel_cache.h"
+
+namespace fxc::driver {
+namespace {
+
+// At most this many Programs are remembered; past it the cache starts again (a host that
+// makes thousands of distinct graphs keeps only its recent ones).
+constexpr std::size_t kMaxEntries = 256;
+
+struct Cache {
+  std::mutex mutex;
+  std::unordered_map<std::string, std::shared_ptr<const Program::Impl>> programs;
+};
+
+Cache& cache() {
+  static Cache instance;
+  return instance;
+}
+
+void put(std::string& key, std::string_view field) {
+  std::uint64_t size = field.size();
+  key.append(reinterpret_cast<const char*>(&size), sizeof size);  // lengths first: no field can fake another
+  key.append(field);
+}
+
+void put(std::string& key, double value) { key.append(reinterpret_cast<const char*>(&value), sizeof value); }
+
+// Every field of `options` that changes what is compiled, and the source.
+std::string key_of(std::string_view text, const std::string& name, const Options& o) {
+  std::string key;
+  put(key, text);
+  put(key, name);
+  put(key, o.sample_rate_hz);
+  put(key, static_cast<double>(o.dtype));
+  put(key, static_cast<double>(o.target));
+  put(key, static_cast<double>(o.channels));
+  put(key, static_cast<double>(o.max_block));
+  // The directory the kernels come from, as resolved now ($FXC_CACHE_DIR may change).
+  put(key, o.cache_directory == "none" ? std::string("none") : KernelCache::default_directory(o.cache_directory));
+  put(key, static_cast<double>(o.thresholds.size()));
+  for (const auto& [name, value] : o.thresholds) put(key, name), put(key, value);
+  put(key, static_cast<double>(o.params.size()));
+  for (const auto& [name, value] : o.params) put(key, name), put(key, value);
+  put(key, static_cast<double>(o.settings.size()));
+  for (const std::string& s : o.settings) put(key, s);
+  put(key, static_cast<double>(o.signal_length));
+  put(key, o.live_unranged_params ? 1.0 : 0.0);
+  put(key, o.compile_kernels ? 1.0 : 0.0);
+  put(key, o.fuse ? 1.0 : 0.0);
+  put(key, o.cuda_architecture);
+  return key;
+}
+
+}  // namespace
+
+std::shared_ptr<Program::Impl> cached_program(std::string_view text, const std::string& name, const Options& options,
+                                              const std::function<std::shared_ptr<Program::Impl>()>& make) {
+  if (options.time_passes && options.log) return make();
+  std::string key = key_of(text, name, options);
+  Cache& c = cache();
+  {
+    std::lock_guard lock(c.mutex);
+    if (auto it = c.programs.find(key); it != c.programs.end()) return std::make_shared<Program::Impl>(*it->second);
+  }
+  std::shared_ptr<Program::Impl> made = make();
+  auto kept = std::make_shared<const Program::Impl>(*made);  // as made: before any set() on it
+  std::lock_guard lock(c.mutex);
+  if (c.programs.size() >= kMaxEntries) c.programs.clear();
+  c.programs.emplace(std::move(key), std::move(kept));
+  return made;
+}
+
+void clear_program_cache() {
+  std::lock_guard lock(cache().mutex);
+  cache().programs.clear();
+}
+
+}  // namespace fxc::driver
