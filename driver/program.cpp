@@ -12,6 +12,7 @@
 #include "frontend/fx_file.h"
 #include "runtime/cpu_executor.h"
 #include "driver/kernel_cache.h"
+#include "runtime/thread_pool.h"
 
 namespace fxc {
 
@@ -67,6 +68,9 @@ void clear_kernel_memory_cache() {
   clear_memory_cache();
   driver::clear_program_cache();
 }
+
+void set_threads(int threads) { ThreadPool::shared().set_threads(threads); }
+int threads() { return ThreadPool::shared().threads(); }
 
 GraphInfo inspect_source(std::string_view fx_text, std::string name, const std::vector<std::string>& settings) {
   DiagnosticEngine diags;

@@ -3,30 +3,27 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 #include <vector>
 
 #include "codegen/chain_layout.h"
 #include "runtime/linear_chain.h"
+#include "runtime/thread_pool.h"
 
 namespace fxc {
 namespace {
 
-// Runs `work(begin, end)` over [0, count) split across `threads` threads, in multiples of
-// `grain` so vector groups stay whole.
+// Runs `work(begin, end)` over [0, count) split across `threads` threads of the shared pool
+// (runtime/thread_pool.h), in multiples of `grain` so vector groups stay whole.
 template <class F>
 void parallel_for(std::int64_t count, std::int64_t grain, int threads, F work) {
   std::int64_t groups = (count + grain - 1) / grain;
   int parts = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, groups)));
-  std::vector<std::thread> pool;
-  std::int64_t begin = 0;
-  for (int p = 0; p < parts; ++p) {
-    std::int64_t end = p + 1 == parts ? count : std::min(count, begin + ((groups + parts - 1) / parts) * grain);
-    if (p + 1 == parts) work(begin, end);
-    else pool.emplace_back(work, begin, end);
-    begin = end;
-  }
-  for (auto& t : pool) t.join();
+  std::int64_t per_part = (groups + parts - 1) / parts * grain;
+  ThreadPool::shared().run(parts, [&](int p) {
+    std::int64_t begin = std::min(count, p * per_part);
+    std::int64_t end = p + 1 == parts ? count : std::min(count, begin + per_part);
+    if (begin < end) work(begin, end);
+  });
 }
 
 // T: the signal's type; C: the kernel's coefficients and state (compute_dtype).

@@ -10,6 +10,7 @@
 #include "runtime/run_graph.h"
 #include "runtime/stream_state.h"
 #include "runtime/stream_state_bytes.h"
+#include "runtime/thread_pool.h"
 
 namespace fxc {
 namespace {
@@ -41,9 +42,7 @@ void run_whole(const ir::Graph& g, const ExecutionPlan& plan, const GraphValues&
                const CallerSignals& io, RunMemory& memory, SlotBuffers& slots) {
   choose_direct_outputs(plan, io, sizeof(T), memory);
   slots.provide<T>(plan, io.frames, memory);
-  // Asked once: the core count is read from /sys, which costs microseconds.
-  static const int cores = passes::host_target().cores;
-  run_graph(g, plan, values, state, io, memory, RunOptions{true, cores});
+  run_graph(g, plan, values, state, io, memory, RunOptions{true, ThreadPool::shared().threads()});
 }
 
 // Runs on caller pointers; `state`'s chains are made ready first.

@@ -10,6 +10,7 @@
 #include "passes/target.h"
 #include "runtime/chunked_scan.h"
 #include "runtime/counters.h"
+#include "runtime/thread_pool.h"
 #include "support/trace.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -62,6 +63,48 @@ bool safe_to_write_directly(const ExecutionPlan& plan, const CallerSignals& io, 
   return true;
 }
 
+// The kernel over its channels, split across the shared pool's threads when the work is
+// large enough to pay for waking them: each part a range of channels (the kernel
+// keeps everything per channel: state, delay lines and ring positions are channel-major, so a
+// part is the same call on offset pointers), the same arithmetic per channel as one call.
+template <class C>
+void run_channel_parts(const ir::Chain& chain, FxcChainKernel kernel, const FxcChainArgs& args, std::size_t channels,
+                       std::size_t frames, int threads) {
+  // About a millisecond of work per part, so that waking a worker (microseconds) is noise.
+  constexpr double kMinWorkPerPart = 1 << 20;
+  // A part is whole vector groups where the kernel has them (channel lanes with at least a
+  // group's channels; the remainder goes with the last part), else single channels (the
+  // kernel's per-channel loop: fewer channels than lanes, the wavefront, sequential code).
+  const int vector_lanes = passes::host_target().lanes(std::is_same_v<C, float> ? DType::f32 : DType::f64);
+  const int lanes = chain.strategy == ir::IirStrategy::channel_lanes && channels >= static_cast<std::size_t>(vector_lanes)
+                        ? vector_lanes
+                        : 1;
+  const std::size_t groups = channels / static_cast<std::size_t>(lanes);
+  double work = static_cast<double>(channels) * static_cast<double>(frames) *
+                static_cast<double>(std::max<std::size_t>(1, chain.stages.size()));
+  int parts = static_cast<int>(std::min<double>({static_cast<double>(threads), static_cast<double>(groups),
+                                                 work / kMinWorkPerPart}));
+  if (parts <= 1) {
+    kernel(&args);
+    return;
+  }
+  const codegen::ChainLayout layout = codegen::layout_of(chain);
+  const std::size_t groups_per_part = (groups + static_cast<std::size_t>(parts) - 1) / static_cast<std::size_t>(parts);
+  ThreadPool::shared().run(parts, [&](int p) {
+    std::size_t c0 = std::min(channels, static_cast<std::size_t>(p) * groups_per_part * lanes);
+    std::size_t c1 = p + 1 == parts ? channels : std::min(channels, c0 + groups_per_part * lanes);
+    if (c0 >= c1) return;
+    FxcChainArgs part = args;
+    part.in = args.in + c0;
+    part.out = args.out + c0;
+    part.channels = static_cast<std::int64_t>(c1 - c0);
+    part.state = static_cast<C*>(args.state) + c0 * static_cast<std::size_t>(layout.state_per_channel);
+    part.delay_lines = args.delay_lines + c0 * static_cast<std::size_t>(layout.delay_count);
+    part.positions = args.positions + c0 * static_cast<std::size_t>(layout.positions_per_channel());
+    kernel(&part);
+  });
+}
+
 template <class T>
 void run_chain(const ir::Graph& g, const ExecutionPlan& plan, const ExecutionPlan::Step& step,
                const GraphValues& values, GraphState<T>& state, std::size_t frames, RunMemory& memory,
@@ -110,7 +153,7 @@ void run_chain(const ir::Graph& g, const ExecutionPlan& plan, const ExecutionPla
                         s.state.data(),
                         memory.delay_lines.data(),
                         s.positions.data()};
-      step.kernel(&args);
+      run_channel_parts<C>(chain, step.kernel, args, channels, frames, options.threads);
     }
   });
   counters().dispatches.fetch_add(1, std::memory_order_relaxed);

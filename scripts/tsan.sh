@@ -30,8 +30,8 @@ log=$build/tsan-report
 rm -f "$log".*
 status=0
 TSAN_OPTIONS="log_path=$log:halt_on_error=1:second_deadlock_stack=1:${TSAN_OPTIONS:-}" \
-  "$build/tests/fxc_thread_tests" --min-test-cases=15 \
-  "--test-case=one compiled graph runs*,the memory cache serves*,concurrent writers of one key*,two processes writing one key*,BlockExecutor*,execute_cpu_into*,set() from one thread while others run,Processor: set from another thread*" || status=$?
+  "$build/tests/fxc_thread_tests" --min-test-cases=17 \
+  "--test-case=one compiled graph runs*,the pool runs every part*,chains split across threads*,the memory cache serves*,concurrent writers of one key*,two processes writing one key*,BlockExecutor*,execute_cpu_into*,set() from one thread while others run,Processor: set from another thread*" || status=$?
 TSAN_OPTIONS="log_path=$log:halt_on_error=1:second_deadlock_stack=1:${TSAN_OPTIONS:-}" \
   "$build/tests/fxc_realtime_tests" || status=$?
 done=$(date +%s)

@@ -120,6 +120,15 @@ struct PortInfo {
 /// compile times, and for long-lived hosts that compile many graphs once.
 void clear_kernel_memory_cache();
 
+/// Threads a whole-signal run may use: the process's worker pool, the calling thread included,
+/// made at the first run that can use it and kept (no run starts a thread). `threads` >= 1, or
+/// 0 for the default: FXC_THREADS if set, else the cores this process may use (its affinity
+/// mask and cgroup quota). A chain runs on several threads when its channels split into parts
+/// of about a million section-samples each; results are the same bit for bit. Streams and
+/// Processors always run on the caller's thread.
+void set_threads(int threads);
+int threads();
+
 /// A graph's interface, read without compiling: what a host needs to know before it picks a
 /// sample rate or opens its inputs.
 struct GraphInfo {

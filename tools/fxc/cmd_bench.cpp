@@ -45,6 +45,7 @@ struct BenchOptions {
   int batch = 1;
   std::optional<int> block;
   bool time_passes = false;
+  int threads = 0;  // --threads: 0 for the default
   std::vector<std::string> thresholds;  // --threshold NAME=VALUE
 };
 
@@ -276,6 +277,8 @@ int bench(const BenchOptions& o) {
     return user_error("--seconds " + format_double(o.seconds) + " at --fs " + format_double(o.fs_hz) +
                       " is more than the " + std::to_string(kMaxSamples) + " samples per channel bench generates");
   if (o.batch < 1) return user_error("--batch must be at least 1, got " + std::to_string(o.batch));
+  if (o.threads < 0) return user_error("--threads must be at least 1 (or 0 for the default), got " + std::to_string(o.threads));
+  set_threads(o.threads);
   if (o.block && *o.block < 1) return user_error("--block must be at least 1, got " + std::to_string(*o.block));
   if (o.block && o.target == "cuda") return user_error("--block is not benchmarked on --target cuda yet; use --target cpu");
   Options options = options_for(o, *thresholds);
@@ -377,6 +380,8 @@ void add_bench_command(CLI::App& app, Action& action) {
   cmd->add_option("--batch", o->batch, "Run N signals as one batch, against N separate runs");
   cmd->add_option("--block", o->block, "Time a stream of N-sample blocks (per-block cost)");
   cmd->add_flag("--time-passes", o->time_passes, "Print a table of the time each pass took (stderr)");
+  cmd->add_option("--threads", o->threads,
+                  "Threads a whole-signal run may use (default: FXC_THREADS, else the cores this process may use)");
   cmd->add_flag("!--no-check", o->check, "Skip the accuracy check against the float64 reference");
   cmd->footer(
       "Examples:\n"

@@ -38,6 +38,7 @@ struct RunOptions {
   std::string trace, cache_dir;
   bool stats = false;
   bool time_passes = false;
+  int threads = 0;  // --threads: 0 for the default
 };
 
 // --trace: the Chrome trace so far, written whole or not at all; nothing without a path.
@@ -122,6 +123,8 @@ int run(const RunOptions& o) {
   for (const std::string& set : o.sets)
     if (auto eq = set.find('='); eq == std::string::npos || eq == 0)
       throw UsageError{"--set expects NAME=VALUE, got '" + set + "'"};
+  if (o.threads < 0) return user_error("--threads must be at least 1 (or 0 for the default), got " + std::to_string(o.threads));
+  set_threads(o.threads);
   if (!o.trace.empty()) Trace::global().enable();
   if (o.fs_hz && !(*o.fs_hz > 0 && std::isfinite(*o.fs_hz)))
     return user_error("--fs must be a positive number of Hz, got " + format_double(*o.fs_hz));
@@ -378,6 +381,8 @@ void add_run_command(CLI::App& app, Action& action) {
       ->allow_extra_args(false);
   cmd->add_option("--trace", o->trace, "Write a Chrome trace of compile and run phases");
   cmd->add_flag("--time-passes", o->time_passes, "Print a table of the time each pass took (stderr)");
+  cmd->add_option("--threads", o->threads,
+                  "Threads a whole-file run may use (default: FXC_THREADS, else the cores this process may use)");
   cmd->add_option("--cache-dir", o->cache_dir, "Kernel cache directory");
   cmd->footer(
       "Examples:\n"
