@@ -11,7 +11,8 @@ namespace fxc::passes {
 /// circle (radius >= thresholds.f64_state_pole_radius, which select_strategy gives float64
 /// state) and others without would run wholly in float64, at half the SIMD width. After, when
 /// the cost model says it pays (channel lanes: sections x channel groups of each width, plus
-/// one more pass over the signal; chains on one channel stay whole), those sections run first
+/// one more pass over the signal through memory, counted as four sections; chains on one
+/// channel stay whole), those sections run first
 /// in a chain of their own, and
 /// the original chain keeps the rest at float32. Sections of a linear, time-invariant run
 /// commute, so they move only across linear stages (sections, gains, FIRs, delays), never

@@ -72,16 +72,23 @@ void run_channel_parts(const ir::Chain& chain, FxcChainKernel kernel, const FxcC
                        std::size_t frames, int threads) {
   // About a millisecond of work per part, so that waking a worker (microseconds) is noise.
   constexpr double kMinWorkPerPart = 1 << 20;
+  // Streams and Processors (threads 1) and short calls go straight to the kernel: nothing
+  // below may cost a real-time block anything.
+  const double work = static_cast<double>(channels) * static_cast<double>(frames) *
+                      static_cast<double>(std::max<std::size_t>(1, chain.stages.size()));
+  if (threads <= 1 || work < 2 * kMinWorkPerPart) {
+    kernel(&args);
+    return;
+  }
   // A part is whole vector groups where the kernel has them (channel lanes with at least a
   // group's channels; the remainder goes with the last part), else single channels (the
   // kernel's per-channel loop: fewer channels than lanes, the wavefront, sequential code).
-  const int vector_lanes = passes::host_target().lanes(std::is_same_v<C, float> ? DType::f32 : DType::f64);
+  static const passes::Target host = passes::host_target();  // asking costs microseconds
+  const int vector_lanes = host.lanes(std::is_same_v<C, float> ? DType::f32 : DType::f64);
   const int lanes = chain.strategy == ir::IirStrategy::channel_lanes && channels >= static_cast<std::size_t>(vector_lanes)
                         ? vector_lanes
                         : 1;
   const std::size_t groups = channels / static_cast<std::size_t>(lanes);
-  double work = static_cast<double>(channels) * static_cast<double>(frames) *
-                static_cast<double>(std::max<std::size_t>(1, chain.stages.size()));
   int parts = static_cast<int>(std::min<double>({static_cast<double>(threads), static_cast<double>(groups),
                                                  work / kMinWorkPerPart}));
   if (parts <= 1) {
