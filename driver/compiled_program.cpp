@@ -10,17 +10,18 @@
 #include "codegen/cpu/cpu_compiler.h"
 #include "codegen/cuda/emit_cuda.h"
 #include "driver/api_error.h"
+#include "driver/compile_cpu.h"
+#include "driver/compile_cuda.h"
+#include "driver/kernel_cache.h"
+#include "driver/run_batch.h"
 #include "ir/export.h"
 #include "ir/hash.h"
 #include "ir/print.h"
 #include "passes/pipeline.h"
-#include "driver/compile_cuda.h"
-#include "driver/run_batch.h"
 #include "runtime/batch.h"
 #include "runtime/bind_inputs.h"
 #include "runtime/cpu_executor.h"
 #include "runtime/frequency_response.h"
-#include "driver/kernel_cache.h"
 #include "runtime/reference_interpreter.h"
 #include "runtime/stream_state_bytes.h"
 #include "support/float_format.h"
@@ -325,12 +326,9 @@ std::vector<Signal> Program::Impl::run_bound(const ir::Graph& bound, const Speci
   DiagnosticEngine diags = source_.diagnostics();
   Expected<std::vector<Signal>, std::string> out = Unexpected{std::string()};
   if (options_.target == Target::cpu) {
-    auto scheduled = schedule_graph(bound, request, target_, diags);
-    if (!scheduled) throw_diagnostics(diags);
-    KernelCache cache(request.cache_directory);
-    auto kernels = cache.cpu_kernels(*scheduled, diags);
-    if (!kernels) throw_error(kernels.error(), "fxc-compile");
-    out = execute_cpu(*scheduled, **kernels, inputs);
+    auto compiled = compile_for_cpu(bound, request, diags);
+    if (!compiled) throw_diagnostics(diags);
+    out = execute_cpu(compiled->scheduled, *compiled->kernels, inputs);
   } else {
     auto device = open_cuda_device();
     if (!device) throw_error(device.error(), "fxc-cuda");

@@ -126,8 +126,9 @@ std::optional<LiveAnalysis> analyse_live_parameters(const GraphSource& source, c
   auto considered = [&](const ParamDecl& p) {
     return !out.fixed.count(p.name) && !out.structural.count(p.name);
   };
-  // 1. Liveness: the nodes each parameter's probe value changes.
-  std::map<std::string, ParamValues, std::less<>> probes;
+  // 1. Liveness: the nodes each parameter's probe value changes. (A probe that changes the
+  // lowered structure marks the parameter structural here; one that changes only the designed
+  // shape, an order's section count, is found by the range sampling below.)
   for (const ParamDecl& p : source.params()) {
     if (!unranged_live && !(p.min && p.max)) {
       out.fixed.insert(p.name);
@@ -148,23 +149,8 @@ std::optional<LiveAnalysis> analyse_live_parameters(const GraphSource& source, c
     }
     for (ir::NodeId id = 0; id < now->size(); ++id)
       if (op_text(now->node(id)) != op_text(other->node(id))) out.live[id] = true;
-    probes.emplace(p.name, std::move(probe));
   }
   if (std::none_of(out.live.begin(), out.live.end(), [](bool b) { return b; })) return out;
-  // Structure after design: an order or a tap count changes the sections or taps, which no
-  // value change may do. (With the live marks, so that a live unit gain is not folded away.)
-  {
-    DiagnosticEngine ignored;
-    auto marked_now = lower_marked(source, out.live, values, ignored);
-    auto designed_now = marked_now ? designed_graph(*marked_now, request, target, ignored) : std::nullopt;
-    std::string shape_now = designed_now ? ir::structural_hash(*designed_now) : std::string();
-    for (const auto& [name, probe] : probes) {
-      auto marked = lower_marked(source, out.live, probe, ignored);
-      auto designed = marked ? designed_graph(*marked, request, target, ignored) : std::nullopt;
-      if (designed_now && designed && ir::structural_hash(*designed) != shape_now) out.structural.insert(name);
-    }
-  }
-
   // 2. Ranges.
   auto base_graph = lower_marked(source, out.live, values, diags);
   if (!base_graph) return std::nullopt;

@@ -19,7 +19,8 @@
 //      float32, no chunked scan). Delay lengths give the longest each delay line can need.
 //   A value of a declared range that a stage refuses (a cutoff above Nyquist) is a compile
 //   error: the range promises it can be set. A parameter whose probe value changes the
-//   lowered graph's structure (a filter order) is structural: not live, and set() refuses it.
+//   lowered graph's structure, or whose sampled values change the designed graph's shape (a
+//   filter order), is structural: set() refuses it.
 #pragma once
 
 #include <cstdint>
