@@ -8,33 +8,14 @@
 
 #include <cmath>
 #include <complex>
-#include <filesystem>
-#include <fstream>
-#include <random>
 
+#include "api_test_support.h"
 #include "runtime/counters.h"  // to check what compiles
 
 namespace {
 
-fxc::Options options(fxc::DType dtype = fxc::DType::f64) {
-  fxc::Options o;
-  o.sample_rate_hz = 48000;
-  o.dtype = dtype;
-  o.cache_directory = "none";
-  return o;
-}
-
-fxc::Signal noise(std::size_t channels, std::size_t samples, fxc::DType dtype, unsigned seed = 1) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
-  fxc::Signal s(channels, samples, dtype);
-  for (std::size_t c = 0; c < channels; ++c)
-    for (std::size_t i = 0; i < samples; ++i) {
-      if (dtype == fxc::DType::f32) s.f32(c)[i] = static_cast<float>(u(rng));
-      else s.f64(c)[i] = u(rng);
-    }
-  return s;
-}
+using fxc::test::noise;
+using fxc::test::options;
 
 double max_difference(const fxc::Signal& a, const fxc::Signal& b) {
   REQUIRE(a.channels() == b.channels());

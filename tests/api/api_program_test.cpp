@@ -9,32 +9,15 @@
 #include <random>
 #include <thread>
 
+#include "api_test_support.h"
 #include "runtime/counters.h"  // to check that set() never compiles
 
 namespace {
 
+using fxc::test::noise;
+using fxc::test::options;
+
 using namespace fxc::literals;
-
-fxc::Options options(fxc::DType dtype = fxc::DType::f64, fxc::Target target = fxc::Target::cpu) {
-  fxc::Options o;
-  o.sample_rate_hz = 48000;
-  o.dtype = dtype;
-  o.target = target;
-  o.cache_directory = "none";
-  return o;
-}
-
-fxc::Signal noise(std::size_t channels, std::size_t samples, fxc::DType dtype, unsigned seed = 1) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
-  fxc::Signal s(channels, samples, dtype);
-  for (std::size_t c = 0; c < channels; ++c)
-    for (std::size_t i = 0; i < samples; ++i) {
-      if (dtype == fxc::DType::f32) s.f32(c)[i] = static_cast<float>(u(rng));
-      else s.f64(c)[i] = u(rng);
-    }
-  return s;
-}
 
 // Largest |a - b| over every sample, relative to the largest |b|.
 double relative_error(const fxc::Signal& a, const fxc::Signal& b) {

@@ -5,6 +5,7 @@
 
 #include "frontend/dsl.h"
 #include "passes/pipeline.h"
+#include "test_graphs.h"
 
 namespace fxc {
 namespace {
@@ -25,14 +26,6 @@ struct Case {
   std::size_t kernels = 1;  ///< 2 where split_precision gives float64-state sections a kernel of their own
 };
 
-// W1's chain: cheby1(4, 0.1 dB) highpass x3, butter(5) lowpass x3: 15 sections.
-ir::Graph w1_chain() {
-  Flow x = input("x");
-  return make_graph("w1", {output("y", x | cheby1(4, 0.1_dB, 20_Hz, highpass) |
-                                           cheby1(4, 0.1_dB, 60_Hz, highpass) |
-                                           cheby1(4, 0.1_dB, 65_Hz, highpass) | butter(5, 5000_Hz) |
-                                           butter(5, 4900_Hz) | butter(5, 4850_Hz))});
-}
 // W4's chain: butter HP 80 Hz order 4, butter LP 12 kHz order 8: 6 sections.
 ir::Graph w4_chain() {
   Flow x = input("x");
@@ -100,7 +93,7 @@ TEST_CASE("strategies for the standard workloads on a 2-core AVX2 CPU") {
       {"1 ch 2 s", 1, 2, 44100, DType::f32, 1, cpu, S::section_wavefront, F::none,
        "1 channel, 15 sections: section wavefront hides the recurrence latency" "; float64 state (pole radius 0.999434 >= 0.99)"},
   };
-  for (const Case& c : w1) check_case(w1_chain(), c);
+  for (const Case& c : w1) check_case(test::w1_graph(), c);
 
   const Case w4[] = {
       {"W4 2 ch x 480000", 2, 10, 48000, DType::f32, 1, cpu, S::chunked_scan, F::none,
@@ -129,7 +122,7 @@ TEST_CASE("strategies for the standard workloads on a 2-core AVX2 CPU") {
 TEST_CASE("strategies on a GPU") {
   using S = ir::IirStrategy;
   auto gpu = passes::TargetKind::cuda;
-  check_case(w1_chain(), {"W1 on GPU", 8, 120, 44100, DType::f32, 1, gpu, S::gpu_chunked_scan,
+  check_case(test::w1_graph(), {"W1 on GPU", 8, 120, 44100, DType::f32, 1, gpu, S::gpu_chunked_scan,
                           ir::FirMethod::none,
                           "8 channels, 120 s: too few channels for the GPU, chunked scan over "
                           "time, L=4096" "; float64 state (pole radius 0.999434 >= 0.99)"});

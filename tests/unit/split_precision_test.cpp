@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "accuracy_support.h"
+#include "test_graphs.h"
 #include "design/filter_design.h"
 #include "frontend/dsl.h"
 #include "passes/pipeline.h"
@@ -15,27 +16,18 @@ namespace {
 
 using namespace fxc::literals;
 
-// W1's chain: three cheby1 highpasses at 20-65 Hz (6 sections with poles past r = 0.99) and
-// three butter(5) lowpasses near 5 kHz (9 sections well inside).
-ir::Graph w1_chain() {
-  Flow x = input("x");
-  return make_graph("w1", {output("y", x | cheby1(4, 0.1_dB, 20_Hz, highpass) |
-                                           cheby1(4, 0.1_dB, 60_Hz, highpass) |
-                                           cheby1(4, 0.1_dB, 65_Hz, highpass) | butter(5, 5000_Hz) |
-                                           butter(5, 4900_Hz) | butter(5, 4850_Hz))});
-}
-
-std::vector<const ir::Chain*> scheduled_chains(const ir::Graph& graph, int channels, DType dtype,
-                                               passes::TargetKind target = passes::TargetKind::cpu,
-                                               double fs = 44100) {
+// The whole pipeline on an AVX2-class target (8 float32 lanes, 4 float64).
+ir::Graph scheduled(const ir::Graph& graph, int channels, DType dtype,
+                    passes::TargetKind target = passes::TargetKind::cpu, double fs = 44100) {
   DiagnosticEngine diags;
   passes::PassContext context{diags, {fs, channels, dtype}};
-  context.target = {target, 32, 2};  // AVX2-class: 8 float32 lanes, 4 float64
-  static std::optional<ir::Graph> result;  // the chains point into it
-  result = passes::run_pipeline(graph, context);
+  context.target = {target, 32, 2};
+  auto result = passes::run_pipeline(graph, context);
   REQUIRE(result);
-  return test::chains_of(*result);
+  return std::move(*result);
 }
+
+std::size_t kernels(const ir::Graph& scheduled) { return test::chains_of(scheduled).size(); }
 
 int sections_of(const ir::Chain& chain) {
   int n = 0;
@@ -54,7 +46,8 @@ double max_radius(const ir::Chain& chain) {
 }  // namespace
 
 TEST_CASE("W1 on 8 float32 channels at 44.1 kHz: the six near-unit-circle sections alone in float64 state") {
-  auto chains = scheduled_chains(w1_chain(), 8, DType::f32);
+  ir::Graph graph = scheduled(test::w1_graph(), 8, DType::f32);
+  auto chains = test::chains_of(graph);
   REQUIRE(chains.size() == 2);
   CHECK(chains[0]->state_precision == ir::StatePrecision::f64);
   CHECK(sections_of(*chains[0]) == 6);
@@ -66,37 +59,38 @@ TEST_CASE("W1 on 8 float32 channels at 44.1 kHz: the six near-unit-circle sectio
 
 TEST_CASE("chains stay whole where splitting would not pay or is not allowed") {
   // Two or four channels fill no more float32 vectors than float64 ones: nothing to gain.
-  CHECK(scheduled_chains(w1_chain(), 2, DType::f32).size() == 1);
-  CHECK(scheduled_chains(w1_chain(), 4, DType::f32).size() == 1);
-  CHECK(scheduled_chains(w1_chain(), 1, DType::f32).size() == 1);
+  CHECK(kernels(scheduled(test::w1_graph(), 2, DType::f32)) == 1);
+  CHECK(kernels(scheduled(test::w1_graph(), 4, DType::f32)) == 1);
+  CHECK(kernels(scheduled(test::w1_graph(), 1, DType::f32)) == 1);
   // Float64 signals, the GPU: one kernel.
-  CHECK(scheduled_chains(w1_chain(), 8, DType::f64).size() == 1);
-  CHECK(scheduled_chains(w1_chain(), 8, DType::f32, passes::TargetKind::cuda).size() == 1);
+  CHECK(kernels(scheduled(test::w1_graph(), 8, DType::f64)) == 1);
+  CHECK(kernels(scheduled(test::w1_graph(), 8, DType::f32, passes::TargetKind::cuda)) == 1);
   Flow x = input("x");
   // A near-unit-circle section after a tanh cannot move in front of it.
-  auto after_tanh = scheduled_chains(
+  ir::Graph after_tanh_graph = scheduled(
       make_graph("t", {output("y", x | butter(5, 5_kHz) | butter(5, 4_kHz) | tanh() | butter(4, 20_Hz, highpass))}),
       8, DType::f32);
+  auto after_tanh = test::chains_of(after_tanh_graph);
   REQUIRE(after_tanh.size() == 1);
   CHECK(after_tanh[0]->state_precision == ir::StatePrecision::f64);
   // Before it, they move; the tanh stays in the float32 kernel, after the sections it followed.
-  auto before_tanh = scheduled_chains(
+  ir::Graph before_tanh_graph = scheduled(
       make_graph("b", {output("y", x | butter(4, 20_Hz, highpass) | butter(5, 5_kHz) | butter(5, 4_kHz) | tanh())}),
       8, DType::f32);
+  auto before_tanh = test::chains_of(before_tanh_graph);
   REQUIRE(before_tanh.size() == 2);
   CHECK(std::holds_alternative<ir::Tanh>(before_tanh[1]->stages.back()));
   // The float32 part must measure float64 quality: W1's lowpasses at 48 kHz lose 5.9e-7 in
   // float32 (44.1 kHz: 4.1e-7), over the 5e-7 the split allows; an 8th-order elliptic lowpass
   // at 23.5 kHz (every pole inside r = 0.99, next to a 30 Hz highpass) loses far more.
-  CHECK(scheduled_chains(w1_chain(), 8, DType::f32, passes::TargetKind::cpu, 48000).size() == 1);
-  auto near_nyquist = scheduled_chains(
-      make_graph("e", {output("y", x | butter(4, 30_Hz, highpass) | ellip(8, 0.5_dB, 70_dB, 23.5_kHz))}), 8,
-      DType::f32, passes::TargetKind::cpu, 48000);
-  CHECK(near_nyquist.size() == 1);
+  CHECK(kernels(scheduled(test::w1_graph(), 8, DType::f32, passes::TargetKind::cpu, 48000)) == 1);
+  CHECK(kernels(scheduled(
+            make_graph("e", {output("y", x | butter(4, 30_Hz, highpass) | ellip(8, 0.5_dB, 70_dB, 23.5_kHz))}), 8,
+            DType::f32, passes::TargetKind::cpu, 48000)) == 1);
   // A live chain's precision is decided over its parameters' ranges: it stays whole.
-  ir::Graph live = w1_chain();
+  ir::Graph live = test::w1_graph();
   for (ir::NodeId id = 0; id < live.size(); ++id) live.node(id).live = true;
-  CHECK(scheduled_chains(live, 8, DType::f32).size() == 1);
+  CHECK(kernels(scheduled(live, 8, DType::f32)) == 1);
 }
 
 TEST_CASE("split chains compute what the reference interpreter does") {

@@ -19,6 +19,17 @@ inline ir::Graph vocal_graph() {
   return make_graph("vocal", {output("", 0.7 * wet + 0.3 * (x | delay(5_ms)))});
 }
 
+/// W1's chain (design/performance.md): three cheby1(4, 0.1 dB) highpasses at 20-65 Hz (6
+/// sections with poles past r = 0.99) and three butter(5) lowpasses near 5 kHz (9 sections
+/// well inside); one input of undeclared channels.
+inline ir::Graph w1_graph() {
+  using namespace fxc::literals;
+  Flow x = input("x");
+  return make_graph("w1", {output("y", x | cheby1(4, 0.1_dB, 20_Hz, highpass) | cheby1(4, 0.1_dB, 60_Hz, highpass) |
+                                           cheby1(4, 0.1_dB, 65_Hz, highpass) | butter(5, 5000_Hz) |
+                                           butter(5, 4900_Hz) | butter(5, 4850_Hz))});
+}
+
 /// One node of every kind (specifications and concrete stages), two inputs, two outputs.
 inline ir::Graph every_kind_graph() {
   using namespace fxc::literals;

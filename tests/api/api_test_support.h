@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the public-API tests share: Options for a test (48 kHz, memory-only cache) and seeded
+// noise signals.
+#pragma once
+
+#include <fxc/fxc.h>
+
+#include <random>
+
+namespace fxc::test {
+
+inline Options options(DType dtype = DType::f64, Target target = Target::cpu) {
+  Options o;
+  o.sample_rate_hz = 48000;
+  o.dtype = dtype;
+  o.target = target;
+  o.cache_directory = "none";
+  return o;
+}
+
+/// Uniform noise in [-1, 1], seeded.
+inline Signal noise(std::size_t channels, std::size_t samples, DType dtype, unsigned seed = 1) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  Signal s(channels, samples, dtype);
+  for (std::size_t c = 0; c < channels; ++c)
+    for (std::size_t i = 0; i < samples; ++i) {
+      if (dtype == DType::f32) s.f32(c)[i] = static_cast<float>(u(rng));
+      else s.f64(c)[i] = u(rng);
+    }
+  return s;
+}
+
+}  // namespace fxc::test
