@@ -20,6 +20,7 @@
 #include "runtime/counters.h"
 #include "support/float_format.h"
 #include "tools/fxc/commands.h"
+#include "tools/fxc/stream_blocks.h"
 
 namespace fxc::cli {
 namespace {
@@ -135,36 +136,12 @@ int bench_stream(const BenchOptions& o, const Options& options) {
   for (const PortInfo& port : program.outputs())
     outputs.emplace_back(static_cast<std::size_t>(port.channels), block * blocks, options.dtype);
   std::vector<double> per_block_us;
-  auto go = [&](auto tag) {
-    using T = decltype(tag);
-    Planar<T> in(inputs), out(outputs);
-    std::vector<std::vector<const T*>> in_now(in.channels.size());
-    std::vector<std::vector<T*>> out_now(out.channels.size());
-    std::vector<const T* const*> in_ports;
-    std::vector<T* const*> out_ports;
-    for (std::size_t i = 0; i < in.channels.size(); ++i) {
-      in_now[i].resize(in.channels[i].size());
-      in_ports.push_back(in_now[i].data());
-    }
-    for (std::size_t k = 0; k < out.channels.size(); ++k) {
-      out_now[k].resize(out.channels[k].size());
-      out_ports.push_back(out_now[k].data());
-    }
-    for (int r = 0; r < o.repeat + 1; ++r) {  // the first pass warms up
-      processor.reset();
-      auto start = Clock::now();
-      for (std::size_t b = 0; b < blocks; ++b) {
-        for (std::size_t i = 0; i < in_now.size(); ++i)
-          for (std::size_t c = 0; c < in_now[i].size(); ++c) in_now[i][c] = in.channels[i][c] + b * block;
-        for (std::size_t k = 0; k < out_now.size(); ++k)
-          for (std::size_t c = 0; c < out_now[k].size(); ++c) out_now[k][c] = out.channels[k][c] + b * block;
-        processor.process(std::span<const T* const* const>(in_ports), std::span<T* const* const>(out_ports), block);
-      }
-      if (r > 0) per_block_us.push_back(ms_since(start) * 1e3 / static_cast<double>(blocks));
-    }
-  };
-  if (options.dtype == DType::f32) go(float{});
-  else go(double{});
+  for (int r = 0; r < o.repeat + 1; ++r) {  // the first pass warms up
+    processor.reset();
+    auto start = Clock::now();
+    stream_blocks(processor, inputs, outputs, block);
+    if (r > 0) per_block_us.push_back(ms_since(start) * 1e3 / static_cast<double>(blocks));
+  }
   double us = median(per_block_us);
   double audio_us = 1e6 * static_cast<double>(block) / o.fs_hz;
   std::cout << fmt::format("{}: stream of {}-sample blocks through fxc::Processor, {} ch at {:g} Hz, {}, {} blocks, "

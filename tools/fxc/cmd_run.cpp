@@ -20,6 +20,7 @@
 #include "tools/fxc/commands.h"
 #include "tools/fxc/pending_outputs.h"
 #include "tools/fxc/progress_bar.h"
+#include "tools/fxc/stream_blocks.h"
 
 namespace fxc::cli {
 namespace {
@@ -77,40 +78,6 @@ void warn_non_finite(const Signal& s, const std::string& path, DiagnosticEngine&
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
-
-// The whole signals through `processor`, `block` frames per call, into `results` (allocated
-// here): --block and the state files.
-template <class T>
-void stream_through(Processor& processor, const std::vector<Signal>& signals, std::vector<Signal>& results,
-                    std::size_t block) {
-  std::size_t total = signals.empty() ? 0 : signals[0].samples();
-  auto samples = [](auto& s, std::size_t c) {
-    if constexpr (std::is_same_v<T, float>) return s.f32(c).data();
-    else return s.f64(c).data();
-  };
-  std::vector<std::vector<const T*>> in(signals.size());
-  std::vector<std::vector<T*>> out(results.size());
-  std::vector<const T* const*> in_ports;
-  std::vector<T* const*> out_ports;
-  for (std::size_t i = 0; i < signals.size(); ++i) {
-    in[i].resize(signals[i].channels());
-    in_ports.push_back(in[i].data());
-  }
-  for (std::size_t k = 0; k < results.size(); ++k) {
-    out[k].resize(results[k].channels());
-    out_ports.push_back(out[k].data());
-  }
-  ProgressBar progress(total, "samples");
-  for (std::size_t start = 0; start < total; start += block) {
-    std::size_t count = std::min(block, total - start);
-    for (std::size_t i = 0; i < signals.size(); ++i)
-      for (std::size_t c = 0; c < in[i].size(); ++c) in[i][c] = samples(signals[i], c) + start;
-    for (std::size_t k = 0; k < results.size(); ++k)
-      for (std::size_t c = 0; c < out[k].size(); ++c) out[k][c] = samples(results[k], c) + start;
-    processor.process(in_ports, out_ports, count);
-    progress.update(start + count);
-  }
 }
 
 int run(const RunOptions& o) {
@@ -273,8 +240,8 @@ int run(const RunOptions& o) {
       }
       for (const PortInfo& port : program.outputs())
         results.emplace_back(static_cast<std::size_t>(port.channels), total, dtype, Signal::Uninitialized{});
-      if (dtype == DType::f32) stream_through<float>(*processor, signals, results, block);
-      else stream_through<double>(*processor, signals, results, block);
+      ProgressBar progress(total, "samples");
+      stream_blocks(*processor, signals, results, block, [&](std::size_t done) { progress.update(done); });
       if (!o.save_state.empty()) saved_state = processor->save_state();
     } else if (o.block) {
       results = program.run_in_blocks(signals, block);  // CUDA: a CUDA graph per block length
