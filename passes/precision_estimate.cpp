@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
 
 namespace fxc::passes {
 namespace {
@@ -23,10 +26,8 @@ struct Tdf2 {
   }
 };
 
-}  // namespace
-
-double float32_state_error(const std::vector<design::Section>& sections) {
-  if (sections.empty()) return 0;
+// The measurement of one cascade.
+double measure(const std::vector<design::Section>& sections) {
   std::vector<Tdf2<float>> narrow(sections.begin(), sections.end());
   std::vector<Tdf2<double>> wide(sections.begin(), sections.end());
   constexpr int kWarmUp = 4096, kMeasured = 8192;  // r < 0.99: 0.99^4096 < 1e-17
@@ -48,6 +49,26 @@ double float32_state_error(const std::vector<design::Section>& sections) {
   // the accuracy tests do (docs/testing.md).
   double floor2 = 1e-6 * kMeasured;
   return std::sqrt(error2 / std::max(signal2, floor2));
+}
+
+}  // namespace
+
+double float32_state_error(const std::vector<design::Section>& sections) {
+  if (sections.empty()) return 0;
+  // Remembered by coefficients: every set() of a live parameter schedules the graph again,
+  // and the chains it does not reach would be measured again to the same result.
+  static std::mutex mutex;
+  static std::unordered_map<std::string, double> known;
+  std::string key(reinterpret_cast<const char*>(sections.data()), sections.size() * sizeof(design::Section));
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = known.find(key); it != known.end()) return it->second;
+  }
+  double error = measure(sections);
+  std::lock_guard lock(mutex);
+  if (known.size() >= 4096) known.clear();
+  known.emplace(std::move(key), error);
+  return error;
 }
 
 }  // namespace fxc::passes
