@@ -81,6 +81,16 @@ int combine(const Container& container, const Subtype& subtype) {
   return 0;
 }
 
+// The --subtype name of a libsndfile format's encoding; unset for one fxc does not write
+// (ADPCM, GSM, MPEG, ...).
+std::optional<std::string> subtype_name(int sf_format) {
+  const int encoding = sf_format & SF_FORMAT_SUBMASK;
+  for (const Subtype& s : kSubtypes)
+    for (int candidate : s.candidates)
+      if (candidate != 0 && candidate == encoding) return std::string(s.name);
+  return std::nullopt;
+}
+
 // libsndfile's messages read "System error : No such file or directory." or "Error : Opus
 // only supports ..."; inside ours they read better without the prefix and the full stop.
 std::string tidy(std::string message) {
@@ -145,17 +155,21 @@ struct Fd {
 }  // namespace
 
 Expected<SignalFile, std::string> read_audio_file(const std::string& path, DType dtype) {
-  auto fail = [&](const std::string& reason) {
-    return Unexpected{"cannot read '" + path + "': " + reason};
-  };
   // Opened here so that a missing file reads as the system says it, not as libsndfile does.
   Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (file.fd < 0) return fail(std::strerror(errno));
+  if (file.fd < 0) return Unexpected{"cannot read '" + path + "': " + std::strerror(errno)};
+  return read_audio_fd(file.fd, path, dtype);
+}
+
+Expected<SignalFile, std::string> read_audio_fd(int fd, const std::string& name, DType dtype) {
+  auto fail = [&](const std::string& reason) {
+    return Unexpected{"cannot read '" + name + "': " + reason};
+  };
   struct stat st {};
-  if (::fstat(file.fd, &st) == 0 && S_ISDIR(st.st_mode)) return fail("it is a directory");
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) return fail("it is a directory");
 
   SF_INFO info{};
-  SndfilePtr sf(sf_open_fd(file.fd, SFM_READ, &info, SF_FALSE));
+  SndfilePtr sf(sf_open_fd(fd, SFM_READ, &info, SF_FALSE));
   if (!sf) return fail(open_error());
   if (info.channels <= 0) return fail("the file has no channels");
   if (info.samplerate <= 0) return fail("the file has no valid sample rate");
@@ -195,7 +209,7 @@ Expected<SignalFile, std::string> read_audio_file(const std::string& path, DType
         out[i] = static_cast<float>(interleaved[i * channels + c]);
     }
   }
-  return SignalFile{std::move(signal), static_cast<double>(info.samplerate)};
+  return SignalFile{std::move(signal), static_cast<double>(info.samplerate), subtype_name(info.format)};
 }
 
 bool is_audio_extension(const std::string& extension) {

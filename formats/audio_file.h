@@ -17,6 +17,10 @@ namespace fxc {
 /// Errors read "cannot read 'PATH': REASON".
 Expected<SignalFile, std::string> read_audio_file(const std::string& path, DType dtype);
 
+/// The same from an open descriptor (a regular file or a memory file, read from its current
+/// offset); `name` stands for the file in messages.
+Expected<SignalFile, std::string> read_audio_fd(int fd, const std::string& name, DType dtype);
+
 /// How an audio output is stored: the container named by the extension and the encoding.
 struct AudioFormat {
   int sf_format = 0;        ///< libsndfile SF_FORMAT_* container | subtype

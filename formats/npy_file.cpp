@@ -324,18 +324,22 @@ Expected<Signal, std::string> read_npy(int fd, std::uint64_t file_size) {
 }  // namespace
 
 Expected<Signal, std::string> read_npy_file(const std::string& path, DType dtype) {
-  auto fail = [&](const std::string& reason) {
-    return Unexpected{"cannot read '" + path + "': " + reason};
-  };
   Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (file.fd < 0) return fail(std::strerror(errno));
+  if (file.fd < 0) return Unexpected{"cannot read '" + path + "': " + std::strerror(errno)};
+  return read_npy_fd(file.fd, path, dtype);
+}
+
+Expected<Signal, std::string> read_npy_fd(int fd, const std::string& name, DType dtype) {
+  auto fail = [&](const std::string& reason) {
+    return Unexpected{"cannot read '" + name + "': " + reason};
+  };
   struct stat st {};
-  if (::fstat(file.fd, &st) != 0) return fail(std::strerror(errno));
+  if (::fstat(fd, &st) != 0) return fail(std::strerror(errno));
   if (S_ISDIR(st.st_mode)) return fail("it is a directory");
   // The size checks need a size: a pipe or device has none to check against.
   if (!S_ISREG(st.st_mode)) return fail("not a regular file");
 
-  auto signal = read_npy(file.fd, static_cast<std::uint64_t>(st.st_size));
+  auto signal = read_npy(fd, static_cast<std::uint64_t>(st.st_size));
   if (!signal) return fail(signal.error());
   if (signal->dtype() == dtype) return signal;
   return signal->converted(dtype);

@@ -16,6 +16,10 @@ namespace fxc {
 /// Fortran order) and converts it to `dtype`. Errors read "cannot read 'PATH': REASON".
 Expected<Signal, std::string> read_npy_file(const std::string& path, DType dtype);
 
+/// The same from an open regular file (read from its current offset, which must be 0);
+/// `name` stands for the file in messages.
+Expected<Signal, std::string> read_npy_fd(int fd, const std::string& name, DType dtype);
+
 /// Writes `signal` to the open descriptor `fd` as a version 1.0 .npy file of shape
 /// [channels, samples] and the signal's dtype, little-endian. Returns the reason on failure.
 Expected<std::monostate, std::string> write_npy(int fd, const Signal& signal);

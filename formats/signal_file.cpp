@@ -3,7 +3,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "formats/audio_file.h"
 #include "formats/npy_file.h"
@@ -14,6 +18,25 @@ namespace {
 
 constexpr const char* kExpectedExtensions = "(expected .wav, .flac, .ogg, .aiff or .npy)";
 
+Unexpected<std::string> cannot_write(const std::string& path, const std::string& reason) {
+  return Unexpected{"cannot write '" + path + "': " + reason};
+}
+
+// A file in memory with a descriptor, for the readers and writers that take one: standard
+// input is read whole into one (so that libsndfile may seek), and standard output written
+// through one.
+struct MemoryFile {
+  int fd = ::memfd_create("fxc-signal", MFD_CLOEXEC);
+  ~MemoryFile() {
+    if (fd >= 0) ::close(fd);
+  }
+  MemoryFile() = default;
+  MemoryFile(const MemoryFile&) = delete;
+  MemoryFile& operator=(const MemoryFile&) = delete;
+};
+
+}  // namespace
+
 std::string lower_extension(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(),
@@ -21,17 +44,64 @@ std::string lower_extension(const std::string& path) {
   return ext;
 }
 
-Unexpected<std::string> cannot_write(const std::string& path, const std::string& reason) {
-  return Unexpected{"cannot write '" + path + "': " + reason};
+bool is_npy_bytes(std::string_view bytes) { return bytes.substr(0, 6) == std::string_view("\x93NUMPY", 6); }
+
+Expected<SignalFile, std::string> read_signal_bytes(const std::string& bytes, const std::string& name, DType dtype) {
+  MemoryFile file;
+  if (file.fd < 0) return Unexpected{"cannot read '" + name + "': " + std::strerror(errno)};
+  if (auto ok = write_all(file.fd, bytes.data(), bytes.size()); !ok)
+    return Unexpected{"cannot read '" + name + "': " + ok.error()};
+  if (::lseek(file.fd, 0, SEEK_SET) != 0) return Unexpected{"cannot read '" + name + "': " + std::strerror(errno)};
+  if (is_npy_bytes(bytes)) {
+    auto signal = read_npy_fd(file.fd, name, dtype);
+    if (!signal) return Unexpected{signal.error()};
+    return SignalFile{std::move(signal).value(), std::nullopt, std::nullopt};
+  }
+  return read_audio_fd(file.fd, name, dtype);
 }
 
-}  // namespace
+Expected<std::string, std::string> encode_signal(const Signal& signal, const std::string& extension,
+                                                 std::optional<double> sample_rate_hz, const WriteOptions& options) {
+  const std::string name = "<stdout>";
+  if (extension == ".npy" && options.subtype)
+    return cannot_write(name, "--subtype does not apply to .npy output (its dtype is that of the computation, --dtype)");
+  if (extension != ".npy" && !is_audio_extension(extension))
+    return cannot_write(name, "unknown output format '" + extension + "' " + std::string(kExpectedExtensions));
+  if (signal.channels() == 0) return cannot_write(name, "the signal has no channels");
+  MemoryFile file;
+  if (file.fd < 0) return cannot_write(name, std::strerror(errno));
+  Expected<std::monostate, std::string> written = std::monostate{};
+  if (extension == ".npy") {
+    written = write_npy(file.fd, signal);
+  } else {
+    if (!sample_rate_hz) return cannot_write(name, "an audio file needs a sample rate (give one with --fs)");
+    auto format = audio_format_for(extension, options.subtype);
+    if (!format) return cannot_write(name, format.error());
+    written = write_audio(file.fd, signal, *sample_rate_hz, *format);
+  }
+  if (!written) return cannot_write(name, written.error());
+  off_t size = ::lseek(file.fd, 0, SEEK_END);
+  if (size < 0 || ::lseek(file.fd, 0, SEEK_SET) != 0) return cannot_write(name, std::strerror(errno));
+  std::string bytes(static_cast<std::size_t>(size), '\0');
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::read(file.fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return cannot_write(name, n < 0 ? std::strerror(errno) : "the memory file ended early");
+    done += static_cast<std::size_t>(n);
+  }
+  return bytes;
+}
+
+bool audio_subtype_available(const std::string& extension, const std::string& subtype) {
+  return is_audio_extension(extension) && audio_format_for(extension, subtype).has_value();
+}
 
 Expected<SignalFile, std::string> read_signal_file(const std::string& path, DType dtype) {
   if (lower_extension(path) == ".npy") {
     auto signal = read_npy_file(path, dtype);
     if (!signal) return Unexpected{signal.error()};
-    return SignalFile{std::move(signal).value(), std::nullopt};
+    return SignalFile{std::move(signal).value(), std::nullopt, std::nullopt};
   }
   return read_audio_file(path, dtype);
 }
@@ -40,6 +110,10 @@ Expected<std::monostate, std::string> check_output_format(const std::string& pat
                                                           const WriteOptions& options) {
   // Where the file goes, checked now rather than after the whole computation.
   if (auto place = check_write_place(path); !place) return place;
+  return check_output_encoding(path, options);
+}
+
+Expected<std::monostate, std::string> check_output_encoding(const std::string& path, const WriteOptions& options) {
   std::string ext = lower_extension(path);
   if (ext.empty())
     return cannot_write(path, std::string("the name has no extension ") + kExpectedExtensions);

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 
 #include "ir/dtype.h"
@@ -19,6 +20,9 @@ namespace fxc {
 struct SignalFile {
   Signal signal;
   std::optional<double> sample_rate_hz;
+  /// An audio file's sample encoding as `--subtype` names it ("pcm16", "float", "vorbis",
+  /// ...); unset for .npy files and for encodings fxc does not write (ADPCM, GSM, MPEG, ...).
+  std::optional<std::string> subtype;
 };
 
 struct WriteOptions {
@@ -37,6 +41,29 @@ Expected<std::monostate, std::string> write_signal_file(const std::string& path,
                                                         const Signal& signal,
                                                         std::optional<double> sample_rate_hz,
                                                         const WriteOptions& options);
+
+/// True when `bytes` start as a .npy file does ("\x93NUMPY"); anything else is read as audio.
+bool is_npy_bytes(std::string_view bytes);
+
+/// Reads a whole file held in memory (standard input): .npy by its magic bytes, else audio
+/// through libsndfile (WAV, FLAC, ... recognised by their headers). `name` stands for it in
+/// messages ("cannot read '<stdin>': ...").
+Expected<SignalFile, std::string> read_signal_bytes(const std::string& bytes, const std::string& name, DType dtype);
+
+/// The bytes `write_signal_file` would write to a file with this `extension` (".wav", ".npy",
+/// ...): what a command writes to standard output.
+Expected<std::string, std::string> encode_signal(const Signal& signal, const std::string& extension,
+                                                 std::optional<double> sample_rate_hz, const WriteOptions& options);
+
+/// True when the audio container of `extension` (lower case, with the dot) can hold `subtype`.
+bool audio_subtype_available(const std::string& extension, const std::string& subtype);
+
+/// The extension of `path` in lower case, with the dot ("" when it has none).
+std::string lower_extension(const std::string& path);
+
+/// Checks the extension and the subtype of an output, not where it goes: check_output_format
+/// without the directory (for outputs whose directories are made later).
+Expected<std::monostate, std::string> check_output_encoding(const std::string& path, const WriteOptions& options);
 
 /// Checks what can be checked before there is a signal (the extension, the subtype), so a
 /// command can fail before a long computation rather than after it.

@@ -37,12 +37,14 @@ inline std::string read_file_bytes(const std::filesystem::path& path) {
 }
 
 /// Runs `argv[0]` (a path, not looked up in PATH) with `argv`, in `cwd`, with standard input
-/// from /dev/null and `extra_env` ("NAME=VALUE") added to this process's environment.
+/// from `stdin_path` (/dev/null unless given) and `extra_env` ("NAME=VALUE") added to this
+/// process's environment.
 /// NO_COLOR=1 is always set so messages are plain text. Throws std::runtime_error if the
 /// program cannot be started at all.
 inline CommandResult run_command(const std::vector<std::string>& argv,
                                  const std::filesystem::path& cwd,
-                                 const std::vector<std::string>& extra_env = {}) {
+                                 const std::vector<std::string>& extra_env = {},
+                                 const std::filesystem::path& stdin_path = "/dev/null") {
   namespace fs = std::filesystem;
   // Capture into temporary files rather than pipes: no risk of a deadlock on a full pipe,
   // and nothing to multiplex.
@@ -71,7 +73,8 @@ inline CommandResult run_command(const std::vector<std::string>& argv,
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  std::string stdin_string = stdin_path.is_absolute() ? stdin_path.string() : (cwd / stdin_path).string();
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, stdin_string.c_str(), O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, out_fd, STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, err_fd, STDERR_FILENO);
   posix_spawn_file_actions_addclose(&actions, out_fd);

@@ -6,43 +6,31 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <set>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include "corpus/corpus_runner.h"
+#include "corpus/file_list.h"
+#include "corpus/output_names.h"
+#include "corpus/pending_outputs.h"
 #include "formats/signal_file.h"
 #include "runtime/counters.h"
 #include "support/file_io.h"
 #include "support/float_format.h"
 #include "support/trace.h"
 #include "tools/fxc/commands.h"
-#include "tools/fxc/pending_outputs.h"
 #include "tools/fxc/progress_bar.h"
+#include "tools/fxc/run_options.h"
 #include "tools/fxc/stream_blocks.h"
 
 namespace fxc::cli {
-namespace {
-
-struct RunOptions {
-  std::string graph;
-  std::vector<std::string> inputs, outputs;
-  std::optional<double> fs_hz;
-  std::string target = "cpu";
-  std::string dtype = "f64";
-  std::optional<std::string> subtype;
-  std::optional<long long> block;
-  std::string load_state, save_state;  // stream state files (cpu)
-  std::vector<std::string> thresholds;  // --threshold NAME=VALUE
-  std::vector<std::string> sets;
-  std::string trace, cache_dir;
-  bool stats = false;
-  bool time_passes = false;
-  int threads = 0;  // --threads: 0 for the default
-};
-
-// --trace: the Chrome trace so far, written whole or not at all; nothing without a path.
 Expected<std::monostate, std::string> write_trace(const std::string& path) {
   if (path.empty()) return std::monostate{};
   std::string json = Trace::global().to_json();
@@ -51,28 +39,64 @@ Expected<std::monostate, std::string> write_trace(const std::string& path) {
   });
 }
 
+long peak_rss_kib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;  // KiB on Linux
+}
+
+bool is_corpus_run(const RunOptions& o) {
+  return !o.out_dir.empty() || std::any_of(o.outputs.begin(), o.outputs.end(), corpus::has_pattern_field);
+}
+
+namespace {
+
+// The signal read from standard input (`-i -`): the whole of it, .npy or audio by its first bytes.
+Expected<SignalFile, std::string> read_stdin(DType dtype, bool& npy) {
+  std::string bytes;
+  char buffer[1 << 16];
+  while (true) {
+    ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Unexpected{"cannot read '<stdin>': " + std::string(std::strerror(errno))};
+    if (n == 0) break;
+    bytes.append(buffer, static_cast<std::size_t>(n));
+  }
+  if (bytes.empty()) return Unexpected{std::string("cannot read '<stdin>': standard input is empty")};
+  npy = is_npy_bytes(bytes);
+  return read_signal_bytes(bytes, "<stdin>", dtype);
+}
+
+// What only a corpus run takes, or only a one-item run, is a usage error in the other mode.
+void check_single_mode(const RunOptions& o) {
+  for (const std::string& input : o.inputs) {
+    std::error_code error;
+    bool directory = std::filesystem::is_directory(input, error);
+    bool glob = corpus::is_glob(input) && !std::filesystem::exists(input, error);
+    if (directory || glob)
+      throw UsageError{"-i '" + input + "' is " + (directory ? "a directory" : "a glob pattern") +
+                       ": a corpus run needs --out-dir DIR (outputs mirror the inputs' directories) or an -o "
+                       "pattern such as -o 'out/{dir}/{stem}_eq.{ext}' (see docs/corpora.md)"};
+  }
+  if (o.outputs.empty())
+    throw UsageError{"no output: give --output (-o) once per graph output, or --out-dir DIR or an -o pattern "
+                     "for a corpus"};
+  if (o.jobs != 1) throw UsageError{"--jobs runs the files of a corpus in parallel: use it with --out-dir or an -o pattern"};
+  if (o.skip_existing) throw UsageError{"--skip-existing applies to a corpus run: use it with --out-dir or an -o pattern"};
+  if (!o.shard.empty()) throw UsageError{"--shard splits a corpus: use it with --out-dir or an -o pattern"};
+  if (std::count(o.inputs.begin(), o.inputs.end(), "-") > 1)
+    throw UsageError{"standard input ('-i -') can be read only once"};
+  if (std::count(o.outputs.begin(), o.outputs.end(), "-") > 1)
+    throw UsageError{"standard output ('-o -') can take only one output"};
+  if (!o.pipe_format.empty() && std::find(o.outputs.begin(), o.outputs.end(), "-") == o.outputs.end())
+    throw UsageError{"--pipe-format is the format of standard output: use it with '-o -'"};
+}
+
 // NaN and infinite input samples are not errors (every stage computes with them as IEEE
 // arithmetic does, see docs/errors.md) but are seldom meant: one warning per file.
 void warn_non_finite(const Signal& s, const std::string& path, DiagnosticEngine& diags) {
-  std::uint64_t nans = 0, infinities = 0;
-  std::size_t first = s.samples(), first_channel = 0;
-  auto scan = [&](auto samples, std::size_t c) {
-    for (std::size_t i = 0; i < samples.size(); ++i) {
-      if (std::isfinite(samples[i])) continue;
-      ++(std::isnan(samples[i]) ? nans : infinities);
-      if (i < first) first = i, first_channel = c;
-    }
-  };
-  for (std::size_t c = 0; c < s.channels(); ++c) {
-    if (s.dtype() == DType::f32) scan(s.f32(c), c);
-    else scan(s.f64(c), c);
-  }
-  if (nans + infinities == 0) return;
-  diags.warning({}, "'" + path + "' holds " + std::to_string(nans) + " NaN and " + std::to_string(infinities) +
-                        " infinite sample(s), the first at sample " + std::to_string(first) + " of channel " +
-                        std::to_string(first_channel) + " (counting from 0); they propagate through the "
-                        "graph, and a recursive filter that meets one outputs NaN from there on",
-                "fxc-input");
+  if (std::string warning = corpus::non_finite_warning(s, path); !warning.empty())
+    diags.warning({}, warning, "fxc-input");
 }
 
 using Clock = std::chrono::steady_clock;
@@ -81,6 +105,8 @@ double ms_since(Clock::time_point t) {
 }
 
 int run(const RunOptions& o) {
+  if (is_corpus_run(o)) return run_corpus(o);
+  check_single_mode(o);
   if (o.block && *o.block < 1) return user_error("--block must be at least 1, got " + std::to_string(*o.block));
   if (o.block && o.target == "ref") return user_error("--block runs compiled kernels: use it with --target cpu or cuda");
   auto thresholds = parse_thresholds(o.thresholds);
@@ -99,6 +125,7 @@ int run(const RunOptions& o) {
   WriteOptions write_options{o.subtype};
   std::set<std::string> seen;
   for (const std::string& path : o.outputs) {
+    if (path == "-") continue;  // standard output: its format is known once the inputs are read
     // Absolute first: weakly_canonical leaves a relative name that does not exist yet as it
     // is, so 'out.npy' and './out.npy' differed.
     if (!seen.insert(std::filesystem::weakly_canonical(std::filesystem::absolute(path)).string()).second)
@@ -145,9 +172,19 @@ int run(const RunOptions& o) {
   std::vector<Signal> signals;
   std::optional<double> fs_hz = o.fs_hz;
   std::string fs_source;
-  for (const std::string& path : o.inputs) {
+  // Standard output takes .npy or WAV: --pipe-format, else the kind of standard input, else
+  // of the first input file.
+  std::string pipe_extension = o.pipe_format.empty() ? "" : "." + o.pipe_format;
+  if (pipe_extension.empty() && !o.inputs.empty() && o.inputs[0] != "-")
+    pipe_extension = lower_extension(o.inputs[0]) == ".npy" ? ".npy" : ".wav";
+  for (std::string path : o.inputs) {
     TraceSpan span("read " + path, "io");
-    auto file = read_signal_file(path, dtype);
+    bool npy = false;
+    auto file = path == "-" ? read_stdin(dtype, npy) : read_signal_file(path, dtype);
+    if (path == "-") {
+      path = "<stdin>";
+      if (o.pipe_format.empty()) pipe_extension = npy ? ".npy" : ".wav";
+    }
     if (!file) return user_error(file.error());
     if (!o.fs_hz) {
       if (!file->sample_rate_hz)
@@ -257,17 +294,23 @@ int run(const RunOptions& o) {
   report(diags);  // warnings about the inputs, if any
 
   phase_start = Clock::now();
-  PendingOutputs pending;
+  corpus::PendingOutputs pending;
+  std::optional<std::string> piped;  // the bytes for standard output, written after the files
   {
     TraceSpan span("write outputs", "io");
+    auto write = [&](const std::string& path, const Signal& s) -> Expected<std::monostate, std::string> {
+      if (path != "-") return pending.write(path, s.converted(dtype), fs_hz, write_options);
+      auto bytes = encode_signal(s.converted(dtype), pipe_extension, fs_hz, write_options);
+      if (!bytes) return Unexpected{bytes.error()};
+      piped = std::move(bytes).value();
+      return std::monostate{};
+    };
     std::size_t k = 0;
     for (const auto& item : items > 1 ? batch_results : std::vector<std::vector<Signal>>{})
       for (const Signal& s : item)
-        if (auto ok = pending.write(o.outputs[k++], s.converted(dtype), fs_hz, write_options); !ok)
-          return user_error(ok.error());
+        if (auto ok = write(o.outputs[k++], s); !ok) return user_error(ok.error());
     for (std::size_t i = 0; i < results.size(); ++i)
-      if (auto ok = pending.write(o.outputs[i], results[i].converted(dtype), fs_hz, write_options); !ok)
-        return user_error(ok.error());
+      if (auto ok = write(o.outputs[i], results[i]); !ok) return user_error(ok.error());
   }
   phases.emplace_back("write outputs", ms_since(phase_start));
   // The trace before the outputs' renames: a trace that cannot be written fails the run, and
@@ -280,6 +323,9 @@ int run(const RunOptions& o) {
     if (!ok) return user_error(ok.error());
   }
   if (auto ok = pending.commit(); !ok) return user_error(ok.error());
+  if (piped)
+    if (auto ok = write_all(STDOUT_FILENO, piped->data(), piped->size()); !ok)
+      return user_error("cannot write '<stdout>': " + ok.error());
 
   if (o.stats) {
     auto [compiles, memory_hits, disk_hits, dispatches] = before_stats;
@@ -296,7 +342,8 @@ int run(const RunOptions& o) {
               << "  kernel dispatches " << counters().dispatches - dispatches << "\n"
               << "  GPU launches      " << counters().gpu_launches << " (" << counters().gpu_graph_launches
               << " CUDA graph replays), " << counters().gpu_bytes_copied << " bytes copied\n"
-              << "  signal bytes      " << bytes << " (inputs read and outputs written)\n";
+              << "  signal bytes      " << bytes << " (inputs read and outputs written)\n"
+              << "  peak RSS          " << peak_rss_kib() << " KiB\n";
     for (const auto& [phase, ms] : phases)
       std::cerr << "  " << phase << std::string(18 - std::min<std::size_t>(17, std::string(phase).size()), ' ')
                 << ms << " ms\n";
@@ -311,14 +358,29 @@ void add_run_command(CLI::App& app, Action& action) {
   CLI::App* cmd = app.add_subcommand("run", "Run a graph on audio or .npy files.");
   cmd->add_option("graph", o->graph, "The .fx graph file")->required();
   cmd->add_option("-i,--input", o->inputs,
-                  "An input file (WAV, FLAC, OGG, AIFF, ... or .npy); repeat once per graph input, "
-                  "in declaration order")
+                  "Input files (WAV, FLAC, OGG, AIFF, ... or .npy; '-' for standard input), one per graph input "
+                  "in declaration order; with --out-dir or an -o pattern, any number of files, directories "
+                  "(searched recursively) and glob patterns (*, ?, [...], **)")
       ->required()
-      ->allow_extra_args(false);
+      ->allow_extra_args(true);
   cmd->add_option("-o,--output", o->outputs,
-                  "An output file; its extension picks the format; repeat once per graph output")
-      ->required()
+                  "An output file ('-' for standard output); its extension picks the format; repeat once per "
+                  "graph output. With {stem} {name} {ext} {dir} {output} fields, a pattern naming each "
+                  "file of a corpus: -o 'out/{dir}/{stem}_eq.{ext}'")
       ->allow_extra_args(false);
+  cmd->add_option("--out-dir", o->out_dir,
+                  "Run a corpus: each input's outputs go to DIR, mirroring its directory under its root, "
+                  "named {stem}.{ext} ({stem}_{output}.{ext} for a graph with several outputs)");
+  cmd->add_option("--jobs", o->jobs,
+                  "Corpus: files processed at once (each run on 1 thread unless --threads says otherwise)")
+      ->capture_default_str();
+  cmd->add_flag("--skip-existing", o->skip_existing, "Corpus: leave out files whose outputs all exist (resumes a run)");
+  cmd->add_option("--shard", o->shard,
+                  "Corpus: run only shard I of N (1-based) of the sorted file list: file k (from 0) is in "
+                  "shard k mod N + 1; e.g. --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT");
+  cmd->add_option("--pipe-format", o->pipe_format,
+                  "Format of '-o -' (standard output): wav or npy (default: the kind of the input)")
+      ->check(CLI::IsMember({"wav", "npy"}));
   cmd->add_option("--fs", o->fs_hz, "Sample rate in Hz (needed for .npy inputs; overrides the files')");
   cmd->add_option("--target", o->target,
                   "Where to run: cpu (compiled kernels), cuda (an NVIDIA GPU) or ref (the float64 reference interpreter)")
@@ -357,7 +419,13 @@ void add_run_command(CLI::App& app, Action& action) {
       "  fxc run examples/crossover.fx -i mix.wav -o low.wav -o high.wav\n"
       "  fxc run eq.fx -i x.npy --fs 48000 -o y.npy --dtype f32\n"
       "  fxc run eq.fx -i a.wav -i b.wav -i c.wav -o a_eq.wav -o b_eq.wav -o c_eq.wav   # a batch\n"
-      "Nothing is written to an output unless the whole run succeeds.");
+      "  fxc run eq.fx -i - -o - < in.wav > out.wav                            # a pipe (WAV or .npy)\n"
+      "Corpora (docs/corpora.md): --out-dir or an -o pattern runs every file on its own:\n"
+      "  fxc run eq.fx -i corpus/ --out-dir out/ --jobs 4                      # out/ mirrors corpus/\n"
+      "  fxc run eq.fx -i 'corpus/**/*.wav' -o 'out/{dir}/{stem}_eq.{ext}'     # globs expanded by fxc\n"
+      "  fxc run eq.fx -i corpus/ --out-dir out/ --skip-existing --shard 2/8   # resume; one node of 8\n"
+      "A failed file is reported with its path and the others go on; exit status 1 if any failed.\n"
+      "Nothing is written to an output unless the whole run (in a corpus, the file's) succeeds.");
   cmd->callback([&action, o] { action = [o] { return run(*o); }; });
 }
 

@@ -1,24 +1,32 @@
 // SPDX-License-Identifier: Apache-2.0
 // A progress line for long runs: shown on a terminal only, and only once a run has taken a
-// second, with the rate and the time left.
+// second, with the rate (or what was done) and the time left.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 namespace fxc::cli {
 
 class ProgressBar {
  public:
-  /// `total` units of work (samples); `unit` names them in the rate ("samples").
+  /// `total` units of work (samples, bytes); `unit` names them in the rate ("samples").
   ProgressBar(std::uint64_t total, const char* unit);
   ~ProgressBar();
 
-  /// `done` units finished so far.
+  /// `done` units finished so far: the rate in units per second and the time left.
   void update(std::uint64_t done);
+  /// `done` units finished so far, described by `detail` ("12/100 files, 0.3 h of audio")
+  /// instead of a rate, and the time left.
+  void update(std::uint64_t done, const std::string& detail);
+  /// Erases the line (before another message goes to standard error); the next update draws
+  /// it again.
+  void clear();
 
  private:
   using Clock = std::chrono::steady_clock;
+  void draw(std::uint64_t done, const std::string* detail);
   std::uint64_t total_;
   const char* unit_;
   bool terminal_;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Outputs of a run, written under pending names and renamed into place together, so that a
+// Outputs of a run (fxc run, and each file of a corpus), written under pending names and renamed into place together, so that a
 // run that fails anywhere leaves every output path as it was.
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -12,7 +13,7 @@
 
 #include "formats/signal_file.h"
 
-namespace fxc::cli {
+namespace fxc::corpus {
 
 // Each output is first written beside its destination under a pending name (keeping its
 // extension, which picks the format), and all are renamed only once every one was written:
@@ -38,9 +39,11 @@ class PendingOutputs {
     fs::file_type type = fs::status(target, error).type();
     if (type != fs::file_type::regular && type != fs::file_type::not_found && type != fs::file_type::none)
       return write_signal_file(path, signal, fs_hz, o);
-    // The index keeps two outputs of one name (in a batch, through links) apart.
+    // The number keeps two outputs of one name (in a batch, through links; the files of a
+    // corpus written by several threads) apart.
+    static std::atomic<unsigned long long> written{0};
     std::string pending = (target.parent_path() / (".fxc-pending-" + std::to_string(getpid()) + "-" +
-                                                   std::to_string(files_.size()) + "-" +
+                                                   std::to_string(written++) + "-" +
                                                    fs::path(path).filename().string()))
                               .string();
     auto ok = write_signal_file(pending, signal, fs_hz, o);
@@ -72,4 +75,4 @@ class PendingOutputs {
   std::vector<File> files_;
 };
 
-}  // namespace fxc::cli
+}  // namespace fxc::corpus

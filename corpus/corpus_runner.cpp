@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "corpus/corpus_runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <mutex>
+#include <new>
+#include <set>
+#include <utility>
+
+#include "corpus/pending_outputs.h"
+#include "formats/signal_file.h"
+#include "support/file_io.h"
+
+namespace fxc::corpus {
+
+struct CorpusRunner::Shapes {
+  std::mutex mutex;
+  std::set<std::pair<double, int>> compiled;  // (sample rate, channels) made at least once
+};
+
+namespace {
+
+std::string describe(const Error& e) {
+  std::string where;
+  if (!e.file().empty()) where = e.file() + (e.line() > 0 ? ":" + std::to_string(e.line()) + ":" + std::to_string(e.column()) : "") + ": ";
+  return where + e.message() + (e.code().empty() ? "" : " [" + e.code() + "]");
+}
+
+// The largest |sample| of `s`; NaN counts as larger than anything.
+double peak_of(const Signal& s) {
+  double peak = 0;
+  for (std::size_t c = 0; c < s.channels(); ++c) {
+    auto scan = [&](auto samples) {
+      for (auto x : samples) {
+        double v = std::abs(static_cast<double>(x));
+        if (!(v <= peak)) peak = v;
+      }
+    };
+    if (s.dtype() == DType::f32) scan(s.f32(c));
+    else scan(s.f64(c));
+  }
+  return peak;
+}
+
+}  // namespace
+
+Options default_corpus_options() {
+  Options o;
+  o.sample_rate_hz = 0;
+  o.dtype = DType::f64;
+  o.live_unranged_params = false;
+  return o;
+}
+
+std::string non_finite_warning(const Signal& s, const std::string& path) {
+  std::uint64_t nans = 0, infinities = 0;
+  std::size_t first = s.samples(), first_channel = 0;
+  auto scan = [&](auto samples, std::size_t c) {
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      if (std::isfinite(samples[i])) continue;
+      ++(std::isnan(samples[i]) ? nans : infinities);
+      if (i < first) first = i, first_channel = c;
+    }
+  };
+  for (std::size_t c = 0; c < s.channels(); ++c) {
+    if (s.dtype() == DType::f32) scan(s.f32(c), c);
+    else scan(s.f64(c), c);
+  }
+  if (nans + infinities == 0) return {};
+  return "'" + path + "' holds " + std::to_string(nans) + " NaN and " + std::to_string(infinities) +
+         " infinite sample(s), the first at sample " + std::to_string(first) + " of channel " +
+         std::to_string(first_channel) +
+         " (counting from 0); they propagate through the graph, and a recursive filter that meets one outputs NaN "
+         "from there on";
+}
+
+CorpusRunner::CorpusRunner(std::string graph, bool is_source, RunnerOptions options)
+    : options_(std::move(options)), shapes_(std::make_shared<Shapes>()) {
+  if (is_source) {
+    source_ = std::move(graph);
+    name_ = "<source>";
+  } else {
+    // As Program::from_file names it, so that messages and the Program cache agree with `fxc run`.
+    std::error_code error;
+    if (std::filesystem::is_directory(graph, error))
+      throw Error("error: cannot read '" + graph + "': it is a directory [fx-io]\n",
+                  "cannot read '" + graph + "': it is a directory", "fx-io");
+    auto text = read_whole_file(graph);
+    if (!text) throw Error("error: " + text.error() + " [fx-io]\n", text.error(), "fx-io");
+    source_ = std::move(text).value();
+    name_ = std::move(graph);
+  }
+  GraphInfo info = inspect_source(source_, name_, options_.options.settings);
+  if (info.inputs.size() != 1) {
+    std::string message = "a corpus runs graphs with exactly one input, and '" + name_ + "' has " +
+                          std::to_string(info.inputs.size()) +
+                          " (run it with one -i per input, or batches of -i groups, instead)";
+    throw Error("error: " + message + " [fxc-corpus]\n", message, "fxc-corpus", name_);
+  }
+  declared_channels_ = info.inputs[0].channels;
+  for (const PortInfo& port : info.outputs) output_names_.push_back(port.name);
+}
+
+const std::vector<std::string>& CorpusRunner::output_names() const { return output_names_; }
+
+FileResult CorpusRunner::process(const InputFile& input, const std::vector<std::string>& outputs) const {
+  auto started = std::chrono::steady_clock::now();
+  FileResult r;
+  r.input = input.path;
+  r.outputs = outputs;
+  auto finish = [&](FileResult::Status status, std::string message = {}) {
+    r.status = status;
+    r.message = std::move(message);
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return r;
+  };
+  auto fail = [&](std::string message) { return finish(FileResult::Status::failed, std::move(message)); };
+  if (outputs.size() != output_names_.size())
+    return fail("'" + input.path + "': " + std::to_string(outputs.size()) + " output path(s) given for a graph with " +
+                std::to_string(output_names_.size()) + " output(s)");
+  if (options_.skip_existing &&
+      std::all_of(outputs.begin(), outputs.end(), [](const std::string& p) {
+        std::error_code error;
+        return std::filesystem::exists(p, error);
+      }))
+    return finish(FileResult::Status::skipped);
+
+  try {
+    const Options& base = options_.options;
+    auto file = read_signal_file(input.path, base.dtype);
+    if (!file) return fail(file.error());
+    Signal& signal = file->signal;
+    signal.set_source(input.path);  // messages about it name the file
+    r.frames = signal.samples();
+    r.channels = static_cast<int>(signal.channels());
+    double fs_hz = base.sample_rate_hz > 0 ? base.sample_rate_hz : file->sample_rate_hz.value_or(0);
+    if (!(fs_hz > 0)) return fail("'" + input.path + "' carries no sample rate (a .npy file): give it with --fs");
+    r.sample_rate_hz = fs_hz;
+    if (std::string w = non_finite_warning(signal, input.path); !w.empty()) r.warnings += "warning: " + w + " [fxc-input]\n";
+
+    // The options `fxc run -i FILE` compiles with (tools/fxc/cmd_run.cpp), so that the
+    // outputs are the same bytes.
+    Options o = base;
+    o.sample_rate_hz = fs_hz;
+    if (declared_channels_ == 0 && o.channels == 0) o.channels = r.channels;
+    o.signal_length = r.frames;
+    o.max_block = std::clamp<std::size_t>(std::min<std::size_t>(std::size_t{1} << 16, r.frames), 1, std::size_t{1} << 20);
+    o.compile_kernels = true;
+
+    std::vector<Signal> results;
+    try {
+      // The first file of a shape compiles its kernels while the others wait, so that every
+      // shape compiles once; later files of it are copies from the process's Program cache.
+      std::pair<double, int> shape{fs_hz, r.channels};
+      std::unique_lock lock(shapes_->mutex);
+      bool first = shapes_->compiled.insert(shape).second;
+      if (!first) lock.unlock();
+      Program program = Program::from_source(source_, o, name_);
+      if (first) lock.unlock();
+      results = program.run(std::vector<Signal>{signal});
+      if (std::string w = program.warnings(); !w.empty()) r.warnings += w;
+    } catch (const Error& e) {
+      std::string what = describe(e);
+      // A message about the signal names it already; one about the graph (a cutoff above this
+      // file's Nyquist frequency) gets the file and its rate.
+      if (what.find("'" + input.path + "'") != std::string::npos) return fail(what);
+      return fail("'" + input.path + "' (" + std::to_string(static_cast<long long>(fs_hz)) + " Hz, " +
+                  std::to_string(r.channels) + " channel(s)): " + what);
+    }
+    signal = Signal();  // the input's memory, before the outputs are written
+
+    PendingOutputs pending;
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+      const std::string& path = outputs[k];
+      WriteOptions write{options_.subtype};
+      std::string ext = lower_extension(path);
+      if (!write.subtype && file->subtype && ext != ".npy" && audio_subtype_available(ext, *file->subtype))
+        write.subtype = file->subtype;
+      if (options_.create_directories) {
+        std::filesystem::path dir = std::filesystem::path(path).parent_path();
+        std::error_code error;
+        if (!dir.empty()) std::filesystem::create_directories(dir, error);
+        if (error) return fail("cannot write '" + path + "': cannot make its directory: " + error.message());
+      }
+      if (auto ok = check_output_format(path, write); !ok) return fail(ok.error());
+      Signal out = results[k].converted(base.dtype);
+      r.peak = std::max(r.peak, peak_of(out));
+      if (auto ok = pending.write(path, out, fs_hz, write); !ok) return fail(ok.error());
+    }
+    if (auto ok = pending.commit(); !ok) return fail(ok.error());
+    return finish(FileResult::Status::written);
+  } catch (const std::bad_alloc&) {
+    return fail("'" + input.path + "': out of memory (fewer --jobs, or shorter files, need less)");
+  }
+}
+
+}  // namespace fxc::corpus

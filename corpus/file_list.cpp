@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "corpus/file_list.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <filesystem>
+#include <stdexcept>
+#include <string_view>
+
+namespace fxc::corpus {
+namespace {
+
+namespace fs = std::filesystem;
+
+// What libsndfile reads (recognised by content; these names only choose what a directory
+// listing picks up) and .npy.
+constexpr std::array<std::string_view, 31> kSignalExtensions = {
+    ".wav", ".wave", ".bwf", ".rf64", ".w64", ".flac", ".ogg", ".oga", ".opus", ".aif", ".aiff",
+    ".aifc", ".caf", ".au", ".snd", ".mp3", ".sph", ".nist", ".voc", ".paf", ".svx", ".8svx",
+    ".iff", ".sf", ".ircam", ".htk", ".mat4", ".mat5", ".pvf", ".xi", ".npy"};
+
+std::string join(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  return a.back() == '/' ? a + b : a + "/" + b;
+}
+
+bool hidden(const std::string& name) { return !name.empty() && name[0] == '.'; }
+
+std::vector<std::string> split_path(const std::string& spec) {
+  std::vector<std::string> parts;
+  std::string part;
+  for (char c : spec) {
+    if (c == '/') {
+      if (!part.empty()) parts.push_back(part);
+      part.clear();
+    } else {
+      part += c;
+    }
+  }
+  if (!part.empty()) parts.push_back(part);
+  return parts;
+}
+
+bool is_file(const fs::path& p) {
+  std::error_code error;
+  return fs::is_regular_file(p, error);  // follows links
+}
+
+bool is_dir(const fs::path& p) {
+  std::error_code error;
+  return fs::is_directory(p, error);
+}
+
+// The entries of `dir` (files and directories), sorted, or none where it cannot be read.
+std::vector<fs::directory_entry> entries(const fs::path& dir) {
+  std::vector<fs::directory_entry> out;
+  std::error_code error;
+  for (fs::directory_iterator it(dir.empty() ? fs::path(".") : dir, error), end; !error && it != end;
+       it.increment(error))
+    out.push_back(*it);
+  return out;
+}
+
+// Glob matching, one pattern component at a time. `dir` is where to look on disk, `relative`
+// the path matched so far below the root.
+struct Globber {
+  std::string root;
+  std::vector<std::string> pattern;
+  std::vector<InputFile>* out;
+
+  fs::path on_disk(const std::string& relative) const {
+    std::string p = join(root, relative);
+    return p.empty() ? fs::path(".") : fs::path(p);
+  }
+
+  void add(const std::string& relative) const {
+    std::string dir = fs::path(relative).parent_path().generic_string();
+    out->push_back({join(root, relative), dir});
+  }
+
+  void match(const std::string& relative, std::size_t i) const {
+    if (i == pattern.size()) return;
+    const std::string& component = pattern[i];
+    bool last = i + 1 == pattern.size();
+    if (component == "**") {
+      if (last) {  // a trailing ** matches every file below
+        for (const fs::directory_entry& e : entries(on_disk(relative))) {
+          std::string name = e.path().filename().string();
+          if (hidden(name)) continue;
+          std::string below = join(relative, name);
+          if (is_file(e.path())) add(below);
+          else if (!e.is_symlink() && is_dir(e.path())) match(below, i);
+        }
+        return;
+      }
+      match(relative, i + 1);  // no directory at all
+      for (const fs::directory_entry& e : entries(on_disk(relative))) {
+        std::string name = e.path().filename().string();
+        // Links to directories are not followed (a link to an ancestor would never end).
+        if (!hidden(name) && !e.is_symlink() && is_dir(e.path())) match(join(relative, name), i);
+      }
+      return;
+    }
+    if (!is_glob(component)) {
+      std::string next = join(relative, component);
+      if (last) {
+        if (is_file(on_disk(next))) add(next);
+      } else if (is_dir(on_disk(next))) {
+        match(next, i + 1);
+      }
+      return;
+    }
+    for (const fs::directory_entry& e : entries(on_disk(relative))) {
+      std::string name = e.path().filename().string();
+      if (fnmatch(component.c_str(), name.c_str(), FNM_PERIOD) != 0) continue;
+      std::string next = join(relative, name);
+      if (last) {
+        if (is_file(e.path())) add(next);
+      } else if (is_dir(e.path())) {
+        match(next, i + 1);
+      }
+    }
+  }
+};
+
+Expected<std::monostate, std::string> expand_glob(const std::string& spec, std::vector<InputFile>& out) {
+  std::vector<std::string> parts = split_path(spec);
+  std::size_t first = 0;
+  while (first < parts.size() && !is_glob(parts[first])) ++first;
+  Globber globber;
+  globber.root = spec.starts_with("/") ? "/" : "";
+  for (std::size_t i = 0; i < first; ++i) globber.root = join(globber.root, parts[i]);
+  globber.pattern.assign(parts.begin() + static_cast<std::ptrdiff_t>(first), parts.end());
+  globber.out = &out;
+  std::size_t before = out.size();
+  globber.match("", 0);
+  if (out.size() == before) return Unexpected{"'" + spec + "' matches no file"};
+  return std::monostate{};
+}
+
+Expected<std::monostate, std::string> expand_directory(const std::string& spec, std::vector<InputFile>& out) {
+  std::string root = spec;
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  std::size_t before = out.size();
+  std::error_code error;
+  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, error), end;
+  if (error) return Unexpected{"cannot read '" + spec + "': " + error.message()};
+  for (; it != end; it.increment(error)) {
+    if (error) return Unexpected{"cannot read '" + spec + "': " + error.message()};
+    std::string name = it->path().filename().string();
+    if (hidden(name)) {
+      if (it->is_directory(error)) it.disable_recursion_pending();
+      continue;
+    }
+    if (!is_file(it->path()) || !has_signal_extension(name)) continue;
+    fs::path relative = it->path().lexically_relative(root);
+    out.push_back({join(root, relative.generic_string()), relative.parent_path().generic_string()});
+  }
+  if (out.size() == before)
+    return Unexpected{"'" + spec + "' holds no audio or .npy file (searched recursively; names starting with '.' are skipped)"};
+  return std::monostate{};
+}
+
+}  // namespace
+
+bool is_glob(const std::string& spec) { return spec.find_first_of("*?[") != std::string::npos; }
+
+bool has_signal_extension(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return std::find(kSignalExtensions.begin(), kSignalExtensions.end(), ext) != kSignalExtensions.end();
+}
+
+Expected<std::vector<InputFile>, std::string> list_inputs(const std::vector<std::string>& specs) {
+  std::vector<InputFile> files;
+  for (const std::string& spec : specs) {
+    if (spec.empty()) return Unexpected{std::string("an input path is empty")};
+    if (is_dir(spec)) {
+      if (auto ok = expand_directory(spec, files); !ok) return Unexpected{ok.error()};
+    } else if (is_file(spec)) {
+      files.push_back({spec, ""});
+    } else if (is_glob(spec)) {
+      if (auto ok = expand_glob(spec, files); !ok) return Unexpected{ok.error()};
+    } else {
+      std::error_code error;
+      bool exists = fs::exists(fs::symlink_status(spec, error));
+      return Unexpected{"cannot read '" + spec + "': " +
+                        (exists ? std::string("not a regular file or directory") : std::string("No such file or directory"))};
+    }
+  }
+  std::sort(files.begin(), files.end(), [](const InputFile& a, const InputFile& b) {
+    return a.path != b.path ? a.path < b.path : a.relative_dir < b.relative_dir;
+  });
+  files.erase(std::unique(files.begin(), files.end(), [](const InputFile& a, const InputFile& b) { return a.path == b.path; }),
+              files.end());
+  return files;
+}
+
+std::vector<InputFile> shard(std::vector<InputFile> files, int index, int count) {
+  if (count < 1 || index < 1 || index > count)
+    throw std::invalid_argument("a shard is I/N with 1 <= I <= N, got " + std::to_string(index) + "/" +
+                                std::to_string(count));
+  std::vector<InputFile> mine;
+  mine.reserve(files.size() / static_cast<std::size_t>(count) + 1);
+  for (std::size_t k = static_cast<std::size_t>(index - 1); k < files.size(); k += static_cast<std::size_t>(count))
+    mine.push_back(std::move(files[k]));
+  return mine;
+}
+
+}  // namespace fxc::corpus

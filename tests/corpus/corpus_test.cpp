@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: Apache-2.0
+// corpus/: list_inputs (globs, **, directories, errors), shard (a partition, deterministic),
+// output_paths and all_output_paths (fields, --out-dir, clashes), and CorpusRunner (written,
+// skipped and failed files; outputs equal to a direct Program run written as fxc run does).
+#define DOCTEST_CONFIG_IMPLEMENT
+#include "test_main.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "corpus/corpus_runner.h"
+#include "corpus/file_list.h"
+#include "corpus/output_names.h"
+#include "expected_text.h"
+#include "formats/signal_file.h"
+
+namespace fs = std::filesystem;
+using fxc::corpus::InputFile;
+
+namespace {
+
+// A fresh directory, and the process working in it, for the length of a test.
+class Workspace {
+ public:
+  Workspace() {
+    std::string pattern = (fs::temp_directory_path() / "fxc-corpus-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+    old_ = fs::current_path();
+    fs::current_path(path_);
+  }
+  ~Workspace() {
+    fs::current_path(old_);
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_, old_;
+};
+
+void touch(const std::string& path) {
+  fs::create_directories(fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path());
+  std::ofstream(path) << "x";
+}
+
+std::vector<std::string> paths_of(const std::vector<InputFile>& files) {
+  std::vector<std::string> out;
+  for (const InputFile& f : files) out.push_back(f.path);
+  return out;
+}
+
+// A short mono or stereo noise file in the given format.
+void write_noise(const std::string& path, double fs_hz, std::size_t channels, std::optional<std::string> subtype,
+                 unsigned seed = 1) {
+  fxc::Signal s(channels, 2000, fxc::DType::f64);
+  unsigned state = seed;
+  for (std::size_t c = 0; c < channels; ++c)
+    for (double& x : s.f64(c)) {
+      state = state * 1664525u + 1013904223u;
+      x = (static_cast<double>(state >> 8) / 16777216.0 - 0.5) * 0.5;
+    }
+  fs::create_directories(fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path());
+  auto ok = fxc::write_signal_file(path, s, fs_hz, fxc::WriteOptions{std::move(subtype)});
+  REQUIRE(ok);
+}
+
+std::string bytes_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+constexpr const char* kStereoGraph = "input x : 2\noutput y = x | butter(2, 3 kHz, highpass) | gain(-1 dB)\n";
+constexpr const char* kAnyGraph = "input x\noutput y = x | butter(2, 3 kHz)\n";
+
+}  // namespace
+
+TEST_CASE("list_inputs expands globs within a directory and ** across directories") {
+  Workspace w;
+  for (const char* p : {"c/a.wav", "c/b.WAV", "c/n.npy", "c/t.txt", "c/s/d.wav", "c/s/t/e.wav", "c/.h.wav"}) touch(p);
+  auto top = fxc::corpus::list_inputs({"c/*.wav"});
+  REQUIRE(top);
+  CHECK(paths_of(*top) == std::vector<std::string>{"c/a.wav"});  // case matters in a glob; .h.wav is hidden
+  auto deep = fxc::corpus::list_inputs({"c/**/*.wav"});
+  REQUIRE(deep);
+  CHECK(paths_of(*deep) == std::vector<std::string>{"c/a.wav", "c/s/d.wav", "c/s/t/e.wav"});
+  CHECK((*deep)[2].relative_dir == "s/t");
+  CHECK((*deep)[0].relative_dir == "");
+  auto chars = fxc::corpus::list_inputs({"c/?.[nw]*"});
+  REQUIRE(chars);
+  CHECK(paths_of(*chars) == std::vector<std::string>{"c/a.wav", "c/n.npy"});
+  auto mid = fxc::corpus::list_inputs({"c/*/d.wav"});
+  REQUIRE(mid);
+  CHECK(paths_of(*mid) == std::vector<std::string>{"c/s/d.wav"});
+  CHECK((*mid)[0].relative_dir == "s");
+}
+
+TEST_CASE("list_inputs takes directories recursively with signal extensions only") {
+  Workspace w;
+  for (const char* p : {"c/a.wav", "c/b.WAV", "c/n.npy", "c/t.txt", "c/s/d.flac", "c/.hidden/x.wav", "c/.fxc-pending-1-0-a.wav"})
+    touch(p);
+  auto files = fxc::corpus::list_inputs({"c/"});
+  REQUIRE(files);
+  CHECK(paths_of(*files) == std::vector<std::string>{"c/a.wav", "c/b.WAV", "c/n.npy", "c/s/d.flac"});
+  CHECK((*files)[3].relative_dir == "s");
+}
+
+TEST_CASE("list_inputs sorts and removes duplicates across specs") {
+  Workspace w;
+  for (const char* p : {"c/b.wav", "c/a.wav", "z.wav"}) touch(p);
+  auto files = fxc::corpus::list_inputs({"z.wav", "c", "c/*.wav", "c/a.wav"});
+  REQUIRE(files);
+  CHECK(paths_of(*files) == std::vector<std::string>{"c/a.wav", "c/b.wav", "z.wav"});
+}
+
+TEST_CASE("list_inputs reports a missing path and a glob or directory without files") {
+  Workspace w;
+  touch("c/t.txt");
+  auto missing = fxc::corpus::list_inputs({"nothing.wav"});
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error() == "cannot read 'nothing.wav': No such file or directory");
+  auto no_match = fxc::corpus::list_inputs({"c/*.wav"});
+  REQUIRE_FALSE(no_match);
+  CHECK(no_match.error() == "'c/*.wav' matches no file");
+  auto empty_dir = fxc::corpus::list_inputs({"c"});
+  REQUIRE_FALSE(empty_dir);
+  CHECK(empty_dir.error().find("holds no audio or .npy file") != std::string::npos);
+}
+
+TEST_CASE("shard partitions the sorted list: union is the list and shards are disjoint") {
+  std::vector<InputFile> files;
+  for (int i = 0; i < 23; ++i) files.push_back({"f" + std::to_string(100 + i) + ".wav", ""});
+  for (int count : {1, 2, 3, 7, 23, 40}) {
+    std::multiset<std::string> seen;
+    for (int index = 1; index <= count; ++index) {
+      auto part = fxc::corpus::shard(files, index, count);
+      CHECK(part == fxc::corpus::shard(files, index, count));  // deterministic
+      for (std::size_t j = 0; j < part.size(); ++j) {
+        // The rule as documented: file k (from 0) goes to shard k mod N + 1.
+        CHECK(part[j] == files[static_cast<std::size_t>(index - 1) + j * static_cast<std::size_t>(count)]);
+        seen.insert(part[j].path);
+      }
+    }
+    CHECK(seen.size() == files.size());
+    CHECK(std::set<std::string>(seen.begin(), seen.end()).size() == files.size());
+  }
+  CHECK_THROWS_AS(fxc::corpus::shard(files, 0, 3), std::invalid_argument);
+  CHECK_THROWS_AS(fxc::corpus::shard(files, 4, 3), std::invalid_argument);
+}
+
+TEST_CASE("output_paths fills every field of a pattern") {
+  InputFile in{"corpus/a/b/take.1.wav", "a/b"};
+  auto one = fxc::corpus::output_paths({"", "out/{dir}/{stem}_eq.{ext}"}, in, {"y"});
+  REQUIRE(one);
+  CHECK(*one == std::vector<std::string>{"out/a/b/take.1_eq.wav"});
+  auto named = fxc::corpus::output_paths({"", "o/{name}.{output}.npy"}, in, {"low", "high"});
+  REQUIRE(named);
+  CHECK(*named == std::vector<std::string>{"o/take.1.wav.low.npy", "o/take.1.wav.high.npy"});
+  auto root = fxc::corpus::output_paths({"", "{dir}/{stem}.flac"}, InputFile{"x.wav", ""}, {"y"});
+  REQUIRE(root);
+  CHECK(*root == std::vector<std::string>{"x.flac"});  // no leading '/' for an empty {dir}
+  auto braces = fxc::corpus::output_paths({"", "o/{{{stem}}}.wav"}, in, {"y"});
+  REQUIRE(braces);
+  CHECK(*braces == std::vector<std::string>{"o/{take.1}.wav"});
+}
+
+TEST_CASE("output_paths under --out-dir mirrors the input's directory") {
+  InputFile in{"corpus/a/take.wav", "a"};
+  auto one = fxc::corpus::output_paths({"out/", ""}, in, {"y"});
+  REQUIRE(one);
+  CHECK(*one == std::vector<std::string>{"out/a/take.wav"});
+  auto two = fxc::corpus::output_paths({"out", ""}, in, {"low", "high"});
+  REQUIRE(two);
+  CHECK(*two == std::vector<std::string>{"out/a/take_low.wav", "out/a/take_high.wav"});
+}
+
+TEST_CASE("output_paths refuses unknown fields and several outputs without {output}") {
+  InputFile in{"a.wav", ""};
+  auto unknown = fxc::corpus::output_paths({"", "o/{base}.wav"}, in, {"y"});
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.error().find("unknown field '{base}'") != std::string::npos);
+  auto unclosed = fxc::corpus::output_paths({"", "o/{stem.wav"}, in, {"y"});
+  REQUIRE_FALSE(unclosed);
+  auto several = fxc::corpus::output_paths({"", "o/{stem}.wav"}, in, {"low", "high"});
+  REQUIRE_FALSE(several);
+  CHECK(several.error().find("needs {output}") != std::string::npos);
+}
+
+TEST_CASE("all_output_paths finds two inputs that map to one output and an output over its input") {
+  std::vector<InputFile> files{{"c/a/x.wav", "a"}, {"c/b/x.wav", "b"}};
+  auto flat = fxc::corpus::all_output_paths({"", "out/{stem}.wav"}, files, {"y"});
+  REQUIRE_FALSE(flat);
+  CHECK(flat.error() == "'c/a/x.wav' and 'c/b/x.wav' map to the same output 'out/x.wav' (add {dir} or {ext} to the "
+                        "pattern, or rename one)");
+  auto mirrored = fxc::corpus::all_output_paths({"out", ""}, files, {"y"});
+  REQUIRE(mirrored);
+  CHECK((*mirrored)[1] == std::vector<std::string>{"out/b/x.wav"});
+  auto over_input = fxc::corpus::all_output_paths({"c", ""}, files, {"y"});
+  REQUIRE_FALSE(over_input);
+  CHECK(over_input.error().find("would replace the input 'c/a/x.wav'") != std::string::npos);
+}
+
+TEST_CASE("CorpusRunner writes what a Program run writes and keeps the input's subtype") {
+  Workspace w;
+  write_noise("in/a.wav", 44100, 2, "pcm16");
+  fxc::corpus::CorpusRunner runner(kStereoGraph, true, {});
+  CHECK(runner.output_names() == std::vector<std::string>{"y"});
+  fxc::corpus::FileResult r = runner.process({"in/a.wav", ""}, {"out/a.wav"});
+  INFO(r.message);
+  REQUIRE(r.status == fxc::corpus::FileResult::Status::written);
+  CHECK(r.frames == 2000);
+  CHECK(r.sample_rate_hz == 44100);
+  CHECK(r.channels == 2);
+  CHECK(r.peak > 0);
+  auto out = fxc::read_signal_file("out/a.wav", fxc::DType::f64);
+  REQUIRE(out);
+  CHECK(out->subtype == "pcm16");
+
+  // The same through the public API, as fxc run does it (float64, constants compiled in).
+  auto in = fxc::read_signal_file("in/a.wav", fxc::DType::f64);
+  REQUIRE(in);
+  fxc::Options o = fxc::corpus::default_corpus_options();
+  o.sample_rate_hz = 44100;
+  o.signal_length = 2000;
+  o.max_block = 2000;
+  fxc::Program program = fxc::Program::from_source(kStereoGraph, o, "<source>");
+  fxc::Signal y = program.run(in->signal);
+  auto ok = fxc::write_signal_file("direct.wav", y, 44100.0, fxc::WriteOptions{"pcm16"});
+  REQUIRE(ok);
+  CHECK(bytes_of("direct.wav") == bytes_of("out/a.wav"));
+}
+
+TEST_CASE("CorpusRunner runs each file at its own rate and channel count") {
+  Workspace w;
+  write_noise("a.wav", 48000, 1, "pcm16");
+  write_noise("b.wav", 22050, 3, "pcm24");
+  fxc::corpus::CorpusRunner runner(kAnyGraph, true, {});
+  auto a = runner.process({"a.wav", ""}, {"o/a.flac"});
+  auto b = runner.process({"b.wav", ""}, {"o/b.wav"});
+  INFO(a.message << b.message);
+  REQUIRE(a.status == fxc::corpus::FileResult::Status::written);
+  REQUIRE(b.status == fxc::corpus::FileResult::Status::written);
+  auto fa = fxc::read_signal_file("o/a.flac", fxc::DType::f64);
+  auto fb = fxc::read_signal_file("o/b.wav", fxc::DType::f64);
+  REQUIRE(fa);
+  REQUIRE(fb);
+  CHECK(fa->sample_rate_hz == 48000);
+  CHECK(fa->subtype == "pcm16");  // FLAC holds pcm16: kept
+  CHECK(fb->signal.channels() == 3);
+  CHECK(fb->subtype == "pcm24");
+}
+
+TEST_CASE("CorpusRunner reports a failed file with its path and writes nothing for it") {
+  Workspace w;
+  write_noise("mono.wav", 48000, 1, "pcm16");
+  write_noise("low.wav", 4000, 2, "pcm16");  // 3 kHz is above its Nyquist frequency
+  touch("junk.wav");
+  fxc::corpus::CorpusRunner runner(kStereoGraph, true, {});
+  auto channels = runner.process({"mono.wav", ""}, {"o/mono.wav"});
+  CHECK(channels.status == fxc::corpus::FileResult::Status::failed);
+  CHECK(channels.message.find("'mono.wav' has 1") != std::string::npos);
+  auto nyquist = runner.process({"low.wav", ""}, {"o/low.wav"});
+  CHECK(nyquist.status == fxc::corpus::FileResult::Status::failed);
+  CHECK(nyquist.message.find("'low.wav' (4000 Hz, 2 channel(s)): ") == 0);
+  auto junk = runner.process({"junk.wav", ""}, {"o/junk.wav"});
+  CHECK(junk.status == fxc::corpus::FileResult::Status::failed);
+  CHECK(junk.message.find("cannot read 'junk.wav'") == 0);
+  for (const char* p : {"o/mono.wav", "o/low.wav", "o/junk.wav"}) CHECK_FALSE(fs::exists(p));
+}
+
+TEST_CASE("CorpusRunner skips a file whose outputs exist when asked") {
+  Workspace w;
+  write_noise("a.wav", 48000, 2, "pcm16");
+  touch("o/a.wav");
+  fxc::corpus::RunnerOptions options;
+  options.skip_existing = true;
+  fxc::corpus::CorpusRunner runner(kStereoGraph, true, options);
+  CHECK(runner.process({"a.wav", ""}, {"o/a.wav"}).status == fxc::corpus::FileResult::Status::skipped);
+  CHECK(bytes_of("o/a.wav") == "x");
+  fxc::corpus::CorpusRunner again(kStereoGraph, true, {});
+  CHECK(again.process({"a.wav", ""}, {"o/a.wav"}).status == fxc::corpus::FileResult::Status::written);
+}
+
+TEST_CASE("CorpusRunner refuses a graph with two inputs and a graph that does not parse") {
+  CHECK_THROWS_AS(fxc::corpus::CorpusRunner("input a\ninput b\noutput y = a + b\n", true, {}), fxc::Error);
+  CHECK_THROWS_AS(fxc::corpus::CorpusRunner("input x\noutput y = x | butterr(2, 1 kHz)\n", true, {}), fxc::Error);
+}
+
+int main(int argc, char** argv) {
+  std::string cache = (fs::temp_directory_path() / ("fxc-corpus-cache-" + std::to_string(getpid()))).string();
+  setenv("FXC_CACHE_DIR", cache.c_str(), 1);
+  int status = fxc::test::run_tests(argc, argv);
+  std::error_code ignored;
+  fs::remove_all(cache, ignored);
+  return status;
+}

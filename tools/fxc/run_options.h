@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// fxc run's command line, shared by its two modes: files given one per graph port (one item,
+// or a batch; cmd_run.cpp) and corpora (--out-dir or an -o pattern; cmd_run_corpus.cpp).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "support/expected.h"
+
+namespace fxc::cli {
+
+struct RunOptions {
+  std::string graph;
+  std::vector<std::string> inputs, outputs;
+  std::optional<double> fs_hz;
+  std::string target = "cpu";
+  std::string dtype = "f64";
+  std::optional<std::string> subtype;
+  std::optional<long long> block;
+  std::string load_state, save_state;  // stream state files (cpu)
+  std::vector<std::string> thresholds;  // --threshold NAME=VALUE
+  std::vector<std::string> sets;
+  std::string trace, cache_dir;
+  bool stats = false;
+  bool time_passes = false;
+  int threads = 0;  // --threads: 0 for the default
+  std::string pipe_format;  // --pipe-format wav|npy: "" follows the input's kind
+  // Corpus mode.
+  std::string out_dir;
+  int jobs = 1;
+  bool skip_existing = false;
+  std::string shard;  // "I/N"
+};
+
+/// True when the command line asks for corpus mode: --out-dir, or an -o with a {field}.
+bool is_corpus_run(const RunOptions& o);
+
+/// fxc run over a corpus (tools/fxc/cmd_run_corpus.cpp); returns the exit status.
+int run_corpus(const RunOptions& o);
+
+/// --trace: the Chrome trace so far, written whole or not at all; nothing without a path.
+Expected<std::monostate, std::string> write_trace(const std::string& path);
+
+/// Peak resident memory of this process so far, in KiB (getrusage), for --stats.
+long peak_rss_kib();
+
+}  // namespace fxc::cli
