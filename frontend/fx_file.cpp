@@ -121,7 +121,12 @@ bool apply_constant_overrides(Ast& ast, const std::vector<ConstantOverride>& ove
       continue;
     }
     SourceLoc where = target->value.loc;  // errors about the value point at the binding
+    Unit unit = target->value.as<NumberExpr>()->unit;
     target->value = clone(parsed->value);
+    // A bare number is in the constant's unit, as Program::set takes it: Hz for a constant
+    // written in kHz, seconds for one in ms (`fc = 2 kHz`, --set fc=500 is 500 Hz).
+    if (auto* number = target->value.as<NumberExpr>(); number && number->unit == Unit::none)
+      number->unit = unit == Unit::khz ? Unit::hz : unit == Unit::ms ? Unit::s : unit;
     target->value.loc = where;
   }
   return ok;

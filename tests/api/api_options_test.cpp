@@ -63,6 +63,23 @@ TEST_CASE("settings replace constants in the source: structural ones too, errors
   CHECK_THROWS_WITH_AS(fxc::Program::from_source(src, o), doctest::Contains("expected NAME=VALUE"), fxc::Error);
 }
 
+TEST_CASE("a setting without a unit is in the constant's unit: Hz for kHz and seconds for ms") {
+  const char* src =
+      "input x : 1\n"
+      "fc = 1 kHz in [100 Hz, 5 kHz]\n"
+      "d = 2 ms\n"
+      "output y = x | lowpass(fc) | delay(d)\n";
+  fxc::Options o = options();
+  o.settings = {"fc=2000", "d=0.001"};
+  fxc::Program bare = fxc::Program::from_source(src, o);
+  CHECK(bare.get("fc") == 2000);
+  CHECK(bare.get("d") == doctest::Approx(0.001));
+  fxc::Program written =
+      fxc::Program::from_source("input x : 1\noutput y = x | lowpass(2 kHz) | delay(1 ms)\n", options());
+  fxc::Signal x = noise(1, 3000, fxc::DType::f64);
+  CHECK(max_difference(bare.run(x), written.run(x)) == 0);
+}
+
 TEST_CASE("live_unranged_params false: unranged constants compiled in, ranged ones still live") {
   // At float32 a live unranged cutoff forces float64 state (any value may come); fixed at
   // 2 kHz it keeps float32 state, as a plain constant.

@@ -931,6 +931,7 @@ TEST_CASE("every complete .fx program in the README and docs/ compiles, or fails
     int line;
     std::string before;
     std::vector<std::string> body;
+    std::string language;  // the fence's info string: a ```python block is not .fx
   };
   int checked = 0;
   std::vector<fs::path> files{fs::path(FXC_SOURCE_DIR) / "README.md"};
@@ -946,7 +947,7 @@ TEST_CASE("every complete .fx program in the README and docs/ compiles, or fails
       ++number;
       if (line.rfind("```", 0) == 0) {
         fence = !fence;
-        if (fence) fences.push_back({number, prose, {}});
+        if (fence) fences.push_back({number, prose, {}, line.substr(3)});
         else prose.clear();
         continue;
       }
@@ -958,6 +959,7 @@ TEST_CASE("every complete .fx program in the README and docs/ compiles, or fails
     };
     for (std::size_t f = 0; f < fences.size(); ++f) {
       const Fence& program = fences[f];
+      if (!program.language.empty() && program.language != "fx") continue;  // C++, Python, shell
       bool has_input = false, has_output = false, has_command = false;
       for (const std::string& l : program.body) {
         has_input = has_input || starts(l, "input");

@@ -1,0 +1,338 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Programs and Processors: compiled graphs run on NumPy arrays and torch tensors."""
+import os
+import numbers
+
+import numpy as np
+
+from . import _core
+from .errors import Error
+
+_DTYPES = {"float32": "float32", "f32": "float32", "float64": "float64", "f64": "float64"}
+
+
+def _refuse(message, code="fxc-python"):
+    return Error(message, code=code)
+
+
+def _torch_module():
+    import torch
+    return torch
+
+
+def _is_torch(x):
+    return type(x).__module__.split(".")[0] == "torch"
+
+
+def _as_samples(x, program_dtype, what):
+    """`x` as a C-contiguous float32 or float64 NumPy array (without a copy where it already is
+    one), and whether it came as a torch tensor. The rule (docs/python.md): float32 and float64
+    are kept; other floating types are converted to the program's sample type; integers,
+    booleans and complex numbers are refused (their scale is the caller's to choose)."""
+    torch = _is_torch(x)
+    if torch:
+        if x.requires_grad:
+            raise _refuse(f"{what}: the tensor requires grad, and fxc computes no gradients; "
+                          "pass x.detach() (fxc.torch.Module is for inference)")
+        if x.device.type != "cpu":
+            raise _refuse(f"{what}: the tensor is on {x.device}; fxc takes CPU tensors for now (x.cpu())")
+        if x.dtype.is_floating_point and x.dtype not in (_torch_module().float32, _torch_module().float64):
+            x = x.to(_torch_module().float32 if program_dtype == "float32" else _torch_module().float64)
+        x = x.detach().contiguous().numpy() if x.dtype.is_floating_point else x.numpy()
+    elif not isinstance(x, np.ndarray):
+        x = np.asarray(x)
+    kind = x.dtype.kind
+    if kind != "f":
+        raise _refuse(f"{what}: samples must be floating point, got {x.dtype} (convert and scale them "
+                      "yourself, e.g. x.astype(np.float32) / 32768 for 16-bit PCM)")
+    if x.dtype not in (np.float32, np.float64):
+        x = x.astype(program_dtype)
+    if not x.flags.c_contiguous:
+        x = np.ascontiguousarray(x)
+    return x, torch
+
+
+def _source_of(graph):
+    """(source text, name for messages) of a .fx path, .fx text or a DSL graph."""
+    from .dsl import Chain, Flow, graph_source
+    if isinstance(graph, (Chain, Flow, list, tuple, dict)):
+        return graph_source(graph), "<dsl>"
+    if isinstance(graph, os.PathLike) or (isinstance(graph, str) and "\n" not in graph and graph.endswith(".fx")):
+        path = os.fspath(graph)
+        try:
+            with open(path, encoding="utf-8") as f:
+                return f.read(), path
+        except OSError as e:
+            raise _refuse(f"cannot read '{path}': {e.strerror}", code="fxc-io") from None
+    if isinstance(graph, str):
+        return graph, "<source>"
+    raise TypeError(f"compile() takes .fx text, a path to a .fx file or a DSL graph, not {type(graph).__name__}")
+
+
+def _setting(name, value):
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, str)):
+        raise TypeError(f"the value of {name} must be a number or a string with a unit, got {value!r}")
+    return f"{name}={value!r}" if isinstance(value, float) else f"{name}={value}"
+
+
+def compile(graph, fs, dtype="float32", target="cpu", channels=None, *, max_block=0, cache_dir="",
+            live=True, fuse=True, signal_length=0, cuda_architecture="", **params):
+    """Compiles a graph into a Program.
+
+    graph: .fx text, a path to a .fx file (``os.PathLike``, or a one-line string ending in
+    ``.fx``), or a DSL graph (``fxc.butter(4, 80, "highpass") | fxc.peaking(3000, 1, 4)``).
+    fs: the sample rate in Hz. dtype: the computation's sample type, ``"float32"`` (float64
+    state where a filter needs it) or ``"float64"``. target: ``"cpu"``, ``"cuda"`` or
+    ``"reference"`` (the float64 interpreter). channels: the channel count of inputs declared
+    without one; None: each call's arrays say it. params: starting values of the graph's
+    constants, numbers in their units or strings with units (``fc=120``, ``fc="0.12 kHz"``);
+    they may also set what cannot change live (a filter order).
+    """
+    source, name = _source_of(graph)
+    if dtype not in _DTYPES:
+        raise _refuse(f'dtype must be "float32" or "float64", got {dtype!r}')
+    settings = [_setting(k, v) for k, v in params.items()]
+    core = _core.Program(source, name, float(fs), _DTYPES[dtype], target, int(channels or 0), int(max_block),
+                         os.fspath(cache_dir), settings, bool(live), bool(fuse), int(signal_length),
+                         cuda_architecture)
+    return Program(core, dict(fs=fs, dtype=dtype, target=target, channels=channels, max_block=max_block,
+                              cache_dir=cache_dir, live=live, fuse=fuse, signal_length=signal_length,
+                              cuda_architecture=cuda_architecture, **params))
+
+
+def _rebuild(source, name, kwargs, values):
+    program = compile(source, **kwargs)
+    for key, value in values.items():
+        if program.get(key) != value:
+            program.set(**{key: value})
+    return program
+
+
+class Program:
+    """A graph compiled for one sample rate, sample type and target (``fxc.compile``).
+
+    ``program(x)`` runs whole signals from zero state: ``x`` is a NumPy array or a torch tensor
+    shaped ``(T,)``, ``(C, T)`` or ``(B, C, T)`` (a batch, one dispatch per kernel), and the
+    result has the same type, shape convention and sample type. ``out=`` (an array, or a tuple
+    with one per output) writes into caller memory instead of a new array; it may be ``x``. A graph with several inputs
+    takes one array each (``program(x, y)``); with several outputs it returns a tuple.
+    Calls may come from several threads at once; the GIL is released while compiling and
+    running.
+    """
+
+    def __init__(self, core, kwargs):
+        self._core = core
+        self._kwargs = kwargs
+
+    # ---- what it is ----
+    @property
+    def source(self):
+        """The .fx text it was compiled from (the DSL's, for a DSL graph)."""
+        return self._core.source
+
+    @property
+    def name(self):
+        return self._core.name
+
+    @property
+    def fs(self):
+        return self._core.fs
+
+    @property
+    def dtype(self):
+        return self._core.dtype
+
+    @property
+    def target(self):
+        return self._core.target
+
+    @property
+    def inputs(self):
+        """[(name, channels)], channels 0 where a call's array says it."""
+        return self._core.inputs()
+
+    @property
+    def outputs(self):
+        return self._core.outputs()
+
+    @property
+    def params(self):
+        """The live parameters: [{"name", "unit", "value", "min", "max", "has_range"}]."""
+        return self._core.params()
+
+    def __repr__(self):
+        return (f"<fxc.Program {self.name!r}: {len(self.inputs)} input(s), {len(self.outputs)} output(s), "
+                f"fs={self.fs:g}, {self.dtype}, {self.target}>")
+
+    # ---- live parameters ----
+    def set(self, name=None, value=None, **values):
+        """New values without recompiling: ``set(fc=120)``, ``set(fc="0.12 kHz")`` or
+        ``set("fc", 120)``, in each parameter's unit. Raises fxc.Error for a value outside the
+        declared range (the old value kept)."""
+        if name is not None:
+            values = {name: value, **values}
+        for key, v in values.items():
+            self._core.set(key, v if isinstance(v, str) else float(v))
+
+    def get(self, name):
+        return self._core.get(name)
+
+    # ---- running ----
+    def __call__(self, *signals, out=None):
+        if len(signals) != len(self.inputs):
+            raise _refuse(f"the graph has {len(self.inputs)} input(s) but {len(signals)} signal(s) were given")
+        names = [name for name, _ in self.inputs]
+        arrays, torch = [], False
+        for s, name in zip(signals, names):
+            a, t = _as_samples(s, self.dtype, f"input '{name}'")
+            arrays.append(a)
+            torch = torch or t
+        dims = {a.ndim for a in arrays}
+        if len(dims) != 1:
+            raise _refuse("every input must have the same number of dimensions")
+        nd = dims.pop()
+        if {a.dtype for a in arrays}.__len__() > 1:
+            arrays = [a.astype(self.dtype) for a in arrays]
+        if nd == 3:
+            if out is not None:
+                raise _refuse("out= is for whole signals shaped (T,) or (C, T), not batches")
+            if arrays[0].shape[0] == 0:
+                raise _refuse("a batch needs at least one item")
+            outs = self._core.run_batch(arrays)
+        elif nd in (1, 2):
+            targets = None
+            if out is not None:
+                given = list(out) if isinstance(out, (tuple, list)) else [out]
+                targets = [(o.numpy() if _is_torch(o) else o) for o in given]
+                if not all(isinstance(o, np.ndarray) for o in targets):
+                    raise _refuse("out= takes NumPy arrays or CPU tensors, one per output")
+                targets = [o.reshape(1, -1) if o.ndim == 1 else o for o in targets]
+            outs = self._core.run(arrays, targets)
+            if out is not None:
+                return out
+            if nd == 1:
+                outs = [o[0] if o.shape[0] == 1 else o for o in outs]
+        else:
+            raise _refuse(f"expected an array shaped (T,), (C, T) or (B, C, T), got {nd} dimensions")
+        if torch:
+            import torch as _torch
+            outs = [_torch.from_numpy(o) for o in outs]
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    run = __call__
+
+    def processor(self, block=512, channels=None):
+        """A real-time Processor for blocks of up to ``block`` frames (state carried exactly
+        from call to call)."""
+        return Processor(self, block, channels)
+
+    # ---- what the compiler made ----
+    def ir(self, stage="ir-opt", format="text", passes=None, print_after_all=False, locations=True):
+        """The graph at a stage, as ``fxc dump --emit`` prints it: "ir", "ir-opt", "llvm" or
+        "cuda"; format "text", "dot" or "json" for the IR stages."""
+        return self._core.dump(stage, format, list(passes or []), print_after_all, locations, False)
+
+    def dot(self, stage="ir-opt"):
+        """The graph as Graphviz text."""
+        return self.ir(stage, "dot")
+
+    def json(self, stage="ir-opt"):
+        return self.ir(stage, "json")
+
+    def freqz(self, n=512, whole=False):
+        """The exact frequency response at the current values: ``(f, h)`` with ``f`` in Hz
+        (``n`` frequencies from 0, up to but not including Nyquist, or the sample rate with
+        ``whole``, as ``scipy.signal.sosfreqz(..., worN=n, fs=fs)``; or ``n`` an array of
+        frequencies in Hz). ``h`` is complex, shaped (n,) for one input and one output, else
+        (outputs, inputs, n) with zeros where an output does not depend on an input."""
+        if np.ndim(n) == 0:
+            f = np.linspace(0, self.fs if whole else self.fs / 2, int(n), endpoint=False)
+        else:
+            f = np.asarray(n, dtype=np.float64)
+        responses = self._core.frequency_response([float(v) for v in f])
+        n_out, n_in = len(self.outputs), len(self.inputs)
+        if n_out == 1 and n_in == 1:
+            return f, (responses[0][2] if responses else np.zeros(len(f), complex))
+        h = np.zeros((n_out, n_in, len(f)), complex)
+        for out_index, in_index, response in responses:
+            h[out_index, in_index] = response
+        return f, h
+
+    def warnings(self):
+        return self._core.warnings()
+
+    # ---- pickling (Dask ships Programs to workers, which compile them again: once each) ----
+    def __reduce__(self):
+        # Compiled as it was (settings included: they may shape the graph), then given the
+        # values set() changed since.
+        values = {p["name"]: p["value"] for p in self.params}
+        return (_rebuild, (self.source, self._core.source_name, dict(self._kwargs), values))
+
+
+class Processor:
+    """A stream of blocks through one Program (``program.processor(block=512)``): call it on
+    each block in order; the state (filter memories, delay lines) carries across calls, so the
+    blocks give what one call on the whole signal gives. ``out=`` reuses an array."""
+
+    def __init__(self, program, block, channels):
+        self._core = _core.Processor(program._core, int(block), int(channels or 0))
+        self._process = self._core.process
+        self._dtype = program.dtype
+
+    def __call__(self, x, out=None):
+        if type(x) is np.ndarray and x.flags.c_contiguous:
+            return self._process(x, out)
+        a, torch = _as_samples(x, self._dtype, "the block")
+        y = self._process(a, out if out is None or not _is_torch(out) else out.numpy())
+        if torch:
+            import torch as _torch
+            return _torch.from_numpy(y)
+        return y
+
+    process = __call__
+
+    def process_many(self, blocks):
+        """One block per input of a graph with several inputs or outputs; a list of outputs."""
+        return self._core.process_many([_as_samples(b, self._dtype, "a block")[0] for b in blocks])
+
+    @property
+    def max_block(self):
+        return self._core.max_block
+
+    def reset(self):
+        """Back to zero state."""
+        self._core.reset()
+
+    def set(self, name=None, value=None, **values):
+        """New parameter values, taken at the next block's start."""
+        if name is not None:
+            values = {name: value, **values}
+        for key, v in values.items():
+            self._core.set(key, v if isinstance(v, str) else float(v))
+
+    def save_state(self):
+        """The state as bytes (the format of ``fxc run --save-state``)."""
+        return self._core.save_state()
+
+    def load_state(self, state):
+        self._core.load_state(bytes(state))
+
+
+def info():
+    """Versions, backends, CUDA devices, the cache directory and the thread count."""
+    return dict(_core.info())
+
+
+def stats():
+    """This process's counters: kernels compiled, found in memory or on disk, dispatched (as
+    ``fxc run --stats`` prints them)."""
+    return dict(_core.stats())
+
+
+def set_threads(n):
+    """Caps the threads a whole-signal run uses (0: FXC_THREADS, else the cores available)."""
+    _core.set_threads(int(n))
+
+
+def threads():
+    return _core.threads()

@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "python/src/program_binding.h"
+
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/complex.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/variant.h>
+#include <nanobind/stl/vector.h>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <variant>
+
+#include "python/src/arrays.h"
+
+namespace fxc::python {
+
+namespace {
+
+[[noreturn]] void refuse(const std::string& message) { throw Error(message, message, "fxc-python"); }
+
+template <class T>
+void run_planar(const Program& program, const std::vector<PlanarView>& views, std::vector<NumpyArray>& outputs,
+                std::size_t frames) {
+  std::vector<const T* const*> ins;
+  std::vector<std::vector<const T*>> in_channels;
+  for (const PlanarView& v : views) {
+    in_channels.emplace_back();
+    for (const void* p : v.channel_data) in_channels.back().push_back(static_cast<const T*>(p));
+  }
+  for (auto& c : in_channels) ins.push_back(c.data());
+  std::vector<std::vector<T*>> out_channels;
+  for (NumpyArray& a : outputs) {
+    out_channels.emplace_back();
+    for (void* p : channel_pointers(a)) out_channels.back().push_back(static_cast<T*>(p));
+  }
+  std::vector<T* const*> outs;
+  for (auto& c : out_channels) outs.push_back(c.data());
+  program.run(std::span<const T* const* const>(ins), std::span<T* const* const>(outs), frames);
+}
+
+template <class From, class To>
+void copy_samples(const void* from, To* to, std::size_t n) {
+  const From* f = static_cast<const From*>(from);
+  for (std::size_t i = 0; i < n; ++i) to[i] = static_cast<To>(f[i]);
+}
+
+// A copy of a planar view as a Signal of `dtype` (run_batch takes owning signals).
+Signal signal_from(const PlanarView& v, DType dtype) {
+  Signal s(v.channels, v.frames, dtype, Signal::Uninitialized{});
+  for (std::size_t c = 0; c < v.channels; ++c) {
+    const void* from = v.channel_data[c];
+    if (dtype == DType::f32) {
+      if (v.dtype == DType::f32) copy_samples<float>(from, s.f32(c).data(), v.frames);
+      else copy_samples<double>(from, s.f32(c).data(), v.frames);
+    } else {
+      if (v.dtype == DType::f32) copy_samples<float>(from, s.f64(c).data(), v.frames);
+      else copy_samples<double>(from, s.f64(c).data(), v.frames);
+    }
+  }
+  return s;
+}
+
+// A result into planar rows of `dtype` (converting, when the program computed in the other).
+void copy_out(const Signal& s, const std::vector<void*>& rows, DType dtype) {
+  for (std::size_t c = 0; c < s.channels(); ++c) {
+    if (dtype == DType::f32) {
+      float* to = static_cast<float*>(rows[c]);
+      if (s.dtype() == DType::f32) std::copy(s.f32(c).begin(), s.f32(c).end(), to);
+      else std::transform(s.f64(c).begin(), s.f64(c).end(), to, [](double v) { return static_cast<float>(v); });
+    } else {
+      double* to = static_cast<double*>(rows[c]);
+      if (s.dtype() == DType::f64) std::copy(s.f64(c).begin(), s.f64(c).end(), to);
+      else std::copy(s.f32(c).begin(), s.f32(c).end(), to);
+    }
+  }
+}
+
+// Checks the arrays against the graph's inputs: one each, one sample type, one length.
+std::vector<PlanarView> input_views(const Program& program, const std::vector<AnyArray>& arrays) {
+  std::vector<PortInfo> ports = program.inputs();
+  if (arrays.size() != ports.size())
+    refuse("the graph has " + std::to_string(ports.size()) + " input(s) but " + std::to_string(arrays.size()) +
+           " array(s) were given");
+  std::vector<PlanarView> views;
+  for (std::size_t i = 0; i < arrays.size(); ++i) {
+    std::string what = "input '" + ports[i].name + "'";
+    views.push_back(planar_view(arrays[i], what));
+    if (views[i].dtype != views[0].dtype) refuse("every input must have one sample type (float32 or float64)");
+    if (views[i].frames != views[0].frames)
+      refuse("every input must have one length: '" + ports[0].name + "' has " + std::to_string(views[0].frames) +
+             " frames, '" + ports[i].name + "' has " + std::to_string(views[i].frames));
+  }
+  return views;
+}
+
+}  // namespace
+
+PyProgram::PyProgram(std::string source, std::string name, Options options)
+    : source_(std::move(source)), name_(std::move(name)), base_(Program::from_source(source_, options, name_)) {
+  // An input without a channel count defers the design to the first call; a graph that
+  // cannot be designed at this rate (a cutoff above Nyquist) should fail here, at compile().
+  if (options.channels != 0) return;
+  for (const PortInfo& port : base_.inputs())
+    if (port.channels == 0) {
+      options.channels = 1;
+      options.compile_kernels = false;
+      try {
+        Program::from_source(source_, options, name_);
+      } catch (const Error& e) {
+        // Only the rate's errors: one channel may clash with another input's declared count.
+        if (e.code() == "fx-design") throw;
+      }
+      return;
+    }
+}
+
+Program PyProgram::for_channels(const std::vector<std::size_t>& channels) const {
+  std::vector<PortInfo> ports = base_.inputs();
+  int undeclared = 0;
+  for (std::size_t i = 0; i < ports.size() && i < channels.size(); ++i) {
+    int have = static_cast<int>(channels[i]);
+    if (have == 0) refuse("input '" + ports[i].name + "': the array has no channels");
+    if (ports[i].channels != 0) {
+      if (have != ports[i].channels)
+        refuse("input '" + ports[i].name + "' is declared with " + std::to_string(ports[i].channels) +
+               " channel(s), but its array has " + std::to_string(have));
+      continue;
+    }
+    if (undeclared != 0 && have != undeclared)
+      refuse("the inputs declared without a channel count take one count per call, but '" + ports[i].name +
+             "' has " + std::to_string(have) + " and an earlier one " + std::to_string(undeclared));
+    undeclared = have;
+  }
+  if (undeclared == 0 || base_.options().channels == undeclared) return base_;
+  if (base_.options().channels != 0)
+    refuse("the program was compiled for " + std::to_string(base_.options().channels) +
+           " channel(s) (channels=), but the array has " + std::to_string(undeclared));
+  std::lock_guard lock(mutex_);
+  auto it = by_channels_.find(undeclared);
+  if (it == by_channels_.end()) {
+    Options options = base_.options();
+    options.channels = undeclared;
+    Program program = Program::from_source(source_, options, name_);
+    for (const ParamInfo& p : base_.params())
+      if (p.value != program.get(p.name)) program.set(p.name, p.value);
+    it = by_channels_.emplace(undeclared, std::move(program)).first;
+  }
+  return it->second;
+}
+
+Program PyProgram::for_dump() const {
+  std::lock_guard lock(mutex_);
+  return by_channels_.empty() ? base_ : by_channels_.begin()->second;
+}
+
+void PyProgram::set(const std::string& name, double value) {
+  base_.set(name, value);
+  std::lock_guard lock(mutex_);
+  for (auto& [channels, program] : by_channels_) program.set(name, value);
+}
+
+void PyProgram::set(const std::string& name, const std::string& value_with_unit) {
+  base_.set(name, value_with_unit);
+  std::lock_guard lock(mutex_);
+  for (auto& [channels, program] : by_channels_) program.set(name, base_.get(name));
+}
+
+void bind_program(nb::module_& m) {
+  nb::class_<PyProgram>(m, "Program")
+      .def(
+          "__init__",
+          [](PyProgram* self, std::string source, std::string name, double fs, std::string dtype, std::string target,
+             int channels, std::size_t max_block, std::string cache_dir, std::vector<std::string> settings,
+             bool live, bool fuse, std::size_t signal_length, std::string cuda_architecture) {
+            Options o;
+            o.sample_rate_hz = fs;
+            o.dtype = parse_dtype(dtype);
+            if (target == "cpu") o.target = Target::cpu;
+            else if (target == "cuda") o.target = Target::cuda;
+            else if (target == "reference" || target == "ref") o.target = Target::reference;
+            else refuse("target must be \"cpu\", \"cuda\" or \"reference\", got \"" + target + "\"");
+            if (channels < 0) refuse("channels must be at least 1, got " + std::to_string(channels));
+            o.channels = channels;
+            o.max_block = max_block;
+            o.cache_directory = cache_dir;
+            o.settings = std::move(settings);
+            o.live_unranged_params = live;
+            o.fuse = fuse;
+            o.signal_length = signal_length;
+            o.cuda_architecture = std::move(cuda_architecture);
+            nb::gil_scoped_release release;
+            new (self) PyProgram(std::move(source), std::move(name), o);
+          },
+          nb::arg("source"), nb::arg("name"), nb::arg("fs"), nb::arg("dtype"), nb::arg("target"),
+          nb::arg("channels"), nb::arg("max_block"), nb::arg("cache_dir"), nb::arg("settings"), nb::arg("live"),
+          nb::arg("fuse"), nb::arg("signal_length"), nb::arg("cuda_architecture"))
+      .def_prop_ro("source", &PyProgram::source)
+      .def_prop_ro("source_name", &PyProgram::source_name)
+      .def_prop_ro("name", [](const PyProgram& p) { return p.base().name(); })
+      .def_prop_ro("fs", [](const PyProgram& p) { return p.options().sample_rate_hz; })
+      .def_prop_ro("dtype", [](const PyProgram& p) { return p.options().dtype == DType::f32 ? "float32" : "float64"; })
+      .def_prop_ro("target",
+                   [](const PyProgram& p) {
+                     Target t = p.options().target;
+                     return t == Target::cpu ? "cpu" : t == Target::cuda ? "cuda" : "reference";
+                   })
+      .def_prop_ro("channels", [](const PyProgram& p) { return p.options().channels; })
+      .def("inputs",
+           [](const PyProgram& p) {
+             std::vector<std::pair<std::string, int>> r;
+             for (const PortInfo& port : p.base().inputs()) r.emplace_back(port.name, port.channels);
+             return r;
+           })
+      .def("outputs",
+           [](const PyProgram& p) {
+             std::vector<std::pair<std::string, int>> r;
+             for (const PortInfo& port : p.base().outputs()) r.emplace_back(port.name, port.channels);
+             return r;
+           })
+      .def("params",
+           [](const PyProgram& p) {
+             nb::list r;
+             for (const ParamInfo& info : p.base().params()) {
+               nb::dict d;
+               d["name"] = info.name;
+               d["unit"] = info.unit;
+               d["value"] = info.value;
+               d["min"] = info.min;
+               d["max"] = info.max;
+               d["has_range"] = info.has_range;
+               r.append(d);
+             }
+             return r;
+           })
+      .def("set",
+           [](PyProgram& p, const std::string& name, std::variant<double, std::string> value) {
+             nb::gil_scoped_release release;
+             if (auto* v = std::get_if<double>(&value)) p.set(name, *v);
+             else p.set(name, std::get<std::string>(value));
+           })
+      .def("get", [](const PyProgram& p, const std::string& name) { return p.base().get(name); })
+      .def("warnings", [](const PyProgram& p) { return p.base().warnings(); })
+      .def(
+          "run",
+          [](const PyProgram& self, const std::vector<AnyArray>& arrays, std::optional<std::vector<NumpyArray>> out) {
+            std::vector<PlanarView> views = input_views(self.base(), arrays);
+            std::vector<std::size_t> channels;
+            for (const PlanarView& v : views) channels.push_back(v.channels);
+            std::size_t frames = views.empty() ? 0 : views[0].frames;
+            DType dtype = views.empty() ? self.options().dtype : views[0].dtype;
+            Program program = [&] {
+              nb::gil_scoped_release release;
+              return self.for_channels(channels);
+            }();
+            std::vector<PortInfo> ports = program.outputs();
+            std::vector<NumpyArray> outputs;
+            if (out) {
+              // Caller memory (out=): no allocation, no page faults on a fresh array.
+              if (out->size() != ports.size())
+                refuse("out= needs " + std::to_string(ports.size()) + " array(s), one per output");
+              for (std::size_t k = 0; k < ports.size(); ++k) {
+                PlanarView v = planar_view(AnyArray((*out)[k]), "out=");
+                if (v.dtype != dtype || v.frames != frames || v.channels != static_cast<std::size_t>(ports[k].channels))
+                  refuse("out= array " + std::to_string(k) + " must be " + (dtype == DType::f32 ? "float32" : "float64") +
+                         " shaped (" + std::to_string(ports[k].channels) + ", " + std::to_string(frames) + ")");
+              }
+              outputs = std::move(*out);
+            } else {
+              for (const PortInfo& port : ports)
+                outputs.push_back(new_array(dtype, {static_cast<std::size_t>(port.channels), frames}));
+            }
+            {
+              nb::gil_scoped_release release;
+              if (dtype == DType::f32) run_planar<float>(program, views, outputs, frames);
+              else run_planar<double>(program, views, outputs, frames);
+            }
+            return outputs;
+          },
+          nb::arg("inputs"), nb::arg("out") = nb::none())
+      .def(
+          "run_batch",
+          [](const PyProgram& self, const std::vector<AnyArray>& arrays) {
+            // (items, channels, frames) per input: each item one signal per input, all in
+            // one dispatch per kernel. run_batch takes owning signals: one copy in, one out.
+            std::vector<PortInfo> ports = self.base().inputs();
+            if (arrays.size() != ports.size())
+              refuse("the graph has " + std::to_string(ports.size()) + " input(s) but " +
+                     std::to_string(arrays.size()) + " array(s) were given");
+            std::size_t items = arrays.empty() ? 0 : arrays[0].shape(0);
+            std::vector<std::size_t> channels;
+            std::vector<std::vector<PlanarView>> views(items);
+            for (std::size_t i = 0; i < arrays.size(); ++i) {
+              const AnyArray& a = arrays[i];
+              if (a.ndim() != 3 || a.shape(0) != items)
+                refuse("every input of a batch must be (items, channels, frames) with one item count");
+              channels.push_back(a.shape(1));
+              for (std::size_t b = 0; b < items; ++b) views[b].push_back(planar_view(a, "input '" + ports[i].name + "'", b));
+            }
+            DType dtype = views.empty() || views[0].empty() ? self.options().dtype : views[0][0].dtype;
+            std::vector<std::vector<Signal>> results;
+            {
+              nb::gil_scoped_release release;
+              Program program = self.for_channels(channels);
+              std::vector<std::vector<Signal>> batch(items);
+              for (std::size_t b = 0; b < items; ++b)
+                for (const PlanarView& v : views[b]) batch[b].push_back(signal_from(v, self.options().dtype));
+              results = program.run_batch(batch);
+            }
+            std::vector<NumpyArray> outputs;
+            for (std::size_t k = 0; k < (results.empty() ? 0 : results[0].size()); ++k)
+              outputs.push_back(new_array(dtype, {items, results[0][k].channels(), results[0][k].samples()}));
+            {
+              nb::gil_scoped_release release;
+              for (std::size_t k = 0; k < outputs.size(); ++k)
+                for (std::size_t b = 0; b < items; ++b) copy_out(results[b][k], channel_pointers(outputs[k], b), dtype);
+            }
+            return outputs;
+          },
+          nb::arg("inputs"))
+      .def(
+          "dump",
+          [](const PyProgram& p, std::string emit, std::string format, std::vector<std::string> passes,
+             bool print_after_all, bool locations, bool llvm_optimized) {
+            DumpOptions o;
+            o.emit = std::move(emit);
+            o.format = std::move(format);
+            o.passes = std::move(passes);
+            o.print_after_all = print_after_all;
+            o.locations = locations;
+            o.llvm_optimized = llvm_optimized;
+            nb::gil_scoped_release release;
+            return p.for_dump().dump(o);
+          },
+          nb::arg("emit") = "ir-opt", nb::arg("format") = "text", nb::arg("passes") = std::vector<std::string>{},
+          nb::arg("print_after_all") = false, nb::arg("locations") = true, nb::arg("llvm_optimized") = false)
+      .def("frequency_response", [](const PyProgram& p, const std::vector<double>& frequencies) {
+        std::vector<FrequencyResponse> responses;
+        {
+          nb::gil_scoped_release release;
+          responses = p.base().frequency_response(frequencies);
+        }
+        nb::list r;
+        for (FrequencyResponse& f : responses) {
+          auto* data = new std::complex<double>[std::max<std::size_t>(f.response.size(), 1)];
+          std::copy(f.response.begin(), f.response.end(), data);
+          nb::capsule owner(data, [](void* q) noexcept { delete[] static_cast<std::complex<double>*>(q); });
+          nb::ndarray<nb::numpy, std::complex<double>> h(data, {f.response.size()}, owner);
+          r.append(nb::make_tuple(f.output_index, f.input_index, h));
+        }
+        return r;
+      });
+}
+
+}  // namespace fxc::python

@@ -1,0 +1,103 @@
+# SPDX-License-Identifier: Apache-2.0
+"""fxc.dask.process_files on a real LocalCluster of worker processes."""
+import filecmp
+import os
+import signal
+import subprocess
+import threading
+import time
+
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+import fxc  # noqa: E402
+import fxc.dask  # noqa: E402
+
+GRAPH = "input x\noutput x | butter(4, 100 Hz, highpass) | peaking(2 kHz, 1.0, 3 dB)\n"
+
+
+def write_corpus(root, count, frames=4000, fs=16000):
+    """`count` WAV files (16-bit PCM, mono and stereo) in nested directories, written with
+    the fxc command itself from .npy noise."""
+    rng = np.random.default_rng(11)
+    os.makedirs(root, exist_ok=True)
+    for k in range(count):
+        d = os.path.join(root, f"set{k % 3}", f"part{k % 2}")
+        os.makedirs(d, exist_ok=True)
+        channels = 1 + k % 2
+        np.save(os.path.join(d, f"take{k:03d}.npy"), 0.3 * rng.standard_normal((channels, frames)))
+    return root
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c:
+        with distributed.Client(c) as client:
+            yield client
+
+
+def cli_outputs(fxc_cli, graph, corpus, out):
+    subprocess.run([fxc_cli, "run", str(graph), "-i", str(corpus), "--out-dir", str(out), "--fs", "16000"],
+                   check=True, capture_output=True)
+
+
+def same_tree(a, b):
+    files = []
+    for root, _, names in os.walk(a):
+        for n in names:
+            rel = os.path.relpath(os.path.join(root, n), a)
+            assert filecmp.cmp(os.path.join(a, rel), os.path.join(b, rel), shallow=False), rel
+            files.append(rel)
+    return sorted(files)
+
+
+def test_outputs_are_the_command_lines_bytes(tmp_path, cluster, fxc_cli):
+    corpus = write_corpus(tmp_path / "corpus", 240)
+    graph = tmp_path / "g.fx"
+    graph.write_text(GRAPH)
+    manifest = fxc.dask.process_files(graph, [corpus], out_dir=tmp_path / "out", client=cluster, fs=16000)
+    assert len(manifest) == 240 and {m["status"] for m in manifest} == {"written"}
+    assert len({m["worker"] for m in manifest}) == 2  # both workers took files
+    assert all(m["frames"] == 4000 and m["peak"] > 0 for m in manifest)
+    cli_outputs(fxc_cli, graph, corpus, tmp_path / "cli")
+    assert len(same_tree(tmp_path / "cli", tmp_path / "out")) == 240
+
+
+def test_a_failing_file_is_a_row_and_the_others_go_on(tmp_path, cluster):
+    corpus = write_corpus(tmp_path / "corpus", 12)
+    (tmp_path / "corpus" / "broken.npy").write_bytes(b"not numpy")
+    manifest = fxc.dask.process_files(GRAPH, [corpus], out_dir=tmp_path / "out", client=cluster, fs=16000)
+    failed = [m for m in manifest if m["status"] == "failed"]
+    assert len(failed) == 1 and "broken.npy" in failed[0]["message"]
+    assert sum(m["status"] == "written" for m in manifest) == 12
+    again = fxc.dask.process_files(GRAPH, [corpus], out_dir=tmp_path / "out", client=cluster, fs=16000,
+                                   skip_existing=True)
+    assert sum(m["status"] == "skipped" for m in again) == 12
+
+
+def test_a_killed_worker_leaves_no_partial_output_and_the_run_completes(tmp_path, fxc_cli):
+    corpus = write_corpus(tmp_path / "corpus", 300, frames=16000)
+    out = tmp_path / "out"
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c, \
+            distributed.Client(c) as client:
+        pids = list(client.run(os.getpid).values())
+        result = {}
+        run = threading.Thread(target=lambda: result.update(
+            rows=fxc.dask.process_files(GRAPH, [corpus], out_dir=out, client=client, fs=16000, files_per_task=2)))
+        run.start()
+        while sum(len(f) for _, _, f in os.walk(out)) < 20:  # some outputs written: mid-run
+            time.sleep(0.01)
+        os.kill(pids[0], signal.SIGKILL)
+        killed_at = sum(len(f) for _, _, f in os.walk(out))
+        run.join(timeout=300)
+    assert killed_at < 300, "the run ended before the worker was killed"
+    rows = result["rows"]
+    assert len(rows) == 300 and {r["status"] for r in rows} == {"written"}
+    leftovers = [n for _, _, names in os.walk(out) for n in names if n.startswith(".fxc-pending")]
+    assert leftovers == []
+    graph = tmp_path / "g.fx"
+    graph.write_text(GRAPH)
+    cli_outputs(fxc_cli, graph, corpus, tmp_path / "cli")
+    assert len(same_tree(tmp_path / "cli", out)) == 300

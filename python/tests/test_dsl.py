@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The pipe DSL writes .fx text that means what the same .fx file means."""
+import numpy as np
+import pytest
+
+import fxc
+
+
+def test_a_chain_compiles_to_the_same_program_as_its_fx_text():
+    chain = fxc.butter(4, 80, "highpass") | fxc.peaking(3000, 1.0, 4) | fxc.tanh()
+    dsl = fxc.compile(chain, fs=48000, dtype="float64")
+    text = fxc.compile("input x\noutput x | butter(4, 80 Hz, highpass) | peaking(3 kHz, 1.0, 4 dB) | tanh()\n",
+                       fs=48000, dtype="float64")
+    x = np.random.default_rng(0).standard_normal((2, 8000))
+    assert np.array_equal(dsl(x), text(x))
+
+
+def test_params_inputs_mixes_and_several_outputs():
+    fc = fxc.param("fc", 1000, "Hz", range=(100, 4000))
+    x = fxc.input("x", 2)
+    low = x | fxc.lowpass(fc)
+    high = x | fxc.highpass(fc)
+    p = fxc.compile({"low": low, "high": high, "sum": 0.5 * (low + high)}, fs=48000, dtype="float64")
+    assert [n for n, _ in p.outputs] == ["low", "high", "sum"]
+    assert p.params[0]["name"] == "fc" and p.params[0]["max"] == 4000
+    p.set(fc=2000)
+    s = np.random.default_rng(1).standard_normal((2, 4000))
+    lo, hi, mix = p(s)
+    np.testing.assert_allclose(mix, 0.5 * (lo + hi), atol=1e-12)
+    assert "fc = 1000 Hz in [100 Hz, 4000 Hz]" in p.source
+
+
+def test_units_lists_and_raw_coefficients():
+    chain = (fxc.butter(2, ["300 Hz", "3 kHz"], "bandpass") | fxc.gain(-6, "dB") | fxc.delay("1 ms")
+             | fxc.sos([[1, 0, 0, 1, -0.5, 0]]) | fxc.fir([0.5, 0.5]) | fxc.clip(-1, 1)
+             | fxc.firwin(31, 2000, window="kaiser", beta=8.6))
+    p = fxc.compile(chain, fs=48000)
+    assert p(np.zeros(480, np.float32)).shape == (480,)
+
+
+def test_bad_values_are_refused_before_any_text_is_written():
+    with pytest.raises(fxc.Error, match="btype"):
+        fxc.butter(4, 80, "highpas")
+    with pytest.raises(fxc.Error, match="unit"):
+        fxc.lowpass("1 khz; output x")
+    with pytest.raises(fxc.Error, match="number"):
+        fxc.lowpass(None)
+    with pytest.raises(fxc.Error) as e:
+        fxc.compile(fxc.lowpass(30000), fs=48000)
+    assert e.value.code == "fx-design"

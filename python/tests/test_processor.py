@@ -1,0 +1,90 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Processor: blocks of any length give the whole run; state save/load; live values."""
+import numpy as np
+import pytest
+
+import fxc
+from conftest import EQ
+
+
+def blocks_of(x, rng, longest):
+    i = 0
+    while i < x.shape[-1]:
+        n = int(rng.integers(1, longest + 1))
+        yield np.ascontiguousarray(x[..., i:i + n])
+        i += n
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_random_blocks_equal_the_whole_run(noise, dtype):
+    p = fxc.compile(EQ, fs=48000, dtype=dtype)
+    x = noise.astype(dtype)
+    proc = p.processor(block=256, channels=2)
+    rng = np.random.default_rng(3)
+    y = np.concatenate([proc(b) for b in blocks_of(x, rng, 256)], axis=-1)
+    assert y.dtype == x.dtype
+    assert np.array_equal(y, p(x))
+
+
+def test_mono_blocks_out_and_reset():
+    p = fxc.compile(EQ, fs=48000, dtype="float32")
+    proc = p.processor(block=64, channels=1)
+    x = np.random.default_rng(5).standard_normal(640).astype(np.float32)
+    out = np.empty(64, np.float32)
+    first = [proc(x[i:i + 64], out=out).copy() for i in range(0, 640, 64)]
+    assert np.array_equal(np.concatenate(first), p(x))
+    proc.reset()
+    assert np.array_equal(proc(x[:64]), first[0])
+    with pytest.raises(fxc.Error, match="out="):
+        proc(x[:64], out=np.empty(32, np.float32))
+    proc.reset()
+    strided = np.repeat(x[:64], 2)[::2]  # not contiguous: copied, as whole runs do
+    assert not strided.flags.c_contiguous
+    assert np.array_equal(proc(strided), first[0])
+
+
+def test_state_bytes_continue_a_stream(noise):
+    p = fxc.compile(EQ, fs=48000, dtype="float64")
+    x = noise[:, :4096].copy()
+    a = p.processor(block=512, channels=2)
+    head = a(x[:, :2048].copy())
+    state = a.save_state()
+    b = p.processor(block=512, channels=2)
+    b.load_state(state)
+    tail = b(x[:, 2048:].copy())
+    assert np.array_equal(np.concatenate([head, tail], axis=1), p(x))
+    with pytest.raises(fxc.Error):
+        b.load_state(b"not a state")
+
+
+def test_live_values_take_effect_at_the_next_block(noise):
+    p = fxc.compile(EQ, fs=48000, dtype="float64")
+    proc = p.processor(block=1024, channels=2)
+    proc.set(fc=300)
+    moved = fxc.compile(EQ, fs=48000, dtype="float64", fc=300)
+    x = noise[:, :1024].copy()
+    assert np.array_equal(proc(x), moved(x))
+    with pytest.raises(fxc.Error):
+        proc.set(fc=5000)
+
+
+def test_an_undeclared_channel_count_must_be_given(noise):
+    p = fxc.compile(EQ, fs=48000)
+    with pytest.raises(fxc.Error, match="channels="):
+        p.processor(block=64)
+    proc = p.processor(block=64, channels=2)
+    with pytest.raises(fxc.Error, match="channel"):
+        proc(np.zeros((1, 64), np.float32))
+
+
+def test_several_inputs_and_outputs():
+    src = "input a : 1\ninput b : 1\noutput lo = (a + b) | lowpass(1 kHz)\noutput hi = a | highpass(1 kHz)\n"
+    p = fxc.compile(src, fs=48000, dtype="float64")
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((1, 512)), rng.standard_normal((1, 512))
+    lo, hi = p(a, b)
+    proc = p.processor(block=512)
+    got = proc.process_many([a, b])
+    assert np.array_equal(got[0], lo) and np.array_equal(got[1], hi)
+    with pytest.raises(fxc.Error, match="process_many"):
+        proc(a)

@@ -1,0 +1,41 @@
+# SPDX-License-Identifier: Apache-2.0
+"""torch tensors in and out, and fxc.torch.Module."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import fxc  # noqa: E402
+import fxc.torch  # noqa: E402
+from conftest import EQ  # noqa: E402
+
+
+def test_tensors_come_back_as_tensors_of_the_same_shape_and_values():
+    p = fxc.compile(EQ, fs=48000, dtype="float32")
+    t = torch.randn(3, 2, 4800)
+    y = p(t)
+    assert isinstance(y, torch.Tensor) and y.shape == t.shape and y.dtype == torch.float32
+    assert np.array_equal(y.numpy(), p(t.numpy()))
+    assert p(t[0, 0]).shape == (4800,)
+    assert np.array_equal(p(t.transpose(1, 2).contiguous().transpose(1, 2)).numpy(), y.numpy())
+
+
+def test_module_runs_in_inference_and_refuses_gradients():
+    m = fxc.torch.Module(fxc.compile(EQ, fs=48000))
+    assert isinstance(m, torch.nn.Module) and "fs=48000" in repr(m)
+    x = torch.randn(2, 1000)
+    with torch.inference_mode():
+        y = m(x)
+    assert y.shape == x.shape
+    with pytest.raises(fxc.Error, match="requires grad"):
+        m(torch.randn(2, 100, requires_grad=True))
+    with pytest.raises(fxc.Error, match="floating point"):
+        m(torch.zeros(10, dtype=torch.int16))
+    assert m(torch.zeros(10, dtype=torch.bfloat16)).dtype == torch.float32  # converted to the program's type
+
+
+def test_processor_takes_tensors():
+    p = fxc.compile(EQ, fs=48000, dtype="float32")
+    proc = p.processor(block=64, channels=1)
+    x = torch.randn(1, 64)
+    assert isinstance(proc(x), torch.Tensor)
