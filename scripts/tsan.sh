@@ -5,7 +5,8 @@
 # run from several threads, the chunked scan's
 # worker threads, concurrent kernel-cache lookups and writers, the BlockExecutor's values
 # handover while an audio thread runs blocks, fxc::Processor::set from a control thread
-# while process() runs) and fxc_realtime_tests with ThreadSanitizer in
+# while process() runs), fxc_realtime_tests and the corpus runner shared by threads (fxc run
+# --jobs) with ThreadSanitizer in
 # build-tsan/, and runs them. Fails on a failing case or any ThreadSanitizer report.
 #
 #   scripts/tsan.sh [-j JOBS]
@@ -23,7 +24,7 @@ start=$(date +%s)
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFXC_BUILD_BENCH=OFF \
   ${CXX:+-DCMAKE_CXX_COMPILER="$CXX"} \
   -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" >/dev/null
-cmake --build "$build" -j "$jobs" --target fxc_thread_tests fxc_realtime_tests
+cmake --build "$build" -j "$jobs" --target fxc_thread_tests fxc_realtime_tests fxc_corpus_tests
 built=$(date +%s)
 
 log=$build/tsan-report
@@ -34,6 +35,8 @@ TSAN_OPTIONS="log_path=$log:halt_on_error=1:second_deadlock_stack=1:${TSAN_OPTIO
   "--test-case=one compiled graph runs*,the pool runs every part*,chains split across threads*,the memory cache serves*,concurrent writers of one key*,two processes writing one key*,BlockExecutor*,execute_cpu_into*,set() from one thread while others run,Processor: set from another thread*" || status=$?
 TSAN_OPTIONS="log_path=$log:halt_on_error=1:second_deadlock_stack=1:${TSAN_OPTIONS:-}" \
   "$build/tests/fxc_realtime_tests" || status=$?
+TSAN_OPTIONS="log_path=$log:halt_on_error=1:second_deadlock_stack=1:${TSAN_OPTIONS:-}" \
+  "$build/tests/corpus/fxc_corpus_tests" "--test-case=CorpusRunner from several threads*" || status=$?
 done=$(date +%s)
 if compgen -G "$log.*" >/dev/null; then
   echo "== ThreadSanitizer reports:"

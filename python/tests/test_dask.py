@@ -10,7 +10,9 @@ import time
 import numpy as np
 import pytest
 
-distributed = pytest.importorskip("distributed")
+from conftest import optional_module  # noqa: E402
+
+distributed = optional_module("distributed")
 
 import fxc  # noqa: E402
 import fxc.dask  # noqa: E402

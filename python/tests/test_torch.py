@@ -3,7 +3,9 @@
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+from conftest import optional_module  # noqa: E402
+
+torch = optional_module("torch")
 
 import fxc  # noqa: E402
 import fxc.torch  # noqa: E402
