@@ -70,7 +70,7 @@ const Strategy kStrategies[] = {
     {"channel_lanes", 8, {{"lane_fill", "0"}}},
     {"section_wavefront", 1, {{"lane_fill", "2"}, {"chunked_min_samples", "4e18"}}},
     {"chunked_scan", 1, {{"chunked_min_samples", "0"}, {"chunk_decay_ratio", "0"}, {"chunk_length", "32768"}}},
-    {"direct FIR", 1, {{"fir_fft_min_taps", "1e9"}, {"lane_fill", "2"}, {"chunked_min_samples", "4e18"}}},
+    {"direct FIR", 1, {{"fir_fft_min_taps", "1e9"}, {"fir_fft_min_taps_f64", "1e9"}, {"lane_fill", "2"}, {"chunked_min_samples", "4e18"}}},
 };
 
 // The largest pole radius of the graph's sections: what decides the state's precision.

@@ -15,9 +15,10 @@ int fft_block_for(std::size_t taps) {
 ir::FirMethod fir_method_for(std::size_t taps, const PassContext& context) {
   // The GPU backend convolves directly with shared-memory tiles; FFT there is future work.
   if (context.target.kind == TargetKind::cuda) return ir::FirMethod::direct;
-  // The FFT (Debian's KissFFT) is float32: float64 chains keep the exact direct form.
-  if (context.binding.dtype == DType::f64) return ir::FirMethod::direct;
-  return taps >= static_cast<std::size_t>(context.thresholds.fir_fft_min_taps)
+  // float32 signals use KissFFT, float64 ones fxc's RealFft: each has its own crossover.
+  int min_taps = context.binding.dtype == DType::f64 ? context.thresholds.fir_fft_min_taps_f64
+                                                     : context.thresholds.fir_fft_min_taps;
+  return taps >= static_cast<std::size_t>(min_taps)
              ? ir::FirMethod::fft_overlap_save
              : ir::FirMethod::direct;
 }
@@ -111,7 +112,10 @@ Schedule choose_schedule(const ChainSummary& chain, int channels, const PassCont
   if (chain.sections > 0) s = choose_iir(chain, std::max(channels, 1), context);
   else s.reason = "no IIR stage";
   if (max_taps > 0) {
-    s.fir_method = fir_method_for(max_taps, context);
+    // A chain with sections runs in a compiled kernel (fuse-chains keeps a FIR that runs by
+    // FFT in a chain of its own, by the signal type's rule), so its FIRs are direct, also where
+    // it computes in float64 inside a float32 signal and `context` is not the signal's.
+    s.fir_method = chain.sections > 0 ? ir::FirMethod::direct : fir_method_for(max_taps, context);
     if (s.fir_method == ir::FirMethod::fft_overlap_save) {
       s.fft_block = fft_block_for(max_taps);
       s.reason += fmt::format("; FIR {} taps: FFT overlap-save, block {}", max_taps, s.fft_block);

@@ -10,8 +10,8 @@ namespace fxc::passes {
 
 std::vector<std::string_view> StrategyThresholds::names() {
   return {"lane_fill",        "chunked_min_samples", "chunk_length",    "chunk_decay_ratio",
-          "fir_fft_min_taps", "gpu_min_channels",    "gpu_chunk_length", "f64_state_pole_radius",
-          "f64_state_error"};
+          "fir_fft_min_taps", "fir_fft_min_taps_f64", "gpu_min_channels", "gpu_chunk_length",
+          "f64_state_pole_radius", "f64_state_error"};
 }
 
 std::optional<std::string> StrategyThresholds::set(std::string_view name, std::string_view value) {
@@ -45,6 +45,7 @@ std::optional<std::string> StrategyThresholds::set(std::string_view name, std::s
   }
   if (name == "chunk_length") return *v < 1 ? "chunk_length must be at least 1" : whole(chunk_length);
   if (name == "fir_fft_min_taps") return whole(fir_fft_min_taps);
+  if (name == "fir_fft_min_taps_f64") return whole(fir_fft_min_taps_f64);
   if (name == "gpu_min_channels") return whole(gpu_min_channels);
   if (name == "gpu_chunk_length")
     return *v < 1 ? "gpu_chunk_length must be at least 1" : whole(gpu_chunk_length);

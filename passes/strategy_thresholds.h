@@ -26,8 +26,12 @@ struct StrategyThresholds {
   /// ratio x lanes^2 x decay samples, with chunks of at least ratio x lanes x decay. At 1 the
   /// correction costs at most the vector work; 0 ignores the decay.
   double chunk_decay_ratio = 1.0;
-  /// FFT overlap-save instead of direct FIR from this many taps (CPU).
+  /// FFT overlap-save instead of direct FIR from this many taps (CPU, float32 signals:
+  /// KissFFT).
   int fir_fft_min_taps = 64;
+  /// The same for float64 signals (fxc's RealFft, runtime/real_fft.h): measured even with
+  /// direct float64 convolution at 24 taps and 1.6x faster at 32 (docs/passes.md).
+  int fir_fft_min_taps_f64 = 32;
   /// Float32 chains with a pole at least this close to the unit circle (largest pole
   /// radius >= this) keep their state and arithmetic in float64: float32 state there loses
   /// the signal in rounding noise (docs/errors.md, "Numerical accuracy"). 0: always; above

@@ -46,7 +46,7 @@ void reserve_chain_state(ChainState<C>& s, const std::vector<std::int64_t>& capa
     line.resize(kept);
   }
   if (fft_taps > 0)
-    for (auto& h : s.fft_history) h.resize(fft_taps - 1, 0.0f);
+    for (auto& h : s.fft_history) h.resize(fft_taps - 1, C(0));
 }
 
 }  // namespace

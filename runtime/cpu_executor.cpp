@@ -201,7 +201,7 @@ ChainState<To> convert_state(const ChainState<From>& from) {
   to.state.assign(from.state.begin(), from.state.end());
   to.positions = from.positions;
   for (const auto& line : from.lines) to.lines.emplace_back(line.begin(), line.end());
-  to.fft_history = from.fft_history;
+  for (const auto& h : from.fft_history) to.fft_history.emplace_back(h.begin(), h.end());
   return to;
 }
 

@@ -38,9 +38,9 @@ Expected<ExecutionPlan, std::string> plan_execution(const ir::Graph& g, const co
     ExecutionPlan::Step step{id, ExecutionPlan::Kind::chain, -1, nullptr};
     if (const auto* chain = std::get_if<ir::Chain>(&node.op)) {
       if (!codegen::runs_in_runtime(*chain)) step.kernel = kernels.kernel(id);
-      else if (node.type.dtype != DType::f32)
-        return Unexpected{"internal error (a bug in fxc): FFT convolution scheduled for the float64 chain %" +
-                          std::to_string(id)};
+      else if (codegen::compute_dtype(*chain, node.type.dtype) != node.type.dtype)
+        return Unexpected{"internal error (a bug in fxc): FFT convolution scheduled in float64 state for the "
+                          "float32 chain %" + std::to_string(id)};
       std::size_t delays = static_cast<std::size_t>(codegen::layout_of(*chain).delay_count);
       plan.max_delay_lines = std::max(plan.max_delay_lines, delays * static_cast<std::size_t>(plan.channels[id]));
     } else if (ir::holds<ir::Sum>(node)) {

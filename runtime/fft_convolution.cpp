@@ -13,87 +13,118 @@ namespace {
 
 // std::complex<float> is laid out as float[2] (the standard says so), as kiss_fft_cpx is.
 kiss_fft_cpx* as_kiss(std::complex<float>* p) { return reinterpret_cast<kiss_fft_cpx*>(p); }
+const kiss_fft_cpx* as_kiss(const std::complex<float>* p) { return reinterpret_cast<const kiss_fft_cpx*>(p); }
+
+template <class T>
+void convolve_plan(std::span<const double> taps, std::span<const T> x, std::span<T> y, int block,
+                   std::vector<T>& history) {
+  FftConvolver<T> convolver(taps.size(), block);
+  std::vector<std::complex<T>> response(convolver.bins());
+  convolver.transform_taps(taps, response);
+  history.resize(taps.empty() ? 0 : taps.size() - 1, T(0));
+  convolver.convolve(taps, response, x, y, history);
+}
 
 }  // namespace
 
-FftConvolver::FftConvolver(std::size_t taps, int block)
-    : taps_(taps),
-      n_(static_cast<std::size_t>(block)),
-      forward_(nullptr),
-      inverse_(nullptr),
-      frame_(n_, 0.0f),
-      out_(n_, 0.0f),
-      next_history_(taps > 0 ? taps - 1 : 0, 0.0f),
-      spectrum_(n_ / 2 + 1) {
-  FXC_INTERNAL_ASSERT(block > 0 && n_ > taps && (n_ & (n_ - 1)) == 0,
-                      "the FFT block must be a power of two above the taps");
-  forward_ = kiss_fftr_alloc(block, 0, nullptr, nullptr);
-  inverse_ = kiss_fftr_alloc(block, 1, nullptr, nullptr);
+KissRealFft::KissRealFft(std::size_t size)
+    : forward_(kiss_fftr_alloc(static_cast<int>(size), 0, nullptr, nullptr)),
+      inverse_(kiss_fftr_alloc(static_cast<int>(size), 1, nullptr, nullptr)) {
   FXC_INTERNAL_ASSERT(forward_ && inverse_, "cannot plan an FFT");
 }
 
-FftConvolver::~FftConvolver() {
+KissRealFft::~KissRealFft() {
   kiss_fftr_free(forward_);
   kiss_fftr_free(inverse_);
 }
 
-void FftConvolver::transform_taps(std::span<const double> taps, std::span<std::complex<float>> response) {
+void KissRealFft::forward(std::span<const float> x, std::span<std::complex<float>> spectrum) noexcept {
+  kiss_fftr(forward_, x.data(), as_kiss(spectrum.data()));
+}
+
+void KissRealFft::inverse(std::span<const std::complex<float>> spectrum, std::span<float> x) noexcept {
+  kiss_fftri(inverse_, as_kiss(spectrum.data()), x.data());
+}
+
+template <class T>
+FftConvolver<T>::FftConvolver(std::size_t taps, int block)
+    : taps_(taps),
+      n_(static_cast<std::size_t>(std::max(block, 2))),
+      fft_(n_),
+      frame_(n_, T(0)),
+      out_(n_, T(0)),
+      next_history_(taps > 0 ? taps - 1 : 0, T(0)),
+      spectrum_(n_ / 2 + 1) {
+  FXC_INTERNAL_ASSERT(block > 0 && n_ > taps && (n_ & (n_ - 1)) == 0,
+                      "the FFT block must be a power of two above the taps");
+}
+
+template <class T>
+void FftConvolver<T>::transform_taps(std::span<const double> taps, std::span<std::complex<T>> response) {
   FXC_INTERNAL_ASSERT(taps.size() == taps_ && response.size() == bins(), "FFT taps of the wrong size");
-  std::fill(frame_.begin(), frame_.end(), 0.0f);
-  for (std::size_t k = 0; k < taps_; ++k) frame_[k] = static_cast<float>(taps[k]);
-  kiss_fftr(forward_, frame_.data(), as_kiss(response.data()));
+  std::fill(frame_.begin(), frame_.end(), T(0));
+  for (std::size_t k = 0; k < taps_; ++k) frame_[k] = static_cast<T>(taps[k]);
+  fft_.forward(frame_, response);
 }
 
 // Algorithm (overlap-save): with N = block and L = taps, each step takes the N inputs ending at
 // the next N - L + 1 new samples (zeros before the signal), multiplies their spectrum by the
 // taps' spectrum, and keeps the last N - L + 1 points of the inverse transform, which are
 // free of circular wrap-around.
-void FftConvolver::convolve(std::span<const double> taps, std::span<const std::complex<float>> response,
-                            std::span<const float> x, std::span<float> y, std::span<float> history) noexcept {
+template <class T>
+void FftConvolver<T>::convolve(std::span<const double> taps, std::span<const std::complex<T>> response,
+                               std::span<const T> x, std::span<T> y, std::span<T> history) noexcept {
   const std::size_t n = n_;
   const std::size_t l = taps_;
   const std::size_t hop = n - l + 1;
   const std::size_t bins = this->bins();
   const std::size_t kept = history.size();  // l - 1
-  const float scale = 1.0f / static_cast<float>(n);  // KissFFT's inverse is unnormalized
+  const T scale = T(1) / static_cast<T>(n);  // both FFTs' inverses are unnormalized
   // y may overwrite x: the last L - 1 inputs of the previous step are kept in `history`.
   for (std::size_t start = 0; start < x.size(); start += hop) {
     std::size_t count = std::min(hop, x.size() - start);
     std::copy(history.begin(), history.end(), frame_.begin());
     std::copy(x.begin() + start, x.begin() + start + count, frame_.begin() + kept);
-    std::fill(frame_.begin() + kept + count, frame_.end(), 0.0f);
+    std::fill(frame_.begin() + kept + count, frame_.end(), T(0));
     // The history for the next step: the last L - 1 inputs up to start + count.
     for (std::size_t k = 0; k < kept; ++k) next_history_[k] = frame_[count + k];
     // A NaN or an infinity would spread through the transform to every output of the step,
     // earlier ones included; such a step is convolved directly instead, so that it reaches
     // only the outputs it touches, as in the reference interpreter.
-    if (!std::all_of(frame_.begin(), frame_.begin() + kept + count, [](float v) { return std::isfinite(v); })) {
+    if (!std::all_of(frame_.begin(), frame_.begin() + kept + count, [](T v) { return std::isfinite(v); })) {
       for (std::size_t i = 0; i < count; ++i) {
         double sum = 0;
         for (std::size_t k = 0; k < l; ++k) sum += taps[k] * frame_[kept + i - k];
-        y[start + i] = static_cast<float>(sum);
+        y[start + i] = static_cast<T>(sum);
       }
       std::copy(next_history_.begin(), next_history_.end(), history.begin());
       continue;
     }
-    kiss_fftr(forward_, frame_.data(), as_kiss(spectrum_.data()));
+    fft_.forward(frame_, spectrum_);
+    // The product written out: std::complex's operator* checks for infinities and NaNs
+    // (Annex G) and would not vectorize.
     for (std::size_t b = 0; b < bins; ++b) {
-      std::complex<float> product = spectrum_[b] * response[b];
-      spectrum_[b] = {product.real() * scale, product.imag() * scale};
+      T ar = spectrum_[b].real(), ai = spectrum_[b].imag();
+      T br = response[b].real(), bi = response[b].imag();
+      spectrum_[b] = {(ar * br - ai * bi) * scale, (ar * bi + ai * br) * scale};
     }
-    kiss_fftri(inverse_, as_kiss(spectrum_.data()), out_.data());
+    fft_.inverse(spectrum_, out_);
     std::copy(out_.begin() + kept, out_.begin() + kept + count, y.begin() + start);
     std::copy(next_history_.begin(), next_history_.end(), history.begin());
   }
 }
 
+template class FftConvolver<float>;
+template class FftConvolver<double>;
+
 void fft_convolve(std::span<const double> taps, std::span<const float> x, std::span<float> y,
                   int block, std::vector<float>& history) {
-  FftConvolver convolver(taps.size(), block);
-  std::vector<std::complex<float>> response(convolver.bins());
-  convolver.transform_taps(taps, response);
-  history.resize(taps.empty() ? 0 : taps.size() - 1, 0.0f);
-  convolver.convolve(taps, response, x, y, history);
+  convolve_plan<float>(taps, x, y, block, history);
+}
+
+void fft_convolve(std::span<const double> taps, std::span<const double> x, std::span<double> y,
+                  int block, std::vector<double>& history) {
+  convolve_plan<double>(taps, x, y, block, history);
 }
 
 }  // namespace fxc

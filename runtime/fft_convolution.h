@@ -1,23 +1,49 @@
 // SPDX-License-Identifier: Apache-2.0
-// FIR filtering by FFT overlap-save (KissFFT, float32), for long filters on float32 signals.
+// FIR filtering by FFT overlap-save, for long filters: float32 signals through KissFFT,
+// float64 signals through fxc's own RealFft (runtime/real_fft.h).
 #pragma once
 
 #include <complex>
 #include <cstddef>
 #include <span>
+#include <type_traits>
 #include <vector>
+
+#include "runtime/real_fft.h"
 
 struct kiss_fftr_state;
 
 namespace fxc {
 
+/// KissFFT's float32 real FFT behind RealFft's interface (inverse unnormalized, as RealFft's).
+class KissRealFft {
+ public:
+  explicit KissRealFft(std::size_t size);
+  ~KissRealFft();
+  KissRealFft(const KissRealFft&) = delete;
+  KissRealFft& operator=(const KissRealFft&) = delete;
+
+  void forward(std::span<const float> x, std::span<std::complex<float>> spectrum) noexcept;
+  void inverse(std::span<const std::complex<float>> spectrum, std::span<float> x) noexcept;
+
+ private:
+  kiss_fftr_state* forward_;
+  kiss_fftr_state* inverse_;
+};
+
+/// The real FFT of samples of type T: KissFFT for float (faster than RealFft in float64 and
+/// accurate to float32), RealFft for double.
+template <class T>
+using RealFftOf = std::conditional_t<std::is_same_v<T, float>, KissRealFft, RealFft>;
+
 /// The plans and work memory of overlap-save for a filter of `taps` taps with FFTs of `block`
-/// points (a power of two > taps), made once so that convolve() allocates nothing. One object
-/// serves one thread at a time: KissFFT plans keep scratch memory.
+/// points (a power of two > taps) on samples of type T (float or double), made once so that
+/// convolve() allocates nothing. One object serves one thread at a time: the plans keep
+/// scratch memory.
+template <class T>
 class FftConvolver {
  public:
   FftConvolver(std::size_t taps, int block);
-  ~FftConvolver();
   FftConvolver(const FftConvolver&) = delete;
   FftConvolver& operator=(const FftConvolver&) = delete;
 
@@ -28,22 +54,24 @@ class FftConvolver {
 
   /// The spectrum of `taps` (taps() of them) into `response` (bins() points): what
   /// convolve() multiplies by. Computed once per set of coefficients.
-  void transform_taps(std::span<const double> taps, std::span<std::complex<float>> response);
+  void transform_taps(std::span<const double> taps, std::span<std::complex<T>> response);
 
   /// y = taps * x (y[n] = sum_k taps[k] x[n-k]). `response` is transform_taps' result for
   /// `taps`. `history` (taps() - 1 samples) holds the inputs before x[0], zeros at the start
   /// of a signal, and is left holding the last ones of x, so a stream's blocks continue
   /// exactly. `y` may alias `x`. Allocates nothing.
-  void convolve(std::span<const double> taps, std::span<const std::complex<float>> response,
-                std::span<const float> x, std::span<float> y, std::span<float> history) noexcept;
+  void convolve(std::span<const double> taps, std::span<const std::complex<T>> response,
+                std::span<const T> x, std::span<T> y, std::span<T> history) noexcept;
 
  private:
   std::size_t taps_, n_;
-  kiss_fftr_state* forward_;
-  kiss_fftr_state* inverse_;
-  std::vector<float> frame_, out_, next_history_;
-  std::vector<std::complex<float>> spectrum_;
+  RealFftOf<T> fft_;
+  std::vector<T> frame_, out_, next_history_;
+  std::vector<std::complex<T>> spectrum_;
 };
+
+extern template class FftConvolver<float>;
+extern template class FftConvolver<double>;
 
 /// y = taps * x, by overlap-save with FFTs of `block` points (a power of two > taps.size()).
 /// `history` holds the taps.size() - 1 inputs before x[0] (resized to that, zeros at the start
@@ -51,5 +79,7 @@ class FftConvolver {
 /// for repeated calls keep an FftConvolver.
 void fft_convolve(std::span<const double> taps, std::span<const float> x, std::span<float> y,
                   int block, std::vector<float>& history);
+void fft_convolve(std::span<const double> taps, std::span<const double> x, std::span<double> y,
+                  int block, std::vector<double>& history);
 
 }  // namespace fxc

@@ -22,9 +22,15 @@ GraphValues graph_values(const ir::Graph& scheduled) {
       v.delay_lengths = std::move(values.delay_lengths);
       if (codegen::runs_in_runtime(*chain)) {
         v.f64 = std::move(values.params);  // the taps, read in float64 by the direct fallback
-        FftConvolver plan(v.f64.size(), chain->fft_block);
-        v.fft_response.resize(plan.bins());
-        plan.transform_taps(v.f64, v.fft_response);
+        if (signal == DType::f32) {
+          FftConvolver<float> plan(v.f64.size(), chain->fft_block);
+          v.fft_response_f32.resize(plan.bins());
+          plan.transform_taps(v.f64, v.fft_response_f32);
+        } else {
+          FftConvolver<double> plan(v.f64.size(), chain->fft_block);
+          v.fft_response_f64.resize(plan.bins());
+          plan.transform_taps(v.f64, v.fft_response_f64);
+        }
       } else if (codegen::compute_dtype(*chain, signal) == DType::f32) {
         v.f32.assign(values.params.begin(), values.params.end());
       } else {

@@ -19,13 +19,20 @@ struct NodeValues {
   std::vector<float> f32;
   std::vector<double> f64;
   std::vector<std::int64_t> delay_lengths;  ///< a chain's delays, in samples
-  /// FFT overlap-save chains: the taps' spectrum (the taps themselves are in f64).
-  std::vector<std::complex<float>> fft_response;
+  /// FFT overlap-save chains: the taps' spectrum in the signal type, one of the two (the
+  /// taps themselves are in f64).
+  std::vector<std::complex<float>> fft_response_f32;
+  std::vector<std::complex<double>> fft_response_f64;
 
   template <class C>
   const C* params() const {
     if constexpr (std::is_same_v<C, float>) return f32.data();
     else return f64.data();
+  }
+  template <class T>
+  const std::vector<std::complex<T>>& fft_response() const {
+    if constexpr (std::is_same_v<T, float>) return fft_response_f32;
+    else return fft_response_f64;
   }
 };
 

@@ -134,14 +134,14 @@ void run_chain(const ir::Graph& g, const ExecutionPlan& plan, const ExecutionPla
   visit_chain_state(state, chain, id, [&](auto& s) {
     using C = typename std::decay_t<decltype(s.state)>::value_type;
     if (!step.kernel) {
-      // FFT overlap-save, float32 signals only (fir_method_for never picks it for float64).
-      if constexpr (std::is_same_v<T, float>) {
-        FftConvolver& fft = *memory.fft[id];
+      // FFT overlap-save in the signal type (an FIR-only chain computes in it: C is T).
+      if constexpr (std::is_same_v<C, T>) {
+        FftConvolver<T>& fft = *memory.fft<T>()[id];
         for (std::size_t c = 0; c < channels; ++c) {
-          std::vector<float>& history = s.fft_history[c];
-          if (history.size() + 1 != fft.taps()) history.resize(fft.taps() - 1, 0.0f);
-          fft.convolve(v.f64, v.fft_response, {static_cast<const float*>(in[c]), frames},
-                       {static_cast<float*>(out[c]), frames}, history);
+          std::vector<T>& history = s.fft_history[c];
+          if (history.size() + 1 != fft.taps()) history.resize(fft.taps() - 1, T(0));
+          fft.convolve(v.f64, v.template fft_response<T>(), {static_cast<const T*>(in[c]), frames},
+                       {static_cast<T*>(out[c]), frames}, history);
         }
       }
     } else if (chain.strategy == ir::IirStrategy::chunked_scan && chunked_scan_applies(chain)) {
@@ -205,13 +205,17 @@ void size_run_memory(const ir::Graph& scheduled, const ExecutionPlan& plan, RunM
   memory.sum_inputs.assign(plan.max_sum_pointers, nullptr);
   memory.delay_lines.assign(plan.max_delay_lines, nullptr);
   memory.direct.assign(plan.outputs.size(), 0);
-  memory.fft.clear();
-  memory.fft.resize(scheduled.size());
+  const bool f32 = dtype_of(scheduled) == DType::f32;
+  memory.fft_f32.clear();
+  memory.fft_f64.clear();
+  if (f32) memory.fft_f32.resize(scheduled.size());
+  else memory.fft_f64.resize(scheduled.size());
   for (const ExecutionPlan::Step& step : plan.steps) {
     if (step.kernel || step.kind != ExecutionPlan::Kind::chain) continue;
     const auto& chain = std::get<ir::Chain>(scheduled.node(step.node).op);
     std::size_t taps = std::get<ir::FirFilter>(chain.stages[0]).taps.size();
-    memory.fft[step.node] = std::make_unique<FftConvolver>(taps, chain.fft_block);
+    if (f32) memory.fft_f32[step.node] = std::make_unique<FftConvolver<float>>(taps, chain.fft_block);
+    else memory.fft_f64[step.node] = std::make_unique<FftConvolver<double>>(taps, chain.fft_block);
   }
 }
 

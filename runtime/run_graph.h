@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "ir/graph.h"
@@ -36,7 +37,15 @@ struct RunMemory {
   std::vector<const void*> sum_inputs;
   std::vector<void*> delay_lines;
   std::vector<char> direct;       ///< per output: its source computes into the caller's memory
-  std::vector<std::unique_ptr<FftConvolver>> fft;  ///< by node: FFT overlap-save chains
+  /// By node: FFT overlap-save chains, in the graph's signal type (one of the two lists).
+  std::vector<std::unique_ptr<FftConvolver<float>>> fft_f32;
+  std::vector<std::unique_ptr<FftConvolver<double>>> fft_f64;
+
+  template <class T>
+  std::vector<std::unique_ptr<FftConvolver<T>>>& fft() {
+    if constexpr (std::is_same_v<T, float>) return fft_f32;
+    else return fft_f64;
+  }
 };
 
 /// Sizes `memory`'s tables and FFT work for `plan`; the slots are left to the owner.

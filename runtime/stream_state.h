@@ -30,7 +30,7 @@ struct ChainState {
   /// [channel * delays + k]. A line holds what it can have seen, not its whole length
   /// (grow_delay_lines); a runner that must not allocate reserves each line's full length.
   std::vector<std::vector<C>> lines;
-  std::vector<std::vector<float>> fft_history;  ///< [channel], FFT FIR chains only
+  std::vector<std::vector<C>> fft_history;  ///< [channel], FFT FIR chains only
 };
 
 /// T: the graph's signal type.
@@ -125,7 +125,7 @@ void clear_chain_state(ChainState<C>& s) {
   std::fill(s.state.begin(), s.state.end(), C(0));
   std::fill(s.positions.begin(), s.positions.end(), 0);
   for (auto& line : s.lines) line.assign(1, C(0));
-  for (auto& h : s.fft_history) std::fill(h.begin(), h.end(), 0.0f);
+  for (auto& h : s.fft_history) std::fill(h.begin(), h.end(), C(0));
 }
 
 }  // namespace fxc

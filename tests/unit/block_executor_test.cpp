@@ -27,17 +27,19 @@ BlockExecutor make_executor(const Compiled& c, std::size_t max_block = kMaxBlock
   return std::move(*executor);
 }
 
-// FFT overlap-save convolves in float32 steps that start where blocks begin, so its rounding
-// differs from the whole signal's: float32's 6e-8 per operation, grown by the transform's
-// log2(N) stages and the taps' sum, stays below 1e-5 of the signal's peak.
+// FFT overlap-save convolves in steps that start where blocks begin, so its rounding differs
+// from the whole signal's: float32's 6e-8 per operation, grown by the transform's log2(N)
+// stages and the taps' sum, stays below 1e-5 of the signal's peak; float64's 1.1e-16 below
+// 1e-12.
 constexpr double kFftTolerance = 1e-5;
+constexpr double kFftToleranceF64 = 1e-12;
 
 void check_same(const std::vector<Signal>& got, const std::vector<Signal>& want, bool exact) {
   REQUIRE(got.size() == want.size());
   for (std::size_t k = 0; k < got.size(); ++k) {
     CAPTURE(k);
     if (exact) CHECK(bit_equal(got[k], want[k]));
-    else CHECK(relative_difference(got[k], want[k]) <= kFftTolerance);
+    else CHECK(relative_difference(got[k], want[k]) <= (want[k].dtype() == DType::f64 ? kFftToleranceF64 : kFftTolerance));
   }
 }
 

@@ -219,6 +219,12 @@ inline std::vector<StrategyCase> strategy_cases() {
                      return make_graph("fft", {output("y", input("x", 1) | firwin(201, {v ? 3000.0 : 2000.0}))});
                    },
                    1, DType::f32, {}, S::none, F::fft_overlap_save, false});
+  // The same on float64: fxc's own FFT (runtime/real_fft.h).
+  cases.push_back({"FFT FIR f64",
+                   [](int v) {
+                     return make_graph("fft64", {output("y", input("x", 2) | firwin(201, {v ? 3000.0 : 2000.0}))});
+                   },
+                   2, DType::f64, {}, S::none, F::fft_overlap_save, false});
   return cases;
 }
 

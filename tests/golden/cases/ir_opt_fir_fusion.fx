@@ -1,6 +1,7 @@
 # RUN: fxc dump %s --emit ir-opt --fs 48000
-# FIR stages in series convolve into one; below 64 taps they run directly, from 64 taps by
-# FFT overlap-save. A fan-out point stops the fusion.
+# FIR stages in series convolve into one; on a float64 signal (as dumped here) below 32 taps
+# they run directly, from 32 taps by FFT overlap-save (64 on float32). A fan-out point stops
+# the fusion.
 graph firs
 input x : 1
 
