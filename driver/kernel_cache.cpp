@@ -12,6 +12,7 @@
 #include "codegen/cuda/nvrtc.h"
 #include "ir/print.h"
 #include "runtime/counters.h"
+#include "runtime/thread_pool.h"
 #include "support/file_io.h"
 #include "support/sha256.h"
 #include "support/trace.h"
@@ -156,7 +157,14 @@ Expected<std::shared_ptr<const codegen::CpuKernels>, std::string> KernelCache::c
   if (!kernels) {
     span.arg("result", "compiled");
     TraceSpan compile_span("codegen and LLVM compile", "compile", {{"graph", scheduled.name}});
-    auto compiled = codegen::compile_cpu_kernels(scheduled);
+    // Modules compile side by side on the worker pool (a caller whose pool is busy compiles
+    // them all itself: the pool never waits for itself).
+    ThreadPool& pool = ThreadPool::shared();
+    auto compiled = codegen::compile_cpu_kernels(
+        scheduled, static_cast<std::size_t>(pool.threads()),
+        [&pool](std::size_t count, const std::function<void(std::size_t)>& body) {
+          pool.run(static_cast<int>(count), [&body](int part) { body(static_cast<std::size_t>(part)); });
+        });
     if (!compiled) return Unexpected{compiled.error()};
     ++counters().compiles;
     kernels = *compiled;

@@ -3,6 +3,8 @@
 // code, loaded into an ORC LLJIT. No LLVM type appears in this header.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -28,12 +30,22 @@ class CpuKernels {
   virtual const std::string& object_code() const = 0;
 };
 
-/// Generates, optimizes (O3, host CPU) and compiles the chain kernels of `scheduled`.
-Expected<std::shared_ptr<const CpuKernels>, std::string> compile_cpu_kernels(
-    const ir::Graph& scheduled);
+/// Runs body(i) for every i in [0, count), possibly several at once on other threads, and
+/// returns when all are done (the driver passes its worker pool; codegen starts no thread).
+using ParallelFor = std::function<void(std::size_t count, const std::function<void(std::size_t)>& body)>;
 
-/// Loads kernels from an object file made by compile_cpu_kernels for a graph with chains at
-/// `chain_ids`, without generating or optimizing IR (a disk-cache hit).
+/// Generates, optimizes (O3, host CPU) and compiles the chain kernels of `scheduled`. With
+/// `modules` > 1 and a `parallel`, the kernels are split into up to that many LLVM modules of
+/// about equal size, each with its own context and target machine, optimized and compiled side
+/// by side: LLVM's time is per module, so two cores compile a two-kernel graph in about half
+/// the time. The object code is then a bundle of the modules' objects (load_cpu_kernels reads
+/// both forms).
+Expected<std::shared_ptr<const CpuKernels>, std::string> compile_cpu_kernels(
+    const ir::Graph& scheduled, std::size_t modules = 1, const ParallelFor& parallel = {});
+
+/// Loads kernels from the object code made by compile_cpu_kernels (one object file, or a
+/// bundle of several) for a graph with chains at `chain_ids`, without generating or
+/// optimizing IR (a disk-cache hit).
 Expected<std::shared_ptr<const CpuKernels>, std::string> load_cpu_kernels(
     const std::string& object_code, const std::vector<ir::NodeId>& chain_ids);
 

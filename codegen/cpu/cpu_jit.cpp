@@ -12,7 +12,11 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
+#include <algorithm>
+#include <cstdio>
 #include <mutex>
+#include <string_view>
+#include <variant>
 
 #include "codegen/chain_layout.h"
 #include "codegen/cpu/cpu_compiler.h"
@@ -45,11 +49,11 @@ Expected<llvm::orc::JITTargetMachineBuilder, std::string> host_builder() {
 std::vector<ir::NodeId> kernel_ids(const ir::Graph& graph) { return kernel_node_ids(graph); }
 
 std::unique_ptr<llvm::Module> build_module(llvm::LLVMContext& context, const ir::Graph& graph,
-                                           llvm::TargetMachine& machine) {
+                                           llvm::TargetMachine& machine, const std::vector<ir::NodeId>& ids) {
   auto module = std::make_unique<llvm::Module>("fxc." + graph.name, context);
   module->setDataLayout(machine.createDataLayout());
   module->setTargetTriple(machine.getTargetTriple().str());
-  for (ir::NodeId id : kernel_ids(graph)) {
+  for (ir::NodeId id : ids) {
     if (ir::holds<ir::Sum>(graph.node(id))) emit_sum_kernel(*module, graph, id);
     else emit_chain_kernel(*module, graph, id);
   }
@@ -80,6 +84,86 @@ Expected<std::string, std::string> object_file(llvm::Module& module, llvm::Targe
   return std::string(buffer.begin(), buffer.end());
 }
 
+// One module's kernels generated, optimized and compiled to an object file. Everything LLVM
+// keeps here (context, target machine, pass managers) is this call's own, so modules compile
+// on several threads at once.
+Expected<std::string, std::string> compile_module(const ir::Graph& scheduled, const std::vector<ir::NodeId>& ids) {
+  auto builder = host_builder();
+  if (!builder) return Unexpected{builder.error()};
+  auto machine = builder->createTargetMachine();
+  if (!machine) return Unexpected{message_of(machine.takeError())};
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> module = build_module(context, scheduled, **machine, ids);
+  std::string problems;
+  llvm::raw_string_ostream problem_stream(problems);
+  if (llvm::verifyModule(*module, &problem_stream))
+    return Unexpected{"internal error (a bug in fxc): invalid LLVM IR generated: " + problem_stream.str()};
+  optimize(*module, **machine);
+  return object_file(*module, **machine);
+}
+
+// The kernels in at most `modules` groups of about equal LLVM work: a kernel's work grows
+// with its stages and the vectors its channels fill, so each goes, largest first, to the
+// group with the least so far.
+std::vector<std::vector<ir::NodeId>> split_kernels(const ir::Graph& graph, std::size_t modules) {
+  std::vector<ir::NodeId> ids = kernel_ids(graph);
+  std::size_t count = std::clamp<std::size_t>(modules, 1, std::max<std::size_t>(ids.size(), 1));
+  std::vector<std::pair<double, ir::NodeId>> weighted;
+  for (ir::NodeId id : ids) {
+    const ir::Node& node = graph.node(id);
+    double stages = 1;
+    if (const auto* chain = std::get_if<ir::Chain>(&node.op)) stages += static_cast<double>(chain->stages.size());
+    weighted.emplace_back(stages * (1 + node.type.channels / 8), id);
+  }
+  std::stable_sort(weighted.begin(), weighted.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::vector<ir::NodeId>> groups(count);
+  std::vector<double> load(count, 0);
+  for (const auto& [weight, id] : weighted) {
+    std::size_t g = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    groups[g].push_back(id);
+    load[g] += weight;
+  }
+  std::erase_if(groups, [](const auto& g) { return g.empty(); });
+  if (groups.empty()) groups.emplace_back();  // a graph without kernels: one empty module
+  return groups;
+}
+
+// Several object files as one string for the disk cache: a magic line, then for each a
+// 16-digit hexadecimal length and its bytes. A single object stays as it is, so entries
+// written before bundles existed still load.
+constexpr std::string_view kBundleMagic = "fxc-object-bundle 1\n";
+
+std::string bundle_objects(const std::vector<std::string>& objects) {
+  std::string out(kBundleMagic);
+  for (const std::string& o : objects) {
+    char length[17];
+    std::snprintf(length, sizeof length, "%016zx", o.size());
+    out += length;
+    out += o;
+  }
+  return out;
+}
+
+Expected<std::vector<std::string_view>, std::string> unbundle_objects(std::string_view code) {
+  if (code.substr(0, kBundleMagic.size()) != kBundleMagic) return std::vector<std::string_view>{code};
+  std::vector<std::string_view> objects;
+  std::size_t at = kBundleMagic.size();
+  while (at < code.size()) {
+    if (code.size() - at < 16) return Unexpected{std::string("a truncated object bundle")};
+    std::size_t length = 0;
+    for (char c : code.substr(at, 16)) {
+      int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+      if (digit < 0) return Unexpected{std::string("a damaged object bundle")};
+      length = length * 16 + static_cast<std::size_t>(digit);
+    }
+    at += 16;
+    if (length > code.size() - at) return Unexpected{std::string("a truncated object bundle")};
+    objects.push_back(code.substr(at, length));
+    at += length;
+  }
+  return objects;
+}
+
 class LoadedKernels : public CpuKernels {
  public:
   FxcChainKernel kernel(ir::NodeId id) const override {
@@ -101,7 +185,7 @@ Expected<std::string, std::string> emit_cpu_llvm_ir(const ir::Graph& scheduled, 
   auto machine = builder->createTargetMachine();
   if (!machine) return Unexpected{message_of(machine.takeError())};
   llvm::LLVMContext context;
-  std::unique_ptr<llvm::Module> module = build_module(context, scheduled, **machine);
+  std::unique_ptr<llvm::Module> module = build_module(context, scheduled, **machine, kernel_ids(scheduled));
   if (optimized) optimize(*module, **machine);
   std::string text;
   llvm::raw_string_ostream out(text);
@@ -110,21 +194,18 @@ Expected<std::string, std::string> emit_cpu_llvm_ir(const ir::Graph& scheduled, 
 }
 
 Expected<std::shared_ptr<const CpuKernels>, std::string> compile_cpu_kernels(
-    const ir::Graph& scheduled) {
-  auto builder = host_builder();
-  if (!builder) return Unexpected{builder.error()};
-  auto machine = builder->createTargetMachine();
-  if (!machine) return Unexpected{message_of(machine.takeError())};
-  llvm::LLVMContext context;
-  std::unique_ptr<llvm::Module> module = build_module(context, scheduled, **machine);
-  std::string problems;
-  llvm::raw_string_ostream problem_stream(problems);
-  if (llvm::verifyModule(*module, &problem_stream))
-    return Unexpected{"internal error (a bug in fxc): invalid LLVM IR generated: " + problem_stream.str()};
-  optimize(*module, **machine);
-  auto object = object_file(*module, **machine);
-  if (!object) return Unexpected{object.error()};
-  return load_cpu_kernels(*object, kernel_ids(scheduled));
+    const ir::Graph& scheduled, std::size_t modules, const ParallelFor& parallel) {
+  std::vector<std::vector<ir::NodeId>> groups = split_kernels(scheduled, parallel ? modules : 1);
+  std::vector<Expected<std::string, std::string>> objects(groups.size(), Unexpected{std::string("not compiled")});
+  auto compile_group = [&](std::size_t g) { objects[g] = compile_module(scheduled, groups[g]); };
+  if (groups.size() > 1) parallel(groups.size(), compile_group);
+  else if (!groups.empty()) compile_group(0);
+  std::vector<std::string> parts;
+  for (auto& object : objects) {
+    if (!object) return Unexpected{object.error()};
+    parts.push_back(std::move(*object));
+  }
+  return load_cpu_kernels(parts.size() == 1 ? parts[0] : bundle_objects(parts), kernel_ids(scheduled));
 }
 
 Expected<std::shared_ptr<const CpuKernels>, std::string> load_cpu_kernels(
@@ -138,8 +219,11 @@ Expected<std::shared_ptr<const CpuKernels>, std::string> load_cpu_kernels(
       (*jit)->getDataLayout().getGlobalPrefix());
   if (!libm) return Unexpected{message_of(libm.takeError())};
   (*jit)->getMainJITDylib().addGenerator(std::move(*libm));
-  if (Error e = (*jit)->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(object_code)))
-    return Unexpected{"cannot load compiled kernels: " + message_of(std::move(e))};
+  auto objects = unbundle_objects(object_code);
+  if (!objects) return Unexpected{"cannot load compiled kernels: " + objects.error()};
+  for (std::string_view object : *objects)
+    if (Error e = (*jit)->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object.data(), object.size()))))
+      return Unexpected{"cannot load compiled kernels: " + message_of(std::move(e))};
 
   auto kernels = std::make_shared<LoadedKernels>();
   for (ir::NodeId id : ids) {

@@ -13,6 +13,8 @@
 #include "random_graphs.h"
 #include "runtime/counters.h"
 #include "runtime/cpu_executor.h"
+#include "codegen/chain_layout.h"
+#include "codegen/cpu/cpu_compiler.h"
 #include "driver/kernel_cache.h"
 #include "runtime/reference_interpreter.h"
 
@@ -159,6 +161,43 @@ TEST_CASE("odd lengths and channel counts, lanes and remainders") {
       for (DType dtype : {DType::f64, DType::f32})
         CHECK(run_and_compare(g, channels, samples, dtype, 7) <= (dtype == DType::f64 ? 1e-9 : 1e-4));
     }
+}
+
+TEST_CASE("kernels split into modules compiled side by side give the bytes of one module") {
+  // Three chains that cannot fuse (a mix in between): three kernels, so three modules.
+  Flow x = input("x", 3);
+  Flow a = x | butter(4, 200_Hz, highpass) | tanh();
+  Flow b = x | lowpass(2_kHz) | clip(-0.5, 0.5);
+  Compiled c = compile(make_graph("split", {output("y", (a + b) | peaking(1_kHz, 1.0, 3_dB))}), 3, DType::f32, 3000);
+  std::vector<Signal> inputs = noise_inputs(c.scheduled, 3, 3000, 5);
+  auto one = codegen::compile_cpu_kernels(c.scheduled);
+  REQUIRE_MESSAGE(static_cast<bool>(one), (one ? std::string() : one.error()));
+  std::size_t calls = 0;
+  codegen::ParallelFor serial = [&](std::size_t count, const std::function<void(std::size_t)>& body) {
+    ++calls;
+    for (std::size_t i = 0; i < count; ++i) body(i);
+  };
+  auto split = codegen::compile_cpu_kernels(c.scheduled, 3, serial);
+  REQUIRE_MESSAGE(static_cast<bool>(split), (split ? std::string() : split.error()));
+  CHECK(calls == 1);
+  CHECK((*split)->object_code().rfind("fxc-object-bundle 1\n", 0) == 0);
+  // The bundle as the disk cache stores and loads it.
+  auto loaded = codegen::load_cpu_kernels((*split)->object_code(), codegen::kernel_node_ids(c.scheduled));
+  REQUIRE_MESSAGE(static_cast<bool>(loaded), (loaded ? std::string() : loaded.error()));
+  auto want = execute_cpu(c.scheduled, **one, inputs);
+  REQUIRE(want);
+  for (const auto& kernels : {*split, *loaded}) {
+    auto got = execute_cpu(c.scheduled, *kernels, inputs);
+    REQUIRE(got);
+    for (std::size_t o = 0; o < want->size(); ++o)
+      for (std::size_t ch = 0; ch < (*want)[o].channels(); ++ch)
+        for (std::size_t n = 0; n < (*want)[o].samples(); ++n) REQUIRE((*got)[o].at(ch, n) == (*want)[o].at(ch, n));
+  }
+  // A damaged bundle is an error, never a crash.
+  std::string damaged = (*split)->object_code();
+  damaged.resize(damaged.size() / 2);
+  CHECK_FALSE(codegen::load_cpu_kernels(damaged, codegen::kernel_node_ids(c.scheduled)));
+  CHECK_FALSE(codegen::load_cpu_kernels("fxc-object-bundle 1\nzz", codegen::kernel_node_ids(c.scheduled)));
 }
 
 TEST_CASE("a fused chain of any depth is one dispatch") {
