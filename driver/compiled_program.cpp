@@ -420,6 +420,23 @@ std::vector<std::vector<Signal>> Program::Impl::run_batch(const std::vector<std:
   return std::move(*out);
 }
 
+bool Program::Impl::run_batch_into(std::span<const void* const* const> inputs, std::span<void* const* const> outputs,
+                                   std::size_t items, std::size_t frames) const {
+  if (options_.target != Target::cpu) return false;
+  auto spec = specialization(options_.channels);
+  std::shared_ptr<const CompiledValues> now;
+  {
+    std::lock_guard lock(mutex_);
+    now = spec->now;
+  }
+  std::vector<int> channels;
+  for (const PortInfo& port : ports(true)) channels.push_back(port.channels);
+  DiagnosticEngine diags = source_.diagnostics();
+  if (!fxc::run_batch_into(now->lowered, channels, items, frames, inputs, outputs, spec->request, diags))
+    throw_diagnostics(diags);
+  return true;
+}
+
 std::string Program::Impl::dump(const DumpOptions& o) const {
   bool undeclared = false;
   for (ir::NodeId id : declared_.inputs()) undeclared = undeclared || declared_.node(id).type.channels == 0;

@@ -64,6 +64,11 @@ struct Program::Impl {
   std::shared_ptr<const CompiledValues> current(int channels) const;
   std::vector<Signal> run_cuda_in_blocks(std::span<const Signal> inputs, std::size_t block) const;
   std::vector<std::vector<Signal>> run_batch(const std::vector<std::vector<Signal>>& items) const;
+  /// A same-length batch in caller memory of the Program's sample type (Program::run_batch's
+  /// planar form) on the CPU: run on that memory. false: another target, for the caller to
+  /// run through owning signals.
+  bool run_batch_into(std::span<const void* const* const> inputs, std::span<void* const* const> outputs,
+                      std::size_t items, std::size_t frames) const;
   std::string dump(const DumpOptions& options) const;
   std::vector<FrequencyResponse> frequency_response(const std::vector<double>& frequencies_hz) const;
   const std::string& name() const { return declared_.name; }

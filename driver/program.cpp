@@ -207,6 +207,64 @@ void Program::run(const double* const* input, double* const* output, std::size_t
                      std::span<double* const* const>(&output, 1), frames);
 }
 
+template <class T>
+static void run_batch_planar(const Program::Impl& impl, std::span<const T* const* const> inputs,
+                             std::span<T* const* const> outputs, std::size_t items, std::size_t frames) {
+  std::vector<PortInfo> in_ports = impl.ports(true);
+  if (inputs.size() != in_ports.size())
+    throw_error("the graph has " + std::to_string(in_ports.size()) + " input(s), got " +
+                std::to_string(inputs.size()));
+  if (items == 0) throw_error("a batch needs at least one item", "fxc-batch");
+  for (const PortInfo& port : in_ports)
+    if (port.channels == 0)
+      throw_error("the input '" + port.name + "' has no declared channel count: give Options::channels, "
+                  "or run fxc::Signal values");
+  // The caller's memory as it is, where the kernels compute in its sample type on the CPU.
+  if ((impl.options().dtype == DType::f32) == std::is_same_v<T, float>) {
+    std::vector<std::vector<const void*>> in_channels(inputs.size());
+    std::vector<const void* const*> in(inputs.size());
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      in_channels[i].assign(inputs[i], inputs[i] + items * static_cast<std::size_t>(in_ports[i].channels));
+      in[i] = in_channels[i].data();
+    }
+    (void)impl.specialization(impl.options().channels);  // scheduled: the outputs' counts are known
+    std::vector<PortInfo> out_ports = impl.ports(false);
+    std::vector<std::vector<void*>> out_channels(outputs.size());
+    std::vector<void* const*> out(outputs.size());
+    for (std::size_t k = 0; k < outputs.size() && k < out_ports.size(); ++k) {
+      out_channels[k].assign(outputs[k], outputs[k] + items * static_cast<std::size_t>(out_ports[k].channels));
+      out[k] = out_channels[k].data();
+    }
+    if (outputs.size() != out_ports.size())
+      throw_error("the graph has " + std::to_string(out_ports.size()) + " output(s), got " +
+                  std::to_string(outputs.size()));
+    if (impl.run_batch_into(in, out, items, frames)) return;
+  }
+  // Another sample type or target: through owning signals, one copy each way.
+  std::vector<std::vector<Signal>> batch(items);
+  for (std::size_t b = 0; b < items; ++b)
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      auto channels = static_cast<std::size_t>(in_ports[i].channels);
+      batch[b].push_back(signal_from(inputs[i] + b * channels, static_cast<int>(channels), frames, impl.options().dtype));
+    }
+  std::vector<std::vector<Signal>> results = impl.run_batch(batch);
+  for (std::size_t b = 0; b < items; ++b) {
+    if (outputs.size() != results[b].size())
+      throw_error("the graph has " + std::to_string(results[b].size()) + " output(s), got " +
+                  std::to_string(outputs.size()));
+    for (std::size_t k = 0; k < outputs.size(); ++k) copy_out(results[b][k], outputs[k] + b * results[b][k].channels());
+  }
+}
+
+void Program::run_batch(std::span<const float* const* const> inputs, std::span<float* const* const> outputs,
+                        std::size_t items, std::size_t frames) const {
+  run_batch_planar<float>(*impl_, inputs, outputs, items, frames);
+}
+void Program::run_batch(std::span<const double* const* const> inputs, std::span<double* const* const> outputs,
+                        std::size_t items, std::size_t frames) const {
+  run_batch_planar<double>(*impl_, inputs, outputs, items, frames);
+}
+
 std::vector<std::vector<Signal>> Program::run_batch(const std::vector<std::vector<Signal>>& items) const {
   return impl_->run_batch(items);
 }

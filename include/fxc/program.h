@@ -199,6 +199,16 @@ class Program {
   /// Many signals through the graph at once, one dispatch per kernel for all of them: each
   /// item is one signal per input; items may differ in length.
   std::vector<std::vector<Signal>> run_batch(const std::vector<std::vector<Signal>>& items) const;
+  /// A batch in caller memory, every item `frames` long: for each graph input a pointer
+  /// array of items x channels pointers, item b's channel c at b x channels + c (the rows of a
+  /// C-order (items, channels, frames) array); for each output likewise. One dispatch per
+  /// kernel for all items, on that memory without a copy where the Program computes in the
+  /// caller's sample type on the CPU (else through owning signals). Needs every input's
+  /// channel count (declared, or Options::channels).
+  void run_batch(std::span<const float* const* const> inputs, std::span<float* const* const> outputs,
+                 std::size_t items, std::size_t frames) const;
+  void run_batch(std::span<const double* const* const> inputs, std::span<double* const* const> outputs,
+                 std::size_t items, std::size_t frames) const;
 
   /// Whole signals run as a stream would run them, `block` frames at a time with the state
   /// carried across (target cpu: a Processor; cuda: a CUDA graph recorded per block length and

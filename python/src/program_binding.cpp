@@ -43,41 +43,24 @@ void run_planar(const Program& program, const std::vector<PlanarView>& views, st
   program.run(std::span<const T* const* const>(ins), std::span<T* const* const>(outs), frames);
 }
 
-template <class From, class To>
-void copy_samples(const void* from, To* to, std::size_t n) {
-  const From* f = static_cast<const From*>(from);
-  for (std::size_t i = 0; i < n; ++i) to[i] = static_cast<To>(f[i]);
-}
-
-// A copy of a planar view as a Signal of `dtype` (run_batch takes owning signals).
-Signal signal_from(const PlanarView& v, DType dtype) {
-  Signal s(v.channels, v.frames, dtype, Signal::Uninitialized{});
-  for (std::size_t c = 0; c < v.channels; ++c) {
-    const void* from = v.channel_data[c];
-    if (dtype == DType::f32) {
-      if (v.dtype == DType::f32) copy_samples<float>(from, s.f32(c).data(), v.frames);
-      else copy_samples<double>(from, s.f32(c).data(), v.frames);
-    } else {
-      if (v.dtype == DType::f32) copy_samples<float>(from, s.f64(c).data(), v.frames);
-      else copy_samples<double>(from, s.f64(c).data(), v.frames);
-    }
+template <class T>
+void run_batch_rows(const Program& program, const std::vector<std::vector<const void*>>& in_rows,
+                    const std::vector<std::vector<void*>>& out_rows, std::size_t items, std::size_t frames) {
+  std::vector<std::vector<const T*>> ins;
+  for (const auto& rows : in_rows) {
+    ins.emplace_back();
+    for (const void* p : rows) ins.back().push_back(static_cast<const T*>(p));
   }
-  return s;
-}
-
-// A result into planar rows of `dtype` (converting, when the program computed in the other).
-void copy_out(const Signal& s, const std::vector<void*>& rows, DType dtype) {
-  for (std::size_t c = 0; c < s.channels(); ++c) {
-    if (dtype == DType::f32) {
-      float* to = static_cast<float*>(rows[c]);
-      if (s.dtype() == DType::f32) std::copy(s.f32(c).begin(), s.f32(c).end(), to);
-      else std::transform(s.f64(c).begin(), s.f64(c).end(), to, [](double v) { return static_cast<float>(v); });
-    } else {
-      double* to = static_cast<double*>(rows[c]);
-      if (s.dtype() == DType::f64) std::copy(s.f64(c).begin(), s.f64(c).end(), to);
-      else std::copy(s.f32(c).begin(), s.f32(c).end(), to);
-    }
+  std::vector<const T* const*> in;
+  for (auto& r : ins) in.push_back(r.data());
+  std::vector<std::vector<T*>> outs;
+  for (const auto& rows : out_rows) {
+    outs.emplace_back();
+    for (void* p : rows) outs.back().push_back(static_cast<T*>(p));
   }
+  std::vector<T* const*> out;
+  for (auto& r : outs) out.push_back(r.data());
+  program.run_batch(std::span<const T* const* const>(in), std::span<T* const* const>(out), items, frames);
 }
 
 // Checks the arrays against the graph's inputs: one each, one sample type, one length.
@@ -285,39 +268,51 @@ void bind_program(nb::module_& m) {
       .def(
           "run_batch",
           [](const PyProgram& self, const std::vector<AnyArray>& arrays) {
-            // (items, channels, frames) per input: each item one signal per input, all in
-            // one dispatch per kernel. run_batch takes owning signals: one copy in, one out.
+            // (items, channels, frames) per input, C order: each item's channels are rows of
+            // the array, so the batch runs on the arrays' memory (Program::run_batch's planar
+            // form), one dispatch per kernel for all items.
             std::vector<PortInfo> ports = self.base().inputs();
             if (arrays.size() != ports.size())
               refuse("the graph has " + std::to_string(ports.size()) + " input(s) but " +
                      std::to_string(arrays.size()) + " array(s) were given");
             std::size_t items = arrays.empty() ? 0 : arrays[0].shape(0);
+            std::vector<PlanarView> views;
             std::vector<std::size_t> channels;
-            std::vector<std::vector<PlanarView>> views(items);
             for (std::size_t i = 0; i < arrays.size(); ++i) {
               const AnyArray& a = arrays[i];
               if (a.ndim() != 3 || a.shape(0) != items)
                 refuse("every input of a batch must be (items, channels, frames) with one item count");
-              channels.push_back(a.shape(1));
-              for (std::size_t b = 0; b < items; ++b) views[b].push_back(planar_view(a, "input '" + ports[i].name + "'", b));
+              views.push_back(planar_view(a, "input '" + ports[i].name + "'"));
+              channels.push_back(views.back().channels);
+              if (views[i].dtype != views[0].dtype || views[i].frames != views[0].frames)
+                refuse("every input of a batch must have one sample type and one length");
             }
-            DType dtype = views.empty() || views[0].empty() ? self.options().dtype : views[0][0].dtype;
-            std::vector<std::vector<Signal>> results;
-            {
+            DType dtype = views.empty() ? self.options().dtype : views[0].dtype;
+            std::size_t frames = views.empty() ? 0 : views[0].frames;
+            Program program = [&] {
               nb::gil_scoped_release release;
-              Program program = self.for_channels(channels);
-              std::vector<std::vector<Signal>> batch(items);
-              for (std::size_t b = 0; b < items; ++b)
-                for (const PlanarView& v : views[b]) batch[b].push_back(signal_from(v, self.options().dtype));
-              results = program.run_batch(batch);
-            }
+              return self.for_channels(channels);
+            }();
             std::vector<NumpyArray> outputs;
-            for (std::size_t k = 0; k < (results.empty() ? 0 : results[0].size()); ++k)
-              outputs.push_back(new_array(dtype, {items, results[0][k].channels(), results[0][k].samples()}));
+            for (const PortInfo& port : program.outputs())
+              outputs.push_back(new_array(dtype, {items, static_cast<std::size_t>(port.channels), frames}));
+            // Pointer rows: item b's channel c at b x channels + c.
+            std::vector<std::vector<const void*>> in_rows;
+            for (std::size_t i = 0; i < views.size(); ++i) {
+              in_rows.emplace_back();
+              for (std::size_t b = 0; b < items; ++b)
+                for (const void* row : planar_view(arrays[i], "input", b).channel_data) in_rows.back().push_back(row);
+            }
+            std::vector<std::vector<void*>> out_rows;
+            for (NumpyArray& out : outputs) {
+              out_rows.emplace_back();
+              for (std::size_t b = 0; b < items; ++b)
+                for (void* row : channel_pointers(out, b)) out_rows.back().push_back(row);
+            }
             {
               nb::gil_scoped_release release;
-              for (std::size_t k = 0; k < outputs.size(); ++k)
-                for (std::size_t b = 0; b < items; ++b) copy_out(results[b][k], channel_pointers(outputs[k], b), dtype);
+              if (dtype == DType::f32) run_batch_rows<float>(program, in_rows, out_rows, items, frames);
+              else run_batch_rows<double>(program, in_rows, out_rows, items, frames);
             }
             return outputs;
           },

@@ -66,6 +66,13 @@ def test_shapes_mono_channels_and_batches(noise):
     assert out.shape == (2, 2, 48000)
     assert np.array_equal(out[0], both)
     assert np.array_equal(out[1], p(noise[::-1].copy()))
+    # float32 programs: a float32 batch runs on the array's memory, a float64 one is converted.
+    p32 = fxc.compile(EQ, fs=48000, dtype="float32")
+    for b in (batch.astype(np.float32), batch):
+        got = p32(b)
+        assert got.dtype == b.dtype
+        for k in range(2):
+            assert np.array_equal(got[k], p32(b[k]))
 
 
 def test_sample_types_follow_the_input_and_others_are_converted_or_refused(noise):

@@ -204,6 +204,48 @@ TEST_CASE("batches and undeclared channel counts") {
   CHECK(program.run(noise(3, 64, fxc::DType::f64)).channels() == 3);
 }
 
+TEST_CASE("a batch in caller memory runs on it and gives run_batch's samples") {
+  // One (items, channels, frames) block per input and output, as NumPy's (B, C, T) arrays.
+  const char* src = "input x : 2\ninput k : 1\noutput y = x | butter(2, 500 Hz) | tanh()\noutput z = k | highpass(80 Hz)\n";
+  constexpr std::size_t kItems = 4, kFrames = 300;
+  for (fxc::DType dtype : {fxc::DType::f32, fxc::DType::f64}) {
+    fxc::Program program = fxc::Program::from_source(src, options(dtype));
+    std::vector<std::vector<fxc::Signal>> items;
+    for (unsigned b = 0; b < kItems; ++b) items.push_back({noise(2, kFrames, dtype, b), noise(1, kFrames, dtype, 10 + b)});
+    auto want = program.run_batch(items);
+    // float memory: the program's own type (straight on it) and the other (converted).
+    std::vector<float> x(kItems * 2 * kFrames), k(kItems * kFrames), y(x.size()), z(k.size());
+    for (std::size_t b = 0; b < kItems; ++b)
+      for (std::size_t i = 0; i < kFrames; ++i) {
+        for (std::size_t c = 0; c < 2; ++c) x[(b * 2 + c) * kFrames + i] = static_cast<float>(items[b][0].at(c, i));
+        k[b * kFrames + i] = static_cast<float>(items[b][1].at(0, i));
+      }
+    auto rows = [](auto& v, std::size_t count) {
+      std::vector<decltype(v.data())> r;
+      for (std::size_t c = 0; c < count; ++c) r.push_back(v.data() + c * kFrames);
+      return r;
+    };
+    auto xr = rows(x, kItems * 2), kr = rows(k, kItems), yr = rows(y, kItems * 2), zr = rows(z, kItems);
+    std::vector<const float*> xc(xr.begin(), xr.end()), kc(kr.begin(), kr.end());
+    std::vector<const float* const*> ins{xc.data(), kc.data()};
+    std::vector<float* const*> outs{yr.data(), zr.data()};
+    program.run_batch(std::span<const float* const* const>(ins), std::span<float* const* const>(outs), kItems, kFrames);
+    double tolerance = dtype == fxc::DType::f32 ? 0 : 1e-6;  // f64 programs see float-rounded input here
+    for (std::size_t b = 0; b < kItems; ++b)
+      for (std::size_t i = 0; i < kFrames; ++i) {
+        for (std::size_t c = 0; c < 2; ++c)
+          REQUIRE(std::abs(y[(b * 2 + c) * kFrames + i] - want[b][0].at(c, i)) <= tolerance);
+        REQUIRE(std::abs(z[b * kFrames + i] - want[b][1].at(0, i)) <= tolerance);
+      }
+    CHECK_THROWS_WITH_AS(program.run_batch(std::span<const float* const* const>(ins.data(), 1),
+                                           std::span<float* const* const>(outs), kItems, kFrames),
+                         doctest::Contains("2 input(s)"), fxc::Error);
+    CHECK_THROWS_WITH_AS(program.run_batch(std::span<const float* const* const>(ins), std::span<float* const* const>(outs),
+                                           0, kFrames),
+                         doctest::Contains("at least one item"), fxc::Error);
+  }
+}
+
 TEST_CASE("set() from one thread while others run") {
   fxc::Program program = fxc::Program::from_source(kEq, options(fxc::DType::f32));
   fxc::Signal x = noise(2, 2000, fxc::DType::f32);
