@@ -5,9 +5,10 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <new>
-#include <set>
 #include <utility>
 
 #include "corpus/pending_outputs.h"
@@ -17,8 +18,8 @@
 namespace fxc::corpus {
 
 struct CorpusRunner::Shapes {
-  std::mutex mutex;
-  std::set<std::pair<double, int>> compiled;  // (sample rate, channels) made at least once
+  std::mutex mutex;  // guards the map, never held while compiling
+  std::map<std::pair<double, int>, std::shared_ptr<std::mutex>> compiling;  // (sample rate, channels)
 };
 
 namespace {
@@ -152,14 +153,19 @@ FileResult CorpusRunner::process(const InputFile& input, const std::vector<std::
 
     std::vector<Signal> results;
     try {
-      // The first file of a shape compiles its kernels while the others wait, so that every
-      // shape compiles once; later files of it are copies from the process's Program cache.
-      std::pair<double, int> shape{fs_hz, r.channels};
-      std::unique_lock lock(shapes_->mutex);
-      bool first = shapes_->compiled.insert(shape).second;
-      if (!first) lock.unlock();
+      // The first file of a shape compiles its kernels while the other files of that shape
+      // wait, so that every shape compiles once (later files of it are copies from the
+      // process's Program cache); files of other shapes go on meanwhile.
+      std::shared_ptr<std::mutex> shape_lock;
+      {
+        std::lock_guard lock(shapes_->mutex);
+        auto& slot = shapes_->compiling[{fs_hz, r.channels}];
+        if (!slot) slot = std::make_shared<std::mutex>();
+        shape_lock = slot;
+      }
+      std::unique_lock compiling(*shape_lock);
       Program program = Program::from_source(source_, o, name_);
-      if (first) lock.unlock();
+      compiling.unlock();
       results = program.run(std::vector<Signal>{signal});
       if (std::string w = program.warnings(); !w.empty()) r.warnings += w;
     } catch (const Error& e) {

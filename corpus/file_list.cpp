@@ -147,10 +147,12 @@ Expected<std::monostate, std::string> expand_directory(const std::string& spec, 
   while (root.size() > 1 && root.back() == '/') root.pop_back();
   std::size_t before = out.size();
   std::error_code error;
-  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, error), end;
+  // A directory that cannot be read is an error, not a smaller corpus: a run must not report
+  // success over files it never saw. (increment() with an error ends the iteration, so the
+  // error is checked after the loop too.)
+  fs::recursive_directory_iterator it(root, error), end;
   if (error) return Unexpected{"cannot read '" + spec + "': " + error.message()};
   for (; it != end; it.increment(error)) {
-    if (error) return Unexpected{"cannot read '" + spec + "': " + error.message()};
     std::string name = it->path().filename().string();
     if (hidden(name)) {
       if (it->is_directory(error)) it.disable_recursion_pending();
@@ -160,6 +162,7 @@ Expected<std::monostate, std::string> expand_directory(const std::string& spec, 
     fs::path relative = it->path().lexically_relative(root);
     out.push_back({join(root, relative.generic_string()), relative.parent_path().generic_string()});
   }
+  if (error) return Unexpected{"cannot read all of '" + spec + "': " + error.message()};
   if (out.size() == before)
     return Unexpected{"'" + spec + "' holds no audio or .npy file (searched recursively; names starting with '.' are skipped)"};
   return std::monostate{};

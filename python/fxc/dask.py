@@ -7,8 +7,9 @@ outputs are the command's bytes. Outputs are written atomically (a pending name,
 rename): a worker killed mid-file leaves no partial output, and Dask runs its files again
 elsewhere. See docs/corpora.md.
 """
-import glob
+import atexit
 import os
+import re
 import socket
 import threading
 
@@ -31,25 +32,65 @@ def _runner(key):
         return runner
 
 
+def _row(path, outputs, status, message):
+    return {"input": path, "outputs": list(outputs), "status": status, "message": message, "warnings": "",
+            "frames": 0, "sample_rate": 0.0, "channels": 0, "peak": 0.0, "seconds": 0.0}
+
+
+def _decoded(row):
+    """A manifest row from the native runner: its paths and messages arrive as bytes."""
+    row["input"] = os.fsdecode(row["input"])
+    row["outputs"] = [os.fsdecode(o) for o in row["outputs"]]
+    row["message"] = row["message"].decode("utf-8", "replace")
+    row["warnings"] = row["warnings"].decode("utf-8", "replace")
+    return row
+
+
 def _process(key, files):
+    """Runs on a worker: one row per file, whatever happens to any one of them."""
     runner = _runner(key)
     rows = []
     for path, relative_dir, outputs in files:
-        row = runner.process(path, relative_dir, outputs)
+        try:
+            row = _decoded(runner.process(os.fsencode(path), os.fsencode(relative_dir),
+                                          [os.fsencode(o) for o in outputs]))
+        except Exception as e:  # an fxc bug or no memory: this file fails, the others go on
+            row = _row(path, outputs, "failed", f"{type(e).__name__}: {e}")
         row["worker"] = f"{socket.gethostname()}:{os.getpid()}"
         rows.append(row)
     return rows
 
 
 def _remove_stale_pending(outputs):
-    """Pending files a killed worker left beside outputs that are now complete."""
+    """Pending files a killed worker left beside outputs of this run: exactly the names the
+    runner gives an output's pending file, and only those written before the output itself was
+    (the output's own write came after them, so they were abandoned; a concurrent run's file
+    in flight is newer)."""
     for out in outputs:
         directory, name = os.path.split(out)
-        for stale in glob.glob(os.path.join(glob.escape(directory or "."), ".fxc-pending-*-" + glob.escape(name))):
+        try:
+            written = os.stat(out).st_mtime_ns
+            candidates = os.listdir(directory or ".")
+        except OSError:
+            continue
+        # ".fxc-pending-PID-N-NAME", and the temporary file it is written through
+        # ("..fxc-pending-PID-N-NAME.tmp-XXXXXX", support/file_io.cpp).
+        pattern = re.compile(r"\.\.?fxc-pending-\d+-\d+-" + re.escape(name) + r"(\.tmp-[A-Za-z0-9]+)?\Z")
+        for entry in candidates:
+            if not pattern.match(entry):
+                continue
+            stale = os.path.join(directory, entry)
             try:
-                os.remove(stale)
+                if os.stat(stale).st_mtime_ns <= written:
+                    os.remove(stale)
             except OSError:
                 pass
+
+
+@atexit.register
+def _forget_runners():
+    with _runners_lock:
+        _runners.clear()
 
 
 def process_files(graph, files, out_dir=None, pattern=None, client=None, *, fs=None, dtype="float64",
@@ -62,10 +103,12 @@ def process_files(graph, files, out_dir=None, pattern=None, client=None, *, fs=N
     files: paths, directories and glob patterns, as ``fxc run -i`` takes them (expanded here,
     on the client: the workers must see the same paths, e.g. a shared file system).
     out_dir / pattern: where outputs go, as ``fxc run --out-dir`` / ``-o PATTERN``.
+    Paths are made absolute here, since the workers' working directories are not the client's.
     client: a ``distributed.Client``; None: the current one (``distributed.get_client()``).
     fs: force a sample rate (None: each file's own); dtype: the computation's sample type
     ("float64" as ``fxc run`` computes by default). A file's failure is a row with status
-    "failed"; it does not stop the others.
+    "failed"; it does not stop the others, nor does a task that fails as a whole (its files
+    are rows with status "failed"). Rows come in the order of the sorted file list.
     """
     import distributed
 
@@ -78,28 +121,37 @@ def process_files(graph, files, out_dir=None, pattern=None, client=None, *, fs=N
     else:
         source, name = _source_of(graph)
     settings = tuple(_setting(k, v) for k, v in params.items())
-    if isinstance(files, (str, os.PathLike)):
+    if isinstance(files, (str, bytes, os.PathLike)):
         files = [files]
-    listed = _core.list_inputs([os.fspath(f) for f in files])
+    # Absolute paths: the workers' working directories are not the client's.
+    listed = [(os.fsdecode(p), os.fsdecode(d))
+              for p, d in _core.list_inputs([os.fsencode(os.path.abspath(f)) for f in files])]
     info = _core.inspect_source(source, name, list(settings))
     if len(info["inputs"]) != 1:
         raise Error(f"a corpus run takes a graph with one input; this one has {len(info['inputs'])}", code="fxc-usage")
     output_names = [n for n, _ in info["outputs"]]
-    jobs, seen = [], {}
-    for path, relative_dir in listed:
-        outs = _core.output_paths(os.fspath(out_dir or ""), pattern or "", path, relative_dir, output_names)
-        for o in outs:
-            key = os.path.abspath(o)
-            if key in seen:
-                raise Error(f"'{seen[key]}' and '{path}' would both be written to '{o}'", code="fxc-usage")
-            seen[key] = path
-        jobs.append((path, relative_dir, outs))
+    out_dir = os.fsencode(os.path.abspath(out_dir)) if out_dir is not None else b""
+    pattern = os.fsencode(os.path.abspath(pattern)) if pattern is not None else b""
+    # Every output named before anything runs, with fxc run's checks (two inputs to one
+    # output, an output over its input).
+    named = _core.all_output_paths(out_dir, pattern, [(os.fsencode(p), os.fsencode(d)) for p, d in listed],
+                                   output_names)
+    jobs = [(p, d, [os.fsdecode(o) for o in outs]) for (p, d), outs in zip(listed, named)]
 
     key = (source, name, float(fs or 0), dtype, settings, os.fspath(cache_dir), subtype, bool(skip_existing))
     client = client or distributed.get_client()
     step = max(1, int(files_per_task))
     chunks = [jobs[i:i + step] for i in range(0, len(jobs), step)]
     futures = client.map(_process, [key] * len(chunks), chunks, pure=False)
-    manifest = [row for rows in client.gather(futures) for row in rows]
-    _remove_stale_pending([o for _, _, outs in jobs for o in outs])
-    return manifest
+    index = {f.key: k for k, f in enumerate(futures)}
+    results = [None] * len(chunks)
+    try:
+        for future in distributed.as_completed(futures):
+            k = index[future.key]
+            try:
+                results[k] = future.result()
+            except Exception as e:  # the task itself failed (a worker killed again and again)
+                results[k] = [_row(p, outs, "failed", f"{type(e).__name__}: {e}") for p, _, outs in chunks[k]]
+    finally:
+        _remove_stale_pending([o for _, _, outs in jobs for o in outs])
+    return [row for rows in results for row in rows]

@@ -29,7 +29,7 @@ class Param:
     the graph, which ``program.set(fc=...)`` changes without recompiling."""
 
     def __init__(self, name, value, unit="", range=None):
-        if not _IDENT.match(name):
+        if not isinstance(name, str) or not _IDENT.fullmatch(name):
             raise Error(f"a parameter name must be an identifier, got {name!r}", code="fx-parse")
         if unit not in ("", "Hz", "kHz", "dB", "s", "ms", "samples"):
             raise Error(f"unknown unit {unit!r} (Hz, kHz, dB, s, ms, samples or none)", code="fx-lex")
@@ -70,7 +70,7 @@ def _arg(v, unit, params):
         params[v.name] = v.binding()
         return v.name
     if isinstance(v, str):
-        if not _UNIT_TEXT.match(v):
+        if not _UNIT_TEXT.fullmatch(v):
             raise Error(f"expected a number with a unit such as \"1.5 kHz\", got {v!r}", code="fx-lex")
         return v.strip()
     if isinstance(v, (list, tuple)):
@@ -132,7 +132,7 @@ class Flow(_Text):
 
 def input(name="x", channels=None):
     """A graph input; ``channels`` None: each call's arrays say it."""
-    if not _IDENT.match(name):
+    if not isinstance(name, str) or not _IDENT.fullmatch(name):
         raise Error(f"an input name must be an identifier, got {name!r}", code="fx-parse")
     decl = f"input {name}" + (f" : {int(channels)}" if channels else "")
     return Flow(name, {}, {name: decl})
@@ -155,6 +155,9 @@ def graph_source(graph):
         for k, v in flow.inputs.items():
             if inputs.setdefault(k, v) != v:
                 raise Error(f"two different inputs are named '{k}'", code="fx-lower")
+    for name, _ in outputs:
+        if name is not None and (not isinstance(name, str) or not _IDENT.fullmatch(name)):
+            raise Error(f"an output name must be an identifier, got {name!r}", code="fx-parse")
     params = _Text.merge(*[f for _, f in outputs])
     lines += list(inputs.values()) + list(params.values())
     for name, flow in outputs:
@@ -255,6 +258,13 @@ def fir(taps):
 
 
 def firwin(numtaps, cutoff, window="hamming", pass_zero=True, beta=None):
+    """SciPy's firwin: ``pass_zero`` is True or False, or SciPy's names for them ("lowpass" and
+    "bandstop" are True, "highpass" and "bandpass" False)."""
+    names = {"lowpass": True, "bandstop": True, "highpass": False, "bandpass": False}
+    if isinstance(pass_zero, str) and pass_zero in names:
+        pass_zero = names[pass_zero]
+    if not isinstance(pass_zero, bool) and not (hasattr(pass_zero, "dtype") and pass_zero.dtype == bool):
+        raise Error(f"pass_zero must be True, False, or one of {', '.join(names)}, got {pass_zero!r}", code="fx-stage")
     args = [(numtaps, ""), (cutoff, "Hz"), "window=" + _word(window, ("hamming", "hann", "blackman", "boxcar", "kaiser"), "window"),
             "pass_zero=" + ("true" if pass_zero else "false")]
     if beta is not None:

@@ -72,7 +72,10 @@ def _source_of(graph):
 def _setting(name, value):
     if isinstance(value, bool) or not isinstance(value, (numbers.Real, str)):
         raise TypeError(f"the value of {name} must be a number or a string with a unit, got {value!r}")
-    return f"{name}={value!r}" if isinstance(value, float) else f"{name}={value}"
+    if isinstance(value, str):
+        return f"{name}={value}"
+    # Plain Python numbers: repr of a NumPy 2 scalar is "np.float64(120.0)".
+    return f"{name}={int(value)}" if isinstance(value, numbers.Integral) else f"{name}={float(value)!r}"
 
 
 def compile(graph, fs, dtype="float32", target="cpu", channels=None, *, max_block=0, cache_dir="",
@@ -203,6 +206,8 @@ class Program:
             targets = None
             if out is not None:
                 given = list(out) if isinstance(out, (tuple, list)) else [out]
+                if any(_is_torch(o) and o.device.type != "cpu" for o in given):
+                    raise _refuse("out= must be CPU memory; fxc writes CPU memory")
                 targets = [(o.numpy() if _is_torch(o) else o) for o in given]
                 if not all(isinstance(o, np.ndarray) for o in targets):
                     raise _refuse("out= takes NumPy arrays or CPU tensors, one per output")
@@ -280,10 +285,14 @@ class Processor:
         self._dtype = program.dtype
 
     def __call__(self, x, out=None):
-        if type(x) is np.ndarray and x.flags.c_contiguous:
+        if type(x) is np.ndarray and x.flags.c_contiguous and (out is None or type(out) is np.ndarray):
             return self._process(x, out)
         a, torch = _as_samples(x, self._dtype, "the block")
-        y = self._process(a, out if out is None or not _is_torch(out) else out.numpy())
+        if out is not None and _is_torch(out):
+            if out.device.type != "cpu":
+                raise _refuse(f"out= is on {out.device}; fxc writes CPU memory")
+            out = out.numpy()
+        y = self._process(a, out)
         if torch:
             import torch as _torch
             return _torch.from_numpy(y)

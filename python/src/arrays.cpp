@@ -23,13 +23,14 @@ DType parse_dtype(const std::string& name) {
   refuse("dtype must be \"float32\" or \"float64\", got \"" + name + "\"");
 }
 
-PlanarView planar_view(const AnyArray& array, const std::string& what, std::size_t item) {
+PlanarView planar_view(const AnyArray& array, const std::string& what, std::size_t item, bool batch) {
   PlanarView view;
   if (array.dtype() == nb::dtype<float>()) view.dtype = DType::f32;
   else if (array.dtype() == nb::dtype<double>()) view.dtype = DType::f64;
   else refuse(what + ": samples must be float32 or float64");
   std::size_t nd = array.ndim();
-  if (nd < 1 || nd > 3) refuse(what + ": expected a (frames,), (channels, frames) or (items, channels, frames) array");
+  if (nd < 1 || nd > (batch ? 3 : 2))
+    refuse(what + (batch ? ": expected an (items, channels, frames) array" : ": expected a (frames,) or (channels, frames) array"));
   std::size_t items = nd == 3 ? array.shape(0) : 1;
   view.channels = nd == 1 ? 1 : array.shape(nd - 2);
   view.frames = array.shape(nd - 1);

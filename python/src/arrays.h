@@ -16,7 +16,7 @@ namespace nb = nanobind;
 
 /// Any CPU array; what it holds is checked by planar_view.
 using AnyArray = nb::ndarray<nb::ro, nb::device::cpu>;
-using NumpyArray = nb::ndarray<nb::numpy>;
+using NumpyArray = nb::ndarray<nb::numpy, nb::device::cpu>;
 
 /// A C-contiguous float32 or float64 array of shape (channels, frames), seen as one pointer
 /// per channel.
@@ -26,9 +26,10 @@ struct PlanarView {
   std::vector<const void*> channel_data;
 };
 
-/// The view of `array` (C-contiguous float32 or float64; (frames,) is one channel; 3-D is
-/// (items, channels, frames), of which item `item`); throws fxc::Error naming `what` ("input 'x'") otherwise.
-PlanarView planar_view(const AnyArray& array, const std::string& what, std::size_t item = 0);
+/// The view of `array` (C-contiguous float32 or float64; (frames,) is one channel; with
+/// `batch`, 3-D is (items, channels, frames), of which item `item`); throws fxc::Error naming
+/// `what` ("input 'x'") otherwise.
+PlanarView planar_view(const AnyArray& array, const std::string& what, std::size_t item = 0, bool batch = false);
 
 /// A new NumPy array of `dtype` and `shape` (C order), owning uninitialized memory.
 NumpyArray new_array(DType dtype, std::initializer_list<std::size_t> shape);

@@ -22,15 +22,32 @@ namespace {
 
 [[noreturn]] void refuse(const std::string& message) { throw Error(message, message, "fxc-corpus"); }
 
+// Paths and messages cross as bytes (Python decodes them with os.fsdecode): a file name
+// that is not UTF-8 is still a file, and one such name must not stop a corpus.
+nb::bytes to_bytes(const std::string& s) { return nb::bytes(s.data(), s.size()); }
+std::string from_bytes(const nb::bytes& b) { return std::string(b.c_str(), b.size()); }
+
+nb::list to_bytes_list(const std::vector<std::string>& list) {
+  nb::list out;
+  for (const std::string& s : list) out.append(to_bytes(s));
+  return out;
+}
+
+std::vector<std::string> from_bytes_list(const std::vector<nb::bytes>& list) {
+  std::vector<std::string> out;
+  for (const nb::bytes& b : list) out.push_back(from_bytes(b));
+  return out;
+}
+
 nb::dict to_dict(const corpus::FileResult& r) {
   nb::dict d;
-  d["input"] = r.input;
-  d["outputs"] = r.outputs;
+  d["input"] = to_bytes(r.input);
+  d["outputs"] = to_bytes_list(r.outputs);
   d["status"] = r.status == corpus::FileResult::Status::written   ? "written"
                 : r.status == corpus::FileResult::Status::skipped ? "skipped"
                                                                   : "failed";
-  d["message"] = r.message;
-  d["warnings"] = r.warnings;
+  d["message"] = to_bytes(r.message);
+  d["warnings"] = to_bytes(r.warnings);
   d["frames"] = r.frames;
   d["sample_rate"] = r.sample_rate_hz;
   d["channels"] = r.channels;
@@ -44,35 +61,33 @@ nb::dict to_dict(const corpus::FileResult& r) {
 void bind_corpus(nb::module_& m) {
   m.def(
       "list_inputs",
-      [](const std::vector<std::string>& specs) {
-        auto files = corpus::list_inputs(specs);
+      [](const std::vector<nb::bytes>& specs) {
+        std::vector<std::string> paths = from_bytes_list(specs);
+        Expected<std::vector<corpus::InputFile>, std::string> files = [&] {
+          nb::gil_scoped_release release;
+          return corpus::list_inputs(paths);
+        }();
         if (!files) refuse(files.error());
-        std::vector<std::pair<std::string, std::string>> r;
-        for (const corpus::InputFile& f : *files) r.emplace_back(f.path, f.relative_dir);
+        nb::list r;
+        for (const corpus::InputFile& f : *files) r.append(nb::make_tuple(to_bytes(f.path), to_bytes(f.relative_dir)));
         return r;
       },
       nb::arg("specs"));
   m.def(
-      "shard",
-      [](const std::vector<std::pair<std::string, std::string>>& files, int index, int count) {
-        if (count < 1 || index < 1 || index > count)
-          refuse("a shard is I/N with 1 <= I <= N, got " + std::to_string(index) + "/" + std::to_string(count));
-        std::vector<corpus::InputFile> list;
-        for (const auto& [path, dir] : files) list.push_back({path, dir});
-        std::vector<std::pair<std::string, std::string>> r;
-        for (const corpus::InputFile& f : corpus::shard(std::move(list), index, count)) r.emplace_back(f.path, f.relative_dir);
+      "all_output_paths",
+      [](const nb::bytes& out_dir, const nb::bytes& pattern, const std::vector<std::pair<nb::bytes, nb::bytes>>& files,
+         const std::vector<std::string>& output_names) {
+        // Every input's outputs, with the checks `fxc run` makes before it runs anything: two
+        // inputs to one output, an output over an input.
+        std::vector<corpus::InputFile> inputs;
+        for (const auto& [path, dir] : files) inputs.push_back({from_bytes(path), from_bytes(dir)});
+        auto paths = corpus::all_output_paths({from_bytes(out_dir), from_bytes(pattern)}, inputs, output_names);
+        if (!paths) refuse(paths.error());
+        nb::list r;
+        for (const std::vector<std::string>& outs : *paths) r.append(to_bytes_list(outs));
         return r;
       },
-      nb::arg("files"), nb::arg("index"), nb::arg("count"));
-  m.def(
-      "output_paths",
-      [](const std::string& out_dir, const std::string& pattern, const std::string& path, const std::string& relative_dir,
-         const std::vector<std::string>& output_names) {
-        auto paths = corpus::output_paths({out_dir, pattern}, {path, relative_dir}, output_names);
-        if (!paths) refuse(paths.error());
-        return *paths;
-      },
-      nb::arg("out_dir"), nb::arg("pattern"), nb::arg("path"), nb::arg("relative_dir"), nb::arg("output_names"));
+      nb::arg("out_dir"), nb::arg("pattern"), nb::arg("files"), nb::arg("output_names"));
 
   nb::class_<corpus::CorpusRunner>(m, "CorpusRunner")
       .def(
@@ -80,7 +95,6 @@ void bind_corpus(nb::module_& m) {
           [](corpus::CorpusRunner* self, std::string source, std::string name, double fs, std::string dtype,
              std::vector<std::string> settings, std::string cache_dir, std::optional<std::string> subtype,
              bool skip_existing) {
-            // `name` names the graph in messages; the runner takes it from the source text.
             corpus::RunnerOptions o;  // `fxc run`'s options: the same kernels, the same bytes
             o.options.sample_rate_hz = fs;  // 0: each file's own
             o.options.dtype = parse_dtype(dtype);
@@ -88,7 +102,7 @@ void bind_corpus(nb::module_& m) {
             o.options.cache_directory = std::move(cache_dir);
             o.subtype = std::move(subtype);
             o.skip_existing = skip_existing;
-            (void)name;
+            (void)name;  // the runner names its graph itself ("<source>")
             nb::gil_scoped_release release;
             new (self) corpus::CorpusRunner(std::move(source), true, std::move(o));
           },
@@ -97,12 +111,14 @@ void bind_corpus(nb::module_& m) {
       .def("output_names", &corpus::CorpusRunner::output_names)
       .def(
           "process",
-          [](const corpus::CorpusRunner& runner, const std::string& path, const std::string& relative_dir,
-             const std::vector<std::string>& outputs) {
+          [](const corpus::CorpusRunner& runner, const nb::bytes& path, const nb::bytes& relative_dir,
+             const std::vector<nb::bytes>& outputs) {
+            corpus::InputFile input{from_bytes(path), from_bytes(relative_dir)};
+            std::vector<std::string> names = from_bytes_list(outputs);
             corpus::FileResult r;
             {
               nb::gil_scoped_release release;
-              r = runner.process({path, relative_dir}, outputs);
+              r = runner.process(input, names);
             }
             return to_dict(r);
           },

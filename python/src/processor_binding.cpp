@@ -9,6 +9,7 @@
 #include <nanobind/stl/variant.h>
 #include <nanobind/stl/vector.h>
 
+#include <atomic>
 #include <optional>
 #include <variant>
 
@@ -23,6 +24,23 @@ namespace {
 
 class PyProcessor {
  public:
+  /// Marks the Processor in use for one call: a second thread calling it meanwhile gets an
+  /// error instead of sharing its state and pointer arrays (one Processor serves one thread).
+  class Busy {
+   public:
+    explicit Busy(std::atomic<bool>& flag) : flag_(flag) {
+      if (flag_.exchange(true))
+        refuse("this Processor is in use by another thread: a Processor serves one thread at a time "
+               "(make one per thread with program.processor())");
+    }
+    ~Busy() { flag_ = false; }
+    Busy(const Busy&) = delete;
+    Busy& operator=(const Busy&) = delete;
+
+   private:
+    std::atomic<bool>& flag_;
+  };
+
   PyProcessor(const PyProgram& program, std::size_t block, int channels)
       : program_(bound_program(program, channels)), processor_(program_) {
     processor_.prepare(block);
@@ -37,6 +55,7 @@ class PyProcessor {
 
   /// One block through a one-input, one-output graph: x (frames,) or (channels, frames).
   NumpyArray process(const AnyArray& x, std::optional<NumpyArray> out) {
+    Busy busy(busy_);
     if (!single_) refuse("this graph has several inputs or outputs: call process_many([x, ...])");
     PlanarView v = planar_view(x, "the block");
     if (v.channels != in_channels_[0])
@@ -52,6 +71,7 @@ class PyProcessor {
   }
 
   std::vector<NumpyArray> process_many(const std::vector<AnyArray>& xs) {
+    Busy busy(busy_);
     if (xs.size() != in_channels_.size())
       refuse("the graph has " + std::to_string(in_channels_.size()) + " input(s) but " + std::to_string(xs.size()) +
              " block(s) were given");
@@ -74,16 +94,23 @@ class PyProcessor {
     return ys;
   }
 
-  void reset() { processor_.reset(); }
+  void reset() {
+    Busy busy(busy_);
+    processor_.reset();
+  }
   void set(const std::string& name, std::variant<double, std::string> value) {
     if (auto* v = std::get_if<double>(&value)) processor_.set(name, *v);
     else processor_.set(name, std::get<std::string>(value));
   }
-  nb::bytes save_state() const {
+  nb::bytes save_state() {
+    Busy busy(busy_);
     std::string s = processor_.save_state();
     return nb::bytes(s.data(), s.size());
   }
-  void load_state(nb::bytes bytes) { processor_.load_state(std::string_view(bytes.c_str(), bytes.size())); }
+  void load_state(nb::bytes bytes) {
+    Busy busy(busy_);
+    processor_.load_state(std::string_view(bytes.c_str(), bytes.size()));
+  }
 
  private:
   static Program bound_program(const PyProgram& program, int channels) {
@@ -141,6 +168,7 @@ class PyProcessor {
   Processor processor_;
   std::vector<std::size_t> in_channels_, out_channels_;
   bool single_ = true;
+  std::atomic<bool> busy_{false};
   std::vector<const void*> in_ptrs_;
   std::vector<void*> out_ptrs_;
 };
@@ -149,7 +177,13 @@ class PyProcessor {
 
 void bind_processor(nb::module_& m) {
   nb::class_<PyProcessor>(m, "Processor")
-      .def(nb::init<const PyProgram&, std::size_t, int>(), nb::arg("program"), nb::arg("block"), nb::arg("channels"))
+      .def(
+          "__init__",
+          [](PyProcessor* self, const PyProgram& program, std::size_t block, int channels) {
+            nb::gil_scoped_release release;  // compiling and preparing may take a while
+            new (self) PyProcessor(program, block, channels);
+          },
+          nb::arg("program"), nb::arg("block"), nb::arg("channels"))
       .def_prop_ro("max_block", &PyProcessor::max_block)
       .def_prop_ro("input_channels", &PyProcessor::input_channels)
       .def_prop_ro("output_channels", &PyProcessor::output_channels)

@@ -167,7 +167,7 @@ void bind_program(nb::module_& m) {
             else if (target == "cuda") o.target = Target::cuda;
             else if (target == "reference" || target == "ref") o.target = Target::reference;
             else refuse("target must be \"cpu\", \"cuda\" or \"reference\", got \"" + target + "\"");
-            if (channels < 0) refuse("channels must be at least 1, got " + std::to_string(channels));
+            if (channels < 0) refuse("channels must be a positive count (or None), got " + std::to_string(channels));
             o.channels = channels;
             o.max_block = max_block;
             o.cache_directory = cache_dir;
@@ -275,14 +275,15 @@ void bind_program(nb::module_& m) {
             if (arrays.size() != ports.size())
               refuse("the graph has " + std::to_string(ports.size()) + " input(s) but " +
                      std::to_string(arrays.size()) + " array(s) were given");
-            std::size_t items = arrays.empty() ? 0 : arrays[0].shape(0);
+            std::size_t items = arrays.empty() || arrays[0].ndim() != 3 ? 0 : arrays[0].shape(0);
+            if (items == 0) refuse("a batch needs (items, channels, frames) arrays with at least one item");
             std::vector<PlanarView> views;
             std::vector<std::size_t> channels;
             for (std::size_t i = 0; i < arrays.size(); ++i) {
               const AnyArray& a = arrays[i];
               if (a.ndim() != 3 || a.shape(0) != items)
                 refuse("every input of a batch must be (items, channels, frames) with one item count");
-              views.push_back(planar_view(a, "input '" + ports[i].name + "'"));
+              views.push_back(planar_view(a, "input '" + ports[i].name + "'", 0, true));
               channels.push_back(views.back().channels);
               if (views[i].dtype != views[0].dtype || views[i].frames != views[0].frames)
                 refuse("every input of a batch must have one sample type and one length");
@@ -301,7 +302,7 @@ void bind_program(nb::module_& m) {
             for (std::size_t i = 0; i < views.size(); ++i) {
               in_rows.emplace_back();
               for (std::size_t b = 0; b < items; ++b)
-                for (const void* row : planar_view(arrays[i], "input", b).channel_data) in_rows.back().push_back(row);
+                for (const void* row : planar_view(arrays[i], "input", b, true).channel_data) in_rows.back().push_back(row);
             }
             std::vector<std::vector<void*>> out_rows;
             for (NumpyArray& out : outputs) {

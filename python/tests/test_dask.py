@@ -97,9 +97,39 @@ def test_a_killed_worker_leaves_no_partial_output_and_the_run_completes(tmp_path
     assert killed_at < 300, "the run ended before the worker was killed"
     rows = result["rows"]
     assert len(rows) == 300 and {r["status"] for r in rows} == {"written"}
-    leftovers = [n for _, _, names in os.walk(out) for n in names if n.startswith(".fxc-pending")]
+    leftovers = [n for _, _, names in os.walk(out) for n in names if n.startswith(".")]  # pending or temporary
     assert leftovers == []
     graph = tmp_path / "g.fx"
     graph.write_text(GRAPH)
     cli_outputs(fxc_cli, graph, corpus, tmp_path / "cli")
     assert len(same_tree(tmp_path / "cli", out)) == 300
+
+
+def test_outputs_over_inputs_are_refused_before_anything_runs(tmp_path, cluster):
+    corpus = write_corpus(tmp_path / "corpus", 3)
+    with pytest.raises(fxc.Error, match="input"):
+        fxc.dask.process_files(GRAPH, [corpus], pattern=str(corpus) + "/{dir}/{name}", client=cluster, fs=16000)
+
+
+def test_file_names_that_are_not_utf8_are_files_too(tmp_path, cluster):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    name = os.fsdecode(b"caf\xe9.npy")
+    np.save(os.path.join(corpus, name), np.zeros((1, 100)))
+    rows = fxc.dask.process_files(GRAPH, [corpus], out_dir=tmp_path / "out", client=cluster, fs=16000)
+    assert [r["status"] for r in rows] == ["written"]
+    assert os.path.exists(os.path.join(tmp_path, "out", name))
+
+
+def test_only_this_outputs_stale_pending_files_are_removed(tmp_path):
+    out = tmp_path / "a.npy"
+    mine, other = tmp_path / ".fxc-pending-99-0-a.npy", tmp_path / ".fxc-pending-99-0-b-a.npy"
+    temporary = tmp_path / "..fxc-pending-99-0-a.npy.tmp-Ab12Cd"
+    for f in (mine, other, temporary):
+        f.write_bytes(b"x")
+    out.write_bytes(b"done")  # the output, written after the abandoned pending files
+    later = tmp_path / ".fxc-pending-98-1-a.npy"
+    later.write_bytes(b"x")  # a concurrent run's file in flight: newer than the output
+    os.utime(later, ns=(os.stat(out).st_mtime_ns + 10**9,) * 2)
+    fxc.dask._remove_stale_pending([str(out)])
+    assert not mine.exists() and not temporary.exists() and other.exists() and later.exists()

@@ -48,3 +48,22 @@ def test_bad_values_are_refused_before_any_text_is_written():
     with pytest.raises(fxc.Error) as e:
         fxc.compile(fxc.lowpass(30000), fs=48000)
     assert e.value.code == "fx-design"
+
+
+def test_names_cannot_carry_fx_text():
+    x = fxc.input("x")
+    with pytest.raises(fxc.Error, match="output name"):
+        fxc.compile({"y = x | gain(100)\noutput z": x | fxc.gain(1)}, fs=48000)
+    with pytest.raises(fxc.Error, match="parameter name"):
+        fxc.param("fc\n", 1)
+    with pytest.raises(fxc.Error, match="input name"):
+        fxc.input("x\n")
+
+
+def test_firwin_takes_scipys_pass_zero_names():
+    hp = fxc.compile(fxc.firwin(31, 2000, pass_zero="highpass"), fs=48000, dtype="float64")
+    same = fxc.compile(fxc.firwin(31, 2000, pass_zero=False), fs=48000, dtype="float64")
+    x = np.random.default_rng(3).standard_normal(1000)
+    assert np.array_equal(hp(x), same(x))
+    with pytest.raises(fxc.Error, match="pass_zero"):
+        fxc.firwin(31, 2000, pass_zero="yes")

@@ -88,3 +88,27 @@ def test_several_inputs_and_outputs():
     assert np.array_equal(got[0], lo) and np.array_equal(got[1], hi)
     with pytest.raises(fxc.Error, match="process_many"):
         proc(a)
+
+
+def test_a_processor_refuses_a_second_thread_instead_of_sharing_its_state():
+    import threading
+    p = fxc.compile(EQ, fs=48000, dtype="float64")
+    proc = p.processor(block=1 << 16, channels=1)
+    long = np.random.default_rng(4).standard_normal(1 << 23)  # the GIL is released while it runs
+    result, refused = {}, []
+    worker = threading.Thread(target=lambda: result.update(y=proc(long)))
+    worker.start()
+    while worker.is_alive():
+        try:
+            proc(np.zeros(64))
+        except fxc.Error as e:
+            refused.append(str(e))
+    worker.join()
+    assert refused and "one thread at a time" in refused[0]
+    assert np.array_equal(result["y"], p(long))  # the first caller's stream was not disturbed
+
+
+def test_blocks_are_two_dimensional_at_most():
+    proc = fxc.compile(EQ, fs=48000).processor(block=64, channels=2)
+    with pytest.raises(fxc.Error, match="channels, frames"):
+        proc(np.ones((3, 2, 64), np.float32))
