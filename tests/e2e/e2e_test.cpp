@@ -1254,5 +1254,11 @@ TEST_CASE("a corpus run's peak memory does not grow with the number of files") {
   long few = peak_rss("few"), many = peak_rss("many");
   MESSAGE("peak RSS: 10 files " << few << " KiB, 1000 files " << many << " KiB");
   CHECK(files_under(dir / "out_many").size() == 1000);
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer keeps freed memory in quarantine (up to 256 MiB), so peak RSS grows with
+  // the memory a run has allocated in all: the bound is checked in the plain build only.
+  MESSAGE("AddressSanitizer build: the peak RSS bound is not checked");
+#else
   CHECK(many <= few + 8 * 1024);
+#endif
 }
