@@ -9,7 +9,6 @@ elsewhere. See docs/corpora.md.
 """
 import atexit
 import os
-import re
 import socket
 import threading
 
@@ -59,32 +58,6 @@ def _process(key, files):
         row["worker"] = f"{socket.gethostname()}:{os.getpid()}"
         rows.append(row)
     return rows
-
-
-def _remove_stale_pending(outputs):
-    """Pending files a killed worker left beside outputs of this run: exactly the names the
-    runner gives an output's pending file, and only those written before the output itself was
-    (the output's own write came after them, so they were abandoned; a concurrent run's file
-    in flight is newer)."""
-    for out in outputs:
-        directory, name = os.path.split(out)
-        try:
-            written = os.stat(out).st_mtime_ns
-            candidates = os.listdir(directory or ".")
-        except OSError:
-            continue
-        # ".fxc-pending-PID-N-NAME", and the temporary file it is written through
-        # ("..fxc-pending-PID-N-NAME.tmp-XXXXXX", support/file_io.cpp).
-        pattern = re.compile(r"\.\.?fxc-pending-\d+-\d+-" + re.escape(name) + r"(\.tmp-[A-Za-z0-9]+)?\Z")
-        for entry in candidates:
-            if not pattern.match(entry):
-                continue
-            stale = os.path.join(directory, entry)
-            try:
-                if os.stat(stale).st_mtime_ns <= written:
-                    os.remove(stale)
-            except OSError:
-                pass
 
 
 @atexit.register
@@ -153,5 +126,6 @@ def process_files(graph, files, out_dir=None, pattern=None, client=None, *, fs=N
             except Exception as e:  # the task itself failed (a worker killed again and again)
                 results[k] = [_row(p, outs, "failed", f"{type(e).__name__}: {e}") for p, _, outs in chunks[k]]
     finally:
-        _remove_stale_pending([o for _, _, outs in jobs for o in outs])
+        # What killed workers left beside this run's outputs (corpus/abandoned_pending.h).
+        _core.remove_abandoned_pending([os.fsencode(o) for _, _, outs in jobs for o in outs])
     return [row for rows in results for row in rows]

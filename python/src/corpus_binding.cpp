@@ -9,6 +9,7 @@
 
 #include <fxc/fxc.h>
 
+#include "corpus/abandoned_pending.h"
 #include "corpus/corpus_runner.h"
 #include "corpus/file_list.h"
 #include "corpus/output_names.h"
@@ -88,6 +89,15 @@ void bind_corpus(nb::module_& m) {
         return r;
       },
       nb::arg("out_dir"), nb::arg("pattern"), nb::arg("files"), nb::arg("output_names"));
+
+  m.def(
+      "remove_abandoned_pending",
+      [](const std::vector<nb::bytes>& outputs) {
+        std::vector<std::string> paths = from_bytes_list(outputs);
+        nb::gil_scoped_release release;
+        return corpus::remove_abandoned_pending(paths);
+      },
+      nb::arg("outputs"));
 
   nb::class_<corpus::CorpusRunner>(m, "CorpusRunner")
       .def(

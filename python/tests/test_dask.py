@@ -131,5 +131,5 @@ def test_only_this_outputs_stale_pending_files_are_removed(tmp_path):
     later = tmp_path / ".fxc-pending-98-1-a.npy"
     later.write_bytes(b"x")  # a concurrent run's file in flight: newer than the output
     os.utime(later, ns=(os.stat(out).st_mtime_ns + 10**9,) * 2)
-    fxc.dask._remove_stale_pending([str(out)])
+    assert fxc._core.remove_abandoned_pending([os.fsencode(out)]) == 2
     assert not mine.exists() and not temporary.exists() and other.exists() and later.exists()

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "corpus/abandoned_pending.h"
 #include "corpus/corpus_runner.h"
 #include "corpus/file_list.h"
 #include "corpus/output_names.h"
@@ -341,4 +343,24 @@ TEST_CASE("CorpusRunner from several threads at once writes what each file gives
     std::string name = "f" + std::to_string(k) + ".wav";
     CHECK(bytes_of("shared/" + name) == bytes_of("alone/" + name));
   }
+}
+
+TEST_CASE("remove_abandoned_pending removes exactly an output's older pending and temporary files") {
+  Workspace w;
+  auto make = [](const std::string& path, std::filesystem::file_time_type when) {
+    std::ofstream(path) << "x";
+    fs::last_write_time(path, when);
+  };
+  auto now = fs::file_time_type::clock::now();
+  make("a.wav", now);
+  make(".fxc-pending-12-0-a.wav", now - std::chrono::seconds(5));            // abandoned
+  make("..fxc-pending-12-1-a.wav.tmp-Ab12Cd", now - std::chrono::seconds(5)); // its temporary
+  make(".fxc-pending-12-2-b-a.wav", now - std::chrono::seconds(5));           // another output's
+  make(".fxc-pending-13-0-a.wav", now + std::chrono::seconds(5));             // in flight: newer
+  make(".fxc-pending-x-0-a.wav", now - std::chrono::seconds(5));              // not a pending name
+  CHECK(fxc::corpus::remove_abandoned_pending({"a.wav", "missing.wav"}) == 2);
+  CHECK_FALSE(fs::exists(".fxc-pending-12-0-a.wav"));
+  CHECK_FALSE(fs::exists("..fxc-pending-12-1-a.wav.tmp-Ab12Cd"));
+  for (const char* kept : {"a.wav", ".fxc-pending-12-2-b-a.wav", ".fxc-pending-13-0-a.wav", ".fxc-pending-x-0-a.wav"})
+    CHECK(fs::exists(kept));
 }

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <random>
 #include <set>
@@ -1132,6 +1133,24 @@ TEST_CASE("--skip-existing resumes a corpus run: files whose outputs exist are l
   r = run_fxc({"run", "g.fx", "-i", "corpus", "--out-dir", "out"}, dir.path());
   CHECK(r.err.find("3 written, 0 skipped") != std::string::npos);
   CHECK(read_file_bytes(dir / "out/x/b.wav") != "done before");
+}
+
+TEST_CASE("a corpus run removes what an interrupted run left beside its outputs") {
+  // A killed run leaves an output's pending file and the temporary it was written through;
+  // the next run of those outputs removes them once the outputs are written.
+  TempDir dir;
+  make_corpus(dir);
+  fs::create_directories(dir / "out/x");
+  for (const char* name : {"out/x/.fxc-pending-4242-0-b.wav", "out/x/..fxc-pending-4242-1-b.wav.tmp-Ab12Cd"}) {
+    write_bytes(dir / name, "half");
+    fs::last_write_time(dir / name, fs::file_time_type::clock::now() - std::chrono::hours(1));
+  }
+  CommandResult r = run_fxc({"run", "g.fx", "-i", "corpus", "--out-dir", "out"}, dir.path());
+  INFO(show(r));
+  REQUIRE(r.exit_code == 0);
+  CHECK(files_under(dir / "out/x").size() == 2);  // b.wav and y/c.flac: nothing hidden is left
+  CHECK_FALSE(fs::exists(dir / "out/x/.fxc-pending-4242-0-b.wav"));
+  CHECK_FALSE(fs::exists(dir / "out/x/..fxc-pending-4242-1-b.wav.tmp-Ab12Cd"));
 }
 
 TEST_CASE("--shard I/N runs file k of the sorted list in shard k mod N + 1") {

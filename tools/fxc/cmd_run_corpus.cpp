@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "corpus/abandoned_pending.h"
 #include "corpus/corpus_runner.h"
 #include "corpus/file_list.h"
 #include "corpus/output_names.h"
@@ -187,6 +188,13 @@ int run_corpus(const RunOptions& o) {
   }
   progress.clear();
   if (bug) std::rethrow_exception(bug);
+  // What an earlier, interrupted run of these outputs left (so --skip-existing resumes clean).
+  {
+    std::vector<std::string> all;
+    for (std::size_t k : mine)
+      for (const std::string& out : (*outputs)[k]) all.push_back(out);
+    corpus::remove_abandoned_pending(all);
+  }
   if (auto ok = write_trace(o.trace); !ok) return user_error(ok.error());
 
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
