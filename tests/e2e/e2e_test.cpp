@@ -1135,6 +1135,22 @@ TEST_CASE("--skip-existing resumes a corpus run: files whose outputs exist are l
   CHECK(read_file_bytes(dir / "out/x/b.wav") != "done before");
 }
 
+TEST_CASE("--progress always shows the files, the audio done and the time left, never shows nothing") {
+  TempDir dir;
+  make_corpus(dir);
+  CommandResult r = run_fxc({"run", "g.fx", "-i", "corpus", "--out-dir", "out", "--progress", "always"}, dir.path());
+  INFO(show(r));
+  REQUIRE(r.exit_code == 0);
+  // Standard error is not a terminal here: a line per file, then the summary.
+  CHECK(r.err.find("[##############################] 3/3 files, ") != std::string::npos);
+  CHECK(r.err.find(" of audio, 0 s left\n") != std::string::npos);
+  CHECK(r.err.find("\r") == std::string::npos);  // no terminal control in a log
+  r = run_fxc({"run", "g.fx", "-i", "corpus", "--out-dir", "out2", "--progress", "never"}, dir.path());
+  CHECK(r.err.find("files, ") == std::string::npos);
+  r = run_fxc({"run", "g.fx", "-i", "corpus", "--out-dir", "out3"}, dir.path());  // auto, not a terminal
+  CHECK(r.err.find("files, ") == std::string::npos);
+}
+
 TEST_CASE("a corpus run removes what an interrupted run left beside its outputs") {
   // A killed run leaves an output's pending file and the temporary it was written through;
   // the next run of those outputs removes them once the outputs are written.

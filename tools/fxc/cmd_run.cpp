@@ -45,6 +45,10 @@ long peak_rss_kib() {
   return usage.ru_maxrss;  // KiB on Linux
 }
 
+ProgressMode progress_mode(const RunOptions& o) {
+  return o.progress == "always" ? ProgressMode::always : o.progress == "never" ? ProgressMode::never : ProgressMode::automatic;
+}
+
 bool is_corpus_run(const RunOptions& o) {
   return !o.out_dir.empty() || std::any_of(o.outputs.begin(), o.outputs.end(), corpus::has_pattern_field);
 }
@@ -277,7 +281,7 @@ int run(const RunOptions& o) {
       }
       for (const PortInfo& port : program.outputs())
         results.emplace_back(static_cast<std::size_t>(port.channels), total, dtype, Signal::Uninitialized{});
-      ProgressBar progress(total, "samples");
+      ProgressBar progress(total, "samples", progress_mode(o));
       stream_blocks(*processor, signals, results, block, [&](std::size_t done) { progress.update(done); });
       if (!o.save_state.empty()) saved_state = processor->save_state();
     } else if (o.block) {
@@ -413,6 +417,11 @@ void add_run_command(CLI::App& app, Action& action) {
   cmd->add_option("--threads", o->threads,
                   "Threads a whole-file run may use (default: FXC_THREADS, else the cores this process may use)");
   cmd->add_option("--cache-dir", o->cache_dir, "Kernel cache directory");
+  cmd->add_option("--progress", o->progress,
+                  "The progress line on standard error: auto (on a terminal, once a run has taken a second), "
+                  "always (from the start, a line per update where standard error is not a terminal), never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
   cmd->footer(
       "Examples:\n"
       "  fxc run examples/vocal.fx -i voice.wav -o out.wav\n"

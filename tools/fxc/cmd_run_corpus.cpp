@@ -146,7 +146,7 @@ int run_corpus(const RunOptions& o) {
   std::size_t written = 0, skipped = 0, failed = 0, done = 0;
   std::uint64_t done_bytes = 0;
   double audio_seconds = 0;
-  ProgressBar progress(total_bytes, "bytes");
+  ProgressBar progress(total_bytes, "bytes", progress_mode(o));
   std::atomic<std::size_t> next{0};
   std::exception_ptr bug;  // an InternalError (or another exception) in a worker
   auto work = [&] {

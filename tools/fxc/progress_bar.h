@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// A progress line for long runs: shown on a terminal only, and only once a run has taken a
-// second, with the rate (or what was done) and the time left.
+// A progress line for long runs: shown on a terminal once a run has taken a second (or as
+// --progress says), with the rate (or what was done) and the time left.
 #pragma once
 
 #include <chrono>
@@ -9,10 +9,14 @@
 
 namespace fxc::cli {
 
+/// When the line is drawn (`fxc run --progress`): on a terminal once a run has taken a
+/// second; from the start wherever standard error goes (each update a line, for logs); never.
+enum class ProgressMode { automatic, always, never };
+
 class ProgressBar {
  public:
   /// `total` units of work (samples, bytes); `unit` names them in the rate ("samples").
-  ProgressBar(std::uint64_t total, const char* unit);
+  ProgressBar(std::uint64_t total, const char* unit, ProgressMode mode = ProgressMode::automatic);
   ~ProgressBar();
 
   /// `done` units finished so far: the rate in units per second and the time left.
@@ -30,6 +34,7 @@ class ProgressBar {
   std::uint64_t total_;
   const char* unit_;
   bool terminal_;
+  ProgressMode mode_;
   bool shown_ = false;
   Clock::time_point start_ = Clock::now();
   Clock::time_point last_ = start_;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "support/expected.h"
+#include "tools/fxc/progress_bar.h"
 
 namespace fxc::cli {
 
@@ -28,12 +29,16 @@ struct RunOptions {
   bool time_passes = false;
   int threads = 0;  // --threads: 0 for the default
   std::string pipe_format;  // --pipe-format wav|npy: "" follows the input's kind
+  std::string progress = "auto";  // --progress auto|always|never
   // Corpus mode.
   std::string out_dir;
   int jobs = 1;
   bool skip_existing = false;
   std::string shard;  // "I/N"
 };
+
+/// --progress as the progress line takes it.
+ProgressMode progress_mode(const RunOptions& o);
 
 /// True when the command line asks for corpus mode: --out-dir, or an -o with a {field}.
 bool is_corpus_run(const RunOptions& o);
