@@ -25,8 +25,8 @@ def _runner(key):
     with _runners_lock:
         runner = _runners.get(key)
         if runner is None:
-            source, name, fs, dtype, settings, cache_dir, subtype, skip_existing = key
-            runner = _core.CorpusRunner(source, name, fs, dtype, list(settings), cache_dir, subtype, skip_existing)
+            source, fs, dtype, settings, cache_dir, subtype, skip_existing = key
+            runner = _core.CorpusRunner(source, fs, dtype, list(settings), cache_dir, subtype, skip_existing)
             _runners[key] = runner
         return runner
 
@@ -111,7 +111,7 @@ def process_files(graph, files, out_dir=None, pattern=None, client=None, *, fs=N
                                    output_names)
     jobs = [(p, d, [os.fsdecode(o) for o in outs]) for (p, d), outs in zip(listed, named)]
 
-    key = (source, name, float(fs or 0), dtype, settings, os.fspath(cache_dir), subtype, bool(skip_existing))
+    key = (source, float(fs or 0), dtype, settings, os.fspath(cache_dir), subtype, bool(skip_existing))
     client = client or distributed.get_client()
     step = max(1, int(files_per_task))
     chunks = [jobs[i:i + step] for i in range(0, len(jobs), step)]

@@ -103,6 +103,14 @@ def compile(graph, fs, dtype="float32", target="cpu", channels=None, *, max_bloc
                               cuda_architecture=cuda_architecture, **params))
 
 
+def _set_values(core, name, value, values):
+    """set("fc", 120) and set(fc=120) alike: numbers in the parameter's unit, or text with one."""
+    if name is not None:
+        values = {name: value, **values}
+    for key, v in values.items():
+        core.set(key, v if isinstance(v, str) else float(v))
+
+
 def _rebuild(source, name, kwargs, values):
     program = compile(source, **kwargs)
     for key, value in values.items():
@@ -172,10 +180,7 @@ class Program:
         """New values without recompiling: ``set(fc=120)``, ``set(fc="0.12 kHz")`` or
         ``set("fc", 120)``, in each parameter's unit. Raises fxc.Error for a value outside the
         declared range (the old value kept)."""
-        if name is not None:
-            values = {name: value, **values}
-        for key, v in values.items():
-            self._core.set(key, v if isinstance(v, str) else float(v))
+        _set_values(self._core, name, value, values)
 
     def get(self, name):
         return self._core.get(name)
@@ -194,7 +199,7 @@ class Program:
         if len(dims) != 1:
             raise _refuse("every input must have the same number of dimensions")
         nd = dims.pop()
-        if {a.dtype for a in arrays}.__len__() > 1:
+        if len({a.dtype for a in arrays}) > 1:
             arrays = [a.astype(self.dtype) for a in arrays]
         if nd == 3:
             if out is not None:
@@ -314,10 +319,7 @@ class Processor:
 
     def set(self, name=None, value=None, **values):
         """New parameter values, taken at the next block's start."""
-        if name is not None:
-            values = {name: value, **values}
-        for key, v in values.items():
-            self._core.set(key, v if isinstance(v, str) else float(v))
+        _set_values(self._core, name, value, values)
 
     def save_state(self):
         """The state as bytes (the format of ``fxc run --save-state``)."""

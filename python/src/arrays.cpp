@@ -9,9 +9,9 @@
 
 namespace fxc::python {
 
-namespace {
+void refuse(const std::string& message, const char* code) { throw Error(message, message, code); }
 
-[[noreturn]] void refuse(const std::string& message) { throw Error(message, message, "fxc-python"); }
+namespace {
 
 std::size_t item_bytes(DType dtype) { return dtype == DType::f32 ? sizeof(float) : sizeof(double); }
 

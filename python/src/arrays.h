@@ -6,6 +6,7 @@
 #include <nanobind/ndarray.h>
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include <fxc/types.h>
@@ -37,5 +38,8 @@ NumpyArray new_array(DType dtype, std::initializer_list<std::size_t> shape);
 std::vector<void*> channel_pointers(NumpyArray& array, std::size_t item = 0);
 
 DType parse_dtype(const std::string& name);
+
+/// Refuses a call: an fxc::Error, which Python sees as fxc.Error with `code`.
+[[noreturn]] void refuse(const std::string& message, const char* code = "fxc-python");
 
 }  // namespace fxc::python

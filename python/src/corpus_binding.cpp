@@ -21,7 +21,7 @@ namespace nb = nanobind;
 
 namespace {
 
-[[noreturn]] void refuse(const std::string& message) { throw Error(message, message, "fxc-corpus"); }
+constexpr const char* kCorpus = "fxc-corpus";
 
 // Paths and messages cross as bytes (Python decodes them with os.fsdecode): a file name
 // that is not UTF-8 is still a file, and one such name must not stop a corpus.
@@ -68,7 +68,7 @@ void bind_corpus(nb::module_& m) {
           nb::gil_scoped_release release;
           return corpus::list_inputs(paths);
         }();
-        if (!files) refuse(files.error());
+        if (!files) refuse(files.error(), kCorpus);
         nb::list r;
         for (const corpus::InputFile& f : *files) r.append(nb::make_tuple(to_bytes(f.path), to_bytes(f.relative_dir)));
         return r;
@@ -83,7 +83,7 @@ void bind_corpus(nb::module_& m) {
         std::vector<corpus::InputFile> inputs;
         for (const auto& [path, dir] : files) inputs.push_back({from_bytes(path), from_bytes(dir)});
         auto paths = corpus::all_output_paths({from_bytes(out_dir), from_bytes(pattern)}, inputs, output_names);
-        if (!paths) refuse(paths.error());
+        if (!paths) refuse(paths.error(), kCorpus);
         nb::list r;
         for (const std::vector<std::string>& outs : *paths) r.append(to_bytes_list(outs));
         return r;
@@ -102,7 +102,7 @@ void bind_corpus(nb::module_& m) {
   nb::class_<corpus::CorpusRunner>(m, "CorpusRunner")
       .def(
           "__init__",
-          [](corpus::CorpusRunner* self, std::string source, std::string name, double fs, std::string dtype,
+          [](corpus::CorpusRunner* self, std::string source, double fs, std::string dtype,
              std::vector<std::string> settings, std::string cache_dir, std::optional<std::string> subtype,
              bool skip_existing) {
             corpus::RunnerOptions o;  // `fxc run`'s options: the same kernels, the same bytes
@@ -112,11 +112,10 @@ void bind_corpus(nb::module_& m) {
             o.options.cache_directory = std::move(cache_dir);
             o.subtype = std::move(subtype);
             o.skip_existing = skip_existing;
-            (void)name;  // the runner names its graph itself ("<source>")
             nb::gil_scoped_release release;
             new (self) corpus::CorpusRunner(std::move(source), true, std::move(o));
           },
-          nb::arg("source"), nb::arg("name"), nb::arg("fs"), nb::arg("dtype"), nb::arg("settings"),
+          nb::arg("source"), nb::arg("fs"), nb::arg("dtype"), nb::arg("settings"),
           nb::arg("cache_dir"), nb::arg("subtype"), nb::arg("skip_existing"))
       .def("output_names", &corpus::CorpusRunner::output_names)
       .def(

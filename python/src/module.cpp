@@ -3,6 +3,7 @@
 // ValueError, defined in python/fxc/errors.py) with its code and location; fxc::InternalError
 // becomes fxc.InternalError.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -92,14 +93,9 @@ NB_MODULE(_core, m) {
           nb::gil_scoped_release release;
           info = inspect_source(text, name, settings);
         }
-        auto ports = [](const std::vector<PortInfo>& list) {
-          nb::list r;
-          for (const PortInfo& p : list) r.append(nb::make_tuple(p.name, p.channels));
-          return r;
-        };
         nb::dict d;
-        d["inputs"] = ports(info.inputs);
-        d["outputs"] = ports(info.outputs);
+        d["inputs"] = port_pairs(info.inputs);
+        d["outputs"] = port_pairs(info.outputs);
         nb::list params;
         for (const ParamInfo& p : info.params) params.append(nb::make_tuple(p.name, p.unit, p.value));
         d["params"] = params;

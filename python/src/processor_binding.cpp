@@ -20,8 +20,6 @@ namespace fxc::python {
 
 namespace {
 
-[[noreturn]] void refuse(const std::string& message) { throw Error(message, message, "fxc-python"); }
-
 class PyProcessor {
  public:
   /// Marks the Processor in use for one call: a second thread calling it meanwhile gets an

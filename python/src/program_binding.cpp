@@ -21,8 +21,6 @@ namespace fxc::python {
 
 namespace {
 
-[[noreturn]] void refuse(const std::string& message) { throw Error(message, message, "fxc-python"); }
-
 template <class T>
 void run_planar(const Program& program, const std::vector<PlanarView>& views, std::vector<NumpyArray>& outputs,
                 std::size_t frames) {
@@ -82,6 +80,12 @@ std::vector<PlanarView> input_views(const Program& program, const std::vector<An
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, int>> port_pairs(const std::vector<PortInfo>& ports) {
+  std::vector<std::pair<std::string, int>> r;
+  for (const PortInfo& port : ports) r.emplace_back(port.name, port.channels);
+  return r;
+}
 
 PyProgram::PyProgram(std::string source, std::string name, Options options)
     : source_(std::move(source)), name_(std::move(name)), base_(Program::from_source(source_, options, name_)) {
@@ -193,18 +197,8 @@ void bind_program(nb::module_& m) {
                      return t == Target::cpu ? "cpu" : t == Target::cuda ? "cuda" : "reference";
                    })
       .def_prop_ro("channels", [](const PyProgram& p) { return p.options().channels; })
-      .def("inputs",
-           [](const PyProgram& p) {
-             std::vector<std::pair<std::string, int>> r;
-             for (const PortInfo& port : p.base().inputs()) r.emplace_back(port.name, port.channels);
-             return r;
-           })
-      .def("outputs",
-           [](const PyProgram& p) {
-             std::vector<std::pair<std::string, int>> r;
-             for (const PortInfo& port : p.base().outputs()) r.emplace_back(port.name, port.channels);
-             return r;
-           })
+      .def("inputs", [](const PyProgram& p) { return port_pairs(p.base().inputs()); })
+      .def("outputs", [](const PyProgram& p) { return port_pairs(p.base().outputs()); })
       .def("params",
            [](const PyProgram& p) {
              nb::list r;

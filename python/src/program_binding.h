@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fxc/fxc.h>
@@ -42,6 +43,9 @@ class PyProgram {
   mutable std::mutex mutex_;
   mutable std::map<int, Program> by_channels_;
 };
+
+/// Ports as Python sees them: (name, channels) pairs, channels 0 where a call says it.
+std::vector<std::pair<std::string, int>> port_pairs(const std::vector<PortInfo>& ports);
 
 void bind_program(nb::module_& m);
 
