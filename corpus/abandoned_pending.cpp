@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "corpus/abandoned_pending.h"
 
+#include "corpus/pending_outputs.h"
+
 #include <filesystem>
 #include <map>
 #include <string_view>
@@ -14,9 +16,10 @@ namespace {
 // NAME in ".fxc-pending-PID-N-NAME" or "..fxc-pending-PID-N-NAME.tmp-XXXXXX" (the candidate
 // with and without the temporary suffix), or nothing for another name.
 std::vector<std::string_view> pending_targets(std::string_view entry) {
-  bool temporary = entry.rfind("..fxc-pending-", 0) == 0;
-  if (!temporary && entry.rfind(".fxc-pending-", 0) != 0) return {};
-  std::string_view rest = entry.substr(temporary ? 14 : 13);
+  // The temporary one is write_file_atomically's "." + the pending name + ".tmp-XXXXXX".
+  bool temporary = entry.size() > kPendingPrefix.size() && entry[0] == '.' && entry.substr(1).starts_with(kPendingPrefix);
+  if (!temporary && !entry.starts_with(kPendingPrefix)) return {};
+  std::string_view rest = entry.substr(kPendingPrefix.size() + (temporary ? 1 : 0));
   for (int field = 0; field < 2; ++field) {  // PID-, N-
     std::size_t digits = 0;
     while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') ++digits;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unistd.h>
 #include <utility>
 #include <vector>
@@ -14,6 +15,10 @@
 #include "formats/signal_file.h"
 
 namespace fxc::corpus {
+
+/// How an output's pending name starts: ".fxc-pending-PID-N-NAME" (remove_abandoned_pending
+/// parses it).
+inline constexpr std::string_view kPendingPrefix = ".fxc-pending-";
 
 // Each output is first written beside its destination under a pending name (keeping its
 // extension, which picks the format), and all are renamed only once every one was written:
@@ -42,7 +47,7 @@ class PendingOutputs {
     // The number keeps two outputs of one name (in a batch, through links; the files of a
     // corpus written by several threads) apart.
     static std::atomic<unsigned long long> written{0};
-    std::string pending = (target.parent_path() / (".fxc-pending-" + std::to_string(getpid()) + "-" +
+    std::string pending = (target.parent_path() / (std::string(kPendingPrefix) + std::to_string(getpid()) + "-" +
                                                    std::to_string(written++) + "-" +
                                                    fs::path(path).filename().string()))
                               .string();
