@@ -84,6 +84,10 @@ std::optional<Facts> chain_facts(const ir::Graph& marked, const CompileRequest& 
   out.shape = ir::structural_hash(*designed);
   for (ir::NodeId id = 0; id < designed->size(); ++id) {
     const ir::Node& node = designed->node(id);
+    if (const auto* feedback = std::get_if<ir::Feedback>(&node.op); feedback && node.live) {
+      out.chains.emplace(id, ChainFacts{0.0, {static_cast<std::int64_t>(feedback->amount)}});
+      continue;
+    }
     const auto* chain = std::get_if<ir::Chain>(&node.op);
     if (!chain || !node.live) continue;
     ChainFacts f;

@@ -8,6 +8,12 @@
 //      reported; it silences errors that would only repeat it).
 //   3. `signal | chain` instantiates the chain's stages on the signal; outputs become output
 //      nodes; at the end a graph without input or output is reported.
+//   4. Feedback (version 2). A name used before its binding reads a placeholder node; when the
+//      binding is lowered, the placeholder's readers are pointed at its value, which may close
+//      a cycle. At the end, every delay inside a loop (a strongly connected component) becomes
+//      a feedback node, whose operand edge is a back edge; a cycle left without one has no
+//      delay and is an error at the use that closed it. A use before the binding that closes
+//      no loop stays an error, as in version 1.
 #include "frontend/lower_to_ir.h"
 
 #include <algorithm>
@@ -15,6 +21,8 @@
 #include <map>
 
 #include "frontend/stage_args.h"
+#include "ir/graph_algorithms.h"
+#include "ir/rewrite.h"
 #include "frontend/stage_table.h"
 #include "support/float_format.h"
 #include "support/strings.h"
@@ -63,8 +71,11 @@ class Lowerer {
     }
     for (std::size_t i = 0; i < ast_.statements.size(); ++i) {
       const Stmt& s = ast_.statements[i];
+      statement_ = i;
       std::visit([&](const auto& stmt) { lower(stmt, s, i); }, s.node);
+      statement_diagnostics_end_.push_back(diags_.diagnostics().size());
     }
+    close_loops();
     if (!ast_is_partial) {
       SourceLoc file{ast_.file, 0, 0};
       if (first_input_.empty())
@@ -112,6 +123,7 @@ class Lowerer {
   void lower(const BindingStmt& b, const Stmt&, std::size_t) {
     bool fresh = define(b.name, b.name_loc);
     Value v = eval(b.value);
+    if (fresh) resolve_forward_uses(b.name, v, b.name_loc);
     if (fresh) names_[b.name] = {std::move(v), b.name_loc};
   }
 
@@ -123,6 +135,7 @@ class Lowerer {
     if (v.kind == Kind::constant)
       error(v.loc, "an output must be a signal, found the number " + written(v.number));
     if (v.kind != Kind::signal) v = Value{};  // an error from here on
+    if (!o.name.empty() && fresh) resolve_forward_uses(o.name, v, o.name_loc);
     if (!o.name.empty() && fresh) names_[o.name] = {v, o.name_loc};
     if (v.kind != Kind::signal) return;
     ir::Node node;
@@ -170,6 +183,17 @@ class Lowerer {
     auto it = names_.find(n.name);
     if (it != names_.end()) {
       Value v = it->second.value;
+      v.name = n.name;
+      return v;
+    }
+    if (auto later = bound_at_.find(n.name); later != bound_at_.end() && binds_signal_later(n.name)) {
+      // Perhaps a feedback loop: decided when the name is bound (close_loops).
+      ir::Node placeholder;
+      placeholder.op = ir::Gain{1};
+      placeholder.loc = e.loc;
+      ir::NodeId id = graph_.add(std::move(placeholder));
+      forward_uses_.push_back({n.name, id, e.loc, std::nullopt});
+      Value v = signal(id);
       v.name = n.name;
       return v;
     }
@@ -363,6 +387,120 @@ class Lowerer {
     return signal(graph_.add(std::move(node)));
   }
 
+  // ---- feedback ----
+
+  // Whether `name` is bound by a statement after the current one that may give a signal
+  // (`NAME = EXPR` or `output NAME = EXPR`; not an input).
+  bool binds_signal_later(const std::string& name) const {
+    for (std::size_t i = statement_; i < ast_.statements.size(); ++i) {
+      const auto& node = ast_.statements[i].node;
+      if (const auto* b = std::get_if<BindingStmt>(&node); b && b->name == name) return !b->range;
+      if (const auto* o = std::get_if<OutputStmt>(&node); o && o->name == name) return true;
+    }
+    return false;
+  }
+
+  // `name` is now bound to `v`: its earlier uses read v's node, or are errors if v is no signal.
+  void resolve_forward_uses(const std::string& name, const Value& v, const SourceLoc& bound_at) {
+    for (ForwardUse& use : forward_uses_) {
+      if (use.name != name) continue;
+      if (v.kind == Kind::signal) {
+        use.target = v.node;
+        continue;
+      }
+      if (v.kind == Kind::error) continue;
+      note(error(use.loc, "'" + name + "' is used before its binding, and is bound to a " + kind_text(v.kind) +
+                              "; only a signal can be used before its binding (to close a feedback loop)"),
+           bound_at, "'" + name + "' is bound here");
+    }
+  }
+
+  // Step 4: points each forward use at its value, turns the delays of every loop into
+  // feedback nodes, and reports loops without a delay and forward uses that close no loop.
+  void close_loops() {
+    // A use whose binding failed or gave no signal has its error already; the graph is not used.
+    if (forward_uses_.empty() ||
+        std::any_of(forward_uses_.begin(), forward_uses_.end(), [](const ForwardUse& u) { return !u.target; }))
+      return;
+    std::vector<bool> keep(graph_.size(), true);
+    std::vector<std::vector<ir::NodeId>> users = graph_.users();
+    std::vector<std::vector<ir::NodeId>> readers(forward_uses_.size());
+    for (std::size_t i = 0; i < forward_uses_.size(); ++i) {
+      const ForwardUse& use = forward_uses_[i];
+      keep[use.placeholder] = false;
+      readers[i] = users[use.placeholder];
+      if (use.target) ir::replace_uses(graph_, use.placeholder, *use.target);
+    }
+    std::vector<std::vector<ir::NodeId>> loops = ir::loops(graph_);
+    std::vector<int> loop_of(graph_.size(), -1);
+    for (std::size_t l = 0; l < loops.size(); ++l)
+      for (ir::NodeId id : loops[l]) loop_of[id] = static_cast<int>(l);
+    for (const auto& loop : loops)
+      for (ir::NodeId id : loop)
+        if (const auto* delay = std::get_if<ir::Delay>(&graph_.node(id).op)) {
+          ir::Node& node = graph_.node(id);
+          if (delay->unit == ir::DelayUnit::samples && delay->amount < 1)
+            report_deferred(node.loc, node.loc_of("d"),
+                            "a delay inside a feedback loop must be at least one sample, found " +
+                                format_double(delay->amount));
+          node.op = ir::Feedback{delay->amount, delay->unit, {}};
+        }
+
+    // Which loop each forward use closes (-1: none).
+    std::vector<int> closes(forward_uses_.size(), -1);
+    for (std::size_t i = 0; i < forward_uses_.size(); ++i) {
+      const ForwardUse& use = forward_uses_[i];
+      if (!use.target) continue;
+      for (ir::NodeId reader : readers[i])
+        if (loop_of[*use.target] >= 0 && loop_of[reader] == loop_of[*use.target]) closes[i] = loop_of[reader];
+    }
+    for (std::size_t l = 0; l < loops.size(); ++l) {
+      std::vector<bool> within(graph_.size(), false);
+      for (ir::NodeId id : loops[l]) within[id] = true;
+      std::vector<ir::NodeId> cycle = ir::find_cycle(graph_, false, &within);
+      if (cycle.empty()) continue;
+      std::reverse(cycle.begin(), cycle.end());  // in the direction the signal flows
+      SourceLoc at = graph_.node(cycle.front()).loc;
+      for (std::size_t i = 0; i < forward_uses_.size(); ++i) {
+        auto target = std::find(cycle.begin(), cycle.end(), *forward_uses_[i].target);
+        if (closes[i] != static_cast<int>(l) || target == cycle.end()) continue;
+        at = forward_uses_[i].loc;
+        std::rotate(cycle.begin(), target, cycle.end());  // from the name's value on
+        break;
+      }
+      Diagnostic& d = report_deferred(at, at,
+                                      "this feedback loop has no delay: every path around a loop must pass "
+                                      "through a delay of at least one sample");
+      for (ir::NodeId id : cycle) {
+        const ir::Node& node = graph_.node(id);
+        std::string what = ir::holds<ir::Sum>(node) ? "a mix" : "'" + std::string(ir::kind_name(node.op)) + "'";
+        note(d, node.loc, "the loop passes through " + what + " here");
+      }
+    }
+    for (std::size_t i = 0; i < forward_uses_.size(); ++i) {
+      const ForwardUse& use = forward_uses_[i];
+      if (!use.target || closes[i] >= 0) continue;
+      Diagnostic& d = report_deferred(use.loc, use.loc, "unknown name '" + use.name + "'");
+      note(d, bound_at_.at(use.name),
+           "'" + use.name + "' is defined here, after its use; a name must be defined before it is used");
+      note(d, {}, "only a feedback loop may use a name before its binding, and this use closes none");
+    }
+    graph_ = ir::compact(graph_, keep);
+  }
+
+  // An error found by close_loops, placed among the others where its statement's errors end,
+  // so that errors stay in file order.
+  Diagnostic& report_deferred(const SourceLoc& statement_loc, const SourceLoc& loc, std::string message) {
+    std::size_t statement = 0;
+    while (statement + 1 < ast_.statements.size() && ast_.statements[statement + 1].loc.line <= statement_loc.line &&
+           ast_.statements[statement + 1].loc.line > 0)
+      ++statement;
+    std::size_t index = statement < statement_diagnostics_end_.size() ? statement_diagnostics_end_[statement]
+                                                                       : diags_.diagnostics().size();
+    for (std::size_t s = statement; s < statement_diagnostics_end_.size(); ++s) ++statement_diagnostics_end_[s];
+    return diags_.report_at(index, {Severity::error, loc, std::move(message), kCode, {}});
+  }
+
   // ---- helpers ----
   ir::NodeId instantiate(const std::vector<Step>& steps, ir::NodeId operand) {
     for (const Step& s : steps) {
@@ -445,6 +583,16 @@ class Lowerer {
   std::map<std::string, SourceLoc> defined_at_;  // every name claimed so far
   std::map<std::string, SourceLoc> bound_at_;    // every binding in the file (step 1)
   std::optional<SourceLoc> graph_stmt_;
+  // A name read before its binding (step 4).
+  struct ForwardUse {
+    std::string name;
+    ir::NodeId placeholder = 0;
+    SourceLoc loc;
+    std::optional<ir::NodeId> target;  // the value it is bound to, once bound as a signal
+  };
+  std::vector<ForwardUse> forward_uses_;
+  std::size_t statement_ = 0;                          // the statement being lowered
+  std::vector<std::size_t> statement_diagnostics_end_;  // by statement: diagnostics reported by its end
   std::string first_input_;
   bool has_output_ = false;
 };

@@ -128,9 +128,12 @@ std::string to_dot(const Graph& graph) {
     out += "  n" + std::to_string(id) + " [label=\"" + label + "\"" +
            (io ? ", shape=ellipse" : "") + "];\n";
   }
+  // A feedback edge is drawn dashed and against the flow, so the loop reads as one.
   for (NodeId id = 0; id < graph.size(); ++id)
     for (NodeId operand : graph.node(id).operands)
-      out += "  n" + std::to_string(operand) + " -> n" + std::to_string(id) + ";\n";
+      out += "  n" + std::to_string(operand) + " -> n" + std::to_string(id) +
+             (has_forward_operands(graph.node(id).op) ? "" : " [style=dashed, constraint=false, label=\"feedback\"]") +
+             ";\n";
   return out + "}\n";
 }
 

@@ -5,6 +5,7 @@
 #include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/reverse_graph.hpp>
 #include <boost/graph/strong_components.hpp>
+#include <algorithm>
 #include <queue>
 
 namespace fxc::ir {
@@ -20,11 +21,29 @@ bool operands_in_range(const Graph& graph) {
   return true;
 }
 
-BoostGraph to_boost(const Graph& graph) {
+// `back_edges`: whether feedback nodes' operand edges are in.
+BoostGraph to_boost(const Graph& graph, bool back_edges) {
   BoostGraph g(graph.size());
   for (NodeId id = 0; id < graph.size(); ++id)
-    for (NodeId operand : graph.node(id).operands) boost::add_edge(operand, id, g);
+    if (back_edges || has_forward_operands(graph.node(id).op))
+      for (NodeId operand : graph.node(id).operands) boost::add_edge(operand, id, g);
   return g;
+}
+
+// The strongly connected component of each node, and how many nodes each has.
+std::pair<std::vector<std::size_t>, std::vector<std::size_t>> components(const BoostGraph& g) {
+  std::vector<std::size_t> component(boost::num_vertices(g));
+  std::size_t count = boost::strong_components(
+      g, boost::make_iterator_property_map(component.begin(), boost::get(boost::vertex_index, g)));
+  std::vector<std::size_t> sizes(count, 0);
+  for (std::size_t c : component) ++sizes[c];
+  return {component, sizes};
+}
+
+bool reads_itself(const Graph& graph, NodeId id, bool back_edges) {
+  if (!back_edges && !has_forward_operands(graph.node(id).op)) return false;
+  const auto& operands = graph.node(id).operands;
+  return std::find(operands.begin(), operands.end(), id) != operands.end();
 }
 
 template <class G>
@@ -50,30 +69,59 @@ std::vector<bool> bfs_marks(const G& g, const std::vector<NodeId>& roots) {
 
 }  // namespace
 
-std::optional<NodeId> find_cycle_node(const Graph& graph) {
-  if (!operands_in_range(graph)) return std::nullopt;
-  BoostGraph g = to_boost(graph);
-  std::vector<std::size_t> component(graph.size());
-  std::size_t count = boost::strong_components(
-      g, boost::make_iterator_property_map(component.begin(), boost::get(boost::vertex_index, g)));
-  if (count == graph.size()) {
-    for (NodeId id = 0; id < graph.size(); ++id)
-      for (NodeId operand : graph.node(id).operands)
-        if (operand == id) return id;  // a self-loop is a component of one
-    return std::nullopt;
-  }
-  std::vector<std::size_t> sizes(count, 0);
-  for (std::size_t c : component) ++sizes[c];
+std::vector<NodeId> find_cycle(const Graph& graph, bool through_feedback, const std::vector<bool>* within) {
+  if (!operands_in_range(graph)) return {};
+  BoostGraph g(graph.size());
   for (NodeId id = 0; id < graph.size(); ++id)
-    if (sizes[component[id]] > 1) return id;
-  return std::nullopt;
+    if ((through_feedback || has_forward_operands(graph.node(id).op)) && (!within || (*within)[id]))
+      for (NodeId operand : graph.node(id).operands)
+        if (!within || (*within)[operand]) boost::add_edge(operand, id, g);
+  auto [component, sizes] = components(g);
+  for (NodeId id = 0; id < graph.size(); ++id) {
+    if (within && !(*within)[id]) continue;
+    if (reads_itself(graph, id, through_feedback)) return {id};
+    if (sizes[component[id]] < 2) continue;
+    // Walk operand edges inside the component from `id` until a node repeats: the walk's
+    // tail from that node's first visit is a cycle. Every node of a component has an operand
+    // in it, so the walk never gets stuck.
+    std::vector<NodeId> walk;
+    std::vector<std::size_t> seen_at(graph.size(), static_cast<std::size_t>(-1));
+    NodeId at = id;
+    while (seen_at[at] == static_cast<std::size_t>(-1)) {
+      seen_at[at] = walk.size();
+      walk.push_back(at);
+      NodeId next = at;
+      for (NodeId operand : graph.node(at).operands)
+        if (component[operand] == component[id] && (through_feedback || has_forward_operands(graph.node(at).op))) {
+          next = operand;
+          break;
+        }
+      at = next;
+    }
+    return {walk.begin() + static_cast<std::ptrdiff_t>(seen_at[at]), walk.end()};
+  }
+  return {};
+}
+
+std::vector<std::vector<NodeId>> loops(const Graph& graph) {
+  if (!operands_in_range(graph)) return {};
+  BoostGraph g = to_boost(graph, true);
+  auto [component, sizes] = components(g);
+  std::vector<std::vector<NodeId>> by_component(sizes.size());
+  for (NodeId id = 0; id < graph.size(); ++id)
+    if (sizes[component[id]] > 1 || reads_itself(graph, id, true)) by_component[component[id]].push_back(id);
+  std::vector<std::vector<NodeId>> out;
+  for (auto& nodes : by_component)
+    if (!nodes.empty()) out.push_back(std::move(nodes));
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.front() < b.front(); });
+  return out;
 }
 
 std::optional<std::vector<NodeId>> topological_order(const Graph& graph) {
-  if (!operands_in_range(graph) || find_cycle_node(graph)) return std::nullopt;
+  if (!operands_in_range(graph) || !find_cycle(graph).empty()) return std::nullopt;
   // Kahn's algorithm with a min-heap: boost::topological_sort's order depends on DFS details,
   // and dumps must be deterministic and stable under small edits.
-  BoostGraph g = to_boost(graph);
+  BoostGraph g = to_boost(graph, false);
   std::vector<std::size_t> pending(graph.size());
   std::priority_queue<NodeId, std::vector<NodeId>, std::greater<>> ready;
   for (NodeId id = 0; id < graph.size(); ++id) {
@@ -95,12 +143,12 @@ std::optional<std::vector<NodeId>> topological_order(const Graph& graph) {
 
 std::vector<bool> reachable_from(const Graph& graph, const std::vector<NodeId>& sources) {
   if (!operands_in_range(graph)) return std::vector<bool>(graph.size(), false);
-  return bfs_marks(to_boost(graph), sources);
+  return bfs_marks(to_boost(graph, true), sources);
 }
 
 std::vector<bool> reaching(const Graph& graph, const std::vector<NodeId>& sinks) {
   if (!operands_in_range(graph)) return std::vector<bool>(graph.size(), false);
-  BoostGraph g = to_boost(graph);
+  BoostGraph g = to_boost(graph, true);
   return bfs_marks(boost::make_reverse_graph(g), sinks);
 }
 

@@ -9,12 +9,24 @@
 
 namespace fxc::ir {
 
-/// The node ids in an order where every node follows its operands, with ties broken by id so
-/// the order is deterministic; nullopt if the graph has a cycle (or an operand id out of range).
+// Feedback nodes' operand edges are back edges (ir/nodes.h): the orders and cycle searches
+// below leave them out, the reachability questions follow them (a loop's value flows on).
+
+/// The node ids in an order where every node follows its operands (a feedback node need not
+/// follow its operand), with ties broken by id so the order is deterministic; nullopt if the
+/// graph has a cycle without a feedback node (or an operand id out of range).
 std::optional<std::vector<NodeId>> topological_order(const Graph& graph);
 
-/// A node that lies on a cycle, if any.
-std::optional<NodeId> find_cycle_node(const Graph& graph);
+/// A cycle that passes through no feedback node (any cycle with `through_feedback`), as the
+/// node ids along it (each reads the next, the last reads the first), or empty if none.
+/// With `within`, only among the nodes it marks.
+std::vector<NodeId> find_cycle(const Graph& graph, bool through_feedback = false,
+                               const std::vector<bool>* within = nullptr);
+
+/// The loops of the graph: its strongly connected components of more than one node (or of
+/// one node that reads itself), following every edge, each sorted by id; in order of their
+/// smallest id.
+std::vector<std::vector<NodeId>> loops(const Graph& graph);
 
 /// For each node, whether it can be reached from one of `sources` along operand edges.
 std::vector<bool> reachable_from(const Graph& graph, const std::vector<NodeId>& sources);

@@ -86,8 +86,11 @@ template std::vector<std::string_view> ir_enum_names<IirStrategy>();
 template std::vector<std::string_view> ir_enum_names<FirMethod>();
 template std::vector<std::string_view> ir_enum_names<StatePrecision>();
 
+bool has_forward_operands(const Op& op) { return !std::holds_alternative<Feedback>(op); }
+
 bool is_specification(const Op& op) {
   if (const auto* delay = std::get_if<Delay>(&op)) return delay->unit == DelayUnit::seconds;
+  if (const auto* feedback = std::get_if<Feedback>(&op)) return feedback->unit == DelayUnit::seconds;
   return std::holds_alternative<IirDesign>(op) || std::holds_alternative<Biquad>(op) ||
          std::holds_alternative<FirDesign>(op);
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The node kinds of the fxc IR, listed once.
 //
-// Semantics. A graph is a directed acyclic dataflow graph. Each node produces one planar
+// Semantics. A graph is a dataflow graph, acyclic but for feedback edges (below). Each node produces one planar
 // signal of `channels` channels and `length` samples, where `length` is the common length of
 // the graph's inputs; every stage except `sum` works on each channel independently, and all
 // filter state starts at zero. Operands are the signals a node reads, in order.
@@ -19,6 +19,12 @@
 //   delay       y[n] = x[n - d]; zeros shift in. `amount` is in samples or seconds (`unit`).
 //   tanh        y = tanh(x).
 //   clip        y = min(max(x, lo), hi).
+//   feedback    y[n] = x[n - d] where x may be computed after y: the one edge that may close a
+//               cycle (a back edge). Every cycle of the graph passes through a feedback node,
+//               and d >= 1 sample, so y[n] needs only samples of x before n. `amount` and
+//               `unit` are as delay's. A graph with feedback runs in blocks of at most the
+//               shortest feedback delay: within a block, every feedback output is known
+//               before the block starts (see runtime/run_graph.h).
 //   chain       a kernel: the stages (sos, fir, gain, delay, tanh, clip) applied in order in
 //               one pass over memory, with the execution strategy select_strategy chose.
 //
@@ -223,6 +229,20 @@ struct Clip {
   }
 };
 
+struct Feedback {
+  static constexpr std::string_view kKind = "feedback";
+  static constexpr int kArity = 1;
+  double amount = 1;
+  DelayUnit unit = DelayUnit::samples;
+  std::string reason;  ///< how the loop runs, and why (select_strategy), for people
+  template <class Self, class V>
+  static void fields(Self& self, V&& v) {
+    v(FieldRole::value, "amount", self.amount);
+    v(FieldRole::shape, "unit", self.unit);
+    v(FieldRole::label, "reason", self.reason);
+  }
+};
+
 /// The stages a chain kernel can hold: the concrete single-operand kinds.
 using Stage = std::variant<SosCascade, FirFilter, Gain, Delay, Tanh, Clip>;
 
@@ -270,7 +290,7 @@ struct Chain {
 /// Every node kind. Code that must handle each kind uses std::visit, so a new kind that is
 /// not handled does not compile.
 using Op = std::variant<Input, Output, IirDesign, Biquad, FirDesign, SosCascade,
-                        TransferFunction, FirFilter, Gain, Sum, Delay, Tanh, Clip, Chain>;
+                        TransferFunction, FirFilter, Gain, Sum, Delay, Tanh, Clip, Chain, Feedback>;
 
 /// The text-IR name of the node kind held by `op`.
 std::string_view kind_name(const Op& op);
@@ -295,5 +315,9 @@ std::vector<std::string_view> ir_enum_names();
 
 /// True for kinds that are filter specifications, replaced by design_filters.
 bool is_specification(const Op& op);
+
+/// True when the operand edges of `op` are ordinary ones: false only for a feedback node, whose
+/// operand edge is a back edge that topological orders and cycle checks leave out.
+bool has_forward_operands(const Op& op);
 
 }  // namespace fxc::ir

@@ -25,8 +25,11 @@ class Verifier {
     std::size_t before = diags_.error_count();
     for (NodeId id = 0; id < g_.size(); ++id) check_node(id);
     if (diags_.error_count() > before) return false;  // later checks assume sound operands
-    if (auto cyclic = find_cycle_node(g_)) {
-      error(*cyclic, "the graph has a cycle through this node");
+    if (std::vector<NodeId> cycle = find_cycle(g_); !cycle.empty()) {
+      std::string path;
+      for (NodeId id : cycle) path += "%" + std::to_string(id) + " <- ";
+      error(cycle.front(), "the graph has a cycle through no feedback node: " + path + "%" +
+                               std::to_string(cycle.front()));
       return false;
     }
     check_types();
@@ -104,6 +107,13 @@ class Verifier {
     if (!finite(p.amount) || p.amount < 0) error(id, "delay must be a finite number >= 0");
     if (p.unit == DelayUnit::samples && p.amount != std::floor(p.amount))
       error(id, "a delay in samples must be a whole number");
+    if (p.unit == DelayUnit::samples && p.amount > Delay::kMaxSamples)
+      error(id, "a delay in samples must be at most " + format_double(Delay::kMaxSamples));
+  }
+  void check_payload(NodeId id, const Feedback& p) {
+    if (!finite(p.amount) || p.amount < 0) error(id, "delay must be a finite number >= 0");
+    if (p.unit == DelayUnit::samples && (p.amount < 1 || p.amount != std::floor(p.amount)))
+      error(id, "a feedback delay in samples must be a whole number >= 1");
     if (p.unit == DelayUnit::samples && p.amount > Delay::kMaxSamples)
       error(id, "a delay in samples must be at most " + format_double(Delay::kMaxSamples));
   }

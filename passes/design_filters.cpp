@@ -73,6 +73,29 @@ class FilterDesigner {
     graph_.node(id).op = ir::Delay{samples, ir::DelayUnit::samples};
   }
 
+  void design(ir::NodeId id, const ir::Feedback& feedback) {
+    double samples = feedback.amount;
+    if (feedback.unit == ir::DelayUnit::seconds) samples = std::floor(feedback.amount * fs_hz_ + 0.5);
+    if (!std::isfinite(samples) || samples > ir::Delay::kMaxSamples) {
+      error(id, "d", "delay of " + format_double(feedback.amount) + " s is out of range: " +
+                         format_double(samples) + " samples at " + format_double(fs_hz_) +
+                         " Hz (at most " + format_double(ir::Delay::kMaxSamples) + ")");
+      return;
+    }
+    if (samples < 1) {
+      error(id, "d", "a delay inside a feedback loop must be at least one sample; " +
+                         (feedback.unit == ir::DelayUnit::seconds
+                              ? format_double(feedback.amount) + " s is " + format_double(samples) + " samples at " +
+                                    format_double(fs_hz_) + " Hz"
+                              : "found " + format_double(samples)));
+      return;
+    }
+    ir::Feedback designed = feedback;
+    designed.amount = samples;
+    designed.unit = ir::DelayUnit::samples;
+    graph_.node(id).op = designed;
+  }
+
   bool check_stable(ir::NodeId id, const design::Sos& sos, const std::string& param) {
     if (design::is_stable(sos)) return true;
     Diagnostic& d = error(id, param,

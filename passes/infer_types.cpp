@@ -1,21 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "passes/infer_types.h"
 
+#include <algorithm>
+
 #include "ir/graph_algorithms.h"
 
 namespace fxc::passes {
 
-// Algorithm: visit nodes in topological order; an input takes its declared channel count or
-// the binding's; every other node takes its operands' count (the first known one), and a sum
-// whose operands disagree is reported.
-ir::Graph infer_types(const ir::Graph& graph, PassContext& context) {
-  ir::Graph out = graph;
-  auto order = ir::topological_order(out);
-  if (!order) {
-    context.diags.error({}, "cannot infer types: the graph has a cycle", "ir-verify");
-    return out;
-  }
-  for (ir::NodeId id : *order) {
+namespace {
+
+// One visit of every node in `order`; true if a channel count changed. Mismatches are
+// reported when `report`.
+bool sweep(ir::Graph& out, const std::vector<ir::NodeId>& order, PassContext& context, bool report) {
+  bool changed = false;
+  for (ir::NodeId id : order) {
     ir::Node& node = out.node(id);
     node.type.dtype = context.binding.dtype;
     if (ir::holds<ir::Input>(node)) {
@@ -27,16 +25,44 @@ ir::Graph infer_types(const ir::Graph& graph, PassContext& context) {
       int c = out.node(operand).type.channels;
       if (c == 0) continue;
       if (channels != 0 && c != channels) {
-        context.diags.error(node.loc,
-                            "cannot mix signals with " + std::to_string(channels) + " and " +
-                                std::to_string(c) + " channels",
-                            "fx-channels");
+        if (report)
+          context.diags.error(node.loc,
+                              "cannot mix signals with " + std::to_string(channels) + " and " + std::to_string(c) +
+                                  " channels",
+                              "fx-channels");
         break;
       }
       channels = channels ? channels : c;
     }
+    // A feedback node's operand comes later in the order: until its count is known, the node
+    // keeps the count it has (the others around the loop give it one).
+    if (channels == 0 && ir::holds<ir::Feedback>(node)) continue;
+    changed = changed || node.type.channels != channels;
     node.type.channels = channels;
   }
+  return changed;
+}
+
+}  // namespace
+
+// Algorithm: visit nodes in topological order; an input takes its declared channel count or
+// the binding's; every other node takes its operands' count (the first known one), and a sum
+// whose operands disagree is reported. A feedback node reads a node later in the order, so
+// with loops the visits repeat until no count changes (each repeat carries a count at least
+// one feedback edge further), then a last visit reports mismatches.
+ir::Graph infer_types(const ir::Graph& graph, PassContext& context) {
+  ir::Graph out = graph;
+  auto order = ir::topological_order(out);
+  if (!order) {
+    context.diags.error({}, "cannot infer types: the graph has a cycle without a feedback node", "ir-verify");
+    return out;
+  }
+  bool looped = std::any_of(out.nodes().begin(), out.nodes().end(),
+                            [](const ir::Node& n) { return ir::holds<ir::Feedback>(n); });
+  if (looped)
+    for (std::size_t i = 0; i <= out.size() && sweep(out, *order, context, false); ++i) {
+    }
+  sweep(out, *order, context, true);
   return out;
 }
 

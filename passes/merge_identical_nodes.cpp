@@ -21,7 +21,9 @@ ir::Graph merge_identical_nodes(const ir::Graph& graph, PassContext&) {
   for (ir::NodeId id : *order) {
     const ir::Node& node = out.node(id);
     // Live nodes are equal only for the parameter values of the moment.
-    if (ir::holds<ir::Input>(node) || ir::holds<ir::Output>(node) || node.live) continue;
+    // A feedback node is keyed by an operand not merged yet (it comes later in the order).
+    if (ir::holds<ir::Input>(node) || ir::holds<ir::Output>(node) || ir::holds<ir::Feedback>(node) || node.live)
+      continue;
     std::string key = std::string(ir::kind_name(node.op)) + "{" +
                       std::visit([](const auto& p) { return ir::fields_text(p, false); }, node.op) +
                       "}:" + std::to_string(node.type.channels) + std::string(name(node.type.dtype));

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "passes/select_strategy.h"
 
+#include <algorithm>
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "design/filter_design.h"
@@ -9,8 +12,35 @@
 
 namespace fxc::passes {
 
+namespace {
+
+// A graph with feedback runs in blocks no longer than its shortest feedback delay (see
+// runtime/run_graph.h); each feedback node says so, and which delay sets the length.
+void explain_loops(ir::Graph& graph) {
+  std::optional<ir::NodeId> shortest;
+  for (ir::NodeId id = 0; id < graph.size(); ++id)
+    if (const auto* f = std::get_if<ir::Feedback>(&graph.node(id).op))
+      if (!shortest || f->amount < std::get<ir::Feedback>(graph.node(*shortest).op).amount) shortest = id;
+  if (!shortest) return;
+  const double block = std::get<ir::Feedback>(graph.node(*shortest).op).amount;
+  for (ir::NodeId id = 0; id < graph.size(); ++id)
+    if (auto* f = std::get_if<ir::Feedback>(&graph.node(id).op))
+      f->reason = fmt::format(
+          "the graph runs in blocks of up to {:g} samples{}: every kernel runs vectorised over a block, and a "
+          "feedback output is known for the whole block before it starts because no feedback delay is shorter",
+          block, id == *shortest ? " (this delay, the shortest)" : fmt::format(" (the shortest feedback delay, %{})", *shortest));
+}
+
+}  // namespace
+
 ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
   ir::Graph out = graph;
+  explain_loops(out);
+  // Blocks are short next to a signal: a chunked scan, which splits one whole signal, has none.
+  const bool looped = std::any_of(out.nodes().begin(), out.nodes().end(),
+                                  [](const ir::Node& n) { return ir::holds<ir::Feedback>(n); });
+  PassContext blocked = context;
+  if (looped) blocked.binding.length_samples.reset();
   for (ir::NodeId id = 0; id < out.size(); ++id) {
     auto* chain = std::get_if<ir::Chain>(&out.node(id).op);
     if (!chain) continue;
@@ -42,7 +72,7 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
       summary.float32_error = float32_state_error(cascade);
     }
     ir::StatePrecision precision = choose_state_precision(summary, context);
-    PassContext computing = context;
+    PassContext computing = blocked;
     if (precision == ir::StatePrecision::f64) computing.binding.dtype = DType::f64;
     Schedule s = choose_schedule(summary, out.node(id).type.channels, computing);
     if (precision == ir::StatePrecision::f64 && summary.max_pole_radius >= t.f64_state_pole_radius)

@@ -92,9 +92,13 @@ struct BlockExecutor::Impl {
     std::visit(
         [&](auto& graph_state) {
           for (const ExecutionPlan::Step& step : plan.steps) {
-            if (step.kind != ExecutionPlan::Kind::chain) continue;
-            visit_chain_state(graph_state, std::get<ir::Chain>(graph.node(step.node).op), step.node,
-                              [&](auto& s) { restart_changed_delays(s, values.nodes[step.node].delay_lengths); });
+            const ir::NodeId id = step.node;
+            if (step.kind == ExecutionPlan::Kind::sum) continue;
+            if (step.kind == ExecutionPlan::Kind::feedback)
+              restart_changed_delays(graph_state.chains[id], values.nodes[id].delay_lengths);
+            else
+              visit_chain_state(graph_state, std::get<ir::Chain>(graph.node(id).op), id,
+                                [&](auto& s) { restart_changed_delays(s, values.nodes[id].delay_lengths); });
           }
         },
         state.graph);
@@ -119,6 +123,8 @@ struct BlockExecutor::Impl {
         [&](auto& graph_state) {
           ready_chain_states(graph, values, graph_state);
           for (const ExecutionPlan::Step& step : plan.steps) {
+            if (step.kind == ExecutionPlan::Kind::feedback)
+              reserve_chain_state(graph_state.chains[step.node], delay_capacity[step.node], 0);
             if (step.kind != ExecutionPlan::Kind::chain) continue;
             const auto& chain = std::get<ir::Chain>(graph.node(step.node).op);
             std::size_t fft_taps = codegen::runs_in_runtime(chain)
@@ -169,8 +175,9 @@ Expected<BlockExecutor, std::string> BlockExecutor::create(
   // Delay capacities: the longer of each delay's length now and its declared maximum.
   m.delay_capacity.resize(scheduled.size());
   for (const auto& [id, maxima] : max_delay_lengths) {
-    const auto* chain = id < scheduled.size() ? std::get_if<ir::Chain>(&scheduled.node(id).op) : nullptr;
-    if (!chain || maxima.size() > values.nodes[id].delay_lengths.size())
+    const bool keeps_lines = id < scheduled.size() && (ir::holds<ir::Chain>(scheduled.node(id)) ||
+                                                       ir::holds<ir::Feedback>(scheduled.node(id)));
+    if (!keeps_lines || maxima.size() > values.nodes[id].delay_lengths.size())
       return Unexpected{"the maximum delay lengths given for node %" + std::to_string(id) +
                         " name no delay of a chain there (" + std::to_string(maxima.size()) + " given)"};
   }

@@ -11,7 +11,8 @@ namespace fxc {
 // Algorithm:
 //  1. Steps: the topological order without inputs and outputs.
 //  2. Last use of each node: the last step reading it, or "the end" for an output's operand
-//     (outputs are written after every step).
+//     (outputs are written after every step) and for a feedback node's (its line is written
+//     after every step).
 //  3. Slots, greedily along the steps: a step takes its operand's slot when it is that slot's
 //     last reader (chains; a sum only its first operand's), else a free slot or a new one;
 //     then the slots of operands read for the last time are freed, and a value no one reads
@@ -43,6 +44,9 @@ Expected<ExecutionPlan, std::string> plan_execution(const ir::Graph& g, const co
                           "float32 chain %" + std::to_string(id)};
       std::size_t delays = static_cast<std::size_t>(codegen::layout_of(*chain).delay_count);
       plan.max_delay_lines = std::max(plan.max_delay_lines, delays * static_cast<std::size_t>(plan.channels[id]));
+    } else if (ir::holds<ir::Feedback>(node)) {
+      step.kind = ExecutionPlan::Kind::feedback;
+      plan.feedback_steps.push_back(plan.steps.size());
     } else if (ir::holds<ir::Sum>(node)) {
       step.kind = ExecutionPlan::Kind::sum;
       step.kernel = kernels.kernel(id);
@@ -52,8 +56,8 @@ Expected<ExecutionPlan, std::string> plan_execution(const ir::Graph& g, const co
       return Unexpected{"internal error (a bug in fxc): node %" + std::to_string(id) + " (" +
                         std::string(ir::kind_name(node.op)) + ") was not scheduled into a kernel"};
     }
-    if (!step.kernel && !(step.kind == ExecutionPlan::Kind::chain &&
-                          codegen::runs_in_runtime(std::get<ir::Chain>(node.op))))
+    if (!step.kernel && step.kind != ExecutionPlan::Kind::feedback &&
+        !(step.kind == ExecutionPlan::Kind::chain && codegen::runs_in_runtime(std::get<ir::Chain>(node.op))))
       return Unexpected{"internal error (a bug in fxc): no kernel for " +
                         std::string(step.kind == ExecutionPlan::Kind::sum ? "sum" : "chain") + " %" +
                         std::to_string(id)};
@@ -67,7 +71,8 @@ Expected<ExecutionPlan, std::string> plan_execution(const ir::Graph& g, const co
     last_use[id] = last_use[id] == kNone ? at : std::max(last_use[id], at);
   };
   for (std::size_t s = 0; s < end; ++s)
-    for (ir::NodeId operand : g.node(plan.steps[s].node).operands) use(operand, s);
+    for (ir::NodeId operand : g.node(plan.steps[s].node).operands)
+      use(operand, plan.steps[s].kind == ExecutionPlan::Kind::feedback ? end : s);
   for (ir::NodeId o : plan.outputs) use(g.node(o).operands[0], end);
 
   std::vector<int> slot_of(g.size(), -1);
@@ -76,7 +81,7 @@ Expected<ExecutionPlan, std::string> plan_execution(const ir::Graph& g, const co
     ExecutionPlan::Step& step = plan.steps[s];
     const ir::Node& node = g.node(step.node);
     ir::NodeId head = node.operands[0];
-    if (slot_of[head] >= 0 && last_use[head] == s) {
+    if (step.kind != ExecutionPlan::Kind::feedback && slot_of[head] >= 0 && last_use[head] == s) {
       step.slot = slot_of[head];
     } else if (!free_slots.empty()) {
       step.slot = free_slots.back();
@@ -87,7 +92,7 @@ Expected<ExecutionPlan, std::string> plan_execution(const ir::Graph& g, const co
     }
     slot_of[step.node] = step.slot;
     plan.slot_channels[step.slot] = std::max(plan.slot_channels[step.slot], plan.channels[step.node]);
-    for (ir::NodeId operand : node.operands) {
+    for (ir::NodeId operand : step.kind == ExecutionPlan::Kind::feedback ? std::vector<ir::NodeId>{} : node.operands) {
       int slot = slot_of[operand];
       if (slot >= 0 && slot != step.slot && last_use[operand] == s &&
           std::find(free_slots.begin(), free_slots.end(), slot) == free_slots.end())

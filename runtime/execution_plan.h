@@ -16,14 +16,17 @@
 namespace fxc {
 
 struct ExecutionPlan {
-  enum class Kind : std::uint8_t { chain, sum };
+  /// `feedback`: a feedback node, whose value the runtime copies from its line at the step
+  /// and whose operand it writes into the line after the last step of the block.
+  enum class Kind : std::uint8_t { chain, sum, feedback };
   struct Step {
     ir::NodeId node;
     Kind kind;
     int slot;               ///< the buffer slot that holds the node's value
-    FxcChainKernel kernel;  ///< null for a chain the runtime runs itself (FFT overlap-save)
+    FxcChainKernel kernel;  ///< null for a feedback node and for a chain the runtime runs itself (FFT)
   };
-  /// Chains and sums, each after its operands (ties by id). Outputs read at the end.
+  /// Chains, sums and feedback nodes, each after its operands (a feedback node: after the
+  /// operands of none; ties by id). Outputs read at the end.
   std::vector<Step> steps;
   std::vector<int> channels;        ///< by node
   std::vector<std::size_t> row;     ///< by node: its first channel pointer in a run's table
@@ -44,6 +47,9 @@ struct ExecutionPlan {
   std::vector<std::size_t> input_last_read;
   std::size_t max_sum_pointers = 0;  ///< operands x channels of the widest sum
   std::size_t max_delay_lines = 0;   ///< channels x delays of the chain with most lines
+  /// The feedback steps (indices into steps). With any, a run goes in blocks of at most the
+  /// shortest feedback delay, and each feedback node's operand lives to the end of a block.
+  std::vector<std::size_t> feedback_steps;
 };
 
 /// The plan of `scheduled` (the output of the whole pass pipeline) with its kernels, which

@@ -78,6 +78,11 @@ class ResponsePropagator {
     if (p.unit != ir::DelayUnit::samples) return undesigned(n);
     return scale(n, v, out, [&](double w) { return std::polar(1.0, -w * p.amount); });
   }
+  bool apply(const ir::Node& n, const ir::Feedback&, const Values&, Response&) {
+    diags_.error(n.loc, "the graph has a feedback loop; fxc does not compute the frequency response of loops yet",
+                 "fxc-freqz");
+    return false;
+  }
   bool apply(const ir::Node& n, const ir::Tanh&, const Values&, Response&) { return nonlinear(n); }
   bool apply(const ir::Node& n, const ir::Clip&, const Values&, Response&) { return nonlinear(n); }
   bool apply(const ir::Node& n, const ir::Chain& p, const Values& v, Response& out) {

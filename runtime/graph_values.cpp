@@ -14,7 +14,9 @@ GraphValues graph_values(const ir::Graph& scheduled) {
   for (ir::NodeId id = 0; id < scheduled.size(); ++id) {
     NodeValues& v = out.nodes[id];
     const ir::Op& op = scheduled.node(id).op;
-    if (const auto* sum = std::get_if<ir::Sum>(&op)) {
+    if (const auto* feedback = std::get_if<ir::Feedback>(&op)) {
+      v.delay_lengths = {static_cast<std::int64_t>(feedback->amount)};
+    } else if (const auto* sum = std::get_if<ir::Sum>(&op)) {
       if (signal == DType::f32) v.f32.assign(sum->weights.begin(), sum->weights.end());
       else v.f64 = sum->weights;
     } else if (const auto* chain = std::get_if<ir::Chain>(&op)) {

@@ -18,7 +18,7 @@ struct NodeValues {
   /// sum's weights in the signal type: one of the two lists is used.
   std::vector<float> f32;
   std::vector<double> f64;
-  std::vector<std::int64_t> delay_lengths;  ///< a chain's delays, in samples
+  std::vector<std::int64_t> delay_lengths;  ///< a chain's delays, or a feedback node's one, in samples
   /// FFT overlap-save chains: the taps' spectrum in the signal type, one of the two (the
   /// taps themselves are in f64).
   std::vector<std::complex<float>> fft_response_f32;
@@ -36,7 +36,7 @@ struct NodeValues {
   }
 };
 
-/// By node id; empty for nodes other than chains and sums.
+/// By node id; empty for nodes other than chains, sums and feedback nodes.
 struct GraphValues {
   std::vector<NodeValues> nodes;
 };

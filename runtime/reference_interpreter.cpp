@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <optional>
 
 #include "ir/graph_algorithms.h"
 #include "ir/verify.h"
@@ -88,6 +90,158 @@ Channel run_stage(const ir::Stage& stage, const Channel& x) {
   return std::visit(Apply{x}, stage);
 }
 
+// ---- sample by sample, for graphs with feedback ----
+//
+// The same definitions, one sample at a time: every node's whole output is kept, so a FIR, a
+// delay or a feedback node reads its operand's past directly, and an IIR keeps its memory in
+// `memory`. Sample n of every node is computed, in topological order, before sample n + 1 of
+// any; a feedback node reads its operand at n - d with d >= 1, computed already.
+
+// One stage on one channel: y[n] from the stage's input x[0..n] (and the memory it keeps).
+double stage_at(const ir::Stage& stage, const Channel& x, std::size_t n, std::vector<double>& memory) {
+  struct Apply {
+    const Channel& x;
+    std::size_t n;
+    std::vector<double>& memory;
+    double operator()(const ir::SosCascade& p) const {
+      memory.resize(2 * p.sections.size(), 0.0);
+      double v = x[n];
+      for (std::size_t k = 0; k < p.sections.size(); ++k) {
+        const design::Section& s = p.sections[k];
+        double& z0 = memory[2 * k];
+        double& z1 = memory[2 * k + 1];
+        double out = s.b0 * v + z0;
+        z0 = s.b1 * v - s.a1 * out + z1;
+        z1 = s.b2 * v - s.a2 * out;
+        v = out;
+      }
+      return v;
+    }
+    double operator()(const ir::FirFilter& p) const {
+      double y = 0;
+      for (std::size_t k = 0; k < p.taps.size() && k <= n; ++k) y += p.taps[k] * x[n - k];
+      return y;
+    }
+    double operator()(const ir::Delay& p) const {
+      auto d = static_cast<std::size_t>(p.amount);
+      return n >= d ? x[n - d] : 0.0;
+    }
+    double operator()(const ir::Gain& p) const { return p.gain * x[n]; }
+    double operator()(const ir::Tanh&) const { return std::tanh(x[n]); }
+    double operator()(const ir::Clip& p) const { return std::clamp(x[n], p.lo, p.hi); }
+  };
+  return std::visit(Apply{x, n, memory}, stage);
+}
+
+// A transfer function's memory (transposed direct form II), one sample.
+double tf_at(const ir::TransferFunction& p, double x, std::vector<double>& z) {
+  std::size_t size = std::max(p.a.size(), p.b.size());
+  z.resize(size, 0.0);
+  auto b = [&](std::size_t k) { return k < p.b.size() ? p.b[k] / p.a[0] : 0.0; };
+  auto a = [&](std::size_t k) { return k < p.a.size() ? p.a[k] / p.a[0] : 0.0; };
+  double y = b(0) * x + z[0];
+  for (std::size_t k = 1; k < size; ++k) z[k - 1] = b(k) * x + z[k] - a(k) * y;
+  return y;
+}
+
+class SampleInterpreter {
+ public:
+  SampleInterpreter(const ir::Graph& graph, std::vector<Buffer>& values) : graph_(graph), values_(values) {}
+
+  std::string run(const std::vector<ir::NodeId>& order, std::size_t samples) {
+    for (ir::NodeId id : order) {
+      const ir::Node& node = graph_.node(id);
+      if (ir::holds<ir::Input>(node)) continue;
+      auto channels = static_cast<std::size_t>(node.type.channels);
+      values_[id].assign(channels, Channel(samples, 0.0));
+      if (const auto* chain = std::get_if<ir::Chain>(&node.op))
+        stage_values_[id].assign(chain->stages.size(), Buffer(channels, Channel(samples, 0.0)));
+      memory_[id].assign(channels * std::max<std::size_t>(1, stages_of(node)), {});
+    }
+    for (std::size_t n = 0; n < samples; ++n)
+      for (ir::NodeId id : order) {
+        const ir::Node& node = graph_.node(id);
+        if (ir::holds<ir::Input>(node)) continue;
+        for (std::size_t c = 0; c < values_[id].size(); ++c) {
+          std::optional<double> v = std::visit([&](const auto& p) { return at(id, p, c, n); }, node.op);
+          if (!v) return "node %" + std::to_string(id) + " (" + std::string(ir::kind_name(node.op)) +
+                        ") cannot run sample by sample";
+          values_[id][c][n] = *v;
+        }
+      }
+    return {};
+  }
+
+ private:
+  static std::size_t stages_of(const ir::Node& node) {
+    const auto* chain = std::get_if<ir::Chain>(&node.op);
+    return chain ? chain->stages.size() : 1;
+  }
+  const Channel& operand(ir::NodeId id, std::size_t c, std::size_t i = 0) const {
+    return values_[graph_.node(id).operands[i]][c];
+  }
+  std::vector<double>& memory(ir::NodeId id, std::size_t c, std::size_t stage = 0) {
+    return memory_[id][c * stages_of(graph_.node(id)) + stage];
+  }
+  template <class P>
+  std::optional<double> single_stage(ir::NodeId id, const P& p, std::size_t c, std::size_t n) {
+    return stage_at(ir::Stage(p), operand(id, c), n, memory(id, c));
+  }
+
+  std::optional<double> at(ir::NodeId, const ir::Input&, std::size_t, std::size_t) { return std::nullopt; }
+  std::optional<double> at(ir::NodeId id, const ir::Output&, std::size_t c, std::size_t n) {
+    return operand(id, c)[n];
+  }
+  std::optional<double> at(ir::NodeId, const ir::IirDesign&, std::size_t, std::size_t) { return std::nullopt; }
+  std::optional<double> at(ir::NodeId, const ir::Biquad&, std::size_t, std::size_t) { return std::nullopt; }
+  std::optional<double> at(ir::NodeId, const ir::FirDesign&, std::size_t, std::size_t) { return std::nullopt; }
+  std::optional<double> at(ir::NodeId id, const ir::SosCascade& p, std::size_t c, std::size_t n) {
+    return single_stage(id, p, c, n);
+  }
+  std::optional<double> at(ir::NodeId id, const ir::TransferFunction& p, std::size_t c, std::size_t n) {
+    return tf_at(p, operand(id, c)[n], memory(id, c));
+  }
+  std::optional<double> at(ir::NodeId id, const ir::FirFilter& p, std::size_t c, std::size_t n) {
+    return single_stage(id, p, c, n);
+  }
+  std::optional<double> at(ir::NodeId id, const ir::Gain& p, std::size_t c, std::size_t n) {
+    return single_stage(id, p, c, n);
+  }
+  std::optional<double> at(ir::NodeId id, const ir::Delay& p, std::size_t c, std::size_t n) {
+    return single_stage(id, p, c, n);
+  }
+  std::optional<double> at(ir::NodeId id, const ir::Tanh& p, std::size_t c, std::size_t n) {
+    return single_stage(id, p, c, n);
+  }
+  std::optional<double> at(ir::NodeId id, const ir::Clip& p, std::size_t c, std::size_t n) {
+    return single_stage(id, p, c, n);
+  }
+  std::optional<double> at(ir::NodeId id, const ir::Feedback& p, std::size_t c, std::size_t n) {
+    if (p.unit != ir::DelayUnit::samples || p.amount < 1) return std::nullopt;
+    auto d = static_cast<std::size_t>(p.amount);
+    return n >= d ? operand(id, c)[n - d] : 0.0;
+  }
+  std::optional<double> at(ir::NodeId id, const ir::Sum& p, std::size_t c, std::size_t n) {
+    double y = 0;
+    for (std::size_t i = 0; i < p.weights.size(); ++i) y += p.weights[i] * operand(id, c, i)[n];
+    return y;
+  }
+  std::optional<double> at(ir::NodeId id, const ir::Chain& p, std::size_t c, std::size_t n) {
+    const Channel* x = &operand(id, c);
+    for (std::size_t k = 0; k < p.stages.size(); ++k) {
+      Channel& y = stage_values_[id][k][c];
+      y[n] = stage_at(p.stages[k], *x, n, memory(id, c, k));
+      x = &y;
+    }
+    return (*x)[n];
+  }
+
+  const ir::Graph& graph_;
+  std::vector<Buffer>& values_;
+  std::map<ir::NodeId, std::vector<Buffer>> stage_values_;         // chains: each stage's output
+  std::map<ir::NodeId, std::vector<std::vector<double>>> memory_;  // [channel * stages + stage]
+};
+
 class Interpreter {
  public:
   explicit Interpreter(const ir::Graph& graph) : graph_(graph), values_(graph.size()) {}
@@ -114,8 +268,19 @@ class Interpreter {
     }
 
     auto order = ir::topological_order(graph_);
-    if (!order) return Unexpected{std::string("the graph has a cycle")};
-    for (ir::NodeId id : *order) {
+    if (!order) return Unexpected{std::string("the graph has a cycle without a feedback node")};
+    for (ir::NodeId id : *order)
+      if (ir::is_specification(graph_.node(id).op))
+        return Unexpected{"node %" + std::to_string(id) + " (" + std::string(ir::kind_name(graph_.node(id).op)) +
+                          ") is a specification: design the filters first"};
+    bool looped = std::any_of(graph_.nodes().begin(), graph_.nodes().end(),
+                              [](const ir::Node& n) { return ir::holds<ir::Feedback>(n); });
+    if (looped) {
+      std::size_t samples = inputs.empty() ? 0 : inputs[0].samples();
+      if (std::string error = SampleInterpreter(graph_, values_).run(*order, samples); !error.empty())
+        return Unexpected{error};
+    }
+    for (ir::NodeId id : looped ? std::vector<ir::NodeId>{} : *order) {
       const ir::Node& node = graph_.node(id);
       if (ir::is_specification(node.op))
         return Unexpected{"node %" + std::to_string(id) + " (" +
@@ -195,6 +360,7 @@ class Interpreter {
       return c;
     });
   }
+  std::string eval(ir::NodeId, const ir::Feedback&) { return "unreachable: feedback runs sample by sample"; }
   std::string eval(ir::NodeId id, const ir::Sum& p) {
     const Buffer& first = operand(id, 0);
     Buffer out(first.size(), Channel(first.empty() ? 0 : first[0].size(), 0.0));

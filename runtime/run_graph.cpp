@@ -249,10 +249,43 @@ bool slot_in_use(const ExecutionPlan& plan, const RunMemory& memory, int slot) {
   return false;
 }
 
+namespace {
+
+// A feedback node's value for the block: its line from the position on, the samples written
+// `length` samples ago (within F <= length of them, none is overwritten before it is read).
 template <class T>
-void run_graph(const ir::Graph& g, const ExecutionPlan& plan, const GraphValues& values, GraphState<T>& state,
+void read_feedback(ChainState<T>& s, void* const* out, std::size_t channels, std::size_t frames) {
+  grow_delay_lines(s, frames);
+  const auto length = static_cast<std::size_t>(std::max<std::int64_t>(s.delay_lengths[0], 1));
+  for (std::size_t c = 0; c < channels; ++c) {
+    const std::vector<T>& line = s.lines[c];
+    auto pos = static_cast<std::size_t>(s.positions[c]);
+    T* y = static_cast<T*>(out[c]);
+    // A line that has not wrapped holds fewer cells than `length`; those past it are zeros.
+    for (std::size_t i = 0; i < frames; ++i, pos = pos + 1 == length ? 0 : pos + 1)
+      y[i] = pos < line.size() ? line[pos] : T(0);
+  }
+}
+
+// After the block: its operand's samples go into the line where they were read from, and the
+// position moves on, as a delay kernel's ring does one sample at a time.
+template <class T>
+void write_feedback(ChainState<T>& s, void* const* in, std::size_t channels, std::size_t frames) {
+  const auto length = static_cast<std::size_t>(std::max<std::int64_t>(s.delay_lengths[0], 1));
+  for (std::size_t c = 0; c < channels; ++c) {
+    std::vector<T>& line = s.lines[c];
+    auto pos = static_cast<std::size_t>(s.positions[c]);
+    const T* x = static_cast<const T*>(in[c]);
+    for (std::size_t i = 0; i < frames; ++i, pos = pos + 1 == length ? 0 : pos + 1)
+      if (pos < line.size()) line[pos] = x[i];
+    s.positions[c] = static_cast<std::int64_t>(pos);
+  }
+}
+
+// One pass of every step over io's samples (at most the shortest feedback delay of them).
+template <class T>
+void run_block(const ir::Graph& g, const ExecutionPlan& plan, const GraphValues& values, GraphState<T>& state,
                const CallerSignals& io, RunMemory& memory, const RunOptions& options) {
-  FlushDenormals ftz;
   for (std::size_t i = 0; i < plan.inputs.size(); ++i) {
     std::size_t row = plan.row[plan.inputs[i]];
     for (int c = 0; c < plan.channels[plan.inputs[i]]; ++c)
@@ -271,8 +304,23 @@ void run_graph(const ir::Graph& g, const ExecutionPlan& plan, const GraphValues&
       memory.table[row + c] = static_cast<T*>(io.outputs[o][c]) + io.offset;
   }
   for (const ExecutionPlan::Step& step : plan.steps) {
-    if (step.kind == ExecutionPlan::Kind::chain) run_chain(g, plan, step, values, state, io.frames, memory, options);
-    else run_sum<T>(g, plan, step, values, io.frames, memory);
+    switch (step.kind) {
+      case ExecutionPlan::Kind::chain:
+        run_chain(g, plan, step, values, state, io.frames, memory, options);
+        break;
+      case ExecutionPlan::Kind::sum:
+        run_sum<T>(g, plan, step, values, io.frames, memory);
+        break;
+      case ExecutionPlan::Kind::feedback:
+        read_feedback(state.chains[step.node], memory.table.data() + plan.row[step.node],
+                      static_cast<std::size_t>(plan.channels[step.node]), io.frames);
+        break;
+    }
+  }
+  for (std::size_t s : plan.feedback_steps) {
+    ir::NodeId id = plan.steps[s].node;
+    write_feedback(state.chains[id], memory.table.data() + plan.row[g.node(id).operands[0]],
+                   static_cast<std::size_t>(plan.channels[id]), io.frames);
   }
   // Outputs that are an input as it is first: their input may share memory with another
   // output's (in place), which the copies from slots would overwrite.
@@ -280,6 +328,28 @@ void run_graph(const ir::Graph& g, const ExecutionPlan& plan, const GraphValues&
     for (std::size_t o = 0; o < plan.outputs.size(); ++o)
       if (!memory.direct[o] && (plan.output_step[o] == plan.steps.size()) == (pass == 0))
         copy_output(plan, io, sizeof(T), o, memory);
+}
+
+}  // namespace
+
+template <class T>
+void run_graph(const ir::Graph& g, const ExecutionPlan& plan, const GraphValues& values, GraphState<T>& state,
+               const CallerSignals& io, RunMemory& memory, const RunOptions& options) {
+  FlushDenormals ftz;
+  // With feedback, blocks of at most the shortest feedback delay (at the values of this run):
+  // every feedback output of a block was written before the block began.
+  std::size_t block = io.frames;
+  for (std::size_t s : plan.feedback_steps)
+    block = std::min(block, static_cast<std::size_t>(std::max<std::int64_t>(
+                                state.chains[plan.steps[s].node].delay_lengths[0], 1)));
+  if (block == 0) block = 1;
+  for (std::size_t done = 0; done < io.frames || io.frames == 0; done += block) {
+    CallerSignals part = io;
+    part.offset = io.offset + done;
+    part.frames = std::min(block, io.frames - done);
+    run_block(g, plan, values, state, part, memory, options);
+    if (io.frames == 0) break;
+  }
 }
 
 template void run_graph(const ir::Graph&, const ExecutionPlan&, const GraphValues&, GraphState<float>&,

@@ -19,6 +19,18 @@ void ready_chain_states(const ir::Graph& scheduled, const GraphValues& values, G
   if constexpr (std::is_same_v<T, float>) state.wide_chains.resize(scheduled.size());
   for (ir::NodeId id = 0; id < scheduled.size(); ++id) {
     const ir::Node& node = scheduled.node(id);
+    if (ir::holds<ir::Feedback>(node)) {
+      ChainState<T>& s = state.chains[id];
+      if (s.ready) continue;
+      auto channels = static_cast<std::size_t>(node.type.channels);
+      s.delay_lengths = values.nodes[id].delay_lengths;
+      s.state.clear();
+      s.positions.assign(channels, 0);
+      s.lines.assign(channels, std::vector<T>(1, T(0)));
+      s.fft_history.assign(channels, {});
+      s.ready = true;
+      continue;
+    }
     const auto* chain = std::get_if<ir::Chain>(&node.op);
     if (!chain) continue;
     visit_chain_state(state, *chain, id, [&](auto& s) {

@@ -64,7 +64,7 @@ DType dtype_of(const ir::Graph& scheduled);
 /// A state with no chain ready, as before the first call.
 StreamState fresh_stream_state(DType signal);
 
-/// Calls `f(chain_state, chain)` with the typed state of chain node `id` (C = its compute type).
+/// Calls `f(chain_state)` with the typed state of chain node `id` (C = its compute type).
 template <class T, class F>
 void visit_chain_state(GraphState<T>& state, const ir::Chain& chain, ir::NodeId id, F&& f) {
   if constexpr (std::is_same_v<T, float>)
@@ -72,9 +72,11 @@ void visit_chain_state(GraphState<T>& state, const ir::Chain& chain, ir::NodeId 
   f(state.chains[id]);
 }
 
-/// Makes every chain of `scheduled` ready that is not yet (sized for its channels, zero
-/// memory, delay lines of one cell, the delay lengths of `values`). The lists are sized to the
-/// graph (wide_chains only in a float32 graph).
+/// Makes every chain and feedback node of `scheduled` ready that is not yet (sized for its
+/// channels, zero memory, delay lines of one cell, the delay lengths of `values`). A feedback
+/// node's state is a delay line per channel, laid out as a chain holding one delay, in the
+/// signal type (`chains`). The lists are sized to the graph (wide_chains only in a float32
+/// graph).
 template <class T>
 void ready_chain_states(const ir::Graph& scheduled, const GraphValues& values, GraphState<T>& state);
 

@@ -98,7 +98,11 @@ std::string read_chains(StateReader& r, const ir::Graph& g, const GraphValues& v
     for (std::uint64_t k = 0; ok && k < histories; ++k) ok = r.array(c.fft_history.emplace_back());
     if (!ok) return "node %" + std::to_string(id) + "'s state is truncated";
     const ir::Node& node = g.node(id);
-    const auto* chain = std::get_if<ir::Chain>(&node.op);
+    // A feedback node keeps a delay line per channel, in the layout of a chain of one delay.
+    std::optional<ir::Chain> feedback_line;
+    if (const auto* f = std::get_if<ir::Feedback>(&node.op))
+      feedback_line = ir::Chain{{ir::Delay{f->amount, f->unit}}};
+    const auto* chain = feedback_line ? &*feedback_line : std::get_if<ir::Chain>(&node.op);
     std::string where = "node %" + std::to_string(id) + "'s state ";
     bool wide = !std::is_same_v<C, T>;
     if (!chain || (codegen::compute_dtype(*chain, signal) == DType::f64 && !std::is_same_v<T, double>) != wide)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "support/diagnostics.h"
 
+#include <algorithm>
 #include <ostream>
 #include <sstream>
 
@@ -49,6 +50,12 @@ Diagnostic& DiagnosticEngine::report(Diagnostic diagnostic) {
   if (diagnostic.severity == Severity::error) ++error_count_;
   diagnostics_.push_back(std::move(diagnostic));
   return diagnostics_.back();
+}
+
+Diagnostic& DiagnosticEngine::report_at(std::size_t index, Diagnostic diagnostic) {
+  if (diagnostic.severity == Severity::error) ++error_count_;
+  index = std::min(index, diagnostics_.size());
+  return *diagnostics_.insert(diagnostics_.begin() + static_cast<std::ptrdiff_t>(index), std::move(diagnostic));
 }
 
 Diagnostic& DiagnosticEngine::error(SourceLoc loc, std::string message, std::string code) {

@@ -38,6 +38,9 @@ class DiagnosticEngine {
   Diagnostic& report(Diagnostic diagnostic);
   Diagnostic& error(SourceLoc loc, std::string message, std::string code = {});
   Diagnostic& warning(SourceLoc loc, std::string message, std::string code = {});
+  /// Records a diagnostic at position `index` of the list (at most its size): for a check
+  /// that can only be made after later text is read, reported where file order puts it.
+  Diagnostic& report_at(std::size_t index, Diagnostic diagnostic);
 
   bool has_errors() const { return error_count_ > 0; }
   std::size_t error_count() const { return error_count_; }

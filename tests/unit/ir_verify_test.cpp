@@ -41,7 +41,7 @@ TEST_CASE("each malformed graph gets its own message") {
                 "%1 (sum): takes at least one operand, has none");
   check_rejects(kIn + "%1 = gain %2 {gain=2} : 2ch f64\n%2 = gain %1 {gain=2} : 2ch f64\n"
                       "%3 = output %2 {name=\"y\"} : 2ch f64\n",
-                "%1 (gain): the graph has a cycle through this node");
+                "%1 (gain): the graph has a cycle through no feedback node");
   check_rejects(kIn + "%1 = sum %0, %0 {weights=[1]} : 2ch f64\n"
                       "%2 = output %1 {name=\"y\"} : 2ch f64\n",
                 "%1 (sum): has 1 weights for 2 operands");
@@ -61,7 +61,7 @@ TEST_CASE("each malformed graph gets its own message") {
                       "%3 = output %2 {name=\"z\"} : 2ch f64\n",
                 "%2 (gain): reads output %1; outputs have no users");
   check_rejects(kIn + "%1 = gain %1 {gain=1} : 2ch f64\n%2 = output %1 {name=\"y\"} : 2ch f64\n",
-                "%1 (gain): the graph has a cycle through this node");
+                "%1 (gain): the graph has a cycle through no feedback node");
   check_rejects(kIn + "%1 = sos %0 {sections=[], allow_unstable=false} : 2ch f64\n"
                       "%2 = output %1 {name=\"y\"} : 2ch f64\n",
                 "%1 (sos): has no sections");

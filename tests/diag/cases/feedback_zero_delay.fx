@@ -1,0 +1,3 @@
+input x
+y = x + 0.5 * (y | delay(0))
+output y
