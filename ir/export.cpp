@@ -27,6 +27,7 @@ json field_json(const std::vector<double>& v) {
   for (double x : v) out.push_back(number(x));
   return out;
 }
+json field_json(const std::vector<int>& v) { return v; }
 json field_json(const std::vector<design::Section>& v) {
   json out = json::array();
   for (const auto& s : v)

@@ -24,6 +24,7 @@ std::string field_text(E v) {
   return std::string(name(v));
 }
 std::string field_text(const std::vector<double>& v);
+std::string field_text(const std::vector<int>& v);
 std::string field_text(const design::Section& s);
 std::string field_text(const std::vector<design::Section>& v);
 /// A chain's stages: `[sos{sections=[...], allow_unstable=false}, gain{gain=0.5}]`.

@@ -86,6 +86,10 @@ template std::vector<std::string_view> ir_enum_names<IirStrategy>();
 template std::vector<std::string_view> ir_enum_names<FirMethod>();
 template std::vector<std::string_view> ir_enum_names<StatePrecision>();
 
+bool is_routing(const Op& op) {
+  return std::holds_alternative<Select>(op) || std::holds_alternative<Matrix>(op) || std::holds_alternative<Concat>(op);
+}
+
 bool has_forward_operands(const Op& op) { return !std::holds_alternative<Feedback>(op); }
 
 bool is_specification(const Op& op) {

@@ -19,6 +19,13 @@
 //   delay       y[n] = x[n - d]; zeros shift in. `amount` is in samples or seconds (`unit`).
 //   tanh        y = tanh(x).
 //   clip        y = min(max(x, lo), hi).
+//   select      channel k of y is channel indices[k] of x: picks, reorders, repeats or
+//               splits channels. `of` > 0: x must have exactly that many channels (a split
+//               into names, a swap); 0: any count above every index.
+//   matrix      y[r] = sum_c gains[r * C + c] * x[c]: mixes channels through a rows x C
+//               matrix, C = x's channel count (gains.size() / rows). Empty gains, before
+//               infer_types, mean one row of ones (the sum of however many channels x has).
+//   concat      the operands' channels side by side, in order.
 //   feedback    y[n] = x[n - d] where x may be computed after y: the one edge that may close a
 //               cycle (a back edge). Every cycle of the graph passes through a feedback node,
 //               and d >= 1 sample, so y[n] needs only samples of x before n. `amount` and
@@ -229,6 +236,37 @@ struct Clip {
   }
 };
 
+struct Select {
+  static constexpr std::string_view kKind = "select";
+  static constexpr int kArity = 1;
+  std::vector<int> indices;
+  int of = 0;
+  template <class Self, class V>
+  static void fields(Self& self, V&& v) {
+    v(FieldRole::shape, "indices", self.indices);
+    v(FieldRole::shape, "of", self.of);
+  }
+};
+
+struct Matrix {
+  static constexpr std::string_view kKind = "matrix";
+  static constexpr int kArity = 1;
+  int rows = 1;
+  std::vector<double> gains;  ///< row-major, rows x (operand channels)
+  template <class Self, class V>
+  static void fields(Self& self, V&& v) {
+    v(FieldRole::shape, "rows", self.rows);
+    v(FieldRole::value, "gains", self.gains);
+  }
+};
+
+struct Concat {
+  static constexpr std::string_view kKind = "concat";
+  static constexpr int kArity = -1;
+  template <class Self, class V>
+  static void fields(Self&, V&&) {}
+};
+
 struct Feedback {
   static constexpr std::string_view kKind = "feedback";
   static constexpr int kArity = 1;
@@ -290,7 +328,8 @@ struct Chain {
 /// Every node kind. Code that must handle each kind uses std::visit, so a new kind that is
 /// not handled does not compile.
 using Op = std::variant<Input, Output, IirDesign, Biquad, FirDesign, SosCascade,
-                        TransferFunction, FirFilter, Gain, Sum, Delay, Tanh, Clip, Chain, Feedback>;
+                        TransferFunction, FirFilter, Gain, Sum, Delay, Tanh, Clip, Chain, Select, Matrix, Concat,
+                        Feedback>;
 
 /// The text-IR name of the node kind held by `op`.
 std::string_view kind_name(const Op& op);
@@ -315,6 +354,10 @@ std::vector<std::string_view> ir_enum_names();
 
 /// True for kinds that are filter specifications, replaced by design_filters.
 bool is_specification(const Op& op);
+
+/// True for the routing kinds (select, matrix, concat): their channel count is not their
+/// operands'.
+bool is_routing(const Op& op);
 
 /// True when the operand edges of `op` are ordinary ones: false only for a feedback node, whose
 /// operand edge is a back edge that topological orders and cycle checks leave out.

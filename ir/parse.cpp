@@ -448,6 +448,13 @@ class Parser {
       if (!read(v.items[i], out[i])) return false;
     return true;
   }
+  bool read(const AttrValue& v, std::vector<int>& out) {
+    if (v.kind != AttrValue::list) return fail(v, "a list of integers");
+    out.resize(v.items.size());
+    for (std::size_t i = 0; i < v.items.size(); ++i)
+      if (!read(v.items[i], out[i])) return false;
+    return true;
+  }
   bool read(const AttrValue& v, std::vector<design::Section>& out) {
     if (v.kind != AttrValue::list) return fail(v, "a list of sections");
     out.resize(v.items.size());

@@ -30,6 +30,12 @@ std::string field_text(const std::vector<double>& v) {
   return out + "]";
 }
 
+std::string field_text(const std::vector<int>& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + "]";
+}
+
 std::string field_text(const design::Section& s) {
   return "[" + format_double(s.b0) + ", " + format_double(s.b1) + ", " + format_double(s.b2) +
          ", " + format_double(s.a1) + ", " + format_double(s.a2) + "]";

@@ -110,6 +110,19 @@ class Verifier {
     if (p.unit == DelayUnit::samples && p.amount > Delay::kMaxSamples)
       error(id, "a delay in samples must be at most " + format_double(Delay::kMaxSamples));
   }
+  void check_payload(NodeId id, const Select& p) {
+    if (p.indices.empty()) error(id, "selects no channel");
+    for (int i : p.indices)
+      if (i < 0) error(id, "a channel index must be >= 0");
+    if (p.of < 0) error(id, "'of' must be >= 0");
+  }
+  void check_payload(NodeId id, const Matrix& p) {
+    if (p.rows < 1) error(id, "a matrix needs at least one row");
+    else if (p.gains.size() % static_cast<std::size_t>(p.rows) != 0)
+      error(id, std::to_string(p.gains.size()) + " gains do not fill " + std::to_string(p.rows) + " rows");
+    if (!finite(p.gains)) error(id, "gains must be finite");
+  }
+  void check_payload(NodeId, const Concat&) {}
   void check_payload(NodeId id, const Feedback& p) {
     if (!finite(p.amount) || p.amount < 0) error(id, "delay must be a finite number >= 0");
     if (p.unit == DelayUnit::samples && (p.amount < 1 || p.amount != std::floor(p.amount)))
@@ -137,6 +150,13 @@ class Verifier {
       const Node& node = g_.node(id);
       dtypes.insert(node.type.dtype);
       if (holds<Input>(node)) continue;
+      for (NodeId operand : node.operands)
+        if (holds<Output>(g_.node(operand)))
+          error(id, "reads output %" + std::to_string(operand) + "; outputs have no users");
+      if (is_routing(node.op)) {
+        check_routing(id);
+        continue;
+      }
       // Every stage keeps its operand's channel count; a sum needs equal counts.
       int expected = 0;
       for (NodeId operand : node.operands) {
@@ -150,11 +170,37 @@ class Verifier {
       if (expected != 0 && node.type.channels != 0 && node.type.channels != expected)
         error(id, "has " + std::to_string(node.type.channels) + " channels but its operand has " +
                       std::to_string(expected));
-      for (NodeId operand : node.operands)
-        if (holds<Output>(g_.node(operand)))
-          error(id, "reads output %" + std::to_string(operand) + "; outputs have no users");
     }
     if (dtypes.size() > 1) diags_.error({}, "the graph mixes f32 and f64 nodes", "ir-verify");
+  }
+
+  // Channel counts through select, matrix and concat, where they are known.
+  void check_routing(NodeId id) {
+    const Node& node = g_.node(id);
+    const int have = node.type.channels;
+    auto known = [&](NodeId operand) { return g_.node(operand).type.channels; };
+    if (const auto* s = std::get_if<Select>(&node.op)) {
+      int in = known(node.operands[0]);
+      if (have != 0 && have != static_cast<int>(s->indices.size()))
+        error(id, "has " + std::to_string(have) + " channels for " + std::to_string(s->indices.size()) + " indices");
+      for (int i : s->indices)
+        if (in != 0 && i >= in) error(id, "channel index " + std::to_string(i) + " is out of range for " + std::to_string(in) + " channels");
+      if (in != 0 && s->of != 0 && s->of != in)
+        error(id, "was written for " + std::to_string(s->of) + " channels, its operand has " + std::to_string(in));
+    } else if (const auto* m = std::get_if<Matrix>(&node.op)) {
+      int in = known(node.operands[0]);
+      if (have != 0 && have != m->rows)
+        error(id, "has " + std::to_string(have) + " channels for " + std::to_string(m->rows) + " rows");
+      if (in != 0 && !m->gains.empty() && m->rows > 0 &&
+          m->gains.size() != static_cast<std::size_t>(m->rows) * static_cast<std::size_t>(in))
+        error(id, std::to_string(m->gains.size() / static_cast<std::size_t>(m->rows)) + " columns for an operand of " +
+                      std::to_string(in) + " channels");
+    } else {
+      int sum = 0;
+      for (NodeId operand : node.operands) sum = known(operand) == 0 || sum < 0 ? -1 : sum + known(operand);
+      if (sum > 0 && have != 0 && have != sum)
+        error(id, "has " + std::to_string(have) + " channels; its operands have " + std::to_string(sum) + " in all");
+    }
   }
 
   void check_interface() {

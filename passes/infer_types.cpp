@@ -9,6 +9,43 @@ namespace fxc::passes {
 
 namespace {
 
+std::string channels_text(int c) { return std::to_string(c) + (c == 1 ? " channel" : " channels"); }
+
+// The channel count of a select, matrix or concat (0 while unknown). An empty matrix (a sum of
+// channels) gets its row of ones once its operand's count is known. Counts that do not fit
+// are reported when `report`, and give 0.
+int routed_channels(ir::Graph& g, ir::NodeId id, PassContext& context, bool report) {
+  ir::Node& node = g.node(id);
+  auto fail = [&](const std::string& message) {
+    if (report) context.diags.error(node.loc, message, "fx-channels");
+    return 0;
+  };
+  const int in = g.node(node.operands[0]).type.channels;
+  if (auto* select = std::get_if<ir::Select>(&node.op)) {
+    if (in != 0 && select->of != 0 && in != select->of)
+      return fail("this takes a signal of " + channels_text(select->of) + ", found " + channels_text(in));
+    for (int i : select->indices)
+      if (in != 0 && i >= in)
+        return fail("channel " + std::to_string(i) + " does not exist: the signal has " + channels_text(in) +
+                    " (channels count from 0)");
+    return static_cast<int>(select->indices.size());
+  }
+  if (auto* matrix = std::get_if<ir::Matrix>(&node.op)) {
+    if (in != 0 && matrix->gains.empty()) matrix->gains.assign(static_cast<std::size_t>(in * matrix->rows), 1.0);
+    const std::size_t columns = matrix->gains.size() / static_cast<std::size_t>(std::max(matrix->rows, 1));
+    if (in != 0 && columns != static_cast<std::size_t>(in))
+      return fail("this mix takes a signal of " + channels_text(static_cast<int>(columns)) + " (a column each), found " +
+                  channels_text(in));
+    return matrix->rows;
+  }
+  int sum = 0;
+  for (ir::NodeId operand : node.operands) {
+    if (g.node(operand).type.channels == 0) return 0;
+    sum += g.node(operand).type.channels;
+  }
+  return sum;
+}
+
 // One visit of every node in `order`; true if a channel count changed. Mismatches are
 // reported when `report`.
 bool sweep(ir::Graph& out, const std::vector<ir::NodeId>& order, PassContext& context, bool report) {
@@ -18,6 +55,12 @@ bool sweep(ir::Graph& out, const std::vector<ir::NodeId>& order, PassContext& co
     node.type.dtype = context.binding.dtype;
     if (ir::holds<ir::Input>(node)) {
       if (node.type.channels == 0) node.type.channels = context.binding.channels;
+      continue;
+    }
+    if (ir::is_routing(node.op)) {
+      int channels = routed_channels(out, id, context, report);
+      changed = changed || node.type.channels != channels;
+      node.type.channels = channels;
       continue;
     }
     int channels = 0;
@@ -46,8 +89,8 @@ bool sweep(ir::Graph& out, const std::vector<ir::NodeId>& order, PassContext& co
 }  // namespace
 
 // Algorithm: visit nodes in topological order; an input takes its declared channel count or
-// the binding's; every other node takes its operands' count (the first known one), and a sum
-// whose operands disagree is reported. A feedback node reads a node later in the order, so
+// the binding's; a select, matrix or concat the count it makes; every other node takes its
+// operands' count (the first known one), and a sum whose operands disagree is reported. A feedback node reads a node later in the order, so
 // with loops the visits repeat until no count changes (each repeat carries a count at least
 // one feedback edge further), then a last visit reports mismatches.
 ir::Graph infer_types(const ir::Graph& graph, PassContext& context) {

@@ -94,23 +94,30 @@ std::optional<Split> split(const ir::Chain& chain, int channels, const PassConte
 
 ir::Graph split_precision(const ir::Graph& graph, PassContext& context) {
   if (context.binding.dtype != DType::f32 || context.target.kind != TargetKind::cpu) return graph;
+  // Ids are worked out first: a feedback node may read a node after it.
+  std::vector<std::optional<Split>> parts(graph.size());
+  std::vector<ir::NodeId> moved(graph.size());  // old id -> new id
+  ir::NodeId next = 0;
+  for (ir::NodeId id = 0; id < graph.size(); ++id) {
+    const ir::Node& node = graph.node(id);
+    const auto* chain = std::get_if<ir::Chain>(&node.op);
+    int channels = std::max(node.type.channels, 1) * std::max(context.binding.batch, 1);  // a batch lays items side by side
+    if (chain && !node.live) parts[id] = split(*chain, channels, context);
+    if (parts[id]) ++next;  // the hot part comes first
+    moved[id] = next++;
+  }
   ir::Graph out;
   out.name = graph.name;
-  std::vector<ir::NodeId> moved(graph.size());  // old id -> new id
   for (ir::NodeId id = 0; id < graph.size(); ++id) {
     ir::Node node = graph.node(id);
     for (ir::NodeId& operand : node.operands) operand = moved[operand];
-    const auto* chain = std::get_if<ir::Chain>(&node.op);
-    std::optional<Split> parts;
-    int channels = std::max(node.type.channels, 1) * std::max(context.binding.batch, 1);  // a batch lays items side by side
-    if (chain && !node.live) parts = split(*chain, channels, context);
-    if (parts) {
+    if (parts[id]) {
       ir::Node hot = node;  // same input, type and locations
-      hot.op = std::move(parts->hot);
+      hot.op = std::move(parts[id]->hot);
       node.operands = {out.add(std::move(hot))};
-      node.op = std::move(parts->cold);
+      node.op = std::move(parts[id]->cold);
     }
-    moved[id] = out.add(std::move(node));
+    out.add(std::move(node));
   }
   return out;
 }

@@ -44,6 +44,8 @@ Expected<ExecutionPlan, std::string> plan_execution(const ir::Graph& g, const co
                           "float32 chain %" + std::to_string(id)};
       std::size_t delays = static_cast<std::size_t>(codegen::layout_of(*chain).delay_count);
       plan.max_delay_lines = std::max(plan.max_delay_lines, delays * static_cast<std::size_t>(plan.channels[id]));
+    } else if (ir::is_routing(node.op)) {
+      step.kind = ExecutionPlan::Kind::route;
     } else if (ir::holds<ir::Feedback>(node)) {
       step.kind = ExecutionPlan::Kind::feedback;
       plan.feedback_steps.push_back(plan.steps.size());
@@ -56,7 +58,7 @@ Expected<ExecutionPlan, std::string> plan_execution(const ir::Graph& g, const co
       return Unexpected{"internal error (a bug in fxc): node %" + std::to_string(id) + " (" +
                         std::string(ir::kind_name(node.op)) + ") was not scheduled into a kernel"};
     }
-    if (!step.kernel && step.kind != ExecutionPlan::Kind::feedback &&
+    if (!step.kernel && step.kind != ExecutionPlan::Kind::feedback && step.kind != ExecutionPlan::Kind::route &&
         !(step.kind == ExecutionPlan::Kind::chain && codegen::runs_in_runtime(std::get<ir::Chain>(node.op))))
       return Unexpected{"internal error (a bug in fxc): no kernel for " +
                         std::string(step.kind == ExecutionPlan::Kind::sum ? "sum" : "chain") + " %" +
@@ -81,7 +83,9 @@ Expected<ExecutionPlan, std::string> plan_execution(const ir::Graph& g, const co
     ExecutionPlan::Step& step = plan.steps[s];
     const ir::Node& node = g.node(step.node);
     ir::NodeId head = node.operands[0];
-    if (step.kind != ExecutionPlan::Kind::feedback && slot_of[head] >= 0 && last_use[head] == s) {
+    // In place only where channel n of the value is channel n of the operand's.
+    const bool in_place = step.kind == ExecutionPlan::Kind::chain || step.kind == ExecutionPlan::Kind::sum;
+    if (in_place && slot_of[head] >= 0 && last_use[head] == s) {
       step.slot = slot_of[head];
     } else if (!free_slots.empty()) {
       step.slot = free_slots.back();

@@ -18,7 +18,8 @@ namespace fxc {
 struct ExecutionPlan {
   /// `feedback`: a feedback node, whose value the runtime copies from its line at the step
   /// and whose operand it writes into the line after the last step of the block.
-  enum class Kind : std::uint8_t { chain, sum, feedback };
+  /// `route`: a select, matrix or concat, which the runtime runs itself (run_graph.cpp).
+  enum class Kind : std::uint8_t { chain, sum, feedback, route };
   struct Step {
     ir::NodeId node;
     Kind kind;

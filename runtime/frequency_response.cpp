@@ -78,6 +78,16 @@ class ResponsePropagator {
     if (p.unit != ir::DelayUnit::samples) return undesigned(n);
     return scale(n, v, out, [&](double w) { return std::polar(1.0, -w * p.amount); });
   }
+  template <class P>
+    requires(std::is_same_v<P, ir::Select> || std::is_same_v<P, ir::Matrix> || std::is_same_v<P, ir::Concat>)
+  bool apply(const ir::Node& n, const P&, const Values&, Response&) {
+    diags_.error(n.loc,
+                 "the graph routes channels ('" + std::string(P::kKind) +
+                     "'), so its channels have different responses; fxc computes one response per path and does "
+                     "not compute those of routed graphs yet",
+                 "fxc-freqz");
+    return false;
+  }
   bool apply(const ir::Node& n, const ir::Feedback&, const Values&, Response&) {
     diags_.error(n.loc, "the graph has a feedback loop; fxc does not compute the frequency response of loops yet",
                  "fxc-freqz");

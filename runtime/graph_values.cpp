@@ -16,6 +16,9 @@ GraphValues graph_values(const ir::Graph& scheduled) {
     const ir::Op& op = scheduled.node(id).op;
     if (const auto* feedback = std::get_if<ir::Feedback>(&op)) {
       v.delay_lengths = {static_cast<std::int64_t>(feedback->amount)};
+    } else if (const auto* matrix = std::get_if<ir::Matrix>(&op)) {
+      if (signal == DType::f32) v.f32.assign(matrix->gains.begin(), matrix->gains.end());
+      else v.f64 = matrix->gains;
     } else if (const auto* sum = std::get_if<ir::Sum>(&op)) {
       if (signal == DType::f32) v.f32.assign(sum->weights.begin(), sum->weights.end());
       else v.f64 = sum->weights;

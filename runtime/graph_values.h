@@ -15,7 +15,7 @@ namespace fxc {
 
 struct NodeValues {
   /// A chain's coefficients in kernel layout (codegen::values_of) in its compute type, or a
-  /// sum's weights in the signal type: one of the two lists is used.
+  /// sum's weights or a matrix's gains in the signal type: one of the two lists is used.
   std::vector<float> f32;
   std::vector<double> f64;
   std::vector<std::int64_t> delay_lengths;  ///< a chain's delays, or a feedback node's one, in samples
@@ -36,7 +36,7 @@ struct NodeValues {
   }
 };
 
-/// By node id; empty for nodes other than chains, sums and feedback nodes.
+/// By node id; empty for nodes other than chains, sums, matrices and feedback nodes.
 struct GraphValues {
   std::vector<NodeValues> nodes;
 };

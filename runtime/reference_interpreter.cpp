@@ -221,6 +221,22 @@ class SampleInterpreter {
     auto d = static_cast<std::size_t>(p.amount);
     return n >= d ? operand(id, c)[n - d] : 0.0;
   }
+  std::optional<double> at(ir::NodeId id, const ir::Select& p, std::size_t c, std::size_t n) {
+    return operand(id, static_cast<std::size_t>(p.indices[c]))[n];
+  }
+  std::optional<double> at(ir::NodeId id, const ir::Matrix& p, std::size_t c, std::size_t n) {
+    const Buffer& x = values_[graph_.node(id).operands[0]];
+    double y = 0;
+    for (std::size_t k = 0; k < x.size(); ++k) y += p.gains[c * x.size() + k] * x[k][n];
+    return y;
+  }
+  std::optional<double> at(ir::NodeId id, const ir::Concat&, std::size_t c, std::size_t n) {
+    for (ir::NodeId operand : graph_.node(id).operands) {
+      if (c < values_[operand].size()) return values_[operand][c][n];
+      c -= values_[operand].size();
+    }
+    return std::nullopt;
+  }
   std::optional<double> at(ir::NodeId id, const ir::Sum& p, std::size_t c, std::size_t n) {
     double y = 0;
     for (std::size_t i = 0; i < p.weights.size(); ++i) y += p.weights[i] * operand(id, c, i)[n];
@@ -359,6 +375,31 @@ class Interpreter {
       for (const ir::Stage& stage : p.stages) c = run_stage(stage, c);
       return c;
     });
+  }
+  std::string eval(ir::NodeId id, const ir::Select& p) {
+    const Buffer& in = operand(id);
+    Buffer out;
+    for (int i : p.indices) out.push_back(in.at(static_cast<std::size_t>(i)));
+    values_[id] = std::move(out);
+    return {};
+  }
+  std::string eval(ir::NodeId id, const ir::Matrix& p) {
+    const Buffer& in = operand(id);
+    std::size_t samples = in.empty() ? 0 : in[0].size();
+    Buffer out(static_cast<std::size_t>(p.rows), Channel(samples, 0.0));
+    if (p.gains.size() != out.size() * in.size()) return "matrix %" + std::to_string(id) + ": gains do not match";
+    for (std::size_t r = 0; r < out.size(); ++r)
+      for (std::size_t k = 0; k < in.size(); ++k)
+        for (std::size_t n = 0; n < samples; ++n) out[r][n] += p.gains[r * in.size() + k] * in[k][n];
+    values_[id] = std::move(out);
+    return {};
+  }
+  std::string eval(ir::NodeId id, const ir::Concat&) {
+    Buffer out;
+    for (std::size_t i = 0; i < graph_.node(id).operands.size(); ++i)
+      for (const Channel& c : operand(id, i)) out.push_back(c);
+    values_[id] = std::move(out);
+    return {};
   }
   std::string eval(ir::NodeId, const ir::Feedback&) { return "unreachable: feedback runs sample by sample"; }
   std::string eval(ir::NodeId id, const ir::Sum& p) {

@@ -282,6 +282,43 @@ void write_feedback(ChainState<T>& s, void* const* in, std::size_t channels, std
   }
 }
 
+// A select, matrix or concat over the block, from its operands' channels into its own.
+template <class T>
+void run_route(const ir::Graph& g, const ExecutionPlan& plan, const ExecutionPlan::Step& step,
+               const GraphValues& values, std::size_t frames, RunMemory& memory) {
+  const ir::Node& node = g.node(step.node);
+  void* const* out = memory.table.data() + plan.row[step.node];
+  auto channel = [&](ir::NodeId operand, std::size_t c) {
+    return static_cast<const T*>(memory.table[plan.row[operand] + c]);
+  };
+  auto copy = [&](T* to, const T* from) {
+    if (to != from && frames > 0) std::memmove(to, from, frames * sizeof(T));
+  };
+  if (const auto* select = std::get_if<ir::Select>(&node.op)) {
+    for (std::size_t c = 0; c < select->indices.size(); ++c)
+      copy(static_cast<T*>(out[c]), channel(node.operands[0], static_cast<std::size_t>(select->indices[c])));
+  } else if (const auto* matrix = std::get_if<ir::Matrix>(&node.op)) {
+    const auto columns = static_cast<std::size_t>(plan.channels[node.operands[0]]);
+    const T* gains = values.nodes[step.node].template params<T>();
+    for (std::size_t r = 0; r < static_cast<std::size_t>(matrix->rows); ++r) {
+      T* y = static_cast<T*>(out[r]);
+      std::fill(y, y + frames, T(0));
+      for (std::size_t k = 0; k < columns; ++k) {
+        const T gain = gains[r * columns + k];
+        const T* x = channel(node.operands[0], k);
+        if (gain != T(0))
+          for (std::size_t n = 0; n < frames; ++n) y[n] += gain * x[n];
+      }
+    }
+  } else {
+    std::size_t c = 0;
+    for (ir::NodeId operand : node.operands)
+      for (int k = 0; k < plan.channels[operand]; ++k)
+        copy(static_cast<T*>(out[c++]), channel(operand, static_cast<std::size_t>(k)));
+  }
+  counters().dispatches.fetch_add(1, std::memory_order_relaxed);
+}
+
 // One pass of every step over io's samples (at most the shortest feedback delay of them).
 template <class T>
 void run_block(const ir::Graph& g, const ExecutionPlan& plan, const GraphValues& values, GraphState<T>& state,
@@ -310,6 +347,9 @@ void run_block(const ir::Graph& g, const ExecutionPlan& plan, const GraphValues&
         break;
       case ExecutionPlan::Kind::sum:
         run_sum<T>(g, plan, step, values, io.frames, memory);
+        break;
+      case ExecutionPlan::Kind::route:
+        run_route<T>(g, plan, step, values, io.frames, memory);
         break;
       case ExecutionPlan::Kind::feedback:
         read_feedback(state.chains[step.node], memory.table.data() + plan.row[step.node],
