@@ -27,6 +27,9 @@ struct Cloner {
           {arg.keyword, arg.keyword_loc, std::make_unique<Expr>(clone(*arg.value))});
     return {std::move(copy), {}};
   }
+  Expr operator()(const IndexExpr& e) const {
+    return {IndexExpr{std::make_unique<Expr>(clone(*e.base)), e.items}, {}};
+  }
   Expr operator()(const BinaryExpr& e) const {
     return {BinaryExpr{e.op, e.op_loc, std::make_unique<Expr>(clone(*e.lhs)),
                        std::make_unique<Expr>(clone(*e.rhs))},

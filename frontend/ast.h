@@ -64,11 +64,26 @@ struct BinaryExpr {
   std::unique_ptr<Expr> lhs, rhs;
 };
 
+/// One index of `x[...]`: channel `first`, or with `slice` the channels first..last-1
+/// (`last` absent: to the end).
+struct IndexItem {
+  int first = 0;
+  std::optional<int> last;
+  bool slice = false;
+  SourceLoc loc;
+};
+
+/// `x[0]`, `x[1:3]`, `x[0, 2]`: channels of a signal, counted from 0 (language version 2).
+struct IndexExpr {
+  std::unique_ptr<Expr> base;
+  std::vector<IndexItem> items;
+};
+
 /// A part that failed to parse; its error has been reported, so later stages stay silent.
 struct ErrorExpr {};
 
 struct Expr {
-  std::variant<NameExpr, NumberExpr, StringExpr, ListExpr, CallExpr, BinaryExpr, ErrorExpr> node;
+  std::variant<NameExpr, NumberExpr, StringExpr, ListExpr, CallExpr, BinaryExpr, IndexExpr, ErrorExpr> node;
   SourceLoc loc;  ///< where the expression starts (for a binary one, its left operand)
 
   template <class T>
@@ -116,8 +131,46 @@ struct OutputStmt {
   Expr value;
 };
 
+/// `a, b = EXPR`: the values of a function that returns several, or the channels of a signal
+/// (language version 2).
+struct SplitStmt {
+  std::vector<std::string> names;
+  std::vector<SourceLoc> name_locs;
+  Expr value;
+};
+
+/// `return EXPR [, EXPR ...]`, in a function's body.
+struct ReturnStmt {
+  std::vector<Expr> values;
+};
+
+/// A function's parameter, with its default value when it has one.
+struct Param {
+  std::string name;
+  SourceLoc loc;
+  std::optional<Expr> default_value;
+};
+
+struct Stmt;
+
+/// `fn NAME(PARAMS) { STATEMENTS }` (language version 2). `uses_in` says the body reads `in`,
+/// the signal piped into a call (`x | NAME(...)`).
+struct FnStmt {
+  std::string name;
+  SourceLoc name_loc;
+  std::vector<Param> params;
+  std::vector<Stmt> body;
+  bool uses_in = false;
+};
+
+/// `import "FILE"` (language version 2): the functions of another file.
+struct ImportStmt {
+  std::string path;
+  SourceLoc path_loc;
+};
+
 struct Stmt {
-  std::variant<GraphStmt, InputStmt, BindingStmt, OutputStmt> node;
+  std::variant<GraphStmt, InputStmt, BindingStmt, OutputStmt, SplitStmt, ReturnStmt, FnStmt, ImportStmt> node;
   SourceLoc loc;  ///< the statement's first token
 };
 
@@ -126,6 +179,9 @@ struct Stmt {
 struct Ast {
   std::string file;
   std::vector<Stmt> statements;
+  /// The files its `import` statements read (and theirs), parsed, in the order first read:
+  /// the frontend fills this (fx_file.h) before lowering.
+  std::vector<std::shared_ptr<const Ast>> imported;
 };
 
 }  // namespace fxc::frontend

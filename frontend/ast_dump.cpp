@@ -53,6 +53,19 @@ struct DumpChild {
 
 DumpNode expr_node(const Expr& e);
 
+// `[0, 1:3]` as written.
+std::string index_text(const IndexExpr& ix) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < ix.items.size(); ++i) {
+    const IndexItem& item = ix.items[i];
+    out += (i ? ", " : "") + std::to_string(item.first);
+    if (item.slice) out += ":" + (item.last ? std::to_string(*item.last) : std::string());
+  }
+  return out + "]";
+}
+
+DumpNode stmt_node(const Stmt& s);
+
 DumpNode arg_node(const Arg& a, std::size_t index) {
   DumpNode n{
       a.keyword.empty() ? "arg #" + std::to_string(index) : "arg " + a.keyword + "=", a.loc(), {}};
@@ -78,6 +91,11 @@ DumpNode expr_node(const Expr& e) {
                             arg_node(c->args[i], i)});
     return n;
   }
+  if (const auto* ix = e.as<IndexExpr>()) {
+    DumpNode n{"channels " + index_text(*ix), e.loc, {}};
+    n.children.push_back({"signal", expr_node(*ix->base)});
+    return n;
+  }
   const auto& b = std::get<BinaryExpr>(e.node);
   DumpNode n{std::string(op_name(b.op)), b.op_loc, {}};
   n.children.push_back({"lhs", expr_node(*b.lhs)});
@@ -97,6 +115,29 @@ DumpNode stmt_node(const Stmt& s) {
     n.children.push_back({"value", expr_node(b->value)});
     return n;
   }
+  if (const auto* split = std::get_if<SplitStmt>(&s.node)) {
+    std::string names;
+    for (const std::string& name : split->names) names += (names.empty() ? "" : ", ") + name;
+    DumpNode n{"split " + names, s.loc, {}};
+    n.children.push_back({"value", expr_node(split->value)});
+    return n;
+  }
+  if (const auto* r = std::get_if<ReturnStmt>(&s.node)) {
+    DumpNode n{"return", s.loc, {}};
+    for (std::size_t i = 0; i < r->values.size(); ++i) n.children.push_back({std::to_string(i), expr_node(r->values[i])});
+    return n;
+  }
+  if (const auto* fn = std::get_if<FnStmt>(&s.node)) {
+    DumpNode n{"fn " + fn->name + (fn->uses_in ? " (reads in)" : ""), s.loc, {}};
+    for (const Param& p : fn->params) {
+      DumpNode param{"param " + p.name, p.loc, {}};
+      if (p.default_value) param.children.push_back({"default", expr_node(*p.default_value)});
+      n.children.push_back({"param", std::move(param)});
+    }
+    for (std::size_t i = 0; i < fn->body.size(); ++i) n.children.push_back({std::to_string(i), stmt_node(fn->body[i])});
+    return n;
+  }
+  if (const auto* im = std::get_if<ImportStmt>(&s.node)) return {"import " + ir::quote(im->path), s.loc, {}};
   const auto& o = std::get<OutputStmt>(s.node);
   DumpNode n{o.name.empty() ? "output" : "output " + o.name, s.loc, {}};
   n.children.push_back({"value", expr_node(o.value)});
@@ -137,6 +178,13 @@ nlohmann::json expr_json(const Expr& e) {
       if (!a.keyword.empty()) arg["keyword"] = a.keyword;
       j["args"].push_back(std::move(arg));
     }
+  } else if (const auto* ix = e.as<IndexExpr>()) {
+    j = {{"kind", "channels"}, {"signal", expr_json(*ix->base)}, {"items", nlohmann::json::array()}};
+    for (const IndexItem& item : ix->items) {
+      nlohmann::json one = {{"first", item.first}, {"slice", item.slice}};
+      if (item.last) one["last"] = *item.last;
+      j["items"].push_back(std::move(one));
+    }
   } else {
     const auto& b = std::get<BinaryExpr>(e.node);
     j = {{"kind", "binary"},
@@ -158,6 +206,22 @@ nlohmann::json stmt_json(const Stmt& s) {
     if (in->channels) j["channels"] = in->channels;
   } else if (const auto* b = std::get_if<BindingStmt>(&s.node)) {
     j = {{"kind", "binding"}, {"name", b->name}, {"value", expr_json(b->value)}};
+  } else if (const auto* split = std::get_if<SplitStmt>(&s.node)) {
+    j = {{"kind", "split"}, {"names", split->names}, {"value", expr_json(split->value)}};
+  } else if (const auto* r = std::get_if<ReturnStmt>(&s.node)) {
+    j = {{"kind", "return"}, {"values", nlohmann::json::array()}};
+    for (const Expr& e : r->values) j["values"].push_back(expr_json(e));
+  } else if (const auto* fn = std::get_if<FnStmt>(&s.node)) {
+    j = {{"kind", "fn"}, {"name", fn->name}, {"reads_in", fn->uses_in}, {"params", nlohmann::json::array()},
+         {"body", nlohmann::json::array()}};
+    for (const Param& p : fn->params) {
+      nlohmann::json param = {{"name", p.name}, {"loc", loc_json(p.loc)}};
+      if (p.default_value) param["default"] = expr_json(*p.default_value);
+      j["params"].push_back(std::move(param));
+    }
+    for (const Stmt& b : fn->body) j["body"].push_back(stmt_json(b));
+  } else if (const auto* im = std::get_if<ImportStmt>(&s.node)) {
+    j = {{"kind", "import"}, {"path", im->path}};
   } else {
     const auto& o = std::get<OutputStmt>(s.node);
     j = {{"kind", "output"}, {"value", expr_json(o.value)}};

@@ -86,6 +86,10 @@ std::string_view token_kind_name(TokenKind kind) {
       return "'['";
     case TokenKind::rbracket:
       return "']'";
+    case TokenKind::lbrace:
+      return "'{'";
+    case TokenKind::rbrace:
+      return "'}'";
     case TokenKind::equals:
       return "'='";
     case TokenKind::colon:
@@ -320,6 +324,10 @@ class Lexer {
         return push_simple(TokenKind::lbracket, loc, 1);
       case ']':
         return push_simple(TokenKind::rbracket, loc, 1);
+      case '{':
+        return push_simple(TokenKind::lbrace, loc, 1);
+      case '}':
+        return push_simple(TokenKind::rbrace, loc, 1);
       case '=':
         return push_simple(TokenKind::equals, loc, 1);
       case ':':

@@ -32,22 +32,36 @@ namespace {
 
 constexpr const char* kCode = "fx-lower";
 
-// One stage of a chain, ready to be instantiated on a signal.
+struct FnCall;
+
+// One stage of a chain, ready to be instantiated on a signal: an IR operation, or a call of a
+// function that processes the signal piped into it (`x | echo(250 ms)`).
 struct Step {
   ir::Op op;
   SourceLoc loc;
   std::map<std::string, SourceLoc> arg_locs;
+  std::shared_ptr<const FnCall> call;  // set for a function call; `op` is unused then
 };
 
-enum class Kind { error, signal, chain, constant };
+enum class Kind { error, signal, chain, constant, tuple };
 
 struct Value {
   Kind kind = Kind::error;
-  SourceLoc loc;            // where the expression starts
-  std::string name;         // the name it was read from, for messages; empty otherwise
-  ir::NodeId node = 0;      // signal
-  std::vector<Step> steps;  // chain
-  NumberExpr number;        // constant, as written (products have no unit)
+  SourceLoc loc;             // where the expression starts
+  std::string name;          // the name it was read from, for messages; empty otherwise
+  ir::NodeId node = 0;       // signal
+  std::vector<Step> steps;   // chain
+  NumberExpr number;         // constant, as written (products have no unit)
+  std::vector<Value> items;  // tuple: what a function returns with `return a, b`
+};
+
+// A call of a user function, its arguments evaluated where it was written.
+struct FnCall {
+  const FnStmt* fn = nullptr;
+  std::vector<Value> positional;
+  std::vector<std::pair<std::string, Value>> keywords;
+  std::vector<SourceLoc> keyword_locs;
+  SourceLoc loc;
 };
 
 struct Binding {
@@ -61,14 +75,10 @@ class Lowerer {
 
   std::optional<ir::Graph> run(bool ast_is_partial) {
     std::size_t errors_before = diags_.error_count();
-    for (const Stmt& s : ast_.statements) {
-      if (const auto* b = std::get_if<BindingStmt>(&s.node))
-        bound_at_.emplace(b->name, b->name_loc);
-      if (const auto* in = std::get_if<InputStmt>(&s.node))
-        bound_at_.emplace(in->name, in->name_loc);
-      if (const auto* o = std::get_if<OutputStmt>(&s.node); o && !o->name.empty())
-        bound_at_.emplace(o->name, o->name_loc);
-    }
+    for (const auto& imported : ast_.imported) register_functions(*imported);
+    register_functions(ast_);
+    statements_ = &ast_.statements;
+    bound_at_ = bindings_of(ast_.statements);
     for (std::size_t i = 0; i < ast_.statements.size(); ++i) {
       const Stmt& s = ast_.statements[i];
       statement_ = i;
@@ -120,6 +130,210 @@ class Lowerer {
     names_[in.name] = {std::move(v), in.name_loc};
   }
 
+  // ---- functions (language version 2) ----
+
+  static std::map<std::string, SourceLoc> bindings_of(const std::vector<Stmt>& statements) {
+    std::map<std::string, SourceLoc> out;
+    for (const Stmt& s : statements) {
+      if (const auto* b = std::get_if<BindingStmt>(&s.node)) out.emplace(b->name, b->name_loc);
+      if (const auto* in = std::get_if<InputStmt>(&s.node)) out.emplace(in->name, in->name_loc);
+      if (const auto* o = std::get_if<OutputStmt>(&s.node); o && !o->name.empty()) out.emplace(o->name, o->name_loc);
+      if (const auto* split = std::get_if<SplitStmt>(&s.node))
+        for (std::size_t k = 0; k < split->names.size(); ++k) out.emplace(split->names[k], split->name_locs[k]);
+    }
+    return out;
+  }
+
+  void register_functions(const Ast& ast) {
+    for (const Stmt& s : ast.statements) {
+      const auto* fn = std::get_if<FnStmt>(&s.node);
+      if (!fn) continue;
+      if (find_stage(fn->name)) {
+        error(fn->name_loc, "'" + fn->name + "' is a stage; a function cannot take its name");
+        continue;
+      }
+      auto [it, fresh] = functions_.emplace(fn->name, fn);
+      if (!fresh)
+        note(error(fn->name_loc, "the function '" + fn->name + "' is already defined"), it->second->name_loc,
+             "first defined here");
+    }
+  }
+
+  void lower(const FnStmt&, const Stmt&, std::size_t) {}      // registered before the statements
+  void lower(const ImportStmt&, const Stmt&, std::size_t) {}  // read by the frontend (fx_file.h)
+  void lower(const ReturnStmt&, const Stmt& s, std::size_t) {
+    error(s.loc, "'return' outside a function");
+  }
+
+  // `a, b = EXPR`: a function's values, or a signal's channels, one name each.
+  void lower(const SplitStmt& split, const Stmt&, std::size_t) {
+    std::vector<bool> fresh;
+    for (std::size_t k = 0; k < split.names.size(); ++k) fresh.push_back(define(split.names[k], split.name_locs[k]));
+    Value v = eval(split.value, true);
+    const std::size_t n = split.names.size();
+    std::vector<Value> parts(n);
+    if (v.kind == Kind::tuple) {
+      if (v.items.size() != n)
+        error(split.value.loc, std::to_string(n) + " names for " + std::to_string(v.items.size()) + " values");
+      else
+        parts = v.items;
+    } else if (v.kind == Kind::signal) {
+      int channels = graph_.node(v.node).type.channels;
+      if (channels != 0 && static_cast<std::size_t>(channels) != n) {
+        error(split.value.loc, std::to_string(n) + " names for a signal of " + channels_text(channels) +
+                                   "; splitting a signal takes a name per channel");
+      } else {
+        for (std::size_t k = 0; k < n; ++k)
+          parts[k] = signal(add_routing(ir::Select{{static_cast<int>(k)}, static_cast<int>(n)}, {v.node},
+                                        split.name_locs[k]));
+      }
+    } else if (v.kind != Kind::error) {
+      error(split.value.loc, "expected a signal to split into channels, or a function's values, found a " +
+                                 kind_text(v.kind));
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+      if (!fresh[k]) continue;
+      resolve_forward_uses(split.names[k], parts[k], split.name_locs[k]);
+      names_[split.names[k]] = {parts[k], split.name_locs[k]};
+    }
+  }
+
+  // A call of the user function `call.fn`, with `piped` the signal before `|` when the call
+  // is a stage of a chain. The body is lowered in a scope of its own: its parameters, its
+  // bindings, and `in`. Errors inside it get a note at the call.
+  Value call_function(const FnCall& call, std::optional<ir::NodeId> piped) {
+    const FnStmt& fn = *call.fn;
+    std::size_t first_diagnostic = diags_.diagnostics().size();
+    Value result = call_body(call, piped);
+    diags_.add_note_from(first_diagnostic,
+                         {Severity::note, call.loc, "in this call of '" + fn.name + "'", {}, {}});
+    return result;
+  }
+
+  Value call_body(const FnCall& call, std::optional<ir::NodeId> piped) {
+    const FnStmt& fn = *call.fn;
+    if (std::find(active_calls_.begin(), active_calls_.end(), &fn) != active_calls_.end()) {
+      note(error(call.loc, "'" + fn.name + "' calls itself; functions cannot be recursive"), fn.name_loc,
+           "'" + fn.name + "' is defined here");
+      return {};
+    }
+    if (fn.uses_in && !piped) {
+      note(error(call.loc, "'" + fn.name + "' processes the signal piped into it (its body reads 'in'): write "
+                           "'SIGNAL | " + fn.name + "(...)'"),
+           fn.name_loc, "'" + fn.name + "' is defined here");
+      return {};
+    }
+    if (!fn.uses_in && piped) {
+      note(error(call.loc, "'" + fn.name + "' takes no signal through '|' (its body does not read 'in'); call it "
+                           "as '" + fn.name + "(...)'"),
+           fn.name_loc, "'" + fn.name + "' is defined here");
+      return {};
+    }
+    // Parameters: positional in order, then keywords, then defaults.
+    std::map<std::string, Binding> params;
+    bool ok = true;
+    if (call.positional.size() > fn.params.size()) {
+      note(error(call.positional[fn.params.size()].loc,
+                 "too many arguments for '" + fn.name + "': it takes " + std::to_string(fn.params.size())),
+           fn.name_loc, "'" + fn.name + "' is defined here");
+      ok = false;
+    }
+    for (std::size_t i = 0; i < call.positional.size() && i < fn.params.size(); ++i)
+      params[fn.params[i].name] = {call.positional[i], call.positional[i].loc};
+    for (std::size_t i = 0; i < call.keywords.size(); ++i) {
+      const auto& [keyword, value] = call.keywords[i];
+      auto param = std::find_if(fn.params.begin(), fn.params.end(), [&](const Param& p) { return p.name == keyword; });
+      if (param == fn.params.end()) {
+        std::vector<std::string_view> names;
+        for (const Param& p : fn.params) names.push_back(p.name);
+        Diagnostic& d = error(call.keyword_locs[i], "'" + fn.name + "' has no parameter '" + keyword + "'");
+        if (auto near = nearest_name(keyword, names)) note(d, {}, "did you mean '" + *near + "'?");
+        ok = false;
+      } else if (!params.emplace(keyword, Binding{value, value.loc}).second) {
+        error(call.keyword_locs[i], "'" + keyword + "' is given twice");
+        ok = false;
+      }
+    }
+    if (!ok) return {};
+
+    Scope saved = enter_scope(fn.body);
+    active_calls_.push_back(&fn);
+    if (piped) names_["in"] = {signal(*piped), call.loc};
+    for (const Param& p : fn.params) {
+      defined_at_.emplace(p.name, p.loc);
+      if (auto given = params.find(p.name); given != params.end()) {
+        names_[p.name] = given->second;
+      } else if (p.default_value) {
+        names_[p.name] = {eval(*p.default_value), p.loc};
+      } else {
+        note(error(call.loc, "missing argument '" + p.name + "' for '" + fn.name + "'"), p.loc,
+             "the parameter is declared here");
+        ok = false;
+      }
+    }
+    Value result;
+    bool returned = false;
+    for (std::size_t i = 0; ok && i < fn.body.size(); ++i) {
+      const Stmt& s = fn.body[i];
+      statement_ = i;
+      if (returned) {
+        error(s.loc, "this statement comes after 'return', so it is never used");
+        break;
+      }
+      if (const auto* r = std::get_if<ReturnStmt>(&s.node)) {
+        returned = true;
+        std::vector<Value> values;
+        for (const Expr& e : r->values) values.push_back(eval(e));
+        for (const Value& v : values)
+          if (v.kind == Kind::error) ok = false;
+        if (values.size() == 1) {
+          result = values[0];
+        } else {
+          result.kind = Kind::tuple;
+          result.items = std::move(values);
+        }
+        result.loc = call.loc;
+        continue;
+      }
+      std::visit([&](const auto& stmt) { lower(stmt, s, i); }, s.node);
+    }
+    if (ok && !returned) error(fn.name_loc, "the function '" + fn.name + "' has no 'return'");
+    active_calls_.pop_back();
+    leave_scope(std::move(saved));
+    if (!ok || !returned) return {};
+    result.name.clear();
+    return result;
+  }
+
+  // What a function's body replaces while it is lowered.
+  struct Scope {
+    std::map<std::string, Binding> names;
+    std::map<std::string, SourceLoc> defined_at, bound_at;
+    const std::vector<Stmt>* statements = nullptr;
+    std::size_t statement = 0;
+    int id = 0;
+  };
+
+  Scope enter_scope(const std::vector<Stmt>& body) {
+    Scope saved{std::move(names_), std::move(defined_at_), std::move(bound_at_), statements_, statement_, scope_};
+    names_.clear();
+    defined_at_.clear();
+    bound_at_ = bindings_of(body);
+    statements_ = &body;
+    statement_ = 0;
+    scope_ = ++scopes_;
+    return saved;
+  }
+
+  void leave_scope(Scope saved) {
+    names_ = std::move(saved.names);
+    defined_at_ = std::move(saved.defined_at);
+    bound_at_ = std::move(saved.bound_at);
+    statements_ = saved.statements;
+    statement_ = saved.statement;
+    scope_ = saved.id;
+  }
+
   void lower(const BindingStmt& b, const Stmt&, std::size_t) {
     bool fresh = define(b.name, b.name_loc);
     Value v = eval(b.value);
@@ -156,9 +370,15 @@ class Lowerer {
   }
 
   // ---- expressions ----
-  Value eval(const Expr& e) {
+  // A function's several values (`return a, b`) are taken only by `a, b = ...` (`tuples`).
+  Value eval(const Expr& e, bool tuples = false) {
     Value v = std::visit([&](const auto& node) { return eval_node(node, e); }, e.node);
     v.loc = e.loc;
+    if (v.kind == Kind::tuple && !tuples) {
+      error(e.loc, "this call returns " + std::to_string(v.items.size()) +
+                       " values; bind them to as many names first: 'a, b = ...'");
+      return {};
+    }
     return v;
   }
 
@@ -167,9 +387,88 @@ class Lowerer {
     error(e.loc, "expected a signal, found a string");
     return {};
   }
-  Value eval_node(const ListExpr&, const Expr& e) {
-    error(e.loc, "expected a signal, found a list");
-    return {};
+  // `[a, b]`: the signals' channels side by side (language version 2).
+  Value eval_node(const ListExpr& list, const Expr& e) {
+    std::vector<Value> items;
+    for (const Expr& item : list.items) items.push_back(eval(item));
+    bool signals = !items.empty();
+    for (const Value& v : items) {
+      if (v.kind == Kind::error) return {};
+      signals = signals && v.kind == Kind::signal;
+    }
+    if (!signals) {
+      error(e.loc, items.empty() ? "an empty list has no channels"
+                                 : "expected a signal, found a list (a list of signals puts their channels side by "
+                                   "side; this one holds a " + kind_text(items[0].kind == Kind::signal ? items.back().kind
+                                                                                                      : items[0].kind) + ")");
+      return {};
+    }
+    std::vector<ir::NodeId> operands;
+    for (const Value& v : items) operands.push_back(v.node);
+    return signal(add_routing(ir::Concat{}, operands, e.loc));
+  }
+
+  // `x[0]`, `x[1:3]`, `x[0, 2]`: a selection of channels.
+  Value eval_node(const IndexExpr& ix, const Expr& e) {
+    Value base = eval(*ix.base);
+    if (base.kind == Kind::error) return {};
+    if (base.kind != Kind::signal) {
+      error(e.loc, "only a signal has channels to select; this is a " + kind_text(base.kind));
+      return {};
+    }
+    const int channels = graph_.node(base.node).type.channels;
+    std::vector<int> indices;
+    for (const IndexItem& item : ix.items) {
+      int last = item.first + 1;
+      if (item.slice && item.last) {
+        last = *item.last;
+      } else if (item.slice) {
+        if (channels == 0) {
+          error(item.loc, "write where the range ends ('" + std::to_string(item.first) + ":N'): the channel count of "
+                          "this signal is not known until the graph runs");
+          return {};
+        }
+        last = channels;
+      }
+      if (last <= item.first) {
+        error(item.loc, "the range " + std::to_string(item.first) + ":" + std::to_string(last) +
+                            " selects no channel (it ends where it starts, or before)");
+        return {};
+      }
+      for (int k = item.first; k < last; ++k) {
+        if (channels != 0 && k >= channels) {
+          error(item.loc, "channel " + std::to_string(k) + " does not exist: the signal has " + channels_text(channels) +
+                              " (channels count from 0)");
+          return {};
+        }
+        indices.push_back(k);
+      }
+    }
+    return signal(add_routing(ir::Select{std::move(indices), 0}, {base.node}, e.loc));
+  }
+
+  // A routing node on `operands`, with the channel count it makes where it is known.
+  ir::NodeId add_routing(ir::Op op, std::vector<ir::NodeId> operands, const SourceLoc& loc) {
+    ir::Node node;
+    node.op = std::move(op);
+    node.operands = std::move(operands);
+    node.type.channels = routed_channels(node);
+    node.loc = loc;
+    return graph_.add(std::move(node));
+  }
+
+  // The channel count a node makes from its operands' (0 while unknown).
+  int routed_channels(const ir::Node& node) const {
+    if (const auto* s = std::get_if<ir::Select>(&node.op)) return static_cast<int>(s->indices.size());
+    if (const auto* m = std::get_if<ir::Matrix>(&node.op)) return m->rows;
+    int sum = 0;
+    for (ir::NodeId operand : node.operands) {
+      int c = graph_.node(operand).type.channels;
+      if (c == 0) return 0;
+      sum += c;
+    }
+    if (std::holds_alternative<ir::Concat>(node.op)) return sum;
+    return node.operands.empty() ? 0 : graph_.node(node.operands[0]).type.channels;
   }
 
   Value eval_node(const NumberExpr& n, const Expr&) {
@@ -192,7 +491,7 @@ class Lowerer {
       placeholder.op = ir::Gain{1};
       placeholder.loc = e.loc;
       ir::NodeId id = graph_.add(std::move(placeholder));
-      forward_uses_.push_back({n.name, id, e.loc, std::nullopt});
+      forward_uses_.push_back({n.name, id, e.loc, later->second, scope_, std::nullopt});
       Value v = signal(id);
       v.name = n.name;
       return v;
@@ -216,6 +515,7 @@ class Lowerer {
   }
 
   Value eval_node(const CallExpr& call, const Expr& e) {
+    if (auto fn = functions_.find(call.callee); fn != functions_.end()) return function_call(*fn->second, call, e);
     CallExpr resolved{call.callee, {}};
     for (const Arg& a : call.args)
       resolved.args.push_back(
@@ -225,6 +525,32 @@ class Lowerer {
     Value v;
     v.kind = Kind::chain;
     v.steps.push_back({std::move(op->op), e.loc, std::move(op->arg_locs)});
+    return v;
+  }
+
+  // A user function's call: called now, or, when its body reads `in`, a chain whose one step
+  // calls it on the signal piped in.
+  Value function_call(const FnStmt& fn, const CallExpr& call, const Expr& e) {
+    auto c = std::make_shared<FnCall>();
+    c->fn = &fn;
+    c->loc = e.loc;
+    for (const Arg& a : call.args) {
+      Value v = eval(*a.value);
+      if (v.kind == Kind::error) return {};
+      if (a.keyword.empty()) {
+        c->positional.push_back(std::move(v));
+      } else {
+        c->keywords.emplace_back(a.keyword, std::move(v));
+        c->keyword_locs.push_back(a.keyword_loc);
+      }
+    }
+    if (!fn.uses_in) return call_function(*c, std::nullopt);
+    Value v;
+    v.kind = Kind::chain;
+    Step step;
+    step.loc = e.loc;
+    step.call = std::move(c);
+    v.steps.push_back(std::move(step));
     return v;
   }
 
@@ -392,10 +718,13 @@ class Lowerer {
   // Whether `name` is bound by a statement after the current one that may give a signal
   // (`NAME = EXPR` or `output NAME = EXPR`; not an input).
   bool binds_signal_later(const std::string& name) const {
-    for (std::size_t i = statement_; i < ast_.statements.size(); ++i) {
-      const auto& node = ast_.statements[i].node;
+    for (std::size_t i = statement_; i < statements_->size(); ++i) {
+      const auto& node = (*statements_)[i].node;
       if (const auto* b = std::get_if<BindingStmt>(&node); b && b->name == name) return !b->range;
       if (const auto* o = std::get_if<OutputStmt>(&node); o && o->name == name) return true;
+      if (const auto* split = std::get_if<SplitStmt>(&node))
+        for (const std::string& n : split->names)
+          if (n == name) return true;
     }
     return false;
   }
@@ -403,7 +732,7 @@ class Lowerer {
   // `name` is now bound to `v`: its earlier uses read v's node, or are errors if v is no signal.
   void resolve_forward_uses(const std::string& name, const Value& v, const SourceLoc& bound_at) {
     for (ForwardUse& use : forward_uses_) {
-      if (use.name != name) continue;
+      if (use.name != name || use.scope != scope_) continue;
       if (v.kind == Kind::signal) {
         use.target = v.node;
         continue;
@@ -481,7 +810,7 @@ class Lowerer {
       const ForwardUse& use = forward_uses_[i];
       if (!use.target || closes[i] >= 0) continue;
       Diagnostic& d = report_deferred(use.loc, use.loc, "unknown name '" + use.name + "'");
-      note(d, bound_at_.at(use.name),
+      note(d, use.bound_at,
            "'" + use.name + "' is defined here, after its use; a name must be defined before it is used");
       note(d, {}, "only a feedback loop may use a name before its binding, and this use closes none");
     }
@@ -502,18 +831,33 @@ class Lowerer {
   }
 
   // ---- helpers ----
-  ir::NodeId instantiate(const std::vector<Step>& steps, ir::NodeId operand) {
+  // The chain's steps on `operand`; nullopt after an error (in a function's body).
+  std::optional<ir::NodeId> instantiate(const std::vector<Step>& steps, ir::NodeId operand) {
     for (const Step& s : steps) {
+      if (s.call) {
+        Value out = call_function(*s.call, operand);
+        if (out.kind == Kind::error) return std::nullopt;
+        if (out.kind != Kind::signal) {
+          error(s.loc, "'" + s.call->fn->name + "' returns a " + kind_text(out.kind) +
+                           "; a function used after '|' must return one signal");
+          return std::nullopt;
+        }
+        operand = out.node;
+        continue;
+      }
       ir::Node node;
       node.op = s.op;
       node.operands = {operand};
       node.type = graph_.node(operand).type;
       node.loc = s.loc;
       node.arg_locs = s.arg_locs;
+      if (ir::is_routing(node.op)) node.type.channels = routed_channels(node);
       operand = graph_.add(std::move(node));
     }
     return operand;
   }
+
+  Value signal(std::optional<ir::NodeId> id) { return id ? signal(*id) : Value{}; }
 
   static Value signal(ir::NodeId id) {
     Value v;
@@ -546,6 +890,8 @@ class Lowerer {
 
   static std::string kind_text(Kind k) {
     switch (k) {
+      case Kind::tuple:
+        return "list of values";
       case Kind::signal:
         return "signal";
       case Kind::chain:
@@ -588,8 +934,14 @@ class Lowerer {
     std::string name;
     ir::NodeId placeholder = 0;
     SourceLoc loc;
+    SourceLoc bound_at;
+    int scope = 0;                     // the function call it was read in (0: the file)
     std::optional<ir::NodeId> target;  // the value it is bound to, once bound as a signal
   };
+  std::map<std::string, const FnStmt*> functions_;  // by name, from the file and its imports
+  std::vector<const FnStmt*> active_calls_;         // the calls being lowered, outermost first
+  const std::vector<Stmt>* statements_ = nullptr;   // the statements of the current scope
+  int scope_ = 0, scopes_ = 0;
   std::vector<ForwardUse> forward_uses_;
   std::size_t statement_ = 0;                          // the statement being lowered
   std::vector<std::size_t> statement_diagnostics_end_;  // by statement: diagnostics reported by its end

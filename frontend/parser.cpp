@@ -4,8 +4,10 @@
 
 #include <array>
 #include <cmath>
+#include <functional>
 #include <optional>
 
+#include "frontend/stage_table.h"
 #include "support/strings.h"
 
 namespace fxc::frontend {
@@ -28,16 +30,7 @@ class Parser {
   }
 
   Ast run() {
-    for (;;) {
-      while (at(TokenKind::newline) || at(TokenKind::semicolon)) next();
-      if (at(TokenKind::eof)) break;
-      bool ok = statement();
-      if (ok && !at_statement_end()) {
-        expected("the end of the statement (a newline or ';')");
-        ok = false;
-      }
-      if (!ok) synchronize();
-    }
+    statements();
     return std::move(ast_);
   }
 
@@ -54,10 +47,25 @@ class Parser {
   }
   bool at(TokenKind kind) const { return peek().kind == kind; }
   bool at_statement_end() const {
-    return at(TokenKind::newline) || at(TokenKind::semicolon) || at(TokenKind::eof);
+    return at(TokenKind::newline) || at(TokenKind::semicolon) || at(TokenKind::eof) ||
+           (function_ && at(TokenKind::rbrace));
   }
   void synchronize() {
     while (!at_statement_end()) next();
+  }
+
+  // Statements into `out_` until the end of the file, or of the function body being read.
+  void statements() {
+    for (;;) {
+      while (at(TokenKind::newline) || at(TokenKind::semicolon)) next();
+      if (at(TokenKind::eof) || (function_ && at(TokenKind::rbrace))) break;
+      bool ok = statement();
+      if (ok && !at_statement_end()) {
+        expected("the end of the statement (a newline or ';')");
+        ok = false;
+      }
+      if (!ok) synchronize();
+    }
   }
 
   // Reports at `token` unless it is an error token, whose problem the lexer reported.
@@ -77,6 +85,19 @@ class Parser {
     const Token& first = peek();
     if (first.kind != TokenKind::identifier) {
       expected("a statement ('graph NAME', 'input NAME', 'NAME = EXPR' or 'output EXPR')");
+      return false;
+    }
+    // Version 2's words are keywords only where a version 1 file could not have them: a
+    // statement `fn NAME(`, `import "..."`, or `return` inside a function.
+    if (first.text == "fn" && peek(1).kind == TokenKind::identifier && peek(2).kind == TokenKind::lparen)
+      return fn_statement();
+    if (first.text == "import" && peek(1).kind == TokenKind::string) return import_statement();
+    if (function_ && first.text == "return" && peek(1).kind != TokenKind::equals) return return_statement();
+    if (peek(1).kind == TokenKind::comma && peek(2).kind == TokenKind::identifier) return split_statement();
+    if (function_ && is_keyword(first.text) && peek(1).kind != TokenKind::equals) {
+      add_note(error_at(first, "'" + first.text + "' cannot appear inside a function"), function_->name_loc,
+               "in the function '" + function_->name + "'" +
+                   (first.text == "output" ? "; return the signal instead: 'return EXPR'" : ""));
       return false;
     }
     if (is_keyword(first.text)) {
@@ -101,6 +122,135 @@ class Parser {
     return false;
   }
 
+  bool fn_statement() {
+    SourceLoc loc = next().loc;  // 'fn'
+    const Token& name = next();
+    FnStmt fn{name.text, name.loc, {}, {}, false};
+    if (function_) {
+      add_note(error_at(name, "functions cannot be defined inside a function"), function_->name_loc,
+               "inside '" + function_->name + "'");
+      return false;
+    }
+    next();  // '('
+    while (!at(TokenKind::rparen)) {
+      if (!at(TokenKind::identifier)) {
+        expected("a parameter name");
+        return false;
+      }
+      const Token& p = next();
+      Param param{p.text, p.loc, std::nullopt};
+      if (at(TokenKind::equals)) {
+        next();
+        std::optional<Expr> v = expression("a default value after '='");
+        if (!v) return false;
+        param.default_value = std::move(*v);
+      }
+      fn.params.push_back(std::move(param));
+      if (at(TokenKind::comma)) {
+        next();
+        continue;
+      }
+      if (!at(TokenKind::rparen)) {
+        expected("',' or ')' after a parameter of '" + fn.name + "'");
+        return false;
+      }
+    }
+    next();  // ')'
+    if (!at(TokenKind::lbrace)) {
+      expected("'{' to start the body of '" + fn.name + "'");
+      return false;
+    }
+    const Token& open = next();
+    std::vector<Stmt>* outer = out_;
+    function_ = &fn;
+    out_ = &fn.body;
+    statements();
+    function_ = nullptr;
+    out_ = outer;
+    if (!at(TokenKind::rbrace)) {
+      add_note(expected("'}' to end the body of '" + fn.name + "'"), open.loc, "the body starts here");
+      return false;
+    }
+    next();  // '}'
+    fn.uses_in = reads_in(fn.body);
+    out_->push_back({std::move(fn), loc});
+    return true;
+  }
+
+  // Whether any statement reads the name `in` (the signal piped into a call).
+  static bool reads_in(const std::vector<Stmt>& body) {
+    bool found = false;
+    std::function<void(const Expr&)> walk = [&](const Expr& e) {
+      if (const auto* n = e.as<NameExpr>()) found = found || n->name == "in";
+      if (const auto* b = e.as<BinaryExpr>()) {
+        walk(*b->lhs);
+        walk(*b->rhs);
+      }
+      if (const auto* l = e.as<ListExpr>())
+        for (const Expr& item : l->items) walk(item);
+      if (const auto* i = e.as<IndexExpr>()) walk(*i->base);
+      if (const auto* c = e.as<CallExpr>())
+        for (const Arg& a : c->args) walk(*a.value);
+    };
+    for (const Stmt& s : body) {
+      if (const auto* b = std::get_if<BindingStmt>(&s.node)) walk(b->value);
+      if (const auto* b = std::get_if<SplitStmt>(&s.node)) walk(b->value);
+      if (const auto* r = std::get_if<ReturnStmt>(&s.node))
+        for (const Expr& e : r->values) walk(e);
+    }
+    return found;
+  }
+
+  bool import_statement() {
+    SourceLoc loc = next().loc;  // 'import'
+    const Token& path = next();
+    if (function_) {
+      error_at(path, "'import' belongs at the top of a file, not inside a function");
+      return false;
+    }
+    out_->push_back({ImportStmt{path.text, path.loc}, loc});
+    return true;
+  }
+
+  bool return_statement() {
+    SourceLoc loc = next().loc;  // 'return'
+    ReturnStmt r;
+    do {
+      if (!r.values.empty()) next();  // ','
+      std::optional<Expr> v = expression("a value after 'return'");
+      if (!v) return false;
+      r.values.push_back(std::move(*v));
+    } while (at(TokenKind::comma));
+    out_->push_back({std::move(r), loc});
+    return true;
+  }
+
+  bool split_statement() {
+    SplitStmt split;
+    SourceLoc loc = peek().loc;
+    for (;;) {
+      const Token& name = next();
+      split.names.push_back(name.text);
+      split.name_locs.push_back(name.loc);
+      if (!at(TokenKind::comma)) break;
+      next();
+      if (!at(TokenKind::identifier)) {
+        expected("a name after ','");
+        return false;
+      }
+    }
+    if (!at(TokenKind::equals)) {
+      expected("'=' after the names");
+      return false;
+    }
+    next();
+    std::optional<Expr> value = expression("an expression after '='");
+    if (!value) return false;
+    split.value = std::move(*value);
+    out_->push_back({std::move(split), loc});
+    return true;
+  }
+
   bool graph_statement() {
     SourceLoc loc = next().loc;
     if (!at(TokenKind::identifier)) {
@@ -108,7 +258,7 @@ class Parser {
       return false;
     }
     const Token& name = next();
-    ast_.statements.push_back({GraphStmt{name.text, name.loc}, loc});
+    out_->push_back({GraphStmt{name.text, name.loc}, loc});
     return true;
   }
 
@@ -142,7 +292,7 @@ class Parser {
       }
     }
     // Kept even when the count is bad, so later uses of the name are not reported as unknown.
-    ast_.statements.push_back({std::move(input), loc});
+    out_->push_back({std::move(input), loc});
     return ok;
   }
 
@@ -163,7 +313,7 @@ class Parser {
         ok = range.has_value();
       }
     }
-    ast_.statements.push_back(
+    out_->push_back(
         {BindingStmt{name.text, name.loc, ok ? std::move(*value) : Expr{ErrorExpr{}, name.loc}, std::move(range)},
          name.loc});
     return ok;
@@ -182,7 +332,7 @@ class Parser {
         expression(out.name.empty() ? "an expression after 'output'" : "an expression after '='");
     bool ok = value.has_value();
     out.value = ok ? std::move(*value) : Expr{ErrorExpr{}, loc};
-    ast_.statements.push_back({std::move(out), loc});
+    out_->push_back({std::move(out), loc});
     return ok;
   }
 
@@ -229,8 +379,79 @@ class Parser {
   }
 
   std::optional<Expr> atom(const std::string& what) {
+    std::optional<Expr> e = primary(what);
+    while (e && at(TokenKind::lbracket)) e = index(std::move(*e));
+    return e;
+  }
+
+  // `base[i]`, `base[i:j]`, `base[i, j:k]`: channels, counted from 0.
+  std::optional<Expr> index(Expr base) {
+    const Token& open = next();  // '['
+    IndexExpr ix{std::make_unique<Expr>(std::move(base)), {}};
+    auto whole = [&](std::optional<int>& out) {
+      const Token& t = peek();
+      if (t.kind != TokenKind::number) return true;
+      next();
+      if (t.unit != Unit::none || t.number < 0 || t.number != std::floor(t.number) || t.number > 1e6) {
+        error_at(t, "a channel index is a whole number from 0, found " + describe(t));
+        return false;
+      }
+      out = static_cast<int>(t.number);
+      return true;
+    };
+    do {
+      if (!ix.items.empty()) next();  // ','
+      IndexItem item;
+      item.loc = peek().loc;
+      std::optional<int> first, last;
+      if (!whole(first)) return std::nullopt;
+      if (at(TokenKind::colon)) {
+        next();
+        item.slice = true;
+        if (!whole(last)) return std::nullopt;
+      } else if (!first) {
+        add_note(expected("a channel index (0 is the first channel) or a range i:j"), open.loc,
+                 "in this channel selection");
+        return std::nullopt;
+      }
+      item.first = first.value_or(0);
+      item.last = last;
+      ix.items.push_back(item);
+    } while (at(TokenKind::comma));
+    if (!at(TokenKind::rbracket)) {
+      add_note(expected("',' or ']' in the channel selection"), open.loc, "it starts here");
+      return std::nullopt;
+    }
+    next();
+    SourceLoc loc = ix.base->loc;
+    return Expr{std::move(ix), loc};
+  }
+
+  std::optional<Expr> primary(const std::string& what) {
     const Token& t = peek();
     switch (t.kind) {
+      case TokenKind::string:
+        next();
+        return Expr{StringExpr{t.text}, t.loc};
+      case TokenKind::lbracket: {  // signals side by side as channels
+        next();
+        ListExpr list;
+        while (!at(TokenKind::rbracket)) {
+          std::optional<Expr> item = expression("a signal in the list");
+          if (!item) return std::nullopt;
+          list.items.push_back(std::move(*item));
+          if (at(TokenKind::comma)) {
+            next();
+            continue;
+          }
+          if (!at(TokenKind::rbracket)) {
+            add_note(expected("',' or ']' in the list"), t.loc, "the list starts here");
+            return std::nullopt;
+          }
+        }
+        next();  // ']'
+        return Expr{std::move(list), t.loc};
+      }
       case TokenKind::minus:
         if (peek(1).kind == TokenKind::number) return number();
         next();
@@ -275,8 +496,11 @@ class Parser {
     const Token& name = next();
     next();  // '('
     CallExpr call{name.text, {}};
+    // A stage's arguments are values (numbers, words, strings, lists), as in version 1; any
+    // other callee may be a user function, whose arguments are expressions (signals too).
+    const bool stage = find_stage(name.text) != nullptr;
     while (!at(TokenKind::rparen)) {
-      std::optional<Arg> a = argument();
+      std::optional<Arg> a = argument(stage);
       if (!a) return std::nullopt;
       call.args.push_back(std::move(*a));
       if (at(TokenKind::comma)) {
@@ -292,7 +516,7 @@ class Parser {
     return Expr{std::move(call), name.loc};
   }
 
-  std::optional<Arg> argument() {
+  std::optional<Arg> argument(bool stage) {
     Arg a;
     std::string what = "an argument";
     if (at(TokenKind::identifier) && peek(1).kind == TokenKind::equals) {
@@ -302,7 +526,7 @@ class Parser {
       next();
       what = "a value for '" + a.keyword + "'";
     }
-    std::optional<Expr> v = value(what + " (a number, a word, a string or a list)");
+    std::optional<Expr> v = stage ? value(what + " (a number, a word, a string or a list)") : expression(what);
     if (!v) return std::nullopt;
     a.value = std::make_unique<Expr>(std::move(*v));
     return a;
@@ -353,6 +577,8 @@ class Parser {
   DiagnosticEngine& diags_;
   std::size_t pos_ = 0;
   Ast ast_;
+  std::vector<Stmt>* out_ = &ast_.statements;  // where statements go: the file, or a body
+  const FnStmt* function_ = nullptr;           // the function whose body is being read
 };
 
 }  // namespace

@@ -248,6 +248,42 @@ std::vector<double> StageArgs::reals(std::string_view param) {
   return out;
 }
 
+std::vector<std::vector<double>> StageArgs::matrix(std::string_view param) {
+  const Expr* e = get(param);
+  if (!e) return {};
+  const auto* list = e->as<ListExpr>();
+  if (!list || list->items.empty() || !list->items.front().as<ListExpr>()) {
+    error(e->loc, "expected a matrix for " + quoted(param) +
+                      ", a list of rows with a gain per input channel ([[0.5, 0.5]] sums a stereo signal to "
+                      "mono), found " + describe_value(*e));
+    return {};
+  }
+  std::vector<std::vector<double>> out;
+  for (const Expr& row : list->items) {
+    const auto* items = row.as<ListExpr>();
+    if (!items || items->items.empty()) {
+      error(row.loc, "expected a row of numbers in " + quoted(param) + ", found " + describe_value(row));
+      return {};
+    }
+    std::vector<double>& r = out.emplace_back();
+    for (const Expr& item : items->items) {
+      const NumberExpr* n = number(item, param, "a number in the row");
+      if (!n) return {};
+      if (n->unit != Unit::none) {
+        error(item.loc, "expected a plain number in " + quoted(param) + ", found " + with_quantity(*n));
+        return {};
+      }
+      r.push_back(n->value);
+    }
+    if (r.size() != out.front().size()) {
+      error(row.loc, "every row of " + quoted(param) + " needs " + std::to_string(out.front().size()) +
+                         " gains, as the first has; this row has " + std::to_string(r.size()));
+      return {};
+    }
+  }
+  return out;
+}
+
 std::vector<design::Section> StageArgs::sections(std::string_view param) {
   const char* layout = "[b0, b1, b2, a0, a1, a2]";
   const Expr* e = get(param);

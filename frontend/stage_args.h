@@ -46,6 +46,8 @@ class StageArgs {
   double real(std::string_view param, double fallback);
   std::vector<double> reals(std::string_view param);
   std::vector<design::Section> sections(std::string_view param);
+  /// Rows of numbers, all as long; empty after an error.
+  std::vector<std::vector<double>> matrix(std::string_view param);
   bool boolean(std::string_view param, bool fallback);
   /// One of enum_names<E>(); `what` names the set in messages ("band type").
   template <class E>

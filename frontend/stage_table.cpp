@@ -2,6 +2,9 @@
 // The table of .fx stages, argument binding, and the build function of each stage.
 #include "frontend/stage_table.h"
 
+#include <cmath>
+#include <numbers>
+
 #include "frontend/stage_args.h"
 #include "support/float_format.h"
 #include "support/strings.h"
@@ -186,6 +189,38 @@ std::optional<ir::Op> build_clip(StageArgs& args) {
   return p;
 }
 
+// ---- channel routing ----
+
+std::optional<ir::Op> build_mix(StageArgs& args) {
+  std::vector<std::vector<double>> rows = args.matrix("m");
+  if (!args.ok()) return std::nullopt;
+  ir::Matrix p;
+  p.rows = static_cast<int>(rows.size());
+  for (const auto& row : rows) p.gains.insert(p.gains.end(), row.begin(), row.end());
+  return p;
+}
+
+std::optional<ir::Op> build_sum_channels(StageArgs&) {
+  return ir::Matrix{1, {}};  // a row of ones, one per channel, once the count is known
+}
+
+// Constant power: the pan position p in [-1, 1] is the angle (p + 1) pi / 4 between the two
+// gains, cos and sin, so that their squares sum to 1 everywhere (-3 dB each at the centre).
+std::optional<ir::Op> build_pan(StageArgs& args) {
+  double p = args.real("p", 0);
+  if (args.ok() && !(p >= -1 && p <= 1))
+    args.error(args.loc("p"), "the pan position must lie in [-1, 1] (-1 left, 0 centre, 1 right), got " +
+                                  format_double(p));
+  if (!args.ok()) return std::nullopt;
+  const double angle = (p + 1) * std::numbers::pi / 4;
+  return ir::Matrix{2, {std::cos(angle), std::sin(angle)}};
+}
+
+// Mid = (L + R) / 2, side = (L - R) / 2; decoding, L = M + S and R = M - S, restores the pair.
+std::optional<ir::Op> build_ms_encode(StageArgs&) { return ir::Matrix{2, {0.5, 0.5, 0.5, -0.5}}; }
+std::optional<ir::Op> build_ms_decode(StageArgs&) { return ir::Matrix{2, {1, 1, 1, -1}}; }
+std::optional<ir::Op> build_swap(StageArgs&) { return ir::Select{{1, 0}, 2}; }
+
 // ---- the table ----
 
 ParamSpec req(std::string_view name, ParamKind kind) {
@@ -264,6 +299,16 @@ std::vector<StageSpec> make_table() {
       {"delay", "delay by d samples, or by a time in s or ms", {req("d", K::time)}, build_delay},
       {"tanh", "pointwise tanh", {}, build_tanh},
       {"clip", "pointwise clamp to [lo, hi]", {req("lo", K::real), req("hi", K::real)}, build_clip},
+      {"mix",
+       "mix channels through a matrix: a row per output channel, a gain per input channel",
+       {req("m", K::matrix)},
+       build_mix},
+      {"sum_channels", "the sum of every channel (one channel out)", {}, build_sum_channels},
+      {"pan", "a mono signal to stereo, constant power; p from -1 (left) to 1 (right)", {opt("p", K::real, "0")},
+       build_pan},
+      {"ms_encode", "stereo left/right to mid/side: M = (L + R) / 2, S = (L - R) / 2", {}, build_ms_encode},
+      {"ms_decode", "mid/side to stereo left/right: L = M + S, R = M - S", {}, build_ms_decode},
+      {"swap", "swap the two channels of a stereo signal", {}, build_swap},
   };
 }
 
@@ -326,6 +371,8 @@ std::string_view param_kind_name(ParamKind kind) {
       return "list of numbers";
     case K::sections:
       return "list of sections";
+    case K::matrix:
+      return "matrix (a list of rows)";
     case K::word:
       return "word";
     case K::boolean:

@@ -31,6 +31,7 @@ enum class ParamKind {
   real,         ///< number, no unit
   reals,        ///< non-empty list of numbers, no units
   sections,     ///< non-empty list of [b0, b1, b2, a0, a1, a2] rows
+  matrix,       ///< non-empty list of equally long rows of numbers
   word,         ///< a bare word or a string from a fixed set (btype, window, norm)
   boolean,      ///< true or false
 };

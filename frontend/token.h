@@ -33,6 +33,8 @@ enum class TokenKind {
   rparen,     // )
   lbracket,   // [
   rbracket,   // ]
+  lbrace,     // {
+  rbrace,     // }
   equals,     // =
   colon,      // :
   semicolon,  // ;

@@ -58,6 +58,10 @@ Diagnostic& DiagnosticEngine::report_at(std::size_t index, Diagnostic diagnostic
   return *diagnostics_.insert(diagnostics_.begin() + static_cast<std::ptrdiff_t>(index), std::move(diagnostic));
 }
 
+void DiagnosticEngine::add_note_from(std::size_t first, const Diagnostic& note) {
+  for (std::size_t i = first; i < diagnostics_.size(); ++i) diagnostics_[i].notes.push_back(note);
+}
+
 Diagnostic& DiagnosticEngine::error(SourceLoc loc, std::string message, std::string code) {
   return report({Severity::error, std::move(loc), std::move(message), std::move(code), {}});
 }
