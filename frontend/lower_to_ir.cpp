@@ -204,9 +204,11 @@ class Lowerer {
   Value call_function(const FnCall& call, std::optional<ir::NodeId> piped) {
     const FnStmt& fn = *call.fn;
     std::size_t first_diagnostic = diags_.diagnostics().size();
+    const ir::NodeId first_node = static_cast<ir::NodeId>(graph_.size());
     Value result = call_body(call, piped);
+    for (ir::NodeId id = first_node; id < graph_.size(); ++id) graph_.node(id).calls.push_back(call.loc);
     diags_.add_note_from(first_diagnostic,
-                         {Severity::note, call.loc, "in this call of '" + fn.name + "'", {}, {}});
+                         {Severity::note, call.loc, "in this call", {}, {}});
     return result;
   }
 

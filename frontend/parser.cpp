@@ -129,6 +129,13 @@ class Parser {
     if (function_) {
       add_note(error_at(name, "functions cannot be defined inside a function"), function_->name_loc,
                "inside '" + function_->name + "'");
+      // Past the nested body, so that its statements are not read as the outer one's.
+      while (!at(TokenKind::eof) && !at(TokenKind::lbrace)) next();
+      for (int depth = 0; !at(TokenKind::eof);) {
+        TokenKind k = next().kind;
+        depth += k == TokenKind::lbrace ? 1 : k == TokenKind::rbrace ? -1 : 0;
+        if (depth == 0) break;
+      }
       return false;
     }
     next();  // '('

@@ -36,4 +36,8 @@ std::vector<std::vector<NodeId>> Graph::users() const {
   return out;
 }
 
+void note_calls(Diagnostic& d, const Node& node) {
+  for (const SourceLoc& call : node.calls) d.notes.push_back({Severity::note, call, "in this call", {}, {}});
+}
+
 }  // namespace fxc::ir

@@ -14,6 +14,7 @@
 
 #include "ir/dtype.h"
 #include "ir/nodes.h"
+#include "support/diagnostics.h"
 #include "support/source_location.h"
 
 namespace fxc::ir {
@@ -40,10 +41,16 @@ struct Node {
   /// branches stay apart, the strategy holds for the parameter's whole range). A node fused
   /// from a live one is live.
   bool live = false;
+  /// For a node made in a function's body: the calls it was made for, innermost first, so an
+  /// error found later at the node (a frequency above Nyquist) can say which call it came from.
+  std::vector<SourceLoc> calls;
 
   /// The location of a parameter's value, or of the node when the parameter has none.
   const SourceLoc& loc_of(const std::string& param) const;
 };
+
+/// Adds a note "in this call" to `d` for each function call `node` was made for.
+void note_calls(Diagnostic& d, const Node& node);
 
 class Graph {
  public:

@@ -114,7 +114,9 @@ class FilterDesigner {
   }
 
   Diagnostic& error(ir::NodeId id, const std::string& param, const std::string& message) {
-    return context_.diags.error(graph_.node(id).loc_of(param), message, "fx-design");
+    Diagnostic& d = context_.diags.error(graph_.node(id).loc_of(param), message, "fx-design");
+    ir::note_calls(d, graph_.node(id));
+    return d;
   }
 
   ir::Graph& graph_;

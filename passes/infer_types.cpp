@@ -17,7 +17,7 @@ std::string channels_text(int c) { return std::to_string(c) + (c == 1 ? " channe
 int routed_channels(ir::Graph& g, ir::NodeId id, PassContext& context, bool report) {
   ir::Node& node = g.node(id);
   auto fail = [&](const std::string& message) {
-    if (report) context.diags.error(node.loc, message, "fx-channels");
+    if (report) ir::note_calls(context.diags.error(node.loc, message, "fx-channels"), node);
     return 0;
   };
   const int in = g.node(node.operands[0]).type.channels;
@@ -69,10 +69,11 @@ bool sweep(ir::Graph& out, const std::vector<ir::NodeId>& order, PassContext& co
       if (c == 0) continue;
       if (channels != 0 && c != channels) {
         if (report)
-          context.diags.error(node.loc,
-                              "cannot mix signals with " + std::to_string(channels) + " and " + std::to_string(c) +
-                                  " channels",
-                              "fx-channels");
+          ir::note_calls(context.diags.error(node.loc,
+                                             "cannot mix signals with " + std::to_string(channels) + " and " +
+                                                 std::to_string(c) + " channels",
+                                             "fx-channels"),
+                         node);
         break;
       }
       channels = channels ? channels : c;
