@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "frontend/fx_library.h"
 #include "frontend/fx_parameters.h"
 #include "frontend/lexer.h"
 #include "frontend/lower_to_ir.h"
@@ -44,10 +45,14 @@ namespace {
 // Moves the diagnostics of `local` to `diags` in file order. The lexer, the parser and the
 // lowering each run over the whole file, so their reports would otherwise come in three runs;
 // a stable sort by line keeps the order within a line. Reports without a line go last.
-void report_in_file_order(const DiagnosticEngine& local, DiagnosticEngine& diags) {
+// Reports in other files (those it imports) follow the file's own, in the order found.
+void report_in_file_order(const DiagnosticEngine& local, DiagnosticEngine& diags, const std::string& file) {
   std::vector<Diagnostic> all = local.diagnostics();
-  std::stable_sort(all.begin(), all.end(), [](const Diagnostic& a, const Diagnostic& b) {
-    auto key = [](const Diagnostic& d) { return d.loc.valid() ? d.loc.line : UINT32_MAX; };
+  std::stable_sort(all.begin(), all.end(), [&](const Diagnostic& a, const Diagnostic& b) {
+    auto key = [&](const Diagnostic& d) {
+      bool other = d.loc.valid() && d.loc.file != file;
+      return std::pair<bool, std::uint32_t>{other, d.loc.valid() && !other ? d.loc.line : UINT32_MAX};
+    };
     return key(a) < key(b);
   });
   for (Diagnostic& d : all) diags.report(std::move(d));
@@ -72,7 +77,7 @@ std::optional<Ast> parse_fx_source(std::string_view text, const std::string& fil
   DiagnosticEngine local;
   Parsed parsed = parse_text(text, file, local);
   diags.add_source(file, std::string(text));
-  report_in_file_order(local, diags);
+  report_in_file_order(local, diags, file);
   if (parsed.had_errors) return std::nullopt;
   return std::move(parsed.ast);
 }
@@ -141,13 +146,14 @@ std::optional<ir::Graph> compile_edited(std::string_view text, const std::string
                                         Edit edit) {
   DiagnosticEngine local;
   Parsed parsed = parse_text(text, file, local);
+  if (!resolve_imports(parsed.ast, local)) parsed.had_errors = true;
   if (!edit(parsed.ast, local)) parsed.had_errors = true;
   fx_parameters(parsed.ast, local);  // reports bad ranges (and a new value outside one)
   if (local.has_errors()) parsed.had_errors = true;
   // Lower even after a syntax error, so the semantic errors of the rest are reported too.
   std::optional<ir::Graph> graph = lower_to_ir(parsed.ast, local, parsed.had_errors);
   diags.add_source(file, std::string(text));
-  report_in_file_order(local, diags);
+  report_in_file_order(local, diags, file);
   if (parsed.had_errors || !graph) return std::nullopt;
   if (!ir::verify(*graph, diags)) return std::nullopt;
   return graph;

@@ -285,11 +285,12 @@ class Lowerer {
       if (const auto* r = std::get_if<ReturnStmt>(&s.node)) {
         returned = true;
         std::vector<Value> values;
-        for (const Expr& e : r->values) values.push_back(eval(e));
+        // `return f(x)` may pass on f's several values; `return a, b` takes one each.
+        for (const Expr& e : r->values) values.push_back(eval(e, r->values.size() == 1));
         for (const Value& v : values)
           if (v.kind == Kind::error) ok = false;
         if (values.size() == 1) {
-          result = values[0];
+          result = std::move(values[0]);
         } else {
           result.kind = Kind::tuple;
           result.items = std::move(values);
@@ -612,6 +613,8 @@ class Lowerer {
       lhs.name.clear();
       return lhs;
     }
+    // A function straight after '|' may return several values (`x | lr4_crossover3(...)`).
+    if (rhs.steps.size() == 1 && rhs.steps[0].call) return call_function(*rhs.steps[0].call, lhs.node);
     return signal(instantiate(rhs.steps, lhs.node));
   }
 
@@ -672,15 +675,18 @@ class Lowerer {
 
     bool ok = true;
     std::vector<Value> values;
-    for (const Term& t : terms) {
-      Value v = eval(*t.expr);
+    for (const Term& t : terms) values.push_back(eval(*t.expr));
+    if (std::all_of(values.begin(), values.end(), [](const Value& v) { return v.kind == Kind::constant; }))
+      return constant_sum(values, terms);
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+      const Term& t = terms[i];
+      Value& v = values[i];
       std::string op(op_text(t.op));
       if (v.kind == Kind::chain) chain_without_signal(v);
       if (v.kind == Kind::constant)
         error(v.loc, "expected a signal on both sides of '" + op + "', found the number " +
                          written(v.number));
       ok = ok && v.kind == Kind::signal;
-      values.push_back(std::move(v));
     }
     if (!ok) return {};
 
@@ -830,6 +836,31 @@ class Lowerer {
                                                                        : diags_.diagnostics().size();
     for (std::size_t s = statement; s < statement_diagnostics_end_.size(); ++s) ++statement_diagnostics_end_[s];
     return diags_.report_at(index, {Severity::error, loc, std::move(message), kCode, {}});
+  }
+
+  // `1 - damp`, `1116 + spread` (language version 2): numbers of one unit, or without one.
+  template <class Term>
+  Value constant_sum(const std::vector<Value>& values, const std::vector<Term>& terms) {
+    Value v;
+    v.kind = Kind::constant;
+    v.number.unit = values[0].number.unit;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const NumberExpr& n = values[i].number;
+      if (n.unit != v.number.unit) {
+        note(error(terms[i].op_loc, "cannot " + std::string(terms[i].op == BinaryOp::add ? "add" : "subtract") +
+                                        " numbers in different units (" + written(values[0].number) + " and " +
+                                        written(n) + ")"),
+             {}, "write both in one unit, or without a unit");
+        return {};
+      }
+      v.number.value += terms[i].weight * n.value;
+    }
+    if (!std::isfinite(v.number.value)) {
+      error(terms[1].op_loc, "the sum is too large for a number");
+      return {};
+    }
+    v.number.text = format_double(v.number.value);
+    return v;
   }
 
   // ---- helpers ----

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "frontend/fx_library.h"
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include "frontend/lexer.h"
+#include "frontend/parser.h"
+
+namespace fxc::frontend {
+namespace {
+
+constexpr const char* kCode = "fx-import";
+constexpr std::string_view kStandardPrefix = "std/";
+
+struct Source {
+  std::string key;   // the name errors and carets use: "std/reverb.fx", or the path
+  std::string text;
+};
+
+std::string standard_names() {
+  std::string out;
+  for (const auto& [name, text] : standard_library()) out += (out.empty() ? "" : ", ") + std::string(kStandardPrefix) + name;
+  return out;
+}
+
+// The file `path` names, imported from `from` (a file name, or "" for text without one).
+std::optional<Source> find(const std::string& path, const std::string& from, const ImportStmt& at,
+                           DiagnosticEngine& diags) {
+  if (path.starts_with(kStandardPrefix)) {
+    auto it = standard_library().find(std::string_view(path).substr(kStandardPrefix.size()));
+    if (it != standard_library().end()) return Source{path, std::string(it->second)};
+    diags.error(at.path_loc, "the standard library has no file '" + path + "'", kCode)
+        .notes.push_back({Severity::note, {}, "it has " + standard_names(), {}, {}});
+    return std::nullopt;
+  }
+  namespace fs = std::filesystem;
+  fs::path base = from.empty() || from.starts_with(kStandardPrefix) ? fs::path() : fs::path(from).parent_path();
+  fs::path full = base / path;
+  std::error_code ec;
+  if (!fs::is_regular_file(full, ec)) {
+    Diagnostic& d = diags.error(at.path_loc, "cannot import '" + path + "': no such file (looked for " +
+                                                 full.string() + ")",
+                                kCode);
+    if (standard_library().count(path))
+      d.notes.push_back({Severity::note, {}, "the standard library's file is 'std/" + path + "'", {}, {}});
+    return std::nullopt;
+  }
+  std::ifstream in(full, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in && !in.eof()) {
+    diags.error(at.path_loc, "cannot read '" + full.string() + "'", kCode);
+    return std::nullopt;
+  }
+  return Source{fs::weakly_canonical(full, ec).string(), text.str()};
+}
+
+}  // namespace
+
+bool resolve_imports(Ast& ast, DiagnosticEngine& diags) {
+  std::size_t errors = diags.error_count();
+  std::set<std::string> seen;
+  std::function<void(const Ast&)> visit = [&](const Ast& file) {
+    for (const Stmt& s : file.statements) {
+      const auto* im = std::get_if<ImportStmt>(&s.node);
+      if (!im) continue;
+      std::optional<Source> source = find(im->path, file.file, *im, diags);
+      if (!source || !seen.insert(source->key).second) continue;
+      diags.add_source(source->key, source->text);
+      auto imported = std::make_shared<Ast>(parse(lex(source->text, source->key, diags), source->key, diags));
+      for (const Stmt& stmt : imported->statements)
+        if (!std::holds_alternative<FnStmt>(stmt.node) && !std::holds_alternative<ImportStmt>(stmt.node))
+          diags.error(stmt.loc, "an imported file holds only functions ('fn') and imports", kCode)
+              .notes.push_back({Severity::note, im->path_loc, "imported here", {}, {}});
+      visit(*imported);
+      ast.imported.push_back(std::move(imported));
+    }
+  };
+  visit(ast);
+  return diags.error_count() == errors;
+}
+
+}  // namespace fxc::frontend
