@@ -8,9 +8,10 @@ fn echo(time = 250 ms, feedback = 0.5, damping = 5 kHz) {
   return y
 }
 
-# A ping-pong delay on a stereo signal: the echoes alternate left and right. The two channels
-# are summed into the left delay line, which feeds the right one, which feeds back into the
-# left through a lowpass at `damping`. Returns the dry signal plus the echoes.
+# A ping-pong delay on a stereo signal: the echoes alternate left and right. The mean of the
+# two channels, (L + R) / 2, goes into the left delay line, which feeds the right one, which
+# feeds back into the left through a lowpass at `damping`. Returns the dry signal plus the
+# echoes.
 fn pingpong(time = 300 ms, feedback = 0.5, damping = 6 kHz) {
   mono = 0.5 * (in | sum_channels())
   left = (mono + feedback * (right | lowpass(damping))) | delay(time)

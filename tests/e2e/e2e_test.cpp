@@ -911,6 +911,7 @@ TEST_CASE("every complete .fx program in the README and docs/ compiles, or fails
       CAPTURE(file.filename().string() + ":" + std::to_string(program.line) + " as " + name);
       TempDir dir;
       {
+        fs::create_directories((dir / name).parent_path());  // examples/echo.fx
         std::ofstream out(dir / name);
         for (const std::string& l : program.body) out << l << "\n";
       }
