@@ -2,6 +2,8 @@
 #include "random_graphs.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <random>
 
 #include "frontend/dsl.h"
@@ -109,8 +111,151 @@ class Generator {
   std::mt19937_64 rng_;
 };
 
+// .fx text: names with their channel counts; each step binds a new one.
+class ProgramGenerator {
+ public:
+  explicit ProgramGenerator(std::uint64_t seed) : rng_(seed) {}
+
+  std::string make() {
+    int channels = uniform(1, 3);
+    text_ = "input x : " + std::to_string(channels) + "\n";
+    names_.push_back({"x", channels});
+    int steps = uniform(3, 10);
+    for (int s = 0; s < steps; ++s) step("n" + std::to_string(s));
+    text_ += "output " + names_.back().name + "\n";
+    if (uniform(0, 1)) text_ += "output " + pick().name + " | tanh()\n";
+    return text_;
+  }
+
+ private:
+  struct Name {
+    std::string name;
+    int channels;
+  };
+
+  void step(const std::string& name) {
+    const Name from = pick();
+    switch (uniform(0, 9)) {
+      case 0:
+      case 1:
+        bind(name, from.name + " | " + stage(), from.channels);
+        break;
+      case 2: {  // a mix of two signals with the same count
+        const Name other = pick(from.channels);
+        bind(name, from.name + " + " + number(-1.5, 1.5) + " * " + other.name, from.channels);
+        break;
+      }
+      case 3:
+      case 4:  // a loop through stages and a delay
+        bind(name, from.name + " + " + number(-0.85, 0.85) + " * (" + name + " | " + damping() + " | delay(" +
+                       std::to_string(uniform(1, 40)) + "))",
+             from.channels);
+        break;
+      case 5: {  // two signals feeding each other
+        std::string other = name + "b";
+        text_ += name + " = " + from.name + " + " + number(-0.6, 0.6) + " * (" + other + " | delay(" +
+                 std::to_string(uniform(1, 30)) + "))\n";
+        bind(other, number(-0.6, 0.6) + " * (" + name + " | " + damping() + " | delay(" +
+                        std::to_string(uniform(1, 30)) + "))",
+             from.channels);
+        names_.push_back({name, from.channels});
+        break;
+      }
+      default:
+        route(name, from);
+    }
+  }
+
+  void route(const std::string& name, const Name& from) {
+    switch (uniform(0, 6)) {
+      case 0:
+        bind(name, from.name + "[" + std::to_string(uniform(0, from.channels - 1)) + "]", 1);
+        break;
+      case 1: {
+        const Name other = pick();
+        if (from.channels + other.channels > 4) return bind(name, from.name + " | sum_channels()", 1);
+        bind(name, "[" + from.name + ", " + other.name + "]", from.channels + other.channels);
+        break;
+      }
+      case 2:
+        bind(name, from.name + " | sum_channels()", 1);
+        break;
+      case 3:
+        if (from.channels != 1) return bind(name, from.name + "[0]", 1);
+        bind(name, from.name + " | pan(" + number(-1, 1) + ")", 2);
+        break;
+      case 4:
+        if (from.channels != 2) return bind(name, "[" + from.name + ", " + from.name + "]", 2 * from.channels);
+        bind(name, from.name + " | " + (uniform(0, 1) ? "ms_encode()" : "swap()"), 2);
+        break;
+      case 5:
+        if (from.channels == 2) {
+          text_ += name + "l, " + name + "r = " + from.name + "\n";
+          names_.push_back({name + "l", 1});
+          bind(name, name + "r - 0.5 * " + name + "l", 1);
+          break;
+        }
+        [[fallthrough]];
+      default:
+        bind(name, from.name + " | mix([" + matrix_row(from.channels) + ", " + matrix_row(from.channels) + "])", 2);
+    }
+  }
+
+  void bind(const std::string& name, const std::string& value, int channels) {
+    text_ += name + " = " + value + "\n";
+    names_.push_back({name, channels});
+  }
+
+  // A name bound so far (with `channels` channels, when given and one has them).
+  Name pick(int channels = 0) {
+    std::vector<Name> fit;
+    for (const Name& n : names_)
+      if (channels == 0 || n.channels == channels) fit.push_back(n);
+    return fit[static_cast<std::size_t>(uniform(0, static_cast<int>(fit.size()) - 1))];
+  }
+
+  std::string stage() {
+    switch (uniform(0, 5)) {
+      case 0: return "peaking(" + hz() + ", " + number(0.5, 3) + ", " + number(-9, 9) + " dB)";
+      case 1: return "butter(" + std::to_string(uniform(1, 4)) + ", " + hz() + ", highpass)";
+      case 2: return "fir([" + number(-1, 1) + ", " + number(-1, 1) + ", " + number(-1, 1) + "])";
+      case 3: return "delay(" + std::to_string(uniform(0, 12)) + ")";
+      case 4: return "gain(" + number(-2, 2) + ")";
+      default: return "clip(-0.8, 0.8)";
+    }
+  }
+  // A stage whose gain is at most 1, for loops.
+  std::string damping() {
+    switch (uniform(0, 3)) {
+      case 0: return "lowpass(" + hz() + ")";
+      case 1: return "butter(2, " + hz() + ")";
+      case 2: return "tanh()";
+      default: return "highpass(" + hz() + ")";
+    }
+  }
+  std::string matrix_row(int columns) {
+    std::string row = "[";
+    for (int c = 0; c < columns; ++c) row += (c ? ", " : "") + number(-1, 1);
+    return row + "]";
+  }
+  std::string hz() { return number(40 * std::pow(450.0, real(0, 1)), 0) + " Hz"; }
+  std::string number(double lo, double hi) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.4f", hi > lo ? real(lo, hi) : lo);
+    return buffer;
+  }
+  int uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+  double real(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng_); }
+
+  std::mt19937_64 rng_;
+  std::string text_;
+  std::vector<Name> names_;
+};
+
 }  // namespace
 
 ir::Graph random_graph(std::uint64_t seed) { return Generator(seed).make(); }
+
+std::string random_looped_program(std::uint64_t seed) { return ProgramGenerator(seed).make(); }
 
 }  // namespace fxc::test
