@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/frequency_response.h"
 
+#include <algorithm>
+#include <string>
+
 #include "design/filter_design.h"
 #include "ir/graph_algorithms.h"
 
@@ -11,7 +14,9 @@ using Response = std::vector<std::complex<double>>;
 
 // Algorithm: for one input at a time, propagate H(w) through the graph in topological order:
 // the input is 1, a node not fed by it is 0, a filter multiplies by its own response, a gain
-// scales, a delay of d samples multiplies by e^{-jwd}, a sum adds its weighted operands.
+// scales, a delay of d samples multiplies by e^{-jwd}, a sum adds its weighted operands. With
+// feedback the order does not give every operand first: the same relations are solved as a
+// linear system per frequency instead (solve_from_input).
 class ResponsePropagator {
  public:
   ResponsePropagator(const ir::Graph& g, const std::vector<double>& w, DiagnosticEngine& diags)
@@ -27,6 +32,81 @@ class ResponsePropagator {
       const ir::Node& node = g_.node(id);
       bool ok = std::visit([&](const auto& p) { return apply(node, p, values, values[id]); }, node.op);
       if (!ok) return false;
+    }
+    return true;
+  }
+
+  /// For a linear graph with loops: per frequency, the responses of all nodes fed by `input`
+  /// solve H = M H + e_input, where row n of M holds what node n multiplies each operand's
+  /// response by (a stage's own response, a sum's weights, a feedback delay's e^{-jwd}).
+  bool solve_from_input(ir::NodeId input, std::vector<Response>& values) {
+    std::vector<bool> fed = ir::reachable_from(g_, {input});
+    std::vector<ir::NodeId> nodes;  // the unknowns
+    std::vector<int> index(g_.size(), -1);
+    for (ir::NodeId id = 0; id < g_.size(); ++id)
+      if (fed[id]) {
+        index[id] = static_cast<int>(nodes.size());
+        nodes.push_back(id);
+      }
+    // Each unknown's factors: (operand's unknown, response over w).
+    std::vector<std::vector<std::pair<int, Response>>> factors(nodes.size());
+    for (std::size_t r = 0; r < nodes.size(); ++r) {
+      const ir::Node& node = g_.node(nodes[r]);
+      if (nodes[r] == input) continue;
+      for (std::size_t i = 0; i < node.operands.size(); ++i) {
+        int k = index[node.operands[i]];
+        if (k < 0) continue;  // not fed by this input: zero
+        Response factor(w_.size(), 1.0);
+        if (const auto* sum = std::get_if<ir::Sum>(&node.op)) {
+          factor.assign(w_.size(), sum->weights[i]);
+        } else {
+          ir::Node single = node;
+          single.operands = {0};
+          Values unit{Response(w_.size(), 1.0)};
+          bool ok = std::visit([&](const auto& p) { return apply(single, p, unit, factor); }, node.op);
+          if (!ok) return false;
+        }
+        factors[r].emplace_back(k, std::move(factor));
+      }
+    }
+    values.assign(g_.size(), Response(w_.size(), 0.0));
+    const std::size_t n = nodes.size();
+    std::vector<std::complex<double>> a(n * n), b(n);
+    for (std::size_t f = 0; f < w_.size(); ++f) {
+      std::fill(a.begin(), a.end(), 0.0);
+      std::fill(b.begin(), b.end(), 0.0);
+      for (std::size_t r = 0; r < n; ++r) {
+        a[r * n + r] = 1.0;
+        if (nodes[r] == input) b[r] = 1.0;
+        for (const auto& [k, factor] : factors[r]) a[r * n + static_cast<std::size_t>(k)] -= factor[f];
+      }
+      // Gaussian elimination with partial pivoting.
+      for (std::size_t c = 0; c < n; ++c) {
+        std::size_t pivot = c;
+        for (std::size_t r = c + 1; r < n; ++r)
+          if (std::abs(a[r * n + c]) > std::abs(a[pivot * n + c])) pivot = r;
+        if (std::abs(a[pivot * n + c]) == 0) {
+          diags_.error({}, "the loops of this graph have no finite response at " + std::to_string(w_[f]) +
+                               " rad/sample (a pole on the unit circle)", "fxc-freqz");
+          return false;
+        }
+        if (pivot != c) {
+          for (std::size_t j = 0; j < n; ++j) std::swap(a[c * n + j], a[pivot * n + j]);
+          std::swap(b[c], b[pivot]);
+        }
+        for (std::size_t r = c + 1; r < n; ++r) {
+          std::complex<double> m = a[r * n + c] / a[c * n + c];
+          if (m == 0.0) continue;
+          for (std::size_t j = c; j < n; ++j) a[r * n + j] -= m * a[c * n + j];
+          b[r] -= m * b[c];
+        }
+      }
+      for (std::size_t c = n; c-- > 0;) {
+        std::complex<double> v = b[c];
+        for (std::size_t j = c + 1; j < n; ++j) v -= a[c * n + j] * b[j];
+        b[c] = v / a[c * n + c];
+        values[nodes[c]][f] = b[c];
+      }
     }
     return true;
   }
@@ -88,10 +168,9 @@ class ResponsePropagator {
                  "fxc-freqz");
     return false;
   }
-  bool apply(const ir::Node& n, const ir::Feedback&, const Values&, Response&) {
-    diags_.error(n.loc, "the graph has a feedback loop; fxc does not compute the frequency response of loops yet",
-                 "fxc-freqz");
-    return false;
+  bool apply(const ir::Node& n, const ir::Feedback& p, const Values& v, Response& out) {
+    if (p.unit != ir::DelayUnit::samples) return undesigned(n);
+    return scale(n, v, out, [&](double w) { return std::polar(1.0, -w * p.amount); });
   }
   bool apply(const ir::Node& n, const ir::Tanh&, const Values&, Response&) { return nonlinear(n); }
   bool apply(const ir::Node& n, const ir::Clip&, const Values&, Response&) { return nonlinear(n); }
@@ -128,10 +207,13 @@ std::vector<PathResponse> frequency_response(const ir::Graph& graph,
     return {};
   }
   ResponsePropagator propagator(graph, w_rad, diags);
+  const bool looped = std::any_of(graph.nodes().begin(), graph.nodes().end(),
+                                  [](const ir::Node& n) { return ir::holds<ir::Feedback>(n); });
   std::vector<PathResponse> out;
   for (ir::NodeId input : graph.inputs()) {
     std::vector<Response> values;
-    if (!propagator.from_input(input, *order, values)) return {};
+    if (!(looped ? propagator.solve_from_input(input, values) : propagator.from_input(input, *order, values)))
+      return {};
     std::vector<bool> fed = ir::reachable_from(graph, {input});
     for (ir::NodeId output : graph.outputs())
       if (fed[output]) out.push_back({input, output, values[output]});

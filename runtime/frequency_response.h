@@ -19,8 +19,9 @@ struct PathResponse {
 
 /// H(e^{jw}) at each angular frequency in `w_rad` (radians per sample) for every (input,
 /// output) pair where the output depends on the input. The graph must be designed (no
-/// specifications). A non-linear stage (tanh, clip) on a path has no frequency response: it
-/// is reported at its location and the result is empty.
+/// specifications). A linear loop (feedback through linear stages) has one: it is solved as
+/// a linear system per frequency. A non-linear stage (tanh, clip) or channel routing on a
+/// path has none: it is reported at its location and the result is empty.
 std::vector<PathResponse> frequency_response(const ir::Graph& graph,
                                              const std::vector<double>& w_rad,
                                              DiagnosticEngine& diags);

@@ -194,3 +194,30 @@ TEST_CASE("the dumps show a loop") {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_CASE("a linear loop has a frequency response: the comb's and the allpass's closed forms") {
+  const double fs = 48000;
+  std::vector<double> hz;
+  for (int k = 1; k < 200; ++k) hz.push_back(k * 119.0);
+  auto response = [&](const char* source) {
+    auto r = fxc::Program::from_source(source, options(fxc::DType::f64)).frequency_response(hz);
+    REQUIRE(r.size() == 1);
+    return r[0].response;
+  };
+  auto comb = response("input x : 1\ny = x + 0.7 * (y | delay(23))\noutput y\n");
+  auto allpass = response("input x : 1\nw = x + 0.7 * (w | delay(23))\noutput -0.7 * w + (w | delay(23))\n");
+  for (std::size_t k = 0; k < hz.size(); ++k) {
+    std::complex<double> z = std::polar(1.0, -2 * M_PI * hz[k] / fs * 23);
+    CHECK(std::abs(comb[k] - 1.0 / (1.0 - 0.7 * z)) < 1e-12);
+    CHECK(std::abs(std::abs(allpass[k]) - 1.0) < 1e-12);
+  }
+  // A loop through a non-linear stage has none.
+  CHECK_THROWS_AS(fxc::Program::from_source("input x : 1\ny = x + 0.5 * (y | tanh() | delay(3))\noutput y\n",
+                                            options(fxc::DType::f64))
+                      .frequency_response(hz),
+                  fxc::Error);
+}
+
+}  // namespace
