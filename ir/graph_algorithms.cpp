@@ -141,6 +141,51 @@ std::optional<std::vector<NodeId>> topological_order(const Graph& graph) {
   return order;
 }
 
+std::optional<LoopOrder> loop_order(const Graph& graph) {
+  auto order = topological_order(graph);
+  if (!order) return std::nullopt;
+  LoopOrder out;
+  out.loop.assign(graph.size(), -1);
+  std::vector<std::vector<NodeId>> found = loops(graph);
+  for (std::size_t l = 0; l < found.size(); ++l)
+    for (NodeId id : found[l]) out.loop[id] = static_cast<int>(l);
+  int next = static_cast<int>(found.size());
+  for (NodeId id = 0; id < graph.size(); ++id)
+    if (!has_forward_operands(graph.node(id).op) && out.loop[id] < 0) out.loop[id] = next++;
+  // Kahn's algorithm on the graph with each loop contracted to one vertex: a vertex is ready
+  // when every operand from outside it is placed; a loop is placed whole, in `order`'s order.
+  // Ties go to the smallest id, as in topological_order.
+  auto vertex = [&](NodeId id) { return out.loop[id] >= 0 ? static_cast<std::size_t>(graph.size()) + out.loop[id] : id; };
+  std::vector<std::size_t> pending(graph.size() + static_cast<std::size_t>(next), 0);
+  std::vector<std::vector<NodeId>> users(pending.size());
+  std::vector<std::vector<NodeId>> members(static_cast<std::size_t>(next));
+  for (NodeId id : *order)
+    if (out.loop[id] >= 0) members[static_cast<std::size_t>(out.loop[id])].push_back(id);
+  std::vector<NodeId> smallest(pending.size(), static_cast<NodeId>(graph.size()));
+  for (NodeId id = 0; id < graph.size(); ++id) {
+    smallest[vertex(id)] = std::min(smallest[vertex(id)], id);
+    for (NodeId operand : graph.node(id).operands) {
+      if (vertex(operand) == vertex(id)) continue;
+      ++pending[vertex(id)];
+      users[vertex(operand)].push_back(id);
+    }
+  }
+  using Item = std::pair<NodeId, std::size_t>;  // (smallest id, vertex)
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> ready;
+  for (std::size_t v = 0; v < pending.size(); ++v)
+    if (smallest[v] < graph.size() && pending[v] == 0) ready.push({smallest[v], v});
+  while (!ready.empty()) {
+    std::size_t v = ready.top().second;
+    ready.pop();
+    std::vector<NodeId> placed = v < graph.size() ? std::vector<NodeId>{static_cast<NodeId>(v)} : members[v - graph.size()];
+    out.order.insert(out.order.end(), placed.begin(), placed.end());
+    for (NodeId user : users[v])
+      if (--pending[vertex(user)] == 0) ready.push({smallest[vertex(user)], vertex(user)});
+  }
+  if (out.order.size() != graph.size()) return std::nullopt;
+  return out;
+}
+
 std::vector<bool> reachable_from(const Graph& graph, const std::vector<NodeId>& sources) {
   if (!operands_in_range(graph)) return std::vector<bool>(graph.size(), false);
   return bfs_marks(to_boost(graph, true), sources);

@@ -28,6 +28,17 @@ std::vector<NodeId> find_cycle(const Graph& graph, bool through_feedback = false
 /// smallest id.
 std::vector<std::vector<NodeId>> loops(const Graph& graph);
 
+/// An order for running a graph with loops one loop at a time: every node after its operands
+/// (a feedback node's operand aside, within its loop), and the nodes of each loop together.
+/// `loop[id]` is the index in loops() of the loop a node belongs to, or -1; a feedback node
+/// whose operand is on no cycle with it (after a pass cut the loop) is a loop of its own.
+/// nullopt where topological_order gives none.
+struct LoopOrder {
+  std::vector<NodeId> order;
+  std::vector<int> loop;
+};
+std::optional<LoopOrder> loop_order(const Graph& graph);
+
 /// For each node, whether it can be reached from one of `sources` along operand edges.
 std::vector<bool> reachable_from(const Graph& graph, const std::vector<NodeId>& sources);
 

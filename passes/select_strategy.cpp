@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "passes/select_strategy.h"
 
-#include <algorithm>
-#include <optional>
+#include <map>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "design/filter_design.h"
+#include "ir/graph_algorithms.h"
 #include "passes/cost_model.h"
 #include "passes/precision_estimate.h"
 
@@ -14,33 +15,43 @@ namespace fxc::passes {
 
 namespace {
 
-// A graph with feedback runs in blocks no longer than its shortest feedback delay (see
-// runtime/run_graph.h); each feedback node says so, and which delay sets the length.
-void explain_loops(ir::Graph& graph) {
-  std::optional<ir::NodeId> shortest;
+// Each loop runs in blocks no longer than its shortest feedback delay (runtime/run_graph.h);
+// each feedback node says so, and which delay sets the length. Returns, by node, whether it
+// is in a loop.
+std::vector<bool> explain_loops(ir::Graph& graph) {
+  std::vector<bool> in_loop(graph.size(), false);
+  auto order = ir::loop_order(graph);
+  if (!order) return in_loop;
+  std::map<int, ir::NodeId> shortest;  // by loop
+  for (ir::NodeId id = 0; id < graph.size(); ++id) {
+    in_loop[id] = order->loop[id] >= 0;
+    if (const auto* f = std::get_if<ir::Feedback>(&graph.node(id).op)) {
+      auto [it, fresh] = shortest.emplace(order->loop[id], id);
+      if (!fresh && f->amount < std::get<ir::Feedback>(graph.node(it->second).op).amount) it->second = id;
+    }
+  }
   for (ir::NodeId id = 0; id < graph.size(); ++id)
-    if (const auto* f = std::get_if<ir::Feedback>(&graph.node(id).op))
-      if (!shortest || f->amount < std::get<ir::Feedback>(graph.node(*shortest).op).amount) shortest = id;
-  if (!shortest) return;
-  const double block = std::get<ir::Feedback>(graph.node(*shortest).op).amount;
-  for (ir::NodeId id = 0; id < graph.size(); ++id)
-    if (auto* f = std::get_if<ir::Feedback>(&graph.node(id).op))
+    if (auto* f = std::get_if<ir::Feedback>(&graph.node(id).op)) {
+      ir::NodeId by = shortest.at(order->loop[id]);
       f->reason = fmt::format(
-          "the graph runs in blocks of up to {:g} samples{}: every kernel runs vectorised over a block, and a "
-          "feedback output is known for the whole block before it starts because no feedback delay is shorter",
-          block, id == *shortest ? " (this delay, the shortest)" : fmt::format(" (the shortest feedback delay, %{})", *shortest));
+          "its loop runs in blocks of up to {:g} samples{}: every kernel of the loop runs vectorised over a "
+          "block, and the block's feedback values were all written before it, since no delay of the loop is "
+          "shorter; the rest of the graph runs over whole signals",
+          std::get<ir::Feedback>(graph.node(by).op).amount,
+          by == id ? " (this delay, the loop's shortest)" : fmt::format(" (the loop's shortest delay, %{})", by));
+    }
+  return in_loop;
 }
 
 }  // namespace
 
 ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
   ir::Graph out = graph;
-  explain_loops(out);
-  // Blocks are short next to a signal: a chunked scan, which splits one whole signal, has none.
-  const bool looped = std::any_of(out.nodes().begin(), out.nodes().end(),
-                                  [](const ir::Node& n) { return ir::holds<ir::Feedback>(n); });
+  const std::vector<bool> in_loop = explain_loops(out);
+  // A loop's blocks are short next to a signal: a chunked scan, which splits one whole
+  // signal, has none inside a loop.
   PassContext blocked = context;
-  if (looped) blocked.binding.length_samples.reset();
+  blocked.binding.length_samples.reset();
   for (ir::NodeId id = 0; id < out.size(); ++id) {
     auto* chain = std::get_if<ir::Chain>(&out.node(id).op);
     if (!chain) continue;
@@ -72,7 +83,7 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
       summary.float32_error = float32_state_error(cascade);
     }
     ir::StatePrecision precision = choose_state_precision(summary, context);
-    PassContext computing = blocked;
+    PassContext computing = in_loop[id] ? blocked : context;
     if (precision == ir::StatePrecision::f64) computing.binding.dtype = DType::f64;
     Schedule s = choose_schedule(summary, out.node(id).type.channels, computing);
     if (precision == ir::StatePrecision::f64 && summary.max_pole_radius >= t.f64_state_pole_radius)

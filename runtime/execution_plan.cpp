@@ -9,7 +9,7 @@
 namespace fxc {
 
 // Algorithm:
-//  1. Steps: the topological order without inputs and outputs.
+//  1. Steps: ir::loop_order without inputs and outputs; each loop's steps are one region.
 //  2. Last use of each node: the last step reading it, or "the end" for an output's operand
 //     (outputs are written after every step) and for a feedback node's (its line is written
 //     after every step).
@@ -19,8 +19,9 @@ namespace fxc {
 //     frees its own.
 Expected<ExecutionPlan, std::string> plan_execution(const ir::Graph& g, const codegen::CpuKernels& kernels) {
   ExecutionPlan plan;
-  auto order = ir::topological_order(g);
-  if (!order) return Unexpected{std::string("the graph has a cycle")};
+  auto loop_order = ir::loop_order(g);
+  if (!loop_order) return Unexpected{std::string("the graph has a cycle without a feedback node")};
+  const std::vector<ir::NodeId>* order = &loop_order->order;
   plan.inputs = g.inputs();
   plan.outputs = g.outputs();
   plan.channels.resize(g.size());
@@ -48,7 +49,6 @@ Expected<ExecutionPlan, std::string> plan_execution(const ir::Graph& g, const co
       step.kind = ExecutionPlan::Kind::route;
     } else if (ir::holds<ir::Feedback>(node)) {
       step.kind = ExecutionPlan::Kind::feedback;
-      plan.feedback_steps.push_back(plan.steps.size());
     } else if (ir::holds<ir::Sum>(node)) {
       step.kind = ExecutionPlan::Kind::sum;
       step.kernel = kernels.kernel(id);
@@ -64,6 +64,19 @@ Expected<ExecutionPlan, std::string> plan_execution(const ir::Graph& g, const co
                         std::string(step.kind == ExecutionPlan::Kind::sum ? "sum" : "chain") + " %" +
                         std::to_string(id)};
     step_of[id] = plan.steps.size();
+    // Loops, contiguous in the order: a step of the same loop as the last one extends it.
+    const int loop = loop_order->loop[id];
+    int region = -1;
+    if (loop >= 0) {
+      if (plan.steps.empty() || plan.step_loop.back() < 0 ||
+          loop_order->loop[plan.steps.back().node] != loop) {
+        plan.loops.push_back({plan.steps.size(), plan.steps.size(), {}});
+      }
+      region = static_cast<int>(plan.loops.size()) - 1;
+      plan.loops.back().end = plan.steps.size() + 1;
+      if (step.kind == ExecutionPlan::Kind::feedback) plan.loops.back().feedback_steps.push_back(plan.steps.size());
+    }
+    plan.step_loop.push_back(region);
     plan.steps.push_back(step);
   }
 

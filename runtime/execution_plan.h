@@ -26,8 +26,8 @@ struct ExecutionPlan {
     int slot;               ///< the buffer slot that holds the node's value
     FxcChainKernel kernel;  ///< null for a feedback node and for a chain the runtime runs itself (FFT)
   };
-  /// Chains, sums and feedback nodes, each after its operands (a feedback node: after the
-  /// operands of none; ties by id). Outputs read at the end.
+  /// Chains, sums, routing and feedback nodes, each after its operands (a feedback node's
+  /// operand aside) and each loop's together (ir::loop_order). Outputs read at the end.
   std::vector<Step> steps;
   std::vector<int> channels;        ///< by node
   std::vector<std::size_t> row;     ///< by node: its first channel pointer in a run's table
@@ -48,9 +48,16 @@ struct ExecutionPlan {
   std::vector<std::size_t> input_last_read;
   std::size_t max_sum_pointers = 0;  ///< operands x channels of the widest sum
   std::size_t max_delay_lines = 0;   ///< channels x delays of the chain with most lines
-  /// The feedback steps (indices into steps). With any, a run goes in blocks of at most the
-  /// shortest feedback delay, and each feedback node's operand lives to the end of a block.
-  std::vector<std::size_t> feedback_steps;
+  /// A loop's steps, steps[begin, end): they run together in blocks of at most the loop's
+  /// shortest feedback delay, each block's feedback values read from the lines first and the
+  /// feedback nodes' operands written into them after (run_graph.h). Every other step runs
+  /// over the whole call at once.
+  struct Loop {
+    std::size_t begin = 0, end = 0;
+    std::vector<std::size_t> feedback_steps;
+  };
+  std::vector<Loop> loops;
+  std::vector<int> step_loop;  ///< by step: its index in loops, or -1
 };
 
 /// The plan of `scheduled` (the output of the whole pass pipeline) with its kernels, which

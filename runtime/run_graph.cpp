@@ -319,55 +319,71 @@ void run_route(const ir::Graph& g, const ExecutionPlan& plan, const ExecutionPla
   counters().dispatches.fetch_add(1, std::memory_order_relaxed);
 }
 
-// One pass of every step over io's samples (at most the shortest feedback delay of them).
+// Points every channel of the run's table at sample `at` of its memory: the caller's inputs
+// and direct outputs (from io.offset), and the slots.
 template <class T>
-void run_block(const ir::Graph& g, const ExecutionPlan& plan, const GraphValues& values, GraphState<T>& state,
-               const CallerSignals& io, RunMemory& memory, const RunOptions& options) {
+void point_table(const ExecutionPlan& plan, const CallerSignals& io, RunMemory& memory, std::size_t at) {
   for (std::size_t i = 0; i < plan.inputs.size(); ++i) {
     std::size_t row = plan.row[plan.inputs[i]];
     for (int c = 0; c < plan.channels[plan.inputs[i]]; ++c)
-      memory.table[row + c] = const_cast<T*>(static_cast<const T*>(io.inputs[i][c])) + io.offset;
+      memory.table[row + c] = const_cast<T*>(static_cast<const T*>(io.inputs[i][c])) + io.offset + at;
   }
   for (const ExecutionPlan::Step& step : plan.steps) {
     T* slot = reinterpret_cast<T*>(memory.slots[step.slot]);
     std::size_t row = plan.row[step.node];
     for (int c = 0; c < plan.channels[step.node]; ++c)
-      memory.table[row + c] = slot ? slot + c * memory.stride : nullptr;  // null: a slot this run does not use
+      memory.table[row + c] = slot ? slot + c * memory.stride + at : nullptr;  // null: a slot this run does not use
   }
   for (std::size_t o = 0; o < plan.outputs.size(); ++o) {
     if (!memory.direct[o]) continue;
     std::size_t row = plan.row[plan.output_source[o]];
     for (int c = 0; c < plan.channels[plan.outputs[o]]; ++c)
-      memory.table[row + c] = static_cast<T*>(io.outputs[o][c]) + io.offset;
+      memory.table[row + c] = static_cast<T*>(io.outputs[o][c]) + io.offset + at;
   }
-  for (const ExecutionPlan::Step& step : plan.steps) {
-    switch (step.kind) {
-      case ExecutionPlan::Kind::chain:
-        run_chain(g, plan, step, values, state, io.frames, memory, options);
-        break;
-      case ExecutionPlan::Kind::sum:
-        run_sum<T>(g, plan, step, values, io.frames, memory);
-        break;
-      case ExecutionPlan::Kind::route:
-        run_route<T>(g, plan, step, values, io.frames, memory);
-        break;
-      case ExecutionPlan::Kind::feedback:
-        read_feedback(state.chains[step.node], memory.table.data() + plan.row[step.node],
-                      static_cast<std::size_t>(plan.channels[step.node]), io.frames);
-        break;
+}
+
+template <class T>
+void run_step(const ir::Graph& g, const ExecutionPlan& plan, const ExecutionPlan::Step& step, const GraphValues& values,
+              GraphState<T>& state, std::size_t frames, RunMemory& memory, const RunOptions& options) {
+  switch (step.kind) {
+    case ExecutionPlan::Kind::chain:
+      run_chain(g, plan, step, values, state, frames, memory, options);
+      break;
+    case ExecutionPlan::Kind::sum:
+      run_sum<T>(g, plan, step, values, frames, memory);
+      break;
+    case ExecutionPlan::Kind::route:
+      run_route<T>(g, plan, step, values, frames, memory);
+      break;
+    case ExecutionPlan::Kind::feedback:
+      read_feedback(state.chains[step.node], memory.table.data() + plan.row[step.node],
+                    static_cast<std::size_t>(plan.channels[step.node]), frames);
+      break;
+  }
+}
+
+// A loop's steps over the whole call, in blocks of at most its shortest feedback delay (at
+// the values of this run): every feedback value of a block was written before the block.
+template <class T>
+void run_loop(const ir::Graph& g, const ExecutionPlan& plan, const ExecutionPlan::Loop& loop,
+              const GraphValues& values, GraphState<T>& state, const CallerSignals& io, RunMemory& memory,
+              const RunOptions& options) {
+  std::size_t block = io.frames;
+  for (std::size_t s : loop.feedback_steps)
+    block = std::min(block, static_cast<std::size_t>(
+                                std::max<std::int64_t>(state.chains[plan.steps[s].node].delay_lengths[0], 1)));
+  for (std::size_t done = 0; done < io.frames; done += block) {
+    const std::size_t frames = std::min(block, io.frames - done);
+    if (done > 0) point_table<T>(plan, io, memory, done);
+    for (std::size_t s = loop.begin; s < loop.end; ++s)
+      run_step(g, plan, plan.steps[s], values, state, frames, memory, options);
+    for (std::size_t s : loop.feedback_steps) {
+      ir::NodeId id = plan.steps[s].node;
+      write_feedback(state.chains[id], memory.table.data() + plan.row[g.node(id).operands[0]],
+                     static_cast<std::size_t>(plan.channels[id]), frames);
     }
   }
-  for (std::size_t s : plan.feedback_steps) {
-    ir::NodeId id = plan.steps[s].node;
-    write_feedback(state.chains[id], memory.table.data() + plan.row[g.node(id).operands[0]],
-                   static_cast<std::size_t>(plan.channels[id]), io.frames);
-  }
-  // Outputs that are an input as it is first: their input may share memory with another
-  // output's (in place), which the copies from slots would overwrite.
-  for (int pass = 0; pass < 2; ++pass)
-    for (std::size_t o = 0; o < plan.outputs.size(); ++o)
-      if (!memory.direct[o] && (plan.output_step[o] == plan.steps.size()) == (pass == 0))
-        copy_output(plan, io, sizeof(T), o, memory);
+  if (io.frames > block) point_table<T>(plan, io, memory, 0);
 }
 
 }  // namespace
@@ -376,20 +392,22 @@ template <class T>
 void run_graph(const ir::Graph& g, const ExecutionPlan& plan, const GraphValues& values, GraphState<T>& state,
                const CallerSignals& io, RunMemory& memory, const RunOptions& options) {
   FlushDenormals ftz;
-  // With feedback, blocks of at most the shortest feedback delay (at the values of this run):
-  // every feedback output of a block was written before the block began.
-  std::size_t block = io.frames;
-  for (std::size_t s : plan.feedback_steps)
-    block = std::min(block, static_cast<std::size_t>(std::max<std::int64_t>(
-                                state.chains[plan.steps[s].node].delay_lengths[0], 1)));
-  if (block == 0) block = 1;
-  for (std::size_t done = 0; done < io.frames || io.frames == 0; done += block) {
-    CallerSignals part = io;
-    part.offset = io.offset + done;
-    part.frames = std::min(block, io.frames - done);
-    run_block(g, plan, values, state, part, memory, options);
-    if (io.frames == 0) break;
+  point_table<T>(plan, io, memory, 0);
+  for (std::size_t s = 0; s < plan.steps.size(); ++s) {
+    if (plan.step_loop[s] < 0) {
+      run_step(g, plan, plan.steps[s], values, state, io.frames, memory, options);
+      continue;
+    }
+    const ExecutionPlan::Loop& loop = plan.loops[static_cast<std::size_t>(plan.step_loop[s])];
+    run_loop(g, plan, loop, values, state, io, memory, options);
+    s = loop.end - 1;
   }
+  // Outputs that are an input as it is first: their input may share memory with another
+  // output's (in place), which the copies from slots would overwrite.
+  for (int pass = 0; pass < 2; ++pass)
+    for (std::size_t o = 0; o < plan.outputs.size(); ++o)
+      if (!memory.direct[o] && (plan.output_step[o] == plan.steps.size()) == (pass == 0))
+        copy_output(plan, io, sizeof(T), o, memory);
 }
 
 template void run_graph(const ir::Graph&, const ExecutionPlan&, const GraphValues&, GraphState<float>&,
