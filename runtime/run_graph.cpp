@@ -253,17 +253,24 @@ namespace {
 
 // A feedback node's value for the block: its line from the position on, the samples written
 // `length` samples ago (within F <= length of them, none is overwritten before it is read).
+// A line that has not wrapped holds fewer cells than `length`; those past it are zeros. At
+// most two copies per channel: up to the end of the line, then from its start.
 template <class T>
 void read_feedback(ChainState<T>& s, void* const* out, std::size_t channels, std::size_t frames) {
   grow_delay_lines(s, frames);
   const auto length = static_cast<std::size_t>(std::max<std::int64_t>(s.delay_lengths[0], 1));
   for (std::size_t c = 0; c < channels; ++c) {
     const std::vector<T>& line = s.lines[c];
-    auto pos = static_cast<std::size_t>(s.positions[c]);
+    const auto pos = static_cast<std::size_t>(s.positions[c]);
     T* y = static_cast<T*>(out[c]);
-    // A line that has not wrapped holds fewer cells than `length`; those past it are zeros.
-    for (std::size_t i = 0; i < frames; ++i, pos = pos + 1 == length ? 0 : pos + 1)
-      y[i] = pos < line.size() ? line[pos] : T(0);
+    std::size_t first = std::min(frames, length - pos);  // [pos, pos + first) then [0, frames - first)
+    std::size_t held = line.size() > pos ? std::min(first, line.size() - pos) : 0;
+    std::copy_n(line.data() + pos, held, y);
+    std::fill(y + held, y + first, T(0));
+    std::size_t rest = frames - first;
+    std::size_t wrapped = std::min(rest, line.size());
+    std::copy_n(line.data(), wrapped, y + first);
+    std::fill(y + first + wrapped, y + frames, T(0));
   }
 }
 
@@ -274,11 +281,12 @@ void write_feedback(ChainState<T>& s, void* const* in, std::size_t channels, std
   const auto length = static_cast<std::size_t>(std::max<std::int64_t>(s.delay_lengths[0], 1));
   for (std::size_t c = 0; c < channels; ++c) {
     std::vector<T>& line = s.lines[c];
-    auto pos = static_cast<std::size_t>(s.positions[c]);
+    const auto pos = static_cast<std::size_t>(s.positions[c]);
     const T* x = static_cast<const T*>(in[c]);
-    for (std::size_t i = 0; i < frames; ++i, pos = pos + 1 == length ? 0 : pos + 1)
-      if (pos < line.size()) line[pos] = x[i];
-    s.positions[c] = static_cast<std::int64_t>(pos);
+    std::size_t first = std::min(frames, length - pos);
+    std::copy_n(x, std::min(first, line.size() > pos ? line.size() - pos : 0), line.data() + pos);
+    std::copy_n(x + first, std::min(frames - first, line.size()), line.data());
+    s.positions[c] = static_cast<std::int64_t>((pos + frames) % length);
   }
 }
 
