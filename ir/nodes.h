@@ -29,9 +29,9 @@
 //   feedback    y[n] = x[n - d] where x may be computed after y: the one edge that may close a
 //               cycle (a back edge). Every cycle of the graph passes through a feedback node,
 //               and d >= 1 sample, so y[n] needs only samples of x before n. `amount` and
-//               `unit` are as delay's. A graph with feedback runs in blocks of at most the
-//               shortest feedback delay: within a block, every feedback output is known
-//               before the block starts (see runtime/run_graph.h).
+//               `unit` are as delay's. Each loop runs in blocks of at most its shortest
+//               feedback delay: within a block, every feedback output is known before the
+//               block starts (see runtime/run_graph.h).
 //   chain       a kernel: the stages (sos, fir, gain, delay, tanh, clip) applied in order in
 //               one pass over memory, with the execution strategy select_strategy chose.
 //

@@ -70,6 +70,9 @@ struct RunOptions {
 
 /// Runs every step of `plan` once over `io`, from and into `state` (every chain ready), with
 /// flush-to-zero and denormals-are-zero set for the run and the caller's mode restored after.
+/// The steps of a loop (plan.loops) run together in blocks of at most the loop's shortest
+/// feedback delay: per block, each feedback node's value is copied from its line, the loop's
+/// steps run, and each feedback node's operand is copied into the line.
 /// The chunked scan (whole signals only) allocates; nothing else does.
 template <class T>
 void run_graph(const ir::Graph& scheduled, const ExecutionPlan& plan, const GraphValues& values,
