@@ -2,12 +2,80 @@
 #include "runtime/batch.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
+#include "ir/rewrite.h"
+#include "passes/infer_types.h"
 #include "runtime/bind_inputs.h"
 #include "runtime/cpu_executor.h"
 
 namespace fxc {
+
+namespace {
+
+// Channel routing for `items` items side by side (item b's channel c at b x C + c): each
+// routing node of the graph bound to one item routes every item's channels alike. A select
+// picks each item's channels in turn, a matrix becomes block-diagonal, and a concat, whose
+// operands are each the items side by side, is followed by a select that regroups them item
+// by item.
+bool widen_routing(ir::Graph& g, int items, DiagnosticEngine& diags) {
+  if (items == 1 || std::none_of(g.nodes().begin(), g.nodes().end(), [](const ir::Node& n) { return ir::is_routing(n.op); }))
+    return true;
+  // The channel counts of one item.
+  passes::PassContext context{diags, {48000.0, 0, g.node(g.inputs()[0]).type.dtype}};
+  std::size_t errors = diags.error_count();
+  ir::Graph one = passes::infer_types(g, context);
+  if (diags.error_count() > errors) return false;
+  const std::size_t count = g.size();
+  std::map<ir::NodeId, ir::NodeId> regrouped;  // an added select -> the concat it follows
+  for (ir::NodeId id = 0; id < count; ++id) {
+    ir::Node& node = g.node(id);
+    auto per_item = [&](std::size_t i) {
+      ir::NodeId operand = node.operands[i];
+      return one.node(operand < count ? operand : regrouped.at(operand)).type.channels;
+    };
+    if (auto* select = std::get_if<ir::Select>(&node.op)) {
+      std::vector<int> wide;
+      for (int b = 0; b < items; ++b)
+        for (int i : select->indices) wide.push_back(b * per_item(0) + i);
+      select->indices = std::move(wide);
+      select->of *= items;
+    } else if (auto* matrix = std::get_if<ir::Matrix>(&node.op)) {
+      const auto columns = static_cast<std::size_t>(per_item(0));
+      const auto rows = static_cast<std::size_t>(matrix->rows);
+      if (matrix->gains.empty()) matrix->gains.assign(rows * columns, 1.0);  // a sum of channels
+      std::vector<double> wide(rows * columns * static_cast<std::size_t>(items * items), 0.0);
+      const std::size_t wide_columns = columns * static_cast<std::size_t>(items);
+      for (std::size_t b = 0; b < static_cast<std::size_t>(items); ++b)
+        for (std::size_t r = 0; r < rows; ++r)
+          for (std::size_t c = 0; c < columns; ++c)
+            wide[(b * rows + r) * wide_columns + b * columns + c] = matrix->gains[r * columns + c];
+      matrix->rows *= items;
+      matrix->gains = std::move(wide);
+    } else if (ir::holds<ir::Concat>(node)) {
+      std::vector<int> regroup;
+      for (int b = 0; b < items; ++b) {
+        int start = 0;  // where operand i's items begin in the concatenation
+        for (std::size_t i = 0; i < node.operands.size(); ++i) {
+          for (int c = 0; c < per_item(i); ++c) regroup.push_back(start + b * per_item(i) + c);
+          start += items * per_item(i);
+        }
+      }
+      ir::Node select;
+      select.op = ir::Select{std::move(regroup), 0};
+      select.operands = {id};
+      select.loc = node.loc;
+      ir::NodeId added = g.add(std::move(select));
+      ir::replace_uses(g, id, added);
+      g.node(added).operands = {id};  // replace_uses pointed it at itself
+      regrouped[added] = id;
+    }
+  }
+  return true;
+}
+
+}  // namespace
 
 std::optional<WideBatch> widen_batch(const ir::Graph& graph, const std::vector<BatchItem>& items,
                                      DiagnosticEngine& diags) {
@@ -36,6 +104,7 @@ std::optional<WideBatch> widen_batch(const ir::Graph& graph, const std::vector<B
   // widened to the whole batch's.
   std::optional<ir::Graph> bound = bind_inputs(graph, items[0], diags);
   if (!bound) return std::nullopt;
+  if (!widen_routing(*bound, static_cast<int>(items.size()), diags)) return std::nullopt;
   std::vector<ir::NodeId> input_ids = bound->inputs();
   for (std::size_t i = 0; i < inputs; ++i)
     bound->node(input_ids[i]).type.channels *= static_cast<int>(items.size());

@@ -221,3 +221,30 @@ TEST_CASE("a linear loop has a frequency response: the comb's and the allpass's 
 }
 
 }  // namespace
+
+namespace {
+
+TEST_CASE("a routed graph's batch equals its items run one by one") {
+  // Every routing kind, with outputs of other channel counts than the input: items side by
+  // side must each be routed alike (select, block-diagonal matrix, regrouped concat).
+  const char* source =
+      "input x : 2\n"
+      "left, right = x\n"
+      "output wide = [right, x | sum_channels(), left | pan(0.4)]\n"
+      "output ms = x | ms_encode() | mix([[1, 0.5], [0, 2], [0.25, 0.25]])\n"
+      "output y = x[1, 0] + 0.5 * (y | lowpass(2 kHz) | delay(17))\n";
+  fxc::Program program = fxc::Program::from_source(source, options(fxc::DType::f64));
+  std::vector<std::vector<fxc::Signal>> items;
+  for (unsigned i = 0; i < 3; ++i) items.push_back({noise(2, 700 + 100 * i, fxc::DType::f64, 40 + i)});
+  auto batch = program.run_batch(items);
+  REQUIRE(batch.size() == items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    std::vector<fxc::Signal> one = program.run(items[i]);
+    REQUIRE(batch[i].size() == one.size());
+    CHECK(one[0].channels() == 4);
+    CHECK(one[1].channels() == 3);
+    for (std::size_t o = 0; o < one.size(); ++o) CHECK(relative_error(batch[i][o], one[o]) < 1e-13);
+  }
+}
+
+}  // namespace

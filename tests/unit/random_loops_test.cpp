@@ -2,7 +2,7 @@
 // The property tests of version 2's loops and routing: random programs (random_graphs.h)
 // through the passes (the optimized graph computes what the designed one does, on the
 // sample-by-sample interpreter), compiled for the CPU (equal to the reference interpreter),
-// and streamed in random blocks (equal to the whole run).
+// streamed in random blocks (equal to the whole run) and batched (equal to each item alone).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -77,7 +77,7 @@ TEST_CASE("random looped and routed programs: the passes keep what the designed 
   CHECK(routed > kPrograms / 2);
 }
 
-TEST_CASE("random looped and routed programs: compiled equals the reference and streams equal the whole") {
+TEST_CASE("random looped and routed programs: compiled equals the reference and streams and batches equal single runs") {
   for (std::uint64_t seed = 1; seed <= kPrograms; ++seed) {
     std::string text = test::random_looped_program(seed);
     CAPTURE(text);
@@ -95,9 +95,14 @@ TEST_CASE("random looped and routed programs: compiled equals the reference and 
     REQUIRE(got.size() == want.size());
     std::mt19937 rng(static_cast<unsigned>(seed));
     std::vector<Signal> blocks = program.run_in_blocks(x, std::uniform_int_distribution<std::size_t>(1, 90)(rng));
+    std::vector<Signal> other{noise(channels, 500, seed + 2000)};
+    auto batch = program.run_batch({x, other});
+    std::vector<Signal> other_alone = program.run(other);
     for (std::size_t o = 0; o < want.size(); ++o) {
       CHECK(relative(got[o], want[o]) < 1e-10);
       CHECK(relative(blocks[o], got[o]) < 1e-13);
+      CHECK(relative(batch[0][o], got[o]) < 1e-13);
+      CHECK(relative(batch[1][o], other_alone[o]) < 1e-13);
     }
   }
 }
