@@ -440,25 +440,8 @@ class Parser {
       case TokenKind::string:
         next();
         return Expr{StringExpr{t.text}, t.loc};
-      case TokenKind::lbracket: {  // signals side by side as channels
-        next();
-        ListExpr list;
-        while (!at(TokenKind::rbracket)) {
-          std::optional<Expr> item = expression("a signal in the list");
-          if (!item) return std::nullopt;
-          list.items.push_back(std::move(*item));
-          if (at(TokenKind::comma)) {
-            next();
-            continue;
-          }
-          if (!at(TokenKind::rbracket)) {
-            add_note(expected("',' or ']' in the list"), t.loc, "the list starts here");
-            return std::nullopt;
-          }
-        }
-        next();  // ']'
-        return Expr{std::move(list), t.loc};
-      }
+      case TokenKind::lbracket:  // signals side by side as channels
+        return list([&] { return expression("a signal in the list"); });
       case TokenKind::minus:
         if (peek(1).kind == TokenKind::number) return number();
         next();
@@ -539,6 +522,28 @@ class Parser {
     return a;
   }
 
+  // `[item, item, ...]` with each item read by `item()` (a trailing comma allowed).
+  template <class Item>
+  std::optional<Expr> list(Item item) {
+    const Token& open = next();  // '['
+    ListExpr out;
+    while (!at(TokenKind::rbracket)) {
+      std::optional<Expr> one = item();
+      if (!one) return std::nullopt;
+      out.items.push_back(std::move(*one));
+      if (at(TokenKind::comma)) {
+        next();
+        continue;
+      }
+      if (!at(TokenKind::rbracket)) {
+        add_note(expected("',' or ']' in the list"), open.loc, "the list starts here");
+        return std::nullopt;
+      }
+    }
+    next();  // ']'
+    return Expr{std::move(out), open.loc};
+  }
+
   std::optional<Expr> value(const std::string& what) {
     const Token& t = peek();
     switch (t.kind) {
@@ -555,25 +560,8 @@ class Parser {
       case TokenKind::identifier:
         next();
         return Expr{NameExpr{t.text}, t.loc};
-      case TokenKind::lbracket: {
-        next();
-        ListExpr list;
-        while (!at(TokenKind::rbracket)) {
-          std::optional<Expr> item = value("a list element (a number, a word, a string or a list)");
-          if (!item) return std::nullopt;
-          list.items.push_back(std::move(*item));
-          if (at(TokenKind::comma)) {
-            next();
-            continue;
-          }
-          if (!at(TokenKind::rbracket)) {
-            add_note(expected("',' or ']' in the list"), t.loc, "the list starts here");
-            return std::nullopt;
-          }
-        }
-        next();  // ']'
-        return Expr{std::move(list), t.loc};
-      }
+      case TokenKind::lbracket:
+        return list([&] { return value("a list element (a number, a word, a string or a list)"); });
       default:
         expected(what);
         return std::nullopt;

@@ -17,19 +17,8 @@ namespace {
 
 using fxc::test::noise;
 using fxc::test::options;
+using fxc::test::relative_error;
 
-// Largest |a - b| over every sample, relative to the largest |b|.
-double relative_error(const fxc::Signal& a, const fxc::Signal& b) {
-  REQUIRE(a.channels() == b.channels());
-  REQUIRE(a.samples() == b.samples());
-  double worst = 0, scale = 0;
-  for (std::size_t c = 0; c < a.channels(); ++c)
-    for (std::size_t i = 0; i < a.samples(); ++i) {
-      worst = std::max(worst, std::abs(a.at(c, i) - b.at(c, i)));
-      scale = std::max(scale, std::abs(b.at(c, i)));
-    }
-  return scale > 0 ? worst / scale : worst;
-}
 
 // A stereo echo with a lowpass in the loop (short, so the test is quick).
 constexpr const char* kEcho =

@@ -5,6 +5,10 @@
 
 #include <fxc/fxc.h>
 
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
 #include <random>
 
 namespace fxc::test {
@@ -16,6 +20,19 @@ inline Options options(DType dtype = DType::f64, Target target = Target::cpu) {
   o.target = target;
   o.cache_directory = "none";
   return o;
+}
+
+/// Largest |a - b| over every sample, relative to the largest |b|.
+inline double relative_error(const Signal& a, const Signal& b) {
+  REQUIRE(a.channels() == b.channels());
+  REQUIRE(a.samples() == b.samples());
+  double worst = 0, scale = 0;
+  for (std::size_t c = 0; c < a.channels(); ++c)
+    for (std::size_t i = 0; i < a.samples(); ++i) {
+      worst = std::max(worst, std::abs(a.at(c, i) - b.at(c, i)));
+      scale = std::max(scale, std::abs(b.at(c, i)));
+    }
+  return scale > 0 ? worst / scale : worst;
 }
 
 /// Uniform noise in [-1, 1], seeded.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the end-to-end suites share (e2e_test.cpp, corpus_e2e_test.cpp): a fresh directory per
-// test, running the fxc binary, and checking what it reported.
+// What the end-to-end suites share (e2e_test.cpp, corpus_e2e_test.cpp,
+// language_v2_e2e_test.cpp): a fresh directory per test, running the fxc binary, checking what
+// it reported, and reading the files it wrote.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/signal_file.h"
 #include "run_command.h"
 
 namespace fxc::e2e {
@@ -88,6 +90,14 @@ inline long stats_counter(const std::string& err, const std::string& name) {
   std::size_t at = err.find("  " + name + " ");
   if (at == std::string::npos) return -1;
   return std::strtol(err.c_str() + at + name.size() + 2, nullptr, 10);
+}
+
+/// A signal file fxc wrote, in float64 (the test fails if it cannot be read).
+inline fxc::Signal load(const fs::path& path) {
+  auto file = fxc::read_signal_file(path.string(), fxc::DType::f64);
+  INFO("reading " << path.string());
+  REQUIRE_MESSAGE(file.has_value(), (file ? std::string() : file.error()));
+  return std::move(file.value().signal);
 }
 
 }  // namespace fxc::e2e

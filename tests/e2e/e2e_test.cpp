@@ -60,12 +60,6 @@ constexpr double kFloat32ArithmeticTolerance = 1e-5;
 fs::path graph(const std::string& name) { return fs::path(FXC_E2E_DIR) / "graphs" / name; }
 fs::path data(const std::string& name) { return fs::path(FXC_TEST_DATA_DIR) / "e2e" / name; }
 
-fxc::Signal load(const fs::path& path) {
-  auto file = fxc::read_signal_file(path.string(), fxc::DType::f64);
-  INFO("reading " << path.string());
-  REQUIRE_MESSAGE(file.has_value(), (file ? std::string() : file.error()));
-  return std::move(file.value().signal);
-}
 
 // Compares a file fxc wrote with a SciPy reference, channel by channel.
 void check_close(const fs::path& actual_path, const std::string& reference_name, double tolerance) {

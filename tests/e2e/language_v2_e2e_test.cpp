@@ -23,12 +23,6 @@ namespace {
 
 fs::path example(const std::string& name) { return fs::path(FXC_SOURCE_DIR) / "examples" / name; }
 
-fxc::Signal load(const fs::path& path) {
-  auto file = fxc::read_signal_file(path.string(), fxc::DType::f64);
-  INFO("reading " << path.string());
-  REQUIRE_MESSAGE(file.has_value(), (file ? std::string() : file.error()));
-  return std::move(file.value().signal);
-}
 
 // Seeded stereo noise, written as float64 .npy at 48 kHz.
 void write_noise(const fs::path& path, std::size_t channels, std::size_t samples, unsigned seed) {
