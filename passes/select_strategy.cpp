@@ -86,6 +86,11 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
     PassContext computing = in_loop[id] ? blocked : context;
     if (precision == ir::StatePrecision::f64) computing.binding.dtype = DType::f64;
     Schedule s = choose_schedule(summary, out.node(id).type.channels, computing);
+    if (in_loop[id] && s.strategy == ir::IirStrategy::gpu_chunked_scan) {
+      // A loop's passes are no longer than its delay: one chunk, the scan's launches for nothing.
+      s = {ir::IirStrategy::gpu_thread_per_channel, 0, s.fir_method, s.fft_block,
+           "one GPU thread per channel: inside a loop, whose passes are too short to split in time"};
+    }
     if (precision == ir::StatePrecision::f64 && summary.max_pole_radius >= t.f64_state_pole_radius)
       s.reason += fmt::format("; float64 state (pole radius {:.6g} >= {:g})", summary.max_pole_radius,
                               t.f64_state_pole_radius);

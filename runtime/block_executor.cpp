@@ -93,7 +93,7 @@ struct BlockExecutor::Impl {
         [&](auto& graph_state) {
           for (const ExecutionPlan::Step& step : plan.steps) {
             const ir::NodeId id = step.node;
-            if (step.kind == ExecutionPlan::Kind::sum) continue;
+            if (step.kind == ExecutionPlan::Kind::sum || step.kind == ExecutionPlan::Kind::route) continue;
             if (step.kind == ExecutionPlan::Kind::feedback)
               restart_changed_delays(graph_state.chains[id], values.nodes[id].delay_lengths);
             else

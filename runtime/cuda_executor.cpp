@@ -10,6 +10,8 @@
 #include "ir/hash.h"
 #include "passes/target.h"
 #include "runtime/counters.h"
+#include "runtime/execution_plan.h"
+#include "runtime/graph_values.h"
 #include "runtime/linear_chain.h"
 
 namespace fxc {
@@ -81,13 +83,18 @@ class HostBuffer {
 
 // A node's kernels' device memory: values, state, scratch.
 struct KernelMemory {
-  DeviceBuffer params, delay_lengths, state, lines, line_ptrs, positions;  // chains
+  DeviceBuffer params, delay_lengths, state, lines, line_ptrs, positions;  // chains; lines and positions: feedback
   DeviceBuffer a_full, chunk_state;                                        // chunked scan
-  std::map<long long, DeviceBuffer> a_last;  // A^(the last chunk's length), by block length
-  DeviceBuffer weights, operands;                                          // sums
-  std::vector<std::int64_t> delay_lengths_host;
+  std::map<long long, DeviceBuffer> a_last;  // A^(the last chunk's length), by pass length
+  DeviceBuffer weights;                      // a sum's weights, a matrix's gains
+  /// Sums and routes: their operands' base pointers for each pass of a block, by block length
+  /// ([pass][operand]: a pass starts at another sample of the same buffers).
+  std::map<long long, DeviceBuffer> operand_tables;
+  std::vector<std::int64_t> delay_lengths_host;  // a chain's delays, a feedback node's one
   std::size_t channels = 0;
 };
+
+constexpr std::size_t kNoKernel = static_cast<std::size_t>(-1);
 
 std::vector<std::uint8_t> as_bytes(const std::vector<double>& values, DType dtype) {
   std::vector<std::uint8_t> out(values.size() * size_of(dtype));
@@ -116,8 +123,17 @@ struct CudaStream::Impl {
   bool use_graphs = true;
   bool interleaved = false;
   std::vector<KernelMemory> memory;                 // by kernel index
-  std::vector<ir::NodeId> order;                    // topological
-  std::vector<DeviceBuffer> signals;                // by node id (inputs, chains, sums)
+  /// The kernels in ir::loop_order (the CPU's ExecutionPlan order), in regions: each loop's
+  /// kernels together, run in passes of at most the loop's shortest feedback delay (its
+  /// feedback kernels' lines written after each pass); between loops, kernels that run over
+  /// the whole block at once.
+  struct Region {
+    std::vector<std::size_t> kernels;    // in order
+    std::vector<std::size_t> feedbacks;  // the loop's feedback nodes' kernels; none: no loop
+  };
+  std::vector<Region> regions;
+  std::vector<std::size_t> region_of;               // by kernel index
+  std::vector<DeviceBuffer> signals;                // by node id (every node but outputs)
   std::vector<HostBuffer> staging_in, staging_out;  // by input / output index
   long long capacity = 0;                           // the samples the buffers hold
   std::map<long long, GpuDevice::Handle> graphs;    // recorded per block length
@@ -128,15 +144,36 @@ struct CudaStream::Impl {
       : program(std::move(p)), device(program->device.get()), g(program->scheduled), use_graphs(graphs_on) {
     if (!g.outputs().empty()) dtype = g.node(g.outputs()[0]).type.dtype;
     for (const ir::Node& node : g.nodes()) interleaved = interleaved || node.type.channels >= 32;
-    if (auto o = ir::topological_order(g)) order = *o;
-    else broken = "the graph has a cycle";
     memory.resize(program->kernels.size());
+    if (!plan_regions()) broken = "the graph has a cycle without a feedback node";
     if (broken.empty())
       if (auto ok = setup(); !ok) broken = ok.error();
   }
 
   ~Impl() {
     for (auto& [length, graph] : graphs) device->destroy_graph(graph);
+  }
+
+  // Regions from ir::loop_order: a loop's kernels are contiguous there, and a kernel of no loop
+  // joins the region before it when that is no loop either.
+  bool plan_regions() {
+    auto loop_order = ir::loop_order(g);
+    if (!loop_order) return false;
+    std::vector<std::size_t> kernel_of(g.size(), kNoKernel);
+    for (std::size_t i = 0; i < program->kernels.size(); ++i) kernel_of[program->kernels[i].node] = i;
+    region_of.assign(program->kernels.size(), 0);
+    int last_loop = -2;  // the loop of the last region's kernels, -1 for none
+    for (ir::NodeId id : loop_order->order) {
+      const std::size_t i = kernel_of[id];
+      if (i == kNoKernel) continue;
+      const int loop = loop_order->loop[id];
+      if (regions.empty() || loop != last_loop) regions.emplace_back();
+      last_loop = loop;
+      regions.back().kernels.push_back(i);
+      if (program->kernels[i].kind == CudaKernelKind::feedback) regions.back().feedbacks.push_back(i);
+      region_of[i] = regions.size() - 1;
+    }
+    return true;
   }
 
   Expected<DeviceBuffer, std::string> allocate(std::size_t bytes) {
@@ -156,13 +193,19 @@ struct CudaStream::Impl {
 
   // Values and zero state of every kernel.
   GpuStatus setup() {
+    const GraphValues values = graph_values(g);
     for (std::size_t i = 0; i < program->kernels.size(); ++i) {
       const CudaKernelInfo& k = program->kernels[i];
       KernelMemory& m = memory[i];
       m.channels = channels_of(k.node);
       const ir::Node& node = g.node(k.node);
-      if (auto* sum = std::get_if<ir::Sum>(&node.op)) {
-        auto bytes = as_bytes(sum->weights, dtype);
+      if (k.kind == CudaKernelKind::feedback) {
+        FXC_TRY(set_feedback_length(i, values.nodes[k.node].delay_lengths.at(0), true));
+        continue;
+      }
+      if (k.kind == CudaKernelKind::sum || k.kind == CudaKernelKind::route) {
+        // A sum's weights or a matrix's gains, in the signal type (select and concat have none).
+        auto bytes = weights_of(node);
         if (bytes.empty()) bytes.resize(8);
         auto w = upload(bytes.data(), bytes.size());
         if (!w) return Unexpected{w.error()};
@@ -183,6 +226,49 @@ struct CudaStream::Impl {
       FXC_TRY(set_values(i, chain, true));
     }
     return device->synchronize();
+  }
+
+  std::vector<std::uint8_t> weights_of(const ir::Node& node) const {
+    if (const auto* sum = std::get_if<ir::Sum>(&node.op)) return as_bytes(sum->weights, dtype);
+    if (const auto* matrix = std::get_if<ir::Matrix>(&node.op)) return as_bytes(matrix->gains, dtype);
+    return {};
+  }
+
+  // A feedback node's line at `length` samples (the value graph_values gives it, as the CPU's
+  // ready_chain_states): allocated and zeroed at first, and again, with the positions back to
+  // 0, when the length changes (the CPU's restart_changed_delays). The line lives on the
+  // device, beside the chains' state: it is read and written there every pass, so keeping it
+  // on the host would cost two copies per pass, and a block replays as one CUDA graph.
+  GpuStatus set_feedback_length(std::size_t i, std::int64_t length, bool first) {
+    KernelMemory& m = memory[i];
+    if (!first && m.delay_lengths_host == std::vector<std::int64_t>{length}) return std::monostate{};
+    m.delay_lengths_host = {length};
+    const auto cells = static_cast<std::size_t>(std::max<std::int64_t>(length, 1));
+    auto lines = allocate(m.channels * cells * size_of(dtype));
+    if (!lines) return Unexpected{lines.error()};
+    m.lines = std::move(*lines);
+    FXC_TRY(device->fill_zero(m.lines.get(), m.lines.bytes()));
+    if (first) {
+      auto positions = allocate(m.channels * sizeof(std::int64_t));
+      if (!positions) return Unexpected{positions.error()};
+      m.positions = std::move(*positions);
+    }
+    FXC_TRY(device->fill_zero(m.positions.get(), m.positions.bytes()));
+    return device->synchronize();
+  }
+
+  // A feedback node's line length, in samples (a delay of 0 would hold one cell, as a chain's).
+  long long feedback_cells(std::size_t i) const {
+    return std::max<long long>(memory[i].delay_lengths_host.at(0), 1);
+  }
+
+  // The samples of each pass over region r's kernels in a block of `n`: for a loop at most its
+  // shortest feedback delay, so that every feedback value of a pass was written before the
+  // pass began (the CPU runtime's rule, runtime/run_graph.cpp run_loop); else the whole block.
+  long long pass_length(std::size_t r, long long n) const {
+    const auto& feedbacks = regions[r].feedbacks;
+    return static_cast<long long>(loop_block_length(static_cast<std::size_t>(n), feedbacks.size(),
+                                                    [&](std::size_t k) { return feedback_cells(feedbacks[k]); }));
   }
 
   // Uploads a chain's values; (re)allocates its delay lines when their lengths change.
@@ -242,17 +328,31 @@ struct CudaStream::Impl {
     return device->synchronize();
   }
 
-  // What blocks of `n` samples need beyond the buffers: the chunked scans' A^(last chunk).
+  // What blocks of `n` samples need beyond the buffers: the chunked scans' A^(last chunk) for
+  // each pass length, and the sums' and routes' operand tables for each pass.
   GpuStatus prepare(long long n) {
     for (std::size_t i = 0; i < program->kernels.size(); ++i) {
       const CudaKernelInfo& k = program->kernels[i];
-      if (k.kind != CudaKernelKind::chain_chunked_scan || memory[i].a_last.count(n)) continue;
-      long long chunks = (n + k.chunk_length - 1) / k.chunk_length;
-      const auto& chain = std::get<ir::Chain>(g.node(k.node).op);
-      std::vector<double> a = LinearChain(chain).transition_power(n - (chunks - 1) * k.chunk_length);
-      auto last = upload(a.data(), a.size() * sizeof(double));
-      if (!last) return Unexpected{last.error()};
-      memory[i].a_last.emplace(n, std::move(*last));
+      KernelMemory& m = memory[i];
+      const long long pass = pass_length(region_of[i], n);
+      if (k.kind == CudaKernelKind::chain_chunked_scan) {
+        for (long long samples : {pass, n % pass}) {
+          if (samples == 0 || m.a_last.count(samples)) continue;
+          long long chunks = (samples + k.chunk_length - 1) / k.chunk_length;
+          const auto& chain = std::get<ir::Chain>(g.node(k.node).op);
+          std::vector<double> a = LinearChain(chain).transition_power(samples - (chunks - 1) * k.chunk_length);
+          auto last = upload(a.data(), a.size() * sizeof(double));
+          if (!last) return Unexpected{last.error()};
+          m.a_last.emplace(samples, std::move(*last));
+        }
+      } else if ((k.kind == CudaKernelKind::sum || k.kind == CudaKernelKind::route) && !m.operand_tables.count(n)) {
+        std::vector<DevicePtr> table;
+        for (long long start = 0; start < n; start += pass)
+          for (ir::NodeId operand : g.node(k.node).operands) table.push_back(at(operand, start));
+        auto uploaded = upload(table.data(), table.size() * sizeof(DevicePtr));
+        if (!uploaded) return Unexpected{uploaded.error()};
+        m.operand_tables.emplace(n, std::move(*uploaded));
+      }
     }
     return device->synchronize();
   }
@@ -261,6 +361,12 @@ struct CudaStream::Impl {
   DevicePtr value(ir::NodeId id) const {
     while (ir::holds<ir::Output>(g.node(id))) id = g.node(id).operands[0];
     return signals[id].get();
+  }
+
+  // Node `id`'s value from sample `start` on: where a pass beginning there finds it.
+  DevicePtr at(ir::NodeId id, long long start) const {
+    const auto skip = static_cast<std::size_t>(start) * size_of(dtype) * (interleaved ? channels_of(id) : 1);
+    return value(id) + skip;
   }
 
   // Buffers for blocks of up to `n` samples. Growing them invalidates the recorded graphs,
@@ -279,18 +385,12 @@ struct CudaStream::Impl {
     for (std::size_t i = 0; i < program->kernels.size(); ++i) {
       const CudaKernelInfo& k = program->kernels[i];
       KernelMemory& m = memory[i];
-      const ir::Node& node = g.node(k.node);
+      m.operand_tables.clear();  // they point at the old buffers (prepare makes new ones)
       if (k.kind == CudaKernelKind::chain_chunked_scan) {
         long long chunks = (n + k.chunk_length - 1) / k.chunk_length;
         auto scratch = allocate(m.channels * chunks * k.state_dimension * sizeof(double));
         if (!scratch) return Unexpected{scratch.error()};
         m.chunk_state = std::move(*scratch);
-      } else if (k.kind == CudaKernelKind::sum) {
-        std::vector<DevicePtr> operands;
-        for (ir::NodeId operand : node.operands) operands.push_back(value(operand));
-        auto table = upload(operands.data(), operands.size() * sizeof(DevicePtr));
-        if (!table) return Unexpected{table.error()};
-        m.operands = std::move(*table);
       }
     }
     staging_in.clear();
@@ -311,54 +411,93 @@ struct CudaStream::Impl {
   }
 
   // Copies in, every kernel, copies out: what a block does on the stream. Returns the launches.
+  // A loop's kernels run in passes of pass_length samples over the block's buffers, each
+  // feedback line written after the loop's other kernels of a pass (the CPU's run_loop).
   Expected<int, std::string> enqueue(long long n) {
     const std::size_t t = size_of(dtype);
     int launches = 0;
     std::vector<ir::NodeId> inputs = g.inputs(), outputs = g.outputs();
     for (std::size_t i = 0; i < inputs.size(); ++i)
       FXC_TRY(device->copy_to_device(signals[inputs[i]].get(), staging_in[i].get(), channels_of(inputs[i]) * n * t));
-    std::map<ir::NodeId, std::size_t> kernel_of;
-    for (std::size_t i = 0; i < program->kernels.size(); ++i) kernel_of[program->kernels[i].node] = i;
-    for (ir::NodeId id : order) {
-      auto found = kernel_of.find(id);
-      if (found == kernel_of.end()) continue;
-      const std::size_t i = found->second;
-      const CudaKernelInfo& k = program->kernels[i];
-      const KernelMemory& m = memory[i];
-      const ir::Node& node = g.node(id);
-      const std::uint64_t ch = m.channels;
-      const std::uint64_t cs = interleaved ? 1 : n, ss = interleaved ? ch : 1;
-      const DevicePtr out = signals[id].get();
-      const DevicePtr in = k.kind == CudaKernelKind::sum ? 0 : value(node.operands[0]);
-      const std::uint64_t N = static_cast<std::uint64_t>(n);
-      std::vector<std::vector<std::uint64_t>> args;
-      switch (k.kind) {
-        case CudaKernelKind::chain_thread_per_channel:
-          args = {{in, out, ch, N, cs, ss, m.params.get(), m.delay_lengths.get(), m.state.get(), m.line_ptrs.get(),
-                   m.positions.get()}};
-          break;
-        case CudaKernelKind::chain_chunked_scan:
-          args = {{in, ch, N, cs, ss, m.params.get(), m.chunk_state.get()},
-                  {ch, N, m.a_full.get(), m.a_last.at(n).get(), m.chunk_state.get(), m.state.get()},
-                  {in, out, ch, N, cs, ss, m.params.get(), m.chunk_state.get()}};
-          break;
-        case CudaKernelKind::fir_tiled:
-          args = {{in, out, ch, N, cs, ss, m.params.get(), m.state.get(), m.positions.get()},
-                  {in, ch, N, cs, ss, m.state.get(), m.positions.get()}};
-          break;
-        case CudaKernelKind::sum:
-          args = {{m.operands.get(), out, ch, N, cs, ss, m.weights.get()}};
-          break;
-      }
-      for (std::size_t e = 0; e < args.size(); ++e) {
-        codegen::CudaLaunch shape = codegen::cuda_launch(k, e, static_cast<long long>(ch), n);
-        if (shape.grid == 0) continue;
-        FXC_TRY(device->launch(program->functions[i][e], shape, args[e]));
-        ++launches;
+    for (std::size_t r = 0; r < regions.size(); ++r) {
+      const long long pass = pass_length(r, n);
+      for (long long start = 0, p = 0; start < n; start += pass, ++p) {
+        const long long samples = std::min(pass, n - start);
+        for (std::size_t i : regions[r].kernels) {
+          auto count = enqueue_kernel(i, n, start, p, samples, false);
+          if (!count) return count;
+          launches += *count;
+        }
+        for (std::size_t i : regions[r].feedbacks) {
+          auto count = enqueue_kernel(i, n, start, p, samples, true);
+          if (!count) return count;
+          launches += *count;
+        }
       }
     }
     for (std::size_t o = 0; o < outputs.size(); ++o)
       FXC_TRY(device->copy_to_host(staging_out[o].get(), value(outputs[o]), channels_of(outputs[o]) * n * t));
+    return launches;
+  }
+
+  // Kernel i's launches for the pass `p` of a block of `n` samples, the `samples` from `start`;
+  // for a feedback node its read, or with `write` its write. Returns the launches.
+  Expected<int, std::string> enqueue_kernel(std::size_t i, long long n, long long start, long long p,
+                                            long long samples, bool write) {
+    const CudaKernelInfo& k = program->kernels[i];
+    const KernelMemory& m = memory[i];
+    const ir::Node& node = g.node(k.node);
+    const std::uint64_t ch = m.channels;
+    // A pass is the same layout as the block, from another first sample: planar channels stay
+    // n samples apart.
+    const std::uint64_t cs = interleaved ? 1 : n, ss = interleaved ? ch : 1;
+    const DevicePtr out = at(k.node, start);
+    const DevicePtr in = node.operands.empty() ? 0 : at(node.operands[0], start);
+    const std::uint64_t N = static_cast<std::uint64_t>(samples);
+    const DevicePtr operands =
+        k.kind == CudaKernelKind::sum || k.kind == CudaKernelKind::route
+            ? m.operand_tables.at(n).get() + static_cast<std::size_t>(p) * node.operands.size() * sizeof(DevicePtr)
+            : 0;
+    std::vector<std::vector<std::uint64_t>> args;
+    std::size_t first = 0;
+    switch (k.kind) {
+      case CudaKernelKind::chain_thread_per_channel:
+        args = {{in, out, ch, N, cs, ss, m.params.get(), m.delay_lengths.get(), m.state.get(), m.line_ptrs.get(),
+                 m.positions.get()}};
+        break;
+      case CudaKernelKind::chain_chunked_scan:
+        args = {{in, ch, N, cs, ss, m.params.get(), m.chunk_state.get()},
+                {ch, N, m.a_full.get(), m.a_last.at(samples).get(), m.chunk_state.get(), m.state.get()},
+                {in, out, ch, N, cs, ss, m.params.get(), m.chunk_state.get()}};
+        break;
+      case CudaKernelKind::fir_tiled:
+        args = {{in, out, ch, N, cs, ss, m.params.get(), m.state.get(), m.positions.get()},
+                {in, ch, N, cs, ss, m.state.get(), m.positions.get()}};
+        break;
+      case CudaKernelKind::sum:
+        args = {{operands, out, ch, N, cs, ss, m.weights.get()}};
+        break;
+      case CudaKernelKind::route:
+        args = {{operands, out, ch, N, cs, ss, interleaved ? 1u : 0u, m.weights.get()}};
+        break;
+      case CudaKernelKind::feedback: {
+        const auto cells = static_cast<std::uint64_t>(feedback_cells(i));
+        if (write) {
+          first = 1;
+          args = {{}, {in, ch, N, cs, ss, m.lines.get(), m.positions.get(), cells}};
+        } else {
+          args = {{m.lines.get(), out, ch, N, cs, ss, m.positions.get(), cells}};
+        }
+        break;
+      }
+    }
+    int launches = 0;
+    for (std::size_t e = first; e < args.size(); ++e) {
+      codegen::CudaLaunch shape = codegen::cuda_launch(k, e, static_cast<long long>(ch), samples);
+      if (shape.grid == 0) continue;
+      FXC_TRY(device->launch(program->functions[i][e], shape, args[e]));
+      ++launches;
+    }
     return launches;
   }
 
@@ -454,8 +593,8 @@ struct CudaStream::Impl {
   }
   std::map<long long, int> launch_counts;
 
-  // The buffers a snapshot holds: section and FIR state, ring positions, delay lines (sums
-  // have none).
+  // The buffers a snapshot holds: section and FIR state, ring positions, delay lines, a
+  // feedback node's line and positions (sums and routes have none).
   std::vector<const DeviceBuffer*> state_buffers(std::size_t i) const {
     std::vector<const DeviceBuffer*> out;
     for (const DeviceBuffer* b : {&memory[i].state, &memory[i].positions, &memory[i].lines})
@@ -588,18 +727,24 @@ Expected<std::monostate, std::string> CudaStream::update_values(const ir::Graph&
     return Unexpected{std::string(
         "the new graph has another shape (stages, orders, channels or strategy): compile it as a new stream")};
   s.g = scheduled;
+  const GraphValues values = graph_values(s.g);
   for (std::size_t i = 0; i < s.program->kernels.size(); ++i) {
     const codegen::CudaKernelInfo& k = s.program->kernels[i];
     const ir::Node& node = s.g.node(k.node);
-    if (auto* sum = std::get_if<ir::Sum>(&node.op)) {
-      auto bytes = as_bytes(sum->weights, s.dtype);
+    // New pass lengths (a feedback delay changed) need new operand tables.
+    s.memory[i].operand_tables.clear();
+    if (k.kind == CudaKernelKind::feedback) {
+      FXC_TRY(s.set_feedback_length(i, values.nodes[k.node].delay_lengths.at(0), false));
+    } else if (k.kind == CudaKernelKind::sum || k.kind == CudaKernelKind::route) {
+      auto bytes = s.weights_of(node);
       FXC_TRY(s.device->copy_to_device(s.memory[i].weights.get(), bytes.data(), bytes.size()));
       FXC_TRY(s.device->synchronize());
     } else {
       FXC_TRY(s.set_values(i, std::get<ir::Chain>(node.op), false));
     }
   }
-  // Buffers were replaced (params, delay lines): the recorded graphs point at the old ones.
+  // Buffers were replaced (params, delay lines, tables), and passes may have another length:
+  // the recorded graphs point at the old ones.
   for (auto& [length, graph] : s.graphs) s.device->destroy_graph(graph);
   s.graphs.clear();
   return std::monostate{};

@@ -4,6 +4,14 @@
 // copies through page-locked staging buffers on the device's own stream. Blocks of a stream
 // are recorded once as a CUDA graph (copies in, launches, copies out) and replayed.
 //
+// A graph with feedback runs as the CPU runtime runs it (runtime/run_graph.h), in the order of
+// ir::loop_order: each loop's kernels go in passes of at most the loop's shortest feedback
+// delay over the block's buffers, each feedback node's line read at its place and written
+// after the loop's other kernels of the pass; the other kernels run over the whole block. The
+// lines stay on the device with the chains' state (snapshots, reset and update_values carry
+// them), so a block is still copies in, launches, copies out. Select, matrix and concat run
+// as kernels.
+//
 // Layout: on the device, every signal of a graph is interleaved [sample][channel] when the
 // graph has a signal of 32 channels or more (one thread per channel then reads a warp's 32
 // samples in one transaction), else planar [channel][sample]. The host side is planar (Signal);
@@ -51,7 +59,7 @@ Expected<std::vector<Signal>, std::string> execute_cuda(std::shared_ptr<const Cu
 
 /// Runs `items` through a program compiled for widen_batch's graph (driver/compile_cuda.h) (for as many items with the same
 /// channel counts; lengths may differ from those it was compiled for) in one launch per kernel
-/// entry: the items side by side as channels, zero-padded to the longest, every chain from
+/// entry (a loop's per pass): the items side by side as channels, zero-padded to the longest, every chain from
 /// zero state (an item's state never reaches another's: they are other channels). Returns
 /// each item's outputs, cut to its length.
 Expected<std::vector<std::vector<Signal>>, std::string> execute_cuda_batch(std::shared_ptr<const CudaProgram> program,
@@ -78,8 +86,8 @@ class CudaStream {
   /// A copy of the device state, to restore later.
   Expected<std::shared_ptr<const CudaStreamState>, std::string> snapshot() const;
   Expected<std::monostate, std::string> restore(const CudaStreamState& state);
-  /// New values for the same shape; the state is kept (a delay whose length changes restarts
-  /// from zeros, as on the CPU).
+  /// New values for the same shape; the state is kept (a delay or feedback line whose length
+  /// changes restarts from zeros, as on the CPU).
   Expected<std::monostate, std::string> update_values(const ir::Graph& scheduled);
 
   const ir::Graph& graph() const;

@@ -4,6 +4,7 @@
 // CpuStream, BlockExecutor) walks the same plan.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -59,6 +60,17 @@ struct ExecutionPlan {
   std::vector<Loop> loops;
   std::vector<int> step_loop;  ///< by step: its index in loops, or -1
 };
+
+/// The samples a loop runs at a time out of `frames`: no more than its shortest feedback
+/// delay, `length(i)` for i < `feedbacks` (in samples), and at least one. The CPU runtime
+/// and the CUDA executor both cut loops with it.
+template <class Length>
+std::size_t loop_block_length(std::size_t frames, std::size_t feedbacks, Length length) {
+  std::size_t block = frames;
+  for (std::size_t i = 0; i < feedbacks; ++i)
+    block = std::min(block, static_cast<std::size_t>(std::max<std::int64_t>(length(i), 1)));
+  return std::max<std::size_t>(block, 1);
+}
 
 /// The plan of `scheduled` (the output of the whole pass pipeline) with its kernels, which
 /// must outlive the plan. Fails for a cycle, or (a bug in fxc) a node that no kernel runs.

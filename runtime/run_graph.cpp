@@ -376,10 +376,9 @@ template <class T>
 void run_loop(const ir::Graph& g, const ExecutionPlan& plan, const ExecutionPlan::Loop& loop,
               const GraphValues& values, GraphState<T>& state, const CallerSignals& io, RunMemory& memory,
               const RunOptions& options) {
-  std::size_t block = io.frames;
-  for (std::size_t s : loop.feedback_steps)
-    block = std::min(block, static_cast<std::size_t>(
-                                std::max<std::int64_t>(state.chains[plan.steps[s].node].delay_lengths[0], 1)));
+  const std::size_t block = loop_block_length(io.frames, loop.feedback_steps.size(), [&](std::size_t i) {
+    return state.chains[plan.steps[loop.feedback_steps[i]].node].delay_lengths[0];
+  });
   for (std::size_t done = 0; done < io.frames; done += block) {
     const std::size_t frames = std::min(block, io.frames - done);
     if (done > 0) point_table<T>(plan, io, memory, done);

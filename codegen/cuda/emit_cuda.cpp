@@ -429,6 +429,18 @@ void emit_fir_tiled(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) 
   w.close();
 }
 
+// The grid-stride loop of the elementwise kernels (sum, route, a feedback read) over sample n
+// of channel c, opened; `planar` is the source of a bool saying the layout is [channel][sample].
+void open_elementwise_loop(Writer& w, const std::string& planar) {
+  w.line("const long long total = channels * samples;");
+  w.line("// Consecutive threads take consecutive addresses in either layout.");
+  w.line("const bool planar = " + planar + ";");
+  w.line("const long long step = (long long)gridDim.x * blockDim.x;");
+  w.open("for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {");
+  w.line("const long long c = planar ? i / samples : i % channels;");
+  w.line("const long long n = planar ? i % samples : i / channels;");
+}
+
 void emit_sum(Writer& w, const CudaKernelInfo& k, const ir::Sum& sum) {
   Scalar s = scalar_of(k.dtype);
   w.line("// sum %" + str(k.node) + ": " + str(static_cast<long long>(sum.weights.size())) +
@@ -436,13 +448,7 @@ void emit_sum(Writer& w, const CudaKernelInfo& k, const ir::Sum& sum) {
   w.open("extern \"C\" __global__ void " + k.symbol + "(");
   w.line("const " + s.t + "* const* __restrict__ operands, " + s.t + "* out, " + kSignalArgs + ",");
   w.line("const " + s.t + "* __restrict__ weights) {");
-  w.line("const long long total = channels * samples;");
-  w.line("// Consecutive threads take consecutive addresses in either layout.");
-  w.line("const bool planar = sample_stride == 1;");
-  w.line("const long long step = (long long)gridDim.x * blockDim.x;");
-  w.open("for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {");
-  w.line("const long long c = planar ? i / samples : i % channels;");
-  w.line("const long long n = planar ? i % samples : i / channels;");
+  open_elementwise_loop(w, "sample_stride == 1");
   w.line("const long long at = c * channel_stride + n * sample_stride;");
   w.line(s.t + " acc = " + s.t + "(0);");
   for (std::size_t i = 0; i < sum.weights.size(); ++i)
@@ -450,6 +456,92 @@ void emit_sum(Writer& w, const CudaKernelInfo& k, const ir::Sum& sum) {
            str(static_cast<long long>(i)) + "][at];");
   w.line("out[at] = acc;");
   w.close();
+  w.close();
+}
+
+std::string int_list(const std::vector<long long>& values) {
+  std::string out;
+  for (std::size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + str(values[i]);
+  return out;
+}
+
+// A select, matrix or concat: the CPU runtime's run_route, elementwise. Where each output
+// channel comes from is shape (indices, channel counts), so it is compiled in: a table of
+// (operand, channel) pairs for select and concat, the operand's channel count for matrix.
+void emit_route(Writer& w, const CudaKernelInfo& k, const ir::Graph& g) {
+  const ir::Node& node = g.node(k.node);
+  Scalar s = scalar_of(k.dtype);
+  std::vector<long long> widths;
+  for (ir::NodeId operand : node.operands) widths.push_back(g.node(operand).type.channels);
+  const auto* matrix = std::get_if<ir::Matrix>(&node.op);
+  const std::string from = k.symbol + "_from", width = k.symbol + "_widths";
+  if (matrix) {
+    w.line("// matrix %" + str(k.node) + ": " + str(matrix->rows) + " x " + str(widths[0]) +
+           "; out[r] = 0, then out[r] += gains[r * C + c] * x[c] for each nonzero gain, in column order");
+  } else {
+    std::vector<long long> sources;  // (operand, channel) per output channel
+    if (const auto* select = std::get_if<ir::Select>(&node.op)) {
+      w.line("// select %" + str(k.node) + ": channel k of out is channel indices[k] of the operand");
+      for (int index : select->indices) sources.insert(sources.end(), {0, index});
+    } else {
+      w.line("// concat %" + str(k.node) + ": the operands' channels side by side, in order");
+      for (std::size_t o = 0; o < widths.size(); ++o)
+        for (long long c = 0; c < widths[o]; ++c) sources.insert(sources.end(), {static_cast<long long>(o), c});
+    }
+    w.line("__device__ const long long " + from + "[] = {" + int_list(sources) +
+           "};  // (operand, channel) of each output channel");
+    w.line("__device__ const long long " + width + "[] = {" + int_list(widths) + "};  // each operand's channel count");
+  }
+  w.open("extern \"C\" __global__ void " + k.symbol + "(");
+  w.line("const " + s.t + "* const* __restrict__ operands, " + s.t + "* out, " + kSignalArgs + ",");
+  w.line("long long interleaved, const " + s.t + "* __restrict__ gains) {");
+  open_elementwise_loop(w, "interleaved == 0");
+  if (matrix) {
+    w.line("const long long C = " + str(widths[0]) + ";");
+    w.line("const " + s.t + "* const x = operands[0];");
+    w.line("const long long x_stride = interleaved ? C : sample_stride;  // the operand's sample stride");
+    w.line(s.t + " acc = " + s.t + "(0);");
+    w.open("for (long long k = 0; k < C; ++k) {");
+    w.line("const " + s.t + " g = gains[c * C + k];");
+    w.line("if (g != " + s.t + "(0)) acc = acc + g * x[k * channel_stride + n * x_stride];");
+    w.close();
+    w.line("out[c * channel_stride + n * sample_stride] = acc;");
+  } else {
+    w.line("const long long o = " + from + "[2 * c], j = " + from + "[2 * c + 1];");
+    w.line("const long long o_stride = interleaved ? " + width + "[o] : sample_stride;  // the operand's sample stride");
+    w.line("out[c * channel_stride + n * sample_stride] = operands[o][j * channel_stride + n * o_stride];");
+  }
+  w.close();
+  w.close();
+}
+
+// A feedback node's read (y[n] = the line from the position on) and write (the operand into
+// the line, the position on): the CPU runtime's read_feedback and write_feedback.
+void emit_feedback(Writer& w, const CudaKernelInfo& k) {
+  Scalar s = scalar_of(k.dtype);
+  w.line("// feedback %" + str(k.node) + ": y[n] = x[n - length]; the line is line[cell * channels + c], length");
+  w.line("// cells per channel. A pass of its loop, samples <= length: " + k.symbol + " at the node's place,");
+  w.line("// then " + k.entries[1].symbol + " after the loop's other kernels.");
+  w.open("extern \"C\" __global__ void " + k.symbol + "(");
+  w.line("const " + s.t + "* __restrict__ line, " + s.t + "* __restrict__ out, " + kSignalArgs + ",");
+  w.line("const long long* __restrict__ positions, long long length) {");
+  open_elementwise_loop(w, "sample_stride == 1");
+  w.line("const long long cell = (positions[c] + n) % length;");
+  w.line("out[c * channel_stride + n * sample_stride] = line[cell * channels + c];");
+  w.close();
+  w.close();
+  w.line();
+  w.open("extern \"C\" __global__ void " + k.entries[1].symbol + "(");
+  w.line("const " + s.t + "* __restrict__ in, " + kSignalArgs + ",");
+  w.line(s.t + "* __restrict__ line, long long* __restrict__ positions, long long length) {");
+  w.line("const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;");
+  w.line("if (c >= channels) return;");
+  w.line("long long p = positions[c];");
+  w.open("for (long long n = 0; n < samples; ++n) {");
+  w.line("line[p * channels + c] = in[c * channel_stride + n * sample_stride];");
+  w.line("p = p + 1 >= length ? 0 : p + 1;");
+  w.close();
+  w.line("positions[c] = p;");
   w.close();
 }
 
@@ -481,6 +573,11 @@ std::vector<CudaEntry> entries_of(const CudaKernelInfo& k) {
               {k.symbol + "_ring", with(signal({"const " + t + "*"}), {s + "*", "long long*"}), false}};
     case CudaKernelKind::sum:
       return {{k.symbol, with(signal({"const " + t + "* const*", t + "*"}), {"const " + t + "*"}), false}};
+    case CudaKernelKind::route:
+      return {{k.symbol, with(signal({"const " + t + "* const*", t + "*"}), {"long long", "const " + t + "*"}), false}};
+    case CudaKernelKind::feedback:
+      return {{k.symbol, with(signal({"const " + t + "*", t + "*"}), {"const long long*", "long long"}), false},
+              {k.symbol + "_write", with(signal({"const " + t + "*"}), {t + "*", "long long*", "long long"}), false}};
   }
   return {};
 }
@@ -514,7 +611,11 @@ CudaLaunch cuda_launch(const CudaKernelInfo& k, std::size_t entry, long long cha
     case CudaKernelKind::fir_tiled:
       if (entry == 0) return {channels * ((samples + kCudaFirTile - 1) / kCudaFirTile), kCudaFirTile};
       return {blocks(channels), kCudaBlockThreads};
-    case CudaKernelKind::sum: {
+    case CudaKernelKind::feedback:
+      if (entry == 1) return {blocks(channels), kCudaBlockThreads};
+      [[fallthrough]];
+    case CudaKernelKind::sum:
+    case CudaKernelKind::route: {
       long long grid = (channels * samples + 255) / 256;
       return {grid < 4096 ? grid : 4096, 256};
     }
@@ -536,6 +637,30 @@ Expected<std::vector<CudaKernelInfo>, std::string> cuda_kernels(const ir::Graph&
       k.kind = CudaKernelKind::sum;
       k.dtype = k.state_dtype = node.type.dtype;
       k.note = "elementwise weighted sum of " + str(static_cast<long long>(sum->weights.size())) + " operands";
+      k.entries = entries_of(k);
+      out.push_back(std::move(k));
+      continue;
+    }
+    if (ir::is_routing(node.op) || ir::holds<ir::Feedback>(node)) {
+      CudaKernelInfo k;
+      k.node = id;
+      k.dtype = k.state_dtype = node.type.dtype;
+      if (ir::holds<ir::Feedback>(node)) {
+        k.symbol = "fxc_feedback_" + str(id);
+        k.kind = CudaKernelKind::feedback;
+        k.note = "a feedback node's delay line: read at its place, written after each pass of its loop";
+      } else {
+        k.symbol = "fxc_route_" + str(id);
+        k.kind = CudaKernelKind::route;
+        k.note = "channel routing (" + std::string(ir::kind_name(node.op)) + "), elementwise";
+        bool known = node.type.channels > 0;
+        for (ir::NodeId operand : node.operands) known = known && g.node(operand).type.channels > 0;
+        const auto* matrix = std::get_if<ir::Matrix>(&node.op);
+        if (!known || (matrix && (matrix->rows != node.type.channels ||
+                                  matrix->gains.size() != static_cast<std::size_t>(matrix->rows) *
+                                                              static_cast<std::size_t>(g.node(node.operands[0]).type.channels))))
+          return Unexpected{where + " has no known channel counts: run the pass pipeline (infer-types) first"};
+      }
       k.entries = entries_of(k);
       out.push_back(std::move(k));
       continue;
@@ -608,6 +733,12 @@ Expected<std::string, std::string> emit_cuda_source(const ir::Graph& g) {
         break;
       case CudaKernelKind::sum:
         emit_sum(w, k, std::get<ir::Sum>(node.op));
+        break;
+      case CudaKernelKind::route:
+        emit_route(w, k, g);
+        break;
+      case CudaKernelKind::feedback:
+        emit_feedback(w, k);
         break;
     }
   }

@@ -3,9 +3,12 @@
 // passes::cuda_target()). The source needs no header beyond what NVRTC provides, so it
 // compiles on a machine without a GPU (codegen/cuda/nvrtc.h); this file needs no CUDA toolkit.
 //
-// One kernel per chain node (`fxc_chain_<id>`, the same symbol as the CPU backend's) and one
-// per sum node (`fxc_sum_<id>`). Every coefficient arrives as a kernel argument, in the
-// order of codegen::layout_of / values_of, so a new cutoff or sample rate reuses the code.
+// One kernel per chain node (`fxc_chain_<id>`, the same symbol as the CPU backend's), one
+// per sum node (`fxc_sum_<id>`), one per routing node (select, matrix, concat: `fxc_route_<id>`)
+// and a pair per feedback node (`fxc_feedback_<id>`, `fxc_feedback_<id>_write`). Every
+// coefficient arrives as a kernel argument, in the order of codegen::layout_of / values_of,
+// so a new cutoff or sample rate reuses the code; what is shape (a select's indices, channel
+// counts) is compiled in.
 // docs/cuda.md describes the kernels' arguments and how the runtime is to launch them.
 #pragma once
 
@@ -53,6 +56,26 @@ enum class CudaKernelKind {
   /// out = sum_i weights[i] * operands[i], elementwise; a grid-stride loop.
   /// Entry: fxc_sum_N(operands, out, channels, samples, channel_stride, sample_stride, weights).
   sum,
+  /// A select, matrix or concat: each output channel from its operands' channels (the CPU
+  /// runtime's run_route), elementwise; a grid-stride loop. Entry: fxc_route_N(operands, out,
+  /// channels, samples, channel_stride, sample_stride, interleaved, gains). `operands` holds
+  /// each operand's base pointer; an operand has the output's layout with its own channel
+  /// count: its channel stride is channel_stride, its sample stride that count when
+  /// `interleaved` is 1, else sample_stride.
+  /// `gains`: a matrix's, row-major rows x operand channels (select and concat ignore it).
+  route,
+  /// A feedback node's delay line, `length` cells per channel laid out [cell][channel] in the
+  /// signal type, and its ring position per channel. Two entries, not launched one after the
+  /// other: a loop's kernels run in passes of at most its shortest feedback delay, and in each
+  /// pass
+  /// fxc_feedback_N(line, out, channels, samples, channel_stride, sample_stride, positions,
+  ///   length) runs at the node's place among the loop's kernels: out[n] = line[pos + n],
+  ///   elementwise (a grid-stride loop; positions are only read);
+  /// fxc_feedback_N_write(in, channels, samples, channel_stride, sample_stride, line,
+  ///   positions, length) runs after the loop's other kernels, one thread per channel:
+  ///   line[pos + n] = in[n] (`in` is the node's operand), then pos += samples (mod length).
+  /// `samples` <= `length`, so no cell is written before it is read.
+  feedback,
 };
 
 /// One __global__ function: its symbol and its parameters' C types, in order (every
@@ -64,7 +87,9 @@ struct CudaEntry {
 };
 
 struct CudaKernelInfo {
-  std::string symbol;  ///< the entry that writes the node's output: fxc_chain_<id> or fxc_sum_<id>
+  /// The entry that writes the node's output: fxc_chain_<id>, fxc_sum_<id>, fxc_route_<id> or
+  /// fxc_feedback_<id>.
+  std::string symbol;
   ir::NodeId node = 0;
   CudaKernelKind kind = CudaKernelKind::chain_thread_per_channel;
   DType dtype = DType::f64;        ///< the signal's type
@@ -89,7 +114,8 @@ CudaLaunch cuda_launch(const CudaKernelInfo& kernel, std::size_t entry, long lon
 /// A chain whose strategy is gpu_chunked_scan but to which the scan does not apply runs one
 /// thread per channel; a chain of one FIR stage runs tiled.
 /// Fails for a node that no CUDA kernel can run (an unscheduled specification, a chain with a
-/// CPU strategy, a chain whose FIR runs by FFT).
+/// CPU strategy, a chain whose FIR runs by FFT, a routing node whose channel counts are not
+/// known).
 Expected<std::vector<CudaKernelInfo>, std::string> cuda_kernels(const ir::Graph& scheduled);
 
 /// True when `chain` can run as a GPU chunked scan: sos and gain stages only, at least one

@@ -237,3 +237,22 @@ TEST_CASE("a routed graph's batch equals its items run one by one") {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_CASE("a Processor with routing takes new values between blocks") {
+  // New values reach every kernel; routing steps have none to take (this aborted once).
+  fxc::Program program = fxc::Program::from_source(
+      "input x : 2\ng = 0.5 in [0, 1]\noutput x | swap() | gain(g) | ms_encode()\n", options(fxc::DType::f64));
+  fxc::Processor p = program.processor();
+  p.prepare(64);
+  fxc::Signal x = noise(2, 64, fxc::DType::f64, 3);
+  p.set("g", 0.25);
+  fxc::Signal y = run_processor(p, x, 1, 64);
+  for (std::size_t n = 0; n < 64; ++n) {
+    CHECK(y.at(0, n) == doctest::Approx(0.25 * (x.at(1, n) + x.at(0, n)) / 2));
+    CHECK(y.at(1, n) == doctest::Approx(0.25 * (x.at(1, n) - x.at(0, n)) / 2));
+  }
+}
+
+}  // namespace

@@ -21,6 +21,7 @@
 #include "codegen/cuda/cuda_driver.h"
 #include "codegen/cuda/emit_cuda.h"
 #include "codegen/cuda/nvrtc.h"
+#include "cuda_loop_graphs.h"
 #include "expected_text.h"
 #include "frontend/dsl.h"
 #include "passes/pipeline.h"
@@ -83,6 +84,11 @@ const Case kCases[] = {
     {"stages_f64_8192ch", stages_graph, 8192, DType::f64, 4800},
     {"fir_f32_64ch", fir_graph, 64, DType::f32, 48000},
     {"close_pole_f32_1ch", close_pole_graph, 1, DType::f32, 480000},
+    // Feedback loops and channel routing (cuda_loop_graphs.h).
+    {"echo_f64_2ch", test::echo_graph, 2, DType::f64, 48000},
+    {"tangle_f32_2ch", test::tangle_graph, 2, DType::f32, 48000},
+    {"routed_f32_2ch", test::routed_graph, 2, DType::f32, 48000},
+    {"wide_routed_loop_f64_2ch", test::wide_routed_loop_graph, 2, DType::f64, 48000},
 };
 
 ir::Graph schedule(const Case& c) {
@@ -144,31 +150,37 @@ TEST_CASE("CUDA source: deterministic, one kernel per chain and sum, golden") {
     REQUIRE(again);
     CHECK(*source == *again);
 
-    int chains = 0, sums = 0;
+    int chains = 0, sums = 0, routes = 0, feedbacks = 0;
     for (const ir::Node& node : g.nodes()) {
       chains += ir::holds<ir::Chain>(node);
       sums += ir::holds<ir::Sum>(node);
+      routes += ir::is_routing(node.op);
+      feedbacks += ir::holds<ir::Feedback>(node);
     }
-    CHECK(chains > 0);
+    CHECK(chains + routes > 0);
     auto kernels = codegen::cuda_kernels(g);
     REQUIRE(kernels);
-    CHECK(kernels->size() == static_cast<std::size_t>(chains + sums));
+    CHECK(kernels->size() == static_cast<std::size_t>(chains + sums + routes + feedbacks));
     int chain_entries = 0;
     bool wide = false;  // float64 in a float32 source: the chunked scan's carries, state_precision f64
     for (const codegen::CudaKernelInfo& k : *kernels) {
       chunked += k.kind == codegen::CudaKernelKind::chain_chunked_scan;
       per_channel += k.kind == codegen::CudaKernelKind::chain_thread_per_channel;
       wide = wide || k.kind == codegen::CudaKernelKind::chain_chunked_scan || k.state_dtype != k.dtype;
-      if (k.kind != codegen::CudaKernelKind::sum) chain_entries += static_cast<int>(k.entries.size());
+      if (k.kind != codegen::CudaKernelKind::sum && k.kind != codegen::CudaKernelKind::route &&
+          k.kind != codegen::CudaKernelKind::feedback)
+        chain_entries += static_cast<int>(k.entries.size());
       for (const codegen::CudaEntry& e : k.entries)
         CHECK(count(*source, "__global__ void " + e.symbol + "(") == 1);
     }
     CHECK(count(*source, "extern \"C\" __global__ void fxc_chain_") == chain_entries);
     CHECK(count(*source, "extern \"C\" __global__ void fxc_sum_") == sums);
+    CHECK(count(*source, "extern \"C\" __global__ void fxc_route_") == routes);
+    CHECK(count(*source, "extern \"C\" __global__ void fxc_feedback_") == 2 * feedbacks);  // read, write
     for (std::uint32_t id : codegen::kernel_node_ids(g))
       if (ir::holds<ir::Chain>(g.node(id)))
         CHECK(count(*source, "__global__ void fxc_chain_" + std::to_string(id) + "(") == 1);
-    if (c.dtype == DType::f64) CHECK(count(*source, "float") == 0);
+    if (c.dtype == DType::f64) CHECK(count(*source, "float") == count(*source, "float64"));  // comments say float64
     else if (!wide) CHECK(count(*source, "double") == 0);
 
     fs::path golden = golden_dir() / (std::string(c.name) + ".cu");

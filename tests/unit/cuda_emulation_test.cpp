@@ -30,13 +30,17 @@
 #include <random>
 
 #include "cuda_emulator.h"
+#include "cuda_loop_graphs.h"
+#include "driver/compile_cpu.h"
 #include "driver/compile_cuda.h"
 #include "driver/run_batch.h"
 #include "expected_text.h"
 #include "frontend/dsl.h"
+#include "ir/graph_algorithms.h"
 #include "passes/pipeline.h"
 #include "random_graphs.h"
 #include "runtime/counters.h"
+#include "runtime/cpu_executor.h"
 #include "runtime/cuda_executor.h"
 #include "runtime/reference_interpreter.h"
 #include "test_graphs.h"
@@ -491,6 +495,324 @@ void check_batch(const DeviceFactory& make) {
   }
 }
 
+// Graphs with feedback loops and channel routing (cuda_loop_graphs.h).
+struct LoopCase {
+  const char* name;
+  ir::Graph (*graph)();
+  int channels;
+  bool interleaved;       // a node of 32 channels or more
+  std::size_t shortest;   // feedback delay, in samples: the longest pass
+};
+const LoopCase kLoopCases[] = {
+    {"echo", test::echo_graph, 2, false, 37},
+    {"tangle", test::tangle_graph, 2, false, 29},
+    {"filtered echo", test::filtered_echo_graph, 2, false, 37},
+    {"wide echo", test::wide_echo_graph, 40, true, 37},
+    {"ping-pong", test::ping_pong_graph, 2, false, 23},
+    {"wide routed loop", test::wide_routed_loop_graph, 2, true, 19},
+};
+
+// Four block lengths from 1 to 2 x `longest`, seeded, for run_blocks to cycle through: passes
+// begin anywhere within a block, and over a few hundred samples each length comes back (a
+// CUDA graph replays).
+std::vector<std::size_t> random_blocks(std::uint64_t seed, std::size_t longest) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<std::size_t> length(1, 2 * longest);
+  std::vector<std::size_t> out;
+  for (int i = 0; i < 4; ++i) out.push_back(length(rng));
+  return out;
+}
+
+// The launches of a whole signal of `samples`: a loop's kernels (each case here has one loop,
+// with `shortest` its shortest delay) once per pass, a feedback node's read and write each
+// pass, every other kernel once.
+std::uint64_t expected_launches(const Prepared& p, std::size_t samples, std::size_t shortest) {
+  auto loop_order = ir::loop_order(p.scheduled);
+  REQUIRE(loop_order);
+  const std::uint64_t passes = (samples + shortest - 1) / shortest;
+  std::uint64_t launches = 0;
+  for (const codegen::CudaKernelInfo& k : p.program->kernels)
+    launches += k.entries.size() * (loop_order->loop[k.node] >= 0 ? passes : 1);
+  return launches;
+}
+
+// Whole signals: looped graphs run in passes of at most their loop's shortest feedback delay
+// with each line carried on the device from pass to pass, the rest over the whole signal, as
+// the CPU runtime runs them; in both layouts, with chains run per channel and by chunked scan.
+void check_loops(const DeviceFactory& make) {
+  double worst[2] = {0, 0};  // float64, float32
+  std::string worst_f32;
+  for (const LoopCase& c : kLoopCases) {
+    for (DType dtype : {DType::f64, DType::f32})
+      for (Force force : {Force::per_channel, Force::default_}) {
+        CAPTURE(std::string(c.name));
+        CAPTURE(name(dtype));
+        CAPTURE(static_cast<int>(force));
+        Prepared p = prepare(make, c.graph(), c.channels, dtype, force);
+        CHECK(count_kind(p, codegen::CudaKernelKind::feedback) > 0);
+        // Before and after the loop chunked scans; inside it, passes are too short to split.
+        if (c.graph == test::filtered_echo_graph && force == Force::default_) {
+          CHECK(count_kind(p, codegen::CudaKernelKind::chain_chunked_scan) == 2);
+          CHECK(count_kind(p, codegen::CudaKernelKind::chain_thread_per_channel) >= 1);
+        }
+        CHECK(CudaStream(p.program).interleaved() == c.interleaved);
+        // One sample (a pass shorter than any delay), a few passes, many passes and a remainder.
+        for (std::size_t samples : {std::size_t{1}, std::size_t{60}, std::size_t{500}}) {
+          CAPTURE(samples);
+          std::vector<Signal> inputs = noise(p.designed, samples, samples + 7, dtype, c.channels);
+          auto want = interpret(p.designed, inputs);
+          REQUIRE(want);
+          const std::uint64_t launches = counters().gpu_launches;
+          auto got = execute_cuda(p.program, inputs);
+          REQUIRE(got);
+          CHECK(counters().gpu_launches - launches == expected_launches(p, samples, c.shortest));
+          double e = worst_error(*got, *want);
+          // float64: the interpreter's recurrences, 1e-9 as everywhere here. float32: the
+          // loops recirculate the float32-state filters' rounding (5e-6 in check_every_kind)
+          // at loop gains up to 0.9; measured 3.1e-6 (the tangle).
+          CHECK(e <= (dtype == DType::f64 ? 1e-9 : 1e-5));
+          worst[dtype == DType::f32] = std::max(worst[dtype == DType::f32], e);
+          if (dtype == DType::f32 && e == worst[1]) worst_f32 = c.name;
+        }
+      }
+  }
+  MESSAGE("feedback loops, worst relative RMS error: f64 " << worst[0] << ", f32 " << worst[1] << " (" << worst_f32
+                                                           << ")");
+}
+
+// Streams of looped graphs: random block lengths (a block holds several passes, or ends within
+// one) equal the whole signal; CUDA graphs replay the passes; reset, snapshot and restore carry
+// the feedback lines.
+void check_loop_streams(const DeviceFactory& make) {
+  std::uint64_t seed = 0;
+  for (const LoopCase& c : kLoopCases) {
+    for (Force force : {Force::per_channel, Force::default_}) {
+      // The chunked scan in passes of every length (its A^(last chunk) per pass length) on the
+      // echo only: each pass's carry synchronizes threads, slow on the emulation.
+      if (force == Force::default_ && c.graph != test::echo_graph) continue;
+      CAPTURE(std::string(c.name));
+      CAPTURE(static_cast<int>(force));
+      Prepared p = prepare(make, c.graph(), c.channels, DType::f64, force);
+      std::vector<Signal> inputs = noise(p.designed, 600, ++seed, DType::f64, c.channels);
+      auto want = interpret(p.designed, inputs);
+      REQUIRE(want);
+      CudaStream stream(p.program);
+      const std::uint64_t replays = counters().gpu_graph_launches;
+      std::vector<std::size_t> blocks = random_blocks(seed, c.shortest);
+      CHECK(worst_error(run_blocks(stream, inputs, blocks), *want) <= 1e-9);
+      CHECK(counters().gpu_graph_launches - replays > static_cast<std::uint64_t>(stream.graphs_recorded()));
+
+      REQUIRE(stream.reset());
+      CHECK(worst_error(run_blocks(stream, inputs, {300}), *want) <= 1e-9);
+
+      // Without CUDA graphs, in other blocks: the same.
+      CudaStream direct(p.program, false);
+      CHECK(worst_error(run_blocks(direct, inputs, random_blocks(seed + 100, 2 * c.shortest)), *want) <= 1e-9);
+
+      // A snapshot within the loop's first echoes, the rest twice: the same both times.
+      REQUIRE(stream.reset());
+      std::vector<Signal> first, second;
+      for (const Signal& s : inputs) {
+        Signal a(s.channels(), 50), b(s.channels(), 550);
+        for (std::size_t ch = 0; ch < s.channels(); ++ch) {
+          std::copy_n(s.f64(ch).begin(), 50, a.f64(ch).begin());
+          std::copy_n(s.f64(ch).begin() + 50, 550, b.f64(ch).begin());
+        }
+        first.push_back(std::move(a));
+        second.push_back(std::move(b));
+      }
+      REQUIRE(stream.process(first));
+      auto saved = stream.snapshot();
+      REQUIRE(saved);
+      auto once = run_blocks(stream, second, blocks);
+      REQUIRE(stream.restore(**saved));
+      auto again = run_blocks(stream, second, {17, 200});
+      CHECK(worst_error(again, once, 1e-12) <= 1e-12);  // other passes, the same recurrences
+      // And that is the whole signal's second part.
+      std::vector<Signal> tail;
+      for (const Signal& s : *want) {
+        Signal t(s.channels(), 550);
+        for (std::size_t ch = 0; ch < s.channels(); ++ch) std::copy_n(s.f64(ch).begin() + 50, 550, t.f64(ch).begin());
+        tail.push_back(std::move(t));
+      }
+      CHECK(worst_error(again, tail) <= 1e-9);
+    }
+  }
+}
+
+// New values on a looped stream, against a CPU stream given the same blocks and values: a
+// feedback delay whose length changes restarts its line from zeros (the CPU's
+// restart_changed_delays), the filters keep their state, and a new gain keeps the line.
+void check_loop_update_values(const DeviceFactory& make) {
+  auto echo = [](int delay_samples, double gain) {
+    return test::fx_graph("input x : 2\ny = x + " + std::to_string(gain) + " * (y | lowpass(3 kHz) | delay(" +
+                          std::to_string(delay_samples) + "))\noutput y\n");
+  };
+  struct Change {
+    int delay_from, delay_to;
+    double gain_from, gain_to;
+  };
+  for (Change change : {Change{37, 23, 0.5, 0.5}, Change{37, 37, 0.5, 0.25}, Change{23, 61, 0.5, 0.5}}) {
+    CAPTURE(change.delay_from);
+    CAPTURE(change.delay_to);
+    CAPTURE(change.gain_to);
+    ir::Graph before = echo(change.delay_from, change.gain_from), after = echo(change.delay_to, change.gain_to);
+    Prepared p = prepare(make, before, 2, DType::f64, Force::per_channel);
+    Prepared q = prepare(make, after, 2, DType::f64, Force::per_channel);
+    std::vector<Signal> inputs = noise(p.designed, 700, 11, DType::f64, 2);
+    std::vector<Signal> head, tail;
+    for (const Signal& s : inputs) {
+      Signal a(2, 300), b(2, 400);
+      for (std::size_t ch = 0; ch < 2; ++ch) {
+        std::copy_n(s.f64(ch).begin(), 300, a.f64(ch).begin());
+        std::copy_n(s.f64(ch).begin() + 300, 400, b.f64(ch).begin());
+      }
+      head.push_back(std::move(a));
+      tail.push_back(std::move(b));
+    }
+    CudaStream stream(p.program);
+    run_blocks(stream, head, {64, 7});
+    REQUIRE(stream.update_values(q.scheduled));
+    std::vector<Signal> got = run_blocks(stream, tail, {40, 3});
+
+    DiagnosticEngine diags;
+    CpuCompileRequest request;
+    request.dtype = DType::f64;
+    request.channels = 2;
+    auto cpu_before = compile_for_cpu(before, request, diags);
+    auto cpu_after = compile_for_cpu(after, request, diags);
+    REQUIRE_MESSAGE((cpu_before && cpu_after), diags.str());
+    CpuStream cpu(cpu_before->scheduled, cpu_before->kernels);
+    REQUIRE(cpu.process(head));
+    REQUIRE(cpu.update_values(cpu_after->scheduled));
+    auto want = cpu.process(tail);
+    REQUIRE(want);
+    CHECK(worst_error(got, *want) <= 1e-9);
+    // The change shows: the stream no longer follows the old graph.
+    auto old = interpret(p.designed, inputs);
+    REQUIRE(old);
+    std::vector<Signal> old_tail;
+    for (const Signal& s : *old) {
+      Signal t(s.channels(), 400);
+      for (std::size_t ch = 0; ch < s.channels(); ++ch) std::copy_n(s.f64(ch).begin() + 300, 400, t.f64(ch).begin());
+      old_tail.push_back(std::move(t));
+    }
+    CHECK(worst_error(got, old_tail) > 1e-3);
+  }
+}
+
+// Channel routing without loops: select, matrix and concat kernels between filters, in the
+// planar layout (2 channels) and interleaved (the loop-free part of a 40-channel graph).
+void check_routing(const DeviceFactory& make) {
+  struct Case {
+    const char* name;
+    ir::Graph (*graph)();
+    bool interleaved;
+  };
+  auto wide = [] {  // 2 channels spread to 40 and filtered, mixed back to 2, beside the input
+    std::string text = test::wide_routed_loop_ir();
+    text.replace(text.find("%2 = feedback %4 {amount=19, unit=samples, reason=\"\"}"),
+                 std::string("%2 = feedback %4 {amount=19, unit=samples, reason=\"\"}").size(),
+                 "%2 = biquad %1 {type=highpass, f0_hz=500, q=0.7071067811865476, gain_db=0}");
+    return test::ir_graph(text);
+  };
+  const Case cases[] = {{"routed", test::routed_graph, false}, {"wide routed", wide, true}};
+  double worst[2] = {0, 0};
+  for (const Case& c : cases)
+    for (DType dtype : {DType::f64, DType::f32}) {
+      CAPTURE(std::string(c.name));
+      CAPTURE(name(dtype));
+      Prepared p = prepare(make, c.graph(), 2, dtype, Force::per_channel);
+      CHECK(count_kind(p, codegen::CudaKernelKind::route) >= 2);
+      CHECK(count_kind(p, codegen::CudaKernelKind::feedback) == 0);
+      CHECK(CudaStream(p.program).interleaved() == c.interleaved);
+      for (std::size_t samples : {std::size_t{1}, std::size_t{257}}) {
+        CAPTURE(samples);
+        std::vector<Signal> inputs = noise(p.designed, samples, samples, dtype, 2);
+        auto want = interpret(p.designed, inputs);
+        REQUIRE(want);
+        auto got = execute_cuda(p.program, inputs);
+        REQUIRE(got);
+        double e = worst_error(*got, *want);
+        // Routing copies exactly and mixes in the CPU's order; float32: the biquads' float32
+        // state (5e-6, as check_every_kind); measured 1e-7.
+        CHECK(e <= (dtype == DType::f64 ? 1e-9 : 5e-6));
+        worst[dtype == DType::f32] = std::max(worst[dtype == DType::f32], e);
+      }
+      if (dtype == DType::f64) {
+        std::vector<Signal> inputs = noise(p.designed, 900, 3, dtype, 2);
+        auto want = interpret(p.designed, inputs);
+        REQUIRE(want);
+        CudaStream stream(p.program);
+        CHECK(worst_error(run_blocks(stream, inputs, random_blocks(5, 50)), *want) <= 1e-9);
+      }
+    }
+  // A matrix's gains are values: update_values uploads them.
+  auto mix = [](double g) {
+    return test::ir_graph("graph mix\n%0 = input {name=\"x\"} : 2ch f64\n%1 = matrix %0 {rows=1, gains=[0.5, " +
+                          std::to_string(g) + "]} : 1ch f64\n%2 = output %1 {name=\"y\"} : 1ch f64\n");
+  };
+  Prepared p = prepare(make, mix(0.5), 2, DType::f64, Force::per_channel);
+  Prepared q = prepare(make, mix(-2.0), 2, DType::f64, Force::per_channel);
+  std::vector<Signal> inputs = noise(q.designed, 100, 1, DType::f64, 2);
+  CudaStream stream(p.program);
+  REQUIRE(stream.process(inputs));
+  REQUIRE(stream.update_values(q.scheduled));
+  auto got = stream.process(inputs);
+  REQUIRE(got);
+  auto want = interpret(q.designed, inputs);
+  REQUIRE(want);
+  CHECK(worst_error(*got, *want) <= 1e-12);
+  MESSAGE("routing, worst relative RMS error: f64 " << worst[0] << ", f32 " << worst[1]);
+}
+
+// Batches: looped and routed graphs side by side (each item's loops are its own channels;
+// widen_batch routes each item alike: selects per item, block-diagonal matrices, concats
+// regrouped by a select) equal the interpreter on each item alone.
+void check_loop_batch(const DeviceFactory& make) {
+  const std::size_t lengths[] = {300, 1, 37, 38, 133, 74, 5, 200, 17, 129, 2, 64, 111, 90, 36, 71, 250};
+  struct Case {
+    const char* name;
+    ir::Graph (*graph)();
+    std::size_t items;
+    DType dtype;
+    bool interleaved;
+  };
+  const Case cases[] = {
+      {"echo, 3 items", test::echo_graph, 3, DType::f64, false},
+      {"tangle, 17 items", test::tangle_graph, 17, DType::f64, true},
+      {"echo f32, 5 items", test::echo_graph, 5, DType::f32, false},
+      {"routed, 4 items", test::routed_graph, 4, DType::f64, true},  // its concat: 4 x 8 channels
+      {"ping-pong, 3 items", test::ping_pong_graph, 3, DType::f64, false},
+      {"routed, 2 items", test::routed_graph, 2, DType::f32, false},
+      {"ping-pong f32, 20 items", test::ping_pong_graph, 20, DType::f32, true},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(std::string(c.name));
+    ir::Graph g = c.graph();
+    ir::Graph designed = design(g, 2);
+    std::vector<BatchItem> items;
+    for (std::size_t b = 0; b < c.items; ++b)
+      items.push_back(noise(designed, lengths[b % std::size(lengths)], 200 + b, c.dtype, 2));
+    DiagnosticEngine diags;
+    CudaCompileRequest request;
+    request.dtype = c.dtype;
+    auto program = compile_batch_for_cuda(g, items, request, make(), diags);
+    REQUIRE_MESSAGE(program, diags.str());
+    CHECK(CudaStream(*program).interleaved() == c.interleaved);
+    auto got = execute_cuda_batch(*program, items);
+    REQUIRE(got);
+    REQUIRE(got->size() == items.size());
+    for (std::size_t b = 0; b < items.size(); ++b) {
+      CAPTURE(b);
+      auto want = interpret(designed, items[b]);
+      REQUIRE(want);
+      // float32: float32-state filters, recirculated in the loops: as check_loops.
+      CHECK(worst_error((*got)[b], *want) <= (c.dtype == DType::f64 ? 1e-9 : 1e-5));
+    }
+  }
+}
+
 // Each check on the emulated device, and on the GPU when there is one.
 TEST_CASE("CUDA emulation: random graphs, one thread per channel and chunked scan, f64 and f32") {
   check_random_graphs(emulated());
@@ -506,6 +828,22 @@ TEST_CASE("CUDA emulation: many channels run interleaved") { check_many_channels
 TEST_CASE("CUDA emulation: state in float64 on a float32 chain") { check_f64_state(emulated()); }
 TEST_CASE("CUDA emulation: a batch of signals of different lengths in one launch per kernel") {
   check_batch(emulated());
+}
+
+TEST_CASE("CUDA emulation: feedback loops run in passes of their shortest delay and equal the interpreter") {
+  check_loops(emulated());
+}
+TEST_CASE("CUDA emulation: looped streams in random blocks equal the whole signal with their state API") {
+  check_loop_streams(emulated());
+}
+TEST_CASE("CUDA emulation: update_values on a loop restarts a changed feedback line as the CPU does") {
+  check_loop_update_values(emulated());
+}
+TEST_CASE("CUDA emulation: select and matrix and concat equal the interpreter in both layouts") {
+  check_routing(emulated());
+}
+TEST_CASE("CUDA emulation: batches of looped and routed graphs equal each item run alone") {
+  check_loop_batch(emulated());
 }
 
 TEST_CASE("CUDA device: random graphs, one thread per channel and chunked scan, f64 and f32") {
@@ -528,6 +866,21 @@ TEST_CASE("CUDA device: state in float64 on a float32 chain") {
 }
 TEST_CASE("CUDA device: a batch of signals of different lengths in one launch per kernel") {
   if (auto gpu = real_device()) check_batch(gpu);
+}
+TEST_CASE("CUDA device: feedback loops run in passes of their shortest delay and equal the interpreter") {
+  if (auto gpu = real_device()) check_loops(gpu);
+}
+TEST_CASE("CUDA device: looped streams in random blocks equal the whole signal with their state API") {
+  if (auto gpu = real_device()) check_loop_streams(gpu);
+}
+TEST_CASE("CUDA device: update_values on a loop restarts a changed feedback line as the CPU does") {
+  if (auto gpu = real_device()) check_loop_update_values(gpu);
+}
+TEST_CASE("CUDA device: select and matrix and concat equal the interpreter in both layouts") {
+  if (auto gpu = real_device()) check_routing(gpu);
+}
+TEST_CASE("CUDA device: batches of looped and routed graphs equal each item run alone") {
+  if (auto gpu = real_device()) check_loop_batch(gpu);
 }
 
 }  // namespace
