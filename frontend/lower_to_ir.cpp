@@ -202,13 +202,11 @@ class Lowerer {
   // is a stage of a chain. The body is lowered in a scope of its own: its parameters, its
   // bindings, and `in`. Errors inside it get a note at the call.
   Value call_function(const FnCall& call, std::optional<ir::NodeId> piped) {
-    const FnStmt& fn = *call.fn;
     std::size_t first_diagnostic = diags_.diagnostics().size();
     const ir::NodeId first_node = static_cast<ir::NodeId>(graph_.size());
     Value result = call_body(call, piped);
     for (ir::NodeId id = first_node; id < graph_.size(); ++id) graph_.node(id).calls.push_back(call.loc);
-    diags_.add_note_from(first_diagnostic,
-                         {Severity::note, call.loc, "in this call", {}, {}});
+    diags_.add_note_from(first_diagnostic, {Severity::note, call.loc, "in this call", {}, {}});
     return result;
   }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "passes/select_strategy.h"
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -49,9 +50,12 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
   ir::Graph out = graph;
   const std::vector<bool> in_loop = explain_loops(out);
   // A loop's blocks are short next to a signal: a chunked scan, which splits one whole
-  // signal, has none inside a loop.
+  // signal, has none inside a loop; on the CPU a graph with loops runs in pieces of a few
+  // thousand frames (runtime/cpu_executor.cpp), so none anywhere.
   PassContext blocked = context;
   blocked.binding.length_samples.reset();
+  const bool pieces = context.target.kind == TargetKind::cpu &&
+                      std::find(in_loop.begin(), in_loop.end(), true) != in_loop.end();
   for (ir::NodeId id = 0; id < out.size(); ++id) {
     auto* chain = std::get_if<ir::Chain>(&out.node(id).op);
     if (!chain) continue;
@@ -83,7 +87,7 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
       summary.float32_error = float32_state_error(cascade);
     }
     ir::StatePrecision precision = choose_state_precision(summary, context);
-    PassContext computing = in_loop[id] ? blocked : context;
+    PassContext computing = in_loop[id] || pieces ? blocked : context;
     if (precision == ir::StatePrecision::f64) computing.binding.dtype = DType::f64;
     Schedule s = choose_schedule(summary, out.node(id).type.channels, computing);
     if (in_loop[id] && s.strategy == ir::IirStrategy::gpu_chunked_scan) {

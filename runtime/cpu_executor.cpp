@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/cpu_executor.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "ir/hash.h"
@@ -37,12 +38,29 @@ class SlotBuffers {
   std::vector<std::vector<std::byte, DefaultInitAllocator<std::byte>>> buffers_;
 };
 
+// A graph with loops runs its whole signal in pieces of this many frames, as a stream would:
+// its loops run in blocks no longer than their delays anyway, and pieces keep every value of a
+// piece in cache from the kernel that writes it to those that read it, and the slots this
+// long instead of the signal's length. Measured on Freeverb, 8 channels x 60 s: 600 ms and 1.7 GB
+// whole; 240-250 ms and 254 MB with pieces of 1024 or 2048 frames, 277 ms with 8192, 332 ms
+// with 16384 (the echo: 21.5-22.5 ms for all).
+constexpr std::size_t kLoopPieceFrames = 2048;
+
 template <class T>
 void run_whole(const ir::Graph& g, const ExecutionPlan& plan, const GraphValues& values, GraphState<T>& state,
                const CallerSignals& io, RunMemory& memory, SlotBuffers& slots) {
   choose_direct_outputs(plan, io, sizeof(T), memory);
-  slots.provide<T>(plan, io.frames, memory);
-  run_graph(g, plan, values, state, io, memory, RunOptions{true, ThreadPool::shared().threads()});
+  const RunOptions options{true, ThreadPool::shared().threads()};
+  if (plan.loops.empty() || io.frames <= kLoopPieceFrames) {
+    slots.provide<T>(plan, io.frames, memory);
+    run_graph(g, plan, values, state, io, memory, options);
+    return;
+  }
+  slots.provide<T>(plan, kLoopPieceFrames, memory);
+  for (std::size_t done = 0; done < io.frames; done += kLoopPieceFrames) {
+    CallerSignals piece{io.inputs, io.outputs, io.offset + done, std::min(kLoopPieceFrames, io.frames - done)};
+    run_graph(g, plan, values, state, piece, memory, options);
+  }
 }
 
 // Runs on caller pointers; `state`'s chains are made ready first.

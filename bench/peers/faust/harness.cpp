@@ -5,7 +5,7 @@
 //   faust -lang cpp [-double] -cn FaustChain w1_api_44100_x8.dsp -o w1_api_44100_x8_f32.h
 //   g++ -std=c++17 -O3 -march=native -DFAUST_HEADER='"w1_api_44100_x8_f32.h"' -DFAUST_PRECISION='"f32"' harness.cpp
 //
-//   harness --input noise.f32 --channels C --samples N [--repeat R] [--output out.f32]
+//   harness --input noise.f32 --channels C --samples N [--repeat R] [--output out.f32] [--fs HZ]
 //
 // The input file is C x N float32, channel after channel (compare_peers.py writes it, and runs
 // SciPy on the same samples). The class either has C inputs and outputs (the chain under
@@ -15,7 +15,8 @@
 // pattern for Faust (no per-block overhead). One untimed warm-up run first; flush-to-zero and
 // denormals-are-zero are on, as around fxc's kernels. Prints one JSON object: the median and
 // the minimum over the timed runs, in ms. --output writes the last run's output (C x N float32)
-// for the accuracy check.
+// for the accuracy check. --fs is the rate given to init() (default 48000): only programs whose
+// delays or coefficients follow ma.SR (bench/loops_vs_faust.py's re.mono_freeverb row) use it.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -42,7 +43,7 @@
 namespace {
 
 [[noreturn]] void usage(const char* why) {
-  std::fprintf(stderr, "harness: %s\nusage: harness --input FILE --channels C --samples N [--repeat R] [--output FILE]\n", why);
+  std::fprintf(stderr, "harness: %s\nusage: harness --input FILE --channels C --samples N [--repeat R] [--output FILE] [--fs HZ]\n", why);
   std::exit(2);
 }
 
@@ -52,6 +53,7 @@ int main(int argc, char** argv) {
   std::string input_path, output_path;
   long channels = 0, samples = 0;
   int repeat = 5;
+  int fs = 48000;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (i + 1 >= argc) usage(("missing value after " + a).c_str());
@@ -61,9 +63,10 @@ int main(int argc, char** argv) {
     else if (a == "--channels") channels = std::atol(v);
     else if (a == "--samples") samples = std::atol(v);
     else if (a == "--repeat") repeat = std::atoi(v);
+    else if (a == "--fs") fs = std::atoi(v);
     else usage(("unknown option " + a).c_str());
   }
-  if (input_path.empty() || channels < 1 || samples < 1 || repeat < 1) usage("bad arguments");
+  if (input_path.empty() || channels < 1 || samples < 1 || repeat < 1 || fs < 1) usage("bad arguments");
   if (samples > 0x7fffffffL) usage("--samples must fit compute()'s int count");
 
   std::vector<float> in(static_cast<size_t>(channels) * samples);
@@ -81,7 +84,7 @@ int main(int argc, char** argv) {
     usage("the .dsp must have one input and output, or one per channel");
   if (ports == 1)
     for (long c = 1; c < channels; ++c) dsps.push_back(std::make_unique<FaustChain>());
-  for (auto& d : dsps) d->init(48000);  // the coefficients are constants in the .dsp: the rate is unused
+  for (auto& d : dsps) d->init(fs);  // compare_peers.py's coefficients are constants in the .dsp: the rate is unused
   std::vector<FAUSTFLOAT*> ins(channels), outs(channels);
   for (long c = 0; c < channels; ++c) {
     ins[c] = in.data() + c * samples;
