@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "frontend/stage_args.h"
 #include "ir/graph_algorithms.h"
@@ -757,6 +758,25 @@ class Lowerer {
     if (forward_uses_.empty() ||
         std::any_of(forward_uses_.begin(), forward_uses_.end(), [](const ForwardUse& u) { return !u.target; }))
       return;
+    // A name bound to another name used before its binding (`a = b`, `b = a`, or `y = y`) is
+    // bound to that placeholder: follow such chains to a real node. One that comes back to
+    // where it started names no signal at all.
+    std::map<ir::NodeId, std::size_t> use_of;  // placeholder -> its use
+    for (std::size_t i = 0; i < forward_uses_.size(); ++i) use_of[forward_uses_[i].placeholder] = i;
+    bool aliases_ok = true;
+    for (ForwardUse& use : forward_uses_) {
+      std::set<ir::NodeId> seen{use.placeholder};
+      while (use_of.count(*use.target)) {
+        if (!seen.insert(*use.target).second) {
+          error(use.loc, "'" + use.name + "' is bound only to itself, through names that name each other: a loop "
+                         "with no signal in it");
+          aliases_ok = false;
+          break;
+        }
+        use.target = forward_uses_[use_of[*use.target]].target;
+      }
+    }
+    if (!aliases_ok) return;
     std::vector<bool> keep(graph_.size(), true);
     std::vector<std::vector<ir::NodeId>> users = graph_.users();
     std::vector<std::vector<ir::NodeId>> readers(forward_uses_.size());
