@@ -21,8 +21,11 @@ ChainLayout layout_of(const ir::Chain& chain) {
             l.param_count += 1;
           } else if constexpr (std::is_same_v<P, ir::Clip>) {
             l.param_count += 2;
-          } else if constexpr (std::is_same_v<P, ir::Delay>) {
+          } else if constexpr (std::is_same_v<P, ir::Delay> || std::is_same_v<P, ir::LoopRead>) {
             s.delay_index = l.delay_count++;
+          } else if constexpr (std::is_same_v<P, ir::LoopWrite>) {
+            l.param_count += 2;
+            s.delay_index = l.delay_count - 1;  // the line of the loop_read before it
           }
         },
         stage);
@@ -46,8 +49,10 @@ ChainValues values_of(const ir::Chain& chain) {
             v.params.push_back(p.gain);
           } else if constexpr (std::is_same_v<P, ir::Clip>) {
             v.params.insert(v.params.end(), {p.lo, p.hi});
-          } else if constexpr (std::is_same_v<P, ir::Delay>) {
+          } else if constexpr (std::is_same_v<P, ir::Delay> || std::is_same_v<P, ir::LoopRead>) {
             v.delay_lengths.push_back(static_cast<std::int64_t>(p.amount));
+          } else if constexpr (std::is_same_v<P, ir::LoopWrite>) {
+            v.params.insert(v.params.end(), {p.input_weight, p.loop_weight});
           }
         },
         stage);

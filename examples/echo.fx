@@ -4,5 +4,5 @@ graph echo
 input x : 2
 time = 250 ms in [10 ms, 1 s]
 feedback = 0.5 in [0, 0.95]
-y = x + feedback * (y | lowpass(3 kHz) | delay(time))
+y = x + feedback * (y | delay(time) | lowpass(3 kHz))
 output 0.7 * y

@@ -86,6 +86,12 @@ template std::vector<std::string_view> ir_enum_names<IirStrategy>();
 template std::vector<std::string_view> ir_enum_names<FirMethod>();
 template std::vector<std::string_view> ir_enum_names<StatePrecision>();
 
+bool has_loop(const std::vector<Stage>& stages) {
+  for (const Stage& s : stages)
+    if (std::holds_alternative<LoopRead>(s)) return true;
+  return false;
+}
+
 bool is_routing(const Op& op) {
   return std::holds_alternative<Select>(op) || std::holds_alternative<Matrix>(op) || std::holds_alternative<Concat>(op);
 }

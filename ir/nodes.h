@@ -281,8 +281,38 @@ struct Feedback {
   }
 };
 
-/// The stages a chain kernel can hold: the concrete single-operand kinds.
-using Stage = std::variant<SosCascade, FirFilter, Gain, Delay, Tanh, Clip>;
+/// A loop fused into a chain (the fuse-loops pass): `loop_read` outputs w = line[pos], the
+/// value the line got `amount` samples ago, and keeps the stage's input x; the stages after it
+/// work on w; `loop_write` then puts s = input_weight x + loop_weight v into the line where w
+/// was (v: its own input) and moves on; it outputs s, or w with `output_read`. One read and
+/// one write per chain, in that order, with only sos, gain, tanh and clip between.
+struct LoopRead {
+  static constexpr std::string_view kKind = "loop_read";
+  double amount = 1;  ///< in samples, at least 1
+  template <class Self, class V>
+  static void fields(Self& self, V&& v) {
+    v(FieldRole::value, "amount", self.amount);
+  }
+};
+
+struct LoopWrite {
+  static constexpr std::string_view kKind = "loop_write";
+  double input_weight = 1;
+  double loop_weight = 1;
+  bool output_read = false;
+  template <class Self, class V>
+  static void fields(Self& self, V&& v) {
+    v(FieldRole::value, "input_weight", self.input_weight);
+    v(FieldRole::value, "loop_weight", self.loop_weight);
+    v(FieldRole::shape, "output_read", self.output_read);
+  }
+};
+
+/// The stages a chain kernel can hold: the concrete single-operand kinds, and a fused loop.
+using Stage = std::variant<SosCascade, FirFilter, Gain, Delay, Tanh, Clip, LoopRead, LoopWrite>;
+
+/// True when the chain holds a fused loop (loop_read ... loop_write).
+bool has_loop(const std::vector<Stage>& stages);
 
 /// How a kernel runs its IIR sections.
 enum class IirStrategy {

@@ -130,10 +130,28 @@ class Verifier {
     if (p.unit == DelayUnit::samples && p.amount > Delay::kMaxSamples)
       error(id, "a delay in samples must be at most " + format_double(Delay::kMaxSamples));
   }
+  void check_payload(NodeId id, const LoopRead& p) {
+    if (!finite(p.amount) || p.amount < 1 || p.amount != std::floor(p.amount))
+      error(id, "a loop's delay must be a whole number of samples >= 1");
+  }
+  void check_payload(NodeId id, const LoopWrite& p) {
+    if (!finite(p.input_weight) || !finite(p.loop_weight)) error(id, "loop weights must be finite");
+  }
   void check_payload(NodeId, const Tanh&) {}
   void check_payload(NodeId id, const Chain& p) {
     if (p.stages.empty()) error(id, "has no stages");
     for (const Stage& stage : p.stages) std::visit([&](const auto& s) { check_payload(id, s); }, stage);
+    // A fused loop: one read, then only sos, gain, tanh and clip, then one write.
+    int open = 0, reads = 0;
+    for (const Stage& stage : p.stages) {
+      if (std::holds_alternative<LoopRead>(stage)) open = ++reads;
+      else if (std::holds_alternative<LoopWrite>(stage)) open = open == 1 ? 0 : -1;
+      else if (open == 1 && !std::holds_alternative<SosCascade>(stage) && !std::holds_alternative<Gain>(stage) &&
+               !std::holds_alternative<Tanh>(stage) && !std::holds_alternative<Clip>(stage))
+        open = -1;
+      if (open < 0 || reads > 1) break;
+    }
+    if (open != 0 || reads > 1) error(id, "a fused loop needs one loop_read, then sos, gain, tanh or clip stages, then one loop_write");
     if (p.strategy == IirStrategy::chunked_scan || p.strategy == IirStrategy::gpu_chunked_scan)
       if (p.chunk_length < 1) error(id, "a chunked strategy needs a chunk length >= 1");
     if (p.fir_method == FirMethod::fft_overlap_save && p.fft_block < 2)

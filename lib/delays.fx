@@ -2,9 +2,10 @@
 # import "std/delays.fx". Each function processes the signal piped into it: x | echo(300 ms).
 
 # An echo: the signal, then repeats every `time`, each `feedback` times the one before and
-# darker by a lowpass at `damping` (y = x + feedback * lowpass(y delayed by time)).
+# darker by a lowpass at `damping` (y = x + feedback * lowpass(y delayed by time)). The filter
+# is after the delay, so the loop compiles to one kernel (fuse-loops).
 fn echo(time = 250 ms, feedback = 0.5, damping = 5 kHz) {
-  y = in + feedback * (y | lowpass(damping) | delay(time))
+  y = in + feedback * (y | delay(time) | lowpass(damping))
   return y
 }
 

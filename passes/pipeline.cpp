@@ -13,6 +13,7 @@
 #include "passes/fuse_chains.h"
 #include "passes/fuse_fir_chains.h"
 #include "passes/fuse_iir_cascades.h"
+#include "passes/fuse_loops.h"
 #include "passes/infer_types.h"
 #include "passes/merge_identical_nodes.h"
 #include "passes/select_strategy.h"
@@ -33,6 +34,7 @@ constexpr PassInfo kPasses[] = {
     {"fuse-iir", fuse_iir_cascades, "merge IIR filters in series into one SOS cascade"},
     {"fuse-fir", fuse_fir_chains, "merge FIR filters in series by convolving their taps"},
     {"fuse-chains", fuse_chains, "make each linear run of stages one kernel"},
+    {"fuse-loops", fuse_loops, "run a loop through one mix as one kernel, sample by sample"},
     {"split-precision", split_precision, "run float32 chains' float64-state sections in a chain of their own"},
     {"select-strategy", select_strategy, "choose how each kernel runs, and say why"},
 };

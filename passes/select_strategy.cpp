@@ -60,9 +60,10 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
     auto* chain = std::get_if<ir::Chain>(&out.node(id).op);
     if (!chain) continue;
     ChainSummary summary;
+    const bool fused_loop = ir::has_loop(chain->stages);
     for (const ir::Stage& stage : chain->stages) {
-      summary.linear = summary.linear && (std::holds_alternative<ir::SosCascade>(stage) ||
-                                          std::holds_alternative<ir::Gain>(stage));
+      summary.linear = summary.linear && !fused_loop && (std::holds_alternative<ir::SosCascade>(stage) ||
+                                                         std::holds_alternative<ir::Gain>(stage));
       if (auto* sos = std::get_if<ir::SosCascade>(&stage)) {
         summary.sections += static_cast<int>(sos->sections.size());
         summary.max_pole_radius = std::max(summary.max_pole_radius, design::max_pole_radius(sos->sections));
@@ -90,6 +91,12 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
     PassContext computing = in_loop[id] || pieces ? blocked : context;
     if (precision == ir::StatePrecision::f64) computing.binding.dtype = DType::f64;
     Schedule s = choose_schedule(summary, out.node(id).type.channels, computing);
+    if (fused_loop && s.strategy == ir::IirStrategy::section_wavefront) {
+      // Each sample's write into the line needs the whole chain's result for that sample.
+      s.strategy = ir::IirStrategy::sequential;
+      s.reason += "; a fused loop: sequential, one sample through every stage before the next";
+    }
+    if (fused_loop) s.reason += "; the loop runs in this kernel, its line in the chain's state";
     if (in_loop[id] && s.strategy == ir::IirStrategy::gpu_chunked_scan) {
       // A loop's passes are no longer than its delay: one chunk, the scan's launches for nothing.
       s = {ir::IirStrategy::gpu_thread_per_channel, 0, s.fir_method, s.fft_block,

@@ -102,7 +102,8 @@ ir::Graph split_precision(const ir::Graph& graph, PassContext& context) {
     const ir::Node& node = graph.node(id);
     const auto* chain = std::get_if<ir::Chain>(&node.op);
     int channels = std::max(node.type.channels, 1) * std::max(context.binding.batch, 1);  // a batch lays items side by side
-    if (chain && !node.live) parts[id] = split(*chain, channels, context);
+    // A fused loop's stages run between its line's read and write: they stay together.
+    if (chain && !node.live && !ir::has_loop(chain->stages)) parts[id] = split(*chain, channels, context);
     if (parts[id]) ++next;  // the hot part comes first
     moved[id] = next++;
   }

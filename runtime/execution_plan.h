@@ -58,6 +58,7 @@ struct ExecutionPlan {
     std::vector<std::size_t> feedback_steps;
   };
   std::vector<Loop> loops;
+  bool fused_loops = false;  ///< a chain holds a loop (loop_read ... loop_write)
   std::vector<int> step_loop;  ///< by step: its index in loops, or -1
 };
 

@@ -176,12 +176,41 @@ class ResponsePropagator {
   bool apply(const ir::Node& n, const ir::Clip&, const Values&, Response&) { return nonlinear(n); }
   bool apply(const ir::Node& n, const ir::Chain& p, const Values& v, Response& out) {
     out = v[n.operands[0]];
+    // A fused loop: the input x at loop_read, the body's response B after it; at loop_write
+    // s = a x / (1 - b B e^{-jwD}), and the output is s, or s e^{-jwD} (the line's sample).
+    Response loop_input;
+    double delay = 0;
     for (const ir::Stage& stage : p.stages) {
+      if (const auto* read = std::get_if<ir::LoopRead>(&stage)) {
+        loop_input = out;
+        delay = read->amount;
+        out.assign(w_.size(), 1.0);
+        continue;
+      }
+      if (const auto* write = std::get_if<ir::LoopWrite>(&stage)) {
+        for (std::size_t k = 0; k < w_.size(); ++k) {
+          std::complex<double> late = std::polar(1.0, -w_[k] * delay);
+          std::complex<double> s = write->input_weight * loop_input[k] / (1.0 - write->loop_weight * out[k] * late);
+          out[k] = write->output_read ? s * late : s;
+        }
+        continue;
+      }
       Response in = out;
-      ir::Node single{std::visit([](const auto& s) { return ir::Op(s); }, stage), {0}, {}, n.loc, {}, {}};
+      ir::Node single{std::visit(
+                          [](const auto& s) -> ir::Op {
+                            if constexpr (std::is_constructible_v<ir::Op, decltype(s)>) return ir::Op(s);
+                            else return ir::Gain{1};  // unreachable: handled above
+                          },
+                          stage),
+                      {0}, {}, n.loc, {}, {}};
       Values staged{in};
-      if (!std::visit([&](const auto& s) { return apply(single, s, staged, out); }, stage))
-        return false;
+      bool ok = std::visit(
+          [&](const auto& s) {
+            if constexpr (std::is_constructible_v<ir::Op, decltype(s)>) return apply(single, s, staged, out);
+            else return false;
+          },
+          stage);
+      if (!ok) return false;
     }
     return true;
   }

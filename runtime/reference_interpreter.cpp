@@ -86,6 +86,9 @@ Channel run_stage(const ir::Stage& stage, const Channel& x) {
     Channel operator()(const ir::Clip& p) const {
       return map_samples(x, [&](double v) { return std::clamp(v, p.lo, p.hi); });
     }
+    // A fused loop runs sample by sample (run_chain_by_sample): never a stage at a time.
+    Channel operator()(const ir::LoopRead&) const { return x; }
+    Channel operator()(const ir::LoopWrite&) const { return x; }
   };
   return std::visit(Apply{x}, stage);
 }
@@ -97,12 +100,33 @@ Channel run_stage(const ir::Stage& stage, const Channel& x) {
 // `memory`. Sample n of every node is computed, in topological order, before sample n + 1 of
 // any; a feedback node reads its operand at n - d with d >= 1, computed already.
 
+// A fused loop's line and what its loop_write needs from its loop_read, per channel.
+struct LoopMemory {
+  std::vector<double> line;
+  std::size_t pos = 0;
+  double input = 0, read = 0;
+};
+
 // One stage on one channel: y[n] from the stage's input x[0..n] (and the memory it keeps).
-double stage_at(const ir::Stage& stage, const Channel& x, std::size_t n, std::vector<double>& memory) {
+double stage_at(const ir::Stage& stage, const Channel& x, std::size_t n, std::vector<double>& memory,
+                LoopMemory& loop) {
   struct Apply {
     const Channel& x;
     std::size_t n;
     std::vector<double>& memory;
+    LoopMemory& loop;
+    double operator()(const ir::LoopRead& p) const {
+      loop.line.resize(static_cast<std::size_t>(p.amount), 0.0);
+      loop.input = x[n];
+      loop.read = loop.line[loop.pos];
+      return loop.read;
+    }
+    double operator()(const ir::LoopWrite& p) const {
+      double s = p.input_weight * loop.input + p.loop_weight * x[n];
+      loop.line[loop.pos] = s;
+      loop.pos = (loop.pos + 1) % loop.line.size();
+      return p.output_read ? loop.read : s;
+    }
     double operator()(const ir::SosCascade& p) const {
       memory.resize(2 * p.sections.size(), 0.0);
       double v = x[n];
@@ -130,7 +154,22 @@ double stage_at(const ir::Stage& stage, const Channel& x, std::size_t n, std::ve
     double operator()(const ir::Tanh&) const { return std::tanh(x[n]); }
     double operator()(const ir::Clip& p) const { return std::clamp(x[n], p.lo, p.hi); }
   };
-  return std::visit(Apply{x, n, memory}, stage);
+  return std::visit(Apply{x, n, memory, loop}, stage);
+}
+
+// A chain holding a fused loop, one sample at a time through all its stages.
+Channel run_chain_by_sample(const ir::Chain& chain, const Channel& x) {
+  std::vector<Channel> values(chain.stages.size(), Channel(x.size(), 0.0));
+  std::vector<std::vector<double>> memory(chain.stages.size());
+  LoopMemory loop;
+  for (std::size_t n = 0; n < x.size(); ++n) {
+    const Channel* in = &x;
+    for (std::size_t k = 0; k < chain.stages.size(); ++k) {
+      values[k][n] = stage_at(chain.stages[k], *in, n, memory[k], loop);
+      in = &values[k];
+    }
+  }
+  return chain.stages.empty() ? x : values.back();
 }
 
 // A transfer function's memory (transposed direct form II), one sample.
@@ -185,7 +224,8 @@ class SampleInterpreter {
   }
   template <class P>
   std::optional<double> single_stage(ir::NodeId id, const P& p, std::size_t c, std::size_t n) {
-    return stage_at(ir::Stage(p), operand(id, c), n, memory(id, c));
+    LoopMemory none;
+    return stage_at(ir::Stage(p), operand(id, c), n, memory(id, c), none);
   }
 
   std::optional<double> at(ir::NodeId, const ir::Input&, std::size_t, std::size_t) { return std::nullopt; }
@@ -244,9 +284,11 @@ class SampleInterpreter {
   }
   std::optional<double> at(ir::NodeId id, const ir::Chain& p, std::size_t c, std::size_t n) {
     const Channel* x = &operand(id, c);
+    std::vector<LoopMemory>& loops = loops_[id];
+    loops.resize(values_[id].size());
     for (std::size_t k = 0; k < p.stages.size(); ++k) {
       Channel& y = stage_values_[id][k][c];
-      y[n] = stage_at(p.stages[k], *x, n, memory(id, c, k));
+      y[n] = stage_at(p.stages[k], *x, n, memory(id, c, k), loops[c]);
       x = &y;
     }
     return (*x)[n];
@@ -256,6 +298,7 @@ class SampleInterpreter {
   std::vector<Buffer>& values_;
   std::map<ir::NodeId, std::vector<Buffer>> stage_values_;         // chains: each stage's output
   std::map<ir::NodeId, std::vector<std::vector<double>>> memory_;  // [channel * stages + stage]
+  std::map<ir::NodeId, std::vector<LoopMemory>> loops_;            // chains with a fused loop: by channel
 };
 
 class Interpreter {
@@ -371,6 +414,7 @@ class Interpreter {
     return pointwise(id, [&](double v) { return std::clamp(v, p.lo, p.hi); });
   }
   std::string eval(ir::NodeId id, const ir::Chain& p) {
+    if (ir::has_loop(p.stages)) return per_channel(id, [&](const Channel& c) { return run_chain_by_sample(p, c); });
     return per_channel(id, [&](Channel c) {
       for (const ir::Stage& stage : p.stages) c = run_stage(stage, c);
       return c;

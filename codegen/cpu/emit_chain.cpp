@@ -379,6 +379,30 @@ class ChainEmitter {
             return v;
           } else if constexpr (std::is_same_v<P, ir::FirFilter>) {
             return emit_fir(stage, at, v, valid, width, c0, g);
+          } else if constexpr (std::is_same_v<P, ir::LoopRead>) {
+            // The line's sample from `amount` ago; the input waits for the loop_write.
+            loop_input_ = v;
+            Value* w = v;
+            for (int j = 0; j < width; ++j) {
+              Value* pos = b_.CreateLoad(i64_, g.positions[at.delay_index][j]);
+              w = with_lane(w, width, j, b_.CreateLoad(t_, element(g.lines[at.delay_index][j], t_, pos)));
+            }
+            loop_read_ = w;
+            return w;
+          } else if constexpr (std::is_same_v<P, ir::LoopWrite>) {
+            // s = input_weight x + loop_weight v into the cell just read, and on to the next.
+            Value* s = b_.CreateFAdd(b_.CreateFMul(param(0), loop_input_), b_.CreateFMul(param(1), v));
+            Value* length = delay_lengths_[at.delay_index];
+            for (int j = 0; j < width; ++j) {
+              AllocaInst* pos_slot = g.positions[at.delay_index][j];
+              Value* pos = b_.CreateLoad(i64_, pos_slot);
+              Value* cell = element(g.lines[at.delay_index][j], t_, pos);
+              b_.CreateStore(keep_unless_valid(lane(s, width, j), b_.CreateLoad(t_, cell)), cell);
+              Value* next = b_.CreateAdd(pos, b_.getInt64(1));
+              next = b_.CreateSelect(b_.CreateICmpSGE(next, length), b_.getInt64(0), next);
+              b_.CreateStore(keep_unless_valid(next, pos), pos_slot);
+            }
+            return stage.output_read ? loop_read_ : s;
           }
         },
         chain_.stages[step.stage]);
@@ -431,6 +455,8 @@ class ChainEmitter {
   std::vector<Value*> params_;
   std::vector<Value*> delay_lengths_;
   bool wavefront_ = false;
+  Value* loop_input_ = nullptr;  // a fused loop's input and line sample, from loop_read to loop_write
+  Value* loop_read_ = nullptr;
 };
 
 }  // namespace

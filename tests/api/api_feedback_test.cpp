@@ -175,11 +175,22 @@ TEST_CASE("a loop's channel count comes from the input it is bound to") {
   CHECK(y.at(2, 10) == doctest::Approx(x.at(2, 10) + 0.5 * x.at(2, 0)));
 }
 
-TEST_CASE("the dumps show a loop") {
-  fxc::Program program = fxc::Program::from_source(kEcho, options(fxc::DType::f64));
-  CHECK(program.dump("ir-opt").find("feedback %") != std::string::npos);
-  CHECK(program.dump("ir-opt").find("blocks of up to 240 samples") != std::string::npos);
-  CHECK(program.dump("dot").find("style=dashed") != std::string::npos);
+TEST_CASE("the dumps show a loop: fused into one kernel, or run in blocks") {
+  // An echo whose filter is after the delay goes through one mix: one chain holds it
+  // (fuse-loops). With the filter before the delay (kEcho) it runs in blocks.
+  fxc::Program echo = fxc::Program::from_source(
+      "input x : 2\ny = x + 0.5 * (y | delay(240) | lowpass(3 kHz))\noutput y\n", options(fxc::DType::f64));
+  std::string fused = echo.dump("ir-opt");
+  CHECK(fused.find("loop_read{amount=240}") != std::string::npos);
+  CHECK(fused.find("the loop runs in this kernel") != std::string::npos);
+  CHECK(fused.find("feedback %") == std::string::npos);
+  CHECK(echo.dump("ir").find("feedback %") != std::string::npos);  // before the passes
+  CHECK(fxc::Program::from_source(kEcho, options(fxc::DType::f64)).dump("ir-opt").find("its loop runs in blocks of up to 240") !=
+        std::string::npos);
+  // Two loops through each other's mixes are not one mix: they run in blocks of their delays.
+  fxc::Program tangle = fxc::Program::from_source(kTangle, options(fxc::DType::f64));
+  CHECK(tangle.dump("ir-opt").find("its loop runs in blocks of up to 29 samples") != std::string::npos);
+  CHECK(tangle.dump("dot").find("style=dashed") != std::string::npos);
 }
 
 }  // namespace

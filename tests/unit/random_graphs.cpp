@@ -145,11 +145,21 @@ class ProgramGenerator {
         bind(name, from.name + " + " + number(-1.5, 1.5) + " * " + other.name, from.channels);
         break;
       }
-      case 3:
-      case 4:  // a loop through stages and a delay
+      case 3:  // a loop through stages and a delay (runs in blocks)
         bind(name, from.name + " + " + number(-0.85, 0.85) + " * (" + name + " | " + damping() + " | delay(" +
                        std::to_string(uniform(1, 40)) + "))",
              from.channels);
+        break;
+      case 4:  // a loop through a delay and stages (fused into one kernel), or a comb read at its line
+        if (uniform(0, 1)) {
+          bind(name, from.name + " + " + number(-0.85, 0.85) + " * (" + name + " | delay(" + std::to_string(uniform(1, 40)) +
+                         ") | " + damping() + ")",
+               from.channels);
+        } else {
+          std::string line = name + "line";
+          text_ += line + " = " + from.name + " + " + number(-0.85, 0.85) + " * " + name + "\n";
+          bind(name, line + " | delay(" + std::to_string(uniform(1, 40)) + ")", from.channels);
+        }
         break;
       case 5: {  // two signals feeding each other
         std::string other = name + "b";

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "passes/fuse_loops.h"
+
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "ir/graph_algorithms.h"
+#include "ir/rewrite.h"
+
+namespace fxc::passes {
+namespace {
+
+// Stages a fused loop may hold between its read and its write.
+bool body_stage(const ir::Stage& stage) {
+  return std::holds_alternative<ir::SosCascade>(stage) || std::holds_alternative<ir::Gain>(stage) ||
+         std::holds_alternative<ir::Tanh>(stage) || std::holds_alternative<ir::Clip>(stage);
+}
+
+// A chain node of body stages read by `reader` alone, or nullptr.
+const ir::Chain* body_chain(const ir::Graph& g, const std::vector<std::vector<ir::NodeId>>& users, ir::NodeId id,
+                            ir::NodeId reader) {
+  const auto* chain = std::get_if<ir::Chain>(&g.node(id).op);
+  if (!chain || users[id] != std::vector<ir::NodeId>{reader}) return nullptr;
+  for (const ir::Stage& stage : chain->stages)
+    if (!body_stage(stage)) return nullptr;
+  return chain;
+}
+
+// One loop through the mix `s`: s = a x + b B(f), f = feedback(s), with the chain B optional.
+// Stages between s and the delay (`y | lowpass | delay`) are not taken: a filter there keeps
+// state of s, and after a change of the delay's length (its line restarts from zeros) it
+// would not be the state the same filter after the delay keeps.
+struct Loop {
+  ir::NodeId s = 0, f = 0, x = 0;
+  std::optional<ir::NodeId> after;  // B
+  std::size_t loop_side = 0;
+  std::vector<ir::NodeId> s_outside, f_outside;  // their users outside the loop
+};
+
+std::optional<Loop> find_loop(const ir::Graph& g, const std::vector<std::vector<ir::NodeId>>& users, ir::NodeId s) {
+  const auto* sum = std::get_if<ir::Sum>(&g.node(s).op);
+  if (!sum || g.node(s).operands.size() != 2 || g.node(s).operands[0] == g.node(s).operands[1]) return std::nullopt;
+  for (std::size_t side = 0; side < 2; ++side) {
+    Loop loop;
+    loop.s = s;
+    loop.loop_side = side;
+    loop.x = g.node(s).operands[1 - side];
+    ir::NodeId at = g.node(s).operands[side];
+    if (body_chain(g, users, at, s)) {
+      loop.after = at;
+      at = g.node(at).operands[0];
+    }
+    const auto* feedback = std::get_if<ir::Feedback>(&g.node(at).op);
+    if (!feedback || feedback->unit != ir::DelayUnit::samples) continue;
+    loop.f = at;
+    if (g.node(at).operands[0] != s) continue;
+    const ir::NodeId f_reader = loop.after ? *loop.after : s;
+    for (ir::NodeId u : users[loop.f])
+      if (u != f_reader) loop.f_outside.push_back(u);
+    for (ir::NodeId u : users[s])
+      if (u != loop.f) loop.s_outside.push_back(u);
+    // One value leaves the loop: the mix, or the line's sample.
+    if (!loop.f_outside.empty() && !loop.s_outside.empty()) continue;
+    if (ir::reachable_from(g, {loop.f})[loop.x]) continue;  // x must come from outside the loop
+    return loop;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+// Algorithm: for each two-operand sum, find_loop; then one chain on x replaces the mix, the
+// feedback node and the chain B, read where the mix (or the line's sample) was read.
+ir::Graph fuse_loops(const ir::Graph& graph, PassContext& context) {
+  if (context.target.kind != TargetKind::cpu) return graph;
+  ir::Graph out = graph;
+  std::vector<bool> keep(out.size(), true);
+  const std::size_t count = out.size();
+  for (ir::NodeId s = 0; s < count; ++s) {
+    if (!keep[s] || !ir::holds<ir::Sum>(out.node(s))) continue;
+    std::optional<Loop> loop = find_loop(out, out.users(), s);
+    if (!loop) continue;
+    const auto& sum = std::get<ir::Sum>(out.node(s).op);
+    ir::Chain fused;
+    fused.stages.push_back(ir::LoopRead{std::get<ir::Feedback>(out.node(loop->f).op).amount});
+    if (loop->after) {
+      const auto& stages = std::get<ir::Chain>(out.node(*loop->after).op).stages;
+      fused.stages.insert(fused.stages.end(), stages.begin(), stages.end());
+    }
+    const bool output_read = loop->s_outside.empty();
+    fused.stages.push_back(
+        ir::LoopWrite{sum.weights[1 - loop->loop_side], sum.weights[loop->loop_side], output_read});
+    ir::Node node = out.node(s);  // its type and location
+    node.op = std::move(fused);
+    node.operands = {loop->x};
+    node.origins = ir::merged_origins(out.node(loop->f), out.node(s));
+    node.live = node.live || out.node(loop->f).live || (loop->after && out.node(*loop->after).live);
+    const ir::NodeId replaced = output_read ? loop->f : s;
+    const ir::NodeId added = out.add(std::move(node));
+    keep.push_back(true);
+    for (ir::NodeId u : output_read ? loop->f_outside : loop->s_outside)
+      for (ir::NodeId& operand : out.node(u).operands)
+        if (operand == replaced) operand = added;
+    keep[s] = keep[loop->f] = false;
+    if (loop->after) keep[*loop->after] = false;
+  }
+  return ir::compact(out, keep);
+}
+
+}  // namespace fxc::passes
