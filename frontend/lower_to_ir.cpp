@@ -84,7 +84,6 @@ class Lowerer {
       const Stmt& s = ast_.statements[i];
       statement_ = i;
       std::visit([&](const auto& stmt) { lower(stmt, s, i); }, s.node);
-      statement_diagnostics_end_.push_back(diags_.diagnostics().size());
     }
     close_loops();
     if (!ast_is_partial) {
@@ -753,6 +752,7 @@ class Lowerer {
 
   // Step 4: points each forward use at its value, turns the delays of every loop into
   // feedback nodes, and reports loops without a delay and forward uses that close no loop.
+  // These come after the other errors; the frontend reports all of them in file order.
   void close_loops() {
     // A use whose binding failed or gave no signal has its error already; the graph is not used.
     if (forward_uses_.empty() ||
@@ -795,7 +795,7 @@ class Lowerer {
         if (const auto* delay = std::get_if<ir::Delay>(&graph_.node(id).op)) {
           ir::Node& node = graph_.node(id);
           if (delay->unit == ir::DelayUnit::samples && delay->amount < 1)
-            report_deferred(node.loc, node.loc_of("d"),
+            error(node.loc_of("d"),
                             "a delay inside a feedback loop must be at least one sample, found " +
                                 format_double(delay->amount));
           node.op = ir::Feedback{delay->amount, delay->unit, {}};
@@ -823,8 +823,7 @@ class Lowerer {
         std::rotate(cycle.begin(), target, cycle.end());  // from the name's value on
         break;
       }
-      Diagnostic& d = report_deferred(at, at,
-                                      "this feedback loop has no delay: every path around a loop must pass "
+      Diagnostic& d = error(at, "this feedback loop has no delay: every path around a loop must pass "
                                       "through a delay of at least one sample");
       for (ir::NodeId id : cycle) {
         const ir::Node& node = graph_.node(id);
@@ -835,25 +834,12 @@ class Lowerer {
     for (std::size_t i = 0; i < forward_uses_.size(); ++i) {
       const ForwardUse& use = forward_uses_[i];
       if (!use.target || closes[i] >= 0) continue;
-      Diagnostic& d = report_deferred(use.loc, use.loc, "unknown name '" + use.name + "'");
+      Diagnostic& d = error(use.loc, "unknown name '" + use.name + "'");
       note(d, use.bound_at,
            "'" + use.name + "' is defined here, after its use; a name must be defined before it is used");
       note(d, {}, "only a feedback loop may use a name before its binding, and this use closes none");
     }
     graph_ = ir::compact(graph_, keep);
-  }
-
-  // An error found by close_loops, placed among the others where its statement's errors end,
-  // so that errors stay in file order.
-  Diagnostic& report_deferred(const SourceLoc& statement_loc, const SourceLoc& loc, std::string message) {
-    std::size_t statement = 0;
-    while (statement + 1 < ast_.statements.size() && ast_.statements[statement + 1].loc.line <= statement_loc.line &&
-           ast_.statements[statement + 1].loc.line > 0)
-      ++statement;
-    std::size_t index = statement < statement_diagnostics_end_.size() ? statement_diagnostics_end_[statement]
-                                                                       : diags_.diagnostics().size();
-    for (std::size_t s = statement; s < statement_diagnostics_end_.size(); ++s) ++statement_diagnostics_end_[s];
-    return diags_.report_at(index, {Severity::error, loc, std::move(message), kCode, {}});
   }
 
   // `1 - damp`, `1116 + spread` (language version 2): numbers of one unit, or without one.
@@ -995,7 +981,6 @@ class Lowerer {
   int scope_ = 0, scopes_ = 0;
   std::vector<ForwardUse> forward_uses_;
   std::size_t statement_ = 0;                          // the statement being lowered
-  std::vector<std::size_t> statement_diagnostics_end_;  // by statement: diagnostics reported by its end
   std::string first_input_;
   bool has_output_ = false;
 };

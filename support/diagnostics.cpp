@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "support/diagnostics.h"
 
-#include <algorithm>
 #include <ostream>
 #include <sstream>
 
@@ -50,12 +49,6 @@ Diagnostic& DiagnosticEngine::report(Diagnostic diagnostic) {
   if (diagnostic.severity == Severity::error) ++error_count_;
   diagnostics_.push_back(std::move(diagnostic));
   return diagnostics_.back();
-}
-
-Diagnostic& DiagnosticEngine::report_at(std::size_t index, Diagnostic diagnostic) {
-  if (diagnostic.severity == Severity::error) ++error_count_;
-  index = std::min(index, diagnostics_.size());
-  return *diagnostics_.insert(diagnostics_.begin() + static_cast<std::ptrdiff_t>(index), std::move(diagnostic));
 }
 
 void DiagnosticEngine::add_note_from(std::size_t first, const Diagnostic& note) {

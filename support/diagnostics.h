@@ -38,9 +38,6 @@ class DiagnosticEngine {
   Diagnostic& report(Diagnostic diagnostic);
   Diagnostic& error(SourceLoc loc, std::string message, std::string code = {});
   Diagnostic& warning(SourceLoc loc, std::string message, std::string code = {});
-  /// Records a diagnostic at position `index` of the list (at most its size): for a check
-  /// that can only be made after later text is read, reported where file order puts it.
-  Diagnostic& report_at(std::size_t index, Diagnostic diagnostic);
   /// Appends `note` to every diagnostic from position `first` on (the context they were
   /// found in, such as the call of a function whose body they are in).
   void add_note_from(std::size_t first, const Diagnostic& note);
