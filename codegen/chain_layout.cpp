@@ -1,12 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "codegen/chain_layout.h"
 
+#include <cmath>
+
 namespace fxc::codegen {
+namespace {
+
+// alpha(tau) = exp(-1 / tau) for a time constant of tau samples; 0 (no smoothing) for 0.
+double smoothing_coefficient(double samples) { return samples > 0 ? std::exp(-1 / samples) : 0.0; }
+
+}  // namespace
+
+int lookahead_samples(const ir::Dynamics& stage) {
+  return stage.unit == ir::DelayUnit::samples ? static_cast<int>(stage.lookahead) : 0;
+}
 
 ChainLayout layout_of(const ir::Chain& chain) {
   ChainLayout l;
   for (const ir::Stage& stage : chain.stages) {
-    StageLayout s{l.param_count, l.state_per_channel, -1, -1};
+    StageLayout s{l.param_count, l.state_per_channel, -1, -1, 0};
     std::visit(
         [&](const auto& p) {
           using P = std::decay_t<decltype(p)>;
@@ -16,7 +28,16 @@ ChainLayout layout_of(const ir::Chain& chain) {
           } else if constexpr (std::is_same_v<P, ir::FirFilter>) {
             l.param_count += static_cast<int>(p.taps.size());
             l.state_per_channel += static_cast<int>(p.taps.size());
-            s.fir_index = l.fir_count++;
+            s.ring_index = l.ring_count++;
+            s.ring_length = static_cast<int>(p.taps.size());
+          } else if constexpr (std::is_same_v<P, ir::Dynamics>) {
+            l.param_count += kDynParamCount;
+            int lookahead = lookahead_samples(p);
+            l.state_per_channel += kDynRings + 2 * lookahead;
+            if (lookahead > 0) {
+              s.ring_index = l.ring_count++;
+              s.ring_length = lookahead;
+            }
           } else if constexpr (std::is_same_v<P, ir::Gain>) {
             l.param_count += 1;
           } else if constexpr (std::is_same_v<P, ir::Clip>) {
@@ -49,6 +70,17 @@ ChainValues values_of(const ir::Chain& chain) {
             v.params.push_back(p.gain);
           } else if constexpr (std::is_same_v<P, ir::Clip>) {
             v.params.insert(v.params.end(), {p.lo, p.hi});
+          } else if constexpr (std::is_same_v<P, ir::Dynamics>) {
+            std::vector<double> d(kDynParamCount, 0.0);
+            d[kDynThreshold] = p.threshold_db;
+            d[kDynSlope] = p.type == design::DynamicsType::expander ? p.ratio - 1 : 1 - 1 / p.ratio;
+            d[kDynKnee] = p.knee_db;
+            d[kDynMakeup] = p.makeup_db;
+            d[kDynAttack] = smoothing_coefficient(p.attack);
+            d[kDynRelease] = smoothing_coefficient(p.release);
+            d[kDynHold] = p.hold;
+            d[kDynClosed] = -p.range_db;
+            v.params.insert(v.params.end(), d.begin(), d.end());
           } else if constexpr (std::is_same_v<P, ir::Delay> || std::is_same_v<P, ir::LoopRead>) {
             v.delay_lengths.push_back(static_cast<std::int64_t>(p.amount));
           } else if constexpr (std::is_same_v<P, ir::LoopWrite>) {

@@ -16,16 +16,40 @@ struct StageLayout {
   int param_offset = 0;  ///< first value in FxcChainArgs::params
   int state_offset = 0;  ///< first state slot of a channel
   int delay_index = -1;  ///< delay stages: index into delay_lengths / delay_lines
-  int fir_index = -1;    ///< fir stages: index of its ring position after the delays'
+  /// Stages with a ring in their state (fir; dynamics with a lookahead): the index of its
+  /// position after the delays', and its length.
+  int ring_index = -1;
+  int ring_length = 0;
 };
+
+/// A dynamics stage's values, in this order (params from param_offset), and its state slots.
+/// The values are derived from the payload's (values_of): the kernels and the interpreter
+/// read the same numbers.
+enum DynamicsParam {
+  kDynThreshold,  ///< T, dB
+  kDynSlope,      ///< compressor 1 - 1/R, expander R - 1
+  kDynKnee,       ///< W, dB
+  kDynMakeup,     ///< M, dB
+  kDynAttack,     ///< alpha_A = exp(-1 / attack in samples), 0 for no attack time
+  kDynRelease,    ///< alpha_R
+  kDynHold,       ///< H, samples
+  kDynClosed,     ///< the gate's reduction when closed, -range (dB)
+  kDynParamCount
+};
+/// State: the smoothed reduction (or envelope, or mean square), the gate's counter, then with
+/// a lookahead L two rings of L samples (the signal, then the reduction targets).
+enum DynamicsState { kDynSmoothed, kDynCounter, kDynRings };
+
+/// The lookahead of a designed dynamics stage, in samples (its rings' length).
+int lookahead_samples(const ir::Dynamics& stage);
 
 struct ChainLayout {
   std::vector<StageLayout> stages;
   int param_count = 0;
-  int state_per_channel = 0;  ///< sos: 2 per section; fir: one ring of `taps` samples
+  int state_per_channel = 0;  ///< sos: 2 per section; fir: one ring of `taps` samples; dynamics: 2 + 2 rings
   int delay_count = 0;
-  int fir_count = 0;
-  int positions_per_channel() const { return delay_count + fir_count; }
+  int ring_count = 0;
+  int positions_per_channel() const { return delay_count + ring_count; }
 };
 
 ChainLayout layout_of(const ir::Chain& chain);

@@ -17,7 +17,7 @@ struct FxcChainArgs {
   const std::int64_t* delay_lengths;  ///< per delay stage, in samples
   void* state;               ///< T[channels][state_per_channel]: section and FIR memory
   void* const* delay_lines;  ///< [channel * delay_count + k]: a T ring of delay_lengths[k]
-  std::int64_t* positions;   ///< [channel][delay_count + fir_count]: ring positions
+  std::int64_t* positions;   ///< [channel][delay_count + ring_count]: ring positions
 };
 
 typedef void (*FxcChainKernel)(const FxcChainArgs*);

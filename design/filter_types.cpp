@@ -36,6 +36,16 @@ struct EnumTable<Window> {
                                                             "kaiser"};
 };
 
+template <>
+struct EnumTable<DynamicsType> {
+  static constexpr std::array<std::string_view, 5> names = {"envelope", "compressor", "expander", "gate",
+                                                            "limiter"};
+};
+template <>
+struct EnumTable<Detector> {
+  static constexpr std::array<std::string_view, 2> names = {"peak", "rms"};
+};
+
 template <class E>
 std::string_view lookup_name(E value) {
   const auto& names = EnumTable<E>::names;
@@ -60,6 +70,12 @@ std::string_view name(BiquadType value) {
 std::string_view name(Window value) {
   return lookup_name(value);
 }
+std::string_view name(DynamicsType value) {
+  return lookup_name(value);
+}
+std::string_view name(Detector value) {
+  return lookup_name(value);
+}
 
 template <class E>
 std::optional<E> parse_enum(std::string_view word) {
@@ -81,11 +97,15 @@ template std::optional<IirFamily> parse_enum<IirFamily>(std::string_view);
 template std::optional<BesselNorm> parse_enum<BesselNorm>(std::string_view);
 template std::optional<BiquadType> parse_enum<BiquadType>(std::string_view);
 template std::optional<Window> parse_enum<Window>(std::string_view);
+template std::optional<DynamicsType> parse_enum<DynamicsType>(std::string_view);
+template std::optional<Detector> parse_enum<Detector>(std::string_view);
 
 template std::vector<std::string_view> enum_names<BandType>();
 template std::vector<std::string_view> enum_names<IirFamily>();
 template std::vector<std::string_view> enum_names<BesselNorm>();
 template std::vector<std::string_view> enum_names<BiquadType>();
 template std::vector<std::string_view> enum_names<Window>();
+template std::vector<std::string_view> enum_names<DynamicsType>();
+template std::vector<std::string_view> enum_names<Detector>();
 
 }  // namespace fxc::design

@@ -26,12 +26,18 @@ enum class IirFamily { butter, cheby1, cheby2, ellip, bessel };
 using BesselNorm = ::fxc::BesselNorm;
 using BiquadType = ::fxc::BiquadType;
 using Window = ::fxc::Window;
+/// The dynamics stages (docs/fx-language.md, "Dynamics"): one IR kind, ir::Dynamics, for all.
+enum class DynamicsType { envelope, compressor, expander, gate, limiter };
+/// An envelope's detector: the branching peak detector on |x|, or on x^2 (then its root).
+enum class Detector { peak, rms };
 
 std::string_view name(BandType);
 std::string_view name(IirFamily);
 std::string_view name(BesselNorm);
 std::string_view name(BiquadType);
 std::string_view name(Window);
+std::string_view name(DynamicsType);
+std::string_view name(Detector);
 
 /// Inverse of name(); nullopt for an unknown word. `E` is one of the enums above.
 template <class E>

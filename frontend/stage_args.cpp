@@ -150,6 +150,22 @@ double StageArgs::linear_gain(std::string_view param, double fallback) {
   return n->value;
 }
 
+double StageArgs::seconds(std::string_view param, double fallback) {
+  const Expr* e = get(param);
+  if (!e) return fallback;
+  const NumberExpr* n = number(*e, param, "a time in s or ms");
+  if (!n) return fallback;
+  if (n->unit != Unit::s && n->unit != Unit::ms) {
+    error(e->loc, "expected a time in s or ms for " + quoted(param) + ", found " + with_quantity(*n));
+    return fallback;
+  }
+  if (!(n->value >= 0)) {
+    error(e->loc, quoted(param) + " must be at least 0, got " + written(*n));
+    return fallback;
+  }
+  return n->unit == Unit::ms ? n->value / 1000 : n->value;
+}
+
 ir::Delay StageArgs::delay(std::string_view param) {
   ir::Delay out{0, ir::DelayUnit::samples};
   const Expr* e = get(param);

@@ -41,6 +41,8 @@ class StageArgs {
   double level_db(std::string_view param, double fallback);
   double linear_gain(std::string_view param, double fallback);
   ir::Delay delay(std::string_view param);
+  /// A time in s or ms, in seconds, at least 0.
+  double seconds(std::string_view param, double fallback);
   /// A whole number >= 1; `what` names it in messages ("order", "'numtaps'").
   int count(std::string_view param, std::string_view what, int fallback);
   double real(std::string_view param, double fallback);

@@ -189,6 +189,43 @@ std::optional<ir::Op> build_clip(StageArgs& args) {
   return p;
 }
 
+// ---- dynamics (docs/fx-language.md, "Dynamics") ----
+
+template <design::DynamicsType Type>
+std::optional<ir::Op> build_dynamics(StageArgs& args) {
+  using T = design::DynamicsType;
+  ir::Dynamics p;
+  p.type = Type;
+  p.unit = ir::DelayUnit::seconds;
+  if (Type == T::envelope) {
+    p.detector = args.word<design::Detector>("detector", "detector", design::Detector::peak);
+  } else {
+    p.threshold_db = args.level_db(Type == T::limiter ? "ceiling" : "threshold", 0);
+  }
+  if (Type == T::compressor || Type == T::expander) {
+    p.ratio = args.real("ratio", 1);
+    if (args.has("ratio") && !(p.ratio >= 1))
+      args.error(args.loc("ratio"), "'ratio' must be at least 1 (1 is no " +
+                                        std::string(Type == T::compressor ? "compression" : "expansion") +
+                                        "), got " + format_double(p.ratio));
+    p.knee_db = args.level_db("knee", 0);
+    if (!(p.knee_db >= 0))
+      args.error(args.loc("knee"), "'knee' must be at least 0 dB, got " + format_double(p.knee_db) + " dB");
+    p.makeup_db = args.level_db("makeup", 0);
+  }
+  if (Type != T::limiter) p.attack = args.seconds("attack", 0);
+  p.release = args.seconds("release", 0);
+  if (Type == T::gate) {
+    p.hold = args.seconds("hold", 0);
+    p.range_db = args.level_db("range", -80);
+    if (!(p.range_db <= 0))
+      args.error(args.loc("range"), "'range' is an attenuation: at most 0 dB, got " + format_double(p.range_db) + " dB");
+  }
+  if (Type == T::limiter) p.lookahead = args.seconds("lookahead", 0);
+  if (!args.ok()) return std::nullopt;
+  return p;
+}
+
 // ---- channel routing ----
 
 std::optional<ir::Op> build_mix(StageArgs& args) {
@@ -299,6 +336,29 @@ std::vector<StageSpec> make_table() {
       {"delay", "delay by d samples, or by a time in s or ms", {req("d", K::time)}, build_delay},
       {"tanh", "pointwise tanh", {}, build_tanh},
       {"clip", "pointwise clamp to [lo, hi]", {req("lo", K::real), req("hi", K::real)}, build_clip},
+      {"envelope",
+       "envelope follower (linear amplitude): branching peak or rms detector",
+       {req("attack", K::duration), req("release", K::duration), opt("detector", K::word, "peak")},
+       build_dynamics<design::DynamicsType::envelope>},
+      {"compressor",
+       "downward compressor above the threshold, quadratic soft knee (Giannoulis et al. 2012)",
+       {req("threshold", K::level), req("ratio", K::real), req("attack", K::duration), req("release", K::duration),
+        opt("knee", K::level, "0 dB"), opt("makeup", K::level, "0 dB")},
+       build_dynamics<design::DynamicsType::compressor>},
+      {"expander",
+       "downward expander below the threshold, quadratic soft knee",
+       {req("threshold", K::level), req("ratio", K::real), req("attack", K::duration), req("release", K::duration),
+        opt("knee", K::level, "0 dB"), opt("makeup", K::level, "0 dB")},
+       build_dynamics<design::DynamicsType::expander>},
+      {"gate",
+       "noise gate: attenuates by range below the threshold, after hold",
+       {req("threshold", K::level), req("attack", K::duration), req("release", K::duration),
+        opt("hold", K::duration, "0 ms"), opt("range", K::level, "-80 dB")},
+       build_dynamics<design::DynamicsType::gate>},
+      {"limiter",
+       "peak limiter: no sample above the ceiling; lookahead delays the signal",
+       {req("ceiling", K::level), req("release", K::duration), opt("lookahead", K::duration, "0 ms")},
+       build_dynamics<design::DynamicsType::limiter>},
       {"mix",
        "mix channels through a matrix: a row per output channel, a gain per input channel",
        {req("m", K::matrix)},
@@ -363,6 +423,8 @@ std::string_view param_kind_name(ParamKind kind) {
       return "gain (linear, or dB)";
     case K::time:
       return "time (samples, s, ms)";
+    case K::duration:
+      return "time (s, ms)";
     case K::count:
       return "whole number >= 1";
     case K::real:

@@ -27,6 +27,7 @@ enum class ParamKind {
   level,        ///< number in dB, with or without the unit
   gain,         ///< number, linear, or dB with the unit (10^(g/20))
   time,         ///< delay: samples without a unit or with `samples`; seconds with `s`/`ms`
+  duration,     ///< a time in `s` or `ms`, at least 0 (dynamics)
   count,        ///< whole number >= 1, no unit
   real,         ///< number, no unit
   reals,        ///< non-empty list of numbers, no units

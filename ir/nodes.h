@@ -19,6 +19,8 @@
 //   delay       y[n] = x[n - d]; zeros shift in. `amount` is in samples or seconds (`unit`).
 //   tanh        y = tanh(x).
 //   clip        y = min(max(x, lo), hi).
+//   dynamics    an envelope follower, compressor, expander, gate or limiter: a nonlinear
+//               recursion per channel (docs/fx-language.md gives its equations).
 //   select      channel k of y is channel indices[k] of x: picks, reorders, repeats or
 //               splits channels. `of` > 0: x must have exactly that many channels (a split
 //               into names, a swap); 0: any count above every index.
@@ -32,7 +34,7 @@
 //               `unit` are as delay's. Each loop runs in blocks of at most its shortest
 //               feedback delay: within a block, every feedback output is known before the
 //               block starts (see runtime/run_graph.h).
-//   chain       a kernel: the stages (sos, fir, gain, delay, tanh, clip) applied in order in
+//   chain       a kernel: the stages (sos, fir, gain, delay, tanh, clip, dynamics) applied in order in
 //               one pass over memory, with the execution strategy select_strategy chose.
 //
 // Specifications (iir_design, biquad, fir_design, delay in seconds) need a sample rate; the
@@ -236,6 +238,46 @@ struct Clip {
   }
 };
 
+/// A dynamics stage (docs/fx-language.md, "Dynamics", is the contract: the equations, per
+/// channel, from zero state). `type` says which; the fields a type does not use keep their
+/// defaults. Times (attack, release, hold, lookahead) are in `unit`: seconds as written,
+/// samples once design_filters has bound the graph to a sample rate (not rounded, except hold
+/// and lookahead, which count whole samples). The lookahead is shape: it sizes the kernel's
+/// rings.
+struct Dynamics {
+  static constexpr std::string_view kKind = "dynamics";
+  static constexpr int kArity = 1;
+  /// The longest lookahead, in samples (over 20 s at 48 kHz): its rings are kernel state.
+  static constexpr double kMaxLookaheadSamples = 1 << 20;
+  design::DynamicsType type = design::DynamicsType::compressor;
+  design::Detector detector = design::Detector::peak;
+  double threshold_db = 0;
+  double ratio = 1;
+  double knee_db = 0;
+  double makeup_db = 0;
+  double attack = 0;
+  double release = 0;
+  double hold = 0;
+  double range_db = -80;
+  double lookahead = 0;
+  DelayUnit unit = DelayUnit::seconds;
+  template <class Self, class V>
+  static void fields(Self& self, V&& v) {
+    v(FieldRole::shape, "type", self.type);
+    v(FieldRole::shape, "detector", self.detector);
+    v(FieldRole::value, "threshold_db", self.threshold_db);
+    v(FieldRole::value, "ratio", self.ratio);
+    v(FieldRole::value, "knee_db", self.knee_db);
+    v(FieldRole::value, "makeup_db", self.makeup_db);
+    v(FieldRole::value, "attack", self.attack);
+    v(FieldRole::value, "release", self.release);
+    v(FieldRole::value, "hold", self.hold);
+    v(FieldRole::value, "range_db", self.range_db);
+    v(FieldRole::shape, "lookahead", self.lookahead);
+    v(FieldRole::shape, "unit", self.unit);
+  }
+};
+
 struct Select {
   static constexpr std::string_view kKind = "select";
   static constexpr int kArity = 1;
@@ -309,7 +351,7 @@ struct LoopWrite {
 };
 
 /// The stages a chain kernel can hold: the concrete single-operand kinds, and a fused loop.
-using Stage = std::variant<SosCascade, FirFilter, Gain, Delay, Tanh, Clip, LoopRead, LoopWrite>;
+using Stage = std::variant<SosCascade, FirFilter, Gain, Delay, Tanh, Clip, Dynamics, LoopRead, LoopWrite>;
 
 /// True when the chain holds a fused loop (loop_read ... loop_write).
 bool has_loop(const std::vector<Stage>& stages);
@@ -358,8 +400,8 @@ struct Chain {
 /// Every node kind. Code that must handle each kind uses std::visit, so a new kind that is
 /// not handled does not compile.
 using Op = std::variant<Input, Output, IirDesign, Biquad, FirDesign, SosCascade,
-                        TransferFunction, FirFilter, Gain, Sum, Delay, Tanh, Clip, Chain, Select, Matrix, Concat,
-                        Feedback>;
+                        TransferFunction, FirFilter, Gain, Sum, Delay, Tanh, Clip, Dynamics, Chain, Select, Matrix,
+                        Concat, Feedback>;
 
 /// The text-IR name of the node kind held by `op`.
 std::string_view kind_name(const Op& op);

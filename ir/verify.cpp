@@ -138,6 +138,19 @@ class Verifier {
     if (!finite(p.input_weight) || !finite(p.loop_weight)) error(id, "loop weights must be finite");
   }
   void check_payload(NodeId, const Tanh&) {}
+  void check_payload(NodeId id, const Dynamics& p) {
+    if (!finite(std::vector<double>{p.threshold_db, p.ratio, p.knee_db, p.makeup_db, p.attack, p.release,
+                                    p.hold, p.range_db, p.lookahead}))
+      error(id, "parameters must be finite numbers");
+    if (p.ratio < 1) error(id, "ratio must be at least 1");
+    if (p.knee_db < 0) error(id, "knee must be at least 0 dB");
+    if (p.range_db > 0) error(id, "range must be at most 0 dB");
+    if (p.attack < 0 || p.release < 0 || p.hold < 0 || p.lookahead < 0) error(id, "times must be at least 0");
+    if (p.unit == DelayUnit::samples && (p.hold != std::floor(p.hold) || p.lookahead != std::floor(p.lookahead)))
+      error(id, "hold and lookahead in samples must be whole numbers");
+    if (p.unit == DelayUnit::samples && p.lookahead > Dynamics::kMaxLookaheadSamples)
+      error(id, "a lookahead must be at most " + format_double(Dynamics::kMaxLookaheadSamples) + " samples");
+  }
   void check_payload(NodeId id, const Chain& p) {
     if (p.stages.empty()) error(id, "has no stages");
     for (const Stage& stage : p.stages) std::visit([&](const auto& s) { check_payload(id, s); }, stage);

@@ -96,6 +96,30 @@ class FilterDesigner {
     graph_.node(id).op = designed;
   }
 
+  // Times to samples: attack and release exactly (their coefficients take any length), hold
+  // and lookahead to the nearest whole sample, halves up, as delays.
+  void design(ir::NodeId id, const ir::Dynamics& dynamics) {
+    if (dynamics.unit != ir::DelayUnit::seconds) return;
+    ir::Dynamics designed = dynamics;
+    designed.attack = dynamics.attack * fs_hz_;
+    designed.release = dynamics.release * fs_hz_;
+    designed.hold = std::floor(dynamics.hold * fs_hz_ + 0.5);
+    designed.lookahead = std::floor(dynamics.lookahead * fs_hz_ + 0.5);
+    designed.unit = ir::DelayUnit::samples;
+    if (!(designed.lookahead <= ir::Dynamics::kMaxLookaheadSamples)) {
+      error(id, "lookahead", "a lookahead of " + format_double(dynamics.lookahead) + " s is " +
+                                 format_double(designed.lookahead) + " samples at " + format_double(fs_hz_) +
+                                 " Hz: at most " + format_double(ir::Dynamics::kMaxLookaheadSamples));
+      return;
+    }
+    for (double t : {designed.attack, designed.release, designed.hold})
+      if (!std::isfinite(t)) {
+        error(id, "attack", "a time is out of range at " + format_double(fs_hz_) + " Hz");
+        return;
+      }
+    graph_.node(id).op = designed;
+  }
+
   bool check_stable(ir::NodeId id, const design::Sos& sos, const std::string& param) {
     if (design::is_stable(sos)) return true;
     Diagnostic& d = error(id, param,

@@ -16,7 +16,8 @@ namespace {
 constexpr double kSplitErrorBound = 5e-7;
 
 bool is_nonlinear(const ir::Stage& stage) {
-  return std::holds_alternative<ir::Tanh>(stage) || std::holds_alternative<ir::Clip>(stage);
+  return std::holds_alternative<ir::Tanh>(stage) || std::holds_alternative<ir::Clip>(stage) ||
+         std::holds_alternative<ir::Dynamics>(stage);
 }
 
 // Vector operations per sample for `sections` sections over `channels` channels in lanes of

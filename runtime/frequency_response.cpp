@@ -173,6 +173,7 @@ class ResponsePropagator {
     return scale(n, v, out, [&](double w) { return std::polar(1.0, -w * p.amount); });
   }
   bool apply(const ir::Node& n, const ir::Tanh&, const Values&, Response&) { return nonlinear(n); }
+  bool apply(const ir::Node& n, const ir::Dynamics&, const Values&, Response&) { return nonlinear(n); }
   bool apply(const ir::Node& n, const ir::Clip&, const Values&, Response&) { return nonlinear(n); }
   bool apply(const ir::Node& n, const ir::Chain& p, const Values& v, Response& out) {
     out = v[n.operands[0]];

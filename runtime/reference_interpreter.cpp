@@ -70,6 +70,82 @@ Channel map_samples(Channel c, F f) {
   return c;
 }
 
+// ---- dynamics, from the equations of docs/fx-language.md ("Dynamics") ----
+
+// alpha(tau) = exp(-1 / tau), tau in samples; 0 for tau = 0 (no smoothing).
+double smoothing(double tau) { return tau > 0 ? std::exp(-1 / tau) : 0.0; }
+
+double level_db(double v) { return 20 * std::log10(std::max(std::fabs(v), 1e-10)); }
+
+// The gain reduction target xL >= 0 (dB) of a compressor, expander or limiter for one level.
+double reduction_target(const ir::Dynamics& p, double xg) {
+  double d = xg - p.threshold_db, w = p.knee_db;
+  bool knee = w > 0 && std::fabs(2 * d) <= w;
+  switch (p.type) {
+    case design::DynamicsType::compressor: {
+      double s = 1 - 1 / p.ratio;
+      return 2 * d > w ? s * d : knee ? s * (d + w / 2) * (d + w / 2) / (2 * w) : 0.0;
+    }
+    case design::DynamicsType::expander: {
+      double s = p.ratio - 1;
+      return 2 * d < -w ? s * -d : knee ? s * (d - w / 2) * (d - w / 2) / (2 * w) : 0.0;
+    }
+    case design::DynamicsType::limiter: return std::max(d, 0.0);
+    default: return 0.0;
+  }
+}
+
+// Sample n of a dynamics stage on channel x; memory keeps y[n - 1] and the gate's counter.
+double dynamics_at(const ir::Dynamics& p, const Channel& x, std::size_t n, std::vector<double>& memory) {
+  memory.resize(2, 0.0);
+  double& y = memory[0];
+  double& h = memory[1];
+  double attack = smoothing(p.attack), release = smoothing(p.release);
+  auto smooth = [&](double target, bool attacking) {
+    double a = attacking ? attack : release;
+    y = a * y + (1 - a) * target;
+  };
+  using T = design::DynamicsType;
+  if (p.type == T::envelope) {
+    bool peak = p.detector == design::Detector::peak;
+    double v = peak ? std::fabs(x[n]) : x[n] * x[n];
+    smooth(v, v > y);
+    return peak ? y : std::sqrt(y);
+  }
+  double xg = level_db(x[n]);
+  double input = x[n];
+  switch (p.type) {
+    case T::compressor: {
+      double target = reduction_target(p, xg);
+      smooth(target, target > y);
+      break;
+    }
+    case T::expander: {
+      double target = reduction_target(p, xg);
+      smooth(target, target < y);
+      break;
+    }
+    case T::gate: {
+      h = xg >= p.threshold_db ? 0.0 : std::min(h + 1, p.hold + 1);
+      double target = h <= p.hold ? 0.0 : -p.range_db;
+      smooth(target, target < y);
+      break;
+    }
+    case T::limiter: {
+      auto lookahead = static_cast<std::size_t>(p.lookahead);
+      double z = 0;
+      for (std::size_t k = 0; k <= lookahead && k <= n; ++k) z = std::max(z, reduction_target(p, level_db(x[n - k])));
+      if (z > y) y = z;
+      else smooth(z, false);
+      input = n >= lookahead ? x[n - lookahead] : 0.0;
+      break;
+    }
+    case T::envelope: break;
+  }
+  double makeup = p.type == T::compressor || p.type == T::expander ? p.makeup_db : 0.0;
+  return std::pow(10.0, (makeup - y) / 20) * input;
+}
+
 // One stage of a chain applied to one channel.
 Channel run_stage(const ir::Stage& stage, const Channel& x) {
   struct Apply {
@@ -85,6 +161,12 @@ Channel run_stage(const ir::Stage& stage, const Channel& x) {
     }
     Channel operator()(const ir::Clip& p) const {
       return map_samples(x, [&](double v) { return std::clamp(v, p.lo, p.hi); });
+    }
+    Channel operator()(const ir::Dynamics& p) const {
+      Channel y(x.size());
+      std::vector<double> memory;
+      for (std::size_t n = 0; n < x.size(); ++n) y[n] = dynamics_at(p, x, n, memory);
+      return y;
     }
     // A fused loop runs sample by sample (run_chain_by_sample): never a stage at a time.
     Channel operator()(const ir::LoopRead&) const { return x; }
@@ -153,6 +235,7 @@ double stage_at(const ir::Stage& stage, const Channel& x, std::size_t n, std::ve
     double operator()(const ir::Gain& p) const { return p.gain * x[n]; }
     double operator()(const ir::Tanh&) const { return std::tanh(x[n]); }
     double operator()(const ir::Clip& p) const { return std::clamp(x[n], p.lo, p.hi); }
+    double operator()(const ir::Dynamics& p) const { return dynamics_at(p, x, n, memory); }
   };
   return std::visit(Apply{x, n, memory, loop}, stage);
 }
@@ -254,6 +337,10 @@ class SampleInterpreter {
     return single_stage(id, p, c, n);
   }
   std::optional<double> at(ir::NodeId id, const ir::Clip& p, std::size_t c, std::size_t n) {
+    return single_stage(id, p, c, n);
+  }
+  std::optional<double> at(ir::NodeId id, const ir::Dynamics& p, std::size_t c, std::size_t n) {
+    if (p.unit != ir::DelayUnit::samples) return std::nullopt;
     return single_stage(id, p, c, n);
   }
   std::optional<double> at(ir::NodeId id, const ir::Feedback& p, std::size_t c, std::size_t n) {
@@ -412,6 +499,11 @@ class Interpreter {
   }
   std::string eval(ir::NodeId id, const ir::Clip& p) {
     return pointwise(id, [&](double v) { return std::clamp(v, p.lo, p.hi); });
+  }
+  std::string eval(ir::NodeId id, const ir::Dynamics& p) {
+    if (p.unit != ir::DelayUnit::samples)
+      return "node %" + std::to_string(id) + " (dynamics) has times in seconds: design the filters first";
+    return per_channel(id, [&](const Channel& c) { return run_stage(p, c); });
   }
   std::string eval(ir::NodeId id, const ir::Chain& p) {
     if (ir::has_loop(p.stages)) return per_channel(id, [&](const Channel& c) { return run_chain_by_sample(p, c); });

@@ -124,12 +124,10 @@ std::string read_chains(StateReader& r, const ir::Graph& g, const GraphValues& v
         if (length < 1 || length > std::max<std::int64_t>(delay_lengths[k], 1) || pos < 0 || pos >= length)
           return where + "has a damaged delay line";
       }
-      for (std::size_t s = 0; s < chain->stages.size(); ++s)
-        if (const auto* fir = std::get_if<ir::FirFilter>(&chain->stages[s])) {
-          std::int64_t pos = c.positions[ch * layout.positions_per_channel() + layout.delay_count +
-                                         layout.stages[s].fir_index];
-          if (pos < 0 || pos >= static_cast<std::int64_t>(fir->taps.size()))
-            return where + "has a damaged FIR ring";
+      for (const codegen::StageLayout& at : layout.stages)
+        if (at.ring_index >= 0) {
+          std::int64_t pos = c.positions[ch * layout.positions_per_channel() + layout.delay_count + at.ring_index];
+          if (pos < 0 || pos >= at.ring_length) return where + "has a damaged ring (FIR or lookahead)";
         }
     }
     if (!c.fft_history.empty() && c.fft_history.size() != channels) return where + "has damaged FFT history";

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "codegen/cpu/emit_chain.h"
 
+#include <cmath>
 #include <functional>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
@@ -168,6 +169,13 @@ class ChainEmitter {
     int z_index = -1;  // sos: index of this section's z0 in GroupState::sections
   };
 
+  // The state slots a stage keeps in registers across samples (GroupState::sections): two per
+  // section, and a dynamics stage's smoothed value and counter.
+  static int register_slots(const ir::Stage& stage) {
+    if (auto* sos = std::get_if<ir::SosCascade>(&stage)) return 2 * static_cast<int>(sos->sections.size());
+    return std::holds_alternative<ir::Dynamics>(stage) ? 2 : 0;
+  }
+
   std::vector<Step> steps() const {
     std::vector<Step> out;
     int z = 0;
@@ -176,7 +184,8 @@ class ChainEmitter {
         for (std::size_t k = 0; k < sos->sections.size(); ++k, z += 2)
           out.push_back({s, static_cast<int>(k), z});
       } else {
-        out.push_back({s, -1, -1});
+        out.push_back({s, -1, register_slots(chain_.stages[s]) > 0 ? z : -1});
+        z += register_slots(chain_.stages[s]);
       }
     }
     return out;
@@ -192,8 +201,7 @@ class ChainEmitter {
     }
     // Section state into registers (allocas that SROA turns into loop-carried values).
     for (std::size_t s = 0; s < chain_.stages.size(); ++s)
-      if (auto* sos = std::get_if<ir::SosCascade>(&chain_.stages[s]))
-        for (int slot = 0; slot < 2 * static_cast<int>(sos->sections.size()); ++slot) {
+        for (int slot = 0; slot < register_slots(chain_.stages[s]); ++slot) {
           AllocaInst* z = entry_alloca(vt);
           Value* v = PoisonValue::get(vt);
           for (int j = 0; j < width; ++j)
@@ -379,6 +387,8 @@ class ChainEmitter {
             return v;
           } else if constexpr (std::is_same_v<P, ir::FirFilter>) {
             return emit_fir(stage, at, v, valid, width, c0, g);
+          } else if constexpr (std::is_same_v<P, ir::Dynamics>) {
+            return emit_dynamics(stage, at, step, v, valid, width, c0, g);
           } else if constexpr (std::is_same_v<P, ir::LoopRead>) {
             // The line's sample from `amount` ago; the input waits for the loop_write.
             loop_input_ = v;
@@ -408,11 +418,143 @@ class ChainEmitter {
         chain_.stages[step.stage]);
   }
 
+  Value* unary(Intrinsic::ID id, Value* v) { return b_.CreateUnaryIntrinsic(id, v); }
+
+  // The equations of docs/fx-language.md ("Dynamics"), on a vector of channels; the smoothed
+  // value and the gate's counter live in registers across samples, the lookahead's rings in
+  // the state. Comparisons are written as the interpreter's std::max and ternaries are, so a
+  // NaN takes the same path.
+  Value* emit_dynamics(const ir::Dynamics& p, const StageLayout& at, const Step& step, Value* v, Value* valid,
+                       int width, Value* c0, GroupState& g) {
+    using T = design::DynamicsType;
+    Type* vt = vec(width);
+    auto param = [&](int i) { return splat(params_[at.param_offset + i], width); };
+    auto constant = [&](double x) { return ConstantFP::get(vt, x); };
+    auto keep_unless_valid = [&](Value* updated, Value* old) {
+      return valid ? b_.CreateSelect(valid, updated, old) : updated;
+    };
+    AllocaInst* smoothed = g.sections[step.z_index].first;
+    AllocaInst* counter = g.sections[step.z_index + 1].first;
+    Value* y = b_.CreateLoad(vt, smoothed);
+    // alpha y + (1 - alpha) target, alpha_A while `attacking`, else alpha_R.
+    auto smooth = [&](Value* target, Value* attacking) {
+      Value* a = b_.CreateSelect(attacking, param(codegen::kDynAttack), param(codegen::kDynRelease));
+      return fmuladd(a, y, b_.CreateFMul(b_.CreateFSub(constant(1), a), target));
+    };
+    auto finish = [&](Value* next) { b_.CreateStore(keep_unless_valid(next, y), smoothed); };
+
+    if (p.type == T::envelope) {
+      bool peak = p.detector == design::Detector::peak;
+      Value* e = peak ? unary(Intrinsic::fabs, v) : b_.CreateFMul(v, v);
+      Value* next = smooth(e, b_.CreateFCmpOGT(e, y));
+      finish(next);
+      return peak ? next : unary(Intrinsic::sqrt, next);
+    }
+
+    Value* magnitude = unary(Intrinsic::fabs, v);
+    magnitude = b_.CreateSelect(b_.CreateFCmpOLT(magnitude, constant(1e-10)), constant(1e-10), magnitude);
+    Value* xg = b_.CreateFMul(constant(20), unary(Intrinsic::log10, magnitude));
+    Value* d = b_.CreateFSub(xg, param(codegen::kDynThreshold));
+    Value* two_d = b_.CreateFMul(constant(2), d);
+    Value* w = param(codegen::kDynKnee);
+    Value* slope = param(codegen::kDynSlope);
+    Value* in_knee = b_.CreateAnd(b_.CreateFCmpOGT(w, constant(0)),
+                                  b_.CreateFCmpOLE(unary(Intrinsic::fabs, two_d), w));
+    // slope (d + offset)^2 / (2 W): the quadratic knee.
+    auto knee = [&](Value* offset) {
+      Value* u = b_.CreateFAdd(d, offset);
+      return b_.CreateFDiv(b_.CreateFMul(slope, b_.CreateFMul(u, u)), b_.CreateFMul(constant(2), w));
+    };
+    Value* half_w = b_.CreateFMul(constant(0.5), w);
+    Value* input = v;
+    Value* next = nullptr;
+    switch (p.type) {
+      case T::compressor: {
+        Value* target = b_.CreateSelect(b_.CreateFCmpOGT(two_d, w), b_.CreateFMul(slope, d),
+                                        b_.CreateSelect(in_knee, knee(half_w), constant(0)));
+        next = smooth(target, b_.CreateFCmpOGT(target, y));
+        break;
+      }
+      case T::expander: {
+        Value* target = b_.CreateSelect(b_.CreateFCmpOLT(two_d, b_.CreateFNeg(w)), b_.CreateFMul(slope, b_.CreateFNeg(d)),
+                                        b_.CreateSelect(in_knee, knee(b_.CreateFNeg(half_w)), constant(0)));
+        next = smooth(target, b_.CreateFCmpOLT(target, y));
+        break;
+      }
+      case T::gate: {
+        Value* h = b_.CreateLoad(vt, counter);
+        Value* hold = param(codegen::kDynHold);
+        Value* up = b_.CreateFAdd(h, constant(1));
+        Value* cap = b_.CreateFAdd(hold, constant(1));
+        Value* counted = b_.CreateSelect(b_.CreateFCmpOLT(cap, up), cap, up);
+        Value* h_next = b_.CreateSelect(b_.CreateFCmpOGE(xg, param(codegen::kDynThreshold)), constant(0), counted);
+        b_.CreateStore(keep_unless_valid(h_next, h), counter);
+        Value* target = b_.CreateSelect(b_.CreateFCmpOLE(h_next, hold), constant(0), param(codegen::kDynClosed));
+        next = smooth(target, b_.CreateFCmpOLT(target, y));
+        break;
+      }
+      case T::limiter: {
+        // z = max(0, targets of the window), folded as the interpreter's std::max.
+        Value* target = b_.CreateSelect(b_.CreateFCmpOLT(d, constant(0)), constant(0), d);
+        target = b_.CreateSelect(b_.CreateFCmpOLT(constant(0), target), target, constant(0));
+        if (at.ring_index >= 0) std::tie(target, input) = emit_lookahead(at, target, v, valid, width, c0, g);
+        Value* a = param(codegen::kDynRelease);
+        Value* released = fmuladd(a, y, b_.CreateFMul(b_.CreateFSub(constant(1), a), target));
+        next = b_.CreateSelect(b_.CreateFCmpOGT(target, y), target, released);
+        break;
+      }
+      case T::envelope: break;
+    }
+    finish(next);
+    // c = 10^((M - y) / 20)
+    Value* gain = unary(Intrinsic::exp, b_.CreateFMul(b_.CreateFSub(param(codegen::kDynMakeup), next),
+                                                      constant(std::log(10.0) / 20)));
+    return b_.CreateFMul(gain, input);
+  }
+
+  // A limiter's lookahead of L samples, one lane at a time: the ring of the last L inputs
+  // gives x[n - L], the ring of the last L targets the window's maximum. Returns (the
+  // window's maximum target, x[n - L]).
+  std::pair<Value*, Value*> emit_lookahead(const StageLayout& at, Value* target, Value* v, Value* valid, int width,
+                                           Value* c0, GroupState& g) {
+    int64_t length = at.ring_length;
+    int position = layout_.delay_count + at.ring_index;
+    Value* window = target;
+    Value* delayed = v;
+    for (int j = 0; j < width; ++j) {
+      AllocaInst* pos_slot = g.positions[position][j];
+      Value* pos = b_.CreateLoad(i64_, pos_slot);
+      Value* inputs = state_slot(c0, j, at.state_offset + codegen::kDynRings);
+      Value* targets = state_slot(c0, j, at.state_offset + codegen::kDynRings + static_cast<int>(length));
+      Value* x = lane(v, width, j);
+      Value* t = lane(target, width, j);
+      Value* x_cell = element(inputs, t_, pos);
+      Value* old = b_.CreateLoad(t_, x_cell);
+      AllocaInst* acc = entry_alloca(t_);
+      b_.CreateStore(t, acc);
+      loop(b_.getInt64(0), 1, [&](Value* k) { return b_.CreateICmpSLT(k, b_.getInt64(length)); },
+           [&](Value* k) {
+             Value* m = b_.CreateLoad(t_, acc);
+             Value* past = load_at(t_, targets, k);
+             b_.CreateStore(b_.CreateSelect(b_.CreateFCmpOLT(m, past), past, m), acc);
+           });
+      Value* t_cell = element(targets, t_, pos);
+      b_.CreateStore(valid ? b_.CreateSelect(valid, x, old) : x, x_cell);
+      b_.CreateStore(valid ? b_.CreateSelect(valid, t, b_.CreateLoad(t_, t_cell)) : t, t_cell);
+      Value* next = b_.CreateAdd(pos, b_.getInt64(1));
+      next = b_.CreateSelect(b_.CreateICmpSGE(next, b_.getInt64(length)), b_.getInt64(0), next);
+      b_.CreateStore(valid ? b_.CreateSelect(valid, next, pos) : next, pos_slot);
+      window = with_lane(window, width, j, b_.CreateLoad(t_, acc));
+      delayed = with_lane(delayed, width, j, old);
+    }
+    return {window, delayed};
+  }
+
   // Direct form over a ring of the last `taps` inputs, one lane at a time.
   Value* emit_fir(const ir::FirFilter& fir, const StageLayout& at, Value* v, Value* valid,
                   int width, Value* c0, GroupState& g) {
     int64_t taps = static_cast<int64_t>(fir.taps.size());
-    int position = layout_.delay_count + at.fir_index;
+    int position = layout_.delay_count + at.ring_index;
     for (int j = 0; j < width; ++j) {
       AllocaInst* pos_slot = g.positions[position][j];
       Value* pos = b_.CreateLoad(i64_, pos_slot);

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "codegen/cuda/emit_cuda.h"
 
+#include <cmath>
 #include <sstream>
 #include <type_traits>
 #include <variant>
 
 #include "codegen/chain_layout.h"
+#include "support/float_format.h"
 
 namespace fxc::codegen {
 namespace {
@@ -19,11 +21,11 @@ std::string str(long long v) { return std::to_string(v); }
 // The scalar type and the math functions of one dtype. The float functions are named
 // explicitly so no overload resolution can pick a double function for a float.
 struct Scalar {
-  std::string t, fma, tanh;
+  std::string t, fma, tanh, fabs, sqrt, log10, exp;
 };
 Scalar scalar_of(DType dtype) {
-  if (dtype == DType::f32) return {"float", "fmaf", "tanhf"};
-  return {"double", "fma", "tanh"};
+  if (dtype == DType::f32) return {"float", "fmaf", "tanhf", "fabsf", "sqrtf", "log10f", "expf"};
+  return {"double", "fma", "tanh", "fabs", "sqrt", "log10", "exp"};
 }
 
 // Lines of source with indentation.
@@ -82,6 +84,10 @@ class ChainBody {
       } else if (std::holds_alternative<ir::Delay>(stage)) {
         w.line("const long long " + delay_len(i) + " = delay_lengths[" + str(at.delay_index) +
                "];  // " + where);
+      } else if (std::holds_alternative<ir::Dynamics>(stage)) {
+        w.line("// " + where + ": threshold, slope, knee, makeup, alpha_A, alpha_R, hold, closed (chain_layout.h)");
+        for (int k = 0; k < kDynParamCount; ++k)
+          w.line("const " + s_.t + " " + dyn(i, k) + " = params[" + str(at.param_offset + k) + "];");
       }
     }
   }
@@ -109,11 +115,21 @@ class ChainBody {
         w.line("long long " + pos(i) + " = positions[c * " + str(layout_.positions_per_channel()) +
                " + " + str(slot) + "];");
       } else if (std::holds_alternative<ir::FirFilter>(stage)) {
-        int slot = layout_.delay_count + at.fir_index;
+        int slot = layout_.delay_count + at.ring_index;
         w.line(s_.t + "* const " + ring(i) + " = st + " + str(at.state_offset) + ";  // stage " + str(i) +
                " (fir): ring of its last inputs");
         w.line("long long " + pos(i) + " = positions[c * " + str(layout_.positions_per_channel()) +
                " + " + str(slot) + "];");
+      } else if (std::holds_alternative<ir::Dynamics>(stage)) {
+        // Dynamics never run chunked (they are not linear): their state is the channel's.
+        for (int j = 0; j < 2; ++j)
+          w.line(s_.t + " " + dyn_state(i, j) + " = " + (start == Start::zero ? s_.t + "(0)" : "st[" + str(at.state_offset + j) + "]") + ";");
+        if (at.ring_index >= 0) {
+          w.line(s_.t + "* const " + ring(i) + " = st + " + str(at.state_offset + kDynRings) + ";  // stage " + str(i) +
+                 " (dynamics): rings of the last inputs, then of the last targets");
+          w.line("long long " + pos(i) + " = positions[c * " + str(layout_.positions_per_channel()) + " + " +
+                 str(layout_.delay_count + at.ring_index) + "];");
+        }
       }
     }
   }
@@ -131,7 +147,12 @@ class ChainBody {
                "] = " + pos(i) + ";");
       } else if (std::holds_alternative<ir::FirFilter>(stage)) {
         w.line("positions[c * " + str(layout_.positions_per_channel()) + " + " +
-               str(layout_.delay_count + at.fir_index) + "] = " + pos(i) + ";");
+               str(layout_.delay_count + at.ring_index) + "] = " + pos(i) + ";");
+      } else if (std::holds_alternative<ir::Dynamics>(stage)) {
+        for (int j = 0; j < 2; ++j) w.line(base + "[" + str(at.state_offset + j) + "] = " + dyn_state(i, j) + ";");
+        if (at.ring_index >= 0)
+          w.line("positions[c * " + str(layout_.positions_per_channel()) + " + " +
+                 str(layout_.delay_count + at.ring_index) + "] = " + pos(i) + ";");
       }
     }
   }
@@ -184,6 +205,8 @@ class ChainBody {
               w.line(pos(i) + " = " + pos(i) + " + 1 >= " + taps + " ? 0 : " + pos(i) + " + 1;");
               w.line("v = acc;");
               w.close();
+            } else if constexpr (std::is_same_v<P, ir::Dynamics>) {
+              dynamics(w, i, p, at);
             }
           },
           stage);
@@ -191,6 +214,85 @@ class ChainBody {
   }
 
  private:
+  // The equations of docs/fx-language.md ("Dynamics"), as the CPU kernel computes them
+  // (emit_chain.cpp's emit_dynamics): the same comparisons, fused multiply-adds and order.
+  void dynamics(Writer& w, std::size_t i, const ir::Dynamics& p, const StageLayout& at) const {
+    using T = design::DynamicsType;
+    const std::string& t = s_.t;
+    std::string y = dyn_state(i, 0), h = dyn_state(i, 1);
+    std::string attack = dyn(i, kDynAttack), release = dyn(i, kDynRelease);
+    // y = alpha y + (1 - alpha) target, alpha by `attacking`.
+    auto smooth = [&](const std::string& target, const std::string& attacking) {
+      w.line("{ const " + t + " a = (" + attacking + ") ? " + attack + " : " + release + "; " + y + " = " + s_.fma +
+             "(a, " + y + ", (" + t + "(1) - a) * " + target + "); }");
+    };
+    w.open("{  // stage " + str(i) + " (dynamics, " + std::string(design::name(p.type)) + ")");
+    if (p.type == T::envelope) {
+      bool peak = p.detector == design::Detector::peak;
+      w.line("const " + t + " e = " + (peak ? s_.fabs + "(v)" : "v * v") + ";");
+      smooth("e", "e > " + y);
+      w.line(std::string("v = ") + (peak ? y : s_.sqrt + "(" + y + ")") + ";");
+      w.close();
+      return;
+    }
+    w.line(t + " m = " + s_.fabs + "(v);");
+    w.line("m = m < " + t + "(1e-10) ? " + t + "(1e-10) : m;");
+    w.line("const " + t + " xg = " + t + "(20) * " + s_.log10 + "(m);");
+    w.line("const " + t + " d = xg - " + dyn(i, kDynThreshold) + ";");
+    w.line("const " + t + " two_d = " + t + "(2) * d;");
+    std::string knee_w = dyn(i, kDynKnee), slope = dyn(i, kDynSlope);
+    w.line("const bool in_knee = " + knee_w + " > " + t + "(0) && " + s_.fabs + "(two_d) <= " + knee_w + ";");
+    w.line("const " + t + " half_w = " + t + "(0.5) * " + knee_w + ";");
+    w.line(t + " input = v;");
+    switch (p.type) {
+      case T::compressor:
+        w.line("const " + t + " u = d + half_w;");
+        w.line("const " + t + " target = two_d > " + knee_w + " ? " + slope + " * d : (in_knee ? " + slope +
+               " * (u * u) / (" + t + "(2) * " + knee_w + ") : " + t + "(0));");
+        smooth("target", "target > " + y);
+        break;
+      case T::expander:
+        w.line("const " + t + " u = d + -half_w;");
+        w.line("const " + t + " target = two_d < -" + knee_w + " ? " + slope + " * -d : (in_knee ? " + slope +
+               " * (u * u) / (" + t + "(2) * " + knee_w + ") : " + t + "(0));");
+        smooth("target", "target < " + y);
+        break;
+      case T::gate: {
+        std::string hold = dyn(i, kDynHold);
+        w.line("const " + t + " up = " + h + " + " + t + "(1), cap = " + hold + " + " + t + "(1);");
+        w.line(h + " = xg >= " + dyn(i, kDynThreshold) + " ? " + t + "(0) : (cap < up ? cap : up);");
+        w.line("const " + t + " target = " + h + " <= " + hold + " ? " + t + "(0) : " + dyn(i, kDynClosed) + ";");
+        smooth("target", "target < " + y);
+        break;
+      }
+      case T::limiter: {
+        w.line(t + " target = d < " + t + "(0) ? " + t + "(0) : d;");
+        w.line("target = " + t + "(0) < target ? target : " + t + "(0);");
+        if (at.ring_index >= 0) {
+          std::string length = str(at.ring_length);
+          std::string targets = ring(i) + " + " + length;
+          w.line(t + " z = target;");
+          w.line("for (long long k = 0; k < " + length + "; ++k) z = z < " + targets + "[k] ? " + targets + "[k] : z;");
+          w.line("input = " + ring(i) + "[" + pos(i) + "];");
+          w.line(ring(i) + "[" + pos(i) + "] = v;");
+          w.line(targets + "[" + pos(i) + "] = target;");
+          w.line(pos(i) + " = " + pos(i) + " + 1 >= " + length + " ? 0 : " + pos(i) + " + 1;");
+          w.line("target = z;");
+        }
+        w.line(y + " = target > " + y + " ? target : " + s_.fma + "(" + release + ", " + y + ", (" + t + "(1) - " +
+               release + ") * target);");
+        break;
+      }
+      case T::envelope: break;
+    }
+    w.line("v = " + s_.exp + "((" + dyn(i, kDynMakeup) + " - " + y + ") * " + t + "(" +
+           format_double(std::log(10.0) / 20) + ")) * input;");
+    w.close();
+  }
+
+  static std::string dyn(std::size_t stage, int k) { return "dyn" + str(stage) + "_" + str(k); }
+  static std::string dyn_state(std::size_t stage, int j) { return (j == 0 ? "env" : "count") + str(stage); }
+
   static std::string coef(std::size_t stage, std::size_t section, const char* name) {
     return "s" + str(stage) + "_" + str(section) + "_" + name;
   }
@@ -241,7 +343,7 @@ void header(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain, const Ch
   w.line("// chain %" + str(k.node) + ": " + describe_chain(chain));
   w.line("// " + k.note);
   w.line("// params: " + str(l.param_count) + ", state per channel: " + str(l.state_per_channel) +
-         ", delays: " + str(l.delay_count) + ", firs: " + str(l.fir_count));
+         ", delays: " + str(l.delay_count) + ", firs: " + str(l.ring_count));
   if (ty.signal.t != ty.compute.t)
     w.line("// state and arithmetic in " + ty.compute.t + " (state_precision f64); samples are " + ty.signal.t);
 }
@@ -372,7 +474,7 @@ void emit_fir_tiled(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) 
   const StageLayout& at = l.stages[0];
   const std::string ring_at = "state + c * " + str(l.state_per_channel) + " + " + str(at.state_offset);
   const std::string pos_at = "positions[c * " + str(l.positions_per_channel()) + " + " +
-                             str(l.delay_count + at.fir_index) + "]";
+                             str(l.delay_count + at.ring_index) + "]";
   header(w, k, chain, l, ty);
   w.line("// Direct form in shared-memory tiles: a block computes " + str(kCudaFirTile) +
          " samples of one channel, " + str(kCudaFirTile) + " taps at a time,");

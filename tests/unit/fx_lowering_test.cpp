@@ -325,9 +325,13 @@ TEST_CASE("fx lowering: the stage table lists every stage of the contract") {
   for (std::string_view s :
        {"butter",   "cheby1", "cheby2",  "ellip",   "bessel",   "lowpass",   "highpass",
         "bandpass", "notch",  "allpass", "peaking", "lowshelf", "highshelf", "sos",
-        "tf",       "fir",    "firwin",  "gain",    "delay",    "tanh",      "clip"})
+        "tf",       "fir",    "firwin",  "gain",    "delay",    "tanh",      "clip",
+        "envelope", "compressor", "expander", "gate", "limiter"})
     CHECK(find_stage(s) != nullptr);
-  CHECK(names.size() == 27);
+  CHECK(names.size() == 32);
+  CHECK(signature(*find_stage("compressor")) ==
+        "compressor(threshold, ratio, attack, release, knee=0 dB, makeup=0 dB)");
+  CHECK(signature(*find_stage("limiter")) == "limiter(ceiling, release, lookahead=0 ms)");
   CHECK(signature(*find_stage("butter")) == "butter(N, Wn, btype=lowpass)");
   CHECK(signature(*find_stage("lowshelf")) == "lowshelf(f0, gain, q=0.7071067811865476)");
   CHECK(signature(*find_stage("tanh")) == "tanh()");
