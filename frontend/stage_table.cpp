@@ -197,24 +197,26 @@ std::optional<ir::Op> build_dynamics(StageArgs& args) {
   ir::Dynamics p;
   p.type = Type;
   p.unit = ir::DelayUnit::seconds;
-  if (Type == T::envelope) {
-    p.detector = args.word<design::Detector>("detector", "detector", design::Detector::peak);
-  } else {
-    p.threshold_db = args.level_db(Type == T::limiter ? "ceiling" : "threshold", 0);
-  }
-  if (Type == T::compressor || Type == T::expander) {
+  // In the order of the signature, so errors come in source order.
+  if (Type != T::envelope) p.threshold_db = args.level_db(Type == T::limiter ? "ceiling" : "threshold", 0);
+  bool ratio = Type == T::compressor || Type == T::expander;
+  if (ratio) {
     p.ratio = args.real("ratio", 1);
     if (args.has("ratio") && !(p.ratio >= 1))
       args.error(args.loc("ratio"), "'ratio' must be at least 1 (1 is no " +
                                         std::string(Type == T::compressor ? "compression" : "expansion") +
                                         "), got " + format_double(p.ratio));
+  }
+  if (Type != T::limiter) p.attack = args.seconds("attack", 0);
+  p.release = args.seconds("release", 0);
+  if (Type == T::envelope)
+    p.detector = args.word<design::Detector>("detector", "detector", design::Detector::peak);
+  if (ratio) {
     p.knee_db = args.level_db("knee", 0);
     if (!(p.knee_db >= 0))
       args.error(args.loc("knee"), "'knee' must be at least 0 dB, got " + format_double(p.knee_db) + " dB");
     p.makeup_db = args.level_db("makeup", 0);
   }
-  if (Type != T::limiter) p.attack = args.seconds("attack", 0);
-  p.release = args.seconds("release", 0);
   if (Type == T::gate) {
     p.hold = args.seconds("hold", 0);
     p.range_db = args.level_db("range", -80);

@@ -239,10 +239,12 @@ class ChainBody {
     w.line("m = m < " + t + "(1e-10) ? " + t + "(1e-10) : m;");
     w.line("const " + t + " xg = " + t + "(20) * " + s_.log10 + "(m);");
     w.line("const " + t + " d = xg - " + dyn(i, kDynThreshold) + ";");
-    w.line("const " + t + " two_d = " + t + "(2) * d;");
     std::string knee_w = dyn(i, kDynKnee), slope = dyn(i, kDynSlope);
-    w.line("const bool in_knee = " + knee_w + " > " + t + "(0) && " + s_.fabs + "(two_d) <= " + knee_w + ";");
-    w.line("const " + t + " half_w = " + t + "(0.5) * " + knee_w + ";");
+    if (p.type == T::compressor || p.type == T::expander) {
+      w.line("const " + t + " two_d = " + t + "(2) * d;");
+      w.line("const bool in_knee = " + knee_w + " > " + t + "(0) && " + s_.fabs + "(two_d) <= " + knee_w + ";");
+      w.line("const " + t + " half_w = " + t + "(0.5) * " + knee_w + ";");
+    }
     w.line(t + " input = v;");
     switch (p.type) {
       case T::compressor:
@@ -270,7 +272,7 @@ class ChainBody {
         w.line("target = " + t + "(0) < target ? target : " + t + "(0);");
         if (at.ring_index >= 0) {
           std::string length = str(at.ring_length);
-          std::string targets = ring(i) + " + " + length;
+          std::string targets = "(" + ring(i) + " + " + length + ")";
           w.line(t + " z = target;");
           w.line("for (long long k = 0; k < " + length + "; ++k) z = z < " + targets + "[k] ? " + targets + "[k] : z;");
           w.line("input = " + ring(i) + "[" + pos(i) + "];");

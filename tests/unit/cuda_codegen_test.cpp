@@ -89,6 +89,8 @@ const Case kCases[] = {
     {"tangle_f32_2ch", test::tangle_graph, 2, DType::f32, 48000},
     {"routed_f32_2ch", test::routed_graph, 2, DType::f32, 48000},
     {"wide_routed_loop_f64_2ch", test::wide_routed_loop_graph, 2, DType::f64, 48000},
+    {"dynamics_f32_2ch", test::dynamics_graph, 2, DType::f32, 48000},
+    {"dynamics_f64_2ch", test::dynamics_graph, 2, DType::f64, 48000},
 };
 
 ir::Graph schedule(const Case& c) {

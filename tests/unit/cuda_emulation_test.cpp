@@ -270,6 +270,7 @@ void check_every_kind(const DeviceFactory& make) {
       {"vocal", test::vocal_graph, 2, Force::default_, codegen::CudaKernelKind::sum},
       {"w1 chunked", w1_graph, 2, Force::chunked, codegen::CudaKernelKind::chain_chunked_scan},
       {"long fir", long_fir_graph, 2, Force::default_, codegen::CudaKernelKind::fir_tiled},
+      {"dynamics", test::dynamics_graph, 2, Force::default_, codegen::CudaKernelKind::chain_thread_per_channel},
   };
   double worst[2] = {0, 0};  // float64, float32
   for (const Case& c : cases) {
@@ -299,7 +300,7 @@ void check_every_kind(const DeviceFactory& make) {
 
 void check_streams(const DeviceFactory& make) {
   for (Force force : {Force::per_channel, Force::chunked}) {
-    for (auto graph : {stages_graph, w1_graph, long_fir_graph, test::vocal_graph}) {
+    for (auto graph : {stages_graph, w1_graph, long_fir_graph, test::vocal_graph, test::dynamics_graph}) {
       ir::Graph g = graph();
       CAPTURE(g.name);
       CAPTURE(static_cast<int>(force));

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Graphs with feedback loops and channel routing (select, matrix, concat) for the CUDA tests
+// Graphs with feedback loops, channel routing (select, matrix, concat) and dynamics for the CUDA tests
 // (cuda_emulation_test.cpp runs them, cuda_codegen_test.cpp compiles their source): loops in
 // .fx text, routing in IR text, which says exactly which routing nodes the graph holds.
 #pragma once
@@ -81,6 +81,15 @@ inline std::string wide_routed_loop_ir() {
          "%7 = output %6 {name=\"y\"} : 4ch f64\n";
 }
 
+/// Every dynamics stage in one chain after a filter, with times short enough to act within a
+/// few hundred samples: a compressor with a knee, a gate with hold, a limiter with lookahead
+/// (rings in the state) and an rms envelope.
+inline constexpr const char* kDynamicsFx =
+    "input x : 2\n"
+    "output x | highpass(80 Hz) | compressor(-20 dB, 4, 0.1 ms, 1 ms, knee=6 dB, makeup=2 dB) |"
+    " gate(-30 dB, 0.05 ms, 0.5 ms, hold=0.1 ms) | limiter(-3 dB, 1 ms, lookahead=0.2 ms) |"
+    " envelope(0.1 ms, 1 ms, detector=rms)\n";
+
 inline ir::Graph fx_graph(const std::string& text, const std::string& name = "loop") {
   DiagnosticEngine diags;
   auto g = frontend::compile_fx_source(text, name + ".fx", diags);
@@ -100,6 +109,7 @@ inline ir::Graph echo_graph() { return fx_graph(kEchoFx, "echo"); }
 inline ir::Graph tangle_graph() { return fx_graph(kTangleFx, "tangle"); }
 inline ir::Graph filtered_echo_graph() { return fx_graph(kFilteredEchoFx, "filtered_echo"); }
 inline ir::Graph wide_echo_graph() { return fx_graph(kWideEchoFx, "wide_echo"); }
+inline ir::Graph dynamics_graph() { return fx_graph(kDynamicsFx, "dynamics"); }
 inline ir::Graph routed_graph() { return ir_graph(kRoutedIr); }
 inline ir::Graph ping_pong_graph() { return ir_graph(kPingPongIr); }
 inline ir::Graph wide_routed_loop_graph() { return ir_graph(wide_routed_loop_ir()); }

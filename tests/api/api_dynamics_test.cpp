@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: Apache-2.0
+// Dynamics through the public API: live parameters (set() never recompiles; a lookahead, which
+// sizes the kernel's rings, cannot change live), streams in random block lengths and batches
+// equal to whole runs, and the documented static curve and time constants measured on the
+// compiled kernels (docs/fx-language.md, "Dynamics").
+#include <fxc/fxc.h>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "api_test_support.h"
+#include "runtime/counters.h"  // to check that set() never compiles
+
+namespace {
+
+using fxc::test::noise;
+using fxc::test::options;
+using fxc::test::relative_error;
+
+// Every stage, after a filter, with live parameters that have ranges.
+constexpr const char* kChain =
+    "input x : 2\n"
+    "th = -20 dB in [-40 dB, 0 dB]\n"
+    "ratio = 4 in [1, 20]\n"
+    "att = 2 ms in [0 ms, 50 ms]\n"
+    "y = x | highpass(80 Hz) | compressor(th, ratio, att, 30 ms, knee=6 dB, makeup=3 dB)\n"
+    "output y | gate(-40 dB, 0.5 ms, 20 ms, hold=2 ms) | limiter(-2 dB, 20 ms, lookahead=1 ms)\n";
+
+std::string with(const std::string& from, const std::string& to) {
+  std::string s = kChain;
+  s.replace(s.find(from), from.size(), to);
+  return s;
+}
+
+// Noise whose level swells and falls, so every stage acts: quiet (gate closed), loud
+// (compressor and limiter at work), and the transitions.
+fxc::Signal swelling_noise(std::size_t channels, std::size_t samples, unsigned seed) {
+  fxc::Signal x = noise(channels, samples, fxc::DType::f64, seed);
+  for (std::size_t c = 0; c < channels; ++c)
+    for (std::size_t n = 0; n < samples; ++n)
+      x.f64(c)[n] *= std::pow(10.0, -3.0 * (0.5 + 0.5 * std::cos(2 * M_PI * n / 4000.0 + c)));
+  return x;
+}
+
+fxc::Signal run_processor(fxc::Processor& p, const fxc::Signal& x, unsigned seed, std::size_t longest) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<std::size_t> length(1, longest);
+  fxc::Signal out(x.channels(), x.samples(), fxc::DType::f64);
+  for (std::size_t start = 0; start < x.samples();) {
+    std::size_t frames = std::min(length(rng), x.samples() - start);
+    std::vector<const double*> in;
+    std::vector<double*> o;
+    for (std::size_t c = 0; c < x.channels(); ++c) {
+      in.push_back(x.f64(c).data() + start);
+      o.push_back(out.f64(c).data() + start);
+    }
+    p.process(in.data(), o.data(), frames);
+    start += frames;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("dynamics: compiled float64 and float32 equal the reference interpreter") {
+  fxc::Signal x = swelling_noise(2, 12000, 1);
+  fxc::Signal want = fxc::Program::from_source(kChain, options(fxc::DType::f64, fxc::Target::reference)).run(x);
+  CHECK(relative_error(fxc::Program::from_source(kChain, options(fxc::DType::f64)).run(x), want) < 1e-12);
+  fxc::Program f32 = fxc::Program::from_source(kChain, options(fxc::DType::f32));
+  CHECK(relative_error(f32.run(x.converted(fxc::DType::f32)), want) < 1e-4);
+}
+
+TEST_CASE("dynamics: live parameters change without recompiling; a lookahead is structural") {
+  fxc::Signal x = swelling_noise(2, 8000, 2);
+  fxc::Program program = fxc::Program::from_source(kChain, options(fxc::DType::f64));
+  program.run(x);
+  std::uint64_t compiles = fxc::counters().compiles;
+  program.set("th", -30);
+  program.set("ratio", 10);
+  program.set("att", "0 ms");
+  fxc::Signal got = program.run(x);
+  CHECK(fxc::counters().compiles == compiles);
+  std::string at = with("th = -20 dB", "th = -30 dB");
+  at.replace(at.find("ratio = 4"), 9, "ratio = 10");
+  at.replace(at.find("att = 2 ms"), 10, "att = 0 ms");
+  CHECK(relative_error(got, fxc::Program::from_source(at, options(fxc::DType::f64)).run(x)) < 1e-13);
+  CHECK_THROWS_AS(program.set("ratio", 0.5), fxc::Error);  // outside its range
+  fxc::Program lookahead = fxc::Program::from_source(
+      "input x : 1\nla = 1 ms in [0.5 ms, 2 ms]\noutput x | limiter(-1 dB, 10 ms, lookahead=la)\n",
+      options(fxc::DType::f64));
+  CHECK_THROWS_AS(lookahead.set("la", 0.002), fxc::Error);
+}
+
+TEST_CASE("dynamics: a stream in random blocks, a saved state and a batch equal whole runs") {
+  fxc::Signal x = swelling_noise(2, 9000, 3);
+  fxc::Program program = fxc::Program::from_source(kChain, options(fxc::DType::f64));
+  fxc::Signal whole = program.run(x);
+  fxc::Processor p = program.processor();
+  p.prepare(1024);
+  CHECK(relative_error(run_processor(p, x, 11, 1000), whole) == 0);
+  p.reset();
+  CHECK(relative_error(run_processor(p, x, 12, 3), whole) == 0);
+  // Saved in the middle of a stream, loaded into another processor.
+  p.reset();
+  fxc::Signal head(2, 4321, fxc::DType::f64), tail(2, x.samples() - 4321, fxc::DType::f64);
+  for (std::size_t c = 0; c < 2; ++c) {
+    std::copy_n(x.f64(c).begin(), 4321, head.f64(c).begin());
+    std::copy(x.f64(c).begin() + 4321, x.f64(c).end(), tail.f64(c).begin());
+  }
+  run_processor(p, head, 13, 500);
+  fxc::Processor second = program.processor();
+  second.prepare(1024);
+  second.load_state(p.save_state());
+  fxc::Signal rest = run_processor(second, tail, 14, 500);
+  double worst = 0;
+  for (std::size_t c = 0; c < 2; ++c)
+    for (std::size_t n = 0; n < tail.samples(); ++n) worst = std::max(worst, std::abs(rest.at(c, n) - whole.at(c, 4321 + n)));
+  CHECK(worst == 0);
+  std::vector<std::vector<fxc::Signal>> items;
+  for (unsigned i = 0; i < 3; ++i) items.push_back({swelling_noise(2, 3000 + 700 * i, 20 + i)});
+  auto batch = program.run_batch(items);
+  REQUIRE(batch.size() == items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) CHECK(relative_error(batch[i][0], program.run(items[i][0])) == 0);
+}
+
+// The gain computer's curve at 1 dB steps: with no attack or release the output level of a
+// constant input is the curve itself, plus makeup.
+TEST_CASE("dynamics: the static curves of the compressor and expander are the documented formulas") {
+  struct Curve {
+    std::string stage;
+    double threshold, ratio, knee, makeup;
+    bool compressor;
+  };
+  for (const Curve& k : {Curve{"compressor(-30 dB, 4, 0 ms, 0 ms, knee=10 dB, makeup=2 dB)", -30, 4, 10, 2, true},
+                         Curve{"compressor(-20 dB, 2, 0 ms, 0 ms)", -20, 2, 0, 0, true},
+                         Curve{"expander(-40 dB, 3, 0 ms, 0 ms, knee=6 dB, makeup=1 dB)", -40, 3, 6, 1, false},
+                         Curve{"expander(-40 dB, 2, 0 ms, 0 ms)", -40, 2, 0, 0, false}}) {
+    INFO(k.stage);
+    fxc::Program program =
+        fxc::Program::from_source("input x : 1\noutput x | " + k.stage + "\n", options(fxc::DType::f64));
+    for (int level = -60; level <= 0; ++level) {
+      fxc::Signal x(1, 4, fxc::DType::f64);
+      for (double& v : x.f64(0)) v = std::pow(10.0, level / 20.0);
+      double out_db = 20 * std::log10(program.run(x).at(0, 3));
+      double xg = level, t = k.threshold, w = k.knee, yg = xg;
+      if (k.compressor) {
+        if (2 * (xg - t) > w) yg = t + (xg - t) / k.ratio;
+        else if (2 * std::abs(xg - t) <= w && w > 0) yg = xg + (1 / k.ratio - 1) * std::pow(xg - t + w / 2, 2) / (2 * w);
+      } else {
+        if (2 * (xg - t) < -w) yg = t + (xg - t) * k.ratio;
+        else if (2 * std::abs(xg - t) <= w && w > 0) yg = xg - (k.ratio - 1) * std::pow(xg - t - w / 2, 2) / (2 * w);
+      }
+      CAPTURE(level);
+      CHECK(out_db == doctest::Approx(yg + k.makeup).epsilon(1e-12));
+    }
+  }
+}
+
+// A step from -40 dB to -10 dB into compressor(-30 dB, 4, attack, release): the gain reduction
+// moves from 0 to its final value along 1 - exp(-n / (tau fs)), so it reaches 1 - 1/e of the way
+// at n = tau fs samples (the smooth peak detector's time constant); the same back down on release.
+TEST_CASE("dynamics: attack and release time constants measured on a step match the parameters") {
+  const double fs = 48000, attack = 0.005, release = 0.040;
+  fxc::Options o = options(fxc::DType::f64);
+  o.sample_rate_hz = fs;
+  fxc::Program program = fxc::Program::from_source(
+      "input x : 1\noutput x | compressor(-30 dB, 4, 5 ms, 40 ms)\n", o);
+  const std::size_t step = 1000, back = 20000, total = 40000;
+  fxc::Signal x(1, total, fxc::DType::f64);
+  for (std::size_t n = 0; n < total; ++n) x.f64(0)[n] = std::pow(10.0, (n >= step && n < back ? -10.0 : -40.0) / 20);
+  fxc::Signal y = program.run(x);
+  auto reduction = [&](std::size_t n) { return 20 * std::log10(x.at(0, n) / y.at(0, n)); };
+  double full = (1 - 1.0 / 4) * 20;  // 20 dB above the threshold at ratio 4
+  auto crossing = [&](std::size_t from, std::size_t to, double level, bool rising) {
+    for (std::size_t n = from; n < to; ++n)
+      if (rising ? reduction(n) >= level : reduction(n) <= level) return static_cast<double>(n - from);
+    return -1.0;
+  };
+  double tau_attack = crossing(step, back, full * (1 - std::exp(-1.0)), true);
+  double tau_release = crossing(back, total, full * std::exp(-1.0), false);
+  CHECK(std::abs(tau_attack - attack * fs) <= 1.0);
+  CHECK(std::abs(tau_release - release * fs) <= 1.0);
+}
