@@ -46,6 +46,11 @@ struct EnumTable<Detector> {
   static constexpr std::array<std::string_view, 2> names = {"peak", "rms"};
 };
 
+template <>
+struct EnumTable<LinkMode> {
+  static constexpr std::array<std::string_view, 2> names = {"max", "mean"};
+};
+
 template <class E>
 std::string_view lookup_name(E value) {
   const auto& names = EnumTable<E>::names;
@@ -76,6 +81,9 @@ std::string_view name(DynamicsType value) {
 std::string_view name(Detector value) {
   return lookup_name(value);
 }
+std::string_view name(LinkMode value) {
+  return lookup_name(value);
+}
 
 template <class E>
 std::optional<E> parse_enum(std::string_view word) {
@@ -99,6 +107,7 @@ template std::optional<BiquadType> parse_enum<BiquadType>(std::string_view);
 template std::optional<Window> parse_enum<Window>(std::string_view);
 template std::optional<DynamicsType> parse_enum<DynamicsType>(std::string_view);
 template std::optional<Detector> parse_enum<Detector>(std::string_view);
+template std::optional<LinkMode> parse_enum<LinkMode>(std::string_view);
 
 template std::vector<std::string_view> enum_names<BandType>();
 template std::vector<std::string_view> enum_names<IirFamily>();
@@ -107,5 +116,6 @@ template std::vector<std::string_view> enum_names<BiquadType>();
 template std::vector<std::string_view> enum_names<Window>();
 template std::vector<std::string_view> enum_names<DynamicsType>();
 template std::vector<std::string_view> enum_names<Detector>();
+template std::vector<std::string_view> enum_names<LinkMode>();
 
 }  // namespace fxc::design

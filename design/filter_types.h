@@ -30,6 +30,8 @@ using Window = ::fxc::Window;
 enum class DynamicsType { envelope, compressor, expander, gate, limiter };
 /// An envelope's detector: the branching peak detector on |x|, or on x^2 (then its root).
 enum class Detector { peak, rms };
+/// How a linked dynamics stage makes one level of its channels: the largest |x_c| or their mean.
+enum class LinkMode { max, mean };
 
 std::string_view name(BandType);
 std::string_view name(IirFamily);
@@ -38,6 +40,7 @@ std::string_view name(BiquadType);
 std::string_view name(Window);
 std::string_view name(DynamicsType);
 std::string_view name(Detector);
+std::string_view name(LinkMode);
 
 /// Inverse of name(); nullopt for an unknown word. `E` is one of the enums above.
 template <class E>

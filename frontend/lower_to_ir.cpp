@@ -42,6 +42,11 @@ struct Step {
   SourceLoc loc;
   std::map<std::string, SourceLoc> arg_locs;
   std::shared_ptr<const FnCall> call;  // set for a function call; `op` is unused then
+  // A dynamics stage with a side-chain (key=) or linked channels (link=): `op` then makes the
+  // gain from the key's (or the linked) level, and the signal is multiplied by it.
+  std::optional<ir::NodeId> key;
+  SourceLoc key_loc;
+  std::optional<design::LinkMode> link;
 };
 
 enum class Kind { error, signal, chain, constant, tuple };
@@ -462,6 +467,7 @@ class Lowerer {
   int routed_channels(const ir::Node& node) const {
     if (const auto* s = std::get_if<ir::Select>(&node.op)) return static_cast<int>(s->indices.size());
     if (const auto* m = std::get_if<ir::Matrix>(&node.op)) return m->rows;
+    if (const auto* l = std::get_if<ir::Link>(&node.op)) return l->groups;
     int sum = 0;
     for (ir::NodeId operand : node.operands) {
       int c = graph_.node(operand).type.channels;
@@ -518,14 +524,46 @@ class Lowerer {
   Value eval_node(const CallExpr& call, const Expr& e) {
     if (auto fn = functions_.find(call.callee); fn != functions_.end()) return function_call(*fn->second, call, e);
     CallExpr resolved{call.callee, {}};
-    for (const Arg& a : call.args)
+    Step step;
+    bool side_chain = call.callee == "compressor" || call.callee == "expander" || call.callee == "gate" ||
+                      call.callee == "limiter";
+    bool ok = true;
+    for (const Arg& a : call.args) {
+      if (side_chain && a.keyword == "key") {
+        Value key = eval(*a.value);
+        if (key.kind == Kind::error) {
+          ok = false;
+        } else if (key.kind != Kind::signal) {
+          error(a.value->loc, "'key' takes a signal (the side-chain), found a " + kind_text(key.kind));
+          ok = false;
+        } else {
+          step.key = key.node;
+          step.key_loc = a.value->loc;
+        }
+        continue;
+      }
+      if (side_chain && a.keyword == "link") {
+        const auto* word = a.value->as<NameExpr>();
+        std::optional<design::LinkMode> mode = word ? design::parse_enum<design::LinkMode>(word->name) : std::nullopt;
+        if (word && word->name == "none") continue;
+        if (!mode) {
+          error(a.value->loc, "expected none, max or mean for 'link'");
+          ok = false;
+        }
+        step.link = mode;
+        continue;
+      }
       resolved.args.push_back(
           {a.keyword, a.keyword_loc, std::make_unique<Expr>(substitute_constants(*a.value))});
+    }
     std::optional<StageOp> op = build_stage(resolved, e.loc, diags_);
-    if (!op) return {};
+    if (!op || !ok) return {};
+    step.op = std::move(op->op);
+    step.loc = e.loc;
+    step.arg_locs = std::move(op->arg_locs);
     Value v;
     v.kind = Kind::chain;
-    v.steps.push_back({std::move(op->op), e.loc, std::move(op->arg_locs)});
+    v.steps.push_back(std::move(step));
     return v;
   }
 
@@ -882,6 +920,12 @@ class Lowerer {
         operand = out.node;
         continue;
       }
+      if (s.key || s.link) {
+        std::optional<ir::NodeId> out = side_chain(s, operand);
+        if (!out) return std::nullopt;
+        operand = *out;
+        continue;
+      }
       ir::Node node;
       node.op = s.op;
       node.operands = {operand};
@@ -892,6 +936,36 @@ class Lowerer {
       operand = graph_.add(std::move(node));
     }
     return operand;
+  }
+
+  // A dynamics stage keyed or linked (docs/fx-language.md, "Side-chains and linking"): the
+  // stage makes the gain from the key's level (or the input's), linked to one level when
+  // asked, and the signal (delayed by a limiter's lookahead) is multiplied by that gain.
+  std::optional<ir::NodeId> side_chain(const Step& s, ir::NodeId signal) {
+    ir::NodeId level = s.key ? *s.key : signal;
+    const int channels = graph_.node(signal).type.channels, key_channels = graph_.node(level).type.channels;
+    if (s.key && channels != 0 && key_channels != 0 && key_channels != channels && key_channels != 1) {
+      error(s.key_loc, "a side-chain key must have as many channels as the signal, or one: the signal has " +
+                           channels_text(channels) + ", the key " + channels_text(key_channels));
+      return std::nullopt;
+    }
+    auto add = [&](ir::Op op, std::vector<ir::NodeId> operands, int out_channels) {
+      ir::Node node;
+      node.op = std::move(op);
+      node.operands = std::move(operands);
+      node.type = graph_.node(signal).type;
+      node.type.channels = out_channels;
+      node.loc = s.loc;
+      node.arg_locs = s.arg_locs;
+      return graph_.add(std::move(node));
+    };
+    if (s.link) level = add(ir::Link{*s.link, 1}, {level}, 1);
+    ir::Dynamics gain = std::get<ir::Dynamics>(s.op);
+    gain.output_gain = true;
+    level = add(gain, {level}, graph_.node(level).type.channels);
+    if (gain.type == design::DynamicsType::limiter && gain.lookahead > 0)
+      signal = add(ir::Delay{gain.lookahead, ir::DelayUnit::seconds}, {signal}, channels);
+    return add(ir::Multiply{1}, {signal, level}, channels);
   }
 
   Value signal(std::optional<ir::NodeId> id) { return id ? signal(*id) : Value{}; }

@@ -278,7 +278,10 @@ std::vector<StageSpec> make_table() {
   const ParamSpec n = req("N", K::count), wn = req("Wn", K::frequencies),
                   btype = opt("btype", K::word, "lowpass"), f0 = req("f0", K::frequency),
                   q = opt("q", K::real, kDefaultQ), gain = req("gain", K::level),
-                  unstable = named("allow_unstable", K::boolean, "false");
+                  unstable = named("allow_unstable", K::boolean, "false"),
+                  // Read by the lowering, which turns them into a gain from the key's level
+                  // times the signal (lower_to_ir.cpp's side_chain); listed for the signature.
+                  side_chain_key = named("key", K::signal, "none"), side_chain_link = named("link", K::word, "none");
   return {
       {"butter",
        "Butterworth IIR filter (SciPy butter)",
@@ -345,21 +348,21 @@ std::vector<StageSpec> make_table() {
       {"compressor",
        "downward compressor above the threshold, quadratic soft knee (Giannoulis et al. 2012)",
        {req("threshold", K::level), req("ratio", K::real), req("attack", K::duration), req("release", K::duration),
-        opt("knee", K::level, "0 dB"), opt("makeup", K::level, "0 dB")},
+        opt("knee", K::level, "0 dB"), opt("makeup", K::level, "0 dB"), side_chain_key, side_chain_link},
        build_dynamics<design::DynamicsType::compressor>},
       {"expander",
        "downward expander below the threshold, quadratic soft knee",
        {req("threshold", K::level), req("ratio", K::real), req("attack", K::duration), req("release", K::duration),
-        opt("knee", K::level, "0 dB"), opt("makeup", K::level, "0 dB")},
+        opt("knee", K::level, "0 dB"), opt("makeup", K::level, "0 dB"), side_chain_key, side_chain_link},
        build_dynamics<design::DynamicsType::expander>},
       {"gate",
        "noise gate: attenuates by range below the threshold, after hold",
        {req("threshold", K::level), req("attack", K::duration), req("release", K::duration),
-        opt("hold", K::duration, "0 ms"), opt("range", K::level, "-80 dB")},
+        opt("hold", K::duration, "0 ms"), opt("range", K::level, "-80 dB"), side_chain_key, side_chain_link},
        build_dynamics<design::DynamicsType::gate>},
       {"limiter",
        "peak limiter: no sample above the ceiling; lookahead delays the signal",
-       {req("ceiling", K::level), req("release", K::duration), opt("lookahead", K::duration, "0 ms")},
+       {req("ceiling", K::level), req("release", K::duration), opt("lookahead", K::duration, "0 ms"), side_chain_key, side_chain_link},
        build_dynamics<design::DynamicsType::limiter>},
       {"mix",
        "mix channels through a matrix: a row per output channel, a gain per input channel",
@@ -441,6 +444,8 @@ std::string_view param_kind_name(ParamKind kind) {
       return "word";
     case K::boolean:
       return "true or false";
+    case K::signal:
+      return "signal";
   }
   return "value";
 }

@@ -35,6 +35,7 @@ enum class ParamKind {
   matrix,       ///< non-empty list of equally long rows of numbers
   word,         ///< a bare word or a string from a fixed set (btype, window, norm)
   boolean,      ///< true or false
+  signal,       ///< a signal (a dynamics stage's side-chain key); read by the lowering
 };
 
 struct ParamSpec {

@@ -93,7 +93,8 @@ bool has_loop(const std::vector<Stage>& stages) {
 }
 
 bool is_routing(const Op& op) {
-  return std::holds_alternative<Select>(op) || std::holds_alternative<Matrix>(op) || std::holds_alternative<Concat>(op);
+  return std::holds_alternative<Select>(op) || std::holds_alternative<Matrix>(op) || std::holds_alternative<Concat>(op) ||
+         std::holds_alternative<Multiply>(op) || std::holds_alternative<Link>(op);
 }
 
 bool has_forward_operands(const Op& op) { return !std::holds_alternative<Feedback>(op); }

@@ -28,6 +28,8 @@
 //               matrix, C = x's channel count (gains.size() / rows). Empty gains, before
 //               infer_types, mean one row of ones (the sum of however many channels x has).
 //   concat      the operands' channels side by side, in order.
+//   multiply    y = a * b per sample; b has a's channel count or a divisor of it (broadcast).
+//   link        one level per group of channels: max or mean of |x_c|.
 //   feedback    y[n] = x[n - d] where x may be computed after y: the one edge that may close a
 //               cycle (a back edge). Every cycle of the graph passes through a feedback node,
 //               and d >= 1 sample, so y[n] needs only samples of x before n. `amount` and
@@ -261,6 +263,9 @@ struct Dynamics {
   double range_db = -80;
   double lookahead = 0;
   DelayUnit unit = DelayUnit::seconds;
+  /// Outputs the gain c[n] instead of c[n] times the input: a side-chain or linked stage is a
+  /// `multiply` of the signal by this stage on the key (or the link of the channels).
+  bool output_gain = false;
   template <class Self, class V>
   static void fields(Self& self, V&& v) {
     v(FieldRole::shape, "type", self.type);
@@ -275,6 +280,34 @@ struct Dynamics {
     v(FieldRole::value, "range_db", self.range_db);
     v(FieldRole::shape, "lookahead", self.lookahead);
     v(FieldRole::shape, "unit", self.unit);
+    v(FieldRole::shape, "output_gain", self.output_gain);
+  }
+};
+
+/// y = a * b, sample by sample. b has a's channel count (channel by channel) or `groups`
+/// channels, one for each of a's equal groups of channels (1: one gain for every channel; in a
+/// batch, one per item): channel c of a takes channel c * B / A of b either way.
+struct Multiply {
+  static constexpr std::string_view kKind = "multiply";
+  static constexpr int kArity = 2;
+  int groups = 1;
+  template <class Self, class V>
+  static void fields(Self& self, V&& v) {
+    v(FieldRole::shape, "groups", self.groups);
+  }
+};
+
+/// One level from each group of channels: the operand's C channels in `groups` equal groups
+/// (1, or one per item of a batch); y[g][n] = max |x_c[n]| or the mean of |x_c[n]| over group g.
+struct Link {
+  static constexpr std::string_view kKind = "link";
+  static constexpr int kArity = 1;
+  design::LinkMode mode = design::LinkMode::max;
+  int groups = 1;
+  template <class Self, class V>
+  static void fields(Self& self, V&& v) {
+    v(FieldRole::shape, "mode", self.mode);
+    v(FieldRole::shape, "groups", self.groups);
   }
 };
 
@@ -401,7 +434,7 @@ struct Chain {
 /// not handled does not compile.
 using Op = std::variant<Input, Output, IirDesign, Biquad, FirDesign, SosCascade,
                         TransferFunction, FirFilter, Gain, Sum, Delay, Tanh, Clip, Dynamics, Chain, Select, Matrix,
-                        Concat, Feedback>;
+                        Concat, Multiply, Link, Feedback>;
 
 /// The text-IR name of the node kind held by `op`.
 std::string_view kind_name(const Op& op);
@@ -427,8 +460,8 @@ std::vector<std::string_view> ir_enum_names();
 /// True for kinds that are filter specifications, replaced by design_filters.
 bool is_specification(const Op& op);
 
-/// True for the routing kinds (select, matrix, concat): their channel count is not their
-/// operands'.
+/// True for the routing kinds (select, matrix, concat, multiply, link): their channel count is
+/// not simply their operands', and the runtime runs them itself (run_route, emit_route).
 bool is_routing(const Op& op);
 
 /// True when the operand edges of `op` are ordinary ones: false only for a feedback node, whose

@@ -123,6 +123,12 @@ class Verifier {
     if (!finite(p.gains)) error(id, "gains must be finite");
   }
   void check_payload(NodeId, const Concat&) {}
+  void check_payload(NodeId id, const Multiply& p) {
+    if (p.groups < 1) error(id, "a multiply needs at least one group");
+  }
+  void check_payload(NodeId id, const Link& p) {
+    if (p.groups < 1) error(id, "a link needs at least one group");
+  }
   void check_payload(NodeId id, const Feedback& p) {
     if (!finite(p.amount) || p.amount < 0) error(id, "delay must be a finite number >= 0");
     if (p.unit == DelayUnit::samples && (p.amount < 1 || p.amount != std::floor(p.amount)))
@@ -205,7 +211,7 @@ class Verifier {
     if (dtypes.size() > 1) diags_.error({}, "the graph mixes f32 and f64 nodes", "ir-verify");
   }
 
-  // Channel counts through select, matrix and concat, where they are known.
+  // Channel counts through select, matrix, concat, link and multiply, where they are known.
   void check_routing(NodeId id) {
     const Node& node = g_.node(id);
     const int have = node.type.channels;
@@ -226,6 +232,19 @@ class Verifier {
           m->gains.size() != static_cast<std::size_t>(m->rows) * static_cast<std::size_t>(in))
         error(id, std::to_string(m->gains.size() / static_cast<std::size_t>(m->rows)) + " columns for an operand of " +
                       std::to_string(in) + " channels");
+    } else if (const auto* l = std::get_if<Link>(&node.op)) {
+      int in = known(node.operands[0]);
+      if (have != 0 && have != l->groups)
+        error(id, "has " + std::to_string(have) + " channels for " + std::to_string(l->groups) + " groups");
+      if (in != 0 && l->groups > 0 && in % l->groups != 0)
+        error(id, std::to_string(in) + " channels do not divide into " + std::to_string(l->groups) + " groups");
+    } else if (const auto* m = std::get_if<Multiply>(&node.op)) {
+      int a = known(node.operands[0]), b = known(node.operands[1]);
+      if (have != 0 && a != 0 && have != a)
+        error(id, "has " + std::to_string(have) + " channels but its signal has " + std::to_string(a));
+      if (a != 0 && b != 0 && b != a && (b != m->groups || a % b != 0))
+        error(id, "a gain of " + std::to_string(b) + " channels for a signal of " + std::to_string(a) + " in " +
+                      std::to_string(m->groups) + " groups");
     } else {
       int sum = 0;
       for (NodeId operand : node.operands) sum = known(operand) == 0 || sum < 0 ? -1 : sum + known(operand);

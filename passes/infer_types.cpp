@@ -38,6 +38,18 @@ int routed_channels(ir::Graph& g, ir::NodeId id, PassContext& context, bool repo
                   channels_text(in));
     return matrix->rows;
   }
+  if (const auto* link = std::get_if<ir::Link>(&node.op)) {
+    if (in != 0 && in % link->groups != 0)
+      return fail("cannot link " + channels_text(in) + " in " + std::to_string(link->groups) + " groups");
+    return link->groups;
+  }
+  if (const auto* multiply = std::get_if<ir::Multiply>(&node.op)) {
+    const int by = g.node(node.operands[1]).type.channels;
+    if (in != 0 && by != 0 && by != in && (by != multiply->groups || in % by != 0))
+      return fail("a side-chain key must have as many channels as the signal, or one: the signal has " +
+                  channels_text(in) + ", the key " + channels_text(by));
+    return in;
+  }
   int sum = 0;
   for (ir::NodeId operand : node.operands) {
     if (g.node(operand).type.channels == 0) return 0;

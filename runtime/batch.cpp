@@ -53,6 +53,10 @@ bool widen_routing(ir::Graph& g, int items, DiagnosticEngine& diags) {
             wide[(b * rows + r) * wide_columns + b * columns + c] = matrix->gains[r * columns + c];
       matrix->rows *= items;
       matrix->gains = std::move(wide);
+    } else if (auto* link = std::get_if<ir::Link>(&node.op)) {
+      link->groups *= items;  // one level per item
+    } else if (auto* multiply = std::get_if<ir::Multiply>(&node.op)) {
+      multiply->groups *= items;  // a gain per item, or per channel as before
     } else if (ir::holds<ir::Concat>(node)) {
       std::vector<int> regroup;
       for (int b = 0; b < items; ++b) {

@@ -174,6 +174,8 @@ class ResponsePropagator {
   }
   bool apply(const ir::Node& n, const ir::Tanh&, const Values&, Response&) { return nonlinear(n); }
   bool apply(const ir::Node& n, const ir::Dynamics&, const Values&, Response&) { return nonlinear(n); }
+  bool apply(const ir::Node& n, const ir::Multiply&, const Values&, Response&) { return nonlinear(n); }
+  bool apply(const ir::Node& n, const ir::Link&, const Values&, Response&) { return nonlinear(n); }
   bool apply(const ir::Node& n, const ir::Clip&, const Values&, Response&) { return nonlinear(n); }
   bool apply(const ir::Node& n, const ir::Chain& p, const Values& v, Response& out) {
     out = v[n.operands[0]];

@@ -143,7 +143,17 @@ double dynamics_at(const ir::Dynamics& p, const Channel& x, std::size_t n, std::
     case T::envelope: break;
   }
   double makeup = p.type == T::compressor || p.type == T::expander ? p.makeup_db : 0.0;
-  return std::pow(10.0, (makeup - y) / 20) * input;
+  double gain = std::pow(10.0, (makeup - y) / 20);
+  return p.output_gain ? gain : gain * input;
+}
+
+// Group g's level at sample n: the largest |x_c| of its channels, or their mean.
+double link_level(const ir::Link& p, const Buffer& x, std::size_t g, std::size_t n) {
+  std::size_t size = x.size() / static_cast<std::size_t>(p.groups);
+  double level = 0;
+  for (std::size_t c = g * size; c < (g + 1) * size; ++c)
+    level = p.mode == design::LinkMode::max ? std::max(level, std::fabs(x[c][n])) : level + std::fabs(x[c][n]);
+  return p.mode == design::LinkMode::max ? level : level / static_cast<double>(size);
 }
 
 // One stage of a chain applied to one channel.
@@ -357,6 +367,14 @@ class SampleInterpreter {
     for (std::size_t k = 0; k < x.size(); ++k) y += p.gains[c * x.size() + k] * x[k][n];
     return y;
   }
+  std::optional<double> at(ir::NodeId id, const ir::Multiply&, std::size_t c, std::size_t n) {
+    const Buffer& a = values_[graph_.node(id).operands[0]];
+    const Buffer& b = values_[graph_.node(id).operands[1]];
+    return a[c][n] * b[c * b.size() / a.size()][n];
+  }
+  std::optional<double> at(ir::NodeId id, const ir::Link& p, std::size_t c, std::size_t n) {
+    return link_level(p, values_[graph_.node(id).operands[0]], c, n);
+  }
   std::optional<double> at(ir::NodeId id, const ir::Concat&, std::size_t c, std::size_t n) {
     for (ir::NodeId operand : graph_.node(id).operands) {
       if (c < values_[operand].size()) return values_[operand][c][n];
@@ -527,6 +545,28 @@ class Interpreter {
     for (std::size_t r = 0; r < out.size(); ++r)
       for (std::size_t k = 0; k < in.size(); ++k)
         for (std::size_t n = 0; n < samples; ++n) out[r][n] += p.gains[r * in.size() + k] * in[k][n];
+    values_[id] = std::move(out);
+    return {};
+  }
+  std::string eval(ir::NodeId id, const ir::Multiply&) {
+    const Buffer& a = operand(id, 0);
+    const Buffer& b = operand(id, 1);
+    if (a.empty() || b.empty() || a.size() % b.size() != 0)
+      return "multiply %" + std::to_string(id) + ": channel counts do not match";
+    Buffer out = a;
+    for (std::size_t c = 0; c < a.size(); ++c)
+      for (std::size_t n = 0; n < a[c].size(); ++n) out[c][n] *= b[c * b.size() / a.size()][n];
+    values_[id] = std::move(out);
+    return {};
+  }
+  std::string eval(ir::NodeId id, const ir::Link& p) {
+    const Buffer& in = operand(id);
+    if (p.groups < 1 || in.size() % static_cast<std::size_t>(p.groups) != 0)
+      return "link %" + std::to_string(id) + ": channels do not divide into groups";
+    std::size_t samples = in.empty() ? 0 : in[0].size();
+    Buffer out(static_cast<std::size_t>(p.groups), Channel(samples));
+    for (std::size_t g = 0; g < out.size(); ++g)
+      for (std::size_t n = 0; n < samples; ++n) out[g][n] = link_level(p, in, g, n);
     values_[id] = std::move(out);
     return {};
   }

@@ -2,6 +2,7 @@
 #include "runtime/run_graph.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -317,6 +318,33 @@ void run_route(const ir::Graph& g, const ExecutionPlan& plan, const ExecutionPla
         if (gain != T(0))
           for (std::size_t n = 0; n < frames; ++n) y[n] += gain * x[n];
       }
+    }
+  } else if (ir::holds<ir::Multiply>(node)) {
+    const auto channels = static_cast<std::size_t>(plan.channels[step.node]);
+    const auto by = static_cast<std::size_t>(plan.channels[node.operands[1]]);
+    for (std::size_t c = 0; c < channels; ++c) {
+      T* y = static_cast<T*>(out[c]);
+      const T* a = channel(node.operands[0], c);
+      const T* b = channel(node.operands[1], c * by / channels);
+      for (std::size_t n = 0; n < frames; ++n) y[n] = a[n] * b[n];
+    }
+  } else if (const auto* link = std::get_if<ir::Link>(&node.op)) {
+    const auto groups = static_cast<std::size_t>(link->groups);
+    const auto size = static_cast<std::size_t>(plan.channels[node.operands[0]]) / groups;
+    const bool max = link->mode == design::LinkMode::max;
+    for (std::size_t g = 0; g < groups; ++g) {
+      T* y = static_cast<T*>(out[g]);
+      std::fill(y, y + frames, T(0));
+      // The interpreter's order: level = max(level, |x_c|) (its std::max), or the sum, then / C.
+      for (std::size_t c = g * size; c < (g + 1) * size; ++c) {
+        const T* x = channel(node.operands[0], c);
+        for (std::size_t n = 0; n < frames; ++n) {
+          const T v = std::fabs(x[n]);
+          y[n] = max ? (y[n] < v ? v : y[n]) : y[n] + v;
+        }
+      }
+      if (!max)
+        for (std::size_t n = 0; n < frames; ++n) y[n] = y[n] / T(size);
     }
   } else {
     std::size_t c = 0;

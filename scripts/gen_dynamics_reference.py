@@ -35,12 +35,40 @@ It writes, at 48 kHz:
                                       xG (-90 to 0 dB in 1 dB steps), row 1 yG = xG - xL in dB
                                       (makeup not included)
 
+and the side-chain and link cases (`key=SIGNAL`, `link=max|mean`: "Side-chains and linking"):
+
+  tests/e2e/dynamics/<case>.fx        `input x : 2`, then `input key : 1` or `: 2` when the case
+                                      has a key (inputs bind in declaration order: x first),
+                                      `output x | <stage>(..., key=key, link=...)`
+  tests/data/dynamics/key_stereo.npy  float64 [2, 4800]: noise bursts between exact zeros (left),
+                                      a 500 Hz tone at -45, -10, -26, -50 dBFS (right)
+  tests/data/dynamics/key_mono.npy    float64 [1, 4800]: three 220 Hz syllables (sin^2 windows,
+                                      peaks -6, -18, -3 dBFS) between exact zeros
+                                      (np.random.default_rng(4321), apart from the inputs above)
+  tests/data/dynamics/<case>_<x>[_<key>].npy   the case's output (float64 [2, 4800])
+  tests/data/dynamics/sidechain_cases.txt   one line per case:
+                                      `<case>.fx <x>.npy <key>.npy <reference>.npy`, with `-`
+                                      for the key when the case has none (link only)
+
+The level of a keyed stage is the key's (|k_c[n]| for channel c, or |k_0[n]| on every channel
+for a one-channel key); linked, it is max_c |k_c[n]| or (1/C) sum_c |k_c[n]| over the C channels
+of the key (of the input without a key), one reduction for all channels. The gain multiplies
+the input; for the limiter the input delayed by the lookahead, while the key is not delayed
+(step 1 reads k[n]; the window of step 3 and out[n] = c[n] x[n - L] are unchanged).
+
 Before writing it checks its own consistency and stops on an AssertionError otherwise: the
 soft knees are continuous with a continuous slope at both edges, the static curves have the
 slopes the ratios say, a level step's gain reduction reaches 1 - 1/e of its final value after
 the attack (or release) time constant to within a sample, the gate closes exactly H + 1 samples
 after the level falls below its threshold, no gate input comes within 1e-3 dB of the gate's
 threshold (so float32 rounding cannot flip the gate), and no limiter output exceeds its ceiling.
+For the side-chains: a key equal to the input, `link=none`, a one-channel key against the same
+key on every channel, linking over one key channel or over identical channels all give the plain
+stage bit for bit; a keyed limiter's reduction starts at the key's step, on the input L samples
+late; every case acts (over 1 dB), its key or link changes the result by over 1 dB (and max
+against mean, and a stereo key against its channels swapped), linked channels share one
+reduction and out / in is the same on every channel, no gate key comes within 1e-3 dB of the
+threshold, and the unkeyed `link=max` limiter stays within its ceiling on every channel.
 
 The outputs may differ from the committed ones in the last bits with the CPU's libm (log10,
 exp), far below the tests' tolerances. Rounding a time to samples: halves round up, as `delay`
@@ -160,30 +188,34 @@ def _reduce(x, fs, target, attack, release, reduction_grows_on_attack, makeup):
     return out, ys
 
 
-def _compressor(x, fs, threshold, ratio, attack, release, knee=0.0, makeup=0.0):
-    target = [compressor_reduction(level_db(xn), threshold, ratio, knee) for xn in x]
+def _compressor(x, fs, threshold, ratio, attack, release, knee=0.0, makeup=0.0, level=None):
+    level = x if level is None else level
+    target = [compressor_reduction(level_db(kn), threshold, ratio, knee) for kn in level]
     return _reduce(x, fs, target, attack, release, True, makeup)
 
 
-def _expander(x, fs, threshold, ratio, attack, release, knee=0.0, makeup=0.0):
-    target = [expander_reduction(level_db(xn), threshold, ratio, knee) for xn in x]
+def _expander(x, fs, threshold, ratio, attack, release, knee=0.0, makeup=0.0, level=None):
+    level = x if level is None else level
+    target = [expander_reduction(level_db(kn), threshold, ratio, knee) for kn in level]
     return _reduce(x, fs, target, attack, release, False, makeup)
 
 
-def _gate(x, fs, threshold, attack, release, hold=0.0, range=-80.0):
+def _gate(x, fs, threshold, attack, release, hold=0.0, range=-80.0, level=None):
+    level = x if level is None else level
     hold_n = time_in_samples(hold, fs)
     target = []
     h = 0
-    for xn in x:
-        h = 0 if level_db(xn) >= threshold else min(h + 1, hold_n + 1)
+    for kn in level:
+        h = 0 if level_db(kn) >= threshold else min(h + 1, hold_n + 1)
         target.append(0.0 if h <= hold_n else -range)
     return _reduce(x, fs, target, attack, release, False, 0.0)
 
 
-def _limiter(x, fs, ceiling, release, lookahead=0.0):
+def _limiter(x, fs, ceiling, release, lookahead=0.0, level=None):
+    level = x if level is None else level
     look = time_in_samples(lookahead, fs)
     a_rel = smoothing_coefficient(release, fs)
-    target = [max(level_db(xn) - ceiling, 0.0) for xn in x]
+    target = [max(level_db(kn) - ceiling, 0.0) for kn in level]  # the key's level: not delayed
     out = np.empty(len(x))
     ys = np.empty(len(x))
     y = 0.0
@@ -230,6 +262,55 @@ def gain_reduction(x, fs, kind, **params):
 
 STAGES = {"envelope": envelope, "compressor": compressor, "expander": expander, "gate": gate,
           "limiter": limiter}
+
+
+# --- side-chains and linking ------------------------------------------------------------------
+
+_RUNS = {"compressor": _compressor, "expander": _expander, "gate": _gate, "limiter": _limiter}
+LINKS = ("none", "max", "mean")
+
+
+def detector_levels(x, key=None, link="none"):
+    """What step 1 takes the level of, one row per channel of x ([C, T]): |x_c| without a key,
+    |k_c| with a key of C channels, |k_0| on every channel with a key of one channel. With
+    link=max or link=mean, one row for all channels: max_c |k_c[n]| or (1/C_k) sum_c |k_c[n]|
+    over the C_k channels of the key (of the input without a key)."""
+    x = np.atleast_2d(np.asarray(x, dtype=np.float64))
+    src = x if key is None else np.atleast_2d(np.asarray(key, dtype=np.float64))
+    channels = x.shape[0]
+    assert src.shape[1] == x.shape[1], "the key has as many samples as the input"
+    assert src.shape[0] in (channels, 1), "the key has the input's channel count or one"
+    assert link in LINKS, link
+    mag = np.abs(src)
+    if link == "none":
+        return mag if src.shape[0] == channels else np.repeat(mag, channels, axis=0)
+    if link == "max":
+        one = np.max(mag, axis=0)
+    else:
+        one = (1.0 / src.shape[0]) * np.sum(mag, axis=0)
+    return np.repeat(one[None, :], channels, axis=0)
+
+
+def _sidechain(kind, x, fs, key, link, params):
+    x2 = np.atleast_2d(np.asarray(x, dtype=np.float64))
+    levels = detector_levels(x2, key, link)
+    runs = [_RUNS[kind](xc, fs, **params, level=lc) for xc, lc in zip(x2, levels)]
+    out = np.stack([r[0] for r in runs])
+    red = np.stack([r[1] for r in runs])
+    return (out[0], red[0]) if np.ndim(x) == 1 else (out, red)
+
+
+def sidechain(kind, x, fs, key=None, link="none", **params):
+    """A compressor, expander, gate or limiter with `key=` (None, or [T] / [C_k, T] with C_k the
+    input's channel count or 1) and `link=` ("none", "max" or "mean"): steps 1-3 on the levels of
+    detector_levels(), the gain multiplying x (the limiter's x delayed by the lookahead; the key
+    is not delayed). With key=None and link="none", exactly the stage itself."""
+    return _sidechain(kind, x, fs, key, link, params)[0]
+
+
+def sidechain_reduction(kind, x, fs, key=None, link="none", **params):
+    """The smoothed reduction y[n] in dB (step 3), [C, T], of sidechain()."""
+    return _sidechain(kind, x, fs, key, link, params)[1]
 
 
 # --- the cases --------------------------------------------------------------------------------
@@ -303,6 +384,68 @@ def run_case(case, x, fs=FS):
     return STAGES[kind](x, fs, **params)
 
 
+# Side-chain and link cases: (stage, parameters, x input, key input or None, link). Each graph has
+# `input x : 2`, then `input key : <the key's channel count>` when it has a key (inputs bind in
+# declaration order: x first), and `output x | <stage>(..., key=key, link=...)`.
+SIDECHAIN_CASES = {
+    # A stereo key: channel c's key drives channel c's gain (noise ducked under the key).
+    "sc_compressor": ("compressor", dict(threshold=-30.0, ratio=4.0, attack=2e-3, release=80e-3),
+                      "noise", "key_stereo", "none"),
+    # A mono key drives both channels.
+    "sc_compressor_mono_key": ("compressor", dict(threshold=-36.0, ratio=6.0, attack=1e-3,
+                                                  release=120e-3, knee=6.0),
+                               "tone_step", "key_mono", "none"),
+    # Linked without a key: the louder channel's level sets both gains.
+    "link_max_compressor": ("compressor", dict(threshold=-20.0, ratio=4.0, attack=5e-3,
+                                               release=50e-3),
+                            "tone_step", None, "max"),
+    "link_mean_expander": ("expander", dict(threshold=-35.0, ratio=3.0, attack=2e-3,
+                                            release=40e-3, knee=6.0),
+                           "bursts", None, "mean"),
+    # A stereo key, linked: the mean of the key's two channels.
+    "sc_link_mean_compressor": ("compressor", dict(threshold=-28.0, ratio=3.0, attack=1e-3,
+                                                   release=60e-3, makeup=2.0),
+                                "noise", "key_stereo", "mean"),
+    "sc_gate": ("gate", dict(threshold=-30.0, attack=0.5e-3, release=15e-3, hold=3e-3,
+                             range=-50.0),
+                "noise", "key_stereo", "none"),
+    # A mono key, linked by the mean over the key's one channel (C = 1, not the input's 2): the
+    # key's own level. The gain multiplies the input 48 samples late; the key is not delayed.
+    "sc_limiter_mono_key_mean": ("limiter", dict(ceiling=-12.0, release=30e-3, lookahead=1e-3),
+                                 "tone_step", "key_mono", "mean"),
+    # Linked by the max, the limiter's promise holds on every channel.
+    "link_max_limiter": ("limiter", dict(ceiling=-9.0, release=20e-3, lookahead=1e-3),
+                         "noise", None, "max"),
+}
+
+
+def sidechain_fx_call(case):
+    kind, params, _, key, link = SIDECHAIN_CASES[case]
+    call = fx_call(kind, params)
+    extra = ([] if key is None else ["key=key"]) + ([] if link == "none" else [f"link={link}"])
+    return call[:-1] + "".join(f", {e}" for e in extra) + ")"
+
+
+def sidechain_fx_source(case, key_channels):
+    kind, _, _, key, _ = SIDECHAIN_CASES[case]
+    inputs = "input x : 2\n" + ("" if key is None else f"input key : {key_channels}\n")
+    return (f"# A side-chain/link {kind} case of the dynamics reference tests:\n"
+            f"# scripts/gen_dynamics_reference.py writes this file and its expected output,\n"
+            f"# tests/data/dynamics/{case}_*.npy (fs = 48 kHz; the inputs bind in order, x first).\n"
+            f"graph {case}\n{inputs}output x | {sidechain_fx_call(case)}\n")
+
+
+def sidechain_reference_name(case):
+    _, _, name, key, _ = SIDECHAIN_CASES[case]
+    return f"{case}_{name}.npy" if key is None else f"{case}_{name}_{key}.npy"
+
+
+def run_sidechain_case(case, x, key=None, fs=FS):
+    kind, params, _, key_name, link = SIDECHAIN_CASES[case]
+    assert (key is None) == (key_name is None), case
+    return sidechain(kind, x, fs, key=key, link=link, **params)
+
+
 # --- inputs -----------------------------------------------------------------------------------
 
 def _f32(x):
@@ -336,6 +479,29 @@ def make_inputs(rng):
     swell = 0.02 + 0.4 * (0.5 - 0.5 * np.cos(2 * np.pi * t / (N / FS)))
     inputs["noise"] = _f32([0.25 * rng.standard_normal(N), swell * rng.standard_normal(N)])
     return inputs
+
+
+def make_key_inputs(rng):
+    """The side-chain keys (their own generator, so the inputs above stay as they were)."""
+    t = np.arange(N) / FS
+    keys = {}
+    stereo = np.zeros((2, N))
+    for start, length, level in [(300, 600, -8.0), (1500, 400, -22.0), (2400, 900, -4.0),
+                                 (3800, 300, -16.0)]:
+        stereo[0, start:start + length] = db_to_gain(level) * rng.standard_normal(length)
+    amp = np.full(N, db_to_gain(-45.0))
+    for start, level in [(1000, -10.0), (2600, -26.0), (3900, -50.0)]:
+        amp[start:] = db_to_gain(level)
+    stereo[1] = amp * np.sin(2 * np.pi * 500.0 * t + 0.7)
+    keys["key_stereo"] = _f32(stereo)
+
+    mono = np.zeros((1, N))
+    for start, length, level in [(400, 900, -6.0), (1800, 700, -18.0), (3000, 1200, -3.0)]:
+        window = np.sin(np.pi * (np.arange(length) + 0.5) / length) ** 2
+        mono[0, start:start + length] = (db_to_gain(level) * window
+                                         * np.sin(2 * np.pi * 220.0 * t[start:start + length]))
+    keys["key_mono"] = _f32(mono)
+    return keys
 
 
 # --- self-checks ------------------------------------------------------------------------------
@@ -480,6 +646,97 @@ def check_outputs(case, name, x, y):
         assert np.all(red >= 0) and np.max(red) > 1.0, (case, name)  # the stage acts
 
 
+def check_sidechain_identities(x):
+    """The side-chain path reduces to the plain stages where the contract says it must, for
+    each kind, on a stereo input x (bit for bit: the same operations)."""
+    params = {kind: SIDECHAIN_CASES[case][1] for case, kind in
+              [("sc_compressor", "compressor"), ("link_mean_expander", "expander"),
+               ("sc_gate", "gate"), ("link_max_limiter", "limiter")]}
+    mono_key = x[1:] * 0.5
+    for kind, p in params.items():
+        plain = STAGES[kind](x, FS, **p)
+        assert np.array_equal(sidechain(kind, x, FS, **p), plain), kind
+        assert np.array_equal(sidechain(kind, x, FS, key=x, **p), plain), kind  # key = input
+        # link=none is the default.
+        assert np.array_equal(sidechain(kind, x, FS, key=x, link="none", **p), plain), kind
+        # A mono key drives every channel as that key copied to each channel does.
+        by_mono = sidechain(kind, x, FS, key=mono_key, **p)
+        assert np.array_equal(by_mono, sidechain(kind, x, FS, key=np.repeat(mono_key, 2, 0), **p))
+        # Linking over one key channel is that channel's own level (C is the key's count).
+        for link in ("max", "mean"):
+            assert np.array_equal(sidechain(kind, x, FS, key=mono_key, link=link, **p), by_mono)
+        # Linking identical channels changes nothing.
+        same = np.repeat(x[:1], 2, axis=0)
+        for link in ("max", "mean"):
+            assert np.array_equal(sidechain(kind, same, FS, link=link, **p),
+                                  STAGES[kind](same, FS, **p)), (kind, link)
+        # A key channel drives its own channel: the left key alone does not touch the right.
+        keyed = sidechain(kind, x, FS, key=np.stack([x[1], x[1]]), **p)
+        assert np.array_equal(keyed[1], plain[1]), kind
+    # max and mean as the contract writes them, at a few samples.
+    k = np.array([[0.5, -0.25, 0.0], [-0.125, 0.75, 0.0]])
+    assert np.array_equal(detector_levels(k, link="max")[1], [0.5, 0.75, 0.0])
+    assert np.array_equal(detector_levels(k, link="mean")[0], [0.3125, 0.5, 0.0])
+
+
+def check_keyed_limiter_alignment():
+    """The limiter's key is not delayed: with the input at -20 dBFS DC and the key stepping from
+    silence to 0 dBFS at sample m, the reduction starts at output sample m, which carries the
+    input's sample m - L; the key's loud part ends at sample e, the full reduction holds through
+    output sample e + L - 1, then the release follows."""
+    p = SIDECHAIN_CASES["sc_limiter_mono_key_mean"][1]
+    look = time_in_samples(p["lookahead"], FS)
+    x = np.full((2, 2000), db_to_gain(-20.0))
+    key = np.zeros((1, 2000))
+    m, e = 500, 900
+    key[0, m:e] = 1.0
+    red = sidechain_reduction("limiter", x, FS, key=key, link="mean", **p)
+    out = sidechain("limiter", x, FS, key=key, link="mean", **p)
+    assert np.all(red[:, :m] == 0.0) and np.all(red[:, m:e + look] == -p["ceiling"])
+    assert red[0, e + look] < -p["ceiling"]
+    assert np.all(out[:, :look] == 0.0)
+    assert np.array_equal(out[:, look:m], x[:, :m - look])
+    assert np.allclose(out[:, m:e + look], db_to_gain(p["ceiling"] - 20.0), rtol=1e-14, atol=0)
+
+
+def check_sidechain_outputs(case, x, key, y):
+    """A case's output: the stage acts, the key (or the link) changes what it does, linked
+    channels share one gain, a gate's level keeps clear of its threshold, and the limiter's
+    latency and (without a key, linked by max) its ceiling."""
+    kind, params, _, _, link = SIDECHAIN_CASES[case]
+    assert y.shape == x.shape and np.all(np.isfinite(y)) and np.max(np.abs(y)) > 1e-3, case
+    red = sidechain_reduction(kind, x, FS, key=key, link=link, **params)
+    assert np.all(red >= 0) and np.max(red) > 1.0, case
+    plain = gain_reduction(x, FS, kind, **params)
+    assert np.max(np.abs(red - plain)) > 1.0, case  # the key or the link matters here
+    if link != "none":
+        assert np.all(red == red[0]), case  # one reduction for all channels
+    if link != "none" and (key is None or key.shape[0] > 1):  # (one key channel: max = mean)
+        other = "max" if link == "mean" else "mean"
+        assert np.max(np.abs(red - sidechain_reduction(kind, x, FS, key=key, link=other,
+                                                       **params))) > 1.0, case
+    if key is not None and key.shape[0] == 2 and link == "none":
+        swapped = sidechain_reduction(kind, x, FS, key=key[::-1], **params)
+        assert np.max(np.abs(red - swapped)) > 1.0, case  # channel c's key drives channel c
+    look = time_in_samples(params.get("lookahead", 0.0), FS) if kind == "limiter" else 0
+    carried = np.zeros_like(x)
+    carried[:, look:] = x[:, :x.shape[1] - look]
+    both = np.all(carried != 0, axis=0)
+    gains = y[:, both] / carried[:, both]
+    if link != "none":
+        assert np.allclose(gains, gains[0], rtol=1e-12, atol=0), case  # out / in, every channel
+    if kind == "limiter":
+        assert np.all(y[:, :look] == 0.0), case
+        if key is None and link in ("none", "max"):
+            ceiling = db_to_gain(params["ceiling"])
+            assert np.max(np.abs(y)) <= ceiling * (1 + 1e-12), case
+            assert np.max(np.abs(x)) > ceiling, case
+    if kind == "gate":
+        levels = 20 * np.log10(np.maximum(detector_levels(x, key, link), LEVEL_FLOOR))
+        margin = np.min(np.abs(levels - params["threshold"]))
+        assert margin > 1e-3, (case, margin)
+
+
 # --- writing ----------------------------------------------------------------------------------
 
 def save(name, array):
@@ -514,8 +771,27 @@ def main():
                  static_curve(kind, params["threshold"], params["ratio"], params.get("knee", 0.0)))
     (OUT_DIR / "cases.txt").write_text("\n".join(lines) + "\n")
 
+    check_sidechain_identities(inputs["noise"])
+    check_keyed_limiter_alignment()
+    keys = make_key_inputs(np.random.default_rng(4321))
+    for name, k in keys.items():
+        assert k.shape[1] == N and k.shape[0] in (1, 2) and np.array_equal(_f32(k), k)
+        save(f"{name}.npy", k)
+    sc_lines = []
+    for case, (kind, params, name, key_name, link) in SIDECHAIN_CASES.items():
+        key = None if key_name is None else keys[key_name]
+        source = sidechain_fx_source(case, None if key is None else key.shape[0])
+        (FX_DIR / f"{case}.fx").write_text(source)
+        y = run_sidechain_case(case, inputs[name], key)
+        check_sidechain_outputs(case, inputs[name], key, y)
+        out = sidechain_reference_name(case)
+        save(out, y)
+        sc_lines.append(f"{case}.fx {name}.npy {'-' if key is None else key_name + '.npy'} {out}")
+    (OUT_DIR / "sidechain_cases.txt").write_text("\n".join(sc_lines) + "\n")
+
     total = sum(p.stat().st_size for p in OUT_DIR.iterdir())
-    print(f"wrote {len(CASES)} graphs to {FX_DIR}, {len(lines)} reference outputs and "
+    print(f"wrote {len(CASES) + len(SIDECHAIN_CASES)} graphs to {FX_DIR}, "
+          f"{len(lines) + len(sc_lines)} reference outputs and "
           f"{len(list(OUT_DIR.iterdir()))} files, {total / 1024:.0f} KiB, to {OUT_DIR}")
 
 

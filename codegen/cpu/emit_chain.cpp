@@ -509,7 +509,7 @@ class ChainEmitter {
     // c = 10^((M - y) / 20)
     Value* gain = unary(Intrinsic::exp, b_.CreateFMul(b_.CreateFSub(param(codegen::kDynMakeup), next),
                                                       constant(std::log(10.0) / 20)));
-    return b_.CreateFMul(gain, input);
+    return p.output_gain ? gain : b_.CreateFMul(gain, input);
   }
 
   // A limiter's lookahead of L samples, one lane at a time: the ring of the last L inputs

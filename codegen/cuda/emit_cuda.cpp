@@ -288,7 +288,8 @@ class ChainBody {
       case T::envelope: break;
     }
     w.line("v = " + s_.exp + "((" + dyn(i, kDynMakeup) + " - " + y + ") * " + t + "(" +
-           format_double(std::log(10.0) / 20) + ")) * input;");
+           format_double(std::log(10.0) / 20) + "))" + (p.output_gain ? ";  // the gain (a side-chain's)" : " * input;"));
+    if (p.output_gain) w.line("(void)input;");
     w.close();
   }
 
@@ -578,8 +579,16 @@ void emit_route(Writer& w, const CudaKernelInfo& k, const ir::Graph& g) {
   std::vector<long long> widths;
   for (ir::NodeId operand : node.operands) widths.push_back(g.node(operand).type.channels);
   const auto* matrix = std::get_if<ir::Matrix>(&node.op);
+  const auto* link = std::get_if<ir::Link>(&node.op);
+  const bool multiply = std::holds_alternative<ir::Multiply>(node.op);
   const std::string from = k.symbol + "_from", width = k.symbol + "_widths";
-  if (matrix) {
+  if (multiply) {
+    w.line("// multiply %" + str(k.node) + ": out[c] = a[c] * b[c * " + str(widths[1]) + " / " + str(widths[0]) + "]");
+  } else if (link) {
+    w.line("// link %" + str(k.node) + ": " + str(link->groups) + " group(s) of " + str(widths[0] / link->groups) +
+           " channels; out[g] = the " + std::string(link->mode == design::LinkMode::max ? "largest" : "mean") +
+           " |x_c| of group g, in channel order as the CPU runtime");
+  } else if (matrix) {
     w.line("// matrix %" + str(k.node) + ": " + str(matrix->rows) + " x " + str(widths[0]) +
            "; out[r] = 0, then out[r] += gains[r * C + c] * x[c] for each nonzero gain, in column order");
   } else {
@@ -600,7 +609,25 @@ void emit_route(Writer& w, const CudaKernelInfo& k, const ir::Graph& g) {
   w.line("const " + s.t + "* const* __restrict__ operands, " + s.t + "* out, " + kSignalArgs + ",");
   w.line("long long interleaved, const " + s.t + "* __restrict__ gains) {");
   open_elementwise_loop(w, "interleaved == 0");
-  if (matrix) {
+  if (multiply) {
+    w.line("const " + s.t + "* const a = operands[0];");
+    w.line("const " + s.t + "* const b = operands[1];");
+    w.line("const long long j = c * " + str(widths[1]) + " / " + str(widths[0]) + ";");
+    w.line("const long long a_stride = interleaved ? " + str(widths[0]) + " : sample_stride;");
+    w.line("const long long b_stride = interleaved ? " + str(widths[1]) + " : sample_stride;");
+    w.line("out[c * channel_stride + n * sample_stride] = a[c * channel_stride + n * a_stride] * b[j * channel_stride + n * b_stride];");
+  } else if (link) {
+    const long long size = widths[0] / link->groups;
+    w.line("const " + s.t + "* const x = operands[0];");
+    w.line("const long long x_stride = interleaved ? " + str(widths[0]) + " : sample_stride;");
+    w.line(s.t + " level = " + s.t + "(0);");
+    w.open("for (long long k = c * " + str(size) + "; k < (c + 1) * " + str(size) + "; ++k) {");
+    w.line("const " + s.t + " v = " + s.fabs + "(x[k * channel_stride + n * x_stride]);");
+    w.line(link->mode == design::LinkMode::max ? "level = level < v ? v : level;" : "level = level + v;");
+    w.close();
+    w.line("out[c * channel_stride + n * sample_stride] = " +
+           (link->mode == design::LinkMode::max ? std::string("level") : "level / " + s.t + "(" + str(size) + ")") + ";");
+  } else if (matrix) {
     w.line("const long long C = " + str(widths[0]) + ";");
     w.line("const " + s.t + "* const x = operands[0];");
     w.line("const long long x_stride = interleaved ? C : sample_stride;  // the operand's sample stride");

@@ -5,7 +5,8 @@ docs/fx-language.md) against an independent reference.
 The reference is scripts/gen_dynamics_reference.py, imported here by path: plain per-sample
 float64 loops written from the contract's equations (Giannoulis, Massberg and Reiss, JAES
 2012), not from fxc's code. It also wrote the committed cases this module runs: the graphs in
-tests/e2e/dynamics/, their inputs and outputs in tests/data/dynamics/ (listed in cases.txt).
+tests/e2e/dynamics/, their inputs and outputs in tests/data/dynamics/ (listed in cases.txt, and
+the side-chain and link cases, `key=` and `link=`, in sidechain_cases.txt).
 Errors are measured relative to the reference's peak (`rel_err`), as in
 test_stdlib_reference.py.
 
@@ -388,3 +389,237 @@ def _limiter_params(call):
             "limiter(-6 dB, 5 ms, lookahead=2 ms)": dict(ceiling=-6.0, release=5e-3, lookahead=2e-3),
             "limiter(0 dB, 0 ms, lookahead=0.5 ms)": dict(ceiling=0.0, release=0.0,
                                                           lookahead=0.5e-3)}[call]
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. Side-chains and linking: `key=SIGNAL`, `link=max|mean`
+# ---------------------------------------------------------------------------------------------
+
+def sidechain_manifest():
+    """(graph, x input, key input or "-", reference) per line of sidechain_cases.txt."""
+    lines = (DATA / "sidechain_cases.txt").read_text().split("\n")
+    return [tuple(line.split()) for line in lines if line.strip()]
+
+
+SC_LINES = sidechain_manifest()
+
+
+def sc_id(line):
+    return line[0][:-len(".fx")]
+
+
+def sc_signals(line, dtype="float64"):
+    """The case's input arrays in the graph's declaration order: [x] or [x, key]."""
+    _, inp, key, _ = line
+    signals = [np.load(DATA / inp)] + ([] if key == "-" else [np.load(DATA / key)])
+    return [s.astype(dtype) for s in signals]  # exact: float32 values
+
+
+def test_sidechain_manifest_lists_every_case_once():
+    expected = [(f"{case}.fx", f"{name}.npy", "-" if key is None else f"{key}.npy",
+                 ref.sidechain_reference_name(case))
+                for case, (_, _, name, key, _) in ref.SIDECHAIN_CASES.items()]
+    assert SC_LINES == expected
+    for graph, inp, key, out in SC_LINES:
+        assert (GRAPHS / graph).is_file() and (DATA / inp).is_file() and (DATA / out).is_file()
+        assert key == "-" or (DATA / key).is_file()
+
+
+def test_sidechain_reference_checks_itself():
+    # A key equal to the input, link=none, a mono key against the same key on every channel,
+    # linking one key channel or identical channels: the plain stage, bit for bit; the limiter's
+    # key is not delayed (its reduction starts at the key's step, on the input L samples late).
+    ref.check_sidechain_identities(np.load(DATA / "noise.npy"))
+    ref.check_keyed_limiter_alignment()
+
+
+@pytest.mark.parametrize("line", SC_LINES, ids=sc_id)
+def test_sidechain_committed_outputs_are_the_references(line):
+    graph, _, key, out = line
+    case = graph[:-len(".fx")]
+    signals = sc_signals(line)
+    for s in signals:
+        assert s.ndim == 2 and s.shape[1] == ref.N
+        assert np.array_equal(s.astype(np.float32).astype(np.float64), s)  # float32 values
+    assert signals[0].shape[0] == 2 and (key == "-" or signals[1].shape[0] in (1, 2))
+    key_channels = None if key == "-" else signals[1].shape[0]
+    assert (GRAPHS / graph).read_text() == ref.sidechain_fx_source(case, key_channels)
+    want = ref.run_sidechain_case(case, *signals)
+    ref.check_sidechain_outputs(case, signals[0], None if key == "-" else signals[1], want)
+    check(np.load(DATA / out), want, 1e-12, f"{out} vs the reference")
+
+
+@pytest.mark.parametrize("target", ["cpu", "reference"])
+@pytest.mark.parametrize("line", SC_LINES, ids=sc_id)
+def test_sidechain_case_float64(line, target):
+    # The inputs bind in declaration order: p(x) or p(x, key).
+    p = fxc.compile(GRAPHS / line[0], fs=FS, dtype="float64", target=target)
+    y = p(*sc_signals(line))
+    assert y.dtype == np.float64
+    check(y, np.load(DATA / line[3]), TOL["float64"], f"{sc_id(line)} float64 {target}")
+
+
+@pytest.mark.parametrize("line", SC_LINES, ids=sc_id)
+def test_sidechain_case_float32(line):
+    p = fxc.compile(GRAPHS / line[0], fs=FS, dtype="float32")
+    y = p(*sc_signals(line, "float32"))
+    assert y.dtype == np.float32
+    check(y, np.load(DATA / line[3]), TOL["float32"], f"{sc_id(line)} float32")
+
+
+LINKED = [line for line in SC_LINES if ref.SIDECHAIN_CASES[sc_id(line)][4] != "none"]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("line", LINKED, ids=sc_id)
+def test_linked_channels_share_one_gain(line, dtype):
+    # One gain for all channels: out / in (the limiter's input L samples late) is the same on
+    # every channel at every sample where no channel's input is zero (to the last bit of the
+    # product: 1e-12 float64, 1e-6 float32).
+    kind, params, _, _, _ = ref.SIDECHAIN_CASES[sc_id(line)]
+    signals = sc_signals(line, dtype)
+    y = fxc.compile(GRAPHS / line[0], fs=FS, dtype=dtype)(*signals).astype(np.float64)
+    x = signals[0].astype(np.float64)
+    look = ref.time_in_samples(params.get("lookahead", 0.0), FS) if kind == "limiter" else 0
+    carried = np.zeros_like(x)
+    carried[:, look:] = x[:, :x.shape[1] - look]
+    both = np.all(carried != 0, axis=0)
+    assert np.count_nonzero(both) >= ref.N // 4
+    gains = y[:, both] / carried[:, both]
+    spread = float(np.max(np.abs(gains - gains[0]) / gains[0]))
+    print(f"{sc_id(line)} {dtype}: gains differ between channels by {spread:.3g} (relative)")
+    assert spread <= (1e-12 if dtype == "float64" else 1e-6)
+    assert np.max(gains) / np.min(gains) > 1.1  # the gain moves (the check can fail)
+
+
+@pytest.mark.parametrize("case", ["sc_gate", "sc_limiter_mono_key_mean", "link_max_limiter"])
+def test_sidechain_blocks_carry_the_state(case):
+    # A Processor fed blocks of 1 to 300 frames (x and key cut at the same places; a graph with
+    # a key streams through process_many) gives the reference (float64, 1e-9).
+    line = next(line for line in SC_LINES if sc_id(line) == case)
+    p = fxc.compile(GRAPHS / line[0], fs=FS, dtype="float64")
+    signals = sc_signals(line)
+    keyed = len(signals) == 2
+    proc = p.processor(block=300) if keyed else p.processor(block=300, channels=2)
+    rng = np.random.default_rng(12)
+    parts, i = [], 0
+    while i < ref.N:
+        n = int(rng.integers(1, 301))
+        blocks = [np.ascontiguousarray(s[:, i:i + n]) for s in signals]
+        parts.append(proc.process_many(blocks)[0] if keyed else proc(blocks[0]))
+        i += n
+    check(np.concatenate(parts, axis=1), np.load(DATA / line[3]), TOL["float64"],
+          f"{case} in blocks")
+
+
+SC_STAGES = {kind: ref.SIDECHAIN_CASES[case][1] for case, kind in
+             [("sc_compressor", "compressor"), ("link_mean_expander", "expander"),
+              ("sc_gate", "gate"), ("link_max_limiter", "limiter")]}
+
+
+def keyed_program(call, key_channels, dtype="float64"):
+    """`input x : 2`, `input k : key_channels`, then x through one stage call."""
+    return fxc.compile(f"input x : 2\ninput k : {key_channels}\noutput x | {call}\n", fs=FS,
+                       dtype=dtype)
+
+
+def with_keywords(call, *keywords):
+    return call[:-1] + "".join(f", {k}" for k in keywords) + ")"
+
+
+@pytest.mark.parametrize("kind", list(SC_STAGES))
+def test_sidechain_identities(kind):
+    # float64, 1e-9 against the plain stage (the same recursion, perhaps other libm calls):
+    # - key=x (the input as its own key) and link=none (the default) change nothing;
+    # - a mono key drives both channels as the same key on both channels does;
+    # - link=max and link=mean over a one-channel key are that key's own level (C is the key's
+    #   channel count, not the input's).
+    params = SC_STAGES[kind]
+    call = ref.fx_call(kind, params)
+    x = np.load(DATA / "noise.npy")
+    key = np.load(DATA / "key_mono.npy")
+    plain = program(call)(x)
+    check(plain, ref.STAGES[kind](x, FS, **params), TOL["float64"], f"{kind} plain")
+    check(fxc.compile(f"input x : 2\noutput x | {with_keywords(call, 'key=x')}\n", fs=FS,
+                      dtype="float64")(x), plain, TOL["float64"], f"{kind} key=x")
+    check(program(with_keywords(call, "link=none"))(x), plain, TOL["float64"], f"{kind} link=none")
+    by_mono = keyed_program(with_keywords(call, "key=k"), 1)(x, key)
+    check(by_mono, ref.sidechain(kind, x, FS, key=key, **params), TOL["float64"], f"{kind} mono key")
+    check(keyed_program(with_keywords(call, "key=k"), 2)(x, np.repeat(key, 2, axis=0)), by_mono,
+          TOL["float64"], f"{kind} mono key vs the same key twice")
+    for link in ("max", "mean"):
+        check(keyed_program(with_keywords(call, "key=k", f"link={link}"), 1)(x, key), by_mono,
+              TOL["float64"], f"{kind} mono key, link={link}")
+    assert rel_err(by_mono, plain) > 1e-2  # the key matters (the checks can fail)
+
+
+def test_the_key_can_be_any_signal():
+    # The key is a signal like any other: here the stereo key through a 6 dB gain, bound to a
+    # name (an argument's value is a name, not an expression); and the docs' example, a music
+    # bus ducked under a mono voice, then a linked bus compressor.
+    x = np.load(DATA / "noise.npy")
+    key = np.load(DATA / "key_stereo.npy")
+    params = SC_STAGES["compressor"]
+    call = with_keywords(ref.fx_call("compressor", params), "key=loud")
+    y = fxc.compile(f"input x : 2\ninput k : 2\nloud = k | gain(6 dB)\noutput x | {call}\n",
+                    fs=FS, dtype="float64")(x, key)
+    check(y, ref.sidechain("compressor", x, FS, key=ref.db_to_gain(6.0) * key, **params),
+          TOL["float64"], "compressor keyed by a gained key")
+
+    voice = np.load(DATA / "key_mono.npy")
+    for dtype in ("float64", "float32"):
+        p = fxc.compile("input x : 2\ninput voice : 1\n"
+                        "music = x | compressor(-30 dB, 4, 1 ms, 200 ms, key=voice)\n"
+                        "output music | compressor(-12 dB, 2, 10 ms, 100 ms, link=max)\n",
+                        fs=FS, dtype=dtype)
+        got = p(x.astype(dtype), voice.astype(dtype))
+        music = ref.sidechain("compressor", x, FS, key=voice, threshold=-30.0, ratio=4.0,
+                              attack=1e-3, release=200e-3)
+        want = ref.sidechain("compressor", music, FS, link="max", threshold=-12.0, ratio=2.0,
+                             attack=10e-3, release=100e-3)
+        check(got, want, TOL[dtype], f"the docs' ducking example {dtype}")
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_keyed_limiter_is_not_delayed(dtype):
+    # The input at -20 dBFS DC, a mono key silent but for 0 dBFS at samples m to e - 1, through
+    # limiter(-12 dB, 30 ms, lookahead=1 ms, key=k): the key's level is not delayed, the input
+    # is (L = 48), so the full 12 dB reduction covers output samples m to e + L - 1 (carrying the
+    # input's m - L to e - 1), then the release follows.
+    params = ref.SIDECHAIN_CASES["sc_limiter_mono_key_mean"][1]
+    look = ref.time_in_samples(params["lookahead"], FS)
+    assert look == 48
+    x = np.full((2, 2000), ref.db_to_gain(-20.0)).astype(dtype)
+    key = np.zeros((1, 2000), dtype)
+    m, e = 500, 900
+    key[0, m:e] = 1.0
+    y = keyed_program(with_keywords(ref.fx_call("limiter", params), "key=k"), 1, dtype)(x, key)
+    y = y.astype(np.float64)
+    x64 = x.astype(np.float64)
+    assert np.all(y[:, :look] == 0.0)
+    red = np.zeros_like(y)
+    red[:, look:] = -20.0 * np.log10(y[:, look:] / x64[:, :-look])  # indexed by output sample
+    tol = 1e-9 if dtype == "float64" else 1e-4
+    assert np.all(np.abs(red[:, :m]) < tol)
+    assert np.all(np.abs(red[:, m:e + look] - 12.0) < tol)
+    assert np.all(red[:, e + look] < 12.0 - 5e-3)  # (1 - alpha_R) 12 dB = 0.008 dB
+    check(y, ref.sidechain("limiter", x64, FS, key=key.astype(np.float64), **params), TOL[dtype],
+          f"keyed limiter step {dtype}")
+
+
+@pytest.mark.parametrize("source,channels", [
+    # The key has the input's channel count or one.
+    ("input x : 3\ninput k : 2\noutput x | compressor(-20 dB, 4, 5 ms, 50 ms, key=k)\n", (3, 2)),
+    # link is max, mean or none.
+    ("input x : 2\noutput x | compressor(-20 dB, 4, 5 ms, 50 ms, link=sum)\n", (2,)),
+    # Only compressor, expander, gate and limiter take key and link.
+    ("input x : 2\noutput x | envelope(1 ms, 20 ms, link=max)\n", (2,)),
+    ("input x : 2\ninput k : 2\noutput x | envelope(1 ms, 20 ms, key=k)\n", (2, 2)),
+    # key and link are keywords only.
+    ("input x : 2\ninput k : 2\noutput x | limiter(-1 dB, 50 ms, 0 ms, k)\n", (2, 2)),
+])
+def test_sidechain_misuse_is_refused(source, channels):
+    # Refused when compiled (the channel counts are declared) or at the latest when run on
+    # inputs of the declared shapes.
+    with pytest.raises(fxc.Error):
+        fxc.compile(source, fs=FS, dtype="float64")(*[np.zeros((c, 64)) for c in channels])

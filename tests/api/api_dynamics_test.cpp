@@ -185,3 +185,72 @@ TEST_CASE("dynamics: attack and release time constants measured on a step match 
   CHECK(std::abs(tau_attack - attack * fs) <= 1.0);
   CHECK(std::abs(tau_release - release * fs) <= 1.0);
 }
+
+// A music bus ducked under a mono voice (a side-chain), then a limiter linked across channels.
+constexpr const char* kSideChain =
+    "input x : 2\n"
+    "input voice : 1\n"
+    "music = x | compressor(-30 dB, 4, 1 ms, 50 ms, key=voice)\n"
+    "output music | limiter(-6 dB, 10 ms, lookahead=0.5 ms, link=max)\n";
+
+TEST_CASE("dynamics with a side-chain and linked channels: kernels, streams and batches") {
+  fxc::Signal x = swelling_noise(2, 9000, 4), voice = swelling_noise(1, 9000, 5);
+  std::vector<fxc::Signal> in{x, voice};
+  fxc::Signal want =
+      fxc::Program::from_source(kSideChain, options(fxc::DType::f64, fxc::Target::reference)).run(in)[0];
+  fxc::Program program = fxc::Program::from_source(kSideChain, options(fxc::DType::f64));
+  fxc::Signal whole = program.run(in)[0];
+  CHECK(relative_error(whole, want) < 1e-12);
+  // Linked: one gain on both channels, so out / in is the same on each where the input is not 0
+  // (the limiter's input is the ducked music, 24 samples late).
+  fxc::Signal ducked = fxc::Program::from_source(
+                           "input x : 2\ninput voice : 1\noutput x | compressor(-30 dB, 4, 1 ms, 50 ms, key=voice)\n",
+                           options(fxc::DType::f64))
+                           .run(in)[0];
+  for (std::size_t n = 24; n < x.samples(); n += 97)
+    CHECK(whole.at(0, n) / ducked.at(0, n - 24) == doctest::Approx(whole.at(1, n) / ducked.at(1, n - 24)).epsilon(1e-9));
+  // A stream in random blocks, two inputs.
+  fxc::Processor p = program.processor();
+  p.prepare(512);
+  fxc::Signal out(2, x.samples(), fxc::DType::f64);
+  std::mt19937 rng(21);
+  std::uniform_int_distribution<std::size_t> length(1, 600);
+  for (std::size_t start = 0; start < x.samples();) {
+    std::size_t frames = std::min(length(rng), x.samples() - start);
+    const double* xs[2] = {x.f64(0).data() + start, x.f64(1).data() + start};
+    const double* vs[1] = {voice.f64(0).data() + start};
+    double* os[2] = {out.f64(0).data() + start, out.f64(1).data() + start};
+    const double* const* ins[2] = {xs, vs};
+    double* const* outs[1] = {os};
+    p.process(std::span<const double* const* const>(ins, 2), std::span<double* const* const>(outs, 1), frames);
+    start += frames;
+  }
+  CHECK(relative_error(out, whole) == 0);
+  // A batch: each item keyed by its own voice, linked within itself.
+  std::vector<std::vector<fxc::Signal>> items;
+  for (unsigned i = 0; i < 3; ++i) items.push_back({swelling_noise(2, 3000 + 500 * i, 30 + i), swelling_noise(1, 3000 + 500 * i, 40 + i)});
+  auto batch = program.run_batch(items);
+  REQUIRE(batch.size() == items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) CHECK(relative_error(batch[i][0], program.run(items[i])[0]) == 0);
+  // float32
+  fxc::Program f32 = fxc::Program::from_source(kSideChain, options(fxc::DType::f32));
+  CHECK(relative_error(f32.run({x.converted(fxc::DType::f32), voice.converted(fxc::DType::f32)})[0], want) < 1e-4);
+}
+
+TEST_CASE("a side-chain key of the wrong channel count, or a bad link, is an error at the argument") {
+  auto error_of = [](const std::string& source) {
+    try {
+      fxc::Program::from_source(source, options(fxc::DType::f64));
+    } catch (const fxc::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error_of("input x : 2\ninput k : 3\noutput x | compressor(-20 dB, 4, 1 ms, 10 ms, key=k)\n")
+            .find("a side-chain key must have as many channels as the signal, or one") != std::string::npos);
+  CHECK(error_of("input x : 2\noutput x | compressor(-20 dB, 4, 1 ms, 10 ms, link=sum)\n")
+            .find("expected none, max or mean for 'link'") != std::string::npos);
+  CHECK(error_of("input x : 2\noutput x | compressor(-20 dB, 4, 1 ms, 10 ms, key=4)\n")
+            .find("'key' takes a signal") != std::string::npos);
+  CHECK(error_of("input x : 2\noutput x | envelope(1 ms, 10 ms, link=max)\n").find("link") != std::string::npos);
+}

@@ -3,7 +3,8 @@
 // tests/data/dynamics/cases.txt (graphs in tests/e2e/dynamics/, inputs and reference outputs
 // from scripts/gen_dynamics_reference.py, an independent NumPy loop written from the contract's
 // equations) on the reference interpreter and the compiled CPU kernels in float64 and float32,
-// streams in blocks, and saved state continued in a second run.
+// streams in blocks, and saved state continued in a second run. The side-chain and link cases
+// (sidechain_cases.txt) run with two inputs, the signal and the key.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -23,14 +24,22 @@ namespace {
 
 struct Case {
   std::string graph, input, reference;
+  std::string key;  // a side-chain's key input, or empty
 };
 
+// cases.txt: `graph input reference`; sidechain_cases.txt: `graph input key reference`, key `-`
+// for none.
 std::vector<Case> cases() {
-  std::ifstream in(fs::path(FXC_TEST_DATA_DIR) / "dynamics" / "cases.txt");
   std::vector<Case> out;
+  std::ifstream plain(fs::path(FXC_TEST_DATA_DIR) / "dynamics" / "cases.txt");
   Case c;
-  while (in >> c.graph >> c.input >> c.reference) out.push_back(c);
-  REQUIRE(out.size() >= 20);
+  while (plain >> c.graph >> c.input >> c.reference) out.push_back(c);
+  std::ifstream keyed(fs::path(FXC_TEST_DATA_DIR) / "dynamics" / "sidechain_cases.txt");
+  while (keyed >> c.graph >> c.input >> c.key >> c.reference) {
+    if (c.key == "-") c.key.clear();
+    out.push_back(c);
+  }
+  REQUIRE(out.size() >= 35);
   return out;
 }
 
@@ -51,8 +60,9 @@ double relative_error(const fxc::Signal& a, const fxc::Signal& b) {
 }
 
 fxc::Signal run(const TempDir& dir, const Case& c, std::vector<std::string> extra) {
-  std::vector<std::string> args{"run", graph(c.graph).string(), "-i", data(c.input).string(), "-o", "out.npy",
-                                "--fs", "48000"};
+  std::vector<std::string> args{"run", graph(c.graph).string(), "-i", data(c.input).string()};
+  if (!c.key.empty()) args.push_back(data(c.key).string());
+  args.insert(args.end(), {"-o", "out.npy", "--fs", "48000"});
   args.insert(args.end(), extra.begin(), extra.end());
   require_success(run_fxc(args, dir.path()));
   return load(dir / "out.npy");
@@ -63,7 +73,7 @@ fxc::Signal run(const TempDir& dir, const Case& c, std::vector<std::string> extr
 // float64: the same equations on both sides, apart from the last bits of log10, exp and pow.
 // float32: coefficients and state rounded to float32 move a time constant by about 2^-25 / (1 -
 // alpha) of itself, up to 3e-5 of the peak on these signals (scripts/gen_dynamics_reference.py).
-TEST_CASE("every dynamics case equals the NumPy reference: interpreter and kernels, float64 and float32") {
+TEST_CASE("every dynamics case equals the NumPy reference: interpreter and kernels, float64 and float32, side-chains and links") {
   TempDir dir;
   for (const Case& c : cases()) {
     INFO(c.graph << " on " << c.input);

@@ -91,6 +91,7 @@ const Case kCases[] = {
     {"wide_routed_loop_f64_2ch", test::wide_routed_loop_graph, 2, DType::f64, 48000},
     {"dynamics_f32_2ch", test::dynamics_graph, 2, DType::f32, 48000},
     {"dynamics_f64_2ch", test::dynamics_graph, 2, DType::f64, 48000},
+    {"side_chain_f32_2ch", test::side_chain_graph, 2, DType::f32, 48000},
 };
 
 ir::Graph schedule(const Case& c) {

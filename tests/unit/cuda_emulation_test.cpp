@@ -271,6 +271,7 @@ void check_every_kind(const DeviceFactory& make) {
       {"w1 chunked", w1_graph, 2, Force::chunked, codegen::CudaKernelKind::chain_chunked_scan},
       {"long fir", long_fir_graph, 2, Force::default_, codegen::CudaKernelKind::fir_tiled},
       {"dynamics", test::dynamics_graph, 2, Force::default_, codegen::CudaKernelKind::chain_thread_per_channel},
+      {"side chain", test::side_chain_graph, 2, Force::default_, codegen::CudaKernelKind::route},
   };
   double worst[2] = {0, 0};  // float64, float32
   for (const Case& c : cases) {

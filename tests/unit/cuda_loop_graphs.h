@@ -90,6 +90,14 @@ inline constexpr const char* kDynamicsFx =
     " gate(-30 dB, 0.05 ms, 0.5 ms, hold=0.1 ms) | limiter(-3 dB, 1 ms, lookahead=0.2 ms) |"
     " envelope(0.1 ms, 1 ms, detector=rms)\n";
 
+/// A side-chain (a stereo signal ducked under a mono key) and a limiter linked across its
+/// channels: link and multiply route kernels, dynamics stages that output their gain.
+inline constexpr const char* kSideChainFx =
+    "input x : 2\n"
+    "input voice : 1\n"
+    "music = x | compressor(-20 dB, 4, 0.1 ms, 1 ms, key=voice)\n"
+    "output music | limiter(-6 dB, 1 ms, lookahead=0.2 ms, link=mean)\n";
+
 inline ir::Graph fx_graph(const std::string& text, const std::string& name = "loop") {
   DiagnosticEngine diags;
   auto g = frontend::compile_fx_source(text, name + ".fx", diags);
@@ -110,6 +118,7 @@ inline ir::Graph tangle_graph() { return fx_graph(kTangleFx, "tangle"); }
 inline ir::Graph filtered_echo_graph() { return fx_graph(kFilteredEchoFx, "filtered_echo"); }
 inline ir::Graph wide_echo_graph() { return fx_graph(kWideEchoFx, "wide_echo"); }
 inline ir::Graph dynamics_graph() { return fx_graph(kDynamicsFx, "dynamics"); }
+inline ir::Graph side_chain_graph() { return fx_graph(kSideChainFx, "side_chain"); }
 inline ir::Graph routed_graph() { return ir_graph(kRoutedIr); }
 inline ir::Graph ping_pong_graph() { return ir_graph(kPingPongIr); }
 inline ir::Graph wide_routed_loop_graph() { return ir_graph(wide_routed_loop_ir()); }

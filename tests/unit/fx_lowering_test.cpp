@@ -330,8 +330,8 @@ TEST_CASE("fx lowering: the stage table lists every stage of the contract") {
     CHECK(find_stage(s) != nullptr);
   CHECK(names.size() == 32);
   CHECK(signature(*find_stage("compressor")) ==
-        "compressor(threshold, ratio, attack, release, knee=0 dB, makeup=0 dB)");
-  CHECK(signature(*find_stage("limiter")) == "limiter(ceiling, release, lookahead=0 ms)");
+        "compressor(threshold, ratio, attack, release, knee=0 dB, makeup=0 dB, key=none, link=none)");
+  CHECK(signature(*find_stage("limiter")) == "limiter(ceiling, release, lookahead=0 ms, key=none, link=none)");
   CHECK(signature(*find_stage("butter")) == "butter(N, Wn, btype=lowpass)");
   CHECK(signature(*find_stage("lowshelf")) == "lowshelf(f0, gain, q=0.7071067811865476)");
   CHECK(signature(*find_stage("tanh")) == "tanh()");
