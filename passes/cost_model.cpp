@@ -109,7 +109,7 @@ ir::StatePrecision choose_state_precision(const ChainSummary& chain, const PassC
 Schedule choose_schedule(const ChainSummary& chain, int channels, const PassContext& context) {
   const std::size_t max_taps = chain.max_taps;
   Schedule s;
-  if (chain.sections > 0) s = choose_iir(chain, std::max(channels, 1), context);
+  if (chain.sections > 0 || chain.recursions > 0) s = choose_iir(chain, std::max(channels, 1), context);
   else s.reason = "no IIR stage";
   if (max_taps > 0) {
     // A chain with sections runs in a compiled kernel (fuse-chains keeps a FIR that runs by

@@ -36,6 +36,7 @@ struct Schedule {
 /// What select_strategy knows of a chain.
 struct ChainSummary {
   int sections = 0;            ///< biquad sections in all
+  int recursions = 0;          ///< nonlinear recursions (dynamics stages): scheduled as sections are
   std::size_t max_taps = 0;    ///< the longest FIR stage (0: none)
   bool linear = true;          ///< only sections and gains: time can be split into chunks
   double max_pole_radius = 0;  ///< of all sections: how slowly the chain forgets its state

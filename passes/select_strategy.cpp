@@ -70,6 +70,7 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
       }
       if (auto* fir = std::get_if<ir::FirFilter>(&stage))
         summary.max_taps = std::max(summary.max_taps, fir->taps.size());
+      if (std::holds_alternative<ir::Dynamics>(stage)) ++summary.recursions;
     }
     double now = summary.max_pole_radius;
     auto bound = context.live_pole_radius.find(id);

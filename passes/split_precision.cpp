@@ -64,19 +64,28 @@ std::optional<Split> split(const ir::Chain& chain, int channels, const PassConte
     }
     if (!rest.sections.empty()) out.cold.stages.push_back(std::move(rest));
   }
+  // Dynamics stages stay in the cold part, where float32 runs them with vector log2 and exp2
+  // instead of the C library's float64 calls, one per lane.
+  int dynamics = 0;
+  for (const ir::Stage& stage : chain.stages) dynamics += std::holds_alternative<ir::Dynamics>(stage) ? 1 : 0;
   // One channel runs a wavefront, a sequential loop or the chunked scan, whose cost follows
   // other rules: it stays whole.
-  if (hot.sections.empty() || cold_sections == 0 || channels < 2) return std::nullopt;
+  if (hot.sections.empty() || cold_sections + dynamics == 0 || channels < 2) return std::nullopt;
   // Whole: every section at float64's width. Split: the hot ones so, the rest at float32's,
   // plus one more pass over the signal between the two chains, written and read back through
   // memory: kPassCost sections' worth per vector group. (Measured: W6's 512 channels x 1 s
   // took 2x as long split, 46 against 23 ms, where counting the pass as one section predicted
   // a gain; W1's 8 channels x 120 s gain 0.64x single-threaded.)
   constexpr int kPassCost = 4;
+  // A dynamics stage in sections' worth per vector group (measured: a compressor on 64
+  // channels x 10 s, AVX2, 91 ms in float32 against 565 ms in float64, where a section costs
+  // about 2 ns per vector group and sample).
+  constexpr int kDynamicsCost32 = 12, kDynamicsCost64 = 40;
   const int lanes32 = context.target.lanes(DType::f32), lanes64 = context.target.lanes(DType::f64);
   const int hot_sections = static_cast<int>(hot.sections.size());
-  double whole = vector_ops(hot_sections + cold_sections, channels, lanes64);
-  double parts = vector_ops(hot_sections, channels, lanes64) + vector_ops(cold_sections, channels, lanes32) +
+  double whole = vector_ops(hot_sections + cold_sections + kDynamicsCost64 * dynamics, channels, lanes64);
+  double parts = vector_ops(hot_sections, channels, lanes64) +
+                 vector_ops(cold_sections + kDynamicsCost32 * dynamics, channels, lanes32) +
                  vector_ops(kPassCost, channels, lanes32);
   if (!(parts < whole)) return std::nullopt;
   // The float32 part must keep float64 quality: its sections' own float32 error, measured,
@@ -86,7 +95,11 @@ std::optional<Split> split(const ir::Chain& chain, int channels, const PassConte
   for (const ir::Stage& stage : out.cold.stages)
     if (const auto* sos = std::get_if<ir::SosCascade>(&stage))
       cold_cascade.insert(cold_cascade.end(), sos->sections.begin(), sos->sections.end());
-  if (float32_state_error(cold_cascade) > kSplitErrorBound) return std::nullopt;
+  // With dynamics in it, the float32 part is as precise as a float32 dynamics stage can be
+  // (1e-5 of the peak, docs/fx-language.md): its sections then need only the bound a float32
+  // chain of them alone gets (select_strategy's), not float64 quality.
+  const double bound = dynamics > 0 ? context.thresholds.f64_state_error : kSplitErrorBound;
+  if (float32_state_error(cold_cascade) > bound) return std::nullopt;
   out.hot.stages.push_back(std::move(hot));
   return out;
 }

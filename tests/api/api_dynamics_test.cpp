@@ -254,3 +254,39 @@ TEST_CASE("a side-chain key of the wrong channel count, or a bad link, is an err
             .find("'key' takes a signal") != std::string::npos);
   CHECK(error_of("input x : 2\noutput x | envelope(1 ms, 10 ms, link=max)\n").find("link") != std::string::npos);
 }
+
+// Float32 kernels compute the level and the gain with vector log2 and exp2 (emit_chain.cpp's
+// fast_log2 and fast_exp2), not the C library: the gain must stay within 1e-6 of the float64
+// reference's at every level, the bound docs/fx-language.md states. With no attack or release
+// the gain is the static curve's, so a constant input per channel measures it at that level.
+TEST_CASE("float32 dynamics: the vector log2 and exp2 keep the gain within 1e-6 of float64") {
+  struct Stage {
+    std::string text;
+    int lowest, highest;  // dB
+    double step_at = 1e9;  // a gate's threshold, where the gain jumps: levels next to it are left out
+  };
+  for (const Stage& s : {Stage{"compressor(-20 dB, 4, 0 ms, 0 ms, knee=6 dB, makeup=3 dB)", -200, 20},
+                         Stage{"expander(-40 dB, 1.5, 0 ms, 0 ms, knee=4 dB)", -100, 20},
+                         Stage{"limiter(-6 dB, 0 ms)", -200, 40},
+                         Stage{"gate(-50 dB, 0 ms, 0 ms, range=-40 dB)", -200, 20, -50}}) {
+    INFO(s.text);
+    // Levels every 0.1 dB, one per sample, on 8 channels offset by 0.0125 dB.
+    const std::size_t samples = static_cast<std::size_t>((s.highest - s.lowest) * 10 + 1);
+    fxc::Signal x(8, samples, fxc::DType::f32);
+    for (std::size_t c = 0; c < 8; ++c)
+      for (std::size_t n = 0; n < samples; ++n)
+        x.f32(c)[n] = static_cast<float>((n % 2 ? -1 : 1) * std::pow(10.0, (s.lowest + 0.1 * n + 0.0125 * c) / 20));
+    std::string source = "input x : 8\noutput x | " + s.text + "\n";
+    fxc::Signal want = fxc::Program::from_source(source, options(fxc::DType::f64, fxc::Target::reference)).run(x);
+    fxc::Signal got = fxc::Program::from_source(source, options(fxc::DType::f32)).run(x);
+    double worst = 0;
+    for (std::size_t c = 0; c < 8; ++c)
+      for (std::size_t n = 0; n < samples; ++n) {
+        double in = x.at(c, n);
+        if (std::abs(20 * std::log10(std::abs(in)) - s.step_at) < 1e-3) continue;
+        worst = std::max(worst, std::abs(got.at(c, n) / in - want.at(c, n) / in) / std::abs(want.at(c, n) / in));
+      }
+    MESSAGE(s.text << ": largest relative gain error " << worst);
+    CHECK(worst <= 1e-6);
+  }
+}

@@ -6,7 +6,7 @@
 //   for one thread per channel: a warp's 32 loads of sample n are adjacent).
 
 // chain %2: dynamics
-// no IIR stage: one thread per channel
+// one thread per channel (gpu_thread_per_channel)
 // params: 8, state per channel: 2, delays: 0, firs: 0
 extern "C" __global__ void fxc_chain_2(
   const float* in, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
@@ -94,7 +94,7 @@ extern "C" __global__ void fxc_route_4(
 }
 
 // chain %5: dynamics
-// no IIR stage: one thread per channel
+// one thread per channel (gpu_thread_per_channel)
 // params: 8, state per channel: 22, delays: 0, firs: 1
 extern "C" __global__ void fxc_chain_5(
   const float* in, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
