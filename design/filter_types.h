@@ -28,8 +28,7 @@ using BiquadType = ::fxc::BiquadType;
 using Window = ::fxc::Window;
 /// The dynamics stages (docs/fx-language.md, "Dynamics"): one IR kind, ir::Dynamics, for all.
 enum class DynamicsType { envelope, compressor, expander, gate, limiter };
-/// An envelope's detector: the branching peak detector on |x|, or on x^2 (then its root).
-enum class Detector { peak, rms };
+using Detector = ::fxc::Detector;
 /// How a linked dynamics stage makes one level of its channels: the largest |x_c| or their mean.
 enum class LinkMode { max, mean };
 

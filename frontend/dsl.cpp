@@ -261,6 +261,75 @@ Chain clip(double lo, double hi, std::source_location where) {
   return stage([=](const ParamValues&) { return ir::Clip{lo, hi}; }, where);
 }
 
+// Dynamics: the .fx stages' payloads (frontend/stage_table.cpp's build_dynamics), times in seconds.
+namespace {
+ir::Dynamics dynamics(design::DynamicsType type, const ParamValues& v, Duration attack, Duration release) {
+  ir::Dynamics p;
+  p.type = type;
+  p.unit = ir::DelayUnit::seconds;
+  p.attack = seconds(attack, v);
+  p.release = seconds(release, v);
+  return p;
+}
+}  // namespace
+
+Chain envelope(Duration attack, Duration release, Detector detector, std::source_location where) {
+  return stage(
+      [=](const ParamValues& v) {
+        ir::Dynamics p = dynamics(design::DynamicsType::envelope, v, attack, release);
+        p.detector = detector;
+        return p;
+      },
+      where, {attack.param, release.param});
+}
+Chain compressor(Level threshold, Number ratio, Duration attack, Duration release, Level knee, Level makeup,
+                 std::source_location where) {
+  return stage(
+      [=](const ParamValues& v) {
+        ir::Dynamics p = dynamics(design::DynamicsType::compressor, v, attack, release);
+        p.threshold_db = db(threshold, v);
+        p.ratio = number(ratio, v);
+        p.knee_db = db(knee, v);
+        p.makeup_db = db(makeup, v);
+        return p;
+      },
+      where, {threshold.param, ratio.param, attack.param, release.param, knee.param, makeup.param});
+}
+Chain expander(Level threshold, Number ratio, Duration attack, Duration release, Level knee, Level makeup,
+               std::source_location where) {
+  return stage(
+      [=](const ParamValues& v) {
+        ir::Dynamics p = dynamics(design::DynamicsType::expander, v, attack, release);
+        p.threshold_db = db(threshold, v);
+        p.ratio = number(ratio, v);
+        p.knee_db = db(knee, v);
+        p.makeup_db = db(makeup, v);
+        return p;
+      },
+      where, {threshold.param, ratio.param, attack.param, release.param, knee.param, makeup.param});
+}
+Chain gate(Level threshold, Duration attack, Duration release, Duration hold, Level range, std::source_location where) {
+  return stage(
+      [=](const ParamValues& v) {
+        ir::Dynamics p = dynamics(design::DynamicsType::gate, v, attack, release);
+        p.threshold_db = db(threshold, v);
+        p.hold = seconds(hold, v);
+        p.range_db = db(range, v);
+        return p;
+      },
+      where, {threshold.param, attack.param, release.param, hold.param, range.param});
+}
+Chain limiter(Level ceiling, Duration release, Duration lookahead, std::source_location where) {
+  return stage(
+      [=](const ParamValues& v) {
+        ir::Dynamics p = dynamics(design::DynamicsType::limiter, v, Duration{0}, release);
+        p.threshold_db = db(ceiling, v);
+        p.lookahead = seconds(lookahead, v);
+        return p;
+      },
+      where, {ceiling.param, release.param, lookahead.param});
+}
+
 ir::Graph make_graph(std::string name, const std::vector<Output>& outputs, const ParamValues& values) {
   ir::Graph graph;
   graph.name = std::move(name);

@@ -100,6 +100,8 @@ enum class BesselNorm { phase, delay, mag };
 enum class BiquadType { lowpass, highpass, bandpass, notch, allpass, peaking, lowshelf, highshelf };
 /// FIR design windows (scipy.signal.firwin's window).
 enum class Window { hamming, hann, blackman, boxcar, kaiser };
+/// An envelope's detector: the branching peak detector on |x|, or on x^2 then its root.
+enum class Detector { peak, rms };
 
 /// One node of a DSL expression (opaque). Flows share these, so a flow used twice is one
 /// graph node.
@@ -208,6 +210,19 @@ Chain delay(Samples samples, std::source_location where = std::source_location::
 Chain delay(Duration time, std::source_location where = std::source_location::current());
 Chain tanh(std::source_location where = std::source_location::current());
 Chain clip(double lo, double hi, std::source_location where = std::source_location::current());
+
+// Dynamics (docs/fx-language.md, "Dynamics": the equations). A side-chain key or linked
+// channels are written in .fx (key=, link=); these stages process each channel on its own.
+Chain envelope(Duration attack, Duration release, Detector detector = Detector::peak,
+               std::source_location where = std::source_location::current());
+Chain compressor(Level threshold, Number ratio, Duration attack, Duration release, Level knee = {0},
+                 Level makeup = {0}, std::source_location where = std::source_location::current());
+Chain expander(Level threshold, Number ratio, Duration attack, Duration release, Level knee = {0},
+               Level makeup = {0}, std::source_location where = std::source_location::current());
+Chain gate(Level threshold, Duration attack, Duration release, Duration hold = {0}, Level range = {-80},
+           std::source_location where = std::source_location::current());
+Chain limiter(Level ceiling, Duration release, Duration lookahead = {0},
+              std::source_location where = std::source_location::current());
 
 /// A named graph output.
 struct Output {

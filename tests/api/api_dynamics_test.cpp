@@ -290,3 +290,29 @@ TEST_CASE("float32 dynamics: the vector log2 and exp2 keep the gain within 1e-6 
     CHECK(worst <= 1e-6);
   }
 }
+
+TEST_CASE("the C++ DSL's dynamics stages equal the same .fx stages, live parameters included") {
+  using namespace fxc::literals;
+  fxc::Flow x = fxc::input("x", 2);
+  fxc::Level threshold = fxc::param("th", -20_dB);
+  fxc::Program dsl({fxc::output("y", x | fxc::highpass(80_Hz) |
+                                         fxc::compressor(threshold, 4, 2_ms, 30_ms, 6_dB, 3_dB) |
+                                         fxc::gate(-40_dB, 0.5_ms, 20_ms, 2_ms, -60_dB) |
+                                         fxc::expander(-50_dB, 2, 1_ms, 10_ms) |
+                                         fxc::limiter(-2_dB, 20_ms, 1_ms) |
+                                         fxc::envelope(1_ms, 10_ms, fxc::Detector::rms))},
+                   options(fxc::DType::f64));
+  const std::string fx =
+      "input x : 2\noutput x | highpass(80 Hz) | compressor(TH, 4, 2 ms, 30 ms, knee=6 dB, makeup=3 dB) |"
+      " gate(-40 dB, 0.5 ms, 20 ms, hold=2 ms, range=-60 dB) | expander(-50 dB, 2, 1 ms, 10 ms) |"
+      " limiter(-2 dB, 20 ms, lookahead=1 ms) | envelope(1 ms, 10 ms, detector=rms)\n";
+  auto at = [&](const std::string& th) {
+    std::string s = fx;
+    s.replace(s.find("TH"), 2, th);
+    return fxc::Program::from_source(s, options(fxc::DType::f64));
+  };
+  fxc::Signal in = swelling_noise(2, 6000, 6);
+  CHECK(relative_error(dsl.run(in), at("-20 dB").run(in)) == 0);
+  dsl.set("th", -35.0);
+  CHECK(relative_error(dsl.run(in), at("-35 dB").run(in)) == 0);
+}
