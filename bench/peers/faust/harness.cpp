@@ -17,6 +17,9 @@
 // the minimum over the timed runs, in ms. --output writes the last run's output (C x N float32)
 // for the accuracy check. --fs is the rate given to init() (default 48000): only programs whose
 // delays or coefficients follow ma.SR (bench/loops_vs_faust.py's re.mono_freeverb row) use it.
+// Built with -DFAUSTFLOAT=double (and faust -double), the class takes and gives float64: the
+// float32 input is widened exactly and --output is written as C x N float64, so that an accuracy
+// check can compare a float64 program with another float64 one (bench/dynamics_vs_peers.py).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -27,6 +30,10 @@
 #include <vector>
 #include <xmmintrin.h>
 #include <pmmintrin.h>
+
+#ifndef FAUSTFLOAT
+#define FAUSTFLOAT float  // as faust/dsp/dsp.h; -DFAUSTFLOAT=double for float64 in and out
+#endif
 
 #include <faust/dsp/dsp.h>
 #include <faust/gui/UI.h>
@@ -69,12 +76,14 @@ int main(int argc, char** argv) {
   if (input_path.empty() || channels < 1 || samples < 1 || repeat < 1 || fs < 1) usage("bad arguments");
   if (samples > 0x7fffffffL) usage("--samples must fit compute()'s int count");
 
-  std::vector<float> in(static_cast<size_t>(channels) * samples);
-  std::vector<float> out(in.size(), 0.0f);  // zero-filled: its pages are touched before timing
+  std::vector<float> raw(static_cast<size_t>(channels) * samples);
   FILE* f = std::fopen(input_path.c_str(), "rb");
   if (!f) usage("cannot open --input");
-  if (std::fread(in.data(), sizeof(float), in.size(), f) != in.size()) usage("--input is too short");
+  if (std::fread(raw.data(), sizeof(float), raw.size(), f) != raw.size()) usage("--input is too short");
   std::fclose(f);
+  std::vector<FAUSTFLOAT> in(raw.begin(), raw.end());  // float32 input, widened exactly for float64
+  std::vector<float>().swap(raw);
+  std::vector<FAUSTFLOAT> out(in.size(), FAUSTFLOAT(0));  // zero-filled: its pages are touched before timing
 
   // One instance over every channel (par), or one instance per channel (a mono chain).
   std::vector<std::unique_ptr<FaustChain>> dsps;
@@ -110,11 +119,12 @@ int main(int argc, char** argv) {
 
   if (!output_path.empty()) {
     FILE* o = std::fopen(output_path.c_str(), "wb");
-    if (!o || std::fwrite(out.data(), sizeof(float), out.size(), o) != out.size()) usage("cannot write --output");
+    if (!o || std::fwrite(out.data(), sizeof(FAUSTFLOAT), out.size(), o) != out.size()) usage("cannot write --output");
     std::fclose(o);
   }
   std::printf("{\"median_ms\": %.6f, \"min_ms\": %.6f, \"repeat\": %d, \"channels\": %ld, \"samples\": %ld, "
-              "\"internal\": \"%s\", \"instances\": %zu}\n",
-              sorted[sorted.size() / 2], sorted.front(), repeat, channels, samples, FAUST_PRECISION, dsps.size());
+              "\"internal\": \"%s\", \"io\": \"%s\", \"instances\": %zu}\n",
+              sorted[sorted.size() / 2], sorted.front(), repeat, channels, samples, FAUST_PRECISION,
+              sizeof(FAUSTFLOAT) == 8 ? "f64" : "f32", dsps.size());
   return 0;
 }
