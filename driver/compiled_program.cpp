@@ -10,6 +10,7 @@
 #include "codegen/cpu/cpu_compiler.h"
 #include "codegen/cuda/emit_cuda.h"
 #include "driver/api_error.h"
+#include "ir/graph_algorithms.h"
 #include "driver/compile_cpu.h"
 #include "driver/compile_cuda.h"
 #include "driver/kernel_cache.h"
@@ -110,7 +111,11 @@ std::vector<PortInfo> Program::Impl::ports(bool inputs) const {
     auto it = specs_.find(options_.channels);
     const ir::Graph& scheduled = (it != specs_.end() ? it->second : specs_.begin()->second)->now->scheduled;
     std::vector<ir::NodeId> ids = scheduled.outputs();
-    for (std::size_t k = 0; k < out.size() && k < ids.size(); ++k) out[k].channels = scheduled.node(ids[k]).type.channels;
+    std::vector<std::int64_t> latency = ir::lookahead_latency(scheduled);
+    for (std::size_t k = 0; k < out.size() && k < ids.size(); ++k) {
+      out[k].channels = scheduled.node(ids[k]).type.channels;
+      out[k].latency = latency[ids[k]];
+    }
   }
   return out;
 }

@@ -197,4 +197,26 @@ std::vector<bool> reaching(const Graph& graph, const std::vector<NodeId>& sinks)
   return bfs_marks(boost::make_reverse_graph(g), sinks);
 }
 
+std::vector<std::int64_t> lookahead_latency(const Graph& graph) {
+  std::vector<std::int64_t> latency(graph.size(), 0);
+  std::optional<std::vector<NodeId>> order = topological_order(graph);
+  if (!order) return latency;
+  auto own = [](const Dynamics& d) -> std::int64_t {
+    return d.type == design::DynamicsType::limiter && d.unit == DelayUnit::samples ? static_cast<std::int64_t>(d.lookahead)
+                                                                                    : 0;
+  };
+  for (NodeId id : *order) {
+    const Node& node = graph.node(id);
+    std::int64_t in = 0;
+    if (has_forward_operands(node.op))
+      for (NodeId operand : node.operands) in = std::max(in, latency[operand]);
+    if (const auto* d = std::get_if<Dynamics>(&node.op)) in += own(*d);
+    if (const auto* chain = std::get_if<Chain>(&node.op))
+      for (const Stage& stage : chain->stages)
+        if (const auto* d = std::get_if<Dynamics>(&stage)) in += own(*d);
+    latency[id] = in;
+  }
+  return latency;
+}
+
 }  // namespace fxc::ir

@@ -45,4 +45,10 @@ std::vector<bool> reachable_from(const Graph& graph, const std::vector<NodeId>& 
 /// For each node, whether one of `sinks` depends on it (its value flows into a sink).
 std::vector<bool> reaching(const Graph& graph, const std::vector<NodeId>& sinks);
 
+/// For each node, the latency the graph's lookaheads add on the way to it, in samples: the
+/// largest sum, over the paths from the inputs (feedback edges left out), of the lookaheads of
+/// the limiters on the path (dynamics nodes and chain stages in samples, after design). A plugin
+/// host delays its other signals by an output's latency to line them up.
+std::vector<std::int64_t> lookahead_latency(const Graph& graph);
+
 }  // namespace fxc::ir

@@ -5,6 +5,7 @@
 
 #include <complex>
 #include <cstddef>
+#include <cstdint>
 #include <iosfwd>
 #include <memory>
 #include <span>
@@ -113,6 +114,10 @@ struct ParamInfo {
 struct PortInfo {
   std::string name;
   int channels = 0;  ///< 0: not known until a signal is run (Options::channels was 0)
+  /// Outputs: how many samples late the output is, from the limiters' lookaheads on the way
+  /// to it (the largest sum over its paths); a host delays its other signals by this much.
+  /// 0 for inputs, and until the graph is compiled.
+  std::int64_t latency = 0;
 };
 
 /// Forgets the kernels compiled in this process (Programs and Processors keep the ones they

@@ -316,3 +316,19 @@ TEST_CASE("the C++ DSL's dynamics stages equal the same .fx stages, live paramet
   dsl.set("th", -35.0);
   CHECK(relative_error(dsl.run(in), at("-35 dB").run(in)) == 0);
 }
+
+TEST_CASE("an output's latency is the lookahead of the limiters on its way, keyed or linked too") {
+  auto latency = [](const std::string& source) {
+    fxc::Program p = fxc::Program::from_source(source, options(fxc::DType::f64));
+    return p.outputs().at(0).latency;
+  };
+  CHECK(latency("input x : 2\noutput x | compressor(-20 dB, 4, 1 ms, 10 ms)\n") == 0);
+  CHECK(latency("input x : 2\noutput x | limiter(-1 dB, 10 ms, lookahead=1 ms)\n") == 48);
+  // Two in a row add; a plain delay is the graph's own content, not latency.
+  CHECK(latency("input x : 2\noutput x | limiter(-1 dB, 10 ms, lookahead=1 ms) | delay(100) |"
+                " limiter(-2 dB, 10 ms, lookahead=0.5 ms)\n") == 72);
+  CHECK(latency("input x : 2\ninput k : 1\noutput x | limiter(-1 dB, 10 ms, lookahead=2 ms, key=k)\n") == 96);
+  CHECK(latency("input x : 2\noutput x | limiter(-1 dB, 10 ms, lookahead=2 ms, link=max)\n") == 96);
+  // The longest path counts.
+  CHECK(latency("input x : 2\na = x | limiter(-1 dB, 10 ms, lookahead=1 ms)\noutput a + x\n") == 48);
+}
