@@ -115,9 +115,10 @@ class ResponsePropagator {
   using Values = std::vector<Response>;
 
   bool nonlinear(const ir::Node& node) {
-    diags_.error(node.loc,
-                 "a '" + std::string(ir::kind_name(node.op)) +
-                     "' stage is not linear, so the graph has no frequency response",
+    // A dynamics stage by the name it was written with (a 'compressor'), not its IR kind.
+    const auto* dynamics = std::get_if<ir::Dynamics>(&node.op);
+    std::string stage(dynamics ? design::name(dynamics->type) : ir::kind_name(node.op));
+    diags_.error(node.loc, "a '" + stage + "' stage is not linear, so the graph has no frequency response",
                  "fxc-freqz");
     return false;
   }
@@ -174,6 +175,7 @@ class ResponsePropagator {
   }
   bool apply(const ir::Node& n, const ir::Tanh&, const Values&, Response&) { return nonlinear(n); }
   bool apply(const ir::Node& n, const ir::Dynamics&, const Values&, Response&) { return nonlinear(n); }
+  // A side-chain's or a link's: the dynamics stage before them is reported first.
   bool apply(const ir::Node& n, const ir::Multiply&, const Values&, Response&) { return nonlinear(n); }
   bool apply(const ir::Node& n, const ir::Link&, const Values&, Response&) { return nonlinear(n); }
   bool apply(const ir::Node& n, const ir::Clip&, const Values&, Response&) { return nonlinear(n); }

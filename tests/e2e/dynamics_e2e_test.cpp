@@ -135,3 +135,10 @@ TEST_CASE("a limiter never lets a sample past its ceiling, and its lookahead is 
   for (std::size_t ch = 0; ch < y.channels(); ++ch)
     for (std::size_t n = 0; n < 48; ++n) CHECK(y.at(ch, n) == 0);  // 1 ms at 48 kHz: the input not out yet
 }
+
+TEST_CASE("fxc freqz refuses a graph with dynamics, naming the stage as written") {
+  TempDir dir;
+  check_failure(run_fxc({"freqz", graph("compressor_knee.fx").string(), "--fs", "48000", "-o", "r.svg"}, dir.path()), 1,
+                "a 'compressor' stage is not linear, so the graph has no frequency response");
+  CHECK(!fs::exists(dir / "r.svg"));
+}
