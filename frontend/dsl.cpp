@@ -282,11 +282,13 @@ Chain envelope(Duration attack, Duration release, Detector detector, std::source
       },
       where, {attack.param, release.param});
 }
-Chain compressor(Level threshold, Number ratio, Duration attack, Duration release, Level knee, Level makeup,
-                 std::source_location where) {
+namespace {
+// The compressor's and the expander's parameters are the same.
+Chain ratio_stage(design::DynamicsType type, Level threshold, Number ratio, Duration attack, Duration release,
+                  Level knee, Level makeup, const std::source_location& where) {
   return stage(
       [=](const ParamValues& v) {
-        ir::Dynamics p = dynamics(design::DynamicsType::compressor, v, attack, release);
+        ir::Dynamics p = dynamics(type, v, attack, release);
         p.threshold_db = db(threshold, v);
         p.ratio = number(ratio, v);
         p.knee_db = db(knee, v);
@@ -295,18 +297,15 @@ Chain compressor(Level threshold, Number ratio, Duration attack, Duration releas
       },
       where, {threshold.param, ratio.param, attack.param, release.param, knee.param, makeup.param});
 }
+}  // namespace
+
+Chain compressor(Level threshold, Number ratio, Duration attack, Duration release, Level knee, Level makeup,
+                 std::source_location where) {
+  return ratio_stage(design::DynamicsType::compressor, threshold, ratio, attack, release, knee, makeup, where);
+}
 Chain expander(Level threshold, Number ratio, Duration attack, Duration release, Level knee, Level makeup,
                std::source_location where) {
-  return stage(
-      [=](const ParamValues& v) {
-        ir::Dynamics p = dynamics(design::DynamicsType::expander, v, attack, release);
-        p.threshold_db = db(threshold, v);
-        p.ratio = number(ratio, v);
-        p.knee_db = db(knee, v);
-        p.makeup_db = db(makeup, v);
-        return p;
-      },
-      where, {threshold.param, ratio.param, attack.param, release.param, knee.param, makeup.param});
+  return ratio_stage(design::DynamicsType::expander, threshold, ratio, attack, release, knee, makeup, where);
 }
 Chain gate(Level threshold, Duration attack, Duration release, Duration hold, Level range, std::source_location where) {
   return stage(

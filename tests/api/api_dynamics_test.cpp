@@ -20,6 +20,7 @@ namespace {
 using fxc::test::noise;
 using fxc::test::options;
 using fxc::test::relative_error;
+using fxc::test::run_processor;
 
 // Every stage, after a filter, with live parameters that have ranges.
 constexpr const char* kChain =
@@ -44,24 +45,6 @@ fxc::Signal swelling_noise(std::size_t channels, std::size_t samples, unsigned s
     for (std::size_t n = 0; n < samples; ++n)
       x.f64(c)[n] *= std::pow(10.0, -3.0 * (0.5 + 0.5 * std::cos(2 * M_PI * n / 4000.0 + c)));
   return x;
-}
-
-fxc::Signal run_processor(fxc::Processor& p, const fxc::Signal& x, unsigned seed, std::size_t longest) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<std::size_t> length(1, longest);
-  fxc::Signal out(x.channels(), x.samples(), fxc::DType::f64);
-  for (std::size_t start = 0; start < x.samples();) {
-    std::size_t frames = std::min(length(rng), x.samples() - start);
-    std::vector<const double*> in;
-    std::vector<double*> o;
-    for (std::size_t c = 0; c < x.channels(); ++c) {
-      in.push_back(x.f64(c).data() + start);
-      o.push_back(out.f64(c).data() + start);
-    }
-    p.process(in.data(), o.data(), frames);
-    start += frames;
-  }
-  return out;
 }
 
 }  // namespace

@@ -18,6 +18,7 @@ namespace {
 using fxc::test::noise;
 using fxc::test::options;
 using fxc::test::relative_error;
+using fxc::test::run_processor;
 
 
 // A stereo echo with a lowpass in the loop (short, so the test is quick).
@@ -39,25 +40,6 @@ constexpr const char* kTangle =
 
 fxc::Signal run_reference(const char* source, const fxc::Signal& x) {
   return fxc::Program::from_source(source, options(fxc::DType::f64, fxc::Target::reference)).run(x);
-}
-
-// Runs `x` through a Processor in blocks of random lengths (1 to 3 x the loop's delay).
-fxc::Signal run_processor(fxc::Processor& p, const fxc::Signal& x, unsigned seed, std::size_t longest) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<std::size_t> length(1, longest);
-  fxc::Signal out(x.channels(), x.samples(), fxc::DType::f64);
-  for (std::size_t start = 0; start < x.samples();) {
-    std::size_t frames = std::min(length(rng), x.samples() - start);
-    std::vector<const double*> in;
-    std::vector<double*> o;
-    for (std::size_t c = 0; c < x.channels(); ++c) {
-      in.push_back(x.f64(c).data() + start);
-      o.push_back(out.f64(c).data() + start);
-    }
-    p.process(in.data(), o.data(), frames);
-    start += frames;
-  }
-  return out;
 }
 
 TEST_CASE("a feedback loop compiled for the CPU equals the reference interpreter") {

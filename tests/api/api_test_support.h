@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <vector>
 
 namespace fxc::test {
 
@@ -46,6 +47,26 @@ inline Signal noise(std::size_t channels, std::size_t samples, DType dtype, unsi
       else s.f64(c)[i] = u(rng);
     }
   return s;
+}
+
+/// Runs a float64 `x` (one input, one output) through a Processor in blocks of random lengths
+/// from 1 to `longest`, seeded: a stream as an audio host makes one.
+inline Signal run_processor(Processor& p, const Signal& x, unsigned seed, std::size_t longest) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<std::size_t> length(1, longest);
+  Signal out(x.channels(), x.samples(), DType::f64);
+  for (std::size_t start = 0; start < x.samples();) {
+    std::size_t frames = std::min(length(rng), x.samples() - start);
+    std::vector<const double*> in;
+    std::vector<double*> o;
+    for (std::size_t c = 0; c < x.channels(); ++c) {
+      in.push_back(x.f64(c).data() + start);
+      o.push_back(out.f64(c).data() + start);
+    }
+    p.process(in.data(), o.data(), frames);
+    start += frames;
+  }
+  return out;
 }
 
 }  // namespace fxc::test
