@@ -553,9 +553,10 @@ class ChainEmitter {
         break;
       }
       case T::limiter: {
-        // z = max(0, targets of the window), folded as the interpreter's std::max.
-        Value* target = b_.CreateSelect(b_.CreateFCmpOLT(d, constant(0)), constant(0), d);
-        target = b_.CreateSelect(b_.CreateFCmpOLT(constant(0), target), target, constant(0));
+        // The interpreter's z = max(0, max(d, 0)) (std::max both times) is d where d > 0, else
+        // +0, a NaN included: one select says it. (Written as its two selects, LLVM 19 folded
+        // the second away, and a NaN level then stuck in the smoothed reduction.)
+        Value* target = b_.CreateSelect(b_.CreateFCmpOGT(d, constant(0)), d, constant(0));
         if (at.ring_index >= 0) std::tie(target, input) = emit_lookahead(at, target, v, valid, width, c0, g);
         Value* a = param(codegen::kDynRelease);
         Value* released = fmuladd(a, y, b_.CreateFMul(b_.CreateFSub(constant(1), a), target));

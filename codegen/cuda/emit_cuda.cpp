@@ -268,8 +268,7 @@ class ChainBody {
         break;
       }
       case T::limiter: {
-        w.line(t + " target = d < " + t + "(0) ? " + t + "(0) : d;");
-        w.line("target = " + t + "(0) < target ? target : " + t + "(0);");
+        w.line(t + " target = d > " + t + "(0) ? d : " + t + "(0);  // max(0, max(d, 0)); a NaN gives 0");
         if (at.ring_index >= 0) {
           std::string length = str(at.ring_length);
           std::string targets = "(" + ring(i) + " + " + length + ")";

@@ -315,3 +315,32 @@ TEST_CASE("an output's latency is the lookahead of the limiters on its way, keye
   // The longest path counts.
   CHECK(latency("input x : 2\na = x | limiter(-1 dB, 10 ms, lookahead=1 ms)\noutput a + x\n") == 48);
 }
+
+// NaN and infinite samples take the same path in the kernels as in the interpreter: a NaN
+// level falls to the gain computer's "no reduction" branch, an infinite one to full reduction.
+TEST_CASE("dynamics: NaN and infinite samples give the interpreter's outputs") {
+  fxc::Signal x = swelling_noise(2, 4000, 7);
+  x.f64(0)[1000] = std::nan("");
+  x.f64(1)[1500] = HUGE_VAL;
+  x.f64(1)[2500] = -HUGE_VAL;
+  for (const char* stage : {"compressor(-20 dB, 4, 1 ms, 20 ms, knee=6 dB)", "expander(-40 dB, 2, 1 ms, 20 ms, knee=4 dB)",
+                            "gate(-40 dB, 1 ms, 20 ms, hold=1 ms)", "limiter(-6 dB, 20 ms, lookahead=1 ms)",
+                            "envelope(1 ms, 20 ms, detector=rms)"}) {
+    INFO(std::string(stage));
+    std::string source = std::string("input x : 2\noutput x | ") + stage + "\n";
+    fxc::Signal want = fxc::Program::from_source(source, options(fxc::DType::f64, fxc::Target::reference)).run(x);
+    for (fxc::DType dtype : {fxc::DType::f64, fxc::DType::f32}) {
+      fxc::Signal got = fxc::Program::from_source(source, options(dtype)).run(x.converted(dtype));
+      for (std::size_t c = 0; c < 2; ++c)
+        for (std::size_t n = 0; n < x.samples(); ++n) {
+          double a = got.at(c, n), b = want.at(c, n);
+          if (std::isnan(b) || std::isinf(b)) {
+            CHECK(std::isnan(a) == std::isnan(b));
+            if (std::isinf(b)) CHECK(a == b);
+          } else {
+            CHECK(std::abs(a - b) <= (dtype == fxc::DType::f64 ? 1e-12 : 1e-4));
+          }
+        }
+    }
+  }
+}

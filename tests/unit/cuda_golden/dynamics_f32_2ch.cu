@@ -112,8 +112,7 @@ extern "C" __global__ void fxc_chain_1(
       const double xg = double(20) * log10(m);
       const double d = xg - dyn3_0;
       double input = v;
-      double target = d < double(0) ? double(0) : d;
-      target = double(0) < target ? target : double(0);
+      double target = d > double(0) ? d : double(0);  // max(0, max(d, 0)); a NaN gives 0
       double z = target;
       for (long long k = 0; k < 10; ++k) z = z < (ring3 + 10)[k] ? (ring3 + 10)[k] : z;
       input = ring3[pos3];

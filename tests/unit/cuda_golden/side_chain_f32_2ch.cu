@@ -126,8 +126,7 @@ extern "C" __global__ void fxc_chain_5(
       const float xg = float(20) * log10f(m);
       const float d = xg - dyn0_0;
       float input = v;
-      float target = d < float(0) ? float(0) : d;
-      target = float(0) < target ? target : float(0);
+      float target = d > float(0) ? d : float(0);  // max(0, max(d, 0)); a NaN gives 0
       float z = target;
       for (long long k = 0; k < 10; ++k) z = z < (ring0 + 10)[k] ? (ring0 + 10)[k] : z;
       input = ring0[pos0];
