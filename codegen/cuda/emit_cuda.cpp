@@ -345,7 +345,7 @@ void header(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain, const Ch
   w.line("// chain %" + str(k.node) + ": " + describe_chain(chain));
   w.line("// " + k.note);
   w.line("// params: " + str(l.param_count) + ", state per channel: " + str(l.state_per_channel) +
-         ", delays: " + str(l.delay_count) + ", firs: " + str(l.ring_count));
+         ", delays: " + str(l.delay_count) + ", rings: " + str(l.ring_count));
   if (ty.signal.t != ty.compute.t)
     w.line("// state and arithmetic in " + ty.compute.t + " (state_precision f64); samples are " + ty.signal.t);
 }

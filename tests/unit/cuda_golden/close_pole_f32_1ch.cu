@@ -7,7 +7,7 @@
 
 // chain %1: sos(1)
 // gpu_chunked_scan, L=4096: one thread per (channel, chunk)
-// params: 5, state per channel: 2, delays: 0, firs: 0
+// params: 5, state per channel: 2, delays: 0, rings: 0
 // state and arithmetic in double (state_precision f64); samples are float
 // Chunked scan over time in three passes (chunk_state: double[channels][chunks][2]):
 // 1. fxc_chain_1_chunk_states: each chunk from zero state, its final state e[k] only;

@@ -7,7 +7,7 @@
 
 // chain %1: sos(1) | dynamics | dynamics | dynamics | dynamics
 // one thread per channel (gpu_thread_per_channel)
-// params: 37, state per channel: 30, delays: 0, firs: 1
+// params: 37, state per channel: 30, delays: 0, rings: 1
 // state and arithmetic in double (state_precision f64); samples are float
 extern "C" __global__ void fxc_chain_1(
   const float* in, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,

@@ -7,7 +7,7 @@
 
 // chain %1: sos(1) | dynamics | dynamics | dynamics | dynamics
 // one thread per channel (gpu_thread_per_channel)
-// params: 37, state per channel: 30, delays: 0, firs: 1
+// params: 37, state per channel: 30, delays: 0, rings: 1
 extern "C" __global__ void fxc_chain_1(
   const double* in, double* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const double* __restrict__ params, const long long* __restrict__ delay_lengths,

@@ -7,7 +7,7 @@
 
 // chain %1: sos(12) | fir(31)
 // one thread per channel (gpu_thread_per_channel)
-// params: 91, state per channel: 55, delays: 0, firs: 1
+// params: 91, state per channel: 55, delays: 0, rings: 1
 extern "C" __global__ void fxc_chain_1(
   const double* in, double* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const double* __restrict__ params, const long long* __restrict__ delay_lengths,
@@ -231,7 +231,7 @@ extern "C" __global__ void fxc_chain_1(
 
 // chain %4: sos(2) | fir(3) | delay | clip
 // one thread per channel (gpu_thread_per_channel)
-// params: 15, state per channel: 7, delays: 1, firs: 1
+// params: 15, state per channel: 7, delays: 1, rings: 1
 extern "C" __global__ void fxc_chain_4(
   const double* in, double* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const double* __restrict__ params, const long long* __restrict__ delay_lengths,

@@ -7,7 +7,7 @@
 
 // chain %1: fir(7)
 // a lone FIR stage: direct form, shared-memory tiles of 128 samples
-// params: 7, state per channel: 7, delays: 0, firs: 1
+// params: 7, state per channel: 7, delays: 0, rings: 1
 // Direct form in shared-memory tiles: a block computes 128 samples of one channel, 128 taps at a time,
 // from tap 0 up with fma (the thread-per-channel kernel's order). Then fxc_chain_1_ring
 // writes the last inputs into the ring. in != out.

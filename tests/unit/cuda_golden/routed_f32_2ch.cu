@@ -49,7 +49,7 @@ extern "C" __global__ void fxc_route_2(
 
 // chain %3: sos(1)
 // gpu_chunked_scan, L=4096: one thread per (channel, chunk)
-// params: 5, state per channel: 2, delays: 0, firs: 0
+// params: 5, state per channel: 2, delays: 0, rings: 0
 // Chunked scan over time in three passes (chunk_state: double[channels][chunks][2]):
 // 1. fxc_chain_3_chunk_states: each chunk from zero state, its final state e[k] only;
 // 2. fxc_chain_3_carry: s[k+1] = A^L s[k] + e[k] in float64, from the stream's state;

@@ -7,7 +7,7 @@
 
 // chain %2: dynamics
 // one thread per channel (gpu_thread_per_channel)
-// params: 8, state per channel: 2, delays: 0, firs: 0
+// params: 8, state per channel: 2, delays: 0, rings: 0
 extern "C" __global__ void fxc_chain_2(
   const float* in, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const float* __restrict__ params, const long long* __restrict__ delay_lengths,
@@ -95,7 +95,7 @@ extern "C" __global__ void fxc_route_4(
 
 // chain %5: dynamics
 // one thread per channel (gpu_thread_per_channel)
-// params: 8, state per channel: 22, delays: 0, firs: 1
+// params: 8, state per channel: 22, delays: 0, rings: 1
 extern "C" __global__ void fxc_chain_5(
   const float* in, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const float* __restrict__ params, const long long* __restrict__ delay_lengths,
@@ -147,7 +147,7 @@ extern "C" __global__ void fxc_chain_5(
 
 // chain %6: delay
 // no IIR stage: one thread per channel
-// params: 0, state per channel: 0, delays: 1, firs: 0
+// params: 0, state per channel: 0, delays: 1, rings: 0
 extern "C" __global__ void fxc_chain_6(
   const float* in, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const float* __restrict__ params, const long long* __restrict__ delay_lengths,

@@ -26,7 +26,7 @@ extern "C" __global__ void fxc_sum_2(
 
 // chain %3: sos(2) | fir(3) | delay | clip | tanh | gain | delay
 // one thread per channel (gpu_thread_per_channel)
-// params: 16, state per channel: 7, delays: 2, firs: 1
+// params: 16, state per channel: 7, delays: 2, rings: 1
 extern "C" __global__ void fxc_chain_3(
   const float* in, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const float* __restrict__ params, const long long* __restrict__ delay_lengths,

@@ -89,7 +89,7 @@ extern "C" __global__ void fxc_sum_3(
 
 // chain %4: tanh
 // no IIR stage: one thread per channel
-// params: 0, state per channel: 0, delays: 0, firs: 0
+// params: 0, state per channel: 0, delays: 0, rings: 0
 extern "C" __global__ void fxc_chain_4(
   const float* in, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const float* __restrict__ params, const long long* __restrict__ delay_lengths,
@@ -138,7 +138,7 @@ extern "C" __global__ void fxc_feedback_5_write(
 
 // chain %6: sos(1)
 // one thread per channel (gpu_thread_per_channel)
-// params: 5, state per channel: 2, delays: 0, firs: 0
+// params: 5, state per channel: 2, delays: 0, rings: 0
 extern "C" __global__ void fxc_chain_6(
   const float* in, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const float* __restrict__ params, const long long* __restrict__ delay_lengths,
@@ -223,7 +223,7 @@ extern "C" __global__ void fxc_sum_8(
 
 // chain %9: fir(5)
 // a lone FIR stage: direct form, shared-memory tiles of 128 samples
-// params: 5, state per channel: 5, delays: 0, firs: 1
+// params: 5, state per channel: 5, delays: 0, rings: 1
 // Direct form in shared-memory tiles: a block computes 128 samples of one channel, 128 taps at a time,
 // from tap 0 up with fma (the thread-per-channel kernel's order). Then fxc_chain_9_ring
 // writes the last inputs into the ring. in != out.

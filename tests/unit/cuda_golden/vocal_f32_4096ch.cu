@@ -7,7 +7,7 @@
 
 // chain %1: sos(4) | tanh
 // one thread per channel (gpu_thread_per_channel)
-// params: 20, state per channel: 8, delays: 0, firs: 0
+// params: 20, state per channel: 8, delays: 0, rings: 0
 // state and arithmetic in double (state_precision f64); samples are float
 extern "C" __global__ void fxc_chain_1(
   const float* in, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
@@ -91,7 +91,7 @@ extern "C" __global__ void fxc_chain_1(
 
 // chain %2: delay
 // no IIR stage: one thread per channel
-// params: 0, state per channel: 0, delays: 1, firs: 0
+// params: 0, state per channel: 0, delays: 1, rings: 0
 extern "C" __global__ void fxc_chain_2(
   const float* in, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const float* __restrict__ params, const long long* __restrict__ delay_lengths,

@@ -7,7 +7,7 @@
 
 // chain %1: sos(15)
 // one thread per channel (gpu_thread_per_channel)
-// params: 75, state per channel: 30, delays: 0, firs: 0
+// params: 75, state per channel: 30, delays: 0, rings: 0
 extern "C" __global__ void fxc_chain_1(
   const double* in, double* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const double* __restrict__ params, const long long* __restrict__ delay_lengths,
