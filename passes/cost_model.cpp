@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "passes/cost_model.h"
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
+
 #include <fmt/format.h>
+
+#include "design/filter_design.h"
 
 namespace fxc::passes {
 
@@ -124,6 +129,60 @@ Schedule choose_schedule(const ChainSummary& chain, int channels, const PassCont
     }
   }
   return s;
+}
+
+Schedule choose_loop_chunks(const ChainSummary& chain, int channels, std::int64_t block, const PassContext& c) {
+  const StrategyThresholds& t = c.thresholds;
+  const int lanes = c.target.lanes(c.binding.dtype);
+  const int total = std::max(channels, 1) * std::max(1, c.binding.batch);
+  const std::optional<std::int64_t> length = c.binding.length_samples;
+  auto whole = [](std::string why) { return Schedule{ir::IirStrategy::none, 0, {}, 0, std::move(why)}; };
+  if (c.target.kind != TargetKind::cpu) return whole("time chunks in loops are for the CPU");
+  if (!chain.linear) return whole("not a linear filter: time cannot be split");
+  if (chain.sections == 0) return whole("no filter to split in time");
+  if (total >= lanes || lanes < 2) return whole(fmt::format("{} channels fill the lanes", total));
+  if (!length || *length < t.chunked_min_samples)
+    return whole("the signal is not known to be long (chunked_min_samples)");
+  // As few chunks per channel as fill the lanes (runtime/chunked_scan.cpp): each costs a fix-up.
+  const int per_channel = lanes / std::gcd(lanes, total);
+  const std::int64_t chunk = (block + per_channel - 1) / per_channel;
+  const double decay = decay_samples(chain.max_pole_radius, c.binding.dtype);
+  const double weighted = t.chunk_decay_ratio > 0 ? t.chunk_decay_ratio * decay : 0;  // 0 x inf is 0
+  if (chunk < kMinLoopChunk || !std::isfinite(weighted) || static_cast<double>(chunk) < lanes * weighted)
+    return whole(fmt::format("blocks of {} samples are too short for time chunks of the filter (its decay: {:g} samples)",
+                             block, decay));
+  return Schedule{ir::IirStrategy::chunked_scan, static_cast<int>(std::min<std::int64_t>(chunk, 1 << 30)), {}, 0,
+                  fmt::format("{} channel{} in a loop's blocks of {} samples: each block's time chunks as SIMD "
+                              "lanes, L={}",
+                              total, total == 1 ? "" : "s", block, chunk)};
+}
+
+Schedule choose_loop_body_chunks(const std::vector<ir::Stage>& stages, int channels, std::int64_t block,
+                                 const PassContext& context) {
+  ir::Chain body;
+  for (const ir::Stage& stage : stages)
+    if (!std::holds_alternative<ir::LoopRead>(stage) && !std::holds_alternative<ir::LoopWrite>(stage))
+      body.stages.push_back(stage);
+  ChainSummary summary = summarize(body);
+  PassContext computing = context;
+  if (choose_state_precision(summary, context) == ir::StatePrecision::f64) computing.binding.dtype = DType::f64;
+  return choose_loop_chunks(summary, channels, block, computing);
+}
+
+ChainSummary summarize(const ir::Chain& chain) {
+  ChainSummary summary;
+  const bool fused_loop = ir::has_loop(chain.stages);
+  for (const ir::Stage& stage : chain.stages) {
+    summary.linear = summary.linear && !fused_loop &&
+                     (std::holds_alternative<ir::SosCascade>(stage) || std::holds_alternative<ir::Gain>(stage));
+    if (auto* sos = std::get_if<ir::SosCascade>(&stage)) {
+      summary.sections += static_cast<int>(sos->sections.size());
+      summary.max_pole_radius = std::max(summary.max_pole_radius, design::max_pole_radius(sos->sections));
+    }
+    if (auto* fir = std::get_if<ir::FirFilter>(&stage)) summary.max_taps = std::max(summary.max_taps, fir->taps.size());
+    if (std::holds_alternative<ir::Dynamics>(stage)) ++summary.recursions;
+  }
+  return summary;
 }
 
 }  // namespace fxc::passes

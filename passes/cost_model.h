@@ -5,7 +5,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "ir/nodes.h"
 #include "passes/pass_context.h"
@@ -59,5 +62,27 @@ ir::StatePrecision choose_state_precision(const ChainSummary& chain, const PassC
 /// The schedule for a chain over `channels` channels of the binding's dtype (for a chain
 /// computing in float64, pass a context whose binding dtype is f64).
 Schedule choose_schedule(const ChainSummary& chain, int channels, const PassContext& context);
+
+/// The shortest loop block split into time chunks: each chunk at least this long, so that a
+/// chunk's fix-up (runtime/chunked_scan.cpp) stays a small part of it.
+inline constexpr std::int64_t kMinLoopChunk = 256;
+
+/// The time-chunk schedule of a chain inside a loop that runs in blocks of `block` samples
+/// (its shortest feedback delay): strategy chunked_scan, or none with the reason the chain
+/// should run its blocks whole. A loop's block is known before it runs, so a linear chain on
+/// fewer channels than lanes can split each block into chunks that fill the lanes, as a
+/// feed-forward chain splits a whole signal: on the CPU, for whole signals (length >=
+/// chunked_min_samples; streams run without chunks), when the block has room for a chunk per
+/// lane of at least kMinLoopChunk samples and at least chunk_decay_ratio x lanes x decay.
+/// fuse_loops leaves such a loop unfused.
+Schedule choose_loop_chunks(const ChainSummary& chain, int channels, std::int64_t block, const PassContext& context);
+
+/// choose_loop_chunks for a loop's body: `stages` (loop_read and loop_write aside) on
+/// `channels`, computing in the precision choose_state_precision gives them.
+Schedule choose_loop_body_chunks(const std::vector<ir::Stage>& stages, int channels, std::int64_t block,
+                                 const PassContext& context);
+
+/// What the cost model needs of a chain: its sections, taps, recursions and pole radius.
+ChainSummary summarize(const ir::Chain& chain);
 
 }  // namespace fxc::passes

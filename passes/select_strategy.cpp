@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -17,61 +19,55 @@ namespace fxc::passes {
 namespace {
 
 // Each loop runs in blocks no longer than its shortest feedback delay (runtime/run_graph.h);
-// each feedback node says so, and which delay sets the length. Returns, by node, whether it
-// is in a loop.
-std::vector<bool> explain_loops(ir::Graph& graph) {
-  std::vector<bool> in_loop(graph.size(), false);
+// each feedback node says so, and which delay sets the length. Returns, by node, that length
+// for the nodes of a loop (nullopt elsewhere), or 0 where a feedback delay of the loop is
+// live: its blocks change with a value that may not change the kernels' shape.
+std::vector<std::optional<std::int64_t>> explain_loops(ir::Graph& graph) {
+  std::vector<std::optional<std::int64_t>> block(graph.size());
   auto order = ir::loop_order(graph);
-  if (!order) return in_loop;
+  if (!order) return block;
+  std::set<int> live;  // loops with a live feedback delay
+  for (ir::NodeId id = 0; id < graph.size(); ++id)
+    if (ir::holds<ir::Feedback>(graph.node(id)) && graph.node(id).live) live.insert(order->loop[id]);
   std::map<int, ir::NodeId> shortest;  // by loop
-  for (ir::NodeId id = 0; id < graph.size(); ++id) {
-    in_loop[id] = order->loop[id] >= 0;
+  for (ir::NodeId id = 0; id < graph.size(); ++id)
     if (const auto* f = std::get_if<ir::Feedback>(&graph.node(id).op)) {
       auto [it, fresh] = shortest.emplace(order->loop[id], id);
       if (!fresh && f->amount < std::get<ir::Feedback>(graph.node(it->second).op).amount) it->second = id;
     }
-  }
-  for (ir::NodeId id = 0; id < graph.size(); ++id)
-    if (auto* f = std::get_if<ir::Feedback>(&graph.node(id).op)) {
-      ir::NodeId by = shortest.at(order->loop[id]);
+  for (ir::NodeId id = 0; id < graph.size(); ++id) {
+    if (order->loop[id] < 0) continue;
+    ir::NodeId by = shortest.at(order->loop[id]);
+    const double amount = std::get<ir::Feedback>(graph.node(by).op).amount;
+    block[id] = live.count(order->loop[id]) ? 0 : std::max<std::int64_t>(1, static_cast<std::int64_t>(amount));
+    if (auto* f = std::get_if<ir::Feedback>(&graph.node(id).op))
       f->reason = fmt::format(
           "its loop runs in blocks of up to {:g} samples{}: every kernel of the loop runs vectorised over a "
           "block, and the block's feedback values were all written before it, since no delay of the loop is "
           "shorter; the rest of the graph runs over whole signals",
-          std::get<ir::Feedback>(graph.node(by).op).amount,
-          by == id ? " (this delay, the loop's shortest)" : fmt::format(" (the loop's shortest delay, %{})", by));
-    }
-  return in_loop;
+          amount, by == id ? " (this delay, the loop's shortest)" : fmt::format(" (the loop's shortest delay, %{})", by));
+  }
+  return block;
 }
 
 }  // namespace
 
 ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
   ir::Graph out = graph;
-  const std::vector<bool> in_loop = explain_loops(out);
+  const std::vector<std::optional<std::int64_t>> loop_block = explain_loops(out);
   // A loop's blocks are short next to a signal: a chunked scan, which splits one whole
   // signal, has none inside a loop; on the CPU a graph with loops runs in pieces of a few
   // thousand frames (runtime/cpu_executor.cpp), so none anywhere.
   PassContext blocked = context;
   blocked.binding.length_samples.reset();
   const bool pieces = context.target.kind == TargetKind::cpu &&
-                      std::find(in_loop.begin(), in_loop.end(), true) != in_loop.end();
+                      std::any_of(loop_block.begin(), loop_block.end(), [](auto& b) { return b.has_value(); });
   for (ir::NodeId id = 0; id < out.size(); ++id) {
     auto* chain = std::get_if<ir::Chain>(&out.node(id).op);
     if (!chain) continue;
-    ChainSummary summary;
+    ChainSummary summary = summarize(*chain);
     const bool fused_loop = ir::has_loop(chain->stages);
-    for (const ir::Stage& stage : chain->stages) {
-      summary.linear = summary.linear && !fused_loop && (std::holds_alternative<ir::SosCascade>(stage) ||
-                                                         std::holds_alternative<ir::Gain>(stage));
-      if (auto* sos = std::get_if<ir::SosCascade>(&stage)) {
-        summary.sections += static_cast<int>(sos->sections.size());
-        summary.max_pole_radius = std::max(summary.max_pole_radius, design::max_pole_radius(sos->sections));
-      }
-      if (auto* fir = std::get_if<ir::FirFilter>(&stage))
-        summary.max_taps = std::max(summary.max_taps, fir->taps.size());
-      if (std::holds_alternative<ir::Dynamics>(stage)) ++summary.recursions;
-    }
+    const bool in_loop = loop_block[id].has_value();
     double now = summary.max_pole_radius;
     auto bound = context.live_pole_radius.find(id);
     if (bound != context.live_pole_radius.end())
@@ -89,16 +85,31 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
       summary.float32_error = float32_state_error(cascade);
     }
     ir::StatePrecision precision = choose_state_precision(summary, context);
-    PassContext computing = in_loop[id] || pieces ? blocked : context;
+    PassContext computing = in_loop || pieces ? blocked : context;
     if (precision == ir::StatePrecision::f64) computing.binding.dtype = DType::f64;
     Schedule s = choose_schedule(summary, out.node(id).type.channels, computing);
+    if (in_loop && *loop_block[id] > 0) {
+      PassContext whole = context;
+      whole.binding.dtype = computing.binding.dtype;
+      Schedule chunks = choose_loop_chunks(summary, out.node(id).type.channels, *loop_block[id], whole);
+      if (chunks.strategy == ir::IirStrategy::chunked_scan) s = chunks;
+    }
     if (fused_loop && s.strategy == ir::IirStrategy::section_wavefront) {
       // Each sample's write into the line needs the whole chain's result for that sample.
       s.strategy = ir::IirStrategy::sequential;
       s.reason += "; a fused loop: sequential, one sample through every stage before the next";
     }
-    if (fused_loop) s.reason += "; the loop runs in this kernel, its line in the chain's state";
-    if (in_loop[id] && s.strategy == ir::IirStrategy::gpu_chunked_scan) {
+    if (fused_loop) {
+      s.reason += "; the loop runs in this kernel, its line in the chain's state";
+      auto read = std::find_if(chain->stages.begin(), chain->stages.end(),
+                               [](const ir::Stage& stage) { return std::holds_alternative<ir::LoopRead>(stage); });
+      const Schedule chunks = choose_loop_body_chunks(chain->stages, out.node(id).type.channels,
+                                                      static_cast<std::int64_t>(std::get<ir::LoopRead>(*read).amount),
+                                                      context);
+      if (out.node(id).live) s.reason += "; not in time chunks: live parameters could move that choice";
+      else if (chunks.strategy == ir::IirStrategy::none) s.reason += "; not in time chunks: " + chunks.reason;
+    }
+    if (in_loop && s.strategy == ir::IirStrategy::gpu_chunked_scan) {
       // A loop's passes are no longer than its delay: one chunk, the scan's launches for nothing.
       s = {ir::IirStrategy::gpu_thread_per_channel, 0, s.fir_method, s.fft_block,
            "one GPU thread per channel: inside a loop, whose passes are too short to split in time"};

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <vector>
 
 #include "codegen/chain_layout.h"
@@ -33,10 +34,13 @@ void run(const ir::Chain& chain, FxcChainKernel kernel, const void* const* in, v
   LinearChain linear(chain);
   const int d = linear.dimension();
 
-  // K chunks per channel, a multiple of the lanes so that every vector group is full.
+  // K chunks per channel, K x channels a multiple of the lanes so that every vector group is
+  // full: K a multiple of lanes / gcd(lanes, channels), as few as fill them (each chunk's
+  // start costs a fix-up over the filter's decay).
+  const std::int64_t fill = lanes / std::gcd<std::int64_t>(lanes, std::max<std::int64_t>(channels, 1));
   std::int64_t per_lane = std::max<std::int64_t>(1, std::llround(static_cast<double>(n) /
-                                                                 (static_cast<double>(lanes) * chain.chunk_length)));
-  std::int64_t k = lanes * per_lane;
+                                                                 (static_cast<double>(fill) * chain.chunk_length)));
+  std::int64_t k = fill * per_lane;
   std::int64_t length = n / k;
   if (k < 2 || length < 256) k = 1, length = n;  // too short to split: one chunk per channel
   const std::int64_t lane_count = channels * k;

@@ -43,8 +43,28 @@ class SlotBuffers {
 // piece in cache from the kernel that writes it to those that read it, and the slots this
 // long instead of the signal's length. Measured on Freeverb, 8 channels x 60 s: 600 ms and 1.7 GB
 // whole; 240-250 ms and 254 MB with pieces of 1024 or 2048 frames, 277 ms with 8192, 332 ms
-// with 16384 (the echo: 21.5-22.5 ms for all).
+// with 16384 (the echo: 21.5-22.5 ms for all, before its filter ran in time chunks).
 constexpr std::size_t kLoopPieceFrames = 2048;
+// A loop whose chains split its blocks into time chunks (passes::choose_loop_chunks) wants
+// pieces as long as its block, its shortest delay, up to this many frames.
+constexpr std::size_t kLongestLoopPiece = std::size_t{1} << 16;
+
+template <class T>
+std::size_t piece_frames(const ir::Graph& g, const ExecutionPlan& plan, const GraphState<T>& state) {
+  std::size_t piece = kLoopPieceFrames;
+  for (const ExecutionPlan::Loop& loop : plan.loops) {
+    bool chunked = false;
+    for (std::size_t s = loop.begin; s < loop.end; ++s)
+      if (const auto* chain = std::get_if<ir::Chain>(&g.node(plan.steps[s].node).op))
+        chunked = chunked || chain->strategy == ir::IirStrategy::chunked_scan;
+    if (!chunked) continue;
+    const std::size_t block = loop_block_length(kLongestLoopPiece, loop.feedback_steps.size(), [&](std::size_t i) {
+      return state.chains[plan.steps[loop.feedback_steps[i]].node].delay_lengths[0];
+    });
+    piece = std::max(piece, block);
+  }
+  return piece;
+}
 
 template <class T>
 void run_whole(const ir::Graph& g, const ExecutionPlan& plan, const GraphValues& values, GraphState<T>& state,
@@ -56,14 +76,15 @@ void run_whole(const ir::Graph& g, const ExecutionPlan& plan, const GraphValues&
   // kernels took 330 ms whole and 248 ms in pieces, a fused echo alone 9.4 ms whole and 18.8
   // ms in pieces (same run).
   const bool pieces = !plan.loops.empty() || (plan.fused_loops && plan.steps.size() > 2);
-  if (!pieces || io.frames <= kLoopPieceFrames) {
+  const std::size_t piece_length = pieces ? piece_frames(g, plan, state) : io.frames;
+  if (io.frames <= piece_length) {
     slots.provide<T>(plan, io.frames, memory);
     run_graph(g, plan, values, state, io, memory, options);
     return;
   }
-  slots.provide<T>(plan, kLoopPieceFrames, memory);
-  for (std::size_t done = 0; done < io.frames; done += kLoopPieceFrames) {
-    CallerSignals piece{io.inputs, io.outputs, io.offset + done, std::min(kLoopPieceFrames, io.frames - done)};
+  slots.provide<T>(plan, piece_length, memory);
+  for (std::size_t done = 0; done < io.frames; done += piece_length) {
+    CallerSignals piece{io.inputs, io.outputs, io.offset + done, std::min(piece_length, io.frames - done)};
     run_graph(g, plan, values, state, piece, memory, options);
   }
 }

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: Apache-2.0
+// Loops whose filters split each block into time chunks (passes::choose_loop_chunks): when
+// they are chosen, and that whole runs, streams and live delay changes stay exact against the
+// reference interpreter.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+
+#include <fxc/fxc.h>
+
+#include "passes/cost_model.h"
+
+namespace fxc {
+namespace {
+
+Signal noise(int channels, std::size_t samples, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  Signal s(static_cast<std::size_t>(channels), samples);
+  for (int c = 0; c < channels; ++c)
+    for (double& v : s.f64(static_cast<std::size_t>(c))) v = u(rng);
+  return s;
+}
+
+// Largest |a - b| over the largest |b|.
+double relative(const Signal& a, const Signal& b) {
+  REQUIRE(a.channels() == b.channels());
+  REQUIRE(a.samples() == b.samples());
+  double worst = 0, scale = 1e-3;
+  for (std::size_t c = 0; c < a.channels(); ++c)
+    for (std::size_t n = 0; n < a.samples(); ++n) {
+      worst = std::max(worst, std::abs(a.at(c, n) - b.at(c, n)));
+      scale = std::max(scale, std::abs(b.at(c, n)));
+    }
+  return worst / scale;
+}
+
+// An echo of `channels` channels; `time` a literal (fixed) or a named constant with a range (live).
+std::string echo(int channels, const std::string& time, const std::string& filters, bool live = false) {
+  return "graph echo\ninput x : " + std::to_string(channels) + "\n" +
+         (live ? "time = " + time + " in [1 ms, 1 s]\n" : "") + "y = x + 0.5 * (y | delay(" +
+         (live ? std::string("time") : time) + ")" + filters + ")\noutput y\n";
+}
+
+Options options(DType dtype, std::size_t length) {
+  Options o;
+  o.sample_rate_hz = 48000;
+  o.dtype = dtype;
+  o.cache_directory = "none";
+  o.signal_length = length;
+  o.live_unranged_params = false;
+  return o;
+}
+
+passes::PassContext avx2_context(DiagnosticEngine& diags, DType dtype, std::int64_t length) {
+  passes::PassContext context{diags, {48000.0, 2, dtype}};
+  context.binding.length_samples = length;
+  context.target = {passes::TargetKind::cpu, 32, 2};  // AVX2: 8 float32 lanes, 4 float64
+  return context;
+}
+
+}  // namespace
+
+TEST_CASE("choose_loop_chunks: few channels, a long block, a long signal, a filter that forgets fast") {
+  DiagnosticEngine diags;
+  passes::ChainSummary lowpass;
+  lowpass.sections = 1;
+  lowpass.max_pole_radius = 0.758;  // a 3 kHz lowpass at 48 kHz: 84 samples to 1e-10
+  auto context = avx2_context(diags, DType::f32, 48000 * 60);
+  // 2 channels fill 8 lanes with 4 chunks each: 12000 / 4 = 3000 samples a chunk.
+  passes::Schedule chunks = passes::choose_loop_chunks(lowpass, 2, 12000, context);
+  CHECK(chunks.strategy == ir::IirStrategy::chunked_scan);
+  CHECK(chunks.chunk_length == 3000);
+  CHECK(chunks.reason == "2 channels in a loop's blocks of 12000 samples: each block's time chunks as SIMD lanes, L=3000");
+  // Each reason to keep a block whole, and what it says.
+  auto whole = [](const passes::Schedule& s) {
+    CHECK(s.strategy == ir::IirStrategy::none);
+    return s.reason;
+  };
+  CHECK(whole(passes::choose_loop_chunks(lowpass, 8, 12000, context)) == "8 channels fill the lanes");
+  CHECK(whole(passes::choose_loop_chunks(lowpass, 2, 1000, context)) ==
+        "blocks of 1000 samples are too short for time chunks of the filter (its decay: 84 samples)");
+  passes::ChainSummary slow = lowpass;
+  slow.max_pole_radius = 0.9995;  // ~46000 samples of decay: the fix-ups would outweigh the chunks
+  CHECK(whole(passes::choose_loop_chunks(slow, 2, 12000, context)) ==
+        "blocks of 12000 samples are too short for time chunks of the filter (its decay: 46041 samples)");
+  passes::ChainSummary nonlinear = lowpass;
+  nonlinear.linear = false;
+  CHECK(whole(passes::choose_loop_chunks(nonlinear, 2, 12000, context)) == "not a linear filter: time cannot be split");
+  auto short_signal = avx2_context(diags, DType::f32, 48000);  // under chunked_min_samples
+  CHECK(whole(passes::choose_loop_chunks(lowpass, 2, 12000, short_signal)) ==
+        "the signal is not known to be long (chunked_min_samples)");
+  auto stream = avx2_context(diags, DType::f32, 48000 * 60);
+  stream.thresholds.chunked_min_samples = std::numeric_limits<std::int64_t>::max();  // as Processors do
+  whole(passes::choose_loop_chunks(lowpass, 2, 12000, stream));
+  auto gpu = avx2_context(diags, DType::f32, 48000 * 60);
+  gpu.target = {passes::TargetKind::cuda, 32, 2};
+  whole(passes::choose_loop_chunks(lowpass, 2, 12000, gpu));
+  // float64: 4 lanes, 2 chunks per channel.
+  auto f64 = avx2_context(diags, DType::f64, 48000 * 60);
+  CHECK(passes::choose_loop_chunks(lowpass, 2, 12000, f64).chunk_length == 6000);
+}
+
+TEST_CASE("an echo with a long delay runs unfused, its filter in time chunks, and equals the reference") {
+  const std::size_t length = 200000;
+  for (DType dtype : {DType::f32, DType::f64}) {
+    for (int channels : {1, 2, 3}) {
+      for (std::string filters : {" | lowpass(3 kHz)", " | lowpass(3 kHz) | highpass(3 kHz)"}) {
+        std::string text = echo(channels, "200 ms", filters);
+        CAPTURE(text);
+        CAPTURE(dtype == DType::f32);
+        Options o = options(dtype, length);
+        o.thresholds = {{"chunked_min_samples", 100000}};
+        Program program = Program::from_source(text, o);
+        std::string dump = program.dump("ir-opt");
+        CAPTURE(dump);
+        REQUIRE(dump.find("strategy=chunked_scan") != std::string::npos);
+        CHECK(dump.find("loop_read") == std::string::npos);  // not fused
+        Options reference = o;
+        reference.target = Target::reference;
+        std::vector<Signal> x{noise(channels, length, 7)};
+        if (dtype == DType::f32) x[0] = x[0].converted(DType::f32);
+        std::vector<Signal> want = Program::from_source(text, reference).run(std::vector<Signal>{noise(channels, length, 7)});
+        std::vector<Signal> got = program.run(x);
+        CHECK(relative(got[0], want[0]) < (dtype == DType::f64 ? 1e-12 : 1e-5));
+        // Streams run the loop without chunks: the same values to rounding.
+        std::vector<Signal> blocks = program.run_in_blocks(x, 4097);
+        CHECK(relative(blocks[0], want[0]) < (dtype == DType::f64 ? 1e-12 : 1e-5));
+      }
+    }
+  }
+}
+
+TEST_CASE("a loop whose delay is live stays fused whatever its value, and exact") {
+  // Its blocks would move with a value set() may change, and the kernels' shape must not.
+  const std::size_t length = 150000;
+  std::string text = echo(2, "200 ms", " | lowpass(3 kHz)", true);
+  Options o = options(DType::f64, length);
+  o.thresholds = {{"chunked_min_samples", 100000}};
+  Program program = Program::from_source(text, o);
+  CHECK(program.dump("ir-opt").find("loop_read") != std::string::npos);
+  Options reference = o;
+  reference.target = Target::reference;
+  Program want_program = Program::from_source(text, reference);
+  for (const char* time : {"2 ms", "31.3 ms", "250 ms"}) {
+    CAPTURE(time);
+    program.set("time", std::string_view(time));
+    want_program.set("time", std::string_view(time));
+    std::vector<Signal> x{noise(2, length, 11)};
+    CHECK(relative(program.run(x)[0], want_program.run(x)[0]) < 1e-12);
+  }
+}
+
+}  // namespace fxc
