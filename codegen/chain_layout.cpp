@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "codegen/chain_layout.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace fxc::codegen {
@@ -107,5 +108,13 @@ std::vector<std::uint32_t> kernel_node_ids(const ir::Graph& graph) {
 }
 
 std::string kernel_symbol(std::uint32_t id) { return "fxc_node_" + std::to_string(id); }
+
+bool lanes_across_channels(const ir::Chain& chain) {
+  using S = ir::IirStrategy;
+  if (chain.strategy == S::channel_lanes || chain.strategy == S::chunked_scan) return true;
+  return chain.strategy == S::none &&
+         std::none_of(chain.stages.begin(), chain.stages.end(),
+                      [](const ir::Stage& stage) { return std::holds_alternative<ir::FirFilter>(stage); });
+}
 
 }  // namespace fxc::codegen

@@ -78,4 +78,11 @@ std::vector<std::uint32_t> kernel_node_ids(const ir::Graph& graph);
 /// The symbol of the kernel for node `id`.
 std::string kernel_symbol(std::uint32_t id);
 
+/// Whether the chain's kernel runs its channels as SIMD lanes (vectors of the host's width
+/// across channels, the rest one at a time): for channel_lanes and chunked_scan (whose
+/// "channels" are time chunks), and for a chain without a recursion or FIR (strategy none:
+/// gains, delays, shapes, fused loops), where lanes cost nothing. The runtime cuts a call
+/// into parts of whole vector groups by the same rule.
+bool lanes_across_channels(const ir::Chain& chain);
+
 }  // namespace fxc::codegen

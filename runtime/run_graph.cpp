@@ -86,7 +86,7 @@ void run_channel_parts(const ir::Chain& chain, FxcChainKernel kernel, const FxcC
   // kernel's per-channel loop: fewer channels than lanes, the wavefront, sequential code).
   static const passes::Target host = passes::host_target();  // asking costs microseconds
   const int vector_lanes = host.lanes(std::is_same_v<C, float> ? DType::f32 : DType::f64);
-  const int lanes = chain.strategy == ir::IirStrategy::channel_lanes && channels >= static_cast<std::size_t>(vector_lanes)
+  const int lanes = codegen::lanes_across_channels(chain) && channels >= static_cast<std::size_t>(vector_lanes)
                         ? vector_lanes
                         : 1;
   const std::size_t groups = channels / static_cast<std::size_t>(lanes);

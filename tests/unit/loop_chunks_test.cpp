@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Loops whose filters split each block into time chunks (passes::choose_loop_chunks): when
-// they are chosen, and that whole runs, streams and live delay changes stay exact against the
-// reference interpreter.
+// The fast paths of loops: filters that split each block into time chunks
+// (passes::choose_loop_chunks), when they are chosen, and fused loops whose lines are read
+// and written a tile of lanes x samples at a time (codegen/cpu/emit_chain.cpp); whole runs,
+// streams and live delay changes stay exact against the reference interpreter.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -151,6 +152,40 @@ TEST_CASE("a loop whose delay is live stays fused whatever its value, and exact"
     want_program.set("time", std::string_view(time));
     std::vector<Signal> x{noise(2, length, 11)};
     CHECK(relative(program.run(x)[0], want_program.run(x)[0]) < 1e-12);
+  }
+}
+
+TEST_CASE("fused loops on full lanes (tiles) equal the reference, whole and in blocks of any length") {
+  // 8 and 13 channels (float32: one or two groups of 8 lanes and 5 single channels; float64:
+  // groups of 4); lines shorter than a tile (3 samples), a tile long, odd and long, a
+  // Freeverb comb and allpass; signals not a whole number of tiles.
+  for (DType dtype : {DType::f32, DType::f64}) {
+    for (int channels : {8, 13}) {
+      for (const char* delay : {"3", "8", "37", "1116"}) {
+        std::string d = delay;
+        std::string text = "graph tiles\ninput x : " + std::to_string(channels) + "\n" +
+                           "comb = x + 0.84 * (comb | delay(" + d + ") | tf([0.8], [1, -0.2]))\n" +
+                           "past = line | delay(" + d + ")\nline = comb + 0.5 * past\n" +
+                           "output past - comb\noutput 0.5 * (comb | delay(" + d + ") | tanh())\n";
+        CAPTURE(text);
+        CAPTURE(dtype == DType::f32);
+        Options o = options(dtype, 0);
+        Program program = Program::from_source(text, o);
+        REQUIRE(program.dump("ir-opt").find("loop_read") != std::string::npos);
+        Options reference = o;
+        reference.target = Target::reference;
+        Signal x = noise(channels, 3001, 5);
+        std::vector<Signal> want = Program::from_source(text, reference).run(std::vector<Signal>{x});
+        if (dtype == DType::f32) x = x.converted(DType::f32);
+        std::vector<Signal> got = program.run(std::vector<Signal>{x});
+        for (std::size_t k = 0; k < 2; ++k) CHECK(relative(got[k], want[k]) < (dtype == DType::f64 ? 1e-12 : 2e-6));
+        for (std::size_t block : {1, 7, 8, 100, 1117}) {
+          CAPTURE(block);
+          std::vector<Signal> blocks = program.run_in_blocks(std::vector<Signal>{x}, block);
+          for (std::size_t k = 0; k < 2; ++k) CHECK(relative(blocks[k], got[k]) == 0);  // the same arithmetic
+        }
+      }
+    }
   }
 }
 
