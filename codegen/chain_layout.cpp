@@ -112,7 +112,7 @@ std::string kernel_symbol(std::uint32_t id) { return "fxc_node_" + std::to_strin
 bool lanes_across_channels(const ir::Chain& chain) {
   using S = ir::IirStrategy;
   if (chain.strategy == S::channel_lanes || chain.strategy == S::chunked_scan) return true;
-  return chain.strategy == S::none &&
+  return chain.strategy == S::none && ir::has_loop(chain.stages) &&
          std::none_of(chain.stages.begin(), chain.stages.end(),
                       [](const ir::Stage& stage) { return std::holds_alternative<ir::FirFilter>(stage); });
 }

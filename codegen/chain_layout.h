@@ -80,9 +80,10 @@ std::string kernel_symbol(std::uint32_t id);
 
 /// Whether the chain's kernel runs its channels as SIMD lanes (vectors of the host's width
 /// across channels, the rest one at a time): for channel_lanes and chunked_scan (whose
-/// "channels" are time chunks), and for a chain without a recursion or FIR (strategy none:
-/// gains, delays, shapes, fused loops), where lanes cost nothing. The runtime cuts a call
-/// into parts of whole vector groups by the same rule.
+/// "channels" are time chunks), and for a fused loop without a recursion or FIR (strategy
+/// none: Freeverb's allpasses), whose line then moves a tile at a time (emit_chain.cpp). A
+/// feed-forward chain without a recursion runs one channel at a time, where LLVM vectorises
+/// over time. The runtime cuts a call into parts of whole vector groups by the same rule.
 bool lanes_across_channels(const ir::Chain& chain);
 
 }  // namespace fxc::codegen

@@ -837,9 +837,9 @@ void emit_chain_kernel(Module& module, const ir::Graph& graph, ir::NodeId id) {
   // channel_lanes: vectors of the host's width across channels, sections in order (eight
   // independent lanes already keep the FMA units busy, and the wavefront's pipeline registers
   // would spill: measured 8.7 ms against 13.2 ms on W1). chunked_scan: the same lanes kernel,
-  // which the runtime calls with time chunks as lanes (runtime/chunked_scan.h). A chain with
-  // no recursion (strategy none): lanes too. section_wavefront: one channel at a time with
-  // the wavefront.
+  // which the runtime calls with time chunks as lanes (runtime/chunked_scan.h). A chain with a
+  // fused loop and no recursion (strategy none): lanes too. section_wavefront: one channel
+  // at a time with the wavefront.
   using S = ir::IirStrategy;
   bool vector = lanes_across_channels(chain);
   int lanes = vector ? passes::host_target().lanes(compute_dtype(chain, node.type.dtype)) : 1;
