@@ -77,9 +77,9 @@ class ChainEmitter {
   }
 
  private:
-  // A counted loop from `begin` while cond(i), stepping by `step`; returns i at the exit.
-  Value* loop(Value* begin, int64_t step, const std::function<Value*(Value*)>& cond,
-              const std::function<void(Value*)>& body) {
+  // A loop from `begin` while cond(i), each pass computing the next i from i; returns i at
+  // the exit.
+  Value* repeat(Value* begin, const std::function<Value*(Value*)>& cond, const std::function<Value*(Value*)>& body) {
     Function* f = b_.GetInsertBlock()->getParent();
     BasicBlock* before = b_.GetInsertBlock();
     BasicBlock* header = BasicBlock::Create(ctx_, "loop", f);
@@ -91,32 +91,20 @@ class ChainEmitter {
     i->addIncoming(begin, before);
     b_.CreateCondBr(cond(i), inside, after);
     b_.SetInsertPoint(inside);
-    body(i);
-    Value* next = b_.CreateAdd(i, b_.getInt64(step));
+    Value* next = body(i);
     i->addIncoming(next, b_.GetInsertBlock());
     b_.CreateBr(header);
     b_.SetInsertPoint(after);
     return i;
   }
 
-  // A loop from `begin` while cond(i), each pass computing the next i from i; returns i at the exit.
-  Value* repeat(Value* begin, const std::function<Value*(Value*)>& cond, const std::function<Value*(Value*)>& body) {
-    Function* f = b_.GetInsertBlock()->getParent();
-    BasicBlock* before = b_.GetInsertBlock();
-    BasicBlock* header = BasicBlock::Create(ctx_, "repeat", f);
-    BasicBlock* inside = BasicBlock::Create(ctx_, "repeat_body", f);
-    BasicBlock* after = BasicBlock::Create(ctx_, "repeat_exit", f);
-    b_.CreateBr(header);
-    b_.SetInsertPoint(header);
-    PHINode* i = b_.CreatePHI(i64_, 2);
-    i->addIncoming(begin, before);
-    b_.CreateCondBr(cond(i), inside, after);
-    b_.SetInsertPoint(inside);
-    Value* next = body(i);
-    i->addIncoming(next, b_.GetInsertBlock());
-    b_.CreateBr(header);
-    b_.SetInsertPoint(after);
-    return i;
+  // A counted loop from `begin` while cond(i), stepping by `step`; returns i at the exit.
+  Value* loop(Value* begin, int64_t step, const std::function<Value*(Value*)>& cond,
+              const std::function<void(Value*)>& body) {
+    return repeat(begin, cond, [&](Value* i) {
+      body(i);
+      return b_.CreateAdd(i, b_.getInt64(step));
+    });
   }
 
   Value* element(Value* base, Type* type, Value* index) {

@@ -12,32 +12,18 @@
 
 #include <fxc/fxc.h>
 
+#include "accuracy_support.h"
+#include "block_test_support.h"
 #include "passes/cost_model.h"
 
 namespace fxc {
 namespace {
 
 Signal noise(int channels, std::size_t samples, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
-  Signal s(static_cast<std::size_t>(channels), samples);
-  for (int c = 0; c < channels; ++c)
-    for (double& v : s.f64(static_cast<std::size_t>(c))) v = u(rng);
-  return s;
+  return test::noise_inputs(1, channels, samples, DType::f64, seed)[0];
 }
 
-// Largest |a - b| over the largest |b|.
-double relative(const Signal& a, const Signal& b) {
-  REQUIRE(a.channels() == b.channels());
-  REQUIRE(a.samples() == b.samples());
-  double worst = 0, scale = 1e-3;
-  for (std::size_t c = 0; c < a.channels(); ++c)
-    for (std::size_t n = 0; n < a.samples(); ++n) {
-      worst = std::max(worst, std::abs(a.at(c, n) - b.at(c, n)));
-      scale = std::max(scale, std::abs(b.at(c, n)));
-    }
-  return worst / scale;
-}
+double relative(const Signal& a, const Signal& b) { return test::relative_difference(a, b); }
 
 // An echo of `channels` channels; `time` a literal (fixed) or a named constant with a range (live).
 std::string echo(int channels, const std::string& time, const std::string& filters, bool live = false) {
