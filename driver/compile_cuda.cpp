@@ -1,10 +1,51 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "driver/compile_cuda.h"
 
+#include <cstdio>
+
+#include "codegen/cuda/cuda_driver.h"
+#include "codegen/cuda/nvrtc.h"
 #include "driver/kernel_cache.h"
 #include "passes/target.h"
 
 namespace fxc {
+namespace {
+
+// PTX fallback (docs/cuda.md): where the driver refuses the cubin in a way PTX may avoid
+// (load_module's error starts with kCubinRejected), PTX for the device's compute_XX, which the
+// driver compiles itself. Not cached: NVRTC runs on every such load. Written against the driver
+// API's documentation: it has never run on a GPU.
+Expected<std::shared_ptr<const CudaProgram>, std::string> load_with_ptx_fallback(std::shared_ptr<GpuDevice> device,
+                                                                               const ir::Graph& scheduled,
+                                                                               const std::string& cubin,
+                                                                               DiagnosticEngine& diags) {
+  auto program = load_cuda_program(device, scheduled, cubin);
+  if (program || cubin.empty() || program.error().rfind(kCubinRejected, 0) != 0) return program;
+  std::string rejected = program.error();
+  auto source = codegen::emit_cuda_source(scheduled);
+  if (!source) return Unexpected{rejected + "; no PTX either: " + source.error()};
+  auto ptx = codegen::compile_cuda(*source, device->arch(), false);
+  if (!ptx) return Unexpected{rejected + "; no PTX either: " + ptx.error()};
+  auto from_ptx = load_cuda_program(device, scheduled, *ptx);
+  if (!from_ptx) {
+    std::string hint;
+    const codegen::NvrtcChoice& nvrtc = codegen::nvrtc_choice();
+    int driver = codegen::cuda_driver_version();
+    int nvrtc_major = 0, nvrtc_minor = 0;
+    if (nvrtc.found() && driver > 0 && std::sscanf(nvrtc.version.c_str(), "%d.%d", &nvrtc_major, &nvrtc_minor) == 2 &&
+        1000 * nvrtc_major + 10 * nvrtc_minor > driver)
+      hint = " (NVRTC " + nvrtc.version + " is newer than the CUDA driver " + codegen::cuda_version_text(driver) +
+             ", whose JIT refuses newer PTX: set FXC_NVRTC_LIBRARY to an NVRTC of CUDA " +
+             codegen::cuda_version_text(driver) + " or older, or update the driver)";
+    return Unexpected{rejected + "; PTX for the same device failed too: " + from_ptx.error() + hint};
+  }
+  diags.warning({},
+                rejected + "; loaded PTX for " + device->arch() + " instead (the driver compiles it at every load)",
+                "fxc-cuda");
+  return from_ptx;
+}
+
+}  // namespace
 
 std::optional<std::shared_ptr<const CudaProgram>> compile_for_cuda(const ir::Graph& graph,
                                                                    const CudaCompileRequest& request,
@@ -22,7 +63,7 @@ std::optional<std::shared_ptr<const CudaProgram>> compile_for_cuda(const ir::Gra
     }
     cubin = **compiled;
   }
-  auto program = load_cuda_program(std::move(device), *scheduled, cubin);
+  auto program = load_with_ptx_fallback(std::move(device), *scheduled, cubin, diags);
   if (!program) {
     diags.error({}, program.error(), "fxc-compile");
     return std::nullopt;

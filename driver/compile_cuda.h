@@ -20,7 +20,9 @@ using CudaCompileRequest = CompileRequest;
 
 /// The pass pipeline for passes::cuda_target(), the cubin from the kernel cache
 /// (`request.cache_directory`, empty for memory only; NVRTC on a miss), and
-/// load_cuda_program. Errors and cache warnings go to `diags`.
+/// load_cuda_program. Where the driver refuses the cubin in a way PTX may avoid, PTX for the
+/// device instead, with a warning (docs/cuda.md, "PTX fallback"; never run on a GPU). Errors
+/// and cache warnings go to `diags`.
 std::optional<std::shared_ptr<const CudaProgram>> compile_for_cuda(const ir::Graph& graph,
                                                                    const CudaCompileRequest& request,
                                                                    std::shared_ptr<GpuDevice> device,

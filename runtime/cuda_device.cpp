@@ -122,9 +122,14 @@ class DriverDevice final : public GpuDevice {
                                             const std::vector<codegen::CudaKernelInfo>&) override {
     bind();
     CUmodule m = nullptr;
-    if (CUresult r = d_.ModuleLoadData(&m, cubin.data()); r != 0)
-      return Unexpected{"cuModuleLoadData rejected the cubin (" + std::to_string(cubin.size()) + " bytes, for " +
-                        arch_ + "): " + error(r)};
+    if (CUresult r = d_.ModuleLoadData(&m, cubin.data()); r != 0) {  // a cubin, or PTX ending in '\0'
+      if (codegen::cuda_load_retries_with_ptx(r, cubin))
+        return Unexpected{std::string(kCubinRejected) + " (" + std::to_string(cubin.size()) + " bytes, for " + arch_ +
+                          "): " + error(r)};
+      bool ptx = cubin.compare(0, 4, "\x7f" "ELF") != 0;
+      return Unexpected{"cuModuleLoadData rejected the " + std::string(ptx ? "PTX" : "cubin") + " (" +
+                        std::to_string(cubin.size()) + " bytes, for " + arch_ + "): " + error(r)};
+    }
     modules_.push_back(m);
     return reinterpret_cast<Handle>(m);
   }

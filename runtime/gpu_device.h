@@ -20,6 +20,10 @@
 
 namespace fxc {
 
+/// The start of a load_module error after which PTX for the device may load (docs/cuda.md,
+/// "PTX fallback").
+inline constexpr const char* kCubinRejected = "the CUDA driver cannot load this cubin";
+
 using DevicePtr = std::uint64_t;  ///< CUdeviceptr
 using GpuStatus = Expected<std::monostate, std::string>;
 
@@ -45,8 +49,10 @@ class GpuDevice {
   virtual GpuStatus copy_to_host(void* to, DevicePtr from, std::size_t bytes) = 0;
   virtual GpuStatus fill_zero(DevicePtr to, std::size_t bytes) = 0;
 
-  /// Loads a module: `cubin` on a real device, `source` (with `kernels` naming its entries)
-  /// on the emulation.
+  /// Loads a module: `cubin` on a real device (a cubin, or PTX text, which the driver
+  /// compiles), `source` (with `kernels` naming its entries) on the emulation. Where the driver
+  /// refuses a cubin in a way that PTX may avoid (codegen::cuda_load_retries_with_ptx), the
+  /// error starts with kCubinRejected and compile_for_cuda loads PTX instead.
   virtual Expected<Handle, std::string> load_module(const std::string& source, const std::string& cubin,
                                                     const std::vector<codegen::CudaKernelInfo>& kernels) = 0;
   virtual Expected<Handle, std::string> function(Handle module, const std::string& symbol) = 0;

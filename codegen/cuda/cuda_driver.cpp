@@ -88,8 +88,7 @@ CudaDriverInfo query_cuda_driver(const std::vector<std::string>& libraries) {
 
 std::string cuda_status(const CudaDriverInfo& info) {
   if (!info.loaded) return info.error;
-  std::string out = "CUDA driver " + std::to_string(info.driver_version / 1000) + "." +
-                    std::to_string(info.driver_version % 1000 / 10);
+  std::string out = "CUDA driver " + cuda_version_text(info.driver_version);
   if (info.devices.empty()) return out + ": " + info.error;
   out += ", " + std::to_string(info.devices.size()) + (info.devices.size() == 1 ? " device" : " devices");
   for (std::size_t i = 0; i < info.devices.size(); ++i) {
@@ -103,6 +102,49 @@ std::string cuda_status(const CudaDriverInfo& info) {
 }
 
 std::string cuda_status() { return cuda_status(query_cuda_driver()); }
+
+int cuda_driver_version(const std::vector<std::string>& libraries) {
+  for (const std::string& name : libraries) {
+    void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);  // stays loaded, as in query_cuda_driver
+    if (!handle) continue;
+    auto get = reinterpret_cast<CUresult (*)(int*)>(dlsym(handle, "cuDriverGetVersion"));
+    int version = 0;
+    if (get && get(&version) == 0) return version;
+    return 0;
+  }
+  return 0;
+}
+
+std::string cuda_version_text(int driver_version) {
+  return std::to_string(driver_version / 1000) + "." + std::to_string(driver_version % 1000 / 10);
+}
+
+namespace {
+// The cuModuleLoadData results after which PTX may load where the cubin did not (cuda.h).
+struct LoadResult {
+  int code;
+  const char* name;
+};
+constexpr LoadResult kRetriedWithPtx[] = {
+    {200, "CUDA_ERROR_INVALID_IMAGE"},
+    {209, "CUDA_ERROR_NO_BINARY_FOR_GPU"},
+    {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"},
+    {300, "CUDA_ERROR_INVALID_SOURCE"},
+};
+}  // namespace
+
+bool cuda_load_retries_with_ptx(int cu_result, std::string_view image) {
+  if (image.substr(0, 4) != std::string_view("\x7f" "ELF", 4)) return false;  // PTX (or nothing): no retry
+  for (const LoadResult& r : kRetriedWithPtx)
+    if (r.code == cu_result) return true;
+  return false;
+}
+
+std::string cuda_load_result_name(int cu_result) {
+  for (const LoadResult& r : kRetriedWithPtx)
+    if (r.code == cu_result) return r.name;
+  return "CUDA error " + std::to_string(cu_result);
+}
 
 std::optional<std::string> cuda_device_arch(int ordinal) {
   CudaDriverInfo info = query_cuda_driver();

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fxc::codegen {
@@ -37,5 +38,25 @@ std::string cuda_status();
 
 /// The architecture of device `ordinal` ("sm_90"), or nullopt without a driver or device.
 std::optional<std::string> cuda_device_arch(int ordinal = 0);
+
+/// The driver's version as cuDriverGetVersion gives it (1000 * major + 10 * minor), without
+/// initializing the driver (no cuInit: cheap, and right for choosing NVRTC before compiling);
+/// 0 when libcuda cannot be loaded.
+int cuda_driver_version(const std::vector<std::string>& libraries = {"libcuda.so.1"});
+
+/// "12.4" for 12040.
+std::string cuda_version_text(int driver_version);
+
+/// Whether a module image that cuModuleLoadData refused with `cu_result` should be replaced
+/// by PTX for the device's compute_XX, which the driver compiles itself (docs/cuda.md, "PTX
+/// fallback"): only for a cubin (`image` starts with ELF's magic; PTX is never retried), and
+/// only for the results that say the driver cannot use that binary: CUDA_ERROR_INVALID_IMAGE
+/// (200), CUDA_ERROR_NO_BINARY_FOR_GPU (209), CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222),
+/// CUDA_ERROR_INVALID_SOURCE (300). Out of memory, a lost context and the like are not retried.
+bool cuda_load_retries_with_ptx(int cu_result, std::string_view image);
+
+/// The name of a CUresult that cuda_load_retries_with_ptx knows ("CUDA_ERROR_NO_BINARY_FOR_GPU"),
+/// else "CUDA error N".
+std::string cuda_load_result_name(int cu_result);
 
 }  // namespace fxc::codegen

@@ -5,6 +5,10 @@
 #include <cstddef>
 #include <cstdlib>
 #include <dlfcn.h>
+#include <filesystem>
+#include <system_error>
+
+#include "codegen/cuda/cuda_driver.h"
 
 namespace fxc::codegen {
 namespace {
@@ -36,20 +40,15 @@ bool bind(void* handle, const char* name, F& f, std::string& missing) {
   return f != nullptr;
 }
 
-// The handle stays open for the life of the process (NVRTC is not meant to be unloaded);
-// dlopen of a library already loaded returns the same handle.
-Expected<Nvrtc, std::string> load(const std::vector<std::string>& libraries) {
-  void* handle = nullptr;
-  std::string tried, last_error;
-  for (const std::string& name : libraries) {
-    tried += (tried.empty() ? "" : ", ") + name;
-    handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle) break;
-    if (const char* e = dlerror()) last_error = e;
+// dlopen and the entry points of one library. The handle stays open for the life of the
+// process (NVRTC is not meant to be unloaded); dlopen of a library already loaded returns the
+// same handle.
+Expected<Nvrtc, std::string> load_one(const std::string& name) {
+  void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* e = dlerror();
+    return Unexpected{e ? std::string(e) : "cannot be loaded"};
   }
-  if (!handle)
-    return Unexpected{"NVRTC not found (" + tried + (last_error.empty() ? "" : "; last error: " + last_error) +
-                      "): install the CUDA toolkit or use --target cpu"};
   Nvrtc n;
   std::string missing;
   bind(handle, "nvrtcGetErrorString", n.GetErrorString, missing);
@@ -64,9 +63,97 @@ Expected<Nvrtc, std::string> load(const std::vector<std::string>& libraries) {
   bind(handle, "nvrtcGetProgramLogSize", n.GetProgramLogSize, missing);
   bind(handle, "nvrtcGetProgramLog", n.GetProgramLog, missing);
   if (!missing.empty())
-    return Unexpected{"the NVRTC library loaded from " + tried + " lacks " + missing +
+    return Unexpected{"the NVRTC library loaded from " + name + " lacks " + missing +
                       ": it is too old for fxc (CUDA 11.1 or later is needed)"};
   return n;
+}
+
+std::string not_found(const std::string& tried, const std::string& last_error) {
+  return "NVRTC not found (" + tried + (last_error.empty() ? "" : "; last error: " + last_error) +
+         "): install the CUDA toolkit or use --target cpu";
+}
+
+Expected<Nvrtc, std::string> load(const std::vector<std::string>& libraries) {
+  std::string tried, last_error;
+  for (const std::string& name : libraries) {
+    tried += (tried.empty() ? "" : ", ") + name;
+    auto n = load_one(name);
+    if (n) return n;
+    last_error = n.error();
+    if (last_error.find(" lacks ") != std::string::npos) return Unexpected{last_error};
+  }
+  return Unexpected{not_found(tried, last_error)};
+}
+
+// The file a loaded library came from (dladdr on one of its functions).
+std::string loaded_path(const Nvrtc& n, const std::string& fallback) {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(n.Version), &info) && info.dli_fname && *info.dli_fname) return info.dli_fname;
+  return fallback;
+}
+
+std::string candidate_text(const NvrtcCandidate& c) {
+  return c.path + (c.major < 0 ? "" : " (" + std::to_string(c.major) + (c.minor < 0 ? "" : "." + std::to_string(c.minor)) + ")");
+}
+
+// choose_nvrtc, keeping the loaded entry points.
+NvrtcChoice choose(const std::vector<NvrtcCandidate>& ordered, int driver_version, std::optional<Nvrtc>* api) {
+  NvrtcChoice choice;
+  choice.driver_version = driver_version;
+  std::string names, last_error, explicit_failed;
+  for (std::size_t i = 0; i < ordered.size(); ++i) {
+    const NvrtcCandidate& c = ordered[i];
+    names += (names.empty() ? "" : ", ") + c.path;
+    auto n = load_one(c.path);
+    int major = 0, minor = 0;
+    if (n && n->Version(&major, &minor) != 0) n = Unexpected{std::string("nvrtcVersion failed")};
+    if (!n) {
+      last_error = n.error();
+      choice.tried.push_back(c.path + ": " + n.error());
+      if (c.explicit_choice) explicit_failed = c.path;
+      continue;
+    }
+    choice.path = loaded_path(*n, c.path);
+    choice.version = std::to_string(major) + "." + std::to_string(minor);
+    if (c.explicit_choice)
+      choice.reason = "set by $FXC_NVRTC_LIBRARY";
+    else if (driver_version <= 0)
+      choice.reason = std::string(choice.tried.empty() ? "newest found" : "newest that loads") + ", no driver to match";
+    else if (major <= driver_version / 1000)
+      choice.reason = "matches driver " + cuda_version_text(driver_version);
+    else
+      choice.reason = "newer than driver " + cuda_version_text(driver_version) + ", which may not load its code: no NVRTC of CUDA " +
+                      std::to_string(driver_version / 1000) + " or older loads";
+    if (!explicit_failed.empty()) choice.reason += "; $FXC_NVRTC_LIBRARY (" + explicit_failed + ") did not load";
+    // The files found but not loaded (a soname not loaded was never resolved to one).
+    std::error_code ec;
+    std::filesystem::path chosen = std::filesystem::canonical(choice.path, ec);
+    for (std::size_t j = i + 1; j < ordered.size(); ++j) {
+      if (ordered[j].origin == "soname") continue;
+      std::filesystem::path other = std::filesystem::canonical(ordered[j].path, ec);
+      if (!ec && other == chosen) continue;
+      choice.others.push_back(candidate_text(ordered[j]));
+    }
+    if (api) *api = *n;
+    return choice;
+  }
+  choice.error = not_found(names.empty() ? "nothing found" : names, last_error);
+  return choice;
+}
+
+struct DefaultNvrtc {
+  NvrtcChoice choice;
+  std::optional<Nvrtc> api;
+};
+
+const DefaultNvrtc& default_nvrtc() {
+  static const DefaultNvrtc loaded = [] {
+    DefaultNvrtc d;
+    int driver = cuda_driver_version();
+    d.choice = choose(nvrtc_load_order(nvrtc_candidates(nvrtc_environment()), driver), driver, &d.api);
+    return d;
+  }();
+  return loaded;
 }
 
 // "sm_90" -> the digits, or empty if `arch` is not sm_<digits> (an optional letter suffix,
@@ -89,10 +176,21 @@ std::string describe(const Nvrtc& n, nvrtcResult r) {
 
 }  // namespace
 
+NvrtcChoice choose_nvrtc(const std::vector<NvrtcCandidate>& ordered, int driver_version) {
+  return choose(ordered, driver_version, nullptr);
+}
+
+const NvrtcChoice& nvrtc_choice() { return default_nvrtc().choice; }
+
+std::string nvrtc_status(const NvrtcChoice& choice) {
+  if (!choice.found()) return "not found (install the CUDA toolkit to compile CUDA; --target cuda needs it)";
+  return choice.version + " (" + choice.path + "; " + choice.reason + ")";
+}
+
 std::vector<std::string> default_nvrtc_libraries() {
   std::vector<std::string> names;
-  if (const char* env = std::getenv("FXC_NVRTC_LIBRARY"); env && *env) names.emplace_back(env);
-  names.insert(names.end(), {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"});
+  for (const NvrtcCandidate& c : nvrtc_load_order(nvrtc_candidates(nvrtc_environment()), cuda_driver_version()))
+    names.push_back(c.path);
   return names;
 }
 
@@ -102,15 +200,10 @@ std::vector<std::string> cuda_compile_options(const std::string& arch, bool cubi
           "--ftz=true", "-default-device"};
 }
 
-Expected<std::string, std::string> compile_cuda_with(const std::vector<std::string>& libraries,
-                                                     const std::string& source, const std::string& arch,
-                                                     bool cubin) {
-  if (arch_number(arch).empty())
-    return Unexpected{"invalid CUDA architecture '" + arch + "': expected sm_<major><minor>, as sm_90"};
-  auto loaded = load(libraries);
-  if (!loaded) return Unexpected{loaded.error()};
-  const Nvrtc& n = *loaded;
+namespace {
 
+Expected<std::string, std::string> compile_with(const Nvrtc& n, const std::string& source, const std::string& arch,
+                                                bool cubin) {
   nvrtcProgram program = nullptr;
   if (nvrtcResult r = n.CreateProgram(&program, source.c_str(), "fxc_kernels.cu", 0, nullptr, nullptr); r != 0)
     return Unexpected{"NVRTC could not create the program: " + describe(n, r)};
@@ -152,8 +245,24 @@ Expected<std::string, std::string> compile_cuda_with(const std::vector<std::stri
   return out;
 }
 
+}  // namespace
+
+Expected<std::string, std::string> compile_cuda_with(const std::vector<std::string>& libraries,
+                                                     const std::string& source, const std::string& arch,
+                                                     bool cubin) {
+  if (arch_number(arch).empty())
+    return Unexpected{"invalid CUDA architecture '" + arch + "': expected sm_<major><minor>, as sm_90"};
+  auto loaded = load(libraries);
+  if (!loaded) return Unexpected{loaded.error()};
+  return compile_with(*loaded, source, arch, cubin);
+}
+
 Expected<std::string, std::string> compile_cuda(const std::string& source, const std::string& arch, bool cubin) {
-  return compile_cuda_with(default_nvrtc_libraries(), source, arch, cubin);
+  if (arch_number(arch).empty())
+    return Unexpected{"invalid CUDA architecture '" + arch + "': expected sm_<major><minor>, as sm_90"};
+  const DefaultNvrtc& d = default_nvrtc();
+  if (!d.api) return Unexpected{d.choice.error};
+  return compile_with(*d.api, source, arch, cubin);
 }
 
 std::optional<std::string> nvrtc_version_with(const std::vector<std::string>& libraries) {
@@ -164,6 +273,10 @@ std::optional<std::string> nvrtc_version_with(const std::vector<std::string>& li
   return std::to_string(major) + "." + std::to_string(minor);
 }
 
-std::optional<std::string> nvrtc_version() { return nvrtc_version_with(default_nvrtc_libraries()); }
+std::optional<std::string> nvrtc_version() {
+  const NvrtcChoice& c = nvrtc_choice();
+  if (!c.found()) return std::nullopt;
+  return c.version;
+}
 
 }  // namespace fxc::codegen

@@ -29,6 +29,7 @@
 #include <chrono>
 #include <map>
 #include <random>
+#include <regex>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -378,6 +379,30 @@ TEST_CASE("--version and info print the version") {
   CommandResult info = run_fxc({"info"}, dir.path());
   CHECK(info.exit_code == 0);
   CHECK(info.out.find(std::string("fxc ") + FXC_EXPECTED_VERSION) != std::string::npos);
+
+  // The NVRTC line: its version, the file and why it was chosen (docs/cuda.md), or not found.
+  auto nvrtc_line = [](const std::string& out) {
+    std::size_t at = out.find("\nNVRTC:     ");
+    if (at == std::string::npos) return std::string();
+    return out.substr(at + 1, out.find('\n', at + 1) - at - 1);
+  };
+  std::string line = nvrtc_line(info.out);
+  CHECK_MESSAGE((line.rfind("NVRTC:     not found (", 0) == 0 ||
+                 std::regex_match(line, std::regex(R"(NVRTC:     [0-9]+\.[0-9]+ \(/\S+; .+\))"))),
+                info.out);
+  // $FXC_NVRTC_LIBRARY naming a file that does not load: the search goes on, and says so.
+  const char* before = std::getenv("FXC_NVRTC_LIBRARY");
+  std::string saved = before ? before : "";
+  setenv("FXC_NVRTC_LIBRARY", "/nonexistent/libnvrtc.so.99", 1);
+  CommandResult missing = run_fxc({"info"}, dir.path());
+  if (before) setenv("FXC_NVRTC_LIBRARY", saved.c_str(), 1);
+  else unsetenv("FXC_NVRTC_LIBRARY");
+  CHECK(missing.exit_code == 0);
+  std::string missing_line = nvrtc_line(missing.out);
+  if (missing_line.rfind("NVRTC:     not found (", 0) != 0)
+    CHECK_MESSAGE(missing_line.find("; $FXC_NVRTC_LIBRARY (/nonexistent/libnvrtc.so.99) did not load)") !=
+                      std::string::npos,
+                  missing_line);
 }
 
 TEST_CASE("--block streams through the same kernels: the output is identical") {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// fxc info: versions, the host CPU, CUDA availability, and the cache directory.
+// fxc info: versions, the host CPU, CUDA availability (the driver, and which NVRTC and why),
+// and the cache directory.
 #include <CLI/CLI.hpp>
 #include <dlfcn.h>
 #include <fstream>
@@ -58,15 +59,17 @@ int info() {
             << "features: ";
   for (const std::string& f : cpu.features) std::cout << ' ' << f;
   codegen::CudaDriverInfo cuda = codegen::query_cuda_driver();
-  std::optional<std::string> nvrtc = codegen::nvrtc_version();
+  const codegen::NvrtcChoice& nvrtc = codegen::nvrtc_choice();
   std::cout << "\nCUDA:      " << codegen::cuda_status(cuda)
             << (cuda.devices.empty() ? " (--target cuda is unavailable: it needs an NVIDIA GPU and its driver)" : "")
-            << "\nNVRTC:     " << nvrtc.value_or("not found")
-            << (nvrtc ? " (CUDA C++ compiles for --arch without a device)"
-                      : " (install the CUDA toolkit to compile CUDA; --target cuda needs it)")
-            << '\n'
-            << "cache dir: " << cache_directory() << '\n'
-            << "passes:   ";
+            << "\nNVRTC:     " << codegen::nvrtc_status(nvrtc) << '\n';
+  // Other NVRTCs found, not used: where a different one is wanted, $FXC_NVRTC_LIBRARY picks it.
+  if (nvrtc.found() && !nvrtc.others.empty()) {
+    std::cout << "           also found:";
+    for (std::size_t i = 0; i < nvrtc.others.size(); ++i) std::cout << (i ? ", " : " ") << nvrtc.others[i];
+    std::cout << '\n';
+  }
+  std::cout << "cache dir: " << cache_directory() << '\n' << "passes:   ";
   for (const passes::PassInfo& p : passes::all_passes()) std::cout << ' ' << p.name;
   std::cout << '\n';
   return kSuccess;
