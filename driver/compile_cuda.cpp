@@ -51,7 +51,8 @@ std::optional<std::shared_ptr<const CudaProgram>> compile_for_cuda(const ir::Gra
                                                                    const CudaCompileRequest& request,
                                                                    std::shared_ptr<GpuDevice> device,
                                                                    DiagnosticEngine& diags) {
-  std::optional<ir::Graph> scheduled = schedule_graph(graph, request, passes::cuda_target(), diags);
+  // The device's size decides the chunked scan's chunks and when channels alone fill it.
+  std::optional<ir::Graph> scheduled = schedule_graph(graph, request, passes::cuda_target(device->properties()), diags);
   if (!scheduled) return std::nullopt;
   std::string cubin;
   if (!device->arch().empty()) {

@@ -92,6 +92,23 @@ bool has_loop(const std::vector<Stage>& stages) {
   return false;
 }
 
+std::size_t scanned_prefix(const std::vector<Stage>& stages) {
+  std::size_t prefix = 0;
+  bool pointwise = false;  // a clip or tanh seen: no section may follow
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    const Stage& s = stages[i];
+    if (std::holds_alternative<SosCascade>(s)) {
+      if (pointwise) return 0;
+      prefix = i + 1;
+    } else if (std::holds_alternative<Clip>(s) || std::holds_alternative<Tanh>(s)) {
+      pointwise = true;
+    } else if (!std::holds_alternative<Gain>(s)) {
+      return 0;
+    }
+  }
+  return prefix;
+}
+
 bool is_routing(const Op& op) {
   return std::holds_alternative<Select>(op) || std::holds_alternative<Matrix>(op) || std::holds_alternative<Concat>(op) ||
          std::holds_alternative<Multiply>(op) || std::holds_alternative<Link>(op);

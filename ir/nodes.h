@@ -389,6 +389,13 @@ using Stage = std::variant<SosCascade, FirFilter, Gain, Delay, Tanh, Clip, Dynam
 /// True when the chain holds a fused loop (loop_read ... loop_write).
 bool has_loop(const std::vector<Stage>& stages);
 
+/// The stages a scan over time chunks carries from chunk to chunk: the length of the prefix
+/// of sections and gains that ends with the chain's last section, when every stage after it is
+/// memoryless (gain, clip, tanh: they run on the scan's output, sample by sample); 0 when
+/// there is no section, or a delay, FIR, dynamics stage or fused loop, or a section after a
+/// clip or tanh (time cannot be split there).
+std::size_t scanned_prefix(const std::vector<Stage>& stages);
+
 /// How a kernel runs its IIR sections.
 enum class IirStrategy {
   none,               ///< the chain has no IIR stage

@@ -63,16 +63,18 @@ Schedule choose_iir(const ChainSummary& chain, int channels, const PassContext& 
           : "";
 
   if (c.target.kind == TargetKind::cuda) {
-    if (total >= t.gpu_min_channels)
+    const long long fill = t.gpu_min_channels > 0 ? t.gpu_min_channels : c.target.gpu.busy_threads();
+    if (total >= fill)
       return {ir::IirStrategy::gpu_thread_per_channel, 0, {}, 0,
-              fmt::format("{}: one GPU thread per channel", who)};
-    if (!chain.linear)  // time chunks need a linear chain: a tanh, clip, FIR or delay keeps it whole
+              fmt::format("{} fill the GPU ({} threads at once): one GPU thread per channel", who, fill)};
+    if (!chain.gpu_scannable)  // a delay, FIR or dynamics stage keeps time whole
       return {ir::IirStrategy::gpu_thread_per_channel, 0, {}, 0,
-              fmt::format("{}: one GPU thread per channel (the chain is not only sections and "
-                          "gains, so time cannot be split)", who)};
-    return {ir::IirStrategy::gpu_chunked_scan, t.gpu_chunk_length, {}, 0,
-            fmt::format("{}{}: too few channels for the GPU, chunked scan over time, L={}", who,
-                        how_long, t.gpu_chunk_length)};
+              fmt::format("{}: one GPU thread per channel (a delay, FIR or dynamics stage, or a section "
+                          "after a clip or tanh: time cannot be split; a batch gives it width)", who)};
+    const int chunk = t.gpu_chunk_length > 0 ? t.gpu_chunk_length : choose_gpu_chunk(total, length, c.target.gpu);
+    return {ir::IirStrategy::gpu_chunked_scan, chunk, {}, 0,
+            fmt::format("{}{}: fewer than the GPU's {} threads, chunked scan over time, L={}", who, how_long,
+                        fill, chunk)};
   }
   if (total >= lanes)
     return {ir::IirStrategy::channel_lanes, 0, {}, 0,
@@ -169,8 +171,16 @@ Schedule choose_loop_body_chunks(const std::vector<ir::Stage>& stages, int chann
   return choose_loop_chunks(summary, channels, block, computing);
 }
 
+int choose_gpu_chunk(long long channels, std::optional<std::int64_t> length, const GpuProperties& gpu) {
+  if (!length) return 1024;
+  for (long long chunk : {1024, 512})
+    if (channels * ((*length + chunk - 1) / chunk) >= gpu.busy_threads()) return static_cast<int>(chunk);
+  return 256;
+}
+
 ChainSummary summarize(const ir::Chain& chain) {
   ChainSummary summary;
+  summary.gpu_scannable = ir::scanned_prefix(chain.stages) > 0;
   const bool fused_loop = ir::has_loop(chain.stages);
   for (const ir::Stage& stage : chain.stages) {
     summary.linear = summary.linear && !fused_loop &&

@@ -42,6 +42,9 @@ struct ChainSummary {
   int recursions = 0;          ///< nonlinear recursions (dynamics stages): scheduled as sections are
   std::size_t max_taps = 0;    ///< the longest FIR stage (0: none)
   bool linear = true;          ///< only sections and gains: time can be split into chunks
+  /// Sections and gains, then memoryless stages only (ir::scanned_prefix): the GPU's chunked
+  /// scan splits time and runs the tail on its output.
+  bool gpu_scannable = false;
   double max_pole_radius = 0;  ///< of all sections: how slowly the chain forgets its state
   /// The sections' relative RMS error when run in float32 (float32_state_error); 0 when not
   /// measured (float64 signals, live chains, or a pole radius that already decides).
@@ -84,5 +87,11 @@ Schedule choose_loop_body_chunks(const std::vector<ir::Stage>& stages, int chann
 
 /// What the cost model needs of a chain: its sections, taps, recursions and pole radius.
 ChainSummary summarize(const ir::Chain& chain);
+
+/// The GPU chunked scan's chunk length for `channels` x `length` samples (nullopt: unknown, a
+/// stream): the longest of 1024, 512 and 256 that still gives the device as many (channel,
+/// chunk) threads as keep it busy (GpuProperties::busy_threads), else 256. Shorter chunks
+/// would move about as much carry state (float64 per section, 4 passes) as samples.
+int choose_gpu_chunk(long long channels, std::optional<std::int64_t> length, const GpuProperties& gpu);
 
 }  // namespace fxc::passes

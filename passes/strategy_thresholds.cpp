@@ -47,8 +47,7 @@ std::optional<std::string> StrategyThresholds::set(std::string_view name, std::s
   if (name == "fir_fft_min_taps") return whole(fir_fft_min_taps);
   if (name == "fir_fft_min_taps_f64") return whole(fir_fft_min_taps_f64);
   if (name == "gpu_min_channels") return whole(gpu_min_channels);
-  if (name == "gpu_chunk_length")
-    return *v < 1 ? "gpu_chunk_length must be at least 1" : whole(gpu_chunk_length);
+  if (name == "gpu_chunk_length") return whole(gpu_chunk_length);
   std::string message = "unknown threshold '" + std::string(name) + "'";
   std::vector<std::string_view> all = names();
   if (auto near = nearest_name(name, all)) message += " (did you mean '" + *near + "'?)";

@@ -45,9 +45,11 @@ struct StrategyThresholds {
   /// turns both rules off.
   double f64_state_error = 3e-5;
   /// GPU: one thread per channel from this many channels; below, chunked scan over time.
-  int gpu_min_channels = 2048;
-  /// Chunk length of the GPU chunked scan (samples).
-  int gpu_chunk_length = 4096;
+  /// 0: the threads that keep the device busy (GpuProperties::busy_threads; 135168 on an
+  /// H100): below that, channels alone leave it partly idle.
+  int gpu_min_channels = 0;
+  /// Chunk length of the GPU chunked scan (samples). 0: chosen per graph (choose_gpu_chunk).
+  int gpu_chunk_length = 0;
 
   /// Sets the threshold called `name` ("lane_fill", "chunked_min_samples", ...). Returns an
   /// error message for an unknown name or a bad value.

@@ -20,7 +20,7 @@ Target host_target() {
   return t;
 }
 
-Target cuda_target() { return {TargetKind::cuda, 4, 1}; }
+Target cuda_target(const GpuProperties& gpu) { return {TargetKind::cuda, 4, 1, gpu}; }
 
 std::string describe(const Target& target) {
   if (target.kind == TargetKind::cuda) return "cuda";

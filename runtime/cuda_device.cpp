@@ -62,9 +62,9 @@ struct DriverApi {
 class DriverDevice final : public GpuDevice {
  public:
   DriverDevice(DriverApi api, CUdevice device, CUcontext context, CUstream stream, std::string description,
-               std::string arch)
+               std::string arch, passes::GpuProperties properties)
       : d_(api), device_(device), context_(context), stream_(stream), description_(std::move(description)),
-        arch_(std::move(arch)) {}
+        arch_(std::move(arch)), properties_(properties) {}
 
   ~DriverDevice() override {
     d_.CtxSetCurrent(context_);
@@ -80,6 +80,7 @@ class DriverDevice final : public GpuDevice {
 
   std::string description() const override { return description_; }
   std::string arch() const override { return arch_; }
+  passes::GpuProperties properties() const override { return properties_; }
 
   Expected<DevicePtr, std::string> allocate(std::size_t bytes) override {
     bind();
@@ -211,6 +212,7 @@ class DriverDevice final : public GpuDevice {
   CUcontext context_;
   CUstream stream_;
   std::string description_, arch_;
+  passes::GpuProperties properties_;
   std::vector<CUmodule> modules_;
   std::map<Handle, Graph> graphs_;
   Handle last_graph_ = 0;
@@ -277,7 +279,18 @@ Expected<std::shared_ptr<GpuDevice>, std::string> open_cuda_device(int ordinal) 
     return Unexpected{"cannot create a CUDA stream: CUDA error " + std::to_string(r)};
   }
   std::string description = found->name + " (" + found->arch() + ")";
-  return std::shared_ptr<GpuDevice>(std::make_shared<DriverDevice>(d, device, context, stream, description, found->arch()));
+  return std::shared_ptr<GpuDevice>(
+      std::make_shared<DriverDevice>(d, device, context, stream, description, found->arch(), gpu_properties_of(*found)));
+}
+
+passes::GpuProperties gpu_properties_of(const codegen::CudaDevice& device) {
+  passes::GpuProperties p;
+  if (device.multiprocessors > 0) p.sms = device.multiprocessors;
+  if (device.threads_per_multiprocessor > 0) p.threads_per_sm = device.threads_per_multiprocessor;
+  if (device.single_to_double_ratio > 0) p.f64_rate = 1.0 / device.single_to_double_ratio;
+  if (device.memory_clock_khz > 0 && device.memory_bus_bits > 0)
+    p.bandwidth_gbs = 2.0 * device.memory_clock_khz * 1e3 * device.memory_bus_bits / 8 / 1e9;
+  return p;
 }
 
 }  // namespace fxc

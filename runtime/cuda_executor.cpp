@@ -84,8 +84,10 @@ class HostBuffer {
 // A node's kernels' device memory: values, state, scratch.
 struct KernelMemory {
   DeviceBuffer params, delay_lengths, state, lines, line_ptrs, positions;  // chains; lines and positions: feedback
-  DeviceBuffer a_full, chunk_state;                                        // chunked scan
-  std::map<long long, DeviceBuffer> a_last;  // A^(the last chunk's length), by pass length
+  /// The chunked scan: its matrices (A^L, then (A^(L G))^(2^t) for t < scan_steps, each
+  /// transposed), each chunk's state, each group's sum and the scan's second buffer.
+  DeviceBuffer scan_matrices, chunk_state, group_totals, group_scan;
+  int scan_steps = 0;
   DeviceBuffer weights;                      // a sum's weights, a matrix's gains
   /// Sums and routes: their operands' base pointers for each pass of a block, by block length
   /// ([pass][operand]: a pass starts at another sample of the same buffers).
@@ -136,7 +138,16 @@ struct CudaStream::Impl {
   std::vector<DeviceBuffer> signals;                // by node id (every node but outputs)
   std::vector<HostBuffer> staging_in, staging_out;  // by input / output index
   long long capacity = 0;                           // the samples the buffers hold
-  std::map<long long, GpuDevice::Handle> graphs;    // recorded per block length
+  /// CUDA graphs recorded per block length, at most kMaxGraphs (the least recently used goes),
+  /// with the launches each replays.
+  struct Recorded {
+    GpuDevice::Handle graph = 0;
+    int launches = 0;
+    std::uint64_t last_use = 0;
+  };
+  static constexpr std::size_t kMaxGraphs = 16;
+  std::map<long long, Recorded> graphs;
+  std::uint64_t uses = 0;
   int recorded = 0;
   std::string broken;                               // a setup error, reported by process
 
@@ -150,8 +161,43 @@ struct CudaStream::Impl {
       if (auto ok = setup(); !ok) broken = ok.error();
   }
 
-  ~Impl() {
-    for (auto& [length, graph] : graphs) device->destroy_graph(graph);
+  ~Impl() { drop_graphs(); }
+
+  // Recorded graphs hold the buffers' addresses: whatever replaces a buffer they use drops them
+  // first, so that no error on the way can leave one pointing at freed memory. The operand
+  // tables go too (they hold signal addresses and pass lengths).
+  void drop_graphs() {
+    for (auto& [length, r] : graphs) device->destroy_graph(r.graph);
+    graphs.clear();
+    for (KernelMemory& m : memory) m.operand_tables.clear();
+  }
+
+  // Keeps at most kMaxGraphs recorded graphs and operand tables: a stream fed blocks of ever
+  // new lengths must not grow without bound.
+  void evict_graphs(long long in_use) {
+    while (graphs.size() > kMaxGraphs) {
+      auto oldest = graphs.begin();
+      for (auto it = graphs.begin(); it != graphs.end(); ++it)
+        if (it->second.last_use < oldest->second.last_use) oldest = it;
+      device->destroy_graph(oldest->second.graph);
+      for (KernelMemory& m : memory) m.operand_tables.erase(oldest->first);
+      graphs.erase(oldest);
+    }
+    for (KernelMemory& m : memory)
+      if (m.operand_tables.size() > kMaxGraphs + 1)  // without graphs: only the block length in use stays
+        for (auto it = m.operand_tables.begin(); it != m.operand_tables.end();)
+          it = graphs.count(it->first) || it->first == in_use ? std::next(it) : m.operand_tables.erase(it);
+  }
+
+  // Writes `bytes` into `buffer` where it has that size (recorded graphs stay valid), else
+  // replaces it (dropping them).
+  GpuStatus write_or_replace(DeviceBuffer& buffer, const void* data, std::size_t bytes) {
+    if (buffer.get() && buffer.bytes() == bytes) return device->copy_to_device(buffer.get(), data, bytes);
+    drop_graphs();
+    auto fresh = upload(data, bytes);
+    if (!fresh) return Unexpected{fresh.error()};
+    buffer = std::move(*fresh);
+    return std::monostate{};
   }
 
   // Regions from ir::loop_order: a loop's kernels are contiguous there, and a kernel of no loop
@@ -242,6 +288,7 @@ struct CudaStream::Impl {
   GpuStatus set_feedback_length(std::size_t i, std::int64_t length, bool first) {
     KernelMemory& m = memory[i];
     if (!first && m.delay_lengths_host == std::vector<std::int64_t>{length}) return std::monostate{};
+    drop_graphs();  // a new line, and passes of another length
     m.delay_lengths_host = {length};
     const auto cells = static_cast<std::size_t>(std::max<std::int64_t>(length, 1));
     auto lines = allocate(m.channels * cells * size_of(dtype));
@@ -278,10 +325,9 @@ struct CudaStream::Impl {
     codegen::ChainValues values = codegen::values_of(chain);
     auto params = as_bytes(values.params, k.state_dtype);
     if (params.empty()) params.resize(8);
-    auto p = upload(params.data(), params.size());
-    if (!p) return Unexpected{p.error()};
-    m.params = std::move(*p);
+    FXC_TRY(write_or_replace(m.params, params.data(), params.size()));
     if (first || values.delay_lengths != m.delay_lengths_host) {
+      drop_graphs();  // new delay lines
       std::size_t delays = values.delay_lengths.size();
       codegen::ChainLayout layout = codegen::layout_of(chain);
       m.delay_lengths_host = values.delay_lengths;
@@ -318,34 +364,39 @@ struct CudaStream::Impl {
         FXC_TRY(device->copy_to_device(m.positions.get(), positions.data(), positions.size() * sizeof(std::int64_t)));
       }
     }
-    if (k.kind == CudaKernelKind::chain_chunked_scan) {
-      std::vector<double> a = LinearChain(chain).transition_power(k.chunk_length);
-      auto full = upload(a.data(), a.size() * sizeof(double));
-      if (!full) return Unexpected{full.error()};
-      m.a_full = std::move(*full);
-      m.a_last.clear();  // uploaded again for each block length (prepare)
-    }
+    if (k.kind == CudaKernelKind::chain_chunked_scan) FXC_TRY(upload_scan_matrices(i, chain, std::max(m.scan_steps, 1)));
     return device->synchronize();
   }
 
-  // What blocks of `n` samples need beyond the buffers: the chunked scans' A^(last chunk) for
-  // each pass length, and the sums' and routes' operand tables for each pass.
+  // The chunked scan's matrices for `steps` steps of its scan over groups, transposed as the
+  // kernels read them (codegen/cuda/emit_cuda.h): A^L, then (A^(L G))^(2^t).
+  GpuStatus upload_scan_matrices(std::size_t i, const ir::Chain& chain, int steps) {
+    const CudaKernelInfo& k = program->kernels[i];
+    KernelMemory& m = memory[i];
+    const LinearChain linear(chain);
+    const auto d = static_cast<std::size_t>(k.state_dimension);
+    std::vector<double> all;
+    all.reserve((1 + steps) * d * d);
+    auto append_transposed = [&](const std::vector<double>& a) {
+      for (std::size_t q = 0; q < d; ++q)
+        for (std::size_t r = 0; r < d; ++r) all.push_back(a[r * d + q]);
+    };
+    append_transposed(linear.transition_power(k.chunk_length));
+    for (int t = 0; t < steps; ++t)
+      append_transposed(linear.transition_power((static_cast<std::int64_t>(k.chunk_length) * codegen::kCudaCarryGroup) << t));
+    FXC_TRY(write_or_replace(m.scan_matrices, all.data(), all.size() * sizeof(double)));
+    m.scan_steps = steps;
+    return std::monostate{};
+  }
+
+  // What blocks of `n` samples need beyond the buffers: the sums' and routes' operand tables
+  // for each pass.
   GpuStatus prepare(long long n) {
     for (std::size_t i = 0; i < program->kernels.size(); ++i) {
       const CudaKernelInfo& k = program->kernels[i];
       KernelMemory& m = memory[i];
       const long long pass = pass_length(region_of[i], n);
-      if (k.kind == CudaKernelKind::chain_chunked_scan) {
-        for (long long samples : {pass, n % pass}) {
-          if (samples == 0 || m.a_last.count(samples)) continue;
-          long long chunks = (samples + k.chunk_length - 1) / k.chunk_length;
-          const auto& chain = std::get<ir::Chain>(g.node(k.node).op);
-          std::vector<double> a = LinearChain(chain).transition_power(samples - (chunks - 1) * k.chunk_length);
-          auto last = upload(a.data(), a.size() * sizeof(double));
-          if (!last) return Unexpected{last.error()};
-          m.a_last.emplace(samples, std::move(*last));
-        }
-      } else if ((k.kind == CudaKernelKind::sum || k.kind == CudaKernelKind::route) && !m.operand_tables.count(n)) {
+      if ((k.kind == CudaKernelKind::sum || k.kind == CudaKernelKind::route) && !m.operand_tables.count(n)) {
         std::vector<DevicePtr> table;
         for (long long start = 0; start < n; start += pass)
           for (ir::NodeId operand : g.node(k.node).operands) table.push_back(at(operand, start));
@@ -372,6 +423,7 @@ struct CudaStream::Impl {
   // Buffers for blocks of up to `n` samples. Growing them invalidates the recorded graphs,
   // which point at the old buffers.
   GpuStatus grow(long long n) {
+    drop_graphs();
     capacity = n;
     signals.clear();
     signals.resize(g.size());
@@ -387,10 +439,21 @@ struct CudaStream::Impl {
       KernelMemory& m = memory[i];
       m.operand_tables.clear();  // they point at the old buffers (prepare makes new ones)
       if (k.kind == CudaKernelKind::chain_chunked_scan) {
-        long long chunks = (n + k.chunk_length - 1) / k.chunk_length;
-        auto scratch = allocate(m.channels * chunks * k.state_dimension * sizeof(double));
-        if (!scratch) return Unexpected{scratch.error()};
-        m.chunk_state = std::move(*scratch);
+        const long long chunks = (n + k.chunk_length - 1) / k.chunk_length;
+        const long long groups = (chunks + codegen::kCudaCarryGroup - 1) / codegen::kCudaCarryGroup;
+        const std::size_t row = k.state_dimension * sizeof(double);
+        auto chunk_state = allocate(m.channels * chunks * row);
+        auto totals = allocate(m.channels * groups * row);
+        auto scan = allocate(m.channels * groups * row);
+        if (!chunk_state) return Unexpected{chunk_state.error()};
+        if (!totals) return Unexpected{totals.error()};
+        if (!scan) return Unexpected{scan.error()};
+        m.chunk_state = std::move(*chunk_state);
+        m.group_totals = std::move(*totals);
+        m.group_scan = std::move(*scan);
+        // Matrices for the scan steps of the longest block (a shorter one takes fewer).
+        if (const int steps = codegen::cuda_carry_steps(chunks); steps > m.scan_steps)
+          FXC_TRY(upload_scan_matrices(i, std::get<ir::Chain>(g.node(k.node).op), steps));
       }
     }
     staging_in.clear();
@@ -405,8 +468,6 @@ struct CudaStream::Impl {
       if (!h) return Unexpected{h.error()};
       staging_out.emplace_back(device, *h, channels_of(id) * n * t);
     }
-    for (auto& [length, graph] : graphs) device->destroy_graph(graph);
-    graphs.clear();
     return device->synchronize();
   }
 
@@ -458,47 +519,60 @@ struct CudaStream::Impl {
         k.kind == CudaKernelKind::sum || k.kind == CudaKernelKind::route
             ? m.operand_tables.at(n).get() + static_cast<std::size_t>(p) * node.operands.size() * sizeof(DevicePtr)
             : 0;
-    std::vector<std::vector<std::uint64_t>> args;
-    std::size_t first = 0;
+    struct Launch {
+      std::size_t entry;
+      std::vector<std::uint64_t> args;
+    };
+    std::vector<Launch> launches;
     switch (k.kind) {
       case CudaKernelKind::chain_thread_per_channel:
-        args = {{in, out, ch, N, cs, ss, m.params.get(), m.delay_lengths.get(), m.state.get(), m.line_ptrs.get(),
-                 m.positions.get()}};
+        launches = {{0, {in, out, ch, N, cs, ss, m.params.get(), m.delay_lengths.get(), m.state.get(),
+                         m.line_ptrs.get(), m.positions.get()}}};
         break;
-      case CudaKernelKind::chain_chunked_scan:
-        args = {{in, ch, N, cs, ss, m.params.get(), m.chunk_state.get()},
-                {ch, N, m.a_full.get(), m.a_last.at(samples).get(), m.chunk_state.get(), m.state.get()},
-                {in, out, ch, N, cs, ss, m.params.get(), m.chunk_state.get()}};
+      case CudaKernelKind::chain_chunked_scan: {
+        // The scan's steps ping-pong between the groups' sums and a second buffer; the last
+        // step's output holds each group's true start state.
+        const DevicePtr a_chunk = m.scan_matrices.get();
+        const std::size_t matrix = static_cast<std::size_t>(k.state_dimension) * k.state_dimension * sizeof(double);
+        const DevicePtr buffers[2] = {m.group_scan.get(), m.group_totals.get()};
+        const int steps = codegen::cuda_carry_steps((samples + k.chunk_length - 1) / k.chunk_length);
+        launches.push_back({0, {in, ch, N, cs, ss, m.params.get(), m.chunk_state.get()}});
+        launches.push_back({1, {ch, N, a_chunk, m.chunk_state.get(), m.group_totals.get()}});
+        for (int t = 0; t < steps; ++t)
+          launches.push_back({2, {ch, N, static_cast<std::uint64_t>(t), a_chunk + (1 + t) * matrix,
+                                  t == 0 ? m.group_totals.get() : buffers[(t - 1) % 2], buffers[t % 2],
+                                  m.state.get()}});
+        launches.push_back({3, {ch, N, a_chunk, buffers[(steps - 1) % 2], m.chunk_state.get()}});
+        launches.push_back({4, {in, out, ch, N, cs, ss, m.params.get(), m.chunk_state.get(), m.state.get()}});
         break;
+      }
       case CudaKernelKind::fir_tiled:
-        args = {{in, out, ch, N, cs, ss, m.params.get(), m.state.get(), m.positions.get()},
-                {in, ch, N, cs, ss, m.state.get(), m.positions.get()}};
+        launches = {{0, {in, out, ch, N, cs, ss, m.params.get(), m.state.get(), m.positions.get()}},
+                    {1, {in, ch, N, cs, ss, m.state.get(), m.positions.get()}}};
         break;
       case CudaKernelKind::sum:
-        args = {{operands, out, ch, N, cs, ss, m.weights.get()}};
+        launches = {{0, {operands, out, ch, N, cs, ss, m.weights.get()}}};
         break;
       case CudaKernelKind::route:
-        args = {{operands, out, ch, N, cs, ss, interleaved ? 1u : 0u, m.weights.get()}};
+        launches = {{0, {operands, out, ch, N, cs, ss, interleaved ? 1u : 0u, m.weights.get()}}};
         break;
       case CudaKernelKind::feedback: {
         const auto cells = static_cast<std::uint64_t>(feedback_cells(i));
-        if (write) {
-          first = 1;
-          args = {{}, {in, ch, N, cs, ss, m.lines.get(), m.positions.get(), cells}};
-        } else {
-          args = {{m.lines.get(), out, ch, N, cs, ss, m.positions.get(), cells}};
-        }
+        if (write)
+          launches = {{1, {in, ch, N, cs, ss, m.lines.get(), m.positions.get(), cells}}};
+        else
+          launches = {{0, {m.lines.get(), out, ch, N, cs, ss, m.positions.get(), cells}}};
         break;
       }
     }
-    int launches = 0;
-    for (std::size_t e = first; e < args.size(); ++e) {
-      codegen::CudaLaunch shape = codegen::cuda_launch(k, e, static_cast<long long>(ch), samples);
+    int count = 0;
+    for (const Launch& l : launches) {
+      codegen::CudaLaunch shape = codegen::cuda_launch(k, l.entry, static_cast<long long>(ch), samples);
       if (shape.grid == 0) continue;
-      FXC_TRY(device->launch(program->functions[i][e], shape, args[e]));
-      ++launches;
+      FXC_TRY(device->launch(program->functions[i][l.entry], shape, l.args));
+      ++count;
     }
-    return launches;
+    return count;
   }
 
   template <class T>
@@ -566,12 +640,12 @@ struct CudaStream::Impl {
         auto graph = device->end_capture();  // ends the capture even when enqueue failed
         if (!recorded_launches) return Unexpected{recorded_launches.error()};
         if (!graph) return Unexpected{graph.error()};
-        found = graphs.emplace(n, *graph).first;
+        found = graphs.emplace(n, Recorded{*graph, *recorded_launches, 0}).first;
         ++recorded;
-        launch_counts[n] = *recorded_launches;
       }
-      FXC_TRY(device->launch_graph(found->second));
-      launches = launch_counts[n];
+      found->second.last_use = ++uses;
+      FXC_TRY(device->launch_graph(found->second.graph));
+      launches = found->second.launches;
       ++counters().gpu_graph_launches;
     } else {
       auto count = enqueue(n);
@@ -579,6 +653,7 @@ struct CudaStream::Impl {
       launches = *count;
     }
     FXC_TRY(device->synchronize());
+    evict_graphs(n);  // after the block: nothing in flight uses what goes
     for (std::size_t o = 0; o < outputs.size(); ++o) {
       Signal s(channels_of(outputs[o]), static_cast<std::size_t>(n), dtype, Signal::Uninitialized{});
       if (dtype == DType::f32) stage_out(static_cast<const float*>(staging_out[o].get()), s, interleaved);
@@ -591,7 +666,6 @@ struct CudaStream::Impl {
     counters().gpu_bytes_copied += bytes;
     return out;
   }
-  std::map<long long, int> launch_counts;
 
   // The buffers a snapshot holds: section and FIR state, ring positions, delay lines, a
   // feedback node's line and positions (sums and routes have none).
@@ -731,8 +805,6 @@ Expected<std::monostate, std::string> CudaStream::update_values(const ir::Graph&
   for (std::size_t i = 0; i < s.program->kernels.size(); ++i) {
     const codegen::CudaKernelInfo& k = s.program->kernels[i];
     const ir::Node& node = s.g.node(k.node);
-    // New pass lengths (a feedback delay changed) need new operand tables.
-    s.memory[i].operand_tables.clear();
     if (k.kind == CudaKernelKind::feedback) {
       FXC_TRY(s.set_feedback_length(i, values.nodes[k.node].delay_lengths.at(0), false));
     } else if (k.kind == CudaKernelKind::sum || k.kind == CudaKernelKind::route) {
@@ -743,15 +815,14 @@ Expected<std::monostate, std::string> CudaStream::update_values(const ir::Graph&
       FXC_TRY(s.set_values(i, std::get<ir::Chain>(node.op), false));
     }
   }
-  // Buffers were replaced (params, delay lines, tables), and passes may have another length:
-  // the recorded graphs point at the old ones.
-  for (auto& [length, graph] : s.graphs) s.device->destroy_graph(graph);
-  s.graphs.clear();
-  return std::monostate{};
+  // Values were written into the buffers the recorded graphs use, which stay valid; a delay or
+  // feedback line whose length changed was replaced, and that dropped them.
+  return s.device->synchronize();
 }
 
 const ir::Graph& CudaStream::graph() const { return impl_->g; }
 bool CudaStream::interleaved() const { return impl_->interleaved; }
 int CudaStream::graphs_recorded() const { return impl_->recorded; }
+std::size_t CudaStream::graphs_held() const { return impl_->graphs.size(); }
 
 }  // namespace fxc

@@ -87,7 +87,8 @@ class CudaStream {
   Expected<std::shared_ptr<const CudaStreamState>, std::string> snapshot() const;
   Expected<std::monostate, std::string> restore(const CudaStreamState& state);
   /// New values for the same shape; the state is kept (a delay or feedback line whose length
-  /// changes restarts from zeros, as on the CPU).
+  /// changes restarts from zeros, as on the CPU). Values are written into the buffers the
+  /// recorded graphs read, so they keep replaying; a line of a new length drops them.
   Expected<std::monostate, std::string> update_values(const ir::Graph& scheduled);
 
   const ir::Graph& graph() const;
@@ -95,6 +96,8 @@ class CudaStream {
   bool interleaved() const;
   /// CUDA graphs recorded so far (one per block length).
   int graphs_recorded() const;
+  /// CUDA graphs held now: at most 16, the least recently used block lengths' go.
+  std::size_t graphs_held() const;
 
  private:
   struct Impl;

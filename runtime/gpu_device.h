@@ -15,7 +15,9 @@
 #include <variant>
 #include <vector>
 
+#include "codegen/cuda/cuda_driver.h"
 #include "codegen/cuda/emit_cuda.h"
+#include "passes/target.h"
 #include "support/expected.h"
 
 namespace fxc {
@@ -38,6 +40,9 @@ class GpuDevice {
   /// The architecture to compile for ("sm_90"); empty when the device runs CUDA source
   /// itself (the host emulation), and load_module's cubin is then ignored.
   virtual std::string arch() const = 0;
+  /// What the cost model knows of the device (passes::cuda_target): an H100's by default (the
+  /// emulation).
+  virtual passes::GpuProperties properties() const { return {}; }
 
   virtual Expected<DevicePtr, std::string> allocate(std::size_t bytes) = 0;
   virtual void release(DevicePtr pointer) noexcept = 0;
@@ -68,6 +73,10 @@ class GpuDevice {
   virtual GpuStatus launch_graph(Handle graph) = 0;
   virtual void destroy_graph(Handle graph) noexcept = 0;
 };
+
+/// The cost model's view of a device the driver lists; a field the driver leaves at 0 keeps
+/// the default (an H100's). Bandwidth: 2 transfers per memory clock x the bus width.
+passes::GpuProperties gpu_properties_of(const codegen::CudaDevice& device);
 
 /// Device `ordinal` through the CUDA driver: its primary context and a created non-blocking
 /// stream. Fails with a clear message without a driver ("no CUDA driver (libcuda.so.1 not

@@ -14,6 +14,12 @@ using CUresult = int;
 using CUdevice = int;
 constexpr int kComputeCapabilityMajor = 75;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
 constexpr int kComputeCapabilityMinor = 76;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+// What the cost model needs (passes::GpuProperties), cuda.h's CUdevice_attribute values.
+constexpr int kMultiprocessorCount = 16;        // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+constexpr int kMemoryClockRate = 36;            // CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE (kHz)
+constexpr int kGlobalMemoryBusWidth = 37;       // CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH (bits)
+constexpr int kMaxThreadsPerMultiprocessor = 39;  // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR
+constexpr int kSingleToDoubleRatio = 87;        // CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO
 
 struct Driver {
   CUresult (*Init)(unsigned) = nullptr;
@@ -79,6 +85,11 @@ CudaDriverInfo query_cuda_driver(const std::vector<std::string>& libraries) {
     if (d.DeviceGetName(name, sizeof name, h) == 0) dev.name = name;
     d.DeviceGetAttribute(&dev.major, kComputeCapabilityMajor, h);
     d.DeviceGetAttribute(&dev.minor, kComputeCapabilityMinor, h);
+    d.DeviceGetAttribute(&dev.multiprocessors, kMultiprocessorCount, h);
+    d.DeviceGetAttribute(&dev.threads_per_multiprocessor, kMaxThreadsPerMultiprocessor, h);
+    d.DeviceGetAttribute(&dev.single_to_double_ratio, kSingleToDoubleRatio, h);
+    d.DeviceGetAttribute(&dev.memory_clock_khz, kMemoryClockRate, h);
+    d.DeviceGetAttribute(&dev.memory_bus_bits, kGlobalMemoryBusWidth, h);
     d.DeviceTotalMem(&dev.memory_bytes, h);
     info.devices.push_back(dev);
   }

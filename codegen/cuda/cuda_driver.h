@@ -17,6 +17,11 @@ struct CudaDevice {
   std::string name;
   int major = 0, minor = 0;  ///< compute capability
   std::size_t memory_bytes = 0;
+  int multiprocessors = 0;            ///< CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+  int threads_per_multiprocessor = 0; ///< ..._MAX_THREADS_PER_MULTIPROCESSOR
+  int single_to_double_ratio = 0;     ///< ..._SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO (2 on an H100, 64 on consumer parts)
+  int memory_clock_khz = 0;           ///< ..._MEMORY_CLOCK_RATE
+  int memory_bus_bits = 0;            ///< ..._GLOBAL_MEMORY_BUS_WIDTH
   std::string arch() const { return "sm_" + std::to_string(major) + std::to_string(minor); }
 };
 

@@ -43,6 +43,12 @@ class Writer {
     --depth_;
     line(text);
   }
+  /// `} else {`: closes a block and opens the next at the same depth.
+  void reopen(const std::string& text) {
+    --depth_;
+    line(text);
+    ++depth_;
+  }
   std::string str() const { return out_.str(); }
 
  private:
@@ -159,8 +165,10 @@ class ChainBody {
 
   // Every stage on `v`, in order, with the CPU backend's arithmetic (emit_chain.cpp): the
   // same fused multiply-adds, in the same places, and nothing else fused (--fmad=false).
-  void sample(Writer& w) const {
-    for (std::size_t i = 0; i < chain_.stages.size(); ++i) {
+  // `end`: only the stages before it (the chunked scan's zero-state pass runs the scanned
+  // prefix alone).
+  void sample(Writer& w, std::size_t end = static_cast<std::size_t>(-1)) const {
+    for (std::size_t i = 0; i < chain_.stages.size() && i < end; ++i) {
       const ir::Stage& stage = chain_.stages[i];
       const StageLayout& at = layout_.stages[i];
       std::visit(
@@ -357,7 +365,7 @@ void emit_thread_per_channel(Writer& w, const CudaKernelInfo& k, const ir::Chain
   const ChainLayout& l = body.layout();
   header(w, k, chain, l, ty);
   w.open("extern \"C\" __global__ void " + k.symbol + "(");
-  w.line("const " + ty.signal.t + "* in, " + ty.signal.t + "* out, " + kSignalArgs + ",");
+  w.line("const " + ty.signal.t + "* __restrict__ in, " + ty.signal.t + "* __restrict__ out, " + kSignalArgs + ",");
   w.line("const " + s.t + "* __restrict__ params, const long long* __restrict__ delay_lengths,");
   w.line(s.t + "* __restrict__ state, " + s.t + "* const* __restrict__ delay_lines, long long* __restrict__ positions) {");
   w.line("const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;");
@@ -376,78 +384,196 @@ void emit_thread_per_channel(Writer& w, const CudaKernelInfo& k, const ir::Chain
   w.close();
 }
 
-// Pass 1 and pass 3 share the chunk loop; pass 1 stores only the final state.
+// The chunked scan's matrix `from` (float64, transposed: a[q * D + r] is row r, column q) as
+// `a`: copied into shared memory when it fits (the caller synchronizes before reading it),
+// else read through the cache.
+void emit_scan_matrix(Writer& w, int d, const std::string& from) {
+  if (d * d <= kCudaSharedMatrixCells) {
+    w.line("__shared__ double a[" + str(static_cast<long long>(d) * d) + "];  // " + from + ", transposed");
+    w.line("for (int i = threadIdx.x; i < D * D; i += blockDim.x) a[i] = " + from + "[i];");
+  } else {
+    w.line("const double* const a = " + from + ";  // too large for shared memory: read through the cache");
+  }
+}
+
+// Passes 0 and 4 share the chunk loop: pass 0 runs the scanned prefix from zero state and
+// stores only its final state; pass 4 runs the whole chain from the chunk's true start state,
+// writes the output and, for a channel's last chunk, the stream's new state.
 void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain, bool output) {
   Types ty = types_of(k);
   const Scalar& s = ty.compute;
+  const std::string& T = ty.signal.t;
   ChainBody body(chain, s);
   const ChainLayout& l = body.layout();
+  const std::size_t stop = output ? chain.stages.size() : ir::scanned_prefix(chain.stages);
   const std::string& symbol = output ? k.symbol : k.entries[0].symbol;
   w.open("extern \"C\" __global__ void " + symbol + "(");
-  if (output) w.line("const " + ty.signal.t + "* in, " + ty.signal.t + "* out, " + kSignalArgs + ",");
-  else w.line("const " + ty.signal.t + "* in, " + kSignalArgs + ",");
-  w.line("const " + s.t + "* __restrict__ params, " + std::string(output ? "const " : "") +
-         "double* __restrict__ chunk_state) {");
-  w.line("const long long L = " + str(k.chunk_length) + ";");
-  w.line("const long long chunks = (samples + L - 1) / L;");
-  w.line("const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;");
-  w.line("if (t >= channels * chunks) return;");
-  w.line("const long long c = t / chunks;");
-  w.line("const long long begin = (t % chunks) * L;");
-  w.line("const long long end = begin + L < samples ? begin + L : samples;");
-  body.load_params(w);
   if (output) {
-    w.line("const double* const st = chunk_state + t * " + str(l.state_per_channel) + ";  // the chunk's true start state");
-    body.load_state(w, ChainBody::Start::chunk);
+    w.line("const " + T + "* __restrict__ in, " + T + "* __restrict__ out, " + kSignalArgs + ",");
+    w.line("const " + s.t + "* __restrict__ params, const double* __restrict__ chunk_state, " + s.t +
+           "* __restrict__ state) {");
   } else {
-    body.load_state(w, ChainBody::Start::zero);
+    w.line("const " + T + "* __restrict__ in, " + kSignalArgs + ",");
+    w.line("const " + s.t + "* __restrict__ params, double* __restrict__ chunk_state) {");
   }
-  w.line("const " + ty.signal.t + "* const x = in + c * channel_stride;");
-  if (output) w.line(ty.signal.t + "* const y = out + c * channel_stride;");
+  w.line("const long long L = " + str(k.chunk_length) + ";");
+  w.line("const long long D = " + str(l.state_per_channel) + ";");
+  w.line("const long long chunks = (samples + L - 1) / L;");
+  w.line("const long long rows = channels * chunks;  // (channel, chunk) pairs");
+  body.load_params(w);
+  // The chunk's start and end: the true start state (pass 4) or zero (pass 0).
+  auto start = [&](const std::string& row) {
+    if (output) {
+      w.line("const double* const st = chunk_state + (" + row + ") * D;  // the chunk's true start state");
+      body.load_state(w, ChainBody::Start::chunk);
+    } else {
+      body.load_state(w, ChainBody::Start::zero);
+    }
+  };
+  auto finish = [&]() {
+    if (output) {
+      w.open("if (k == chunks - 1) {  // the channel's last chunk ends where the stream goes on");
+      w.line(s.t + "* const fin = state + c * D;");
+      body.store_state(w, "fin");
+      w.close();
+    } else {
+      w.line("double* const e = chunk_state + (c * chunks + k) * D;");
+      body.store_state(w, "e");
+    }
+  };
+
+  w.open("if (sample_stride == 1) {");
+  w.line("// Planar: the block's threads take neighbouring chunks. Each step of 32 samples goes through a");
+  w.line("// shared tile that warps load (and store) 32 neighbouring samples of one chunk at a time,");
+  w.line("// one transaction, instead of 32 loads L samples apart.");
+  w.line("__shared__ " + T + " tile[" + str(kCudaBlockThreads) + "][33];  // padded: a thread's row has no bank conflicts");
+  w.line("const long long first = (long long)blockIdx.x * blockDim.x;");
+  w.line("const long long t = first + threadIdx.x;");
+  w.line("const long long c = t / chunks, k = t % chunks;");
+  w.line("const long long begin = k * L, end = begin + L < samples ? begin + L : samples;");
+  w.line("const int lane = threadIdx.x % 32;");
+  start("t < rows ? t : 0");
+  w.open("for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize");
+  w.line("__syncthreads();  // the last tile is done with");
+  w.open("for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {");
+  w.line("const long long u = first + i, n = (u % chunks) * L + j + lane;");
+  w.line("tile[i][lane] = u < rows && j + lane < L && n < samples ? in[(u / chunks) * channel_stride + n] : " + T + "(0);");
+  w.close();
+  w.line("__syncthreads();");
+  w.open("if (t < rows) {");
+  w.open("for (int i = 0; i < 32 && begin + j + i < end; ++i) {");
+  w.line(s.t + " v = " + ty.load("tile[threadIdx.x][i]") + ";");
+  body.sample(w, stop);
+  if (output) w.line("tile[threadIdx.x][i] = " + ty.store("v") + ";");
+  w.close();
+  w.close();
+  if (output) {
+    w.line("__syncthreads();");
+    w.open("for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {");
+    w.line("const long long u = first + i, n = (u % chunks) * L + j + lane;");
+    w.line("if (u < rows && j + lane < L && n < samples) out[(u / chunks) * channel_stride + n] = tile[i][lane];");
+    w.close();
+  }
+  w.close();
+  w.open("if (t < rows) {");
+  finish();
+  w.close();
+  w.reopen("} else {");
+  w.line("// Interleaved: neighbouring threads take neighbouring channels of one chunk, so a warp's loads");
+  w.line("// of sample n are adjacent.");
+  w.line("const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;");
+  w.line("if (t >= rows) return;");
+  w.line("const long long c = t % channels, k = t / channels;");
+  w.line("const long long begin = k * L, end = begin + L < samples ? begin + L : samples;");
+  start("c * chunks + k");
+  w.line("const " + T + "* const x = in + c * channel_stride;");
+  if (output) w.line(T + "* const y = out + c * channel_stride;");
   w.open("for (long long n = begin; n < end; ++n) {");
   w.line(s.t + " v = " + ty.load("x[n * sample_stride]") + ";");
-  body.sample(w);
+  body.sample(w, stop);
   if (output) w.line("y[n * sample_stride] = " + ty.store("v") + ";");
   w.close();
-  if (!output) {
-    w.line("double* const st = chunk_state + t * " + str(l.state_per_channel) + ";");
-    body.store_state(w, "st");
-  }
+  finish();
+  w.close();
   w.close();
 }
 
-void emit_carry(Writer& w, const CudaKernelInfo& k) {
-  Types ty = types_of(k);
+// Passes 1 and 3: one block per (channel, group), a thread per state row, walking the group's
+// chunks in turn with A^L. Pass 1 sums the group from a zero start; pass 3 starts from the
+// group's true start and writes each chunk's true start state over its zero-state end.
+void emit_group_walk(Writer& w, const CudaKernelInfo& k, bool starts) {
   const int d = k.state_dimension;
-  w.open("extern \"C\" __global__ void " + k.entries[1].symbol + "(");
-  w.line("long long channels, long long samples, const double* __restrict__ a_full,");
-  w.line("const double* __restrict__ a_last, double* __restrict__ chunk_state, " + ty.compute.t +
-         "* __restrict__ state) {");
-  w.line("const long long L = " + str(k.chunk_length) + ";");
-  w.line("const long long chunks = (samples + L - 1) / L;");
-  w.line("const long long c = blockIdx.x;  // one block per channel: all its threads return together");
-  w.line("if (c >= channels) return;");
+  w.open("extern \"C\" __global__ void " + k.entries[starts ? 3 : 1].symbol + "(");
+  if (starts)
+    w.line("long long channels, long long samples, const double* __restrict__ a_chunk, "
+           "const double* __restrict__ group_starts, double* __restrict__ chunk_state) {");
+  else
+    w.line("long long channels, long long samples, const double* __restrict__ a_chunk, "
+           "const double* __restrict__ chunk_state, double* __restrict__ totals) {");
+  w.line("const long long L = " + str(k.chunk_length) + ", G = " + str(kCudaCarryGroup) + ";");
+  w.line("const long long chunks = (samples + L - 1) / L, groups = (chunks + G - 1) / G;");
+  w.line("const long long c = blockIdx.x / groups, g = blockIdx.x % groups;  // one block per (channel, group)");
   w.line("const int r = threadIdx.x;  // the state row this thread carries");
   w.line("const int D = " + str(d) + ";");
+  emit_scan_matrix(w, d, "a_chunk");
   w.line("__shared__ double s[" + str(d) + "];");
-  w.line("if (r < D) s[r] = double(state[c * D + r]);");
+  w.line(starts ? "if (r < D) s[r] = group_starts[(c * groups + g) * D + r];"
+                : "if (r < D) s[r] = 0;  // the group's sum from a zero start");
   w.line("__syncthreads();");
-  w.line("double* const e = chunk_state + c * chunks * D;");
-  w.open("for (long long k = 0; k < chunks; ++k) {");
-  w.line("const double* const a = k + 1 == chunks ? a_last : a_full;  // A^L, or A^(the last chunk's length)");
+  w.line(std::string(starts ? "" : "const ") + "double* const e = chunk_state + c * chunks * D;");
+  w.line("const long long last = (g + 1) * G < chunks ? (g + 1) * G : chunks;");
+  w.open("for (long long k = g * G; k < last; ++k) {");
   w.line("double next = 0;");
   w.open("if (r < D) {");
-  w.line("next = e[k * D + r];");
-  w.line("for (int q = 0; q < D; ++q) next = fma(a[r * D + q], s[q], next);");
+  w.line("next = e[k * D + r];  // chunk k's end state from zero");
+  w.line("for (int q = 0; q < D; ++q) next = fma(a[q * D + r], s[q], next);");
   w.close();
   w.line("__syncthreads();  // every row has read s");
-  w.open("if (r < D) {");
-  w.line("e[k * D + r] = s[r];  // chunk k's true start state replaces its zero-state end");
-  w.line("s[r] = next;");
-  w.close();
+  if (starts) {
+    w.open("if (r < D) {");
+    w.line("e[k * D + r] = s[r];  // chunk k's true start state replaces its zero-state end");
+    w.line("s[r] = next;");
+    w.close();
+  } else {
+    w.line("if (r < D) s[r] = next;");
+  }
   w.line("__syncthreads();");
   w.close();
-  w.line("if (r < D) state[c * D + r] = " + (ty.compute.t == "double" ? std::string("s[r]") : ty.compute.t + "(s[r])") + ";");
+  if (!starts) w.line("if (r < D) totals[(c * groups + g) * D + r] = s[r];");
+  w.close();
+}
+
+// Pass 2: one step of a Kogge-Stone scan over each channel's groups, a thread per (channel,
+// group, state row). After the steps, group g holds sum_h (A^(L G))^(g - h) x[h] over h <= g,
+// where x[0] is the stream's state and x[h] group h - 1's sum: group g's true start state.
+void emit_group_scan(Writer& w, const CudaKernelInfo& k) {
+  const std::string S = types_of(k).compute.t;
+  const int d = k.state_dimension;
+  w.open("extern \"C\" __global__ void " + k.entries[2].symbol + "(");
+  w.line("long long channels, long long samples, long long step, const double* __restrict__ a_step,");
+  w.line("const double* __restrict__ from, double* __restrict__ to, const " + S + "* __restrict__ state) {");
+  w.line("const long long L = " + str(k.chunk_length) + ", G = " + str(kCudaCarryGroup) + ";");
+  w.line("const long long chunks = (samples + L - 1) / L, groups = (chunks + G - 1) / G;");
+  w.line("const int D = " + str(d) + ";");
+  emit_scan_matrix(w, d, "a_step");
+  w.line("__syncthreads();");
+  w.line("const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;");
+  w.line("if (t >= channels * groups * D) return;");
+  w.line("const int r = t % D;");
+  w.line("const long long g = t / D % groups, c = t / D / groups;");
+  w.line("const long long offset = 1LL << step;");
+  w.line("// Step 0 reads x itself (the state, then the sums shifted by one group), later steps the");
+  w.line("// previous step's partial sums.");
+  w.line("const double* const x = from + c * groups * D;");
+  w.line("const " + S + "* const s0 = state + c * D;");
+  w.line("double acc = step > 0 ? x[g * D + r] : g == 0 ? double(s0[r]) : x[(g - 1) * D + r];");
+  w.open("if (g >= offset) {  // acc += (A^(L G))^(2^step) x[g - offset]");
+  w.line("const long long h = g - offset;");
+  w.line("if (step > 0) for (int q = 0; q < D; ++q) acc = fma(a[q * D + r], x[h * D + q], acc);");
+  w.line("else if (h == 0) for (int q = 0; q < D; ++q) acc = fma(a[q * D + r], double(s0[q]), acc);");
+  w.line("else for (int q = 0; q < D; ++q) acc = fma(a[q * D + r], x[(h - 1) * D + q], acc);");
+  w.close();
+  w.line("to[(c * groups + g) * D + r] = acc;");
   w.close();
 }
 
@@ -455,14 +581,22 @@ void emit_chunked_scan(Writer& w, const CudaKernelInfo& k, const ir::Chain& chai
   Types ty = types_of(k);
   ChainBody body(chain, ty.compute);
   header(w, k, chain, body.layout(), ty);
-  w.line("// Chunked scan over time in three passes (chunk_state: double[channels][chunks][" +
-         str(k.state_dimension) + "]):");
-  w.line("// 1. " + k.entries[0].symbol + ": each chunk from zero state, its final state e[k] only;");
-  w.line("// 2. " + k.entries[1].symbol + ": s[k+1] = A^L s[k] + e[k] in float64, from the stream's state;");
-  w.line("// 3. " + k.symbol + ": each chunk again from its true start state s[k], writing the output.");
+  const std::string d = str(k.state_dimension);
+  w.line("// Chunked scan over time, chunks of L = " + str(k.chunk_length) + " samples in groups of " +
+         str(kCudaCarryGroup) + " (chunk_state: double[channels][chunks][" + d + "]):");
+  w.line("// 0. " + k.entries[0].symbol + ": each chunk from zero state, its final state e[k] only;");
+  w.line("// 1. " + k.entries[1].symbol + ": each group's sum from a zero start, t = A^L t + e[k];");
+  w.line("// 2. " + k.entries[2].symbol + ": log-depth scan over the groups from the stream's state;");
+  w.line("// 3. " + k.entries[3].symbol + ": each chunk's true start state s[k] within its group;");
+  w.line("// 4. " + k.symbol + ": each chunk again from s[k], writing the output" +
+         std::string(ir::scanned_prefix(chain.stages) < chain.stages.size() ? " (the memoryless tail too)" : "") + ".");
   emit_chunk_pass(w, k, chain, false);
   w.line();
-  emit_carry(w, k);
+  emit_group_walk(w, k, false);
+  w.line();
+  emit_group_scan(w, k);
+  w.line();
+  emit_group_walk(w, k, true);
   w.line();
   emit_chunk_pass(w, k, chain, true);
 }
@@ -693,11 +827,13 @@ std::vector<CudaEntry> entries_of(const CudaKernelInfo& k) {
                     {"const " + s + "*", "const long long*", s + "*", s + "* const*", "long long*"}),
                false}};
     case CudaKernelKind::chain_chunked_scan:
-      return {{k.symbol + "_chunk_states", with(signal({"const " + t + "*"}), {"const " + s + "*", "double*"}), false},
-              {k.symbol + "_carry",
-               {"long long", "long long", "const double*", "const double*", "double*", s + "*"},
+      return {{k.symbol + "_chunk_states", with(signal({"const " + t + "*"}), {"const " + s + "*", "double*"}), true},
+              {k.symbol + "_group_sums", {"long long", "long long", "const double*", "const double*", "double*"}, true},
+              {k.symbol + "_group_scan",
+               {"long long", "long long", "long long", "const double*", "const double*", "double*", "const " + s + "*"},
                true},
-              {k.symbol, with(signal({"const " + t + "*", t + "*"}), {"const " + s + "*", "const double*"}), false}};
+              {k.symbol + "_chunk_starts", {"long long", "long long", "const double*", "const double*", "double*"}, true},
+              {k.symbol, with(signal({"const " + t + "*", t + "*"}), {"const " + s + "*", "const double*", s + "*"}), true}};
     case CudaKernelKind::fir_tiled:
       return {{k.symbol, with(signal({"const " + t + "*", t + "*"}), {"const " + s + "*", "const " + s + "*", "const long long*"}), true},
               {k.symbol + "_ring", with(signal({"const " + t + "*"}), {s + "*", "long long*"}), false}};
@@ -719,12 +855,14 @@ bool is_lone_fir(const ir::Chain& chain) {
 }  // namespace
 
 bool cuda_chunked_scan_applies(const ir::Chain& chain) {
-  int sections = 0;
-  for (const ir::Stage& stage : chain.stages) {
-    if (auto* sos = std::get_if<ir::SosCascade>(&stage)) sections += static_cast<int>(sos->sections.size());
-    else if (!std::holds_alternative<ir::Gain>(stage)) return false;
-  }
-  return sections > 0 && 2 * sections <= 1024;
+  return ir::scanned_prefix(chain.stages) > 0 && layout_of(chain).state_per_channel <= 1024;
+}
+
+int cuda_carry_steps(long long chunks) {
+  const long long groups = (chunks + kCudaCarryGroup - 1) / kCudaCarryGroup;
+  int steps = 1;
+  while ((1LL << steps) < groups) ++steps;
+  return steps;
 }
 
 CudaLaunch cuda_launch(const CudaKernelInfo& k, std::size_t entry, long long channels, long long samples) {
@@ -734,8 +872,10 @@ CudaLaunch cuda_launch(const CudaKernelInfo& k, std::size_t entry, long long cha
     case CudaKernelKind::chain_thread_per_channel:
       return {blocks(channels), kCudaBlockThreads};
     case CudaKernelKind::chain_chunked_scan: {
-      long long chunks = (samples + k.chunk_length - 1) / k.chunk_length;
-      if (entry == 1) return {channels, (k.state_dimension + 31) / 32 * 32};
+      const long long chunks = (samples + k.chunk_length - 1) / k.chunk_length;
+      const long long groups = (chunks + kCudaCarryGroup - 1) / kCudaCarryGroup;
+      if (entry == 1 || entry == 3) return {channels * groups, (k.state_dimension + 31) / 32 * 32};
+      if (entry == 2) return {(channels * groups * k.state_dimension + kCudaScanThreads - 1) / kCudaScanThreads, kCudaScanThreads};
       return {blocks(channels * chunks), kCudaBlockThreads};
     }
     case CudaKernelKind::fir_tiled:
@@ -819,7 +959,7 @@ Expected<std::vector<CudaKernelInfo>, std::string> cuda_kernels(const ir::Graph&
           k.state_dimension = layout_of(*chain).state_per_channel;
           k.note = "gpu_chunked_scan, L=" + str(chain->chunk_length) + ": one thread per (channel, chunk)";
         } else {
-          k.note = "gpu_chunked_scan does not apply (a stage other than sos and gain): one thread per channel";
+          k.note = "gpu_chunked_scan does not apply (a delay, FIR or dynamics stage, or a section after a clip or tanh): one thread per channel";
         }
         break;
       default:

@@ -25,24 +25,45 @@ namespace fxc::codegen {
 /// block = taps per shared-memory tile) of the tiled FIR.
 inline constexpr int kCudaBlockThreads = 128;
 inline constexpr int kCudaFirTile = 128;
+/// Chunks per group of the chunked scan's carry (walked in turn by one block), and the
+/// threads per block of its log-depth scan over groups.
+inline constexpr int kCudaCarryGroup = 32;
+inline constexpr int kCudaScanThreads = 256;
+/// The chunked scan's matrices go through shared memory up to this many float64 cells (32 KiB,
+/// 32 sections); larger ones are read through the cache.
+inline constexpr int kCudaSharedMatrixCells = 4096;
 
 /// What a node's generated kernels compute, and so how they are launched. Each kind has one
 /// or more entry points (CudaKernelInfo::entries), launched in order on one stream.
 enum class CudaKernelKind {
   /// One thread per channel, the whole chain per sample, state in registers.
   /// Entry: fxc_chain_N(in, out, channels, samples, channel_stride, sample_stride, params,
-  /// delay_lengths, state, delay_lines, positions). `in` may equal `out`.
+  /// delay_lengths, state, delay_lines, positions). `in != out` (the runtime gives every node
+  /// its own buffer; the pointers are __restrict__).
   chain_thread_per_channel,
-  /// The chunked scan over time (sos and gain stages only), three entries:
-  /// fxc_chain_N_chunk_states(in, channels, samples, channel_stride, sample_stride, params,
+  /// The chunked scan over time (sos and gain stages only): chunks of L samples, groups of
+  /// kCudaCarryGroup chunks, five entries (chunk_state, totals and scan: double[channels][..][D],
+  /// D the state rows):
+  /// 0. fxc_chain_N_chunk_states(in, channels, samples, channel_stride, sample_stride, params,
   ///   chunk_state): one thread per (channel, chunk) runs its chunk from zero state and writes
-  ///   only the final state (float64), no output;
-  /// fxc_chain_N_carry(channels, samples, a_full, a_last, chunk_state, state): one block per
-  ///   channel, one thread per state row: s[k+1] = A^L s[k] + e[k] in float64 from the stream's
-  ///   state; chunk_state[k] becomes chunk k's true start state, the last s the new state;
-  /// fxc_chain_N(in, out, channels, samples, channel_stride, sample_stride, params,
-  ///   chunk_state): each (channel, chunk) reruns its chunk from its true start state and
-  ///   writes the output. Two reads and one write of the signal. `in` may equal `out`.
+  ///   only its final state e[k], no output;
+  /// 1. fxc_chain_N_group_sums(channels, samples, a_chunk, chunk_state, totals): one block per
+  ///   (channel, group), a thread per state row: the group's end state from a zero start,
+  ///   t = A^L t + e[k] over its chunks (a_chunk: A^L);
+  /// 2. fxc_chain_N_group_scan(channels, samples, step, a_step, from, to, state): launched
+  ///   cuda_carry_steps(chunks) times, step = 0, 1, ...: a log-depth (Kogge-Stone) scan over
+  ///   the groups with a_step = (A^(L G))^(2^step); step 0 reads the totals and the stream's
+  ///   state, the others the previous step's `to`; the last writes each group's true start;
+  /// 3. fxc_chain_N_chunk_starts(channels, samples, a_chunk, group_starts, chunk_state): one
+  ///   block per (channel, group) walks its chunks from the group's start, writing each chunk's
+  ///   true start state over its e[k];
+  /// 4. fxc_chain_N(in, out, channels, samples, channel_stride, sample_stride, params,
+  ///   chunk_state, state): each (channel, chunk) reruns its chunk from its true start state and
+  ///   writes the output; the last chunk's final state is the stream's new state.
+  /// Matrices are float64 and transposed (a[q * D + r] is row r, column q), so a warp's threads
+  /// (rows) read neighbouring words. Planar signals go through shared-memory tiles of
+  /// kCudaBlockThreads chunks x 32 samples (each warp load reads 32 neighbouring samples of one
+  /// chunk); interleaved ones put neighbouring channels on neighbouring threads. `in != out`.
   chain_chunked_scan,
   /// A lone FIR stage, direct form with shared-memory tiles, two entries:
   /// fxc_chain_N(in, out, channels, samples, channel_stride, sample_stride, params, state,
@@ -106,6 +127,10 @@ struct CudaLaunch {
   int block = 1;
 };
 
+/// The chunked scan's log-depth steps (launches of its group_scan entry) for `chunks` chunks
+/// of one channel: ceil(log2(groups)), at least 1 (step 0 also brings in the stream's state).
+int cuda_carry_steps(long long chunks);
+
 /// The launch of `kernel`'s entry `entry` for a signal of `channels` x `samples`.
 CudaLaunch cuda_launch(const CudaKernelInfo& kernel, std::size_t entry, long long channels,
                        long long samples);
@@ -118,9 +143,9 @@ CudaLaunch cuda_launch(const CudaKernelInfo& kernel, std::size_t entry, long lon
 /// known).
 Expected<std::vector<CudaKernelInfo>, std::string> cuda_kernels(const ir::Graph& scheduled);
 
-/// True when `chain` can run as a GPU chunked scan: sos and gain stages only, at least one
-/// section (linear, with no ring buffers), as the CPU's chunked_scan_applies, and a state of
-/// at most 1024 rows (the carry's block).
+/// True when `chain` can run as a GPU chunked scan: sos and gain stages through its last
+/// section, then only memoryless ones (ir::scanned_prefix), and a state of at most 1024 rows
+/// (a carry block's threads).
 bool cuda_chunked_scan_applies(const ir::Chain& chain);
 
 /// Readable, deterministic CUDA C++ for every kernel of `scheduled` (what

@@ -37,6 +37,7 @@
 #include "expected_text.h"
 #include "frontend/dsl.h"
 #include "ir/graph_algorithms.h"
+#include "passes/cost_model.h"
 #include "passes/pipeline.h"
 #include "random_graphs.h"
 #include "runtime/counters.h"
@@ -355,8 +356,11 @@ void check_update_values(const DeviceFactory& make) {
   std::vector<Signal> inputs = noise(p.designed, 400, 9, DType::f64, 2);
   CudaStream stream(p.program);
   run_blocks(stream, inputs, {100});
+  const int recorded = stream.graphs_recorded();
   REQUIRE(stream.update_values(q.scheduled));
   auto b = run_blocks(stream, inputs, {100});
+  // The new values were written into the buffers the recorded graph reads: it replays them.
+  CHECK(stream.graphs_recorded() == recorded);
   // The same input again, now with twice the gain: once the old state has decayed (a 1 kHz
   // Butterworth, a 3-sample delay), the output is twice the first stream's second run.
   CudaStream reference(p.program);
@@ -367,6 +371,33 @@ void check_update_values(const DeviceFactory& make) {
   CHECK(worst <= 1e-9);
   CHECK(std::abs(b[0].at(1, 0) - c[0].at(1, 0)) < 1e-9);  // the first samples are still the delay line's, old gain
   CHECK_FALSE(stream.update_values(prepare(make, w1_graph(), 2, DType::f64, Force::per_channel).scheduled));
+
+  // The chunked scan's matrices are values too: new cutoffs, the same recorded graphs, and from
+  // zero state the new graph's output.
+  auto lowpass = [](double hz) {
+    Flow x = input("x");
+    return make_graph("lp", {output("y", x | butter(4, Frequency{hz}) | cheby1(2, 1_dB, Frequency{hz / 10}, highpass))});
+  };
+  Prepared slow = prepare(make, lowpass(500), 2, DType::f64, Force::chunked, 4);
+  Prepared fast = prepare(make, lowpass(3000), 2, DType::f64, Force::chunked, 4);
+  REQUIRE(count_kind(slow, codegen::CudaKernelKind::chain_chunked_scan) == 1);
+  std::vector<Signal> long_inputs = noise(fast.designed, 3000, 4, DType::f64, 2);
+  CudaStream chunked(slow.program);
+  run_blocks(chunked, long_inputs, {1500});
+  const int chunked_recorded = chunked.graphs_recorded();
+  REQUIRE(chunked.update_values(fast.scheduled));
+  REQUIRE(chunked.reset());
+  auto want = interpret(fast.designed, long_inputs);
+  REQUIRE(want);
+  CHECK(worst_error(run_blocks(chunked, long_inputs, {1500}), *want) <= 1e-9);
+  CHECK(chunked.graphs_recorded() == chunked_recorded);
+
+  // Blocks of ever new lengths: at most CudaStream's bound of recorded graphs is held.
+  std::vector<std::size_t> lengths;
+  for (std::size_t n = 1; n <= 40; ++n) lengths.push_back(n);
+  auto many = run_blocks(chunked, long_inputs, lengths);
+  CHECK(chunked.graphs_recorded() >= 40);
+  CHECK(chunked.graphs_held() <= 16);
 }
 
 void check_many_channels(const DeviceFactory& make) {
@@ -815,11 +846,109 @@ void check_loop_batch(const DeviceFactory& make) {
   }
 }
 
+ir::Graph scan_tail_graph() {  // sections, then memoryless stages that the scan's output pass runs
+  Flow x = input("x");
+  return make_graph("scan_tail", {output("y", x | butter(4, 1000_Hz) | gain(3.0) | cheby1(2, 1_dB, 100_Hz, highpass) |
+                                                gain(2.0) | tanh() | clip(-0.5, 0.5) | gain(0.9))});
+}
+
+ir::Graph wide_state_graph() {  // 36 sections: a 72 x 72 matrix, read through the cache, not shared memory
+  Flow y = input("x");
+  for (int i = 0; i < 6; ++i) y = y | butter(12, Frequency{1000.0 + 700.0 * i});
+  return make_graph("wide_state", {output("y", y)});
+}
+
+// The chunked scan's carry across many groups (kCudaCarryGroup chunks each) and log-depth steps:
+// chunk lengths from 1 to 100 (not multiples of the 32-sample tile), planar and interleaved
+// (40 channels), memoryless stages after the sections, a state too wide for shared memory, and
+// streams whose blocks each take several steps, against the reference interpreter.
+void check_chunked_carry(const DeviceFactory& make) {
+  struct Case {
+    const char* name;
+    ir::Graph (*graph)();
+    int channels;
+    int chunk;
+    std::size_t samples;
+  };
+  const Case cases[] = {
+      {"w1, L=4: 33 groups, 6 steps", w1_graph, 2, 4, 4201},
+      {"w1, L=1", w1_graph, 1, 1, 3001},
+      {"w1 interleaved, L=37", w1_graph, 40, 37, 2500},
+      {"tail, L=7", scan_tail_graph, 3, 7, 3001},
+      {"tail interleaved, L=100", scan_tail_graph, 33, 100, 3500},
+      {"wide state, L=5", wide_state_graph, 2, 5, 1700},
+  };
+  double worst[2] = {0, 0};
+  for (const Case& c : cases) {
+    for (DType dtype : {DType::f64, DType::f32}) {
+      CAPTURE(std::string(c.name));
+      CAPTURE(name(dtype));
+      Prepared p = prepare(make, c.graph(), c.channels, dtype, Force::chunked, c.chunk);
+      REQUIRE(count_kind(p, codegen::CudaKernelKind::chain_chunked_scan) == 1);
+      CHECK(CudaStream(p.program).interleaved() == (c.channels >= 32));
+      const long long chunks = (static_cast<long long>(c.samples) + c.chunk - 1) / c.chunk;
+      const int steps = codegen::cuda_carry_steps(chunks);
+      CHECK(steps >= (chunks > 32 * 16 ? 5 : 1));
+      std::vector<Signal> inputs = noise(p.designed, c.samples, 7, dtype, c.channels);
+      auto want = interpret(p.designed, inputs);
+      REQUIRE(want);
+      const std::uint64_t launches = counters().gpu_launches;
+      auto got = execute_cuda(p.program, inputs);
+      REQUIRE(got);
+      CHECK(counters().gpu_launches - launches == static_cast<std::uint64_t>(4 + steps));
+      // float64: the carries are float64 sums in another order than the interpreter's
+      // recurrence (measured 1e-12). float32: sections below radius 0.99 in float32 state, as
+      // check_every_kind (5e-6); the tail's tanh and clip only shrink errors.
+      double e = worst_error(*got, *want);
+      CHECK(e <= (dtype == DType::f64 ? 1e-9 : 5e-6));
+      worst[dtype == DType::f32] = std::max(worst[dtype == DType::f32], e);
+      // A stream in blocks of several groups each: the last chunk hands its state on.
+      if (dtype == DType::f64) {
+        CudaStream stream(p.program);
+        CHECK(worst_error(run_blocks(stream, inputs, {1000, 1, 333, 700}), *want) <= 1e-9);
+      }
+    }
+  }
+  MESSAGE("chunked carry, worst relative RMS error: f64 " << worst[0] << ", f32 " << worst[1]);
+}
+
+TEST_CASE("CUDA emulation: the cost model's view of a device the driver lists") {
+  codegen::CudaDevice h100;  // what cuDeviceGetAttribute reports for an H100 SXM
+  h100.multiprocessors = 132;
+  h100.threads_per_multiprocessor = 2048;
+  h100.single_to_double_ratio = 2;
+  h100.memory_clock_khz = 2619000;
+  h100.memory_bus_bits = 5120;
+  passes::GpuProperties p = gpu_properties_of(h100);
+  CHECK(p.busy_threads() == 135168);
+  CHECK(p.f64_rate == 0.5);
+  CHECK(p.bandwidth_gbs == doctest::Approx(3352).epsilon(0.001));
+  codegen::CudaDevice rtx4090;
+  rtx4090.multiprocessors = 128;
+  rtx4090.threads_per_multiprocessor = 1536;
+  rtx4090.single_to_double_ratio = 64;
+  rtx4090.memory_clock_khz = 10501000;
+  rtx4090.memory_bus_bits = 384;
+  passes::GpuProperties q = gpu_properties_of(rtx4090);
+  CHECK(q.busy_threads() == 98304);
+  CHECK(q.f64_rate == 1.0 / 64);
+  CHECK(q.bandwidth_gbs == doctest::Approx(1008).epsilon(0.001));
+  // W1 (8 ch x 120 s): 256-sample chunks on both; 64 channels of 60 s: 512 on the smaller part.
+  CHECK(passes::choose_gpu_chunk(8, 5'292'000, p) == 256);
+  CHECK(passes::choose_gpu_chunk(64, 2'880'000, p) == 1024);
+  CHECK(passes::choose_gpu_chunk(32, 2'880'000, q) == 512);
+  // A driver that reports nothing keeps the defaults.
+  CHECK(gpu_properties_of(codegen::CudaDevice{}).sms == passes::GpuProperties{}.sms);
+}
+
 // Each check on the emulated device, and on the GPU when there is one.
 TEST_CASE("CUDA emulation: random graphs, one thread per channel and chunked scan, f64 and f32") {
   check_random_graphs(emulated());
 }
 TEST_CASE("CUDA emulation: every kernel kind, odd sizes") { check_every_kind(emulated()); }
+TEST_CASE("CUDA emulation: the chunked scan's carry over many groups, tails, wide states, both layouts") {
+  check_chunked_carry(emulated());
+}
 TEST_CASE("CUDA emulation: a stream in blocks equals the whole signal; graphs replay; state API") {
   check_streams(emulated());
 }
@@ -853,6 +982,9 @@ TEST_CASE("CUDA device: random graphs, one thread per channel and chunked scan, 
 }
 TEST_CASE("CUDA device: every kernel kind, odd sizes") {
   if (auto gpu = real_device()) check_every_kind(gpu);
+}
+TEST_CASE("CUDA device: the chunked scan's carry over many groups, tails, wide states, both layouts") {
+  if (auto gpu = real_device()) check_chunked_carry(gpu);
 }
 TEST_CASE("CUDA device: a stream in blocks equals the whole signal; graphs replay; state API") {
   if (auto gpu = real_device()) check_streams(gpu);

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "frontend/dsl.h"
+#include "passes/cost_model.h"
 #include "passes/pipeline.h"
 #include "test_graphs.h"
 
@@ -124,11 +125,28 @@ TEST_CASE("strategies on a GPU") {
   auto gpu = passes::TargetKind::cuda;
   check_case(test::w1_graph(), {"W1 on GPU", 8, 120, 44100, DType::f32, 1, gpu, S::gpu_chunked_scan,
                           ir::FirMethod::none,
-                          "8 channels, 120 s: too few channels for the GPU, chunked scan over "
-                          "time, L=4096" "; float64 state (pole radius 0.999434 >= 0.99)"});
-  check_case(w4_chain(), {"4096 channels on GPU", 4096, 1, 48000, DType::f32, 1, gpu,
+                          "8 channels, 120 s: fewer than the GPU's 135168 threads, chunked scan over "
+                          "time, L=256" "; float64 state (pole radius 0.999434 >= 0.99)"});
+  // 4096 x 1024-sample chunks of 60 s fill an H100 (busy_threads: 132 SMs x 1024).
+  check_case(w4_chain(), {"4096 channels on GPU", 4096, 60, 48000, DType::f32, 1, gpu, S::gpu_chunked_scan,
+                          ir::FirMethod::none,
+                          "4096 channels, 60 s: fewer than the GPU's 135168 threads, chunked scan over time, L=1024"
+                          "; float64 state (pole radius 0.996001 >= 0.99)"});
+  check_case(w4_chain(), {"256 x 1024 channels on GPU", 1024, 1, 48000, DType::f32, 256, gpu,
                           S::gpu_thread_per_channel, ir::FirMethod::none,
-                          "4096 channels: one GPU thread per channel" "; float64 state (pole radius 0.996001 >= 0.99)"});
+                          "256 x 1024 channels fill the GPU (135168 threads at once): one GPU thread per channel"
+                          "; float64 state (pole radius 0.996001 >= 0.99)"});
+}
+
+TEST_CASE("GPU chunk length: the longest of 1024, 512, 256 that keeps the GPU busy") {
+  passes::GpuProperties h100;  // 132 SMs x 2048 threads: 135168 busy
+  CHECK(passes::choose_gpu_chunk(8, std::nullopt, h100) == 1024);           // a stream
+  CHECK(passes::choose_gpu_chunk(8, 5'760'000, h100) == 256);               // W1: 8 x 22500 chunks
+  CHECK(passes::choose_gpu_chunk(4096, 2'880'000, h100) == 1024);           // 4096 x 2813
+  CHECK(passes::choose_gpu_chunk(32, 2'880'000, h100) == 512);              // 32 x 5625 = 180000
+  CHECK(passes::choose_gpu_chunk(64, 1'000'000, h100) == 256);              // 64 x 3907 < 135168 at 256 too
+  passes::GpuProperties small{.sms = 24, .threads_per_sm = 1536};           // a consumer part: 18432 busy
+  CHECK(passes::choose_gpu_chunk(8, 5'760'000, small) == 1024);
 }
 
 TEST_CASE("float32 chains keep float64 state where a pole is near the unit circle") {

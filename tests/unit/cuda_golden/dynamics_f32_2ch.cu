@@ -10,7 +10,7 @@
 // params: 37, state per channel: 30, delays: 0, rings: 1
 // state and arithmetic in double (state_precision f64); samples are float
 extern "C" __global__ void fxc_chain_1(
-  const float* in, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
+  const float* __restrict__ in, float* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const double* __restrict__ params, const long long* __restrict__ delay_lengths,
   double* __restrict__ state, double* const* __restrict__ delay_lines, long long* __restrict__ positions) {
   const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;

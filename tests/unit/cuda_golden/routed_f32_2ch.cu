@@ -48,64 +48,162 @@ extern "C" __global__ void fxc_route_2(
 }
 
 // chain %3: sos(1)
-// gpu_chunked_scan, L=4096: one thread per (channel, chunk)
+// gpu_chunked_scan, L=256: one thread per (channel, chunk)
 // params: 5, state per channel: 2, delays: 0, rings: 0
-// Chunked scan over time in three passes (chunk_state: double[channels][chunks][2]):
-// 1. fxc_chain_3_chunk_states: each chunk from zero state, its final state e[k] only;
-// 2. fxc_chain_3_carry: s[k+1] = A^L s[k] + e[k] in float64, from the stream's state;
-// 3. fxc_chain_3: each chunk again from its true start state s[k], writing the output.
+// Chunked scan over time, chunks of L = 256 samples in groups of 32 (chunk_state: double[channels][chunks][2]):
+// 0. fxc_chain_3_chunk_states: each chunk from zero state, its final state e[k] only;
+// 1. fxc_chain_3_group_sums: each group's sum from a zero start, t = A^L t + e[k];
+// 2. fxc_chain_3_group_scan: log-depth scan over the groups from the stream's state;
+// 3. fxc_chain_3_chunk_starts: each chunk's true start state s[k] within its group;
+// 4. fxc_chain_3: each chunk again from s[k], writing the output.
 extern "C" __global__ void fxc_chain_3_chunk_states(
-  const float* in, long long channels, long long samples, long long channel_stride, long long sample_stride,
+  const float* __restrict__ in, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const float* __restrict__ params, double* __restrict__ chunk_state) {
-  const long long L = 4096;
+  const long long L = 256;
+  const long long D = 2;
   const long long chunks = (samples + L - 1) / L;
-  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= channels * chunks) return;
-  const long long c = t / chunks;
-  const long long begin = (t % chunks) * L;
-  const long long end = begin + L < samples ? begin + L : samples;
+  const long long rows = channels * chunks;  // (channel, chunk) pairs
   // stage 0 (sos), section 0: b0 b1 b2 a1 a2
   const float s0_0_b0 = params[0];
   const float s0_0_b1 = params[1];
   const float s0_0_b2 = params[2];
   const float s0_0_a1 = params[3];
   const float s0_0_a2 = params[4];
-  float z0_0_0 = float(0);
-  float z0_0_1 = float(0);
-  const float* const x = in + c * channel_stride;
-  for (long long n = begin; n < end; ++n) {
-    float v = x[n * sample_stride];
-    {  // stage 0 (sos), section 0: transposed direct form II
-      const float o = fmaf(s0_0_b0, v, z0_0_0);
-      z0_0_0 = fmaf(s0_0_b1, v, fmaf(-s0_0_a1, o, z0_0_1));
-      z0_0_1 = fmaf(-s0_0_a2, o, s0_0_b2 * v);
-      v = o;
+  if (sample_stride == 1) {
+    // Planar: the block's threads take neighbouring chunks. Each step of 32 samples goes through a
+    // shared tile that warps load (and store) 32 neighbouring samples of one chunk at a time,
+    // one transaction, instead of 32 loads L samples apart.
+    __shared__ float tile[128][33];  // padded: a thread's row has no bank conflicts
+    const long long first = (long long)blockIdx.x * blockDim.x;
+    const long long t = first + threadIdx.x;
+    const long long c = t / chunks, k = t % chunks;
+    const long long begin = k * L, end = begin + L < samples ? begin + L : samples;
+    const int lane = threadIdx.x % 32;
+    float z0_0_0 = float(0);
+    float z0_0_1 = float(0);
+    for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
+      __syncthreads();  // the last tile is done with
+      for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
+        const long long u = first + i, n = (u % chunks) * L + j + lane;
+        tile[i][lane] = u < rows && j + lane < L && n < samples ? in[(u / chunks) * channel_stride + n] : float(0);
+      }
+      __syncthreads();
+      if (t < rows) {
+        for (int i = 0; i < 32 && begin + j + i < end; ++i) {
+          float v = tile[threadIdx.x][i];
+          {  // stage 0 (sos), section 0: transposed direct form II
+            const float o = fmaf(s0_0_b0, v, z0_0_0);
+            z0_0_0 = fmaf(s0_0_b1, v, fmaf(-s0_0_a1, o, z0_0_1));
+            z0_0_1 = fmaf(-s0_0_a2, o, s0_0_b2 * v);
+            v = o;
+          }
+        }
+      }
     }
+    if (t < rows) {
+      double* const e = chunk_state + (c * chunks + k) * D;
+      e[0] = z0_0_0;
+      e[1] = z0_0_1;
+    }
+  } else {
+    // Interleaved: neighbouring threads take neighbouring channels of one chunk, so a warp's loads
+    // of sample n are adjacent.
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= rows) return;
+    const long long c = t % channels, k = t / channels;
+    const long long begin = k * L, end = begin + L < samples ? begin + L : samples;
+    float z0_0_0 = float(0);
+    float z0_0_1 = float(0);
+    const float* const x = in + c * channel_stride;
+    for (long long n = begin; n < end; ++n) {
+      float v = x[n * sample_stride];
+      {  // stage 0 (sos), section 0: transposed direct form II
+        const float o = fmaf(s0_0_b0, v, z0_0_0);
+        z0_0_0 = fmaf(s0_0_b1, v, fmaf(-s0_0_a1, o, z0_0_1));
+        z0_0_1 = fmaf(-s0_0_a2, o, s0_0_b2 * v);
+        v = o;
+      }
+    }
+    double* const e = chunk_state + (c * chunks + k) * D;
+    e[0] = z0_0_0;
+    e[1] = z0_0_1;
   }
-  double* const st = chunk_state + t * 2;
-  st[0] = z0_0_0;
-  st[1] = z0_0_1;
 }
 
-extern "C" __global__ void fxc_chain_3_carry(
-  long long channels, long long samples, const double* __restrict__ a_full,
-  const double* __restrict__ a_last, double* __restrict__ chunk_state, float* __restrict__ state) {
-  const long long L = 4096;
-  const long long chunks = (samples + L - 1) / L;
-  const long long c = blockIdx.x;  // one block per channel: all its threads return together
-  if (c >= channels) return;
+extern "C" __global__ void fxc_chain_3_group_sums(
+  long long channels, long long samples, const double* __restrict__ a_chunk, const double* __restrict__ chunk_state, double* __restrict__ totals) {
+  const long long L = 256, G = 32;
+  const long long chunks = (samples + L - 1) / L, groups = (chunks + G - 1) / G;
+  const long long c = blockIdx.x / groups, g = blockIdx.x % groups;  // one block per (channel, group)
   const int r = threadIdx.x;  // the state row this thread carries
   const int D = 2;
+  __shared__ double a[4];  // a_chunk, transposed
+  for (int i = threadIdx.x; i < D * D; i += blockDim.x) a[i] = a_chunk[i];
   __shared__ double s[2];
-  if (r < D) s[r] = double(state[c * D + r]);
+  if (r < D) s[r] = 0;  // the group's sum from a zero start
   __syncthreads();
-  double* const e = chunk_state + c * chunks * D;
-  for (long long k = 0; k < chunks; ++k) {
-    const double* const a = k + 1 == chunks ? a_last : a_full;  // A^L, or A^(the last chunk's length)
+  const double* const e = chunk_state + c * chunks * D;
+  const long long last = (g + 1) * G < chunks ? (g + 1) * G : chunks;
+  for (long long k = g * G; k < last; ++k) {
     double next = 0;
     if (r < D) {
-      next = e[k * D + r];
-      for (int q = 0; q < D; ++q) next = fma(a[r * D + q], s[q], next);
+      next = e[k * D + r];  // chunk k's end state from zero
+      for (int q = 0; q < D; ++q) next = fma(a[q * D + r], s[q], next);
+    }
+    __syncthreads();  // every row has read s
+    if (r < D) s[r] = next;
+    __syncthreads();
+  }
+  if (r < D) totals[(c * groups + g) * D + r] = s[r];
+}
+
+extern "C" __global__ void fxc_chain_3_group_scan(
+  long long channels, long long samples, long long step, const double* __restrict__ a_step,
+  const double* __restrict__ from, double* __restrict__ to, const float* __restrict__ state) {
+  const long long L = 256, G = 32;
+  const long long chunks = (samples + L - 1) / L, groups = (chunks + G - 1) / G;
+  const int D = 2;
+  __shared__ double a[4];  // a_step, transposed
+  for (int i = threadIdx.x; i < D * D; i += blockDim.x) a[i] = a_step[i];
+  __syncthreads();
+  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= channels * groups * D) return;
+  const int r = t % D;
+  const long long g = t / D % groups, c = t / D / groups;
+  const long long offset = 1LL << step;
+  // Step 0 reads x itself (the state, then the sums shifted by one group), later steps the
+  // previous step's partial sums.
+  const double* const x = from + c * groups * D;
+  const float* const s0 = state + c * D;
+  double acc = step > 0 ? x[g * D + r] : g == 0 ? double(s0[r]) : x[(g - 1) * D + r];
+  if (g >= offset) {  // acc += (A^(L G))^(2^step) x[g - offset]
+    const long long h = g - offset;
+    if (step > 0) for (int q = 0; q < D; ++q) acc = fma(a[q * D + r], x[h * D + q], acc);
+    else if (h == 0) for (int q = 0; q < D; ++q) acc = fma(a[q * D + r], double(s0[q]), acc);
+    else for (int q = 0; q < D; ++q) acc = fma(a[q * D + r], x[(h - 1) * D + q], acc);
+  }
+  to[(c * groups + g) * D + r] = acc;
+}
+
+extern "C" __global__ void fxc_chain_3_chunk_starts(
+  long long channels, long long samples, const double* __restrict__ a_chunk, const double* __restrict__ group_starts, double* __restrict__ chunk_state) {
+  const long long L = 256, G = 32;
+  const long long chunks = (samples + L - 1) / L, groups = (chunks + G - 1) / G;
+  const long long c = blockIdx.x / groups, g = blockIdx.x % groups;  // one block per (channel, group)
+  const int r = threadIdx.x;  // the state row this thread carries
+  const int D = 2;
+  __shared__ double a[4];  // a_chunk, transposed
+  for (int i = threadIdx.x; i < D * D; i += blockDim.x) a[i] = a_chunk[i];
+  __shared__ double s[2];
+  if (r < D) s[r] = group_starts[(c * groups + g) * D + r];
+  __syncthreads();
+  double* const e = chunk_state + c * chunks * D;
+  const long long last = (g + 1) * G < chunks ? (g + 1) * G : chunks;
+  for (long long k = g * G; k < last; ++k) {
+    double next = 0;
+    if (r < D) {
+      next = e[k * D + r];  // chunk k's end state from zero
+      for (int q = 0; q < D; ++q) next = fma(a[q * D + r], s[q], next);
     }
     __syncthreads();  // every row has read s
     if (r < D) {
@@ -114,39 +212,93 @@ extern "C" __global__ void fxc_chain_3_carry(
     }
     __syncthreads();
   }
-  if (r < D) state[c * D + r] = float(s[r]);
 }
 
 extern "C" __global__ void fxc_chain_3(
-  const float* in, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
-  const float* __restrict__ params, const double* __restrict__ chunk_state) {
-  const long long L = 4096;
+  const float* __restrict__ in, float* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
+  const float* __restrict__ params, const double* __restrict__ chunk_state, float* __restrict__ state) {
+  const long long L = 256;
+  const long long D = 2;
   const long long chunks = (samples + L - 1) / L;
-  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= channels * chunks) return;
-  const long long c = t / chunks;
-  const long long begin = (t % chunks) * L;
-  const long long end = begin + L < samples ? begin + L : samples;
+  const long long rows = channels * chunks;  // (channel, chunk) pairs
   // stage 0 (sos), section 0: b0 b1 b2 a1 a2
   const float s0_0_b0 = params[0];
   const float s0_0_b1 = params[1];
   const float s0_0_b2 = params[2];
   const float s0_0_a1 = params[3];
   const float s0_0_a2 = params[4];
-  const double* const st = chunk_state + t * 2;  // the chunk's true start state
-  float z0_0_0 = float(st[0]);
-  float z0_0_1 = float(st[1]);
-  const float* const x = in + c * channel_stride;
-  float* const y = out + c * channel_stride;
-  for (long long n = begin; n < end; ++n) {
-    float v = x[n * sample_stride];
-    {  // stage 0 (sos), section 0: transposed direct form II
-      const float o = fmaf(s0_0_b0, v, z0_0_0);
-      z0_0_0 = fmaf(s0_0_b1, v, fmaf(-s0_0_a1, o, z0_0_1));
-      z0_0_1 = fmaf(-s0_0_a2, o, s0_0_b2 * v);
-      v = o;
+  if (sample_stride == 1) {
+    // Planar: the block's threads take neighbouring chunks. Each step of 32 samples goes through a
+    // shared tile that warps load (and store) 32 neighbouring samples of one chunk at a time,
+    // one transaction, instead of 32 loads L samples apart.
+    __shared__ float tile[128][33];  // padded: a thread's row has no bank conflicts
+    const long long first = (long long)blockIdx.x * blockDim.x;
+    const long long t = first + threadIdx.x;
+    const long long c = t / chunks, k = t % chunks;
+    const long long begin = k * L, end = begin + L < samples ? begin + L : samples;
+    const int lane = threadIdx.x % 32;
+    const double* const st = chunk_state + (t < rows ? t : 0) * D;  // the chunk's true start state
+    float z0_0_0 = float(st[0]);
+    float z0_0_1 = float(st[1]);
+    for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
+      __syncthreads();  // the last tile is done with
+      for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
+        const long long u = first + i, n = (u % chunks) * L + j + lane;
+        tile[i][lane] = u < rows && j + lane < L && n < samples ? in[(u / chunks) * channel_stride + n] : float(0);
+      }
+      __syncthreads();
+      if (t < rows) {
+        for (int i = 0; i < 32 && begin + j + i < end; ++i) {
+          float v = tile[threadIdx.x][i];
+          {  // stage 0 (sos), section 0: transposed direct form II
+            const float o = fmaf(s0_0_b0, v, z0_0_0);
+            z0_0_0 = fmaf(s0_0_b1, v, fmaf(-s0_0_a1, o, z0_0_1));
+            z0_0_1 = fmaf(-s0_0_a2, o, s0_0_b2 * v);
+            v = o;
+          }
+          tile[threadIdx.x][i] = v;
+        }
+      }
+      __syncthreads();
+      for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
+        const long long u = first + i, n = (u % chunks) * L + j + lane;
+        if (u < rows && j + lane < L && n < samples) out[(u / chunks) * channel_stride + n] = tile[i][lane];
+      }
     }
-    y[n * sample_stride] = v;
+    if (t < rows) {
+      if (k == chunks - 1) {  // the channel's last chunk ends where the stream goes on
+        float* const fin = state + c * D;
+        fin[0] = z0_0_0;
+        fin[1] = z0_0_1;
+      }
+    }
+  } else {
+    // Interleaved: neighbouring threads take neighbouring channels of one chunk, so a warp's loads
+    // of sample n are adjacent.
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= rows) return;
+    const long long c = t % channels, k = t / channels;
+    const long long begin = k * L, end = begin + L < samples ? begin + L : samples;
+    const double* const st = chunk_state + (c * chunks + k) * D;  // the chunk's true start state
+    float z0_0_0 = float(st[0]);
+    float z0_0_1 = float(st[1]);
+    const float* const x = in + c * channel_stride;
+    float* const y = out + c * channel_stride;
+    for (long long n = begin; n < end; ++n) {
+      float v = x[n * sample_stride];
+      {  // stage 0 (sos), section 0: transposed direct form II
+        const float o = fmaf(s0_0_b0, v, z0_0_0);
+        z0_0_0 = fmaf(s0_0_b1, v, fmaf(-s0_0_a1, o, z0_0_1));
+        z0_0_1 = fmaf(-s0_0_a2, o, s0_0_b2 * v);
+        v = o;
+      }
+      y[n * sample_stride] = v;
+    }
+    if (k == chunks - 1) {  // the channel's last chunk ends where the stream goes on
+      float* const fin = state + c * D;
+      fin[0] = z0_0_0;
+      fin[1] = z0_0_1;
+    }
   }
 }
 

@@ -91,7 +91,7 @@ extern "C" __global__ void fxc_sum_3(
 // no IIR stage: one thread per channel
 // params: 0, state per channel: 0, delays: 0, rings: 0
 extern "C" __global__ void fxc_chain_4(
-  const float* in, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
+  const float* __restrict__ in, float* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const float* __restrict__ params, const long long* __restrict__ delay_lengths,
   float* __restrict__ state, float* const* __restrict__ delay_lines, long long* __restrict__ positions) {
   const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -140,7 +140,7 @@ extern "C" __global__ void fxc_feedback_5_write(
 // one thread per channel (gpu_thread_per_channel)
 // params: 5, state per channel: 2, delays: 0, rings: 0
 extern "C" __global__ void fxc_chain_6(
-  const float* in, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
+  const float* __restrict__ in, float* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const float* __restrict__ params, const long long* __restrict__ delay_lengths,
   float* __restrict__ state, float* const* __restrict__ delay_lines, long long* __restrict__ positions) {
   const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;

@@ -6,15 +6,22 @@
 //   for one thread per channel: a warp's 32 loads of sample n are adjacent).
 
 // chain %1: sos(4) | tanh
-// one thread per channel (gpu_thread_per_channel)
+// gpu_chunked_scan, L=256: one thread per (channel, chunk)
 // params: 20, state per channel: 8, delays: 0, rings: 0
 // state and arithmetic in double (state_precision f64); samples are float
-extern "C" __global__ void fxc_chain_1(
-  const float* in, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
-  const double* __restrict__ params, const long long* __restrict__ delay_lengths,
-  double* __restrict__ state, double* const* __restrict__ delay_lines, long long* __restrict__ positions) {
-  const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= channels) return;
+// Chunked scan over time, chunks of L = 256 samples in groups of 32 (chunk_state: double[channels][chunks][8]):
+// 0. fxc_chain_1_chunk_states: each chunk from zero state, its final state e[k] only;
+// 1. fxc_chain_1_group_sums: each group's sum from a zero start, t = A^L t + e[k];
+// 2. fxc_chain_1_group_scan: log-depth scan over the groups from the stream's state;
+// 3. fxc_chain_1_chunk_starts: each chunk's true start state s[k] within its group;
+// 4. fxc_chain_1: each chunk again from s[k], writing the output (the memoryless tail too).
+extern "C" __global__ void fxc_chain_1_chunk_states(
+  const float* __restrict__ in, long long channels, long long samples, long long channel_stride, long long sample_stride,
+  const double* __restrict__ params, double* __restrict__ chunk_state) {
+  const long long L = 256;
+  const long long D = 8;
+  const long long chunks = (samples + L - 1) / L;
+  const long long rows = channels * chunks;  // (channel, chunk) pairs
   // stage 0 (sos), section 0: b0 b1 b2 a1 a2
   const double s0_0_b0 = params[0];
   const double s0_0_b1 = params[1];
@@ -39,61 +46,384 @@ extern "C" __global__ void fxc_chain_1(
   const double s0_3_b2 = params[17];
   const double s0_3_a1 = params[18];
   const double s0_3_a2 = params[19];
-  double* const st = state + c * 8;
-  double z0_0_0 = st[0];
-  double z0_0_1 = st[1];
-  double z0_1_0 = st[2];
-  double z0_1_1 = st[3];
-  double z0_2_0 = st[4];
-  double z0_2_1 = st[5];
-  double z0_3_0 = st[6];
-  double z0_3_1 = st[7];
-  const float* const x = in + c * channel_stride;
-  float* const y = out + c * channel_stride;
-  for (long long n = 0; n < samples; ++n) {
-    double v = double(x[n * sample_stride]);
-    {  // stage 0 (sos), section 0: transposed direct form II
-      const double o = fma(s0_0_b0, v, z0_0_0);
-      z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-      z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-      v = o;
+  if (sample_stride == 1) {
+    // Planar: the block's threads take neighbouring chunks. Each step of 32 samples goes through a
+    // shared tile that warps load (and store) 32 neighbouring samples of one chunk at a time,
+    // one transaction, instead of 32 loads L samples apart.
+    __shared__ float tile[128][33];  // padded: a thread's row has no bank conflicts
+    const long long first = (long long)blockIdx.x * blockDim.x;
+    const long long t = first + threadIdx.x;
+    const long long c = t / chunks, k = t % chunks;
+    const long long begin = k * L, end = begin + L < samples ? begin + L : samples;
+    const int lane = threadIdx.x % 32;
+    double z0_0_0 = double(0);
+    double z0_0_1 = double(0);
+    double z0_1_0 = double(0);
+    double z0_1_1 = double(0);
+    double z0_2_0 = double(0);
+    double z0_2_1 = double(0);
+    double z0_3_0 = double(0);
+    double z0_3_1 = double(0);
+    for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
+      __syncthreads();  // the last tile is done with
+      for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
+        const long long u = first + i, n = (u % chunks) * L + j + lane;
+        tile[i][lane] = u < rows && j + lane < L && n < samples ? in[(u / chunks) * channel_stride + n] : float(0);
+      }
+      __syncthreads();
+      if (t < rows) {
+        for (int i = 0; i < 32 && begin + j + i < end; ++i) {
+          double v = double(tile[threadIdx.x][i]);
+          {  // stage 0 (sos), section 0: transposed direct form II
+            const double o = fma(s0_0_b0, v, z0_0_0);
+            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 1: transposed direct form II
+            const double o = fma(s0_1_b0, v, z0_1_0);
+            z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+            z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 2: transposed direct form II
+            const double o = fma(s0_2_b0, v, z0_2_0);
+            z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
+            z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 3: transposed direct form II
+            const double o = fma(s0_3_b0, v, z0_3_0);
+            z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
+            z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
+            v = o;
+          }
+        }
+      }
     }
-    {  // stage 0 (sos), section 1: transposed direct form II
-      const double o = fma(s0_1_b0, v, z0_1_0);
-      z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
-      z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-      v = o;
+    if (t < rows) {
+      double* const e = chunk_state + (c * chunks + k) * D;
+      e[0] = z0_0_0;
+      e[1] = z0_0_1;
+      e[2] = z0_1_0;
+      e[3] = z0_1_1;
+      e[4] = z0_2_0;
+      e[5] = z0_2_1;
+      e[6] = z0_3_0;
+      e[7] = z0_3_1;
     }
-    {  // stage 0 (sos), section 2: transposed direct form II
-      const double o = fma(s0_2_b0, v, z0_2_0);
-      z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
-      z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-      v = o;
+  } else {
+    // Interleaved: neighbouring threads take neighbouring channels of one chunk, so a warp's loads
+    // of sample n are adjacent.
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= rows) return;
+    const long long c = t % channels, k = t / channels;
+    const long long begin = k * L, end = begin + L < samples ? begin + L : samples;
+    double z0_0_0 = double(0);
+    double z0_0_1 = double(0);
+    double z0_1_0 = double(0);
+    double z0_1_1 = double(0);
+    double z0_2_0 = double(0);
+    double z0_2_1 = double(0);
+    double z0_3_0 = double(0);
+    double z0_3_1 = double(0);
+    const float* const x = in + c * channel_stride;
+    for (long long n = begin; n < end; ++n) {
+      double v = double(x[n * sample_stride]);
+      {  // stage 0 (sos), section 0: transposed direct form II
+        const double o = fma(s0_0_b0, v, z0_0_0);
+        z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+        z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 1: transposed direct form II
+        const double o = fma(s0_1_b0, v, z0_1_0);
+        z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+        z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 2: transposed direct form II
+        const double o = fma(s0_2_b0, v, z0_2_0);
+        z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
+        z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 3: transposed direct form II
+        const double o = fma(s0_3_b0, v, z0_3_0);
+        z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
+        z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
+        v = o;
+      }
     }
-    {  // stage 0 (sos), section 3: transposed direct form II
-      const double o = fma(s0_3_b0, v, z0_3_0);
-      z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
-      z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-      v = o;
-    }
-    v = tanh(v);  // stage 1 (tanh)
-    y[n * sample_stride] = float(v);
+    double* const e = chunk_state + (c * chunks + k) * D;
+    e[0] = z0_0_0;
+    e[1] = z0_0_1;
+    e[2] = z0_1_0;
+    e[3] = z0_1_1;
+    e[4] = z0_2_0;
+    e[5] = z0_2_1;
+    e[6] = z0_3_0;
+    e[7] = z0_3_1;
   }
-  st[0] = z0_0_0;
-  st[1] = z0_0_1;
-  st[2] = z0_1_0;
-  st[3] = z0_1_1;
-  st[4] = z0_2_0;
-  st[5] = z0_2_1;
-  st[6] = z0_3_0;
-  st[7] = z0_3_1;
+}
+
+extern "C" __global__ void fxc_chain_1_group_sums(
+  long long channels, long long samples, const double* __restrict__ a_chunk, const double* __restrict__ chunk_state, double* __restrict__ totals) {
+  const long long L = 256, G = 32;
+  const long long chunks = (samples + L - 1) / L, groups = (chunks + G - 1) / G;
+  const long long c = blockIdx.x / groups, g = blockIdx.x % groups;  // one block per (channel, group)
+  const int r = threadIdx.x;  // the state row this thread carries
+  const int D = 8;
+  __shared__ double a[64];  // a_chunk, transposed
+  for (int i = threadIdx.x; i < D * D; i += blockDim.x) a[i] = a_chunk[i];
+  __shared__ double s[8];
+  if (r < D) s[r] = 0;  // the group's sum from a zero start
+  __syncthreads();
+  const double* const e = chunk_state + c * chunks * D;
+  const long long last = (g + 1) * G < chunks ? (g + 1) * G : chunks;
+  for (long long k = g * G; k < last; ++k) {
+    double next = 0;
+    if (r < D) {
+      next = e[k * D + r];  // chunk k's end state from zero
+      for (int q = 0; q < D; ++q) next = fma(a[q * D + r], s[q], next);
+    }
+    __syncthreads();  // every row has read s
+    if (r < D) s[r] = next;
+    __syncthreads();
+  }
+  if (r < D) totals[(c * groups + g) * D + r] = s[r];
+}
+
+extern "C" __global__ void fxc_chain_1_group_scan(
+  long long channels, long long samples, long long step, const double* __restrict__ a_step,
+  const double* __restrict__ from, double* __restrict__ to, const double* __restrict__ state) {
+  const long long L = 256, G = 32;
+  const long long chunks = (samples + L - 1) / L, groups = (chunks + G - 1) / G;
+  const int D = 8;
+  __shared__ double a[64];  // a_step, transposed
+  for (int i = threadIdx.x; i < D * D; i += blockDim.x) a[i] = a_step[i];
+  __syncthreads();
+  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= channels * groups * D) return;
+  const int r = t % D;
+  const long long g = t / D % groups, c = t / D / groups;
+  const long long offset = 1LL << step;
+  // Step 0 reads x itself (the state, then the sums shifted by one group), later steps the
+  // previous step's partial sums.
+  const double* const x = from + c * groups * D;
+  const double* const s0 = state + c * D;
+  double acc = step > 0 ? x[g * D + r] : g == 0 ? double(s0[r]) : x[(g - 1) * D + r];
+  if (g >= offset) {  // acc += (A^(L G))^(2^step) x[g - offset]
+    const long long h = g - offset;
+    if (step > 0) for (int q = 0; q < D; ++q) acc = fma(a[q * D + r], x[h * D + q], acc);
+    else if (h == 0) for (int q = 0; q < D; ++q) acc = fma(a[q * D + r], double(s0[q]), acc);
+    else for (int q = 0; q < D; ++q) acc = fma(a[q * D + r], x[(h - 1) * D + q], acc);
+  }
+  to[(c * groups + g) * D + r] = acc;
+}
+
+extern "C" __global__ void fxc_chain_1_chunk_starts(
+  long long channels, long long samples, const double* __restrict__ a_chunk, const double* __restrict__ group_starts, double* __restrict__ chunk_state) {
+  const long long L = 256, G = 32;
+  const long long chunks = (samples + L - 1) / L, groups = (chunks + G - 1) / G;
+  const long long c = blockIdx.x / groups, g = blockIdx.x % groups;  // one block per (channel, group)
+  const int r = threadIdx.x;  // the state row this thread carries
+  const int D = 8;
+  __shared__ double a[64];  // a_chunk, transposed
+  for (int i = threadIdx.x; i < D * D; i += blockDim.x) a[i] = a_chunk[i];
+  __shared__ double s[8];
+  if (r < D) s[r] = group_starts[(c * groups + g) * D + r];
+  __syncthreads();
+  double* const e = chunk_state + c * chunks * D;
+  const long long last = (g + 1) * G < chunks ? (g + 1) * G : chunks;
+  for (long long k = g * G; k < last; ++k) {
+    double next = 0;
+    if (r < D) {
+      next = e[k * D + r];  // chunk k's end state from zero
+      for (int q = 0; q < D; ++q) next = fma(a[q * D + r], s[q], next);
+    }
+    __syncthreads();  // every row has read s
+    if (r < D) {
+      e[k * D + r] = s[r];  // chunk k's true start state replaces its zero-state end
+      s[r] = next;
+    }
+    __syncthreads();
+  }
+}
+
+extern "C" __global__ void fxc_chain_1(
+  const float* __restrict__ in, float* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
+  const double* __restrict__ params, const double* __restrict__ chunk_state, double* __restrict__ state) {
+  const long long L = 256;
+  const long long D = 8;
+  const long long chunks = (samples + L - 1) / L;
+  const long long rows = channels * chunks;  // (channel, chunk) pairs
+  // stage 0 (sos), section 0: b0 b1 b2 a1 a2
+  const double s0_0_b0 = params[0];
+  const double s0_0_b1 = params[1];
+  const double s0_0_b2 = params[2];
+  const double s0_0_a1 = params[3];
+  const double s0_0_a2 = params[4];
+  // stage 0 (sos), section 1: b0 b1 b2 a1 a2
+  const double s0_1_b0 = params[5];
+  const double s0_1_b1 = params[6];
+  const double s0_1_b2 = params[7];
+  const double s0_1_a1 = params[8];
+  const double s0_1_a2 = params[9];
+  // stage 0 (sos), section 2: b0 b1 b2 a1 a2
+  const double s0_2_b0 = params[10];
+  const double s0_2_b1 = params[11];
+  const double s0_2_b2 = params[12];
+  const double s0_2_a1 = params[13];
+  const double s0_2_a2 = params[14];
+  // stage 0 (sos), section 3: b0 b1 b2 a1 a2
+  const double s0_3_b0 = params[15];
+  const double s0_3_b1 = params[16];
+  const double s0_3_b2 = params[17];
+  const double s0_3_a1 = params[18];
+  const double s0_3_a2 = params[19];
+  if (sample_stride == 1) {
+    // Planar: the block's threads take neighbouring chunks. Each step of 32 samples goes through a
+    // shared tile that warps load (and store) 32 neighbouring samples of one chunk at a time,
+    // one transaction, instead of 32 loads L samples apart.
+    __shared__ float tile[128][33];  // padded: a thread's row has no bank conflicts
+    const long long first = (long long)blockIdx.x * blockDim.x;
+    const long long t = first + threadIdx.x;
+    const long long c = t / chunks, k = t % chunks;
+    const long long begin = k * L, end = begin + L < samples ? begin + L : samples;
+    const int lane = threadIdx.x % 32;
+    const double* const st = chunk_state + (t < rows ? t : 0) * D;  // the chunk's true start state
+    double z0_0_0 = st[0];
+    double z0_0_1 = st[1];
+    double z0_1_0 = st[2];
+    double z0_1_1 = st[3];
+    double z0_2_0 = st[4];
+    double z0_2_1 = st[5];
+    double z0_3_0 = st[6];
+    double z0_3_1 = st[7];
+    for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
+      __syncthreads();  // the last tile is done with
+      for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
+        const long long u = first + i, n = (u % chunks) * L + j + lane;
+        tile[i][lane] = u < rows && j + lane < L && n < samples ? in[(u / chunks) * channel_stride + n] : float(0);
+      }
+      __syncthreads();
+      if (t < rows) {
+        for (int i = 0; i < 32 && begin + j + i < end; ++i) {
+          double v = double(tile[threadIdx.x][i]);
+          {  // stage 0 (sos), section 0: transposed direct form II
+            const double o = fma(s0_0_b0, v, z0_0_0);
+            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 1: transposed direct form II
+            const double o = fma(s0_1_b0, v, z0_1_0);
+            z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+            z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 2: transposed direct form II
+            const double o = fma(s0_2_b0, v, z0_2_0);
+            z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
+            z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 3: transposed direct form II
+            const double o = fma(s0_3_b0, v, z0_3_0);
+            z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
+            z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
+            v = o;
+          }
+          v = tanh(v);  // stage 1 (tanh)
+          tile[threadIdx.x][i] = float(v);
+        }
+      }
+      __syncthreads();
+      for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
+        const long long u = first + i, n = (u % chunks) * L + j + lane;
+        if (u < rows && j + lane < L && n < samples) out[(u / chunks) * channel_stride + n] = tile[i][lane];
+      }
+    }
+    if (t < rows) {
+      if (k == chunks - 1) {  // the channel's last chunk ends where the stream goes on
+        double* const fin = state + c * D;
+        fin[0] = z0_0_0;
+        fin[1] = z0_0_1;
+        fin[2] = z0_1_0;
+        fin[3] = z0_1_1;
+        fin[4] = z0_2_0;
+        fin[5] = z0_2_1;
+        fin[6] = z0_3_0;
+        fin[7] = z0_3_1;
+      }
+    }
+  } else {
+    // Interleaved: neighbouring threads take neighbouring channels of one chunk, so a warp's loads
+    // of sample n are adjacent.
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= rows) return;
+    const long long c = t % channels, k = t / channels;
+    const long long begin = k * L, end = begin + L < samples ? begin + L : samples;
+    const double* const st = chunk_state + (c * chunks + k) * D;  // the chunk's true start state
+    double z0_0_0 = st[0];
+    double z0_0_1 = st[1];
+    double z0_1_0 = st[2];
+    double z0_1_1 = st[3];
+    double z0_2_0 = st[4];
+    double z0_2_1 = st[5];
+    double z0_3_0 = st[6];
+    double z0_3_1 = st[7];
+    const float* const x = in + c * channel_stride;
+    float* const y = out + c * channel_stride;
+    for (long long n = begin; n < end; ++n) {
+      double v = double(x[n * sample_stride]);
+      {  // stage 0 (sos), section 0: transposed direct form II
+        const double o = fma(s0_0_b0, v, z0_0_0);
+        z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+        z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 1: transposed direct form II
+        const double o = fma(s0_1_b0, v, z0_1_0);
+        z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+        z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 2: transposed direct form II
+        const double o = fma(s0_2_b0, v, z0_2_0);
+        z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
+        z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 3: transposed direct form II
+        const double o = fma(s0_3_b0, v, z0_3_0);
+        z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
+        z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
+        v = o;
+      }
+      v = tanh(v);  // stage 1 (tanh)
+      y[n * sample_stride] = float(v);
+    }
+    if (k == chunks - 1) {  // the channel's last chunk ends where the stream goes on
+      double* const fin = state + c * D;
+      fin[0] = z0_0_0;
+      fin[1] = z0_0_1;
+      fin[2] = z0_1_0;
+      fin[3] = z0_1_1;
+      fin[4] = z0_2_0;
+      fin[5] = z0_2_1;
+      fin[6] = z0_3_0;
+      fin[7] = z0_3_1;
+    }
+  }
 }
 
 // chain %2: delay
 // no IIR stage: one thread per channel
 // params: 0, state per channel: 0, delays: 1, rings: 0
 extern "C" __global__ void fxc_chain_2(
-  const float* in, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
+  const float* __restrict__ in, float* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const float* __restrict__ params, const long long* __restrict__ delay_lengths,
   float* __restrict__ state, float* const* __restrict__ delay_lines, long long* __restrict__ positions) {
   const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;

@@ -6,14 +6,21 @@
 //   for one thread per channel: a warp's 32 loads of sample n are adjacent).
 
 // chain %1: sos(15)
-// one thread per channel (gpu_thread_per_channel)
+// gpu_chunked_scan, L=1024: one thread per (channel, chunk)
 // params: 75, state per channel: 30, delays: 0, rings: 0
-extern "C" __global__ void fxc_chain_1(
-  const double* in, double* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
-  const double* __restrict__ params, const long long* __restrict__ delay_lengths,
-  double* __restrict__ state, double* const* __restrict__ delay_lines, long long* __restrict__ positions) {
-  const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= channels) return;
+// Chunked scan over time, chunks of L = 1024 samples in groups of 32 (chunk_state: double[channels][chunks][30]):
+// 0. fxc_chain_1_chunk_states: each chunk from zero state, its final state e[k] only;
+// 1. fxc_chain_1_group_sums: each group's sum from a zero start, t = A^L t + e[k];
+// 2. fxc_chain_1_group_scan: log-depth scan over the groups from the stream's state;
+// 3. fxc_chain_1_chunk_starts: each chunk's true start state s[k] within its group;
+// 4. fxc_chain_1: each chunk again from s[k], writing the output.
+extern "C" __global__ void fxc_chain_1_chunk_states(
+  const double* __restrict__ in, long long channels, long long samples, long long channel_stride, long long sample_stride,
+  const double* __restrict__ params, double* __restrict__ chunk_state) {
+  const long long L = 1024;
+  const long long D = 30;
+  const long long chunks = (samples + L - 1) / L;
+  const long long rows = channels * chunks;  // (channel, chunk) pairs
   // stage 0 (sos), section 0: b0 b1 b2 a1 a2
   const double s0_0_b0 = params[0];
   const double s0_0_b1 = params[1];
@@ -104,161 +111,879 @@ extern "C" __global__ void fxc_chain_1(
   const double s0_14_b2 = params[72];
   const double s0_14_a1 = params[73];
   const double s0_14_a2 = params[74];
-  double* const st = state + c * 30;
-  double z0_0_0 = st[0];
-  double z0_0_1 = st[1];
-  double z0_1_0 = st[2];
-  double z0_1_1 = st[3];
-  double z0_2_0 = st[4];
-  double z0_2_1 = st[5];
-  double z0_3_0 = st[6];
-  double z0_3_1 = st[7];
-  double z0_4_0 = st[8];
-  double z0_4_1 = st[9];
-  double z0_5_0 = st[10];
-  double z0_5_1 = st[11];
-  double z0_6_0 = st[12];
-  double z0_6_1 = st[13];
-  double z0_7_0 = st[14];
-  double z0_7_1 = st[15];
-  double z0_8_0 = st[16];
-  double z0_8_1 = st[17];
-  double z0_9_0 = st[18];
-  double z0_9_1 = st[19];
-  double z0_10_0 = st[20];
-  double z0_10_1 = st[21];
-  double z0_11_0 = st[22];
-  double z0_11_1 = st[23];
-  double z0_12_0 = st[24];
-  double z0_12_1 = st[25];
-  double z0_13_0 = st[26];
-  double z0_13_1 = st[27];
-  double z0_14_0 = st[28];
-  double z0_14_1 = st[29];
-  const double* const x = in + c * channel_stride;
-  double* const y = out + c * channel_stride;
-  for (long long n = 0; n < samples; ++n) {
-    double v = x[n * sample_stride];
-    {  // stage 0 (sos), section 0: transposed direct form II
-      const double o = fma(s0_0_b0, v, z0_0_0);
-      z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-      z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-      v = o;
+  if (sample_stride == 1) {
+    // Planar: the block's threads take neighbouring chunks. Each step of 32 samples goes through a
+    // shared tile that warps load (and store) 32 neighbouring samples of one chunk at a time,
+    // one transaction, instead of 32 loads L samples apart.
+    __shared__ double tile[128][33];  // padded: a thread's row has no bank conflicts
+    const long long first = (long long)blockIdx.x * blockDim.x;
+    const long long t = first + threadIdx.x;
+    const long long c = t / chunks, k = t % chunks;
+    const long long begin = k * L, end = begin + L < samples ? begin + L : samples;
+    const int lane = threadIdx.x % 32;
+    double z0_0_0 = double(0);
+    double z0_0_1 = double(0);
+    double z0_1_0 = double(0);
+    double z0_1_1 = double(0);
+    double z0_2_0 = double(0);
+    double z0_2_1 = double(0);
+    double z0_3_0 = double(0);
+    double z0_3_1 = double(0);
+    double z0_4_0 = double(0);
+    double z0_4_1 = double(0);
+    double z0_5_0 = double(0);
+    double z0_5_1 = double(0);
+    double z0_6_0 = double(0);
+    double z0_6_1 = double(0);
+    double z0_7_0 = double(0);
+    double z0_7_1 = double(0);
+    double z0_8_0 = double(0);
+    double z0_8_1 = double(0);
+    double z0_9_0 = double(0);
+    double z0_9_1 = double(0);
+    double z0_10_0 = double(0);
+    double z0_10_1 = double(0);
+    double z0_11_0 = double(0);
+    double z0_11_1 = double(0);
+    double z0_12_0 = double(0);
+    double z0_12_1 = double(0);
+    double z0_13_0 = double(0);
+    double z0_13_1 = double(0);
+    double z0_14_0 = double(0);
+    double z0_14_1 = double(0);
+    for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
+      __syncthreads();  // the last tile is done with
+      for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
+        const long long u = first + i, n = (u % chunks) * L + j + lane;
+        tile[i][lane] = u < rows && j + lane < L && n < samples ? in[(u / chunks) * channel_stride + n] : double(0);
+      }
+      __syncthreads();
+      if (t < rows) {
+        for (int i = 0; i < 32 && begin + j + i < end; ++i) {
+          double v = tile[threadIdx.x][i];
+          {  // stage 0 (sos), section 0: transposed direct form II
+            const double o = fma(s0_0_b0, v, z0_0_0);
+            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 1: transposed direct form II
+            const double o = fma(s0_1_b0, v, z0_1_0);
+            z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+            z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 2: transposed direct form II
+            const double o = fma(s0_2_b0, v, z0_2_0);
+            z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
+            z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 3: transposed direct form II
+            const double o = fma(s0_3_b0, v, z0_3_0);
+            z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
+            z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 4: transposed direct form II
+            const double o = fma(s0_4_b0, v, z0_4_0);
+            z0_4_0 = fma(s0_4_b1, v, fma(-s0_4_a1, o, z0_4_1));
+            z0_4_1 = fma(-s0_4_a2, o, s0_4_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 5: transposed direct form II
+            const double o = fma(s0_5_b0, v, z0_5_0);
+            z0_5_0 = fma(s0_5_b1, v, fma(-s0_5_a1, o, z0_5_1));
+            z0_5_1 = fma(-s0_5_a2, o, s0_5_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 6: transposed direct form II
+            const double o = fma(s0_6_b0, v, z0_6_0);
+            z0_6_0 = fma(s0_6_b1, v, fma(-s0_6_a1, o, z0_6_1));
+            z0_6_1 = fma(-s0_6_a2, o, s0_6_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 7: transposed direct form II
+            const double o = fma(s0_7_b0, v, z0_7_0);
+            z0_7_0 = fma(s0_7_b1, v, fma(-s0_7_a1, o, z0_7_1));
+            z0_7_1 = fma(-s0_7_a2, o, s0_7_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 8: transposed direct form II
+            const double o = fma(s0_8_b0, v, z0_8_0);
+            z0_8_0 = fma(s0_8_b1, v, fma(-s0_8_a1, o, z0_8_1));
+            z0_8_1 = fma(-s0_8_a2, o, s0_8_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 9: transposed direct form II
+            const double o = fma(s0_9_b0, v, z0_9_0);
+            z0_9_0 = fma(s0_9_b1, v, fma(-s0_9_a1, o, z0_9_1));
+            z0_9_1 = fma(-s0_9_a2, o, s0_9_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 10: transposed direct form II
+            const double o = fma(s0_10_b0, v, z0_10_0);
+            z0_10_0 = fma(s0_10_b1, v, fma(-s0_10_a1, o, z0_10_1));
+            z0_10_1 = fma(-s0_10_a2, o, s0_10_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 11: transposed direct form II
+            const double o = fma(s0_11_b0, v, z0_11_0);
+            z0_11_0 = fma(s0_11_b1, v, fma(-s0_11_a1, o, z0_11_1));
+            z0_11_1 = fma(-s0_11_a2, o, s0_11_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 12: transposed direct form II
+            const double o = fma(s0_12_b0, v, z0_12_0);
+            z0_12_0 = fma(s0_12_b1, v, fma(-s0_12_a1, o, z0_12_1));
+            z0_12_1 = fma(-s0_12_a2, o, s0_12_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 13: transposed direct form II
+            const double o = fma(s0_13_b0, v, z0_13_0);
+            z0_13_0 = fma(s0_13_b1, v, fma(-s0_13_a1, o, z0_13_1));
+            z0_13_1 = fma(-s0_13_a2, o, s0_13_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 14: transposed direct form II
+            const double o = fma(s0_14_b0, v, z0_14_0);
+            z0_14_0 = fma(s0_14_b1, v, fma(-s0_14_a1, o, z0_14_1));
+            z0_14_1 = fma(-s0_14_a2, o, s0_14_b2 * v);
+            v = o;
+          }
+        }
+      }
     }
-    {  // stage 0 (sos), section 1: transposed direct form II
-      const double o = fma(s0_1_b0, v, z0_1_0);
-      z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
-      z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-      v = o;
+    if (t < rows) {
+      double* const e = chunk_state + (c * chunks + k) * D;
+      e[0] = z0_0_0;
+      e[1] = z0_0_1;
+      e[2] = z0_1_0;
+      e[3] = z0_1_1;
+      e[4] = z0_2_0;
+      e[5] = z0_2_1;
+      e[6] = z0_3_0;
+      e[7] = z0_3_1;
+      e[8] = z0_4_0;
+      e[9] = z0_4_1;
+      e[10] = z0_5_0;
+      e[11] = z0_5_1;
+      e[12] = z0_6_0;
+      e[13] = z0_6_1;
+      e[14] = z0_7_0;
+      e[15] = z0_7_1;
+      e[16] = z0_8_0;
+      e[17] = z0_8_1;
+      e[18] = z0_9_0;
+      e[19] = z0_9_1;
+      e[20] = z0_10_0;
+      e[21] = z0_10_1;
+      e[22] = z0_11_0;
+      e[23] = z0_11_1;
+      e[24] = z0_12_0;
+      e[25] = z0_12_1;
+      e[26] = z0_13_0;
+      e[27] = z0_13_1;
+      e[28] = z0_14_0;
+      e[29] = z0_14_1;
     }
-    {  // stage 0 (sos), section 2: transposed direct form II
-      const double o = fma(s0_2_b0, v, z0_2_0);
-      z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
-      z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-      v = o;
+  } else {
+    // Interleaved: neighbouring threads take neighbouring channels of one chunk, so a warp's loads
+    // of sample n are adjacent.
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= rows) return;
+    const long long c = t % channels, k = t / channels;
+    const long long begin = k * L, end = begin + L < samples ? begin + L : samples;
+    double z0_0_0 = double(0);
+    double z0_0_1 = double(0);
+    double z0_1_0 = double(0);
+    double z0_1_1 = double(0);
+    double z0_2_0 = double(0);
+    double z0_2_1 = double(0);
+    double z0_3_0 = double(0);
+    double z0_3_1 = double(0);
+    double z0_4_0 = double(0);
+    double z0_4_1 = double(0);
+    double z0_5_0 = double(0);
+    double z0_5_1 = double(0);
+    double z0_6_0 = double(0);
+    double z0_6_1 = double(0);
+    double z0_7_0 = double(0);
+    double z0_7_1 = double(0);
+    double z0_8_0 = double(0);
+    double z0_8_1 = double(0);
+    double z0_9_0 = double(0);
+    double z0_9_1 = double(0);
+    double z0_10_0 = double(0);
+    double z0_10_1 = double(0);
+    double z0_11_0 = double(0);
+    double z0_11_1 = double(0);
+    double z0_12_0 = double(0);
+    double z0_12_1 = double(0);
+    double z0_13_0 = double(0);
+    double z0_13_1 = double(0);
+    double z0_14_0 = double(0);
+    double z0_14_1 = double(0);
+    const double* const x = in + c * channel_stride;
+    for (long long n = begin; n < end; ++n) {
+      double v = x[n * sample_stride];
+      {  // stage 0 (sos), section 0: transposed direct form II
+        const double o = fma(s0_0_b0, v, z0_0_0);
+        z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+        z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 1: transposed direct form II
+        const double o = fma(s0_1_b0, v, z0_1_0);
+        z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+        z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 2: transposed direct form II
+        const double o = fma(s0_2_b0, v, z0_2_0);
+        z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
+        z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 3: transposed direct form II
+        const double o = fma(s0_3_b0, v, z0_3_0);
+        z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
+        z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 4: transposed direct form II
+        const double o = fma(s0_4_b0, v, z0_4_0);
+        z0_4_0 = fma(s0_4_b1, v, fma(-s0_4_a1, o, z0_4_1));
+        z0_4_1 = fma(-s0_4_a2, o, s0_4_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 5: transposed direct form II
+        const double o = fma(s0_5_b0, v, z0_5_0);
+        z0_5_0 = fma(s0_5_b1, v, fma(-s0_5_a1, o, z0_5_1));
+        z0_5_1 = fma(-s0_5_a2, o, s0_5_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 6: transposed direct form II
+        const double o = fma(s0_6_b0, v, z0_6_0);
+        z0_6_0 = fma(s0_6_b1, v, fma(-s0_6_a1, o, z0_6_1));
+        z0_6_1 = fma(-s0_6_a2, o, s0_6_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 7: transposed direct form II
+        const double o = fma(s0_7_b0, v, z0_7_0);
+        z0_7_0 = fma(s0_7_b1, v, fma(-s0_7_a1, o, z0_7_1));
+        z0_7_1 = fma(-s0_7_a2, o, s0_7_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 8: transposed direct form II
+        const double o = fma(s0_8_b0, v, z0_8_0);
+        z0_8_0 = fma(s0_8_b1, v, fma(-s0_8_a1, o, z0_8_1));
+        z0_8_1 = fma(-s0_8_a2, o, s0_8_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 9: transposed direct form II
+        const double o = fma(s0_9_b0, v, z0_9_0);
+        z0_9_0 = fma(s0_9_b1, v, fma(-s0_9_a1, o, z0_9_1));
+        z0_9_1 = fma(-s0_9_a2, o, s0_9_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 10: transposed direct form II
+        const double o = fma(s0_10_b0, v, z0_10_0);
+        z0_10_0 = fma(s0_10_b1, v, fma(-s0_10_a1, o, z0_10_1));
+        z0_10_1 = fma(-s0_10_a2, o, s0_10_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 11: transposed direct form II
+        const double o = fma(s0_11_b0, v, z0_11_0);
+        z0_11_0 = fma(s0_11_b1, v, fma(-s0_11_a1, o, z0_11_1));
+        z0_11_1 = fma(-s0_11_a2, o, s0_11_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 12: transposed direct form II
+        const double o = fma(s0_12_b0, v, z0_12_0);
+        z0_12_0 = fma(s0_12_b1, v, fma(-s0_12_a1, o, z0_12_1));
+        z0_12_1 = fma(-s0_12_a2, o, s0_12_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 13: transposed direct form II
+        const double o = fma(s0_13_b0, v, z0_13_0);
+        z0_13_0 = fma(s0_13_b1, v, fma(-s0_13_a1, o, z0_13_1));
+        z0_13_1 = fma(-s0_13_a2, o, s0_13_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 14: transposed direct form II
+        const double o = fma(s0_14_b0, v, z0_14_0);
+        z0_14_0 = fma(s0_14_b1, v, fma(-s0_14_a1, o, z0_14_1));
+        z0_14_1 = fma(-s0_14_a2, o, s0_14_b2 * v);
+        v = o;
+      }
     }
-    {  // stage 0 (sos), section 3: transposed direct form II
-      const double o = fma(s0_3_b0, v, z0_3_0);
-      z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
-      z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-      v = o;
-    }
-    {  // stage 0 (sos), section 4: transposed direct form II
-      const double o = fma(s0_4_b0, v, z0_4_0);
-      z0_4_0 = fma(s0_4_b1, v, fma(-s0_4_a1, o, z0_4_1));
-      z0_4_1 = fma(-s0_4_a2, o, s0_4_b2 * v);
-      v = o;
-    }
-    {  // stage 0 (sos), section 5: transposed direct form II
-      const double o = fma(s0_5_b0, v, z0_5_0);
-      z0_5_0 = fma(s0_5_b1, v, fma(-s0_5_a1, o, z0_5_1));
-      z0_5_1 = fma(-s0_5_a2, o, s0_5_b2 * v);
-      v = o;
-    }
-    {  // stage 0 (sos), section 6: transposed direct form II
-      const double o = fma(s0_6_b0, v, z0_6_0);
-      z0_6_0 = fma(s0_6_b1, v, fma(-s0_6_a1, o, z0_6_1));
-      z0_6_1 = fma(-s0_6_a2, o, s0_6_b2 * v);
-      v = o;
-    }
-    {  // stage 0 (sos), section 7: transposed direct form II
-      const double o = fma(s0_7_b0, v, z0_7_0);
-      z0_7_0 = fma(s0_7_b1, v, fma(-s0_7_a1, o, z0_7_1));
-      z0_7_1 = fma(-s0_7_a2, o, s0_7_b2 * v);
-      v = o;
-    }
-    {  // stage 0 (sos), section 8: transposed direct form II
-      const double o = fma(s0_8_b0, v, z0_8_0);
-      z0_8_0 = fma(s0_8_b1, v, fma(-s0_8_a1, o, z0_8_1));
-      z0_8_1 = fma(-s0_8_a2, o, s0_8_b2 * v);
-      v = o;
-    }
-    {  // stage 0 (sos), section 9: transposed direct form II
-      const double o = fma(s0_9_b0, v, z0_9_0);
-      z0_9_0 = fma(s0_9_b1, v, fma(-s0_9_a1, o, z0_9_1));
-      z0_9_1 = fma(-s0_9_a2, o, s0_9_b2 * v);
-      v = o;
-    }
-    {  // stage 0 (sos), section 10: transposed direct form II
-      const double o = fma(s0_10_b0, v, z0_10_0);
-      z0_10_0 = fma(s0_10_b1, v, fma(-s0_10_a1, o, z0_10_1));
-      z0_10_1 = fma(-s0_10_a2, o, s0_10_b2 * v);
-      v = o;
-    }
-    {  // stage 0 (sos), section 11: transposed direct form II
-      const double o = fma(s0_11_b0, v, z0_11_0);
-      z0_11_0 = fma(s0_11_b1, v, fma(-s0_11_a1, o, z0_11_1));
-      z0_11_1 = fma(-s0_11_a2, o, s0_11_b2 * v);
-      v = o;
-    }
-    {  // stage 0 (sos), section 12: transposed direct form II
-      const double o = fma(s0_12_b0, v, z0_12_0);
-      z0_12_0 = fma(s0_12_b1, v, fma(-s0_12_a1, o, z0_12_1));
-      z0_12_1 = fma(-s0_12_a2, o, s0_12_b2 * v);
-      v = o;
-    }
-    {  // stage 0 (sos), section 13: transposed direct form II
-      const double o = fma(s0_13_b0, v, z0_13_0);
-      z0_13_0 = fma(s0_13_b1, v, fma(-s0_13_a1, o, z0_13_1));
-      z0_13_1 = fma(-s0_13_a2, o, s0_13_b2 * v);
-      v = o;
-    }
-    {  // stage 0 (sos), section 14: transposed direct form II
-      const double o = fma(s0_14_b0, v, z0_14_0);
-      z0_14_0 = fma(s0_14_b1, v, fma(-s0_14_a1, o, z0_14_1));
-      z0_14_1 = fma(-s0_14_a2, o, s0_14_b2 * v);
-      v = o;
-    }
-    y[n * sample_stride] = v;
+    double* const e = chunk_state + (c * chunks + k) * D;
+    e[0] = z0_0_0;
+    e[1] = z0_0_1;
+    e[2] = z0_1_0;
+    e[3] = z0_1_1;
+    e[4] = z0_2_0;
+    e[5] = z0_2_1;
+    e[6] = z0_3_0;
+    e[7] = z0_3_1;
+    e[8] = z0_4_0;
+    e[9] = z0_4_1;
+    e[10] = z0_5_0;
+    e[11] = z0_5_1;
+    e[12] = z0_6_0;
+    e[13] = z0_6_1;
+    e[14] = z0_7_0;
+    e[15] = z0_7_1;
+    e[16] = z0_8_0;
+    e[17] = z0_8_1;
+    e[18] = z0_9_0;
+    e[19] = z0_9_1;
+    e[20] = z0_10_0;
+    e[21] = z0_10_1;
+    e[22] = z0_11_0;
+    e[23] = z0_11_1;
+    e[24] = z0_12_0;
+    e[25] = z0_12_1;
+    e[26] = z0_13_0;
+    e[27] = z0_13_1;
+    e[28] = z0_14_0;
+    e[29] = z0_14_1;
   }
-  st[0] = z0_0_0;
-  st[1] = z0_0_1;
-  st[2] = z0_1_0;
-  st[3] = z0_1_1;
-  st[4] = z0_2_0;
-  st[5] = z0_2_1;
-  st[6] = z0_3_0;
-  st[7] = z0_3_1;
-  st[8] = z0_4_0;
-  st[9] = z0_4_1;
-  st[10] = z0_5_0;
-  st[11] = z0_5_1;
-  st[12] = z0_6_0;
-  st[13] = z0_6_1;
-  st[14] = z0_7_0;
-  st[15] = z0_7_1;
-  st[16] = z0_8_0;
-  st[17] = z0_8_1;
-  st[18] = z0_9_0;
-  st[19] = z0_9_1;
-  st[20] = z0_10_0;
-  st[21] = z0_10_1;
-  st[22] = z0_11_0;
-  st[23] = z0_11_1;
-  st[24] = z0_12_0;
-  st[25] = z0_12_1;
-  st[26] = z0_13_0;
-  st[27] = z0_13_1;
-  st[28] = z0_14_0;
-  st[29] = z0_14_1;
+}
+
+extern "C" __global__ void fxc_chain_1_group_sums(
+  long long channels, long long samples, const double* __restrict__ a_chunk, const double* __restrict__ chunk_state, double* __restrict__ totals) {
+  const long long L = 1024, G = 32;
+  const long long chunks = (samples + L - 1) / L, groups = (chunks + G - 1) / G;
+  const long long c = blockIdx.x / groups, g = blockIdx.x % groups;  // one block per (channel, group)
+  const int r = threadIdx.x;  // the state row this thread carries
+  const int D = 30;
+  __shared__ double a[900];  // a_chunk, transposed
+  for (int i = threadIdx.x; i < D * D; i += blockDim.x) a[i] = a_chunk[i];
+  __shared__ double s[30];
+  if (r < D) s[r] = 0;  // the group's sum from a zero start
+  __syncthreads();
+  const double* const e = chunk_state + c * chunks * D;
+  const long long last = (g + 1) * G < chunks ? (g + 1) * G : chunks;
+  for (long long k = g * G; k < last; ++k) {
+    double next = 0;
+    if (r < D) {
+      next = e[k * D + r];  // chunk k's end state from zero
+      for (int q = 0; q < D; ++q) next = fma(a[q * D + r], s[q], next);
+    }
+    __syncthreads();  // every row has read s
+    if (r < D) s[r] = next;
+    __syncthreads();
+  }
+  if (r < D) totals[(c * groups + g) * D + r] = s[r];
+}
+
+extern "C" __global__ void fxc_chain_1_group_scan(
+  long long channels, long long samples, long long step, const double* __restrict__ a_step,
+  const double* __restrict__ from, double* __restrict__ to, const double* __restrict__ state) {
+  const long long L = 1024, G = 32;
+  const long long chunks = (samples + L - 1) / L, groups = (chunks + G - 1) / G;
+  const int D = 30;
+  __shared__ double a[900];  // a_step, transposed
+  for (int i = threadIdx.x; i < D * D; i += blockDim.x) a[i] = a_step[i];
+  __syncthreads();
+  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= channels * groups * D) return;
+  const int r = t % D;
+  const long long g = t / D % groups, c = t / D / groups;
+  const long long offset = 1LL << step;
+  // Step 0 reads x itself (the state, then the sums shifted by one group), later steps the
+  // previous step's partial sums.
+  const double* const x = from + c * groups * D;
+  const double* const s0 = state + c * D;
+  double acc = step > 0 ? x[g * D + r] : g == 0 ? double(s0[r]) : x[(g - 1) * D + r];
+  if (g >= offset) {  // acc += (A^(L G))^(2^step) x[g - offset]
+    const long long h = g - offset;
+    if (step > 0) for (int q = 0; q < D; ++q) acc = fma(a[q * D + r], x[h * D + q], acc);
+    else if (h == 0) for (int q = 0; q < D; ++q) acc = fma(a[q * D + r], double(s0[q]), acc);
+    else for (int q = 0; q < D; ++q) acc = fma(a[q * D + r], x[(h - 1) * D + q], acc);
+  }
+  to[(c * groups + g) * D + r] = acc;
+}
+
+extern "C" __global__ void fxc_chain_1_chunk_starts(
+  long long channels, long long samples, const double* __restrict__ a_chunk, const double* __restrict__ group_starts, double* __restrict__ chunk_state) {
+  const long long L = 1024, G = 32;
+  const long long chunks = (samples + L - 1) / L, groups = (chunks + G - 1) / G;
+  const long long c = blockIdx.x / groups, g = blockIdx.x % groups;  // one block per (channel, group)
+  const int r = threadIdx.x;  // the state row this thread carries
+  const int D = 30;
+  __shared__ double a[900];  // a_chunk, transposed
+  for (int i = threadIdx.x; i < D * D; i += blockDim.x) a[i] = a_chunk[i];
+  __shared__ double s[30];
+  if (r < D) s[r] = group_starts[(c * groups + g) * D + r];
+  __syncthreads();
+  double* const e = chunk_state + c * chunks * D;
+  const long long last = (g + 1) * G < chunks ? (g + 1) * G : chunks;
+  for (long long k = g * G; k < last; ++k) {
+    double next = 0;
+    if (r < D) {
+      next = e[k * D + r];  // chunk k's end state from zero
+      for (int q = 0; q < D; ++q) next = fma(a[q * D + r], s[q], next);
+    }
+    __syncthreads();  // every row has read s
+    if (r < D) {
+      e[k * D + r] = s[r];  // chunk k's true start state replaces its zero-state end
+      s[r] = next;
+    }
+    __syncthreads();
+  }
+}
+
+extern "C" __global__ void fxc_chain_1(
+  const double* __restrict__ in, double* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
+  const double* __restrict__ params, const double* __restrict__ chunk_state, double* __restrict__ state) {
+  const long long L = 1024;
+  const long long D = 30;
+  const long long chunks = (samples + L - 1) / L;
+  const long long rows = channels * chunks;  // (channel, chunk) pairs
+  // stage 0 (sos), section 0: b0 b1 b2 a1 a2
+  const double s0_0_b0 = params[0];
+  const double s0_0_b1 = params[1];
+  const double s0_0_b2 = params[2];
+  const double s0_0_a1 = params[3];
+  const double s0_0_a2 = params[4];
+  // stage 0 (sos), section 1: b0 b1 b2 a1 a2
+  const double s0_1_b0 = params[5];
+  const double s0_1_b1 = params[6];
+  const double s0_1_b2 = params[7];
+  const double s0_1_a1 = params[8];
+  const double s0_1_a2 = params[9];
+  // stage 0 (sos), section 2: b0 b1 b2 a1 a2
+  const double s0_2_b0 = params[10];
+  const double s0_2_b1 = params[11];
+  const double s0_2_b2 = params[12];
+  const double s0_2_a1 = params[13];
+  const double s0_2_a2 = params[14];
+  // stage 0 (sos), section 3: b0 b1 b2 a1 a2
+  const double s0_3_b0 = params[15];
+  const double s0_3_b1 = params[16];
+  const double s0_3_b2 = params[17];
+  const double s0_3_a1 = params[18];
+  const double s0_3_a2 = params[19];
+  // stage 0 (sos), section 4: b0 b1 b2 a1 a2
+  const double s0_4_b0 = params[20];
+  const double s0_4_b1 = params[21];
+  const double s0_4_b2 = params[22];
+  const double s0_4_a1 = params[23];
+  const double s0_4_a2 = params[24];
+  // stage 0 (sos), section 5: b0 b1 b2 a1 a2
+  const double s0_5_b0 = params[25];
+  const double s0_5_b1 = params[26];
+  const double s0_5_b2 = params[27];
+  const double s0_5_a1 = params[28];
+  const double s0_5_a2 = params[29];
+  // stage 0 (sos), section 6: b0 b1 b2 a1 a2
+  const double s0_6_b0 = params[30];
+  const double s0_6_b1 = params[31];
+  const double s0_6_b2 = params[32];
+  const double s0_6_a1 = params[33];
+  const double s0_6_a2 = params[34];
+  // stage 0 (sos), section 7: b0 b1 b2 a1 a2
+  const double s0_7_b0 = params[35];
+  const double s0_7_b1 = params[36];
+  const double s0_7_b2 = params[37];
+  const double s0_7_a1 = params[38];
+  const double s0_7_a2 = params[39];
+  // stage 0 (sos), section 8: b0 b1 b2 a1 a2
+  const double s0_8_b0 = params[40];
+  const double s0_8_b1 = params[41];
+  const double s0_8_b2 = params[42];
+  const double s0_8_a1 = params[43];
+  const double s0_8_a2 = params[44];
+  // stage 0 (sos), section 9: b0 b1 b2 a1 a2
+  const double s0_9_b0 = params[45];
+  const double s0_9_b1 = params[46];
+  const double s0_9_b2 = params[47];
+  const double s0_9_a1 = params[48];
+  const double s0_9_a2 = params[49];
+  // stage 0 (sos), section 10: b0 b1 b2 a1 a2
+  const double s0_10_b0 = params[50];
+  const double s0_10_b1 = params[51];
+  const double s0_10_b2 = params[52];
+  const double s0_10_a1 = params[53];
+  const double s0_10_a2 = params[54];
+  // stage 0 (sos), section 11: b0 b1 b2 a1 a2
+  const double s0_11_b0 = params[55];
+  const double s0_11_b1 = params[56];
+  const double s0_11_b2 = params[57];
+  const double s0_11_a1 = params[58];
+  const double s0_11_a2 = params[59];
+  // stage 0 (sos), section 12: b0 b1 b2 a1 a2
+  const double s0_12_b0 = params[60];
+  const double s0_12_b1 = params[61];
+  const double s0_12_b2 = params[62];
+  const double s0_12_a1 = params[63];
+  const double s0_12_a2 = params[64];
+  // stage 0 (sos), section 13: b0 b1 b2 a1 a2
+  const double s0_13_b0 = params[65];
+  const double s0_13_b1 = params[66];
+  const double s0_13_b2 = params[67];
+  const double s0_13_a1 = params[68];
+  const double s0_13_a2 = params[69];
+  // stage 0 (sos), section 14: b0 b1 b2 a1 a2
+  const double s0_14_b0 = params[70];
+  const double s0_14_b1 = params[71];
+  const double s0_14_b2 = params[72];
+  const double s0_14_a1 = params[73];
+  const double s0_14_a2 = params[74];
+  if (sample_stride == 1) {
+    // Planar: the block's threads take neighbouring chunks. Each step of 32 samples goes through a
+    // shared tile that warps load (and store) 32 neighbouring samples of one chunk at a time,
+    // one transaction, instead of 32 loads L samples apart.
+    __shared__ double tile[128][33];  // padded: a thread's row has no bank conflicts
+    const long long first = (long long)blockIdx.x * blockDim.x;
+    const long long t = first + threadIdx.x;
+    const long long c = t / chunks, k = t % chunks;
+    const long long begin = k * L, end = begin + L < samples ? begin + L : samples;
+    const int lane = threadIdx.x % 32;
+    const double* const st = chunk_state + (t < rows ? t : 0) * D;  // the chunk's true start state
+    double z0_0_0 = st[0];
+    double z0_0_1 = st[1];
+    double z0_1_0 = st[2];
+    double z0_1_1 = st[3];
+    double z0_2_0 = st[4];
+    double z0_2_1 = st[5];
+    double z0_3_0 = st[6];
+    double z0_3_1 = st[7];
+    double z0_4_0 = st[8];
+    double z0_4_1 = st[9];
+    double z0_5_0 = st[10];
+    double z0_5_1 = st[11];
+    double z0_6_0 = st[12];
+    double z0_6_1 = st[13];
+    double z0_7_0 = st[14];
+    double z0_7_1 = st[15];
+    double z0_8_0 = st[16];
+    double z0_8_1 = st[17];
+    double z0_9_0 = st[18];
+    double z0_9_1 = st[19];
+    double z0_10_0 = st[20];
+    double z0_10_1 = st[21];
+    double z0_11_0 = st[22];
+    double z0_11_1 = st[23];
+    double z0_12_0 = st[24];
+    double z0_12_1 = st[25];
+    double z0_13_0 = st[26];
+    double z0_13_1 = st[27];
+    double z0_14_0 = st[28];
+    double z0_14_1 = st[29];
+    for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
+      __syncthreads();  // the last tile is done with
+      for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
+        const long long u = first + i, n = (u % chunks) * L + j + lane;
+        tile[i][lane] = u < rows && j + lane < L && n < samples ? in[(u / chunks) * channel_stride + n] : double(0);
+      }
+      __syncthreads();
+      if (t < rows) {
+        for (int i = 0; i < 32 && begin + j + i < end; ++i) {
+          double v = tile[threadIdx.x][i];
+          {  // stage 0 (sos), section 0: transposed direct form II
+            const double o = fma(s0_0_b0, v, z0_0_0);
+            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 1: transposed direct form II
+            const double o = fma(s0_1_b0, v, z0_1_0);
+            z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+            z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 2: transposed direct form II
+            const double o = fma(s0_2_b0, v, z0_2_0);
+            z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
+            z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 3: transposed direct form II
+            const double o = fma(s0_3_b0, v, z0_3_0);
+            z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
+            z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 4: transposed direct form II
+            const double o = fma(s0_4_b0, v, z0_4_0);
+            z0_4_0 = fma(s0_4_b1, v, fma(-s0_4_a1, o, z0_4_1));
+            z0_4_1 = fma(-s0_4_a2, o, s0_4_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 5: transposed direct form II
+            const double o = fma(s0_5_b0, v, z0_5_0);
+            z0_5_0 = fma(s0_5_b1, v, fma(-s0_5_a1, o, z0_5_1));
+            z0_5_1 = fma(-s0_5_a2, o, s0_5_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 6: transposed direct form II
+            const double o = fma(s0_6_b0, v, z0_6_0);
+            z0_6_0 = fma(s0_6_b1, v, fma(-s0_6_a1, o, z0_6_1));
+            z0_6_1 = fma(-s0_6_a2, o, s0_6_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 7: transposed direct form II
+            const double o = fma(s0_7_b0, v, z0_7_0);
+            z0_7_0 = fma(s0_7_b1, v, fma(-s0_7_a1, o, z0_7_1));
+            z0_7_1 = fma(-s0_7_a2, o, s0_7_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 8: transposed direct form II
+            const double o = fma(s0_8_b0, v, z0_8_0);
+            z0_8_0 = fma(s0_8_b1, v, fma(-s0_8_a1, o, z0_8_1));
+            z0_8_1 = fma(-s0_8_a2, o, s0_8_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 9: transposed direct form II
+            const double o = fma(s0_9_b0, v, z0_9_0);
+            z0_9_0 = fma(s0_9_b1, v, fma(-s0_9_a1, o, z0_9_1));
+            z0_9_1 = fma(-s0_9_a2, o, s0_9_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 10: transposed direct form II
+            const double o = fma(s0_10_b0, v, z0_10_0);
+            z0_10_0 = fma(s0_10_b1, v, fma(-s0_10_a1, o, z0_10_1));
+            z0_10_1 = fma(-s0_10_a2, o, s0_10_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 11: transposed direct form II
+            const double o = fma(s0_11_b0, v, z0_11_0);
+            z0_11_0 = fma(s0_11_b1, v, fma(-s0_11_a1, o, z0_11_1));
+            z0_11_1 = fma(-s0_11_a2, o, s0_11_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 12: transposed direct form II
+            const double o = fma(s0_12_b0, v, z0_12_0);
+            z0_12_0 = fma(s0_12_b1, v, fma(-s0_12_a1, o, z0_12_1));
+            z0_12_1 = fma(-s0_12_a2, o, s0_12_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 13: transposed direct form II
+            const double o = fma(s0_13_b0, v, z0_13_0);
+            z0_13_0 = fma(s0_13_b1, v, fma(-s0_13_a1, o, z0_13_1));
+            z0_13_1 = fma(-s0_13_a2, o, s0_13_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 14: transposed direct form II
+            const double o = fma(s0_14_b0, v, z0_14_0);
+            z0_14_0 = fma(s0_14_b1, v, fma(-s0_14_a1, o, z0_14_1));
+            z0_14_1 = fma(-s0_14_a2, o, s0_14_b2 * v);
+            v = o;
+          }
+          tile[threadIdx.x][i] = v;
+        }
+      }
+      __syncthreads();
+      for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
+        const long long u = first + i, n = (u % chunks) * L + j + lane;
+        if (u < rows && j + lane < L && n < samples) out[(u / chunks) * channel_stride + n] = tile[i][lane];
+      }
+    }
+    if (t < rows) {
+      if (k == chunks - 1) {  // the channel's last chunk ends where the stream goes on
+        double* const fin = state + c * D;
+        fin[0] = z0_0_0;
+        fin[1] = z0_0_1;
+        fin[2] = z0_1_0;
+        fin[3] = z0_1_1;
+        fin[4] = z0_2_0;
+        fin[5] = z0_2_1;
+        fin[6] = z0_3_0;
+        fin[7] = z0_3_1;
+        fin[8] = z0_4_0;
+        fin[9] = z0_4_1;
+        fin[10] = z0_5_0;
+        fin[11] = z0_5_1;
+        fin[12] = z0_6_0;
+        fin[13] = z0_6_1;
+        fin[14] = z0_7_0;
+        fin[15] = z0_7_1;
+        fin[16] = z0_8_0;
+        fin[17] = z0_8_1;
+        fin[18] = z0_9_0;
+        fin[19] = z0_9_1;
+        fin[20] = z0_10_0;
+        fin[21] = z0_10_1;
+        fin[22] = z0_11_0;
+        fin[23] = z0_11_1;
+        fin[24] = z0_12_0;
+        fin[25] = z0_12_1;
+        fin[26] = z0_13_0;
+        fin[27] = z0_13_1;
+        fin[28] = z0_14_0;
+        fin[29] = z0_14_1;
+      }
+    }
+  } else {
+    // Interleaved: neighbouring threads take neighbouring channels of one chunk, so a warp's loads
+    // of sample n are adjacent.
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= rows) return;
+    const long long c = t % channels, k = t / channels;
+    const long long begin = k * L, end = begin + L < samples ? begin + L : samples;
+    const double* const st = chunk_state + (c * chunks + k) * D;  // the chunk's true start state
+    double z0_0_0 = st[0];
+    double z0_0_1 = st[1];
+    double z0_1_0 = st[2];
+    double z0_1_1 = st[3];
+    double z0_2_0 = st[4];
+    double z0_2_1 = st[5];
+    double z0_3_0 = st[6];
+    double z0_3_1 = st[7];
+    double z0_4_0 = st[8];
+    double z0_4_1 = st[9];
+    double z0_5_0 = st[10];
+    double z0_5_1 = st[11];
+    double z0_6_0 = st[12];
+    double z0_6_1 = st[13];
+    double z0_7_0 = st[14];
+    double z0_7_1 = st[15];
+    double z0_8_0 = st[16];
+    double z0_8_1 = st[17];
+    double z0_9_0 = st[18];
+    double z0_9_1 = st[19];
+    double z0_10_0 = st[20];
+    double z0_10_1 = st[21];
+    double z0_11_0 = st[22];
+    double z0_11_1 = st[23];
+    double z0_12_0 = st[24];
+    double z0_12_1 = st[25];
+    double z0_13_0 = st[26];
+    double z0_13_1 = st[27];
+    double z0_14_0 = st[28];
+    double z0_14_1 = st[29];
+    const double* const x = in + c * channel_stride;
+    double* const y = out + c * channel_stride;
+    for (long long n = begin; n < end; ++n) {
+      double v = x[n * sample_stride];
+      {  // stage 0 (sos), section 0: transposed direct form II
+        const double o = fma(s0_0_b0, v, z0_0_0);
+        z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+        z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 1: transposed direct form II
+        const double o = fma(s0_1_b0, v, z0_1_0);
+        z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+        z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 2: transposed direct form II
+        const double o = fma(s0_2_b0, v, z0_2_0);
+        z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
+        z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 3: transposed direct form II
+        const double o = fma(s0_3_b0, v, z0_3_0);
+        z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
+        z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 4: transposed direct form II
+        const double o = fma(s0_4_b0, v, z0_4_0);
+        z0_4_0 = fma(s0_4_b1, v, fma(-s0_4_a1, o, z0_4_1));
+        z0_4_1 = fma(-s0_4_a2, o, s0_4_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 5: transposed direct form II
+        const double o = fma(s0_5_b0, v, z0_5_0);
+        z0_5_0 = fma(s0_5_b1, v, fma(-s0_5_a1, o, z0_5_1));
+        z0_5_1 = fma(-s0_5_a2, o, s0_5_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 6: transposed direct form II
+        const double o = fma(s0_6_b0, v, z0_6_0);
+        z0_6_0 = fma(s0_6_b1, v, fma(-s0_6_a1, o, z0_6_1));
+        z0_6_1 = fma(-s0_6_a2, o, s0_6_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 7: transposed direct form II
+        const double o = fma(s0_7_b0, v, z0_7_0);
+        z0_7_0 = fma(s0_7_b1, v, fma(-s0_7_a1, o, z0_7_1));
+        z0_7_1 = fma(-s0_7_a2, o, s0_7_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 8: transposed direct form II
+        const double o = fma(s0_8_b0, v, z0_8_0);
+        z0_8_0 = fma(s0_8_b1, v, fma(-s0_8_a1, o, z0_8_1));
+        z0_8_1 = fma(-s0_8_a2, o, s0_8_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 9: transposed direct form II
+        const double o = fma(s0_9_b0, v, z0_9_0);
+        z0_9_0 = fma(s0_9_b1, v, fma(-s0_9_a1, o, z0_9_1));
+        z0_9_1 = fma(-s0_9_a2, o, s0_9_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 10: transposed direct form II
+        const double o = fma(s0_10_b0, v, z0_10_0);
+        z0_10_0 = fma(s0_10_b1, v, fma(-s0_10_a1, o, z0_10_1));
+        z0_10_1 = fma(-s0_10_a2, o, s0_10_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 11: transposed direct form II
+        const double o = fma(s0_11_b0, v, z0_11_0);
+        z0_11_0 = fma(s0_11_b1, v, fma(-s0_11_a1, o, z0_11_1));
+        z0_11_1 = fma(-s0_11_a2, o, s0_11_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 12: transposed direct form II
+        const double o = fma(s0_12_b0, v, z0_12_0);
+        z0_12_0 = fma(s0_12_b1, v, fma(-s0_12_a1, o, z0_12_1));
+        z0_12_1 = fma(-s0_12_a2, o, s0_12_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 13: transposed direct form II
+        const double o = fma(s0_13_b0, v, z0_13_0);
+        z0_13_0 = fma(s0_13_b1, v, fma(-s0_13_a1, o, z0_13_1));
+        z0_13_1 = fma(-s0_13_a2, o, s0_13_b2 * v);
+        v = o;
+      }
+      {  // stage 0 (sos), section 14: transposed direct form II
+        const double o = fma(s0_14_b0, v, z0_14_0);
+        z0_14_0 = fma(s0_14_b1, v, fma(-s0_14_a1, o, z0_14_1));
+        z0_14_1 = fma(-s0_14_a2, o, s0_14_b2 * v);
+        v = o;
+      }
+      y[n * sample_stride] = v;
+    }
+    if (k == chunks - 1) {  // the channel's last chunk ends where the stream goes on
+      double* const fin = state + c * D;
+      fin[0] = z0_0_0;
+      fin[1] = z0_0_1;
+      fin[2] = z0_1_0;
+      fin[3] = z0_1_1;
+      fin[4] = z0_2_0;
+      fin[5] = z0_2_1;
+      fin[6] = z0_3_0;
+      fin[7] = z0_3_1;
+      fin[8] = z0_4_0;
+      fin[9] = z0_4_1;
+      fin[10] = z0_5_0;
+      fin[11] = z0_5_1;
+      fin[12] = z0_6_0;
+      fin[13] = z0_6_1;
+      fin[14] = z0_7_0;
+      fin[15] = z0_7_1;
+      fin[16] = z0_8_0;
+      fin[17] = z0_8_1;
+      fin[18] = z0_9_0;
+      fin[19] = z0_9_1;
+      fin[20] = z0_10_0;
+      fin[21] = z0_10_1;
+      fin[22] = z0_11_0;
+      fin[23] = z0_11_1;
+      fin[24] = z0_12_0;
+      fin[25] = z0_12_1;
+      fin[26] = z0_13_0;
+      fin[27] = z0_13_1;
+      fin[28] = z0_14_0;
+      fin[29] = z0_14_1;
+    }
+  }
 }
