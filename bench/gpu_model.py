@@ -1,0 +1,345 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""A performance model of fxc's CUDA kernels: predicted kernel time per workload against the
+memory floor (read the input once, write the output once at the device's bandwidth).
+
+    python3 bench/gpu_model.py [--device h100|h200|l4] [--detail] [--json]
+
+Nothing here was measured on a GPU. Every device figure and latency is an assumption, written
+down in DEVICES and ASSUMPTIONS below and in docs/cuda-performance-model.md, which also gives
+the formulas. The kernels are the ones codegen/cuda/emit_cuda.cpp generates (docs/cuda.md,
+Kernels): the chunked scan's five entries, one thread per channel, sums. The strategy and chunk
+length follow passes/cost_model.cpp (choose_iir's CUDA branch, choose_gpu_chunk) for the
+device; registers per thread are ptxas's (CUDA 13.0, sm_90) for the generated source of each
+workload. Python 3 standard library only.
+"""
+import argparse
+import json
+import math
+import sys
+
+# --- devices -------------------------------------------------------------------------------
+# Datasheet figures (NVIDIA H100 / H200 / L4 product pages and the CUDA C++ Programming Guide's
+# arithmetic-instruction table); latencies are rough figures from public microbenchmarks.
+# All of it is an assumption until a GPU run replaces it.
+DEVICES = {
+    "h100": dict(
+        name="H100 SXM5 80 GB (sm_90)", sms=132, clock_ghz=1.98, bandwidth=3.35e12,
+        f64_per_sm=64,      # float64 FMA per SM per cycle: 132 x 64 x 1.98 GHz = 16.7 T FMA/s (33.5 TFLOP/s)
+        f32_per_sm=128,     # float32 FMA per SM per cycle: 33.5 T FMA/s (67 TFLOP/s)
+        cvt_per_sm=16,      # conversions to/from 64-bit types per SM per cycle (programming guide, cc 9.0)
+        threads_per_sm=2048, blocks_per_sm=32, regs_per_sm=65536, smem_per_sm=228 * 1024,
+        l2_bytes=50e6, pcie=50e9),
+    "h200": dict(
+        name="H200 SXM 141 GB (sm_90)", sms=132, clock_ghz=1.98, bandwidth=4.8e12,
+        f64_per_sm=64, f32_per_sm=128, cvt_per_sm=16,
+        threads_per_sm=2048, blocks_per_sm=32, regs_per_sm=65536, smem_per_sm=228 * 1024,
+        l2_bytes=50e6, pcie=50e9),
+    "l4": dict(
+        name="L4 24 GB (sm_89)", sms=58, clock_ghz=2.04, bandwidth=300e9,
+        f64_per_sm=2,       # 1:64 of float32: 58 x 2 x 2.04 GHz = 0.24 T FMA/s
+        f32_per_sm=128,     # 58 x 128 x 2.04 GHz = 15 T FMA/s (30 TFLOP/s)
+        cvt_per_sm=16,
+        threads_per_sm=1536, blocks_per_sm=24, regs_per_sm=65536, smem_per_sm=100 * 1024,
+        l2_bytes=48e6, pcie=25e9),
+}
+
+ASSUMPTIONS = dict(
+    fma_latency_f64=8,       # cycles from a float64 FMA's issue to its result being usable
+    fma_latency_f32=4,
+    l1_latency=35,           # cycles: an L1 hit
+    l2_latency=270,          # cycles: an L2 hit
+    dram_latency=900,        # cycles: a DRAM access (~450 ns at 1.98 GHz)
+    sync_cycles=20,          # a __syncthreads with the block's warps already there
+    launch_us_graph=1.0,     # per kernel launch inside a replayed CUDA graph
+    launch_us_plain=2.5,     # per kernel launch without a graph (execute_cuda)
+    host_staging=10e9,       # bytes/s of the host-side copy into (and out of) page-locked staging
+    tanh_f64_ops=30,         # float64 pipe instructions of one double tanh (libdevice, estimated)
+    tanh_f64_path=20,        # of them, dependent (critical path, in FMA latencies)
+    interleaved_unroll=4,    # loads in flight per thread in the interleaved loop (ptxas 13.0 hoists 4)
+    error_feedback_ops=2,    # --what-if f32-state: extra float32 ops per section-sample for error feedback
+)
+
+# --what-if: changes that are not in the code, to see what would close a gap.
+WHAT_IF = {
+    "f32-state": "chains with float64 state compute in float32 with error feedback "
+                 "(4 + error_feedback_ops float32 ops per section-sample, no conversions, half the registers)",
+    "const-coeffs": "coefficients from kernel parameters/constant memory instead of registers "
+                    "(registers: 40 + 4 per section in float64, 40 + 2 in float32)",
+    "prefetch-carry": "group_sums/chunk_starts load their 32 chunks' rows before the walk "
+                      "(one memory latency per block instead of one per step)",
+    "delay-elementwise": "a chain of delays alone runs elementwise over (channel, sample), out[n] = in[n - d] "
+                         "or the ring, instead of one thread per channel",
+}
+
+BLOCK = 128       # codegen::kCudaBlockThreads
+GROUP = 32        # codegen::kCudaCarryGroup
+SCAN_THREADS = 256
+TILE_SMEM = 128 * 33 * 4  # the chunk passes' shared tile (16896 bytes per block, ptxas)
+
+
+# --- workloads -----------------------------------------------------------------------------
+# sections: biquads in the chain; state: the arithmetic's type (f64 where the cost model picks
+# state_precision f64: poles near the unit circle, as for W1 and W4's chain); regs: ptxas's
+# registers per thread for (chunk_states, output pass) of `fxc dump --emit cuda --dtype f32`
+# compiled for sm_90 (CUDA 13.0, --fmad=false --ftz=true); extra: other kernels of the graph.
+WORKLOADS = [
+    dict(id="W1 8 ch x 120 s", channels=8, seconds=120, fs=44100, sections=15, state="f64",
+         regs=(204, 210), target=("floor", 3.0)),
+    dict(id="W4 chain 1024 ch x 60 s", channels=1024, seconds=60, fs=48000, sections=6, state="f64",
+         regs=(80, 84), target=("floor", 2.0)),
+    dict(id="W5 1 ch x 600 s", channels=1, seconds=600, fs=44100, sections=6, state="f64",
+         regs=(80, 84)),
+    dict(id="W6 256 x 1 s stereo (512 ch)", channels=512, seconds=1, fs=48000, sections=6, state="f64",
+         regs=(80, 84), target=("launches", 1)),
+    dict(id="vocal 2 ch x 60 s", channels=2, seconds=60, fs=48000, sections=4, state="f64",
+         regs=(56, 56), tail="tanh",
+         extra=[dict(kind="thread_delay", regs=32), dict(kind="sum", operands=2, regs=25)]),
+    dict(id="W2 8 ch x 60 s", channels=8, seconds=60, fs=44100, sections=4, state="f32",
+         regs=(40, 42)),
+    # bench/gpu_bench.py's other IIR rows
+    dict(id="W1 1024 ch x 10 s (gpu_bench)", channels=1024, seconds=10, fs=44100, sections=15, state="f64",
+         regs=(204, 210)),
+    dict(id="W2 1 ch x 300 s (gpu_bench)", channels=1, seconds=300, fs=44100, sections=4, state="f32",
+         regs=(40, 42)),
+    dict(id="W4 2 ch x 10 s (gpu_bench)", channels=2, seconds=10, fs=48000, sections=6, state="f64",
+         regs=(80, 84)),
+]
+
+SIGNAL_BYTES = 4  # float32 samples in and out (the design's workloads)
+
+
+def resident_threads(dev, regs, block, smem=0):
+    """Threads of one kernel an SM holds at once (registers, threads, blocks, shared memory)."""
+    per_warp = math.ceil(regs / 8) * 8 * 32
+    warps = math.ceil(block / 32)
+    by_regs = dev["regs_per_sm"] // (per_warp * warps)
+    by_threads = dev["threads_per_sm"] // block
+    by_smem = dev["smem_per_sm"] // (smem + 1024) if smem else dev["blocks_per_sm"]
+    return max(0, min(by_regs, by_threads, dev["blocks_per_sm"], by_smem)) * block
+
+
+def waves(threads, block, resident, dev):
+    blocks = math.ceil(threads / block)
+    per_sm = max(1, resident // block)
+    return math.ceil(blocks / (dev["sms"] * per_sm))
+
+
+def chunk_length(channels, samples, dev):
+    """passes::choose_gpu_chunk for `dev`: the longest of 1024, 512 that keeps the GPU busy."""
+    busy = dev["sms"] * dev["threads_per_sm"] // 2
+    for L in (1024, 512):
+        if channels * math.ceil(samples / L) >= busy:
+            return L
+    return 256
+
+
+class Kernel:
+    def __init__(self, name, launches=1, bytes_=0.0, pipe_ops=0.0, pipe="f64", cvts=0.0, flops=0.0,
+                 latency_cycles=0.0):
+        self.name, self.launches, self.bytes, self.pipe_ops, self.pipe = name, launches, bytes_, pipe_ops, pipe
+        self.cvts, self.flops, self.latency_cycles = cvts, flops, latency_cycles
+
+    def times(self, dev):
+        clock = dev["clock_ghz"] * 1e9
+        rate = dev["f64_per_sm"] if self.pipe == "f64" else dev["f32_per_sm"]
+        memory = self.bytes / dev["bandwidth"]
+        throughput = self.pipe_ops / (dev["sms"] * rate * clock) + self.cvts / (dev["sms"] * dev["cvt_per_sm"] * clock)
+        latency = self.latency_cycles / clock
+        bounds = {"memory": memory, f"{self.pipe} pipe": throughput, "latency": latency}
+        bound = max(bounds, key=bounds.get)
+        return bounds, bound, bounds[bound]
+
+
+def kernels_for(w, dev, a):
+    C = w["channels"]
+    N = round(w["seconds"] * w["fs"])
+    S = w["sections"]
+    D = 2 * S
+    wi = a.get("what_if", ())
+    f64 = w["state"] == "f64" and "f32-state" not in wi
+    ops = 4 if f64 or w["state"] == "f32" else 4 + a["error_feedback_ops"]
+    regs = w["regs"]
+    if w["state"] == "f64" and not f64:
+        regs = tuple(32 + (r - 32) // 2 for r in regs)
+    if "const-coeffs" in wi:
+        regs = tuple(max(32, 40 + (4 if f64 else 2) * S) for r in regs)
+    pipe = "f64" if f64 else "f32"
+    lat = a["fma_latency_f64"] if f64 else a["fma_latency_f32"]
+    interleaved = C >= 32  # the runtime's device layout: interleaved when a signal has 32 channels or more
+    busy = dev["sms"] * dev["threads_per_sm"] // 2
+    sb = SIGNAL_BYTES
+    ks = []
+    tail_ops = a["tanh_f64_ops"] if w.get("tail") == "tanh" else 0
+    tail_path = a["tanh_f64_path"] * lat if w.get("tail") == "tanh" else 0
+    if C >= busy:
+        raise SystemExit(f"{w['id']}: thread per channel (not modelled for IIR here)")
+    L = chunk_length(C, N, dev)
+    chunks = math.ceil(N / L)
+    T = C * chunks
+    groups = math.ceil(chunks / GROUP)
+    steps = max(1, math.ceil(math.log2(groups))) if groups > 1 else 1
+    state_bytes = 8 * D
+    per_sample_path = S * lat  # one FMA latency per section per sample (the cascade's wavefront)
+    if interleaved:
+        u = a["interleaved_unroll"]
+        pass_cycles = lambda extra: math.ceil(L / u) * (a["dram_latency"] + u * (per_sample_path + extra))
+    else:
+        pass_cycles = lambda extra: math.ceil(L / 32) * (a["dram_latency"] + 2 * a["sync_cycles"]
+                                                       + 32 * (per_sample_path + extra))
+    # 0. chunk_states
+    res = resident_threads(dev, regs[0], BLOCK, TILE_SMEM)
+    ks.append(Kernel("chunk_states", 1, C * N * sb + T * state_bytes, C * N * S * ops, pipe,
+                     C * N if f64 else 0, C * N * S * (2 * ops - 1),
+                     waves(T, BLOCK, res, dev) * pass_cycles(0)))
+    # 1. group_sums and 3. chunk_starts: one block per (channel, group), a thread per row, G steps
+    cb = math.ceil(D / 32) * 32
+    res_c = resident_threads(dev, 32, cb)
+    mem_lat = a["l2_latency"] if T * state_bytes <= dev["l2_bytes"] else a["dram_latency"]
+    step_cycles = mem_lat + D * a["fma_latency_f64"] + 2 * a["sync_cycles"]
+    if "prefetch-carry" in wi:
+        step_cycles = D * a["fma_latency_f64"] + 2 * a["sync_cycles"] + mem_lat / GROUP
+    carry_w = waves(C * groups * cb, cb, res_c, dev)
+    ks.append(Kernel("group_sums", 1, T * state_bytes + C * groups * state_bytes, T * D * D, "f64", 0,
+                     2 * T * D * D, carry_w * GROUP * step_cycles))
+    # 2. group_scan, `steps` launches
+    scan_threads = C * groups * D
+    res_s = resident_threads(dev, 32, SCAN_THREADS)
+    ks.append(Kernel("group_scan", steps, steps * 3 * C * groups * state_bytes, steps * C * groups * D * D, "f64", 0,
+                     steps * 2 * C * groups * D * D,
+                     steps * waves(scan_threads, SCAN_THREADS, res_s, dev) * (a["dram_latency"] + D * a["fma_latency_f64"])))
+    ks.append(Kernel("chunk_starts", 1, 2 * T * state_bytes + C * groups * state_bytes, T * D * D, "f64", 0,
+                     2 * T * D * D, carry_w * GROUP * step_cycles))
+    # 4. output pass
+    res = resident_threads(dev, regs[1], BLOCK, TILE_SMEM)
+    ks.append(Kernel("output", 1, 2 * C * N * sb + T * state_bytes, C * N * (S * ops + tail_ops), pipe,
+                     2 * C * N if f64 else 0, C * N * (S * (2 * ops - 1) + tail_ops * 2),
+                     waves(T, BLOCK, res, dev) * pass_cycles(tail_path)))
+    for e in w.get("extra", []):
+        if e["kind"] == "thread_delay" and "delay-elementwise" in wi:
+            ks.append(Kernel("delay (elementwise)", 1, 2 * C * N * sb, 0, "f32", 0, 0,
+                             a["dram_latency"] * math.ceil(C * N / (dev["sms"] * dev["threads_per_sm"]))))
+        elif e["kind"] == "thread_delay":
+            # One thread per channel walks every sample: a ring load that cannot pass the previous
+            # ring store (they may alias), so about one cache latency per sample, plus the input's
+            # DRAM miss every 32 samples. Optimistic: the ring's lines stay in L1.
+            per_sample = a["l1_latency"] + a["dram_latency"] / 32
+            ks.append(Kernel("delay (thread/channel)", 1, 2 * C * N * sb, 0, "f32", 0, 0, N * per_sample))
+        elif e["kind"] == "sum":
+            k = e["operands"]
+            threads = min(4096, math.ceil(C * N / 256)) * 256
+            res_e = resident_threads(dev, e["regs"], 256)
+            iters = math.ceil(C * N / threads)
+            ks.append(Kernel("sum", 1, (k + 1) * C * N * sb, C * N * k, "f32", 0, 2 * C * N * k,
+                             waves(threads, 256, res_e, dev) * iters * a["dram_latency"]))
+    info = dict(L=L, chunks_per_channel=chunks, threads=T, groups=groups, scan_steps=steps,
+                layout="interleaved" if interleaved else "planar",
+                occupancy=resident_threads(dev, regs[0], BLOCK, TILE_SMEM))
+    return ks, info, C, N
+
+
+def model(w, dev, a):
+    ks, info, C, N = kernels_for(w, dev, a)
+    rows = []
+    total = 0.0
+    for k in ks:
+        bounds, bound, t = k.times(dev)
+        rows.append(dict(kernel=k.name, launches=k.launches, bytes=k.bytes, flops=k.flops, bound=bound,
+                         time_s=t, **{f"{b}_s": v for b, v in bounds.items()}))
+        total += t
+    launches = sum(k.launches for k in ks)
+    floor = 2 * C * N * SIGNAL_BYTES / dev["bandwidth"]
+    # the limiter: what bounds the kernels that take most of the time
+    by_bound = {}
+    for r in rows:
+        by_bound[r["bound"]] = by_bound.get(r["bound"], 0) + r["time_s"]
+    limiter = max(by_bound, key=by_bound.get)
+    graph = total + launches * a["launch_us_graph"] * 1e-6
+    plain = total + launches * a["launch_us_plain"] * 1e-6
+    host_bytes = 2 * C * N * SIGNAL_BYTES
+    host = host_bytes / dev["pcie"] + host_bytes / a["host_staging"]
+    return dict(workload=w["id"], **info, bytes=sum(k.bytes for k in ks), flops=sum(k.flops for k in ks),
+                launches=launches, floor_s=floor, kernels_s=total, predicted_s=graph, predicted_plain_s=plain,
+                ratio=graph / floor, limiter=limiter, limiter_share=by_bound[limiter] / total,
+                with_host_s=graph + host, target=w.get("target"), kernels=rows)
+
+
+def fmt_t(s):
+    if s >= 1:
+        return f"{s:.2f} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.3g} ms"
+    return f"{s * 1e6:.3g} µs"
+
+
+def verdict(r):
+    t = r["target"]
+    if not t:
+        return ""
+    if t[0] == "floor":
+        return f"≤ {t[1]:g}x: {'met' if r['ratio'] <= t[1] else 'MISSED'}"
+    if t[0] == "launches":
+        return "one launch per entry for the batch: met"
+    return ""
+
+
+def table(results, dev):
+    out = [f"### {dev['name']}: {dev['sms']} SMs, {dev['bandwidth'] / 1e12:.2f} TB/s, "
+           f"{dev['sms'] * dev['f64_per_sm'] * dev['clock_ghz'] / 1e3:.2f} T float64 FMA/s, "
+           f"{dev['sms'] * dev['f32_per_sm'] * dev['clock_ghz'] / 1e3:.1f} T float32 FMA/s", "",
+           "| workload | L, layout | threads (per SM) | bytes moved | GFLOP | launches | floor | predicted (graph) | "
+           "no graph | ratio | limited by | target | + host copies |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        out.append(
+            f"| {r['workload']} | {r['L']}, {r['layout']} | {r['threads']:,} ({r['occupancy']}) | "
+            f"{r['bytes'] / 1e6:,.0f} MB | {r['flops'] / 1e9:,.1f} | {r['launches']} | {fmt_t(r['floor_s'])} | "
+            f"{fmt_t(r['predicted_s'])} | {fmt_t(r['predicted_plain_s'])} | {r['ratio']:.2f}x | "
+            f"{r['limiter']} ({r['limiter_share'] * 100:.0f}%) | {verdict(r)} | {fmt_t(r['with_host_s'])} |")
+    return "\n".join(out)
+
+
+def detail(results):
+    out = []
+    for r in results:
+        out += ["", f"**{r['workload']}** (L = {r['L']}, {r['groups']} groups per channel, {r['scan_steps']} scan "
+                    f"steps)", "",
+                "| kernel | launches | MB | memory | pipe | latency | time | bound |", "|---|---|---|---|---|---|---|---|"]
+        for k in r["kernels"]:
+            pipe = next(v for key, v in k.items() if key.endswith("pipe_s"))
+            out.append(f"| {k['kernel']} | {k['launches']} | {k['bytes'] / 1e6:,.1f} | {fmt_t(k['memory_s'])} | "
+                       f"{fmt_t(pipe)} | {fmt_t(k['latency_s'])} | {fmt_t(k['time_s'])} | {k['bound']} |")
+    return "\n".join(out)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--device", default="h100", choices=sorted(DEVICES))
+    p.add_argument("--detail", action="store_true", help="per-kernel breakdown")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="override an assumption (e.g. fma_latency_f64=4, dram_latency=600)")
+    p.add_argument("--what-if", action="append", default=[], choices=sorted(WHAT_IF),
+                   help="model a change that is not in the code: " + "; ".join(f"{k}: {v}" for k, v in WHAT_IF.items()))
+    args = p.parse_args()
+    dev = DEVICES[args.device]
+    a = dict(ASSUMPTIONS)
+    for s in args.set:
+        name, _, value = s.partition("=")
+        if name not in a:
+            sys.exit(f"unknown assumption {name!r}; one of {', '.join(a)}")
+        a[name] = float(value)
+    a["what_if"] = tuple(args.what_if)
+    results = [model(w, dev, a) for w in WORKLOADS]
+    if args.json:
+        print(json.dumps(dict(device=dev, assumptions=a, results=results), indent=1))
+        return
+    if args.what_if:
+        print("What if (not the code as it is): " + "; ".join(WHAT_IF[k] for k in args.what_if) + "\n")
+    print(table(results, dev))
+    if args.detail:
+        print(detail(results))
+
+
+if __name__ == "__main__":
+    main()
