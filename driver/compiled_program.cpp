@@ -345,6 +345,52 @@ std::vector<Signal> Program::Impl::run_bound(const ir::Graph& bound, const Speci
   return std::move(*out);
 }
 
+void Program::Impl::run_device(std::span<const DeviceArray> inputs, std::span<const DeviceArray> outputs,
+                               std::uintptr_t cuda_stream) const {
+  if (options_.target != Target::cuda)
+    throw_error("run_device runs on GPU memory: it needs a Program compiled with Target::cuda", "fxc-run");
+  const std::size_t frames = inputs.empty() ? (outputs.empty() ? 0 : outputs[0].frames) : inputs[0].frames;
+  // Channel counts are checked as a host run checks them, on signals of no samples.
+  std::vector<Signal> shapes;
+  for (const DeviceArray& a : inputs) shapes.emplace_back(a.channels, 0, options_.dtype);
+  const int channels = channels_for(shapes);
+  std::shared_ptr<const CompiledValues> now = current(channels);
+  DiagnosticEngine diags = source_.diagnostics();
+  auto bound = bind_inputs(now->lowered, shapes, diags);
+  if (!bound) throw_diagnostics(diags);
+  const ir::Graph& g = now->scheduled;
+  std::vector<ir::NodeId> ins = g.inputs(), outs = g.outputs();
+  if (inputs.size() != ins.size() || outputs.size() != outs.size())
+    throw_error("the graph has " + std::to_string(ins.size()) + " input(s) and " + std::to_string(outs.size()) +
+                    " output(s), got " + std::to_string(inputs.size()) + " and " + std::to_string(outputs.size()) +
+                    " device array(s)",
+                "fxc-run");
+  auto check = [&](const DeviceArray& a, ir::NodeId id, const char* what, std::size_t index) {
+    const std::string name = std::string(what) + " " + std::to_string(index);
+    if (a.frames != frames)
+      throw_error(name + " has " + std::to_string(a.frames) + " frames, input 0 " + std::to_string(frames) +
+                      ": every array of a run has the same length",
+                  "fxc-run");
+    if (static_cast<int>(a.channels) != g.node(id).type.channels)
+      throw_error(name + " has " + std::to_string(a.channels) + " channels; the compiled graph's has " +
+                      std::to_string(g.node(id).type.channels) +
+                      " (inputs declared without a count take Options::channels or the first run's)",
+                  "fxc-run");
+    if (!a.data && frames > 0) throw_error(name + " is a null device pointer", "fxc-run");
+  };
+  std::vector<DevicePtr> in_ptrs, out_ptrs;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    check(inputs[i], ins[i], "input", i);
+    in_ptrs.push_back(inputs[i].data);
+  }
+  for (std::size_t o = 0; o < outputs.size(); ++o) {
+    check(outputs[o], outs[o], "output", o);
+    out_ptrs.push_back(outputs[o].data);
+  }
+  auto done = execute_cuda_on_device(now->cuda, in_ptrs, out_ptrs, frames, cuda_stream);
+  if (!done) throw_error(done.error(), "fxc-run");
+}
+
 std::vector<Signal> Program::Impl::run_cuda_in_blocks(std::span<const Signal> inputs, std::size_t block) const {
   std::shared_ptr<const CompiledValues> now = current(channels_for(inputs));
   DiagnosticEngine diags = source_.diagnostics();

@@ -63,6 +63,8 @@ struct Program::Impl {
   /// with their kernels.
   std::shared_ptr<const CompiledValues> current(int channels) const;
   std::vector<Signal> run_cuda_in_blocks(std::span<const Signal> inputs, std::size_t block) const;
+  void run_device(std::span<const DeviceArray> inputs, std::span<const DeviceArray> outputs,
+                  std::uintptr_t cuda_stream) const;
   std::vector<std::vector<Signal>> run_batch(const std::vector<std::vector<Signal>>& items) const;
   /// A same-length batch in caller memory of the Program's sample type (Program::run_batch's
   /// planar form) on the CPU: run on that memory. false: another target, for the caller to

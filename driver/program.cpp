@@ -198,6 +198,11 @@ void Program::run(std::span<const double* const* const> inputs, std::span<double
                   std::size_t frames) const {
   run_planar<double>(*impl_, inputs, outputs, frames);
 }
+void Program::run_device(std::span<const DeviceArray> inputs, std::span<const DeviceArray> outputs,
+                         std::uintptr_t cuda_stream) const {
+  impl_->run_device(inputs, outputs, cuda_stream);
+}
+
 void Program::run(const float* const* input, float* const* output, std::size_t frames) const {
   run_planar<float>(*impl_, std::span<const float* const* const>(&input, 1),
                     std::span<float* const* const>(&output, 1), frames);

@@ -44,6 +44,7 @@ struct DriverApi {
   CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void*, std::size_t, CUstream) = nullptr;  // _v2
   CUresult (*MemcpyDtoHAsync)(void*, CUdeviceptr, std::size_t, CUstream) = nullptr;        // _v2
   CUresult (*MemsetD8Async)(CUdeviceptr, unsigned char, std::size_t, CUstream) = nullptr;
+  CUresult (*MemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, std::size_t, CUstream) = nullptr;  // _v2
   CUresult (*ModuleLoadData)(CUmodule*, const void*) = nullptr;
   CUresult (*ModuleUnload)(CUmodule) = nullptr;
   CUresult (*ModuleGetFunction)(CUfunction*, CUmodule, const char*) = nullptr;
@@ -63,18 +64,18 @@ class DriverDevice final : public GpuDevice {
  public:
   DriverDevice(DriverApi api, CUdevice device, CUcontext context, CUstream stream, std::string description,
                std::string arch, passes::GpuProperties properties)
-      : d_(api), device_(device), context_(context), stream_(stream), description_(std::move(description)),
+      : d_(api), device_(device), context_(context), own_stream_(stream), description_(std::move(description)),
         arch_(std::move(arch)), properties_(properties) {}
 
   ~DriverDevice() override {
     d_.CtxSetCurrent(context_);
-    d_.StreamSynchronize(stream_);
+    d_.StreamSynchronize(own_stream_);
     for (auto& [handle, graph] : graphs_) {
       d_.GraphExecDestroy(graph.exec);
       d_.GraphDestroy(graph.graph);
     }
     for (CUmodule m : modules_) d_.ModuleUnload(m);
-    d_.StreamDestroy(stream_);
+    d_.StreamDestroy(own_stream_);
     d_.DevicePrimaryCtxRelease(device_);
   }
 
@@ -107,17 +108,28 @@ class DriverDevice final : public GpuDevice {
   GpuStatus copy_to_device(DevicePtr to, const void* from, std::size_t bytes) override {
     if (bytes == 0) return std::monostate{};
     bind();
-    return check(d_.MemcpyHtoDAsync(to, from, bytes, stream_), "cuMemcpyHtoDAsync");
+    return check(d_.MemcpyHtoDAsync(to, from, bytes, stream()), "cuMemcpyHtoDAsync");
   }
   GpuStatus copy_to_host(void* to, DevicePtr from, std::size_t bytes) override {
     if (bytes == 0) return std::monostate{};
     bind();
-    return check(d_.MemcpyDtoHAsync(to, from, bytes, stream_), "cuMemcpyDtoHAsync");
+    return check(d_.MemcpyDtoHAsync(to, from, bytes, stream()), "cuMemcpyDtoHAsync");
   }
   GpuStatus fill_zero(DevicePtr to, std::size_t bytes) override {
     if (bytes == 0) return std::monostate{};
     bind();
-    return check(d_.MemsetD8Async(to, 0, bytes, stream_), "cuMemsetD8Async");
+    return check(d_.MemsetD8Async(to, 0, bytes, stream()), "cuMemsetD8Async");
+  }
+  GpuStatus copy_on_device(DevicePtr to, DevicePtr from, std::size_t bytes) override {
+    if (bytes == 0) return std::monostate{};
+    bind();
+    return check(d_.MemcpyDtoDAsync(to, from, bytes, stream()), "cuMemcpyDtoDAsync");
+  }
+  // Per thread: a Program may run on two callers' streams from two threads at once.
+  GpuStatus use_stream(Handle stream) override {
+    caller_device = stream ? this : nullptr;
+    caller_stream = reinterpret_cast<CUstream>(stream);
+    return std::monostate{};
   }
   Expected<Handle, std::string> load_module(const std::string&, const std::string& cubin,
                                             const std::vector<codegen::CudaKernelInfo>&) override {
@@ -150,21 +162,21 @@ class DriverDevice final : public GpuDevice {
     std::vector<void*> params(values.size());
     for (std::size_t i = 0; i < values.size(); ++i) params[i] = &values[i];
     return check(d_.LaunchKernel(reinterpret_cast<CUfunction>(function), static_cast<unsigned>(shape.grid), 1, 1,
-                                 static_cast<unsigned>(shape.block), 1, 1, 0, stream_, params.data(), nullptr),
+                                 static_cast<unsigned>(shape.block), 1, 1, 0, stream(), params.data(), nullptr),
                  "cuLaunchKernel");
   }
   GpuStatus synchronize() override {
     bind();
-    return check(d_.StreamSynchronize(stream_), "cuStreamSynchronize");
+    return check(d_.StreamSynchronize(stream()), "cuStreamSynchronize");
   }
   GpuStatus begin_capture() override {
     bind();
-    return check(d_.StreamBeginCapture(stream_, kCaptureModeThreadLocal), "cuStreamBeginCapture");
+    return check(d_.StreamBeginCapture(stream(), kCaptureModeThreadLocal), "cuStreamBeginCapture");
   }
   Expected<Handle, std::string> end_capture() override {
     bind();
     CUgraph graph = nullptr;
-    if (CUresult r = d_.StreamEndCapture(stream_, &graph); r != 0) return Unexpected{"cuStreamEndCapture: " + error(r)};
+    if (CUresult r = d_.StreamEndCapture(stream(), &graph); r != 0) return Unexpected{"cuStreamEndCapture: " + error(r)};
     CUgraphExec exec = nullptr;
     if (CUresult r = d_.GraphInstantiateWithFlags(&exec, graph, 0); r != 0) {
       d_.GraphDestroy(graph);
@@ -178,7 +190,7 @@ class DriverDevice final : public GpuDevice {
     auto it = graphs_.find(graph);
     if (it == graphs_.end()) return Unexpected{std::string("internal error (a bug in fxc): unknown CUDA graph")};
     bind();
-    return check(d_.GraphLaunch(it->second.exec, stream_), "cuGraphLaunch");
+    return check(d_.GraphLaunch(it->second.exec, stream()), "cuGraphLaunch");
   }
   void destroy_graph(Handle graph) noexcept override {
     auto it = graphs_.find(graph);
@@ -210,7 +222,11 @@ class DriverDevice final : public GpuDevice {
   DriverApi d_;
   CUdevice device_;
   CUcontext context_;
-  CUstream stream_;
+  CUstream own_stream_;  // created with the device, destroyed with it
+  // The stream work goes to on this thread: own_stream_, or the caller's (use_stream).
+  static thread_local const DriverDevice* caller_device;
+  static thread_local CUstream caller_stream;
+  CUstream stream() const { return caller_device == this ? caller_stream : own_stream_; }
   std::string description_, arch_;
   passes::GpuProperties properties_;
   std::vector<CUmodule> modules_;
@@ -219,6 +235,9 @@ class DriverDevice final : public GpuDevice {
 };
 
 }  // namespace
+
+thread_local const DriverDevice* DriverDevice::caller_device = nullptr;
+thread_local CUstream DriverDevice::caller_stream = nullptr;
 
 Expected<std::shared_ptr<GpuDevice>, std::string> open_cuda_device(int ordinal) {
   codegen::CudaDriverInfo info = codegen::query_cuda_driver();
@@ -252,6 +271,7 @@ Expected<std::shared_ptr<GpuDevice>, std::string> open_cuda_device(int ordinal) 
   bind("cuMemcpyHtoDAsync_v2", d.MemcpyHtoDAsync);
   bind("cuMemcpyDtoHAsync_v2", d.MemcpyDtoHAsync);
   bind("cuMemsetD8Async", d.MemsetD8Async);
+  bind("cuMemcpyDtoDAsync_v2", d.MemcpyDtoDAsync);
   bind("cuModuleLoadData", d.ModuleLoadData);
   bind("cuModuleUnload", d.ModuleUnload);
   bind("cuModuleGetFunction", d.ModuleGetFunction);

@@ -138,6 +138,11 @@ struct CudaStream::Impl {
   std::vector<DeviceBuffer> signals;                // by node id (every node but outputs)
   std::vector<HostBuffer> staging_in, staging_out;  // by input / output index
   long long capacity = 0;                           // the samples the buffers hold
+  long long staging_capacity = 0;                   // the samples the staging holds
+  bool planar_only = false;                         // runs on caller memory: planar, no staging
+  /// A run on caller memory (process_device): the caller's buffer for each node bound to one
+  /// (graph inputs, and operands that only an output reads), 0 elsewhere. Empty otherwise.
+  std::vector<DevicePtr> bound;
   /// CUDA graphs recorded per block length, at most kMaxGraphs (the least recently used goes),
   /// with the launches each replays.
   struct Recorded {
@@ -151,10 +156,11 @@ struct CudaStream::Impl {
   int recorded = 0;
   std::string broken;                               // a setup error, reported by process
 
-  Impl(std::shared_ptr<const CudaProgram> p, bool graphs_on)
-      : program(std::move(p)), device(program->device.get()), g(program->scheduled), use_graphs(graphs_on) {
+  Impl(std::shared_ptr<const CudaProgram> p, bool graphs_on, bool planar)
+      : program(std::move(p)), device(program->device.get()), g(program->scheduled), use_graphs(graphs_on),
+        planar_only(planar) {
     if (!g.outputs().empty()) dtype = g.node(g.outputs()[0]).type.dtype;
-    for (const ir::Node& node : g.nodes()) interleaved = interleaved || node.type.channels >= 32;
+    for (const ir::Node& node : g.nodes()) interleaved = !planar && (interleaved || node.type.channels >= 32);
     memory.resize(program->kernels.size());
     if (!plan_regions()) broken = "the graph has a cycle without a feedback node";
     if (broken.empty())
@@ -408,10 +414,11 @@ struct CudaStream::Impl {
     return device->synchronize();
   }
 
-  // The device buffer holding node `id`'s value (an output's is its operand's).
+  // The device buffer holding node `id`'s value (an output's is its operand's): the caller's
+  // memory where a run on it binds the node there, else the stream's own.
   DevicePtr value(ir::NodeId id) const {
     while (ir::holds<ir::Output>(g.node(id))) id = g.node(id).operands[0];
-    return signals[id].get();
+    return id < bound.size() && bound[id] ? bound[id] : signals[id].get();
   }
 
   // Node `id`'s value from sample `start` on: where a pass beginning there finds it.
@@ -456,6 +463,15 @@ struct CudaStream::Impl {
           FXC_TRY(upload_scan_matrices(i, std::get<ir::Chain>(g.node(k.node).op), steps));
       }
     }
+    return device->synchronize();
+  }
+
+  // Page-locked staging for blocks of up to `n` samples from host memory (a run on caller
+  // device memory needs none). Replacing it drops the recorded graphs, which copy through it.
+  GpuStatus grow_staging(long long n) {
+    if (n <= staging_capacity) return std::monostate{};
+    drop_graphs();
+    const std::size_t t = size_of(dtype);
     staging_in.clear();
     staging_out.clear();
     for (ir::NodeId id : g.inputs()) {
@@ -468,7 +484,8 @@ struct CudaStream::Impl {
       if (!h) return Unexpected{h.error()};
       staging_out.emplace_back(device, *h, channels_of(id) * n * t);
     }
-    return device->synchronize();
+    staging_capacity = n;
+    return std::monostate{};
   }
 
   // Copies in, every kernel, copies out: what a block does on the stream. Returns the launches.
@@ -476,10 +493,19 @@ struct CudaStream::Impl {
   // feedback line written after the loop's other kernels of a pass (the CPU's run_loop).
   Expected<int, std::string> enqueue(long long n) {
     const std::size_t t = size_of(dtype);
-    int launches = 0;
     std::vector<ir::NodeId> inputs = g.inputs(), outputs = g.outputs();
     for (std::size_t i = 0; i < inputs.size(); ++i)
       FXC_TRY(device->copy_to_device(signals[inputs[i]].get(), staging_in[i].get(), channels_of(inputs[i]) * n * t));
+    auto launches = enqueue_kernels(n);
+    if (!launches) return launches;
+    for (std::size_t o = 0; o < outputs.size(); ++o)
+      FXC_TRY(device->copy_to_host(staging_out[o].get(), value(outputs[o]), channels_of(outputs[o]) * n * t));
+    return launches;
+  }
+
+  // Every kernel over a block of `n` samples already in the device signals.
+  Expected<int, std::string> enqueue_kernels(long long n) {
+    int launches = 0;
     for (std::size_t r = 0; r < regions.size(); ++r) {
       const long long pass = pass_length(r, n);
       for (long long start = 0, p = 0; start < n; start += pass, ++p) {
@@ -496,8 +522,6 @@ struct CudaStream::Impl {
         }
       }
     }
-    for (std::size_t o = 0; o < outputs.size(); ++o)
-      FXC_TRY(device->copy_to_host(staging_out[o].get(), value(outputs[o]), channels_of(outputs[o]) * n * t));
     return launches;
   }
 
@@ -620,6 +644,7 @@ struct CudaStream::Impl {
       return out;
     }
     if (n > capacity) FXC_TRY(grow(n));
+    FXC_TRY(grow_staging(n));
     FXC_TRY(prepare(n));
     std::uint64_t bytes = 0;
     for (std::size_t i = 0; i < in.size(); ++i) {
@@ -665,6 +690,68 @@ struct CudaStream::Impl {
     counters().dispatches += launches;
     counters().gpu_bytes_copied += bytes;
     return out;
+  }
+
+  // Whole signals in caller device memory (planar rows) through the graph on `stream`, from
+  // the stream's state. Inputs are read where they are; an output whose operand nothing else
+  // reads is written where the caller wants it, the others are copied there at the end.
+  Expected<int, std::string> process_device(std::span<const DevicePtr> in, std::span<const DevicePtr> out, long long n,
+                                            GpuDevice::Handle stream) {
+    if (!broken.empty()) return Unexpected{broken};
+    if (!planar_only)
+      return Unexpected{std::string("this CUDA stream was made for host memory: make one with DeviceLayout::planar")};
+    std::vector<ir::NodeId> inputs = g.inputs(), outputs = g.outputs();
+    if (in.size() != inputs.size() || out.size() != outputs.size())
+      return Unexpected{"the graph has " + std::to_string(inputs.size()) + " input(s) and " +
+                        std::to_string(outputs.size()) + " output(s), got " + std::to_string(in.size()) + " and " +
+                        std::to_string(out.size()) + " device pointer(s)"};
+    if (n == 0) return 0;
+    for (DevicePtr p : in)
+      if (!p) return Unexpected{std::string("a null device pointer for an input")};
+    for (DevicePtr p : out)
+      if (!p) return Unexpected{std::string("a null device pointer for an output")};
+    const std::size_t t = size_of(dtype);
+    if (n > capacity) FXC_TRY(grow(n));
+    std::vector<int> readers(g.size(), 0);
+    for (const ir::Node& node : g.nodes())
+      for (ir::NodeId operand : node.operands) ++readers[operand];
+    auto overlaps_input = [&](DevicePtr p, std::size_t bytes) {
+      for (std::size_t i = 0; i < in.size(); ++i)
+        if (p < in[i] + channels_of(inputs[i]) * n * t && in[i] < p + bytes) return true;
+      return false;
+    };
+    bound.assign(g.size(), 0);
+    for (std::size_t i = 0; i < inputs.size(); ++i) bound[inputs[i]] = in[i];
+    std::vector<bool> direct(outputs.size(), false);
+    for (std::size_t o = 0; o < outputs.size(); ++o) {
+      const ir::NodeId p = g.node(outputs[o]).operands[0];
+      const ir::Node& producer = g.node(p);
+      if (ir::holds<ir::Input>(producer) || ir::holds<ir::Feedback>(producer) || readers[p] != 1 || bound[p] ||
+          overlaps_input(out[o], channels_of(outputs[o]) * n * t))
+        continue;
+      bound[p] = out[o];
+      direct[o] = true;
+    }
+    // Unbinds, and drops the operand tables (they hold this call's addresses), however it ends.
+    struct Unbind {
+      Impl& self;
+      ~Unbind() {
+        self.bound.clear();
+        for (KernelMemory& m : self.memory) m.operand_tables.clear();
+        (void)self.device->use_stream(0);  // cannot fail: it only selects
+      }
+    } unbind{*this};
+    for (KernelMemory& m : memory) m.operand_tables.clear();
+    FXC_TRY(prepare(n));
+    FXC_TRY(device->use_stream(stream));
+    auto launches = enqueue_kernels(n);
+    if (!launches) return launches;
+    for (std::size_t o = 0; o < outputs.size(); ++o)
+      if (!direct[o]) FXC_TRY(device->copy_on_device(out[o], value(outputs[o]), channels_of(outputs[o]) * n * t));
+    FXC_TRY(device->synchronize());
+    counters().gpu_launches += *launches;
+    counters().dispatches += *launches;
+    return launches;
   }
 
   // The buffers a snapshot holds: section and FIR state, ring positions, delay lines, a
@@ -743,7 +830,25 @@ Expected<std::vector<std::vector<Signal>>, std::string> execute_cuda_batch(std::
 }
 
 CudaStream::CudaStream(std::shared_ptr<const CudaProgram> program, bool use_graphs)
-    : impl_(std::make_unique<Impl>(std::move(program), use_graphs)) {}
+    : impl_(std::make_unique<Impl>(std::move(program), use_graphs, false)) {}
+CudaStream::CudaStream(std::shared_ptr<const CudaProgram> program, DeviceLayout layout)
+    : impl_(std::make_unique<Impl>(std::move(program), false, layout == DeviceLayout::planar)) {}
+
+Expected<int, std::string> CudaStream::process_device(std::span<const DevicePtr> inputs,
+                                                     std::span<const DevicePtr> outputs, std::size_t frames,
+                                                     GpuDevice::Handle stream) {
+  return impl_->process_device(inputs, outputs, static_cast<long long>(frames), stream);
+}
+
+Expected<std::monostate, std::string> execute_cuda_on_device(std::shared_ptr<const CudaProgram> program,
+                                                             std::span<const DevicePtr> inputs,
+                                                             std::span<const DevicePtr> outputs, std::size_t frames,
+                                                             GpuDevice::Handle stream) {
+  CudaStream run(std::move(program), DeviceLayout::planar);
+  auto launches = run.process_device(inputs, outputs, frames, stream);
+  if (!launches) return Unexpected{launches.error()};
+  return std::monostate{};
+}
 CudaStream::~CudaStream() = default;
 CudaStream::CudaStream(CudaStream&&) noexcept = default;
 CudaStream& CudaStream::operator=(CudaStream&&) noexcept = default;

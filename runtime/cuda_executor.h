@@ -57,6 +57,16 @@ Expected<std::shared_ptr<const CudaProgram>, std::string> load_cuda_program(std:
 Expected<std::vector<Signal>, std::string> execute_cuda(std::shared_ptr<const CudaProgram> program,
                                                         std::span<const Signal> inputs);
 
+/// Runs whole signals from zero state on device memory the caller owns, without a host copy:
+/// for each graph input and output a device pointer to `frames` samples per channel of the
+/// program's dtype, planar rows (a C-order (channels, frames) array), on `stream` (a CUstream
+/// of the device's primary context; 0: the device's own). Returns when the work is done. An
+/// output may overlap an input (it is then written by a copy after every kernel).
+Expected<std::monostate, std::string> execute_cuda_on_device(std::shared_ptr<const CudaProgram> program,
+                                                             std::span<const DevicePtr> inputs,
+                                                             std::span<const DevicePtr> outputs, std::size_t frames,
+                                                             GpuDevice::Handle stream = 0);
+
 /// Runs `items` through a program compiled for widen_batch's graph (driver/compile_cuda.h) (for as many items with the same
 /// channel counts; lengths may differ from those it was compiled for) in one launch per kernel
 /// entry (a loop's per pass): the items side by side as channels, zero-padded to the longest, every chain from
@@ -72,14 +82,24 @@ struct CudaStreamState;
 /// the outputs of consecutive blocks equal those of the whole signal (bit for bit, except the
 /// chunked scan, whose chunks depend on where blocks begin). The first block of each length
 /// is recorded as a CUDA graph; later blocks of that length replay it.
+/// How a stream lays signals out on the device. planar: as caller memory is (process_device).
+enum class DeviceLayout { automatic, planar };
+
 class CudaStream {
  public:
   explicit CudaStream(std::shared_ptr<const CudaProgram> program, bool use_graphs = true);
+  /// A stream for caller device memory (DeviceLayout::planar; no CUDA graphs, since the
+  /// caller's pointers change from call to call).
+  CudaStream(std::shared_ptr<const CudaProgram> program, DeviceLayout layout);
   ~CudaStream();
   CudaStream(CudaStream&&) noexcept;
   CudaStream& operator=(CudaStream&&) noexcept;
 
   Expected<std::vector<Signal>, std::string> process(std::span<const Signal> block);
+  /// The next block in caller device memory (execute_cuda_on_device's contract), the state
+  /// carried as by process. Needs a DeviceLayout::planar stream. Returns the kernel launches.
+  Expected<int, std::string> process_device(std::span<const DevicePtr> inputs, std::span<const DevicePtr> outputs,
+                                            std::size_t frames, GpuDevice::Handle stream = 0);
 
   /// Back to zero state, as before the first block.
   Expected<std::monostate, std::string> reset();

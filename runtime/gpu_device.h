@@ -53,6 +53,12 @@ class GpuDevice {
   virtual GpuStatus copy_to_device(DevicePtr to, const void* from, std::size_t bytes) = 0;
   virtual GpuStatus copy_to_host(void* to, DevicePtr from, std::size_t bytes) = 0;
   virtual GpuStatus fill_zero(DevicePtr to, std::size_t bytes) = 0;
+  /// A copy between two device buffers.
+  virtual GpuStatus copy_on_device(DevicePtr to, DevicePtr from, std::size_t bytes) = 0;
+  /// Orders the copies, launches and synchronize() that follow on `stream`, a CUstream the
+  /// caller owns (0: the device's own stream again). The caller's stream must belong to this
+  /// device's primary context, as PyTorch's and CuPy's do.
+  virtual GpuStatus use_stream(Handle stream) = 0;
 
   /// Loads a module: `cubin` on a real device (a cubin, or PTX text, which the driver
   /// compiles), `source` (with `kernels` naming its entries) on the emulation. Where the driver

@@ -149,6 +149,15 @@ GraphInfo inspect_source(std::string_view fx_text, std::string name = "<source>"
                          const std::vector<std::string>& settings = {});
 GraphInfo inspect_file(const std::string& path, const std::vector<std::string>& settings = {});
 
+/// Samples in GPU memory the caller owns, for Program::run_device: `data` is a CUdeviceptr to
+/// a C-order (channels, frames) array of the Program's sample type, channel rows one after
+/// another (a contiguous PyTorch or CuPy CUDA tensor of that shape: `tensor.data_ptr()`).
+struct DeviceArray {
+  std::uintptr_t data = 0;
+  std::size_t channels = 0;
+  std::size_t frames = 0;
+};
+
 /// A graph compiled for one sample rate, sample type and target. Copies share the compiled
 /// kernels; run() may be called from several threads at once; set() changes the values every
 /// later run() uses (thread-safe too).
@@ -219,6 +228,16 @@ class Program {
   /// carried across (target cpu: a Processor; cuda: a CUDA graph recorded per block length and
   /// replayed). The result equals run()'s up to the rounding docs/streaming.md bounds.
   std::vector<Signal> run_in_blocks(const std::vector<Signal>& inputs, std::size_t block) const;
+
+  /// Target::cuda: whole signals from zero state on GPU memory the caller owns, with no copy
+  /// through the host: one DeviceArray per graph input and per output, all with the same
+  /// frames, in the Program's sample type, channel counts as the graph's. The work goes on
+  /// `cuda_stream`, a CUstream of device 0's primary context (PyTorch's
+  /// `torch.cuda.current_stream().cuda_stream`); 0: fxc's own stream. Returns when the work is
+  /// done. An output may be an input's memory. Throws Error for another target, a count or
+  /// length that does not match, or a null pointer.
+  void run_device(std::span<const DeviceArray> inputs, std::span<const DeviceArray> outputs,
+                  std::uintptr_t cuda_stream = 0) const;
 
   // ---- streams ----
   /// A real-time processor of this Program's graph and current parameter values, prepared

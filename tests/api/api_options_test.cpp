@@ -297,6 +297,19 @@ TEST_CASE("a CUDA Program for a named architecture compiles ahead of time and re
   CHECK_THROWS_WITH_AS(program.run(noise(1, 10, fxc::DType::f64)), doctest::Contains("ahead of time"), fxc::Error);
 }
 
+TEST_CASE("run_device is for CUDA Programs and says why it cannot run") {
+  fxc::Program cpu = fxc::Program::from_source("input x : 1\noutput x | gain(2)\n", options());
+  fxc::DeviceArray a{0x1000, 1, 64};
+  CHECK_THROWS_WITH_AS(cpu.run_device({&a, 1}, {&a, 1}), doctest::Contains("needs a Program compiled with Target::cuda"),
+                       fxc::Error);
+  fxc::Options o = options();
+  o.target = fxc::Target::cuda;
+  o.cuda_architecture = "sm_90";
+  o.compile_kernels = false;
+  fxc::Program ahead = fxc::Program::from_source("input x : 1\noutput x | gain(2)\n", o);
+  CHECK_THROWS_WITH_AS(ahead.run_device({&a, 1}, {&a, 1}), doctest::Contains("ahead of time"), fxc::Error);
+}
+
 TEST_CASE("the same text and options make a copy of the first Program, with its starting values") {
   const char* src = "input x : 1\nfc = 1 kHz in [100 Hz, 5 kHz]\noutput y = x | butter(2, fc)\n";
   fxc::clear_kernel_memory_cache();

@@ -912,6 +912,134 @@ void check_chunked_carry(const DeviceFactory& make) {
   MESSAGE("chunked carry, worst relative RMS error: f64 " << worst[0] << ", f32 " << worst[1]);
 }
 
+ir::Graph fan_out_graph() {  // an input straight to an output, and one chain read by two outputs
+  Flow x = input("x");
+  Flow low = x | butter(2, 800_Hz);
+  return make_graph("fan_out", {output("dry", x), output("a", low), output("b", low | gain(0.5)), output("c", low)});
+}
+
+// Signals in device memory the caller owns (a PyTorch CUDA tensor's), planar rows: the same
+// results as a run from host memory, bit for bit, with inputs read in place and outputs
+// written in place where nothing else reads them; errors for bad pointers.
+void check_caller_memory(const DeviceFactory& make, GpuDevice::Handle stream) {
+  struct Case {
+    const char* name;
+    ir::Graph (*graph)();
+    int channels;
+    DType dtype;
+    Force force;
+  };
+  const Case cases[] = {
+      {"w1 chunked", w1_graph, 2, DType::f32, Force::chunked},
+      {"w1 40 channels (planar here, interleaved from the host)", w1_graph, 40, DType::f32, Force::per_channel},
+      {"vocal", test::vocal_graph, 2, DType::f64, Force::default_},
+      {"stages", stages_graph, 3, DType::f64, Force::per_channel},
+      {"long fir", long_fir_graph, 2, DType::f32, Force::default_},
+      {"fan out", fan_out_graph, 2, DType::f64, Force::chunked},
+      {"echo (a loop)", test::echo_graph, 2, DType::f64, Force::default_},
+  };
+  const std::size_t n = 777;
+  for (const Case& c : cases) {
+    CAPTURE(std::string(c.name));
+    Prepared p = prepare(make, c.graph(), c.channels, c.dtype, c.force);
+    std::vector<Signal> inputs = noise(p.designed, n, 3, c.dtype, c.channels);
+    auto want = execute_cuda(p.program, inputs);
+    REQUIRE(want);
+    const std::size_t t = size_of(c.dtype);
+    std::vector<DevicePtr> in, out;
+    for (const Signal& s : inputs) {
+      Signal typed = s.converted(c.dtype);
+      auto d = p.device->allocate(typed.channels() * n * t);
+      REQUIRE(d);
+      for (std::size_t ch = 0; ch < typed.channels(); ++ch)
+        REQUIRE(p.device->copy_to_device(*d + ch * n * t,
+                                         c.dtype == DType::f32 ? static_cast<const void*>(typed.f32(ch).data())
+                                                               : static_cast<const void*>(typed.f64(ch).data()),
+                                         n * t));
+      in.push_back(*d);
+    }
+    for (const Signal& s : *want) {
+      auto d = p.device->allocate(s.channels() * n * t);
+      REQUIRE(d);
+      out.push_back(*d);
+    }
+    REQUIRE(execute_cuda_on_device(p.program, in, out, n, stream));
+    if (auto* emulated = dynamic_cast<test::EmulatedDevice*>(p.device.get())) {
+      CHECK(emulated->last_launch_stream == stream);
+      CHECK(emulated->stream_in_use == 0);  // back on the device's own stream
+    }
+    for (std::size_t o = 0; o < want->size(); ++o) {
+      const Signal& w = (*want)[o];
+      Signal got(w.channels(), n, c.dtype, Signal::Uninitialized{});
+      for (std::size_t ch = 0; ch < w.channels(); ++ch)
+        REQUIRE(p.device->copy_to_host(c.dtype == DType::f32 ? static_cast<void*>(got.f32(ch).data())
+                                                             : static_cast<void*>(got.f64(ch).data()),
+                                       out[o] + ch * n * t, n * t));
+      REQUIRE(p.device->synchronize());
+      for (std::size_t ch = 0; ch < w.channels(); ++ch)
+        for (std::size_t i = 0; i < n; ++i) REQUIRE(got.at(ch, i) == w.at(ch, i));
+    }
+    // In place: the first output over the first input (when their shapes agree).
+    if (!want->empty() && (*want)[0].channels() == inputs[0].channels()) {
+      std::vector<DevicePtr> over_input = out;
+      over_input[0] = in[0];
+      REQUIRE(execute_cuda_on_device(p.program, in, over_input, n, stream));
+      Signal got((*want)[0].channels(), n, c.dtype, Signal::Uninitialized{});
+      for (std::size_t ch = 0; ch < got.channels(); ++ch)
+        REQUIRE(p.device->copy_to_host(c.dtype == DType::f32 ? static_cast<void*>(got.f32(ch).data())
+                                                             : static_cast<void*>(got.f64(ch).data()),
+                                       in[0] + ch * n * t, n * t));
+      REQUIRE(p.device->synchronize());
+      double worst = 0;
+      for (std::size_t ch = 0; ch < got.channels(); ++ch)
+        for (std::size_t i = 0; i < n; ++i) worst = std::max(worst, std::abs(got.at(ch, i) - (*want)[0].at(ch, i)));
+      CHECK(worst == 0);
+    }
+    // Bad calls: a message, nothing launched.
+    std::vector<DevicePtr> null_in = in;
+    null_in[0] = 0;
+    auto refused = execute_cuda_on_device(p.program, null_in, out, n, stream);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error() == "a null device pointer for an input");
+    auto miscounted = execute_cuda_on_device(p.program, in, std::span<const DevicePtr>(out).first(0), n, stream);
+    REQUIRE_FALSE(miscounted);
+    CHECK(miscounted.error().find("device pointer(s)") != std::string::npos);
+    for (DevicePtr d : in) p.device->release(d);
+    for (DevicePtr d : out) p.device->release(d);
+  }
+  // A stream on caller memory carries its state from call to call, as process() does.
+  Prepared p = prepare(make, w1_graph(), 2, DType::f64, Force::chunked);
+  std::vector<Signal> inputs = noise(p.designed, 1000, 5, DType::f64, 2);
+  auto want = interpret(p.designed, inputs);
+  REQUIRE(want);
+  auto d_in = p.device->allocate(2 * 1000 * 8), d_out = p.device->allocate(2 * 1000 * 8);
+  REQUIRE(d_in);
+  REQUIRE(d_out);
+  CudaStream stream_on_device(p.program, DeviceLayout::planar);
+  std::vector<double> back(2 * 1000);
+  for (std::size_t start : {std::size_t{0}, std::size_t{400}}) {
+    const std::size_t count = start == 0 ? 400 : 600;
+    for (std::size_t ch = 0; ch < 2; ++ch)
+      REQUIRE(p.device->copy_to_device(*d_in + ch * count * 8, inputs[0].f64(ch).data() + start, count * 8));
+    DevicePtr ins[] = {*d_in}, outs[] = {*d_out};
+    REQUIRE(stream_on_device.process_device(ins, outs, count, stream));
+    for (std::size_t ch = 0; ch < 2; ++ch)
+      REQUIRE(p.device->copy_to_host(back.data() + ch * 1000 + start, *d_out + ch * count * 8, count * 8));
+    REQUIRE(p.device->synchronize());
+  }
+  double worst = 0;
+  for (std::size_t ch = 0; ch < 2; ++ch)
+    for (std::size_t i = 0; i < 1000; ++i) worst = std::max(worst, std::abs(back[ch * 1000 + i] - (*want)[0].at(ch, i)));
+  CHECK(worst <= 1e-9);
+  CudaStream host_stream(p.program);
+  DevicePtr ins[] = {*d_in}, outs[] = {*d_out};
+  auto wrong = host_stream.process_device(ins, outs, 10, stream);
+  REQUIRE_FALSE(wrong);
+  CHECK(wrong.error().find("DeviceLayout::planar") != std::string::npos);
+  p.device->release(*d_in);
+  p.device->release(*d_out);
+}
+
 TEST_CASE("CUDA emulation: the cost model's view of a device the driver lists") {
   codegen::CudaDevice h100;  // what cuDeviceGetAttribute reports for an H100 SXM
   h100.multiprocessors = 132;
@@ -949,6 +1077,9 @@ TEST_CASE("CUDA emulation: every kernel kind, odd sizes") { check_every_kind(emu
 TEST_CASE("CUDA emulation: the chunked scan's carry over many groups, tails, wide states, both layouts") {
   check_chunked_carry(emulated());
 }
+TEST_CASE("CUDA emulation: signals in caller device memory, on the caller's stream") {
+  check_caller_memory(emulated(), 0x5eed);
+}
 TEST_CASE("CUDA emulation: a stream in blocks equals the whole signal; graphs replay; state API") {
   check_streams(emulated());
 }
@@ -985,6 +1116,9 @@ TEST_CASE("CUDA device: every kernel kind, odd sizes") {
 }
 TEST_CASE("CUDA device: the chunked scan's carry over many groups, tails, wide states, both layouts") {
   if (auto gpu = real_device()) check_chunked_carry(gpu);
+}
+TEST_CASE("CUDA device: signals in caller device memory, on the caller's stream") {
+  if (auto gpu = real_device()) check_caller_memory(gpu, 0);
 }
 TEST_CASE("CUDA device: a stream in blocks equals the whole signal; graphs replay; state API") {
   if (auto gpu = real_device()) check_streams(gpu);

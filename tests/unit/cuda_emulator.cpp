@@ -99,6 +99,15 @@ GpuStatus EmulatedDevice::copy_to_host(void* to, DevicePtr from, std::size_t byt
   });
 }
 
+GpuStatus EmulatedDevice::copy_on_device(DevicePtr to, DevicePtr from, std::size_t bytes) {
+  if (auto ok = check(to, bytes); !ok) return ok;
+  if (auto ok = check(from, bytes); !ok) return ok;
+  return run([=] {
+    std::memmove(reinterpret_cast<void*>(to), reinterpret_cast<const void*>(from), bytes);
+    return GpuStatus(std::monostate{});
+  });
+}
+
 GpuStatus EmulatedDevice::fill_zero(DevicePtr to, std::size_t bytes) {
   if (auto ok = check(to, bytes); !ok) return ok;
   return run([=] {
@@ -162,6 +171,7 @@ GpuStatus EmulatedDevice::launch(Handle function, const codegen::CudaLaunch& sha
   if (shape.grid <= 0 || shape.block < 1 || shape.block > 1024)
     return Unexpected{"emulation: bad launch shape " + std::to_string(shape.grid) + " x " + std::to_string(shape.block)};
   Launcher f = functions_[function];
+  last_launch_stream = stream_in_use;
   return run([this, f, shape, args] {
     f(args.data(), shape.grid, shape.block);
     ++launches;

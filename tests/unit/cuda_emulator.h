@@ -29,6 +29,14 @@ class EmulatedDevice final : public GpuDevice {
   GpuStatus copy_to_device(DevicePtr to, const void* from, std::size_t bytes) override;
   GpuStatus copy_to_host(void* to, DevicePtr from, std::size_t bytes) override;
   GpuStatus fill_zero(DevicePtr to, std::size_t bytes) override;
+  GpuStatus copy_on_device(DevicePtr to, DevicePtr from, std::size_t bytes) override;
+  /// Everything runs at once here, so any stream orders it; the last one is kept for tests.
+  GpuStatus use_stream(Handle stream) override {
+    stream_in_use = stream;
+    return std::monostate{};
+  }
+  Handle stream_in_use = 0;
+  Handle last_launch_stream = 0;  ///< the stream the last launch was ordered on
   Expected<Handle, std::string> load_module(const std::string& source, const std::string& cubin,
                                             const std::vector<codegen::CudaKernelInfo>& kernels) override;
   Expected<Handle, std::string> function(Handle module, const std::string& symbol) override;
