@@ -1,28 +1,52 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""GPU benchmark: W1..W6 through `fxc bench --target cuda`, and in the same run the GPU peers
-that are installed (torchaudio.functional.lfilter on torch CUDA tensors, cupyx.scipy.signal
-.sosfilt), with the device's measured copy bandwidth as the memory floor.
+"""GPU benchmark: fxc's CUDA target against the memory floor and the GPU peers, in one run.
 
-One command, on a machine with an NVIDIA GPU and a built fxc:
+    python3 bench/gpu_bench.py [--fxc build/tools/fxc/fxc] [--quick] [--dtype f32] [--dry-run]
 
-    python3 bench/gpu_bench.py [--fxc build/tools/fxc/fxc] [--quick] [--dtype f32]
+Per workload (W1 8 ch x 120 s, W4's chain on 1024 ch x 60 s, W5, the vocal example, then W1 on
+1024 ch x 10 s, W2, W3, W4 2 ch, W6 as 512 channels), in this order:
+  - fxc host:   `fxc bench --target cuda --json`, fused.median_ms: a whole signal from host memory,
+                so it includes the host<->device copies and the host staging (end to end);
+  - fxc device: the Python package, `fxc.compile(.fx, fs, target="cuda", channels=C,
+                signal_length=N)` then `program(x)` on a CUDA torch tensor (a CUDA tensor out),
+                timed with torch.cuda.Event on the current stream: one warm-up call, then the
+                median of --repeat. Checked on its first and last channel against SciPy in
+                float64. Skipped, with the reason, where the package, torch CUDA or the
+                package's CUDA tensor support is missing;
+  - the floor:  2·C·N·b / bandwidth (input read once, output written once), b the sample size,
+                the bandwidth the device's peak (memory clock x bus width from torch or the
+                driver, or a known name; --bandwidth-gbs overrides), and "x floor" = device
+                time / floor. The measured device copy bandwidth is printed beside it;
+  - peers:      torchaudio.functional.lfilter (one call per section; FIR: per stage) and
+                cupyx.scipy.signal.sosfilt (FIR: lfilter per stage) on the same device data
+                (cupy reads the torch tensor through DLPack on torch's stream), same CUDA events,
+                and "x" = peer / fxc device. Peers walk time serially, so a full-length call can
+                take minutes: each peer is timed on N/64, N/16, N/4, N samples while the next size
+                fits --peer-budget-s; a time marked '~' is extrapolated linearly from the largest
+                size run (serial in time: linear; for a parallel peer it overstates the peer).
+Then the vocal example end to end on a stereo WAV: `fxc run examples/vocal.fx -i in.wav -o
+out.wav` wall time, --target cuda against --target cpu (median of 3 after a warm-up run that
+fills the kernel cache), and the targets of design/performance.md (W1 <= 3x floor, 1024 ch x 60 s
+<= 2x floor, >= 10x both peers on W1 and W5, vocal >= 5x the CPU end to end) marked met/MISSED.
 
-Reports per workload: time (median), achieved bandwidth (signal bytes read + written / time)
-against the measured device copy bandwidth, and each peer's time and fxc's ratio to it.
-fxc's time includes the host<->device copies of the signal (it runs a whole signal from host
-memory through a recorded CUDA graph); the peers' times are device-resident (inputs already on
-the GPU), so the ratios favour the peers. W6 (256 files x 1 s stereo) runs as 512 channels,
-which is how fxc batches (channels side by side).
-
-Written without access to a GPU: it has never been run (docs/cuda.md).
+Sizes fit an 80 GB GPU (1024 ch x 60 s float32: 11.8 GB per signal, input + output in this
+process; `fxc bench` runs before the tensors exist). --deadline-s stops starting new workloads so
+that the run fits a 10-minute call. --dry-run needs no GPU: it prints what would run, the bytes
+and floors at --bandwidth-gbs (default: the H100's 3350), which Python modules import, and runs
+each row's `fxc bench` on the CPU for a few milliseconds to check the JSON fields read here.
 """
 import argparse
+import ctypes
+import gc
 import json
 import os
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
+import warnings
 
 import numpy as np
 
@@ -30,83 +54,295 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 from compare_peers import w1, w2, w3, w4  # noqa: E402  the same designs as the CPU comparison
 
-# (id, .fx, sos or FIR builder, channels, seconds, quick seconds, fs)
-WORKLOADS = [
-    ("W1 api 8 ch", "w1_api.fx", w1, 8, 120, 10, 44100),
-    ("W1 api 1024 ch", "w1_api.fx", w1, 1024, 10, 2, 44100),
-    ("W2 iir 8 ch", "w2_iir.fx", w2, 8, 60, 10, 44100),
-    ("W2 iir 1 ch", "w2_iir.fx", w2, 1, 300, 30, 44100),
-    ("W3 fir 1 ch", "w3_fir.fx", w3, 1, 60, 10, 44100),
-    ("W4 profile 2 ch", "w4_profile.fx", w4, 2, 10, 10, 48000),
-    ("W5 long mono", "w5_long_mono.fx", w4, 1, 600, 60, 44100),
-    ("W6 256 x 1 s stereo", "w6_many_files.fx", w4, 512, 1, 1, 48000),
+# (name, graph, SOS or FIR builder (None: no peers), channels, seconds, quick seconds, fs, target)
+# target: "floor3" / "floor2" (x floor), "peers10" (>= 10x both peers); primary rows run first.
+PRIMARY = [
+    ("W1 api 8 ch", "bench/workloads/w1_api.fx", w1, 8, 120, 10, 44100, "floor3 peers10"),
+    ("W4 chain 1024 ch", "bench/workloads/w4_profile.fx", w4, 1024, 60, 5, 48000, "floor2"),
+    ("W5 long mono", "bench/workloads/w5_long_mono.fx", w4, 1, 600, 60, 44100, "peers10"),
+    ("vocal 2 ch", "examples/vocal.fx", None, 2, 60, 10, 48000, ""),
 ]
+SECONDARY = [
+    ("W1 api 1024 ch", "bench/workloads/w1_api.fx", w1, 1024, 10, 2, 44100, ""),
+    ("W2 iir 8 ch", "bench/workloads/w2_iir.fx", w2, 8, 60, 10, 44100, ""),
+    ("W2 iir 1 ch", "bench/workloads/w2_iir.fx", w2, 1, 300, 30, 44100, ""),
+    ("W3 fir 1 ch", "bench/workloads/w3_fir.fx", w3, 1, 60, 10, 44100, ""),
+    ("W4 profile 2 ch", "bench/workloads/w4_profile.fx", w4, 2, 10, 10, 48000, ""),
+    ("W6 256 x 1 s stereo", "bench/workloads/w6_many_files.fx", w4, 512, 1, 1, 48000, ""),
+]
+CHECK_LIMIT = 50_000_000   # fxc bench's float64 reference runs on one CPU thread: only below this
+KNOWN_GBS = [("H200", 4800), ("H100 NVL", 3900), ("H100 PCIe", 2000), ("H100", 3350), ("A100-SXM4-80GB", 2039),
+             ("A100 80GB PCIe", 1935), ("A100", 1555), ("L40S", 864), ("L4", 300)]
 
 
-def median_ms(fn, sync, repeat):
-    fn(); sync()
+def note(e):
+    return f"n/a ({type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''})"
+
+
+# ---------------------------------------------------------------- the device
+def peak_bandwidth(torch):
+    """(bytes/s, where it came from) or (None, why not): memory clock x bus width x 2 (DDR)."""
+    try:
+        p = torch.cuda.get_device_properties(0)
+        clk, bus = getattr(p, "memory_clock_rate", 0), getattr(p, "memory_bus_width", 0)
+        if clk and bus:
+            return 2 * clk * 1e3 * bus / 8, "torch device properties"
+    except Exception:
+        pass
+    try:
+        cu = ctypes.CDLL("libcuda.so.1")
+        dev, clk, bus = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+        if (cu.cuInit(0) == 0 and cu.cuDeviceGet(ctypes.byref(dev), 0) == 0
+                and cu.cuDeviceGetAttribute(ctypes.byref(clk), 36, dev) == 0     # MEMORY_CLOCK_RATE, kHz
+                and cu.cuDeviceGetAttribute(ctypes.byref(bus), 37, dev) == 0     # GLOBAL_MEMORY_BUS_WIDTH
+                and clk.value and bus.value):
+            return 2 * clk.value * 1e3 * bus.value / 8, "driver memory clock x bus width"
+    except Exception:
+        pass
+    name = ""
+    try:
+        name = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                              text=True, timeout=20).stdout.splitlines()[0]
+    except Exception:
+        pass
+    for key, gbs in KNOWN_GBS:
+        if key.lower() in name.lower():
+            return gbs * 1e9, f"datasheet for '{name}'"
+    return None, f"unknown ('{name}')"
+
+
+def copy_bandwidth(torch):
+    """Measured device-to-device copy, bytes/s counted read + write, 1 GiB buffers."""
+    a = torch.empty(1 << 28, dtype=torch.float32, device="cuda")
+    b = torch.empty_like(a)
+    ms = event_median(torch, lambda: b.copy_(a), 10)
+    return 2 * 4 * (1 << 28) / (ms / 1e3)
+
+
+def event_median(torch, fn, repeat, warmup=1):
+    for _ in range(warmup):
+        fn()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     times = []
-    for _ in range(repeat):
-        sync(); t = time.perf_counter(); fn(); sync(); times.append((time.perf_counter() - t) * 1e3)
-    return sorted(times)[len(times) // 2]
+    for _ in range(max(1, repeat)):
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
 
 
-def copy_bandwidth(xp_name):
-    """Device-to-device copy bandwidth in bytes/s (read + write), 1 GiB buffers."""
-    n = 1 << 28
-    if xp_name == "torch":
-        import torch
-        a = torch.empty(n, dtype=torch.float32, device="cuda"); b = torch.empty_like(a)
-        ms = median_ms(lambda: b.copy_(a), torch.cuda.synchronize, 10)
-    else:
+def free_gpu(torch):
+    gc.collect()
+    if torch is not None:
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+    try:
         import cupy as cp
-        a = cp.empty(n, dtype=cp.float32); b = cp.empty_like(a)
-        ms = median_ms(lambda: cp.copyto(b, a), cp.cuda.Device().synchronize, 10)
-    return 2 * 4 * n / (ms / 1e3)
+        cp.get_default_memory_pool().free_all_blocks()
+    except Exception:
+        pass
 
 
-def peers(builder, channels, samples, fs, dtype, repeat):
+# ---------------------------------------------------------------- fxc bench (host memory)
+def bench_cmd(args, fx, ch, seconds, fs, target="cuda", repeat=None, check=True):
+    cmd = [args.fxc, "bench", os.path.join(ROOT, fx), "--target", target, "--channels", str(ch), "--seconds",
+           f"{seconds:g}", "--fs", str(fs), "--dtype", args.dtype, "--repeat", str(repeat or args.repeat), "--json"]
+    return cmd + ([] if check else ["--no-check"])
+
+
+def run_bench(cmd):
+    """fxc bench --json's fields: fused.median_ms, fused.dispatches, includes_host_copies,
+    max_abs_error_vs_f64_reference (null with --no-check), unfused.median_ms."""
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError((r.stderr or r.stdout).strip().splitlines()[-1] if (r.stderr or r.stdout).strip()
+                           else f"exit status {r.returncode}")
+    j = json.loads(r.stdout)
+    return {"host_ms": j["fused"]["median_ms"], "dispatches": j["fused"].get("dispatches"),
+            "host_copies": j.get("includes_host_copies"), "bench_err": j.get("max_abs_error_vs_f64_reference"),
+            "unfused_ms": (j.get("unfused") or {}).get("median_ms")}
+
+
+# ---------------------------------------------------------------- device-resident (Python package)
+def import_fxc():
+    """The installed package, else build/pyenv's or .venv's, else python/ (needs its _core built)."""
+    ver = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    tried = []
+    for extra in [None] + [os.path.join(ROOT, d, "lib", ver, "site-packages") for d in ("build/pyenv", ".venv")] + \
+            [os.path.join(ROOT, "python")]:
+        if extra is not None:
+            if not os.path.isdir(extra):
+                continue
+            sys.path.insert(0, extra)
+        try:
+            import fxc
+            return fxc, None
+        except Exception as e:
+            tried.append(note(e))
+            for m in [m for m in sys.modules if m == "fxc" or m.startswith("fxc.")]:
+                del sys.modules[m]
+            if extra is not None:
+                sys.path.remove(extra)
+    return None, tried[-1] + " (pip install . or bash scripts/test-python.sh)"
+
+
+def reference(builder, fs, x64):
+    from scipy import signal
+    design = builder(fs)
+    if isinstance(design, list):
+        for taps in design:
+            x64 = signal.lfilter(taps, [1.0], x64)
+        return x64
+    return signal.sosfilt(design, x64)
+
+
+def fxc_device(fxc, torch, x, fx, builder, fs, repeat):
+    """Median ms of program(x) on a CUDA tensor, and its error on the first and last channel."""
+    C, N = x.shape
+    prog = fxc.compile(os.path.join(ROOT, fx), fs=fs, dtype="float32" if x.dtype == torch.float32 else "float64",
+                       target="cuda", channels=C, signal_length=N)
+    y = prog(x)
+    if isinstance(y, tuple):
+        y = y[0]
+    if not (isinstance(y, torch.Tensor) and y.is_cuda):
+        raise TypeError("the package returned host memory for a CUDA tensor (no device-resident path yet)")
+    torch.cuda.synchronize()
+    err = None
+    if builder is not None:
+        err = 0.0
+        for c in sorted({0, C - 1}):
+            ref = reference(builder, fs, x[c].double().cpu().numpy())
+            err = max(err, float(np.max(np.abs(y[c].double().cpu().numpy() - ref))))
+    del y
+    ms = event_median(torch, lambda: prog(x), repeat, warmup=0)   # the call above was the warm-up
+    return ms, err
+
+
+# ---------------------------------------------------------------- peers
+def ladder_sizes(N, fs):
+    sizes = [N]
+    while len(sizes) < 4 and sizes[-1] // 4 >= min(N, fs):
+        sizes.append(sizes[-1] // 4)
+    return sizes[::-1]
+
+
+def time_peer(torch, fn, x, fs, repeat, budget_s):
+    """(ms for all N samples, note): fn on x[:, :n] for growing n while it fits the budget."""
+    C, N = x.shape
+    sizes = ladder_sizes(N, fs)
+    t0 = time.perf_counter()
+    fn(x[:, :sizes[0]].contiguous())          # warm-up (plans, kernels, allocator)
+    torch.cuda.synchronize()
+    last, why = None, ""
+    for n in sizes:
+        if last is not None and time.perf_counter() - t0 + last[1] * n / last[0] / 1e3 > budget_s:
+            break
+        try:
+            xs = x if n == N else x[:, :n].contiguous()
+            ms = event_median(torch, lambda: fn(xs), 1, warmup=0)
+        except Exception as e:            # out of memory at this size: extrapolate from the last
+            why = f", {type(e).__name__} at {n} samples"
+            break
+        finally:
+            xs = None
+            free_gpu(torch)
+        last = (n, ms)
+    if last is None:
+        raise RuntimeError(why.strip(", "))
+    if last[0] < N:
+        return last[1] * N / last[0], f"~ from {last[0]} of {N} samples{why}"
+    left = budget_s - (time.perf_counter() - t0)
+    k = min(repeat - 1, int(left / (last[1] / 1e3))) if last[1] > 0 else repeat - 1
+    times = [last[1]] + ([event_median(torch, lambda: fn(x), 1, warmup=0) for _ in range(max(0, k))])
+    return statistics.median(times), f"{len(times)} run(s)"
+
+
+def peers(torch, x, builder, fs, repeat, budget_s):
     out = {}
     design = builder(fs)
     is_fir = isinstance(design, list)
-    np_dtype = np.float32 if dtype == "f32" else np.float64
-    x = np.random.default_rng(1).uniform(-1, 1, (channels, samples)).astype(np_dtype)
     try:
-        import torch
         import torchaudio.functional as F
-        t = torch.from_numpy(x).cuda()
-        sections = [np.asarray(design)] if not is_fir else []
+        if is_fir:
+            coefs = [(torch.tensor(t, dtype=x.dtype, device="cuda"), None) for t in design]
+            for i, (b, _) in enumerate(coefs):
+                a = torch.zeros_like(b)
+                a[0] = 1.0
+                coefs[i] = (b, a)
+        else:
+            coefs = [(torch.tensor(s[:3], dtype=x.dtype, device="cuda"), torch.tensor(s[3:], dtype=x.dtype, device="cuda"))
+                     for s in design]
 
-        def run_torch():
-            y = t
-            if is_fir:
-                for taps in design:
-                    b = torch.tensor(taps, dtype=t.dtype, device="cuda")
-                    a = torch.zeros_like(b); a[0] = 1
-                    y = F.lfilter(y, a, b, clamp=False)
-            else:
-                for s in sections[0]:
-                    b = torch.tensor(s[:3], dtype=t.dtype, device="cuda")
-                    a = torch.tensor(s[3:], dtype=t.dtype, device="cuda")
-                    y = F.lfilter(y, a, b, clamp=False)
+        def run_torch(xs):
+            y = xs
+            for b, a in coefs:
+                y = F.lfilter(y, a, b, clamp=False)
             return y
-        out["torchaudio lfilter"] = median_ms(run_torch, torch.cuda.synchronize, repeat)
+        out["torchaudio"] = time_peer(torch, run_torch, x, fs, repeat, budget_s)
     except Exception as e:  # not installed, or failed: say so
-        out["torchaudio lfilter"] = f"n/a ({type(e).__name__})"
+        out["torchaudio"] = (None, note(e))
+    free_gpu(torch)
     try:
         import cupy as cp
         import cupyx.scipy.signal as cs
-        xc = cp.asarray(x)
-        if is_fir:
-            fn = lambda: [cs.lfilter(cp.asarray(taps, dtype=xc.dtype), cp.asarray([1.0], dtype=xc.dtype), xc, axis=-1)
-                          for taps in design]
-        else:
-            sos = cp.asarray(design, dtype=xc.dtype)
-            fn = lambda: cs.sosfilt(sos, xc, axis=-1)
-        out["cupyx sosfilt/lfilter"] = median_ms(fn, cp.cuda.Device().synchronize, repeat)
+        dt = cp.float32 if x.dtype == torch.float32 else cp.float64
+        sos = None if is_fir else cp.asarray(design, dtype=dt)
+        taps = [cp.asarray(t, dtype=dt) for t in design] if is_fir else []
+        one = cp.asarray([1.0], dtype=dt)
+
+        def run_cupy(xs):
+            with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
+                xc = cp.from_dlpack(xs)
+                if is_fir:
+                    for t in taps:
+                        xc = cs.lfilter(t, one, xc, axis=-1)
+                    return xc
+                return cs.sosfilt(sos, xc, axis=-1)
+        out["cupyx"] = time_peer(torch, run_cupy, x, fs, repeat, budget_s)
     except Exception as e:
-        out["cupyx sosfilt/lfilter"] = f"n/a ({type(e).__name__})"
+        out["cupyx"] = (None, note(e))
+    free_gpu(torch)
     return out
+
+
+# ---------------------------------------------------------------- the vocal example end to end
+def vocal_end_to_end(args, seconds):
+    from scipy.io import wavfile
+    res = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "in.wav")
+        x = np.random.default_rng(7).uniform(-0.5, 0.5, (int(seconds * 48000), 2)).astype(np.float32)
+        wavfile.write(src, 48000, x)
+        outs = {}
+        for target in ("cpu", "cuda"):
+            dst = os.path.join(tmp, f"out_{target}.wav")
+            cmd = [args.fxc, "run", os.path.join(ROOT, "examples", "vocal.fx"), "-i", src, "-o", dst, "--target",
+                   target, "--dtype", args.dtype]
+            times = []
+            for i in range(4):      # the first fills the kernel cache and is not timed
+                t = time.perf_counter()
+                r = subprocess.run(cmd, capture_output=True, text=True)
+                if r.returncode != 0:
+                    res[target] = (None, (r.stderr.strip().splitlines() or ["failed"])[-1])
+                    break
+                if i:
+                    times.append((time.perf_counter() - t) * 1e3)
+            else:
+                res[target] = (statistics.median(times), " ".join(cmd[1:]))
+                with warnings.catch_warnings():    # fxc's WAVs carry a chunk SciPy skips
+                    warnings.simplefilter("ignore")
+                    outs[target] = wavfile.read(dst)[1].astype(np.float64)
+        if len(outs) == 2:
+            res["max_abs_diff"] = float(np.max(np.abs(outs["cpu"] - outs["cuda"])))
+    return res
+
+
+# ---------------------------------------------------------------- main
+def fmt(v, spec=".4g", width=None):
+    s = format(v, spec) if isinstance(v, float) else ("" if v is None else str(v))
+    return s if width is None or len(s) <= width else s[:width - 3] + "..."
 
 
 def main():
@@ -114,48 +350,193 @@ def main():
     p.add_argument("--fxc", default=os.path.join(ROOT, "build", "tools", "fxc", "fxc"))
     p.add_argument("--dtype", default="f32", choices=["f32", "f64"])
     p.add_argument("--repeat", type=int, default=5)
-    p.add_argument("--quick", action="store_true", help="short signals")
+    p.add_argument("--quick", action="store_true", help="short signals (1024 ch x 5 s, W1 8 ch x 10 s, ...)")
     p.add_argument("--no-peers", action="store_true")
+    p.add_argument("--peer-budget-s", type=float, default=15.0,
+                   help="seconds per peer per workload (a third of it on the secondary rows)")
+    p.add_argument("--bandwidth-gbs", type=float, default=None,
+                   help="device memory bandwidth for the floor, GB/s (default: the device's peak)")
+    p.add_argument("--deadline-s", type=float, default=480.0, help="start no workload after this many seconds")
+    p.add_argument("--only", default="", help="run only the workloads whose name contains this text")
+    p.add_argument("--dry-run", action="store_true", help="print what would run; needs no GPU")
     args = p.parse_args()
-    if not os.path.exists(args.fxc):
+    t_start = time.perf_counter()
+    b = 4 if args.dtype == "f32" else 8
+    budget = args.peer_budget_s / (3 if args.quick else 1)
+    rows_plan = [(w, True) for w in PRIMARY] + [(w, False) for w in SECONDARY]
+    rows_plan = [r for r in rows_plan if args.only.lower() in r[0][0].lower()]
+    vocal_s = 10 if args.quick else 60
+
+    have_fxc = os.path.exists(args.fxc)
+    if not have_fxc and not args.dry_run:
         sys.exit(f"{args.fxc} not found: build fxc first (cmake -S . -B build -G Ninja && cmake --build build)")
-    info = subprocess.run([args.fxc, "info"], capture_output=True, text=True).stdout
-    print(next((l for l in info.splitlines() if l.startswith("CUDA:")), "CUDA: ?"))
-    floor = None
-    for xp in ("torch", "cupy"):
+    fxc, fxc_why = import_fxc()
+    try:
+        import torch
+        cuda_ok = torch.cuda.is_available()
+        torch_why = None if cuda_ok else "torch has no CUDA device"
+    except Exception as e:
+        torch, cuda_ok, torch_why = None, False, note(e)
+    mods = {}
+    for m in ("torchaudio", "cupy"):
         try:
-            floor = copy_bandwidth(xp); print(f"measured device copy bandwidth ({xp}): {floor / 1e9:.0f} GB/s"); break
-        except Exception:
-            pass
-    if floor is None:
-        print("no torch or cupy: the copy bandwidth is not measured")
-    rows = []
-    for name, fx, builder, ch, seconds, quick, fs in WORKLOADS:
-        s = quick if args.quick else seconds
-        cmd = [args.fxc, "bench", os.path.join(ROOT, "bench", "workloads", fx), "--target", "cuda", "--channels",
-               str(ch), "--seconds", str(s), "--fs", str(fs), "--dtype", args.dtype, "--repeat", str(args.repeat),
-               "--json"]
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode != 0:
-            print(f"{name}: fxc failed: {r.stderr.strip()}"); continue
-        j = json.loads(r.stdout)
-        ms = j["fused"]["median_ms"]
-        bw = j["bytes_moved"] / (ms / 1e3)
-        row = {"workload": name, "fxc_ms": ms, "GB/s": bw / 1e9,
-               "of_copy_bw": (bw / floor) if floor else None, "max_err": j["max_abs_error_vs_f64_reference"]}
-        if not args.no_peers:
-            for peer, t in peers(builder, ch, int(s * fs), fs, args.dtype, args.repeat).items():
-                row[peer] = t
-                if isinstance(t, float):
-                    row[peer + " / fxc"] = t / ms
+            __import__(m)
+            mods[m] = "yes"
+        except Exception as e:
+            mods[m] = note(e)
+    print(f"fxc package: {'yes' if fxc else fxc_why}; torch CUDA: {'yes' if cuda_ok else torch_why}; "
+          f"torchaudio: {mods['torchaudio']}; cupy: {mods['cupy']}")
+    dev_col = fxc is not None and cuda_ok
+    if not dev_col:
+        print("device-resident column: skipped (needs the fxc package and torch CUDA)")
+
+    if args.dry_run:
+        bw = (args.bandwidth_gbs or 3350) * 1e9
+        print(f"DRY RUN: nothing runs on a GPU. Floors at {bw / 1e9:.0f} GB/s "
+              f"({'--bandwidth-gbs' if args.bandwidth_gbs else 'assumed: H100 SXM datasheet'}); dtype {args.dtype}; "
+              f"repeat {args.repeat}; peer budget {budget:g} s per peer (secondary rows {budget / 3:g} s); "
+              f"deadline {args.deadline_s:g} s")
+        for (name, fx, builder, ch, sec, qsec, fs, target), primary in rows_plan:
+            s = qsec if args.quick else sec
+            N = int(s * fs)
+            check = ch * N <= CHECK_LIMIT
+            print(f"\n{name}{'' if primary else ' (secondary)'}: {ch} ch x {s:g} s @ {fs} Hz = {ch} x {N} samples, "
+                  f"{2 * ch * N * b / 1e6:.1f} MB moved, floor {2 * ch * N * b / bw * 1e6:.1f} us, "
+                  f"GPU memory here {2 * ch * N * b / 1e9:.2f} GB (x, y){'; target ' + target if target else ''}")
+            print("  host:   fxc " + " ".join(bench_cmd(args, fx, ch, s, fs, repeat=3 if ch * N > 1e9 else None,
+                                                   check=check)[1:]))
+            print(f"  device: fxc.compile('{fx}', fs={fs}, dtype='{'float32' if b == 4 else 'float64'}', "
+                  f"target='cuda', channels={ch}, signal_length={N}); program(x_cuda) x (1 + {args.repeat}), CUDA events"
+                  + (f"; error on channels {sorted({0, ch - 1})} against SciPy float64" if builder else ""))
+            if builder is not None and not args.no_peers:
+                print(f"  peers:  torchaudio lfilter, cupyx {'lfilter' if isinstance(builder(fs), list) else 'sosfilt'}"
+                      f" on sizes {ladder_sizes(N, fs)} while within the budget")
+            if have_fxc:   # the JSON fields this script reads, from a few ms of the CPU target
+                try:
+                    r = run_bench(bench_cmd(args, fx, ch, 0.01, fs, target="cpu", repeat=1))
+                    print(f"  fxc bench --target cpu --seconds 0.01 parsed: {json.dumps(r)}")
+                except Exception as e:
+                    print(f"  fxc bench --target cpu --seconds 0.01: {note(e)}")
+        print(f"\nvocal end to end: fxc run examples/vocal.fx -i in.wav (stereo, {vocal_s} s, 48 kHz float WAV) "
+              f"-o out.wav --target cpu|cuda --dtype {args.dtype}: 1 + 3 runs each, wall-clock medians, outputs "
+              f"compared; target: cuda >= 5x faster")
+        return
+
+    if not cuda_ok:
+        print("no torch CUDA: neither the device copy bandwidth nor the peers are measured")
+    bw, bw_src = (args.bandwidth_gbs * 1e9, "--bandwidth-gbs") if args.bandwidth_gbs else \
+        peak_bandwidth(torch) if torch is not None else (None, "no torch")
+    copy_bw = None
+    if cuda_ok:
+        try:
+            copy_bw = copy_bandwidth(torch)
+        except Exception as e:
+            print(f"copy bandwidth: {note(e)}")
+        print(f"device: {torch.cuda.get_device_name(0)}, "
+              f"{torch.cuda.get_device_properties(0).total_memory / 1e9:.1f} GB")
+    if bw is None and copy_bw is not None:
+        bw, bw_src = copy_bw, "measured copy (peak unknown: pass --bandwidth-gbs)"
+    info = subprocess.run([args.fxc, "info"], capture_output=True, text=True).stdout
+    print(next((line for line in info.splitlines() if line.startswith("CUDA:")), "CUDA: ?"))
+    print(f"floor bandwidth: {fmt(bw and bw / 1e9, '.0f')} GB/s ({bw_src}); measured copy: "
+          f"{fmt(copy_bw and copy_bw / 1e9, '.0f') or 'n/a'} GB/s")
+
+    rows, verdicts = [], []
+
+    def do_row(w, primary):
+        name, fx, builder, ch, sec, qsec, fs, target = w
+        s = qsec if args.quick else sec
+        N = int(s * fs)
+        nbytes = 2 * ch * N * b
+        row = {"workload": name, "C x N": f"{ch} x {N}", "MB": nbytes / 1e6,
+               "floor_us": nbytes / bw * 1e6 if bw else None}
+        free_gpu(torch if cuda_ok else None)
+        try:   # before this process allocates the signal: fxc bench needs the device memory
+            r = run_bench(bench_cmd(args, fx, ch, s, fs, repeat=3 if ch * N > 1e9 else None,
+                                    check=ch * N <= CHECK_LIMIT))
+            row.update(host_ms=r["host_ms"], host_err=r["bench_err"])
+        except Exception as e:
+            row["host_ms"] = note(e)
+        x = None
+        if cuda_ok:
+            free = torch.cuda.mem_get_info()[0]
+            if 1.1 * nbytes > free:   # x and y
+                row["device_ms"] = f"n/a ({nbytes / 1e9:.1f} GB of signals, {free / 1e9:.1f} GB free)"
+            else:
+                g = torch.Generator(device="cuda").manual_seed(1)
+                x = torch.rand((ch, N), generator=g, device="cuda",
+                               dtype=torch.float32 if b == 4 else torch.float64).mul_(2).sub_(1)
+        if x is not None and dev_col:
+            try:
+                row["device_ms"], row["device_err"] = fxc_device(fxc, torch, x, fx, builder, fs, args.repeat)
+                if bw:
+                    row["x floor"] = row["device_ms"] / (row["floor_us"] / 1e3)
+                if copy_bw:
+                    row["x copy floor"] = row["device_ms"] / (nbytes / copy_bw * 1e3)
+            except Exception as e:
+                row["device_ms"] = note(e)
+            free_gpu(torch)
+        elif "device_ms" not in row:
+            row["device_ms"] = "skipped (see the first line)"
+        if x is not None and builder is not None and not args.no_peers:
+            for peer, (ms, how) in peers(torch, x, builder, fs, args.repeat, budget if primary else budget / 3).items():
+                row[peer + "_ms"] = ms if ms is not None else how
+                if ms is not None:
+                    row[peer + " run"] = how
+                    if isinstance(row.get("device_ms"), float):
+                        row[peer + " / fxc"] = ms / row["device_ms"]
+        del x
+        free_gpu(torch if cuda_ok else None)
+        for t in target.split():
+            if t.startswith("floor"):
+                lim = float(t[5:])
+                v = row.get("x floor")
+                verdicts.append(f"{name}: device time within {lim:g}x of the floor: "
+                                + (f"{v:.2f}x, {'met' if v <= lim else 'MISSED'}" if v else "not measured"))
+            if t == "peers10":
+                for peer in ("torchaudio", "cupyx"):
+                    v = row.get(peer + " / fxc")
+                    verdicts.append(f"{name}: at least 10x {peer}: " + (
+                        f"{v:.1f}x{' (extrapolated peer)' if row[peer + ' run'].startswith('~') else ''}, "
+                        f"{'met' if v >= 10 else 'MISSED'}" if v else "not measured"))
         rows.append(row)
-        print(json.dumps(row))
+        print(json.dumps(row), flush=True)
+
+    def in_time(what):
+        if time.perf_counter() - t_start > args.deadline_s:
+            print(f"{what}: skipped, past --deadline-s {args.deadline_s:g}")
+            return False
+        return True
+
+    for w, primary in rows_plan:
+        if primary and in_time(w[0]):
+            do_row(w, True)
+    if not args.only and in_time("vocal end to end"):
+        e2e = vocal_end_to_end(args, vocal_s)
+        cpu, gpu = e2e.get("cpu", (None, "")), e2e.get("cuda", (None, ""))
+        print(f"vocal end to end, stereo {vocal_s} s: cpu {fmt(cpu[0])} ms, cuda {fmt(gpu[0])} ms"
+              f"{'' if cpu[0] else ' (cpu: ' + cpu[1] + ')'}{'' if gpu[0] else ' (cuda: ' + gpu[1] + ')'}; "
+              f"outputs differ by {fmt(e2e.get('max_abs_diff'))}")
+        verdicts.append("vocal example end to end, cuda at least 5x faster than cpu: " + (
+            f"{cpu[0] / gpu[0]:.2f}x, {'met' if cpu[0] / gpu[0] >= 5 else 'MISSED'}" if cpu[0] and gpu[0]
+            else "not measured"))
+    for w, primary in rows_plan:
+        if not primary and in_time(w[0]):
+            do_row(w, False)
+
     print()
-    keys = sorted({k for r in rows for k in r}, key=lambda k: (k != "workload", k))
+    keys = ["workload", "C x N", "MB", "floor_us", "host_ms", "device_ms", "x floor", "x copy floor", "device_err",
+            "host_err", "torchaudio_ms", "torchaudio / fxc", "torchaudio run", "cupyx_ms", "cupyx / fxc", "cupyx run"]
+    keys = [k for k in keys if any(k in r for r in rows)]
     print(" | ".join(keys))
     for r in rows:
-        print(" | ".join(f"{r.get(k):.4g}" if isinstance(r.get(k), float) else str(r.get(k, "")) for k in keys))
-    if not rows:
+        print(" | ".join(fmt(r.get(k), width=60) for k in keys))
+    print("\nhost_ms: fxc bench (host memory, copies and staging included); device_ms: program(CUDA tensor), "
+          "CUDA events; x floor: device_ms / floor; peer / fxc: peer time / device_ms ('~': extrapolated)")
+    print("\ntargets (design/performance.md):")
+    for v in verdicts:
+        print("  " + v)
+    if not any(isinstance(r.get("host_ms"), float) or isinstance(r.get("device_ms"), float) for r in rows):
         sys.exit("no workload ran on the GPU (see the messages above)")
 
 
