@@ -84,6 +84,7 @@ class HostBuffer {
 // A node's kernels' device memory: values, state, scratch.
 struct KernelMemory {
   DeviceBuffer params, delay_lengths, state, lines, line_ptrs, positions;  // chains; lines and positions: feedback
+  DeviceBuffer next_lines, next_line_ptrs;  // chain_elementwise: its lines after a block, before the copy back
   /// The chunked scan: its matrices (A^L, then (A^(L G))^(2^t) for t < scan_steps, each
   /// transposed), each chunk's state, each group's sum and the scan's second buffer.
   DeviceBuffer scan_matrices, chunk_state, group_totals, group_scan;
@@ -359,6 +360,16 @@ struct CudaStream::Impl {
       auto table = upload(pointers.data(), pointers.size() * sizeof(DevicePtr));
       if (!table) return Unexpected{table.error()};
       m.line_ptrs = std::move(*table);
+      if (k.kind == CudaKernelKind::chain_elementwise) {  // the same lay-out, a second time
+        auto next = allocate(m.lines.bytes());
+        if (!next) return Unexpected{next.error()};
+        m.next_lines = std::move(*next);
+        for (DevicePtr& p : pointers)
+          if (p) p = p - m.lines.get() + m.next_lines.get();
+        auto next_table = upload(pointers.data(), pointers.size() * sizeof(DevicePtr));
+        if (!next_table) return Unexpected{next_table.error()};
+        m.next_line_ptrs = std::move(*next_table);
+      }
       if (!first && delays > 0) {  // the delays' ring positions restart; FIR positions stay
         auto ok = device->synchronize();
         if (!ok) return ok;
@@ -570,6 +581,12 @@ struct CudaStream::Impl {
         launches.push_back({4, {in, out, ch, N, cs, ss, m.params.get(), m.chunk_state.get(), m.state.get()}});
         break;
       }
+      case CudaKernelKind::chain_elementwise:
+        launches = {{0, {in, out, ch, N, cs, ss, m.params.get(), m.delay_lengths.get(), m.line_ptrs.get()}}};
+        if (!m.delay_lengths_host.empty())
+          launches.push_back({1, {in, ch, N, cs, ss, m.params.get(), m.delay_lengths.get(), m.line_ptrs.get(),
+                                  m.next_line_ptrs.get()}});
+        break;
       case CudaKernelKind::fir_tiled:
         launches = {{0, {in, out, ch, N, cs, ss, m.params.get(), m.state.get(), m.positions.get()}},
                     {1, {in, ch, N, cs, ss, m.state.get(), m.positions.get()}}};
@@ -596,6 +613,8 @@ struct CudaStream::Impl {
       FXC_TRY(device->launch(program->functions[i][l.entry], shape, l.args));
       ++count;
     }
+    if (k.kind == CudaKernelKind::chain_elementwise && !m.delay_lengths_host.empty())
+      FXC_TRY(device->copy_on_device(m.lines.get(), m.next_lines.get(), m.lines.bytes()));
     return count;
   }
 

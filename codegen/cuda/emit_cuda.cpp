@@ -168,7 +168,12 @@ class ChainBody {
   // `end`: only the stages before it (the chunked scan's zero-state pass runs the scanned
   // prefix alone).
   void sample(Writer& w, std::size_t end = static_cast<std::size_t>(-1)) const {
-    for (std::size_t i = 0; i < chain_.stages.size() && i < end; ++i) {
+    for (std::size_t i = 0; i < chain_.stages.size() && i < end; ++i) stage(w, i);
+  }
+
+  // Stage i on `v`.
+  void stage(Writer& w, std::size_t i) const {
+    {
       const ir::Stage& stage = chain_.stages[i];
       const StageLayout& at = layout_.stages[i];
       std::visit(
@@ -679,6 +684,100 @@ void open_elementwise_loop(Writer& w, const std::string& planar) {
   w.line("const long long n = planar ? i % samples : i / channels;");
 }
 
+// A chain of delays and memoryless stages: no recursion, so each output sample stands alone.
+// Walking back from the last stage, each delay of length D either moves the time D samples
+// earlier (t >= D) or hands over the cell of its line written before the block (t < D; the
+// line holds the last D values before the delay in time order: cell t is time t - D). The
+// stages after that point then run on the value.
+void emit_chain_walk(Writer& w, const ChainBody& body, const ir::Chain& chain, const Types& ty, std::size_t end,
+                     const std::string& time) {
+  const Scalar& s = ty.compute;
+  const ChainLayout& l = body.layout();
+  w.line("long long t = " + time + ";");
+  w.line("long long start = 0;  // the first stage v has not been through");
+  w.line(s.t + " v = " + s.t + "(0);");
+  w.line("bool held = false;  // v is a delay line's cell");
+  for (std::size_t i = end; i-- > 0;) {
+    if (!std::holds_alternative<ir::Delay>(chain.stages[i])) continue;
+    const std::string len = "len" + str(static_cast<long long>(i));
+    w.open("if (!held) {  // stage " + str(static_cast<long long>(i)) + " (delay)");
+    w.open("if (t < " + len + ") {");
+    w.line("v = delay_lines[c * " + str(l.delay_count) + " + " + str(l.stages[i].delay_index) + "][t];");
+    w.line("start = " + str(static_cast<long long>(i + 1)) + ";");
+    w.line("held = true;");
+    w.reopen("} else {");
+    w.line("t -= " + len + ";");
+    w.close();
+    w.close();
+  }
+  w.line("if (!held) v = " + ty.load("x[t * sample_stride]") + ";");
+  for (std::size_t i = 0; i < end; ++i) {
+    if (std::holds_alternative<ir::Delay>(chain.stages[i])) continue;
+    w.open("if (start <= " + str(static_cast<long long>(i)) + ") {");
+    body.stage(w, i);
+    w.close();
+  }
+}
+
+void emit_elementwise(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
+  Types ty = types_of(k);
+  const Scalar& s = ty.compute;
+  const std::string& T = ty.signal.t;
+  ChainBody body(chain, s);
+  const ChainLayout& l = body.layout();
+  header(w, k, chain, l, ty);
+  w.line("// Delays and memoryless stages, elementwise over (channel, sample): each delay's line holds");
+  w.line("// its last D inputs in time order (cell j: time j - D), so the block's first samples read it.");
+  w.open("extern \"C\" __global__ void " + k.symbol + "(");
+  w.line("const " + T + "* __restrict__ in, " + T + "* __restrict__ out, " + kSignalArgs + ",");
+  w.line("const " + s.t + "* __restrict__ params, const long long* __restrict__ delay_lengths, " + s.t +
+         "* const* __restrict__ delay_lines) {");
+  body.load_params(w);
+  open_elementwise_loop(w, "sample_stride == 1");
+  w.line("const " + T + "* const x = in + c * channel_stride;");
+  emit_chain_walk(w, body, chain, ty, chain.stages.size(), "n");
+  w.line("out[c * channel_stride + n * sample_stride] = " + ty.store("v") + ";");
+  w.close();
+  w.close();
+  w.line();
+  w.line("// Each delay's line after the block, into next_lines (the runtime then copies it over the lines):");
+  w.line("// cell j is the value before the delay at block time samples - D + j, from the block, or for");
+  w.line("// a block shorter than D, the line's cell j + samples.");
+  w.open("extern \"C\" __global__ void " + k.entries[1].symbol + "(");
+  w.line("const " + T + "* __restrict__ in, " + kSignalArgs + ",");
+  w.line("const " + s.t + "* __restrict__ params, const long long* __restrict__ delay_lengths, " + s.t +
+         "* const* __restrict__ delay_lines, " + s.t + "* const* __restrict__ next_lines) {");
+  body.load_params(w);
+  std::string cells;
+  for (std::size_t i = 0; i < chain.stages.size(); ++i)
+    if (std::holds_alternative<ir::Delay>(chain.stages[i]))
+      cells += std::string(cells.empty() ? "" : " + ") + "len" + str(static_cast<long long>(i));
+  w.line("const long long cells = " + (cells.empty() ? std::string("0") : cells) + ";  // per channel (no delay: nothing to do)");
+  w.line("const long long step = (long long)gridDim.x * blockDim.x;");
+  w.open("for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < channels * cells; i += step) {");
+  w.line("const long long c = i / cells;");
+  w.line("long long j = i % cells;");
+  w.line("const " + T + "* const x = in + c * channel_stride;");
+  for (std::size_t i = 0; i < chain.stages.size(); ++i) {
+    if (!std::holds_alternative<ir::Delay>(chain.stages[i])) continue;
+    const std::string len = "len" + str(static_cast<long long>(i));
+    const std::string line = "[c * " + str(l.delay_count) + " + " + str(l.stages[i].delay_index) + "]";
+    w.open("if (j < " + len + ") {  // stage " + str(static_cast<long long>(i)) + " (delay)");
+    w.line("const long long when = samples - " + len + " + j;");
+    w.open("if (when < 0) {");
+    w.line("next_lines" + line + "[j] = delay_lines" + line + "[j + samples];");
+    w.reopen("} else {");
+    emit_chain_walk(w, body, chain, ty, i, "when");
+    w.line("next_lines" + line + "[j] = v;");
+    w.close();
+    w.line("continue;");
+    w.close();
+    w.line("j -= " + len + ";");
+  }
+  w.close();
+  w.close();
+}
+
 void emit_sum(Writer& w, const CudaKernelInfo& k, const ir::Sum& sum) {
   Scalar s = scalar_of(k.dtype);
   w.line("// sum %" + str(k.node) + ": " + str(static_cast<long long>(sum.weights.size())) +
@@ -834,6 +933,11 @@ std::vector<CudaEntry> entries_of(const CudaKernelInfo& k) {
                true},
               {k.symbol + "_chunk_starts", {"long long", "long long", "const double*", "const double*", "double*"}, true},
               {k.symbol, with(signal({"const " + t + "*", t + "*"}), {"const " + s + "*", "const double*", s + "*"}), true}};
+    case CudaKernelKind::chain_elementwise:
+      return {{k.symbol, with(signal({"const " + t + "*", t + "*"}), {"const " + s + "*", "const long long*", s + "* const*"}), false},
+              {k.symbol + "_next_lines",
+               with(signal({"const " + t + "*"}), {"const " + s + "*", "const long long*", s + "* const*", s + "* const*"}),
+               false}};
     case CudaKernelKind::fir_tiled:
       return {{k.symbol, with(signal({"const " + t + "*", t + "*"}), {"const " + s + "*", "const " + s + "*", "const long long*"}), true},
               {k.symbol + "_ring", with(signal({"const " + t + "*"}), {s + "*", "long long*"}), false}};
@@ -846,6 +950,15 @@ std::vector<CudaEntry> entries_of(const CudaKernelInfo& k) {
               {k.symbol + "_write", with(signal({"const " + t + "*"}), {t + "*", "long long*", "long long"}), false}};
   }
   return {};
+}
+
+// No recursion and no FIR: delays, gains, clips and tanh only.
+bool is_elementwise(const ir::Chain& chain) {
+  for (const ir::Stage& stage : chain.stages)
+    if (!std::holds_alternative<ir::Delay>(stage) && !std::holds_alternative<ir::Gain>(stage) &&
+        !std::holds_alternative<ir::Clip>(stage) && !std::holds_alternative<ir::Tanh>(stage))
+      return false;
+  return true;
 }
 
 bool is_lone_fir(const ir::Chain& chain) {
@@ -884,6 +997,7 @@ CudaLaunch cuda_launch(const CudaKernelInfo& k, std::size_t entry, long long cha
     case CudaKernelKind::feedback:
       if (entry == 1) return {blocks(channels), kCudaBlockThreads};
       [[fallthrough]];
+    case CudaKernelKind::chain_elementwise:
     case CudaKernelKind::sum:
     case CudaKernelKind::route: {
       long long grid = (channels * samples + 255) / 256;
@@ -970,6 +1084,10 @@ Expected<std::vector<CudaKernelInfo>, std::string> cuda_kernels(const ir::Graph&
       k.kind = CudaKernelKind::fir_tiled;
       k.note = "a lone FIR stage: direct form, shared-memory tiles of " + str(kCudaFirTile) + " samples";
     }
+    if (k.kind == CudaKernelKind::chain_thread_per_channel && is_elementwise(*chain)) {
+      k.kind = CudaKernelKind::chain_elementwise;
+      k.note = "delays and memoryless stages: elementwise over (channel, sample), lines read for the first samples";
+    }
     if (k.kind == CudaKernelKind::chain_chunked_scan && k.chunk_length < 1)
       return Unexpected{where + ": gpu_chunked_scan without a chunk length"};
     k.entries = entries_of(k);
@@ -1000,6 +1118,9 @@ Expected<std::string, std::string> emit_cuda_source(const ir::Graph& g) {
         break;
       case CudaKernelKind::fir_tiled:
         emit_fir_tiled(w, k, std::get<ir::Chain>(node.op));
+        break;
+      case CudaKernelKind::chain_elementwise:
+        emit_elementwise(w, k, std::get<ir::Chain>(node.op));
         break;
       case CudaKernelKind::sum:
         emit_sum(w, k, std::get<ir::Sum>(node.op));

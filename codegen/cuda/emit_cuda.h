@@ -65,6 +65,17 @@ enum class CudaKernelKind {
   /// kCudaBlockThreads chunks x 32 samples (each warp load reads 32 neighbouring samples of one
   /// chunk); interleaved ones put neighbouring channels on neighbouring threads. `in != out`.
   chain_chunked_scan,
+  /// A chain of delays and memoryless stages (gain, clip, tanh), no recursion: elementwise
+  /// over (channel, sample), two entries:
+  /// fxc_chain_N(in, out, channels, samples, channel_stride, sample_stride, params,
+  ///   delay_lengths, delay_lines): a grid-stride loop; each sample walks back through the
+  ///   delays to the input D samples earlier, or to a delay line's cell for the block's first
+  ///   samples. A line holds its delay's last D inputs in time order (cell j: time j - D; the
+  ///   positions stay 0);
+  /// fxc_chain_N_next_lines(in, channels, samples, channel_stride, sample_stride, params,
+  ///   delay_lengths, delay_lines, next_lines): the lines after the block into a second set,
+  ///   which the runtime copies over the lines (only where the chain has a delay).
+  chain_elementwise,
   /// A lone FIR stage, direct form with shared-memory tiles, two entries:
   /// fxc_chain_N(in, out, channels, samples, channel_stride, sample_stride, params, state,
   ///   positions): one block per (channel, tile of kCudaFirTile samples); the taps and the

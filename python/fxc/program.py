@@ -35,7 +35,8 @@ def _as_samples(x, program_dtype, what):
             raise _refuse(f"{what}: the tensor requires grad, and fxc computes no gradients; "
                           "pass x.detach() (fxc.torch.Module is for inference)")
         if x.device.type != "cpu":
-            raise _refuse(f"{what}: the tensor is on {x.device}; fxc takes CPU tensors for now (x.cpu())")
+            raise _refuse(f"{what}: the tensor is on {x.device}; a Program with target=\"cuda\" runs on GPU "
+                          "tensors (Processor blocks are CPU memory): pass x.cpu()")
         if x.dtype.is_floating_point and x.dtype not in (_torch_module().float32, _torch_module().float64):
             x = x.to(_torch_module().float32 if program_dtype == "float32" else _torch_module().float64)
         x = x.detach().contiguous().numpy() if x.dtype.is_floating_point else x.numpy()
@@ -50,6 +51,52 @@ def _as_samples(x, program_dtype, what):
     if not x.flags.c_contiguous:
         x = np.ascontiguousarray(x)
     return x, torch
+
+
+def _in_gpu_memory(x):
+    """True for a CUDA torch tensor or any array exposing ``__cuda_array_interface__`` (CuPy,
+    Numba, JAX): fxc then runs on that memory (Program.run_device)."""
+    if _is_torch(x):
+        return x.device.type == "cuda"
+    return hasattr(x, "__cuda_array_interface__")
+
+
+def _device_view(x, program_dtype, what):
+    """(array, (pointer, channels, frames), stream) of a signal in GPU memory: planar rows of
+    the program's sample type, C-contiguous, 1-D or 2-D. A torch tensor is converted on the
+    GPU where it is another floating type or not contiguous; its stream is torch's current
+    one. Another array must already be C-contiguous in the program's type; its stream is its
+    interface's (0: fxc's own)."""
+    np_dtype = np.dtype(program_dtype)
+    if _is_torch(x):
+        torch = _torch_module()
+        if x.requires_grad:
+            raise _refuse(f"{what}: the tensor requires grad, and fxc computes no gradients; "
+                          "pass x.detach() (fxc.torch.Module is for inference)")
+        if (x.device.index or 0) != 0:
+            raise _refuse(f"{what}: the tensor is on {x.device}; fxc runs on cuda:0")
+        if not x.dtype.is_floating_point:
+            raise _refuse(f"{what}: samples must be floating point, got {x.dtype}")
+        x = x.to(torch.float32 if np_dtype == np.float32 else torch.float64).contiguous()
+        stream = torch.cuda.current_stream(x.device).cuda_stream
+        shape, pointer = tuple(x.shape), x.data_ptr()
+    else:
+        cai = x.__cuda_array_interface__
+        shape = tuple(cai["shape"])
+        if np.dtype(cai["typestr"]) != np_dtype:
+            raise _refuse(f"{what}: the GPU array holds {np.dtype(cai['typestr'])}, the program computes in "
+                          f"{np_dtype}: convert it on the GPU first")
+        strides = cai.get("strides")
+        if strides is not None and tuple(strides) != tuple(
+                int(np.prod(shape[i + 1:], dtype=np.int64)) * np_dtype.itemsize for i in range(len(shape))):
+            raise _refuse(f"{what}: the GPU array is not C-contiguous; fxc reads planar (channels, frames) rows")
+        pointer, stream = cai["data"][0], cai.get("stream") or 0
+    if len(shape) == 3:
+        raise _refuse(f"{what}: batches (B, C, T) in GPU memory are not supported yet; pass (C, T) signals")
+    if len(shape) not in (1, 2):
+        raise _refuse(f"{what}: expected a GPU array shaped (T,) or (C, T), got {len(shape)} dimensions")
+    channels, frames = (1, shape[0]) if len(shape) == 1 else shape
+    return x, (pointer, channels, frames), stream
 
 
 def _source_of(graph):
@@ -189,6 +236,8 @@ class Program:
     def __call__(self, *signals, out=None):
         if len(signals) != len(self.inputs):
             raise _refuse(f"the graph has {len(self.inputs)} input(s) but {len(signals)} signal(s) were given")
+        if any(_in_gpu_memory(s) for s in signals):
+            return self._run_on_gpu(signals, out)
         names = [name for name, _ in self.inputs]
         arrays, torch = [], False
         for s, name in zip(signals, names):
@@ -230,6 +279,58 @@ class Program:
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     run = __call__
+
+    def _run_on_gpu(self, signals, out):
+        """Signals in GPU memory, run there with no copy through the host (docs/python.md)."""
+        if self.target != "cuda":
+            raise _refuse("the signals are in GPU memory; compile with target=\"cuda\" to run there, "
+                          "or move them to the CPU (x.cpu())")
+        names = [name for name, _ in self.inputs]
+        if not all(_in_gpu_memory(s) for s in signals):
+            raise _refuse("every input must be in GPU memory, or every one in CPU memory")
+        views = [_device_view(s, self.dtype, f"input '{name}'") for s, name in zip(signals, names)]
+        kept = [v[0] for v in views]  # converted tensors stay alive until the run ends
+        inputs = [v[1] for v in views]
+        ndims = {1 if len(getattr(s, "shape", ())) == 1 else 2 for s in signals}
+        if len({frames for _, _, frames in inputs}) > 1:
+            raise _refuse("every input must have the same number of frames")
+        frames = inputs[0][2]
+        first = signals[0]
+        if out is not None:
+            given = list(out) if isinstance(out, (tuple, list)) else [out]
+            if not all(_in_gpu_memory(o) for o in given):
+                raise _refuse("out= takes GPU arrays (one C-contiguous (C, T) array per output) with GPU inputs")
+            out_views = [_device_view(o, self.dtype, f"output {k}")[1] for k, o in enumerate(given)]
+            for k, (_, _, n) in enumerate(out_views):
+                if n != frames:
+                    raise _refuse(f"out= array {k} has {n} frames; the inputs have {frames}")
+        elif not _is_torch(first) and type(first).__module__.split(".")[0] != "cupy":
+            raise _refuse("fxc allocates GPU outputs as torch tensors or CuPy arrays; for another "
+                          "array type pass out= (one C-contiguous (C, T) GPU array per output)")
+        # Compiles the program for these channel counts (on the device) where it has not yet.
+        channels = self._core.output_channels([c for _, c, _ in inputs])
+        if out is not None:
+            if len(out_views) != len(channels):
+                raise _refuse(f"out= needs {len(channels)} GPU array(s), one per output")
+            for k, ((_, c, _), want) in enumerate(zip(out_views, channels)):
+                if c != want:
+                    raise _refuse(f"out= array {k} must be shaped ({want}, {frames})")
+        else:
+            if _is_torch(first):
+                torch = _torch_module()
+                dtype = torch.float32 if self.dtype == "float32" else torch.float64
+                outs = [torch.empty((c, frames), dtype=dtype, device=kept[0].device) for c in channels]
+            else:
+                import cupy
+                outs = [cupy.empty((c, frames), dtype=self.dtype) for c in channels]
+            out_views = [_device_view(o, self.dtype, f"output {k}")[1] for k, o in enumerate(outs)]
+        self._core.run_device(inputs, out_views, views[0][2])
+        del kept
+        if out is not None:
+            return out
+        if ndims == {1}:
+            outs = [o[0] if o.shape[0] == 1 else o for o in outs]
+        return outs[0] if len(outs) == 1 else tuple(outs)
 
     def processor(self, block=512, channels=None):
         """A real-time Processor for blocks of up to ``block`` frames (state carried exactly

@@ -4,8 +4,9 @@
     eq = fxc.torch.Module(fxc.compile(fxc.butter(4, 80, "highpass"), fs=48000))
     y = eq(waveform)            # (T,), (C, T) or (B, C, T) CPU tensor, float32 or float64
 
-CPU tensors are read without a copy. Tensors that require grad are refused: fxc computes no
-gradients. CUDA tensors are refused until the CUDA backend accepts device memory.
+CPU tensors are read without a copy. CUDA tensors run on the GPU, in their own memory and on
+torch's current stream, when the program was compiled with target="cuda" (outputs are new
+CUDA tensors). Tensors that require grad are refused: fxc computes no gradients.
 """
 import torch
 

@@ -223,6 +223,33 @@ void bind_program(nb::module_& m) {
       .def("get", [](const PyProgram& p, const std::string& name) { return p.base().get(name); })
       .def("warnings", [](const PyProgram& p) { return p.base().warnings(); })
       .def(
+          "output_channels",
+          [](const PyProgram& self, const std::vector<std::size_t>& channels) {
+            nb::gil_scoped_release release;
+            std::vector<int> out;
+            for (const PortInfo& port : self.for_channels(channels).outputs()) out.push_back(port.channels);
+            return out;
+          },
+          nb::arg("channels"))
+      // GPU memory the caller owns (fxc/program.py reads it from __cuda_array_interface__):
+      // (pointer, channels, frames) per input and output, and the CUstream to run on.
+      .def(
+          "run_device",
+          [](const PyProgram& self, const std::vector<std::tuple<std::uintptr_t, std::size_t, std::size_t>>& inputs,
+             const std::vector<std::tuple<std::uintptr_t, std::size_t, std::size_t>>& outputs, std::uintptr_t stream) {
+            auto arrays = [](const auto& list) {
+              std::vector<DeviceArray> out;
+              for (const auto& [data, channels, frames] : list) out.push_back({data, channels, frames});
+              return out;
+            };
+            std::vector<DeviceArray> in = arrays(inputs), out = arrays(outputs);
+            std::vector<std::size_t> channels;
+            for (const DeviceArray& a : in) channels.push_back(a.channels);
+            nb::gil_scoped_release release;
+            self.for_channels(channels).run_device(in, out, stream);
+          },
+          nb::arg("inputs"), nb::arg("outputs"), nb::arg("stream"))
+      .def(
           "run",
           [](const PyProgram& self, const std::vector<AnyArray>& arrays, std::optional<std::vector<NumpyArray>> out) {
             std::vector<PlanarView> views = input_views(self.base(), arrays);

@@ -29,6 +29,7 @@
 #include <optional>
 #include <random>
 
+#include "codegen/chain_layout.h"
 #include "cuda_emulator.h"
 #include "cuda_loop_graphs.h"
 #include "driver/compile_cpu.h"
@@ -223,6 +224,12 @@ ir::Graph long_fir_graph() {  // more taps than a tile: the tiled FIR's tap loop
   return make_graph("long_fir", {output("y", x | fir(taps))});
 }
 
+ir::Graph delays_graph() {  // delays and memoryless stages only: the elementwise kernel
+  Flow x = input("x");
+  return make_graph("delays", {output("y", x | gain(2.0) | delay(37_samples) | clip(0.1, 0.5) | delay(5_samples) |
+                                                tanh() | gain(0.7))});
+}
+
 ir::Graph close_pole_graph() {  // a 5 Hz lowpass: pole radius above 0.999, float32 state is not enough
   Flow x = input("x");
   return make_graph("close_pole", {output("y", x | butter(2, 5_Hz) | gain(2.0))});
@@ -271,6 +278,7 @@ void check_every_kind(const DeviceFactory& make) {
       {"vocal", test::vocal_graph, 2, Force::default_, codegen::CudaKernelKind::sum},
       {"w1 chunked", w1_graph, 2, Force::chunked, codegen::CudaKernelKind::chain_chunked_scan},
       {"long fir", long_fir_graph, 2, Force::default_, codegen::CudaKernelKind::fir_tiled},
+      {"delays", delays_graph, 3, Force::default_, codegen::CudaKernelKind::chain_elementwise},
       {"dynamics", test::dynamics_graph, 2, Force::default_, codegen::CudaKernelKind::chain_thread_per_channel},
       {"side chain", test::side_chain_graph, 2, Force::default_, codegen::CudaKernelKind::route},
   };
@@ -302,7 +310,7 @@ void check_every_kind(const DeviceFactory& make) {
 
 void check_streams(const DeviceFactory& make) {
   for (Force force : {Force::per_channel, Force::chunked}) {
-    for (auto graph : {stages_graph, w1_graph, long_fir_graph, test::vocal_graph, test::dynamics_graph}) {
+    for (auto graph : {stages_graph, w1_graph, long_fir_graph, test::vocal_graph, test::dynamics_graph, delays_graph}) {
       ir::Graph g = graph();
       CAPTURE(g.name);
       CAPTURE(static_cast<int>(force));
@@ -564,8 +572,14 @@ std::uint64_t expected_launches(const Prepared& p, std::size_t samples, std::siz
   REQUIRE(loop_order);
   const std::uint64_t passes = (samples + shortest - 1) / shortest;
   std::uint64_t launches = 0;
-  for (const codegen::CudaKernelInfo& k : p.program->kernels)
-    launches += k.entries.size() * (loop_order->loop[k.node] >= 0 ? passes : 1);
+  for (const codegen::CudaKernelInfo& k : p.program->kernels) {
+    std::size_t entries = k.entries.size();
+    // An elementwise chain without a delay has no lines to carry: its second entry is not launched.
+    if (k.kind == codegen::CudaKernelKind::chain_elementwise &&
+        codegen::layout_of(std::get<ir::Chain>(p.scheduled.node(k.node).op)).delay_count == 0)
+      entries = 1;
+    launches += entries * (loop_order->loop[k.node] >= 0 ? passes : 1);
+  }
   return launches;
 }
 

@@ -146,30 +146,69 @@ extern "C" __global__ void fxc_chain_5(
 }
 
 // chain %6: delay
-// no IIR stage: one thread per channel
+// delays and memoryless stages: elementwise over (channel, sample), lines read for the first samples
 // params: 0, state per channel: 0, delays: 1, rings: 0
+// Delays and memoryless stages, elementwise over (channel, sample): each delay's line holds
+// its last D inputs in time order (cell j: time j - D), so the block's first samples read it.
 extern "C" __global__ void fxc_chain_6(
   const float* __restrict__ in, float* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
-  const float* __restrict__ params, const long long* __restrict__ delay_lengths,
-  float* __restrict__ state, float* const* __restrict__ delay_lines, long long* __restrict__ positions) {
-  const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= channels) return;
+  const float* __restrict__ params, const long long* __restrict__ delay_lengths, float* const* __restrict__ delay_lines) {
   const long long len0 = delay_lengths[0];  // stage 0 (delay)
-  float* const ring0 = delay_lines[c * 1 + 0];
-  long long pos0 = positions[c * 1 + 0];
-  const float* const x = in + c * channel_stride;
-  float* const y = out + c * channel_stride;
-  for (long long n = 0; n < samples; ++n) {
-    float v = x[n * sample_stride];
-    if (len0 != 0) {  // stage 0 (delay): ring of len0 samples
-      const float old = ring0[pos0];
-      ring0[pos0] = v;
-      pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
-      v = old;
+  const long long total = channels * samples;
+  // Consecutive threads take consecutive addresses in either layout.
+  const bool planar = sample_stride == 1;
+  const long long step = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
+    const long long c = planar ? i / samples : i % channels;
+    const long long n = planar ? i % samples : i / channels;
+    const float* const x = in + c * channel_stride;
+    long long t = n;
+    long long start = 0;  // the first stage v has not been through
+    float v = float(0);
+    bool held = false;  // v is a delay line's cell
+    if (!held) {  // stage 0 (delay)
+      if (t < len0) {
+        v = delay_lines[c * 1 + 0][t];
+        start = 1;
+        held = true;
+      } else {
+        t -= len0;
+      }
     }
-    y[n * sample_stride] = v;
+    if (!held) v = x[t * sample_stride];
+    out[c * channel_stride + n * sample_stride] = v;
   }
-  positions[c * 1 + 0] = pos0;
+}
+
+// Each delay's line after the block, into next_lines (the runtime then copies it over the lines):
+// cell j is the value before the delay at block time samples - D + j, from the block, or for
+// a block shorter than D, the line's cell j + samples.
+extern "C" __global__ void fxc_chain_6_next_lines(
+  const float* __restrict__ in, long long channels, long long samples, long long channel_stride, long long sample_stride,
+  const float* __restrict__ params, const long long* __restrict__ delay_lengths, float* const* __restrict__ delay_lines, float* const* __restrict__ next_lines) {
+  const long long len0 = delay_lengths[0];  // stage 0 (delay)
+  const long long cells = len0;  // per channel (no delay: nothing to do)
+  const long long step = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < channels * cells; i += step) {
+    const long long c = i / cells;
+    long long j = i % cells;
+    const float* const x = in + c * channel_stride;
+    if (j < len0) {  // stage 0 (delay)
+      const long long when = samples - len0 + j;
+      if (when < 0) {
+        next_lines[c * 1 + 0][j] = delay_lines[c * 1 + 0][j + samples];
+      } else {
+        long long t = when;
+        long long start = 0;  // the first stage v has not been through
+        float v = float(0);
+        bool held = false;  // v is a delay line's cell
+        if (!held) v = x[t * sample_stride];
+        next_lines[c * 1 + 0][j] = v;
+      }
+      continue;
+    }
+    j -= len0;
+  }
 }
 
 // multiply %7: out[c] = a[c] * b[c * 1 / 2]
