@@ -2,8 +2,10 @@
 #include "runtime/cuda_executor.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <map>
+#include <mutex>
 
 #include "codegen/chain_layout.h"
 #include "ir/graph_algorithms.h"
@@ -137,7 +139,10 @@ struct CudaStream::Impl {
   std::vector<Region> regions;
   std::vector<std::size_t> region_of;               // by kernel index
   std::vector<DeviceBuffer> signals;                // by node id (every node but outputs)
-  std::vector<HostBuffer> staging_in, staging_out;  // by input / output index
+  /// Page-locked staging by input / output index, two sets: a whole run stages the next piece
+  /// into one while the device works on the other (a stream's blocks use set 0).
+  std::array<std::vector<HostBuffer>, 2> staging_in, staging_out;
+  int staging_sets = 0;
   long long capacity = 0;                           // the samples the buffers hold
   long long staging_capacity = 0;                   // the samples the staging holds
   bool planar_only = false;                         // runs on caller memory: planar, no staging
@@ -479,38 +484,44 @@ struct CudaStream::Impl {
 
   // Page-locked staging for blocks of up to `n` samples from host memory (a run on caller
   // device memory needs none). Replacing it drops the recorded graphs, which copy through it.
-  GpuStatus grow_staging(long long n) {
-    if (n <= staging_capacity) return std::monostate{};
+  GpuStatus grow_staging(long long n, int sets = 1) {
+    if (n <= staging_capacity && sets <= staging_sets) return std::monostate{};
     drop_graphs();
+    n = std::max(n, staging_capacity);
+    sets = std::max(sets, staging_sets);
     const std::size_t t = size_of(dtype);
-    staging_in.clear();
-    staging_out.clear();
-    for (ir::NodeId id : g.inputs()) {
-      auto h = device->allocate_host(channels_of(id) * n * t);
-      if (!h) return Unexpected{h.error()};
-      staging_in.emplace_back(device, *h, channels_of(id) * n * t);
-    }
-    for (ir::NodeId id : g.outputs()) {
-      auto h = device->allocate_host(channels_of(id) * n * t);
-      if (!h) return Unexpected{h.error()};
-      staging_out.emplace_back(device, *h, channels_of(id) * n * t);
+    for (int k = 0; k < sets; ++k) {
+      staging_in[k].clear();
+      staging_out[k].clear();
+      for (ir::NodeId id : g.inputs()) {
+        auto h = device->allocate_host(channels_of(id) * n * t);
+        if (!h) return Unexpected{h.error()};
+        staging_in[k].emplace_back(device, *h, channels_of(id) * n * t);
+      }
+      for (ir::NodeId id : g.outputs()) {
+        auto h = device->allocate_host(channels_of(id) * n * t);
+        if (!h) return Unexpected{h.error()};
+        staging_out[k].emplace_back(device, *h, channels_of(id) * n * t);
+      }
     }
     staging_capacity = n;
+    staging_sets = sets;
     return std::monostate{};
   }
 
   // Copies in, every kernel, copies out: what a block does on the stream. Returns the launches.
   // A loop's kernels run in passes of pass_length samples over the block's buffers, each
   // feedback line written after the loop's other kernels of a pass (the CPU's run_loop).
-  Expected<int, std::string> enqueue(long long n) {
+  Expected<int, std::string> enqueue(long long n, int set = 0) {
     const std::size_t t = size_of(dtype);
     std::vector<ir::NodeId> inputs = g.inputs(), outputs = g.outputs();
     for (std::size_t i = 0; i < inputs.size(); ++i)
-      FXC_TRY(device->copy_to_device(signals[inputs[i]].get(), staging_in[i].get(), channels_of(inputs[i]) * n * t));
+      FXC_TRY(device->copy_to_device(signals[inputs[i]].get(), staging_in[set][i].get(),
+                                     channels_of(inputs[i]) * n * t));
     auto launches = enqueue_kernels(n);
     if (!launches) return launches;
     for (std::size_t o = 0; o < outputs.size(); ++o)
-      FXC_TRY(device->copy_to_host(staging_out[o].get(), value(outputs[o]), channels_of(outputs[o]) * n * t));
+      FXC_TRY(device->copy_to_host(staging_out[set][o].get(), value(outputs[o]), channels_of(outputs[o]) * n * t));
     return launches;
   }
 
@@ -618,13 +629,14 @@ struct CudaStream::Impl {
     return count;
   }
 
+  // Samples [start, start + n) of `s` into staging laid out as the device signal of n samples.
   template <class T>
-  static void stage_in(const Signal& s, T* to, bool interleaved) {
-    std::size_t ch = s.channels(), n = s.samples();
+  static void stage_in(const Signal& s, std::size_t start, std::size_t n, T* to, bool interleaved) {
+    std::size_t ch = s.channels();
     for (std::size_t c = 0; c < ch; ++c) {
       const T* from;
-      if constexpr (std::is_same_v<T, float>) from = s.f32(c).data();
-      else from = s.f64(c).data();
+      if constexpr (std::is_same_v<T, float>) from = s.f32(c).data() + start;
+      else from = s.f64(c).data() + start;
       if (interleaved)
         for (std::size_t i = 0; i < n; ++i) to[i * ch + c] = from[i];
       else
@@ -632,22 +644,35 @@ struct CudaStream::Impl {
     }
   }
   template <class T>
-  static void stage_out(const T* from, Signal& s, bool interleaved) {
-    std::size_t ch = s.channels(), n = s.samples();
+  static void stage_out(const T* from, Signal& s, std::size_t start, std::size_t n, bool interleaved) {
+    std::size_t ch = s.channels();
     for (std::size_t c = 0; c < ch; ++c) {
       T* to;
-      if constexpr (std::is_same_v<T, float>) to = s.f32(c).data();
-      else to = s.f64(c).data();
+      if constexpr (std::is_same_v<T, float>) to = s.f32(c).data() + start;
+      else to = s.f64(c).data() + start;
       if (interleaved)
         for (std::size_t i = 0; i < n; ++i) to[i] = from[i * ch + c];
       else
         std::copy(from + c * n, from + (c + 1) * n, to);
     }
   }
+  void stage_in_all(const std::vector<const Signal*>& in, std::size_t start, std::size_t n, int set) {
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      if (dtype == DType::f32) stage_in(*in[i], start, n, static_cast<float*>(staging_in[set][i].get()), interleaved);
+      else stage_in(*in[i], start, n, static_cast<double*>(staging_in[set][i].get()), interleaved);
+    }
+  }
+  void stage_out_all(std::vector<Signal>& out, std::size_t start, std::size_t n, int set) {
+    for (std::size_t o = 0; o < out.size(); ++o) {
+      if (dtype == DType::f32) stage_out(static_cast<const float*>(staging_out[set][o].get()), out[o], start, n, interleaved);
+      else stage_out(static_cast<const double*>(staging_out[set][o].get()), out[o], start, n, interleaved);
+    }
+  }
 
-  Expected<std::vector<Signal>, std::string> process(std::span<const Signal> in) {
+  // The inputs, checked against the bound graph; their length.
+  Expected<long long, std::string> check_inputs(std::span<const Signal> in) const {
     if (!broken.empty()) return Unexpected{broken};
-    std::vector<ir::NodeId> inputs = g.inputs(), outputs = g.outputs();
+    std::vector<ir::NodeId> inputs = g.inputs();
     if (in.size() != inputs.size())
       return Unexpected{"the graph has " + std::to_string(inputs.size()) + " input(s), got " +
                         std::to_string(in.size()) + " signal(s)"};
@@ -656,7 +681,75 @@ struct CudaStream::Impl {
         return Unexpected{"input " + std::to_string(i) + " does not match the bound graph (" +
                           std::to_string(channels_of(inputs[i])) + " channels, " +
                           std::to_string(in.empty() ? 0 : in[0].samples()) + " samples)"};
-    const long long n = in.empty() ? 0 : static_cast<long long>(in[0].samples());
+    return in.empty() ? 0LL : static_cast<long long>(in[0].samples());
+  }
+
+  // The inputs in the program's sample type, as pointers into `in` or into the returned
+  // converted copies (made only where an input has another type).
+  std::vector<Signal> converted_inputs(std::span<const Signal> in, std::vector<const Signal*>& view) const {
+    std::vector<Signal> converted;
+    converted.reserve(in.size());  // no reallocation: `view` points into it
+    for (const Signal& s : in)
+      if (s.dtype() != dtype) converted.push_back(s.converted(dtype));
+    std::size_t k = 0;
+    for (const Signal& s : in) view.push_back(s.dtype() != dtype ? &converted[k++] : &s);
+    return converted;
+  }
+
+  // A whole signal from host memory, from the stream's state, in pieces of at most `piece`
+  // frames through two sets of page-locked staging of that size: the device works on one
+  // piece while the host stages the next in and the last out, and the staging (kept for the
+  // next run) never grows with the signal, so a signal larger than the GPU's memory streams
+  // through. Launched directly (no CUDA graph: a piece is long).
+  Expected<std::vector<Signal>, std::string> process_whole(std::span<const Signal> in, long long piece) {
+    auto length = check_inputs(in);
+    if (!length) return Unexpected{length.error()};
+    const long long n = *length;
+    std::vector<ir::NodeId> outputs = g.outputs();
+    std::vector<Signal> out;
+    for (ir::NodeId id : outputs)
+      out.emplace_back(channels_of(id), static_cast<std::size_t>(n), dtype, Signal::Uninitialized{});
+    if (n == 0) return out;
+    piece = std::min(piece, n);
+    if (piece > capacity) FXC_TRY(grow(piece));
+    FXC_TRY(grow_staging(piece, n > piece ? 2 : 1));
+    FXC_TRY(prepare(piece));
+    if (n % piece) FXC_TRY(prepare(n % piece));
+    std::vector<const Signal*> src;
+    const std::vector<Signal> converted = converted_inputs(in, src);
+    int launches = 0;
+    auto length_of = [&](long long start) { return std::min(piece, n - start); };
+    stage_in_all(src, 0, static_cast<std::size_t>(length_of(0)), 0);
+    auto first = enqueue(length_of(0), 0);
+    if (!first) return Unexpected{first.error()};
+    launches += *first;
+    for (long long start = 0, k = 0; start < n; start += piece, ++k) {
+      const long long next = start + piece;
+      const int set = static_cast<int>(k % 2), other = 1 - set;
+      if (next < n) stage_in_all(src, static_cast<std::size_t>(next), static_cast<std::size_t>(length_of(next)), other);
+      FXC_TRY(device->synchronize());
+      if (next < n) {
+        auto count = enqueue(length_of(next), other);
+        if (!count) return Unexpected{count.error()};
+        launches += *count;
+      }
+      stage_out_all(out, static_cast<std::size_t>(start), static_cast<std::size_t>(length_of(start)), set);
+    }
+    evict_graphs(piece);
+    std::uint64_t bytes = 0;
+    for (const Signal& s : in) bytes += s.channels() * n * size_of(dtype);
+    for (const Signal& s : out) bytes += s.channels() * n * size_of(dtype);
+    counters().gpu_launches += launches;
+    counters().dispatches += launches;
+    counters().gpu_bytes_copied += bytes;
+    return out;
+  }
+
+  Expected<std::vector<Signal>, std::string> process(std::span<const Signal> in) {
+    auto length = check_inputs(in);
+    if (!length) return Unexpected{length.error()};
+    const long long n = *length;
+    std::vector<ir::NodeId> outputs = g.outputs();
     std::vector<Signal> out;
     if (n == 0) {
       for (ir::NodeId id : outputs) out.emplace_back(channels_of(id), 0, dtype);
@@ -671,8 +764,10 @@ struct CudaStream::Impl {
       std::optional<Signal> converted;
       if (s.dtype() != dtype) converted = s.converted(dtype);
       const Signal& source = converted ? *converted : s;
-      if (dtype == DType::f32) stage_in(source, static_cast<float*>(staging_in[i].get()), interleaved);
-      else stage_in(source, static_cast<double*>(staging_in[i].get()), interleaved);
+      if (dtype == DType::f32)
+        stage_in(source, 0, static_cast<std::size_t>(n), static_cast<float*>(staging_in[0][i].get()), interleaved);
+      else
+        stage_in(source, 0, static_cast<std::size_t>(n), static_cast<double*>(staging_in[0][i].get()), interleaved);
       bytes += source.channels() * n * size_of(dtype);
     }
     int launches = 0;
@@ -700,11 +795,10 @@ struct CudaStream::Impl {
     evict_graphs(n);  // after the block: nothing in flight uses what goes
     for (std::size_t o = 0; o < outputs.size(); ++o) {
       Signal s(channels_of(outputs[o]), static_cast<std::size_t>(n), dtype, Signal::Uninitialized{});
-      if (dtype == DType::f32) stage_out(static_cast<const float*>(staging_out[o].get()), s, interleaved);
-      else stage_out(static_cast<const double*>(staging_out[o].get()), s, interleaved);
-      bytes += s.channels() * n * size_of(dtype);
       out.push_back(std::move(s));
     }
+    stage_out_all(out, 0, static_cast<std::size_t>(n), 0);
+    for (const Signal& s : out) bytes += s.channels() * n * size_of(dtype);
     counters().gpu_launches += launches;
     counters().dispatches += launches;
     counters().gpu_bytes_copied += bytes;
@@ -783,6 +877,16 @@ struct CudaStream::Impl {
   }
 };
 
+// Streams kept for whole runs of one program, so their page-locked staging and device buffers
+// are reused from run to run (pinning memory costs milliseconds). They point at the program
+// without owning it: the pool is the program's, and goes first when it goes.
+struct CudaRunPool {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<CudaStream>> idle;
+};
+
+std::shared_ptr<CudaRunPool> make_cuda_run_pool() { return std::make_shared<CudaRunPool>(); }
+
 Expected<std::shared_ptr<const CudaProgram>, std::string> load_cuda_program(std::shared_ptr<GpuDevice> device,
                                                                             const ir::Graph& scheduled,
                                                                             const std::string& cubin) {
@@ -798,6 +902,7 @@ Expected<std::shared_ptr<const CudaProgram>, std::string> load_cuda_program(std:
     if (!emitted) return Unexpected{emitted.error()};
     source = std::move(*emitted);
   }
+  program->run_pool = make_cuda_run_pool();
   auto module = device->load_module(source, cubin, program->kernels);
   if (!module) return Unexpected{module.error()};
   program->module = *module;
@@ -813,10 +918,44 @@ Expected<std::shared_ptr<const CudaProgram>, std::string> load_cuda_program(std:
   return std::shared_ptr<const CudaProgram>(std::move(program));
 }
 
+
+
+std::size_t cuda_piece_frames(const CudaProgram& program) {
+  const ir::Graph& g = program.scheduled;
+  std::size_t channels = 0;
+  for (ir::NodeId id : g.inputs()) channels += static_cast<std::size_t>(std::max(1, g.node(id).type.channels));
+  for (ir::NodeId id : g.outputs()) channels += static_cast<std::size_t>(std::max(1, g.node(id).type.channels));
+  const DType dtype = g.outputs().empty() ? DType::f32 : g.node(g.outputs()[0]).type.dtype;
+  const std::size_t frame = std::max<std::size_t>(channels, 1) * size_of(dtype);
+  return std::max<std::size_t>(kCudaStagingBytes / frame, 4096);
+}
+
 Expected<std::vector<Signal>, std::string> execute_cuda(std::shared_ptr<const CudaProgram> program,
-                                                        std::span<const Signal> inputs) {
-  CudaStream stream(std::move(program), false);
-  return stream.process(inputs);
+                                                        std::span<const Signal> inputs, std::size_t piece_frames) {
+  if (piece_frames == 0) piece_frames = cuda_piece_frames(*program);
+  std::unique_ptr<CudaStream> stream;
+  CudaRunPool* pool = program->run_pool.get();
+  if (pool) {
+    std::lock_guard lock(pool->mutex);
+    if (!pool->idle.empty()) {
+      stream = std::move(pool->idle.back());
+      pool->idle.pop_back();
+    }
+  }
+  if (stream) {
+    if (auto zero = stream->reset(); !zero) return Unexpected{zero.error()};
+  } else {
+    // Not owning: the pool that keeps the stream belongs to the program (a stream that owned
+    // it would keep it alive forever).
+    std::shared_ptr<const CudaProgram> view = pool ? std::shared_ptr<const CudaProgram>(std::shared_ptr<const CudaProgram>{}, program.get()) : program;
+    stream = std::make_unique<CudaStream>(std::move(view), false);
+  }
+  auto out = stream->process_whole(inputs, piece_frames);
+  if (out && pool) {
+    std::lock_guard lock(pool->mutex);
+    pool->idle.push_back(std::move(stream));
+  }
+  return out;
 }
 
 Expected<std::vector<std::vector<Signal>>, std::string> execute_cuda_batch(std::shared_ptr<const CudaProgram> program,
@@ -874,6 +1013,11 @@ CudaStream& CudaStream::operator=(CudaStream&&) noexcept = default;
 
 Expected<std::vector<Signal>, std::string> CudaStream::process(std::span<const Signal> block) {
   return impl_->process(block);
+}
+
+Expected<std::vector<Signal>, std::string> CudaStream::process_whole(std::span<const Signal> inputs,
+                                                                    std::size_t piece_frames) {
+  return impl_->process_whole(inputs, static_cast<long long>(std::max<std::size_t>(piece_frames, 1)));
 }
 
 Expected<std::monostate, std::string> CudaStream::reset() {

@@ -37,6 +37,8 @@
 
 namespace fxc {
 
+struct CudaRunPool;
+
 /// A scheduled graph's kernels loaded on a device.
 struct CudaProgram {
   ir::Graph scheduled;
@@ -44,7 +46,16 @@ struct CudaProgram {
   std::shared_ptr<GpuDevice> device;
   GpuDevice::Handle module = 0;
   std::vector<std::vector<GpuDevice::Handle>> functions;  ///< [kernel][entry]
+  /// Streams that whole runs (execute_cuda) reuse, with their staging. Last: it goes first.
+  std::shared_ptr<CudaRunPool> run_pool;
 };
+
+/// The page-locked staging of a whole run from host memory, per set (execute_cuda keeps two).
+inline constexpr std::size_t kCudaStagingBytes = std::size_t{128} << 20;
+
+/// The frames of a whole run's pieces for `program`: as many as kCudaStagingBytes holds for
+/// its inputs and outputs together, at least 4096.
+std::size_t cuda_piece_frames(const CudaProgram& program);
 
 /// Loads `scheduled`'s kernels on `device` from `cubin`, compiled for its architecture
 /// (driver/compile_cuda.h gets it from the kernel cache); empty for a device without an
@@ -53,9 +64,14 @@ Expected<std::shared_ptr<const CudaProgram>, std::string> load_cuda_program(std:
                                                                             const ir::Graph& scheduled,
                                                                             const std::string& cubin);
 
-/// Runs the whole signal once from zero state, as execute_cpu (no CUDA graph).
+/// Runs the whole signal once from zero state, as execute_cpu: in pieces of `piece_frames`
+/// (0: cuda_piece_frames) through two sets of page-locked staging, the host staging one piece
+/// while the device runs the other, so the pinned memory does not grow with the signal and a
+/// signal larger than the GPU's memory streams through. The program keeps the staging and
+/// device buffers for its next run. Pieces carry the state as a stream's blocks do (the
+/// chunked scan's chunks then start at each piece: equal to one whole piece within rounding).
 Expected<std::vector<Signal>, std::string> execute_cuda(std::shared_ptr<const CudaProgram> program,
-                                                        std::span<const Signal> inputs);
+                                                        std::span<const Signal> inputs, std::size_t piece_frames = 0);
 
 /// Runs whole signals from zero state on device memory the caller owns, without a host copy:
 /// for each graph input and output a device pointer to `frames` samples per channel of the
@@ -96,6 +112,8 @@ class CudaStream {
   CudaStream& operator=(CudaStream&&) noexcept;
 
   Expected<std::vector<Signal>, std::string> process(std::span<const Signal> block);
+  /// A whole signal from the current state in pieces of at most `piece_frames` (execute_cuda).
+  Expected<std::vector<Signal>, std::string> process_whole(std::span<const Signal> inputs, std::size_t piece_frames);
   /// The next block in caller device memory (execute_cuda_on_device's contract), the state
   /// carried as by process. Needs a DeviceLayout::planar stream. Returns the kernel launches.
   Expected<int, std::string> process_device(std::span<const DevicePtr> inputs, std::span<const DevicePtr> outputs,

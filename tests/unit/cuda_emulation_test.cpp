@@ -1054,6 +1054,47 @@ void check_caller_memory(const DeviceFactory& make, GpuDevice::Handle stream) {
   p.device->release(*d_out);
 }
 
+// Whole runs from host memory go in pieces through two sets of fixed-size staging, reused from
+// run to run: pieces of 100 frames (11 for 1001 samples, the last of 1) equal the interpreter,
+// and a second run on the same program (its pooled stream, reset) equals the first bit for bit.
+void check_pieces(const DeviceFactory& make) {
+  struct Case {
+    const char* name;
+    ir::Graph (*graph)();
+    int channels;
+    DType dtype;
+    Force force;
+  };
+  const Case cases[] = {
+      {"w1 chunked", w1_graph, 2, DType::f64, Force::chunked},
+      {"w1 40 channels interleaved", w1_graph, 40, DType::f32, Force::per_channel},
+      {"vocal", test::vocal_graph, 2, DType::f64, Force::default_},
+      {"delays", delays_graph, 2, DType::f64, Force::default_},
+      {"echo (a loop)", test::echo_graph, 2, DType::f64, Force::default_},
+      {"long fir", long_fir_graph, 1, DType::f64, Force::default_},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(std::string(c.name));
+    Prepared p = prepare(make, c.graph(), c.channels, c.dtype, c.force);
+    std::vector<Signal> inputs = noise(p.designed, 1001, 8, c.dtype, c.channels);
+    auto want = interpret(p.designed, inputs);
+    REQUIRE(want);
+    auto first = execute_cuda(p.program, inputs, 100);
+    REQUIRE(first);
+    CHECK(worst_error(*first, *want) <= (c.dtype == DType::f64 ? 1e-9 : 1e-7));
+    auto again = execute_cuda(p.program, inputs, 100);
+    REQUIRE(again);
+    for (std::size_t o = 0; o < want->size(); ++o)
+      for (std::size_t ch = 0; ch < (*want)[o].channels(); ++ch)
+        for (std::size_t i = 0; i < 1001; ++i) REQUIRE((*again)[o].at(ch, i) == (*first)[o].at(ch, i));
+  }
+  // The default piece holds kCudaStagingBytes of inputs and outputs, and at least 4096 frames.
+  Prepared p = prepare(make, w1_graph(), 8, DType::f32, Force::chunked);
+  CHECK(cuda_piece_frames(*p.program) == kCudaStagingBytes / (16 * 4));
+  Prepared wide = prepare(make, w1_graph(), 8192, DType::f64, Force::per_channel);
+  CHECK(cuda_piece_frames(*wide.program) == 4096);
+}
+
 TEST_CASE("CUDA emulation: the cost model's view of a device the driver lists") {
   codegen::CudaDevice h100;  // what cuDeviceGetAttribute reports for an H100 SXM
   h100.multiprocessors = 132;
@@ -1090,6 +1131,9 @@ TEST_CASE("CUDA emulation: random graphs, one thread per channel and chunked sca
 TEST_CASE("CUDA emulation: every kernel kind, odd sizes") { check_every_kind(emulated()); }
 TEST_CASE("CUDA emulation: the chunked scan's carry over many groups, tails, wide states, both layouts") {
   check_chunked_carry(emulated());
+}
+TEST_CASE("CUDA emulation: whole runs in pieces through fixed staging, reused from run to run") {
+  check_pieces(emulated());
 }
 TEST_CASE("CUDA emulation: signals in caller device memory, on the caller's stream") {
   check_caller_memory(emulated(), 0x5eed);
@@ -1130,6 +1174,9 @@ TEST_CASE("CUDA device: every kernel kind, odd sizes") {
 }
 TEST_CASE("CUDA device: the chunked scan's carry over many groups, tails, wide states, both layouts") {
   if (auto gpu = real_device()) check_chunked_carry(gpu);
+}
+TEST_CASE("CUDA device: whole runs in pieces through fixed staging, reused from run to run") {
+  if (auto gpu = real_device()) check_pieces(gpu);
 }
 TEST_CASE("CUDA device: signals in caller device memory, on the caller's stream") {
   if (auto gpu = real_device()) check_caller_memory(gpu, 0);

@@ -180,10 +180,18 @@ extern "C" __global__ void fxc_chain_1_group_sums(
   __syncthreads();
   const double* const e = chunk_state + c * chunks * D;
   const long long last = (g + 1) * G < chunks ? (g + 1) * G : chunks;
-  for (long long k = g * G; k < last; ++k) {
+  // The group's zero-state ends, loaded before the walk: G independent loads in flight instead
+  // of one DRAM round trip per step (unrolled, so they stay in registers).
+  double ahead[32];
+  #pragma unroll
+  for (int j = 0; j < G; ++j) ahead[j] = r < D && g * G + j < last ? e[(g * G + j) * D + r] : 0.0;
+  #pragma unroll
+  for (int j = 0; j < G; ++j) {
+    const long long k = g * G + j;
+    if (k >= last) break;  // the same for every thread of the block
     double next = 0;
     if (r < D) {
-      next = e[k * D + r];  // chunk k's end state from zero
+      next = ahead[j];  // chunk k's end state from zero
       for (int q = 0; q < D; ++q) next = fma(a[q * D + r], s[q], next);
     }
     __syncthreads();  // every row has read s
@@ -235,10 +243,18 @@ extern "C" __global__ void fxc_chain_1_chunk_starts(
   __syncthreads();
   double* const e = chunk_state + c * chunks * D;
   const long long last = (g + 1) * G < chunks ? (g + 1) * G : chunks;
-  for (long long k = g * G; k < last; ++k) {
+  // The group's zero-state ends, loaded before the walk: G independent loads in flight instead
+  // of one DRAM round trip per step (unrolled, so they stay in registers).
+  double ahead[32];
+  #pragma unroll
+  for (int j = 0; j < G; ++j) ahead[j] = r < D && g * G + j < last ? e[(g * G + j) * D + r] : 0.0;
+  #pragma unroll
+  for (int j = 0; j < G; ++j) {
+    const long long k = g * G + j;
+    if (k >= last) break;  // the same for every thread of the block
     double next = 0;
     if (r < D) {
-      next = e[k * D + r];  // chunk k's end state from zero
+      next = ahead[j];  // chunk k's end state from zero
       for (int q = 0; q < D; ++q) next = fma(a[q * D + r], s[q], next);
     }
     __syncthreads();  // every row has read s
