@@ -56,6 +56,11 @@ struct ChainSummary {
 /// of each chunk runs this long.
 double decay_samples(double max_pole_radius, DType dtype);
 
+/// GPUs whose float64 rate is below this fraction of float32's (consumer and L4/L40S parts:
+/// 1:64) take float32 state wherever its measured error allows (choose_state_precision).
+inline constexpr double kSlowFloat64Rate = 1.0 / 16;
+bool slow_float64(const Target& target);
+
 /// Float64 for a float32 binding whose chain has a pole at least
 /// thresholds.f64_state_pole_radius from the origin, or whose sections measure more than
 /// thresholds.f64_state_error in float32; otherwise the signal's own type. A radius threshold

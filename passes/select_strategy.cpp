@@ -75,9 +75,11 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
     // Measured only where it can decide: a float32 chain whose values are fixed (a live
     // chain's precision holds for its whole range: the radius rule, over the range) and whose
     // radius does not decide already.
+    // On a GPU with slow float64 the radius does not decide: the measured error does.
     const StrategyThresholds& t = context.thresholds;
+    const bool slow_f64 = slow_float64(context.target);
     if (context.binding.dtype == DType::f32 && summary.sections > 0 && !out.node(id).live &&
-        summary.max_pole_radius < t.f64_state_pole_radius && t.f64_state_pole_radius <= 1) {
+        (summary.max_pole_radius < t.f64_state_pole_radius || slow_f64) && t.f64_state_pole_radius <= 1) {
       std::vector<design::Section> cascade;
       for (const ir::Stage& stage : chain->stages)
         if (auto* sos = std::get_if<ir::SosCascade>(&stage))
@@ -114,12 +116,17 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
       s = {ir::IirStrategy::gpu_thread_per_channel, 0, s.fir_method, s.fft_block,
            "one GPU thread per channel: inside a loop, whose passes are too short to split in time"};
     }
-    if (precision == ir::StatePrecision::f64 && summary.max_pole_radius >= t.f64_state_pole_radius)
+    const bool by_radius = summary.max_pole_radius >= t.f64_state_pole_radius && !(slow_f64 && summary.float32_error > 0);
+    if (precision == ir::StatePrecision::f64 && by_radius)
       s.reason += fmt::format("; float64 state (pole radius {:.6g} >= {:g})", summary.max_pole_radius,
                               t.f64_state_pole_radius);
     else if (precision == ir::StatePrecision::f64)
       s.reason += fmt::format("; float64 state (float32 would measure {:.2g} relative error > {:g})",
                               summary.float32_error, t.f64_state_error);
+    else if (slow_f64 && summary.float32_error > 0 && summary.max_pole_radius >= t.f64_state_pole_radius)
+      s.reason += fmt::format("; float32 state on a GPU with slow float64 (1:{:g}): float32 measures {:.2g} "
+                              "relative error <= {:g}",
+                              1 / context.target.gpu.f64_rate, summary.float32_error, t.f64_state_error);
     if (bound != context.live_pole_radius.end())
       s.reason += fmt::format("; live parameters: decided for their whole range (pole radius {:.6g} now, "
                               "up to {:.6g})", now, summary.max_pole_radius);

@@ -6,6 +6,7 @@
 #include "frontend/dsl.h"
 #include "passes/cost_model.h"
 #include "passes/pipeline.h"
+#include "passes/precision_estimate.h"
 #include "test_graphs.h"
 
 namespace fxc {
@@ -147,6 +148,43 @@ TEST_CASE("GPU chunk length: the longest of 1024, 512, 256 that keeps the GPU bu
   CHECK(passes::choose_gpu_chunk(64, 1'000'000, h100) == 256);              // 64 x 3907 < 135168 at 256 too
   passes::GpuProperties small{.sms = 24, .threads_per_sm = 1536};           // a consumer part: 18432 busy
   CHECK(passes::choose_gpu_chunk(8, 5'760'000, small) == 1024);
+}
+
+TEST_CASE("a GPU with slow float64 takes float32 state wherever the measured error allows") {
+  Flow x = input("x", 2);
+  // Poles past radius 0.99: float64 state by the radius rule on the CPU and an H100.
+  ir::Graph mild = make_graph("m", {output("y", x | butter(2, 100_Hz, highpass))});       // r = 0.9908
+  ir::Graph w1 = test::w1_graph();                                                        // r = 0.9994
+  auto run = [](const ir::Graph& g, double f64_rate) {
+    DiagnosticEngine diags;
+    passes::PassContext context{diags, {48000, 2, DType::f32}};
+    passes::GpuProperties gpu;
+    gpu.f64_rate = f64_rate;
+    context.target = passes::cuda_target(gpu);
+    auto result = passes::run_pipeline(g, context);
+    REQUIRE_MESSAGE(result, diags.str());
+    return only_chain(*result);
+  };
+  auto cascade_error = [&](const ir::Graph& g) {
+    std::vector<design::Section> sections;
+    for (const ir::Stage& stage : run(g, 0.5).stages)
+      if (auto* sos = std::get_if<ir::SosCascade>(&stage)) sections.insert(sections.end(), sos->sections.begin(), sos->sections.end());
+    return passes::float32_state_error(sections);
+  };
+  using P = ir::StatePrecision;
+  CHECK(run(mild, 0.5).state_precision == P::f64);  // an H100 (1:2): the radius rule
+  CHECK(run(w1, 0.5).state_precision == P::f64);
+  for (const ir::Graph* g : {&mild, &w1}) {
+    const double error = cascade_error(*g);
+    CAPTURE(error);
+    const ir::Chain slow = run(*g, 1.0 / 64);  // an L4 or a consumer part
+    const bool fits = error <= passes::StrategyThresholds{}.f64_state_error;
+    CHECK(slow.state_precision == (fits ? P::signal : P::f64));
+    CHECK(slow.reason.find(fits ? "float32 state on a GPU with slow float64 (1:64)" : "float32 would measure") !=
+          std::string::npos);
+  }
+  CHECK(cascade_error(mild) <= passes::StrategyThresholds{}.f64_state_error);  // so one of the two takes float32
+  CHECK(cascade_error(w1) > passes::StrategyThresholds{}.f64_state_error);     // and W1's 20 Hz Chebyshev cannot
 }
 
 TEST_CASE("float32 chains keep float64 state where a pole is near the unit circle") {
