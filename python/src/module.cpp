@@ -57,6 +57,10 @@ nb::dict info() {
   d["cuda_devices"] = cuda.devices.size();
   std::optional<std::string> nvrtc = codegen::nvrtc_version();
   d["nvrtc"] = nvrtc ? nb::cast(*nvrtc) : nb::none();
+  // Which NVRTC and why (fxc info's NVRTC line): the path loaded, or why none did.
+  const codegen::NvrtcChoice& choice = codegen::nvrtc_choice();
+  d["nvrtc_path"] = choice.found() ? nb::cast(choice.path) : nb::none();
+  d["nvrtc_reason"] = choice.found() ? choice.reason : choice.error;
   d["cache_dir"] = KernelCache::default_directory({});
   d["threads"] = threads();
   return d;

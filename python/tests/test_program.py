@@ -212,5 +212,8 @@ def test_pickled_programs_keep_their_settings_and_values(noise):
 def test_info():
     i = fxc.info()
     assert i["version"] == fxc.__version__
+    # Which NVRTC and why, as `fxc info` says: a path with its reason, or why none loads.
+    assert (i["nvrtc"] is None) == (i["nvrtc_path"] is None)
+    assert i["nvrtc_reason"] and (i["nvrtc_path"] is not None or "NVRTC not found" in i["nvrtc_reason"])
     assert i["llvm"].startswith("LLVM 19")
     assert i["threads"] >= 1
