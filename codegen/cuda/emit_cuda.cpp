@@ -171,59 +171,60 @@ class ChainBody {
     for (std::size_t i = 0; i < chain_.stages.size() && i < end; ++i) stage(w, i);
   }
 
+  /// The register load_params gives delay stage `stage`'s length.
+  static std::string delay_len(std::size_t stage) { return "len" + str(stage); }
+
   // Stage i on `v`.
   void stage(Writer& w, std::size_t i) const {
-    {
-      const ir::Stage& stage = chain_.stages[i];
-      const StageLayout& at = layout_.stages[i];
-      std::visit(
-          [&](const auto& p) {
-            using P = std::decay_t<decltype(p)>;
-            if constexpr (std::is_same_v<P, ir::SosCascade>) {
-              for (std::size_t k = 0; k < p.sections.size(); ++k) {
-                w.open("{  // stage " + str(i) + " (sos), section " + str(k) + ": transposed direct form II");
-                w.line("const " + s_.t + " o = " + s_.fma + "(" + coef(i, k, "b0") + ", v, " + z(i, k, 0) + ");");
-                w.line(z(i, k, 0) + " = " + s_.fma + "(" + coef(i, k, "b1") + ", v, " + s_.fma + "(-" +
-                       coef(i, k, "a1") + ", o, " + z(i, k, 1) + "));");
-                w.line(z(i, k, 1) + " = " + s_.fma + "(-" + coef(i, k, "a2") + ", o, " + coef(i, k, "b2") +
-                       " * v);");
-                w.line("v = o;");
-                w.close();
-              }
-            } else if constexpr (std::is_same_v<P, ir::Gain>) {
-              w.line("v = v * " + gain(i) + ";  // stage " + str(i) + " (gain)");
-            } else if constexpr (std::is_same_v<P, ir::Clip>) {
-              w.line("v = v < " + lo(i) + " ? " + lo(i) + " : (" + hi(i) + " < v ? " + hi(i) +
-                     " : v);  // stage " + str(i) + " (clip): std::clamp's comparisons, NaN passes");
-            } else if constexpr (std::is_same_v<P, ir::Tanh>) {
-              w.line("v = " + s_.tanh + "(v);  // stage " + str(i) + " (tanh)");
-            } else if constexpr (std::is_same_v<P, ir::Delay>) {
-              w.open("if (" + delay_len(i) + " != 0) {  // stage " + str(i) + " (delay): ring of " +
-                     delay_len(i) + " samples");
-              w.line("const " + s_.t + " old = " + ring(i) + "[" + pos(i) + "];");
-              w.line(ring(i) + "[" + pos(i) + "] = v;");
-              w.line(pos(i) + " = " + pos(i) + " + 1 >= " + delay_len(i) + " ? 0 : " + pos(i) + " + 1;");
-              w.line("v = old;");
+    const ir::Stage& stage = chain_.stages[i];
+    const StageLayout& at = layout_.stages[i];
+    std::visit(
+        [&](const auto& p) {
+          using P = std::decay_t<decltype(p)>;
+          if constexpr (std::is_same_v<P, ir::SosCascade>) {
+            for (std::size_t k = 0; k < p.sections.size(); ++k) {
+              w.open("{  // stage " + str(i) + " (sos), section " + str(k) + ": transposed direct form II");
+              w.line("const " + s_.t + " o = " + s_.fma + "(" + coef(i, k, "b0") + ", v, " + z(i, k, 0) + ");");
+              w.line(z(i, k, 0) + " = " + s_.fma + "(" + coef(i, k, "b1") + ", v, " + s_.fma + "(-" +
+                     coef(i, k, "a1") + ", o, " + z(i, k, 1) + "));");
+              w.line(z(i, k, 1) + " = " + s_.fma + "(-" + coef(i, k, "a2") + ", o, " + coef(i, k, "b2") +
+                     " * v);");
+              w.line("v = o;");
               w.close();
-            } else if constexpr (std::is_same_v<P, ir::FirFilter>) {
-              std::string taps = str(static_cast<long long>(p.taps.size()));
-              w.open("{  // stage " + str(i) + " (fir), " + taps + " taps: direct form over the ring");
-              w.line(ring(i) + "[" + pos(i) + "] = v;");
-              w.line(s_.t + " acc = " + s_.t + "(0);");
-              w.open("for (long long k = 0; k < " + taps + "; ++k) {");
-              w.line("long long back = " + pos(i) + " - k;");
-              w.line("if (back < 0) back += " + taps + ";");
-              w.line("acc = " + s_.fma + "(params[" + str(at.param_offset) + " + k], " + ring(i) + "[back], acc);");
-              w.close();
-              w.line(pos(i) + " = " + pos(i) + " + 1 >= " + taps + " ? 0 : " + pos(i) + " + 1;");
-              w.line("v = acc;");
-              w.close();
-            } else if constexpr (std::is_same_v<P, ir::Dynamics>) {
-              dynamics(w, i, p, at);
             }
-          },
-          stage);
-    }
+          } else if constexpr (std::is_same_v<P, ir::Gain>) {
+            w.line("v = v * " + gain(i) + ";  // stage " + str(i) + " (gain)");
+          } else if constexpr (std::is_same_v<P, ir::Clip>) {
+            w.line("v = v < " + lo(i) + " ? " + lo(i) + " : (" + hi(i) + " < v ? " + hi(i) +
+                   " : v);  // stage " + str(i) + " (clip): std::clamp's comparisons, NaN passes");
+          } else if constexpr (std::is_same_v<P, ir::Tanh>) {
+            w.line("v = " + s_.tanh + "(v);  // stage " + str(i) + " (tanh)");
+          } else if constexpr (std::is_same_v<P, ir::Delay>) {
+            w.open("if (" + delay_len(i) + " != 0) {  // stage " + str(i) + " (delay): ring of " +
+                   delay_len(i) + " samples");
+            w.line("const " + s_.t + " old = " + ring(i) + "[" + pos(i) + "];");
+            w.line(ring(i) + "[" + pos(i) + "] = v;");
+            w.line(pos(i) + " = " + pos(i) + " + 1 >= " + delay_len(i) + " ? 0 : " + pos(i) + " + 1;");
+            w.line("v = old;");
+            w.close();
+          } else if constexpr (std::is_same_v<P, ir::FirFilter>) {
+            std::string taps = str(static_cast<long long>(p.taps.size()));
+            w.open("{  // stage " + str(i) + " (fir), " + taps + " taps: direct form over the ring");
+            w.line(ring(i) + "[" + pos(i) + "] = v;");
+            w.line(s_.t + " acc = " + s_.t + "(0);");
+            w.open("for (long long k = 0; k < " + taps + "; ++k) {");
+            w.line("long long back = " + pos(i) + " - k;");
+            w.line("if (back < 0) back += " + taps + ";");
+            w.line("acc = " + s_.fma + "(params[" + str(at.param_offset) + " + k], " + ring(i) + "[back], acc);");
+            w.close();
+            w.line(pos(i) + " = " + pos(i) + " + 1 >= " + taps + " ? 0 : " + pos(i) + " + 1;");
+            w.line("v = acc;");
+            w.close();
+          } else if constexpr (std::is_same_v<P, ir::Dynamics>) {
+            dynamics(w, i, p, at);
+          }
+        },
+        stage);
   }
 
  private:
@@ -317,7 +318,6 @@ class ChainBody {
   static std::string gain(std::size_t stage) { return "g" + str(stage); }
   static std::string lo(std::size_t stage) { return "lo" + str(stage); }
   static std::string hi(std::size_t stage) { return "hi" + str(stage); }
-  static std::string delay_len(std::size_t stage) { return "len" + str(stage); }
   static std::string ring(std::size_t stage) { return "ring" + str(stage); }
   static std::string pos(std::size_t stage) { return "pos" + str(stage); }
 
@@ -707,7 +707,7 @@ void emit_chain_walk(Writer& w, const ChainBody& body, const ir::Chain& chain, c
   w.line("bool held = false;  // v is a delay line's cell");
   for (std::size_t i = end; i-- > 0;) {
     if (!std::holds_alternative<ir::Delay>(chain.stages[i])) continue;
-    const std::string len = "len" + str(static_cast<long long>(i));
+    const std::string len = ChainBody::delay_len(i);
     w.open("if (!held) {  // stage " + str(static_cast<long long>(i)) + " (delay)");
     w.open("if (t < " + len + ") {");
     w.line("v = delay_lines[c * " + str(l.delay_count) + " + " + str(l.stages[i].delay_index) + "][t];");
@@ -759,7 +759,7 @@ void emit_elementwise(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain
   std::string cells;
   for (std::size_t i = 0; i < chain.stages.size(); ++i)
     if (std::holds_alternative<ir::Delay>(chain.stages[i]))
-      cells += std::string(cells.empty() ? "" : " + ") + "len" + str(static_cast<long long>(i));
+      cells += std::string(cells.empty() ? "" : " + ") + ChainBody::delay_len(i);
   w.line("const long long cells = " + (cells.empty() ? std::string("0") : cells) + ";  // per channel (no delay: nothing to do)");
   w.line("const long long step = (long long)gridDim.x * blockDim.x;");
   w.open("for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < channels * cells; i += step) {");
@@ -768,7 +768,7 @@ void emit_elementwise(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain
   w.line("const " + T + "* const x = in + c * channel_stride;");
   for (std::size_t i = 0; i < chain.stages.size(); ++i) {
     if (!std::holds_alternative<ir::Delay>(chain.stages[i])) continue;
-    const std::string len = "len" + str(static_cast<long long>(i));
+    const std::string len = ChainBody::delay_len(i);
     const std::string line = "[c * " + str(l.delay_count) + " + " + str(l.stages[i].delay_index) + "]";
     w.open("if (j < " + len + ") {  // stage " + str(static_cast<long long>(i)) + " (delay)");
     w.line("const long long when = samples - " + len + " + j;");
