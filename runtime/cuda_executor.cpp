@@ -460,7 +460,6 @@ struct CudaStream::Impl {
     for (std::size_t i = 0; i < program->kernels.size(); ++i) {
       const CudaKernelInfo& k = program->kernels[i];
       KernelMemory& m = memory[i];
-      m.operand_tables.clear();  // they point at the old buffers (prepare makes new ones)
       if (k.kind == CudaKernelKind::chain_chunked_scan) {
         const long long chunks = (n + k.chunk_length - 1) / k.chunk_length;
         const long long groups = (chunks + codegen::kCudaCarryGroup - 1) / codegen::kCudaCarryGroup;
@@ -669,6 +668,16 @@ struct CudaStream::Impl {
     }
   }
 
+  // A run's launches and the samples it copied each way, in the process's counters.
+  void count_run(int launches, std::span<const Signal> in, const std::vector<Signal>& out, long long n) const {
+    std::uint64_t bytes = 0;
+    for (const Signal& s : in) bytes += s.channels() * n * size_of(dtype);
+    for (const Signal& s : out) bytes += s.channels() * n * size_of(dtype);
+    counters().gpu_launches += launches;
+    counters().dispatches += launches;
+    counters().gpu_bytes_copied += bytes;
+  }
+
   // The inputs, checked against the bound graph; their length.
   Expected<long long, std::string> check_inputs(std::span<const Signal> in) const {
     if (!broken.empty()) return Unexpected{broken};
@@ -736,12 +745,7 @@ struct CudaStream::Impl {
       stage_out_all(out, static_cast<std::size_t>(start), static_cast<std::size_t>(length_of(start)), set);
     }
     evict_graphs(piece);
-    std::uint64_t bytes = 0;
-    for (const Signal& s : in) bytes += s.channels() * n * size_of(dtype);
-    for (const Signal& s : out) bytes += s.channels() * n * size_of(dtype);
-    counters().gpu_launches += launches;
-    counters().dispatches += launches;
-    counters().gpu_bytes_copied += bytes;
+    count_run(launches, in, out, n);
     return out;
   }
 
@@ -758,17 +762,10 @@ struct CudaStream::Impl {
     if (n > capacity) FXC_TRY(grow(n));
     FXC_TRY(grow_staging(n));
     FXC_TRY(prepare(n));
-    std::uint64_t bytes = 0;
-    for (std::size_t i = 0; i < in.size(); ++i) {
-      const Signal& s = in[i];
-      std::optional<Signal> converted;
-      if (s.dtype() != dtype) converted = s.converted(dtype);
-      const Signal& source = converted ? *converted : s;
-      if (dtype == DType::f32)
-        stage_in(source, 0, static_cast<std::size_t>(n), static_cast<float*>(staging_in[0][i].get()), interleaved);
-      else
-        stage_in(source, 0, static_cast<std::size_t>(n), static_cast<double*>(staging_in[0][i].get()), interleaved);
-      bytes += source.channels() * n * size_of(dtype);
+    {
+      std::vector<const Signal*> src;
+      const std::vector<Signal> converted = converted_inputs(in, src);
+      stage_in_all(src, 0, static_cast<std::size_t>(n), 0);
     }
     int launches = 0;
     if (use_graphs) {
@@ -793,15 +790,10 @@ struct CudaStream::Impl {
     }
     FXC_TRY(device->synchronize());
     evict_graphs(n);  // after the block: nothing in flight uses what goes
-    for (std::size_t o = 0; o < outputs.size(); ++o) {
-      Signal s(channels_of(outputs[o]), static_cast<std::size_t>(n), dtype, Signal::Uninitialized{});
-      out.push_back(std::move(s));
-    }
+    for (ir::NodeId id : outputs)
+      out.emplace_back(channels_of(id), static_cast<std::size_t>(n), dtype, Signal::Uninitialized{});
     stage_out_all(out, 0, static_cast<std::size_t>(n), 0);
-    for (const Signal& s : out) bytes += s.channels() * n * size_of(dtype);
-    counters().gpu_launches += launches;
-    counters().dispatches += launches;
-    counters().gpu_bytes_copied += bytes;
+    count_run(launches, in, out, n);
     return out;
   }
 
@@ -887,6 +879,10 @@ struct CudaRunPool {
 
 std::shared_ptr<CudaRunPool> make_cuda_run_pool() { return std::make_shared<CudaRunPool>(); }
 
+CudaProgram::CudaProgram(const CudaProgram& other)
+    : scheduled(other.scheduled), kernels(other.kernels), device(other.device), module(other.module),
+      functions(other.functions), run_pool(make_cuda_run_pool()) {}
+
 Expected<std::shared_ptr<const CudaProgram>, std::string> load_cuda_program(std::shared_ptr<GpuDevice> device,
                                                                             const ir::Graph& scheduled,
                                                                             const std::string& cubin) {
@@ -918,8 +914,6 @@ Expected<std::shared_ptr<const CudaProgram>, std::string> load_cuda_program(std:
   return std::shared_ptr<const CudaProgram>(std::move(program));
 }
 
-
-
 std::size_t cuda_piece_frames(const CudaProgram& program) {
   const ir::Graph& g = program.scheduled;
   std::size_t channels = 0;
@@ -933,13 +927,13 @@ std::size_t cuda_piece_frames(const CudaProgram& program) {
 Expected<std::vector<Signal>, std::string> execute_cuda(std::shared_ptr<const CudaProgram> program,
                                                         std::span<const Signal> inputs, std::size_t piece_frames) {
   if (piece_frames == 0) piece_frames = cuda_piece_frames(*program);
+  CudaRunPool& pool = *program->run_pool;
   std::unique_ptr<CudaStream> stream;
-  CudaRunPool* pool = program->run_pool.get();
-  if (pool) {
-    std::lock_guard lock(pool->mutex);
-    if (!pool->idle.empty()) {
-      stream = std::move(pool->idle.back());
-      pool->idle.pop_back();
+  {
+    std::lock_guard lock(pool.mutex);
+    if (!pool.idle.empty()) {
+      stream = std::move(pool.idle.back());
+      pool.idle.pop_back();
     }
   }
   if (stream) {
@@ -947,13 +941,13 @@ Expected<std::vector<Signal>, std::string> execute_cuda(std::shared_ptr<const Cu
   } else {
     // Not owning: the pool that keeps the stream belongs to the program (a stream that owned
     // it would keep it alive forever).
-    std::shared_ptr<const CudaProgram> view = pool ? std::shared_ptr<const CudaProgram>(std::shared_ptr<const CudaProgram>{}, program.get()) : program;
-    stream = std::make_unique<CudaStream>(std::move(view), false);
+    stream = std::make_unique<CudaStream>(std::shared_ptr<const CudaProgram>(std::shared_ptr<const CudaProgram>{}, program.get()),
+                                          false);
   }
   auto out = stream->process_whole(inputs, piece_frames);
-  if (out && pool) {
-    std::lock_guard lock(pool->mutex);
-    pool->idle.push_back(std::move(stream));
+  if (out) {
+    std::lock_guard lock(pool.mutex);
+    pool.idle.push_back(std::move(stream));
   }
   return out;
 }

@@ -41,6 +41,12 @@ struct CudaRunPool;
 
 /// A scheduled graph's kernels loaded on a device.
 struct CudaProgram {
+  CudaProgram() = default;
+  /// The same kernels, for other values (`scheduled` set after the copy), with a run pool of
+  /// its own: the original's pooled streams hold the original's values and point at it.
+  CudaProgram(const CudaProgram& other);
+  CudaProgram& operator=(const CudaProgram&) = delete;
+
   ir::Graph scheduled;
   std::vector<codegen::CudaKernelInfo> kernels;
   std::shared_ptr<GpuDevice> device;
@@ -49,6 +55,9 @@ struct CudaProgram {
   /// Streams that whole runs (execute_cuda) reuse, with their staging. Last: it goes first.
   std::shared_ptr<CudaRunPool> run_pool;
 };
+
+/// An empty pool for CudaProgram::run_pool.
+std::shared_ptr<CudaRunPool> make_cuda_run_pool();
 
 /// The page-locked staging of a whole run from host memory, per set (execute_cuda keeps two).
 inline constexpr std::size_t kCudaStagingBytes = std::size_t{128} << 20;

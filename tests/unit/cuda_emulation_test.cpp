@@ -1088,6 +1088,24 @@ void check_pieces(const DeviceFactory& make) {
       for (std::size_t ch = 0; ch < (*want)[o].channels(); ++ch)
         for (std::size_t i = 0; i < 1001; ++i) REQUIRE((*again)[o].at(ch, i) == (*first)[o].at(ch, i));
   }
+  // A copy of a program for new values (what Program::set makes) runs them, not the values of
+  // the streams the original's runs left in its pool.
+  auto lowpass = [](double hz) {
+    Flow x = input("x");
+    return make_graph("lp", {output("y", x | butter(4, Frequency{hz}))});
+  };
+  Prepared slow = prepare(make, lowpass(500), 2, DType::f64, Force::chunked);
+  Prepared fast = prepare(make, lowpass(3000), 2, DType::f64, Force::chunked);
+  std::vector<Signal> inputs = noise(fast.designed, 1001, 9, DType::f64, 2);
+  REQUIRE(execute_cuda(slow.program, inputs, 100));  // leaves a stream with the old values in the pool
+  auto renewed = std::make_shared<CudaProgram>(*slow.program);
+  renewed->scheduled = fast.scheduled;
+  auto got = execute_cuda(renewed, inputs, 100);
+  REQUIRE(got);
+  auto want = interpret(fast.designed, inputs);
+  REQUIRE(want);
+  CHECK(worst_error(*got, *want) <= 1e-9);
+
   // The default piece holds kCudaStagingBytes of inputs and outputs, and at least 4096 frames.
   Prepared p = prepare(make, w1_graph(), 8, DType::f32, Force::chunked);
   CHECK(cuda_piece_frames(*p.program) == kCudaStagingBytes / (16 * 4));
