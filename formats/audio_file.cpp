@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string_view>
 #include <vector>
 
@@ -102,15 +103,6 @@ std::string tidy(std::string message) {
   return message;
 }
 
-std::string open_error() {
-  int code = sf_error(nullptr);
-  if (code == SF_ERR_UNRECOGNISED_FORMAT)
-    return "not a format libsndfile recognises (WAV, FLAC, Ogg, AIFF, ...)";
-  if (code == SF_ERR_SYSTEM) return tidy(sf_strerror(nullptr));
-  // Everything else is about the file's contents; libsndfile's own words follow.
-  return "a damaged or unsupported header (libsndfile: " + tidy(sf_strerror(nullptr)) + ")";
-}
-
 // libsndfile reads a WAV or AIFF whose data chunk runs past the end of the file as a shorter
 // file, and says so only in its log ("data : 8000 (should be 3912)"). Sizes of 0 and from
 // 0x7fffffff up are the placeholders of writers that stream and never come back to fix the
@@ -145,6 +137,34 @@ struct SndfileCloser {
 };
 using SndfilePtr = std::unique_ptr<SNDFILE, SndfileCloser>;
 
+// Why sf_open_fd failed, in words. Called with kOpenLock held: it reads libsndfile's global error.
+std::string open_error(int mode) {
+  int code = sf_error(nullptr);
+  if (mode != SFM_READ || code == SF_ERR_SYSTEM) return tidy(sf_strerror(nullptr));
+  if (code == SF_ERR_UNRECOGNISED_FORMAT)
+    return "not a format libsndfile recognises (WAV, FLAC, Ogg, AIFF, ...)";
+  // Everything else is about the file's contents; libsndfile's own words follow.
+  return "a damaged or unsupported header (libsndfile: " + tidy(sf_strerror(nullptr)) + ")";
+}
+
+// The one way this file opens libsndfile on a descriptor; the caller keeps `fd` open and
+// closes it itself. Two things in libsndfile (1.2) make a plain sf_open_fd unsafe when
+// several files are read at once (fxc run --jobs):
+// - a failed sf_open_fd closes the descriptor even when told not to, so the caller's own
+//   close would later close whatever file another thread had opened on the same number;
+//   libsndfile is therefore given a duplicate that it owns and always closes;
+// - the reason for a failed open is a global, so opening and reading the reason is one
+//   critical section (opening reads only a header: short).
+Expected<SndfilePtr, std::string> open_sndfile(int fd, int mode, SF_INFO& info) {
+  static std::mutex open_lock;
+  const std::lock_guard<std::mutex> lock(open_lock);
+  const int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (own < 0) return Unexpected{std::string(std::strerror(errno))};
+  SNDFILE* sf = sf_open_fd(own, mode, &info, SF_TRUE);
+  if (!sf) return Unexpected{open_error(mode)};
+  return SndfilePtr(sf);
+}
+
 struct Fd {
   int fd = -1;
   ~Fd() {
@@ -169,8 +189,9 @@ Expected<SignalFile, std::string> read_audio_fd(int fd, const std::string& name,
   if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) return fail("it is a directory");
 
   SF_INFO info{};
-  SndfilePtr sf(sf_open_fd(fd, SFM_READ, &info, SF_FALSE));
-  if (!sf) return fail(open_error());
+  auto opened = open_sndfile(fd, SFM_READ, info);
+  if (!opened) return fail(opened.error());
+  SndfilePtr sf = std::move(opened).value();
   if (info.channels <= 0) return fail("the file has no channels");
   if (info.samplerate <= 0) return fail("the file has no valid sample rate");
   if (auto truncated = truncation_in_log(sf.get())) return fail(*truncated);
@@ -266,8 +287,9 @@ Expected<std::monostate, std::string> write_audio(int fd, const Signal& signal,
     if (data_bytes > 4294967295.0 - (1 << 20)) info.format = SF_FORMAT_RF64 | subtype;
   }
 
-  SndfilePtr sf(sf_open_fd(fd, SFM_WRITE, &info, SF_FALSE));
-  if (!sf) return E{tidy(sf_strerror(nullptr))};
+  auto opened = open_sndfile(fd, SFM_WRITE, info);
+  if (!opened) return E{opened.error()};
+  SndfilePtr sf = std::move(opened).value();
   // Without this, libsndfile wraps out-of-range samples around in integer encodings (+1.2
   // becomes a large negative value) instead of clipping them.
   if (subtype != SF_FORMAT_FLOAT && subtype != SF_FORMAT_DOUBLE)

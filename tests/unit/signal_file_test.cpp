@@ -17,6 +17,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "formats/audio_file.h"
@@ -309,6 +310,54 @@ TEST_CASE("reading: missing, unreadable and unrecognised files") {
   CHECK(error_of(read_signal_file(dir / "garbage.npy", DType::f32)) ==
         "cannot read '" + dir / "garbage.npy" +
             "': not a .npy file (no \\x93NUMPY magic at the start)");
+}
+
+TEST_CASE("a failed read leaves the caller's descriptor open (libsndfile closes its own copy)") {
+  TempDir dir;
+  write_bytes(dir / "junk.wav", "RIFF, but not really a WAV file");
+  const int fd = ::open((dir / "junk.wav").c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  CHECK(contains(error_of(read_audio_fd(fd, "junk.wav", DType::f32)), "not a format libsndfile recognises"));
+  CHECK(::fcntl(fd, F_GETFD) != -1);  // libsndfile 1.2 closes a descriptor it fails to open
+  CHECK(::close(fd) == 0);
+}
+
+// fxc run --jobs reads files on several threads: each read must get its own file and its own
+// reason, though libsndfile keeps the reason for a failed open in a global.
+TEST_CASE("reads on several threads at once each report their own file") {
+  TempDir dir;
+  write_bytes(dir / "junk.wav", "RIFF, but not really a WAV file");
+  REQUIRE(write_signal_file(dir / "good.wav", test_signal(2, 4000, DType::f32), 8000.0, {}));
+  std::string damaged = read_bytes(dir / "good.wav");
+  damaged[22] = 0;  // WAV's channel count: zero channels
+  write_bytes(dir / "damaged.wav", damaged);
+  const std::string junk_error = error_of(read_signal_file(dir / "junk.wav", DType::f32));
+  const std::string damaged_error = error_of(read_signal_file(dir / "damaged.wav", DType::f32));
+  REQUIRE(contains(junk_error, "not a format libsndfile recognises"));
+  REQUIRE(contains(damaged_error, "a damaged or unsupported header"));
+
+  std::vector<std::string> wrong[3];
+  auto reader = [&](int which) {
+    for (int i = 0; i < 300; ++i) {
+      if (which == 0) {
+        std::string e = error_of(read_signal_file(dir / "junk.wav", DType::f32));
+        if (e != junk_error) wrong[0].push_back(e);
+      } else if (which == 1) {
+        std::string e = error_of(read_signal_file(dir / "damaged.wav", DType::f32));
+        if (e != damaged_error) wrong[1].push_back(e);
+      } else {
+        auto r = read_signal_file(dir / "good.wav", DType::f32);
+        if (!r || r->signal.samples() != 4000) wrong[2].push_back(r ? "short" : r.error());
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) threads.emplace_back(reader, t);
+  for (std::thread& t : threads) t.join();
+  for (const auto& w : wrong) {
+    CHECK(w.size() == 0);
+    if (!w.empty()) MESSAGE(w.front());
+  }
 }
 
 TEST_CASE("reading: a truncated WAV is an error, not a shorter signal") {
