@@ -46,7 +46,7 @@ ChainLayout layout_of(const ir::Chain& chain) {
           } else if constexpr (std::is_same_v<P, ir::Delay> || std::is_same_v<P, ir::LoopRead>) {
             s.delay_index = l.delay_count++;
           } else if constexpr (std::is_same_v<P, ir::LoopWrite>) {
-            l.param_count += 2;
+            l.param_count += p.dry_mix ? 4 : 2;
             s.delay_index = l.delay_count - 1;  // the line of the loop_read before it
           }
         },
@@ -86,6 +86,7 @@ ChainValues values_of(const ir::Chain& chain) {
             v.delay_lengths.push_back(static_cast<std::int64_t>(p.amount));
           } else if constexpr (std::is_same_v<P, ir::LoopWrite>) {
             v.params.insert(v.params.end(), {p.input_weight, p.loop_weight});
+            if (p.dry_mix) v.params.insert(v.params.end(), {p.wet_weight, p.dry_weight});
           }
         },
         stage);

@@ -359,8 +359,10 @@ struct Feedback {
 /// A loop fused into a chain (the fuse-loops pass): `loop_read` outputs w = line[pos], the
 /// value the line got `amount` samples ago, and keeps the stage's input x; the stages after it
 /// work on w; `loop_write` then puts s = input_weight x + loop_weight v into the line where w
-/// was (v: its own input) and moves on; it outputs s, or w with `output_read`. One read and
-/// one write per chain, in that order, with only sos, gain, tanh and clip between.
+/// was (v: its own input) and moves on; it outputs s, or w with `output_read`, and with
+/// `dry_mix` that output times `wet_weight` plus `dry_weight` x (an allpass's `past - in`, a
+/// mix the fuse-loops pass takes into the kernel). One read and one write per chain, in that
+/// order, with only sos, gain, tanh and clip between.
 struct LoopRead {
   static constexpr std::string_view kKind = "loop_read";
   double amount = 1;  ///< in samples, at least 1
@@ -375,11 +377,17 @@ struct LoopWrite {
   double input_weight = 1;
   double loop_weight = 1;
   bool output_read = false;
+  bool dry_mix = false;
+  double wet_weight = 1;  ///< with dry_mix
+  double dry_weight = 0;  ///< with dry_mix
   template <class Self, class V>
   static void fields(Self& self, V&& v) {
     v(FieldRole::value, "input_weight", self.input_weight);
     v(FieldRole::value, "loop_weight", self.loop_weight);
     v(FieldRole::shape, "output_read", self.output_read);
+    v(FieldRole::shape, "dry_mix", self.dry_mix);
+    v(FieldRole::value, "wet_weight", self.wet_weight);
+    v(FieldRole::value, "dry_weight", self.dry_weight);
   }
 };
 

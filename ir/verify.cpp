@@ -141,7 +141,8 @@ class Verifier {
       error(id, "a loop's delay must be a whole number of samples >= 1");
   }
   void check_payload(NodeId id, const LoopWrite& p) {
-    if (!finite(p.input_weight) || !finite(p.loop_weight)) error(id, "loop weights must be finite");
+    if (!finite(p.input_weight) || !finite(p.loop_weight) || !finite(p.wet_weight) || !finite(p.dry_weight))
+      error(id, "loop weights must be finite");
   }
   void check_payload(NodeId, const Tanh&) {}
   void check_payload(NodeId id, const Dynamics& p) {

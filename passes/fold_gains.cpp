@@ -40,7 +40,7 @@ class GainFolder {
       if (auto* sum = std::get_if<ir::Sum>(&g_.node(id).op))
         done = merge_repeated_operands(id, *sum) || sum_of_one(id, *sum);
       if (!done && std::holds_alternative<ir::Gain>(g_.node(id).op))
-        done = remove_unit_gain(id) || into_operand(id) || into_user(id);
+        done = remove_unit_gain(id) || into_operand(id) || into_user(id) || into_sums(id);
       if (done) {
         touch_around(id, operands);
         changed = true;
@@ -117,6 +117,33 @@ class GainFolder {
     if (!folded) return false;
     u.origins = ir::merged_origins(g_.node(id), u);
     u.live = u.live || g_.node(id).live;
+    bypass(id);
+    return true;
+  }
+
+  // A gain read only by sums, several of them (Freeverb's input gain before its eight combs):
+  // each sum's weights absorb it, and a pass over memory goes. A gain with one user is
+  // into_user's.
+  bool into_sums(ir::NodeId id) {
+    std::vector<ir::NodeId> users = users_[id];
+    std::sort(users.begin(), users.end());
+    users.erase(std::unique(users.begin(), users.end()), users.end());  // each sum scaled once
+    if (users.size() < 2) return false;
+    const double k = gain_of(id);
+    for (ir::NodeId user : users) {
+      const auto* sum = std::get_if<ir::Sum>(&g_.node(user).op);
+      if (!sum) return false;
+      for (std::size_t i = 0; i < g_.node(user).operands.size(); ++i)
+        if (g_.node(user).operands[i] == id && !std::isfinite(sum->weights[i] * k)) return false;
+    }
+    for (ir::NodeId user : users) {
+      ir::Node& u = g_.node(user);
+      auto& sum = std::get<ir::Sum>(u.op);
+      for (std::size_t i = 0; i < u.operands.size(); ++i)
+        if (u.operands[i] == id) sum.weights[i] *= k;
+      u.origins = ir::merged_origins(g_.node(id), u);
+      u.live = u.live || g_.node(id).live;
+    }
     bypass(id);
     return true;
   }

@@ -83,6 +83,34 @@ bool runs_in_chunks(const ir::Graph& g, const Loop& loop, const PassContext& con
              .strategy == ir::IirStrategy::chunked_scan;
 }
 
+// A fused loop read only by a two-operand mix with its own input, y = a loop + b x (the
+// allpass's `past - in`), takes the mix into its kernel (loop_write's dry_mix): a pass over
+// memory less per mix. Measured on Freeverb (8 ch x 20 s, f32, one thread): its four allpass
+// mixes took about a fifth of the run.
+void take_dry_mixes(ir::Graph& g, std::vector<bool>& keep) {
+  const auto users = g.users();
+  for (ir::NodeId f = 0; f < g.size(); ++f) {
+    auto* chain = std::get_if<ir::Chain>(&g.node(f).op);
+    if (!keep[f] || !chain || chain->stages.empty() || !ir::has_single_use(users, g, f)) continue;
+    auto* write = std::get_if<ir::LoopWrite>(&chain->stages.back());
+    const ir::NodeId s = users[f][0];
+    const auto* mix = std::get_if<ir::Sum>(&g.node(s).op);
+    if (!write || write->dry_mix || !mix || !keep[s] || g.node(s).operands.size() != 2) continue;
+    const ir::NodeId x = g.node(f).operands[0];
+    const std::vector<ir::NodeId>& operands = g.node(s).operands;
+    if (!((operands[0] == f && operands[1] == x) || (operands[0] == x && operands[1] == f))) continue;
+    const std::size_t wet_side = operands[0] == f ? 0 : 1;
+    write->dry_mix = true;
+    write->wet_weight = mix->weights[wet_side];
+    write->dry_weight = mix->weights[1 - wet_side];
+    g.node(f).origins = ir::merged_origins(g.node(f), g.node(s));
+    g.node(f).live = g.node(f).live || g.node(s).live;
+    ir::replace_uses(g, s, f);
+    g.node(s).operands.clear();
+    keep[s] = false;
+  }
+}
+
 }  // namespace
 
 // Algorithm: for each two-operand sum, find_loop; then, unless it runs faster in time chunks,
@@ -121,6 +149,7 @@ ir::Graph fuse_loops(const ir::Graph& graph, PassContext& context) {
     keep[s] = keep[loop->f] = false;
     if (loop->after) keep[*loop->after] = false;
   }
+  take_dry_mixes(out, keep);
   return ir::compact(out, keep);
 }
 

@@ -14,6 +14,8 @@ namespace fxc::passes {
 /// lowpass(f)`, not `y | lowpass(f) | delay(D)`), is one chain on x with the stages
 /// [loop_read D, body..., loop_write a b]. It gives s, or f when only f is read outside the
 /// loop (loop_write's output_read); a loop whose s and f are both read outside stays as it is.
+/// A fused loop read only by a mix of it and its own input x, `a loop + b x`, takes that mix
+/// too (loop_write's dry_mix).
 /// The chain keeps the loop's line in its own state and runs it one sample at a time, SIMD
 /// across channels, instead of a kernel per stage per block with copies of the line. The
 /// arithmetic is the same: outputs are unchanged. Other loops (several mixes, routing, FIRs or

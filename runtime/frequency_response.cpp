@@ -197,6 +197,7 @@ class ResponsePropagator {
           std::complex<double> late = std::polar(1.0, -w_[k] * delay);
           std::complex<double> s = write->input_weight * loop_input[k] / (1.0 - write->loop_weight * out[k] * late);
           out[k] = write->output_read ? s * late : s;
+          if (write->dry_mix) out[k] = write->wet_weight * out[k] + write->dry_weight * loop_input[k];
         }
         continue;
       }

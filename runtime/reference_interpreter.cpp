@@ -217,7 +217,8 @@ double stage_at(const ir::Stage& stage, const Channel& x, std::size_t n, std::ve
       double s = p.input_weight * loop.input + p.loop_weight * x[n];
       loop.line[loop.pos] = s;
       loop.pos = (loop.pos + 1) % loop.line.size();
-      return p.output_read ? loop.read : s;
+      const double out = p.output_read ? loop.read : s;
+      return p.dry_mix ? p.wet_weight * out + p.dry_weight * loop.input : out;
     }
     double operator()(const ir::SosCascade& p) const {
       memory.resize(2 * p.sections.size(), 0.0);

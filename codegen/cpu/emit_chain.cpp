@@ -553,7 +553,7 @@ class ChainEmitter {
             if (tile_sample_) {  // written after the tile (emit_tiles)
               b_.CreateStore(s, b_.CreateInBoundsGEP(ArrayType::get(vec(width), width), tile_lines_out_[at.delay_index],
                                                      {b_.getInt64(0), tile_sample_}));
-              return stage.output_read ? loop_read_ : s;
+              return loop_output(stage, s, param);
             }
             Value* length = delay_lengths_[at.delay_index];
             for (int j = 0; j < width; ++j) {
@@ -565,10 +565,19 @@ class ChainEmitter {
               next = b_.CreateSelect(b_.CreateICmpSGE(next, length), b_.getInt64(0), next);
               b_.CreateStore(keep_unless_valid(next, pos), pos_slot);
             }
-            return stage.output_read ? loop_read_ : s;
+            return loop_output(stage, s, param);
           }
         },
         chain_.stages[step.stage]);
+  }
+
+  // What a loop_write outputs: the mix s or the line's sample, and with dry_mix that times
+  // wet_weight plus dry_weight times the loop's input (`param`: the stage's parameters).
+  template <class Param>
+  Value* loop_output(const ir::LoopWrite& stage, Value* s, Param param) {
+    Value* out = stage.output_read ? loop_read_ : s;
+    if (!stage.dry_mix) return out;
+    return fmuladd(param(3), loop_input_, b_.CreateFMul(param(2), out));
   }
 
   Value* unary(Intrinsic::ID id, Value* v) { return b_.CreateUnaryIntrinsic(id, v); }

@@ -144,7 +144,8 @@ TEST_CASE("a loop whose delay is live stays fused whatever its value, and exact"
 TEST_CASE("fused loops on full lanes (tiles) equal the reference, whole and in blocks of any length") {
   // 8 and 13 channels (float32: one or two groups of 8 lanes and 5 single channels; float64:
   // groups of 4); lines shorter than a tile (3 samples), a tile long, odd and long, a
-  // Freeverb comb and allpass; signals not a whole number of tiles.
+  // Freeverb comb and allpass (its output mix in its kernel); signals not a whole number of
+  // tiles.
   for (DType dtype : {DType::f32, DType::f64}) {
     for (int channels : {8, 13}) {
       for (const char* delay : {"3", "8", "37", "1116"}) {
@@ -158,6 +159,8 @@ TEST_CASE("fused loops on full lanes (tiles) equal the reference, whole and in b
         Options o = options(dtype, 0);
         Program program = Program::from_source(text, o);
         REQUIRE(program.dump("ir-opt").find("loop_read") != std::string::npos);
+        // The allpass's `past - comb` runs in its loop's kernel (fuse-loops' dry mix).
+        REQUIRE(program.dump("ir-opt").find("dry_mix=true, wet_weight=1, dry_weight=-1}") != std::string::npos);
         Options reference = o;
         reference.target = Target::reference;
         Signal x = noise(channels, 3001, 5);

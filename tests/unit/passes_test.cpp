@@ -83,6 +83,21 @@ TEST_CASE("fold-gains: gains fold into sum weights") {
                    node(2, "tanh %1") + node(3, "sum %0, %2 {weights=[1.4, -0.6]}") + out(4, 3));
 }
 
+TEST_CASE("fold-gains: a gain read only by sums folds into each of them") {
+  // Freeverb's 0.015 before its eight combs: one pass over memory less.
+  const std::string two_in = "%0 = input {name=\"x\"} : 1ch f64\n%1 = input {name=\"w\"} : 1ch f64\n";
+  check_passes({"fold-gains"},
+               two_in + node(2, "gain %0 {gain=0.5}") + node(3, "sum %2, %1 {weights=[1, 1]}") +
+                   node(4, "sum %1, %2 {weights=[3, -2]}") + node(5, "tanh %3") + node(6, "tanh %4") +
+                   node(7, "sum %5, %6 {weights=[1, 1]}") + out(8, 7),
+               two_in + node(2, "sum %0, %1 {weights=[0.5, 1]}") + node(3, "sum %1, %0 {weights=[3, -1]}") +
+                   node(4, "tanh %2") + node(5, "tanh %3") + node(6, "sum %4, %5 {weights=[1, 1]}") + out(7, 6));
+  // One user that is not a sum keeps the gain where it is.
+  const std::string kept = two_in + node(2, "gain %0 {gain=0.5}") + node(3, "sum %2, %1 {weights=[1, 1]}") +
+                           node(4, "tanh %2") + node(5, "sum %3, %4 {weights=[1, 1]}") + out(6, 5);
+  check_passes({"fold-gains"}, kept, kept);
+}
+
 TEST_CASE("a sum of equally-filtered branches filters once") {
   // (x | f) * 0.5 + (x | f) * 0.25, with f written twice: one filter, its b scaled by 0.75.
   check_passes({"merge-identical", "fold-gains", "eliminate-dead-nodes"},
