@@ -338,7 +338,48 @@ class ChainEmitter {
     return fits;
   }
 
+  // Whether the samples of a tile are independent of each other: every stage is a fused
+  // loop's read or write (whose line, at least a tile long, was written before the tile) or
+  // memoryless (gain, clip, tanh), as in Freeverb's allpasses. Such a tile runs a channel's W
+  // samples as one vector, straight from and to memory: no transposes, the same arithmetic.
+  bool tile_samples_independent() const {
+    return std::all_of(chain_.stages.begin(), chain_.stages.end(), [](const ir::Stage& stage) {
+      return std::holds_alternative<ir::LoopRead>(stage) || std::holds_alternative<ir::LoopWrite>(stage) ||
+             std::holds_alternative<ir::Gain>(stage) || std::holds_alternative<ir::Clip>(stage) ||
+             std::holds_alternative<ir::Tanh>(stage);
+    });
+  }
+
+  // The tile a channel at a time when its samples are independent (tile_samples_independent):
+  // lane j's W samples are one vector through every step (tile_row_ tells loop_read and
+  // loop_write which channel's line to use), then every line moves on by W.
+  void emit_tile_rows(const std::vector<Step>& all, GroupState& g, int width, Value* c0, Value* n) {
+    Type* row_t = FixedVectorType::get(sample_t_, width);
+    for (int j = 0; j < width; ++j) {
+      tile_row_ = j;
+      Value* v = b_.CreateAlignedLoad(row_t, element(g.in[j], sample_t_, n), element_align(sample_t_));
+      if (sample_t_ != t_) v = b_.CreateFPExt(v, vec(width));
+      for (const Step& step : all) v = emit_step(step, v, nullptr, width, c0, g);
+      b_.CreateAlignedStore(sample_t_ == t_ ? v : b_.CreateFPTrunc(v, row_t), element(g.out[j], sample_t_, n),
+                            element_align(sample_t_));
+    }
+    tile_row_ = -1;
+    advance_tile_lines(g, width);
+  }
+
+  void advance_tile_lines(GroupState& g, int width) {
+    for (int d = 0; d < layout_.delay_count; ++d) {
+      if (!tile_lines_out_[d]) continue;
+      for (int j = 0; j < width; ++j) {
+        Value* next = b_.CreateAdd(b_.CreateLoad(i64_, g.positions[d][j]), b_.getInt64(width));
+        b_.CreateStore(b_.CreateSelect(b_.CreateICmpSGE(next, delay_lengths_[d]), b_.getInt64(0), next),
+                       g.positions[d][j]);
+      }
+    }
+  }
+
   void emit_tile(const std::vector<Step>& all, GroupState& g, int width, Value* c0, const TileMemory& tiles, Value* n) {
+    if (tile_samples_independent()) return emit_tile_rows(all, g, width, c0, n);
     Type* vt = vec(width);
     Type* row_t = FixedVectorType::get(sample_t_, width);
     ArrayType* tile_t = ArrayType::get(vt, width);
@@ -381,11 +422,9 @@ class ChainEmitter {
       for (int j = 0; j < width; ++j) {
         Value* pos = b_.CreateLoad(i64_, g.positions[d][j]);
         b_.CreateAlignedStore(cells[j], element(g.lines[d][j], t_, pos), element_align(t_));
-        Value* next = b_.CreateAdd(pos, b_.getInt64(width));
-        b_.CreateStore(b_.CreateSelect(b_.CreateICmpSGE(next, delay_lengths_[d]), b_.getInt64(0), next),
-                       g.positions[d][j]);
       }
     }
+    advance_tile_lines(g, width);
     std::vector<Value*> out_rows = from_tile(tiles.out);
     for (int j = 0; j < width; ++j) {
       Value* y = sample_t_ == t_ ? out_rows[j] : b_.CreateFPTrunc(out_rows[j], row_t);
@@ -534,6 +573,12 @@ class ChainEmitter {
           } else if constexpr (std::is_same_v<P, ir::LoopRead>) {
             // The line's sample from `amount` ago; the input waits for the loop_write.
             loop_input_ = v;
+            if (tile_row_ >= 0) {  // a channel's W samples (emit_tile_rows)
+              Value* pos = b_.CreateLoad(i64_, g.positions[at.delay_index][tile_row_]);
+              loop_read_ = b_.CreateAlignedLoad(vec(width), element(g.lines[at.delay_index][tile_row_], t_, pos),
+                                                element_align(t_));
+              return loop_read_;
+            }
             if (tile_sample_) {  // the tile's cells, read before it (emit_tiles)
               loop_read_ = b_.CreateLoad(vec(width), b_.CreateInBoundsGEP(ArrayType::get(vec(width), width),
                                                                            tile_lines_in_[at.delay_index],
@@ -550,6 +595,11 @@ class ChainEmitter {
           } else if constexpr (std::is_same_v<P, ir::LoopWrite>) {
             // s = input_weight x + loop_weight v into the cell just read, and on to the next.
             Value* s = b_.CreateFAdd(b_.CreateFMul(param(0), loop_input_), b_.CreateFMul(param(1), v));
+            if (tile_row_ >= 0) {
+              Value* pos = b_.CreateLoad(i64_, g.positions[at.delay_index][tile_row_]);
+              b_.CreateAlignedStore(s, element(g.lines[at.delay_index][tile_row_], t_, pos), element_align(t_));
+              return loop_output(stage, s, param);
+            }
             if (tile_sample_) {  // written after the tile (emit_tiles)
               b_.CreateStore(s, b_.CreateInBoundsGEP(ArrayType::get(vec(width), width), tile_lines_out_[at.delay_index],
                                                      {b_.getInt64(0), tile_sample_}));
@@ -824,6 +874,7 @@ class ChainEmitter {
   // the fused loops' lines as lane vectors, read before the tile and written after it.
   Value* tile_sample_ = nullptr;
   std::vector<AllocaInst*> tile_lines_in_, tile_lines_out_;
+  int tile_row_ = -1;  // in emit_tile_rows: the channel (lane) whose W samples are being emitted
 };
 
 }  // namespace
