@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "codegen/chain_layout.h"
+#include "runtime/flush_denormals.h"
 #include "runtime/linear_chain.h"
 #include "runtime/thread_pool.h"
 
@@ -21,6 +22,7 @@ void parallel_for(std::int64_t count, std::int64_t grain, int threads, F work) {
   int parts = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, groups)));
   std::int64_t per_part = (groups + parts - 1) / parts * grain;
   ThreadPool::shared().run(parts, [&](int p) {
+    FlushDenormals ftz;  // per thread, as on the caller's
     std::int64_t begin = std::min(count, p * per_part);
     std::int64_t end = p + 1 == parts ? count : std::min(count, begin + per_part);
     if (begin < end) work(begin, end);

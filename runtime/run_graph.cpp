@@ -11,35 +11,12 @@
 #include "passes/target.h"
 #include "runtime/chunked_scan.h"
 #include "runtime/counters.h"
+#include "runtime/flush_denormals.h"
 #include "runtime/thread_pool.h"
 #include "support/trace.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <xmmintrin.h>
-#endif
-
 namespace fxc {
 namespace {
-
-// Denormal operands make x86 FP units take microcode assists, 100x slower; in audio they are
-// inaudible, so kernels run with FTZ and DAZ. The caller's mode is restored afterwards. Once
-// per run, not per kernel, and not at all when the caller has them set already (audio hosts
-// often do): writing MXCSR stalls the pipeline for a few nanoseconds each time.
-class FlushDenormals {
- public:
-#if defined(__x86_64__) || defined(__i386__)
-  static constexpr unsigned kFtzDaz = 0x8040;
-  FlushDenormals() : saved_(_mm_getcsr()) {
-    if ((saved_ & kFtzDaz) != kFtzDaz) _mm_setcsr(saved_ | kFtzDaz);
-  }
-  ~FlushDenormals() {
-    if ((saved_ & kFtzDaz) != kFtzDaz) _mm_setcsr(saved_);
-  }
-
- private:
-  unsigned saved_;
-#endif
-};
 
 bool overlaps(const std::byte* a, const std::byte* a_end, const std::byte* b, const std::byte* b_end) {
   return a < b_end && b < a_end;
@@ -99,6 +76,7 @@ void run_channel_parts(const ir::Chain& chain, FxcChainKernel kernel, const FxcC
   const codegen::ChainLayout layout = codegen::layout_of(chain);
   const std::size_t groups_per_part = (groups + static_cast<std::size_t>(parts) - 1) / static_cast<std::size_t>(parts);
   ThreadPool::shared().run(parts, [&](int p) {
+    FlushDenormals ftz;  // on the pool's threads too: every channel flushes alike
     std::size_t c0 = std::min(channels, static_cast<std::size_t>(p) * groups_per_part * lanes);
     std::size_t c1 = p + 1 == parts ? channels : std::min(channels, c0 + groups_per_part * lanes);
     if (c0 >= c1) return;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <thread>
 
@@ -396,3 +397,84 @@ TEST_CASE("planar runs of a graph whose input declares no channel count take Opt
   CHECK(std::equal(yb.begin(), yb.end(), want.f32(1).begin()));
   CHECK(ya[499] == doctest::Approx(1.0).epsilon(1e-3));  // a lowpass passes DC
 }
+
+namespace {
+
+// Float32 kernels compute tanh on whole vectors (emit_chain.cpp's fast_tanh), not with the C
+// library's tanhf: within 2e-7 relative of float64 tanh for every normal input, the C library's
+// answers for NaN, infinities and signed zeros, and the same bits on every channel, whichever
+// thread and code path runs it (17 channels: groups of 8 lanes on two threads, then one).
+TEST_CASE("float32 tanh: within 2e-7 of float64 tanh, special values as the C library's") {
+  std::vector<float> values;
+  for (int i = -120000; i <= 120000; ++i) values.push_back(static_cast<float>(i * 1e-4));  // -12 .. 12
+  for (int e = -300; e <= 38; ++e) {  // tiny to huge, both signs
+    values.push_back(std::pow(10.0f, static_cast<float>(e) / 8));
+    values.push_back(-values.back());
+  }
+  values.push_back(std::nextafter(0.625f, 0.0f));  // both sides of the polynomial's edge
+  values.push_back(0.625f);
+  const std::vector<float> special = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                                      -std::numeric_limits<float>::infinity(), 0.0f, -0.0f,
+                                      std::numeric_limits<float>::denorm_min()};
+  values.insert(values.end(), special.begin(), special.end());
+  fxc::Signal x(17, values.size(), fxc::DType::f32);
+  for (std::size_t c = 0; c < 17; ++c)
+    for (std::size_t n = 0; n < values.size(); ++n) x.f32(c)[n] = values[(n + 7919 * (c % 8)) % values.size()];
+  // Three threads, whatever the machine: the pool runs some of the channels, and its threads
+  // must flush subnormals as the caller's does. Its threads start with the mode of the thread
+  // that first needs them; a compile of several kernels (side by side) starts them here,
+  // outside any run, where they did not flush before.
+  const int threads_before = fxc::threads();
+  fxc::set_threads(3);
+  (void)fxc::Program::from_source("input x : 2\noutput (x | lowpass(1187 Hz)) + 0.5 * (x | tanh() | delay(3))\n",
+                                  options(fxc::DType::f32));
+  fxc::Signal y = fxc::Program::from_source("input x : 17\noutput x | tanh()\n", options(fxc::DType::f32)).run(x);
+  fxc::set_threads(threads_before);
+  double worst = 0;
+  for (std::size_t c = 0; c < 17; ++c)
+    for (std::size_t n = 0; n < values.size(); ++n) {
+      const double in = x.f32(c)[n], got = y.f32(c)[n], want = std::tanh(in);
+      if (std::isnan(in)) {
+        CHECK(std::isnan(got));
+      } else if (in == 0) {
+        CHECK(got == 0);
+        CHECK(std::signbit(got) == std::signbit(in));  // tanh(-0) is -0
+      } else if (std::abs(in) < std::numeric_limits<float>::min()) {
+        CHECK(got == 0);  // kernels run with denormals off: a subnormal input reads as zero
+      } else {
+        worst = std::max(worst, std::abs(got - want) / std::abs(want));
+      }
+    }
+  MESSAGE("float32 tanh: largest relative error " << worst);
+  CHECK(worst <= 2e-7);
+  CHECK(y.f32(0)[values.size() - 5] == 1.0f);   // tanh(+inf)
+  for (std::size_t c : {8, 16})  // channel 0's input: on the other thread, in lanes and alone
+    for (std::size_t n = 0; n < values.size(); ++n) {
+      const float a = y.f32(0)[n], b = y.f32(c)[n];
+      CHECK((a == b || (std::isnan(a) && std::isnan(b))));
+    }
+}
+
+}  // namespace
+
+namespace {
+
+// A float32 chain whose filter keeps float64 state runs its tanh in float32 too (the signal is
+// float32 on both sides): the output stays within float64 quality, 1e-6 of the reference.
+TEST_CASE("float32 tanh after a float64-state filter stays within 1e-6 of the float64 reference") {
+  const char* source = "input x : 9\noutput x | butter(2, 25 Hz, highpass) | gain(4) | tanh()\n";
+  fxc::Program program = fxc::Program::from_source(source, options(fxc::DType::f32));
+  const std::string dump = program.dump("ir-opt");
+  REQUIRE(dump.find("tanh{}") != std::string::npos);
+  REQUIRE(dump.find("state_precision=f64") != std::string::npos);
+  fxc::Signal x = noise(9, 20000, fxc::DType::f64, 17);
+  fxc::Signal want = fxc::Program::from_source(source, options(fxc::DType::f64, fxc::Target::reference)).run(x);
+  fxc::Signal got = program.run(x.converted(fxc::DType::f32));
+  double worst = 0;
+  for (std::size_t c = 0; c < 9; ++c)
+    for (std::size_t n = 0; n < x.samples(); ++n) worst = std::max(worst, std::abs(got.at(c, n) - want.at(c, n)));
+  MESSAGE("largest error " << worst);
+  CHECK(worst <= 1e-6);
+}
+
+}  // namespace
