@@ -76,7 +76,7 @@ std::string KernelCache::key_text(const ir::Graph& scheduled) {
   return std::string(kFormat) + "\nfxc " + kVersion + "\nbackend cpu, code generation " +
          std::to_string(codegen::kCpuCodegenVersion) + "\ntarget " +
          codegen::cpu_target_id() + "\ntoolchain " + codegen::llvm_version_string() +
-         "\noptions O3\n" + ir::to_text(scheduled, {.locations = false, .shape_only = true});
+         "\noptions O1\n" + ir::to_text(scheduled, {.locations = false, .shape_only = true});
 }
 
 std::string KernelCache::key(const ir::Graph& scheduled) { return sha256_hex(key_text(scheduled)); }

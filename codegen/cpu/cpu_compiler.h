@@ -34,7 +34,7 @@ class CpuKernels {
 /// returns when all are done (the driver passes its worker pool; codegen starts no thread).
 using ParallelFor = std::function<void(std::size_t count, const std::function<void(std::size_t)>& body)>;
 
-/// Generates, optimizes (O3, host CPU) and compiles the chain kernels of `scheduled`. With
+/// Generates, optimizes (LLVM's O1 pipeline, host CPU) and compiles the chain kernels of `scheduled`. With
 /// `modules` > 1 and a `parallel`, the kernels are split into up to that many LLVM modules of
 /// about equal size, each with its own context and target machine, optimized and compiled side
 /// by side: LLVM's time is per module, so two cores compile a two-kernel graph in about half
