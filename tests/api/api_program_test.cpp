@@ -179,6 +179,9 @@ TEST_CASE("dumps at every stage") {
   CHECK(program.dump("dot").find("digraph") != std::string::npos);
   CHECK(program.dump("json").find("\"nodes\"") != std::string::npos);
   CHECK(program.dump("llvm").find("define") != std::string::npos);
+  // Chain kernels realign their stack, so spilled vectors never split a cache line (a W1 run
+  // was 40% slower or not depending on where the caller's stack happened to be).
+  CHECK(program.dump("llvm").find("alignstack=64") != std::string::npos);
   CHECK_THROWS_AS(program.dump("asm"), fxc::Error);
 }
 
