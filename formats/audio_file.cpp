@@ -137,7 +137,7 @@ struct SndfileCloser {
 };
 using SndfilePtr = std::unique_ptr<SNDFILE, SndfileCloser>;
 
-// Why sf_open_fd failed, in words. Called with kOpenLock held: it reads libsndfile's global error.
+// Why sf_open_fd failed, in words. Called under open_sndfile's lock: it reads libsndfile's global error.
 std::string open_error(int mode) {
   int code = sf_error(nullptr);
   if (mode != SFM_READ || code == SF_ERR_SYSTEM) return tidy(sf_strerror(nullptr));

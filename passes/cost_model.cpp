@@ -109,12 +109,16 @@ bool slow_float64(const Target& target) {
   return target.kind == TargetKind::cuda && target.gpu.f64_rate < kSlowFloat64Rate;
 }
 
-ir::StatePrecision choose_state_precision(const ChainSummary& chain, const PassContext& context) {
-  const StrategyThresholds& t = context.thresholds;
+bool radius_decides_precision(const ChainSummary& chain, const PassContext& context) {
   // A GPU with slow float64 pays 16-64x for float64 state: there the measured float32 error
   // decides alone where it was measured (a live chain's was not: its radius still decides).
   const bool measured_only = slow_float64(context.target) && chain.float32_error > 0;
-  bool close = !measured_only && chain.sections > 0 && chain.max_pole_radius >= t.f64_state_pole_radius;
+  return !measured_only && chain.sections > 0 && chain.max_pole_radius >= context.thresholds.f64_state_pole_radius;
+}
+
+ir::StatePrecision choose_state_precision(const ChainSummary& chain, const PassContext& context) {
+  const StrategyThresholds& t = context.thresholds;
+  bool close = radius_decides_precision(chain, context);
   bool lossy = chain.sections > 0 && t.f64_state_pole_radius <= 1 && chain.float32_error > t.f64_state_error;
   return context.binding.dtype == DType::f32 && (close || lossy) ? ir::StatePrecision::f64
                                                                  : ir::StatePrecision::signal;

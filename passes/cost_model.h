@@ -61,6 +61,11 @@ double decay_samples(double max_pole_radius, DType dtype);
 inline constexpr double kSlowFloat64Rate = 1.0 / 16;
 bool slow_float64(const Target& target);
 
+/// Whether the chain's pole radius alone makes its state float64 (choose_state_precision): a
+/// pole at least thresholds.f64_state_pole_radius out, except on a GPU with slow float64 where
+/// the float32 error was measured (that then decides alone).
+bool radius_decides_precision(const ChainSummary& chain, const PassContext& context);
+
 /// Float64 for a float32 binding whose chain has a pole at least
 /// thresholds.f64_state_pole_radius from the origin, or whose sections measure more than
 /// thresholds.f64_state_error in float32; otherwise the signal's own type. A radius threshold

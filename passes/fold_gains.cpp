@@ -40,7 +40,7 @@ class GainFolder {
       if (auto* sum = std::get_if<ir::Sum>(&g_.node(id).op))
         done = merge_repeated_operands(id, *sum) || sum_of_one(id, *sum);
       if (!done && std::holds_alternative<ir::Gain>(g_.node(id).op))
-        done = remove_unit_gain(id) || into_operand(id) || into_user(id) || into_sums(id);
+        done = remove_unit_gain(id) || into_operand(id) || into_sums(id) || into_user(id);
       if (done) {
         touch_around(id, operands);
         changed = true;
@@ -99,36 +99,26 @@ class GainFolder {
     return true;
   }
 
-  // The gain's only user absorbs it: a gain, an sos, a fir, or a sum (one weight).
+  // The gain's only user absorbs it: a gain, an sos or a fir (a sum: into_sums).
   bool into_user(ir::NodeId id) {
     if (!single_use(id)) return false;
     ir::NodeId user = users_[id][0];
     ir::Node& u = g_.node(user);
-    bool folded = false;
-    if (auto* sum = std::get_if<ir::Sum>(&u.op)) {
-      for (std::size_t i = 0; i < u.operands.size(); ++i)
-        if (u.operands[i] == id && !std::isfinite(sum->weights[i] * gain_of(id))) return false;
-      for (std::size_t i = 0; i < u.operands.size(); ++i)
-        if (u.operands[i] == id) sum->weights[i] *= gain_of(id);
-      folded = true;
-    } else if (!ir::holds<ir::Output>(u)) {
-      folded = scale(user, gain_of(id));
-    }
-    if (!folded) return false;
+    // scale() on a sum scales its output; a gain on one operand is into_sums'.
+    if (ir::holds<ir::Output>(u) || ir::holds<ir::Sum>(u) || !scale(user, gain_of(id))) return false;
     u.origins = ir::merged_origins(g_.node(id), u);
     u.live = u.live || g_.node(id).live;
     bypass(id);
     return true;
   }
 
-  // A gain read only by sums, several of them (Freeverb's input gain before its eight combs):
-  // each sum's weights absorb it, and a pass over memory goes. A gain with one user is
-  // into_user's.
+  // A gain read only by sums, one or several (Freeverb's input gain before its eight combs):
+  // the weights that read it absorb it, and a pass over memory goes.
   bool into_sums(ir::NodeId id) {
     std::vector<ir::NodeId> users = users_[id];
     std::sort(users.begin(), users.end());
     users.erase(std::unique(users.begin(), users.end()), users.end());  // each sum scaled once
-    if (users.size() < 2) return false;
+    if (users.empty()) return false;
     const double k = gain_of(id);
     for (ir::NodeId user : users) {
       const auto* sum = std::get_if<ir::Sum>(&g_.node(user).op);

@@ -116,8 +116,7 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
       s = {ir::IirStrategy::gpu_thread_per_channel, 0, s.fir_method, s.fft_block,
            "one GPU thread per channel: inside a loop, whose passes are too short to split in time"};
     }
-    const bool by_radius = summary.max_pole_radius >= t.f64_state_pole_radius && !(slow_f64 && summary.float32_error > 0);
-    if (precision == ir::StatePrecision::f64 && by_radius)
+    if (precision == ir::StatePrecision::f64 && radius_decides_precision(summary, context))
       s.reason += fmt::format("; float64 state (pole radius {:.6g} >= {:g})", summary.max_pole_radius,
                               t.f64_state_pole_radius);
     else if (precision == ir::StatePrecision::f64)

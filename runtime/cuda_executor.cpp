@@ -877,11 +877,7 @@ struct CudaRunPool {
   std::vector<std::unique_ptr<CudaStream>> idle;
 };
 
-std::shared_ptr<CudaRunPool> make_cuda_run_pool() { return std::make_shared<CudaRunPool>(); }
-
-CudaProgram::CudaProgram(const CudaProgram& other)
-    : scheduled(other.scheduled), kernels(other.kernels), device(other.device), module(other.module),
-      functions(other.functions), run_pool(make_cuda_run_pool()) {}
+CudaRunPoolRef::CudaRunPoolRef() : pool_(std::make_shared<CudaRunPool>()) {}
 
 Expected<std::shared_ptr<const CudaProgram>, std::string> load_cuda_program(std::shared_ptr<GpuDevice> device,
                                                                             const ir::Graph& scheduled,
@@ -898,7 +894,6 @@ Expected<std::shared_ptr<const CudaProgram>, std::string> load_cuda_program(std:
     if (!emitted) return Unexpected{emitted.error()};
     source = std::move(*emitted);
   }
-  program->run_pool = make_cuda_run_pool();
   auto module = device->load_module(source, cubin, program->kernels);
   if (!module) return Unexpected{module.error()};
   program->module = *module;

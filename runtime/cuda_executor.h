@@ -39,25 +39,31 @@ namespace fxc {
 
 struct CudaRunPool;
 
-/// A scheduled graph's kernels loaded on a device.
-struct CudaProgram {
-  CudaProgram() = default;
-  /// The same kernels, for other values (`scheduled` set after the copy), with a run pool of
-  /// its own: the original's pooled streams hold the original's values and point at it.
-  CudaProgram(const CudaProgram& other);
-  CudaProgram& operator=(const CudaProgram&) = delete;
+/// A program's pool of streams for whole runs (execute_cuda). Every program has its own, a
+/// copy too: a copy of a program is made for other values (Program::set), and the original's
+/// pooled streams hold the original's values and point at it.
+class CudaRunPoolRef {
+ public:
+  CudaRunPoolRef();
+  CudaRunPoolRef(const CudaRunPoolRef&) : CudaRunPoolRef() {}
+  CudaRunPoolRef& operator=(const CudaRunPoolRef&) = delete;
+  CudaRunPool& operator*() const { return *pool_; }
 
+ private:
+  std::shared_ptr<CudaRunPool> pool_;
+};
+
+/// A scheduled graph's kernels loaded on a device. A copy has the same kernels, for other
+/// values (`scheduled` set after the copy), and a run pool of its own.
+struct CudaProgram {
   ir::Graph scheduled;
   std::vector<codegen::CudaKernelInfo> kernels;
   std::shared_ptr<GpuDevice> device;
   GpuDevice::Handle module = 0;
   std::vector<std::vector<GpuDevice::Handle>> functions;  ///< [kernel][entry]
   /// Streams that whole runs (execute_cuda) reuse, with their staging. Last: it goes first.
-  std::shared_ptr<CudaRunPool> run_pool;
+  CudaRunPoolRef run_pool;
 };
-
-/// An empty pool for CudaProgram::run_pool.
-std::shared_ptr<CudaRunPool> make_cuda_run_pool();
 
 /// The page-locked staging of a whole run from host memory, per set (execute_cuda keeps two).
 inline constexpr std::size_t kCudaStagingBytes = std::size_t{128} << 20;

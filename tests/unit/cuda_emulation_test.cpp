@@ -932,18 +932,20 @@ ir::Graph fan_out_graph() {  // an input straight to an output, and one chain re
   return make_graph("fan_out", {output("dry", x), output("a", low), output("b", low | gain(0.5)), output("c", low)});
 }
 
+// A graph run on `channels` channels of `dtype` with a forced strategy, by name.
+struct GraphCase {
+  const char* name;
+  ir::Graph (*graph)();
+  int channels;
+  DType dtype;
+  Force force;
+};
+
 // Signals in device memory the caller owns (a PyTorch CUDA tensor's), planar rows: the same
 // results as a run from host memory, bit for bit, with inputs read in place and outputs
 // written in place where nothing else reads them; errors for bad pointers.
 void check_caller_memory(const DeviceFactory& make, GpuDevice::Handle stream) {
-  struct Case {
-    const char* name;
-    ir::Graph (*graph)();
-    int channels;
-    DType dtype;
-    Force force;
-  };
-  const Case cases[] = {
+  const GraphCase cases[] = {
       {"w1 chunked", w1_graph, 2, DType::f32, Force::chunked},
       {"w1 40 channels (planar here, interleaved from the host)", w1_graph, 40, DType::f32, Force::per_channel},
       {"vocal", test::vocal_graph, 2, DType::f64, Force::default_},
@@ -953,7 +955,7 @@ void check_caller_memory(const DeviceFactory& make, GpuDevice::Handle stream) {
       {"echo (a loop)", test::echo_graph, 2, DType::f64, Force::default_},
   };
   const std::size_t n = 777;
-  for (const Case& c : cases) {
+  for (const GraphCase& c : cases) {
     CAPTURE(std::string(c.name));
     Prepared p = prepare(make, c.graph(), c.channels, c.dtype, c.force);
     std::vector<Signal> inputs = noise(p.designed, n, 3, c.dtype, c.channels);
@@ -1058,14 +1060,7 @@ void check_caller_memory(const DeviceFactory& make, GpuDevice::Handle stream) {
 // run to run: pieces of 100 frames (11 for 1001 samples, the last of 1) equal the interpreter,
 // and a second run on the same program (its pooled stream, reset) equals the first bit for bit.
 void check_pieces(const DeviceFactory& make) {
-  struct Case {
-    const char* name;
-    ir::Graph (*graph)();
-    int channels;
-    DType dtype;
-    Force force;
-  };
-  const Case cases[] = {
+  const GraphCase cases[] = {
       {"w1 chunked", w1_graph, 2, DType::f64, Force::chunked},
       {"w1 40 channels interleaved", w1_graph, 40, DType::f32, Force::per_channel},
       {"vocal", test::vocal_graph, 2, DType::f64, Force::default_},
@@ -1073,7 +1068,7 @@ void check_pieces(const DeviceFactory& make) {
       {"echo (a loop)", test::echo_graph, 2, DType::f64, Force::default_},
       {"long fir", long_fir_graph, 1, DType::f64, Force::default_},
   };
-  for (const Case& c : cases) {
+  for (const GraphCase& c : cases) {
     CAPTURE(std::string(c.name));
     Prepared p = prepare(make, c.graph(), c.channels, c.dtype, c.force);
     std::vector<Signal> inputs = noise(p.designed, 1001, 8, c.dtype, c.channels);
