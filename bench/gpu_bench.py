@@ -8,7 +8,10 @@ Per workload (W1 8 ch x 120 s, W4's chain on 1024 ch x 60 s, W5, the vocal examp
 1024 ch x 10 s, W2, W3, W4 2 ch, W6 as 512 channels), in this order:
   - fxc host:   `fxc bench --target cuda --json`, fused.median_ms: a whole signal from host memory,
                 so it includes the host<->device copies and the host staging (end to end);
-  - fxc device: the Python package, `fxc.compile(.fx, fs, target="cuda", channels=C,
+  - fxc device: where the Python package cannot run (no package for this Python), the C++
+                API's Program::run_device as `fxc bench --target cuda` times it (device_resident:
+                signals in GPU memory, host clock around each call, which synchronizes), its
+                output checked equal to the host path's; else the Python package, `fxc.compile(.fx, fs, target="cuda", channels=C,
                 signal_length=N)` then `program(x)` on a CUDA torch tensor (a CUDA tensor out),
                 timed with torch.cuda.Event on the current stream: one warm-up call, then the
                 median of --repeat. Checked on its first and last channel against SciPy in
@@ -160,9 +163,12 @@ def run_bench(cmd):
         raise RuntimeError((r.stderr or r.stdout).strip().splitlines()[-1] if (r.stderr or r.stdout).strip()
                            else f"exit status {r.returncode}")
     j = json.loads(r.stdout)
+    dev = j.get("device_resident") or {}
     return {"host_ms": j["fused"]["median_ms"], "dispatches": j["fused"].get("dispatches"),
             "host_copies": j.get("includes_host_copies"), "bench_err": j.get("max_abs_error_vs_f64_reference"),
-            "unfused_ms": (j.get("unfused") or {}).get("median_ms")}
+            "unfused_ms": (j.get("unfused") or {}).get("median_ms"),
+            "run_device_ms": dev.get("median_ms"), "run_device_why": dev.get("error"),
+            "run_device_vs_host": dev.get("max_abs_difference_from_host_run")}
 
 
 # ---------------------------------------------------------------- device-resident (Python package)
@@ -345,6 +351,14 @@ def fmt(v, spec=".4g", width=None):
     return s if width is None or len(s) <= width else s[:width - 3] + "..."
 
 
+def seconds_of(args, ch, sec, qsec, fs):
+    """The row's length: --quick's, then shortened to --max-samples channel-samples."""
+    s = qsec if args.quick else sec
+    if args.max_samples and ch * s * fs > args.max_samples:
+        s = float(f"{args.max_samples / (ch * fs):.3g}")
+    return s
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--fxc", default=os.path.join(ROOT, "build", "tools", "fxc", "fxc"))
@@ -357,6 +371,8 @@ def main():
     p.add_argument("--bandwidth-gbs", type=float, default=None,
                    help="device memory bandwidth for the floor, GB/s (default: the device's peak)")
     p.add_argument("--deadline-s", type=float, default=480.0, help="start no workload after this many seconds")
+    p.add_argument("--max-samples", type=float, default=None,
+                   help="shorten a row whose channels x samples exceed this (the row's name says so)")
     p.add_argument("--only", default="", help="run only the workloads whose name contains this text")
     p.add_argument("--dry-run", action="store_true", help="print what would run; needs no GPU")
     args = p.parse_args()
@@ -388,7 +404,7 @@ def main():
           f"torchaudio: {mods['torchaudio']}; cupy: {mods['cupy']}")
     dev_col = fxc is not None and cuda_ok
     if not dev_col:
-        print("device-resident column: skipped (needs the fxc package and torch CUDA)")
+        print("device-resident column: from fxc bench's run_device (the fxc package or torch CUDA is missing)")
 
     if args.dry_run:
         bw = (args.bandwidth_gbs or 3350) * 1e9
@@ -397,7 +413,7 @@ def main():
               f"repeat {args.repeat}; peer budget {budget:g} s per peer (secondary rows {budget / 3:g} s); "
               f"deadline {args.deadline_s:g} s")
         for (name, fx, builder, ch, sec, qsec, fs, target), primary in rows_plan:
-            s = qsec if args.quick else sec
+            s = seconds_of(args, ch, sec, qsec, fs)
             N = int(s * fs)
             check = ch * N <= CHECK_LIMIT
             print(f"\n{name}{'' if primary else ' (secondary)'}: {ch} ch x {s:g} s @ {fs} Hz = {ch} x {N} samples, "
@@ -445,7 +461,9 @@ def main():
 
     def do_row(w, primary):
         name, fx, builder, ch, sec, qsec, fs, target = w
-        s = qsec if args.quick else sec
+        s = seconds_of(args, ch, sec, qsec, fs)
+        if s < (qsec if args.quick else sec):
+            name = f"{name} ({s:g} s)"
         N = int(s * fs)
         nbytes = 2 * ch * N * b
         row = {"workload": name, "C x N": f"{ch} x {N}", "MB": nbytes / 1e6,
@@ -455,13 +473,23 @@ def main():
             r = run_bench(bench_cmd(args, fx, ch, s, fs, repeat=3 if ch * N > 1e9 else None,
                                     check=ch * N <= CHECK_LIMIT))
             row.update(host_ms=r["host_ms"], host_err=r["bench_err"])
+            if not dev_col and r["run_device_ms"] is not None:   # the C++ API on GPU memory
+                row.update(device_ms=r["run_device_ms"], device_src="fxc bench run_device",
+                           device_vs_host=r["run_device_vs_host"])
+                if bw:
+                    row["x floor"] = row["device_ms"] / (row["floor_us"] / 1e3)
+                if copy_bw:
+                    row["x copy floor"] = row["device_ms"] / (nbytes / copy_bw * 1e3)
+            elif not dev_col and r["run_device_why"]:
+                row["device_ms"] = "run_device: " + r["run_device_why"]
         except Exception as e:
             row["host_ms"] = note(e)
         x = None
         if cuda_ok:
             free = torch.cuda.mem_get_info()[0]
             if 1.1 * nbytes > free:   # x and y
-                row["device_ms"] = f"n/a ({nbytes / 1e9:.1f} GB of signals, {free / 1e9:.1f} GB free)"
+                row.setdefault("device_ms", "")
+                row["device_ms"] = row["device_ms"] if row.get("device_src") else f"n/a ({nbytes / 1e9:.1f} GB of signals, {free / 1e9:.1f} GB free)"
             else:
                 g = torch.Generator(device="cuda").manual_seed(1)
                 x = torch.rand((ch, N), generator=g, device="cuda",
@@ -525,7 +553,8 @@ def main():
             do_row(w, False)
 
     print()
-    keys = ["workload", "C x N", "MB", "floor_us", "host_ms", "device_ms", "x floor", "x copy floor", "device_err",
+    keys = ["workload", "C x N", "MB", "floor_us", "host_ms", "device_ms", "device_src", "device_vs_host", "x floor",
+            "x copy floor", "device_err",
             "host_err", "torchaudio_ms", "torchaudio / fxc", "torchaudio run", "cupyx_ms", "cupyx / fxc", "cupyx run"]
     keys = [k for k in keys if any(k in r for r in rows)]
     print(" | ".join(keys))

@@ -10,7 +10,7 @@ include(CMakePackageConfigHelpers)
 # Link order does not matter for object files; this is every library fxc_driver pulls in.
 set(FXC_INTERNAL_LIBRARIES fxc_driver fxc_formats fxc_runtime fxc_codegen_cpu fxc_codegen_cuda fxc_codegen
     fxc_passes fxc_frontend fxc_ir fxc_design fxc_support)
-set(FXC_PRIVATE_DEPENDENCIES fmt::fmt OpenSSL::Crypto LLVM PkgConfig::SNDFILE PkgConfig::KISSFFT
+set(FXC_PRIVATE_DEPENDENCIES fmt::fmt OpenSSL::Crypto ${FXC_LLVM_LIBRARIES} PkgConfig::SNDFILE PkgConfig::KISSFFT
     ${CMAKE_DL_LIBS})
 
 set(fxc_objects)
@@ -25,6 +25,11 @@ set_target_properties(fxc_shared PROPERTIES OUTPUT_NAME fxc EXPORT_NAME fxc
 set_target_properties(fxc_static PROPERTIES OUTPUT_NAME fxc EXPORT_NAME fxc_static)
 # Every symbol the objects need must come from a listed dependency.
 target_link_options(fxc_shared PRIVATE LINKER:--no-undefined)
+if(FXC_STATIC_LLVM)
+  # LLVM's symbols stay inside libfxc.so: exported, they would clash with another LLVM in the
+  # same process (Mesa's, numba's).
+  target_link_options(fxc_shared PRIVATE LINKER:--exclude-libs,ALL)
+endif()
 foreach(target fxc_shared fxc_static)
   target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
                              $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)

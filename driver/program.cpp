@@ -154,8 +154,10 @@ static void run_planar(const Program::Impl& impl, std::span<const T* const* cons
     if (port.channels == 0)
       throw_error("the input '" + port.name + "' has no declared channel count: give Options::channels, "
                   "or run fxc::Signal values");
-  // Compiled kernels in the caller's sample type run straight on the caller's memory.
-  if (impl.options().target == Target::cpu && (dtype == DType::f32) == std::is_same_v<T, float>) {
+  // Compiled kernels in the caller's sample type run straight on the caller's memory (on the
+  // GPU: staged straight from and to it).
+  const Target target = impl.options().target;
+  if ((target == Target::cpu || target == Target::cuda) && (dtype == DType::f32) == std::is_same_v<T, float>) {
     std::shared_ptr<const CompiledValues> now = impl.current(impl.options().channels);  // as channels_for() binds
     std::vector<ir::NodeId> out_ids = now->scheduled.outputs();
     if (outputs.size() != out_ids.size())
@@ -174,7 +176,8 @@ static void run_planar(const Program::Impl& impl, std::span<const T* const* cons
       out_channels[k].assign(outputs[k], outputs[k] + now->scheduled.node(out_ids[k]).type.channels);
       out[k] = out_channels[k].data();
     }
-    auto done = execute_cpu_into(now->scheduled, *now->kernels, in, out, frames);
+    auto done = target == Target::cpu ? execute_cpu_into(now->scheduled, *now->kernels, in, out, frames)
+                                      : execute_cuda_into(now->cuda, in, out, frames);
     if (!done) throw_error(done.error(), "fxc-run");
     return;
   }

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstring>
 #include <map>
+#include <functional>
 #include <mutex>
 
 #include "codegen/chain_layout.h"
@@ -15,6 +16,7 @@
 #include "runtime/execution_plan.h"
 #include "runtime/graph_values.h"
 #include "runtime/linear_chain.h"
+#include "runtime/thread_pool.h"
 
 namespace fxc {
 namespace {
@@ -628,51 +630,109 @@ struct CudaStream::Impl {
     return count;
   }
 
-  // Samples [start, start + n) of `s` into staging laid out as the device signal of n samples.
+  // Splits frames [0, n) of a staging copy over the shared pool's threads: a piece is up to
+  // 128 MB, one core copies it at a fraction of the memory's bandwidth, and the interleaved
+  // transpose is bound by the cache misses of its strided side.
+  static void split_frames(std::size_t n, std::size_t channels, const std::function<void(std::size_t, std::size_t)>& copy) {
+    constexpr std::size_t kSamplesPerPart = std::size_t{1} << 18;  // 1 MB of float32: worth a thread
+    ThreadPool& pool = ThreadPool::shared();
+    const std::size_t wanted = std::max<std::size_t>(1, n * std::max<std::size_t>(channels, 1) / kSamplesPerPart);
+    const int parts = static_cast<int>(std::min<std::size_t>(wanted, static_cast<std::size_t>(pool.threads())));
+    if (parts <= 1) return copy(0, n);
+    pool.run(parts, [&](int p) {
+      std::size_t a = n * static_cast<std::size_t>(p) / static_cast<std::size_t>(parts);
+      std::size_t b = n * static_cast<std::size_t>(p + 1) / static_cast<std::size_t>(parts);
+      copy(a, b);
+    });
+  }
+  // Frames [start, start + n) of `ch` host channels into staging laid out as the device signal
+  // of n samples: planar rows, or frames of `ch` samples when interleaved (transposed in tiles
+  // of kTile frames, so that the strided side stays in cache).
+  static constexpr std::size_t kTile = 64;
   template <class T>
-  static void stage_in(const Signal& s, std::size_t start, std::size_t n, T* to, bool interleaved) {
-    std::size_t ch = s.channels();
-    for (std::size_t c = 0; c < ch; ++c) {
-      const T* from;
-      if constexpr (std::is_same_v<T, float>) from = s.f32(c).data() + start;
-      else from = s.f64(c).data() + start;
-      if (interleaved)
-        for (std::size_t i = 0; i < n; ++i) to[i * ch + c] = from[i];
-      else
-        std::copy(from, from + n, to + c * n);
-    }
+  static void stage_in(const void* const* channels, std::size_t ch, std::size_t start, std::size_t n, T* to,
+                       bool interleaved) {
+    split_frames(n, ch, [&](std::size_t a, std::size_t b) {
+      if (!interleaved) {
+        for (std::size_t c = 0; c < ch; ++c) {
+          const T* from = static_cast<const T*>(channels[c]) + start;
+          std::copy(from + a, from + b, to + c * n + a);
+        }
+        return;
+      }
+      for (std::size_t t = a; t < b; t += kTile)
+        for (std::size_t c = 0; c < ch; ++c) {
+          const T* from = static_cast<const T*>(channels[c]) + start;
+          for (std::size_t i = t, e = std::min(b, t + kTile); i < e; ++i) to[i * ch + c] = from[i];
+        }
+    });
   }
   template <class T>
-  static void stage_out(const T* from, Signal& s, std::size_t start, std::size_t n, bool interleaved) {
-    std::size_t ch = s.channels();
-    for (std::size_t c = 0; c < ch; ++c) {
-      T* to;
-      if constexpr (std::is_same_v<T, float>) to = s.f32(c).data() + start;
-      else to = s.f64(c).data() + start;
-      if (interleaved)
-        for (std::size_t i = 0; i < n; ++i) to[i] = from[i * ch + c];
-      else
-        std::copy(from + c * n, from + (c + 1) * n, to);
-    }
+  static void stage_out(const T* from, void* const* channels, std::size_t ch, std::size_t start, std::size_t n,
+                        bool interleaved) {
+    split_frames(n, ch, [&](std::size_t a, std::size_t b) {
+      if (!interleaved) {
+        for (std::size_t c = 0; c < ch; ++c)
+          std::copy(from + c * n + a, from + c * n + b, static_cast<T*>(channels[c]) + start + a);
+        return;
+      }
+      for (std::size_t t = a; t < b; t += kTile)
+        for (std::size_t c = 0; c < ch; ++c) {
+          T* to = static_cast<T*>(channels[c]) + start;
+          for (std::size_t i = t, e = std::min(b, t + kTile); i < e; ++i) to[i] = from[i * ch + c];
+        }
+    });
   }
-  void stage_in_all(const std::vector<const Signal*>& in, std::size_t start, std::size_t n, int set) {
+  void stage_in_all(std::span<const void* const* const> in, std::size_t start, std::size_t n, int set) {
+    std::vector<ir::NodeId> inputs = g.inputs();
     for (std::size_t i = 0; i < in.size(); ++i) {
-      if (dtype == DType::f32) stage_in(*in[i], start, n, static_cast<float*>(staging_in[set][i].get()), interleaved);
-      else stage_in(*in[i], start, n, static_cast<double*>(staging_in[set][i].get()), interleaved);
+      std::size_t ch = channels_of(inputs[i]);
+      if (dtype == DType::f32) stage_in(in[i], ch, start, n, static_cast<float*>(staging_in[set][i].get()), interleaved);
+      else stage_in(in[i], ch, start, n, static_cast<double*>(staging_in[set][i].get()), interleaved);
     }
   }
-  void stage_out_all(std::vector<Signal>& out, std::size_t start, std::size_t n, int set) {
+  void stage_out_all(std::span<void* const* const> out, std::size_t start, std::size_t n, int set) {
+    std::vector<ir::NodeId> outputs = g.outputs();
     for (std::size_t o = 0; o < out.size(); ++o) {
-      if (dtype == DType::f32) stage_out(static_cast<const float*>(staging_out[set][o].get()), out[o], start, n, interleaved);
-      else stage_out(static_cast<const double*>(staging_out[set][o].get()), out[o], start, n, interleaved);
+      std::size_t ch = channels_of(outputs[o]);
+      if (dtype == DType::f32)
+        stage_out(static_cast<const float*>(staging_out[set][o].get()), out[o], ch, start, n, interleaved);
+      else stage_out(static_cast<const double*>(staging_out[set][o].get()), out[o], ch, start, n, interleaved);
     }
+  }
+  // Signals' channels as the pointer arrays stage_in_all and stage_out_all take.
+  static std::vector<std::vector<const void*>> channel_pointers(std::span<const Signal* const> signals) {
+    std::vector<std::vector<const void*>> pointers;
+    for (const Signal* s : signals) {
+      std::vector<const void*> channels;
+      for (std::size_t c = 0; c < s->channels(); ++c)
+        channels.push_back(s->dtype() == DType::f32 ? static_cast<const void*>(s->f32(c).data()) : s->f64(c).data());
+      pointers.push_back(std::move(channels));
+    }
+    return pointers;
+  }
+  static std::vector<std::vector<void*>> channel_pointers(std::vector<Signal>& signals) {
+    std::vector<std::vector<void*>> pointers;
+    for (Signal& s : signals) {
+      std::vector<void*> channels;
+      for (std::size_t c = 0; c < s.channels(); ++c)
+        channels.push_back(s.dtype() == DType::f32 ? static_cast<void*>(s.f32(c).data()) : s.f64(c).data());
+      pointers.push_back(std::move(channels));
+    }
+    return pointers;
+  }
+  template <class P>
+  static std::vector<P* const*> arrays_of(const std::vector<std::vector<P*>>& pointers) {
+    std::vector<P* const*> arrays;
+    for (const auto& p : pointers) arrays.push_back(p.data());
+    return arrays;
   }
 
   // A run's launches and the samples it copied each way, in the process's counters.
-  void count_run(int launches, std::span<const Signal> in, const std::vector<Signal>& out, long long n) const {
+  void count_run(int launches, long long n) const {
     std::uint64_t bytes = 0;
-    for (const Signal& s : in) bytes += s.channels() * n * size_of(dtype);
-    for (const Signal& s : out) bytes += s.channels() * n * size_of(dtype);
+    for (ir::NodeId id : g.inputs()) bytes += channels_of(id) * n * size_of(dtype);
+    for (ir::NodeId id : g.outputs()) bytes += channels_of(id) * n * size_of(dtype);
     counters().gpu_launches += launches;
     counters().dispatches += launches;
     counters().gpu_bytes_copied += bytes;
@@ -713,29 +773,44 @@ struct CudaStream::Impl {
   Expected<std::vector<Signal>, std::string> process_whole(std::span<const Signal> in, long long piece) {
     auto length = check_inputs(in);
     if (!length) return Unexpected{length.error()};
-    const long long n = *length;
-    std::vector<ir::NodeId> outputs = g.outputs();
     std::vector<Signal> out;
-    for (ir::NodeId id : outputs)
-      out.emplace_back(channels_of(id), static_cast<std::size_t>(n), dtype, Signal::Uninitialized{});
-    if (n == 0) return out;
+    for (ir::NodeId id : g.outputs())
+      out.emplace_back(channels_of(id), static_cast<std::size_t>(*length), dtype, Signal::Uninitialized{});
+    std::vector<const Signal*> src;
+    const std::vector<Signal> converted = converted_inputs(in, src);
+    const auto in_pointers = channel_pointers(src);
+    const auto out_pointers = channel_pointers(out);
+    const auto in_arrays = arrays_of(in_pointers);
+    const auto out_arrays = arrays_of(out_pointers);
+    FXC_TRY(process_whole_into(in_arrays, out_arrays, *length, piece));
+    return out;
+  }
+
+  // The same between channel pointer arrays in the program's sample type (one array per graph
+  // input and output, a pointer per channel), staged straight from and to them.
+  GpuStatus process_whole_into(std::span<const void* const* const> in, std::span<void* const* const> out, long long n,
+                               long long piece) {
+    if (!broken.empty()) return Unexpected{broken};
+    if (in.size() != g.inputs().size() || out.size() != g.outputs().size())
+      return Unexpected{"the graph has " + std::to_string(g.inputs().size()) + " input(s) and " +
+                        std::to_string(g.outputs().size()) + " output(s), got " + std::to_string(in.size()) +
+                        " and " + std::to_string(out.size())};
+    if (n == 0) return std::monostate{};
     piece = std::min(piece, n);
     if (piece > capacity) FXC_TRY(grow(piece));
     FXC_TRY(grow_staging(piece, n > piece ? 2 : 1));
     FXC_TRY(prepare(piece));
     if (n % piece) FXC_TRY(prepare(n % piece));
-    std::vector<const Signal*> src;
-    const std::vector<Signal> converted = converted_inputs(in, src);
     int launches = 0;
     auto length_of = [&](long long start) { return std::min(piece, n - start); };
-    stage_in_all(src, 0, static_cast<std::size_t>(length_of(0)), 0);
+    stage_in_all(in, 0, static_cast<std::size_t>(length_of(0)), 0);
     auto first = enqueue(length_of(0), 0);
     if (!first) return Unexpected{first.error()};
     launches += *first;
     for (long long start = 0, k = 0; start < n; start += piece, ++k) {
       const long long next = start + piece;
       const int set = static_cast<int>(k % 2), other = 1 - set;
-      if (next < n) stage_in_all(src, static_cast<std::size_t>(next), static_cast<std::size_t>(length_of(next)), other);
+      if (next < n) stage_in_all(in, static_cast<std::size_t>(next), static_cast<std::size_t>(length_of(next)), other);
       FXC_TRY(device->synchronize());
       if (next < n) {
         auto count = enqueue(length_of(next), other);
@@ -745,8 +820,8 @@ struct CudaStream::Impl {
       stage_out_all(out, static_cast<std::size_t>(start), static_cast<std::size_t>(length_of(start)), set);
     }
     evict_graphs(piece);
-    count_run(launches, in, out, n);
-    return out;
+    count_run(launches, n);
+    return std::monostate{};
   }
 
   Expected<std::vector<Signal>, std::string> process(std::span<const Signal> in) {
@@ -765,7 +840,7 @@ struct CudaStream::Impl {
     {
       std::vector<const Signal*> src;
       const std::vector<Signal> converted = converted_inputs(in, src);
-      stage_in_all(src, 0, static_cast<std::size_t>(n), 0);
+      stage_in_all(arrays_of(channel_pointers(src)), 0, static_cast<std::size_t>(n), 0);
     }
     int launches = 0;
     if (use_graphs) {
@@ -792,8 +867,9 @@ struct CudaStream::Impl {
     evict_graphs(n);  // after the block: nothing in flight uses what goes
     for (ir::NodeId id : outputs)
       out.emplace_back(channels_of(id), static_cast<std::size_t>(n), dtype, Signal::Uninitialized{});
-    stage_out_all(out, 0, static_cast<std::size_t>(n), 0);
-    count_run(launches, in, out, n);
+    const auto out_pointers = channel_pointers(out);
+    stage_out_all(arrays_of(out_pointers), 0, static_cast<std::size_t>(n), 0);
+    count_run(launches, n);
     return out;
   }
 
@@ -874,8 +950,42 @@ struct CudaStream::Impl {
 // without owning it: the pool is the program's, and goes first when it goes.
 struct CudaRunPool {
   std::mutex mutex;
-  std::vector<std::unique_ptr<CudaStream>> idle;
+  std::vector<std::unique_ptr<CudaStream>> idle;            // host memory (process_whole)
+  std::vector<std::unique_ptr<CudaStream>> idle_on_device;  // caller device memory (planar)
 };
+
+namespace {
+
+// A stream of `program` from `list` of its pool, reset to zero state, else a new one made by
+// `make`. Not owning the program: the pool that keeps the stream belongs to the program (a
+// stream that owned it would keep it alive forever).
+template <class Make>
+Expected<std::unique_ptr<CudaStream>, std::string> take_stream(CudaRunPool& pool,
+                                                               std::vector<std::unique_ptr<CudaStream>>& list,
+                                                               Make make) {
+  std::unique_ptr<CudaStream> stream;
+  {
+    std::lock_guard lock(pool.mutex);
+    if (!list.empty()) {
+      stream = std::move(list.back());
+      list.pop_back();
+    }
+  }
+  if (!stream) return make();
+  if (auto zero = stream->reset(); !zero) return Unexpected{zero.error()};
+  return stream;
+}
+
+void give_back(CudaRunPool& pool, std::vector<std::unique_ptr<CudaStream>>& list, std::unique_ptr<CudaStream> stream) {
+  std::lock_guard lock(pool.mutex);
+  list.push_back(std::move(stream));
+}
+
+std::shared_ptr<const CudaProgram> not_owning(const std::shared_ptr<const CudaProgram>& program) {
+  return std::shared_ptr<const CudaProgram>(std::shared_ptr<const CudaProgram>{}, program.get());
+}
+
+}  // namespace
 
 CudaRunPoolRef::CudaRunPoolRef() : pool_(std::make_shared<CudaRunPool>()) {}
 
@@ -923,28 +1033,25 @@ Expected<std::vector<Signal>, std::string> execute_cuda(std::shared_ptr<const Cu
                                                         std::span<const Signal> inputs, std::size_t piece_frames) {
   if (piece_frames == 0) piece_frames = cuda_piece_frames(*program);
   CudaRunPool& pool = *program->run_pool;
-  std::unique_ptr<CudaStream> stream;
-  {
-    std::lock_guard lock(pool.mutex);
-    if (!pool.idle.empty()) {
-      stream = std::move(pool.idle.back());
-      pool.idle.pop_back();
-    }
-  }
-  if (stream) {
-    if (auto zero = stream->reset(); !zero) return Unexpected{zero.error()};
-  } else {
-    // Not owning: the pool that keeps the stream belongs to the program (a stream that owned
-    // it would keep it alive forever).
-    stream = std::make_unique<CudaStream>(std::shared_ptr<const CudaProgram>(std::shared_ptr<const CudaProgram>{}, program.get()),
-                                          false);
-  }
+  auto taken = take_stream(pool, pool.idle, [&] { return std::make_unique<CudaStream>(not_owning(program), false); });
+  if (!taken) return Unexpected{taken.error()};
+  std::unique_ptr<CudaStream> stream = std::move(*taken);
   auto out = stream->process_whole(inputs, piece_frames);
-  if (out) {
-    std::lock_guard lock(pool.mutex);
-    pool.idle.push_back(std::move(stream));
-  }
+  if (out) give_back(pool, pool.idle, std::move(stream));
   return out;
+}
+
+Expected<std::monostate, std::string> execute_cuda_into(std::shared_ptr<const CudaProgram> program,
+                                                        std::span<const void* const* const> inputs,
+                                                        std::span<void* const* const> outputs, std::size_t frames,
+                                                        std::size_t piece_frames) {
+  if (piece_frames == 0) piece_frames = cuda_piece_frames(*program);
+  CudaRunPool& pool = *program->run_pool;
+  auto taken = take_stream(pool, pool.idle, [&] { return std::make_unique<CudaStream>(not_owning(program), false); });
+  if (!taken) return Unexpected{taken.error()};
+  auto done = (*taken)->process_whole_into(inputs, outputs, frames, piece_frames);
+  if (done) give_back(pool, pool.idle, std::move(*taken));
+  return done;
 }
 
 Expected<std::vector<std::vector<Signal>>, std::string> execute_cuda_batch(std::shared_ptr<const CudaProgram> program,
@@ -991,9 +1098,15 @@ Expected<std::monostate, std::string> execute_cuda_on_device(std::shared_ptr<con
                                                              std::span<const DevicePtr> inputs,
                                                              std::span<const DevicePtr> outputs, std::size_t frames,
                                                              GpuDevice::Handle stream) {
-  CudaStream run(std::move(program), DeviceLayout::planar);
-  auto launches = run.process_device(inputs, outputs, frames, stream);
+  // A pooled stream: a new one would allocate, fill and free its device buffers on every call
+  // (cuMemFree waits for the whole device).
+  CudaRunPool& pool = *program->run_pool;
+  auto taken = take_stream(pool, pool.idle_on_device,
+                           [&] { return std::make_unique<CudaStream>(not_owning(program), DeviceLayout::planar); });
+  if (!taken) return Unexpected{taken.error()};
+  auto launches = (*taken)->process_device(inputs, outputs, frames, stream);
   if (!launches) return Unexpected{launches.error()};
+  give_back(pool, pool.idle_on_device, std::move(*taken));
   return std::monostate{};
 }
 CudaStream::~CudaStream() = default;
@@ -1007,6 +1120,13 @@ Expected<std::vector<Signal>, std::string> CudaStream::process(std::span<const S
 Expected<std::vector<Signal>, std::string> CudaStream::process_whole(std::span<const Signal> inputs,
                                                                     std::size_t piece_frames) {
   return impl_->process_whole(inputs, static_cast<long long>(std::max<std::size_t>(piece_frames, 1)));
+}
+
+Expected<std::monostate, std::string> CudaStream::process_whole_into(std::span<const void* const* const> inputs,
+                                                                    std::span<void* const* const> outputs,
+                                                                    std::size_t frames, std::size_t piece_frames) {
+  return impl_->process_whole_into(inputs, outputs, static_cast<long long>(frames),
+                                   static_cast<long long>(std::max<std::size_t>(piece_frames, 1)));
 }
 
 Expected<std::monostate, std::string> CudaStream::reset() {

@@ -88,6 +88,14 @@ Expected<std::shared_ptr<const CudaProgram>, std::string> load_cuda_program(std:
 Expected<std::vector<Signal>, std::string> execute_cuda(std::shared_ptr<const CudaProgram> program,
                                                         std::span<const Signal> inputs, std::size_t piece_frames = 0);
 
+/// execute_cuda between caller memory in the program's sample type: per graph input and
+/// output an array of a pointer per channel, `frames` long, staged straight from and to it
+/// (no Signal in between).
+Expected<std::monostate, std::string> execute_cuda_into(std::shared_ptr<const CudaProgram> program,
+                                                        std::span<const void* const* const> inputs,
+                                                        std::span<void* const* const> outputs, std::size_t frames,
+                                                        std::size_t piece_frames = 0);
+
 /// Runs whole signals from zero state on device memory the caller owns, without a host copy:
 /// for each graph input and output a device pointer to `frames` samples per channel of the
 /// program's dtype, planar rows (a C-order (channels, frames) array), on `stream` (a CUstream
@@ -129,6 +137,12 @@ class CudaStream {
   Expected<std::vector<Signal>, std::string> process(std::span<const Signal> block);
   /// A whole signal from the current state in pieces of at most `piece_frames` (execute_cuda).
   Expected<std::vector<Signal>, std::string> process_whole(std::span<const Signal> inputs, std::size_t piece_frames);
+  /// The same between caller channel pointers in the program's sample type: per graph input
+  /// and output, an array of a pointer per channel, `frames` long; staged straight from and to
+  /// them.
+  Expected<std::monostate, std::string> process_whole_into(std::span<const void* const* const> inputs,
+                                                           std::span<void* const* const> outputs, std::size_t frames,
+                                                           std::size_t piece_frames);
   /// The next block in caller device memory (execute_cuda_on_device's contract), the state
   /// carried as by process. Needs a DeviceLayout::planar stream. Returns the kernel launches.
   Expected<int, std::string> process_device(std::span<const DevicePtr> inputs, std::span<const DevicePtr> outputs,

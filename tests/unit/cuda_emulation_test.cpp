@@ -30,6 +30,8 @@
 #include <random>
 
 #include "codegen/chain_layout.h"
+#include "codegen/cuda/emit_cuda.h"
+#include "codegen/cuda/nvrtc.h"
 #include "cuda_emulator.h"
 #include "cuda_loop_graphs.h"
 #include "driver/compile_cpu.h"
@@ -119,8 +121,17 @@ Prepared prepare(const DeviceFactory& make, const ir::Graph& g, int channels, DT
   auto scheduled = passes::run_pipeline(g, context);
   REQUIRE_MESSAGE(scheduled, diags.str());
   auto device = make();
-  auto program = load_cuda_program(device, *scheduled, "");
-  REQUIRE(program);
+  // A GPU loads a cubin from NVRTC; the emulation (no architecture) compiles the source itself.
+  std::string cubin;
+  if (!device->arch().empty()) {
+    auto source = codegen::emit_cuda_source(*scheduled);
+    REQUIRE_MESSAGE(source, (source ? "" : source.error()));
+    auto compiled = codegen::compile_cuda(*source, device->arch(), true);
+    REQUIRE_MESSAGE(compiled, (compiled ? "" : compiled.error()));
+    cubin = std::move(*compiled);
+  }
+  auto program = load_cuda_program(device, *scheduled, cubin);
+  REQUIRE_MESSAGE(program, (program ? "" : program.error()));
   return {std::move(designed), std::move(*scheduled), device, *program};
 }
 
@@ -1059,6 +1070,63 @@ void check_caller_memory(const DeviceFactory& make, GpuDevice::Handle stream) {
 // Whole runs from host memory go in pieces through two sets of fixed-size staging, reused from
 // run to run: pieces of 100 frames (11 for 1001 samples, the last of 1) equal the interpreter,
 // and a second run on the same program (its pooled stream, reset) equals the first bit for bit.
+bool identical(const std::vector<Signal>& a, const std::vector<Signal>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    if (a[k].channels() != b[k].channels() || a[k].samples() != b[k].samples()) return false;
+    for (std::size_t c = 0; c < a[k].channels(); ++c)
+      for (std::size_t i = 0; i < a[k].samples(); ++i)
+        if (!(a[k].at(c, i) == b[k].at(c, i))) return false;
+  }
+  return true;
+}
+
+// execute_cuda_into between caller channel pointers (no Signal in between): the outputs, as
+// Signals to compare; and where the first output has the first input's shape, the same run
+// once more with that output written over its input (in place), which must give the same
+// samples.
+std::vector<Signal> into_caller_memory(const Prepared& p, const std::vector<Signal>& inputs, DType dtype,
+                                       std::size_t piece) {
+  const std::size_t n = inputs.empty() ? 0 : inputs[0].samples();
+  std::vector<Signal> in;
+  for (const Signal& s : inputs) in.push_back(s.converted(dtype));
+  std::vector<Signal> out;
+  for (ir::NodeId id : p.scheduled.outputs())
+    out.emplace_back(static_cast<std::size_t>(p.scheduled.node(id).type.channels), n, dtype);
+  auto pointers = [](auto& signals) {
+    using P = std::conditional_t<std::is_const_v<std::remove_reference_t<decltype(signals)>>, const void*, void*>;
+    std::vector<std::vector<P>> all;
+    for (auto& s : signals) {
+      std::vector<P> channels;
+      for (std::size_t c = 0; c < s.channels(); ++c)
+        channels.push_back(s.dtype() == DType::f32 ? static_cast<P>(s.f32(c).data()) : static_cast<P>(s.f64(c).data()));
+      all.push_back(std::move(channels));
+    }
+    return all;
+  };
+  auto arrays = [](auto& all) {
+    std::vector<typename std::remove_reference_t<decltype(all)>::value_type::value_type const*> a;
+    for (auto& v : all) a.push_back(v.data());
+    return a;
+  };
+  const std::vector<Signal>& const_in = in;
+  auto in_pointers = pointers(const_in);
+  auto out_pointers = pointers(out);
+  REQUIRE(execute_cuda_into(p.program, arrays(in_pointers), arrays(out_pointers), n, piece));
+  if (!out.empty() && out[0].channels() == in[0].channels()) {
+    Signal in_place = in[0].converted(dtype);  // its own copy of the first input
+    std::vector<Signal> one{in_place};
+    auto place = pointers(one);
+    std::vector<std::vector<const void*>> own_in = in_pointers;
+    own_in[0].assign(place[0].begin(), place[0].end());
+    std::vector<std::vector<void*>> over_out = out_pointers;
+    over_out[0] = place[0];
+    REQUIRE(execute_cuda_into(p.program, arrays(own_in), arrays(over_out), n, piece));
+    CHECK(identical({one[0]}, {out[0]}));
+  }
+  return out;
+}
+
 void check_pieces(const DeviceFactory& make) {
   const GraphCase cases[] = {
       {"w1 chunked", w1_graph, 2, DType::f64, Force::chunked},
@@ -1082,6 +1150,28 @@ void check_pieces(const DeviceFactory& make) {
     for (std::size_t o = 0; o < want->size(); ++o)
       for (std::size_t ch = 0; ch < (*want)[o].channels(); ++ch)
         for (std::size_t i = 0; i < 1001; ++i) REQUIRE((*again)[o].at(ch, i) == (*first)[o].at(ch, i));
+    CHECK(identical(into_caller_memory(p, inputs, c.dtype, 100), *first));
+  }
+  // Pieces large enough that staging splits them over the pool's threads, planar and
+  // interleaved (the transpose in tiles), in one piece and in several.
+  const GraphCase large[] = {
+      {"delays, 4 x 150000 planar", delays_graph, 4, DType::f32, Force::default_},
+      {"w1 40 channels x 15000 interleaved", w1_graph, 40, DType::f32, Force::per_channel},
+  };
+  for (const GraphCase& c : large) {
+    CAPTURE(std::string(c.name));
+    Prepared p = prepare(make, c.graph(), c.channels, c.dtype, c.force);
+    const std::size_t n = 600000 / static_cast<std::size_t>(c.channels);  // 2 parts of 2^18 samples and more
+    std::vector<Signal> inputs = noise(p.designed, n, 10, c.dtype, c.channels);
+    for (std::size_t piece : {n, n / 3}) {
+      CAPTURE(piece);
+      auto whole = execute_cuda(p.program, inputs, piece);
+      REQUIRE(whole);
+      auto want = interpret(p.designed, inputs);
+      REQUIRE(want);
+      CHECK(worst_error(*whole, *want) <= 1e-6);
+      CHECK(identical(into_caller_memory(p, inputs, c.dtype, piece), *whole));
+    }
   }
   // A copy of a program for new values (what Program::set makes) runs them, not the values of
   // the streams the original's runs left in its pool.

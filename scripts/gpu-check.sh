@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The GPU checks, in one run on a machine with an NVIDIA GPU, from the bundle that
+# scripts/make-gpu-bundle.sh made (carried as .devbundle/): the CUDA device tests (each test
+# case its own process, in parallel: they are bound by NVRTC on the CPU), the e2e CUDA test,
+# then bench/gpu_bench.py (sequential, alone on the GPU). Logs go to $OUT (default /tmp/gpu-out).
+#
+#   bash scripts/gpu-check.sh [--quick] [gpu_bench.py options...]
+set -u
+bench_args=("$@")
+root=$(pwd -P)
+out=${OUT:-/tmp/gpu-out}
+mkdir -p "$out"
+tar -xJf .devbundle/bundle.tar.xz -C /tmp || exit 1
+export LD_LIBRARY_PATH=/tmp/bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+mkdir -p build-dev/tools/fxc build-dev/tests/e2e
+cp /tmp/bundle/bin/fxc build-dev/tools/fxc/ && cp /tmp/bundle/bin/fxc_unit_tests build-dev/tests/ &&
+  cp /tmp/bundle/bin/fxc_e2e_tests build-dev/tests/e2e/ || exit 1
+# The test binaries name their data and the fxc binary by the path they were built at.
+built_at=/work/main
+if [ "$(readlink -f $built_at 2>/dev/null)" != "$root" ]; then
+  if [ -e $built_at ]; then echo "$built_at exists and is not this checkout: the e2e test will not find fxc"
+  else mkdir -p "$(dirname $built_at)" && ln -s "$root" $built_at; fi
+fi
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv
+build-dev/tools/fxc/fxc info 2>&1 | tee "$out/info.txt"
+
+export FXC_REQUIRE_CUDA_DEVICE=1
+start=$SECONDS
+build-dev/tests/fxc_unit_tests --list-test-cases --test-case="CUDA device*" | grep '^CUDA device' |
+  sed 's/,.*//; s/$/*/' > /tmp/cases.txt
+i=0
+while read -r pattern; do
+  i=$((i + 1))
+  (timeout 150 build-dev/tests/fxc_unit_tests "--test-case=$pattern" > "/tmp/case$i.log" 2>&1
+   echo "rc=$? $pattern" >> "/tmp/case$i.log") &
+done < /tmp/cases.txt
+(timeout 150 build-dev/tests/e2e/fxc_e2e_tests "--test-case=CUDA device*" > /tmp/case_e2e.log 2>&1
+ echo "rc=$? e2e CUDA device*" >> /tmp/case_e2e.log) &
+wait
+cat /tmp/case*.log > "$out/tests.log"
+echo "== CUDA device tests: $((SECONDS - start)) s"
+grep -h '^rc=' /tmp/case*.log
+grep -h -B2 -A12 'ERROR\|FAILED\|Assertion\|SIGSEGV\|exception' /tmp/case*.log | head -150
+
+# Each kernel's time, from Nsight Compute (gpu__time_duration per launch), for W1 (8 ch x 120 s)
+# and the vocal example (stereo, 60 s) run from a file as `fxc run` runs them.
+ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+if [ -n "$ncu" ]; then
+  python3 - <<'PY'
+import numpy as np, scipy.io.wavfile as wav
+rng = np.random.default_rng(1)
+wav.write("/tmp/w1.wav", 44100, (rng.random((44100 * 120, 8), dtype=np.float32) * 2 - 1))
+wav.write("/tmp/vocal.wav", 48000, (rng.random((48000 * 60, 2), dtype=np.float32) * 2 - 1))
+PY
+  for job in "w1 bench/workloads/w1_api.fx /tmp/w1.wav" "vocal examples/vocal.fx /tmp/vocal.wav"; do
+    set -- $job
+    timeout 120 "$ncu" --metrics gpu__time_duration.sum --csv build-dev/tools/fxc/fxc run "$2" -i "$3" \
+      -o "/tmp/$1_out.wav" --target cuda > "$out/ncu_$1.csv" 2> "/tmp/ncu_$1.err" || tail -3 "/tmp/ncu_$1.err"
+    python3 - "$out/ncu_$1.csv" "$1" <<'PY'
+import csv, sys, collections
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 5]
+if not rows:
+    sys.exit(print(f"ncu {sys.argv[2]}: no rows"))
+head = rows[0]; k, v, u = head.index("Kernel Name"), head.index("Metric Value"), head.index("Metric Unit")
+total, count = collections.defaultdict(float), collections.Counter()
+for r in rows[1:]:
+    scale = {"nsecond": 1e-3, "usecond": 1, "msecond": 1e3}.get(r[u], float("nan"))
+    name = r[k].split("(")[0]
+    total[name] += float(r[v].replace(",", "")) * scale; count[name] += 1
+print(f"ncu {sys.argv[2]}: {sum(total.values()):.1f} us in {sum(count.values())} launches")
+for name, us in sorted(total.items(), key=lambda x: -x[1]):
+    print(f"  {us:10.1f} us  {count[name]:4d} x  {name}")
+PY
+  done
+else
+  echo "ncu not found: no per-kernel times"
+fi
+
+PYTHONUNBUFFERED=1 python3 bench/gpu_bench.py --fxc build-dev/tools/fxc/fxc "${bench_args[@]}" 2>&1 | tee "$out/bench.log"
