@@ -199,36 +199,54 @@ Expected<SignalFile, std::string> read_audio_fd(int fd, const std::string& name,
   const auto channels = static_cast<std::size_t>(info.channels);
   const auto chunk_frames = static_cast<sf_count_t>(frames_per_chunk(channels));
   std::vector<double> chunk(static_cast<std::size_t>(chunk_frames) * channels);
-  std::vector<double> interleaved;
-  // The header's frame count only guides the reservation: a damaged header must not make us
-  // allocate gigabytes up front.
-  if (info.frames > 0 && info.frames != SF_COUNT_MAX)
-    interleaved.reserve(std::min<std::size_t>(static_cast<std::size_t>(info.frames) * channels,
-                                              std::size_t{1} << 24));
-  sf_count_t total = 0;
+  // Each chunk is spread into the channels of `head` while it is in cache, for the frames the
+  // header promises. The header only guides this: a damaged one must not make us allocate
+  // gigabytes, so a count the file's size cannot hold (even at 64 samples per byte, beyond
+  // any codec's ratio on real audio) reads as an unknown length, and frames past the promise
+  // (or all of them, for an unknown length) collect in `rest`.
+  std::size_t promised = 0;
+  if (info.frames > 0 && info.frames != SF_COUNT_MAX &&
+      static_cast<double>(info.frames) * static_cast<double>(channels) <=
+          64.0 * static_cast<double>(st.st_size) + static_cast<double>(std::size_t{1} << 24))
+    promised = static_cast<std::size_t>(info.frames);
+  Signal head(channels, promised, dtype, Signal::Uninitialized{});
+  auto spread = [&](const double* from, std::size_t start, std::size_t frames, Signal& to) {
+    for (std::size_t c = 0; c < channels; ++c) {
+      if (dtype == DType::f64) {
+        double* out = to.f64(c).data() + start;
+        for (std::size_t i = 0; i < frames; ++i) out[i] = from[i * channels + c];
+      } else {
+        float* out = to.f32(c).data() + start;
+        for (std::size_t i = 0; i < frames; ++i) out[i] = static_cast<float>(from[i * channels + c]);
+      }
+    }
+  };
+  std::size_t total = 0;
+  std::vector<double> rest;  // interleaved
   while (true) {
     sf_count_t n = sf_readf_double(sf.get(), chunk.data(), chunk_frames);
     if (n <= 0) break;
-    interleaved.insert(interleaved.end(), chunk.begin(),
-                       chunk.begin() + static_cast<std::ptrdiff_t>(n * info.channels));
-    total += n;
+    auto frames = static_cast<std::size_t>(n);
+    std::size_t into_head = total < promised ? std::min(frames, promised - total) : 0;
+    spread(chunk.data(), total, into_head, head);
+    rest.insert(rest.end(), chunk.begin() + static_cast<std::ptrdiff_t>(into_head * channels),
+                chunk.begin() + static_cast<std::ptrdiff_t>(frames * channels));
+    total += frames;
   }
   if (sf_error(sf.get()) != SF_ERR_NO_ERROR) return fail(tidy(sf_strerror(sf.get())));
-  if (info.frames != SF_COUNT_MAX && total < info.frames)
+  if (info.frames != SF_COUNT_MAX && total < static_cast<std::size_t>(info.frames))
     return fail("truncated: the header promises " + std::to_string(info.frames) +
                 " frames but only " + std::to_string(total) + " could be read");
 
-  const auto samples = static_cast<std::size_t>(total);
-  Signal signal(channels, samples, dtype);
-  for (std::size_t c = 0; c < channels; ++c) {
-    if (dtype == DType::f64) {
-      auto out = signal.f64(c);
-      for (std::size_t i = 0; i < samples; ++i) out[i] = interleaved[i * channels + c];
-    } else {
-      auto out = signal.f32(c);
-      for (std::size_t i = 0; i < samples; ++i)
-        out[i] = static_cast<float>(interleaved[i * channels + c]);
+  Signal signal = std::move(head);
+  if (!rest.empty()) {  // an unknown length, or frames past the header's count
+    Signal all(channels, total, dtype, Signal::Uninitialized{});
+    for (std::size_t c = 0; c < channels; ++c) {
+      if (dtype == DType::f64) std::copy_n(signal.f64(c).data(), promised, all.f64(c).data());
+      else std::copy_n(signal.f32(c).data(), promised, all.f32(c).data());
     }
+    spread(rest.data(), promised, total - promised, all);
+    signal = std::move(all);
   }
   return SignalFile{std::move(signal), static_cast<double>(info.samplerate), subtype_name(info.format)};
 }

@@ -207,6 +207,26 @@ TEST_CASE("FLAC (pcm24 by default), AIFF (float) and Ogg Vorbis round trips") {
   CHECK(ogg->sample_rate_hz == 48000.0);
 }
 
+// A file far smaller than its header's frame count (digital silence compresses beyond 64
+// samples per byte in FLAC) is read as one of unknown length: every frame is collected as it
+// comes, none is allocated on the header's word. The samples must be the same either way.
+TEST_CASE("a frame count the file's size cannot hold is read as an unknown length, to the same samples") {
+  TempDir dir;
+  Signal s(2, 12'000'000, DType::f32);  // 24 M samples: past the 2^24 always trusted, and 64 x the file
+  for (std::size_t c = 0; c < 2; ++c)
+    for (std::size_t i : {std::size_t{0}, std::size_t{6'000'001}, s.samples() - 1})
+      s.f32(c)[i] = c ? -0.25f : 0.5f;
+  REQUIRE(write_signal_file(dir / "quiet.flac", s, 96000.0, {}));
+  CHECK(std::filesystem::file_size(dir / "quiet.flac") * 64 + (std::size_t{1} << 24) < 2 * s.samples());
+  auto back = read_signal_file(dir / "quiet.flac", DType::f32);
+  REQUIRE(back);
+  CHECK(bit_identical(back->signal, s));
+  auto wide = read_signal_file(dir / "quiet.flac", DType::f64);
+  REQUIRE(wide);
+  CHECK(wide->signal.at(1, 6'000'001) == -0.25);
+  CHECK(wide->signal.at(0, s.samples() - 1) == 0.5);
+}
+
 TEST_CASE("multichannel WAV keeps each channel in its place") {
   TempDir dir;
   const Signal s = test_signal(6, 777, DType::f32);
