@@ -457,12 +457,18 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
   w.line("const long long c = t / chunks, k = t % chunks;");
   w.line("const long long begin = k * L, end = begin + L < samples ? begin + L : samples;");
   w.line("const int lane = threadIdx.x % 32;");
+  w.line("// Each tile row's chunk, from the thread that runs it: where it starts in the signal (-1 past");
+  w.line("// the last row) and how many samples the signal has from there. Read at every step instead of");
+  w.line("// dividing by `chunks` for every row a thread loads.");
+  w.line("__shared__ long long row_at[" + str(kCudaBlockThreads) + "], row_left[" + str(kCudaBlockThreads) + "];");
+  w.line("row_at[threadIdx.x] = t < rows ? c * channel_stride + begin : -1;");
+  w.line("row_left[threadIdx.x] = samples - begin;");
   start("t < rows ? t : 0");
   w.open("for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize");
-  w.line("__syncthreads();  // the last tile is done with");
+  w.line("__syncthreads();  // the last tile is done with (and, the first time, the row tables are written)");
   w.open("for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {");
-  w.line("const long long u = first + i, n = (u % chunks) * L + j + lane;");
-  w.line("tile[i][lane] = u < rows && j + lane < L && n < samples ? in[(u / chunks) * channel_stride + n] : " + T + "(0);");
+  w.line("const long long at = row_at[i];");
+  w.line("tile[i][lane] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : " + T + "(0);");
   w.close();
   w.line("__syncthreads();");
   w.open("if (t < rows) {");
@@ -475,8 +481,8 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
   if (output) {
     w.line("__syncthreads();");
     w.open("for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {");
-    w.line("const long long u = first + i, n = (u % chunks) * L + j + lane;");
-    w.line("if (u < rows && j + lane < L && n < samples) out[(u / chunks) * channel_stride + n] = tile[i][lane];");
+    w.line("const long long at = row_at[i];");
+    w.line("if (at >= 0 && j + lane < L && j + lane < row_left[i]) out[at + j + lane] = tile[i][lane];");
     w.close();
   }
   w.close();

@@ -121,6 +121,12 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     const long long c = t / chunks, k = t % chunks;
     const long long begin = k * L, end = begin + L < samples ? begin + L : samples;
     const int lane = threadIdx.x % 32;
+    // Each tile row's chunk, from the thread that runs it: where it starts in the signal (-1 past
+    // the last row) and how many samples the signal has from there. Read at every step instead of
+    // dividing by `chunks` for every row a thread loads.
+    __shared__ long long row_at[128], row_left[128];
+    row_at[threadIdx.x] = t < rows ? c * channel_stride + begin : -1;
+    row_left[threadIdx.x] = samples - begin;
     double z0_0_0 = double(0);
     double z0_0_1 = double(0);
     double z0_1_0 = double(0);
@@ -152,10 +158,10 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     double z0_14_0 = double(0);
     double z0_14_1 = double(0);
     for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
-      __syncthreads();  // the last tile is done with
+      __syncthreads();  // the last tile is done with (and, the first time, the row tables are written)
       for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
-        const long long u = first + i, n = (u % chunks) * L + j + lane;
-        tile[i][lane] = u < rows && j + lane < L && n < samples ? in[(u / chunks) * channel_stride + n] : double(0);
+        const long long at = row_at[i];
+        tile[i][lane] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : double(0);
       }
       __syncthreads();
       if (t < rows) {
@@ -659,6 +665,12 @@ extern "C" __global__ void fxc_chain_1(
     const long long c = t / chunks, k = t % chunks;
     const long long begin = k * L, end = begin + L < samples ? begin + L : samples;
     const int lane = threadIdx.x % 32;
+    // Each tile row's chunk, from the thread that runs it: where it starts in the signal (-1 past
+    // the last row) and how many samples the signal has from there. Read at every step instead of
+    // dividing by `chunks` for every row a thread loads.
+    __shared__ long long row_at[128], row_left[128];
+    row_at[threadIdx.x] = t < rows ? c * channel_stride + begin : -1;
+    row_left[threadIdx.x] = samples - begin;
     const double* const st = chunk_state + (t < rows ? t : 0) * D;  // the chunk's true start state
     double z0_0_0 = st[0];
     double z0_0_1 = st[1];
@@ -691,10 +703,10 @@ extern "C" __global__ void fxc_chain_1(
     double z0_14_0 = st[28];
     double z0_14_1 = st[29];
     for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
-      __syncthreads();  // the last tile is done with
+      __syncthreads();  // the last tile is done with (and, the first time, the row tables are written)
       for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
-        const long long u = first + i, n = (u % chunks) * L + j + lane;
-        tile[i][lane] = u < rows && j + lane < L && n < samples ? in[(u / chunks) * channel_stride + n] : double(0);
+        const long long at = row_at[i];
+        tile[i][lane] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : double(0);
       }
       __syncthreads();
       if (t < rows) {
@@ -795,8 +807,8 @@ extern "C" __global__ void fxc_chain_1(
       }
       __syncthreads();
       for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
-        const long long u = first + i, n = (u % chunks) * L + j + lane;
-        if (u < rows && j + lane < L && n < samples) out[(u / chunks) * channel_stride + n] = tile[i][lane];
+        const long long at = row_at[i];
+        if (at >= 0 && j + lane < L && j + lane < row_left[i]) out[at + j + lane] = tile[i][lane];
       }
     }
     if (t < rows) {
