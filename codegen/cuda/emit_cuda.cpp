@@ -690,12 +690,21 @@ void emit_fir_tiled(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) 
 // of channel c, opened; `planar` is the source of a bool saying the layout is [channel][sample].
 void open_elementwise_loop(Writer& w, const std::string& planar) {
   w.line("const long long total = channels * samples;");
+  w.line("if (total == 0) return;");
   w.line("// Consecutive threads take consecutive addresses in either layout.");
   w.line("const bool planar = " + planar + ";");
   w.line("const long long step = (long long)gridDim.x * blockDim.x;");
-  w.open("for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {");
-  w.line("const long long c = planar ? i / samples : i % channels;");
-  w.line("const long long n = planar ? i % samples : i / channels;");
+  w.line("// Element i is (outer, inner) = (i / width, i % width): planar (c, n), interleaved (n, c).");
+  w.line("// Divided once here, for the first element and for the step; the loop then only adds");
+  w.line("// (a 64-bit division per element cost more than a sum's arithmetic).");
+  w.line("const long long width = planar ? samples : channels;");
+  w.line("const long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;");
+  w.line("const long long step_outer = step / width, step_inner = step % width;");
+  w.line("long long outer = i0 / width, inner = i0 % width;");
+  w.open("for (long long i = i0; i < total; i += step, inner += step_inner,");
+  w.line("     outer += step_outer + (inner >= width ? (inner -= width, 1) : 0)) {");
+  w.line("const long long c = planar ? outer : inner;");
+  w.line("const long long n = planar ? inner : outer;");
 }
 
 // A chain of delays and memoryless stages: no recursion, so each output sample stands alone.

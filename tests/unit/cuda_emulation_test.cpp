@@ -1173,6 +1173,28 @@ void check_pieces(const DeviceFactory& make) {
       CHECK(identical(into_caller_memory(p, inputs, c.dtype, piece), *whole));
     }
   }
+  // Elementwise kernels (a delay chain and a sum) over more elements than their grid has
+  // threads (4096 blocks of 256): a thread takes several, and its steps cross from one row to
+  // the next (a channel's end when planar, below 32 channels; a frame's end when interleaved).
+  auto elementwise = [] {
+    Flow x = input("x");
+    return make_graph("elementwise", {output("y", 0.7 * (x | tanh()) + 0.3 * (x | delay(5_samples)))});
+  };
+  struct Wide {
+    const char* name;
+    int channels;
+    std::size_t samples;
+  };
+  for (const Wide& c : {Wide{"31 x 40000, planar", 31, 40000}, Wide{"2400 x 500, interleaved", 2400, 500}}) {
+    CAPTURE(std::string(c.name));
+    Prepared p = prepare(make, elementwise(), c.channels, DType::f32, Force::default_);
+    std::vector<Signal> inputs = noise(p.designed, c.samples, 11, DType::f32, c.channels);
+    auto got = execute_cuda(p.program, inputs);
+    REQUIRE(got);
+    auto want = interpret(p.designed, inputs);
+    REQUIRE(want);
+    CHECK(worst_error(*got, *want) <= 1e-6);
+  }
   // A copy of a program for new values (what Program::set makes) runs them, not the values of
   // the streams the original's runs left in its pool.
   auto lowpass = [](double hz) {

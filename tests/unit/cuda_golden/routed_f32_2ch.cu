@@ -12,12 +12,21 @@ extern "C" __global__ void fxc_route_1(
   const float* const* __restrict__ operands, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   long long interleaved, const float* __restrict__ gains) {
   const long long total = channels * samples;
+  if (total == 0) return;
   // Consecutive threads take consecutive addresses in either layout.
   const bool planar = interleaved == 0;
   const long long step = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
-    const long long c = planar ? i / samples : i % channels;
-    const long long n = planar ? i % samples : i / channels;
+  // Element i is (outer, inner) = (i / width, i % width): planar (c, n), interleaved (n, c).
+  // Divided once here, for the first element and for the step; the loop then only adds
+  // (a 64-bit division per element cost more than a sum's arithmetic).
+  const long long width = planar ? samples : channels;
+  const long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long step_outer = step / width, step_inner = step % width;
+  long long outer = i0 / width, inner = i0 % width;
+  for (long long i = i0; i < total; i += step, inner += step_inner,
+         outer += step_outer + (inner >= width ? (inner -= width, 1) : 0)) {
+    const long long c = planar ? outer : inner;
+    const long long n = planar ? inner : outer;
     const long long o = fxc_route_1_from[2 * c], j = fxc_route_1_from[2 * c + 1];
     const long long o_stride = interleaved ? fxc_route_1_widths[o] : sample_stride;  // the operand's sample stride
     out[c * channel_stride + n * sample_stride] = operands[o][j * channel_stride + n * o_stride];
@@ -29,12 +38,21 @@ extern "C" __global__ void fxc_route_2(
   const float* const* __restrict__ operands, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   long long interleaved, const float* __restrict__ gains) {
   const long long total = channels * samples;
+  if (total == 0) return;
   // Consecutive threads take consecutive addresses in either layout.
   const bool planar = interleaved == 0;
   const long long step = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
-    const long long c = planar ? i / samples : i % channels;
-    const long long n = planar ? i % samples : i / channels;
+  // Element i is (outer, inner) = (i / width, i % width): planar (c, n), interleaved (n, c).
+  // Divided once here, for the first element and for the step; the loop then only adds
+  // (a 64-bit division per element cost more than a sum's arithmetic).
+  const long long width = planar ? samples : channels;
+  const long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long step_outer = step / width, step_inner = step % width;
+  long long outer = i0 / width, inner = i0 % width;
+  for (long long i = i0; i < total; i += step, inner += step_inner,
+         outer += step_outer + (inner >= width ? (inner -= width, 1) : 0)) {
+    const long long c = planar ? outer : inner;
+    const long long n = planar ? inner : outer;
     const long long C = 2;
     const float* const x = operands[0];
     const long long x_stride = interleaved ? C : sample_stride;  // the operand's sample stride
@@ -337,12 +355,21 @@ extern "C" __global__ void fxc_route_4(
   const float* const* __restrict__ operands, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   long long interleaved, const float* __restrict__ gains) {
   const long long total = channels * samples;
+  if (total == 0) return;
   // Consecutive threads take consecutive addresses in either layout.
   const bool planar = interleaved == 0;
   const long long step = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
-    const long long c = planar ? i / samples : i % channels;
-    const long long n = planar ? i % samples : i / channels;
+  // Element i is (outer, inner) = (i / width, i % width): planar (c, n), interleaved (n, c).
+  // Divided once here, for the first element and for the step; the loop then only adds
+  // (a 64-bit division per element cost more than a sum's arithmetic).
+  const long long width = planar ? samples : channels;
+  const long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long step_outer = step / width, step_inner = step % width;
+  long long outer = i0 / width, inner = i0 % width;
+  for (long long i = i0; i < total; i += step, inner += step_inner,
+         outer += step_outer + (inner >= width ? (inner -= width, 1) : 0)) {
+    const long long c = planar ? outer : inner;
+    const long long n = planar ? inner : outer;
     const long long o = fxc_route_4_from[2 * c], j = fxc_route_4_from[2 * c + 1];
     const long long o_stride = interleaved ? fxc_route_4_widths[o] : sample_stride;  // the operand's sample stride
     out[c * channel_stride + n * sample_stride] = operands[o][j * channel_stride + n * o_stride];
@@ -356,12 +383,21 @@ extern "C" __global__ void fxc_route_5(
   const float* const* __restrict__ operands, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   long long interleaved, const float* __restrict__ gains) {
   const long long total = channels * samples;
+  if (total == 0) return;
   // Consecutive threads take consecutive addresses in either layout.
   const bool planar = interleaved == 0;
   const long long step = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
-    const long long c = planar ? i / samples : i % channels;
-    const long long n = planar ? i % samples : i / channels;
+  // Element i is (outer, inner) = (i / width, i % width): planar (c, n), interleaved (n, c).
+  // Divided once here, for the first element and for the step; the loop then only adds
+  // (a 64-bit division per element cost more than a sum's arithmetic).
+  const long long width = planar ? samples : channels;
+  const long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long step_outer = step / width, step_inner = step % width;
+  long long outer = i0 / width, inner = i0 % width;
+  for (long long i = i0; i < total; i += step, inner += step_inner,
+         outer += step_outer + (inner >= width ? (inner -= width, 1) : 0)) {
+    const long long c = planar ? outer : inner;
+    const long long n = planar ? inner : outer;
     const long long o = fxc_route_5_from[2 * c], j = fxc_route_5_from[2 * c + 1];
     const long long o_stride = interleaved ? fxc_route_5_widths[o] : sample_stride;  // the operand's sample stride
     out[c * channel_stride + n * sample_stride] = operands[o][j * channel_stride + n * o_stride];

@@ -56,12 +56,21 @@ extern "C" __global__ void fxc_route_3(
   const float* const* __restrict__ operands, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   long long interleaved, const float* __restrict__ gains) {
   const long long total = channels * samples;
+  if (total == 0) return;
   // Consecutive threads take consecutive addresses in either layout.
   const bool planar = interleaved == 0;
   const long long step = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
-    const long long c = planar ? i / samples : i % channels;
-    const long long n = planar ? i % samples : i / channels;
+  // Element i is (outer, inner) = (i / width, i % width): planar (c, n), interleaved (n, c).
+  // Divided once here, for the first element and for the step; the loop then only adds
+  // (a 64-bit division per element cost more than a sum's arithmetic).
+  const long long width = planar ? samples : channels;
+  const long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long step_outer = step / width, step_inner = step % width;
+  long long outer = i0 / width, inner = i0 % width;
+  for (long long i = i0; i < total; i += step, inner += step_inner,
+         outer += step_outer + (inner >= width ? (inner -= width, 1) : 0)) {
+    const long long c = planar ? outer : inner;
+    const long long n = planar ? inner : outer;
     const float* const a = operands[0];
     const float* const b = operands[1];
     const long long j = c * 1 / 2;
@@ -76,12 +85,21 @@ extern "C" __global__ void fxc_route_4(
   const float* const* __restrict__ operands, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   long long interleaved, const float* __restrict__ gains) {
   const long long total = channels * samples;
+  if (total == 0) return;
   // Consecutive threads take consecutive addresses in either layout.
   const bool planar = interleaved == 0;
   const long long step = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
-    const long long c = planar ? i / samples : i % channels;
-    const long long n = planar ? i % samples : i / channels;
+  // Element i is (outer, inner) = (i / width, i % width): planar (c, n), interleaved (n, c).
+  // Divided once here, for the first element and for the step; the loop then only adds
+  // (a 64-bit division per element cost more than a sum's arithmetic).
+  const long long width = planar ? samples : channels;
+  const long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long step_outer = step / width, step_inner = step % width;
+  long long outer = i0 / width, inner = i0 % width;
+  for (long long i = i0; i < total; i += step, inner += step_inner,
+         outer += step_outer + (inner >= width ? (inner -= width, 1) : 0)) {
+    const long long c = planar ? outer : inner;
+    const long long n = planar ? inner : outer;
     const float* const x = operands[0];
     const long long x_stride = interleaved ? 2 : sample_stride;
     float level = float(0);
@@ -155,12 +173,21 @@ extern "C" __global__ void fxc_chain_6(
   const float* __restrict__ params, const long long* __restrict__ delay_lengths, float* const* __restrict__ delay_lines) {
   const long long len0 = delay_lengths[0];  // stage 0 (delay)
   const long long total = channels * samples;
+  if (total == 0) return;
   // Consecutive threads take consecutive addresses in either layout.
   const bool planar = sample_stride == 1;
   const long long step = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
-    const long long c = planar ? i / samples : i % channels;
-    const long long n = planar ? i % samples : i / channels;
+  // Element i is (outer, inner) = (i / width, i % width): planar (c, n), interleaved (n, c).
+  // Divided once here, for the first element and for the step; the loop then only adds
+  // (a 64-bit division per element cost more than a sum's arithmetic).
+  const long long width = planar ? samples : channels;
+  const long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long step_outer = step / width, step_inner = step % width;
+  long long outer = i0 / width, inner = i0 % width;
+  for (long long i = i0; i < total; i += step, inner += step_inner,
+         outer += step_outer + (inner >= width ? (inner -= width, 1) : 0)) {
+    const long long c = planar ? outer : inner;
+    const long long n = planar ? inner : outer;
     const float* const x = in + c * channel_stride;
     long long t = n;
     long long start = 0;  // the first stage v has not been through
@@ -216,12 +243,21 @@ extern "C" __global__ void fxc_route_7(
   const float* const* __restrict__ operands, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   long long interleaved, const float* __restrict__ gains) {
   const long long total = channels * samples;
+  if (total == 0) return;
   // Consecutive threads take consecutive addresses in either layout.
   const bool planar = interleaved == 0;
   const long long step = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
-    const long long c = planar ? i / samples : i % channels;
-    const long long n = planar ? i % samples : i / channels;
+  // Element i is (outer, inner) = (i / width, i % width): planar (c, n), interleaved (n, c).
+  // Divided once here, for the first element and for the step; the loop then only adds
+  // (a 64-bit division per element cost more than a sum's arithmetic).
+  const long long width = planar ? samples : channels;
+  const long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long step_outer = step / width, step_inner = step % width;
+  long long outer = i0 / width, inner = i0 % width;
+  for (long long i = i0; i < total; i += step, inner += step_inner,
+         outer += step_outer + (inner >= width ? (inner -= width, 1) : 0)) {
+    const long long c = planar ? outer : inner;
+    const long long n = planar ? inner : outer;
     const float* const a = operands[0];
     const float* const b = operands[1];
     const long long j = c * 1 / 2;

@@ -10,12 +10,21 @@ extern "C" __global__ void fxc_sum_2(
   const double* const* __restrict__ operands, double* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const double* __restrict__ weights) {
   const long long total = channels * samples;
+  if (total == 0) return;
   // Consecutive threads take consecutive addresses in either layout.
   const bool planar = sample_stride == 1;
   const long long step = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
-    const long long c = planar ? i / samples : i % channels;
-    const long long n = planar ? i % samples : i / channels;
+  // Element i is (outer, inner) = (i / width, i % width): planar (c, n), interleaved (n, c).
+  // Divided once here, for the first element and for the step; the loop then only adds
+  // (a 64-bit division per element cost more than a sum's arithmetic).
+  const long long width = planar ? samples : channels;
+  const long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long step_outer = step / width, step_inner = step % width;
+  long long outer = i0 / width, inner = i0 % width;
+  for (long long i = i0; i < total; i += step, inner += step_inner,
+         outer += step_outer + (inner >= width ? (inner -= width, 1) : 0)) {
+    const long long c = planar ? outer : inner;
+    const long long n = planar ? inner : outer;
     const long long at = c * channel_stride + n * sample_stride;
     double acc = double(0);
     acc = acc + weights[0] * operands[0][at];

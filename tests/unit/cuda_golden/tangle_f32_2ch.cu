@@ -12,12 +12,21 @@ extern "C" __global__ void fxc_feedback_1(
   const float* __restrict__ line, float* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const long long* __restrict__ positions, long long length) {
   const long long total = channels * samples;
+  if (total == 0) return;
   // Consecutive threads take consecutive addresses in either layout.
   const bool planar = sample_stride == 1;
   const long long step = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
-    const long long c = planar ? i / samples : i % channels;
-    const long long n = planar ? i % samples : i / channels;
+  // Element i is (outer, inner) = (i / width, i % width): planar (c, n), interleaved (n, c).
+  // Divided once here, for the first element and for the step; the loop then only adds
+  // (a 64-bit division per element cost more than a sum's arithmetic).
+  const long long width = planar ? samples : channels;
+  const long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long step_outer = step / width, step_inner = step % width;
+  long long outer = i0 / width, inner = i0 % width;
+  for (long long i = i0; i < total; i += step, inner += step_inner,
+         outer += step_outer + (inner >= width ? (inner -= width, 1) : 0)) {
+    const long long c = planar ? outer : inner;
+    const long long n = planar ? inner : outer;
     const long long cell = (positions[c] + n) % length;
     out[c * channel_stride + n * sample_stride] = line[cell * channels + c];
   }
@@ -43,12 +52,21 @@ extern "C" __global__ void fxc_feedback_2(
   const float* __restrict__ line, float* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const long long* __restrict__ positions, long long length) {
   const long long total = channels * samples;
+  if (total == 0) return;
   // Consecutive threads take consecutive addresses in either layout.
   const bool planar = sample_stride == 1;
   const long long step = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
-    const long long c = planar ? i / samples : i % channels;
-    const long long n = planar ? i % samples : i / channels;
+  // Element i is (outer, inner) = (i / width, i % width): planar (c, n), interleaved (n, c).
+  // Divided once here, for the first element and for the step; the loop then only adds
+  // (a 64-bit division per element cost more than a sum's arithmetic).
+  const long long width = planar ? samples : channels;
+  const long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long step_outer = step / width, step_inner = step % width;
+  long long outer = i0 / width, inner = i0 % width;
+  for (long long i = i0; i < total; i += step, inner += step_inner,
+         outer += step_outer + (inner >= width ? (inner -= width, 1) : 0)) {
+    const long long c = planar ? outer : inner;
+    const long long n = planar ? inner : outer;
     const long long cell = (positions[c] + n) % length;
     out[c * channel_stride + n * sample_stride] = line[cell * channels + c];
   }
@@ -72,12 +90,21 @@ extern "C" __global__ void fxc_sum_3(
   const float* const* __restrict__ operands, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const float* __restrict__ weights) {
   const long long total = channels * samples;
+  if (total == 0) return;
   // Consecutive threads take consecutive addresses in either layout.
   const bool planar = sample_stride == 1;
   const long long step = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
-    const long long c = planar ? i / samples : i % channels;
-    const long long n = planar ? i % samples : i / channels;
+  // Element i is (outer, inner) = (i / width, i % width): planar (c, n), interleaved (n, c).
+  // Divided once here, for the first element and for the step; the loop then only adds
+  // (a 64-bit division per element cost more than a sum's arithmetic).
+  const long long width = planar ? samples : channels;
+  const long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long step_outer = step / width, step_inner = step % width;
+  long long outer = i0 / width, inner = i0 % width;
+  for (long long i = i0; i < total; i += step, inner += step_inner,
+         outer += step_outer + (inner >= width ? (inner -= width, 1) : 0)) {
+    const long long c = planar ? outer : inner;
+    const long long n = planar ? inner : outer;
     const long long at = c * channel_stride + n * sample_stride;
     float acc = float(0);
     acc = acc + weights[0] * operands[0][at];
@@ -96,12 +123,21 @@ extern "C" __global__ void fxc_chain_4(
   const float* __restrict__ in, float* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const float* __restrict__ params, const long long* __restrict__ delay_lengths, float* const* __restrict__ delay_lines) {
   const long long total = channels * samples;
+  if (total == 0) return;
   // Consecutive threads take consecutive addresses in either layout.
   const bool planar = sample_stride == 1;
   const long long step = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
-    const long long c = planar ? i / samples : i % channels;
-    const long long n = planar ? i % samples : i / channels;
+  // Element i is (outer, inner) = (i / width, i % width): planar (c, n), interleaved (n, c).
+  // Divided once here, for the first element and for the step; the loop then only adds
+  // (a 64-bit division per element cost more than a sum's arithmetic).
+  const long long width = planar ? samples : channels;
+  const long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long step_outer = step / width, step_inner = step % width;
+  long long outer = i0 / width, inner = i0 % width;
+  for (long long i = i0; i < total; i += step, inner += step_inner,
+         outer += step_outer + (inner >= width ? (inner -= width, 1) : 0)) {
+    const long long c = planar ? outer : inner;
+    const long long n = planar ? inner : outer;
     const float* const x = in + c * channel_stride;
     long long t = n;
     long long start = 0;  // the first stage v has not been through
@@ -137,12 +173,21 @@ extern "C" __global__ void fxc_feedback_5(
   const float* __restrict__ line, float* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const long long* __restrict__ positions, long long length) {
   const long long total = channels * samples;
+  if (total == 0) return;
   // Consecutive threads take consecutive addresses in either layout.
   const bool planar = sample_stride == 1;
   const long long step = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
-    const long long c = planar ? i / samples : i % channels;
-    const long long n = planar ? i % samples : i / channels;
+  // Element i is (outer, inner) = (i / width, i % width): planar (c, n), interleaved (n, c).
+  // Divided once here, for the first element and for the step; the loop then only adds
+  // (a 64-bit division per element cost more than a sum's arithmetic).
+  const long long width = planar ? samples : channels;
+  const long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long step_outer = step / width, step_inner = step % width;
+  long long outer = i0 / width, inner = i0 % width;
+  for (long long i = i0; i < total; i += step, inner += step_inner,
+         outer += step_outer + (inner >= width ? (inner -= width, 1) : 0)) {
+    const long long c = planar ? outer : inner;
+    const long long n = planar ? inner : outer;
     const long long cell = (positions[c] + n) % length;
     out[c * channel_stride + n * sample_stride] = line[cell * channels + c];
   }
@@ -202,12 +247,21 @@ extern "C" __global__ void fxc_feedback_7(
   const float* __restrict__ line, float* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const long long* __restrict__ positions, long long length) {
   const long long total = channels * samples;
+  if (total == 0) return;
   // Consecutive threads take consecutive addresses in either layout.
   const bool planar = sample_stride == 1;
   const long long step = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
-    const long long c = planar ? i / samples : i % channels;
-    const long long n = planar ? i % samples : i / channels;
+  // Element i is (outer, inner) = (i / width, i % width): planar (c, n), interleaved (n, c).
+  // Divided once here, for the first element and for the step; the loop then only adds
+  // (a 64-bit division per element cost more than a sum's arithmetic).
+  const long long width = planar ? samples : channels;
+  const long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long step_outer = step / width, step_inner = step % width;
+  long long outer = i0 / width, inner = i0 % width;
+  for (long long i = i0; i < total; i += step, inner += step_inner,
+         outer += step_outer + (inner >= width ? (inner -= width, 1) : 0)) {
+    const long long c = planar ? outer : inner;
+    const long long n = planar ? inner : outer;
     const long long cell = (positions[c] + n) % length;
     out[c * channel_stride + n * sample_stride] = line[cell * channels + c];
   }
@@ -231,12 +285,21 @@ extern "C" __global__ void fxc_sum_8(
   const float* const* __restrict__ operands, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const float* __restrict__ weights) {
   const long long total = channels * samples;
+  if (total == 0) return;
   // Consecutive threads take consecutive addresses in either layout.
   const bool planar = sample_stride == 1;
   const long long step = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
-    const long long c = planar ? i / samples : i % channels;
-    const long long n = planar ? i % samples : i / channels;
+  // Element i is (outer, inner) = (i / width, i % width): planar (c, n), interleaved (n, c).
+  // Divided once here, for the first element and for the step; the loop then only adds
+  // (a 64-bit division per element cost more than a sum's arithmetic).
+  const long long width = planar ? samples : channels;
+  const long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long step_outer = step / width, step_inner = step % width;
+  long long outer = i0 / width, inner = i0 % width;
+  for (long long i = i0; i < total; i += step, inner += step_inner,
+         outer += step_outer + (inner >= width ? (inner -= width, 1) : 0)) {
+    const long long c = planar ? outer : inner;
+    const long long n = planar ? inner : outer;
     const long long at = c * channel_stride + n * sample_stride;
     float acc = float(0);
     acc = acc + weights[0] * operands[0][at];
@@ -307,12 +370,21 @@ extern "C" __global__ void fxc_sum_10(
   const float* const* __restrict__ operands, float* out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const float* __restrict__ weights) {
   const long long total = channels * samples;
+  if (total == 0) return;
   // Consecutive threads take consecutive addresses in either layout.
   const bool planar = sample_stride == 1;
   const long long step = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
-    const long long c = planar ? i / samples : i % channels;
-    const long long n = planar ? i % samples : i / channels;
+  // Element i is (outer, inner) = (i / width, i % width): planar (c, n), interleaved (n, c).
+  // Divided once here, for the first element and for the step; the loop then only adds
+  // (a 64-bit division per element cost more than a sum's arithmetic).
+  const long long width = planar ? samples : channels;
+  const long long i0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long step_outer = step / width, step_inner = step % width;
+  long long outer = i0 / width, inner = i0 % width;
+  for (long long i = i0; i < total; i += step, inner += step_inner,
+         outer += step_outer + (inner >= width ? (inner -= width, 1) : 0)) {
+    const long long c = planar ? outer : inner;
+    const long long n = planar ? inner : outer;
     const long long at = c * channel_stride + n * sample_stride;
     float acc = float(0);
     acc = acc + weights[0] * operands[0][at];
