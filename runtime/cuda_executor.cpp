@@ -956,33 +956,35 @@ struct CudaRunPool {
 
 namespace {
 
-// A stream of `program` from `list` of its pool, reset to zero state, else a new one made by
-// `make`. Not owning the program: the pool that keeps the stream belongs to the program (a
-// stream that owned it would keep it alive forever).
-template <class Make>
-Expected<std::unique_ptr<CudaStream>, std::string> take_stream(CudaRunPool& pool,
-                                                               std::vector<std::unique_ptr<CudaStream>>& list,
-                                                               Make make) {
+// Runs `run` on a stream of `program` for `layout`: one from its pool, reset to zero state, or
+// a new one, which points at the program without owning it (the pool that keeps the stream
+// belongs to the program: a stream that owned it would keep it alive forever). The stream goes
+// back to the pool, with its staging and device buffers, when `run` succeeded.
+template <class Run>
+auto run_pooled(const std::shared_ptr<const CudaProgram>& program, DeviceLayout layout, Run run)
+    -> decltype(run(std::declval<CudaStream&>())) {
+  CudaRunPool& pool = *program->run_pool;
+  std::vector<std::unique_ptr<CudaStream>>& idle = layout == DeviceLayout::planar ? pool.idle_on_device : pool.idle;
   std::unique_ptr<CudaStream> stream;
   {
     std::lock_guard lock(pool.mutex);
-    if (!list.empty()) {
-      stream = std::move(list.back());
-      list.pop_back();
+    if (!idle.empty()) {
+      stream = std::move(idle.back());
+      idle.pop_back();
     }
   }
-  if (!stream) return make();
-  if (auto zero = stream->reset(); !zero) return Unexpected{zero.error()};
-  return stream;
-}
-
-void give_back(CudaRunPool& pool, std::vector<std::unique_ptr<CudaStream>>& list, std::unique_ptr<CudaStream> stream) {
-  std::lock_guard lock(pool.mutex);
-  list.push_back(std::move(stream));
-}
-
-std::shared_ptr<const CudaProgram> not_owning(const std::shared_ptr<const CudaProgram>& program) {
-  return std::shared_ptr<const CudaProgram>(std::shared_ptr<const CudaProgram>{}, program.get());
+  if (stream) {
+    if (auto zero = stream->reset(); !zero) return Unexpected{zero.error()};
+  } else {
+    stream = std::make_unique<CudaStream>(std::shared_ptr<const CudaProgram>(std::shared_ptr<const CudaProgram>{}, program.get()),
+                                          layout);
+  }
+  auto result = run(*stream);
+  if (result) {
+    std::lock_guard lock(pool.mutex);
+    idle.push_back(std::move(stream));
+  }
+  return result;
 }
 
 }  // namespace
@@ -1032,13 +1034,8 @@ std::size_t cuda_piece_frames(const CudaProgram& program) {
 Expected<std::vector<Signal>, std::string> execute_cuda(std::shared_ptr<const CudaProgram> program,
                                                         std::span<const Signal> inputs, std::size_t piece_frames) {
   if (piece_frames == 0) piece_frames = cuda_piece_frames(*program);
-  CudaRunPool& pool = *program->run_pool;
-  auto taken = take_stream(pool, pool.idle, [&] { return std::make_unique<CudaStream>(not_owning(program), false); });
-  if (!taken) return Unexpected{taken.error()};
-  std::unique_ptr<CudaStream> stream = std::move(*taken);
-  auto out = stream->process_whole(inputs, piece_frames);
-  if (out) give_back(pool, pool.idle, std::move(stream));
-  return out;
+  return run_pooled(program, DeviceLayout::automatic,
+                    [&](CudaStream& stream) { return stream.process_whole(inputs, piece_frames); });
 }
 
 Expected<std::monostate, std::string> execute_cuda_into(std::shared_ptr<const CudaProgram> program,
@@ -1046,12 +1043,9 @@ Expected<std::monostate, std::string> execute_cuda_into(std::shared_ptr<const Cu
                                                         std::span<void* const* const> outputs, std::size_t frames,
                                                         std::size_t piece_frames) {
   if (piece_frames == 0) piece_frames = cuda_piece_frames(*program);
-  CudaRunPool& pool = *program->run_pool;
-  auto taken = take_stream(pool, pool.idle, [&] { return std::make_unique<CudaStream>(not_owning(program), false); });
-  if (!taken) return Unexpected{taken.error()};
-  auto done = (*taken)->process_whole_into(inputs, outputs, frames, piece_frames);
-  if (done) give_back(pool, pool.idle, std::move(*taken));
-  return done;
+  return run_pooled(program, DeviceLayout::automatic, [&](CudaStream& stream) {
+    return stream.process_whole_into(inputs, outputs, frames, piece_frames);
+  });
 }
 
 Expected<std::vector<std::vector<Signal>>, std::string> execute_cuda_batch(std::shared_ptr<const CudaProgram> program,
@@ -1100,13 +1094,10 @@ Expected<std::monostate, std::string> execute_cuda_on_device(std::shared_ptr<con
                                                              GpuDevice::Handle stream) {
   // A pooled stream: a new one would allocate, fill and free its device buffers on every call
   // (cuMemFree waits for the whole device).
-  CudaRunPool& pool = *program->run_pool;
-  auto taken = take_stream(pool, pool.idle_on_device,
-                           [&] { return std::make_unique<CudaStream>(not_owning(program), DeviceLayout::planar); });
-  if (!taken) return Unexpected{taken.error()};
-  auto launches = (*taken)->process_device(inputs, outputs, frames, stream);
+  auto launches = run_pooled(program, DeviceLayout::planar, [&](CudaStream& run) {
+    return run.process_device(inputs, outputs, frames, stream);
+  });
   if (!launches) return Unexpected{launches.error()};
-  give_back(pool, pool.idle_on_device, std::move(*taken));
   return std::monostate{};
 }
 CudaStream::~CudaStream() = default;

@@ -39,7 +39,8 @@ namespace fxc {
 
 struct CudaRunPool;
 
-/// A program's pool of streams for whole runs (execute_cuda). Every program has its own, a
+/// A program's pool of streams for whole runs (execute_cuda, execute_cuda_into and
+/// execute_cuda_on_device). Every program has its own, a
 /// copy too: a copy of a program is made for other values (Program::set), and the original's
 /// pooled streams hold the original's values and point at it.
 class CudaRunPoolRef {
@@ -61,7 +62,7 @@ struct CudaProgram {
   std::shared_ptr<GpuDevice> device;
   GpuDevice::Handle module = 0;
   std::vector<std::vector<GpuDevice::Handle>> functions;  ///< [kernel][entry]
-  /// Streams that whole runs (execute_cuda) reuse, with their staging. Last: it goes first.
+  /// Streams that whole runs reuse, with their staging and device buffers. Last: it goes first.
   CudaRunPoolRef run_pool;
 };
 

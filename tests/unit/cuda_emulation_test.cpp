@@ -1114,8 +1114,7 @@ std::vector<Signal> into_caller_memory(const Prepared& p, const std::vector<Sign
   auto out_pointers = pointers(out);
   REQUIRE(execute_cuda_into(p.program, arrays(in_pointers), arrays(out_pointers), n, piece));
   if (!out.empty() && out[0].channels() == in[0].channels()) {
-    Signal in_place = in[0].converted(dtype);  // its own copy of the first input
-    std::vector<Signal> one{in_place};
+    std::vector<Signal> one{in[0]};  // a copy of the first input, which the output overwrites
     auto place = pointers(one);
     std::vector<std::vector<const void*>> own_in = in_pointers;
     own_in[0].assign(place[0].begin(), place[0].end());

@@ -17,6 +17,7 @@
 #include <random>
 #include <unistd.h>
 
+#include "ir/dtype.h"
 #include "runtime/counters.h"
 #include "runtime/gpu_device.h"
 #include "support/float_format.h"
@@ -228,31 +229,33 @@ Timing time_runs(const Program& program, std::vector<Signal>& inputs, int repeat
 
 // Target cuda: the same signals already in GPU memory, run through Program::run_device as a
 // framework that keeps its audio on the GPU runs them: no host copies, the launches and the
-// final synchronize included. The outputs come back once and must equal the host path's
-// (`expected`) exactly: the same kernels on the same inputs.
+// final synchronize included. The outputs come back once and are compared with the host
+// path's (`expected`): the same kernels, but the host path runs in pieces, so the two agree
+// within rounding, not bit for bit.
 struct DeviceTiming {
   Timing timing;
   double max_difference_from_host_run = 0;
 };
-
-std::size_t sample_bytes(DType dtype) { return dtype == DType::f32 ? sizeof(float) : sizeof(double); }
 
 Expected<DeviceTiming, std::string> time_device_runs(const Program& program, const std::vector<Signal>& inputs,
                                                      const std::vector<Signal>& expected, int repeat) {
   auto opened = open_cuda_device();
   if (!opened) return Unexpected{opened.error()};
   GpuDevice& device = **opened;
-  DType dtype = program.options().dtype;
-  std::size_t bytes = sample_bytes(dtype);
-  std::vector<DevicePtr> buffers;
-  auto release_all = [&] {
-    for (DevicePtr p : buffers) device.release(p);
-  };
+  const DType dtype = program.options().dtype;
+  const std::size_t bytes = size_of(dtype);
+  struct Buffers {  // released however this returns
+    GpuDevice& device;
+    std::vector<DevicePtr> all;
+    ~Buffers() {
+      for (DevicePtr p : all) device.release(p);
+    }
+  } buffers{device, {}};
   auto to_device = [&](const Signal& s, std::vector<DeviceArray>& arrays, bool copy) -> GpuStatus {
     std::size_t row = s.samples() * bytes;
     auto p = device.allocate(std::max<std::size_t>(1, s.channels() * row));
     if (!p) return Unexpected{p.error()};
-    buffers.push_back(*p);
+    buffers.all.push_back(*p);
     arrays.push_back({static_cast<std::uintptr_t>(*p), s.channels(), s.samples()});
     for (std::size_t c = 0; copy && c < s.channels(); ++c) {
       const void* from = dtype == DType::f32 ? static_cast<const void*>(s.f32(c).data()) : s.f64(c).data();
@@ -262,10 +265,10 @@ Expected<DeviceTiming, std::string> time_device_runs(const Program& program, con
   };
   std::vector<DeviceArray> in, out;
   for (const Signal& s : inputs)
-    if (auto st = to_device(s.converted(dtype), in, true); !st) return release_all(), Unexpected{st.error()};
+    if (auto st = to_device(s.converted(dtype), in, true); !st) return Unexpected{st.error()};
   for (const Signal& s : expected)
-    if (auto st = to_device(s, out, false); !st) return release_all(), Unexpected{st.error()};
-  if (auto st = device.synchronize(); !st) return release_all(), Unexpected{st.error()};
+    if (auto st = to_device(s, out, false); !st) return Unexpected{st.error()};
+  if (auto st = device.synchronize(); !st) return Unexpected{st.error()};
   DeviceTiming result;
   try {
     program.run_device(in, out);  // warm-up: module load, graphs, parameter buffers
@@ -279,25 +282,24 @@ Expected<DeviceTiming, std::string> time_device_runs(const Program& program, con
     }
     result.timing.median_ms = median(times);
   } catch (const Error& e) {
-    release_all();
     return Unexpected{std::string(e.what())};
   }
   for (std::size_t k = 0; k < expected.size(); ++k) {
-    std::size_t row = expected[k].samples() * bytes;
-    std::vector<unsigned char> host(row);
-    for (std::size_t c = 0; c < expected[k].channels(); ++c) {
-      if (auto st = device.copy_to_host(host.data(), static_cast<DevicePtr>(out[k].data) + c * row, row); !st)
-        return release_all(), Unexpected{st.error()};
-      if (auto st = device.synchronize(); !st) return release_all(), Unexpected{st.error()};
-      for (std::size_t n = 0; n < expected[k].samples(); ++n) {
-        double got = dtype == DType::f32 ? reinterpret_cast<const float*>(host.data())[n]
-                                         : reinterpret_cast<const double*>(host.data())[n];
-        double diff = std::abs(got - expected[k].at(c, n));
+    Signal got(expected[k].channels(), expected[k].samples(), dtype, Signal::Uninitialized{});
+    for (std::size_t c = 0; c < got.channels(); ++c) {
+      void* to = dtype == DType::f32 ? static_cast<void*>(got.f32(c).data()) : got.f64(c).data();
+      if (auto st = device.copy_to_host(to, static_cast<DevicePtr>(out[k].data) + c * got.samples() * bytes,
+                                        got.samples() * bytes);
+          !st)
+        return Unexpected{st.error()};
+    }
+    if (auto st = device.synchronize(); !st) return Unexpected{st.error()};
+    for (std::size_t c = 0; c < got.channels(); ++c)
+      for (std::size_t n = 0; n < got.samples(); ++n) {
+        double diff = std::abs(got.at(c, n) - expected[k].at(c, n));
         if (!(diff <= result.max_difference_from_host_run)) result.max_difference_from_host_run = diff;  // NaN sticks
       }
-    }
   }
-  release_all();
   return result;
 }
 
@@ -375,9 +377,10 @@ int bench(const BenchOptions& o) {
     auto realtime = [&](const Timing& t) { return o.seconds / (t.median_ms / 1e3); };
 
     // Accuracy next to speed: the largest error against the float64 reference.
-    std::vector<Signal> fused_outputs = fused.run(inputs);
-    double max_error = o.check ? max_error_against_reference(o, options, inputs, fused_outputs) : 0;
     bool gpu = options.target == Target::cuda;
+    // The fused outputs, for the reference check and as the GPU-memory run's comparison.
+    std::vector<Signal> fused_outputs = o.check || gpu ? fused.run(inputs) : std::vector<Signal>{};
+    double max_error = o.check ? max_error_against_reference(o, options, inputs, fused_outputs) : 0;
     std::optional<Expected<DeviceTiming, std::string>> device;
     if (gpu) device = time_device_runs(fused, inputs, fused_outputs, o.repeat);
     const char* unit = gpu ? "launch(es)" : "dispatch(es)";
