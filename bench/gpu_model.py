@@ -80,26 +80,27 @@ TILE_SMEM = 128 * 33 * 4  # the chunk passes' shared tile (16896 bytes per block
 
 # --- workloads -----------------------------------------------------------------------------
 # sections: biquads in the chain; state: the arithmetic's type (f64 where the cost model picks
-# state_precision f64: poles near the unit circle, as for W1 and W4's chain); regs: ptxas's
+# state_precision f64: poles near the unit circle, as for W4's chain; mixed where split-precision
+# leaves only `f64_sections` of them in float64 and the rest in float32, as for W1); regs: ptxas's
 # registers per thread for (chunk_states, output pass) of `fxc dump --emit cuda --dtype f32`
 # compiled for sm_90 (CUDA 13.0, --fmad=false --ftz=true); extra: other kernels of the graph.
 WORKLOADS = [
-    dict(id="W1 8 ch x 120 s", channels=8, seconds=120, fs=44100, sections=15, state="f64",
-         regs=(204, 210), target=("floor", 3.0)),
+    dict(id="W1 8 ch x 120 s", channels=8, seconds=120, fs=44100, sections=15, state="mixed", f64_sections=6,
+         regs=(168, 166), target=("floor", 3.0)),
     dict(id="W4 chain 1024 ch x 60 s", channels=1024, seconds=60, fs=48000, sections=6, state="f64",
          regs=(80, 84), target=("floor", 2.0)),
     dict(id="W5 1 ch x 600 s", channels=1, seconds=600, fs=44100, sections=6, state="f64",
          regs=(80, 84)),
     dict(id="W6 256 x 1 s stereo (512 ch)", channels=512, seconds=1, fs=48000, sections=6, state="f64",
          regs=(80, 84), target=("launches", 1)),
-    dict(id="vocal 2 ch x 60 s", channels=2, seconds=60, fs=48000, sections=4, state="f64",
-         regs=(56, 56), tail="tanh",
+    dict(id="vocal 2 ch x 60 s", channels=2, seconds=60, fs=48000, sections=4, state="mixed", f64_sections=2,
+         regs=(44, 48), tail="tanh",
          extra=[dict(kind="thread_delay", regs=32), dict(kind="sum", operands=2, regs=25)]),
     dict(id="W2 8 ch x 60 s", channels=8, seconds=60, fs=44100, sections=4, state="f32",
          regs=(40, 42)),
     # bench/gpu_bench.py's other IIR rows
-    dict(id="W1 1024 ch x 10 s (gpu_bench)", channels=1024, seconds=10, fs=44100, sections=15, state="f64",
-         regs=(204, 210)),
+    dict(id="W1 1024 ch x 10 s (gpu_bench)", channels=1024, seconds=10, fs=44100, sections=15, state="mixed",
+         f64_sections=6, regs=(168, 166)),
     dict(id="W2 1 ch x 300 s (gpu_bench)", channels=1, seconds=300, fs=44100, sections=4, state="f32",
          regs=(40, 42)),
     dict(id="W4 2 ch x 10 s (gpu_bench)", channels=2, seconds=10, fs=48000, sections=6, state="f64",
@@ -135,16 +136,20 @@ def chunk_length(channels, samples, dev):
 
 
 class Kernel:
+    # pipe_ops_f32: a mixed chain's float32 sections, on the float32 pipe beside the float64 one.
     def __init__(self, name, launches=1, bytes_=0.0, pipe_ops=0.0, pipe="f64", cvts=0.0, flops=0.0,
-                 latency_cycles=0.0):
+                 latency_cycles=0.0, pipe_ops_f32=0.0):
         self.name, self.launches, self.bytes, self.pipe_ops, self.pipe = name, launches, bytes_, pipe_ops, pipe
         self.cvts, self.flops, self.latency_cycles = cvts, flops, latency_cycles
+        self.pipe_ops_f32 = pipe_ops_f32
 
     def times(self, dev):
         clock = dev["clock_ghz"] * 1e9
         rate = dev["f64_per_sm"] if self.pipe == "f64" else dev["f32_per_sm"]
         memory = self.bytes / dev["bandwidth"]
-        throughput = self.pipe_ops / (dev["sms"] * rate * clock) + self.cvts / (dev["sms"] * dev["cvt_per_sm"] * clock)
+        pipes = max(self.pipe_ops / (dev["sms"] * rate * clock),
+                    self.pipe_ops_f32 / (dev["sms"] * dev["f32_per_sm"] * clock))
+        throughput = pipes + self.cvts / (dev["sms"] * dev["cvt_per_sm"] * clock)
         latency = self.latency_cycles / clock
         bounds = {"memory": memory, f"{self.pipe} pipe": throughput, "latency": latency}
         bound = max(bounds, key=bounds.get)
@@ -157,10 +162,13 @@ def kernels_for(w, dev, a):
     S = w["sections"]
     D = 2 * S
     wi = a.get("what_if", ())
-    f64 = w["state"] == "f64" and "f32-state" not in wi
+    f64 = w["state"] in ("f64", "mixed") and "f32-state" not in wi
     ops = 4 if f64 or w["state"] == "f32" else 4 + a["error_feedback_ops"]
+    # mixed: the first `hot` sections in float64, the others in float32 (4 ops, the f32 pipe)
+    hot = w.get("f64_sections", S) if f64 else 0
+    cold_ops = 4 * (S - hot) if f64 else 0
     regs = w["regs"]
-    if w["state"] == "f64" and not f64:
+    if w["state"] != "f32" and not f64:
         regs = tuple(32 + (r - 32) // 2 for r in regs)
     if "const-coeffs" in wi:
         regs = tuple(max(32, 40 + (4 if f64 else 2) * S) for r in regs)
@@ -180,7 +188,8 @@ def kernels_for(w, dev, a):
     groups = math.ceil(chunks / GROUP)
     steps = max(1, math.ceil(math.log2(groups))) if groups > 1 else 1
     state_bytes = 8 * D
-    per_sample_path = S * lat  # one FMA latency per section per sample (the cascade's wavefront)
+    # one FMA latency per section per sample (the cascade's wavefront)
+    per_sample_path = hot * lat + (S - hot) * a["fma_latency_f32"] if f64 else S * lat
     if interleaved:
         u = a["interleaved_unroll"]
         pass_cycles = lambda extra: math.ceil(L / u) * (a["dram_latency"] + u * (per_sample_path + extra))
@@ -189,9 +198,13 @@ def kernels_for(w, dev, a):
                                                        + 32 * (per_sample_path + extra))
     # 0. chunk_states
     res = resident_threads(dev, regs[0], BLOCK, TILE_SMEM)
-    ks.append(Kernel("chunk_states", 1, C * N * sb + T * state_bytes, C * N * S * ops, pipe,
-                     C * N if f64 else 0, C * N * S * (2 * ops - 1),
-                     waves(T, BLOCK, res, dev) * pass_cycles(0)))
+    sect_ops = hot * ops if f64 else S * ops
+    # conversions: the load into float64, and in a mixed chain the one back to float32 after its
+    # float64 sections (the output pass then stores float32 as it is)
+    cvt_in = (2 if f64 and hot < S else 1) if f64 else 0
+    ks.append(Kernel("chunk_states", 1, C * N * sb + T * state_bytes, C * N * sect_ops, pipe,
+                     cvt_in * C * N, C * N * S * (2 * ops - 1),
+                     waves(T, BLOCK, res, dev) * pass_cycles(0), C * N * cold_ops)),
     # 1. group_sums and 3. chunk_starts: one block per (channel, group), a thread per row, G steps
     cb = math.ceil(D / 32) * 32
     res_c = resident_threads(dev, 32, cb)
@@ -212,9 +225,9 @@ def kernels_for(w, dev, a):
                      2 * T * D * D, carry_w * GROUP * step_cycles))
     # 4. output pass
     res = resident_threads(dev, regs[1], BLOCK, TILE_SMEM)
-    ks.append(Kernel("output", 1, 2 * C * N * sb + T * state_bytes, C * N * (S * ops + tail_ops), pipe,
+    ks.append(Kernel("output", 1, 2 * C * N * sb + T * state_bytes, C * N * (sect_ops + tail_ops), pipe,
                      2 * C * N if f64 else 0, C * N * (S * (2 * ops - 1) + tail_ops * 2),
-                     waves(T, BLOCK, res, dev) * pass_cycles(tail_path)))
+                     waves(T, BLOCK, res, dev) * pass_cycles(tail_path), C * N * cold_ops))
     for e in w.get("extra", []):
         if e["kind"] == "thread_delay" and "delay-elementwise" in wi:
             ks.append(Kernel("delay (elementwise)", 1, 2 * C * N * sb, 0, "f32", 0, 0,

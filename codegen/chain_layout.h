@@ -57,7 +57,7 @@ ChainLayout layout_of(const ir::Chain& chain);
 /// The type of a chain's coefficients, state, rings and arithmetic, for a signal of `signal`:
 /// float64 when the chain keeps its state in float64, else the signal's.
 inline DType compute_dtype(const ir::Chain& chain, DType signal) {
-  return chain.state_precision == ir::StatePrecision::f64 ? DType::f64 : signal;
+  return ir::float64_state(chain.state_precision) ? DType::f64 : signal;
 }
 
 /// The chain's values in layout order: coefficients (params) and delay lengths.

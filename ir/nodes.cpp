@@ -23,7 +23,7 @@ constexpr std::string_view kStrategies[] = {"none",
                                             "gpu_thread_per_channel",
                                             "gpu_chunked_scan"};
 constexpr std::string_view kFirMethods[] = {"none", "direct", "fft_overlap_save"};
-constexpr std::string_view kStatePrecisions[] = {"signal", "f64"};
+constexpr std::string_view kStatePrecisions[] = {"signal", "f64", "mixed"};
 
 template <class E>
 std::span<const std::string_view> names_of() {

@@ -421,7 +421,14 @@ enum class FirMethod { none, direct, fft_overlap_save };
 /// The type a chain's coefficients, state and arithmetic use. `f64` on a float32 chain: the
 /// signal is read and written as float32, everything between in float64, for filters whose
 /// poles sit so close to the unit circle that float32 state loses the signal (docs/errors.md).
-enum class StatePrecision { signal, f64 };
+/// `mixed` (a float32 chain on a GPU, set by split-precision): the chain's first stage, a
+/// cascade of the sections that need float64, computes in float64 and every later stage in
+/// float32; the state buffers, the chunked scan's carry and snapshots hold float64 as for
+/// `f64` (a CPU kernel runs such a chain wholly in float64).
+enum class StatePrecision { signal, f64, mixed };
+
+/// True when a chain's state buffers are float64 on a float32 signal: `f64` and `mixed`.
+inline bool float64_state(StatePrecision precision) { return precision != StatePrecision::signal; }
 
 struct Chain {
   static constexpr std::string_view kKind = "chain";

@@ -176,6 +176,8 @@ class Verifier {
       if (p.chunk_length < 1) error(id, "a chunked strategy needs a chunk length >= 1");
     if (p.fir_method == FirMethod::fft_overlap_save && p.fft_block < 2)
       error(id, "FFT overlap-save needs an FFT block of at least 2");
+    if (p.state_precision == StatePrecision::mixed && (p.stages.empty() || !std::holds_alternative<SosCascade>(p.stages[0])))
+      error(id, "state_precision mixed needs an sos cascade as the first stage (the sections it runs in float64)");
   }
   void check_payload(NodeId id, const Clip& p) {
     if (!finite(p.lo) || !finite(p.hi)) error(id, "bounds must be finite");

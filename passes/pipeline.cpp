@@ -35,7 +35,7 @@ constexpr PassInfo kPasses[] = {
     {"fuse-fir", fuse_fir_chains, "merge FIR filters in series by convolving their taps"},
     {"fuse-chains", fuse_chains, "make each linear run of stages one kernel"},
     {"fuse-loops", fuse_loops, "run a loop through one mix as one kernel, sample by sample"},
-    {"split-precision", split_precision, "run float32 chains' float64-state sections in a chain of their own"},
+    {"split-precision", split_precision, "run float32 chains' float64-state sections apart: a chain of their own (CPU), a float64 first stage (GPU)"},
     {"select-strategy", select_strategy, "choose how each kernel runs, and say why"},
 };
 

@@ -116,7 +116,15 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
       s = {ir::IirStrategy::gpu_thread_per_channel, 0, s.fir_method, s.fft_block,
            "one GPU thread per channel: inside a loop, whose passes are too short to split in time"};
     }
-    if (precision == ir::StatePrecision::f64 && radius_decides_precision(summary, context))
+    // split-precision put the sections that need float64 first, for the rest to run in float32
+    // in the same kernel: that holds where the chain needs float64 at all.
+    const bool mixed = precision == ir::StatePrecision::f64 && chain->state_precision == ir::StatePrecision::mixed;
+    if (mixed) {
+      const std::size_t hot = std::get<ir::SosCascade>(chain->stages[0]).sections.size();
+      s.reason += fmt::format("; float64 state for the first {} of {} sections (pole radius {:.6g} >= {:g}), float32 after",
+                              hot, summary.sections, summary.max_pole_radius, t.f64_state_pole_radius);
+      precision = ir::StatePrecision::mixed;
+    } else if (precision == ir::StatePrecision::f64 && radius_decides_precision(summary, context))
       s.reason += fmt::format("; float64 state (pole radius {:.6g} >= {:g})", summary.max_pole_radius,
                               t.f64_state_pole_radius);
     else if (precision == ir::StatePrecision::f64)

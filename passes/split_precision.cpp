@@ -26,13 +26,17 @@ double vector_ops(int sections, int channels, int lanes) {
   return static_cast<double>(sections) * ((channels + lanes - 1) / lanes);
 }
 
-// The sections of `chain` that need float64 state, moved into a chain of their own; nullopt
-// when the chain stays whole.
+// The sections of `chain` that need float64 state (`hot`, in order) and the chain without
+// them (`cold`); `dynamics`: the cold part's dynamics stages.
 struct Split {
   ir::Chain hot, cold;
+  int cold_sections = 0, dynamics = 0;
 };
 
-std::optional<Split> split(const ir::Chain& chain, int channels, const PassContext& context) {
+// Where the chain's sections divide at the precision boundary: nullopt when none needs float64
+// state, none is left without it, or one that needs it sits after a non-linear stage (it
+// cannot move to the front).
+std::optional<Split> partition(const ir::Chain& chain, const PassContext& context) {
   const double threshold = context.thresholds.f64_state_pole_radius;
   std::size_t linear_end = chain.stages.size();
   for (std::size_t k = 0; k < chain.stages.size(); ++k)
@@ -42,7 +46,6 @@ std::optional<Split> split(const ir::Chain& chain, int channels, const PassConte
     }
   ir::SosCascade hot;
   Split out;
-  int cold_sections = 0;
   for (std::size_t k = 0; k < chain.stages.size(); ++k) {
     const auto* sos = std::get_if<ir::SosCascade>(&chain.stages[k]);
     if (!sos) {
@@ -54,60 +57,66 @@ std::optional<Split> split(const ir::Chain& chain, int channels, const PassConte
     for (const design::Section& s : sos->sections) {
       if (design::max_pole_radius(design::Sos{s}) < threshold) {
         rest.sections.push_back(s);
-        ++cold_sections;
+        ++out.cold_sections;
       } else if (k < linear_end) {
         hot.sections.push_back(s);
         hot.allow_unstable = hot.allow_unstable || sos->allow_unstable;
       } else {
-        return std::nullopt;  // past a non-linear stage: it cannot move to the front
+        return std::nullopt;
       }
     }
     if (!rest.sections.empty()) out.cold.stages.push_back(std::move(rest));
   }
-  // Dynamics stages stay in the cold part, where float32 runs them with vector log2 and exp2
-  // instead of the C library's float64 calls, one per lane.
-  int dynamics = 0;
-  for (const ir::Stage& stage : chain.stages) dynamics += std::holds_alternative<ir::Dynamics>(stage) ? 1 : 0;
-  // One channel runs a wavefront, a sequential loop or the chunked scan, whose cost follows
-  // other rules: it stays whole.
-  if (hot.sections.empty() || cold_sections + dynamics == 0 || channels < 2) return std::nullopt;
-  // Whole: every section at float64's width. Split: the hot ones so, the rest at float32's,
-  // plus one more pass over the signal between the two chains, written and read back through
-  // memory: kPassCost sections' worth per vector group. (Measured: W6's 512 channels x 1 s
-  // took 2x as long split, 46 against 23 ms, where counting the pass as one section predicted
-  // a gain; W1's 8 channels x 120 s gain 0.64x single-threaded.)
+  for (const ir::Stage& stage : chain.stages) out.dynamics += std::holds_alternative<ir::Dynamics>(stage) ? 1 : 0;
+  if (hot.sections.empty() || out.cold_sections + out.dynamics == 0) return std::nullopt;
+  out.hot.stages.push_back(std::move(hot));
+  return out;
+}
+
+// Whether the cold part keeps float64 quality in float32: its sections' own float32 error,
+// measured, at most kSplitErrorBound. (A radius below the threshold is not enough: high-order
+// designs near Nyquist lose 90 dB with every pole inside it.) With dynamics in it, the part is
+// as precise as a float32 dynamics stage can be (1e-5 of the peak, docs/fx-language.md): its
+// sections then need only the bound a float32 chain of them alone gets (select_strategy's).
+bool cold_part_keeps_quality(const Split& split, const PassContext& context) {
+  std::vector<design::Section> cold_cascade;
+  for (const ir::Stage& stage : split.cold.stages)
+    if (const auto* sos = std::get_if<ir::SosCascade>(&stage))
+      cold_cascade.insert(cold_cascade.end(), sos->sections.begin(), sos->sections.end());
+  const double bound = split.dynamics > 0 ? context.thresholds.f64_state_error : kSplitErrorBound;
+  return float32_state_error(cold_cascade) <= bound;
+}
+
+// On the CPU, whether two chains cost less than one. Whole: every section at float64's width.
+// Split: the hot ones so, the rest at float32's, plus one more pass over the signal between
+// the two chains, written and read back through memory: kPassCost sections' worth per vector
+// group. (Measured: W6's 512 channels x 1 s took 2x as long split, 46 against 23 ms, where
+// counting the pass as one section predicted a gain; W1's 8 channels x 120 s gain 0.64x
+// single-threaded.) One channel runs a wavefront, a sequential loop or the chunked scan, whose
+// cost follows other rules: it stays whole.
+bool split_pays_on_cpu(const Split& split, int channels, const PassContext& context) {
+  if (channels < 2) return false;
   constexpr int kPassCost = 4;
   // A dynamics stage in sections' worth per vector group (measured: a compressor on 64
   // channels x 10 s, AVX2, 91 ms in float32 against 565 ms in float64, where a section costs
   // about 2 ns per vector group and sample).
   constexpr int kDynamicsCost32 = 12, kDynamicsCost64 = 40;
   const int lanes32 = context.target.lanes(DType::f32), lanes64 = context.target.lanes(DType::f64);
-  const int hot_sections = static_cast<int>(hot.sections.size());
-  double whole = vector_ops(hot_sections + cold_sections + kDynamicsCost64 * dynamics, channels, lanes64);
-  double parts = vector_ops(hot_sections, channels, lanes64) +
-                 vector_ops(cold_sections + kDynamicsCost32 * dynamics, channels, lanes32) +
-                 vector_ops(kPassCost, channels, lanes32);
-  if (!(parts < whole)) return std::nullopt;
-  // The float32 part must keep float64 quality: its sections' own float32 error, measured,
-  // at most kSplitErrorBound. (A radius below the threshold is not enough: high-order designs
-  // near Nyquist lose 90 dB with every pole inside it.)
-  std::vector<design::Section> cold_cascade;
-  for (const ir::Stage& stage : out.cold.stages)
-    if (const auto* sos = std::get_if<ir::SosCascade>(&stage))
-      cold_cascade.insert(cold_cascade.end(), sos->sections.begin(), sos->sections.end());
-  // With dynamics in it, the float32 part is as precise as a float32 dynamics stage can be
-  // (1e-5 of the peak, docs/fx-language.md): its sections then need only the bound a float32
-  // chain of them alone gets (select_strategy's), not float64 quality.
-  const double bound = dynamics > 0 ? context.thresholds.f64_state_error : kSplitErrorBound;
-  if (float32_state_error(cold_cascade) > bound) return std::nullopt;
-  out.hot.stages.push_back(std::move(hot));
-  return out;
+  const int hot_sections = static_cast<int>(std::get<ir::SosCascade>(split.hot.stages[0]).sections.size());
+  const double whole =
+      vector_ops(hot_sections + split.cold_sections + kDynamicsCost64 * split.dynamics, channels, lanes64);
+  const double parts = vector_ops(hot_sections, channels, lanes64) +
+                       vector_ops(split.cold_sections + kDynamicsCost32 * split.dynamics, channels, lanes32) +
+                       vector_ops(kPassCost, channels, lanes32);
+  return parts < whole;
 }
 
 }  // namespace
 
 ir::Graph split_precision(const ir::Graph& graph, PassContext& context) {
-  if (context.binding.dtype != DType::f32 || context.target.kind != TargetKind::cpu) return graph;
+  if (context.binding.dtype != DType::f32) return graph;
+  const bool gpu = context.target.kind == TargetKind::cuda;
+  if (!gpu && context.target.kind != TargetKind::cpu) return graph;
   // Ids are worked out first: a feedback node may read a node after it.
   std::vector<std::optional<Split>> parts(graph.size());
   std::vector<ir::NodeId> moved(graph.size());  // old id -> new id
@@ -117,8 +126,15 @@ ir::Graph split_precision(const ir::Graph& graph, PassContext& context) {
     const auto* chain = std::get_if<ir::Chain>(&node.op);
     int channels = std::max(node.type.channels, 1) * std::max(context.binding.batch, 1);  // a batch lays items side by side
     // A fused loop's stages run between its line's read and write: they stay together.
-    if (chain && !node.live && !ir::has_loop(chain->stages)) parts[id] = split(*chain, channels, context);
-    if (parts[id]) ++next;  // the hot part comes first
+    if (chain && !node.live && !ir::has_loop(chain->stages)) {
+      parts[id] = partition(*chain, context);
+      // On a GPU the split is inside the kernel, for nothing: the hot sections run first in
+      // float64 and the rest in float32 in the same pass over the signal. On the CPU it is a
+      // second kernel at another vector width, which must pay for its pass.
+      if (parts[id] && !gpu && !split_pays_on_cpu(*parts[id], channels, context)) parts[id].reset();
+      if (parts[id] && !cold_part_keeps_quality(*parts[id], context)) parts[id].reset();
+    }
+    if (parts[id] && !gpu) ++next;  // the hot part comes first
     moved[id] = next++;
   }
   ir::Graph out;
@@ -126,7 +142,12 @@ ir::Graph split_precision(const ir::Graph& graph, PassContext& context) {
   for (ir::NodeId id = 0; id < graph.size(); ++id) {
     ir::Node node = graph.node(id);
     for (ir::NodeId& operand : node.operands) operand = moved[operand];
-    if (parts[id]) {
+    if (parts[id] && gpu) {
+      ir::Chain mixed = std::move(parts[id]->hot);
+      for (ir::Stage& stage : parts[id]->cold.stages) mixed.stages.push_back(std::move(stage));
+      mixed.state_precision = ir::StatePrecision::mixed;
+      node.op = std::move(mixed);
+    } else if (parts[id]) {
       ir::Node hot = node;  // same input, type and locations
       hot.op = std::move(parts[id]->hot);
       node.operands = {out.add(std::move(hot))};

@@ -18,8 +18,11 @@ namespace fxc::passes {
 /// commute, so they move only across linear stages (sections, gains, FIRs, delays), never
 /// across a tanh or clip; a chain with such sections after a non-linear stage stays whole.
 /// Chains whose values follow live parameters stay whole (their precision is decided over the
-/// parameters' ranges). CPU target, float32 bindings only. The output is unchanged up to the
-/// order in which float32 rounding happens.
+/// parameters' ranges). Float32 bindings only. On the CUDA target there is no pass over memory
+/// to pay for: the same sections move to the front of the same chain, as its first stage, and
+/// the chain gets state_precision `mixed` (that stage in float64, the rest in float32, one
+/// kernel), on any channel count, whenever the float32 part keeps float64 quality. The output
+/// is unchanged up to the order in which float32 rounding happens.
 ir::Graph split_precision(const ir::Graph& graph, PassContext& context);
 
 }  // namespace fxc::passes

@@ -264,11 +264,12 @@ Expected<std::monostate, std::string> CpuStream::update_values(const ir::Graph& 
     for (ir::NodeId id = 0; id < scheduled.size() && id < scheduled_.size(); ++id) {
       const auto* before = std::get_if<ir::Chain>(&scheduled_.node(id).op);
       const auto* after = std::get_if<ir::Chain>(&scheduled.node(id).op);
-      if (!before || !after || before->state_precision == after->state_precision) continue;
+      if (!before || !after || ir::float64_state(before->state_precision) == ir::float64_state(after->state_precision))
+        continue;
       auto& narrow = graph_state->chains;
       auto& wide = graph_state->wide_chains;
       if (narrow.size() <= id || wide.size() <= id) continue;  // not run yet: nothing to carry
-      if (after->state_precision == ir::StatePrecision::f64) {
+      if (ir::float64_state(after->state_precision)) {
         wide[id] = convert_state<double>(narrow[id]);
         narrow[id] = {};
       } else {

@@ -64,9 +64,17 @@ std::string stage_kind(const ir::Stage& stage) {
 // state starts at zero and there are no rings (cuda_chunked_scan_applies holds).
 class ChainBody {
  public:
-  ChainBody(const ir::Chain& chain, const Scalar& s) : chain_(chain), layout_(layout_of(chain)), s_(s) {}
+  // `s`: the type of the kernel's state, parameter and ring buffers, and of its arithmetic
+  // except, in a `mixed` chain, after the first stage: float there.
+  ChainBody(const ir::Chain& chain, const Scalar& s)
+      : chain_(chain), layout_(layout_of(chain)), s_(s), mixed_(chain.state_precision == ir::StatePrecision::mixed) {}
 
   const ChainLayout& layout() const { return layout_; }
+
+  /// The variable holding a sample after the stages before `end` (all by default).
+  std::string result(std::size_t end = static_cast<std::size_t>(-1)) const {
+    return var(std::min(end, chain_.stages.size()) - 1);
+  }
 
   // Scalar coefficients into registers (FIR taps are read in the tap loop).
   void load_params(Writer& w) const {
@@ -80,20 +88,20 @@ class ChainBody {
           w.line("// " + where + ", section " + str(k) + ": b0 b1 b2 a1 a2");
           static const char* names[] = {"b0", "b1", "b2", "a1", "a2"};
           for (int j = 0; j < 5; ++j)
-            w.line("const " + s_.t + " " + coef(i, k, names[j]) + " = params[" + str(p + j) + "];");
+            w.line("const " + at_(i).t + " " + coef(i, k, names[j]) + " = " + from_buffer(i, "params[" + str(p + j) + "]") + ";");
         }
       } else if (std::holds_alternative<ir::Gain>(stage)) {
-        w.line("const " + s_.t + " " + gain(i) + " = params[" + str(at.param_offset) + "];  // " + where);
+        w.line("const " + at_(i).t + " " + gain(i) + " = " + from_buffer(i, "params[" + str(at.param_offset) + "]") + ";  // " + where);
       } else if (std::holds_alternative<ir::Clip>(stage)) {
-        w.line("const " + s_.t + " " + lo(i) + " = params[" + str(at.param_offset) + "];  // " + where);
-        w.line("const " + s_.t + " " + hi(i) + " = params[" + str(at.param_offset + 1) + "];");
+        w.line("const " + at_(i).t + " " + lo(i) + " = " + from_buffer(i, "params[" + str(at.param_offset) + "]") + ";  // " + where);
+        w.line("const " + at_(i).t + " " + hi(i) + " = " + from_buffer(i, "params[" + str(at.param_offset + 1) + "]") + ";");
       } else if (std::holds_alternative<ir::Delay>(stage)) {
         w.line("const long long " + delay_len(i) + " = delay_lengths[" + str(at.delay_index) +
                "];  // " + where);
       } else if (std::holds_alternative<ir::Dynamics>(stage)) {
         w.line("// " + where + ": threshold, slope, knee, makeup, alpha_A, alpha_R, hold, closed (chain_layout.h)");
         for (int k = 0; k < kDynParamCount; ++k)
-          w.line("const " + s_.t + " " + dyn(i, k) + " = params[" + str(at.param_offset + k) + "];");
+          w.line("const " + at_(i).t + " " + dyn(i, k) + " = " + from_buffer(i, "params[" + str(at.param_offset + k) + "]") + ";");
       }
     }
   }
@@ -109,10 +117,13 @@ class ChainBody {
         for (std::size_t k = 0; k < sos->sections.size(); ++k)
           for (int j = 0; j < 2; ++j) {
             int slot = at.state_offset + 2 * static_cast<int>(k) + j;
-            std::string value = start == Start::zero ? s_.t + "(0)"
-                                : start == Start::chunk && s_.t != "double" ? s_.t + "(st[" + str(slot) + "])"
-                                                                             : "st[" + str(slot) + "]";
-            w.line(s_.t + " " + z(i, k, j) + " = " + value + ";");
+            // A chunk's start state is float64 whatever the kernel's type.
+            const std::string st = "st[" + str(slot) + "]";
+            std::string value = start == Start::zero                            ? at_(i).t + "(0)"
+                                : start == Start::chunk && at_(i).t != "double" ? at_(i).t + "(" + st + ")"
+                                : start == Start::chunk                          ? st
+                                                                                 : from_buffer(i, st);
+            w.line(at_(i).t + " " + z(i, k, j) + " = " + value + ";");
           }
       } else if (std::holds_alternative<ir::Delay>(stage)) {
         int slot = at.delay_index;
@@ -129,7 +140,8 @@ class ChainBody {
       } else if (std::holds_alternative<ir::Dynamics>(stage)) {
         // Dynamics never run chunked (they are not linear): their state is the channel's.
         for (int j = 0; j < 2; ++j)
-          w.line(s_.t + " " + dyn_state(i, j) + " = " + (start == Start::zero ? s_.t + "(0)" : "st[" + str(at.state_offset + j) + "]") + ";");
+          w.line(at_(i).t + " " + dyn_state(i, j) + " = " +
+                 (start == Start::zero ? at_(i).t + "(0)" : from_buffer(i, "st[" + str(at.state_offset + j) + "]")) + ";");
         if (at.ring_index >= 0) {
           w.line(s_.t + "* const " + ring(i) + " = st + " + str(at.state_offset + kDynRings) + ";  // stage " + str(i) +
                  " (dynamics): rings of the last inputs, then of the last targets");
@@ -167,8 +179,12 @@ class ChainBody {
   // same fused multiply-adds, in the same places, and nothing else fused (--fmad=false).
   // `end`: only the stages before it (the chunked scan's zero-state pass runs the scanned
   // prefix alone).
+  // In a `mixed` chain the stages after the first run on `v32`, a float copy of `v` (result()).
   void sample(Writer& w, std::size_t end = static_cast<std::size_t>(-1)) const {
-    for (std::size_t i = 0; i < chain_.stages.size() && i < end; ++i) stage(w, i);
+    for (std::size_t i = 0; i < chain_.stages.size() && i < end; ++i) {
+      if (mixed_ && i == 1) w.line(at_(1).t + " v32 = " + at_(1).t + "(v);  // float64 sections done: float32 from here");
+      stage(w, i);
+    }
   }
 
   /// The register load_params gives delay stage `stage`'s length.
@@ -178,47 +194,50 @@ class ChainBody {
   void stage(Writer& w, std::size_t i) const {
     const ir::Stage& stage = chain_.stages[i];
     const StageLayout& at = layout_.stages[i];
+    const Scalar& sc = at_(i);
+    const std::string v = var(i);
     std::visit(
         [&](const auto& p) {
           using P = std::decay_t<decltype(p)>;
           if constexpr (std::is_same_v<P, ir::SosCascade>) {
             for (std::size_t k = 0; k < p.sections.size(); ++k) {
               w.open("{  // stage " + str(i) + " (sos), section " + str(k) + ": transposed direct form II");
-              w.line("const " + s_.t + " o = " + s_.fma + "(" + coef(i, k, "b0") + ", v, " + z(i, k, 0) + ");");
-              w.line(z(i, k, 0) + " = " + s_.fma + "(" + coef(i, k, "b1") + ", v, " + s_.fma + "(-" +
+              w.line("const " + sc.t + " o = " + sc.fma + "(" + coef(i, k, "b0") + ", " + v + ", " + z(i, k, 0) + ");");
+              w.line(z(i, k, 0) + " = " + sc.fma + "(" + coef(i, k, "b1") + ", " + v + ", " + sc.fma + "(-" +
                      coef(i, k, "a1") + ", o, " + z(i, k, 1) + "));");
-              w.line(z(i, k, 1) + " = " + s_.fma + "(-" + coef(i, k, "a2") + ", o, " + coef(i, k, "b2") +
-                     " * v);");
-              w.line("v = o;");
+              w.line(z(i, k, 1) + " = " + sc.fma + "(-" + coef(i, k, "a2") + ", o, " + coef(i, k, "b2") +
+                     " * " + v + ");");
+              w.line(v + " = o;");
               w.close();
             }
           } else if constexpr (std::is_same_v<P, ir::Gain>) {
-            w.line("v = v * " + gain(i) + ";  // stage " + str(i) + " (gain)");
+            w.line(v + " = " + v + " * " + gain(i) + ";  // stage " + str(i) + " (gain)");
           } else if constexpr (std::is_same_v<P, ir::Clip>) {
-            w.line("v = v < " + lo(i) + " ? " + lo(i) + " : (" + hi(i) + " < v ? " + hi(i) +
-                   " : v);  // stage " + str(i) + " (clip): std::clamp's comparisons, NaN passes");
+            w.line(v + " = " + v + " < " + lo(i) + " ? " + lo(i) + " : (" + hi(i) + " < " + v + " ? " + hi(i) +
+                   " : " + v + ");  // stage " + str(i) + " (clip): std::clamp's comparisons, NaN passes");
           } else if constexpr (std::is_same_v<P, ir::Tanh>) {
-            w.line("v = " + s_.tanh + "(v);  // stage " + str(i) + " (tanh)");
+            w.line(v + " = " + sc.tanh + "(" + v + ");  // stage " + str(i) + " (tanh)");
           } else if constexpr (std::is_same_v<P, ir::Delay>) {
             w.open("if (" + delay_len(i) + " != 0) {  // stage " + str(i) + " (delay): ring of " +
                    delay_len(i) + " samples");
-            w.line("const " + s_.t + " old = " + ring(i) + "[" + pos(i) + "];");
-            w.line(ring(i) + "[" + pos(i) + "] = v;");
+            w.line("const " + sc.t + " old = " + from_buffer(i, ring(i) + "[" + pos(i) + "]") + ";");
+            w.line(ring(i) + "[" + pos(i) + "] = " + v + ";");
             w.line(pos(i) + " = " + pos(i) + " + 1 >= " + delay_len(i) + " ? 0 : " + pos(i) + " + 1;");
-            w.line("v = old;");
+            w.line(v + " = old;");
             w.close();
           } else if constexpr (std::is_same_v<P, ir::FirFilter>) {
             std::string taps = str(static_cast<long long>(p.taps.size()));
             w.open("{  // stage " + str(i) + " (fir), " + taps + " taps: direct form over the ring");
-            w.line(ring(i) + "[" + pos(i) + "] = v;");
-            w.line(s_.t + " acc = " + s_.t + "(0);");
+            w.line(ring(i) + "[" + pos(i) + "] = " + v + ";");
+            w.line(sc.t + " acc = " + sc.t + "(0);");
             w.open("for (long long k = 0; k < " + taps + "; ++k) {");
             w.line("long long back = " + pos(i) + " - k;");
             w.line("if (back < 0) back += " + taps + ";");
-            w.line("acc = " + s_.fma + "(params[" + str(at.param_offset) + " + k], " + ring(i) + "[back], acc);");
+            w.line("acc = " + sc.fma + "(" + from_buffer(i, "params[" + str(at.param_offset) + " + k]") + ", " +
+                   from_buffer(i, ring(i) + "[back]") + ", acc);");
             w.close();
             w.line(pos(i) + " = " + pos(i) + " + 1 >= " + taps + " ? 0 : " + pos(i) + " + 1;");
-            w.line("v = acc;");
+            w.line(v + " = acc;");
             w.close();
           } else if constexpr (std::is_same_v<P, ir::Dynamics>) {
             dynamics(w, i, p, at);
@@ -232,34 +251,36 @@ class ChainBody {
   // (emit_chain.cpp's emit_dynamics): the same comparisons, fused multiply-adds and order.
   void dynamics(Writer& w, std::size_t i, const ir::Dynamics& p, const StageLayout& at) const {
     using T = design::DynamicsType;
-    const std::string& t = s_.t;
+    const Scalar& sc = at_(i);
+    const std::string& t = sc.t;
+    const std::string v = var(i);
     std::string y = dyn_state(i, 0), h = dyn_state(i, 1);
     std::string attack = dyn(i, kDynAttack), release = dyn(i, kDynRelease);
     // y = alpha y + (1 - alpha) target, alpha by `attacking`.
     auto smooth = [&](const std::string& target, const std::string& attacking) {
-      w.line("{ const " + t + " a = (" + attacking + ") ? " + attack + " : " + release + "; " + y + " = " + s_.fma +
+      w.line("{ const " + t + " a = (" + attacking + ") ? " + attack + " : " + release + "; " + y + " = " + sc.fma +
              "(a, " + y + ", (" + t + "(1) - a) * " + target + "); }");
     };
     w.open("{  // stage " + str(i) + " (dynamics, " + std::string(design::name(p.type)) + ")");
     if (p.type == T::envelope) {
       bool peak = p.detector == design::Detector::peak;
-      w.line("const " + t + " e = " + (peak ? s_.fabs + "(v)" : "v * v") + ";");
+      w.line("const " + t + " e = " + (peak ? sc.fabs + "(" + v + ")" : v + " * " + v) + ";");
       smooth("e", "e > " + y);
-      w.line(std::string("v = ") + (peak ? y : s_.sqrt + "(" + y + ")") + ";");
+      w.line(v + " = " + (peak ? y : sc.sqrt + "(" + y + ")") + ";");
       w.close();
       return;
     }
-    w.line(t + " m = " + s_.fabs + "(v);");
+    w.line(t + " m = " + sc.fabs + "(" + v + ");");
     w.line("m = m < " + t + "(1e-10) ? " + t + "(1e-10) : m;");
-    w.line("const " + t + " xg = " + t + "(20) * " + s_.log10 + "(m);");
+    w.line("const " + t + " xg = " + t + "(20) * " + sc.log10 + "(m);");
     w.line("const " + t + " d = xg - " + dyn(i, kDynThreshold) + ";");
     std::string knee_w = dyn(i, kDynKnee), slope = dyn(i, kDynSlope);
     if (p.type == T::compressor || p.type == T::expander) {
       w.line("const " + t + " two_d = " + t + "(2) * d;");
-      w.line("const bool in_knee = " + knee_w + " > " + t + "(0) && " + s_.fabs + "(two_d) <= " + knee_w + ";");
+      w.line("const bool in_knee = " + knee_w + " > " + t + "(0) && " + sc.fabs + "(two_d) <= " + knee_w + ";");
       w.line("const " + t + " half_w = " + t + "(0.5) * " + knee_w + ";");
     }
-    w.line(t + " input = v;");
+    w.line(t + " input = " + v + ";");
     switch (p.type) {
       case T::compressor:
         w.line("const " + t + " u = d + half_w;");
@@ -289,18 +310,18 @@ class ChainBody {
           w.line(t + " z = target;");
           w.line("for (long long k = 0; k < " + length + "; ++k) z = z < " + targets + "[k] ? " + targets + "[k] : z;");
           w.line("input = " + ring(i) + "[" + pos(i) + "];");
-          w.line(ring(i) + "[" + pos(i) + "] = v;");
+          w.line(ring(i) + "[" + pos(i) + "] = " + v + ";");
           w.line(targets + "[" + pos(i) + "] = target;");
           w.line(pos(i) + " = " + pos(i) + " + 1 >= " + length + " ? 0 : " + pos(i) + " + 1;");
           w.line("target = z;");
         }
-        w.line(y + " = target > " + y + " ? target : " + s_.fma + "(" + release + ", " + y + ", (" + t + "(1) - " +
+        w.line(y + " = target > " + y + " ? target : " + sc.fma + "(" + release + ", " + y + ", (" + t + "(1) - " +
                release + ") * target);");
         break;
       }
       case T::envelope: break;
     }
-    w.line("v = " + s_.exp + "((" + dyn(i, kDynMakeup) + " - " + y + ") * " + t + "(" +
+    w.line(v + " = " + sc.exp + "(("+ dyn(i, kDynMakeup) + " - " + y + ") * " + t + "(" +
            format_double(std::log(10.0) / 20) + "))" + (p.output_gain ? ";  // the gain (a side-chain's)" : " * input;"));
     if (p.output_gain) w.line("(void)input;");
     w.close();
@@ -321,9 +342,19 @@ class ChainBody {
   static std::string ring(std::size_t stage) { return "ring" + str(stage); }
   static std::string pos(std::size_t stage) { return "pos" + str(stage); }
 
+  // Stage i's arithmetic type, and the name of the sample it works on: in a `mixed` chain,
+  // float and `v32` after the first stage (its float64 sections).
+  Scalar at_(std::size_t i) const { return mixed_ && i > 0 ? scalar_of(DType::f32) : s_; }
+  std::string var(std::size_t i) const { return mixed_ && i > 0 ? "v32" : "v"; }
+  // A read of the kernel's buffers (parameters, state, rings: s_'s type) as stage i's type.
+  std::string from_buffer(std::size_t i, const std::string& read) const {
+    return at_(i).t == s_.t ? read : at_(i).t + "(" + read + ")";
+  }
+
   const ir::Chain& chain_;
   ChainLayout layout_;
   Scalar s_;
+  bool mixed_;
 };
 
 std::string describe_chain(const ir::Chain& chain) {
@@ -360,7 +391,10 @@ void header(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain, const Ch
   w.line("// params: " + str(l.param_count) + ", state per channel: " + str(l.state_per_channel) +
          ", delays: " + str(l.delay_count) + ", rings: " + str(l.ring_count));
   if (ty.signal.t != ty.compute.t)
-    w.line("// state and arithmetic in " + ty.compute.t + " (state_precision f64); samples are " + ty.signal.t);
+    w.line(chain.state_precision == ir::StatePrecision::mixed
+               ? "// state in double; arithmetic in double for stage 0's sections, in float after (state_precision "
+                 "mixed); samples are " + ty.signal.t
+               : "// state and arithmetic in " + ty.compute.t + " (state_precision f64); samples are " + ty.signal.t);
 }
 
 void emit_thread_per_channel(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
@@ -383,7 +417,7 @@ void emit_thread_per_channel(Writer& w, const CudaKernelInfo& k, const ir::Chain
   w.open("for (long long n = 0; n < samples; ++n) {");
   w.line(s.t + " v = " + ty.load("x[n * sample_stride]") + ";");
   body.sample(w);
-  w.line("y[n * sample_stride] = " + ty.store("v") + ";");
+  w.line("y[n * sample_stride] = " + ty.store(body.result()) + ";");
   w.close();
   body.store_state(w, "st");
   w.close();
@@ -475,7 +509,7 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
   w.open("for (int i = 0; i < 32 && begin + j + i < end; ++i) {");
   w.line(s.t + " v = " + ty.load("tile[threadIdx.x][i]") + ";");
   body.sample(w, stop);
-  if (output) w.line("tile[threadIdx.x][i] = " + ty.store("v") + ";");
+  if (output) w.line("tile[threadIdx.x][i] = " + ty.store(body.result()) + ";");
   w.close();
   w.close();
   if (output) {
@@ -502,7 +536,7 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
   w.open("for (long long n = begin; n < end; ++n) {");
   w.line(s.t + " v = " + ty.load("x[n * sample_stride]") + ";");
   body.sample(w, stop);
-  if (output) w.line("y[n * sample_stride] = " + ty.store("v") + ";");
+  if (output) w.line("y[n * sample_stride] = " + ty.store(body.result()) + ";");
   w.close();
   finish();
   w.close();
@@ -1081,7 +1115,7 @@ Expected<std::vector<CudaKernelInfo>, std::string> cuda_kernels(const ir::Graph&
     k.symbol = cuda_chain_symbol(id);
     k.node = id;
     k.dtype = node.type.dtype;
-    k.state_dtype = chain->state_precision == ir::StatePrecision::f64 ? DType::f64 : node.type.dtype;
+    k.state_dtype = ir::float64_state(chain->state_precision) ? DType::f64 : node.type.dtype;
     switch (chain->strategy) {
       case S::gpu_thread_per_channel:
         k.note = "one thread per channel (gpu_thread_per_channel)";

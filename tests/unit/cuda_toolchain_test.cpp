@@ -380,6 +380,7 @@ struct Workload {
   int channels;
   DType dtype;
   std::int64_t length;  // guides select_strategy
+  double fs = 48000;
 };
 
 std::string dtype_name(DType d) { return d == DType::f64 ? "f64" : "f32"; }
@@ -401,10 +402,11 @@ TEST_CASE("CUDA toolkit: registers and spills for sm_80, sm_89 and sm_90") {
     if (e.path().extension() == ".fx") examples.push_back(e.path().filename());
   std::sort(examples.begin(), examples.end());
   for (const fs::path& e : examples) workloads.push_back({"examples/" + e.string(), 2, DType::f32, 480000});
-  // W1 (bench/workloads/w1_api.fx): the chunked scan (8 channels) and one thread per channel (4096).
-  workloads.push_back({"bench/workloads/w1_api.fx", 8, DType::f32, 5292000});
-  workloads.push_back({"bench/workloads/w1_api.fx", 8, DType::f64, 5292000});
-  workloads.push_back({"bench/workloads/w1_api.fx", 4096, DType::f32, 48000});
+  // W1 (bench/workloads/w1_api.fx) at its 44.1 kHz: the chunked scan on 8 channels x 120 s and
+  // on 4096 x 1 s (float32: state_precision mixed).
+  workloads.push_back({"bench/workloads/w1_api.fx", 8, DType::f32, 5292000, 44100});
+  workloads.push_back({"bench/workloads/w1_api.fx", 8, DType::f64, 5292000, 44100});
+  workloads.push_back({"bench/workloads/w1_api.fx", 4096, DType::f32, 44100, 44100});
 
   std::ostringstream table;
   table << "| graph | shape | entry (count) | sm_80 | sm_89 | sm_90 |\n|---|---|---|---|---|---|\n";
@@ -420,6 +422,7 @@ TEST_CASE("CUDA toolkit: registers and spills for sm_80, sm_89 and sm_90") {
     request.channels = w.channels;
     request.dtype = w.dtype;
     request.length_samples = w.length;
+    request.sample_rate_hz = w.fs;
     auto scheduled = schedule_graph(*graph, request, passes::cuda_target(), diags);
     REQUIRE_MESSAGE(scheduled, diags.str());
     auto source = codegen::emit_cuda_source(*scheduled);

@@ -88,6 +88,11 @@ TEST_CASE("each malformed graph gets its own message") {
                 "%1 (iir_design): bandpass needs 2 cutoff frequencies, has 1");
   check_rejects(kIn + "%1 = tanh %0 : 2ch f32\n%2 = output %1 {name=\"y\"} : 2ch f32\n",
                 "the graph mixes f32 and f64 nodes");
+  check_rejects(kIn + "%1 = chain %0 {stages=[gain{gain=2}, sos{sections=[[1, 0, 0, -0.5, 0]], "
+                      "allow_unstable=false}], strategy=gpu_thread_per_channel, chunk_length=0, fir_method=none, "
+                      "fft_block=0, state_precision=mixed, reason=\"\"} : 2ch f64\n"
+                      "%2 = output %1 {name=\"y\"} : 2ch f64\n",
+                "%1 (chain): state_precision mixed needs an sos cascade as the first stage");
   check_rejects("%0 = input {name=\"x\"} : 1ch f64\n%1 = gain %2 {gain=1} : 1ch f64\n"
                 "%2 = gain %1 {gain=1} : 1ch f64\n%3 = output %2 {name=\"y\"} : 1ch f64\n",
                 "the graph has a cycle");

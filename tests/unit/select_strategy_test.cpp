@@ -127,16 +127,16 @@ TEST_CASE("strategies on a GPU") {
   check_case(test::w1_graph(), {"W1 on GPU", 8, 120, 44100, DType::f32, 1, gpu, S::gpu_chunked_scan,
                           ir::FirMethod::none,
                           "8 channels, 120 s: fewer than the GPU's 135168 threads, chunked scan over "
-                          "time, L=256" "; float64 state (pole radius 0.999434 >= 0.99)"});
+                          "time, L=256" "; float64 state for the first 6 of 15 sections (pole radius 0.999434 >= 0.99), float32 after"});
   // 4096 x 1024-sample chunks of 60 s fill an H100 (busy_threads: 132 SMs x 1024).
   check_case(w4_chain(), {"4096 channels on GPU", 4096, 60, 48000, DType::f32, 1, gpu, S::gpu_chunked_scan,
                           ir::FirMethod::none,
                           "4096 channels, 60 s: fewer than the GPU's 135168 threads, chunked scan over time, L=1024"
-                          "; float64 state (pole radius 0.996001 >= 0.99)"});
+                          "; float64 state for the first 2 of 6 sections (pole radius 0.996001 >= 0.99), float32 after"});
   check_case(w4_chain(), {"256 x 1024 channels on GPU", 1024, 1, 48000, DType::f32, 256, gpu,
                           S::gpu_thread_per_channel, ir::FirMethod::none,
                           "256 x 1024 channels fill the GPU (135168 threads at once): one GPU thread per channel"
-                          "; float64 state (pole radius 0.996001 >= 0.99)"});
+                          "; float64 state for the first 2 of 6 sections (pole radius 0.996001 >= 0.99), float32 after"});
 }
 
 TEST_CASE("GPU chunk length: the longest of 1024, 512, 256 that keeps the GPU busy") {

@@ -93,6 +93,41 @@ TEST_CASE("chains stay whole where splitting would not pay or is not allowed") {
   CHECK(kernels(scheduled(live, 8, DType::f32)) == 1);
 }
 
+TEST_CASE("on a GPU the split is inside the chain: its float64 sections first, state_precision mixed") {
+  ir::Graph graph = scheduled(test::w1_graph(), 8, DType::f32, passes::TargetKind::cuda);
+  auto chains = test::chains_of(graph);
+  REQUIRE(chains.size() == 1);
+  const ir::Chain& chain = *chains[0];
+  CHECK(chain.state_precision == ir::StatePrecision::mixed);
+  REQUIRE(std::holds_alternative<ir::SosCascade>(chain.stages[0]));
+  const auto& hot = std::get<ir::SosCascade>(chain.stages[0]);
+  CHECK(hot.sections.size() == 6);
+  CHECK(design::max_pole_radius(hot.sections) >= 0.99);
+  ir::Chain rest = chain;
+  rest.stages.erase(rest.stages.begin());
+  CHECK(sections_of(rest) == 9);
+  CHECK(max_radius(rest) < 0.99);
+  CHECK(chain.reason.find("float64 state for the first 6 of 15 sections (pole radius 0.999") != std::string::npos);
+  // No cost to weigh: the same kernel makes the same pass over the signal. One channel too.
+  CHECK(test::chains_of(scheduled(test::w1_graph(), 1, DType::f32, passes::TargetKind::cuda))[0]->state_precision ==
+        ir::StatePrecision::mixed);
+  // Where the float32 part would not keep float64 quality (W1's lowpasses at 48 kHz: 5.9e-7),
+  // after a tanh, on float64 signals and for live chains, the chain stays whole.
+  CHECK(test::chains_of(scheduled(test::w1_graph(), 8, DType::f32, passes::TargetKind::cuda, 48000))[0]
+            ->state_precision == ir::StatePrecision::f64);
+  Flow x = input("x");
+  ir::Graph after_tanh = scheduled(
+      make_graph("t", {output("y", x | butter(5, 5_kHz) | tanh() | butter(4, 20_Hz, highpass))}), 8, DType::f32,
+      passes::TargetKind::cuda);
+  CHECK(test::chains_of(after_tanh)[0]->state_precision == ir::StatePrecision::f64);
+  CHECK(test::chains_of(scheduled(test::w1_graph(), 8, DType::f64, passes::TargetKind::cuda))[0]->state_precision ==
+        ir::StatePrecision::signal);
+  ir::Graph live = test::w1_graph();
+  for (ir::NodeId id = 0; id < live.size(); ++id) live.node(id).live = true;
+  CHECK(test::chains_of(scheduled(live, 8, DType::f32, passes::TargetKind::cuda))[0]->state_precision ==
+        ir::StatePrecision::f64);
+}
+
 TEST_CASE("split chains compute what the reference interpreter does") {
   // Against the float64 interpreter on 16 channels of noise, relative RMS: the split chain at
   // the bound of a float32 chain with float64 state (docs/errors.md: the output rounding,

@@ -5,10 +5,10 @@
 //   interleaved [sample][channel]: channel_stride = 1, sample_stride = channels (coalesced
 //   for one thread per channel: a warp's 32 loads of sample n are adjacent).
 
-// chain %1: sos(4) | tanh
+// chain %1: sos(2) | sos(2) | tanh
 // gpu_chunked_scan, L=256: one thread per (channel, chunk)
 // params: 20, state per channel: 8, delays: 0, rings: 0
-// state and arithmetic in double (state_precision f64); samples are float
+// state in double; arithmetic in double for stage 0's sections, in float after (state_precision mixed); samples are float
 // Chunked scan over time, chunks of L = 256 samples in groups of 32 (chunk_state: double[channels][chunks][8]):
 // 0. fxc_chain_1_chunk_states: each chunk from zero state, its final state e[k] only;
 // 1. fxc_chain_1_group_sums: each group's sum from a zero start, t = A^L t + e[k];
@@ -34,18 +34,18 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
   const double s0_1_b2 = params[7];
   const double s0_1_a1 = params[8];
   const double s0_1_a2 = params[9];
-  // stage 0 (sos), section 2: b0 b1 b2 a1 a2
-  const double s0_2_b0 = params[10];
-  const double s0_2_b1 = params[11];
-  const double s0_2_b2 = params[12];
-  const double s0_2_a1 = params[13];
-  const double s0_2_a2 = params[14];
-  // stage 0 (sos), section 3: b0 b1 b2 a1 a2
-  const double s0_3_b0 = params[15];
-  const double s0_3_b1 = params[16];
-  const double s0_3_b2 = params[17];
-  const double s0_3_a1 = params[18];
-  const double s0_3_a2 = params[19];
+  // stage 1 (sos), section 0: b0 b1 b2 a1 a2
+  const float s1_0_b0 = float(params[10]);
+  const float s1_0_b1 = float(params[11]);
+  const float s1_0_b2 = float(params[12]);
+  const float s1_0_a1 = float(params[13]);
+  const float s1_0_a2 = float(params[14]);
+  // stage 1 (sos), section 1: b0 b1 b2 a1 a2
+  const float s1_1_b0 = float(params[15]);
+  const float s1_1_b1 = float(params[16]);
+  const float s1_1_b2 = float(params[17]);
+  const float s1_1_a1 = float(params[18]);
+  const float s1_1_a2 = float(params[19]);
   if (sample_stride == 1) {
     // Planar: the block's threads take neighbouring chunks. Each step of 32 samples goes through a
     // shared tile that warps load (and store) 32 neighbouring samples of one chunk at a time,
@@ -66,10 +66,10 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     double z0_0_1 = double(0);
     double z0_1_0 = double(0);
     double z0_1_1 = double(0);
-    double z0_2_0 = double(0);
-    double z0_2_1 = double(0);
-    double z0_3_0 = double(0);
-    double z0_3_1 = double(0);
+    float z1_0_0 = float(0);
+    float z1_0_1 = float(0);
+    float z1_1_0 = float(0);
+    float z1_1_1 = float(0);
     for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
       __syncthreads();  // the last tile is done with (and, the first time, the row tables are written)
       for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
@@ -92,17 +92,18 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
             v = o;
           }
-          {  // stage 0 (sos), section 2: transposed direct form II
-            const double o = fma(s0_2_b0, v, z0_2_0);
-            z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
-            z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-            v = o;
+          float v32 = float(v);  // float64 sections done: float32 from here
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v32, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+            v32 = o;
           }
-          {  // stage 0 (sos), section 3: transposed direct form II
-            const double o = fma(s0_3_b0, v, z0_3_0);
-            z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
-            z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-            v = o;
+          {  // stage 1 (sos), section 1: transposed direct form II
+            const float o = fmaf(s1_1_b0, v32, z1_1_0);
+            z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+            z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+            v32 = o;
           }
         }
       }
@@ -113,10 +114,10 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
       e[1] = z0_0_1;
       e[2] = z0_1_0;
       e[3] = z0_1_1;
-      e[4] = z0_2_0;
-      e[5] = z0_2_1;
-      e[6] = z0_3_0;
-      e[7] = z0_3_1;
+      e[4] = z1_0_0;
+      e[5] = z1_0_1;
+      e[6] = z1_1_0;
+      e[7] = z1_1_1;
     }
   } else {
     // Interleaved: neighbouring threads take neighbouring channels of one chunk, so a warp's loads
@@ -129,10 +130,10 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     double z0_0_1 = double(0);
     double z0_1_0 = double(0);
     double z0_1_1 = double(0);
-    double z0_2_0 = double(0);
-    double z0_2_1 = double(0);
-    double z0_3_0 = double(0);
-    double z0_3_1 = double(0);
+    float z1_0_0 = float(0);
+    float z1_0_1 = float(0);
+    float z1_1_0 = float(0);
+    float z1_1_1 = float(0);
     const float* const x = in + c * channel_stride;
     for (long long n = begin; n < end; ++n) {
       double v = double(x[n * sample_stride]);
@@ -148,17 +149,18 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
         v = o;
       }
-      {  // stage 0 (sos), section 2: transposed direct form II
-        const double o = fma(s0_2_b0, v, z0_2_0);
-        z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
-        z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-        v = o;
+      float v32 = float(v);  // float64 sections done: float32 from here
+      {  // stage 1 (sos), section 0: transposed direct form II
+        const float o = fmaf(s1_0_b0, v32, z1_0_0);
+        z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+        z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+        v32 = o;
       }
-      {  // stage 0 (sos), section 3: transposed direct form II
-        const double o = fma(s0_3_b0, v, z0_3_0);
-        z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
-        z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-        v = o;
+      {  // stage 1 (sos), section 1: transposed direct form II
+        const float o = fmaf(s1_1_b0, v32, z1_1_0);
+        z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+        z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+        v32 = o;
       }
     }
     double* const e = chunk_state + (c * chunks + k) * D;
@@ -166,10 +168,10 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     e[1] = z0_0_1;
     e[2] = z0_1_0;
     e[3] = z0_1_1;
-    e[4] = z0_2_0;
-    e[5] = z0_2_1;
-    e[6] = z0_3_0;
-    e[7] = z0_3_1;
+    e[4] = z1_0_0;
+    e[5] = z1_0_1;
+    e[6] = z1_1_0;
+    e[7] = z1_1_1;
   }
 }
 
@@ -292,18 +294,18 @@ extern "C" __global__ void fxc_chain_1(
   const double s0_1_b2 = params[7];
   const double s0_1_a1 = params[8];
   const double s0_1_a2 = params[9];
-  // stage 0 (sos), section 2: b0 b1 b2 a1 a2
-  const double s0_2_b0 = params[10];
-  const double s0_2_b1 = params[11];
-  const double s0_2_b2 = params[12];
-  const double s0_2_a1 = params[13];
-  const double s0_2_a2 = params[14];
-  // stage 0 (sos), section 3: b0 b1 b2 a1 a2
-  const double s0_3_b0 = params[15];
-  const double s0_3_b1 = params[16];
-  const double s0_3_b2 = params[17];
-  const double s0_3_a1 = params[18];
-  const double s0_3_a2 = params[19];
+  // stage 1 (sos), section 0: b0 b1 b2 a1 a2
+  const float s1_0_b0 = float(params[10]);
+  const float s1_0_b1 = float(params[11]);
+  const float s1_0_b2 = float(params[12]);
+  const float s1_0_a1 = float(params[13]);
+  const float s1_0_a2 = float(params[14]);
+  // stage 1 (sos), section 1: b0 b1 b2 a1 a2
+  const float s1_1_b0 = float(params[15]);
+  const float s1_1_b1 = float(params[16]);
+  const float s1_1_b2 = float(params[17]);
+  const float s1_1_a1 = float(params[18]);
+  const float s1_1_a2 = float(params[19]);
   if (sample_stride == 1) {
     // Planar: the block's threads take neighbouring chunks. Each step of 32 samples goes through a
     // shared tile that warps load (and store) 32 neighbouring samples of one chunk at a time,
@@ -325,10 +327,10 @@ extern "C" __global__ void fxc_chain_1(
     double z0_0_1 = st[1];
     double z0_1_0 = st[2];
     double z0_1_1 = st[3];
-    double z0_2_0 = st[4];
-    double z0_2_1 = st[5];
-    double z0_3_0 = st[6];
-    double z0_3_1 = st[7];
+    float z1_0_0 = float(st[4]);
+    float z1_0_1 = float(st[5]);
+    float z1_1_0 = float(st[6]);
+    float z1_1_1 = float(st[7]);
     for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
       __syncthreads();  // the last tile is done with (and, the first time, the row tables are written)
       for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
@@ -351,20 +353,21 @@ extern "C" __global__ void fxc_chain_1(
             z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
             v = o;
           }
-          {  // stage 0 (sos), section 2: transposed direct form II
-            const double o = fma(s0_2_b0, v, z0_2_0);
-            z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
-            z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-            v = o;
+          float v32 = float(v);  // float64 sections done: float32 from here
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v32, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+            v32 = o;
           }
-          {  // stage 0 (sos), section 3: transposed direct form II
-            const double o = fma(s0_3_b0, v, z0_3_0);
-            z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
-            z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-            v = o;
+          {  // stage 1 (sos), section 1: transposed direct form II
+            const float o = fmaf(s1_1_b0, v32, z1_1_0);
+            z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+            z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+            v32 = o;
           }
-          v = tanh(v);  // stage 1 (tanh)
-          tile[threadIdx.x][i] = float(v);
+          v32 = tanhf(v32);  // stage 2 (tanh)
+          tile[threadIdx.x][i] = float(v32);
         }
       }
       __syncthreads();
@@ -380,10 +383,10 @@ extern "C" __global__ void fxc_chain_1(
         fin[1] = z0_0_1;
         fin[2] = z0_1_0;
         fin[3] = z0_1_1;
-        fin[4] = z0_2_0;
-        fin[5] = z0_2_1;
-        fin[6] = z0_3_0;
-        fin[7] = z0_3_1;
+        fin[4] = z1_0_0;
+        fin[5] = z1_0_1;
+        fin[6] = z1_1_0;
+        fin[7] = z1_1_1;
       }
     }
   } else {
@@ -398,10 +401,10 @@ extern "C" __global__ void fxc_chain_1(
     double z0_0_1 = st[1];
     double z0_1_0 = st[2];
     double z0_1_1 = st[3];
-    double z0_2_0 = st[4];
-    double z0_2_1 = st[5];
-    double z0_3_0 = st[6];
-    double z0_3_1 = st[7];
+    float z1_0_0 = float(st[4]);
+    float z1_0_1 = float(st[5]);
+    float z1_1_0 = float(st[6]);
+    float z1_1_1 = float(st[7]);
     const float* const x = in + c * channel_stride;
     float* const y = out + c * channel_stride;
     for (long long n = begin; n < end; ++n) {
@@ -418,20 +421,21 @@ extern "C" __global__ void fxc_chain_1(
         z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
         v = o;
       }
-      {  // stage 0 (sos), section 2: transposed direct form II
-        const double o = fma(s0_2_b0, v, z0_2_0);
-        z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
-        z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-        v = o;
+      float v32 = float(v);  // float64 sections done: float32 from here
+      {  // stage 1 (sos), section 0: transposed direct form II
+        const float o = fmaf(s1_0_b0, v32, z1_0_0);
+        z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+        z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+        v32 = o;
       }
-      {  // stage 0 (sos), section 3: transposed direct form II
-        const double o = fma(s0_3_b0, v, z0_3_0);
-        z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
-        z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-        v = o;
+      {  // stage 1 (sos), section 1: transposed direct form II
+        const float o = fmaf(s1_1_b0, v32, z1_1_0);
+        z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+        z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+        v32 = o;
       }
-      v = tanh(v);  // stage 1 (tanh)
-      y[n * sample_stride] = float(v);
+      v32 = tanhf(v32);  // stage 2 (tanh)
+      y[n * sample_stride] = float(v32);
     }
     if (k == chunks - 1) {  // the channel's last chunk ends where the stream goes on
       double* const fin = state + c * D;
@@ -439,10 +443,10 @@ extern "C" __global__ void fxc_chain_1(
       fin[1] = z0_0_1;
       fin[2] = z0_1_0;
       fin[3] = z0_1_1;
-      fin[4] = z0_2_0;
-      fin[5] = z0_2_1;
-      fin[6] = z0_3_0;
-      fin[7] = z0_3_1;
+      fin[4] = z1_0_0;
+      fin[5] = z1_0_1;
+      fin[6] = z1_1_0;
+      fin[7] = z1_1_1;
     }
   }
 }
