@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "driver/compile_cuda.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "codegen/cuda/cuda_driver.h"
@@ -80,6 +81,23 @@ std::optional<std::shared_ptr<const CudaProgram>> compile_batch_for_cuda(const i
   std::optional<WideBatch> wide = widen_batch(graph, items, diags);
   if (!wide) return std::nullopt;
   request.length_samples = static_cast<std::int64_t>(wide->longest);
+  request.batch = 1;  // the channels are already multiplied out
+  return compile_for_cuda(wide->graph, request, std::move(device), diags);
+}
+
+std::optional<std::shared_ptr<const CudaProgram>> compile_batch_for_cuda(const ir::Graph& graph,
+                                                                         std::span<const int> input_channels,
+                                                                         std::size_t items, std::size_t frames,
+                                                                         CudaCompileRequest request,
+                                                                         std::shared_ptr<GpuDevice> device,
+                                                                         DiagnosticEngine& diags) {
+  // Stand-in signals of no samples: widen_batch reads only their channel counts (and checks
+  // them against declared ones).
+  BatchItem shape;
+  for (int channels : input_channels) shape.emplace_back(static_cast<std::size_t>(std::max(channels, 0)), 0);
+  std::optional<WideBatch> wide = widen_batch(graph, std::vector<BatchItem>(items, shape), diags);
+  if (!wide) return std::nullopt;
+  request.length_samples = static_cast<std::int64_t>(frames);
   request.batch = 1;  // the channels are already multiplied out
   return compile_for_cuda(wide->graph, request, std::move(device), diags);
 }

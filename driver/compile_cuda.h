@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "driver/compile_request.h"
@@ -33,6 +34,15 @@ std::optional<std::shared_ptr<const CudaProgram>> compile_for_cuda(const ir::Gra
 /// `batch` are set from the items. Errors go to `diags`.
 std::optional<std::shared_ptr<const CudaProgram>> compile_batch_for_cuda(const ir::Graph& graph,
                                                                          const std::vector<BatchItem>& items,
+                                                                         CudaCompileRequest request,
+                                                                         std::shared_ptr<GpuDevice> device,
+                                                                         DiagnosticEngine& diags);
+
+/// The same for a batch known by its shape only (its arrays are in GPU memory): `items` items
+/// of `frames` frames, input i with `input_channels[i]` channels per item.
+std::optional<std::shared_ptr<const CudaProgram>> compile_batch_for_cuda(const ir::Graph& graph,
+                                                                         std::span<const int> input_channels,
+                                                                         std::size_t items, std::size_t frames,
                                                                          CudaCompileRequest request,
                                                                          std::shared_ptr<GpuDevice> device,
                                                                          DiagnosticEngine& diags);

@@ -345,20 +345,17 @@ std::vector<Signal> Program::Impl::run_bound(const ir::Graph& bound, const Speci
   return std::move(*out);
 }
 
-void Program::Impl::run_device(std::span<const DeviceArray> inputs, std::span<const DeviceArray> outputs,
-                               std::uintptr_t cuda_stream) const {
-  if (options_.target != Target::cuda)
-    throw_error("run_device runs on GPU memory: it needs a Program compiled with Target::cuda", "fxc-run");
-  const std::size_t frames = inputs.empty() ? (outputs.empty() ? 0 : outputs[0].frames) : inputs[0].frames;
-  // Channel counts are checked as a host run checks them, on signals of no samples.
-  std::vector<Signal> shapes;
-  for (const DeviceArray& a : inputs) shapes.emplace_back(a.channels, 0, options_.dtype);
-  const int channels = channels_for(shapes);
-  std::shared_ptr<const CompiledValues> now = current(channels);
-  DiagnosticEngine diags = source_.diagnostics();
-  auto bound = bind_inputs(now->lowered, shapes, diags);
-  if (!bound) throw_diagnostics(diags);
-  const ir::Graph& g = now->scheduled;
+namespace {
+
+// The caller's device arrays checked against a compiled graph's inputs and outputs (counts,
+// one length, rows, null pointers), as pointers. `rows_note` ends the message for rows that do
+// not match.
+struct DevicePointers {
+  std::vector<DevicePtr> inputs, outputs;
+};
+DevicePointers device_pointers(const ir::Graph& g, std::span<const DeviceArray> inputs,
+                               std::span<const DeviceArray> outputs, std::size_t frames,
+                               const std::string& rows_note) {
   std::vector<ir::NodeId> ins = g.inputs(), outs = g.outputs();
   if (inputs.size() != ins.size() || outputs.size() != outs.size())
     throw_error("the graph has " + std::to_string(ins.size()) + " input(s) and " + std::to_string(outs.size()) +
@@ -373,21 +370,85 @@ void Program::Impl::run_device(std::span<const DeviceArray> inputs, std::span<co
                   "fxc-run");
     if (static_cast<int>(a.channels) != g.node(id).type.channels)
       throw_error(name + " has " + std::to_string(a.channels) + " channels; the compiled graph's has " +
-                      std::to_string(g.node(id).type.channels) +
-                      " (inputs declared without a count take Options::channels or the first run's)",
+                      std::to_string(g.node(id).type.channels) + rows_note,
                   "fxc-run");
     if (!a.data && frames > 0) throw_error(name + " is a null device pointer", "fxc-run");
+    return static_cast<DevicePtr>(a.data);
   };
-  std::vector<DevicePtr> in_ptrs, out_ptrs;
+  DevicePointers out;
+  for (std::size_t i = 0; i < inputs.size(); ++i) out.inputs.push_back(check(inputs[i], ins[i], "input", i));
+  for (std::size_t o = 0; o < outputs.size(); ++o) out.outputs.push_back(check(outputs[o], outs[o], "output", o));
+  return out;
+}
+
+std::size_t frames_of(std::span<const DeviceArray> inputs, std::span<const DeviceArray> outputs) {
+  return inputs.empty() ? (outputs.empty() ? 0 : outputs[0].frames) : inputs[0].frames;
+}
+
+}  // namespace
+
+void Program::Impl::run_device(std::span<const DeviceArray> inputs, std::span<const DeviceArray> outputs,
+                               std::uintptr_t cuda_stream) const {
+  if (options_.target != Target::cuda)
+    throw_error("run_device runs on GPU memory: it needs a Program compiled with Target::cuda", "fxc-run");
+  const std::size_t frames = frames_of(inputs, outputs);
+  // Channel counts are checked as a host run checks them, on signals of no samples.
+  std::vector<Signal> shapes;
+  for (const DeviceArray& a : inputs) shapes.emplace_back(a.channels, 0, options_.dtype);
+  const int channels = channels_for(shapes);
+  std::shared_ptr<const CompiledValues> now = current(channels);
+  DiagnosticEngine diags = source_.diagnostics();
+  auto bound = bind_inputs(now->lowered, shapes, diags);
+  if (!bound) throw_diagnostics(diags);
+  DevicePointers p = device_pointers(now->scheduled, inputs, outputs, frames,
+                                     " (inputs declared without a count take Options::channels or the first run's)");
+  auto done = execute_cuda_on_device(now->cuda, p.inputs, p.outputs, frames, cuda_stream);
+  if (!done) throw_error(done.error(), "fxc-run");
+}
+
+void Program::Impl::run_batch_device(std::span<const DeviceArray> inputs, std::span<const DeviceArray> outputs,
+                                     std::size_t items, std::uintptr_t cuda_stream) const {
+  if (options_.target != Target::cuda)
+    throw_error("run_batch_device runs on GPU memory: it needs a Program compiled with Target::cuda", "fxc-run");
+  if (items == 0) throw_error("a batch needs at least one item", "fxc-batch");
+  refuse_if_ahead_of_time();
+  const std::size_t frames = frames_of(inputs, outputs);
+  // One item's channel counts: each array's rows are the items' channels, item after item.
+  std::vector<Signal> shapes;
+  std::vector<int> per_item;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    check(inputs[i], ins[i], "input", i);
-    in_ptrs.push_back(inputs[i].data);
+    if (inputs[i].channels % items != 0)
+      throw_error("input " + std::to_string(i) + " has " + std::to_string(inputs[i].channels) + " rows, not a multiple of " +
+                      std::to_string(items) + " items: a batch's rows are items x channels",
+                  "fxc-batch");
+    per_item.push_back(static_cast<int>(inputs[i].channels / items));
+    shapes.emplace_back(inputs[i].channels / items, 0, options_.dtype);
   }
-  for (std::size_t o = 0; o < outputs.size(); ++o) {
-    check(outputs[o], outs[o], "output", o);
-    out_ptrs.push_back(outputs[o].data);
+  auto spec = specialization(channels_for(shapes));
+  std::shared_ptr<const CompiledValues> now;
+  std::shared_ptr<const CudaProgram> program;
+  {
+    std::lock_guard lock(mutex_);
+    now = spec->now;
+    for (const DeviceBatch& b : device_batches_)
+      if (b.items == items && b.frames == frames && b.values == now) program = b.program;
   }
-  auto done = execute_cuda_on_device(now->cuda, in_ptrs, out_ptrs, frames, cuda_stream);
+  if (!program) {
+    auto device = open_cuda_device();
+    if (!device) throw_error(device.error(), "fxc-cuda");
+    DiagnosticEngine diags = source_.diagnostics();
+    auto compiled = compile_batch_for_cuda(now->lowered, per_item, items, frames, spec->request, *device, diags);
+    if (!compiled) throw_diagnostics(diags);
+    program = *compiled;
+    std::lock_guard lock(mutex_);
+    // Programs of earlier values are of no more use: a set() made new ones.
+    std::erase_if(device_batches_, [&](const DeviceBatch& b) { return b.values != now; });
+    if (device_batches_.size() >= kDeviceBatches) device_batches_.pop_front();
+    device_batches_.push_back({items, frames, now, program});
+  }
+  DevicePointers p = device_pointers(program->scheduled, inputs, outputs, frames,
+                                     " (" + std::to_string(items) + " items x each item's channels)");
+  auto done = execute_cuda_on_device(program, p.inputs, p.outputs, frames, cuda_stream);
   if (!done) throw_error(done.error(), "fxc-run");
 }
 
@@ -424,13 +485,17 @@ std::vector<Signal> Program::Impl::run_cuda_in_blocks(std::span<const Signal> in
   return results;
 }
 
-std::shared_ptr<const CompiledValues> Program::Impl::current(int channels) const {
-  auto spec = specialization(channels);
-  std::lock_guard lock(mutex_);
+void Program::Impl::refuse_if_ahead_of_time() const {
   if (options_.target == Target::cuda && !options_.cuda_architecture.empty())
     throw_error("this Program compiled its CUDA kernels ahead of time for " + options_.cuda_architecture +
                 " (Options::cuda_architecture), so it cannot run: make one without an architecture to run on "
                 "this machine's GPU", "fxc-cuda");
+}
+
+std::shared_ptr<const CompiledValues> Program::Impl::current(int channels) const {
+  auto spec = specialization(channels);
+  std::lock_guard lock(mutex_);
+  refuse_if_ahead_of_time();
   if (options_.target != Target::reference && !spec->now->kernels && !spec->now->cuda) {
     // Options::compile_kernels was false: the first run compiles them.
     auto with_kernels = std::make_shared<CompiledValues>(*spec->now);

@@ -5,6 +5,7 @@
 
 #include <fxc/program.h>
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -65,6 +66,8 @@ struct Program::Impl {
   std::vector<Signal> run_cuda_in_blocks(std::span<const Signal> inputs, std::size_t block) const;
   void run_device(std::span<const DeviceArray> inputs, std::span<const DeviceArray> outputs,
                   std::uintptr_t cuda_stream) const;
+  void run_batch_device(std::span<const DeviceArray> inputs, std::span<const DeviceArray> outputs,
+                        std::size_t items, std::uintptr_t cuda_stream) const;
   std::vector<std::vector<Signal>> run_batch(const std::vector<std::vector<Signal>>& items) const;
   /// A same-length batch in caller memory of the Program's sample type (Program::run_batch's
   /// planar form) on the CPU: run on that memory. false: another target, for the caller to
@@ -91,6 +94,8 @@ struct Program::Impl {
 
  private:
   CompileRequest base_request(int channels) const;
+  /// Throws for a CUDA Program compiled ahead of time for a named architecture.
+  void refuse_if_ahead_of_time() const;
 
   Options options_;
   driver::GraphSource source_;
@@ -99,6 +104,15 @@ struct Program::Impl {
   mutable std::mutex mutex_;
   ParamValues values_;
   mutable std::map<int, std::shared_ptr<Specialization>> specs_;
+  /// run_batch_device's programs by (items, frames), each for the values it was compiled at
+  /// (a set() makes new ones); at most kDeviceBatches, the oldest dropped first.
+  struct DeviceBatch {
+    std::size_t items = 0, frames = 0;
+    std::shared_ptr<const CompiledValues> values;
+    std::shared_ptr<const CudaProgram> program;
+  };
+  static constexpr std::size_t kDeviceBatches = 8;
+  mutable std::deque<DeviceBatch> device_batches_;
   mutable std::string warnings_;
 };
 

@@ -206,6 +206,11 @@ void Program::run_device(std::span<const DeviceArray> inputs, std::span<const De
   impl_->run_device(inputs, outputs, cuda_stream);
 }
 
+void Program::run_batch_device(std::span<const DeviceArray> inputs, std::span<const DeviceArray> outputs,
+                               std::size_t items, std::uintptr_t cuda_stream) const {
+  impl_->run_batch_device(inputs, outputs, items, cuda_stream);
+}
+
 void Program::run(const float* const* input, float* const* output, std::size_t frames) const {
   run_planar<float>(*impl_, std::span<const float* const* const>(&input, 1),
                     std::span<float* const* const>(&output, 1), frames);

@@ -10,11 +10,6 @@
 namespace fxc::passes {
 namespace {
 
-// The largest relative RMS error a chain's float32 part may measure (float32_state_error)
-// for the chain to be split: float64 quality as the design defines it (at most 1e-6 on
-// noise), with room for the output's own float32 rounding.
-constexpr double kSplitErrorBound = 5e-7;
-
 bool is_nonlinear(const ir::Stage& stage) {
   return std::holds_alternative<ir::Tanh>(stage) || std::holds_alternative<ir::Clip>(stage) ||
          std::holds_alternative<ir::Dynamics>(stage);
@@ -74,7 +69,7 @@ std::optional<Split> partition(const ir::Chain& chain, const PassContext& contex
 }
 
 // Whether the cold part keeps float64 quality in float32: its sections' own float32 error,
-// measured, at most kSplitErrorBound. (A radius below the threshold is not enough: high-order
+// measured, at most thresholds.split_error. (A radius below the threshold is not enough: high-order
 // designs near Nyquist lose 90 dB with every pole inside it.) With dynamics in it, the part is
 // as precise as a float32 dynamics stage can be (1e-5 of the peak, docs/fx-language.md): its
 // sections then need only the bound a float32 chain of them alone gets (select_strategy's).
@@ -83,7 +78,7 @@ bool cold_part_keeps_quality(const Split& split, const PassContext& context) {
   for (const ir::Stage& stage : split.cold.stages)
     if (const auto* sos = std::get_if<ir::SosCascade>(&stage))
       cold_cascade.insert(cold_cascade.end(), sos->sections.begin(), sos->sections.end());
-  const double bound = split.dynamics > 0 ? context.thresholds.f64_state_error : kSplitErrorBound;
+  const double bound = split.dynamics > 0 ? context.thresholds.f64_state_error : context.thresholds.split_error;
   return float32_state_error(cold_cascade) <= bound;
 }
 
@@ -114,7 +109,7 @@ bool split_pays_on_cpu(const Split& split, int channels, const PassContext& cont
 }  // namespace
 
 ir::Graph split_precision(const ir::Graph& graph, PassContext& context) {
-  if (context.binding.dtype != DType::f32) return graph;
+  if (context.binding.dtype != DType::f32 || context.thresholds.split_error <= 0) return graph;
   const bool gpu = context.target.kind == TargetKind::cuda;
   if (!gpu && context.target.kind != TargetKind::cpu) return graph;
   // Ids are worked out first: a feedback node may read a node after it.

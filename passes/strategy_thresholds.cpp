@@ -11,7 +11,7 @@ namespace fxc::passes {
 std::vector<std::string_view> StrategyThresholds::names() {
   return {"lane_fill",        "chunked_min_samples", "chunk_length",    "chunk_decay_ratio",
           "fir_fft_min_taps", "fir_fft_min_taps_f64", "gpu_min_channels", "gpu_chunk_length",
-          "f64_state_pole_radius", "f64_state_error"};
+          "f64_state_pole_radius", "f64_state_error", "split_error"};
 }
 
 std::optional<std::string> StrategyThresholds::set(std::string_view name, std::string_view value) {
@@ -41,6 +41,10 @@ std::optional<std::string> StrategyThresholds::set(std::string_view name, std::s
   }
   if (name == "f64_state_error") {
     f64_state_error = *v;
+    return std::nullopt;
+  }
+  if (name == "split_error") {
+    split_error = *v;
     return std::nullopt;
   }
   if (name == "chunk_length") return *v < 1 ? "chunk_length must be at least 1" : whole(chunk_length);

@@ -44,6 +44,11 @@ struct StrategyThresholds {
   /// every float32 run must stay within (docs/errors.md). An f64_state_pole_radius above 1
   /// turns both rules off.
   double f64_state_error = 3e-5;
+  /// split-precision: the largest relative RMS error the float32 part of a split chain may
+  /// measure (float32_state_error): float64 quality as the design defines it (1e-6 on noise),
+  /// with room for the output's own float32 rounding. 0 turns the split off (CPU and GPU), to
+  /// compare a chain with and without it.
+  double split_error = 5e-7;
   /// GPU: one thread per channel from this many channels; below, chunked scan over time.
   /// 0: the threads that keep the device busy (GpuProperties::busy_threads; 135168 on an
   /// H100): below that, channels alone leave it partly idle.

@@ -25,9 +25,11 @@ using CUmodule = void*;
 using CUfunction = void*;
 using CUgraph = void*;
 using CUgraphExec = void*;
+using CUevent = void*;
 using CUdeviceptr = unsigned long long;
 constexpr unsigned kStreamNonBlocking = 1;     // CU_STREAM_NON_BLOCKING
 constexpr int kCaptureModeThreadLocal = 1;     // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+constexpr unsigned kEventDisableTiming = 2;    // CU_EVENT_DISABLE_TIMING
 
 struct DriverApi {
   CUresult (*Init)(unsigned) = nullptr;
@@ -38,6 +40,11 @@ struct DriverApi {
   CUresult (*StreamCreate)(CUstream*, unsigned) = nullptr;
   CUresult (*StreamDestroy)(CUstream) = nullptr;  // _v2
   CUresult (*StreamSynchronize)(CUstream) = nullptr;
+  CUresult (*StreamWaitEvent)(CUstream, CUevent, unsigned) = nullptr;
+  CUresult (*EventCreate)(CUevent*, unsigned) = nullptr;
+  CUresult (*EventDestroy)(CUevent) = nullptr;  // _v2
+  CUresult (*EventRecord)(CUevent, CUstream) = nullptr;
+  CUresult (*EventSynchronize)(CUevent) = nullptr;
   CUresult (*MemAlloc)(CUdeviceptr*, std::size_t) = nullptr;      // _v2
   CUresult (*MemFree)(CUdeviceptr) = nullptr;                     // _v2
   CUresult (*MemAllocHost)(void**, std::size_t) = nullptr;        // _v2
@@ -170,6 +177,43 @@ class DriverDevice final : public GpuDevice {
     bind();
     return check(d_.StreamSynchronize(stream()), "cuStreamSynchronize");
   }
+  Expected<Handle, std::string> create_stream() override {
+    bind();
+    CUstream s = nullptr;
+    if (CUresult r = d_.StreamCreate(&s, kStreamNonBlocking); r != 0)
+      return Unexpected{"cannot create a CUDA stream: " + error(r)};
+    return reinterpret_cast<Handle>(s);
+  }
+  void destroy_stream(Handle stream) noexcept override {
+    if (!stream) return;
+    bind();
+    d_.StreamSynchronize(reinterpret_cast<CUstream>(stream));
+    d_.StreamDestroy(reinterpret_cast<CUstream>(stream));
+  }
+  Expected<Handle, std::string> create_event() override {
+    bind();
+    CUevent e = nullptr;
+    if (CUresult r = d_.EventCreate(&e, kEventDisableTiming); r != 0)
+      return Unexpected{"cannot create a CUDA event: " + error(r)};
+    return reinterpret_cast<Handle>(e);
+  }
+  void destroy_event(Handle event) noexcept override {
+    if (!event) return;
+    bind();
+    d_.EventDestroy(reinterpret_cast<CUevent>(event));
+  }
+  GpuStatus record_event(Handle event) override {
+    bind();
+    return check(d_.EventRecord(reinterpret_cast<CUevent>(event), stream()), "cuEventRecord");
+  }
+  GpuStatus wait_event(Handle event) override {
+    bind();
+    return check(d_.StreamWaitEvent(stream(), reinterpret_cast<CUevent>(event), 0), "cuStreamWaitEvent");
+  }
+  GpuStatus synchronize_event(Handle event) override {
+    bind();
+    return check(d_.EventSynchronize(reinterpret_cast<CUevent>(event)), "cuEventSynchronize");
+  }
   GpuStatus begin_capture() override {
     bind();
     return check(d_.StreamBeginCapture(stream(), kCaptureModeThreadLocal), "cuStreamBeginCapture");
@@ -265,6 +309,11 @@ Expected<std::shared_ptr<GpuDevice>, std::string> open_cuda_device(int ordinal) 
   bind("cuStreamCreate", d.StreamCreate);
   bind("cuStreamDestroy_v2", d.StreamDestroy);
   bind("cuStreamSynchronize", d.StreamSynchronize);
+  bind("cuStreamWaitEvent", d.StreamWaitEvent);
+  bind("cuEventCreate", d.EventCreate);
+  bind("cuEventDestroy_v2", d.EventDestroy);
+  bind("cuEventRecord", d.EventRecord);
+  bind("cuEventSynchronize", d.EventSynchronize);
   bind("cuMemAlloc_v2", d.MemAlloc);
   bind("cuMemFree_v2", d.MemFree);
   bind("cuMemAllocHost_v2", d.MemAllocHost);

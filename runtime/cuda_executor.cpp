@@ -145,6 +145,12 @@ struct CudaStream::Impl {
   /// into one while the device works on the other (a stream's blocks use set 0).
   std::array<std::vector<HostBuffer>, 2> staging_in, staging_out;
   int staging_sets = 0;
+  /// A whole run in pieces copies each piece's outputs out on a stream of its own while the
+  /// next piece's inputs come in on the device's (created on the first such run): `computed`
+  /// marks a piece's kernels done, `copied` its copies out, by staging set.
+  GpuDevice::Handle copy_stream = 0;
+  std::array<GpuDevice::Handle, 2> computed{}, copied{};
+  bool has_copy_stream = false;
   long long capacity = 0;                           // the samples the buffers hold
   long long staging_capacity = 0;                   // the samples the staging holds
   bool planar_only = false;                         // runs on caller memory: planar, no staging
@@ -175,7 +181,14 @@ struct CudaStream::Impl {
       if (auto ok = setup(); !ok) broken = ok.error();
   }
 
-  ~Impl() { drop_graphs(); }
+  ~Impl() {
+    drop_graphs();
+    if (has_copy_stream) {
+      device->destroy_stream(copy_stream);  // waits for its copies
+      for (GpuDevice::Handle e : computed) device->destroy_event(e);
+      for (GpuDevice::Handle e : copied) device->destroy_event(e);
+    }
+  }
 
   // Recorded graphs hold the buffers' addresses: whatever replaces a buffer they use drops them
   // first, so that no error on the way can leave one pointing at freed memory. The operand
@@ -514,16 +527,26 @@ struct CudaStream::Impl {
   // A loop's kernels run in passes of pass_length samples over the block's buffers, each
   // feedback line written after the loop's other kernels of a pass (the CPU's run_loop).
   Expected<int, std::string> enqueue(long long n, int set = 0) {
+    FXC_TRY(enqueue_copies_in(n, set));
+    auto launches = enqueue_kernels(n);
+    if (!launches) return launches;
+    FXC_TRY(enqueue_copies_out(n, set));
+    return launches;
+  }
+  GpuStatus enqueue_copies_in(long long n, int set) {
     const std::size_t t = size_of(dtype);
-    std::vector<ir::NodeId> inputs = g.inputs(), outputs = g.outputs();
+    std::vector<ir::NodeId> inputs = g.inputs();
     for (std::size_t i = 0; i < inputs.size(); ++i)
       FXC_TRY(device->copy_to_device(signals[inputs[i]].get(), staging_in[set][i].get(),
                                      channels_of(inputs[i]) * n * t));
-    auto launches = enqueue_kernels(n);
-    if (!launches) return launches;
+    return std::monostate{};
+  }
+  GpuStatus enqueue_copies_out(long long n, int set) {
+    const std::size_t t = size_of(dtype);
+    std::vector<ir::NodeId> outputs = g.outputs();
     for (std::size_t o = 0; o < outputs.size(); ++o)
       FXC_TRY(device->copy_to_host(staging_out[set][o].get(), value(outputs[o]), channels_of(outputs[o]) * n * t));
-    return launches;
+    return std::monostate{};
   }
 
   // Every kernel over a block of `n` samples already in the device signals.
@@ -803,6 +826,12 @@ struct CudaStream::Impl {
     if (n % piece) FXC_TRY(prepare(n % piece));
     int launches = 0;
     auto length_of = [&](long long start) { return std::min(piece, n - start); };
+    if (n > piece && outputs_apart_from_inputs()) {
+      FXC_TRY(run_pieces_overlapped(in, out, n, piece, launches));
+      evict_graphs(piece);
+      count_run(launches, n);
+      return std::monostate{};
+    }
     stage_in_all(in, 0, static_cast<std::size_t>(length_of(0)), 0);
     auto first = enqueue(length_of(0), 0);
     if (!first) return Unexpected{first.error()};
@@ -822,6 +851,70 @@ struct CudaStream::Impl {
     evict_graphs(piece);
     count_run(launches, n);
     return std::monostate{};
+  }
+
+  // True when no output is a graph input's own buffer (an input passed straight through):
+  // then the next piece's copies in never write what the last piece's copies out read.
+  bool outputs_apart_from_inputs() const {
+    for (ir::NodeId id : g.outputs()) {
+      while (ir::holds<ir::Output>(g.node(id))) id = g.node(id).operands[0];
+      if (ir::holds<ir::Input>(g.node(id))) return false;
+    }
+    return true;
+  }
+
+  // Pieces with their copies out on copy_stream: piece k's outputs go to the host while piece
+  // k + 1's inputs come in and its kernels run, so the bus carries both directions at once
+  // and the device waits only where an order is needed. On the device's stream, piece k + 1's
+  // copies in follow piece k's kernels (which have read their inputs), and its kernels wait
+  // for piece k's copies out (which read the outputs they overwrite). The host stages piece
+  // k + 1 in while the device works, then waits for piece k's copies out and stages them out;
+  // staging set k % 2 is free again by then (piece k - 1's copies, in and out, are done).
+  GpuStatus run_pieces_overlapped(std::span<const void* const* const> in, std::span<void* const* const> out,
+                                  long long n, long long piece, int& launches) {
+    if (!has_copy_stream) {
+      auto stream = device->create_stream();
+      if (!stream) return Unexpected{stream.error()};
+      copy_stream = *stream;
+      has_copy_stream = true;  // from here the destructor releases what exists
+      for (auto* events : {&computed, &copied})
+        for (GpuDevice::Handle& e : *events) {
+          auto made = device->create_event();
+          if (!made) return Unexpected{made.error()};
+          e = *made;
+        }
+    }
+    auto length_of = [&](long long start) { return std::min(piece, n - start); };
+    auto launch_piece = [&](long long start, int set) -> GpuStatus {
+      const long long len = length_of(start);
+      FXC_TRY(enqueue_copies_in(len, set));
+      if (start > 0) FXC_TRY(device->wait_event(copied[1 - set]));
+      auto count = enqueue_kernels(len);
+      if (!count) return Unexpected{count.error()};
+      launches += *count;
+      FXC_TRY(device->record_event(computed[set]));
+      FXC_TRY(device->use_stream(copy_stream));
+      GpuStatus copies = [&]() -> GpuStatus {
+        FXC_TRY(device->wait_event(computed[set]));
+        FXC_TRY(enqueue_copies_out(len, set));
+        return device->record_event(copied[set]);
+      }();
+      FXC_TRY(device->use_stream(0));  // back on the device's own stream, whatever happened
+      return copies;
+    };
+    stage_in_all(in, 0, static_cast<std::size_t>(length_of(0)), 0);
+    FXC_TRY(launch_piece(0, 0));
+    for (long long start = 0, k = 0; start < n; start += piece, ++k) {
+      const long long next = start + piece;
+      const int set = static_cast<int>(k % 2), other = 1 - set;
+      if (next < n) {
+        stage_in_all(in, static_cast<std::size_t>(next), static_cast<std::size_t>(length_of(next)), other);
+        FXC_TRY(launch_piece(next, other));
+      }
+      FXC_TRY(device->synchronize_event(copied[set]));
+      stage_out_all(out, static_cast<std::size_t>(start), static_cast<std::size_t>(length_of(start)), set);
+    }
+    return device->synchronize();
   }
 
   Expected<std::vector<Signal>, std::string> process(std::span<const Signal> in) {

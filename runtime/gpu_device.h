@@ -72,6 +72,20 @@ class GpuDevice {
                            const std::vector<std::uint64_t>& args) = 0;
   virtual GpuStatus synchronize() = 0;
 
+  /// A stream of its own in the device's context, for work beside the current stream's (a
+  /// whole run's copies out); use_stream(it) sends work there. 0 where everything runs at
+  /// once (the emulation).
+  virtual Expected<Handle, std::string> create_stream() = 0;
+  virtual void destroy_stream(Handle stream) noexcept = 0;
+  /// Marks between streams: record_event marks the current stream's work so far, wait_event
+  /// makes the current stream's later work wait for the last mark recorded, and
+  /// synchronize_event waits on the host for it.
+  virtual Expected<Handle, std::string> create_event() = 0;
+  virtual void destroy_event(Handle event) noexcept = 0;
+  virtual GpuStatus record_event(Handle event) = 0;
+  virtual GpuStatus wait_event(Handle event) = 0;
+  virtual GpuStatus synchronize_event(Handle event) = 0;
+
   /// Records the stream's work until end_capture instead of running it; the graph then
   /// replays the same copies and launches, with the same arguments, on launch_graph.
   virtual GpuStatus begin_capture() = 0;

@@ -43,6 +43,29 @@ echo "== CUDA device tests: $((SECONDS - start)) s"
 grep -h '^rc=' /tmp/case*.log
 grep -h -B2 -A12 'ERROR\|FAILED\|Assertion\|SIGSEGV\|exception' /tmp/case*.log | head -150
 
+# Same-run A/B on this GPU: W1 (8 ch x 120 s, float32) with split-precision's mixed chain (the
+# default: 6 sections in float64, 9 in float32) and without it (--threshold split_error=0: all
+# 15 in float64). fxc bench prints the run from host memory (pieces, two streams) and
+# device_resident (Program::run_device on the signal in GPU memory), medians of 5, alternated.
+for round in 1 2; do
+  for threshold in split_error=5e-7 split_error=0; do
+    timeout 120 build-dev/tools/fxc/fxc bench bench/workloads/w1_api.fx --channels 8 --seconds 120 --fs 44100 \
+      --target cuda --json --threshold "$threshold" > "/tmp/ab_${threshold}_$round.json" 2> "/tmp/ab.err" ||
+      tail -3 /tmp/ab.err
+    python3 - "/tmp/ab_${threshold}_$round.json" "$threshold" "$round" <<'PY' | tee -a "$out/ab_mixed.txt"
+import json, sys
+try:
+    j = json.load(open(sys.argv[1]))
+except Exception as e:
+    sys.exit(print(f"A/B {sys.argv[2]} round {sys.argv[3]}: no JSON ({e})"))
+fused = j.get("fused", j)
+dev = j.get("device_resident", {})
+print(f"A/B W1 {sys.argv[2]:>16} round {sys.argv[3]}: host memory {fused.get('median_ms', '?')} ms, "
+      f"GPU memory {dev.get('median_ms', '?')} ms, largest error against float64 {j.get('max_abs_error_vs_f64_reference', '?')}")
+PY
+  done
+done
+
 # Each kernel's time, from Nsight Compute (gpu__time_duration per launch), for W1 (8 ch x 120 s)
 # and the vocal example (stereo, 60 s) run from a file as `fxc run` runs them.
 ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)

@@ -238,6 +238,15 @@ class Program {
   /// length that does not match, or a null pointer.
   void run_device(std::span<const DeviceArray> inputs, std::span<const DeviceArray> outputs,
                   std::uintptr_t cuda_stream = 0) const;
+  /// Target::cuda: a batch on GPU memory the caller owns, every item from zero state and
+  /// `frames` long: for each graph input one DeviceArray whose rows are the items' channels one
+  /// item after another (`channels` = items x the input's channels: a contiguous (items,
+  /// channels, frames) tensor), outputs likewise. One launch per kernel entry for all the items
+  /// (docs/cuda.md), on `cuda_stream` as run_device; an item's output depends on that item
+  /// alone. The batch's compiled kernels are kept for the next call of the same shape and
+  /// values. Throws Error as run_device does, and for rows that are not a multiple of `items`.
+  void run_batch_device(std::span<const DeviceArray> inputs, std::span<const DeviceArray> outputs,
+                        std::size_t items, std::uintptr_t cuda_stream = 0) const;
 
   // ---- streams ----
   /// A real-time processor of this Program's graph and current parameter values, prepared

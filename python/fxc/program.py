@@ -62,8 +62,9 @@ def _in_gpu_memory(x):
 
 
 def _device_view(x, program_dtype, what):
-    """(array, (pointer, channels, frames), stream) of a signal in GPU memory: planar rows of
-    the program's sample type, C-contiguous, 1-D or 2-D. A torch tensor is converted on the
+    """(array, (pointer, rows, frames), stream, items) of a signal in GPU memory: planar rows of
+    the program's sample type, C-contiguous, 1-D, 2-D or a batch (B, C, T), whose rows are the
+    items' channels one item after another (items: B, else 0). A torch tensor is converted on the
     GPU where it is another floating type or not contiguous; its stream is torch's current
     one. Another array must already be C-contiguous in the program's type; its stream is its
     interface's (0: fxc's own)."""
@@ -91,12 +92,12 @@ def _device_view(x, program_dtype, what):
                 int(np.prod(shape[i + 1:], dtype=np.int64)) * np_dtype.itemsize for i in range(len(shape))):
             raise _refuse(f"{what}: the GPU array is not C-contiguous; fxc reads planar (channels, frames) rows")
         pointer, stream = cai["data"][0], cai.get("stream") or 0
+    if len(shape) not in (1, 2, 3):
+        raise _refuse(f"{what}: expected a GPU array shaped (T,), (C, T) or (B, C, T), got {len(shape)} dimensions")
     if len(shape) == 3:
-        raise _refuse(f"{what}: batches (B, C, T) in GPU memory are not supported yet; pass (C, T) signals")
-    if len(shape) not in (1, 2):
-        raise _refuse(f"{what}: expected a GPU array shaped (T,) or (C, T), got {len(shape)} dimensions")
+        return x, (pointer, shape[0] * shape[1], shape[2]), stream, shape[0]
     channels, frames = (1, shape[0]) if len(shape) == 1 else shape
-    return x, (pointer, channels, frames), stream
+    return x, (pointer, channels, frames), stream, 0
 
 
 def _source_of(graph):
@@ -291,40 +292,55 @@ class Program:
         views = [_device_view(s, self.dtype, f"input '{name}'") for s, name in zip(signals, names)]
         kept = [v[0] for v in views]  # converted tensors stay alive until the run ends
         inputs = [v[1] for v in views]
-        ndims = {1 if len(getattr(s, "shape", ())) == 1 else 2 for s in signals}
+        ndims = {len(getattr(s, "shape", ())) for s in signals}
+        items = {v[3] for v in views}
+        if len(items) > 1:
+            raise _refuse("every input must be a batch (B, C, T) of the same B, or none")
+        items = items.pop()
         if len({frames for _, _, frames in inputs}) > 1:
             raise _refuse("every input must have the same number of frames")
         frames = inputs[0][2]
         first = signals[0]
+        # One item's channel counts (a batch's rows are items x channels).
+        per_item = [rows // items if items else rows for _, rows, _ in inputs]
+        shape_of = (lambda c: (items, c, frames)) if items else (lambda c: (c, frames))
+        shape_text = "(B, C, T)" if items else "(C, T)"
         if out is not None:
             given = list(out) if isinstance(out, (tuple, list)) else [out]
             if not all(_in_gpu_memory(o) for o in given):
-                raise _refuse("out= takes GPU arrays (one C-contiguous (C, T) array per output) with GPU inputs")
-            out_views = [_device_view(o, self.dtype, f"output {k}")[1] for k, o in enumerate(given)]
-            for k, (_, _, n) in enumerate(out_views):
+                raise _refuse(f"out= takes GPU arrays (one C-contiguous {shape_text} array per output) with GPU inputs")
+            out_views = [_device_view(o, self.dtype, f"output {k}") for k, o in enumerate(given)]
+            for k, (_, (_, _, n), _, o_items) in enumerate(out_views):
                 if n != frames:
                     raise _refuse(f"out= array {k} has {n} frames; the inputs have {frames}")
+                if o_items != items:
+                    raise _refuse(f"out= array {k} must be a batch (B, C, T) with B = {items}, as the inputs"
+                                  if items else f"out= array {k} must be (C, T) or (T,), as the inputs")
         elif not _is_torch(first) and type(first).__module__.split(".")[0] != "cupy":
             raise _refuse("fxc allocates GPU outputs as torch tensors or CuPy arrays; for another "
-                          "array type pass out= (one C-contiguous (C, T) GPU array per output)")
+                          f"array type pass out= (one C-contiguous {shape_text} GPU array per output)")
         # Compiles the program for these channel counts (on the device) where it has not yet.
-        channels = self._core.output_channels([c for _, c, _ in inputs])
+        channels = self._core.output_channels(per_item)
         if out is not None:
             if len(out_views) != len(channels):
                 raise _refuse(f"out= needs {len(channels)} GPU array(s), one per output")
-            for k, ((_, c, _), want) in enumerate(zip(out_views, channels)):
-                if c != want:
-                    raise _refuse(f"out= array {k} must be shaped ({want}, {frames})")
+            for k, ((_, (_, rows, _), _, _), want) in enumerate(zip(out_views, channels)):
+                if rows != want * max(items, 1):
+                    raise _refuse(f"out= array {k} must be shaped {shape_of(want)}")
+            out_views = [v[1] for v in out_views]
         else:
             if _is_torch(first):
                 torch = _torch_module()
                 dtype = torch.float32 if self.dtype == "float32" else torch.float64
-                outs = [torch.empty((c, frames), dtype=dtype, device=kept[0].device) for c in channels]
+                outs = [torch.empty(shape_of(c), dtype=dtype, device=kept[0].device) for c in channels]
             else:
                 import cupy
-                outs = [cupy.empty((c, frames), dtype=self.dtype) for c in channels]
+                outs = [cupy.empty(shape_of(c), dtype=self.dtype) for c in channels]
             out_views = [_device_view(o, self.dtype, f"output {k}")[1] for k, o in enumerate(outs)]
-        self._core.run_device(inputs, out_views, views[0][2])
+        if items:
+            self._core.run_batch_device(inputs, out_views, items, views[0][2])
+        else:
+            self._core.run_device(inputs, out_views, views[0][2])
         del kept
         if out is not None:
             return out

@@ -81,6 +81,13 @@ std::vector<PlanarView> input_views(const Program& program, const std::vector<An
 
 }  // namespace
 
+// GPU arrays as fxc/program.py passes them: (pointer, rows, frames) each.
+std::vector<DeviceArray> device_arrays(const std::vector<std::tuple<std::uintptr_t, std::size_t, std::size_t>>& list) {
+  std::vector<DeviceArray> out;
+  for (const auto& [data, rows, frames] : list) out.push_back({data, rows, frames});
+  return out;
+}
+
 std::vector<std::pair<std::string, int>> port_pairs(const std::vector<PortInfo>& ports) {
   std::vector<std::pair<std::string, int>> r;
   for (const PortInfo& port : ports) r.emplace_back(port.name, port.channels);
@@ -237,18 +244,26 @@ void bind_program(nb::module_& m) {
           "run_device",
           [](const PyProgram& self, const std::vector<std::tuple<std::uintptr_t, std::size_t, std::size_t>>& inputs,
              const std::vector<std::tuple<std::uintptr_t, std::size_t, std::size_t>>& outputs, std::uintptr_t stream) {
-            auto arrays = [](const auto& list) {
-              std::vector<DeviceArray> out;
-              for (const auto& [data, channels, frames] : list) out.push_back({data, channels, frames});
-              return out;
-            };
-            std::vector<DeviceArray> in = arrays(inputs), out = arrays(outputs);
+            std::vector<DeviceArray> in = device_arrays(inputs), out = device_arrays(outputs);
             std::vector<std::size_t> channels;
             for (const DeviceArray& a : in) channels.push_back(a.channels);
             nb::gil_scoped_release release;
             self.for_channels(channels).run_device(in, out, stream);
           },
           nb::arg("inputs"), nb::arg("outputs"), nb::arg("stream"))
+      // A batch (B, C, T) in GPU memory: (pointer, B x C rows, frames) per array.
+      .def(
+          "run_batch_device",
+          [](const PyProgram& self, const std::vector<std::tuple<std::uintptr_t, std::size_t, std::size_t>>& inputs,
+             const std::vector<std::tuple<std::uintptr_t, std::size_t, std::size_t>>& outputs, std::size_t items,
+             std::uintptr_t stream) {
+            std::vector<DeviceArray> in = device_arrays(inputs), out = device_arrays(outputs);
+            std::vector<std::size_t> channels;  // one item's
+            for (const DeviceArray& a : in) channels.push_back(items ? a.channels / items : a.channels);
+            nb::gil_scoped_release release;
+            self.for_channels(channels).run_batch_device(in, out, items, stream);
+          },
+          nb::arg("inputs"), nb::arg("outputs"), nb::arg("items"), nb::arg("stream"))
       .def(
           "run",
           [](const PyProgram& self, const std::vector<AnyArray>& arrays, std::optional<std::vector<NumpyArray>> out) {

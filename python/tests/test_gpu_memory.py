@@ -35,7 +35,12 @@ def test_gpu_arrays_are_checked_before_the_device():
         p(GpuArray((2, 100), "<f8"))
     with pytest.raises(fxc.Error, match="not C-contiguous"):
         p(GpuArray((2, 100), strides=(4, 8)))
-    with pytest.raises(fxc.Error, match=r"batches \(B, C, T\) in GPU memory are not supported yet"):
+    with pytest.raises(fxc.Error, match=r"shaped \(T,\), \(C, T\) or \(B, C, T\), got 4 dimensions"):
+        p(GpuArray((1, 3, 2, 100)))
+    with pytest.raises(fxc.Error, match=r"a batch \(B, C, T\) of the same B, or none"):
+        fxc.compile("input a\ninput b\noutput y = a + b\n", fs=48000, target="cuda")(
+            GpuArray((3, 1, 10)), GpuArray((1, 10)))
+    with pytest.raises(fxc.Error, match=r"for another array type pass out= \(one C-contiguous \(B, C, T\)"):
         p(GpuArray((3, 2, 100)))
     with pytest.raises(fxc.Error, match="allocates GPU outputs as torch tensors or CuPy arrays"):
         p(GpuArray((2, 100)))
@@ -46,6 +51,10 @@ def test_gpu_arrays_are_checked_before_the_device():
         p(GpuArray((2, 100)), out=GpuArray((2, 99)))
     with pytest.raises(fxc.Error, match="out= takes GPU arrays"):
         p(GpuArray((2, 100)), out=np.zeros((2, 100), np.float32))
+    with pytest.raises(fxc.Error, match=r"out= array 0 must be a batch \(B, C, T\) with B = 3, as the inputs"):
+        p(GpuArray((3, 2, 100)), out=GpuArray((2, 100)))
+    with pytest.raises(fxc.Error, match=r"out= array 0 must be \(C, T\) or \(T,\), as the inputs"):
+        p(GpuArray((2, 100)), out=GpuArray((3, 2, 100)))
 
 
 @pytest.mark.skipif(os.environ.get("FXC_REQUIRE_CUDA_DEVICE") == "1", reason="a GPU is here: see the next test")
@@ -53,6 +62,8 @@ def test_without_a_gpu_the_device_says_why():
     p = fxc.compile(EQ, fs=48000, dtype="float32", target="cuda")
     with pytest.raises(fxc.Error, match="CUDA"):
         p(GpuArray((2, 100)), out=GpuArray((2, 100), pointer=0x7F0000100000))
+    with pytest.raises(fxc.Error, match="CUDA"):  # a batch reaches the device too
+        p(GpuArray((3, 2, 100)), out=GpuArray((3, 2, 100), pointer=0x7F0000100000))
 
 
 @pytest.mark.skipif(os.environ.get("FXC_REQUIRE_CUDA_DEVICE") != "1", reason="needs an NVIDIA GPU")
@@ -66,3 +77,10 @@ def test_cuda_tensors_run_in_place_on_the_gpu_and_equal_the_cpu():
     want = fxc.compile(EQ, fs=48000, dtype="float32")(x.cpu().numpy())
     assert np.max(np.abs(y.cpu().numpy() - want)) <= 1e-5 * max(1.0, np.max(np.abs(want)))
     assert p(x[0]).shape == (48000,)
+    # A batch (B, C, T): one launch per kernel for the items, each equal to its own run.
+    xs = torch.randn(5, 2, 48000, device="cuda")
+    ys = p(xs)
+    assert ys.is_cuda and ys.shape == xs.shape
+    for b in range(5):
+        alone = p(xs[b]).cpu().numpy()
+        assert np.max(np.abs(ys[b].cpu().numpy() - alone)) <= 1e-6 * max(1.0, np.max(np.abs(alone)))

@@ -310,6 +310,24 @@ TEST_CASE("run_device is for CUDA Programs and says why it cannot run") {
   CHECK_THROWS_WITH_AS(ahead.run_device({&a, 1}, {&a, 1}), doctest::Contains("ahead of time"), fxc::Error);
 }
 
+TEST_CASE("run_batch_device is for CUDA Programs, needs items and rows that are items x channels") {
+  fxc::Program cpu = fxc::Program::from_source("input x : 1\noutput x | gain(2)\n", options());
+  fxc::DeviceArray a{0x1000, 4, 64};
+  CHECK_THROWS_WITH_AS(cpu.run_batch_device({&a, 1}, {&a, 1}, 4),
+                       doctest::Contains("needs a Program compiled with Target::cuda"), fxc::Error);
+  fxc::Options o = options();
+  o.target = fxc::Target::cuda;
+  o.compile_kernels = false;  // no GPU is needed for the refusals
+  fxc::Program cuda = fxc::Program::from_source("input x : 2\noutput x | gain(2)\n", o);
+  CHECK_THROWS_WITH_AS(cuda.run_batch_device({&a, 1}, {&a, 1}, 0), doctest::Contains("at least one item"), fxc::Error);
+  fxc::DeviceArray odd{0x1000, 5, 64};
+  CHECK_THROWS_WITH_AS(cuda.run_batch_device({&odd, 1}, {&odd, 1}, 2),
+                       doctest::Contains("input 0 has 5 rows, not a multiple of 2 items"), fxc::Error);
+  o.cuda_architecture = "sm_90";
+  fxc::Program ahead = fxc::Program::from_source("input x : 2\noutput x | gain(2)\n", o);
+  CHECK_THROWS_WITH_AS(ahead.run_batch_device({&a, 1}, {&a, 1}, 2), doctest::Contains("ahead of time"), fxc::Error);
+}
+
 TEST_CASE("the same text and options make a copy of the first Program, with its starting values") {
   const char* src = "input x : 1\nfc = 1 kHz in [100 Hz, 5 kHz]\noutput y = x | butter(2, fc)\n";
   fxc::clear_kernel_memory_cache();

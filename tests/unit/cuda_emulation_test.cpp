@@ -1033,6 +1033,90 @@ struct GraphCase {
   Force force;
 };
 
+// A batch in device memory the caller owns (Program::run_batch_device's path: a contiguous
+// (items, channels, frames) CUDA tensor is items x channels rows), compiled by its shape alone:
+// the same samples, bit for bit, as the batch run from host memory, and each item what the
+// interpreter gives it alone; a routed graph's items stay apart.
+void check_batch_on_device(const DeviceFactory& make) {
+  struct Case {
+    const char* name;
+    ir::Graph (*graph)();
+    int channels;
+    std::size_t items;
+    DType dtype;
+    Force force;
+    double tolerance;  // against the interpreter: float32 as check_batch
+  };
+  const Case cases[] = {
+      {"stages, 5 items x 3 channels", stages_graph, 3, 5, DType::f64, Force::per_channel, 1e-9},
+      {"w1 chunked, 4 items x 2 channels", w1_graph, 2, 4, DType::f32, Force::chunked, 1e-6},
+      {"routed, 3 items x 2 channels", test::routed_graph, 2, 3, DType::f64, Force::default_, 1e-9},
+  };
+  const std::size_t n = 333;
+  for (const Case& c : cases) {
+    CAPTURE(std::string(c.name));
+    ir::Graph g = c.graph();
+    ir::Graph designed = design(g, c.channels);
+    std::vector<BatchItem> items;
+    for (std::size_t b = 0; b < c.items; ++b) items.push_back(noise(designed, n, 40 + b, c.dtype, c.channels));
+    DiagnosticEngine diags;
+    CudaCompileRequest request;
+    request.dtype = c.dtype;
+    request.thresholds = forced(c.force, 64);
+    std::vector<int> per_item;
+    for (const Signal& s : items[0]) per_item.push_back(static_cast<int>(s.channels()));
+    auto program = compile_batch_for_cuda(g, per_item, c.items, n, request, make(), diags);
+    REQUIRE_MESSAGE(program, diags.str());
+    auto want = execute_cuda_batch(*program, items);
+    REQUIRE(want);
+    std::shared_ptr<GpuDevice> device = (*program)->device;
+    const std::size_t t = size_of(c.dtype);
+    std::vector<DevicePtr> in, out;
+    for (const Signal& wide : lay_out_batch(items, n, c.dtype)) {
+      auto d = device->allocate(wide.channels() * n * t);
+      REQUIRE(d);
+      for (std::size_t row = 0; row < wide.channels(); ++row)
+        REQUIRE(device->copy_to_device(*d + row * n * t,
+                                       c.dtype == DType::f32 ? static_cast<const void*>(wide.f32(row).data())
+                                                             : static_cast<const void*>(wide.f64(row).data()),
+                                       n * t));
+      in.push_back(*d);
+    }
+    for (ir::NodeId id : (*program)->scheduled.outputs()) {
+      auto d = device->allocate(static_cast<std::size_t>((*program)->scheduled.node(id).type.channels) * n * t);
+      REQUIRE(d);
+      out.push_back(*d);
+    }
+    const std::uint64_t launches = counters().gpu_launches;
+    REQUIRE(execute_cuda_on_device(*program, in, out, n));
+    std::uint64_t entries = 0;
+    for (const auto& k : (*program)->kernels) entries += k.entries.size();
+    if (c.force != Force::default_) CHECK(counters().gpu_launches - launches == entries);  // one per entry for all
+    double worst = 0;
+    for (std::size_t b = 0; b < c.items; ++b) {
+      CAPTURE(b);
+      auto alone = interpret(designed, items[b]);
+      REQUIRE(alone);
+      for (std::size_t o = 0; o < out.size(); ++o) {
+        const Signal& w = (*want)[b][o];
+        Signal got(w.channels(), n, c.dtype, Signal::Uninitialized{});
+        for (std::size_t ch = 0; ch < w.channels(); ++ch)
+          REQUIRE(device->copy_to_host(c.dtype == DType::f32 ? static_cast<void*>(got.f32(ch).data())
+                                                             : static_cast<void*>(got.f64(ch).data()),
+                                       out[o] + (b * w.channels() + ch) * n * t, n * t));
+        REQUIRE(device->synchronize());
+        for (std::size_t ch = 0; ch < w.channels(); ++ch)
+          for (std::size_t i = 0; i < n; ++i) REQUIRE(got.at(ch, i) == w.at(ch, i));
+        worst = std::max(worst, worst_error({got}, {(*alone)[o]}));
+      }
+    }
+    MESSAGE(std::string(c.name) << ": items in device memory against the interpreter, worst relative RMS error " << worst);
+    CHECK(worst <= c.tolerance);
+    for (DevicePtr d : in) device->release(d);
+    for (DevicePtr d : out) device->release(d);
+  }
+}
+
 // Signals in device memory the caller owns (a PyTorch CUDA tensor's), planar rows: the same
 // results as a run from host memory, bit for bit, with inputs read in place and outputs
 // written in place where nothing else reads them; errors for bad pointers.
@@ -1210,6 +1294,7 @@ std::vector<Signal> into_caller_memory(const Prepared& p, const std::vector<Sign
 void check_pieces(const DeviceFactory& make) {
   const GraphCase cases[] = {
       {"w1 chunked", w1_graph, 2, DType::f64, Force::chunked},
+      {"fan out (an input straight to an output)", fan_out_graph, 2, DType::f64, Force::chunked},
       {"w1 40 channels interleaved", w1_graph, 40, DType::f32, Force::per_channel},
       {"vocal", test::vocal_graph, 2, DType::f64, Force::default_},
       {"delays", delays_graph, 2, DType::f64, Force::default_},
@@ -1224,6 +1309,13 @@ void check_pieces(const DeviceFactory& make) {
     REQUIRE(want);
     auto first = execute_cuda(p.program, inputs, 100);
     REQUIRE(first);
+    // Pieces copy their outputs out on a stream of their own, unless an output is an input's
+    // own buffer (the next piece's copies in would overwrite what they read).
+    if (auto* emulated = dynamic_cast<test::EmulatedDevice*>(p.device.get())) {
+      const bool through = std::string(c.name).find("straight") != std::string::npos;
+      CHECK((emulated->last_copy_to_host_stream != 0) == !through);
+      CHECK((emulated->events_waited > 0) == !through);
+    }
     // float32: the W1-like chain in mixed precision (as in check_batch); measured 4.1e-7.
     CHECK(worst_error(*first, *want) <= (c.dtype == DType::f64 ? 1e-9 : 1e-6));
     auto again = execute_cuda(p.program, inputs, 100);
@@ -1344,6 +1436,9 @@ TEST_CASE("CUDA emulation: whole runs in pieces through fixed staging, reused fr
 TEST_CASE("CUDA emulation: signals in caller device memory, on the caller's stream") {
   check_caller_memory(emulated(), 0x5eed);
 }
+TEST_CASE("CUDA emulation: a batch in caller device memory, compiled by its shape") {
+  check_batch_on_device(emulated());
+}
 TEST_CASE("CUDA emulation: a stream in blocks equals the whole signal; graphs replay; state API") {
   check_streams(emulated());
 }
@@ -1389,6 +1484,9 @@ TEST_CASE("CUDA device: whole runs in pieces through fixed staging, reused from 
 }
 TEST_CASE("CUDA device: signals in caller device memory, on the caller's stream") {
   if (auto gpu = real_device()) check_caller_memory(gpu, 0);
+}
+TEST_CASE("CUDA device: a batch in caller device memory, compiled by its shape") {
+  if (auto gpu = real_device()) check_batch_on_device(gpu);
 }
 TEST_CASE("CUDA device: a stream in blocks equals the whole signal; graphs replay; state API") {
   if (auto gpu = real_device()) check_streams(gpu);

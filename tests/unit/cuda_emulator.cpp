@@ -93,6 +93,7 @@ GpuStatus EmulatedDevice::copy_to_device(DevicePtr to, const void* from, std::si
 
 GpuStatus EmulatedDevice::copy_to_host(void* to, DevicePtr from, std::size_t bytes) {
   if (auto ok = check(from, bytes); !ok) return ok;
+  last_copy_to_host_stream = stream_in_use;
   return run([=] {
     std::memcpy(to, reinterpret_cast<const void*>(from), bytes);
     return GpuStatus(std::monostate{});

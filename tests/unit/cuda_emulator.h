@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,21 @@ class EmulatedDevice final : public GpuDevice {
   Expected<Handle, std::string> function(Handle module, const std::string& symbol) override;
   GpuStatus launch(Handle function, const codegen::CudaLaunch& shape, const std::vector<std::uint64_t>& args) override;
   GpuStatus synchronize() override { return std::monostate{}; }
+  // Everything runs at once, so any order holds: streams and events only count, for tests that
+  // check which path a run took, and a wait must be on an event recorded before.
+  Expected<Handle, std::string> create_stream() override { return Handle{0x5000} + ++streams_created; }
+  void destroy_stream(Handle) noexcept override { ++streams_destroyed; }
+  Expected<Handle, std::string> create_event() override { return Handle{0xe000} + ++events_created; }
+  void destroy_event(Handle) noexcept override {}
+  GpuStatus record_event(Handle event) override {
+    recorded_.insert(event);
+    ++events_recorded;
+    return std::monostate{};
+  }
+  GpuStatus wait_event(Handle event) override { return waited(event); }
+  GpuStatus synchronize_event(Handle event) override { return waited(event); }
+  int streams_created = 0, streams_destroyed = 0, events_created = 0, events_recorded = 0, events_waited = 0;
+  Handle last_copy_to_host_stream = 0;  ///< the stream the last copy to the host was ordered on
   GpuStatus begin_capture() override;
   Expected<Handle, std::string> end_capture() override;
   GpuStatus launch_graph(Handle graph) override;
@@ -52,6 +68,13 @@ class EmulatedDevice final : public GpuDevice {
   std::size_t live_allocations() const { return allocations_.size(); }
 
  private:
+  GpuStatus waited(Handle event) {
+    if (!recorded_.count(event))
+      return Unexpected{std::string("emulation: a wait on an event never recorded (a bug in the runtime's order)")};
+    ++events_waited;
+    return std::monostate{};
+  }
+  std::set<Handle> recorded_;
   GpuStatus run(std::function<GpuStatus()> op);
   GpuStatus check(DevicePtr p, std::size_t bytes) const;
 

@@ -128,6 +128,26 @@ TEST_CASE("on a GPU the split is inside the chain: its float64 sections first, s
         ir::StatePrecision::f64);
 }
 
+TEST_CASE("the split_error threshold bounds the float32 part, and 0 turns the split off") {
+  auto run = [](passes::TargetKind target, const char* split_error) {
+    DiagnosticEngine diags;
+    passes::PassContext context{diags, {44100, 8, DType::f32}};
+    context.target = {target, 32, 2};
+    REQUIRE_FALSE(context.thresholds.set("split_error", split_error));
+    auto result = passes::run_pipeline(test::w1_graph(), context);
+    REQUIRE(result);
+    return test::chains_of(*result);
+  };
+  // W1's lowpasses measure 4.1e-7 at 44.1 kHz: split at the default 5e-7, not at 4e-7 or 0.
+  CHECK(run(passes::TargetKind::cpu, "5e-7").size() == 2);
+  CHECK(run(passes::TargetKind::cpu, "4e-7").size() == 1);
+  CHECK(run(passes::TargetKind::cpu, "0").size() == 1);
+  CHECK(run(passes::TargetKind::cuda, "5e-7")[0]->state_precision == ir::StatePrecision::mixed);
+  CHECK(run(passes::TargetKind::cuda, "0")[0]->state_precision == ir::StatePrecision::f64);
+  passes::StrategyThresholds t;
+  CHECK(t.set("split_error", "-1"));  // a message
+}
+
 TEST_CASE("split chains compute what the reference interpreter does") {
   // Against the float64 interpreter on 16 channels of noise, relative RMS: the split chain at
   // the bound of a float32 chain with float64 state (docs/errors.md: the output rounding,
