@@ -424,14 +424,29 @@ void Program::Impl::run_batch_device(std::span<const DeviceArray> inputs, std::s
     per_item.push_back(static_cast<int>(inputs[i].channels / items));
     shapes.emplace_back(inputs[i].channels / items, 0, options_.dtype);
   }
+  // What needs no compiled graph is checked before one is compiled: counts, lengths, pointers.
+  if (inputs.size() != declared_.inputs().size() || outputs.size() != declared_.outputs().size())
+    throw_error("the graph has " + std::to_string(declared_.inputs().size()) + " input(s) and " +
+                    std::to_string(declared_.outputs().size()) + " output(s), got " + std::to_string(inputs.size()) +
+                    " and " + std::to_string(outputs.size()) + " device array(s)",
+                "fxc-run");
+  for (std::span<const DeviceArray> arrays : {inputs, outputs})
+    for (const DeviceArray& a : arrays)
+      if (a.frames != frames || (!a.data && frames > 0))
+        throw_error("every device array of a batch needs the same frames and a pointer (device_pointers says which)",
+                    "fxc-run");
   auto spec = specialization(channels_for(shapes));
   std::shared_ptr<const CompiledValues> now;
   std::shared_ptr<const CudaProgram> program;
   {
     std::lock_guard lock(mutex_);
     now = spec->now;
-    for (const DeviceBatch& b : device_batches_)
-      if (b.items == items && b.frames == frames && b.values == now) program = b.program;
+    for (auto it = device_batches_.begin(); it != device_batches_.end(); ++it)
+      if (it->items == items && it->frames == frames && it->values == now) {
+        program = it->program;
+        std::rotate(it, it + 1, device_batches_.end());  // the most recently used goes last
+        break;
+      }
   }
   if (!program) {
     auto device = open_cuda_device();
@@ -441,8 +456,7 @@ void Program::Impl::run_batch_device(std::span<const DeviceArray> inputs, std::s
     if (!compiled) throw_diagnostics(diags);
     program = *compiled;
     std::lock_guard lock(mutex_);
-    // Programs of earlier values are of no more use: a set() made new ones.
-    std::erase_if(device_batches_, [&](const DeviceBatch& b) { return b.values != now; });
+    // The least recently used goes: programs of earlier values (a set() since) go that way too.
     if (device_batches_.size() >= kDeviceBatches) device_batches_.pop_front();
     device_batches_.push_back({items, frames, now, program});
   }

@@ -105,7 +105,7 @@ struct Program::Impl {
   ParamValues values_;
   mutable std::map<int, std::shared_ptr<Specialization>> specs_;
   /// run_batch_device's programs by (items, frames), each for the values it was compiled at
-  /// (a set() makes new ones); at most kDeviceBatches, the oldest dropped first.
+  /// (a set() makes new ones); at most kDeviceBatches, the least recently used dropped first.
   struct DeviceBatch {
     std::size_t items = 0, frames = 0;
     std::shared_ptr<const CompiledValues> values;

@@ -189,6 +189,9 @@ class Verifier {
     for (NodeId id = 0; id < g_.size(); ++id) {
       const Node& node = g_.node(id);
       dtypes.insert(node.type.dtype);
+      if (const auto* chain = std::get_if<Chain>(&node.op);
+          chain && chain->state_precision == StatePrecision::mixed && node.type.dtype != DType::f32)
+        error(id, "state_precision mixed is for float32 chains (float64 sections first, float32 after)");
       if (holds<Input>(node)) continue;
       for (NodeId operand : node.operands)
         if (holds<Output>(g_.node(operand)))

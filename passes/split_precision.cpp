@@ -82,6 +82,18 @@ bool cold_part_keeps_quality(const Split& split, const PassContext& context) {
   return float32_state_error(cold_cascade) <= bound;
 }
 
+// On a GPU, whether the cold part can compute in float32 for less: a FIR's taps and ring, and
+// a limiter's lookahead rings, stay in the chain's float64 buffers (ChainLayout: one type per
+// kernel), so float arithmetic there would convert every tap or cell it reads, every sample,
+// at a fraction of the float64 rate. Such chains stay whole.
+bool cold_part_reads_float64_per_tap(const Split& split) {
+  for (const ir::Stage& stage : split.cold.stages) {
+    if (std::holds_alternative<ir::FirFilter>(stage)) return true;
+    if (const auto* dyn = std::get_if<ir::Dynamics>(&stage); dyn && dyn->lookahead > 0) return true;
+  }
+  return false;
+}
+
 // On the CPU, whether two chains cost less than one. Whole: every section at float64's width.
 // Split: the hot ones so, the rest at float32's, plus one more pass over the signal between
 // the two chains, written and read back through memory: kPassCost sections' worth per vector
@@ -127,6 +139,7 @@ ir::Graph split_precision(const ir::Graph& graph, PassContext& context) {
       // float64 and the rest in float32 in the same pass over the signal. On the CPU it is a
       // second kernel at another vector width, which must pay for its pass.
       if (parts[id] && !gpu && !split_pays_on_cpu(*parts[id], channels, context)) parts[id].reset();
+      if (parts[id] && gpu && cold_part_reads_float64_per_tap(*parts[id])) parts[id].reset();
       if (parts[id] && !cold_part_keeps_quality(*parts[id], context)) parts[id].reset();
     }
     if (parts[id] && !gpu) ++next;  // the hot part comes first

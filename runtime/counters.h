@@ -14,7 +14,7 @@ struct Counters {
   std::atomic<std::uint64_t> dispatches{0};    ///< kernel calls
   std::atomic<std::uint64_t> damaged_entries{0};  ///< disk entries found damaged and rebuilt
   std::atomic<std::uint64_t> cache_write_failures{0};  ///< entries that could not be stored on disk
-  std::atomic<std::uint64_t> gpu_launches{0};     ///< CUDA kernel launches (replayed ones included)
+  std::atomic<std::uint64_t> gpu_launches{0};     ///< CUDA launches of the graph's kernels (replayed ones included; not the layout transposes of an interleaved stream's copies)
   std::atomic<std::uint64_t> gpu_graph_launches{0};  ///< CUDA graph replays
   std::atomic<std::uint64_t> gpu_bytes_copied{0};    ///< bytes copied host to device and back
 

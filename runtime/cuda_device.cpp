@@ -140,7 +140,7 @@ class DriverDevice final : public GpuDevice {
     return std::monostate{};
   }
   Expected<Handle, std::string> load_module(const std::string&, const std::string& cubin,
-                                            const std::vector<codegen::CudaKernelInfo>&) override {
+                                            const std::vector<codegen::CudaEntry>&) override {
     bind();
     CUmodule m = nullptr;
     if (CUresult r = d_.ModuleLoadData(&m, cubin.data()); r != 0) {  // a cubin, or PTX ending in '\0'

@@ -122,6 +122,23 @@ struct CudaStreamState {
   std::vector<std::vector<std::vector<std::uint8_t>>> kernels;  // [kernel][state, positions, lines]
 };
 
+namespace {
+
+// Sends this thread's device work to `stream` while it lives, then back to the device's own
+// (use_stream only selects: it cannot fail).
+class StreamScope {
+ public:
+  StreamScope(GpuDevice* device, GpuDevice::Handle stream) : device_(device) { (void)device_->use_stream(stream); }
+  ~StreamScope() { (void)device_->use_stream(0); }
+  StreamScope(const StreamScope&) = delete;
+  StreamScope& operator=(const StreamScope&) = delete;
+
+ private:
+  GpuDevice* device_;
+};
+
+}  // namespace
+
 struct CudaStream::Impl {
   std::shared_ptr<const CudaProgram> program;
   GpuDevice* device;
@@ -141,6 +158,9 @@ struct CudaStream::Impl {
   std::vector<Region> regions;
   std::vector<std::size_t> region_of;               // by kernel index
   std::vector<DeviceBuffer> signals;                // by node id (every node but outputs)
+  /// An interleaved stream's planar copies of its inputs and outputs, by input / output index:
+  /// staging goes through them and a transpose on the GPU (enqueue_copies_in, _out).
+  std::vector<DeviceBuffer> layout_in, layout_out;
   /// Page-locked staging by input / output index, two sets: a whole run stages the next piece
   /// into one while the device works on the other (a stream's blocks use set 0).
   std::array<std::vector<HostBuffer>, 2> staging_in, staging_out;
@@ -149,6 +169,10 @@ struct CudaStream::Impl {
   /// next piece's inputs come in on the device's (created on the first such run): `computed`
   /// marks a piece's kernels done, `copied` its copies out, by staging set.
   GpuDevice::Handle copy_stream = 0;
+  /// The stream all of this stream's other work goes on (StreamScope): a CUDA stream of its
+  /// own, so that another CudaStream's work, on another thread, never lands in this one's
+  /// CUDA graph capture, nor in the waits between its two streams.
+  GpuDevice::Handle own_stream = 0;
   std::array<GpuDevice::Handle, 2> computed{}, copied{};
   bool has_copy_stream = false;
   long long capacity = 0;                           // the samples the buffers hold
@@ -177,8 +201,12 @@ struct CudaStream::Impl {
     for (const ir::Node& node : g.nodes()) interleaved = !planar && (interleaved || node.type.channels >= 32);
     memory.resize(program->kernels.size());
     if (!plan_regions()) broken = "the graph has a cycle without a feedback node";
-    if (broken.empty())
+    if (auto stream = device->create_stream(); !stream) broken = stream.error();
+    else own_stream = *stream;
+    if (broken.empty()) {
+      StreamScope on(device, own_stream);
       if (auto ok = setup(); !ok) broken = ok.error();
+    }
   }
 
   ~Impl() {
@@ -188,6 +216,7 @@ struct CudaStream::Impl {
       for (GpuDevice::Handle e : computed) device->destroy_event(e);
       for (GpuDevice::Handle e : copied) device->destroy_event(e);
     }
+    device->destroy_stream(own_stream);  // waits for its work; the buffers go after it
   }
 
   // Recorded graphs hold the buffers' addresses: whatever replaces a buffer they use drops them
@@ -472,6 +501,16 @@ struct CudaStream::Impl {
       if (!b) return Unexpected{b.error()};
       signals[id] = std::move(*b);
     }
+    layout_in.clear();
+    layout_out.clear();
+    if (interleaved) {
+      for (auto [ids, buffers] : {std::pair{g.inputs(), &layout_in}, std::pair{g.outputs(), &layout_out}})
+        for (ir::NodeId id : ids) {
+          auto b = allocate(channels_of(id) * n * t);
+          if (!b) return Unexpected{b.error()};
+          buffers->push_back(std::move(*b));
+        }
+    }
     for (std::size_t i = 0; i < program->kernels.size(); ++i) {
       const CudaKernelInfo& k = program->kernels[i];
       KernelMemory& m = memory[i];
@@ -533,19 +572,38 @@ struct CudaStream::Impl {
     FXC_TRY(enqueue_copies_out(n, set));
     return launches;
   }
+  // Staging is planar; an interleaved stream copies it through planar device buffers
+  // (layout_in, layout_out) and transposes on the GPU, where a host transpose would be bound by
+  // the cache misses of its strided side.
   GpuStatus enqueue_copies_in(long long n, int set) {
     const std::size_t t = size_of(dtype);
     std::vector<ir::NodeId> inputs = g.inputs();
-    for (std::size_t i = 0; i < inputs.size(); ++i)
-      FXC_TRY(device->copy_to_device(signals[inputs[i]].get(), staging_in[set][i].get(),
-                                     channels_of(inputs[i]) * n * t));
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      const std::size_t ch = channels_of(inputs[i]);
+      const DevicePtr to = signals[inputs[i]].get();
+      if (!interleaved) {
+        FXC_TRY(device->copy_to_device(to, staging_in[set][i].get(), ch * n * t));
+        continue;
+      }
+      FXC_TRY(device->copy_to_device(layout_in[i].get(), staging_in[set][i].get(), ch * n * t));
+      FXC_TRY(device->launch(program->layout_functions[0], codegen::cuda_layout_launch(static_cast<long long>(ch), n),
+                             {layout_in[i].get(), to, ch, static_cast<std::uint64_t>(n)}));
+    }
     return std::monostate{};
   }
   GpuStatus enqueue_copies_out(long long n, int set) {
     const std::size_t t = size_of(dtype);
     std::vector<ir::NodeId> outputs = g.outputs();
-    for (std::size_t o = 0; o < outputs.size(); ++o)
-      FXC_TRY(device->copy_to_host(staging_out[set][o].get(), value(outputs[o]), channels_of(outputs[o]) * n * t));
+    for (std::size_t o = 0; o < outputs.size(); ++o) {
+      const std::size_t ch = channels_of(outputs[o]);
+      if (!interleaved) {
+        FXC_TRY(device->copy_to_host(staging_out[set][o].get(), value(outputs[o]), ch * n * t));
+        continue;
+      }
+      FXC_TRY(device->launch(program->layout_functions[1], codegen::cuda_layout_launch(static_cast<long long>(ch), n),
+                             {value(outputs[o]), layout_out[o].get(), ch, static_cast<std::uint64_t>(n)}));
+      FXC_TRY(device->copy_to_host(staging_out[set][o].get(), layout_out[o].get(), ch * n * t));
+    }
     return std::monostate{};
   }
 
@@ -654,8 +712,7 @@ struct CudaStream::Impl {
   }
 
   // Splits frames [0, n) of a staging copy over the shared pool's threads: a piece is up to
-  // 128 MB, one core copies it at a fraction of the memory's bandwidth, and the interleaved
-  // transpose is bound by the cache misses of its strided side.
+  // 128 MB, and one core copies it at a fraction of the memory's bandwidth.
   static void split_frames(std::size_t n, std::size_t channels, const std::function<void(std::size_t, std::size_t)>& copy) {
     constexpr std::size_t kSamplesPerPart = std::size_t{1} << 18;  // 1 MB of float32: worth a thread
     ThreadPool& pool = ThreadPool::shared();
@@ -668,59 +725,38 @@ struct CudaStream::Impl {
       copy(a, b);
     });
   }
-  // Frames [start, start + n) of `ch` host channels into staging laid out as the device signal
-  // of n samples: planar rows, or frames of `ch` samples when interleaved (transposed in tiles
-  // of kTile frames, so that the strided side stays in cache).
-  static constexpr std::size_t kTile = 64;
+  // Frames [start, start + n) of `ch` host channels into staging as planar rows of n samples
+  // (whatever the device layout: an interleaved stream transposes on the GPU, enqueue_copies_in).
   template <class T>
-  static void stage_in(const void* const* channels, std::size_t ch, std::size_t start, std::size_t n, T* to,
-                       bool interleaved) {
+  static void stage_in(const void* const* channels, std::size_t ch, std::size_t start, std::size_t n, T* to) {
     split_frames(n, ch, [&](std::size_t a, std::size_t b) {
-      if (!interleaved) {
-        for (std::size_t c = 0; c < ch; ++c) {
-          const T* from = static_cast<const T*>(channels[c]) + start;
-          std::copy(from + a, from + b, to + c * n + a);
-        }
-        return;
+      for (std::size_t c = 0; c < ch; ++c) {
+        const T* from = static_cast<const T*>(channels[c]) + start;
+        std::copy(from + a, from + b, to + c * n + a);
       }
-      for (std::size_t t = a; t < b; t += kTile)
-        for (std::size_t c = 0; c < ch; ++c) {
-          const T* from = static_cast<const T*>(channels[c]) + start;
-          for (std::size_t i = t, e = std::min(b, t + kTile); i < e; ++i) to[i * ch + c] = from[i];
-        }
     });
   }
   template <class T>
-  static void stage_out(const T* from, void* const* channels, std::size_t ch, std::size_t start, std::size_t n,
-                        bool interleaved) {
+  static void stage_out(const T* from, void* const* channels, std::size_t ch, std::size_t start, std::size_t n) {
     split_frames(n, ch, [&](std::size_t a, std::size_t b) {
-      if (!interleaved) {
-        for (std::size_t c = 0; c < ch; ++c)
-          std::copy(from + c * n + a, from + c * n + b, static_cast<T*>(channels[c]) + start + a);
-        return;
-      }
-      for (std::size_t t = a; t < b; t += kTile)
-        for (std::size_t c = 0; c < ch; ++c) {
-          T* to = static_cast<T*>(channels[c]) + start;
-          for (std::size_t i = t, e = std::min(b, t + kTile); i < e; ++i) to[i] = from[i * ch + c];
-        }
+      for (std::size_t c = 0; c < ch; ++c)
+        std::copy(from + c * n + a, from + c * n + b, static_cast<T*>(channels[c]) + start + a);
     });
   }
   void stage_in_all(std::span<const void* const* const> in, std::size_t start, std::size_t n, int set) {
     std::vector<ir::NodeId> inputs = g.inputs();
     for (std::size_t i = 0; i < in.size(); ++i) {
       std::size_t ch = channels_of(inputs[i]);
-      if (dtype == DType::f32) stage_in(in[i], ch, start, n, static_cast<float*>(staging_in[set][i].get()), interleaved);
-      else stage_in(in[i], ch, start, n, static_cast<double*>(staging_in[set][i].get()), interleaved);
+      if (dtype == DType::f32) stage_in(in[i], ch, start, n, static_cast<float*>(staging_in[set][i].get()));
+      else stage_in(in[i], ch, start, n, static_cast<double*>(staging_in[set][i].get()));
     }
   }
   void stage_out_all(std::span<void* const* const> out, std::size_t start, std::size_t n, int set) {
     std::vector<ir::NodeId> outputs = g.outputs();
     for (std::size_t o = 0; o < out.size(); ++o) {
       std::size_t ch = channels_of(outputs[o]);
-      if (dtype == DType::f32)
-        stage_out(static_cast<const float*>(staging_out[set][o].get()), out[o], ch, start, n, interleaved);
-      else stage_out(static_cast<const double*>(staging_out[set][o].get()), out[o], ch, start, n, interleaved);
+      if (dtype == DType::f32) stage_out(static_cast<const float*>(staging_out[set][o].get()), out[o], ch, start, n);
+      else stage_out(static_cast<const double*>(staging_out[set][o].get()), out[o], ch, start, n);
     }
   }
   // Signals' channels as the pointer arrays stage_in_all and stage_out_all take.
@@ -875,14 +911,20 @@ struct CudaStream::Impl {
     if (!has_copy_stream) {
       auto stream = device->create_stream();
       if (!stream) return Unexpected{stream.error()};
-      copy_stream = *stream;
-      has_copy_stream = true;  // from here the destructor releases what exists
-      for (auto* events : {&computed, &copied})
-        for (GpuDevice::Handle& e : *events) {
-          auto made = device->create_event();
-          if (!made) return Unexpected{made.error()};
-          e = *made;
+      std::vector<GpuDevice::Handle> events;
+      for (int e = 0; e < 4; ++e) {
+        auto made = device->create_event();
+        if (!made) {  // none of it is kept: the next run tries again
+          for (GpuDevice::Handle h : events) device->destroy_event(h);
+          device->destroy_stream(*stream);
+          return Unexpected{made.error()};
         }
+        events.push_back(*made);
+      }
+      copy_stream = *stream;
+      computed = {events[0], events[1]};
+      copied = {events[2], events[3]};
+      has_copy_stream = true;
     }
     auto length_of = [&](long long start) { return std::min(piece, n - start); };
     auto launch_piece = [&](long long start, int set) -> GpuStatus {
@@ -894,13 +936,15 @@ struct CudaStream::Impl {
       launches += *count;
       FXC_TRY(device->record_event(computed[set]));
       FXC_TRY(device->use_stream(copy_stream));
-      GpuStatus copies = [&]() -> GpuStatus {
-        FXC_TRY(device->wait_event(computed[set]));
-        FXC_TRY(enqueue_copies_out(len, set));
-        return device->record_event(copied[set]);
-      }();
-      FXC_TRY(device->use_stream(0));  // back on the device's own stream, whatever happened
-      return copies;
+      // Back on this stream's own however this returns (an error, an exception).
+      struct Back {
+        GpuDevice* device;
+        GpuDevice::Handle stream;
+        ~Back() { (void)device->use_stream(stream); }
+      } back{device, own_stream};
+      FXC_TRY(device->wait_event(computed[set]));
+      FXC_TRY(enqueue_copies_out(len, set));
+      return device->record_event(copied[set]);
     };
     stage_in_all(in, 0, static_cast<std::size_t>(length_of(0)), 0);
     FXC_TRY(launch_piece(0, 0));
@@ -1017,7 +1061,7 @@ struct CudaStream::Impl {
     } unbind{*this};
     for (KernelMemory& m : memory) m.operand_tables.clear();
     FXC_TRY(prepare(n));
-    FXC_TRY(device->use_stream(stream));
+    FXC_TRY(device->use_stream(stream ? stream : own_stream));  // 0: this stream's own
     auto launches = enqueue_kernels(n);
     if (!launches) return launches;
     for (std::size_t o = 0; o < outputs.size(); ++o)
@@ -1099,9 +1143,19 @@ Expected<std::shared_ptr<const CudaProgram>, std::string> load_cuda_program(std:
     if (!emitted) return Unexpected{emitted.error()};
     source = std::move(*emitted);
   }
-  auto module = device->load_module(source, cubin, program->kernels);
+  std::vector<codegen::CudaEntry> entries;
+  for (const CudaKernelInfo& k : program->kernels) entries.insert(entries.end(), k.entries.begin(), k.entries.end());
+  const DType signal = scheduled.outputs().empty() ? DType::f32 : scheduled.node(scheduled.outputs()[0]).type.dtype;
+  const std::vector<codegen::CudaEntry> layout = codegen::cuda_layout_entries(signal);
+  entries.insert(entries.end(), layout.begin(), layout.end());
+  auto module = device->load_module(source, cubin, entries);
   if (!module) return Unexpected{module.error()};
   program->module = *module;
+  for (std::size_t e = 0; e < layout.size(); ++e) {
+    auto f = device->function(*module, layout[e].symbol);
+    if (!f) return Unexpected{f.error()};
+    program->layout_functions[e] = *f;
+  }
   for (const CudaKernelInfo& k : program->kernels) {
     std::vector<GpuDevice::Handle> functions;
     for (const codegen::CudaEntry& e : k.entries) {
@@ -1178,6 +1232,7 @@ CudaStream::CudaStream(std::shared_ptr<const CudaProgram> program, DeviceLayout 
 Expected<int, std::string> CudaStream::process_device(std::span<const DevicePtr> inputs,
                                                      std::span<const DevicePtr> outputs, std::size_t frames,
                                                      GpuDevice::Handle stream) {
+  StreamScope on(impl_->device, impl_->own_stream);
   return impl_->process_device(inputs, outputs, static_cast<long long>(frames), stream);
 }
 
@@ -1198,23 +1253,27 @@ CudaStream::CudaStream(CudaStream&&) noexcept = default;
 CudaStream& CudaStream::operator=(CudaStream&&) noexcept = default;
 
 Expected<std::vector<Signal>, std::string> CudaStream::process(std::span<const Signal> block) {
+  StreamScope on(impl_->device, impl_->own_stream);
   return impl_->process(block);
 }
 
 Expected<std::vector<Signal>, std::string> CudaStream::process_whole(std::span<const Signal> inputs,
                                                                     std::size_t piece_frames) {
+  StreamScope on(impl_->device, impl_->own_stream);
   return impl_->process_whole(inputs, static_cast<long long>(std::max<std::size_t>(piece_frames, 1)));
 }
 
 Expected<std::monostate, std::string> CudaStream::process_whole_into(std::span<const void* const* const> inputs,
                                                                     std::span<void* const* const> outputs,
                                                                     std::size_t frames, std::size_t piece_frames) {
+  StreamScope on(impl_->device, impl_->own_stream);
   return impl_->process_whole_into(inputs, outputs, static_cast<long long>(frames),
                                    static_cast<long long>(std::max<std::size_t>(piece_frames, 1)));
 }
 
 Expected<std::monostate, std::string> CudaStream::reset() {
   Impl& s = *impl_;
+  StreamScope on(s.device, s.own_stream);
   if (!s.broken.empty()) return Unexpected{s.broken};
   for (std::size_t i = 0; i < s.memory.size(); ++i)
     for (const DeviceBuffer* b : s.state_buffers(i)) FXC_TRY(s.device->fill_zero(b->get(), b->bytes()));
@@ -1223,6 +1282,7 @@ Expected<std::monostate, std::string> CudaStream::reset() {
 
 Expected<std::shared_ptr<const CudaStreamState>, std::string> CudaStream::snapshot() const {
   Impl& s = *impl_;
+  StreamScope on(s.device, s.own_stream);
   if (!s.broken.empty()) return Unexpected{s.broken};
   FXC_TRY(s.device->synchronize());
   auto state = std::make_shared<CudaStreamState>();
@@ -1241,6 +1301,7 @@ Expected<std::shared_ptr<const CudaStreamState>, std::string> CudaStream::snapsh
 
 Expected<std::monostate, std::string> CudaStream::restore(const CudaStreamState& state) {
   Impl& s = *impl_;
+  StreamScope on(s.device, s.own_stream);
   if (!s.broken.empty()) return Unexpected{s.broken};
   if (state.kernels.size() != s.memory.size())
     return Unexpected{std::string("the snapshot is of another graph")};
@@ -1257,6 +1318,7 @@ Expected<std::monostate, std::string> CudaStream::restore(const CudaStreamState&
 
 Expected<std::monostate, std::string> CudaStream::update_values(const ir::Graph& scheduled) {
   Impl& s = *impl_;
+  StreamScope on(s.device, s.own_stream);
   if (!s.broken.empty()) return Unexpected{s.broken};
   if (ir::structural_hash(scheduled) != ir::structural_hash(s.g))
     return Unexpected{std::string(

@@ -14,11 +14,12 @@
 //
 // Layout: on the device, every signal of a graph is interleaved [sample][channel] when the
 // graph has a signal of 32 channels or more (one thread per channel then reads a warp's 32
-// samples in one transaction), else planar [channel][sample]. The host side is planar (Signal);
-// the staging copy converts. A batch (compile_batch_for_cuda, run_batch_cuda) is laid out as
+// samples in one transaction), else planar [channel][sample]. The host side and its staging
+// are planar (Signal); an interleaved stream transposes on the GPU as it copies in and out. A batch (compile_batch_for_cuda, run_batch_cuda) is laid out as
 // channels side by side (runtime/batch.h), so it is one launch per kernel entry for the lot.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <span>
@@ -62,6 +63,8 @@ struct CudaProgram {
   std::shared_ptr<GpuDevice> device;
   GpuDevice::Handle module = 0;
   std::vector<std::vector<GpuDevice::Handle>> functions;  ///< [kernel][entry]
+  /// codegen::cuda_layout_entries: fxc_interleave, fxc_deinterleave.
+  std::array<GpuDevice::Handle, 2> layout_functions{};
   /// Streams that whole runs reuse, with their staging and device buffers. Last: it goes first.
   CudaRunPoolRef run_pool;
 };

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the CUDA runtime needs of a GPU: device memory, page-locked host memory, copies and
-// launches on one stream (never the default stream), modules, and CUDA graphs. Two
+// launches on a stream (never the default stream; a second one and events between them for a
+// whole run's copies out), modules, and CUDA graphs. Two
 // implementations: the CUDA driver (open_cuda_device, libcuda loaded with dlopen, so the same
 // binary runs without CUDA) and, in the tests, a host emulation that compiles the generated
 // CUDA C++ with the host compiler and runs each block's threads on the CPU
-// (tests/unit/cuda_emulator.h). Everything but the launches is ordered on the stream; call
-// synchronize() before reading host memory that a copy writes.
+// (tests/unit/cuda_emulator.h). Work is ordered on its stream; call synchronize() (or
+// synchronize_event, for work on another stream) before reading host memory a copy writes.
 #pragma once
 
 #include <cstddef>
@@ -61,11 +62,11 @@ class GpuDevice {
   virtual GpuStatus use_stream(Handle stream) = 0;
 
   /// Loads a module: `cubin` on a real device (a cubin, or PTX text, which the driver
-  /// compiles), `source` (with `kernels` naming its entries) on the emulation. Where the driver
+  /// compiles), `source` (with `entries` naming its kernels) on the emulation. Where the driver
   /// refuses a cubin in a way that PTX may avoid (codegen::cuda_load_retries_with_ptx), the
   /// error starts with kCubinRejected and compile_for_cuda loads PTX instead.
   virtual Expected<Handle, std::string> load_module(const std::string& source, const std::string& cubin,
-                                                    const std::vector<codegen::CudaKernelInfo>& kernels) = 0;
+                                                    const std::vector<codegen::CudaEntry>& entries) = 0;
   virtual Expected<Handle, std::string> function(Handle module, const std::string& symbol) = 0;
   /// Launches `function` with `args`: every argument is 8 bytes (a device pointer or a long long).
   virtual GpuStatus launch(Handle function, const codegen::CudaLaunch& shape,
@@ -73,8 +74,8 @@ class GpuDevice {
   virtual GpuStatus synchronize() = 0;
 
   /// A stream of its own in the device's context, for work beside the current stream's (a
-  /// whole run's copies out); use_stream(it) sends work there. 0 where everything runs at
-  /// once (the emulation).
+  /// whole run's copies out); use_stream(it) sends work there. The emulation, where
+  /// everything runs at once, returns handles that only count.
   virtual Expected<Handle, std::string> create_stream() = 0;
   virtual void destroy_stream(Handle stream) noexcept = 0;
   /// Marks between streams: record_event marks the current stream's work so far, wait_event

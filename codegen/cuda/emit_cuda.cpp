@@ -1153,6 +1153,56 @@ Expected<std::vector<CudaKernelInfo>, std::string> cuda_kernels(const ir::Graph&
   return out;
 }
 
+namespace {
+
+// The signal type of a graph's kernels (its outputs'; float32 for a graph without one).
+DType signal_dtype(const ir::Graph& g) {
+  return g.outputs().empty() ? DType::f32 : g.node(g.outputs()[0]).type.dtype;
+}
+
+// fxc_interleave and fxc_deinterleave (cuda_layout_entries): a block moves one 32 x 32 tile,
+// 8 rows of 32 threads at a time; it reads along its source's rows and writes along its
+// destination's, through a padded tile (no bank conflicts in either direction).
+void emit_layout_kernels(Writer& w, DType signal) {
+  const std::string T = scalar_of(signal).t;
+  w.line("// Layout: planar rows <-> frames of channels, for the copies of an interleaved stream.");
+  for (bool interleave : {true, false}) {
+    w.open(std::string("extern \"C\" __global__ void ") + (interleave ? "fxc_interleave" : "fxc_deinterleave") + "(");
+    w.line("const " + T + "* __restrict__ from, " + T + "* __restrict__ to, long long channels, long long frames) {");
+    w.line("__shared__ " + T + " tile[32][33];");
+    w.line("const long long frame_tiles = (frames + 31) / 32;");
+    w.line("const long long c0 = blockIdx.x / frame_tiles * 32, f0 = blockIdx.x % frame_tiles * 32;");
+    w.line("const int x = threadIdx.x % 32, y = threadIdx.x / 32;");
+    if (interleave) {
+      w.line("for (int r = y; r < 32; r += 8)  // tile[channel][frame], along the planar rows");
+      w.line("  if (c0 + r < channels && f0 + x < frames) tile[r][x] = from[(c0 + r) * frames + f0 + x];");
+      w.line("__syncthreads();");
+      w.line("for (int r = y; r < 32; r += 8)  // along the frames");
+      w.line("  if (f0 + r < frames && c0 + x < channels) to[(f0 + r) * channels + c0 + x] = tile[x][r];");
+    } else {
+      w.line("for (int r = y; r < 32; r += 8)  // tile[frame][channel], along the frames");
+      w.line("  if (f0 + r < frames && c0 + x < channels) tile[r][x] = from[(f0 + r) * channels + c0 + x];");
+      w.line("__syncthreads();");
+      w.line("for (int r = y; r < 32; r += 8)  // along the planar rows");
+      w.line("  if (c0 + r < channels && f0 + x < frames) to[(c0 + r) * frames + f0 + x] = tile[x][r];");
+    }
+    w.close();
+  }
+}
+
+}  // namespace
+
+std::vector<CudaEntry> cuda_layout_entries(DType signal) {
+  const std::string T = scalar_of(signal).t;
+  const std::vector<std::string> parameters = {"const " + T + "*", T + "*", "long long", "long long"};
+  return {{"fxc_interleave", parameters, true}, {"fxc_deinterleave", parameters, true}};
+}
+
+CudaLaunch cuda_layout_launch(long long channels, long long frames) {
+  if (channels <= 0 || frames <= 0) return {};
+  return {((channels + 31) / 32) * ((frames + 31) / 32), 256};
+}
+
 Expected<std::string, std::string> emit_cuda_source(const ir::Graph& g) {
   auto kernels = cuda_kernels(g);
   if (!kernels) return Unexpected{kernels.error()};
@@ -1190,6 +1240,8 @@ Expected<std::string, std::string> emit_cuda_source(const ir::Graph& g) {
         break;
     }
   }
+  w.line();
+  emit_layout_kernels(w, signal_dtype(g));
   return w.str();
 }
 

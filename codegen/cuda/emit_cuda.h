@@ -125,7 +125,7 @@ struct CudaKernelInfo {
   ir::NodeId node = 0;
   CudaKernelKind kind = CudaKernelKind::chain_thread_per_channel;
   DType dtype = DType::f64;        ///< the signal's type
-  DType state_dtype = DType::f64;  ///< params, state and arithmetic (f64 for state_precision f64)
+  DType state_dtype = DType::f64;  ///< params, state and arithmetic (f64 for state_precision f64; for mixed the buffers, and the first stage's arithmetic)
   int chunk_length = 0;            ///< chain_chunked_scan: samples per chunk
   int state_dimension = 0;         ///< chain_chunked_scan: 2 x sections
   std::string note;                ///< why this kind, for people (and the source's comment)
@@ -145,6 +145,15 @@ int cuda_carry_steps(long long chunks);
 /// The launch of `kernel`'s entry `entry` for a signal of `channels` x `samples`.
 CudaLaunch cuda_launch(const CudaKernelInfo& kernel, std::size_t entry, long long channels,
                        long long samples);
+
+/// The layout kernels every module holds, after the graph's: fxc_interleave (planar rows of
+/// `channels` x `frames` into frames of channels) and fxc_deinterleave (back), for signals of
+/// `signal`, each through 32 x 32 tiles in shared memory so that both its reads and its writes
+/// are coalesced. A stream whose device signals are interleaved copies planar staging in and
+/// out and transposes on the GPU (runtime/cuda_executor.cpp).
+std::vector<CudaEntry> cuda_layout_entries(DType signal);
+/// Their launch for `channels` x `frames`: a block of 256 threads per 32 x 32 tile.
+CudaLaunch cuda_layout_launch(long long channels, long long frames);
 
 /// The kernels emit_cuda_source generates for `scheduled`, in increasing node order.
 /// A chain whose strategy is gpu_chunked_scan but to which the scan does not apply runs one

@@ -61,7 +61,7 @@ def _in_gpu_memory(x):
     return hasattr(x, "__cuda_array_interface__")
 
 
-def _device_view(x, program_dtype, what):
+def _device_view(x, program_dtype, what, output=False):
     """(array, (pointer, rows, frames), stream, items) of a signal in GPU memory: planar rows of
     the program's sample type, C-contiguous, 1-D, 2-D or a batch (B, C, T), whose rows are the
     items' channels one item after another (items: B, else 0). A torch tensor is converted on the
@@ -78,7 +78,12 @@ def _device_view(x, program_dtype, what):
             raise _refuse(f"{what}: the tensor is on {x.device}; fxc runs on cuda:0")
         if not x.dtype.is_floating_point:
             raise _refuse(f"{what}: samples must be floating point, got {x.dtype}")
-        x = x.to(torch.float32 if np_dtype == np.float32 else torch.float64).contiguous()
+        want = torch.float32 if np_dtype == np.float32 else torch.float64
+        if output and (x.dtype != want or not x.is_contiguous()):
+            # A converted copy would be written, not the caller's tensor.
+            raise _refuse(f"{what}: out= needs a C-contiguous {np_dtype} tensor, got "
+                          f"{'a non-contiguous ' if not x.is_contiguous() else ''}{x.dtype}")
+        x = x.to(want).contiguous()
         stream = torch.cuda.current_stream(x.device).cuda_stream
         shape, pointer = tuple(x.shape), x.data_ptr()
     else:
@@ -309,7 +314,7 @@ class Program:
             given = list(out) if isinstance(out, (tuple, list)) else [out]
             if not all(_in_gpu_memory(o) for o in given):
                 raise _refuse(f"out= takes GPU arrays (one C-contiguous {shape_text} array per output) with GPU inputs")
-            out_views = [_device_view(o, self.dtype, f"output {k}") for k, o in enumerate(given)]
+            out_views = [_device_view(o, self.dtype, f"output {k}", output=True) for k, o in enumerate(given)]
             for k, (_, (_, _, n), _, o_items) in enumerate(out_views):
                 if n != frames:
                     raise _refuse(f"out= array {k} has {n} frames; the inputs have {frames}")

@@ -77,6 +77,11 @@ def test_cuda_tensors_run_in_place_on_the_gpu_and_equal_the_cpu():
     want = fxc.compile(EQ, fs=48000, dtype="float32")(x.cpu().numpy())
     assert np.max(np.abs(y.cpu().numpy() - want)) <= 1e-5 * max(1.0, np.max(np.abs(want)))
     assert p(x[0]).shape == (48000,)
+    # out= must be written as it is: a tensor that would need converting is refused.
+    with pytest.raises(fxc.Error, match="out= needs a C-contiguous float32 tensor"):
+        p(x, out=torch.empty(2, 48000, dtype=torch.float64, device="cuda"))
+    with pytest.raises(fxc.Error, match="out= needs a C-contiguous float32 tensor, got a non-contiguous"):
+        p(x, out=torch.empty(48000, 2, device="cuda").t())
     # A batch (B, C, T): one launch per kernel for the items, each equal to its own run.
     xs = torch.randn(5, 2, 48000, device="cuda")
     ys = p(xs)

@@ -19,16 +19,15 @@ namespace {
 
 // The generated source, then one launcher per entry point: it unpacks the 8-byte arguments
 // by the entry's parameter types and runs the grid.
-std::string emulation_source(const std::string& source, const std::vector<codegen::CudaKernelInfo>& kernels) {
+std::string emulation_source(const std::string& source, const std::vector<codegen::CudaEntry>& entries) {
   std::string out = "#include \"cuda_emulation_shim.h\"\n" + source + "\n// Launchers for the host emulation.\n";
-  for (const codegen::CudaKernelInfo& k : kernels)
-    for (const codegen::CudaEntry& e : k.entries) {
-      out += "extern \"C\" void fxc_emu_" + e.symbol + "(const std::uint64_t* a, long long grid, int block) {\n";
-      out += "  fxc_emulate(grid, block, " + std::string(e.synchronizes ? "true" : "false") + ", [&] { " + e.symbol + "(";
-      for (std::size_t i = 0; i < e.parameters.size(); ++i)
-        out += (i ? ", " : "") + std::string("fxc_arg<") + e.parameters[i] + ">(a[" + std::to_string(i) + "])";
-      out += "); });\n}\n";
-    }
+  for (const codegen::CudaEntry& e : entries) {
+    out += "extern \"C\" void fxc_emu_" + e.symbol + "(const std::uint64_t* a, long long grid, int block) {\n";
+    out += "  fxc_emulate(grid, block, " + std::string(e.synchronizes ? "true" : "false") + ", [&] { " + e.symbol + "(";
+    for (std::size_t i = 0; i < e.parameters.size(); ++i)
+      out += (i ? ", " : "") + std::string("fxc_arg<") + e.parameters[i] + ">(a[" + std::to_string(i) + "])";
+    out += "); });\n}\n";
+  }
   return out;
 }
 
@@ -85,6 +84,7 @@ GpuStatus EmulatedDevice::run(std::function<GpuStatus()> op) {
 
 GpuStatus EmulatedDevice::copy_to_device(DevicePtr to, const void* from, std::size_t bytes) {
   if (auto ok = check(to, bytes); !ok) return ok;
+  last_copy_to_device_stream = stream_in_use;
   return run([=] {
     std::memcpy(reinterpret_cast<void*>(to), from, bytes);
     return GpuStatus(std::monostate{});
@@ -118,8 +118,8 @@ GpuStatus EmulatedDevice::fill_zero(DevicePtr to, std::size_t bytes) {
 }
 
 Expected<GpuDevice::Handle, std::string> EmulatedDevice::load_module(
-    const std::string& source, const std::string&, const std::vector<codegen::CudaKernelInfo>& kernels) {
-  std::string text = emulation_source(source, kernels);
+    const std::string& source, const std::string&, const std::vector<codegen::CudaEntry>& module_entries) {
+  std::string text = emulation_source(source, module_entries);
   std::string key = sha256_hex(text);
   void* library = nullptr;
   {
@@ -148,12 +148,11 @@ Expected<GpuDevice::Handle, std::string> EmulatedDevice::load_module(
     libraries[key] = library;
   }
   std::map<std::string, Launcher> entries;
-  for (const codegen::CudaKernelInfo& k : kernels)
-    for (const codegen::CudaEntry& e : k.entries) {
-      auto f = reinterpret_cast<Launcher>(dlsym(library, ("fxc_emu_" + e.symbol).c_str()));
-      if (!f) return Unexpected{"emulation: no launcher for " + e.symbol};
-      entries[e.symbol] = f;
-    }
+  for (const codegen::CudaEntry& e : module_entries) {
+    auto f = reinterpret_cast<Launcher>(dlsym(library, ("fxc_emu_" + e.symbol).c_str()));
+    if (!f) return Unexpected{"emulation: no launcher for " + e.symbol};
+    entries[e.symbol] = f;
+  }
   modules_.push_back(std::move(entries));
   return static_cast<Handle>(modules_.size() - 1);
 }

@@ -39,7 +39,7 @@ class EmulatedDevice final : public GpuDevice {
   Handle stream_in_use = 0;
   Handle last_launch_stream = 0;  ///< the stream the last launch was ordered on
   Expected<Handle, std::string> load_module(const std::string& source, const std::string& cubin,
-                                            const std::vector<codegen::CudaKernelInfo>& kernels) override;
+                                            const std::vector<codegen::CudaEntry>& entries) override;
   Expected<Handle, std::string> function(Handle module, const std::string& symbol) override;
   GpuStatus launch(Handle function, const codegen::CudaLaunch& shape, const std::vector<std::uint64_t>& args) override;
   GpuStatus synchronize() override { return std::monostate{}; }
@@ -57,7 +57,8 @@ class EmulatedDevice final : public GpuDevice {
   GpuStatus wait_event(Handle event) override { return waited(event); }
   GpuStatus synchronize_event(Handle event) override { return waited(event); }
   int streams_created = 0, streams_destroyed = 0, events_created = 0, events_recorded = 0, events_waited = 0;
-  Handle last_copy_to_host_stream = 0;  ///< the stream the last copy to the host was ordered on
+  Handle last_copy_to_host_stream = 0;    ///< the stream the last copy to the host was ordered on
+  Handle last_copy_to_device_stream = 0;  ///< the stream the last copy to the device was ordered on
   GpuStatus begin_capture() override;
   Expected<Handle, std::string> end_capture() override;
   GpuStatus launch_graph(Handle graph) override;

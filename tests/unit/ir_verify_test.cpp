@@ -93,6 +93,11 @@ TEST_CASE("each malformed graph gets its own message") {
                       "fft_block=0, state_precision=mixed, reason=\"\"} : 2ch f64\n"
                       "%2 = output %1 {name=\"y\"} : 2ch f64\n",
                 "%1 (chain): state_precision mixed needs an sos cascade as the first stage");
+  check_rejects(kIn + "%1 = chain %0 {stages=[sos{sections=[[1, 0, 0, -0.5, 0]], allow_unstable=false}, "
+                      "gain{gain=2}], strategy=gpu_thread_per_channel, chunk_length=0, fir_method=none, "
+                      "fft_block=0, state_precision=mixed, reason=\"\"} : 2ch f64\n"
+                      "%2 = output %1 {name=\"y\"} : 2ch f64\n",
+                "%1 (chain): state_precision mixed is for float32 chains");
   check_rejects("%0 = input {name=\"x\"} : 1ch f64\n%1 = gain %2 {gain=1} : 1ch f64\n"
                 "%2 = gain %1 {gain=1} : 1ch f64\n%3 = output %2 {name=\"y\"} : 1ch f64\n",
                 "the graph has a cycle");

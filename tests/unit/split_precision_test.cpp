@@ -108,27 +108,38 @@ TEST_CASE("on a GPU the split is inside the chain: its float64 sections first, s
   CHECK(sections_of(rest) == 9);
   CHECK(max_radius(rest) < 0.99);
   CHECK(chain.reason.find("float64 state for the first 6 of 15 sections (pole radius 0.999") != std::string::npos);
+  // The precision of the first chain of `g` (kept alive here: chains_of points into it).
+  auto precision = [](const ir::Graph& g) { return test::chains_of(g).at(0)->state_precision; };
   // No cost to weigh: the same kernel makes the same pass over the signal. One channel too.
-  CHECK(test::chains_of(scheduled(test::w1_graph(), 1, DType::f32, passes::TargetKind::cuda))[0]->state_precision ==
-        ir::StatePrecision::mixed);
+  CHECK(precision(scheduled(test::w1_graph(), 1, DType::f32, passes::TargetKind::cuda)) == ir::StatePrecision::mixed);
   // Where the float32 part would not keep float64 quality (W1's lowpasses at 48 kHz: 5.9e-7),
   // after a tanh, on float64 signals and for live chains, the chain stays whole.
-  CHECK(test::chains_of(scheduled(test::w1_graph(), 8, DType::f32, passes::TargetKind::cuda, 48000))[0]
-            ->state_precision == ir::StatePrecision::f64);
+  CHECK(precision(scheduled(test::w1_graph(), 8, DType::f32, passes::TargetKind::cuda, 48000)) ==
+        ir::StatePrecision::f64);
   Flow x = input("x");
   ir::Graph after_tanh = scheduled(
       make_graph("t", {output("y", x | butter(5, 5_kHz) | tanh() | butter(4, 20_Hz, highpass))}), 8, DType::f32,
       passes::TargetKind::cuda);
-  CHECK(test::chains_of(after_tanh)[0]->state_precision == ir::StatePrecision::f64);
-  CHECK(test::chains_of(scheduled(test::w1_graph(), 8, DType::f64, passes::TargetKind::cuda))[0]->state_precision ==
-        ir::StatePrecision::signal);
+  CHECK(precision(after_tanh) == ir::StatePrecision::f64);
+  // A FIR or a lookahead limiter after the sections would read its float64 taps and rings as
+  // float at every tap: the chain stays whole. A compressor without lookahead does not.
+  for (const char* tail : {"fir", "limiter", "compressor"}) {
+    CAPTURE(tail);
+    Flow hot = x | butter(2, 5_kHz) | butter(2, 5_Hz);
+    Flow y = std::string(tail) == "fir"       ? hot | fir({0.25, 0.5, 0.25})
+             : std::string(tail) == "limiter" ? hot | limiter(-1_dB, 50_ms, 1_ms)
+                                              : hot | compressor(-20_dB, 4, 10_ms, 100_ms);
+    ir::Graph g = scheduled(make_graph("tail", {output("y", y)}), 2, DType::f32, passes::TargetKind::cuda, 48000);
+    CHECK(precision(g) == (std::string(tail) == "compressor" ? ir::StatePrecision::mixed : ir::StatePrecision::f64));
+  }
+  CHECK(precision(scheduled(test::w1_graph(), 8, DType::f64, passes::TargetKind::cuda)) == ir::StatePrecision::signal);
   ir::Graph live = test::w1_graph();
   for (ir::NodeId id = 0; id < live.size(); ++id) live.node(id).live = true;
-  CHECK(test::chains_of(scheduled(live, 8, DType::f32, passes::TargetKind::cuda))[0]->state_precision ==
-        ir::StatePrecision::f64);
+  CHECK(precision(scheduled(live, 8, DType::f32, passes::TargetKind::cuda)) == ir::StatePrecision::f64);
 }
 
 TEST_CASE("the split_error threshold bounds the float32 part, and 0 turns the split off") {
+  // The scheduled W1 (a graph, so that its chains outlive the call).
   auto run = [](passes::TargetKind target, const char* split_error) {
     DiagnosticEngine diags;
     passes::PassContext context{diags, {44100, 8, DType::f32}};
@@ -136,14 +147,15 @@ TEST_CASE("the split_error threshold bounds the float32 part, and 0 turns the sp
     REQUIRE_FALSE(context.thresholds.set("split_error", split_error));
     auto result = passes::run_pipeline(test::w1_graph(), context);
     REQUIRE(result);
-    return test::chains_of(*result);
+    return std::move(*result);
   };
   // W1's lowpasses measure 4.1e-7 at 44.1 kHz: split at the default 5e-7, not at 4e-7 or 0.
-  CHECK(run(passes::TargetKind::cpu, "5e-7").size() == 2);
-  CHECK(run(passes::TargetKind::cpu, "4e-7").size() == 1);
-  CHECK(run(passes::TargetKind::cpu, "0").size() == 1);
-  CHECK(run(passes::TargetKind::cuda, "5e-7")[0]->state_precision == ir::StatePrecision::mixed);
-  CHECK(run(passes::TargetKind::cuda, "0")[0]->state_precision == ir::StatePrecision::f64);
+  CHECK(kernels(run(passes::TargetKind::cpu, "5e-7")) == 2);
+  CHECK(kernels(run(passes::TargetKind::cpu, "4e-7")) == 1);
+  CHECK(kernels(run(passes::TargetKind::cpu, "0")) == 1);
+  const ir::Graph gpu_split = run(passes::TargetKind::cuda, "5e-7"), gpu_whole = run(passes::TargetKind::cuda, "0");
+  CHECK(test::chains_of(gpu_split).at(0)->state_precision == ir::StatePrecision::mixed);
+  CHECK(test::chains_of(gpu_whole).at(0)->state_precision == ir::StatePrecision::f64);
   passes::StrategyThresholds t;
   CHECK(t.set("split_error", "-1"));  // a message
 }

@@ -8,7 +8,7 @@
 // chain %1: sos(1) | dynamics | dynamics | dynamics | dynamics
 // one thread per channel (gpu_thread_per_channel)
 // params: 37, state per channel: 30, delays: 0, rings: 1
-// state in double; arithmetic in double for stage 0's sections, in float after (state_precision mixed); samples are float
+// state and arithmetic in double (state_precision f64); samples are float
 extern "C" __global__ void fxc_chain_1(
   const float* __restrict__ in, float* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const double* __restrict__ params, const long long* __restrict__ delay_lengths,
@@ -22,54 +22,54 @@ extern "C" __global__ void fxc_chain_1(
   const double s0_0_a1 = params[3];
   const double s0_0_a2 = params[4];
   // stage 1 (dynamics): threshold, slope, knee, makeup, alpha_A, alpha_R, hold, closed (chain_layout.h)
-  const float dyn1_0 = float(params[5]);
-  const float dyn1_1 = float(params[6]);
-  const float dyn1_2 = float(params[7]);
-  const float dyn1_3 = float(params[8]);
-  const float dyn1_4 = float(params[9]);
-  const float dyn1_5 = float(params[10]);
-  const float dyn1_6 = float(params[11]);
-  const float dyn1_7 = float(params[12]);
+  const double dyn1_0 = params[5];
+  const double dyn1_1 = params[6];
+  const double dyn1_2 = params[7];
+  const double dyn1_3 = params[8];
+  const double dyn1_4 = params[9];
+  const double dyn1_5 = params[10];
+  const double dyn1_6 = params[11];
+  const double dyn1_7 = params[12];
   // stage 2 (dynamics): threshold, slope, knee, makeup, alpha_A, alpha_R, hold, closed (chain_layout.h)
-  const float dyn2_0 = float(params[13]);
-  const float dyn2_1 = float(params[14]);
-  const float dyn2_2 = float(params[15]);
-  const float dyn2_3 = float(params[16]);
-  const float dyn2_4 = float(params[17]);
-  const float dyn2_5 = float(params[18]);
-  const float dyn2_6 = float(params[19]);
-  const float dyn2_7 = float(params[20]);
+  const double dyn2_0 = params[13];
+  const double dyn2_1 = params[14];
+  const double dyn2_2 = params[15];
+  const double dyn2_3 = params[16];
+  const double dyn2_4 = params[17];
+  const double dyn2_5 = params[18];
+  const double dyn2_6 = params[19];
+  const double dyn2_7 = params[20];
   // stage 3 (dynamics): threshold, slope, knee, makeup, alpha_A, alpha_R, hold, closed (chain_layout.h)
-  const float dyn3_0 = float(params[21]);
-  const float dyn3_1 = float(params[22]);
-  const float dyn3_2 = float(params[23]);
-  const float dyn3_3 = float(params[24]);
-  const float dyn3_4 = float(params[25]);
-  const float dyn3_5 = float(params[26]);
-  const float dyn3_6 = float(params[27]);
-  const float dyn3_7 = float(params[28]);
+  const double dyn3_0 = params[21];
+  const double dyn3_1 = params[22];
+  const double dyn3_2 = params[23];
+  const double dyn3_3 = params[24];
+  const double dyn3_4 = params[25];
+  const double dyn3_5 = params[26];
+  const double dyn3_6 = params[27];
+  const double dyn3_7 = params[28];
   // stage 4 (dynamics): threshold, slope, knee, makeup, alpha_A, alpha_R, hold, closed (chain_layout.h)
-  const float dyn4_0 = float(params[29]);
-  const float dyn4_1 = float(params[30]);
-  const float dyn4_2 = float(params[31]);
-  const float dyn4_3 = float(params[32]);
-  const float dyn4_4 = float(params[33]);
-  const float dyn4_5 = float(params[34]);
-  const float dyn4_6 = float(params[35]);
-  const float dyn4_7 = float(params[36]);
+  const double dyn4_0 = params[29];
+  const double dyn4_1 = params[30];
+  const double dyn4_2 = params[31];
+  const double dyn4_3 = params[32];
+  const double dyn4_4 = params[33];
+  const double dyn4_5 = params[34];
+  const double dyn4_6 = params[35];
+  const double dyn4_7 = params[36];
   double* const st = state + c * 30;
   double z0_0_0 = st[0];
   double z0_0_1 = st[1];
-  float env1 = float(st[2]);
-  float count1 = float(st[3]);
-  float env2 = float(st[4]);
-  float count2 = float(st[5]);
-  float env3 = float(st[6]);
-  float count3 = float(st[7]);
+  double env1 = st[2];
+  double count1 = st[3];
+  double env2 = st[4];
+  double count2 = st[5];
+  double env3 = st[6];
+  double count3 = st[7];
   double* const ring3 = st + 8;  // stage 3 (dynamics): rings of the last inputs, then of the last targets
   long long pos3 = positions[c * 1 + 0];
-  float env4 = float(st[28]);
-  float count4 = float(st[29]);
+  double env4 = st[28];
+  double count4 = st[29];
   const float* const x = in + c * channel_stride;
   float* const y = out + c * channel_stride;
   for (long long n = 0; n < samples; ++n) {
@@ -80,56 +80,55 @@ extern "C" __global__ void fxc_chain_1(
       z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
       v = o;
     }
-    float v32 = float(v);  // float64 sections done: float32 from here
     {  // stage 1 (dynamics, compressor)
-      float m = fabsf(v32);
-      m = m < float(1e-10) ? float(1e-10) : m;
-      const float xg = float(20) * log10f(m);
-      const float d = xg - dyn1_0;
-      const float two_d = float(2) * d;
-      const bool in_knee = dyn1_2 > float(0) && fabsf(two_d) <= dyn1_2;
-      const float half_w = float(0.5) * dyn1_2;
-      float input = v32;
-      const float u = d + half_w;
-      const float target = two_d > dyn1_2 ? dyn1_1 * d : (in_knee ? dyn1_1 * (u * u) / (float(2) * dyn1_2) : float(0));
-      { const float a = (target > env1) ? dyn1_4 : dyn1_5; env1 = fmaf(a, env1, (float(1) - a) * target); }
-      v32 = expf((dyn1_3 - env1) * float(0.11512925464970229)) * input;
+      double m = fabs(v);
+      m = m < double(1e-10) ? double(1e-10) : m;
+      const double xg = double(20) * log10(m);
+      const double d = xg - dyn1_0;
+      const double two_d = double(2) * d;
+      const bool in_knee = dyn1_2 > double(0) && fabs(two_d) <= dyn1_2;
+      const double half_w = double(0.5) * dyn1_2;
+      double input = v;
+      const double u = d + half_w;
+      const double target = two_d > dyn1_2 ? dyn1_1 * d : (in_knee ? dyn1_1 * (u * u) / (double(2) * dyn1_2) : double(0));
+      { const double a = (target > env1) ? dyn1_4 : dyn1_5; env1 = fma(a, env1, (double(1) - a) * target); }
+      v = exp((dyn1_3 - env1) * double(0.11512925464970229)) * input;
     }
     {  // stage 2 (dynamics, gate)
-      float m = fabsf(v32);
-      m = m < float(1e-10) ? float(1e-10) : m;
-      const float xg = float(20) * log10f(m);
-      const float d = xg - dyn2_0;
-      float input = v32;
-      const float up = count2 + float(1), cap = dyn2_6 + float(1);
-      count2 = xg >= dyn2_0 ? float(0) : (cap < up ? cap : up);
-      const float target = count2 <= dyn2_6 ? float(0) : dyn2_7;
-      { const float a = (target < env2) ? dyn2_4 : dyn2_5; env2 = fmaf(a, env2, (float(1) - a) * target); }
-      v32 = expf((dyn2_3 - env2) * float(0.11512925464970229)) * input;
+      double m = fabs(v);
+      m = m < double(1e-10) ? double(1e-10) : m;
+      const double xg = double(20) * log10(m);
+      const double d = xg - dyn2_0;
+      double input = v;
+      const double up = count2 + double(1), cap = dyn2_6 + double(1);
+      count2 = xg >= dyn2_0 ? double(0) : (cap < up ? cap : up);
+      const double target = count2 <= dyn2_6 ? double(0) : dyn2_7;
+      { const double a = (target < env2) ? dyn2_4 : dyn2_5; env2 = fma(a, env2, (double(1) - a) * target); }
+      v = exp((dyn2_3 - env2) * double(0.11512925464970229)) * input;
     }
     {  // stage 3 (dynamics, limiter)
-      float m = fabsf(v32);
-      m = m < float(1e-10) ? float(1e-10) : m;
-      const float xg = float(20) * log10f(m);
-      const float d = xg - dyn3_0;
-      float input = v32;
-      float target = d > float(0) ? d : float(0);  // max(0, max(d, 0)); a NaN gives 0
-      float z = target;
+      double m = fabs(v);
+      m = m < double(1e-10) ? double(1e-10) : m;
+      const double xg = double(20) * log10(m);
+      const double d = xg - dyn3_0;
+      double input = v;
+      double target = d > double(0) ? d : double(0);  // max(0, max(d, 0)); a NaN gives 0
+      double z = target;
       for (long long k = 0; k < 10; ++k) z = z < (ring3 + 10)[k] ? (ring3 + 10)[k] : z;
       input = ring3[pos3];
-      ring3[pos3] = v32;
+      ring3[pos3] = v;
       (ring3 + 10)[pos3] = target;
       pos3 = pos3 + 1 >= 10 ? 0 : pos3 + 1;
       target = z;
-      env3 = target > env3 ? target : fmaf(dyn3_5, env3, (float(1) - dyn3_5) * target);
-      v32 = expf((dyn3_3 - env3) * float(0.11512925464970229)) * input;
+      env3 = target > env3 ? target : fma(dyn3_5, env3, (double(1) - dyn3_5) * target);
+      v = exp((dyn3_3 - env3) * double(0.11512925464970229)) * input;
     }
     {  // stage 4 (dynamics, envelope)
-      const float e = v32 * v32;
-      { const float a = (e > env4) ? dyn4_4 : dyn4_5; env4 = fmaf(a, env4, (float(1) - a) * e); }
-      v32 = sqrtf(env4);
+      const double e = v * v;
+      { const double a = (e > env4) ? dyn4_4 : dyn4_5; env4 = fma(a, env4, (double(1) - a) * e); }
+      v = sqrt(env4);
     }
-    y[n * sample_stride] = float(v32);
+    y[n * sample_stride] = float(v);
   }
   st[0] = z0_0_0;
   st[1] = z0_0_1;
@@ -142,4 +141,30 @@ extern "C" __global__ void fxc_chain_1(
   positions[c * 1 + 0] = pos3;
   st[28] = env4;
   st[29] = count4;
+}
+
+// Layout: planar rows <-> frames of channels, for the copies of an interleaved stream.
+extern "C" __global__ void fxc_interleave(
+  const float* __restrict__ from, float* __restrict__ to, long long channels, long long frames) {
+  __shared__ float tile[32][33];
+  const long long frame_tiles = (frames + 31) / 32;
+  const long long c0 = blockIdx.x / frame_tiles * 32, f0 = blockIdx.x % frame_tiles * 32;
+  const int x = threadIdx.x % 32, y = threadIdx.x / 32;
+  for (int r = y; r < 32; r += 8)  // tile[channel][frame], along the planar rows
+    if (c0 + r < channels && f0 + x < frames) tile[r][x] = from[(c0 + r) * frames + f0 + x];
+  __syncthreads();
+  for (int r = y; r < 32; r += 8)  // along the frames
+    if (f0 + r < frames && c0 + x < channels) to[(f0 + r) * channels + c0 + x] = tile[x][r];
+}
+extern "C" __global__ void fxc_deinterleave(
+  const float* __restrict__ from, float* __restrict__ to, long long channels, long long frames) {
+  __shared__ float tile[32][33];
+  const long long frame_tiles = (frames + 31) / 32;
+  const long long c0 = blockIdx.x / frame_tiles * 32, f0 = blockIdx.x % frame_tiles * 32;
+  const int x = threadIdx.x % 32, y = threadIdx.x / 32;
+  for (int r = y; r < 32; r += 8)  // tile[frame][channel], along the frames
+    if (f0 + r < frames && c0 + x < channels) tile[r][x] = from[(f0 + r) * channels + c0 + x];
+  __syncthreads();
+  for (int r = y; r < 32; r += 8)  // along the planar rows
+    if (c0 + r < channels && f0 + x < frames) to[(c0 + r) * frames + f0 + x] = tile[x][r];
 }

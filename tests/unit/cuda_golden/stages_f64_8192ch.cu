@@ -122,3 +122,29 @@ extern "C" __global__ void fxc_chain_3(
   positions[c * 3 + 0] = pos2;
   positions[c * 3 + 1] = pos6;
 }
+
+// Layout: planar rows <-> frames of channels, for the copies of an interleaved stream.
+extern "C" __global__ void fxc_interleave(
+  const double* __restrict__ from, double* __restrict__ to, long long channels, long long frames) {
+  __shared__ double tile[32][33];
+  const long long frame_tiles = (frames + 31) / 32;
+  const long long c0 = blockIdx.x / frame_tiles * 32, f0 = blockIdx.x % frame_tiles * 32;
+  const int x = threadIdx.x % 32, y = threadIdx.x / 32;
+  for (int r = y; r < 32; r += 8)  // tile[channel][frame], along the planar rows
+    if (c0 + r < channels && f0 + x < frames) tile[r][x] = from[(c0 + r) * frames + f0 + x];
+  __syncthreads();
+  for (int r = y; r < 32; r += 8)  // along the frames
+    if (f0 + r < frames && c0 + x < channels) to[(f0 + r) * channels + c0 + x] = tile[x][r];
+}
+extern "C" __global__ void fxc_deinterleave(
+  const double* __restrict__ from, double* __restrict__ to, long long channels, long long frames) {
+  __shared__ double tile[32][33];
+  const long long frame_tiles = (frames + 31) / 32;
+  const long long c0 = blockIdx.x / frame_tiles * 32, f0 = blockIdx.x % frame_tiles * 32;
+  const int x = threadIdx.x % 32, y = threadIdx.x / 32;
+  for (int r = y; r < 32; r += 8)  // tile[frame][channel], along the frames
+    if (f0 + r < frames && c0 + x < channels) tile[r][x] = from[(f0 + r) * channels + c0 + x];
+  __syncthreads();
+  for (int r = y; r < 32; r += 8)  // along the planar rows
+    if (c0 + r < channels && f0 + x < frames) to[(c0 + r) * frames + f0 + x] = tile[x][r];
+}
