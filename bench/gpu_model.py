@@ -105,6 +105,8 @@ WORKLOADS = [
          regs=(40, 42)),
     dict(id="W4 2 ch x 10 s (gpu_bench)", channels=2, seconds=10, fs=48000, sections=6, state="f64",
          regs=(80, 84)),
+    # W3: five FIRs fused into one of 511 taps, FFT overlap-save (fir_fft) of 2048 points
+    dict(id="W3 1 ch x 60 s (fir_fft)", channels=1, seconds=60, fs=44100, fir_taps=511, fft=2048, regs=30),
 ]
 
 SIGNAL_BYTES = 4  # float32 samples in and out (the design's workloads)
@@ -138,10 +140,11 @@ def chunk_length(channels, samples, dev):
 class Kernel:
     # pipe_ops_f32: a mixed chain's float32 sections, on the float32 pipe beside the float64 one.
     def __init__(self, name, launches=1, bytes_=0.0, pipe_ops=0.0, pipe="f64", cvts=0.0, flops=0.0,
-                 latency_cycles=0.0, pipe_ops_f32=0.0):
+                 latency_cycles=0.0, pipe_ops_f32=0.0, smem_words=0.0):
         self.name, self.launches, self.bytes, self.pipe_ops, self.pipe = name, launches, bytes_, pipe_ops, pipe
         self.cvts, self.flops, self.latency_cycles = cvts, flops, latency_cycles
         self.pipe_ops_f32 = pipe_ops_f32
+        self.smem_words = smem_words  # 4-byte shared-memory accesses (32 banks: 32 per SM per cycle)
 
     def times(self, dev):
         clock = dev["clock_ghz"] * 1e9
@@ -152,11 +155,49 @@ class Kernel:
         throughput = pipes + self.cvts / (dev["sms"] * dev["cvt_per_sm"] * clock)
         latency = self.latency_cycles / clock
         bounds = {"memory": memory, f"{self.pipe} pipe": throughput, "latency": latency}
+        if self.smem_words:
+            bounds["shared memory"] = self.smem_words / (dev["sms"] * 32 * clock)
         bound = max(bounds, key=bounds.get)
         return bounds, bound, bounds[bound]
 
 
+def fir_fft_kernels(w, dev, a):
+    """fir_fft (codegen/cuda/emit_cuda.cpp): a block of up to 256 threads per (channel, pair of
+    segments); two complex FFTs of `fft` points in shared memory per pair, each segment giving
+    fft - (taps - 1) outputs; then the ring's update, one thread per channel."""
+    C, taps, n = w["channels"], w["fir_taps"], w["fft"]
+    N = round(w["seconds"] * w["fs"])
+    step = n - (taps - 1)
+    pairs = math.ceil(math.ceil(N / step) / 2)
+    blocks = C * pairs
+    threads = min(256, n // 2)
+    log2n = int(math.log2(n))
+    word = SIGNAL_BYTES  # float32 here
+    butterflies = blocks * 2 * (n // 2) * log2n  # forward and inverse
+    # each butterfly: 4 shared loads and 4 stores (re, im of two points); the load, the product
+    # with the spectrum and the store: 2 + 4 + 2 per point
+    smem = butterflies * 8 + blocks * n * 8
+    flops = butterflies * 10 + blocks * n * 6
+    # the signal read once per segment with its taps - 1 samples of history, the output written
+    # once; the spectrum and twiddles (3 n complex words) come from L2 per block
+    dram = C * N * word * (n / step) + C * N * word
+    l2 = blocks * 3 * n * word
+    smem_bytes = 2 * n * word
+    res = resident_threads(dev, w["regs"], threads, smem_bytes)
+    per_thread = max(1, (n // 2) // threads)
+    # a stage: each thread's butterflies, a shared-memory round trip each, then a __syncthreads
+    stage = per_thread * (2 * a["l1_latency"]) + a["sync_cycles"]
+    latency = waves(blocks * threads, threads, res, dev) * (a["dram_latency"] + 2 * log2n * stage + a["dram_latency"])
+    ks = [Kernel("fir_fft", 1, dram + l2 / 4, flops / 2, "f32", 0, flops, latency, 0, smem),
+          Kernel("ring", 1, C * taps * 2 * word, 0, "f32", 0, 0, taps * a["l1_latency"])]
+    info = dict(L=n, chunks_per_channel=2 * pairs, threads=blocks * threads, groups=pairs, scan_steps=0,
+                layout="planar", occupancy=res)
+    return ks, info, C, N
+
+
 def kernels_for(w, dev, a):
+    if "fir_taps" in w:
+        return fir_fft_kernels(w, dev, a)
     C = w["channels"]
     N = round(w["seconds"] * w["fs"])
     S = w["sections"]

@@ -11,15 +11,23 @@
 
 namespace fxc::passes {
 
-int fft_block_for(std::size_t taps) {
+int cuda_max_fft_length(DType dtype) { return dtype == DType::f64 ? 2048 : 4096; }
+
+int fft_block_for(std::size_t taps, const PassContext& context) {
   int n = 256;
   while (static_cast<std::size_t>(n) < 4 * taps) n *= 2;
+  if (context.target.kind == TargetKind::cuda) n = std::min(n, cuda_max_fft_length(context.binding.dtype));
   return n;
 }
 
 ir::FirMethod fir_method_for(std::size_t taps, const PassContext& context) {
-  // The GPU backend convolves directly with shared-memory tiles; FFT there is future work.
-  if (context.target.kind == TargetKind::cuda) return ir::FirMethod::direct;
+  if (context.target.kind == TargetKind::cuda) {
+    // The block's FFT must hold the taps and as many new samples (fir_fft, codegen/cuda).
+    const bool fits = 2 * taps <= static_cast<std::size_t>(cuda_max_fft_length(context.binding.dtype));
+    return fits && taps >= static_cast<std::size_t>(context.thresholds.gpu_fir_fft_min_taps)
+               ? ir::FirMethod::fft_overlap_save
+               : ir::FirMethod::direct;
+  }
   // float32 signals use KissFFT, float64 ones fxc's RealFft: each has its own crossover.
   int min_taps = context.binding.dtype == DType::f64 ? context.thresholds.fir_fft_min_taps_f64
                                                      : context.thresholds.fir_fft_min_taps;
@@ -30,7 +38,7 @@ ir::FirMethod fir_method_for(std::size_t taps, const PassContext& context) {
 
 double fir_cost(std::size_t taps, const PassContext& context) {
   if (fir_method_for(taps, context) == ir::FirMethod::direct) return 2.0 * taps;
-  double n = fft_block_for(taps);
+  double n = fft_block_for(taps, context);
   double transforms = 2 * 2.5 * n * std::log2(n) + 6 * n / 2;
   return transforms / (n - static_cast<double>(taps) + 1);
 }
@@ -135,7 +143,7 @@ Schedule choose_schedule(const ChainSummary& chain, int channels, const PassCont
     // it computes in float64 inside a float32 signal and `context` is not the signal's.
     s.fir_method = chain.sections > 0 ? ir::FirMethod::direct : fir_method_for(max_taps, context);
     if (s.fir_method == ir::FirMethod::fft_overlap_save) {
-      s.fft_block = fft_block_for(max_taps);
+      s.fft_block = fft_block_for(max_taps, context);
       s.reason += fmt::format("; FIR {} taps: FFT overlap-save, block {}", max_taps, s.fft_block);
     } else {
       s.reason += fmt::format("; FIR {} taps: direct", max_taps);

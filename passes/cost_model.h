@@ -15,11 +15,19 @@
 
 namespace fxc::passes {
 
-/// FFT length for overlap-save with `taps` taps: the power of two at least 4x the taps
-/// (and at least 256), so that at least three quarters of each block is new output.
-int fft_block_for(std::size_t taps);
+/// The longest FFT the CUDA backend's overlap-save kernel holds in shared memory
+/// (codegen::kCudaFftSharedBytes, two arrays of points in the signal's type): 4096 points in
+/// float32, 2048 in float64.
+int cuda_max_fft_length(DType dtype);
 
-/// How an FIR of `taps` taps runs on the context's target.
+/// FFT length for overlap-save with `taps` taps: the power of two at least 4x the taps
+/// (and at least 256), so that at least three quarters of each block is new output; on the
+/// GPU at most cuda_max_fft_length (so at least half of it, for the longest FIRs it takes).
+int fft_block_for(std::size_t taps, const PassContext& context);
+
+/// How an FIR of `taps` taps runs on the context's target: on the CPU by FFT from
+/// fir_fft_min_taps (fir_fft_min_taps_f64), on the GPU from gpu_fir_fft_min_taps up to
+/// cuda_max_fft_length / 2 taps.
 ir::FirMethod fir_method_for(std::size_t taps, const PassContext& context);
 
 /// Flops per output sample of an FIR of `taps` taps, by the method fir_method_for picks:

@@ -55,6 +55,11 @@ struct StrategyThresholds {
   int gpu_min_channels = 0;
   /// Chunk length of the GPU chunked scan (samples). 0: chosen per graph (choose_gpu_chunk).
   int gpu_chunk_length = 0;
+  /// A lone FIR on the GPU runs by FFT overlap-save from this many taps (both signal types),
+  /// up to half the longest FFT a block holds (passes::cuda_max_fft_length); direct tiles
+  /// below and above. A model, not a measurement (docs/cuda.md): the direct kernel reads one
+  /// shared-memory word per tap and sample, the FFT about 2 log2(N) N / (N - taps) per sample.
+  int gpu_fir_fft_min_taps = 64;
 
   /// Sets the threshold called `name` ("lane_fill", "chunked_min_samples", ...). Returns an
   /// error message for an unknown name or a bad value.

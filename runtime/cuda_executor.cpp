@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <complex>
 #include <cstring>
 #include <map>
 #include <functional>
@@ -16,6 +18,7 @@
 #include "runtime/execution_plan.h"
 #include "runtime/graph_values.h"
 #include "runtime/linear_chain.h"
+#include "runtime/real_fft.h"
 #include "runtime/thread_pool.h"
 
 namespace fxc {
@@ -93,6 +96,7 @@ struct KernelMemory {
   /// transposed), each chunk's state, each group's sum and the scan's second buffer.
   DeviceBuffer scan_matrices, chunk_state, group_totals, group_scan;
   int scan_steps = 0;
+  DeviceBuffer fft_tables;  // fir_fft: the taps' spectrum and the twiddles
   DeviceBuffer weights;                      // a sum's weights, a matrix's gains
   /// Sums and routes: their operands' base pointers for each pass of a block, by block length
   /// ([pass][operand]: a pass starts at another sample of the same buffers).
@@ -431,7 +435,42 @@ struct CudaStream::Impl {
       }
     }
     if (k.kind == CudaKernelKind::chain_chunked_scan) FXC_TRY(upload_scan_matrices(i, chain, std::max(m.scan_steps, 1)));
+    if (k.kind == CudaKernelKind::fir_fft) FXC_TRY(upload_fft_tables(i, chain));
     return device->synchronize();
+  }
+
+  // The FFT convolution's tables (codegen/cuda/emit_cuda.h, fir_fft), computed in float64 and
+  // stored in the kernel's type: the taps' spectrum / FFT in bit-reversed order, then the
+  // twiddles.
+  GpuStatus upload_fft_tables(std::size_t i, const ir::Chain& chain) {
+    const CudaKernelInfo& k = program->kernels[i];
+    const auto n = static_cast<std::size_t>(k.fft_length);
+    const std::vector<double>& taps = std::get<ir::FirFilter>(chain.stages[0]).taps;
+    std::vector<double> padded(n, 0.0);
+    std::copy(taps.begin(), taps.end(), padded.begin());
+    RealFft fft(n);
+    std::vector<std::complex<double>> bins(fft.bins());
+    fft.forward(padded, bins);
+    int bits = 0;
+    while ((std::size_t{1} << bits) < n) ++bits;
+    std::vector<double> tables;
+    tables.reserve(3 * n);
+    for (std::size_t j = 0; j < n; ++j) {
+      std::size_t r = 0;  // j with its `bits` bits reversed
+      for (int b = 0; b < bits; ++b) r |= ((j >> b) & 1) << (bits - 1 - b);
+      // A real filter's spectrum is conjugate-symmetric: H[n - r] = conj(H[r]).
+      const std::complex<double> h = r < bins.size() ? bins[r] : std::conj(bins[n - r]);
+      tables.push_back(h.real() / static_cast<double>(n));
+      tables.push_back(h.imag() / static_cast<double>(n));
+    }
+    const double pi = 3.14159265358979323846;
+    for (std::size_t q = 0; q < n / 2; ++q) {
+      const double angle = -2 * pi * static_cast<double>(q) / static_cast<double>(n);
+      tables.push_back(std::cos(angle));
+      tables.push_back(std::sin(angle));
+    }
+    auto bytes = as_bytes(tables, k.state_dtype);
+    return write_or_replace(memory[i].fft_tables, bytes.data(), bytes.size());
   }
 
   // The chunked scan's matrices for `steps` steps of its scan over groups, transposed as the
@@ -681,7 +720,9 @@ struct CudaStream::Impl {
                                   m.next_line_ptrs.get()}});
         break;
       case CudaKernelKind::fir_tiled:
-        launches = {{0, {in, out, ch, N, cs, ss, m.params.get(), m.state.get(), m.positions.get()}},
+      case CudaKernelKind::fir_fft:
+        launches = {{0, {in, out, ch, N, cs, ss, k.kind == CudaKernelKind::fir_fft ? m.fft_tables.get() : m.params.get(),
+                         m.state.get(), m.positions.get()}},
                     {1, {in, ch, N, cs, ss, m.state.get(), m.positions.get()}}};
         break;
       case CudaKernelKind::sum:

@@ -654,16 +654,54 @@ void emit_chunked_scan(Writer& w, const CudaKernelInfo& k, const ir::Chain& chai
   emit_chunk_pass(w, k, chain, true);
 }
 
+// Where a lone FIR's ring (its last inputs, for the next block's first outputs) and the
+// ring's position are, in the source of fir_tiled's and fir_fft's kernels (channel `c`).
+struct FirRing {
+  std::string taps, ring_at, pos_at;
+};
+FirRing fir_ring_of(const ChainLayout& l, const ir::Chain& chain) {
+  const auto& fir = std::get<ir::FirFilter>(chain.stages[0]);
+  const StageLayout& at = l.stages[0];
+  return {str(static_cast<long long>(fir.taps.size())),
+          "state + c * " + str(l.state_per_channel) + " + " + str(at.state_offset),
+          "positions[c * " + str(l.positions_per_channel()) + " + " + str(l.delay_count + at.ring_index) + "]"};
+}
+
+// The source of input sample m of channel c for a lone FIR (into `v`): the signal, the ring
+// for the TAPS - 1 samples before it, zeros after it.
+void emit_fir_input(Writer& w, const Types& ty, const std::string& m, const std::string& v) {
+  w.line("if (" + m + " >= 0 && " + m + " < samples) " + v + " = " + ty.load("x[" + m + " * sample_stride]") + ";");
+  w.line("else if (" + m + " < 0 && " + m + " >= -TAPS) " + v + " = ring[pos + " + m + " < 0 ? pos + " + m +
+         " + TAPS : pos + " + m + "];");
+}
+
+// fir_tiled's and fir_fft's second entry: the block's last inputs into the ring.
+void emit_fir_ring(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain, const Types& ty) {
+  const Scalar& s = ty.compute;
+  const FirRing r = fir_ring_of(layout_of(chain), chain);
+  w.open("extern \"C\" __global__ void " + k.entries[1].symbol + "(");
+  w.line("const " + ty.signal.t + "* __restrict__ in, " + kSignalArgs + ",");
+  w.line(s.t + "* __restrict__ state, long long* __restrict__ positions) {");
+  w.line("const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;");
+  w.line("if (c >= channels) return;");
+  w.line("const long long TAPS = " + r.taps + ";");
+  w.line(s.t + "* const ring = " + r.ring_at + ";");
+  w.line("const " + ty.signal.t + "* const x = in + c * channel_stride;");
+  w.line("const long long first = samples > TAPS ? samples - TAPS : 0;  // earlier inputs are overwritten anyway");
+  w.line("long long p = (" + r.pos_at + " + first) % TAPS;");
+  w.open("for (long long m = first; m < samples; ++m) {");
+  w.line("ring[p] = " + ty.load("x[m * sample_stride]") + ";");
+  w.line("p = p + 1 >= TAPS ? 0 : p + 1;");
+  w.close();
+  w.line(r.pos_at + " = p;");
+  w.close();
+}
+
 void emit_fir_tiled(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
   Types ty = types_of(k);
   const Scalar& s = ty.compute;
   const ChainLayout l = layout_of(chain);
-  const auto& fir = std::get<ir::FirFilter>(chain.stages[0]);
-  const std::string taps = str(static_cast<long long>(fir.taps.size()));
-  const StageLayout& at = l.stages[0];
-  const std::string ring_at = "state + c * " + str(l.state_per_channel) + " + " + str(at.state_offset);
-  const std::string pos_at = "positions[c * " + str(l.positions_per_channel()) + " + " +
-                             str(l.delay_count + at.ring_index) + "]";
+  const FirRing r = fir_ring_of(l, chain);
   header(w, k, chain, l, ty);
   w.line("// Direct form in shared-memory tiles: a block computes " + str(kCudaFirTile) +
          " samples of one channel, " + str(kCudaFirTile) + " taps at a time,");
@@ -672,7 +710,7 @@ void emit_fir_tiled(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) 
   w.open("extern \"C\" __global__ void " + k.symbol + "(");
   w.line("const " + ty.signal.t + "* __restrict__ in, " + ty.signal.t + "* __restrict__ out, " + kSignalArgs + ",");
   w.line("const " + s.t + "* __restrict__ params, const " + s.t + "* __restrict__ state, const long long* __restrict__ positions) {");
-  w.line("const long long TAPS = " + taps + ";");
+  w.line("const long long TAPS = " + r.taps + ";");
   w.line("const int TILE = " + str(kCudaFirTile) + ";  // = blockDim.x = taps per shared tile");
   w.line("__shared__ " + s.t + " h[" + str(kCudaFirTile) + "];");
   w.line("__shared__ " + s.t + " xs[" + str(2 * kCudaFirTile - 1) + "];  // samples n0 - t0 - (TILE - 1) ...");
@@ -681,17 +719,16 @@ void emit_fir_tiled(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) 
   w.line("const long long n0 = (blockIdx.x % tiles) * TILE;");
   w.line("const int i = threadIdx.x;");
   w.line("const " + ty.signal.t + "* const x = in + c * channel_stride;");
-  w.line("const " + s.t + "* const ring = " + ring_at + ";  // the inputs before sample 0");
-  w.line("const long long pos = " + pos_at + ";  // x[-1] is ring[pos - 1]");
+  w.line("const " + s.t + "* const ring = " + r.ring_at + ";  // the inputs before sample 0");
+  w.line("const long long pos = " + r.pos_at + ";  // x[-1] is ring[pos - 1]");
   w.line(s.t + " acc = " + s.t + "(0);");
   w.open("for (long long t0 = 0; t0 < TAPS; t0 += TILE) {");
   w.line("__syncthreads();  // the previous tile is read");
-  w.line("if (t0 + i < TAPS) h[i] = params[" + str(at.param_offset) + " + t0 + i];");
+  w.line("if (t0 + i < TAPS) h[i] = params[" + str(l.stages[0].param_offset) + " + t0 + i];");
   w.open("for (int j = i; j < 2 * TILE - 1; j += TILE) {");
   w.line("const long long m = n0 - t0 - (TILE - 1) + j;");
   w.line(s.t + " v = " + s.t + "(0);");
-  w.line("if (m >= 0 && m < samples) v = " + ty.load("x[m * sample_stride]") + ";");
-  w.line("else if (m < 0 && m >= -TAPS) v = ring[pos + m < 0 ? pos + m + TAPS : pos + m];");
+  emit_fir_input(w, ty, "m", "v");
   w.line("xs[j] = v;");
   w.close();
   w.line("__syncthreads();");
@@ -702,22 +739,92 @@ void emit_fir_tiled(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) 
   w.line("if (n < samples) out[c * channel_stride + n * sample_stride] = " + ty.store("acc") + ";");
   w.close();
   w.line();
-  w.open("extern \"C\" __global__ void " + k.entries[1].symbol + "(");
-  w.line("const " + ty.signal.t + "* __restrict__ in, " + kSignalArgs + ",");
-  w.line(s.t + "* __restrict__ state, long long* __restrict__ positions) {");
-  w.line("const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;");
-  w.line("if (c >= channels) return;");
-  w.line("const long long TAPS = " + taps + ";");
-  w.line(s.t + "* const ring = " + ring_at + ";");
+  emit_fir_ring(w, k, chain, ty);
+}
+
+void emit_fir_fft(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
+  Types ty = types_of(k);
+  const Scalar& s = ty.compute;
+  const ChainLayout l = layout_of(chain);
+  const FirRing r = fir_ring_of(l, chain);
+  int log2 = 0;
+  while ((1 << log2) < k.fft_length) ++log2;
+  header(w, k, chain, l, ty);
+  w.line("// FFT overlap-save: a block convolves two segments of one channel, each FFT - (TAPS - 1)");
+  w.line("// outputs, as the real and imaginary parts of one complex FFT of FFT points (the taps are");
+  w.line("// real: the inverse gives the first segment's outputs in the real part, the second's in the");
+  w.line("// imaginary one). Forward by decimation in frequency, natural order in and bit-reversed out;");
+  w.line("// times the taps' spectrum / FFT (tables[0, 2 FFT), bit-reversed); inverse by decimation in");
+  w.line("// time, bit-reversed in and natural out; twiddles exp(-2 pi i k / FFT) at tables[2 FFT, 3 FFT).");
+  w.line("// A segment's first TAPS - 1 points wrap around and are dropped. Then " + k.entries[1].symbol);
+  w.line("// writes the last inputs into the ring. in != out.");
+  w.open("extern \"C\" __global__ void " + k.symbol + "(");
+  w.line("const " + ty.signal.t + "* __restrict__ in, " + ty.signal.t + "* __restrict__ out, " + kSignalArgs + ",");
+  w.line("const " + s.t + "* __restrict__ tables, const " + s.t + "* __restrict__ state, const long long* __restrict__ positions) {");
+  w.line("const long long TAPS = " + r.taps + ";");
+  w.line("const int FFT = " + str(k.fft_length) + ", LOG2 = " + str(log2) + ";");
+  w.line("const long long STEP = FFT - (TAPS - 1);  // outputs per segment");
+  w.line("__shared__ " + s.t + " re[" + str(k.fft_length) + "];");
+  w.line("__shared__ " + s.t + " im[" + str(k.fft_length) + "];");
+  w.line("const long long pairs = ((samples + STEP - 1) / STEP + 1) / 2;");
+  w.line("const long long c = blockIdx.x / pairs;");
+  w.line("const long long n0 = (blockIdx.x % pairs) * 2 * STEP;  // the first segment's first output");
   w.line("const " + ty.signal.t + "* const x = in + c * channel_stride;");
-  w.line("const long long first = samples > TAPS ? samples - TAPS : 0;  // earlier inputs are overwritten anyway");
-  w.line("long long p = (" + pos_at + " + first) % TAPS;");
-  w.open("for (long long m = first; m < samples; ++m) {");
-  w.line("ring[p] = " + ty.load("x[m * sample_stride]") + ";");
-  w.line("p = p + 1 >= TAPS ? 0 : p + 1;");
+  w.line("const " + s.t + "* const ring = " + r.ring_at + ";  // the inputs before sample 0");
+  w.line("const long long pos = " + r.pos_at + ";  // x[-1] is ring[pos - 1]");
+  w.line("const " + s.t + "* const spectrum = tables;");
+  w.line("const " + s.t + "* const twiddles = tables + 2 * FFT;");
+  w.open("for (int j = threadIdx.x; j < FFT; j += blockDim.x) {");
+  w.line("const long long m = n0 - (TAPS - 1) + j, m2 = m + STEP;");
+  w.line(s.t + " v = " + s.t + "(0), v2 = " + s.t + "(0);");
+  emit_fir_input(w, ty, "m", "v");
+  emit_fir_input(w, ty, "m2", "v2");
+  w.line("re[j] = v;");
+  w.line("im[j] = v2;");
   w.close();
-  w.line(pos_at + " = p;");
+  w.open("for (int b = LOG2 - 1; b >= 0; --b) {  // butterflies of span 2^b");
+  w.line("__syncthreads();");
+  w.open("for (int t = threadIdx.x; t < FFT / 2; t += blockDim.x) {");
+  w.line("const int q = t & ((1 << b) - 1), i = ((t >> b) << (b + 1)) | q, j = i + (1 << b);");
+  w.line("const " + s.t + " wr = twiddles[2 * (q << (LOG2 - 1 - b))], wi = twiddles[2 * (q << (LOG2 - 1 - b)) + 1];");
+  w.line("const " + s.t + " ar = re[i], ai = im[i], br = re[j], bi = im[j];");
+  w.line("const " + s.t + " dr = ar - br, di = ai - bi;");
+  w.line("re[i] = ar + br;");
+  w.line("im[i] = ai + bi;");
+  w.line("re[j] = dr * wr - di * wi;");
+  w.line("im[j] = dr * wi + di * wr;");
   w.close();
+  w.close();
+  w.line("__syncthreads();");
+  w.open("for (int j = threadIdx.x; j < FFT; j += blockDim.x) {");
+  w.line("const " + s.t + " hr = spectrum[2 * j], hi = spectrum[2 * j + 1], zr = re[j], zi = im[j];");
+  w.line("re[j] = zr * hr - zi * hi;");
+  w.line("im[j] = zr * hi + zi * hr;");
+  w.close();
+  w.open("for (int b = 0; b < LOG2; ++b) {  // butterflies of span 2^b, conjugate twiddles");
+  w.line("__syncthreads();");
+  w.open("for (int t = threadIdx.x; t < FFT / 2; t += blockDim.x) {");
+  w.line("const int q = t & ((1 << b) - 1), i = ((t >> b) << (b + 1)) | q, j = i + (1 << b);");
+  w.line("const " + s.t + " wr = twiddles[2 * (q << (LOG2 - 1 - b))], wi = twiddles[2 * (q << (LOG2 - 1 - b)) + 1];");
+  w.line("const " + s.t + " br = re[j], bi = im[j];");
+  w.line("const " + s.t + " tr = br * wr + bi * wi, ti = bi * wr - br * wi;  // conj(w) (br + i bi)");
+  w.line("const " + s.t + " ar = re[i], ai = im[i];");
+  w.line("re[i] = ar + tr;");
+  w.line("im[i] = ai + ti;");
+  w.line("re[j] = ar - tr;");
+  w.line("im[j] = ai - ti;");
+  w.close();
+  w.close();
+  w.line("__syncthreads();");
+  w.line(ty.signal.t + "* const y = out + c * channel_stride;");
+  w.open("for (int j = (int)(TAPS - 1) + threadIdx.x; j < FFT; j += blockDim.x) {");
+  w.line("const long long n = n0 + j - (TAPS - 1);");
+  w.line("if (n < samples) y[n * sample_stride] = " + ty.store("re[j]") + ";");
+  w.line("if (n + STEP < samples) y[(n + STEP) * sample_stride] = " + ty.store("im[j]") + ";");
+  w.close();
+  w.close();
+  w.line();
+  emit_fir_ring(w, k, chain, ty);
 }
 
 // The grid-stride loop of the elementwise kernels (sum, route, a feedback read) over sample n
@@ -996,6 +1103,7 @@ std::vector<CudaEntry> entries_of(const CudaKernelInfo& k) {
                with(signal({"const " + t + "*"}), {"const " + s + "*", "const long long*", s + "* const*", s + "* const*"}),
                false}};
     case CudaKernelKind::fir_tiled:
+    case CudaKernelKind::fir_fft:  // params or tables first
       return {{k.symbol, with(signal({"const " + t + "*", t + "*"}), {"const " + s + "*", "const " + s + "*", "const long long*"}), true},
               {k.symbol + "_ring", with(signal({"const " + t + "*"}), {s + "*", "long long*"}), false}};
     case CudaKernelKind::sum:
@@ -1050,6 +1158,13 @@ CudaLaunch cuda_launch(const CudaKernelInfo& k, std::size_t entry, long long cha
     }
     case CudaKernelKind::fir_tiled:
       if (entry == 0) return {channels * ((samples + kCudaFirTile - 1) / kCudaFirTile), kCudaFirTile};
+      return {blocks(channels), kCudaBlockThreads};
+    case CudaKernelKind::fir_fft:
+      if (entry == 0) {
+        const long long step = k.fft_length - (k.fir_taps - 1);
+        const long long pairs = ((samples + step - 1) / step + 1) / 2;
+        return {channels * pairs, std::min(kCudaFftThreads, k.fft_length / 2)};
+      }
       return {blocks(channels), kCudaBlockThreads};
     case CudaKernelKind::feedback:
       if (entry == 1) return {blocks(channels), kCudaBlockThreads};
@@ -1109,8 +1224,9 @@ Expected<std::vector<CudaKernelInfo>, std::string> cuda_kernels(const ir::Graph&
     auto* chain = std::get_if<ir::Chain>(&node.op);
     if (!chain)
       return Unexpected{where + " was not scheduled into a kernel: run the pass pipeline (fuse-chains) first"};
-    if (chain->fir_method == ir::FirMethod::fft_overlap_save)
-      return Unexpected{where + ": FFT overlap-save FIRs have no CUDA kernel; schedule with --target cuda"};
+    const bool fft = chain->fir_method == ir::FirMethod::fft_overlap_save;
+    if (fft && !is_lone_fir(*chain))
+      return Unexpected{where + ": an FFT overlap-save FIR must be alone in its chain on the GPU; schedule with --target cuda"};
     CudaKernelInfo k;
     k.symbol = cuda_chain_symbol(id);
     k.node = id;
@@ -1136,6 +1252,22 @@ Expected<std::vector<CudaKernelInfo>, std::string> cuda_kernels(const ir::Graph&
       default:
         return Unexpected{where + " has the CPU strategy " + std::string(ir::name(chain->strategy)) +
                           ": schedule the graph with --target cuda"};
+    }
+    if (fft) {
+      const long long taps = static_cast<long long>(std::get<ir::FirFilter>(chain->stages[0]).taps.size());
+      const long long bytes = 2LL * chain->fft_block * static_cast<long long>(size_of(k.state_dtype));
+      if (chain->fft_block < 2 || (chain->fft_block & (chain->fft_block - 1)) != 0 || chain->fft_block <= taps)
+        return Unexpected{where + ": FFT block " + str(chain->fft_block) + " is not a power of two above the " +
+                          str(taps) + " taps"};
+      if (bytes > kCudaFftSharedBytes)
+        return Unexpected{where + ": an FFT of " + str(chain->fft_block) + " points needs " + str(bytes) +
+                          " bytes of shared memory, more than the " + str(kCudaFftSharedBytes) +
+                          " the kernel may take; schedule with --target cuda"};
+      k.kind = CudaKernelKind::fir_fft;
+      k.fft_length = chain->fft_block;
+      k.fir_taps = static_cast<int>(taps);
+      k.note = "a lone FIR stage of " + str(taps) + " taps: FFT overlap-save, " + str(chain->fft_block) +
+               " points, two segments per complex FFT";
     }
     if (k.kind == CudaKernelKind::chain_thread_per_channel && is_lone_fir(*chain)) {
       k.kind = CudaKernelKind::fir_tiled;
@@ -1225,6 +1357,9 @@ Expected<std::string, std::string> emit_cuda_source(const ir::Graph& g) {
         break;
       case CudaKernelKind::fir_tiled:
         emit_fir_tiled(w, k, std::get<ir::Chain>(node.op));
+        break;
+      case CudaKernelKind::fir_fft:
+        emit_fir_fft(w, k, std::get<ir::Chain>(node.op));
         break;
       case CudaKernelKind::chain_elementwise:
         emit_elementwise(w, k, std::get<ir::Chain>(node.op));

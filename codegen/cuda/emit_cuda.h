@@ -32,6 +32,11 @@ inline constexpr int kCudaScanThreads = 256;
 /// The chunked scan's matrices go through shared memory up to this many float64 cells (32 KiB,
 /// 32 sections); larger ones are read through the cache.
 inline constexpr int kCudaSharedMatrixCells = 4096;
+/// The FFT convolution's threads per block (at most; FFT / 2 for shorter FFTs) and the most
+/// shared memory its two arrays of FFT points may take: 32 KiB, so 4096 points in float32
+/// and 2048 in float64 (passes::cuda_max_fft_length chooses within that).
+inline constexpr int kCudaFftThreads = 256;
+inline constexpr int kCudaFftSharedBytes = 32768;
 
 /// What a node's generated kernels compute, and so how they are launched. Each kind has one
 /// or more entry points (CudaKernelInfo::entries), launched in order on one stream.
@@ -85,6 +90,21 @@ enum class CudaKernelKind {
   ///   positions): writes the block's last inputs into the ring, one thread per channel.
   /// `in` must not equal `out` (blocks read inputs that others would overwrite).
   fir_tiled,
+  /// A lone FIR stage by FFT overlap-save (ir::FirMethod::fft_overlap_save), two entries:
+  /// fxc_chain_N(in, out, channels, samples, channel_stride, sample_stride, tables, state,
+  ///   positions): one block per (channel, pair of segments). A segment is the
+  ///   FFT - (taps - 1) outputs that one FFT of FFT points gives; the pair's two segments go in
+  ///   as the real and imaginary parts of one complex FFT (the filter is real, so the inverse
+  ///   transform gives the first's outputs in its real part and the second's in its imaginary
+  ///   one). Forward by decimation in frequency (natural order in, bit-reversed out), times the
+  ///   filter's spectrum, inverse by decimation in time (bit-reversed in, natural out), all in
+  ///   shared memory. `tables` (the compute type): the taps' spectrum divided by FFT, in
+  ///   bit-reversed order, then the twiddles exp(-2 pi i k / FFT) for k < FFT / 2, each complex
+  ///   number as (re, im); the runtime computes them in float64 when the taps are set. History
+  ///   before the block's first sample comes from the ring in `state`, as for fir_tiled;
+  /// fxc_chain_N_ring: as fir_tiled's.
+  /// `in` must not equal `out`.
+  fir_fft,
   /// out = sum_i weights[i] * operands[i], elementwise; a grid-stride loop.
   /// Entry: fxc_sum_N(operands, out, channels, samples, channel_stride, sample_stride, weights).
   sum,
@@ -128,6 +148,8 @@ struct CudaKernelInfo {
   DType state_dtype = DType::f64;  ///< params, state and arithmetic (f64 for state_precision f64; for mixed the buffers, and the first stage's arithmetic)
   int chunk_length = 0;            ///< chain_chunked_scan: samples per chunk
   int state_dimension = 0;         ///< chain_chunked_scan: 2 x sections
+  int fft_length = 0;              ///< fir_fft: points per FFT (a power of two > taps)
+  int fir_taps = 0;                ///< fir_fft: the FIR's taps
   std::string note;                ///< why this kind, for people (and the source's comment)
   std::vector<CudaEntry> entries;  ///< in launch order
 };
@@ -157,10 +179,11 @@ CudaLaunch cuda_layout_launch(long long channels, long long frames);
 
 /// The kernels emit_cuda_source generates for `scheduled`, in increasing node order.
 /// A chain whose strategy is gpu_chunked_scan but to which the scan does not apply runs one
-/// thread per channel; a chain of one FIR stage runs tiled.
+/// thread per channel; a chain of one FIR stage runs tiled, or by FFT where the schedule says
+/// so (fir_fft).
 /// Fails for a node that no CUDA kernel can run (an unscheduled specification, a chain with a
-/// CPU strategy, a chain whose FIR runs by FFT, a routing node whose channel counts are not
-/// known).
+/// CPU strategy, a FIR by FFT that is not alone in its chain or whose FFT does not fit in
+/// kCudaFftSharedBytes, a routing node whose channel counts are not known).
 Expected<std::vector<CudaKernelInfo>, std::string> cuda_kernels(const ir::Graph& scheduled);
 
 /// True when `chain` can run as a GPU chunked scan: sos and gain stages through its last

@@ -54,6 +54,13 @@ ir::Graph stages_graph() {
                                                 tanh() | gain(0.1) | delay(7_samples))});
 }
 
+ir::Graph long_fir_graph() {  // 300 taps: FFT overlap-save (fir_fft), 2048 points
+  std::vector<double> taps(300);
+  for (std::size_t i = 0; i < taps.size(); ++i) taps[i] = 1.0 / (1.0 + static_cast<double>(i));
+  Flow x = input("x");
+  return make_graph("long_fir", {output("y", x | fir(taps))});
+}
+
 ir::Graph fir_graph() {
   Flow x = input("x");
   return make_graph("fir", {output("y", x | fir({0.1, 0.2, 0.3, 0.2, 0.1, -0.05, 0.02}))});
@@ -83,6 +90,8 @@ const Case kCases[] = {
     {"stages_f32_1ch", stages_graph, 1, DType::f32, 480000},
     {"stages_f64_8192ch", stages_graph, 8192, DType::f64, 4800},
     {"fir_f32_64ch", fir_graph, 64, DType::f32, 48000},
+    {"long_fir_f32_2ch", long_fir_graph, 2, DType::f32, 480000},
+    {"long_fir_f64_2ch", long_fir_graph, 2, DType::f64, 480000},
     {"close_pole_f32_1ch", close_pole_graph, 1, DType::f32, 480000},
     // Feedback loops and channel routing (cuda_loop_graphs.h).
     {"echo_f64_2ch", test::echo_graph, 2, DType::f64, 48000},
@@ -214,6 +223,21 @@ TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
   REQUIRE(s);
   for (const codegen::CudaKernelInfo& info : *s)
     if (info.kind != codegen::CudaKernelKind::sum) CHECK(info.kind == codegen::CudaKernelKind::chain_thread_per_channel);
+
+  // A FIR of 300 taps alone in its chain: FFT overlap-save, 2048 points (4x the taps, rounded
+  // up), the spectrum in the tables argument; forced direct, the tiled kernel.
+  for (const Case& c : kCases) {
+    if (std::string(c.name).rfind("long_fir", 0) != 0) continue;
+    auto fft = codegen::cuda_kernels(schedule(c));
+    REQUIRE(fft);
+    REQUIRE(fft->size() == 1);
+    CHECK((*fft)[0].kind == codegen::CudaKernelKind::fir_fft);
+    CHECK((*fft)[0].fft_length == 2048);
+    CHECK((*fft)[0].fir_taps == 300);
+    CHECK((*fft)[0].entries[0].synchronizes);
+    CHECK(codegen::cuda_launch((*fft)[0], 0, 2, 480000).grid == 2 * 138);  // 275 segments of 2048 - 299, in pairs
+    CHECK(codegen::cuda_launch((*fft)[0], 0, 2, 480000).block == codegen::kCudaFftThreads);
+  }
 
   // A graph scheduled for the CPU is refused with a reason, not miscompiled.
   DiagnosticEngine diags;

@@ -90,7 +90,7 @@ struct Prepared {
   std::shared_ptr<const CudaProgram> program;
 };
 
-enum class Force { per_channel, chunked, default_ };
+enum class Force { per_channel, chunked, default_, direct_fir };
 
 // The graph with its filters designed, for the reference interpreter.
 ir::Graph design(const ir::Graph& g, int channels) {
@@ -105,6 +105,7 @@ passes::StrategyThresholds forced(Force force, int chunk) {
   passes::StrategyThresholds thresholds;
   if (force == Force::per_channel) thresholds.gpu_min_channels = 1;
   if (force == Force::chunked) thresholds.gpu_min_channels = 1 << 30;
+  if (force == Force::direct_fir) thresholds.gpu_fir_fft_min_taps = 1 << 30;
   thresholds.gpu_chunk_length = chunk;
   return thresholds;
 }
@@ -288,7 +289,8 @@ void check_every_kind(const DeviceFactory& make) {
       {"every_kind", test::every_kind_graph, 1, Force::per_channel, codegen::CudaKernelKind::chain_thread_per_channel},
       {"vocal", test::vocal_graph, 2, Force::default_, codegen::CudaKernelKind::sum},
       {"w1 chunked", w1_graph, 2, Force::chunked, codegen::CudaKernelKind::chain_chunked_scan},
-      {"long fir", long_fir_graph, 2, Force::default_, codegen::CudaKernelKind::fir_tiled},
+      {"long fir", long_fir_graph, 2, Force::direct_fir, codegen::CudaKernelKind::fir_tiled},
+      {"long fir by FFT", long_fir_graph, 2, Force::default_, codegen::CudaKernelKind::fir_fft},
       {"delays", delays_graph, 3, Force::default_, codegen::CudaKernelKind::chain_elementwise},
       {"dynamics", test::dynamics_graph, 2, Force::default_, codegen::CudaKernelKind::chain_thread_per_channel},
       {"side chain", test::side_chain_graph, 2, Force::default_, codegen::CudaKernelKind::route},
@@ -320,8 +322,10 @@ void check_every_kind(const DeviceFactory& make) {
 }
 
 void check_streams(const DeviceFactory& make) {
-  for (Force force : {Force::per_channel, Force::chunked}) {
+  for (Force force : {Force::per_channel, Force::chunked, Force::direct_fir}) {
     for (auto graph : {stages_graph, w1_graph, long_fir_graph, test::vocal_graph, test::dynamics_graph, delays_graph}) {
+      // long_fir runs by FFT unless direct_fir forces the tiled kernel.
+      if (force == Force::direct_fir && graph != long_fir_graph) continue;
       ir::Graph g = graph();
       CAPTURE(g.name);
       CAPTURE(static_cast<int>(force));
@@ -417,6 +421,86 @@ void check_update_values(const DeviceFactory& make) {
   auto many = run_blocks(chunked, long_inputs, lengths);
   CHECK(chunked.graphs_recorded() >= 40);
   CHECK(chunked.graphs_held() <= 16);
+}
+
+ir::Graph fir_graph(std::size_t count, double phase) {
+  std::vector<double> taps(count);
+  for (std::size_t i = 0; i < count; ++i) taps[i] = std::sin(0.05 * static_cast<double>(i) + phase) / (1.0 + 0.02 * i);
+  Flow x = input("x");
+  return make_graph("fir", {output("y", x | fir(taps))});
+}
+
+// FFT overlap-save's rounding, relative RMS: float64 1e-12 (the CPU's bound for its own FFT
+// convolution, block_executor_test.cpp); float32 grows with the FFT's stages, log2(FFT) each
+// way: 1e-6 (measured 1.9e-7 at 2048 taps in 4096 points, see the MESSAGE).
+double fft_tolerance(DType dtype) { return dtype == DType::f64 ? 1e-12 : 1e-6; }
+
+void check_fft_fir(const DeviceFactory& make) {
+  struct Case {
+    std::size_t taps;
+    DType dtype;
+    int fft;  // what fft_block_for gives on the GPU
+  };
+  const Case cases[] = {{64, DType::f32, 256},  {64, DType::f64, 256},   {300, DType::f32, 2048},
+                        {300, DType::f64, 2048}, {1000, DType::f64, 2048}, {2048, DType::f32, 4096}};
+  double worst[2] = {0, 0};  // float64, float32
+  for (const Case& c : cases) {
+    CAPTURE(c.taps);
+    CAPTURE(name(c.dtype));
+    Prepared p = prepare(make, fir_graph(c.taps, 0.3), 2, c.dtype, Force::default_);
+    REQUIRE(p.program->kernels.size() == 1);
+    REQUIRE(p.program->kernels[0].kind == codegen::CudaKernelKind::fir_fft);
+    CHECK(p.program->kernels[0].fft_length == c.fft);
+    Prepared direct = prepare(make, fir_graph(c.taps, 0.3), 2, c.dtype, Force::direct_fir);
+    REQUIRE(direct.program->kernels[0].kind == codegen::CudaKernelKind::fir_tiled);
+    // One sample; a segment's outputs, one less and one more; a pair of segments (one block)
+    // and one more sample (a second block with an empty second segment); and longer.
+    const std::size_t step = static_cast<std::size_t>(c.fft) - (c.taps - 1);
+    for (std::size_t samples : {std::size_t{1}, step - 1, step, step + 1, 2 * step, 2 * step + 1, 3 * step + 7}) {
+      CAPTURE(samples);
+      std::vector<Signal> inputs = noise(p.designed, samples, samples, c.dtype, 2);
+      auto want = interpret(p.designed, inputs);
+      REQUIRE(want);
+      auto got = execute_cuda(p.program, inputs);
+      REQUIRE(got);
+      const double e = worst_error(*got, *want);
+      CHECK(e <= fft_tolerance(c.dtype));
+      worst[c.dtype == DType::f32] = std::max(worst[c.dtype == DType::f32], e);
+      // A second path to the same answer. In float32 the direct kernel's running sum of up to
+      // 2048 products rounds more than the FFT does (measured 1.0e-6 against the FFT at 2048
+      // taps, the FFT 1.9e-7 against the interpreter): 5e-6.
+      auto tiled = execute_cuda(direct.program, inputs);
+      REQUIRE(tiled);
+      CHECK(worst_error(*got, *tiled) <= (c.dtype == DType::f64 ? 1e-12 : 5e-6));
+    }
+  }
+  MESSAGE("FFT overlap-save on the GPU, worst relative RMS error: f64 " << worst[0] << ", f32 " << worst[1]);
+
+  // A stream's blocks take their history from the ring: blocks of any length, shorter than the
+  // taps included, equal the whole signal. A snapshot carries the ring.
+  for (DType dtype : {DType::f64, DType::f32}) {
+    CAPTURE(name(dtype));
+    Prepared p = prepare(make, fir_graph(300, 0.3), 2, dtype, Force::default_);
+    std::vector<Signal> inputs = noise(p.designed, 5000, 8, dtype, 2);
+    auto want = interpret(p.designed, inputs);
+    REQUIRE(want);
+    CudaStream stream(p.program);
+    CHECK(worst_error(run_blocks(stream, inputs, {1000, 1, 299, 300, 1749, 7, 2}), *want) <= fft_tolerance(dtype));
+
+    // New taps (the same count): a new spectrum in the same tables, the same recorded graphs.
+    Prepared q = prepare(make, fir_graph(300, 1.1), 2, dtype, Force::default_);
+    const int recorded = stream.graphs_recorded();
+    REQUIRE(stream.update_values(q.scheduled));
+    REQUIRE(stream.reset());
+    auto want_q = interpret(q.designed, inputs);
+    REQUIRE(want_q);
+    CHECK(worst_error(run_blocks(stream, inputs, {1000, 1, 299, 300, 1749, 7, 2}), *want_q) <= fft_tolerance(dtype));
+    CHECK(stream.graphs_recorded() == recorded);
+  }
+
+  // Too many taps for the FFT a block holds: the direct kernel, whatever the threshold says.
+  Prepared wide = prepare(make, fir_graph(1025, 0.3), 1, DType::f64, Force::default_);
+  CHECK(wide.program->kernels[0].kind == codegen::CudaKernelKind::fir_tiled);
 }
 
 void check_many_channels(const DeviceFactory& make) {
@@ -1446,6 +1530,9 @@ TEST_CASE("CUDA emulation: update_values keeps the state, a new shape is refused
   check_update_values(emulated());
 }
 TEST_CASE("CUDA emulation: many channels run interleaved") { check_many_channels(emulated()); }
+TEST_CASE("CUDA emulation: long FIRs by FFT overlap-save equal the interpreter and the direct kernel") {
+  check_fft_fir(emulated());
+}
 TEST_CASE("CUDA emulation: state in float64 on a float32 chain") { check_f64_state(emulated()); }
 TEST_CASE("CUDA emulation: float64 state for the sections near the unit circle, float32 after") {
   check_mixed_state(emulated());
@@ -1493,6 +1580,9 @@ TEST_CASE("CUDA device: a stream in blocks equals the whole signal; graphs repla
 }
 TEST_CASE("CUDA device: update_values keeps the state, a new shape is refused") {
   if (auto gpu = real_device()) check_update_values(gpu);
+}
+TEST_CASE("CUDA device: long FIRs by FFT overlap-save equal the interpreter and the direct kernel") {
+  if (auto device = real_device()) check_fft_fir(device);
 }
 TEST_CASE("CUDA device: many channels run interleaved") {
   if (auto gpu = real_device()) check_many_channels(gpu);

@@ -407,6 +407,9 @@ TEST_CASE("CUDA toolkit: registers and spills for sm_80, sm_89 and sm_90") {
   workloads.push_back({"bench/workloads/w1_api.fx", 8, DType::f32, 5292000, 44100});
   workloads.push_back({"bench/workloads/w1_api.fx", 8, DType::f64, 5292000, 44100});
   workloads.push_back({"bench/workloads/w1_api.fx", 4096, DType::f32, 44100, 44100});
+  // W3's five FIRs fuse into one of 511 taps: FFT overlap-save (fir_fft), 2048 points.
+  workloads.push_back({"bench/workloads/w3_fir.fx", 1, DType::f32, 2646000, 44100});
+  workloads.push_back({"bench/workloads/w3_fir.fx", 1, DType::f64, 2646000, 44100});
 
   std::ostringstream table;
   table << "| graph | shape | entry (count) | sm_80 | sm_89 | sm_90 |\n|---|---|---|---|---|---|\n";
