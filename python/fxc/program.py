@@ -61,12 +61,22 @@ def _in_gpu_memory(x):
     return hasattr(x, "__cuda_array_interface__")
 
 
+CU_STREAM_LEGACY = 1  # the driver's name for the legacy default stream
+
+
+def _torch_stream(handle):
+    """The CUstream fxc runs on for torch's current stream `handle`. torch's default stream is
+    the legacy stream, handle 0; to fxc 0 means its own stream, which does not wait for work on
+    the legacy one, so that one goes as CU_STREAM_LEGACY."""
+    return handle or CU_STREAM_LEGACY
+
+
 def _device_view(x, program_dtype, what, output=False):
     """(array, (pointer, rows, frames), stream, items) of a signal in GPU memory: planar rows of
     the program's sample type, C-contiguous, 1-D, 2-D or a batch (B, C, T), whose rows are the
     items' channels one item after another (items: B, else 0). A torch tensor is converted on the
     GPU where it is another floating type or not contiguous; its stream is torch's current
-    one. Another array must already be C-contiguous in the program's type; its stream is its
+    one (the default one as CU_STREAM_LEGACY). Another array must already be C-contiguous in the program's type; its stream is its
     interface's (0: fxc's own)."""
     np_dtype = np.dtype(program_dtype)
     if _is_torch(x):
@@ -84,7 +94,7 @@ def _device_view(x, program_dtype, what, output=False):
             raise _refuse(f"{what}: out= needs a C-contiguous {np_dtype} tensor, got "
                           f"{'a non-contiguous ' if not x.is_contiguous() else ''}{x.dtype}")
         x = x.to(want).contiguous()
-        stream = torch.cuda.current_stream(x.device).cuda_stream
+        stream = _torch_stream(torch.cuda.current_stream(x.device).cuda_stream)
         shape, pointer = tuple(x.shape), x.data_ptr()
     else:
         cai = x.__cuda_array_interface__

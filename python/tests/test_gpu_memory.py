@@ -23,6 +23,13 @@ class GpuArray:
                                          "strides": strides, "version": 3, "stream": stream}
 
 
+def test_torch_default_stream_is_named_as_the_legacy_stream():
+    # 0 would be fxc's own stream, which does not wait for torch's work on the default stream.
+    from fxc.program import _torch_stream
+    assert _torch_stream(0) == 1
+    assert _torch_stream(0x5EED) == 0x5EED
+
+
 def test_a_cpu_program_says_to_compile_for_cuda():
     p = fxc.compile(EQ, fs=48000, dtype="float32")
     with pytest.raises(fxc.Error, match='compile with target="cuda"'):

@@ -58,8 +58,8 @@ using namespace fxc::literals;
 // A device for each program: a fresh emulated one, or the one GPU.
 using DeviceFactory = std::function<std::shared_ptr<GpuDevice>()>;
 
-DeviceFactory emulated() {
-  return [] { return std::make_shared<test::EmulatedDevice>(); };
+DeviceFactory emulated(test::EmulatedDevice::Order order = test::EmulatedDevice::Order::immediate) {
+  return [order] { return std::make_shared<test::EmulatedDevice>(order); };
 }
 
 // The GPU. Without one, only the exact no-driver message is a reason to skip (the case calls
@@ -1165,6 +1165,7 @@ void check_batch_on_device(const DeviceFactory& make) {
                                        n * t));
       in.push_back(*d);
     }
+    REQUIRE(device->synchronize());  // the copies, on the device's stream, before the run on another
     for (ir::NodeId id : (*program)->scheduled.outputs()) {
       auto d = device->allocate(static_cast<std::size_t>((*program)->scheduled.node(id).type.channels) * n * t);
       REQUIRE(d);
@@ -1233,6 +1234,9 @@ void check_caller_memory(const DeviceFactory& make, GpuDevice::Handle stream) {
                                          n * t));
       in.push_back(*d);
     }
+    // The copies ran on the device's own stream, the run goes on the caller's: as a caller
+    // must, wait for them first (the queued emulation runs the caller's stream first).
+    REQUIRE(p.device->synchronize());
     for (const Signal& s : *want) {
       auto d = p.device->allocate(s.channels() * n * t);
       REQUIRE(d);
@@ -1296,6 +1300,7 @@ void check_caller_memory(const DeviceFactory& make, GpuDevice::Handle stream) {
     const std::size_t count = start == 0 ? 400 : 600;
     for (std::size_t ch = 0; ch < 2; ++ch)
       REQUIRE(p.device->copy_to_device(*d_in + ch * count * 8, inputs[0].f64(ch).data() + start, count * 8));
+    REQUIRE(p.device->synchronize());
     DevicePtr ins[] = {*d_in}, outs[] = {*d_out};
     REQUIRE(stream_on_device.process_device(ins, outs, count, stream));
     for (std::size_t ch = 0; ch < 2; ++ch)
@@ -1516,6 +1521,24 @@ TEST_CASE("CUDA emulation: the chunked scan's carry over many groups, tails, wid
 }
 TEST_CASE("CUDA emulation: whole runs in pieces through fixed staging, reused from run to run") {
   check_pieces(emulated());
+}
+// The same with work queued per stream and run only when the host must see it, once with the
+// device's stream first (a kernel that does not wait for its copy in reads stale inputs) and
+// once with the copy streams first (a copy that does not wait for the kernels reading its
+// buffer overwrites their inputs or outputs too early).
+TEST_CASE("CUDA emulation: whole runs in pieces keep their order with queued streams") {
+  for (auto order : {test::EmulatedDevice::Order::device_first, test::EmulatedDevice::Order::copies_first}) {
+    CAPTURE(static_cast<int>(order));
+    check_pieces(emulated(order));
+  }
+}
+TEST_CASE("CUDA emulation: streams, caller memory and batches keep their order with queued streams") {
+  for (auto order : {test::EmulatedDevice::Order::device_first, test::EmulatedDevice::Order::copies_first}) {
+    CAPTURE(static_cast<int>(order));
+    check_caller_memory(emulated(order), 0x5eed);
+    check_batch_on_device(emulated(order));
+    check_streams(emulated(order));
+  }
 }
 TEST_CASE("CUDA emulation: signals in caller device memory, on the caller's stream") {
   check_caller_memory(emulated(), 0x5eed);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <unistd.h>
 
@@ -42,7 +43,90 @@ std::map<std::string, void*> libraries;  // by the source's SHA-256: one compile
 }  // namespace
 
 EmulatedDevice::~EmulatedDevice() {
+  (void)drain_all();
   for (auto& [p, bytes] : allocations_) std::free(reinterpret_cast<void*>(p));
+}
+
+bool EmulatedDevice::page_locked(const void* p, std::size_t bytes) const {
+  const auto at = reinterpret_cast<DevicePtr>(p);
+  auto it = allocations_.upper_bound(at);
+  if (it == allocations_.begin()) return false;
+  --it;
+  return host_allocations_.count(it->first) && at + bytes <= it->first + it->second;
+}
+
+GpuStatus EmulatedDevice::drain(const Mark& target) {
+  auto reached_mark = [this](const Mark& m) {
+    auto it = queues_.find(m.stream);
+    return m.count == 0 || (it != queues_.end() && it->second.done >= m.count);
+  };
+  while (!reached_mark(target)) {
+    Queue* pick = nullptr;
+    auto ready = [&](Queue& q) {
+      if (q.ops.empty() || (q.ops.front().wait && !reached_mark(*q.ops.front().wait))) return false;
+      pick = &q;
+      return true;
+    };
+    if (order_ == Order::copies_first) {
+      for (auto it = queues_.rbegin(); it != queues_.rend() && !ready(it->second); ++it) {
+      }
+    } else {
+      for (auto it = queues_.begin(); it != queues_.end() && !ready(it->second); ++it) {
+      }
+    }
+    if (!pick)
+      return Unexpected{std::string("emulation: queued work waits on an event that nothing queued reaches "
+                                    "(a bug in the runtime's order)")};
+    Op op = std::move(pick->ops.front());
+    pick->ops.pop_front();
+    ++pick->done;
+    if (op.run)
+      if (auto ok = op.run(); !ok) return ok;
+  }
+  return std::monostate{};
+}
+
+GpuStatus EmulatedDevice::drain_all() {
+  std::vector<Mark> ends;
+  for (auto& [stream, q] : queues_) ends.push_back({stream, q.ordered});
+  for (const Mark& m : ends)
+    if (auto ok = drain(m); !ok) return ok;
+  return std::monostate{};
+}
+
+GpuStatus EmulatedDevice::synchronize() {
+  if (!deferred()) return std::monostate{};
+  return drain(now());
+}
+
+void EmulatedDevice::destroy_stream(Handle stream) noexcept {
+  ++streams_destroyed;
+  if (deferred()) (void)drain({stream, queues_[stream].ordered});  // as cuStreamDestroy: its work completes
+}
+
+GpuStatus EmulatedDevice::record_event(Handle event) {
+  recorded_[event] = deferred() ? now() : Mark{};
+  ++events_recorded;
+  return std::monostate{};
+}
+
+GpuStatus EmulatedDevice::wait_event(Handle event) {
+  auto mark = recorded(event);
+  if (!mark) return Unexpected{mark.error()};
+  ++events_waited;
+  if (deferred() && !capturing_) {
+    Queue& q = queues_[stream_in_use];
+    q.ops.push_back({{}, *mark});
+    ++q.ordered;
+  }
+  return std::monostate{};
+}
+
+GpuStatus EmulatedDevice::synchronize_event(Handle event) {
+  auto mark = recorded(event);
+  if (!mark) return Unexpected{mark.error()};
+  ++events_waited;
+  return deferred() ? drain(*mark) : GpuStatus(std::monostate{});
 }
 
 GpuStatus EmulatedDevice::check(DevicePtr p, std::size_t bytes) const {
@@ -63,12 +147,15 @@ Expected<DevicePtr, std::string> EmulatedDevice::allocate(std::size_t bytes) {
 }
 
 void EmulatedDevice::release(DevicePtr p) noexcept {
+  (void)drain_all();  // as cuMemFree, which waits for the work that may still use it
+  host_allocations_.erase(p);
   if (allocations_.erase(p)) std::free(reinterpret_cast<void*>(p));
 }
 
 Expected<void*, std::string> EmulatedDevice::allocate_host(std::size_t bytes) {
   auto p = allocate(bytes);
   if (!p) return Unexpected{p.error()};
+  host_allocations_.insert(*p);
   return reinterpret_cast<void*>(*p);
 }
 
@@ -79,12 +166,25 @@ GpuStatus EmulatedDevice::run(std::function<GpuStatus()> op) {
     recording_.push_back(std::move(op));
     return std::monostate{};
   }
-  return op();
+  if (!deferred()) return op();
+  Queue& q = queues_[stream_in_use];
+  q.ops.push_back({std::move(op), std::nullopt});
+  ++q.ordered;
+  return std::monostate{};
 }
 
 GpuStatus EmulatedDevice::copy_to_device(DevicePtr to, const void* from, std::size_t bytes) {
   if (auto ok = check(to, bytes); !ok) return ok;
   last_copy_to_device_stream = stream_in_use;
+  if (deferred() && !capturing_ && !page_locked(from, bytes)) {
+    // The driver stages pageable memory before it returns: the caller may reuse it at once.
+    auto staged = std::make_shared<std::vector<unsigned char>>(static_cast<const unsigned char*>(from),
+                                                               static_cast<const unsigned char*>(from) + bytes);
+    return run([=] {
+      std::memcpy(reinterpret_cast<void*>(to), staged->data(), bytes);
+      return GpuStatus(std::monostate{});
+    });
+  }
   return run([=] {
     std::memcpy(reinterpret_cast<void*>(to), from, bytes);
     return GpuStatus(std::monostate{});
@@ -94,10 +194,13 @@ GpuStatus EmulatedDevice::copy_to_device(DevicePtr to, const void* from, std::si
 GpuStatus EmulatedDevice::copy_to_host(void* to, DevicePtr from, std::size_t bytes) {
   if (auto ok = check(from, bytes); !ok) return ok;
   last_copy_to_host_stream = stream_in_use;
-  return run([=] {
+  auto ok = run([=] {
     std::memcpy(to, reinterpret_cast<const void*>(from), bytes);
     return GpuStatus(std::monostate{});
   });
+  // The driver returns from a copy to pageable memory once it is done.
+  if (ok && deferred() && !capturing_ && !page_locked(to, bytes)) return drain(now());
+  return ok;
 }
 
 GpuStatus EmulatedDevice::copy_on_device(DevicePtr to, DevicePtr from, std::size_t bytes) {
@@ -198,9 +301,11 @@ GpuStatus EmulatedDevice::launch_graph(Handle graph) {
   auto it = graphs_.find(graph);
   if (it == graphs_.end()) return Unexpected{std::string("emulation: unknown graph")};
   ++graph_launches;
-  for (auto& op : it->second)
-    if (auto ok = op(); !ok) return ok;
-  return std::monostate{};
+  return run([ops = it->second] {  // a copy: the graph may be destroyed while this is queued
+    for (const auto& op : ops)
+      if (auto ok = op(); !ok) return ok;
+    return GpuStatus(std::monostate{});
+  });
 }
 
 void EmulatedDevice::destroy_graph(Handle graph) noexcept { graphs_.erase(graph); }

@@ -6,10 +6,21 @@
 // end_capture and replayed by launch_graph, as CUDA graphs. It checks the kernels' logic and
 // the runtime's launch shapes, arguments and buffers; not the GPU's timing, memory model or
 // float32 math library.
+//
+// With a deferred Order, work is not run when it is ordered but queued on its stream, as a
+// GPU would, and runs only when the host must see it (synchronize, synchronize_event, a copy
+// to pageable memory, freeing memory): then only what that needs runs, streams in the order's
+// priority, each op as soon as its stream and its waits allow. Page-locked memory is read and
+// written when a copy runs, pageable memory when it is ordered (as the driver stages it). So a
+// missing wait_event shows as wrong data: with device_first a kernel runs before the copy it
+// should have waited for; with copies_first a copy overwrites what a queued kernel has yet to
+// read.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -20,6 +31,11 @@ namespace fxc::test {
 
 class EmulatedDevice final : public GpuDevice {
  public:
+  /// immediate: everything runs when ordered. The deferred orders queue work per stream and,
+  /// when the host must see it, run the oldest stream's ready work first (device_first: the
+  /// device's own stream, then the streams created after it) or the newest's (copies_first).
+  enum class Order { immediate, device_first, copies_first };
+  explicit EmulatedDevice(Order order = Order::immediate) : order_(order) {}
   ~EmulatedDevice() override;
   std::string description() const override { return "host emulation"; }
   std::string arch() const override { return {}; }
@@ -42,20 +58,17 @@ class EmulatedDevice final : public GpuDevice {
                                             const std::vector<codegen::CudaEntry>& entries) override;
   Expected<Handle, std::string> function(Handle module, const std::string& symbol) override;
   GpuStatus launch(Handle function, const codegen::CudaLaunch& shape, const std::vector<std::uint64_t>& args) override;
-  GpuStatus synchronize() override { return std::monostate{}; }
-  // Everything runs at once, so any order holds: streams and events only count, for tests that
-  // check which path a run took, and a wait must be on an event recorded before.
+  /// The current stream's work (deferred orders; at once, nothing is left to wait for).
+  GpuStatus synchronize() override;
+  // Immediately, everything runs at once, so any order holds: streams and events only count,
+  // for tests that check which path a run took, and a wait must be on an event recorded before.
   Expected<Handle, std::string> create_stream() override { return Handle{0x5000} + ++streams_created; }
-  void destroy_stream(Handle) noexcept override { ++streams_destroyed; }
+  void destroy_stream(Handle stream) noexcept override;
   Expected<Handle, std::string> create_event() override { return Handle{0xe000} + ++events_created; }
   void destroy_event(Handle) noexcept override {}
-  GpuStatus record_event(Handle event) override {
-    recorded_.insert(event);
-    ++events_recorded;
-    return std::monostate{};
-  }
-  GpuStatus wait_event(Handle event) override { return waited(event); }
-  GpuStatus synchronize_event(Handle event) override { return waited(event); }
+  GpuStatus record_event(Handle event) override;
+  GpuStatus wait_event(Handle event) override;
+  GpuStatus synchronize_event(Handle event) override;
   int streams_created = 0, streams_destroyed = 0, events_created = 0, events_recorded = 0, events_waited = 0;
   Handle last_copy_to_host_stream = 0;    ///< the stream the last copy to the host was ordered on
   Handle last_copy_to_device_stream = 0;  ///< the stream the last copy to the device was ordered on
@@ -69,18 +82,42 @@ class EmulatedDevice final : public GpuDevice {
   std::size_t live_allocations() const { return allocations_.size(); }
 
  private:
-  GpuStatus waited(Handle event) {
-    if (!recorded_.count(event))
+  // Where an event was recorded: done once `stream` has run `count` ops.
+  struct Mark {
+    Handle stream = 0;
+    std::size_t count = 0;
+  };
+  struct Op {
+    std::function<GpuStatus()> run;  // empty for a wait
+    std::optional<Mark> wait;
+  };
+  struct Queue {
+    std::deque<Op> ops;
+    std::size_t ordered = 0, done = 0;  // ops ever queued, ops run
+  };
+  Expected<Mark, std::string> recorded(Handle event) const {
+    auto it = recorded_.find(event);
+    if (it == recorded_.end())
       return Unexpected{std::string("emulation: a wait on an event never recorded (a bug in the runtime's order)")};
-    ++events_waited;
-    return std::monostate{};
+    return it->second;
   }
-  std::set<Handle> recorded_;
+  bool deferred() const { return order_ != Order::immediate; }
+  bool reached(const Mark& m) { return queues_[m.stream].done >= m.count; }
+  // Runs queued work, by the order's priority, until `m` is reached.
+  GpuStatus drain(const Mark& m);
+  GpuStatus drain_all();
+  Mark now() { return {stream_in_use, queues_[stream_in_use].ordered}; }
+  bool page_locked(const void* p, std::size_t bytes) const;
+
+  Order order_;
+  std::map<Handle, Mark> recorded_;
+  std::map<Handle, Queue> queues_;  // by stream (deferred orders)
   GpuStatus run(std::function<GpuStatus()> op);
   GpuStatus check(DevicePtr p, std::size_t bytes) const;
 
   using Launcher = void (*)(const std::uint64_t*, long long, int);
   std::map<DevicePtr, std::size_t> allocations_;
+  std::set<DevicePtr> host_allocations_;  // page-locked ones (allocate_host)
   std::vector<std::map<std::string, Launcher>> modules_;
   std::vector<Launcher> functions_;
   bool capturing_ = false;
