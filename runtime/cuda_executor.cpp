@@ -169,15 +169,19 @@ struct CudaStream::Impl {
   /// into one while the device works on the other (a stream's blocks use set 0).
   std::array<std::vector<HostBuffer>, 2> staging_in, staging_out;
   int staging_sets = 0;
-  /// A whole run in pieces copies each piece's outputs out on a stream of its own while the
-  /// next piece's inputs come in on the device's (created on the first such run): `computed`
-  /// marks a piece's kernels done, `copied` its copies out, by staging set.
-  GpuDevice::Handle copy_stream = 0;
+  /// A whole run in pieces (run_pieces_overlapped) copies each piece's inputs in on a stream
+  /// of their own, into device buffers of their own by staging set (piece_in), and its outputs
+  /// out on a third, while the kernels of the piece between run on own_stream (created on the
+  /// first such run). By staging set: `loaded` marks a piece's copies in done, `computed` its
+  /// kernels done, `copied` its copies out.
+  GpuDevice::Handle copy_stream = 0, in_stream = 0;
+  std::array<std::vector<DeviceBuffer>, 2> piece_in;
+  long long piece_in_capacity = 0;
   /// The stream all of this stream's other work goes on (StreamScope): a CUDA stream of its
   /// own, so that another CudaStream's work, on another thread, never lands in this one's
   /// CUDA graph capture, nor in the waits between its two streams.
   GpuDevice::Handle own_stream = 0;
-  std::array<GpuDevice::Handle, 2> computed{}, copied{};
+  std::array<GpuDevice::Handle, 2> computed{}, copied{}, loaded{};
   bool has_copy_stream = false;
   long long capacity = 0;                           // the samples the buffers hold
   long long staging_capacity = 0;                   // the samples the staging holds
@@ -216,9 +220,10 @@ struct CudaStream::Impl {
   ~Impl() {
     drop_graphs();
     if (has_copy_stream) {
-      device->destroy_stream(copy_stream);  // waits for its copies
-      for (GpuDevice::Handle e : computed) device->destroy_event(e);
-      for (GpuDevice::Handle e : copied) device->destroy_event(e);
+      device->destroy_stream(in_stream);  // waits for its copies
+      device->destroy_stream(copy_stream);
+      for (const auto* set : {&computed, &copied, &loaded})
+        for (GpuDevice::Handle e : *set) device->destroy_event(e);
     }
     device->destroy_stream(own_stream);  // waits for its work; the buffers go after it
   }
@@ -940,37 +945,104 @@ struct CudaStream::Impl {
     return true;
   }
 
-  // Pieces with their copies out on copy_stream: piece k's outputs go to the host while piece
-  // k + 1's inputs come in and its kernels run, so the bus carries both directions at once
-  // and the device waits only where an order is needed. On the device's stream, piece k + 1's
-  // copies in follow piece k's kernels (which have read their inputs), and its kernels wait
-  // for piece k's copies out (which read the outputs they overwrite). The host stages piece
-  // k + 1 in while the device works, then waits for piece k's copies out and stages them out;
-  // staging set k % 2 is free again by then (piece k - 1's copies, in and out, are done).
+  // The streams and events of run_pieces_overlapped, made on its first run, all or none (the
+  // next run tries again).
+  GpuStatus make_piece_streams() {
+    if (has_copy_stream) return std::monostate{};
+    std::vector<GpuDevice::Handle> streams, events;
+    auto undo = [&] {
+      for (GpuDevice::Handle h : events) device->destroy_event(h);
+      for (GpuDevice::Handle h : streams) device->destroy_stream(h);
+    };
+    for (int k = 0; k < 2; ++k) {
+      auto stream = device->create_stream();
+      if (!stream) {
+        undo();
+        return Unexpected{stream.error()};
+      }
+      streams.push_back(*stream);
+    }
+    for (int e = 0; e < 6; ++e) {
+      auto made = device->create_event();
+      if (!made) {
+        undo();
+        return Unexpected{made.error()};
+      }
+      events.push_back(*made);
+    }
+    copy_stream = streams[0];
+    in_stream = streams[1];
+    computed = {events[0], events[1]};
+    copied = {events[2], events[3]};
+    loaded = {events[4], events[5]};
+    has_copy_stream = true;
+    return std::monostate{};
+  }
+
+  // Device buffers for two pieces of up to `n` frames of every input, copied in beside the
+  // kernels and then moved into the graph's input buffers.
+  GpuStatus grow_piece_in(long long n) {
+    if (n <= piece_in_capacity) return std::monostate{};
+    for (auto& set : piece_in) {
+      set.clear();
+      for (ir::NodeId id : g.inputs()) {
+        auto b = allocate(channels_of(id) * n * size_of(dtype));
+        if (!b) return Unexpected{b.error()};
+        set.push_back(std::move(*b));
+      }
+    }
+    piece_in_capacity = n;
+    return std::monostate{};
+  }
+
+  // A piece's inputs from staging set `set` into piece_in[set] on in_stream; then on this
+  // stream, into the graph's input buffers (a device copy, or the transpose of an interleaved
+  // stream). The piece before last, which used piece_in[set] too, has moved its inputs on:
+  // the host waited for its copies out, which follow its kernels, before staging this piece.
+  GpuStatus enqueue_piece_in(long long n, int set) {
+    const std::size_t t = size_of(dtype);
+    const std::vector<ir::NodeId> inputs = g.inputs();
+    {
+      FXC_TRY(device->use_stream(in_stream));
+      struct Back {  // back on this stream's own however this returns
+        GpuDevice* device;
+        GpuDevice::Handle stream;
+        ~Back() { (void)device->use_stream(stream); }
+      } back{device, own_stream};
+      for (std::size_t i = 0; i < inputs.size(); ++i)
+        FXC_TRY(device->copy_to_device(piece_in[set][i].get(), staging_in[set][i].get(), channels_of(inputs[i]) * n * t));
+      FXC_TRY(device->record_event(loaded[set]));
+    }
+    FXC_TRY(device->wait_event(loaded[set]));
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      const std::size_t ch = channels_of(inputs[i]);
+      const DevicePtr to = signals[inputs[i]].get();
+      if (!interleaved) {
+        FXC_TRY(device->copy_on_device(to, piece_in[set][i].get(), ch * n * t));
+        continue;
+      }
+      FXC_TRY(device->launch(program->layout_functions[0], codegen::cuda_layout_launch(static_cast<long long>(ch), n),
+                             {piece_in[set][i].get(), to, ch, static_cast<std::uint64_t>(n)}));
+    }
+    return std::monostate{};
+  }
+
+  // Pieces on three streams: piece k + 1's inputs come in (in_stream) while piece k's kernels
+  // run (this stream) and piece k - 1's outputs go out (copy_stream), so the bus carries both
+  // directions at once beside the kernels, and the device waits only where an order is needed:
+  // piece k's kernels wait for its inputs (loaded, then moved on this stream) and for piece
+  // k - 1's copies out (which read the outputs they overwrite); its copies out wait for its
+  // kernels. The host stages piece k + 1 in while the device works, then waits for piece
+  // k's copies out and stages them out; staging set k % 2 is free again by then (piece k - 1's
+  // copies, in and out, are done).
   GpuStatus run_pieces_overlapped(std::span<const void* const* const> in, std::span<void* const* const> out,
                                   long long n, long long piece, int& launches) {
-    if (!has_copy_stream) {
-      auto stream = device->create_stream();
-      if (!stream) return Unexpected{stream.error()};
-      std::vector<GpuDevice::Handle> events;
-      for (int e = 0; e < 4; ++e) {
-        auto made = device->create_event();
-        if (!made) {  // none of it is kept: the next run tries again
-          for (GpuDevice::Handle h : events) device->destroy_event(h);
-          device->destroy_stream(*stream);
-          return Unexpected{made.error()};
-        }
-        events.push_back(*made);
-      }
-      copy_stream = *stream;
-      computed = {events[0], events[1]};
-      copied = {events[2], events[3]};
-      has_copy_stream = true;
-    }
+    FXC_TRY(make_piece_streams());
+    FXC_TRY(grow_piece_in(piece));
     auto length_of = [&](long long start) { return std::min(piece, n - start); };
     auto launch_piece = [&](long long start, int set) -> GpuStatus {
       const long long len = length_of(start);
-      FXC_TRY(enqueue_copies_in(len, set));
+      FXC_TRY(enqueue_piece_in(len, set));
       if (start > 0) FXC_TRY(device->wait_event(copied[1 - set]));
       auto count = enqueue_kernels(len);
       if (!count) return Unexpected{count.error()};
