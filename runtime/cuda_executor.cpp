@@ -205,7 +205,7 @@ struct CudaStream::Impl {
   Impl(std::shared_ptr<const CudaProgram> p, bool graphs_on, bool planar)
       : program(std::move(p)), device(program->device.get()), g(program->scheduled), use_graphs(graphs_on),
         planar_only(planar) {
-    if (!g.outputs().empty()) dtype = g.node(g.outputs()[0]).type.dtype;
+    dtype = codegen::cuda_signal_dtype(g);
     for (const ir::Node& node : g.nodes()) interleaved = !planar && (interleaved || node.type.channels >= 32);
     memory.resize(program->kernels.size());
     if (!plan_regions()) broken = "the graph has a cycle without a feedback node";
@@ -1258,7 +1258,7 @@ Expected<std::shared_ptr<const CudaProgram>, std::string> load_cuda_program(std:
   }
   std::vector<codegen::CudaEntry> entries;
   for (const CudaKernelInfo& k : program->kernels) entries.insert(entries.end(), k.entries.begin(), k.entries.end());
-  const DType signal = scheduled.outputs().empty() ? DType::f32 : scheduled.node(scheduled.outputs()[0]).type.dtype;
+  const DType signal = codegen::cuda_signal_dtype(scheduled);
   const std::vector<codegen::CudaEntry> layout = codegen::cuda_layout_entries(signal);
   entries.insert(entries.end(), layout.begin(), layout.end());
   auto module = device->load_module(source, cubin, entries);
@@ -1286,7 +1286,7 @@ std::size_t cuda_piece_frames(const CudaProgram& program) {
   std::size_t channels = 0;
   for (ir::NodeId id : g.inputs()) channels += static_cast<std::size_t>(std::max(1, g.node(id).type.channels));
   for (ir::NodeId id : g.outputs()) channels += static_cast<std::size_t>(std::max(1, g.node(id).type.channels));
-  const DType dtype = g.outputs().empty() ? DType::f32 : g.node(g.outputs()[0]).type.dtype;
+  const DType dtype = codegen::cuda_signal_dtype(g);
   const std::size_t frame = std::max<std::size_t>(channels, 1) * size_of(dtype);
   return std::max<std::size_t>(kCudaStagingBytes / frame, 4096);
 }
@@ -1331,7 +1331,7 @@ Expected<std::vector<std::vector<Signal>>, std::string> execute_cuda_batch(std::
     }
     longest = std::max(longest, items[b][0].samples());
   }
-  DType dtype = g.outputs().empty() ? DType::f32 : g.node(g.outputs()[0]).type.dtype;
+  DType dtype = codegen::cuda_signal_dtype(g);
   auto out = execute_cuda(std::move(program), lay_out_batch(items, longest, dtype));
   if (!out) return Unexpected{out.error()};
   return split_batch(*out, items);

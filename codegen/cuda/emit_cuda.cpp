@@ -1287,11 +1287,6 @@ Expected<std::vector<CudaKernelInfo>, std::string> cuda_kernels(const ir::Graph&
 
 namespace {
 
-// The signal type of a graph's kernels (its outputs'; float32 for a graph without one).
-DType signal_dtype(const ir::Graph& g) {
-  return g.outputs().empty() ? DType::f32 : g.node(g.outputs()[0]).type.dtype;
-}
-
 // fxc_interleave and fxc_deinterleave (cuda_layout_entries): a block moves one 32 x 32 tile,
 // 8 rows of 32 threads at a time; it reads along its source's rows and writes along its
 // destination's, through a padded tile (no bank conflicts in either direction).
@@ -1323,6 +1318,10 @@ void emit_layout_kernels(Writer& w, DType signal) {
 }
 
 }  // namespace
+
+DType cuda_signal_dtype(const ir::Graph& g) {
+  return g.outputs().empty() ? DType::f32 : g.node(g.outputs()[0]).type.dtype;
+}
 
 std::vector<CudaEntry> cuda_layout_entries(DType signal) {
   const std::string T = scalar_of(signal).t;
@@ -1376,7 +1375,7 @@ Expected<std::string, std::string> emit_cuda_source(const ir::Graph& g) {
     }
   }
   w.line();
-  emit_layout_kernels(w, signal_dtype(g));
+  emit_layout_kernels(w, cuda_signal_dtype(g));
   return w.str();
 }
 

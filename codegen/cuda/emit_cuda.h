@@ -168,6 +168,10 @@ int cuda_carry_steps(long long chunks);
 CudaLaunch cuda_launch(const CudaKernelInfo& kernel, std::size_t entry, long long channels,
                        long long samples);
 
+/// The sample type of a scheduled graph's signals on the GPU, which its module's layout
+/// kernels and the runtime's buffers use: its outputs' (float32 for a graph without one).
+DType cuda_signal_dtype(const ir::Graph& scheduled);
+
 /// The layout kernels every module holds, after the graph's: fxc_interleave (planar rows of
 /// `channels` x `frames` into frames of channels) and fxc_deinterleave (back), for signals of
 /// `signal`, each through 32 x 32 tiles in shared memory so that both its reads and its writes
