@@ -43,16 +43,17 @@ echo "== CUDA device tests: $((SECONDS - start)) s"
 grep -h '^rc=' /tmp/case*.log
 grep -h -B2 -A12 'ERROR\|FAILED\|Assertion\|SIGSEGV\|exception' /tmp/case*.log | head -150
 
-# Same-run A/B on this GPU: W1 (8 ch x 120 s, float32) with split-precision's mixed chain (the
-# default: 6 sections in float64, 9 in float32) and without it (--threshold split_error=0: all
-# 15 in float64). fxc bench prints the run from host memory (pieces, two streams) and
-# device_resident (Program::run_device on the signal in GPU memory), medians of 5, alternated.
-for round in 1 2; do
-  for threshold in split_error=5e-7 split_error=0; do
-    timeout 120 build-dev/tools/fxc/fxc bench bench/workloads/w1_api.fx --channels 8 --seconds 120 --fs 44100 \
-      --target cuda --json --threshold "$threshold" > "/tmp/ab_${threshold}_$round.json" 2> "/tmp/ab.err" ||
-      tail -3 /tmp/ab.err
-    python3 - "/tmp/ab_${threshold}_$round.json" "$threshold" "$round" <<'PY' | tee -a "$out/ab_mixed.txt"
+# Same-run A/B on this GPU, alternated, two rounds. fxc bench prints the run from host memory
+# (pieces, three streams) and device_resident (Program::run_device on the signal in GPU
+# memory), medians of 5.
+#   ab_mixed.txt: W1 (8 ch x 120 s, float32) with split-precision's mixed chain (the default:
+#     6 sections in float64, 9 in float32) and without it (split_error=0: all 15 in float64);
+#   ab_fir.txt: W3 (1 ch x 60 s, its FIRs fused into one of 511 taps) by FFT overlap-save (the
+#     default, fir_fft) and direct in shared-memory tiles (gpu_fir_fft_min_taps=1e9).
+ab() {  # name workload channels seconds fs threshold round
+  timeout 120 build-dev/tools/fxc/fxc bench "$2" --channels "$3" --seconds "$4" --fs "$5" \
+    --target cuda --json --threshold "$6" > "/tmp/ab_$1_$6_$7.json" 2> "/tmp/ab.err" || tail -3 /tmp/ab.err
+  python3 - "/tmp/ab_$1_$6_$7.json" "$1 $6" "$7" <<'PY' | tee -a "$out/ab_$1.txt"
 import json, sys
 try:
     j = json.load(open(sys.argv[1]))
@@ -60,9 +61,16 @@ except Exception as e:
     sys.exit(print(f"A/B {sys.argv[2]} round {sys.argv[3]}: no JSON ({e})"))
 fused = j.get("fused", j)
 dev = j.get("device_resident", {})
-print(f"A/B W1 {sys.argv[2]:>16} round {sys.argv[3]}: host memory {fused.get('median_ms', '?')} ms, "
+print(f"A/B {sys.argv[2]:>28} round {sys.argv[3]}: host memory {fused.get('median_ms', '?')} ms, "
       f"GPU memory {dev.get('median_ms', '?')} ms, largest error against float64 {j.get('max_abs_error_vs_f64_reference', '?')}")
 PY
+}
+for round in 1 2; do
+  for threshold in split_error=5e-7 split_error=0; do
+    ab mixed bench/workloads/w1_api.fx 8 120 44100 "$threshold" "$round"
+  done
+  for threshold in gpu_fir_fft_min_taps=64 gpu_fir_fft_min_taps=1e9; do
+    ab fir bench/workloads/w3_fir.fx 1 60 44100 "$threshold" "$round"
   done
 done
 
