@@ -111,6 +111,15 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
       if (out.node(id).live) s.reason += "; not in time chunks: live parameters could move that choice";
       else if (chunks.strategy == ir::IirStrategy::none) s.reason += "; not in time chunks: " + chunks.reason;
     }
+    if (in_loop && context.target.kind == TargetKind::cuda && s.fir_method == ir::FirMethod::fft_overlap_save) {
+      // A loop's passes are no longer than its shortest delay: an FFT block per pass would
+      // compute a whole segment for a few samples.
+      const std::string fft = fmt::format("FFT overlap-save, block {}", s.fft_block);
+      if (auto at = s.reason.find(fft); at != std::string::npos)
+        s.reason.replace(at, fft.size(), "direct: inside a loop, whose passes are shorter than an FFT segment");
+      s.fir_method = ir::FirMethod::direct;
+      s.fft_block = 0;
+    }
     if (in_loop && s.strategy == ir::IirStrategy::gpu_chunked_scan) {
       // A loop's passes are no longer than its delay: one chunk, the scan's launches for nothing.
       s = {ir::IirStrategy::gpu_thread_per_channel, 0, s.fir_method, s.fft_block,

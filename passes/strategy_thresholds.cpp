@@ -2,6 +2,7 @@
 #include "passes/strategy_thresholds.h"
 
 #include <cmath>
+#include <limits>
 
 #include "support/float_format.h"
 #include "support/strings.h"
@@ -20,10 +21,12 @@ std::optional<std::string> StrategyThresholds::set(std::string_view name, std::s
     return "threshold '" + std::string(name) + "' needs a non-negative number, got '" +
            std::string(value) + "'";
   auto whole = [&](auto& field) -> std::optional<std::string> {
-    if (*v != std::floor(*v) || *v > 4e18)
-      return "threshold '" + std::string(name) + "' needs a whole number, got '" +
-             std::string(value) + "'";
-    field = static_cast<std::decay_t<decltype(field)>>(*v);
+    using Field = std::decay_t<decltype(field)>;
+    // 2^digits is the first value the field cannot hold (and a double holds it exactly).
+    if (*v != std::floor(*v) || *v >= std::ldexp(1.0, std::numeric_limits<Field>::digits))
+      return "threshold '" + std::string(name) + "' needs a whole number from 0 to " +
+             std::to_string(std::numeric_limits<Field>::max()) + ", got '" + std::string(value) + "'";
+    field = static_cast<Field>(*v);
     return std::nullopt;
   };
   if (name == "lane_fill") {

@@ -535,7 +535,7 @@ struct CudaStream::Impl {
   // which point at the old buffers.
   GpuStatus grow(long long n) {
     drop_graphs();
-    capacity = n;
+    capacity = 0;  // until every buffer is there: a failed allocation leaves none to use
     signals.clear();
     signals.resize(g.size());
     std::size_t t = size_of(dtype);
@@ -576,6 +576,7 @@ struct CudaStream::Impl {
           FXC_TRY(upload_scan_matrices(i, std::get<ir::Chain>(g.node(k.node).op), steps));
       }
     }
+    capacity = n;
     return device->synchronize();
   }
 
@@ -586,6 +587,8 @@ struct CudaStream::Impl {
     drop_graphs();
     n = std::max(n, staging_capacity);
     sets = std::max(sets, staging_sets);
+    staging_capacity = 0;  // until every buffer is there: a failed allocation leaves none to use
+    staging_sets = 0;
     const std::size_t t = size_of(dtype);
     for (int k = 0; k < sets; ++k) {
       staging_in[k].clear();
@@ -983,6 +986,7 @@ struct CudaStream::Impl {
   // kernels and then moved into the graph's input buffers.
   GpuStatus grow_piece_in(long long n) {
     if (n <= piece_in_capacity) return std::monostate{};
+    piece_in_capacity = 0;  // until every buffer is there
     for (auto& set : piece_in) {
       set.clear();
       for (ir::NodeId id : g.inputs()) {
@@ -1039,6 +1043,19 @@ struct CudaStream::Impl {
                                   long long n, long long piece, int& launches) {
     FXC_TRY(make_piece_streams());
     FXC_TRY(grow_piece_in(piece));
+    // On an error, copies already queued on the other streams may still read or write the
+    // staging: they finish before this returns, so that the next run may stage again.
+    struct Settle {
+      Impl& self;
+      bool done = false;
+      ~Settle() {
+        if (done) return;
+        for (GpuDevice::Handle stream : {self.in_stream, self.copy_stream, self.own_stream}) {
+          (void)self.device->use_stream(stream);
+          (void)self.device->synchronize();
+        }
+      }
+    } settle{*this};
     auto length_of = [&](long long start) { return std::min(piece, n - start); };
     auto launch_piece = [&](long long start, int set) -> GpuStatus {
       const long long len = length_of(start);
@@ -1071,6 +1088,7 @@ struct CudaStream::Impl {
       FXC_TRY(device->synchronize_event(copied[set]));
       stage_out_all(out, static_cast<std::size_t>(start), static_cast<std::size_t>(length_of(start)), set);
     }
+    settle.done = true;
     return device->synchronize();
   }
 

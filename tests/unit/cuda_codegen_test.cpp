@@ -239,6 +239,30 @@ TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
     CHECK(codegen::cuda_launch((*fft)[0], 0, 2, 480000).block == codegen::kCudaFftThreads);
   }
 
+  // The same 300-tap FIR inside a loop of 400 samples runs direct: the loop's passes are
+  // shorter than one FFT segment (1749 outputs).
+  {
+    std::string taps;
+    for (int i = 0; i < 300; ++i) taps += (i ? ", " : "") + std::to_string(1.0 / (1 + i));
+    ir::Graph looped = test::fx_graph("input x : 2\ny = x + 0.5 * (y | fir([" + taps + "]) | delay(400))\noutput y\n");
+    DiagnosticEngine diags;
+    passes::PassContext context{diags, {48000.0, 2, DType::f32}};
+    context.target = passes::cuda_target();
+    auto scheduled = passes::run_pipeline(looped, context);
+    REQUIRE_MESSAGE(scheduled, diags.str());
+    auto kinds = codegen::cuda_kernels(*scheduled);
+    REQUIRE(kinds);
+    int firs = 0;
+    for (const codegen::CudaKernelInfo& info : *kinds) {
+      CHECK(info.kind != codegen::CudaKernelKind::fir_fft);
+      firs += info.kind == codegen::CudaKernelKind::fir_tiled;
+    }
+    CHECK(firs == 1);
+    for (const ir::Node& node : scheduled->nodes())
+      if (const auto* chain = std::get_if<ir::Chain>(&node.op); chain && chain->stages.size() == 1)
+        CHECK(chain->reason.find("FIR 300 taps: direct: inside a loop") != std::string::npos);
+  }
+
   // A graph scheduled for the CPU is refused with a reason, not miscompiled.
   DiagnosticEngine diags;
   passes::PassContext context{diags, {48000.0, 2, DType::f64}};

@@ -498,6 +498,24 @@ void check_fft_fir(const DeviceFactory& make) {
     CHECK(stream.graphs_recorded() == recorded);
   }
 
+  // Inside a loop (passes of at most its 400-sample delay) the FIR runs direct, and the loop
+  // equals the interpreter.
+  {
+    std::string taps;
+    for (int i = 0; i < 300; ++i) taps += (i ? ", " : "") + std::to_string(1.0 / (1 + i));
+    Prepared looped = prepare(
+        make, test::fx_graph("input x : 2\ny = x + 0.5 * (y | fir([" + taps + "]) | delay(400))\noutput y\n"), 2,
+        DType::f64, Force::default_);
+    CHECK(count_kind(looped, codegen::CudaKernelKind::fir_fft) == 0);
+    CHECK(count_kind(looped, codegen::CudaKernelKind::fir_tiled) == 1);
+    std::vector<Signal> inputs = noise(looped.designed, 2000, 6, DType::f64, 2);
+    auto want = interpret(looped.designed, inputs);
+    REQUIRE(want);
+    auto got = execute_cuda(looped.program, inputs);
+    REQUIRE(got);
+    CHECK(worst_error(*got, *want) <= 1e-9);
+  }
+
   // Too many taps for the FFT a block holds: the direct kernel, whatever the threshold says.
   Prepared wide = prepare(make, fir_graph(1025, 0.3), 1, DType::f64, Force::default_);
   CHECK(wide.program->kernels[0].kind == codegen::CudaKernelKind::fir_tiled);

@@ -95,6 +95,7 @@ GpuStatus EmulatedDevice::drain_all() {
 }
 
 GpuStatus EmulatedDevice::synchronize() {
+  if (capturing_) return Unexpected{std::string("emulation: a synchronize during a capture (CUDA refuses it)")};
   if (!deferred()) return std::monostate{};
   return drain(now());
 }
@@ -105,6 +106,7 @@ void EmulatedDevice::destroy_stream(Handle stream) noexcept {
 }
 
 GpuStatus EmulatedDevice::record_event(Handle event) {
+  if (capturing_) return Unexpected{std::string("emulation: an event recorded during a capture (not modelled)")};
   recorded_[event] = deferred() ? now() : Mark{};
   ++events_recorded;
   return std::monostate{};
@@ -114,7 +116,8 @@ GpuStatus EmulatedDevice::wait_event(Handle event) {
   auto mark = recorded(event);
   if (!mark) return Unexpected{mark.error()};
   ++events_waited;
-  if (deferred() && !capturing_) {
+  if (capturing_) return Unexpected{std::string("emulation: a wait on an event during a capture (not modelled)")};
+  if (deferred()) {
     Queue& q = queues_[stream_in_use];
     q.ops.push_back({{}, *mark});
     ++q.ordered;
@@ -123,6 +126,7 @@ GpuStatus EmulatedDevice::wait_event(Handle event) {
 }
 
 GpuStatus EmulatedDevice::synchronize_event(Handle event) {
+  if (capturing_) return Unexpected{std::string("emulation: a host wait during a capture (CUDA refuses it)")};
   auto mark = recorded(event);
   if (!mark) return Unexpected{mark.error()};
   ++events_waited;
@@ -147,7 +151,9 @@ Expected<DevicePtr, std::string> EmulatedDevice::allocate(std::size_t bytes) {
 }
 
 void EmulatedDevice::release(DevicePtr p) noexcept {
-  (void)drain_all();  // as cuMemFree, which waits for the work that may still use it
+  // As cuMemFree, which waits for the work that may still use it. Work that cannot run (a wait
+  // nothing reaches, already reported by a sync) is dropped, not left to touch freed memory.
+  if (!drain_all()) queues_.clear();
   host_allocations_.erase(p);
   if (allocations_.erase(p)) std::free(reinterpret_cast<void*>(p));
 }
@@ -193,13 +199,15 @@ GpuStatus EmulatedDevice::copy_to_device(DevicePtr to, const void* from, std::si
 
 GpuStatus EmulatedDevice::copy_to_host(void* to, DevicePtr from, std::size_t bytes) {
   if (auto ok = check(from, bytes); !ok) return ok;
+  if (capturing_ && !page_locked(to, bytes))
+    return Unexpected{std::string("emulation: a copy to pageable memory during a capture (CUDA refuses it)")};
   last_copy_to_host_stream = stream_in_use;
   auto ok = run([=] {
     std::memcpy(to, reinterpret_cast<const void*>(from), bytes);
     return GpuStatus(std::monostate{});
   });
   // The driver returns from a copy to pageable memory once it is done.
-  if (ok && deferred() && !capturing_ && !page_locked(to, bytes)) return drain(now());
+  if (ok && deferred() && !page_locked(to, bytes)) return drain(now());
   return ok;
 }
 

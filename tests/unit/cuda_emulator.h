@@ -47,7 +47,7 @@ class EmulatedDevice final : public GpuDevice {
   GpuStatus copy_to_host(void* to, DevicePtr from, std::size_t bytes) override;
   GpuStatus fill_zero(DevicePtr to, std::size_t bytes) override;
   GpuStatus copy_on_device(DevicePtr to, DevicePtr from, std::size_t bytes) override;
-  /// Everything runs at once here, so any stream orders it; the last one is kept for tests.
+  /// Selects the stream later work queues on (deferred orders); the last one is kept for tests.
   GpuStatus use_stream(Handle stream) override {
     stream_in_use = stream;
     return std::monostate{};
@@ -102,7 +102,6 @@ class EmulatedDevice final : public GpuDevice {
     return it->second;
   }
   bool deferred() const { return order_ != Order::immediate; }
-  bool reached(const Mark& m) { return queues_[m.stream].done >= m.count; }
   // Runs queued work, by the order's priority, until `m` is reached.
   GpuStatus drain(const Mark& m);
   GpuStatus drain_all();

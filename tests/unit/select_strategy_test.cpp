@@ -222,7 +222,15 @@ TEST_CASE("short FIRs run directly, and thresholds can be overridden") {
   CHECK(t.fir_fft_min_taps == 2);
   CHECK(t.set("chunk_length", "0") == "chunk_length must be at least 1");
   CHECK(t.set("lane_fil", "1") == "unknown threshold 'lane_fil' (did you mean 'lane_fill'?)");
-  CHECK(t.set("chunk_length", "1.5") == "threshold 'chunk_length' needs a whole number, got '1.5'");
+  CHECK(t.set("chunk_length", "1.5") ==
+        "threshold 'chunk_length' needs a whole number from 0 to 2147483647, got '1.5'");
+  // Past what the field holds: a message, not an overflowing conversion.
+  CHECK(t.set("gpu_fir_fft_min_taps", "3e9") ==
+        "threshold 'gpu_fir_fft_min_taps' needs a whole number from 0 to 2147483647, got '3e9'");
+  CHECK_FALSE(t.set("gpu_fir_fft_min_taps", "2147483647"));
+  CHECK(t.set("chunked_min_samples", "9.3e18") ==
+        "threshold 'chunked_min_samples' needs a whole number from 0 to 9223372036854775807, got '9.3e18'");
+  CHECK_FALSE(t.set("chunked_min_samples", "1e18"));
 }
 
 }  // namespace
