@@ -347,6 +347,27 @@ std::vector<Signal> Program::Impl::run_bound(const ir::Graph& bound, const Speci
 
 namespace {
 
+// What a run on device arrays needs before a graph is compiled: as many arrays as the graph
+// has inputs and outputs, each `frames` long, none null.
+void check_device_arrays(std::size_t input_count, std::size_t output_count, std::span<const DeviceArray> inputs,
+                         std::span<const DeviceArray> outputs, std::size_t frames) {
+  if (inputs.size() != input_count || outputs.size() != output_count)
+    throw_error("the graph has " + std::to_string(input_count) + " input(s) and " + std::to_string(output_count) +
+                    " output(s), got " + std::to_string(inputs.size()) + " and " + std::to_string(outputs.size()) +
+                    " device array(s)",
+                "fxc-run");
+  auto check = [&](const DeviceArray& a, const char* what, std::size_t index) {
+    const std::string name = std::string(what) + " " + std::to_string(index);
+    if (a.frames != frames)
+      throw_error(name + " has " + std::to_string(a.frames) + " frames, input 0 " + std::to_string(frames) +
+                      ": every array of a run has the same length",
+                  "fxc-run");
+    if (!a.data && frames > 0) throw_error(name + " is a null device pointer", "fxc-run");
+  };
+  for (std::size_t i = 0; i < inputs.size(); ++i) check(inputs[i], "input", i);
+  for (std::size_t o = 0; o < outputs.size(); ++o) check(outputs[o], "output", o);
+}
+
 // The caller's device arrays checked against a compiled graph's inputs and outputs (counts,
 // one length, rows, null pointers), as pointers. `rows_note` ends the message for rows that do
 // not match.
@@ -357,22 +378,12 @@ DevicePointers device_pointers(const ir::Graph& g, std::span<const DeviceArray> 
                                std::span<const DeviceArray> outputs, std::size_t frames,
                                const std::string& rows_note) {
   std::vector<ir::NodeId> ins = g.inputs(), outs = g.outputs();
-  if (inputs.size() != ins.size() || outputs.size() != outs.size())
-    throw_error("the graph has " + std::to_string(ins.size()) + " input(s) and " + std::to_string(outs.size()) +
-                    " output(s), got " + std::to_string(inputs.size()) + " and " + std::to_string(outputs.size()) +
-                    " device array(s)",
-                "fxc-run");
+  check_device_arrays(ins.size(), outs.size(), inputs, outputs, frames);
   auto check = [&](const DeviceArray& a, ir::NodeId id, const char* what, std::size_t index) {
-    const std::string name = std::string(what) + " " + std::to_string(index);
-    if (a.frames != frames)
-      throw_error(name + " has " + std::to_string(a.frames) + " frames, input 0 " + std::to_string(frames) +
-                      ": every array of a run has the same length",
-                  "fxc-run");
     if (static_cast<int>(a.channels) != g.node(id).type.channels)
-      throw_error(name + " has " + std::to_string(a.channels) + " channels; the compiled graph's has " +
-                      std::to_string(g.node(id).type.channels) + rows_note,
+      throw_error(std::string(what) + " " + std::to_string(index) + " has " + std::to_string(a.channels) +
+                      " channels; the compiled graph's has " + std::to_string(g.node(id).type.channels) + rows_note,
                   "fxc-run");
-    if (!a.data && frames > 0) throw_error(name + " is a null device pointer", "fxc-run");
     return static_cast<DevicePtr>(a.data);
   };
   DevicePointers out;
@@ -425,16 +436,7 @@ void Program::Impl::run_batch_device(std::span<const DeviceArray> inputs, std::s
     shapes.emplace_back(inputs[i].channels / items, 0, options_.dtype);
   }
   // What needs no compiled graph is checked before one is compiled: counts, lengths, pointers.
-  if (inputs.size() != declared_.inputs().size() || outputs.size() != declared_.outputs().size())
-    throw_error("the graph has " + std::to_string(declared_.inputs().size()) + " input(s) and " +
-                    std::to_string(declared_.outputs().size()) + " output(s), got " + std::to_string(inputs.size()) +
-                    " and " + std::to_string(outputs.size()) + " device array(s)",
-                "fxc-run");
-  for (std::span<const DeviceArray> arrays : {inputs, outputs})
-    for (const DeviceArray& a : arrays)
-      if (a.frames != frames || (!a.data && frames > 0))
-        throw_error("every device array of a batch needs the same frames and a pointer (device_pointers says which)",
-                    "fxc-run");
+  check_device_arrays(declared_.inputs().size(), declared_.outputs().size(), inputs, outputs, frames);
   auto spec = specialization(channels_for(shapes));
   std::shared_ptr<const CompiledValues> now;
   std::shared_ptr<const CudaProgram> program;

@@ -323,6 +323,12 @@ TEST_CASE("run_batch_device is for CUDA Programs, needs items and rows that are 
   fxc::DeviceArray odd{0x1000, 5, 64};
   CHECK_THROWS_WITH_AS(cuda.run_batch_device({&odd, 1}, {&odd, 1}, 2),
                        doctest::Contains("input 0 has 5 rows, not a multiple of 2 items"), fxc::Error);
+  // Lengths and pointers are checked before a batch program is compiled, each array named.
+  fxc::DeviceArray shorter{0x1000, 4, 32}, null_out{0, 4, 64};
+  CHECK_THROWS_WITH_AS(cuda.run_batch_device({&a, 1}, {&shorter, 1}, 2),
+                       doctest::Contains("output 0 has 32 frames, input 0 64"), fxc::Error);
+  CHECK_THROWS_WITH_AS(cuda.run_batch_device({&a, 1}, {&null_out, 1}, 2),
+                       doctest::Contains("output 0 is a null device pointer"), fxc::Error);
   o.cuda_architecture = "sm_90";
   fxc::Program ahead = fxc::Program::from_source("input x : 2\noutput x | gain(2)\n", o);
   CHECK_THROWS_WITH_AS(ahead.run_batch_device({&a, 1}, {&a, 1}, 2), doctest::Contains("ahead of time"), fxc::Error);
