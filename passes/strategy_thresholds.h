@@ -58,7 +58,8 @@ struct StrategyThresholds {
   /// A lone FIR on the GPU runs by FFT overlap-save from this many taps (both signal types),
   /// up to half the longest FFT a block holds (passes::cuda_max_fft_length); direct tiles
   /// below and above. A model, not a measurement (docs/cuda.md): the direct kernel reads one
-  /// shared-memory word per tap and sample, the FFT about 2 log2(N) N / (N - taps) per sample.
+  /// shared-memory word per tap and sample, the FFT 8 per butterfly, N log2(N) / (2 (N - taps
+  /// + 1)) butterflies per sample.
   int gpu_fir_fft_min_taps = 64;
 
   /// Sets the threshold called `name` ("lane_fill", "chunked_min_samples", ...). Returns an
