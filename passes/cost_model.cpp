@@ -142,11 +142,16 @@ Schedule choose_schedule(const ChainSummary& chain, int channels, const PassCont
     // FFT in a chain of its own, by the signal type's rule), so its FIRs are direct, also where
     // it computes in float64 inside a float32 signal and `context` is not the signal's.
     s.fir_method = chain.sections > 0 ? ir::FirMethod::direct : fir_method_for(max_taps, context);
+    // A GPU FFT block computes a whole segment; a loop's passes are shorter.
+    const bool short_passes = chain.in_loop && context.target.kind == TargetKind::cuda &&
+                              s.fir_method == ir::FirMethod::fft_overlap_save;
+    if (short_passes) s.fir_method = ir::FirMethod::direct;
     if (s.fir_method == ir::FirMethod::fft_overlap_save) {
       s.fft_block = fft_block_for(max_taps, context);
       s.reason += fmt::format("; FIR {} taps: FFT overlap-save, block {}", max_taps, s.fft_block);
     } else {
-      s.reason += fmt::format("; FIR {} taps: direct", max_taps);
+      s.reason += fmt::format("; FIR {} taps: direct{}", max_taps,
+                              short_passes ? ": inside a loop, whose passes are shorter than an FFT segment" : "");
     }
   }
   return s;

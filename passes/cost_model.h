@@ -49,6 +49,9 @@ struct ChainSummary {
   int sections = 0;            ///< biquad sections in all
   int recursions = 0;          ///< nonlinear recursions (dynamics stages): scheduled as sections are
   std::size_t max_taps = 0;    ///< the longest FIR stage (0: none)
+  /// Runs inside a feedback loop, in passes of at most the loop's shortest delay: on the GPU
+  /// too short for an FFT segment, so its FIRs run direct.
+  bool in_loop = false;
   bool linear = true;          ///< only sections and gains: time can be split into chunks
   /// Sections and gains, then memoryless stages only (ir::scanned_prefix): the GPU's chunked
   /// scan splits time and runs the tail on its output.

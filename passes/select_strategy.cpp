@@ -68,6 +68,7 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
     ChainSummary summary = summarize(*chain);
     const bool fused_loop = ir::has_loop(chain->stages);
     const bool in_loop = loop_block[id].has_value();
+    summary.in_loop = in_loop;
     double now = summary.max_pole_radius;
     auto bound = context.live_pole_radius.find(id);
     if (bound != context.live_pole_radius.end())
@@ -110,15 +111,6 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
                                                       context);
       if (out.node(id).live) s.reason += "; not in time chunks: live parameters could move that choice";
       else if (chunks.strategy == ir::IirStrategy::none) s.reason += "; not in time chunks: " + chunks.reason;
-    }
-    if (in_loop && context.target.kind == TargetKind::cuda && s.fir_method == ir::FirMethod::fft_overlap_save) {
-      // A loop's passes are no longer than its shortest delay: an FFT block per pass would
-      // compute a whole segment for a few samples.
-      const std::string fft = fmt::format("FFT overlap-save, block {}", s.fft_block);
-      if (auto at = s.reason.find(fft); at != std::string::npos)
-        s.reason.replace(at, fft.size(), "direct: inside a loop, whose passes are shorter than an FFT segment");
-      s.fir_method = ir::FirMethod::direct;
-      s.fft_block = 0;
     }
     if (in_loop && s.strategy == ir::IirStrategy::gpu_chunked_scan) {
       // A loop's passes are no longer than its delay: one chunk, the scan's launches for nothing.

@@ -132,13 +132,17 @@ namespace {
 // (use_stream only selects: it cannot fail).
 class StreamScope {
  public:
-  StreamScope(GpuDevice* device, GpuDevice::Handle stream) : device_(device) { (void)device_->use_stream(stream); }
-  ~StreamScope() { (void)device_->use_stream(0); }
+  /// `back`: the stream to return to (a CudaStream's own, when it sends some work elsewhere).
+  StreamScope(GpuDevice* device, GpuDevice::Handle stream, GpuDevice::Handle back = 0) : device_(device), back_(back) {
+    (void)device_->use_stream(stream);
+  }
+  ~StreamScope() { (void)device_->use_stream(back_); }
   StreamScope(const StreamScope&) = delete;
   StreamScope& operator=(const StreamScope&) = delete;
 
  private:
   GpuDevice* device_;
+  GpuDevice::Handle back_;
 };
 
 }  // namespace
@@ -633,10 +637,19 @@ struct CudaStream::Impl {
         continue;
       }
       FXC_TRY(device->copy_to_device(layout_in[i].get(), staging_in[set][i].get(), ch * n * t));
-      FXC_TRY(device->launch(program->layout_functions[0], codegen::cuda_layout_launch(static_cast<long long>(ch), n),
-                             {layout_in[i].get(), to, ch, static_cast<std::uint64_t>(n)}));
+      FXC_TRY(enqueue_into_input(i, layout_in[i].get(), n));
     }
     return std::monostate{};
+  }
+  // Graph input i's `n` frames from planar rows at `from` on the device into its buffer: a
+  // device copy, or the transpose of an interleaved stream.
+  GpuStatus enqueue_into_input(std::size_t i, DevicePtr from, long long n) {
+    const ir::NodeId id = g.inputs()[i];
+    const std::size_t ch = channels_of(id);
+    const DevicePtr to = signals[id].get();
+    if (!interleaved) return device->copy_on_device(to, from, ch * n * size_of(dtype));
+    return device->launch(program->layout_functions[0], codegen::cuda_layout_launch(static_cast<long long>(ch), n),
+                          {from, to, ch, static_cast<std::uint64_t>(n)});
   }
   GpuStatus enqueue_copies_out(long long n, int set) {
     const std::size_t t = size_of(dtype);
@@ -1007,27 +1020,13 @@ struct CudaStream::Impl {
     const std::size_t t = size_of(dtype);
     const std::vector<ir::NodeId> inputs = g.inputs();
     {
-      FXC_TRY(device->use_stream(in_stream));
-      struct Back {  // back on this stream's own however this returns
-        GpuDevice* device;
-        GpuDevice::Handle stream;
-        ~Back() { (void)device->use_stream(stream); }
-      } back{device, own_stream};
+      StreamScope on_in(device, in_stream, own_stream);
       for (std::size_t i = 0; i < inputs.size(); ++i)
         FXC_TRY(device->copy_to_device(piece_in[set][i].get(), staging_in[set][i].get(), channels_of(inputs[i]) * n * t));
       FXC_TRY(device->record_event(loaded[set]));
     }
     FXC_TRY(device->wait_event(loaded[set]));
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      const std::size_t ch = channels_of(inputs[i]);
-      const DevicePtr to = signals[inputs[i]].get();
-      if (!interleaved) {
-        FXC_TRY(device->copy_on_device(to, piece_in[set][i].get(), ch * n * t));
-        continue;
-      }
-      FXC_TRY(device->launch(program->layout_functions[0], codegen::cuda_layout_launch(static_cast<long long>(ch), n),
-                             {piece_in[set][i].get(), to, ch, static_cast<std::uint64_t>(n)}));
-    }
+    for (std::size_t i = 0; i < inputs.size(); ++i) FXC_TRY(enqueue_into_input(i, piece_in[set][i].get(), n));
     return std::monostate{};
   }
 
@@ -1065,13 +1064,7 @@ struct CudaStream::Impl {
       if (!count) return Unexpected{count.error()};
       launches += *count;
       FXC_TRY(device->record_event(computed[set]));
-      FXC_TRY(device->use_stream(copy_stream));
-      // Back on this stream's own however this returns (an error, an exception).
-      struct Back {
-        GpuDevice* device;
-        GpuDevice::Handle stream;
-        ~Back() { (void)device->use_stream(stream); }
-      } back{device, own_stream};
+      StreamScope on_copy(device, copy_stream, own_stream);
       FXC_TRY(device->wait_event(computed[set]));
       FXC_TRY(enqueue_copies_out(len, set));
       return device->record_event(copied[set]);

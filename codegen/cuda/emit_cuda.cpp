@@ -742,6 +742,17 @@ void emit_fir_tiled(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) 
   emit_fir_ring(w, k, chain, ty);
 }
 
+// A stage loop of fir_fft's transforms (`stages` opens it: which spans, in which order), then
+// each thread's butterflies of the stage: the pair (i, j = i + 2^b) and its twiddle (wr, wi).
+// Both loops are left open for the butterfly's body.
+void open_butterflies(Writer& w, const Scalar& s, const std::string& stages) {
+  w.open(stages);
+  w.line("__syncthreads();");
+  w.open("for (int t = threadIdx.x; t < FFT / 2; t += blockDim.x) {");
+  w.line("const int q = t & ((1 << b) - 1), i = ((t >> b) << (b + 1)) | q, j = i + (1 << b);");
+  w.line("const " + s.t + " wr = twiddles[2 * (q << (LOG2 - 1 - b))], wi = twiddles[2 * (q << (LOG2 - 1 - b)) + 1];");
+}
+
 void emit_fir_fft(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
   Types ty = types_of(k);
   const Scalar& s = ty.compute;
@@ -782,11 +793,7 @@ void emit_fir_fft(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
   w.line("re[j] = v;");
   w.line("im[j] = v2;");
   w.close();
-  w.open("for (int b = LOG2 - 1; b >= 0; --b) {  // butterflies of span 2^b");
-  w.line("__syncthreads();");
-  w.open("for (int t = threadIdx.x; t < FFT / 2; t += blockDim.x) {");
-  w.line("const int q = t & ((1 << b) - 1), i = ((t >> b) << (b + 1)) | q, j = i + (1 << b);");
-  w.line("const " + s.t + " wr = twiddles[2 * (q << (LOG2 - 1 - b))], wi = twiddles[2 * (q << (LOG2 - 1 - b)) + 1];");
+  open_butterflies(w, s, "for (int b = LOG2 - 1; b >= 0; --b) {  // butterflies of span 2^b");
   w.line("const " + s.t + " ar = re[i], ai = im[i], br = re[j], bi = im[j];");
   w.line("const " + s.t + " dr = ar - br, di = ai - bi;");
   w.line("re[i] = ar + br;");
@@ -801,11 +808,7 @@ void emit_fir_fft(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
   w.line("re[j] = zr * hr - zi * hi;");
   w.line("im[j] = zr * hi + zi * hr;");
   w.close();
-  w.open("for (int b = 0; b < LOG2; ++b) {  // butterflies of span 2^b, conjugate twiddles");
-  w.line("__syncthreads();");
-  w.open("for (int t = threadIdx.x; t < FFT / 2; t += blockDim.x) {");
-  w.line("const int q = t & ((1 << b) - 1), i = ((t >> b) << (b + 1)) | q, j = i + (1 << b);");
-  w.line("const " + s.t + " wr = twiddles[2 * (q << (LOG2 - 1 - b))], wi = twiddles[2 * (q << (LOG2 - 1 - b)) + 1];");
+  open_butterflies(w, s, "for (int b = 0; b < LOG2; ++b) {  // butterflies of span 2^b, conjugate twiddles");
   w.line("const " + s.t + " br = re[j], bi = im[j];");
   w.line("const " + s.t + " tr = br * wr + bi * wi, ti = bi * wr - br * wi;  // conj(w) (br + i bi)");
   w.line("const " + s.t + " ar = re[i], ai = im[i];");

@@ -242,9 +242,7 @@ TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
   // The same 300-tap FIR inside a loop of 400 samples runs direct: the loop's passes are
   // shorter than one FFT segment (1749 outputs).
   {
-    std::string taps;
-    for (int i = 0; i < 300; ++i) taps += (i ? ", " : "") + std::to_string(1.0 / (1 + i));
-    ir::Graph looped = test::fx_graph("input x : 2\ny = x + 0.5 * (y | fir([" + taps + "]) | delay(400))\noutput y\n");
+    ir::Graph looped = test::looped_fir_graph();
     DiagnosticEngine diags;
     passes::PassContext context{diags, {48000.0, 2, DType::f32}};
     context.target = passes::cuda_target();

@@ -229,12 +229,16 @@ ir::Graph stages_graph() {
                                                 tanh() | gain(0.1) | delay(7_samples))});
 }
 
-ir::Graph long_fir_graph() {  // more taps than a tile: the tiled FIR's tap loop runs 3 tiles
-  std::vector<double> taps(300);
-  for (std::size_t i = 0; i < taps.size(); ++i) taps[i] = std::sin(0.05 * static_cast<double>(i) + 0.3) / (1.0 + 0.02 * i);
+// A lone FIR of `count` taps (a decaying sinusoid starting at `phase`).
+ir::Graph fir_graph(std::size_t count, double phase) {
+  std::vector<double> taps(count);
+  for (std::size_t i = 0; i < count; ++i) taps[i] = std::sin(0.05 * static_cast<double>(i) + phase) / (1.0 + 0.02 * i);
   Flow x = input("x");
   return make_graph("long_fir", {output("y", x | fir(taps))});
 }
+
+// More taps than a tile: the tiled FIR's tap loop runs 3 tiles; by default an FFT of 2048.
+ir::Graph long_fir_graph() { return fir_graph(300, 0.3); }
 
 ir::Graph delays_graph() {  // delays and memoryless stages only: the elementwise kernel
   Flow x = input("x");
@@ -423,13 +427,6 @@ void check_update_values(const DeviceFactory& make) {
   CHECK(chunked.graphs_held() <= 16);
 }
 
-ir::Graph fir_graph(std::size_t count, double phase) {
-  std::vector<double> taps(count);
-  for (std::size_t i = 0; i < count; ++i) taps[i] = std::sin(0.05 * static_cast<double>(i) + phase) / (1.0 + 0.02 * i);
-  Flow x = input("x");
-  return make_graph("fir", {output("y", x | fir(taps))});
-}
-
 // FFT overlap-save's rounding, relative RMS: float64 1e-12 (the CPU's bound for its own FFT
 // convolution, block_executor_test.cpp); float32 grows with the FFT's stages, log2(FFT) each
 // way: 1e-6 (measured 1.9e-7 at 2048 taps in 4096 points, see the MESSAGE).
@@ -501,11 +498,7 @@ void check_fft_fir(const DeviceFactory& make) {
   // Inside a loop (passes of at most its 400-sample delay) the FIR runs direct, and the loop
   // equals the interpreter.
   {
-    std::string taps;
-    for (int i = 0; i < 300; ++i) taps += (i ? ", " : "") + std::to_string(1.0 / (1 + i));
-    Prepared looped = prepare(
-        make, test::fx_graph("input x : 2\ny = x + 0.5 * (y | fir([" + taps + "]) | delay(400))\noutput y\n"), 2,
-        DType::f64, Force::default_);
+    Prepared looped = prepare(make, test::looped_fir_graph(), 2, DType::f64, Force::default_);
     CHECK(count_kind(looped, codegen::CudaKernelKind::fir_fft) == 0);
     CHECK(count_kind(looped, codegen::CudaKernelKind::fir_tiled) == 1);
     std::vector<Signal> inputs = noise(looped.designed, 2000, 6, DType::f64, 2);

@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -61,19 +62,16 @@ GpuStatus EmulatedDevice::drain(const Mark& target) {
     return m.count == 0 || (it != queues_.end() && it->second.done >= m.count);
   };
   while (!reached_mark(target)) {
-    Queue* pick = nullptr;
-    auto ready = [&](Queue& q) {
-      if (q.ops.empty() || (q.ops.front().wait && !reached_mark(*q.ops.front().wait))) return false;
-      pick = &q;
-      return true;
+    // The first stream, in the order's priority, whose next op may run.
+    auto first_ready = [&](auto begin, auto end) -> Queue* {
+      auto it = std::find_if(begin, end, [&](auto& entry) {
+        const Queue& q = entry.second;
+        return !q.ops.empty() && (!q.ops.front().wait || reached_mark(*q.ops.front().wait));
+      });
+      return it == end ? nullptr : &it->second;
     };
-    if (order_ == Order::copies_first) {
-      for (auto it = queues_.rbegin(); it != queues_.rend() && !ready(it->second); ++it) {
-      }
-    } else {
-      for (auto it = queues_.begin(); it != queues_.end() && !ready(it->second); ++it) {
-      }
-    }
+    Queue* pick = order_ == Order::copies_first ? first_ready(queues_.rbegin(), queues_.rend())
+                                                : first_ready(queues_.begin(), queues_.end());
     if (!pick)
       return Unexpected{std::string("emulation: queued work waits on an event that nothing queued reaches "
                                     "(a bug in the runtime's order)")};

@@ -119,6 +119,14 @@ inline ir::Graph filtered_echo_graph() { return fx_graph(kFilteredEchoFx, "filte
 inline ir::Graph wide_echo_graph() { return fx_graph(kWideEchoFx, "wide_echo"); }
 inline ir::Graph dynamics_graph() { return fx_graph(kDynamicsFx, "dynamics"); }
 inline ir::Graph side_chain_graph() { return fx_graph(kSideChainFx, "side_chain"); }
+
+/// A 300-tap FIR inside a 400-sample echo loop: the loop's passes are shorter than an FFT
+/// segment, so on the GPU the FIR runs direct.
+inline ir::Graph looped_fir_graph() {
+  std::string taps;
+  for (int i = 0; i < 300; ++i) taps += (i ? ", " : "") + std::to_string(1.0 / (1 + i));
+  return fx_graph("input x : 2\ny = x + 0.5 * (y | fir([" + taps + "]) | delay(400))\noutput y\n", "looped_fir");
+}
 inline ir::Graph routed_graph() { return ir_graph(kRoutedIr); }
 inline ir::Graph ping_pong_graph() { return ir_graph(kPingPongIr); }
 inline ir::Graph wide_routed_loop_graph() { return ir_graph(wide_routed_loop_ir()); }
