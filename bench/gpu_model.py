@@ -71,12 +71,16 @@ WHAT_IF = {
                       "(one memory latency per block instead of one per step)",
     "delay-elementwise": "a chain of delays alone runs elementwise over (channel, sample), out[n] = in[n - d] "
                          "or the ring, instead of one thread per channel",
+    "no-wavefront": "the chunk passes take one sample through every section before the next "
+                    "(gpu_wavefront_max_steps=0: blocks of 128, one FMA latency per section and sample at best)",
 }
 
 BLOCK = 128       # codegen::kCudaBlockThreads
+WAVE_BLOCK = 64   # codegen::kCudaWavefrontThreads: a wavefront's chunk passes
 GROUP = 32        # codegen::kCudaCarryGroup
 SCAN_THREADS = 256
 TILE_SMEM = 128 * 33 * 4  # the chunk passes' shared tile (16896 bytes per block, ptxas)
+WAVE_TILE_SMEM = 64 * 65 * 4 + 2 * 64 * 8  # a wavefront's ring tile and row tables (17664 bytes, ptxas)
 
 
 # --- workloads -----------------------------------------------------------------------------
@@ -84,28 +88,29 @@ TILE_SMEM = 128 * 33 * 4  # the chunk passes' shared tile (16896 bytes per block
 # state_precision f64: poles near the unit circle, as for W4's chain; mixed where split-precision
 # leaves only `f64_sections` of them in float64 and the rest in float32, as for W1); regs: ptxas's
 # registers per thread for (chunk_states, output pass) of `fxc dump --emit cuda --dtype f32`
-# compiled for sm_90 (CUDA 13.0, --fmad=false --ftz=true); extra: other kernels of the graph.
+# compiled for sm_90 (CUDA 13.0, --fmad=false --ftz=true), with the chunk passes' wavefront (the
+# default since 2026-11-28; regs_plain: without it); extra: other kernels of the graph.
 WORKLOADS = [
     dict(id="W1 8 ch x 120 s", channels=8, seconds=120, fs=44100, sections=15, state="mixed", f64_sections=6,
-         regs=(168, 166), target=("floor", 3.0)),
+         regs=(166, 166), regs_plain=(168, 166), target=("floor", 3.0)),
     dict(id="W4 chain 1024 ch x 60 s", channels=1024, seconds=60, fs=48000, sections=6, state="f64",
-         regs=(80, 84), target=("floor", 2.0)),
+         regs=(56, 64), regs_plain=(48, 52), target=("floor", 2.0)),
     dict(id="W5 1 ch x 600 s", channels=1, seconds=600, fs=44100, sections=6, state="f64",
-         regs=(80, 84)),
+         regs=(90, 98), regs_plain=(76, 78)),
     dict(id="W6 256 x 1 s stereo (512 ch)", channels=512, seconds=1, fs=48000, sections=6, state="f64",
-         regs=(80, 84), target=("launches", 1)),
+         regs=(56, 64), regs_plain=(48, 52), target=("launches", 1)),
     dict(id="vocal 2 ch x 60 s", channels=2, seconds=60, fs=48000, sections=4, state="mixed", f64_sections=2,
-         regs=(44, 48), tail="tanh",
+         regs=(60, 56), regs_plain=(44, 48), tail="tanh",
          extra=[dict(kind="thread_delay", regs=32), dict(kind="sum", operands=2, regs=25)]),
     dict(id="W2 8 ch x 60 s", channels=8, seconds=60, fs=44100, sections=4, state="f32",
-         regs=(40, 42)),
+         regs=(47, 48), regs_plain=(38, 39)),
     # bench/gpu_bench.py's other IIR rows
     dict(id="W1 1024 ch x 10 s (gpu_bench)", channels=1024, seconds=10, fs=44100, sections=15, state="mixed",
-         f64_sections=6, regs=(168, 166)),
+         f64_sections=6, regs=(166, 166), regs_plain=(168, 166)),
     dict(id="W2 1 ch x 300 s (gpu_bench)", channels=1, seconds=300, fs=44100, sections=4, state="f32",
-         regs=(40, 42)),
+         regs=(47, 48), regs_plain=(38, 39)),
     dict(id="W4 2 ch x 10 s (gpu_bench)", channels=2, seconds=10, fs=48000, sections=6, state="f64",
-         regs=(80, 84)),
+         regs=(56, 64), regs_plain=(48, 52)),
     # W3: five FIRs fused into one of 511 taps, FFT overlap-save (fir_fft) of 2048 points
     dict(id="W3 1 ch x 60 s (fir_fft)", channels=1, seconds=60, fs=44100, fir_taps=511, fft=2048, regs=30),
 ]
@@ -209,7 +214,9 @@ def kernels_for(w, dev, a):
     # mixed: the first `hot` sections in float64, the others in float32 (4 ops, the f32 pipe)
     hot = w.get("f64_sections", S) if f64 else 0
     cold_ops = 4 * (S - hot) if f64 else 0
-    regs = w["regs"]
+    wave = "no-wavefront" not in wi  # every workload's chain has 2 to 33 steps
+    regs = w["regs"] if wave else w.get("regs_plain", w["regs"])
+    block, tile_smem = (WAVE_BLOCK, WAVE_TILE_SMEM) if wave else (BLOCK, TILE_SMEM)
     if w["state"] != "f32" and not f64:
         regs = tuple(32 + (r - 32) // 2 for r in regs)
     if "const-coeffs" in wi:
@@ -230,8 +237,14 @@ def kernels_for(w, dev, a):
     groups = math.ceil(chunks / GROUP)
     steps = max(1, math.ceil(math.log2(groups))) if groups > 1 else 1
     state_bytes = 8 * D
-    # one FMA latency per section per sample (the cascade's wavefront)
-    per_sample_path = hot * lat + (S - hot) * a["fma_latency_f32"] if f64 else S * lat
+    # The wavefront: an iteration's steps are independent, so its path is one section's
+    # recurrence, z0 -> o -> fma(-a1, o, z1) -> z0 (three FMA latencies of the slowest type), and a
+    # memoryless tail adds nothing to it. Without it: at best one FMA latency per section (the o's).
+    if wave:
+        per_sample_path = 3 * lat
+        tail_path = 0
+    else:
+        per_sample_path = hot * lat + (S - hot) * a["fma_latency_f32"] if f64 else S * lat
     if interleaved:
         u = a["interleaved_unroll"]
         pass_cycles = lambda extra: math.ceil(L / u) * (a["dram_latency"] + u * (per_sample_path + extra))
@@ -239,14 +252,14 @@ def kernels_for(w, dev, a):
         pass_cycles = lambda extra: math.ceil(L / 32) * (a["dram_latency"] + 2 * a["sync_cycles"]
                                                        + 32 * (per_sample_path + extra))
     # 0. chunk_states
-    res = resident_threads(dev, regs[0], BLOCK, TILE_SMEM)
+    res = resident_threads(dev, regs[0], block, tile_smem)
     sect_ops = hot * ops if f64 else S * ops
     # conversions: the load into float64, and in a mixed chain the one back to float32 after its
     # float64 sections (the output pass then stores float32 as it is)
     cvt_in = (2 if f64 and hot < S else 1) if f64 else 0
     ks.append(Kernel("chunk_states", 1, C * N * sb + T * state_bytes, C * N * sect_ops, pipe,
                      cvt_in * C * N, C * N * S * (2 * ops - 1),
-                     waves(T, BLOCK, res, dev) * pass_cycles(0), C * N * cold_ops)),
+                     waves(T, block, res, dev) * pass_cycles(0), C * N * cold_ops)),
     # 1. group_sums and 3. chunk_starts: one block per (channel, group), a thread per row, G steps
     cb = math.ceil(D / 32) * 32
     res_c = resident_threads(dev, 32, cb)
@@ -266,10 +279,10 @@ def kernels_for(w, dev, a):
     ks.append(Kernel("chunk_starts", 1, 2 * T * state_bytes + C * groups * state_bytes, T * D * D, "f64", 0,
                      2 * T * D * D, carry_w * GROUP * step_cycles))
     # 4. output pass
-    res = resident_threads(dev, regs[1], BLOCK, TILE_SMEM)
+    res = resident_threads(dev, regs[1], block, tile_smem)
     ks.append(Kernel("output", 1, 2 * C * N * sb + T * state_bytes, C * N * (sect_ops + tail_ops), pipe,
                      2 * C * N if f64 else 0, C * N * (S * (2 * ops - 1) + tail_ops * 2),
-                     waves(T, BLOCK, res, dev) * pass_cycles(tail_path), C * N * cold_ops))
+                     waves(T, block, res, dev) * pass_cycles(tail_path), C * N * cold_ops))
     for e in w.get("extra", []):
         if e["kind"] == "thread_delay" and "delay-elementwise" in wi:
             ks.append(Kernel("delay (elementwise)", 1, 2 * C * N * sb, 0, "f32", 0, 0,
@@ -289,7 +302,7 @@ def kernels_for(w, dev, a):
                              waves(threads, 256, res_e, dev) * iters * a["dram_latency"]))
     info = dict(L=L, chunks_per_channel=chunks, threads=T, groups=groups, scan_steps=steps,
                 layout="interleaved" if interleaved else "planar",
-                occupancy=resident_threads(dev, regs[0], BLOCK, TILE_SMEM))
+                occupancy=resident_threads(dev, regs[0], block, tile_smem))
     return ks, info, C, N
 
 

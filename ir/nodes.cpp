@@ -21,7 +21,8 @@ constexpr std::string_view kStrategies[] = {"none",
                                             "section_wavefront",
                                             "chunked_scan",
                                             "gpu_thread_per_channel",
-                                            "gpu_chunked_scan"};
+                                            "gpu_chunked_scan",
+                                            "gpu_chunked_wavefront"};
 constexpr std::string_view kFirMethods[] = {"none", "direct", "fft_overlap_save"};
 constexpr std::string_view kStatePrecisions[] = {"signal", "f64", "mixed"};
 
@@ -90,6 +91,13 @@ bool has_loop(const std::vector<Stage>& stages) {
   for (const Stage& s : stages)
     if (std::holds_alternative<LoopRead>(s)) return true;
   return false;
+}
+
+int wavefront_steps(const std::vector<Stage>& stages) {
+  int steps = 0;
+  for (const Stage& s : stages)
+    steps += std::holds_alternative<SosCascade>(s) ? static_cast<int>(std::get<SosCascade>(s).sections.size()) : 1;
+  return steps;
 }
 
 std::size_t scanned_prefix(const std::vector<Stage>& stages) {

@@ -404,6 +404,10 @@ bool has_loop(const std::vector<Stage>& stages);
 /// clip or tanh (time cannot be split there).
 std::size_t scanned_prefix(const std::vector<Stage>& stages);
 
+/// The steps a wavefront pipelines (IirStrategy::gpu_chunked_wavefront; the CPU's
+/// section_wavefront steps alike): each section of an sos stage, and each other stage.
+int wavefront_steps(const std::vector<Stage>& stages);
+
 /// How a kernel runs its IIR sections.
 enum class IirStrategy {
   none,               ///< the chain has no IIR stage
@@ -413,7 +417,19 @@ enum class IirStrategy {
   chunked_scan,       ///< zero-state chunks in parallel, then exact carry with A^L (float64)
   gpu_thread_per_channel,
   gpu_chunked_scan,
+  /// gpu_chunked_scan whose chunk passes pipeline the chain's steps in each thread: step k
+  /// on sample n while step k+1 is on n-1 (docs/cuda.md)
+  gpu_chunked_wavefront,
 };
+
+/// The most steps gpu_chunked_wavefront pipelines: its output lags its input by steps - 1
+/// samples, and the CUDA output pass's ring tile holds 32 samples of lag (codegen/cuda).
+inline constexpr int kGpuWavefrontMaxSteps = 33;
+
+/// The GPU's chunked scans, with or without the wavefront in their chunk passes.
+inline bool gpu_chunked(IirStrategy s) {
+  return s == IirStrategy::gpu_chunked_scan || s == IirStrategy::gpu_chunked_wavefront;
+}
 
 /// How a kernel runs its FIR stages.
 enum class FirMethod { none, direct, fft_overlap_save };

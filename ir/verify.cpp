@@ -172,7 +172,7 @@ class Verifier {
       if (open < 0 || reads > 1) break;
     }
     if (open != 0 || reads > 1) error(id, "a fused loop needs one loop_read, then sos, gain, tanh or clip stages, then one loop_write");
-    if (p.strategy == IirStrategy::chunked_scan || p.strategy == IirStrategy::gpu_chunked_scan)
+    if (p.strategy == IirStrategy::chunked_scan || gpu_chunked(p.strategy))
       if (p.chunk_length < 1) error(id, "a chunked strategy needs a chunk length >= 1");
     if (p.fir_method == FirMethod::fft_overlap_save && p.fft_block < 2)
       error(id, "FFT overlap-save needs an FFT block of at least 2");

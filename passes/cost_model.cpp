@@ -80,9 +80,14 @@ Schedule choose_iir(const ChainSummary& chain, int channels, const PassContext& 
               fmt::format("{}: one GPU thread per channel (a delay, FIR or dynamics stage, or a section "
                           "after a clip or tanh: time cannot be split; a batch gives it width)", who)};
     const int chunk = t.gpu_chunk_length > 0 ? t.gpu_chunk_length : choose_gpu_chunk(total, length, c.target.gpu);
-    return {ir::IirStrategy::gpu_chunked_scan, chunk, {}, 0,
-            fmt::format("{}{}: fewer than the GPU's {} threads, chunked scan over time, L={}", who, how_long,
-                        fill, chunk)};
+    std::string reason = fmt::format("{}{}: fewer than the GPU's {} threads, chunked scan over time, L={}", who,
+                                     how_long, fill, chunk);
+    // A thread's steps run one after another on each sample otherwise, each waiting on the
+    // last: the chunk passes measured latency-bound (docs/cuda-performance-model.md).
+    if (chain.steps >= 2 && chain.steps <= std::min(t.gpu_wavefront_max_steps, ir::kGpuWavefrontMaxSteps))
+      return {ir::IirStrategy::gpu_chunked_wavefront, chunk, {}, 0,
+              reason + fmt::format("; a wavefront of {} steps in each chunk", chain.steps)};
+    return {ir::IirStrategy::gpu_chunked_scan, chunk, {}, 0, reason};
   }
   if (total >= lanes)
     return {ir::IirStrategy::channel_lanes, 0, {}, 0,
@@ -205,6 +210,7 @@ int choose_gpu_chunk(long long channels, std::optional<std::int64_t> length, con
 ChainSummary summarize(const ir::Chain& chain) {
   ChainSummary summary;
   summary.gpu_scannable = ir::scanned_prefix(chain.stages) > 0;
+  summary.steps = ir::wavefront_steps(chain.stages);
   const bool fused_loop = ir::has_loop(chain.stages);
   for (const ir::Stage& stage : chain.stages) {
     summary.linear = summary.linear && !fused_loop &&

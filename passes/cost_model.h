@@ -47,6 +47,7 @@ struct Schedule {
 /// What select_strategy knows of a chain.
 struct ChainSummary {
   int sections = 0;            ///< biquad sections in all
+  int steps = 0;               ///< ir::wavefront_steps
   int recursions = 0;          ///< nonlinear recursions (dynamics stages): scheduled as sections are
   std::size_t max_taps = 0;    ///< the longest FIR stage (0: none)
   /// Runs inside a feedback loop, in passes of at most the loop's shortest delay: on the GPU

@@ -112,7 +112,7 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
       if (out.node(id).live) s.reason += "; not in time chunks: live parameters could move that choice";
       else if (chunks.strategy == ir::IirStrategy::none) s.reason += "; not in time chunks: " + chunks.reason;
     }
-    if (in_loop && s.strategy == ir::IirStrategy::gpu_chunked_scan) {
+    if (in_loop && ir::gpu_chunked(s.strategy)) {
       // A loop's passes are no longer than its delay: one chunk, the scan's launches for nothing.
       s = {ir::IirStrategy::gpu_thread_per_channel, 0, s.fir_method, s.fft_block,
            "one GPU thread per channel: inside a loop, whose passes are too short to split in time"};

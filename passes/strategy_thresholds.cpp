@@ -12,7 +12,7 @@ namespace fxc::passes {
 std::vector<std::string_view> StrategyThresholds::names() {
   return {"lane_fill",        "chunked_min_samples", "chunk_length",    "chunk_decay_ratio",
           "fir_fft_min_taps", "fir_fft_min_taps_f64", "gpu_min_channels", "gpu_chunk_length",
-          "gpu_fir_fft_min_taps", "f64_state_pole_radius", "f64_state_error", "split_error"};
+          "gpu_fir_fft_min_taps", "gpu_wavefront_max_steps", "f64_state_pole_radius", "f64_state_error", "split_error"};
 }
 
 std::optional<std::string> StrategyThresholds::set(std::string_view name, std::string_view value) {
@@ -56,6 +56,7 @@ std::optional<std::string> StrategyThresholds::set(std::string_view name, std::s
   if (name == "gpu_min_channels") return whole(gpu_min_channels);
   if (name == "gpu_chunk_length") return whole(gpu_chunk_length);
   if (name == "gpu_fir_fft_min_taps") return whole(gpu_fir_fft_min_taps);
+  if (name == "gpu_wavefront_max_steps") return whole(gpu_wavefront_max_steps);
   std::string message = "unknown threshold '" + std::string(name) + "'";
   std::vector<std::string_view> all = names();
   if (auto near = nearest_name(name, all)) message += " (did you mean '" + *near + "'?)";

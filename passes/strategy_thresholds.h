@@ -61,6 +61,12 @@ struct StrategyThresholds {
   /// shared-memory word per tap and sample, the FFT 8 per butterfly, N log2(N) / (2 (N - taps
   /// + 1)) butterflies per sample.
   int gpu_fir_fft_min_taps = 64;
+  /// The GPU chunked scan's chunk passes pipeline a chain of at most this many steps (its
+  /// sections, plus one per other stage) as a wavefront (ir::IirStrategy::gpu_chunked_wavefront):
+  /// each step on another sample, so a thread's steps do not wait on each other. Capped at
+  /// ir::kGpuWavefrontMaxSteps (the output pass's ring tile holds 32 samples of lag); 0 or 1 turns it
+  /// off, to compare (scripts/gpu-check.sh).
+  int gpu_wavefront_max_steps = 33;
 
   /// Sets the threshold called `name` ("lane_fill", "chunked_min_samples", ...). Returns an
   /// error message for an unknown name or a bad value.

@@ -49,7 +49,9 @@ grep -h -B2 -A12 'ERROR\|FAILED\|Assertion\|SIGSEGV\|exception' /tmp/case*.log |
 #   ab_mixed.txt: W1 (8 ch x 120 s, float32) with split-precision's mixed chain (the default:
 #     6 sections in float64, 9 in float32) and without it (split_error=0: all 15 in float64);
 #   ab_fir.txt: W3 (1 ch x 60 s, its FIRs fused into one of 511 taps) by FFT overlap-save (the
-#     default, fir_fft) and direct in shared-memory tiles (gpu_fir_fft_min_taps=1e9).
+#     default, fir_fft) and direct in shared-memory tiles (gpu_fir_fft_min_taps=1e9);
+#   ab_wave.txt / ab_wave1024.txt: W1 (8 ch x 120 s) and W4's chain (1024 ch x 6 s) with the chunk
+#     passes' wavefront (the default) and without it (gpu_wavefront_max_steps=0).
 ab() {  # name workload channels seconds fs threshold round
   timeout 120 build-dev/tools/fxc/fxc bench "$2" --channels "$3" --seconds "$4" --fs "$5" \
     --target cuda --json --threshold "$6" > "/tmp/ab_$1_$6_$7.json" 2> "/tmp/ab.err" || tail -3 /tmp/ab.err
@@ -71,6 +73,10 @@ for round in 1 2; do
   done
   for threshold in gpu_fir_fft_min_taps=64 gpu_fir_fft_min_taps=1e9; do
     ab fir bench/workloads/w3_fir.fx 1 60 44100 "$threshold" "$round"
+  done
+  for threshold in gpu_wavefront_max_steps=33 gpu_wavefront_max_steps=0; do
+    ab wave bench/workloads/w1_api.fx 8 120 44100 "$threshold" "$round"
+    ab wave1024 bench/workloads/w4_profile.fx 1024 6 48000 "$threshold" "$round"
   done
 done
 
@@ -102,6 +108,36 @@ for r in rows[1:]:
 print(f"ncu {sys.argv[2]}: {sum(total.values()):.1f} us in {sum(count.values())} launches")
 for name, us in sorted(total.items(), key=lambda x: -x[1]):
     print(f"  {us:10.1f} us  {count[name]:4d} x  {name}")
+PY
+  done
+  # Why the chunk passes wait: warp states, issue slots and occupancy of W1's two chunk passes
+  # (one launch each, its first piece), with the wavefront and without it.
+  for threshold in gpu_wavefront_max_steps=33 gpu_wavefront_max_steps=0; do
+    timeout 150 "$ncu" --section WarpStateStats --section SchedulerStats --section Occupancy \
+      --section ComputeWorkloadAnalysis --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
+      --kernel-name regex:'chunk_states|fxc_chain_1$' --launch-count 2 \
+      --csv --page details build-dev/tools/fxc/fxc run bench/workloads/w1_api.fx -i /tmp/w1.wav \
+      -o /tmp/w1_out.wav --target cuda --threshold "$threshold" > "$out/ncu_w1_$threshold.csv" \
+      2> /tmp/ncu_stall.err || tail -3 /tmp/ncu_stall.err
+    python3 - "$out/ncu_w1_$threshold.csv" "$threshold" <<'PY'
+import csv, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 5]
+if not rows:
+    sys.exit(print(f"ncu stalls {sys.argv[2]}: no rows"))
+head = rows[0]
+k, m, u, v = (head.index(c) for c in ("Kernel Name", "Metric Name", "Metric Unit", "Metric Value"))
+keep = ("Warp Cycles Per Issued Instruction", "Issue Slots Busy", "No Eligible", "Active Warps Per Scheduler",
+        "Eligible Warps Per Scheduler", "Achieved Occupancy", "Theoretical Occupancy", "Registers Per Thread",
+        "Executed Ipc Active", "Block Limit Registers", "Block Limit Shared Mem")
+print(f"ncu stalls, W1, {sys.argv[2]}:")
+for r in rows[1:]:
+    stall = r[m].startswith("smsp__average_warps_issue_stalled_")
+    try:
+        big = float(r[v].replace(",", "")) >= 0.05
+    except ValueError:
+        big = False
+    if any(r[m].startswith(x) for x in keep) or (stall and big):
+        print(f"  {r[k].split('(')[0]:32} {r[m]:40} {r[v]} {r[u]}")
 PY
   done
 else

@@ -200,23 +200,10 @@ class ChainBody {
         [&](const auto& p) {
           using P = std::decay_t<decltype(p)>;
           if constexpr (std::is_same_v<P, ir::SosCascade>) {
-            for (std::size_t k = 0; k < p.sections.size(); ++k) {
-              w.open("{  // stage " + str(i) + " (sos), section " + str(k) + ": transposed direct form II");
-              w.line("const " + sc.t + " o = " + sc.fma + "(" + coef(i, k, "b0") + ", " + v + ", " + z(i, k, 0) + ");");
-              w.line(z(i, k, 0) + " = " + sc.fma + "(" + coef(i, k, "b1") + ", " + v + ", " + sc.fma + "(-" +
-                     coef(i, k, "a1") + ", o, " + z(i, k, 1) + "));");
-              w.line(z(i, k, 1) + " = " + sc.fma + "(-" + coef(i, k, "a2") + ", o, " + coef(i, k, "b2") +
-                     " * " + v + ");");
-              w.line(v + " = o;");
-              w.close();
-            }
-          } else if constexpr (std::is_same_v<P, ir::Gain>) {
-            w.line(v + " = " + v + " * " + gain(i) + ";  // stage " + str(i) + " (gain)");
-          } else if constexpr (std::is_same_v<P, ir::Clip>) {
-            w.line(v + " = " + v + " < " + lo(i) + " ? " + lo(i) + " : (" + hi(i) + " < " + v + " ? " + hi(i) +
-                   " : " + v + ");  // stage " + str(i) + " (clip): std::clamp's comparisons, NaN passes");
-          } else if constexpr (std::is_same_v<P, ir::Tanh>) {
-            w.line(v + " = " + sc.tanh + "(" + v + ");  // stage " + str(i) + " (tanh)");
+            for (std::size_t k = 0; k < p.sections.size(); ++k) section(w, i, k, v, "");
+          } else if constexpr (std::is_same_v<P, ir::Gain> || std::is_same_v<P, ir::Clip> ||
+                               std::is_same_v<P, ir::Tanh>) {
+            memoryless(w, i, v);
           } else if constexpr (std::is_same_v<P, ir::Delay>) {
             w.open("if (" + delay_len(i) + " != 0) {  // stage " + str(i) + " (delay): ring of " +
                    delay_len(i) + " samples");
@@ -246,7 +233,70 @@ class ChainBody {
         stage);
   }
 
+  /// One step of the chunk passes' wavefront (emit_wavefront_iteration): a section of an sos
+  /// stage, or a whole gain, clip or tanh stage.
+  struct Step {
+    std::size_t stage = 0, section = 0;
+  };
+  /// The steps of the stages before `end`, in order (the chunked scan's chains: sos, gain,
+  /// clip and tanh stages only).
+  std::vector<Step> steps(std::size_t end) const {
+    std::vector<Step> out;
+    for (std::size_t i = 0; i < chain_.stages.size() && i < end; ++i) {
+      if (auto* sos = std::get_if<ir::SosCascade>(&chain_.stages[i]))
+        for (std::size_t k = 0; k < sos->sections.size(); ++k) out.push_back({i, k});
+      else
+        out.push_back({i, 0});
+    }
+    return out;
+  }
+  /// The arithmetic type of a step, which its input is converted to (a `mixed` chain's float
+  /// steps after its float64 ones).
+  std::string step_type(const Step& s) const { return at_(s.stage).t; }
+  const ir::Stage& stage_of(const Step& s) const { return chain_.stages[s.stage]; }
+  /// Step `s` on variable `x` in place. With `valid` (a bool expression), its state moves only
+  /// where that holds: a wavefront's first and last iterations run steps on no sample.
+  void step(Writer& w, const Step& s, const std::string& x, const std::string& valid) const {
+    if (std::holds_alternative<ir::SosCascade>(chain_.stages[s.stage])) section(w, s.stage, s.section, x, valid);
+    else memoryless(w, s.stage, x);
+  }
+
  private:
+  // Section k of sos stage i on `v` in place: transposed direct form II, with the CPU
+  // backend's three fused multiply-adds. With `valid`, the state keeps its value where that
+  // is false.
+  void section(Writer& w, std::size_t i, std::size_t k, const std::string& v, const std::string& valid) const {
+    const Scalar& sc = at_(i);
+    w.open("{  // stage " + str(i) + " (sos), section " + str(k) + ": transposed direct form II");
+    w.line("const " + sc.t + " o = " + sc.fma + "(" + coef(i, k, "b0") + ", " + v + ", " + z(i, k, 0) + ");");
+    const std::string next0 = sc.fma + "(" + coef(i, k, "b1") + ", " + v + ", " + sc.fma + "(-" + coef(i, k, "a1") +
+                              ", o, " + z(i, k, 1) + "))";
+    const std::string next1 = sc.fma + "(-" + coef(i, k, "a2") + ", o, " + coef(i, k, "b2") + " * " + v + ")";
+    if (valid.empty()) {
+      w.line(z(i, k, 0) + " = " + next0 + ";");
+      w.line(z(i, k, 1) + " = " + next1 + ";");
+    } else {
+      w.line("const " + sc.t + " n0 = " + next0 + ", n1 = " + next1 + ";");
+      w.line(z(i, k, 0) + " = " + valid + " ? n0 : " + z(i, k, 0) + ";");
+      w.line(z(i, k, 1) + " = " + valid + " ? n1 : " + z(i, k, 1) + ";");
+    }
+    w.line(v + " = o;");
+    w.close();
+  }
+
+  // A gain, clip or tanh stage i on `v` in place.
+  void memoryless(Writer& w, std::size_t i, const std::string& v) const {
+    const ir::Stage& stage = chain_.stages[i];
+    if (std::holds_alternative<ir::Gain>(stage)) {
+      w.line(v + " = " + v + " * " + gain(i) + ";  // stage " + str(i) + " (gain)");
+    } else if (std::holds_alternative<ir::Clip>(stage)) {
+      w.line(v + " = " + v + " < " + lo(i) + " ? " + lo(i) + " : (" + hi(i) + " < " + v + " ? " + hi(i) + " : " + v +
+             ");  // stage " + str(i) + " (clip): std::clamp's comparisons, NaN passes");
+    } else if (std::holds_alternative<ir::Tanh>(stage)) {
+      w.line(v + " = " + at_(i).tanh + "(" + v + ");  // stage " + str(i) + " (tanh)");
+    }
+  }
+
   // The equations of docs/fx-language.md ("Dynamics"), as the CPU kernel computes them
   // (emit_chain.cpp's emit_dynamics): the same comparisons, fused multiply-adds and order.
   void dynamics(Writer& w, std::size_t i, const ir::Dynamics& p, const StageLayout& at) const {
@@ -435,6 +485,63 @@ void emit_scan_matrix(Writer& w, int d, const std::string& from) {
   }
 }
 
+// The chunk passes' wavefront (CudaKernelInfo::wavefront): in iteration n, step q of the
+// chain works on sample n - q of the chunk, taking step q - 1's result of the previous
+// iteration from pipeline register p<q>. The steps of one iteration are then independent, so
+// a thread's FMA latencies overlap instead of adding up (the CPU backend's section wavefront,
+// codegen/cpu/emit_chain.cpp, in the same order). Each section still sees exactly the
+// chunk's samples in order, with the same arithmetic: the outputs and states are those of the
+// sample-by-sample loop, bit for bit.
+class Wavefront {
+ public:
+  Wavefront(const ChainBody& body, const Types& ty, std::size_t end, bool output)
+      : body_(body), ty_(ty), steps_(body.steps(end)), output_(output) {}
+
+  /// Samples between a sample's entry into the first step and its result leaving the last.
+  long long lag() const { return static_cast<long long>(steps_.size()) - 1; }
+
+  /// The pipeline registers, zero (the first iterations' unused steps read them).
+  void declare(Writer& w) const {
+    for (std::size_t q = 1; q < steps_.size(); ++q)
+      w.line(body_.step_type(steps_[q - 1]) + " p" + str(static_cast<long long>(q)) + " = 0;  // step " +
+             str(static_cast<long long>(q)) + "'s next input");
+  }
+
+  /// Iteration `n` (a long long variable): `load` gives input sample `n` (source), `store`
+  /// writes a result (source) as output sample `m` (source). `predicated`: the chunk's first
+  /// and last `lag` iterations, where a step whose sample m = n - q lies outside [0, count)
+  /// leaves its state alone and writes nothing.
+  template <class Load, class Store>
+  void iteration(Writer& w, bool predicated, const Load& load, const Store& store) const {
+    const long long last = lag();
+    for (long long q = last; q >= 0; --q) {
+      const ChainBody::Step& step = steps_[static_cast<std::size_t>(q)];
+      const std::string type = body_.step_type(step);
+      const bool stateful = std::holds_alternative<ir::SosCascade>(body_.stage_of(step));
+      const bool checks = predicated && (q == 0 || stateful || (q == last && output_));
+      w.open("{  // step " + str(q) + (predicated ? "" : " on sample n - " + str(q)));
+      if (checks) w.line("const bool ok = n - " + str(q) + " >= 0 && n - " + str(q) + " < count;");
+      std::string input;
+      if (q == 0) input = checks ? "ok ? " + load("n") + " : " + type + "(0)" : load("n");
+      else {
+        const std::string from = body_.step_type(steps_[static_cast<std::size_t>(q - 1)]);
+        input = from == type ? "p" + str(q) : type + "(p" + str(q) + ")";
+      }
+      w.line(type + " v = " + input + ";");
+      body_.step(w, step, "v", checks ? "ok" : "");
+      if (q < last) w.line("p" + str(q + 1) + " = v;");
+      else if (output_) w.line((checks ? "if (ok) " : "") + store("n - " + str(last), ty_.store("v")) + ";");
+      w.close();
+    }
+  }
+
+ private:
+  const ChainBody& body_;
+  const Types& ty_;
+  std::vector<ChainBody::Step> steps_;
+  bool output_;
+};
+
 // Passes 0 and 4 share the chunk loop: pass 0 runs the scanned prefix from zero state and
 // stores only its final state; pass 4 runs the whole chain from the chunk's true start state,
 // writes the output and, for a channel's last chunk, the stream's new state.
@@ -446,6 +553,9 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
   const ChainLayout& l = body.layout();
   const std::size_t stop = output ? chain.stages.size() : ir::scanned_prefix(chain.stages);
   const std::string& symbol = output ? k.symbol : k.entries[0].symbol;
+  const Wavefront wave(body, ty, stop, output);
+  const std::string threads = str(k.wavefront ? kCudaWavefrontThreads : kCudaBlockThreads);
+  const std::string lag = str(wave.lag());
   w.open("extern \"C\" __global__ void " + symbol + "(");
   if (output) {
     w.line("const " + T + "* __restrict__ in, " + T + "* __restrict__ out, " + kSignalArgs + ",");
@@ -480,12 +590,27 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
       body.store_state(w, "e");
     }
   };
+  // The wavefront's iterations from `from` up to (not including) `below` (sources; the loop
+  // variable n is declared before), predicated or not.
+  auto iterations = [&](const std::string& from, const std::string& below, bool predicated, const auto& load,
+                        const auto& store) {
+    w.open("for (" + from + "; " + below + "; ++n) {");
+    wave.iteration(w, predicated, load, store);
+    w.close();
+  };
 
   w.open("if (sample_stride == 1) {");
   w.line("// Planar: the block's threads take neighbouring chunks. Each step of 32 samples goes through a");
   w.line("// shared tile that warps load (and store) 32 neighbouring samples of one chunk at a time,");
   w.line("// one transaction, instead of 32 loads L samples apart.");
-  w.line("__shared__ " + T + " tile[" + str(kCudaBlockThreads) + "][33];  // padded: a thread's row has no bank conflicts");
+  if (k.wavefront) {
+    w.line("// A ring of 64 samples per chunk: sample m at column m % 64. A result leaves the wavefront " + lag);
+    w.line("// samples after its input came in, into its input's column; it leaves the ring before that");
+    w.line("// column takes sample m + 64.");
+    w.line("__shared__ " + T + " tile[" + threads + "][65];  // padded: a thread's row has no bank conflicts");
+  } else {
+    w.line("__shared__ " + T + " tile[" + threads + "][33];  // padded: a thread's row has no bank conflicts");
+  }
   w.line("const long long first = (long long)blockIdx.x * blockDim.x;");
   w.line("const long long t = first + threadIdx.x;");
   w.line("const long long c = t / chunks, k = t % chunks;");
@@ -494,32 +619,69 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
   w.line("// Each tile row's chunk, from the thread that runs it: where it starts in the signal (-1 past");
   w.line("// the last row) and how many samples the signal has from there. Read at every step instead of");
   w.line("// dividing by `chunks` for every row a thread loads.");
-  w.line("__shared__ long long row_at[" + str(kCudaBlockThreads) + "], row_left[" + str(kCudaBlockThreads) + "];");
+  w.line("__shared__ long long row_at[" + threads + "], row_left[" + threads + "];");
   w.line("row_at[threadIdx.x] = t < rows ? c * channel_stride + begin : -1;");
   w.line("row_left[threadIdx.x] = samples - begin;");
   start("t < rows ? t : 0");
+  if (k.wavefront) {
+    w.line("const long long count = t < rows ? end - begin : 0;  // this thread's samples");
+    wave.declare(w);
+  }
   w.open("for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize");
   w.line("__syncthreads();  // the last tile is done with (and, the first time, the row tables are written)");
   w.open("for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {");
   w.line("const long long at = row_at[i];");
-  w.line("tile[i][lane] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : " + T + "(0);");
-  w.close();
-  w.line("__syncthreads();");
-  w.open("if (t < rows) {");
-  w.open("for (int i = 0; i < 32 && begin + j + i < end; ++i) {");
-  w.line(s.t + " v = " + ty.load("tile[threadIdx.x][i]") + ";");
-  body.sample(w, stop);
-  if (output) w.line("tile[threadIdx.x][i] = " + ty.store(body.result()) + ";");
-  w.close();
-  w.close();
-  if (output) {
-    w.line("__syncthreads();");
-    w.open("for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {");
-    w.line("const long long at = row_at[i];");
-    w.line("if (at >= 0 && j + lane < L && j + lane < row_left[i]) out[at + j + lane] = tile[i][lane];");
-    w.close();
+  if (k.wavefront) {
+    if (output) {
+      w.line("// Samples j - 64 .. j - 33 left the wavefront by iteration j - 33 + " + lag + " < j: out, before");
+      w.line("// their columns take samples j .. j + 31.");
+      w.line("if (at >= 0 && j >= 64 && j - 64 + lane < row_left[i]) out[at + j - 64 + lane] = tile[i][(j + lane) & 63];");
+    }
+    w.line("tile[i][(j + lane) & 63] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : " + T + "(0);");
+  } else {
+    w.line("tile[i][lane] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : " + T + "(0);");
   }
   w.close();
+  w.line("__syncthreads();");
+  if (k.wavefront) {
+    auto load = [&](const std::string& n) { return ty.load("tile[threadIdx.x][(" + n + ") & 63]"); };
+    auto store = [&](const std::string& m, const std::string& v) { return "tile[threadIdx.x][(" + m + ") & 63] = " + v; };
+    w.open("if (count > j) {  // the thread's chunk has samples in this tile");
+    w.line("long long n = j;");
+    w.line("// The first iterations: steps beyond the first sample wait (predicated).");
+    iterations("", "n < j + 32 && n < " + lag, true, load, store);
+    iterations("", "n < j + 32 && n < count", false, load, store);
+    w.open("if (count <= j + 32) {  // the chunk ends in this tile: its last samples through the later steps");
+    iterations("n = count > " + lag + " ? count : " + lag, "n < count + " + lag, true, load, store);
+    w.close();
+    w.close();
+  } else {
+    w.open("if (t < rows) {");
+    w.open("for (int i = 0; i < 32 && begin + j + i < end; ++i) {");
+    w.line(s.t + " v = " + ty.load("tile[threadIdx.x][i]") + ";");
+    body.sample(w, stop);
+    if (output) w.line("tile[threadIdx.x][i] = " + ty.store(body.result()) + ";");
+    w.close();
+    w.close();
+    if (output) {
+      w.line("__syncthreads();");
+      w.open("for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {");
+      w.line("const long long at = row_at[i];");
+      w.line("if (at >= 0 && j + lane < L && j + lane < row_left[i]) out[at + j + lane] = tile[i][lane];");
+      w.close();
+    }
+  }
+  w.close();
+  if (k.wavefront && output) {
+    const long long tiles_end = (static_cast<long long>(k.chunk_length) + 31) / 32 * 32;
+    w.line("__syncthreads();");
+    w.open("for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {  // the ring's last 64 samples out");
+    w.line("const long long at = row_at[i];");
+    w.open("for (long long m = " + str(tiles_end - 64) + " + lane; m < " + str(tiles_end) + "; m += 32) {");
+    w.line("if (at >= 0 && m >= 0 && m < L && m < row_left[i]) out[at + m] = tile[i][m & 63];");
+    w.close();
+    w.close();
+  }
   w.open("if (t < rows) {");
   finish();
   w.close();
@@ -533,11 +695,22 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
   start("c * chunks + k");
   w.line("const " + T + "* const x = in + c * channel_stride;");
   if (output) w.line(T + "* const y = out + c * channel_stride;");
-  w.open("for (long long n = begin; n < end; ++n) {");
-  w.line(s.t + " v = " + ty.load("x[n * sample_stride]") + ";");
-  body.sample(w, stop);
-  if (output) w.line("y[n * sample_stride] = " + ty.store(body.result()) + ";");
-  w.close();
+  if (k.wavefront) {
+    auto load = [&](const std::string& n) { return ty.load("x[(begin + " + n + ") * sample_stride]"); };
+    auto store = [&](const std::string& m, const std::string& v) { return "y[(begin + " + m + ") * sample_stride] = " + v; };
+    w.line("const long long count = end - begin;");
+    wave.declare(w);
+    w.line("long long n = 0;");
+    iterations("", "n < " + lag, true, load, store);
+    iterations("", "n < count", false, load, store);
+    iterations("n = count > " + lag + " ? count : " + lag, "n < count + " + lag, true, load, store);
+  } else {
+    w.open("for (long long n = begin; n < end; ++n) {");
+    w.line(s.t + " v = " + ty.load("x[n * sample_stride]") + ";");
+    body.sample(w, stop);
+    if (output) w.line("y[n * sample_stride] = " + ty.store(body.result()) + ";");
+    w.close();
+  }
   finish();
   w.close();
   w.close();
@@ -1157,6 +1330,7 @@ CudaLaunch cuda_launch(const CudaKernelInfo& k, std::size_t entry, long long cha
       const long long groups = (chunks + kCudaCarryGroup - 1) / kCudaCarryGroup;
       if (entry == 1 || entry == 3) return {channels * groups, (k.state_dimension + 31) / 32 * 32};
       if (entry == 2) return {(channels * groups * k.state_dimension + kCudaScanThreads - 1) / kCudaScanThreads, kCudaScanThreads};
+      if (k.wavefront) return {(channels * chunks + kCudaWavefrontThreads - 1) / kCudaWavefrontThreads, kCudaWavefrontThreads};
       return {blocks(channels * chunks), kCudaBlockThreads};
     }
     case CudaKernelKind::fir_tiled:
@@ -1243,11 +1417,21 @@ Expected<std::vector<CudaKernelInfo>, std::string> cuda_kernels(const ir::Graph&
         k.note = "no IIR stage: one thread per channel";
         break;
       case S::gpu_chunked_scan:
+      case S::gpu_chunked_wavefront:
         if (cuda_chunked_scan_applies(*chain)) {
           k.kind = CudaKernelKind::chain_chunked_scan;
           k.chunk_length = chain->chunk_length;
           k.state_dimension = layout_of(*chain).state_per_channel;
-          k.note = "gpu_chunked_scan, L=" + str(chain->chunk_length) + ": one thread per (channel, chunk)";
+          k.wavefront = chain->strategy == S::gpu_chunked_wavefront;
+          k.note = std::string(ir::name(chain->strategy)) + ", L=" + str(chain->chunk_length) +
+                   ": one thread per (channel, chunk)";
+          if (k.wavefront) {
+            const int steps = ir::wavefront_steps(chain->stages);
+            if (steps < 2 || steps > ir::kGpuWavefrontMaxSteps)
+              return Unexpected{where + ": a wavefront of " + str(steps) + " steps; the chunk passes pipeline 2 to " +
+                                str(ir::kGpuWavefrontMaxSteps) + " (schedule with --target cuda)"};
+            k.note += ", its " + str(steps) + " steps as a wavefront";
+          }
         } else {
           k.note = "gpu_chunked_scan does not apply (a delay, FIR or dynamics stage, or a section after a clip or tanh): one thread per channel";
         }

@@ -37,6 +37,10 @@ inline constexpr int kCudaSharedMatrixCells = 4096;
 /// and 2048 in float64 (passes::cuda_max_fft_length chooses within that).
 inline constexpr int kCudaFftThreads = 256;
 inline constexpr int kCudaFftSharedBytes = 32768;
+/// Threads per block of a wavefront's chunk passes (CudaKernelInfo::wavefront): each thread's
+/// row of the ring tile holds 64 samples (ir::kGpuWavefrontMaxSteps - 1 of lag, then 32 being
+/// loaded), 32 KiB in float64 at 64 threads.
+inline constexpr int kCudaWavefrontThreads = 64;
 
 /// What a node's generated kernels compute, and so how they are launched. Each kind has one
 /// or more entry points (CudaKernelInfo::entries), launched in order on one stream.
@@ -69,6 +73,9 @@ enum class CudaKernelKind {
   /// (rows) read neighbouring words. Planar signals go through shared-memory tiles of
   /// kCudaBlockThreads chunks x 32 samples (each warp load reads 32 neighbouring samples of one
   /// chunk); interleaved ones put neighbouring channels on neighbouring threads. `in != out`.
+  /// With CudaKernelInfo::wavefront, entries 0 and 4 run the chain's steps as a wavefront
+  /// (step q on sample n - q in iteration n) in blocks of kCudaWavefrontThreads, planar tiles
+  /// as a ring of 64 samples per chunk; the samples and states are the same, bit for bit.
   chain_chunked_scan,
   /// A chain of delays and memoryless stages (gain, clip, tanh), no recursion: elementwise
   /// over (channel, sample), two entries:
@@ -148,6 +155,9 @@ struct CudaKernelInfo {
   DType state_dtype = DType::f64;  ///< params, state and arithmetic (f64 for state_precision f64; for mixed the buffers, and the first stage's arithmetic)
   int chunk_length = 0;            ///< chain_chunked_scan: samples per chunk
   int state_dimension = 0;         ///< chain_chunked_scan: 2 x sections
+  /// chain_chunked_scan: the chunk passes pipeline the chain's steps (ir::IirStrategy::
+  /// gpu_chunked_wavefront), in blocks of kCudaWavefrontThreads.
+  bool wavefront = false;
   int fft_length = 0;              ///< fir_fft: points per FFT (a power of two > taps)
   int fir_taps = 0;                ///< fir_fft: the FIR's taps
   std::string note;                ///< why this kind, for people (and the source's comment)

@@ -90,7 +90,9 @@ struct Prepared {
   std::shared_ptr<const CudaProgram> program;
 };
 
-enum class Force { per_channel, chunked, default_, direct_fir };
+// chunked: the chunked scan as the cost model builds it (a wavefront where the chain fits);
+// chunked_plain: its chunk passes one sample through every step before the next.
+enum class Force { per_channel, chunked, chunked_plain, default_, direct_fir };
 
 // The graph with its filters designed, for the reference interpreter.
 ir::Graph design(const ir::Graph& g, int channels) {
@@ -104,7 +106,8 @@ ir::Graph design(const ir::Graph& g, int channels) {
 passes::StrategyThresholds forced(Force force, int chunk) {
   passes::StrategyThresholds thresholds;
   if (force == Force::per_channel) thresholds.gpu_min_channels = 1;
-  if (force == Force::chunked) thresholds.gpu_min_channels = 1 << 30;
+  if (force == Force::chunked || force == Force::chunked_plain) thresholds.gpu_min_channels = 1 << 30;
+  if (force == Force::chunked_plain) thresholds.gpu_wavefront_max_steps = 0;
   if (force == Force::direct_fir) thresholds.gpu_fir_fft_min_taps = 1 << 30;
   thresholds.gpu_chunk_length = chunk;
   return thresholds;
@@ -206,6 +209,18 @@ double run_and_compare(const DeviceFactory& make, const ir::Graph& g, int channe
   auto got = execute_cuda(p.program, inputs);
   REQUIRE(got);
   return worst_error(*got, *want);
+}
+
+// The same samples (== : a zero's sign aside), channel by channel.
+bool identical(const std::vector<Signal>& a, const std::vector<Signal>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    if (a[k].channels() != b[k].channels() || a[k].samples() != b[k].samples()) return false;
+    for (std::size_t c = 0; c < a[k].channels(); ++c)
+      for (std::size_t i = 0; i < a[k].samples(); ++i)
+        if (!(a[k].at(c, i) == b[k].at(c, i))) return false;
+  }
+  return true;
 }
 
 int count_kind(const Prepared& p, codegen::CudaKernelKind kind) {
@@ -584,14 +599,17 @@ void check_mixed_state(const DeviceFactory& make) {
     Force force;
     bool chunked;
     double tolerance;
+    const char* conversion;  ///< where the sample becomes float32 after the float64 sections
   };
   // The bound: float64 quality as split-precision defines it (the float32 part measures at most
   // 5e-7 relative RMS on noise, float32_state_error), plus the output's float32 rounding; with
   // the compressor in float32 its own precision (1e-5 of the peak, docs/fx-language.md).
+  // A wavefront converts the float64 step's result as it enters the first float32 step.
   const Case cases[] = {
-      {"scan, chunked", kMixedScanFx, Force::chunked, true, 1e-6},
-      {"scan, one thread per channel", kMixedScanFx, Force::per_channel, false, 1e-6},
-      {"tail, one thread per channel", kMixedTailFx, Force::default_, false, 2e-5},
+      {"scan, chunked", kMixedScanFx, Force::chunked, true, 1e-6, "float v = float(p1);"},
+      {"scan, chunked, no wavefront", kMixedScanFx, Force::chunked_plain, true, 1e-6, "float v32 = float(v);"},
+      {"scan, one thread per channel", kMixedScanFx, Force::per_channel, false, 1e-6, "float v32 = float(v);"},
+      {"tail, one thread per channel", kMixedTailFx, Force::default_, false, 2e-5, "float v32 = float(v);"},
   };
   for (const Case& c : cases) {
     CAPTURE(std::string(c.name));
@@ -610,7 +628,7 @@ void check_mixed_state(const DeviceFactory& make) {
     REQUIRE_MESSAGE(mixed == 1, "split-precision did not make the chain mixed on the CUDA target");
     auto source = codegen::emit_cuda_source(p.scheduled);
     REQUIRE(source);
-    CHECK(source->find("float v32 = float(v);") != std::string::npos);
+    CHECK(source->find(c.conversion) != std::string::npos);
     CHECK(has_wide_state(p));  // the state buffers stay float64
 
     std::vector<Signal> inputs = noise(p.designed, 3000, 9, DType::f32, 2);
@@ -1058,19 +1076,21 @@ ir::Graph wide_state_graph() {  // 36 sections: a 72 x 72 matrix, read through t
   return make_graph("wide_state", {output("y", y)});
 }
 
+// A graph run as the chunked scan on `channels` channels of `samples`, chunks of `chunk`.
+struct ScanCase {
+  const char* name;
+  ir::Graph (*graph)();
+  int channels;
+  int chunk;
+  std::size_t samples;
+};
+
 // The chunked scan's carry across many groups (kCudaCarryGroup chunks each) and log-depth steps:
 // chunk lengths from 1 to 100 (not multiples of the 32-sample tile), planar and interleaved
 // (40 channels), memoryless stages after the sections, a state too wide for shared memory, and
 // streams whose blocks each take several steps, against the reference interpreter.
 void check_chunked_carry(const DeviceFactory& make) {
-  struct Case {
-    const char* name;
-    ir::Graph (*graph)();
-    int channels;
-    int chunk;
-    std::size_t samples;
-  };
-  const Case cases[] = {
+  const ScanCase cases[] = {
       {"w1, L=4: 33 groups, 6 steps", w1_graph, 2, 4, 4201},
       {"w1, L=1", w1_graph, 1, 1, 3001},
       {"w1 interleaved, L=37", w1_graph, 40, 37, 2500},
@@ -1079,7 +1099,7 @@ void check_chunked_carry(const DeviceFactory& make) {
       {"wide state, L=5", wide_state_graph, 2, 5, 1700},
   };
   double worst[2] = {0, 0};
-  for (const Case& c : cases) {
+  for (const ScanCase& c : cases) {
     for (DType dtype : {DType::f64, DType::f32}) {
       CAPTURE(std::string(c.name));
       CAPTURE(name(dtype));
@@ -1110,6 +1130,84 @@ void check_chunked_carry(const DeviceFactory& make) {
     }
   }
   MESSAGE("chunked carry, worst relative RMS error: f64 " << worst[0] << ", f32 " << worst[1]);
+}
+
+ir::Graph longest_wavefront_graph() {  // 30 sections and 3 memoryless stages: 33 steps, 32 samples of lag
+  Flow y = input("x");
+  for (int i = 0; i < 5; ++i) y = y | butter(12, Frequency{1000.0 + 900.0 * i});
+  return make_graph("longest_wavefront", {output("y", y | gain(2.0) | tanh() | gain(0.5))});
+}
+
+ir::Graph two_step_graph() {  // two sections: the shortest wavefront
+  Flow x = input("x");
+  return make_graph("two_steps", {output("y", x | butter(4, 300_Hz))});
+}
+
+bool has_wavefront(const Prepared& p) {
+  for (const auto& k : p.program->kernels)
+    if (k.wavefront) return true;
+  return false;
+}
+
+bool has_mixed_chain(const ir::Graph& g) {
+  for (const ir::Node& node : g.nodes())
+    if (auto* chain = std::get_if<ir::Chain>(&node.op); chain && chain->state_precision == ir::StatePrecision::mixed)
+      return true;
+  return false;
+}
+
+// The chunk passes' wavefront (codegen::CudaKernelInfo::wavefront) gives the same samples and
+// the same stream state, bit for bit, as the chunk passes that take one sample through every
+// step before the next (gpu_wavefront_max_steps=0): each section sees the same samples in the
+// same order with the same arithmetic. Chains of 2 to 33 steps (the ring tile's 32 samples of
+// lag), float64 and mixed float32 state, planar and interleaved, chunks shorter than the lag,
+// not multiples of the 32-sample tile, a last chunk of one sample; and against the interpreter.
+// A chain of more steps runs without it.
+void check_wavefront(const DeviceFactory& make) {
+  const ScanCase cases[] = {
+      {"w1, L=256, a last chunk of 136", w1_graph, 2, 256, 5000},
+      {"w1, L=64, a last chunk of 1", w1_graph, 2, 64, 641},
+      {"w1, L=8: chunks shorter than the lag", w1_graph, 3, 8, 301},
+      {"w1, 13 samples in one chunk", w1_graph, 1, 256, 13},
+      {"w1 interleaved, L=37", w1_graph, 40, 37, 900},
+      {"tail, L=100", scan_tail_graph, 3, 100, 1234},
+      {"tail interleaved, L=50", scan_tail_graph, 33, 50, 777},
+      {"33 steps, L=100", longest_wavefront_graph, 2, 100, 1500},
+      {"33 steps, L=33", longest_wavefront_graph, 1, 33, 700},
+      {"33 steps interleaved, L=64", longest_wavefront_graph, 33, 64, 500},
+      {"2 steps, L=32", two_step_graph, 2, 32, 1000},
+  };
+  int mixed = 0;
+  for (const ScanCase& c : cases) {
+    for (DType dtype : {DType::f64, DType::f32}) {
+      CAPTURE(std::string(c.name));
+      CAPTURE(name(dtype));
+      Prepared wave = prepare(make, c.graph(), c.channels, dtype, Force::chunked, c.chunk);
+      Prepared plain = prepare(make, c.graph(), c.channels, dtype, Force::chunked_plain, c.chunk);
+      REQUIRE(has_wavefront(wave));
+      REQUIRE(!has_wavefront(plain));
+      REQUIRE(count_kind(plain, codegen::CudaKernelKind::chain_chunked_scan) == 1);
+      mixed += has_mixed_chain(wave.scheduled);
+      std::vector<Signal> inputs = noise(wave.designed, c.samples, 11, dtype, c.channels);
+      auto got = execute_cuda(wave.program, inputs);
+      auto want = execute_cuda(plain.program, inputs);
+      REQUIRE(got);
+      REQUIRE(want);
+      CHECK(identical(*got, *want));
+      auto reference = interpret(wave.designed, inputs);
+      REQUIRE(reference);
+      CHECK(worst_error(*got, *reference) <= (dtype == DType::f64 ? 1e-9 : 5e-6));
+      // A stream: the last chunk's state goes on into the next block.
+      CudaStream a(wave.program), b(plain.program);
+      const std::vector<std::size_t> blocks = {c.samples / 3, 1, c.samples - c.samples / 3 - 1};
+      CHECK(identical(run_blocks(a, inputs, blocks), run_blocks(b, inputs, blocks)));
+    }
+  }
+  CHECK(mixed > 0);  // W1 in float32: float64 sections, then float32 ones
+  // 36 sections: more steps than the ring holds, so the chunk passes run without the wavefront.
+  Prepared wide = prepare(make, wide_state_graph(), 2, DType::f64, Force::chunked, 64);
+  CHECK(count_kind(wide, codegen::CudaKernelKind::chain_chunked_scan) == 1);
+  CHECK(!has_wavefront(wide));
 }
 
 ir::Graph fan_out_graph() {  // an input straight to an output, and one chain read by two outputs
@@ -1334,16 +1432,6 @@ void check_caller_memory(const DeviceFactory& make, GpuDevice::Handle stream) {
 // Whole runs from host memory go in pieces through two sets of fixed-size staging, reused from
 // run to run: pieces of 100 frames (11 for 1001 samples, the last of 1) equal the interpreter,
 // and a second run on the same program (its pooled stream, reset) equals the first bit for bit.
-bool identical(const std::vector<Signal>& a, const std::vector<Signal>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t k = 0; k < a.size(); ++k) {
-    if (a[k].channels() != b[k].channels() || a[k].samples() != b[k].samples()) return false;
-    for (std::size_t c = 0; c < a[k].channels(); ++c)
-      for (std::size_t i = 0; i < a[k].samples(); ++i)
-        if (!(a[k].at(c, i) == b[k].at(c, i))) return false;
-  }
-  return true;
-}
 
 // execute_cuda_into between caller channel pointers (no Signal in between): the outputs, as
 // Signals to compare; and where the first output has the first input's shape, the same run
@@ -1530,6 +1618,9 @@ TEST_CASE("CUDA emulation: every kernel kind, odd sizes") { check_every_kind(emu
 TEST_CASE("CUDA emulation: the chunked scan's carry over many groups, tails, wide states, both layouts") {
   check_chunked_carry(emulated());
 }
+TEST_CASE("CUDA emulation: the chunk passes' wavefront equals them sample by sample, bit for bit") {
+  check_wavefront(emulated());
+}
 TEST_CASE("CUDA emulation: whole runs in pieces through fixed staging, reused from run to run") {
   check_pieces(emulated());
 }
@@ -1599,6 +1690,9 @@ TEST_CASE("CUDA device: every kernel kind, odd sizes") {
 }
 TEST_CASE("CUDA device: the chunked scan's carry over many groups, tails, wide states, both layouts") {
   if (auto gpu = real_device()) check_chunked_carry(gpu);
+}
+TEST_CASE("CUDA device: the chunk passes' wavefront equals them sample by sample, bit for bit") {
+  if (auto gpu = real_device()) check_wavefront(gpu);
 }
 TEST_CASE("CUDA device: whole runs in pieces through fixed staging, reused from run to run") {
   if (auto gpu = real_device()) check_pieces(gpu);

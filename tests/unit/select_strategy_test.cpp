@@ -26,6 +26,7 @@ struct Case {
   ir::FirMethod fir;
   const char* reason;  ///< of the last kernel
   std::size_t kernels = 1;  ///< 2 where split_precision gives float64-state sections a kernel of their own
+  int wavefront_max_steps = 33;  ///< thresholds.gpu_wavefront_max_steps
 };
 
 // W4's chain: butter HP 80 Hz order 4, butter LP 12 kHz order 8: 6 sections.
@@ -59,6 +60,7 @@ void check_case(const ir::Graph& graph, const Case& c) {
   context.binding.length_samples = static_cast<std::int64_t>(c.seconds * c.fs);
   context.binding.batch = c.batch;
   context.target = {c.target, 32, 2};  // AVX2-class, two cores: the CI machine's shape
+  context.thresholds.gpu_wavefront_max_steps = c.wavefront_max_steps;
   auto result = passes::run_pipeline(graph, context);
   REQUIRE_MESSAGE(result, diags.str());
   std::vector<const ir::Chain*> chains;
@@ -124,15 +126,36 @@ TEST_CASE("strategies for the standard workloads on a 2-core AVX2 CPU") {
 TEST_CASE("strategies on a GPU") {
   using S = ir::IirStrategy;
   auto gpu = passes::TargetKind::cuda;
-  check_case(test::w1_graph(), {"W1 on GPU", 8, 120, 44100, DType::f32, 1, gpu, S::gpu_chunked_scan,
+  check_case(test::w1_graph(), {"W1 on GPU", 8, 120, 44100, DType::f32, 1, gpu, S::gpu_chunked_wavefront,
                           ir::FirMethod::none,
                           "8 channels, 120 s: fewer than the GPU's 135168 threads, chunked scan over "
-                          "time, L=256" "; float64 state for the first 6 of 15 sections (pole radius 0.999434 >= 0.99), float32 after"});
+                          "time, L=256; a wavefront of 15 steps in each chunk"
+                          "; float64 state for the first 6 of 15 sections (pole radius 0.999434 >= 0.99), float32 after"});
+  check_case(test::w1_graph(), {"W1 on GPU, no wavefront", 8, 120, 44100, DType::f32, 1, gpu, S::gpu_chunked_scan,
+                          ir::FirMethod::none,
+                          "8 channels, 120 s: fewer than the GPU's 135168 threads, chunked scan over "
+                          "time, L=256" "; float64 state for the first 6 of 15 sections (pole radius 0.999434 >= 0.99), float32 after",
+                          1, 0});
   // 4096 x 1024-sample chunks of 60 s fill an H100 (busy_threads: 132 SMs x 1024).
-  check_case(w4_chain(), {"4096 channels on GPU", 4096, 60, 48000, DType::f32, 1, gpu, S::gpu_chunked_scan,
+  check_case(w4_chain(), {"4096 channels on GPU", 4096, 60, 48000, DType::f32, 1, gpu, S::gpu_chunked_wavefront,
                           ir::FirMethod::none,
                           "4096 channels, 60 s: fewer than the GPU's 135168 threads, chunked scan over time, L=1024"
+                          "; a wavefront of 6 steps in each chunk"
                           "; float64 state for the first 2 of 6 sections (pole radius 0.996001 >= 0.99), float32 after"});
+  // A wavefront holds at most 33 steps (the output pass's ring tile: 32 samples of lag): 34
+  // sections run without it, 33 with it.
+  auto cascade = [](int sections) {
+    Flow y = input("x");
+    for (int i = 0; i < sections; ++i) y = y | butter(2, Frequency{500.0 + 300.0 * i});  // a section each
+    return make_graph("cascade", {output("y", y)});
+  };
+  check_case(cascade(34), {"34 sections on GPU", 2, 60, 48000, DType::f64, 1, gpu, S::gpu_chunked_scan,
+                           ir::FirMethod::none,
+                           "2 channels, 60 s: fewer than the GPU's 135168 threads, chunked scan over time, L=256"});
+  check_case(cascade(33), {"33 sections on GPU", 2, 60, 48000, DType::f64, 1, gpu, S::gpu_chunked_wavefront,
+                           ir::FirMethod::none,
+                           "2 channels, 60 s: fewer than the GPU's 135168 threads, chunked scan over time, L=256"
+                           "; a wavefront of 33 steps in each chunk"});
   check_case(w4_chain(), {"256 x 1024 channels on GPU", 1024, 1, 48000, DType::f32, 256, gpu,
                           S::gpu_thread_per_channel, ir::FirMethod::none,
                           "256 x 1024 channels fill the GPU (135168 threads at once): one GPU thread per channel"
