@@ -161,7 +161,7 @@ double Program::Impl::parse_value(int id, std::string_view text) const {
 }
 
 std::optional<CompiledValues> Program::Impl::compile_values(const Specialization& spec, const ParamValues& values,
-                                                            DiagnosticEngine& diags) const {
+                                                            DiagnosticEngine& diags, bool kernels) const {
   CompiledValues out;
   out.values = values;
   auto lowered = driver::lower_marked(source_, spec.live.live, values, diags);
@@ -194,7 +194,7 @@ std::optional<CompiledValues> Program::Impl::compile_values(const Specialization
     }
     return out;
   }
-  if (options_.compile_kernels && !compile_kernels(spec, out, diags)) return std::nullopt;
+  if (kernels && options_.compile_kernels && !compile_kernels(spec, out, diags)) return std::nullopt;
   return out;
 }
 
@@ -233,7 +233,7 @@ bool Program::Impl::compile_kernels(const Specialization& spec, CompiledValues& 
   return true;
 }
 
-std::shared_ptr<const Specialization> Program::Impl::specialization(int channels) const {
+std::shared_ptr<const Specialization> Program::Impl::specialization(int channels, bool kernels) const {
   std::lock_guard lock(mutex_);
   if (auto it = specs_.find(channels); it != specs_.end()) return it->second;
   auto spec = std::make_shared<Specialization>();
@@ -246,7 +246,7 @@ std::shared_ptr<const Specialization> Program::Impl::specialization(int channels
   if (!live) throw_diagnostics(diags);
   spec->live = std::move(*live);
   spec->request.live_pole_radius = spec->live.pole_radius;
-  auto now = compile_values(*spec, values_, diags);
+  auto now = compile_values(*spec, values_, diags, kernels);
   if (!now) throw_diagnostics(diags);
   spec->now = std::make_shared<const CompiledValues>(std::move(*now));
   if (std::any_of(diags.diagnostics().begin(), diags.diagnostics().end(),
@@ -437,7 +437,7 @@ void Program::Impl::run_batch_device(std::span<const DeviceArray> inputs, std::s
   }
   // What needs no compiled graph is checked before one is compiled: counts, lengths, pointers.
   check_device_arrays(declared_.inputs().size(), declared_.outputs().size(), inputs, outputs, frames);
-  auto spec = specialization(channels_for(shapes));
+  auto spec = specialization(channels_for(shapes), false);  // the batch compiles its own kernels
   std::shared_ptr<const CompiledValues> now;
   std::shared_ptr<const CudaProgram> program;
   {
@@ -524,7 +524,7 @@ std::shared_ptr<const CompiledValues> Program::Impl::current(int channels) const
 
 std::vector<std::vector<Signal>> Program::Impl::run_batch(const std::vector<std::vector<Signal>>& items) const {
   if (items.empty()) return {};
-  auto spec = specialization(channels_for(items[0]));
+  auto spec = specialization(channels_for(items[0]), false);  // the batch compiles its own kernels
   std::shared_ptr<const CompiledValues> now;
   {
     std::lock_guard lock(mutex_);
@@ -555,7 +555,7 @@ std::vector<std::vector<Signal>> Program::Impl::run_batch(const std::vector<std:
 bool Program::Impl::run_batch_into(std::span<const void* const* const> inputs, std::span<void* const* const> outputs,
                                    std::size_t items, std::size_t frames) const {
   if (options_.target != Target::cpu) return false;
-  auto spec = specialization(options_.channels);
+  auto spec = specialization(options_.channels, false);  // the batch compiles its own kernels
   std::shared_ptr<const CompiledValues> now;
   {
     std::lock_guard lock(mutex_);
@@ -579,7 +579,7 @@ std::string Program::Impl::dump(const DumpOptions& o) const {
       throw_error("the graph's channel counts are not known yet: give Options::channels or run a signal first");
     channels = options_.channels ? options_.channels : specs_.begin()->first;
   }
-  auto spec = specialization(channels);
+  auto spec = specialization(channels, false);  // a dump reads graphs, not kernels
   std::shared_ptr<const CompiledValues> now;
   {
     std::lock_guard lock(mutex_);

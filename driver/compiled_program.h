@@ -80,11 +80,16 @@ struct Program::Impl {
   std::string warnings() const;
 
   /// The specialisation for `channels` (compiled now if new) and its current values.
-  std::shared_ptr<const Specialization> specialization(int channels) const;
+  /// `kernels` false: a new one is scheduled without its kernels, for callers that compile
+  /// their own from its lowered graph (batches, dumps); current() compiles them when a run
+  /// needs them.
+  std::shared_ptr<const Specialization> specialization(int channels, bool kernels = true) const;
   /// The values of `spec` compiled at `values`: errors go to `diags`. Checks that the
   /// shape is the one compiled (an InternalError otherwise: never a silent recompile).
+  /// `kernels` false leaves a new specialisation's kernels for later (as
+  /// Options::compile_kernels false does).
   std::optional<CompiledValues> compile_values(const Specialization& spec, const ParamValues& values,
-                                               DiagnosticEngine& diags) const;
+                                               DiagnosticEngine& diags, bool kernels = true) const;
   /// `now` with its kernels compiled (Options::compile_kernels false leaves them out until a
   /// run needs them); errors go to `diags`.
   bool compile_kernels(const Specialization& spec, CompiledValues& now, DiagnosticEngine& diags) const;

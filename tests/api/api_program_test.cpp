@@ -190,9 +190,14 @@ TEST_CASE("batches and undeclared channel counts") {
   fxc::Program program = fxc::Program::from_source(src, options());
   std::vector<std::vector<fxc::Signal>> items;
   for (unsigned i = 0; i < 5; ++i) items.push_back({noise(2, 100 + 50 * i, fxc::DType::f64, i)});
+  fxc::clear_kernel_memory_cache();
+  std::uint64_t compiles = fxc::counters().compiles;
   auto out = program.run_batch(items);
+  // The batch's kernels only: the one-item specialisation it starts from waits for a run.
+  CHECK(fxc::counters().compiles == compiles + 1);
   REQUIRE(out.size() == 5);
   for (std::size_t i = 0; i < 5; ++i) CHECK(relative_error(out[i][0], program.run(items[i][0])) < 1e-12);
+  CHECK(fxc::counters().compiles == compiles + 2);
   // Another channel count compiles another specialisation.
   CHECK(program.run(noise(3, 64, fxc::DType::f64)).channels() == 3);
 }
