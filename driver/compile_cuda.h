@@ -23,11 +23,12 @@ using CudaCompileRequest = CompileRequest;
 /// (`request.cache_directory`, empty for memory only; NVRTC on a miss), and
 /// load_cuda_program. Where the driver refuses the cubin in a way PTX may avoid, PTX for the
 /// device instead, with a warning (docs/cuda.md, "PTX fallback"; never run on a GPU). Errors
-/// and cache warnings go to `diags`.
-std::optional<std::shared_ptr<const CudaProgram>> compile_for_cuda(const ir::Graph& graph,
-                                                                   const CudaCompileRequest& request,
-                                                                   std::shared_ptr<GpuDevice> device,
-                                                                   DiagnosticEngine& diags);
+/// and cache warnings go to `diags`. `same_shape`: a program compiled before from this graph
+/// with other values; where the new schedule has its shape (ir::structural_hash), a copy of it
+/// for the new values is returned: no kernel compiled or loaded.
+std::optional<std::shared_ptr<const CudaProgram>> compile_for_cuda(
+    const ir::Graph& graph, const CudaCompileRequest& request, std::shared_ptr<GpuDevice> device,
+    DiagnosticEngine& diags, const std::shared_ptr<const CudaProgram>& same_shape = nullptr);
 
 /// A batch (runtime/batch.h) on the GPU: `graph` compiled for the items' channels laid side by
 /// side (items x channels per input), for their longest length. `request.channels` and
@@ -39,12 +40,11 @@ std::optional<std::shared_ptr<const CudaProgram>> compile_batch_for_cuda(const i
                                                                          DiagnosticEngine& diags);
 
 /// The same for a batch known by its shape only (its arrays are in GPU memory): `items` items
-/// of `frames` frames, input i with `input_channels[i]` channels per item.
-std::optional<std::shared_ptr<const CudaProgram>> compile_batch_for_cuda(const ir::Graph& graph,
-                                                                         std::span<const int> input_channels,
-                                                                         std::size_t items, std::size_t frames,
-                                                                         CudaCompileRequest request,
-                                                                         std::shared_ptr<GpuDevice> device,
-                                                                         DiagnosticEngine& diags);
+/// of `frames` frames, input i with `input_channels[i]` channels per item. `same_shape` as
+/// for compile_for_cuda: this batch compiled before for other values.
+std::optional<std::shared_ptr<const CudaProgram>> compile_batch_for_cuda(
+    const ir::Graph& graph, std::span<const int> input_channels, std::size_t items, std::size_t frames,
+    CudaCompileRequest request, std::shared_ptr<GpuDevice> device, DiagnosticEngine& diags,
+    const std::shared_ptr<const CudaProgram>& same_shape = nullptr);
 
 }  // namespace fxc

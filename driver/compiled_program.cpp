@@ -439,26 +439,38 @@ void Program::Impl::run_batch_device(std::span<const DeviceArray> inputs, std::s
   check_device_arrays(declared_.inputs().size(), declared_.outputs().size(), inputs, outputs, frames);
   auto spec = specialization(channels_for(shapes), false);  // the batch compiles its own kernels
   std::shared_ptr<const CompiledValues> now;
-  std::shared_ptr<const CudaProgram> program;
+  std::shared_ptr<const CudaProgram> program, earlier;  // earlier: the same shape at other values
   {
     std::lock_guard lock(mutex_);
     now = spec->now;
     for (auto it = device_batches_.begin(); it != device_batches_.end(); ++it)
-      if (it->items == items && it->frames == frames && it->values == now) {
+      if (it->items == items && it->frames == frames) {
+        if (it->values != now) {
+          earlier = it->program;
+          continue;
+        }
         program = it->program;
         std::rotate(it, it + 1, device_batches_.end());  // the most recently used goes last
         break;
       }
   }
   if (!program) {
-    auto device = open_cuda_device();
-    if (!device) throw_error(device.error(), "fxc-cuda");
+    // After a set(), the kernels of the batch at the earlier values serve with the new ones.
+    std::shared_ptr<GpuDevice> device;
+    if (earlier) {
+      device = earlier->device;
+    } else {
+      auto opened = open_cuda_device();
+      if (!opened) throw_error(opened.error(), "fxc-cuda");
+      device = *opened;
+    }
     DiagnosticEngine diags = source_.diagnostics();
-    auto compiled = compile_batch_for_cuda(now->lowered, per_item, items, frames, spec->request, *device, diags);
+    auto compiled =
+        compile_batch_for_cuda(now->lowered, per_item, items, frames, spec->request, device, diags, earlier);
     if (!compiled) throw_diagnostics(diags);
     program = *compiled;
     std::lock_guard lock(mutex_);
-    // The least recently used goes: programs of earlier values (a set() since) go that way too.
+    // The least recently used goes: programs of earlier values go that way too.
     if (device_batches_.size() >= kDeviceBatches) device_batches_.pop_front();
     device_batches_.push_back({items, frames, now, program});
   }

@@ -1310,6 +1310,53 @@ void check_batch_on_device(const DeviceFactory& make) {
   }
 }
 
+// A batch compiled before for other values (Program::run_batch_device after a set()) lends its
+// kernels: the new program loads no module and gives what a fresh compile does, bit for bit,
+// and the earlier one keeps its own values; a graph of another shape compiles afresh.
+void check_batch_new_values(const DeviceFactory& make) {
+  auto graph = [](double cutoff, double g, int order) {
+    Flow x = input("x");
+    return make_graph("retuned", {output("y", x | butter(order, Frequency{cutoff}) | gain(g) | tanh())});
+  };
+  const std::size_t n = 500, items = 3;
+  const std::vector<int> per_item = {2};
+  CudaCompileRequest request;
+  request.dtype = DType::f32;
+  request.thresholds = forced(Force::chunked, 64);
+  DiagnosticEngine diags;
+  auto first = compile_batch_for_cuda(graph(500, 0.5, 2), per_item, items, n, request, make(), diags);
+  REQUIRE_MESSAGE(first, diags.str());
+  ir::Graph designed_first = design(graph(500, 0.5, 2), 2), designed_second = design(graph(900, 0.7, 2), 2);
+  std::vector<BatchItem> batch;
+  for (std::size_t b = 0; b < items; ++b) batch.push_back(noise(designed_first, n, 60 + b, DType::f32, 2));
+  auto before = execute_cuda_batch(*first, batch);
+  REQUIRE(before);
+
+  auto second = compile_batch_for_cuda(graph(900, 0.7, 2), per_item, items, n, request, (*first)->device, diags, *first);
+  REQUIRE_MESSAGE(second, diags.str());
+  CHECK((*second)->module == (*first)->module);  // no kernel compiled or loaded
+  auto fresh = compile_batch_for_cuda(graph(900, 0.7, 2), per_item, items, n, request, make(), diags);
+  REQUIRE_MESSAGE(fresh, diags.str());
+  auto got = execute_cuda_batch(*second, batch);
+  auto want = execute_cuda_batch(*fresh, batch);
+  REQUIRE(got);
+  REQUIRE(want);
+  for (std::size_t b = 0; b < items; ++b) {
+    CHECK(identical((*got)[b], (*want)[b]));
+    auto alone = interpret(designed_second, batch[b]);
+    REQUIRE(alone);
+    CHECK(worst_error((*got)[b], *alone) <= 1e-5);
+  }
+  auto again = execute_cuda_batch(*first, batch);  // the earlier values still hold for the earlier program
+  REQUIRE(again);
+  for (std::size_t b = 0; b < items; ++b) CHECK(identical((*again)[b], (*before)[b]));
+  CHECK(!identical((*again)[0], (*got)[0]));
+
+  auto other = compile_batch_for_cuda(graph(900, 0.7, 4), per_item, items, n, request, (*first)->device, diags, *first);
+  REQUIRE_MESSAGE(other, diags.str());
+  CHECK((*other)->module != (*first)->module);  // another order: another shape, its own kernels
+}
+
 // Signals in device memory the caller owns (a PyTorch CUDA tensor's), planar rows: the same
 // results as a run from host memory, bit for bit, with inputs read in place and outputs
 // written in place where nothing else reads them; errors for bad pointers.
@@ -1645,6 +1692,9 @@ TEST_CASE("CUDA emulation: streams, caller memory and batches keep their order w
 TEST_CASE("CUDA emulation: signals in caller device memory, on the caller's stream") {
   check_caller_memory(emulated(), 0x5eed);
 }
+TEST_CASE("CUDA emulation: a batch compiled for other values lends its kernels to new ones") {
+  check_batch_new_values(emulated());
+}
 TEST_CASE("CUDA emulation: a batch in caller device memory, compiled by its shape") {
   check_batch_on_device(emulated());
 }
@@ -1699,6 +1749,9 @@ TEST_CASE("CUDA device: whole runs in pieces through fixed staging, reused from 
 }
 TEST_CASE("CUDA device: signals in caller device memory, on the caller's stream") {
   if (auto gpu = real_device()) check_caller_memory(gpu, 0);
+}
+TEST_CASE("CUDA device: a batch compiled for other values lends its kernels to new ones") {
+  if (auto gpu = real_device()) check_batch_new_values(gpu);
 }
 TEST_CASE("CUDA device: a batch in caller device memory, compiled by its shape") {
   if (auto gpu = real_device()) check_batch_on_device(gpu);
