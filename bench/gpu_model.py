@@ -80,7 +80,8 @@ WAVE_BLOCK = 64   # codegen::kCudaWavefrontThreads: a wavefront's chunk passes
 GROUP = 32        # codegen::kCudaCarryGroup
 SCAN_THREADS = 256
 TILE_SMEM = 128 * 33 * 4  # the chunk passes' shared tile (16896 bytes per block, ptxas)
-WAVE_TILE_SMEM = 64 * 65 * 4 + 2 * 64 * 8  # a wavefront's ring tile and row tables (17664 bytes, ptxas)
+WAVE_TILE_SMEM = 64 * 65 * 4 + 2 * 64 * 8  # a wavefront output pass's ring tile and row tables (17664 bytes, ptxas)
+WAVE_STATES_SMEM = 64 * 33 * 4 + 2 * 64 * 8  # its chunk_states pass's tile of 32 samples (9472 bytes)
 
 
 # --- workloads -----------------------------------------------------------------------------
@@ -217,6 +218,7 @@ def kernels_for(w, dev, a):
     wave = "no-wavefront" not in wi  # every workload's chain has 2 to 33 steps
     regs = w["regs"] if wave else w.get("regs_plain", w["regs"])
     block, tile_smem = (WAVE_BLOCK, WAVE_TILE_SMEM) if wave else (BLOCK, TILE_SMEM)
+    states_smem = WAVE_STATES_SMEM if wave else TILE_SMEM
     if w["state"] != "f32" and not f64:
         regs = tuple(32 + (r - 32) // 2 for r in regs)
     if "const-coeffs" in wi:
@@ -252,7 +254,7 @@ def kernels_for(w, dev, a):
         pass_cycles = lambda extra: math.ceil(L / 32) * (a["dram_latency"] + 2 * a["sync_cycles"]
                                                        + 32 * (per_sample_path + extra))
     # 0. chunk_states
-    res = resident_threads(dev, regs[0], block, tile_smem)
+    res = resident_threads(dev, regs[0], block, states_smem)
     sect_ops = hot * ops if f64 else S * ops
     # conversions: the load into float64, and in a mixed chain the one back to float32 after its
     # float64 sections (the output pass then stores float32 as it is)
@@ -302,7 +304,7 @@ def kernels_for(w, dev, a):
                              waves(threads, 256, res_e, dev) * iters * a["dram_latency"]))
     info = dict(L=L, chunks_per_channel=chunks, threads=T, groups=groups, scan_steps=steps,
                 layout="interleaved" if interleaved else "planar",
-                occupancy=resident_threads(dev, regs[0], block, tile_smem))
+                occupancy=resident_threads(dev, regs[0], block, states_smem))
     return ks, info, C, N
 
 

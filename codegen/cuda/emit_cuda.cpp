@@ -603,7 +603,11 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
   w.line("// Planar: the block's threads take neighbouring chunks. Each step of 32 samples goes through a");
   w.line("// shared tile that warps load (and store) 32 neighbouring samples of one chunk at a time,");
   w.line("// one transaction, instead of 32 loads L samples apart.");
-  if (k.wavefront) {
+  // A wavefront's output pass keeps a ring of 64 samples per chunk (sample m at column m % 64);
+  // its chunk_states pass, which writes no output, the tile of 32 (column m % 32).
+  const bool ring = k.wavefront && output;
+  const std::string mask = ring ? "63" : "31";
+  if (ring) {
     w.line("// A ring of 64 samples per chunk: sample m at column m % 64. A result leaves the wavefront " + lag);
     w.line("// samples after its input came in, into its input's column; it leaves the ring before that");
     w.line("// column takes sample m + 64.");
@@ -637,14 +641,14 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
       w.line("// their columns take samples j .. j + 31.");
       w.line("if (at >= 0 && j >= 64 && j - 64 + lane < row_left[i]) out[at + j - 64 + lane] = tile[i][(j + lane) & 63];");
     }
-    w.line("tile[i][(j + lane) & 63] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : " + T + "(0);");
+    w.line("tile[i][(j + lane) & " + mask + "] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : " + T + "(0);");
   } else {
     w.line("tile[i][lane] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : " + T + "(0);");
   }
   w.close();
   w.line("__syncthreads();");
   if (k.wavefront) {
-    auto load = [&](const std::string& n) { return ty.load("tile[threadIdx.x][(" + n + ") & 63]"); };
+    auto load = [&](const std::string& n) { return ty.load("tile[threadIdx.x][(" + n + ") & " + mask + "]"); };
     auto store = [&](const std::string& m, const std::string& v) { return "tile[threadIdx.x][(" + m + ") & 63] = " + v; };
     w.open("if (count > j) {  // the thread's chunk has samples in this tile");
     w.line("long long n = j;");

@@ -20,3 +20,9 @@ struct FxcThreadContext {
 
 /// Returns the calling thread's context.
 using FxcThreadContextFn = FxcThreadContext* (*)();
+
+/// Runs a job of `width` parts, part t on thread t of the emulator's one pool (each part
+/// calls `part(job, t)`), and returns when all are done. One pool for every module: a pool per
+/// module kept its threads for the process's life (modules stay loaded), and a test process
+/// that loads a hundred modules of 256-thread blocks ran out of threads or memory maps.
+using FxcRunFn = void (*)(int width, void (*part)(void* job, int t), void* job);

@@ -4,12 +4,15 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <thread>
+#include <vector>
 #include <unistd.h>
 
 #include "cuda_emulation_context.h"
@@ -36,6 +39,69 @@ std::string emulation_source(const std::string& source, const std::vector<codege
 FxcThreadContext* thread_context() {
   static thread_local FxcThreadContext context;
   return &context;
+}
+
+// Threads that run a job of `width` parts, part t on thread t, and wait for the next: the
+// blocks of every module's synchronizing kernels (FxcRunFn). One job at a time (`launch`
+// serializes callers); the threads live as long as the process.
+class Pool {
+ public:
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+  void run(int width, void (*part)(void*, int), void* job) {
+    std::lock_guard<std::mutex> launch(launch_);
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (static_cast<int>(threads_.size()) < width) {
+      const int t = static_cast<int>(threads_.size());
+      threads_.emplace_back([this, t] { work(t); });
+    }
+    part_ = part;
+    job_ = job;
+    width_ = width;
+    running_ = width;
+    ++generation_;
+    wake_.notify_all();
+    done_.wait(lock, [this] { return running_ == 0; });
+    part_ = nullptr;
+    job_ = nullptr;
+  }
+
+ private:
+  void work(int t) {
+    long long seen = 0;
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+      if (t >= width_) continue;
+      void (*part)(void*, int) = part_;
+      void* job = job_;
+      lock.unlock();
+      part(job, t);
+      lock.lock();
+      if (--running_ == 0) done_.notify_one();
+    }
+  }
+  std::mutex launch_, mutex_;
+  std::condition_variable wake_, done_;
+  std::vector<std::thread> threads_;
+  void (*part_)(void*, int) = nullptr;
+  void* job_ = nullptr;
+  long long generation_ = 0;
+  int width_ = 0, running_ = 0;
+  bool stop_ = false;
+};
+
+void run_on_pool(int width, void (*part)(void*, int), void* job) {
+  static Pool pool;
+  pool.run(width, part, job);
 }
 
 std::mutex library_mutex;
@@ -250,9 +316,9 @@ Expected<GpuDevice::Handle, std::string> EmulatedDevice::load_module(
     }
     library = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!library) return Unexpected{std::string("emulation: dlopen: ") + dlerror()};
-    auto bind = reinterpret_cast<void (*)(FxcThreadContextFn)>(dlsym(library, "fxc_emu_bind"));
+    auto bind = reinterpret_cast<void (*)(FxcThreadContextFn, FxcRunFn)>(dlsym(library, "fxc_emu_bind"));
     if (!bind) return Unexpected{std::string("emulation: the module lacks fxc_emu_bind")};
-    bind(&thread_context);
+    bind(&thread_context, &run_on_pool);
     std::lock_guard lock(library_mutex);
     libraries[key] = library;
   }

@@ -116,10 +116,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     // Planar: the block's threads take neighbouring chunks. Each step of 32 samples goes through a
     // shared tile that warps load (and store) 32 neighbouring samples of one chunk at a time,
     // one transaction, instead of 32 loads L samples apart.
-    // A ring of 64 samples per chunk: sample m at column m % 64. A result leaves the wavefront 14
-    // samples after its input came in, into its input's column; it leaves the ring before that
-    // column takes sample m + 64.
-    __shared__ float tile[64][65];  // padded: a thread's row has no bank conflicts
+    __shared__ float tile[64][33];  // padded: a thread's row has no bank conflicts
     const long long first = (long long)blockIdx.x * blockDim.x;
     const long long t = first + threadIdx.x;
     const long long c = t / chunks, k = t % chunks;
@@ -180,7 +177,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
       __syncthreads();  // the last tile is done with (and, the first time, the row tables are written)
       for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
         const long long at = row_at[i];
-        tile[i][(j + lane) & 63] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : float(0);
+        tile[i][(j + lane) & 31] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : float(0);
       }
       __syncthreads();
       if (count > j) {  // the thread's chunk has samples in this tile
@@ -356,7 +353,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
           }
           {  // step 0
             const bool ok = n - 0 >= 0 && n - 0 < count;
-            double v = ok ? double(tile[threadIdx.x][(n) & 63]) : double(0);
+            double v = ok ? double(tile[threadIdx.x][(n) & 31]) : double(0);
             {  // stage 0 (sos), section 0: transposed direct form II
               const double o = fma(s0_0_b0, v, z0_0_0);
               const double n0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1)), n1 = fma(-s0_0_a2, o, s0_0_b2 * v);
@@ -508,7 +505,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             p2 = v;
           }
           {  // step 0 on sample n - 0
-            double v = double(tile[threadIdx.x][(n) & 63]);
+            double v = double(tile[threadIdx.x][(n) & 31]);
             {  // stage 0 (sos), section 0: transposed direct form II
               const double o = fma(s0_0_b0, v, z0_0_0);
               z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
@@ -689,7 +686,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             {  // step 0
               const bool ok = n - 0 >= 0 && n - 0 < count;
-              double v = ok ? double(tile[threadIdx.x][(n) & 63]) : double(0);
+              double v = ok ? double(tile[threadIdx.x][(n) & 31]) : double(0);
               {  // stage 0 (sos), section 0: transposed direct form II
                 const double o = fma(s0_0_b0, v, z0_0_0);
                 const double n0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1)), n1 = fma(-s0_0_a2, o, s0_0_b2 * v);
