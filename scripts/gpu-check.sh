@@ -80,8 +80,9 @@ for round in 1 2; do
   done
 done
 
-# Each kernel's time, from Nsight Compute (gpu__time_duration per launch), for W1 (8 ch x 120 s)
-# and the vocal example (stereo, 60 s) run from a file as `fxc run` runs them.
+# From Nsight Compute, on W1 (8 ch x 120 s) and the vocal example (stereo, 60 s) run from a file
+# as `fxc run` runs them: first where W1's chunk passes wait (below), then each kernel's time
+# (gpu__time_duration per launch).
 ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 if [ -n "$ncu" ]; then
   python3 - <<'PY'
@@ -90,26 +91,6 @@ rng = np.random.default_rng(1)
 wav.write("/tmp/w1.wav", 44100, (rng.random((44100 * 120, 8), dtype=np.float32) * 2 - 1))
 wav.write("/tmp/vocal.wav", 48000, (rng.random((48000 * 60, 2), dtype=np.float32) * 2 - 1))
 PY
-  for job in "w1 bench/workloads/w1_api.fx /tmp/w1.wav" "vocal examples/vocal.fx /tmp/vocal.wav"; do
-    set -- $job
-    timeout 120 "$ncu" --metrics gpu__time_duration.sum --csv build-dev/tools/fxc/fxc run "$2" -i "$3" \
-      -o "/tmp/$1_out.wav" --target cuda > "$out/ncu_$1.csv" 2> "/tmp/ncu_$1.err" || tail -3 "/tmp/ncu_$1.err"
-    python3 - "$out/ncu_$1.csv" "$1" <<'PY'
-import csv, sys, collections
-rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 5]
-if not rows:
-    sys.exit(print(f"ncu {sys.argv[2]}: no rows"))
-head = rows[0]; k, v, u = head.index("Kernel Name"), head.index("Metric Value"), head.index("Metric Unit")
-total, count = collections.defaultdict(float), collections.Counter()
-for r in rows[1:]:
-    scale = {"nsecond": 1e-3, "usecond": 1, "msecond": 1e3}.get(r[u], float("nan"))
-    name = r[k].split("(")[0]
-    total[name] += float(r[v].replace(",", "")) * scale; count[name] += 1
-print(f"ncu {sys.argv[2]}: {sum(total.values()):.1f} us in {sum(count.values())} launches")
-for name, us in sorted(total.items(), key=lambda x: -x[1]):
-    print(f"  {us:10.1f} us  {count[name]:4d} x  {name}")
-PY
-  done
   # Why the chunk passes wait: warp states, issue slots and occupancy of W1's two chunk passes
   # (one launch each, its first piece), with the wavefront and without it.
   for threshold in gpu_wavefront_max_steps=33 gpu_wavefront_max_steps=0; do
@@ -138,6 +119,27 @@ for r in rows[1:]:
         big = False
     if any(r[m].startswith(x) for x in keep) or (stall and big):
         print(f"  {r[k].split('(')[0]:32} {r[m]:40} {r[v]} {r[u]}")
+PY
+  done
+  # Each kernel's time.
+  for job in "w1 bench/workloads/w1_api.fx /tmp/w1.wav" "vocal examples/vocal.fx /tmp/vocal.wav"; do
+    set -- $job
+    timeout 120 "$ncu" --metrics gpu__time_duration.sum --csv build-dev/tools/fxc/fxc run "$2" -i "$3" \
+      -o "/tmp/$1_out.wav" --target cuda > "$out/ncu_$1.csv" 2> "/tmp/ncu_$1.err" || tail -3 "/tmp/ncu_$1.err"
+    python3 - "$out/ncu_$1.csv" "$1" <<'PY'
+import csv, sys, collections
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 5]
+if not rows:
+    sys.exit(print(f"ncu {sys.argv[2]}: no rows"))
+head = rows[0]; k, v, u = head.index("Kernel Name"), head.index("Metric Value"), head.index("Metric Unit")
+total, count = collections.defaultdict(float), collections.Counter()
+for r in rows[1:]:
+    scale = {"nsecond": 1e-3, "usecond": 1, "msecond": 1e3}.get(r[u], float("nan"))
+    name = r[k].split("(")[0]
+    total[name] += float(r[v].replace(",", "")) * scale; count[name] += 1
+print(f"ncu {sys.argv[2]}: {sum(total.values()):.1f} us in {sum(count.values())} launches")
+for name, us in sorted(total.items(), key=lambda x: -x[1]):
+    print(f"  {us:10.1f} us  {count[name]:4d} x  {name}")
 PY
   done
 else
