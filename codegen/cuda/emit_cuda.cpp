@@ -649,7 +649,7 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
   w.line("__syncthreads();");
   if (k.wavefront) {
     auto load = [&](const std::string& n) { return ty.load("tile[threadIdx.x][(" + n + ") & " + mask + "]"); };
-    auto store = [&](const std::string& m, const std::string& v) { return "tile[threadIdx.x][(" + m + ") & 63] = " + v; };
+    auto store = [&](const std::string& m, const std::string& v) { return "tile[threadIdx.x][(" + m + ") & " + mask + "] = " + v; };
     w.open("if (count > j) {  // the thread's chunk has samples in this tile");
     w.line("long long n = j;");
     w.line("// The first iterations: steps beyond the first sample wait (predicated).");
@@ -1334,8 +1334,8 @@ CudaLaunch cuda_launch(const CudaKernelInfo& k, std::size_t entry, long long cha
       const long long groups = (chunks + kCudaCarryGroup - 1) / kCudaCarryGroup;
       if (entry == 1 || entry == 3) return {channels * groups, (k.state_dimension + 31) / 32 * 32};
       if (entry == 2) return {(channels * groups * k.state_dimension + kCudaScanThreads - 1) / kCudaScanThreads, kCudaScanThreads};
-      if (k.wavefront) return {(channels * chunks + kCudaWavefrontThreads - 1) / kCudaWavefrontThreads, kCudaWavefrontThreads};
-      return {blocks(channels * chunks), kCudaBlockThreads};
+      const int block = k.wavefront ? kCudaWavefrontThreads : kCudaBlockThreads;  // the chunk passes
+      return {(channels * chunks + block - 1) / block, block};
     }
     case CudaKernelKind::fir_tiled:
       if (entry == 0) return {channels * ((samples + kCudaFirTile - 1) / kCudaFirTile), kCudaFirTile};
