@@ -171,7 +171,8 @@ class Kernel:
 def fir_fft_kernels(w, dev, a):
     """fir_fft (codegen/cuda/emit_cuda.cpp): a block of up to 256 threads per (channel, pair of
     segments); two complex FFTs of `fft` points in shared memory per pair, each segment giving
-    fft - (taps - 1) outputs; then the ring's update, one thread per channel."""
+    fft - (taps - 1) outputs; then the ring's update, a block of 128 threads per channel, a
+    thread per input."""
     C, taps, n = w["channels"], w["fir_taps"], w["fft"]
     N = round(w["seconds"] * w["fs"])
     step = n - (taps - 1)
@@ -196,7 +197,10 @@ def fir_fft_kernels(w, dev, a):
     stage = per_thread * (2 * a["l1_latency"]) + a["sync_cycles"]
     latency = waves(blocks * threads, threads, res, dev) * (a["dram_latency"] + 2 * log2n * stage + a["dram_latency"])
     ks = [Kernel("fir_fft", 1, dram + l2 / 4, flops / 2, "f32", 0, flops, latency, 0, smem),
-          Kernel("ring", 1, C * taps * 2 * word, 0, "f32", 0, 0, taps * a["l1_latency"])]
+          # the ring: each thread loads ceil(taps / 128) inputs and stores them, independent of each
+          # other: a DRAM latency, the stores behind it, and the __syncthreads before the position
+          Kernel("ring", 1, C * taps * 2 * word, 0, "f32", 0, 0,
+                 a["dram_latency"] + math.ceil(taps / 128) * a["l1_latency"] + a["sync_cycles"])]
     info = dict(L=n, chunks_per_channel=2 * pairs, threads=blocks * threads, groups=pairs, scan_steps=0,
                 layout="planar", occupancy=res)
     return ks, info, C, N

@@ -852,25 +852,27 @@ void emit_fir_input(Writer& w, const Types& ty, const std::string& m, const std:
          " + TAPS : pos + " + m + "];");
 }
 
-// fir_tiled's and fir_fft's second entry: the block's last inputs into the ring.
+// fir_tiled's and fir_fft's second entry: the block's last inputs into the ring, one CUDA
+// block per channel and a thread per input (input m goes to ring[(pos + m) % TAPS], so no two
+// threads write the same cell). Every thread reads the position before thread 0 moves it: a
+// walk of TAPS dependent steps by one thread cost a cache latency per tap.
 void emit_fir_ring(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain, const Types& ty) {
   const Scalar& s = ty.compute;
   const FirRing r = fir_ring_of(layout_of(chain), chain);
   w.open("extern \"C\" __global__ void " + k.entries[1].symbol + "(");
   w.line("const " + ty.signal.t + "* __restrict__ in, " + kSignalArgs + ",");
   w.line(s.t + "* __restrict__ state, long long* __restrict__ positions) {");
-  w.line("const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;");
+  w.line("const long long c = blockIdx.x;  // one block per channel");
   w.line("if (c >= channels) return;");
   w.line("const long long TAPS = " + r.taps + ";");
   w.line(s.t + "* const ring = " + r.ring_at + ";");
   w.line("const " + ty.signal.t + "* const x = in + c * channel_stride;");
   w.line("const long long first = samples > TAPS ? samples - TAPS : 0;  // earlier inputs are overwritten anyway");
-  w.line("long long p = (" + r.pos_at + " + first) % TAPS;");
-  w.open("for (long long m = first; m < samples; ++m) {");
-  w.line("ring[p] = " + ty.load("x[m * sample_stride]") + ";");
-  w.line("p = p + 1 >= TAPS ? 0 : p + 1;");
-  w.close();
-  w.line(r.pos_at + " = p;");
+  w.line("const long long pos = " + r.pos_at + ";");
+  w.line("for (long long m = first + threadIdx.x; m < samples; m += blockDim.x) ring[(pos + m) % TAPS] = " +
+         ty.load("x[m * sample_stride]") + ";");
+  w.line("__syncthreads();  // every thread has read pos");
+  w.line("if (threadIdx.x == 0) " + r.pos_at + " = (pos + samples) % TAPS;");
   w.close();
 }
 
@@ -1285,7 +1287,7 @@ std::vector<CudaEntry> entries_of(const CudaKernelInfo& k) {
     case CudaKernelKind::fir_tiled:
     case CudaKernelKind::fir_fft:  // params or tables first
       return {{k.symbol, with(signal({"const " + t + "*", t + "*"}), {"const " + s + "*", "const " + s + "*", "const long long*"}), true},
-              {k.symbol + "_ring", with(signal({"const " + t + "*"}), {s + "*", "long long*"}), false}};
+              {k.symbol + "_ring", with(signal({"const " + t + "*"}), {s + "*", "long long*"}), true}};
     case CudaKernelKind::sum:
       return {{k.symbol, with(signal({"const " + t + "* const*", t + "*"}), {"const " + t + "*"}), false}};
     case CudaKernelKind::route:
@@ -1339,14 +1341,14 @@ CudaLaunch cuda_launch(const CudaKernelInfo& k, std::size_t entry, long long cha
     }
     case CudaKernelKind::fir_tiled:
       if (entry == 0) return {channels * ((samples + kCudaFirTile - 1) / kCudaFirTile), kCudaFirTile};
-      return {blocks(channels), kCudaBlockThreads};
+      return {channels, kCudaBlockThreads};  // the ring: a block per channel
     case CudaKernelKind::fir_fft:
       if (entry == 0) {
         const long long step = k.fft_length - (k.fir_taps - 1);
         const long long pairs = ((samples + step - 1) / step + 1) / 2;
         return {channels * pairs, std::min(kCudaFftThreads, k.fft_length / 2)};
       }
-      return {blocks(channels), kCudaBlockThreads};
+      return {channels, kCudaBlockThreads};  // the ring: a block per channel
     case CudaKernelKind::feedback:
       if (entry == 1) return {blocks(channels), kCudaBlockThreads};
       [[fallthrough]];

@@ -94,7 +94,8 @@ enum class CudaKernelKind {
   ///   input tile with its history go through shared memory; history before the block's
   ///   first sample comes from the ring in `state`;
   /// fxc_chain_N_ring(in, channels, samples, channel_stride, sample_stride, state,
-  ///   positions): writes the block's last inputs into the ring, one thread per channel.
+  ///   positions): writes the block's last inputs into the ring, one CUDA block per channel
+  ///   and a thread per input.
   /// `in` must not equal `out` (blocks read inputs that others would overwrite).
   fir_tiled,
   /// A lone FIR stage by FFT overlap-save (ir::FirMethod::fft_overlap_save), two entries:

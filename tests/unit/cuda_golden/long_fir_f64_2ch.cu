@@ -87,18 +87,16 @@ extern "C" __global__ void fxc_chain_1(
 extern "C" __global__ void fxc_chain_1_ring(
   const double* __restrict__ in, long long channels, long long samples, long long channel_stride, long long sample_stride,
   double* __restrict__ state, long long* __restrict__ positions) {
-  const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long c = blockIdx.x;  // one block per channel
   if (c >= channels) return;
   const long long TAPS = 300;
   double* const ring = state + c * 300 + 0;
   const double* const x = in + c * channel_stride;
   const long long first = samples > TAPS ? samples - TAPS : 0;  // earlier inputs are overwritten anyway
-  long long p = (positions[c * 1 + 0] + first) % TAPS;
-  for (long long m = first; m < samples; ++m) {
-    ring[p] = x[m * sample_stride];
-    p = p + 1 >= TAPS ? 0 : p + 1;
-  }
-  positions[c * 1 + 0] = p;
+  const long long pos = positions[c * 1 + 0];
+  for (long long m = first + threadIdx.x; m < samples; m += blockDim.x) ring[(pos + m) % TAPS] = x[m * sample_stride];
+  __syncthreads();  // every thread has read pos
+  if (threadIdx.x == 0) positions[c * 1 + 0] = (pos + samples) % TAPS;
 }
 
 // Layout: planar rows <-> frames of channels, for the copies of an interleaved stream.
