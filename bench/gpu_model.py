@@ -67,8 +67,6 @@ WHAT_IF = {
                  "(4 + error_feedback_ops float32 ops per section-sample, no conversions, half the registers)",
     "const-coeffs": "coefficients from kernel parameters/constant memory instead of registers "
                     "(registers: 40 + 4 per section in float64, 40 + 2 in float32)",
-    "prefetch-carry": "group_sums/chunk_starts load their 32 chunks' rows before the walk "
-                      "(one memory latency per block instead of one per step)",
     "delay-elementwise": "a chain of delays alone runs elementwise over (channel, sample), out[n] = in[n - d] "
                          "or the ring, instead of one thread per channel",
     "no-wavefront": "the chunk passes take one sample through every section before the next "
@@ -78,6 +76,9 @@ WHAT_IF = {
 BLOCK = 128       # codegen::kCudaBlockThreads
 WAVE_BLOCK = 64   # codegen::kCudaWavefrontThreads: a wavefront's chunk passes
 GROUP = 32        # codegen::kCudaCarryGroup
+CARRY_PARTIALS = 4  # codegen::kCudaCarryPartialSums
+CARRY_REGS = 168    # group_sums / chunk_starts with the row in registers (ptxas 13.0, W1: 166 / 168)
+CARRY_REGS_WIDE = 96  # more than 32 state rows: the row is read from shared memory (not measured)
 SCAN_THREADS = 256
 TILE_SMEM = 128 * 33 * 4  # the chunk passes' shared tile (16896 bytes per block, ptxas)
 WAVE_TILE_SMEM = 64 * 65 * 4 + 2 * 64 * 8  # a wavefront output pass's ring tile and row tables (17664 bytes, ptxas)
@@ -267,12 +268,14 @@ def kernels_for(w, dev, a):
                      cvt_in * C * N, C * N * S * (2 * ops - 1),
                      waves(T, block, res, dev) * pass_cycles(0), C * N * cold_ops)),
     # 1. group_sums and 3. chunk_starts: one block per (channel, group), a thread per row, G steps
+    # The group's 32 chunk states are loaded before the walk (one memory latency per block); a
+    # thread's row of A^L is in registers (up to 32 rows, else read from shared memory each step);
+    # a step loads s from shared memory and sums its D products in CARRY_PARTIALS chains.
     cb = math.ceil(D / 32) * 32
-    res_c = resident_threads(dev, 32, cb)
+    res_c = resident_threads(dev, CARRY_REGS if D <= 32 else CARRY_REGS_WIDE, cb, min(D * D, 4096) * 8 + 8 * D)
     mem_lat = a["l2_latency"] if T * state_bytes <= dev["l2_bytes"] else a["dram_latency"]
-    step_cycles = mem_lat + D * a["fma_latency_f64"] + 2 * a["sync_cycles"]
-    if "prefetch-carry" in wi:
-        step_cycles = D * a["fma_latency_f64"] + 2 * a["sync_cycles"] + mem_lat / GROUP
+    chain = math.ceil(D / CARRY_PARTIALS) + 2  # the FMAs of one partial sum, then two adds
+    step_cycles = a["l1_latency"] + chain * a["fma_latency_f64"] + 2 * a["sync_cycles"] + mem_lat / GROUP
     carry_w = waves(C * groups * cb, cb, res_c, dev)
     ks.append(Kernel("group_sums", 1, T * state_bytes + C * groups * state_bytes, T * D * D, "f64", 0,
                      2 * T * D * D, carry_w * GROUP * step_cycles))

@@ -749,14 +749,29 @@ void emit_group_walk(Writer& w, const CudaKernelInfo& k, bool starts) {
   w.line("double ahead[" + str(kCudaCarryGroup) + "];");
   w.line("#pragma unroll");
   w.line("for (int j = 0; j < G; ++j) ahead[j] = r < D && g * G + j < last ? e[(g * G + j) * D + r] : 0.0;");
+  const bool row_in_registers = d <= kCudaCarryRowRegisters;
+  if (row_in_registers) {
+    w.line("// This thread's row of A^L in registers: the matrix is the same at every step, so a step");
+    w.line("// loads only s, and its loads do not wait on its FMAs.");
+    w.line("double row[D];");
+    w.line("#pragma unroll");
+    w.line("for (int q = 0; q < D; ++q) row[q] = r < D ? a[q * D + r] : 0.0;");
+  }
+  const std::string P = str(kCudaCarryPartialSums);
   w.line("#pragma unroll");
   w.open("for (int j = 0; j < G; ++j) {");
   w.line("const long long k = g * G + j;");
   w.line("if (k >= last) break;  // the same for every thread of the block");
   w.line("double next = 0;");
   w.open("if (r < D) {");
-  w.line("next = ahead[j];  // chunk k's end state from zero");
-  w.line("for (int q = 0; q < D; ++q) next = fma(a[q * D + r], s[q], next);");
+  w.line("// A^L s + e[k] in " + P + " independent chains of FMAs (a step waits on D / " + P + " FMA latencies,");
+  w.line("// not D); chunk k's end state from zero starts the first.");
+  w.line("double part[" + P + "] = {ahead[j]};");
+  w.line("#pragma unroll");
+  w.line(std::string("for (int q = 0; q < D; ++q) part[q % ") + P + "] = fma(" +
+         (row_in_registers ? "row[q]" : "a[q * D + r]") + ", s[q], part[q % " + P + "]);");
+  static_assert(kCudaCarryPartialSums == 4, "the line below adds four partial sums");
+  w.line("next = (part[0] + part[1]) + (part[2] + part[3]);");
   w.close();
   w.line("__syncthreads();  // every row has read s");
   if (starts) {

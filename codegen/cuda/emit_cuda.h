@@ -32,6 +32,10 @@ inline constexpr int kCudaScanThreads = 256;
 /// The chunked scan's matrices go through shared memory up to this many float64 cells (32 KiB,
 /// 32 sections); larger ones are read through the cache.
 inline constexpr int kCudaSharedMatrixCells = 4096;
+/// The carry's group walks hold a thread's row of A^L in registers up to this many state rows
+/// (16 sections), and sum each row's products in kCudaCarryPartialSums independent chains.
+inline constexpr int kCudaCarryRowRegisters = 32;
+inline constexpr int kCudaCarryPartialSums = 4;
 /// The FFT convolution's threads per block (at most; FFT / 2 for shorter FFTs) and the most
 /// shared memory its two arrays of FFT points may take: 32 KiB, so 4096 points in float32
 /// and 2048 in float64 (passes::cuda_max_fft_length chooses within that).

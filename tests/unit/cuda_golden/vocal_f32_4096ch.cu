@@ -429,14 +429,23 @@ extern "C" __global__ void fxc_chain_1_group_sums(
   double ahead[32];
   #pragma unroll
   for (int j = 0; j < G; ++j) ahead[j] = r < D && g * G + j < last ? e[(g * G + j) * D + r] : 0.0;
+  // This thread's row of A^L in registers: the matrix is the same at every step, so a step
+  // loads only s, and its loads do not wait on its FMAs.
+  double row[D];
+  #pragma unroll
+  for (int q = 0; q < D; ++q) row[q] = r < D ? a[q * D + r] : 0.0;
   #pragma unroll
   for (int j = 0; j < G; ++j) {
     const long long k = g * G + j;
     if (k >= last) break;  // the same for every thread of the block
     double next = 0;
     if (r < D) {
-      next = ahead[j];  // chunk k's end state from zero
-      for (int q = 0; q < D; ++q) next = fma(a[q * D + r], s[q], next);
+      // A^L s + e[k] in 4 independent chains of FMAs (a step waits on D / 4 FMA latencies,
+      // not D); chunk k's end state from zero starts the first.
+      double part[4] = {ahead[j]};
+      #pragma unroll
+      for (int q = 0; q < D; ++q) part[q % 4] = fma(row[q], s[q], part[q % 4]);
+      next = (part[0] + part[1]) + (part[2] + part[3]);
     }
     __syncthreads();  // every row has read s
     if (r < D) s[r] = next;
@@ -492,14 +501,23 @@ extern "C" __global__ void fxc_chain_1_chunk_starts(
   double ahead[32];
   #pragma unroll
   for (int j = 0; j < G; ++j) ahead[j] = r < D && g * G + j < last ? e[(g * G + j) * D + r] : 0.0;
+  // This thread's row of A^L in registers: the matrix is the same at every step, so a step
+  // loads only s, and its loads do not wait on its FMAs.
+  double row[D];
+  #pragma unroll
+  for (int q = 0; q < D; ++q) row[q] = r < D ? a[q * D + r] : 0.0;
   #pragma unroll
   for (int j = 0; j < G; ++j) {
     const long long k = g * G + j;
     if (k >= last) break;  // the same for every thread of the block
     double next = 0;
     if (r < D) {
-      next = ahead[j];  // chunk k's end state from zero
-      for (int q = 0; q < D; ++q) next = fma(a[q * D + r], s[q], next);
+      // A^L s + e[k] in 4 independent chains of FMAs (a step waits on D / 4 FMA latencies,
+      // not D); chunk k's end state from zero starts the first.
+      double part[4] = {ahead[j]};
+      #pragma unroll
+      for (int q = 0; q < D; ++q) part[q % 4] = fma(row[q], s[q], part[q % 4]);
+      next = (part[0] + part[1]) + (part[2] + part[3]);
     }
     __syncthreads();  // every row has read s
     if (r < D) {
