@@ -85,6 +85,9 @@ struct ErrorExpr {};
 struct Expr {
   std::variant<NameExpr, NumberExpr, StringExpr, ListExpr, CallExpr, BinaryExpr, IndexExpr, ErrorExpr> node;
   SourceLoc loc;  ///< where the expression starts (for a binary one, its left operand)
+  /// Nodes on the longest path from here to a leaf (1 for a leaf). The parser refuses trees
+  /// deeper than kMaxExpressionDepth: everything after it walks them recursively.
+  int depth = 1;
 
   template <class T>
   const T* as() const {

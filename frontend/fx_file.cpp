@@ -63,7 +63,31 @@ struct Parsed {
   bool had_errors = false;
 };
 
+// Why `text` is not a program at all, or nothing: binary data (a NUL byte; the lexer would
+// make an error of every such byte), named by its format when its signature says (an audio
+// file given in the program's place). A program never holds a NUL byte, so no program is
+// refused that the lexer would have taken.
+std::optional<std::string> binary_content(std::string_view text) {
+  std::size_t nul = text.find('\0');
+  if (nul == std::string_view::npos) return std::nullopt;
+  struct Signature {
+    std::string_view magic, what;
+  };
+  static constexpr Signature kSignatures[] = {{"RIFF", "a WAV audio file"},   {"RIFX", "a WAV audio file"},
+                                              {"RF64", "a WAV audio file"},   {"fLaC", "a FLAC audio file"},
+                                              {"OggS", "an Ogg audio file"},  {"FORM", "an AIFF audio file"},
+                                              {"\x93NUMPY", "a .npy array"}, {"ID3", "an MP3 file"}};
+  for (const Signature& s : kSignatures)
+    if (text.substr(0, s.magic.size()) == s.magic) return "it is " + std::string(s.what) + ", not a .fx program";
+  long long line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(nul), '\n');
+  return "it holds binary data (a NUL byte on line " + std::to_string(line) + "), not the text of a .fx program";
+}
+
 Parsed parse_text(std::string_view text, const std::string& file, DiagnosticEngine& diags) {
+  if (std::optional<std::string> why = binary_content(text)) {
+    diags.error({}, "cannot read '" + file + "': " + *why, "fx-lex");
+    return {Ast{file, {}}, true};
+  }
   diags.add_source(file, std::string(text));
   Parsed out{parse(lex(text, file, diags), file, diags), false};
   out.had_errors = diags.has_errors();

@@ -164,6 +164,9 @@ std::string unit_list() {
   return "Hz, kHz, s, ms, samples or dB";
 }
 
+// Unexpected characters reported before the lexer gives up on a file.
+constexpr int kMaxUnexpectedCharacters = 20;
+
 class Lexer {
  public:
   Lexer(std::string_view text, const std::string& file, DiagnosticEngine& diags)
@@ -179,6 +182,7 @@ class Lexer {
         continue;
       }
       lex_token(c);
+      if (gave_up_) break;
     }
     Token eof;
     eof.kind = TokenKind::eof;
@@ -351,6 +355,14 @@ class Lexer {
     }
     diags_.error(loc, "unexpected character '" + shown + "'", "fx-lex");
     push_error(loc, shown);
+    // A binary file given as the program (an audio file in the graph's place) would make an
+    // error of every byte: stop after a few.
+    if (++unexpected_ == kMaxUnexpectedCharacters) {
+      diags_.error(loc, std::to_string(kMaxUnexpectedCharacters) +
+                            " unexpected characters: this does not look like a .fx program, so the rest of it "
+                            "is not read", "fx-lex");
+      gave_up_ = true;
+    }
   }
 
   void lex_number(const SourceLoc& loc) {
@@ -481,6 +493,8 @@ class Lexer {
   std::size_t pos_ = 0;
   std::uint32_t line_ = 1, col_ = 1;
   int depth_ = 0;           // open brackets in the current statement
+  int unexpected_ = 0;      // unexpected characters reported
+  bool gave_up_ = false;    // too many of them: the rest is not read
   bool line_break_ = true;  // a newline was crossed since the last token (or file start)
   std::optional<SourceLoc> dropped_newline_;  // the first newline dropped since the last token
   SourceLoc last_end_{file_, 1, 1};           // just after the last token

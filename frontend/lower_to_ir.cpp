@@ -32,6 +32,12 @@ namespace fxc::frontend {
 namespace {
 
 constexpr const char* kCode = "fx-lower";
+// eval() frames: one expression's depth (the parser's kMaxExpressionDepth) and what the
+// functions it calls add, each call counting kCallDepth. About 3 KB of stack a level in a
+// release build and 12 KB a call level in a debug AddressSanitizer one (which overflowed
+// 8 MB between 500 and 700 nested calls), so both stay well inside a thread's 8 MB.
+constexpr int kMaxLoweringDepth = 1500;
+constexpr int kCallDepth = 8;
 
 struct FnCall;
 
@@ -101,6 +107,7 @@ class Lowerer {
       if (!has_output_)
         diags_.error(file, "the graph has no output; add one with 'output EXPR'", kCode);
     }
+    if (diags_.error_count() == errors_before) outputs_fed_by_inputs();
     if (diags_.error_count() > errors_before) return std::nullopt;
     return std::move(graph_);
   }
@@ -261,6 +268,13 @@ class Lowerer {
     }
     if (!ok) return {};
 
+    // A call takes several times an expression level's stack (the body's scope, its
+    // statements): it counts as kCallDepth levels of kMaxLoweringDepth.
+    struct CallDepth {
+      int& d;
+      explicit CallDepth(int& depth) : d(depth += kCallDepth) {}
+      ~CallDepth() { d -= kCallDepth; }
+    } call_depth(eval_depth_);
     Scope saved = enter_scope(fn.body);
     active_calls_.push_back(&fn);
     if (piped) names_["in"] = {signal(*piped), call.loc};
@@ -366,6 +380,21 @@ class Lowerer {
     graph_.add(std::move(node));
   }
 
+  // An output no input reaches can only come from a feedback loop with nothing fed into it
+  // (`y = y | delay(1)`): silence, and surely not what was meant. Said here, at the output,
+  // rather than by the IR's verifier.
+  void outputs_fed_by_inputs() {
+    std::vector<ir::NodeId> inputs;
+    for (ir::NodeId id = 0; id < graph_.size(); ++id)
+      if (std::holds_alternative<ir::Input>(graph_.node(id).op)) inputs.push_back(id);
+    std::vector<bool> fed = ir::reachable_from(graph_, inputs);
+    for (ir::NodeId id = 0; id < graph_.size(); ++id)
+      if (const auto* out = std::get_if<ir::Output>(&graph_.node(id).op); out && !fed[id])
+        note(error(graph_.node(id).loc, (out->name.empty() ? std::string("this output") : "the output '" + out->name + "'") +
+                                            " does not depend on any input"),
+             {}, "a feedback loop needs a signal fed into it, as in 'y = x + y | delay(1)'");
+  }
+
   // Claims `name`; reports it and returns false when it is already bound.
   bool define(const std::string& name, const SourceLoc& loc) {
     auto [it, fresh] = defined_at_.emplace(name, loc);
@@ -378,6 +407,23 @@ class Lowerer {
   // ---- expressions ----
   // A function's several values (`return a, b`) are taken only by `a, b = ...` (`tuples`).
   Value eval(const Expr& e, bool tuples = false) {
+    // The parser bounds one expression's depth; calls of functions add their bodies' depth to
+    // it, so the lowering keeps its own count (kMaxLoweringDepth) and stops with an error
+    // before the recursion outgrows the stack.
+    struct Depth {
+      int& d;
+      explicit Depth(int& depth) : d(++depth) {}
+      ~Depth() { --d; }
+    } depth(eval_depth_);
+    if (eval_depth_ > kMaxLoweringDepth) {
+      if (!reported_depth_)
+        note(error(e.loc, "this expression, with the functions it calls, nests more than " +
+                              std::to_string(kMaxLoweringDepth) + " levels deep"),
+             {}, "a call counts as " + std::to_string(kCallDepth) +
+                     " levels: split the expression into named steps, or nest the calls less deeply");
+      reported_depth_ = true;
+      return {};
+    }
     Value v = std::visit([&](const auto& node) { return eval_node(node, e); }, e.node);
     v.loc = e.loc;
     if (v.kind == Kind::tuple && !tuples) {
@@ -637,10 +683,21 @@ class Lowerer {
            {}, "to scale a signal, write 'gain(" + written(rhs.number) + ")'");
       ok = false;
     } else if (rhs.kind == Kind::signal) {
-      std::string what = rhs.name.empty() ? "this" : "'" + rhs.name + "'";
-      error(rhs.loc, what +
-                         " is a signal, not a stage or a chain; only stages and chains can "
-                         "follow '|'");
+      auto forward = std::find_if(forward_uses_.begin(), forward_uses_.end(),
+                                  [&](const ForwardUse& f) { return f.placeholder == rhs.node; });
+      if (forward != forward_uses_.end()) {
+        // A name bound later (`y = x | eq`, then `eq = lowpass(1 kHz)`) reads as a signal closing
+        // a feedback loop, which cannot follow '|': say what it is, once (the loop is not closed).
+        note(error(rhs.loc, "'" + forward->name + "' is used before its binding; what follows '|' must be a "
+                                "stage or a chain bound before it"),
+             forward->bound_at, "'" + forward->name + "' is bound here");
+        forward_uses_.erase(forward);
+      } else {
+        std::string what = rhs.name.empty() ? "this" : "'" + rhs.name + "'";
+        error(rhs.loc, what +
+                           " is a signal, not a stage or a chain; only stages and chains can "
+                           "follow '|'");
+      }
       ok = false;
     }
     if (!ok) return {};
@@ -1051,6 +1108,8 @@ class Lowerer {
   };
   std::map<std::string, const FnStmt*> functions_;  // by name, from the file and its imports
   std::vector<const FnStmt*> active_calls_;         // the calls being lowered, outermost first
+  int eval_depth_ = 0;                               // eval() frames open (kMaxLoweringDepth)
+  bool reported_depth_ = false;
   const std::vector<Stmt>* statements_ = nullptr;   // the statements of the current scope
   int scope_ = 0, scopes_ = 0;
   std::vector<ForwardUse> forward_uses_;

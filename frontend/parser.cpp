@@ -2,6 +2,7 @@
 // Recursive-descent parser for .fx. See parser.h for the grammar and recovery.
 #include "frontend/parser.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <functional>
@@ -59,6 +60,7 @@ class Parser {
     for (;;) {
       while (at(TokenKind::newline) || at(TokenKind::semicolon)) next();
       if (at(TokenKind::eof) || (function_ && at(TokenKind::rbrace))) break;
+      reported_depth_ = false;
       bool ok = statement();
       if (ok && !at_statement_end()) {
         expected("the end of the statement (a newline or ';')");
@@ -346,10 +348,44 @@ class Parser {
   // ---- expressions ----
   static Expr binary(BinaryOp op, SourceLoc op_loc, Expr lhs, Expr rhs) {
     SourceLoc loc = lhs.loc;
+    int depth = std::max(lhs.depth, rhs.depth) + 1;
     return {BinaryExpr{op, std::move(op_loc), std::make_unique<Expr>(std::move(lhs)),
                        std::make_unique<Expr>(std::move(rhs))},
-            std::move(loc)};
+            std::move(loc), depth};
   }
+
+  // ---- depth (kMaxExpressionDepth) ----
+  // `e`, or nothing after an error when its tree is too deep.
+  std::optional<Expr> within_depth(Expr e) {
+    if (e.depth <= kMaxExpressionDepth) return e;
+    too_deep(e.loc);
+    return std::nullopt;
+  }
+  void too_deep(const SourceLoc& loc) {
+    if (reported_depth_) return;  // once per statement: every enclosing level would say it again
+    reported_depth_ = true;
+    Diagnostic& d = diags_.error(loc, "this expression nests more than " + std::to_string(kMaxExpressionDepth) +
+                                          " levels deep", kCode);
+    d.notes.push_back({Severity::note, {}, "each '|', '+', '-', '*', call, list, channel selection and parenthesis "
+                                           "is a level; split it into named steps ('a = x | ...', then 'a | ...')", {}, {}});
+  }
+  // Counts the parser's own recursion (a '(', '[' or call opened and not yet closed), which
+  // reaches the limit before any tree is built from it: `((((...` 100000 deep.
+  class Nesting {
+   public:
+    explicit Nesting(Parser& p) : p_(p) { ++p_.nesting_; }
+    ~Nesting() { --p_.nesting_; }
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+    bool too_deep() const {
+      if (p_.nesting_ <= kMaxExpressionDepth) return false;
+      p_.too_deep(p_.peek().loc);
+      return true;
+    }
+
+   private:
+    Parser& p_;
+  };
 
   std::optional<Expr> expression(const std::string& what) {
     std::optional<Expr> lhs = term(what);
@@ -358,7 +394,7 @@ class Parser {
       BinaryOp kind = op.kind == TokenKind::plus ? BinaryOp::add : BinaryOp::subtract;
       std::optional<Expr> rhs = term("a signal after '" + op.text + "'");
       if (!rhs) return std::nullopt;
-      lhs = binary(kind, op.loc, std::move(*lhs), std::move(*rhs));
+      lhs = within_depth(binary(kind, op.loc, std::move(*lhs), std::move(*rhs)));
     }
     return lhs;
   }
@@ -369,7 +405,7 @@ class Parser {
       SourceLoc op_loc = next().loc;
       std::optional<Expr> rhs = pipe("a signal or a number after '*'");
       if (!rhs) return std::nullopt;
-      lhs = binary(BinaryOp::multiply, op_loc, std::move(*lhs), std::move(*rhs));
+      lhs = within_depth(binary(BinaryOp::multiply, op_loc, std::move(*lhs), std::move(*rhs)));
     }
     return lhs;
   }
@@ -380,7 +416,7 @@ class Parser {
       SourceLoc op_loc = next().loc;
       std::optional<Expr> rhs = atom("a stage after '|'");
       if (!rhs) return std::nullopt;
-      lhs = binary(BinaryOp::pipe, op_loc, std::move(*lhs), std::move(*rhs));
+      lhs = within_depth(binary(BinaryOp::pipe, op_loc, std::move(*lhs), std::move(*rhs)));
     }
     return lhs;
   }
@@ -431,7 +467,8 @@ class Parser {
     }
     next();
     SourceLoc loc = ix.base->loc;
-    return Expr{std::move(ix), loc};
+    int depth = ix.base->depth + 1;
+    return within_depth(Expr{std::move(ix), loc, depth});
   }
 
   std::optional<Expr> primary(const std::string& what) {
@@ -455,6 +492,8 @@ class Parser {
         next();
         return Expr{NameExpr{t.text}, t.loc};
       case TokenKind::lparen: {
+        Nesting nesting(*this);
+        if (nesting.too_deep()) return std::nullopt;
         const Token& open = next();
         std::optional<Expr> inner = expression("an expression after '('");
         if (!inner) return std::nullopt;
@@ -483,15 +522,19 @@ class Parser {
   }
 
   std::optional<Expr> call() {
+    Nesting nesting(*this);
+    if (nesting.too_deep()) return std::nullopt;
     const Token& name = next();
     next();  // '('
     CallExpr call{name.text, {}};
+    int depth = 1;
     // A stage's arguments are values (numbers, words, strings, lists), as in version 1; any
     // other callee may be a user function, whose arguments are expressions (signals too).
     const bool stage = find_stage(name.text) != nullptr;
     while (!at(TokenKind::rparen)) {
       std::optional<Arg> a = argument(stage);
       if (!a) return std::nullopt;
+      depth = std::max(depth, a->value->depth + 1);
       call.args.push_back(std::move(*a));
       if (at(TokenKind::comma)) {
         next();
@@ -503,7 +546,7 @@ class Parser {
       }
     }
     next();  // ')'
-    return Expr{std::move(call), name.loc};
+    return within_depth(Expr{std::move(call), name.loc, depth});
   }
 
   std::optional<Arg> argument(bool stage) {
@@ -525,11 +568,15 @@ class Parser {
   // `[item, item, ...]` with each item read by `item()` (a trailing comma allowed).
   template <class Item>
   std::optional<Expr> list(Item item) {
+    Nesting nesting(*this);
+    if (nesting.too_deep()) return std::nullopt;
     const Token& open = next();  // '['
     ListExpr out;
+    int depth = 1;
     while (!at(TokenKind::rbracket)) {
       std::optional<Expr> one = item();
       if (!one) return std::nullopt;
+      depth = std::max(depth, one->depth + 1);
       out.items.push_back(std::move(*one));
       if (at(TokenKind::comma)) {
         next();
@@ -541,7 +588,7 @@ class Parser {
       }
     }
     next();  // ']'
-    return Expr{std::move(out), open.loc};
+    return within_depth(Expr{std::move(out), open.loc, depth});
   }
 
   std::optional<Expr> value(const std::string& what) {
@@ -571,6 +618,8 @@ class Parser {
   const std::vector<Token>& tokens_;
   DiagnosticEngine& diags_;
   std::size_t pos_ = 0;
+  int nesting_ = 0;               // '(', '[' and calls open (Nesting)
+  bool reported_depth_ = false;   // the statement's depth error is out
   Ast ast_;
   std::vector<Stmt>* out_ = &ast_.statements;  // where statements go: the file, or a body
   const FnStmt* function_ = nullptr;           // the function whose body is being read

@@ -24,6 +24,13 @@
 
 namespace fxc::frontend {
 
+/// The deepest expression tree the parser accepts: nodes from the top of a statement's
+/// expression to its deepest leaf, counting each `|`, `+`, `-`, `*`, call, list, channel
+/// selection and parenthesis. A chain of N stages is N deep. The passes after the parser walk
+/// the tree recursively, so this keeps them inside a thread's stack (an error, code
+/// "fx-parse", instead of a crash).
+inline constexpr int kMaxExpressionDepth = 1000;
+
 /// Parses the tokens of `file` (from lex(), ending with eof). Always returns a tree of the
 /// statements that parsed; check `diags` for errors.
 Ast parse(const std::vector<Token>& tokens, const std::string& file, DiagnosticEngine& diags);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "support/diagnostics.h"
 
+#include <algorithm>
 #include <ostream>
 #include <sstream>
 
@@ -81,11 +82,19 @@ void DiagnosticEngine::render_one(std::ostream& out, const Diagnostic& d, bool c
     auto it = sources_.find(d.loc.file);
     if (it != sources_.end()) {
       std::string_view text = line_of(it->second, d.loc.line);
-      out << text << '\n';
+      // A long line is shown around the column, and control characters as '?', so that a
+      // binary file given as a program cannot flood or drive the terminal.
+      constexpr std::size_t kShown = 160;
+      std::size_t col = d.loc.col > 0 ? d.loc.col - 1 : 0;
+      std::size_t first = text.size() > kShown && col > kShown / 2 ? std::min(col - kShown / 2, text.size() - kShown) : 0;
+      std::string_view window = text.substr(first, kShown);
+      std::string shown = first > 0 ? "..." : "";
+      for (char c : window) shown += (static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == '\x7f' ? '?' : c;
+      if (first + window.size() < text.size()) shown += "...";
+      out << shown << '\n';
       // Keep tabs so the caret lines up under the same column in a terminal.
-      std::string pad;
-      for (std::uint32_t i = 1; i < d.loc.col && i - 1 < text.size(); ++i)
-        pad += text[i - 1] == '\t' ? '\t' : ' ';
+      std::string pad = first > 0 ? "   " : "";
+      for (std::size_t i = first; i < col && i < first + window.size(); ++i) pad += text[i] == '\t' ? '\t' : ' ';
       out << pad << (colour ? "\033[1;32m" : "") << '^' << reset << '\n';
     }
   }

@@ -82,6 +82,11 @@ class TempFile {
 };
 
 std::string creation_error(int err, const std::filesystem::path& dir) {
+  std::error_code error;
+  // ENOENT also comes from a directory that exists but takes no new files (/proc).
+  if (err == ENOENT && std::filesystem::is_directory(dir.empty() ? "." : dir, error))
+    return "no file can be created in '" + (dir.empty() ? std::string(".") : dir.string()) + "' (" +
+           std::strerror(err) + ")";
   if (err == ENOENT) return "directory '" + dir.string() + "' does not exist";
   if (err == ENOTDIR) return "'" + dir.string() + "' is not a directory";
   return std::strerror(err);

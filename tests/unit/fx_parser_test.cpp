@@ -247,5 +247,91 @@ TEST_CASE("fx parser: the AST dumps as text, JSON and dot") {
                              "output y\n")) == text);
 }
 
+
+// Sources that would nest deeper than the passes after the parser can recurse: each is refused
+// with one error instead of overflowing the stack, and the deepest accepted ones compile.
+std::string repeat(std::string_view piece, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += piece;
+  return out;
+}
+std::string errors_of(std::string_view text) {
+  DiagnosticEngine diags;
+  std::optional<ir::Graph> graph = compile_fx_source(text, "deep.fx", diags);
+  CHECK_FALSE(graph.has_value());
+  return diags.str();
+}
+
+TEST_CASE("fx parser: expressions deeper than kMaxExpressionDepth are one error, not a crash") {
+  // A chain of n gains is n + 2 deep (each call holds its argument).
+  const int deepest_chain = kMaxExpressionDepth - 2;
+  SUBCASE("the deepest chain compiles, one more stage does not") {
+    DiagnosticEngine diags;
+    std::optional<ir::Graph> graph =
+        compile_fx_source("input x\noutput x" + repeat(" | gain(1)", deepest_chain) + "\n", "deep.fx", diags);
+    CHECK_MESSAGE(graph.has_value(), diags.str());
+    std::string errors = errors_of("input x\noutput x" + repeat(" | gain(1)", deepest_chain + 1) + "\n");
+    CHECK(errors.find("deep.fx:2:8: error: this expression nests more than 1000 levels deep [fx-parse]") == 0);
+  }
+  SUBCASE("parentheses, lists, sums and channel selections far past it") {
+    for (const std::string& text :
+         {"input x\noutput " + repeat("(", 100000) + "x" + repeat(")", 100000) + "\n",
+          "input x\noutput x | fir(" + repeat("[", 100000) + "1" + repeat("]", 100000) + ")\n",
+          "input x\noutput x" + repeat(" + x", 5000) + "\n",
+          "input x : 2\noutput x" + repeat("[0:1]", 5000) + "\n"}) {
+      std::string errors = errors_of(text);
+      CHECK(errors.find("nests more than 1000 levels deep [fx-parse]") != std::string::npos);
+      // Once per statement, whatever the depth, and the statements after it are still read.
+      CHECK(errors.find("levels deep") == errors.rfind("levels deep"));
+    }
+    std::string two = errors_of("input x\ny = " + repeat("(", 2000) + "x" + repeat(")", 2000) + "\noutput " +
+                                repeat("(", 2000) + "y" + repeat(")", 2000) + "\n");
+    CHECK(two.find("deep.fx:2:") != std::string::npos);
+    CHECK(two.find("deep.fx:3:") != std::string::npos);
+  }
+  SUBCASE("functions that call each other too deeply") {
+    std::string text = "input x\n";
+    for (int i = 0; i < 3000; ++i) text += "fn f" + std::to_string(i) + "() { return f" + std::to_string(i + 1) + "() }\n";
+    text += "fn f3000() { return gain(1) }\noutput x | f0()\n";
+    std::string errors = errors_of(text);
+    CHECK(errors.find("this expression, with the functions it calls, nests more than 1500 levels deep [fx-lower]") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("fx parser: a binary file given as a program is one error, named by its format") {
+  struct Case {
+    std::string text, message;
+  };
+  std::string wav("RIFF\x24\x00\x00\x00WAVEfmt ", 16);
+  for (const Case& c : {Case{wav, "cannot read 'deep.fx': it is a WAV audio file, not a .fx program [fx-lex]"},
+                        Case{std::string("input x\noutput x\n\0\x01", 20),
+                             "cannot read 'deep.fx': it holds binary data (a NUL byte on line 3), not the text of a .fx "
+                             "program [fx-lex]"}}) {
+    std::string errors = errors_of(c.text);
+    CHECK(errors == "error: " + c.message + "\n");
+  }
+  // A name that is also a signature is a program as ever.
+  DiagnosticEngine diags;
+  CHECK(compile_fx_source("input RIFF\noutput RIFF | gain(2)\n", "riff.fx", diags).has_value());
+}
+
+TEST_CASE("fx lexer: a run of unexpected characters stops after 20, and the echoed line stays printable") {
+  std::string text = "input x\noutput x" + std::string(20000, '\x01') + "\n";
+  std::string errors = errors_of(text);
+  std::size_t unexpected = 0;
+  for (std::size_t at = errors.find("unexpected character '"); at != std::string::npos;
+       at = errors.find("unexpected character '", at + 1))
+    ++unexpected;
+  CHECK(unexpected == 20);
+  CHECK(errors.find("20 unexpected characters: this does not look like a .fx program, so the rest of it is not read "
+                    "[fx-lex]") != std::string::npos);
+  // Source lines are shown around the column, at most 160 characters and the dots, control bytes as '?'.
+  CHECK(errors.find('\x01') == std::string::npos);
+  CHECK(errors.find("output x????") != std::string::npos);
+  for (std::size_t start = 0, end; (end = errors.find('\n', start)) != std::string::npos; start = end + 1)
+    CHECK(end - start <= 3 + 160 + 3);
+}
+
 }  // namespace
 }  // namespace fxc::frontend

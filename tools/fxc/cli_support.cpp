@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <unistd.h>
 
@@ -62,6 +63,41 @@ Expected<std::vector<std::pair<std::string, double>>, std::string> parse_thresho
 
 std::string cache_directory(const std::string& override_dir) {
   return KernelCache::default_directory(override_dir);
+}
+
+namespace {
+
+// The file `path` reaches: absolute, with `.`, `..` and symbolic links resolved as far as it
+// exists (weakly_canonical leaves a relative name that does not exist as it is, so the
+// absolute path first).
+std::string file_identity(const std::string& path) {
+  std::error_code error;
+  auto absolute = std::filesystem::absolute(path, error);
+  if (error) return path;
+  auto canonical = std::filesystem::weakly_canonical(absolute, error);
+  return (error ? absolute.lexically_normal() : canonical).string();
+}
+
+}  // namespace
+
+void check_paths_apart(const std::vector<NamedPath>& writes, const std::vector<NamedPath>& reads) {
+  auto file = [](const NamedPath& p) { return !p.path.empty() && p.path != "-"; };
+  std::vector<std::string> read_ids;
+  for (const NamedPath& read : reads) read_ids.push_back(file(read) ? file_identity(read.path) : std::string());
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    if (!file(writes[i])) continue;
+    const std::string id = file_identity(writes[i].path);
+    for (std::size_t r = 0; r < reads.size(); ++r)
+      if (!read_ids[r].empty() && read_ids[r] == id)
+        throw UsageError{writes[i].what + " '" + writes[i].path + "' names the same file as " + reads[r].what + " '" +
+                         reads[r].path + "', which the run would overwrite (write it elsewhere)"};
+    for (std::size_t j = 0; j < i; ++j)
+      if (file(writes[j]) && file_identity(writes[j].path) == id)
+        throw UsageError{writes[i].what == writes[j].what
+                             ? writes[i].what + " '" + writes[i].path + "' is given twice"
+                             : writes[i].what + " '" + writes[i].path + "' and " + writes[j].what + " '" +
+                                   writes[j].path + "' are the same file: one would overwrite the other"};
+  }
 }
 
 }  // namespace fxc::cli

@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <fxc/error.h>
 
@@ -54,6 +55,18 @@ std::string cache_directory(const std::string& override_dir = {});
 /// one's message (the Program checks names and ranges).
 Expected<std::vector<std::pair<std::string, double>>, std::string> parse_thresholds(
     const std::vector<std::string>& settings);
+
+/// A file a command names: what it is to the command ("the output", "--trace") and its path.
+struct NamedPath {
+  std::string what;
+  std::string path;
+};
+
+/// Throws UsageError when a file in `writes` is one in `reads`, or another in `writes`: a
+/// run must not overwrite its program or a file it reads for another purpose, nor write two
+/// things to one name. Names compare as the files they reach (relative, `./x`, `..` and symbolic links
+/// resolved as far as they exist). Standard input and output ("-") are never files here.
+void check_paths_apart(const std::vector<NamedPath>& writes, const std::vector<NamedPath>& reads);
 
 /// A user error without a source location, as "error: MESSAGE" on standard error.
 int user_error(const std::string& message);

@@ -103,7 +103,7 @@ void add_dump_command(CLI::App& app, Action& action) {
   cmd->add_flag("--print-after-all", o->print_after_all,
                 "Print the IR after every pass ('(unchanged)' when a pass changed nothing)");
   cmd->add_flag("--time-passes", o->time_passes, "Print a table of the time each pass took");
-  cmd->add_flag("--optimized", o->llvm_optimized, "With --emit llvm: the IR after LLVM's O3");
+  cmd->add_flag("--optimized", o->llvm_optimized, "With --emit llvm: the IR after LLVM's O1 pipeline (the one the kernels are compiled with)");
   cmd->add_flag("!--no-locations", o->locations, "Leave source locations out of the text IR");
   cmd->add_option("--passes", o->passes, "Run only these passes, in this order (comma-separated)")
       ->delimiter(',');

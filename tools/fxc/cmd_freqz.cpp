@@ -24,7 +24,12 @@ struct FreqzOptions {
 int freqz(const FreqzOptions& o) {
   if (!(o.fs_hz > 0 && std::isfinite(o.fs_hz)))
     return user_error("--fs must be a positive number of Hz, got " + format_double(o.fs_hz));
-  if (o.points < 2) return user_error("--points must be at least 2, got " + std::to_string(o.points));
+  // An SVG of more points than a screen has pixels shows nothing more, and a billion would
+  // run for minutes and fill the memory.
+  constexpr int kMaxPoints = 100000;
+  if (o.points < 2 || o.points > kMaxPoints)
+    return user_error("--points must be from 2 to " + std::to_string(kMaxPoints) + ", got " + std::to_string(o.points));
+  check_paths_apart({{"the output", o.output}}, {{"the graph", o.graph}});
 
   // Log-spaced from 10 Hz (or fs/1000 at low rates) to just below Nyquist.
   double nyquist = o.fs_hz / 2;

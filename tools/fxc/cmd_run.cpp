@@ -126,14 +126,19 @@ int run(const RunOptions& o) {
   if (o.fs_hz && !(*o.fs_hz > 0 && std::isfinite(*o.fs_hz)))
     return user_error("--fs must be a positive number of Hz, got " + format_double(*o.fs_hz));
 
+  // Nothing the run writes may be the graph, the state it loads, or another thing it writes;
+  // only an output may replace an input (the inputs are read whole first: processing in
+  // place), not the state or the trace.
+  std::vector<NamedPath> writes, inputs;
+  for (const std::string& path : o.outputs) writes.push_back({"the output", path});
+  writes.push_back({"--save-state", o.save_state});
+  writes.push_back({"--trace", o.trace});
+  for (const std::string& path : o.inputs) inputs.push_back({"the input", path});
+  check_paths_apart(writes, {{"the graph", o.graph}, {"--load-state", o.load_state}});
+  check_paths_apart({{"--save-state", o.save_state}, {"--trace", o.trace}}, inputs);
   WriteOptions write_options{o.subtype};
-  std::set<std::string> seen;
   for (const std::string& path : o.outputs) {
     if (path == "-") continue;  // standard output: its format is known once the inputs are read
-    // Absolute first: weakly_canonical leaves a relative name that does not exist yet as it
-    // is, so 'out.npy' and './out.npy' differed.
-    if (!seen.insert(std::filesystem::weakly_canonical(std::filesystem::absolute(path)).string()).second)
-      throw UsageError{"the output '" + path + "' is given twice"};
     if (auto ok = check_output_format(path, write_options); !ok) return user_error(ok.error());
   }
 

@@ -117,6 +117,13 @@ int run_corpus(const RunOptions& o) {
   // Every name of the whole corpus, before sharding: a clash is found whichever shard holds it.
   auto outputs = corpus::all_output_paths(naming, *files, runner->output_names());
   if (!outputs) throw UsageError{outputs.error()};
+  if (!o.trace.empty()) {  // the outputs are apart from the inputs and each other already
+    std::vector<NamedPath> reads{{"the graph", o.graph}};
+    for (const auto& file : *files) reads.push_back({"the input", file.path});
+    for (const auto& paths : *outputs)
+      for (const std::string& path : paths) reads.push_back({"the output", path});
+    check_paths_apart({{"--trace", o.trace}}, reads);
+  }
   {
     // Formats and subtypes, once per extension, before anything runs.
     std::set<std::string> extensions;

@@ -62,6 +62,18 @@ int main(int argc, char** argv) {
     return kUsageError;
   }
 
+  // An empty value ('-o ""', a script's unset variable) would read as the option not given:
+  // --save-state '' would save nothing and --load-state '' start from silence, silently.
+  for (const CLI::App* sub : app.get_subcommands())
+    for (const CLI::Option* option : sub->get_options())
+      if (option->count() > 0)
+        for (const std::string& value : option->results())
+          if (value.empty()) {
+            std::cerr << "error: " << option->get_name() << " was given an empty value\n"
+                      << "Run with --help for more information.\n";
+            return kUsageError;
+          }
+
   try {
     return action ? action() : kUsageError;
   } catch (const UsageError& e) {
