@@ -43,7 +43,11 @@ std::optional<Source> find(const std::string& path, const std::string& from, con
   fs::path full = base / path;
   std::error_code ec;
   if (!fs::is_regular_file(full, ec)) {
-    Diagnostic& d = diags.error(at.path_loc, "cannot import '" + path + "': no such file (looked for " +
+    const bool exists = fs::exists(full, ec);
+    const std::string why = !exists                      ? "no such file"
+                            : fs::is_directory(full, ec) ? "it is a directory"
+                                                         : "not a regular file";
+    Diagnostic& d = diags.error(at.path_loc, "cannot import '" + path + "': " + why + " (looked for " +
                                                  full.string() + ")",
                                 kCode);
     if (standard_library().count(path))

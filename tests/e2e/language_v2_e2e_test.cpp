@@ -151,6 +151,9 @@ TEST_CASE("version 2 errors: exit status 1, the message, and nothing written") {
   CHECK_FALSE(fs::exists(dir / "y.npy"));
   // A local import, relative to the importing file.
   fs::create_directories(dir / "lib");
+  write_bytes(dir / "import_dir.fx", "import \"lib\"\ninput x\noutput x\n");
+  check_failure(run_fxc({"run", "--fs", "48000", "import_dir.fx", "-i", "x.npy", "-o", "y.npy"}, dir.path()), 1,
+                "cannot import 'lib': it is a directory");
   write_bytes(dir / "lib" / "mine.fx", "fn twice(g) {\n  return g * in\n}\n");
   write_bytes(dir / "uses.fx", "import \"lib/mine.fx\"\ninput x\noutput x | twice(2)\n");
   require_success(run_fxc({"run", "--fs", "48000", "uses.fx", "-i", "x.npy", "-o", "y.npy", "--dtype", "f64"}, dir.path()));

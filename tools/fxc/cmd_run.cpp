@@ -82,6 +82,10 @@ void check_single_mode(const RunOptions& o) {
                        ": a corpus run needs --out-dir DIR (outputs mirror the inputs' directories) or an -o "
                        "pattern such as -o 'out/{dir}/{stem}_eq.{ext}' (see docs/corpora.md)"};
   }
+  for (const std::string& input : o.inputs)
+    if (input.size() > 1 && input[0] == '-')  // `-i -o out.wav`: -i took the next option as its value
+      throw UsageError{"-i '" + input + "' is an option, not a file: give each -i a file name (or '-' for "
+                       "standard input)"};
   if (o.outputs.empty())
     throw UsageError{"no output: give --output (-o) once per graph output, or --out-dir DIR or an -o pattern "
                      "for a corpus"};
