@@ -422,9 +422,17 @@ enum class IirStrategy {
   gpu_chunked_wavefront,
 };
 
-/// The most steps gpu_chunked_wavefront pipelines: its output lags its input by steps - 1
-/// samples, and the CUDA output pass's ring tile holds 32 samples of lag (codegen/cuda).
-inline constexpr int kGpuWavefrontMaxSteps = 33;
+/// The most stages gpu_chunked_wavefront's pipeline has: its output lags its input by
+/// stages - 1 samples, and the CUDA output pass's ring tile holds 32 samples of lag
+/// (codegen/cuda). A chain of more steps groups them (wavefront_group).
+inline constexpr int kGpuWavefrontMaxStages = 33;
+
+/// The steps each stage of gpu_chunked_wavefront's pipeline runs one after another for a
+/// chain of `steps` steps: 1 up to kGpuWavefrontMaxStages steps, then as few as keep the
+/// stages within it (the last stage may have fewer).
+inline int wavefront_group(int steps) {
+  return steps <= kGpuWavefrontMaxStages ? 1 : (steps + kGpuWavefrontMaxStages - 1) / kGpuWavefrontMaxStages;
+}
 
 /// The GPU's chunked scans, with or without the wavefront in their chunk passes.
 inline bool gpu_chunked(IirStrategy s) {

@@ -84,9 +84,13 @@ Schedule choose_iir(const ChainSummary& chain, int channels, const PassContext& 
                                      how_long, fill, chunk);
     // A thread's steps run one after another on each sample otherwise, each waiting on the
     // last: the chunk passes measured latency-bound (docs/cuda-performance-model.md).
-    if (chain.steps >= 2 && chain.steps <= std::min(t.gpu_wavefront_max_steps, ir::kGpuWavefrontMaxSteps))
+    if (chain.steps >= 2 && chain.steps <= t.gpu_wavefront_max_steps) {
+      const int group = ir::wavefront_group(chain.steps);
       return {ir::IirStrategy::gpu_chunked_wavefront, chunk, {}, 0,
-              reason + fmt::format("; a wavefront of {} steps in each chunk", chain.steps)};
+              reason + (group == 1 ? fmt::format("; a wavefront of {} steps in each chunk", chain.steps)
+                                   : fmt::format("; a wavefront of {} steps in {} stages of {} in each chunk",
+                                                 chain.steps, (chain.steps + group - 1) / group, group))};
+    }
     return {ir::IirStrategy::gpu_chunked_scan, chunk, {}, 0, reason};
   }
   if (total >= lanes)

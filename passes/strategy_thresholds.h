@@ -63,10 +63,13 @@ struct StrategyThresholds {
   int gpu_fir_fft_min_taps = 64;
   /// The GPU chunked scan's chunk passes pipeline a chain of at most this many steps (its
   /// sections, plus one per other stage) as a wavefront (ir::IirStrategy::gpu_chunked_wavefront):
-  /// each step on another sample, so a thread's steps do not wait on each other. Capped at
-  /// ir::kGpuWavefrontMaxSteps (the output pass's ring tile holds 32 samples of lag); 0 or 1 turns it
-  /// off, to compare (scripts/gpu-check.sh).
-  int gpu_wavefront_max_steps = 33;
+  /// each step on another sample, so a thread's steps do not wait on each other. Past
+  /// ir::kGpuWavefrontMaxStages steps (the output pass's ring tile holds 32 samples of lag) the
+  /// steps go in groups, a stage each (ir::wavefront_group). 48 by ptxas's spills (sm_90):
+  /// up to 36 sections the wavefront spills no more than the plain passes, at 48 about as much,
+  /// at 62 twice as much (both spill past about 30 float64 sections); not measured on a GPU.
+  /// 0 or 1 turns it off, to compare (scripts/gpu-check.sh).
+  int gpu_wavefront_max_steps = 48;
 
   /// Sets the threshold called `name` ("lane_fill", "chunked_min_samples", ...). Returns an
   /// error message for an unknown name or a bad value.

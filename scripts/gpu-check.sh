@@ -74,7 +74,7 @@ for round in 1 2; do
   for threshold in gpu_fir_fft_min_taps=64 gpu_fir_fft_min_taps=1e9; do
     ab fir bench/workloads/w3_fir.fx 1 60 44100 "$threshold" "$round"
   done
-  for threshold in gpu_wavefront_max_steps=33 gpu_wavefront_max_steps=0; do
+  for threshold in gpu_wavefront_max_steps=48 gpu_wavefront_max_steps=0; do
     ab wave bench/workloads/w1_api.fx 8 120 44100 "$threshold" "$round"
     ab wave1024 bench/workloads/w4_profile.fx 1024 6 48000 "$threshold" "$round"
   done
@@ -93,7 +93,7 @@ wav.write("/tmp/vocal.wav", 48000, (rng.random((48000 * 60, 2), dtype=np.float32
 PY
   # Why the chunk passes wait: warp states, issue slots and occupancy of W1's two chunk passes
   # (one launch each, its first piece), with the wavefront and without it.
-  for threshold in gpu_wavefront_max_steps=33 gpu_wavefront_max_steps=0; do
+  for threshold in gpu_wavefront_max_steps=48 gpu_wavefront_max_steps=0; do
     timeout 150 "$ncu" --section WarpStateStats --section SchedulerStats --section Occupancy \
       --section ComputeWorkloadAnalysis --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
       --kernel-name regex:'chunk_states|fxc_chain_1$' --launch-count 2 \

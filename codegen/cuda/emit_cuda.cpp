@@ -485,52 +485,72 @@ void emit_scan_matrix(Writer& w, int d, const std::string& from) {
   }
 }
 
-// The chunk passes' wavefront (CudaKernelInfo::wavefront): in iteration n, step q of the
-// chain works on sample n - q of the chunk, taking step q - 1's result of the previous
-// iteration from pipeline register p<q>. The steps of one iteration are then independent, so
-// a thread's FMA latencies overlap instead of adding up (the CPU backend's section wavefront,
-// codegen/cpu/emit_chain.cpp, in the same order). Each section still sees exactly the
-// chunk's samples in order, with the same arithmetic: the outputs and states are those of the
-// sample-by-sample loop, bit for bit.
+// The chunk passes' wavefront (CudaKernelInfo::wavefront): in iteration n, stage q of the
+// pipeline works on sample n - q of the chunk, taking stage q - 1's result of the previous
+// iteration from pipeline register p<q>. A stage is one step of the chain (a section, or a
+// gain, clip or tanh stage), or past ir::kGpuWavefrontMaxStages steps a group of
+// ir::wavefront_group consecutive ones run one after another. The stages of one iteration are
+// independent, so a thread's FMA latencies overlap instead of adding up (the CPU backend's
+// section wavefront, codegen/cpu/emit_chain.cpp, in the same order). Each section still sees
+// exactly the chunk's samples in order, with the same arithmetic: the outputs and states are
+// those of the sample-by-sample loop, bit for bit.
 class Wavefront {
  public:
   Wavefront(const ChainBody& body, const Types& ty, std::size_t end, bool output)
-      : body_(body), ty_(ty), steps_(body.steps(end)), output_(output) {}
+      : body_(body), ty_(ty), output_(output) {
+    const std::vector<ChainBody::Step> steps = body.steps(end);
+    const std::size_t group = static_cast<std::size_t>(ir::wavefront_group(static_cast<int>(steps.size())));
+    for (std::size_t i = 0; i < steps.size(); i += group)
+      stages_.emplace_back(steps.begin() + static_cast<std::ptrdiff_t>(i),
+                           steps.begin() + static_cast<std::ptrdiff_t>(std::min(i + group, steps.size())));
+  }
 
-  /// Samples between a sample's entry into the first step and its result leaving the last.
-  long long lag() const { return static_cast<long long>(steps_.size()) - 1; }
+  /// Samples between a sample's entry into the first stage and its result leaving the last.
+  long long lag() const { return static_cast<long long>(stages_.size()) - 1; }
 
-  /// The pipeline registers, zero (the first iterations' unused steps read them).
+  /// The pipeline registers, zero (the first iterations' unused stages read them).
   void declare(Writer& w) const {
-    for (std::size_t q = 1; q < steps_.size(); ++q)
-      w.line(body_.step_type(steps_[q - 1]) + " p" + str(static_cast<long long>(q)) + " = 0;  // step " +
+    for (std::size_t q = 1; q < stages_.size(); ++q)
+      w.line(body_.step_type(stages_[q - 1].back()) + " p" + str(static_cast<long long>(q)) + " = 0;  // stage " +
              str(static_cast<long long>(q)) + "'s next input");
   }
 
   /// Iteration `n` (a long long variable): `load` gives input sample `n` (source), `store`
   /// writes a result (source) as output sample `m` (source). `predicated`: the chunk's first
-  /// and last `lag` iterations, where a step whose sample m = n - q lies outside [0, count)
+  /// and last `lag` iterations, where a stage whose sample m = n - q lies outside [0, count)
   /// leaves its state alone and writes nothing.
   template <class Load, class Store>
   void iteration(Writer& w, bool predicated, const Load& load, const Store& store) const {
     const long long last = lag();
     for (long long q = last; q >= 0; --q) {
-      const ChainBody::Step& step = steps_[static_cast<std::size_t>(q)];
-      const std::string type = body_.step_type(step);
-      const bool stateful = std::holds_alternative<ir::SosCascade>(body_.stage_of(step));
+      const std::vector<ChainBody::Step>& stage = stages_[static_cast<std::size_t>(q)];
+      bool stateful = false;
+      for (const ChainBody::Step& step : stage)
+        stateful = stateful || std::holds_alternative<ir::SosCascade>(body_.stage_of(step));
       const bool checks = predicated && (q == 0 || stateful || (q == last && output_));
-      w.open("{  // step " + str(q) + (predicated ? "" : " on sample n - " + str(q)));
+      w.open("{  // stage " + str(q) + (predicated ? "" : " on sample n - " + str(q)));
       if (checks) w.line("const bool ok = n - " + str(q) + " >= 0 && n - " + str(q) + " < count;");
-      std::string input;
-      if (q == 0) input = checks ? "ok ? " + load("n") + " : " + type + "(0)" : load("n");
-      else {
-        const std::string from = body_.step_type(steps_[static_cast<std::size_t>(q - 1)]);
-        input = from == type ? "p" + str(q) : type + "(p" + str(q) + ")";
+      // The stage's steps one after another, each on its own variable (v, then v1, v2, ...: the
+      // steps of a mixed chain change type).
+      std::string value;
+      for (std::size_t j = 0; j < stage.size(); ++j) {
+        const std::string type = body_.step_type(stage[j]);
+        const std::string name = j == 0 ? "v" : "v" + str(static_cast<long long>(j));
+        std::string input;
+        if (j > 0) {
+          input = body_.step_type(stage[j - 1]) == type ? value : type + "(" + value + ")";
+        } else if (q == 0) {
+          input = checks ? "ok ? " + load("n") + " : " + type + "(0)" : load("n");
+        } else {
+          const std::string from = body_.step_type(stages_[static_cast<std::size_t>(q - 1)].back());
+          input = from == type ? "p" + str(q) : type + "(p" + str(q) + ")";
+        }
+        w.line(type + " " + name + " = " + input + ";");
+        body_.step(w, stage[j], name, checks ? "ok" : "");
+        value = name;
       }
-      w.line(type + " v = " + input + ";");
-      body_.step(w, step, "v", checks ? "ok" : "");
-      if (q < last) w.line("p" + str(q + 1) + " = v;");
-      else if (output_) w.line((checks ? "if (ok) " : "") + store("n - " + str(last), ty_.store("v")) + ";");
+      if (q < last) w.line("p" + str(q + 1) + " = " + value + ";");
+      else if (output_) w.line((checks ? "if (ok) " : "") + store("n - " + str(last), ty_.store(value)) + ";");
       w.close();
     }
   }
@@ -538,7 +558,7 @@ class Wavefront {
  private:
   const ChainBody& body_;
   const Types& ty_;
-  std::vector<ChainBody::Step> steps_;
+  std::vector<std::vector<ChainBody::Step>> stages_;
   bool output_;
 };
 
@@ -1448,10 +1468,12 @@ Expected<std::vector<CudaKernelInfo>, std::string> cuda_kernels(const ir::Graph&
                    ": one thread per (channel, chunk)";
           if (k.wavefront) {
             const int steps = ir::wavefront_steps(chain->stages);
-            if (steps < 2 || steps > ir::kGpuWavefrontMaxSteps)
-              return Unexpected{where + ": a wavefront of " + str(steps) + " steps; the chunk passes pipeline 2 to " +
-                                str(ir::kGpuWavefrontMaxSteps) + " (schedule with --target cuda)"};
-            k.note += ", its " + str(steps) + " steps as a wavefront";
+            if (steps < 2)
+              return Unexpected{where + ": a wavefront of " + str(steps) + " step; the chunk passes pipeline 2 or "
+                                "more (schedule with --target cuda)"};
+            const int group = ir::wavefront_group(steps);
+            k.note += ", its " + str(steps) + " steps as a wavefront" +
+                      (group > 1 ? " of " + str((steps + group - 1) / group) + " stages" : std::string());
           }
         } else {
           k.note = "gpu_chunked_scan does not apply (a delay, FIR or dynamics stage, or a section after a clip or tanh): one thread per channel";

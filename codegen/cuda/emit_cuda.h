@@ -42,7 +42,7 @@ inline constexpr int kCudaCarryPartialSums = 4;
 inline constexpr int kCudaFftThreads = 256;
 inline constexpr int kCudaFftSharedBytes = 32768;
 /// Threads per block of a wavefront's chunk passes (CudaKernelInfo::wavefront): each thread's
-/// row of the ring tile holds 64 samples (ir::kGpuWavefrontMaxSteps - 1 of lag, then 32 being
+/// row of the ring tile holds 64 samples (ir::kGpuWavefrontMaxStages - 1 of lag, then 32 being
 /// loaded), 32 KiB in float64 at 64 threads.
 inline constexpr int kCudaWavefrontThreads = 64;
 

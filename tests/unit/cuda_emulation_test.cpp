@@ -107,6 +107,7 @@ passes::StrategyThresholds forced(Force force, int chunk) {
   passes::StrategyThresholds thresholds;
   if (force == Force::per_channel) thresholds.gpu_min_channels = 1;
   if (force == Force::chunked || force == Force::chunked_plain) thresholds.gpu_min_channels = 1 << 30;
+  if (force == Force::chunked) thresholds.gpu_wavefront_max_steps = 1 << 20;  // every chain it can take
   if (force == Force::chunked_plain) thresholds.gpu_wavefront_max_steps = 0;
   if (force == Force::direct_fir) thresholds.gpu_fir_fft_min_taps = 1 << 30;
   thresholds.gpu_chunk_length = chunk;
@@ -1139,6 +1140,12 @@ ir::Graph longest_wavefront_graph() {  // 30 sections and 3 memoryless stages: 3
   return make_graph("longest_wavefront", {output("y", y | tanh() | gain(0.5) | clip(-0.4, 0.4))});
 }
 
+ir::Graph grouped_wavefront_graph() {  // 2 + 60 sections and 3 memoryless stages: 65 steps, 33 stages of 2
+  Flow y = input("x") | butter(4, 30_Hz, highpass);  // float64 sections first in a float32 chain
+  for (int i = 0; i < 5; ++i) y = y | butter(24, Frequency{1000.0 + 900.0 * i});
+  return make_graph("grouped_wavefront", {output("y", y | tanh() | gain(0.5) | clip(-0.4, 0.4))});
+}
+
 ir::Graph two_step_graph() {  // two sections: the shortest wavefront
   Flow x = input("x");
   return make_graph("two_steps", {output("y", x | butter(4, 300_Hz))});
@@ -1161,9 +1168,9 @@ bool has_mixed_chain(const ir::Graph& g) {
 // the same stream state, bit for bit, as the chunk passes that take one sample through every
 // step before the next (gpu_wavefront_max_steps=0): each section sees the same samples in the
 // same order with the same arithmetic. Chains of 2 to 33 steps (the ring tile's 32 samples of
-// lag), float64 and mixed float32 state, planar and interleaved, chunks shorter than the lag,
-// not multiples of the 32-sample tile, a last chunk of one sample; and against the interpreter.
-// A chain of more steps runs without it.
+// lag), and of 36 and 65 steps in stages of two, float64 and mixed float32 state, planar and
+// interleaved, chunks shorter than the lag, not multiples of the 32-sample tile, a last chunk
+// of one sample; and against the interpreter.
 void check_wavefront(const DeviceFactory& make) {
   struct Case : ScanCase {
     int steps;
@@ -1181,6 +1188,12 @@ void check_wavefront(const DeviceFactory& make) {
       {{"33 steps, L=20: chunks shorter than the lag", longest_wavefront_graph, 1, 20, 333}, 33},
       {{"33 steps interleaved, L=64", longest_wavefront_graph, 33, 64, 500}, 33},
       {{"2 steps, L=32", two_step_graph, 2, 32, 1000}, 2},
+      // Past 33 steps, stages of 2 (36 steps: 18 stages; 65: 33, the most the ring holds).
+      {{"36 steps, L=64", wide_state_graph, 2, 64, 1700}, 36},
+      {{"36 steps interleaved, L=40", wide_state_graph, 33, 40, 300}, 36},
+      {{"65 steps, L=100", grouped_wavefront_graph, 2, 100, 1500}, 65},
+      {{"65 steps, L=20: chunks shorter than the lag", grouped_wavefront_graph, 1, 20, 333}, 65},
+      {{"65 steps interleaved, L=64", grouped_wavefront_graph, 33, 64, 400}, 65},
   };
   int mixed = 0;
   for (const Case& c : cases) {
@@ -1210,11 +1223,23 @@ void check_wavefront(const DeviceFactory& make) {
       CHECK(identical(run_blocks(a, inputs, blocks), run_blocks(b, inputs, blocks)));
     }
   }
-  CHECK(mixed > 0);  // W1 in float32: float64 sections, then float32 ones
-  // 36 sections: more steps than the ring holds, so the chunk passes run without the wavefront.
-  Prepared wide = prepare(make, wide_state_graph(), 2, DType::f64, Force::chunked, 64);
-  CHECK(count_kind(wide, codegen::CudaKernelKind::chain_chunked_scan) == 1);
-  CHECK(!has_wavefront(wide));
+  CHECK(mixed > 1);  // W1 and the 65 steps in float32: float64 sections, then float32 ones
+  // The stages: one per step up to 33 steps, then groups of wavefront_group steps.
+  CHECK(ir::wavefront_group(33) == 1);
+  CHECK(ir::wavefront_group(34) == 2);
+  CHECK(ir::wavefront_group(66) == 2);
+  CHECK(ir::wavefront_group(67) == 3);
+  // By default (gpu_wavefront_max_steps = 48) a chain of more steps runs the plain passes.
+  Prepared past = prepare(make, grouped_wavefront_graph(), 2, DType::f64, Force::default_, 64);
+  CHECK(count_kind(past, codegen::CudaKernelKind::chain_chunked_scan) == 1);
+  CHECK(!has_wavefront(past));
+  Prepared within = prepare(make, wide_state_graph(), 2, DType::f64, Force::default_, 64);
+  CHECK(has_wavefront(within));
+  for (int steps = 2; steps <= 500; ++steps) {
+    const int group = ir::wavefront_group(steps), stages = (steps + group - 1) / group;
+    CHECK(stages <= ir::kGpuWavefrontMaxStages);
+    CHECK((group == 1 || (steps + group - 2) / (group - 1) > ir::kGpuWavefrontMaxStages));  // no smaller group fits
+  }
 }
 
 ir::Graph fan_out_graph() {  // an input straight to an output, and one chain read by two outputs

@@ -71,9 +71,9 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     float z1_1_0 = float(0);
     float z1_1_1 = float(0);
     const long long count = t < rows ? end - begin : 0;  // this thread's samples
-    double p1 = 0;  // step 1's next input
-    double p2 = 0;  // step 2's next input
-    float p3 = 0;  // step 3's next input
+    double p1 = 0;  // stage 1's next input
+    double p2 = 0;  // stage 2's next input
+    float p3 = 0;  // stage 3's next input
     for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
       __syncthreads();  // the last tile is done with (and, the first time, the row tables are written)
       for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
@@ -85,7 +85,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         long long n = j;
         // The first iterations: steps beyond the first sample wait (predicated).
         for (; n < j + 32 && n < 3; ++n) {
-          {  // step 3
+          {  // stage 3
             const bool ok = n - 3 >= 0 && n - 3 < count;
             float v = p3;
             {  // stage 1 (sos), section 1: transposed direct form II
@@ -96,7 +96,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               v = o;
             }
           }
-          {  // step 2
+          {  // stage 2
             const bool ok = n - 2 >= 0 && n - 2 < count;
             float v = float(p2);
             {  // stage 1 (sos), section 0: transposed direct form II
@@ -108,7 +108,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p3 = v;
           }
-          {  // step 1
+          {  // stage 1
             const bool ok = n - 1 >= 0 && n - 1 < count;
             double v = p1;
             {  // stage 0 (sos), section 1: transposed direct form II
@@ -120,7 +120,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p2 = v;
           }
-          {  // step 0
+          {  // stage 0
             const bool ok = n - 0 >= 0 && n - 0 < count;
             double v = ok ? double(tile[threadIdx.x][(n) & 31]) : double(0);
             {  // stage 0 (sos), section 0: transposed direct form II
@@ -134,7 +134,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
           }
         }
         for (; n < j + 32 && n < count; ++n) {
-          {  // step 3 on sample n - 3
+          {  // stage 3 on sample n - 3
             float v = p3;
             {  // stage 1 (sos), section 1: transposed direct form II
               const float o = fmaf(s1_1_b0, v, z1_1_0);
@@ -143,7 +143,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               v = o;
             }
           }
-          {  // step 2 on sample n - 2
+          {  // stage 2 on sample n - 2
             float v = float(p2);
             {  // stage 1 (sos), section 0: transposed direct form II
               const float o = fmaf(s1_0_b0, v, z1_0_0);
@@ -153,7 +153,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p3 = v;
           }
-          {  // step 1 on sample n - 1
+          {  // stage 1 on sample n - 1
             double v = p1;
             {  // stage 0 (sos), section 1: transposed direct form II
               const double o = fma(s0_1_b0, v, z0_1_0);
@@ -163,7 +163,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p2 = v;
           }
-          {  // step 0 on sample n - 0
+          {  // stage 0 on sample n - 0
             double v = double(tile[threadIdx.x][(n) & 31]);
             {  // stage 0 (sos), section 0: transposed direct form II
               const double o = fma(s0_0_b0, v, z0_0_0);
@@ -176,7 +176,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         if (count <= j + 32) {  // the chunk ends in this tile: its last samples through the later steps
           for (n = count > 3 ? count : 3; n < count + 3; ++n) {
-            {  // step 3
+            {  // stage 3
               const bool ok = n - 3 >= 0 && n - 3 < count;
               float v = p3;
               {  // stage 1 (sos), section 1: transposed direct form II
@@ -187,7 +187,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
                 v = o;
               }
             }
-            {  // step 2
+            {  // stage 2
               const bool ok = n - 2 >= 0 && n - 2 < count;
               float v = float(p2);
               {  // stage 1 (sos), section 0: transposed direct form II
@@ -199,7 +199,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p3 = v;
             }
-            {  // step 1
+            {  // stage 1
               const bool ok = n - 1 >= 0 && n - 1 < count;
               double v = p1;
               {  // stage 0 (sos), section 1: transposed direct form II
@@ -211,7 +211,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p2 = v;
             }
-            {  // step 0
+            {  // stage 0
               const bool ok = n - 0 >= 0 && n - 0 < count;
               double v = ok ? double(tile[threadIdx.x][(n) & 31]) : double(0);
               {  // stage 0 (sos), section 0: transposed direct form II
@@ -255,12 +255,12 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     float z1_1_1 = float(0);
     const float* const x = in + c * channel_stride;
     const long long count = end - begin;
-    double p1 = 0;  // step 1's next input
-    double p2 = 0;  // step 2's next input
-    float p3 = 0;  // step 3's next input
+    double p1 = 0;  // stage 1's next input
+    double p2 = 0;  // stage 2's next input
+    float p3 = 0;  // stage 3's next input
     long long n = 0;
     for (; n < 3; ++n) {
-      {  // step 3
+      {  // stage 3
         const bool ok = n - 3 >= 0 && n - 3 < count;
         float v = p3;
         {  // stage 1 (sos), section 1: transposed direct form II
@@ -271,7 +271,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
           v = o;
         }
       }
-      {  // step 2
+      {  // stage 2
         const bool ok = n - 2 >= 0 && n - 2 < count;
         float v = float(p2);
         {  // stage 1 (sos), section 0: transposed direct form II
@@ -283,7 +283,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p3 = v;
       }
-      {  // step 1
+      {  // stage 1
         const bool ok = n - 1 >= 0 && n - 1 < count;
         double v = p1;
         {  // stage 0 (sos), section 1: transposed direct form II
@@ -295,7 +295,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p2 = v;
       }
-      {  // step 0
+      {  // stage 0
         const bool ok = n - 0 >= 0 && n - 0 < count;
         double v = ok ? double(x[(begin + n) * sample_stride]) : double(0);
         {  // stage 0 (sos), section 0: transposed direct form II
@@ -309,7 +309,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
       }
     }
     for (; n < count; ++n) {
-      {  // step 3 on sample n - 3
+      {  // stage 3 on sample n - 3
         float v = p3;
         {  // stage 1 (sos), section 1: transposed direct form II
           const float o = fmaf(s1_1_b0, v, z1_1_0);
@@ -318,7 +318,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
           v = o;
         }
       }
-      {  // step 2 on sample n - 2
+      {  // stage 2 on sample n - 2
         float v = float(p2);
         {  // stage 1 (sos), section 0: transposed direct form II
           const float o = fmaf(s1_0_b0, v, z1_0_0);
@@ -328,7 +328,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p3 = v;
       }
-      {  // step 1 on sample n - 1
+      {  // stage 1 on sample n - 1
         double v = p1;
         {  // stage 0 (sos), section 1: transposed direct form II
           const double o = fma(s0_1_b0, v, z0_1_0);
@@ -338,7 +338,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p2 = v;
       }
-      {  // step 0 on sample n - 0
+      {  // stage 0 on sample n - 0
         double v = double(x[(begin + n) * sample_stride]);
         {  // stage 0 (sos), section 0: transposed direct form II
           const double o = fma(s0_0_b0, v, z0_0_0);
@@ -350,7 +350,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
       }
     }
     for (n = count > 3 ? count : 3; n < count + 3; ++n) {
-      {  // step 3
+      {  // stage 3
         const bool ok = n - 3 >= 0 && n - 3 < count;
         float v = p3;
         {  // stage 1 (sos), section 1: transposed direct form II
@@ -361,7 +361,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
           v = o;
         }
       }
-      {  // step 2
+      {  // stage 2
         const bool ok = n - 2 >= 0 && n - 2 < count;
         float v = float(p2);
         {  // stage 1 (sos), section 0: transposed direct form II
@@ -373,7 +373,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p3 = v;
       }
-      {  // step 1
+      {  // stage 1
         const bool ok = n - 1 >= 0 && n - 1 < count;
         double v = p1;
         {  // stage 0 (sos), section 1: transposed direct form II
@@ -385,7 +385,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p2 = v;
       }
-      {  // step 0
+      {  // stage 0
         const bool ok = n - 0 >= 0 && n - 0 < count;
         double v = ok ? double(x[(begin + n) * sample_stride]) : double(0);
         {  // stage 0 (sos), section 0: transposed direct form II
@@ -588,10 +588,10 @@ extern "C" __global__ void fxc_chain_1(
     float z1_1_0 = float(st[6]);
     float z1_1_1 = float(st[7]);
     const long long count = t < rows ? end - begin : 0;  // this thread's samples
-    double p1 = 0;  // step 1's next input
-    double p2 = 0;  // step 2's next input
-    float p3 = 0;  // step 3's next input
-    float p4 = 0;  // step 4's next input
+    double p1 = 0;  // stage 1's next input
+    double p2 = 0;  // stage 2's next input
+    float p3 = 0;  // stage 3's next input
+    float p4 = 0;  // stage 4's next input
     for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
       __syncthreads();  // the last tile is done with (and, the first time, the row tables are written)
       for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
@@ -606,13 +606,13 @@ extern "C" __global__ void fxc_chain_1(
         long long n = j;
         // The first iterations: steps beyond the first sample wait (predicated).
         for (; n < j + 32 && n < 4; ++n) {
-          {  // step 4
+          {  // stage 4
             const bool ok = n - 4 >= 0 && n - 4 < count;
             float v = p4;
             v = tanhf(v);  // stage 2 (tanh)
             if (ok) tile[threadIdx.x][(n - 4) & 63] = float(v);
           }
-          {  // step 3
+          {  // stage 3
             const bool ok = n - 3 >= 0 && n - 3 < count;
             float v = p3;
             {  // stage 1 (sos), section 1: transposed direct form II
@@ -624,7 +624,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p4 = v;
           }
-          {  // step 2
+          {  // stage 2
             const bool ok = n - 2 >= 0 && n - 2 < count;
             float v = float(p2);
             {  // stage 1 (sos), section 0: transposed direct form II
@@ -636,7 +636,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p3 = v;
           }
-          {  // step 1
+          {  // stage 1
             const bool ok = n - 1 >= 0 && n - 1 < count;
             double v = p1;
             {  // stage 0 (sos), section 1: transposed direct form II
@@ -648,7 +648,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p2 = v;
           }
-          {  // step 0
+          {  // stage 0
             const bool ok = n - 0 >= 0 && n - 0 < count;
             double v = ok ? double(tile[threadIdx.x][(n) & 63]) : double(0);
             {  // stage 0 (sos), section 0: transposed direct form II
@@ -662,12 +662,12 @@ extern "C" __global__ void fxc_chain_1(
           }
         }
         for (; n < j + 32 && n < count; ++n) {
-          {  // step 4 on sample n - 4
+          {  // stage 4 on sample n - 4
             float v = p4;
             v = tanhf(v);  // stage 2 (tanh)
             tile[threadIdx.x][(n - 4) & 63] = float(v);
           }
-          {  // step 3 on sample n - 3
+          {  // stage 3 on sample n - 3
             float v = p3;
             {  // stage 1 (sos), section 1: transposed direct form II
               const float o = fmaf(s1_1_b0, v, z1_1_0);
@@ -677,7 +677,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p4 = v;
           }
-          {  // step 2 on sample n - 2
+          {  // stage 2 on sample n - 2
             float v = float(p2);
             {  // stage 1 (sos), section 0: transposed direct form II
               const float o = fmaf(s1_0_b0, v, z1_0_0);
@@ -687,7 +687,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p3 = v;
           }
-          {  // step 1 on sample n - 1
+          {  // stage 1 on sample n - 1
             double v = p1;
             {  // stage 0 (sos), section 1: transposed direct form II
               const double o = fma(s0_1_b0, v, z0_1_0);
@@ -697,7 +697,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p2 = v;
           }
-          {  // step 0 on sample n - 0
+          {  // stage 0 on sample n - 0
             double v = double(tile[threadIdx.x][(n) & 63]);
             {  // stage 0 (sos), section 0: transposed direct form II
               const double o = fma(s0_0_b0, v, z0_0_0);
@@ -710,13 +710,13 @@ extern "C" __global__ void fxc_chain_1(
         }
         if (count <= j + 32) {  // the chunk ends in this tile: its last samples through the later steps
           for (n = count > 4 ? count : 4; n < count + 4; ++n) {
-            {  // step 4
+            {  // stage 4
               const bool ok = n - 4 >= 0 && n - 4 < count;
               float v = p4;
               v = tanhf(v);  // stage 2 (tanh)
               if (ok) tile[threadIdx.x][(n - 4) & 63] = float(v);
             }
-            {  // step 3
+            {  // stage 3
               const bool ok = n - 3 >= 0 && n - 3 < count;
               float v = p3;
               {  // stage 1 (sos), section 1: transposed direct form II
@@ -728,7 +728,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p4 = v;
             }
-            {  // step 2
+            {  // stage 2
               const bool ok = n - 2 >= 0 && n - 2 < count;
               float v = float(p2);
               {  // stage 1 (sos), section 0: transposed direct form II
@@ -740,7 +740,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p3 = v;
             }
-            {  // step 1
+            {  // stage 1
               const bool ok = n - 1 >= 0 && n - 1 < count;
               double v = p1;
               {  // stage 0 (sos), section 1: transposed direct form II
@@ -752,7 +752,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p2 = v;
             }
-            {  // step 0
+            {  // stage 0
               const bool ok = n - 0 >= 0 && n - 0 < count;
               double v = ok ? double(tile[threadIdx.x][(n) & 63]) : double(0);
               {  // stage 0 (sos), section 0: transposed direct form II
@@ -807,19 +807,19 @@ extern "C" __global__ void fxc_chain_1(
     const float* const x = in + c * channel_stride;
     float* const y = out + c * channel_stride;
     const long long count = end - begin;
-    double p1 = 0;  // step 1's next input
-    double p2 = 0;  // step 2's next input
-    float p3 = 0;  // step 3's next input
-    float p4 = 0;  // step 4's next input
+    double p1 = 0;  // stage 1's next input
+    double p2 = 0;  // stage 2's next input
+    float p3 = 0;  // stage 3's next input
+    float p4 = 0;  // stage 4's next input
     long long n = 0;
     for (; n < 4; ++n) {
-      {  // step 4
+      {  // stage 4
         const bool ok = n - 4 >= 0 && n - 4 < count;
         float v = p4;
         v = tanhf(v);  // stage 2 (tanh)
         if (ok) y[(begin + n - 4) * sample_stride] = float(v);
       }
-      {  // step 3
+      {  // stage 3
         const bool ok = n - 3 >= 0 && n - 3 < count;
         float v = p3;
         {  // stage 1 (sos), section 1: transposed direct form II
@@ -831,7 +831,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p4 = v;
       }
-      {  // step 2
+      {  // stage 2
         const bool ok = n - 2 >= 0 && n - 2 < count;
         float v = float(p2);
         {  // stage 1 (sos), section 0: transposed direct form II
@@ -843,7 +843,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p3 = v;
       }
-      {  // step 1
+      {  // stage 1
         const bool ok = n - 1 >= 0 && n - 1 < count;
         double v = p1;
         {  // stage 0 (sos), section 1: transposed direct form II
@@ -855,7 +855,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p2 = v;
       }
-      {  // step 0
+      {  // stage 0
         const bool ok = n - 0 >= 0 && n - 0 < count;
         double v = ok ? double(x[(begin + n) * sample_stride]) : double(0);
         {  // stage 0 (sos), section 0: transposed direct form II
@@ -869,12 +869,12 @@ extern "C" __global__ void fxc_chain_1(
       }
     }
     for (; n < count; ++n) {
-      {  // step 4 on sample n - 4
+      {  // stage 4 on sample n - 4
         float v = p4;
         v = tanhf(v);  // stage 2 (tanh)
         y[(begin + n - 4) * sample_stride] = float(v);
       }
-      {  // step 3 on sample n - 3
+      {  // stage 3 on sample n - 3
         float v = p3;
         {  // stage 1 (sos), section 1: transposed direct form II
           const float o = fmaf(s1_1_b0, v, z1_1_0);
@@ -884,7 +884,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p4 = v;
       }
-      {  // step 2 on sample n - 2
+      {  // stage 2 on sample n - 2
         float v = float(p2);
         {  // stage 1 (sos), section 0: transposed direct form II
           const float o = fmaf(s1_0_b0, v, z1_0_0);
@@ -894,7 +894,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p3 = v;
       }
-      {  // step 1 on sample n - 1
+      {  // stage 1 on sample n - 1
         double v = p1;
         {  // stage 0 (sos), section 1: transposed direct form II
           const double o = fma(s0_1_b0, v, z0_1_0);
@@ -904,7 +904,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p2 = v;
       }
-      {  // step 0 on sample n - 0
+      {  // stage 0 on sample n - 0
         double v = double(x[(begin + n) * sample_stride]);
         {  // stage 0 (sos), section 0: transposed direct form II
           const double o = fma(s0_0_b0, v, z0_0_0);
@@ -916,13 +916,13 @@ extern "C" __global__ void fxc_chain_1(
       }
     }
     for (n = count > 4 ? count : 4; n < count + 4; ++n) {
-      {  // step 4
+      {  // stage 4
         const bool ok = n - 4 >= 0 && n - 4 < count;
         float v = p4;
         v = tanhf(v);  // stage 2 (tanh)
         if (ok) y[(begin + n - 4) * sample_stride] = float(v);
       }
-      {  // step 3
+      {  // stage 3
         const bool ok = n - 3 >= 0 && n - 3 < count;
         float v = p3;
         {  // stage 1 (sos), section 1: transposed direct form II
@@ -934,7 +934,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p4 = v;
       }
-      {  // step 2
+      {  // stage 2
         const bool ok = n - 2 >= 0 && n - 2 < count;
         float v = float(p2);
         {  // stage 1 (sos), section 0: transposed direct form II
@@ -946,7 +946,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p3 = v;
       }
-      {  // step 1
+      {  // stage 1
         const bool ok = n - 1 >= 0 && n - 1 < count;
         double v = p1;
         {  // stage 0 (sos), section 1: transposed direct form II
@@ -958,7 +958,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p2 = v;
       }
-      {  // step 0
+      {  // stage 0
         const bool ok = n - 0 >= 0 && n - 0 < count;
         double v = ok ? double(x[(begin + n) * sample_stride]) : double(0);
         {  // stage 0 (sos), section 0: transposed direct form II

@@ -70,9 +70,9 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     double z0_3_0 = double(0);
     double z0_3_1 = double(0);
     const long long count = t < rows ? end - begin : 0;  // this thread's samples
-    double p1 = 0;  // step 1's next input
-    double p2 = 0;  // step 2's next input
-    double p3 = 0;  // step 3's next input
+    double p1 = 0;  // stage 1's next input
+    double p2 = 0;  // stage 2's next input
+    double p3 = 0;  // stage 3's next input
     for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
       __syncthreads();  // the last tile is done with (and, the first time, the row tables are written)
       for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
@@ -84,7 +84,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         long long n = j;
         // The first iterations: steps beyond the first sample wait (predicated).
         for (; n < j + 32 && n < 3; ++n) {
-          {  // step 3
+          {  // stage 3
             const bool ok = n - 3 >= 0 && n - 3 < count;
             double v = p3;
             {  // stage 0 (sos), section 3: transposed direct form II
@@ -95,7 +95,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               v = o;
             }
           }
-          {  // step 2
+          {  // stage 2
             const bool ok = n - 2 >= 0 && n - 2 < count;
             double v = p2;
             {  // stage 0 (sos), section 2: transposed direct form II
@@ -107,7 +107,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p3 = v;
           }
-          {  // step 1
+          {  // stage 1
             const bool ok = n - 1 >= 0 && n - 1 < count;
             double v = p1;
             {  // stage 0 (sos), section 1: transposed direct form II
@@ -119,7 +119,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p2 = v;
           }
-          {  // step 0
+          {  // stage 0
             const bool ok = n - 0 >= 0 && n - 0 < count;
             double v = ok ? tile[threadIdx.x][(n) & 31] : double(0);
             {  // stage 0 (sos), section 0: transposed direct form II
@@ -133,7 +133,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
           }
         }
         for (; n < j + 32 && n < count; ++n) {
-          {  // step 3 on sample n - 3
+          {  // stage 3 on sample n - 3
             double v = p3;
             {  // stage 0 (sos), section 3: transposed direct form II
               const double o = fma(s0_3_b0, v, z0_3_0);
@@ -142,7 +142,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               v = o;
             }
           }
-          {  // step 2 on sample n - 2
+          {  // stage 2 on sample n - 2
             double v = p2;
             {  // stage 0 (sos), section 2: transposed direct form II
               const double o = fma(s0_2_b0, v, z0_2_0);
@@ -152,7 +152,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p3 = v;
           }
-          {  // step 1 on sample n - 1
+          {  // stage 1 on sample n - 1
             double v = p1;
             {  // stage 0 (sos), section 1: transposed direct form II
               const double o = fma(s0_1_b0, v, z0_1_0);
@@ -162,7 +162,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p2 = v;
           }
-          {  // step 0 on sample n - 0
+          {  // stage 0 on sample n - 0
             double v = tile[threadIdx.x][(n) & 31];
             {  // stage 0 (sos), section 0: transposed direct form II
               const double o = fma(s0_0_b0, v, z0_0_0);
@@ -175,7 +175,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         if (count <= j + 32) {  // the chunk ends in this tile: its last samples through the later steps
           for (n = count > 3 ? count : 3; n < count + 3; ++n) {
-            {  // step 3
+            {  // stage 3
               const bool ok = n - 3 >= 0 && n - 3 < count;
               double v = p3;
               {  // stage 0 (sos), section 3: transposed direct form II
@@ -186,7 +186,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
                 v = o;
               }
             }
-            {  // step 2
+            {  // stage 2
               const bool ok = n - 2 >= 0 && n - 2 < count;
               double v = p2;
               {  // stage 0 (sos), section 2: transposed direct form II
@@ -198,7 +198,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p3 = v;
             }
-            {  // step 1
+            {  // stage 1
               const bool ok = n - 1 >= 0 && n - 1 < count;
               double v = p1;
               {  // stage 0 (sos), section 1: transposed direct form II
@@ -210,7 +210,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p2 = v;
             }
-            {  // step 0
+            {  // stage 0
               const bool ok = n - 0 >= 0 && n - 0 < count;
               double v = ok ? tile[threadIdx.x][(n) & 31] : double(0);
               {  // stage 0 (sos), section 0: transposed direct form II
@@ -254,12 +254,12 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     double z0_3_1 = double(0);
     const double* const x = in + c * channel_stride;
     const long long count = end - begin;
-    double p1 = 0;  // step 1's next input
-    double p2 = 0;  // step 2's next input
-    double p3 = 0;  // step 3's next input
+    double p1 = 0;  // stage 1's next input
+    double p2 = 0;  // stage 2's next input
+    double p3 = 0;  // stage 3's next input
     long long n = 0;
     for (; n < 3; ++n) {
-      {  // step 3
+      {  // stage 3
         const bool ok = n - 3 >= 0 && n - 3 < count;
         double v = p3;
         {  // stage 0 (sos), section 3: transposed direct form II
@@ -270,7 +270,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
           v = o;
         }
       }
-      {  // step 2
+      {  // stage 2
         const bool ok = n - 2 >= 0 && n - 2 < count;
         double v = p2;
         {  // stage 0 (sos), section 2: transposed direct form II
@@ -282,7 +282,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p3 = v;
       }
-      {  // step 1
+      {  // stage 1
         const bool ok = n - 1 >= 0 && n - 1 < count;
         double v = p1;
         {  // stage 0 (sos), section 1: transposed direct form II
@@ -294,7 +294,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p2 = v;
       }
-      {  // step 0
+      {  // stage 0
         const bool ok = n - 0 >= 0 && n - 0 < count;
         double v = ok ? x[(begin + n) * sample_stride] : double(0);
         {  // stage 0 (sos), section 0: transposed direct form II
@@ -308,7 +308,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
       }
     }
     for (; n < count; ++n) {
-      {  // step 3 on sample n - 3
+      {  // stage 3 on sample n - 3
         double v = p3;
         {  // stage 0 (sos), section 3: transposed direct form II
           const double o = fma(s0_3_b0, v, z0_3_0);
@@ -317,7 +317,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
           v = o;
         }
       }
-      {  // step 2 on sample n - 2
+      {  // stage 2 on sample n - 2
         double v = p2;
         {  // stage 0 (sos), section 2: transposed direct form II
           const double o = fma(s0_2_b0, v, z0_2_0);
@@ -327,7 +327,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p3 = v;
       }
-      {  // step 1 on sample n - 1
+      {  // stage 1 on sample n - 1
         double v = p1;
         {  // stage 0 (sos), section 1: transposed direct form II
           const double o = fma(s0_1_b0, v, z0_1_0);
@@ -337,7 +337,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p2 = v;
       }
-      {  // step 0 on sample n - 0
+      {  // stage 0 on sample n - 0
         double v = x[(begin + n) * sample_stride];
         {  // stage 0 (sos), section 0: transposed direct form II
           const double o = fma(s0_0_b0, v, z0_0_0);
@@ -349,7 +349,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
       }
     }
     for (n = count > 3 ? count : 3; n < count + 3; ++n) {
-      {  // step 3
+      {  // stage 3
         const bool ok = n - 3 >= 0 && n - 3 < count;
         double v = p3;
         {  // stage 0 (sos), section 3: transposed direct form II
@@ -360,7 +360,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
           v = o;
         }
       }
-      {  // step 2
+      {  // stage 2
         const bool ok = n - 2 >= 0 && n - 2 < count;
         double v = p2;
         {  // stage 0 (sos), section 2: transposed direct form II
@@ -372,7 +372,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p3 = v;
       }
-      {  // step 1
+      {  // stage 1
         const bool ok = n - 1 >= 0 && n - 1 < count;
         double v = p1;
         {  // stage 0 (sos), section 1: transposed direct form II
@@ -384,7 +384,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p2 = v;
       }
-      {  // step 0
+      {  // stage 0
         const bool ok = n - 0 >= 0 && n - 0 < count;
         double v = ok ? x[(begin + n) * sample_stride] : double(0);
         {  // stage 0 (sos), section 0: transposed direct form II
@@ -587,10 +587,10 @@ extern "C" __global__ void fxc_chain_1(
     double z0_3_0 = st[6];
     double z0_3_1 = st[7];
     const long long count = t < rows ? end - begin : 0;  // this thread's samples
-    double p1 = 0;  // step 1's next input
-    double p2 = 0;  // step 2's next input
-    double p3 = 0;  // step 3's next input
-    double p4 = 0;  // step 4's next input
+    double p1 = 0;  // stage 1's next input
+    double p2 = 0;  // stage 2's next input
+    double p3 = 0;  // stage 3's next input
+    double p4 = 0;  // stage 4's next input
     for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
       __syncthreads();  // the last tile is done with (and, the first time, the row tables are written)
       for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
@@ -605,13 +605,13 @@ extern "C" __global__ void fxc_chain_1(
         long long n = j;
         // The first iterations: steps beyond the first sample wait (predicated).
         for (; n < j + 32 && n < 4; ++n) {
-          {  // step 4
+          {  // stage 4
             const bool ok = n - 4 >= 0 && n - 4 < count;
             double v = p4;
             v = tanh(v);  // stage 1 (tanh)
             if (ok) tile[threadIdx.x][(n - 4) & 63] = v;
           }
-          {  // step 3
+          {  // stage 3
             const bool ok = n - 3 >= 0 && n - 3 < count;
             double v = p3;
             {  // stage 0 (sos), section 3: transposed direct form II
@@ -623,7 +623,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p4 = v;
           }
-          {  // step 2
+          {  // stage 2
             const bool ok = n - 2 >= 0 && n - 2 < count;
             double v = p2;
             {  // stage 0 (sos), section 2: transposed direct form II
@@ -635,7 +635,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p3 = v;
           }
-          {  // step 1
+          {  // stage 1
             const bool ok = n - 1 >= 0 && n - 1 < count;
             double v = p1;
             {  // stage 0 (sos), section 1: transposed direct form II
@@ -647,7 +647,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p2 = v;
           }
-          {  // step 0
+          {  // stage 0
             const bool ok = n - 0 >= 0 && n - 0 < count;
             double v = ok ? tile[threadIdx.x][(n) & 63] : double(0);
             {  // stage 0 (sos), section 0: transposed direct form II
@@ -661,12 +661,12 @@ extern "C" __global__ void fxc_chain_1(
           }
         }
         for (; n < j + 32 && n < count; ++n) {
-          {  // step 4 on sample n - 4
+          {  // stage 4 on sample n - 4
             double v = p4;
             v = tanh(v);  // stage 1 (tanh)
             tile[threadIdx.x][(n - 4) & 63] = v;
           }
-          {  // step 3 on sample n - 3
+          {  // stage 3 on sample n - 3
             double v = p3;
             {  // stage 0 (sos), section 3: transposed direct form II
               const double o = fma(s0_3_b0, v, z0_3_0);
@@ -676,7 +676,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p4 = v;
           }
-          {  // step 2 on sample n - 2
+          {  // stage 2 on sample n - 2
             double v = p2;
             {  // stage 0 (sos), section 2: transposed direct form II
               const double o = fma(s0_2_b0, v, z0_2_0);
@@ -686,7 +686,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p3 = v;
           }
-          {  // step 1 on sample n - 1
+          {  // stage 1 on sample n - 1
             double v = p1;
             {  // stage 0 (sos), section 1: transposed direct form II
               const double o = fma(s0_1_b0, v, z0_1_0);
@@ -696,7 +696,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p2 = v;
           }
-          {  // step 0 on sample n - 0
+          {  // stage 0 on sample n - 0
             double v = tile[threadIdx.x][(n) & 63];
             {  // stage 0 (sos), section 0: transposed direct form II
               const double o = fma(s0_0_b0, v, z0_0_0);
@@ -709,13 +709,13 @@ extern "C" __global__ void fxc_chain_1(
         }
         if (count <= j + 32) {  // the chunk ends in this tile: its last samples through the later steps
           for (n = count > 4 ? count : 4; n < count + 4; ++n) {
-            {  // step 4
+            {  // stage 4
               const bool ok = n - 4 >= 0 && n - 4 < count;
               double v = p4;
               v = tanh(v);  // stage 1 (tanh)
               if (ok) tile[threadIdx.x][(n - 4) & 63] = v;
             }
-            {  // step 3
+            {  // stage 3
               const bool ok = n - 3 >= 0 && n - 3 < count;
               double v = p3;
               {  // stage 0 (sos), section 3: transposed direct form II
@@ -727,7 +727,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p4 = v;
             }
-            {  // step 2
+            {  // stage 2
               const bool ok = n - 2 >= 0 && n - 2 < count;
               double v = p2;
               {  // stage 0 (sos), section 2: transposed direct form II
@@ -739,7 +739,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p3 = v;
             }
-            {  // step 1
+            {  // stage 1
               const bool ok = n - 1 >= 0 && n - 1 < count;
               double v = p1;
               {  // stage 0 (sos), section 1: transposed direct form II
@@ -751,7 +751,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p2 = v;
             }
-            {  // step 0
+            {  // stage 0
               const bool ok = n - 0 >= 0 && n - 0 < count;
               double v = ok ? tile[threadIdx.x][(n) & 63] : double(0);
               {  // stage 0 (sos), section 0: transposed direct form II
@@ -806,19 +806,19 @@ extern "C" __global__ void fxc_chain_1(
     const double* const x = in + c * channel_stride;
     double* const y = out + c * channel_stride;
     const long long count = end - begin;
-    double p1 = 0;  // step 1's next input
-    double p2 = 0;  // step 2's next input
-    double p3 = 0;  // step 3's next input
-    double p4 = 0;  // step 4's next input
+    double p1 = 0;  // stage 1's next input
+    double p2 = 0;  // stage 2's next input
+    double p3 = 0;  // stage 3's next input
+    double p4 = 0;  // stage 4's next input
     long long n = 0;
     for (; n < 4; ++n) {
-      {  // step 4
+      {  // stage 4
         const bool ok = n - 4 >= 0 && n - 4 < count;
         double v = p4;
         v = tanh(v);  // stage 1 (tanh)
         if (ok) y[(begin + n - 4) * sample_stride] = v;
       }
-      {  // step 3
+      {  // stage 3
         const bool ok = n - 3 >= 0 && n - 3 < count;
         double v = p3;
         {  // stage 0 (sos), section 3: transposed direct form II
@@ -830,7 +830,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p4 = v;
       }
-      {  // step 2
+      {  // stage 2
         const bool ok = n - 2 >= 0 && n - 2 < count;
         double v = p2;
         {  // stage 0 (sos), section 2: transposed direct form II
@@ -842,7 +842,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p3 = v;
       }
-      {  // step 1
+      {  // stage 1
         const bool ok = n - 1 >= 0 && n - 1 < count;
         double v = p1;
         {  // stage 0 (sos), section 1: transposed direct form II
@@ -854,7 +854,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p2 = v;
       }
-      {  // step 0
+      {  // stage 0
         const bool ok = n - 0 >= 0 && n - 0 < count;
         double v = ok ? x[(begin + n) * sample_stride] : double(0);
         {  // stage 0 (sos), section 0: transposed direct form II
@@ -868,12 +868,12 @@ extern "C" __global__ void fxc_chain_1(
       }
     }
     for (; n < count; ++n) {
-      {  // step 4 on sample n - 4
+      {  // stage 4 on sample n - 4
         double v = p4;
         v = tanh(v);  // stage 1 (tanh)
         y[(begin + n - 4) * sample_stride] = v;
       }
-      {  // step 3 on sample n - 3
+      {  // stage 3 on sample n - 3
         double v = p3;
         {  // stage 0 (sos), section 3: transposed direct form II
           const double o = fma(s0_3_b0, v, z0_3_0);
@@ -883,7 +883,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p4 = v;
       }
-      {  // step 2 on sample n - 2
+      {  // stage 2 on sample n - 2
         double v = p2;
         {  // stage 0 (sos), section 2: transposed direct form II
           const double o = fma(s0_2_b0, v, z0_2_0);
@@ -893,7 +893,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p3 = v;
       }
-      {  // step 1 on sample n - 1
+      {  // stage 1 on sample n - 1
         double v = p1;
         {  // stage 0 (sos), section 1: transposed direct form II
           const double o = fma(s0_1_b0, v, z0_1_0);
@@ -903,7 +903,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p2 = v;
       }
-      {  // step 0 on sample n - 0
+      {  // stage 0 on sample n - 0
         double v = x[(begin + n) * sample_stride];
         {  // stage 0 (sos), section 0: transposed direct form II
           const double o = fma(s0_0_b0, v, z0_0_0);
@@ -915,13 +915,13 @@ extern "C" __global__ void fxc_chain_1(
       }
     }
     for (n = count > 4 ? count : 4; n < count + 4; ++n) {
-      {  // step 4
+      {  // stage 4
         const bool ok = n - 4 >= 0 && n - 4 < count;
         double v = p4;
         v = tanh(v);  // stage 1 (tanh)
         if (ok) y[(begin + n - 4) * sample_stride] = v;
       }
-      {  // step 3
+      {  // stage 3
         const bool ok = n - 3 >= 0 && n - 3 < count;
         double v = p3;
         {  // stage 0 (sos), section 3: transposed direct form II
@@ -933,7 +933,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p4 = v;
       }
-      {  // step 2
+      {  // stage 2
         const bool ok = n - 2 >= 0 && n - 2 < count;
         double v = p2;
         {  // stage 0 (sos), section 2: transposed direct form II
@@ -945,7 +945,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p3 = v;
       }
-      {  // step 1
+      {  // stage 1
         const bool ok = n - 1 >= 0 && n - 1 < count;
         double v = p1;
         {  // stage 0 (sos), section 1: transposed direct form II
@@ -957,7 +957,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p2 = v;
       }
-      {  // step 0
+      {  // stage 0
         const bool ok = n - 0 >= 0 && n - 0 < count;
         double v = ok ? x[(begin + n) * sample_stride] : double(0);
         {  // stage 0 (sos), section 0: transposed direct form II

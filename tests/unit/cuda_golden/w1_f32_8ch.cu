@@ -159,20 +159,20 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     double z0_14_0 = double(0);
     double z0_14_1 = double(0);
     const long long count = t < rows ? end - begin : 0;  // this thread's samples
-    double p1 = 0;  // step 1's next input
-    double p2 = 0;  // step 2's next input
-    double p3 = 0;  // step 3's next input
-    double p4 = 0;  // step 4's next input
-    double p5 = 0;  // step 5's next input
-    double p6 = 0;  // step 6's next input
-    double p7 = 0;  // step 7's next input
-    double p8 = 0;  // step 8's next input
-    double p9 = 0;  // step 9's next input
-    double p10 = 0;  // step 10's next input
-    double p11 = 0;  // step 11's next input
-    double p12 = 0;  // step 12's next input
-    double p13 = 0;  // step 13's next input
-    double p14 = 0;  // step 14's next input
+    double p1 = 0;  // stage 1's next input
+    double p2 = 0;  // stage 2's next input
+    double p3 = 0;  // stage 3's next input
+    double p4 = 0;  // stage 4's next input
+    double p5 = 0;  // stage 5's next input
+    double p6 = 0;  // stage 6's next input
+    double p7 = 0;  // stage 7's next input
+    double p8 = 0;  // stage 8's next input
+    double p9 = 0;  // stage 9's next input
+    double p10 = 0;  // stage 10's next input
+    double p11 = 0;  // stage 11's next input
+    double p12 = 0;  // stage 12's next input
+    double p13 = 0;  // stage 13's next input
+    double p14 = 0;  // stage 14's next input
     for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
       __syncthreads();  // the last tile is done with (and, the first time, the row tables are written)
       for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
@@ -184,7 +184,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         long long n = j;
         // The first iterations: steps beyond the first sample wait (predicated).
         for (; n < j + 32 && n < 14; ++n) {
-          {  // step 14
+          {  // stage 14
             const bool ok = n - 14 >= 0 && n - 14 < count;
             double v = p14;
             {  // stage 0 (sos), section 14: transposed direct form II
@@ -195,7 +195,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               v = o;
             }
           }
-          {  // step 13
+          {  // stage 13
             const bool ok = n - 13 >= 0 && n - 13 < count;
             double v = p13;
             {  // stage 0 (sos), section 13: transposed direct form II
@@ -207,7 +207,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p14 = v;
           }
-          {  // step 12
+          {  // stage 12
             const bool ok = n - 12 >= 0 && n - 12 < count;
             double v = p12;
             {  // stage 0 (sos), section 12: transposed direct form II
@@ -219,7 +219,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p13 = v;
           }
-          {  // step 11
+          {  // stage 11
             const bool ok = n - 11 >= 0 && n - 11 < count;
             double v = p11;
             {  // stage 0 (sos), section 11: transposed direct form II
@@ -231,7 +231,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p12 = v;
           }
-          {  // step 10
+          {  // stage 10
             const bool ok = n - 10 >= 0 && n - 10 < count;
             double v = p10;
             {  // stage 0 (sos), section 10: transposed direct form II
@@ -243,7 +243,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p11 = v;
           }
-          {  // step 9
+          {  // stage 9
             const bool ok = n - 9 >= 0 && n - 9 < count;
             double v = p9;
             {  // stage 0 (sos), section 9: transposed direct form II
@@ -255,7 +255,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p10 = v;
           }
-          {  // step 8
+          {  // stage 8
             const bool ok = n - 8 >= 0 && n - 8 < count;
             double v = p8;
             {  // stage 0 (sos), section 8: transposed direct form II
@@ -267,7 +267,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p9 = v;
           }
-          {  // step 7
+          {  // stage 7
             const bool ok = n - 7 >= 0 && n - 7 < count;
             double v = p7;
             {  // stage 0 (sos), section 7: transposed direct form II
@@ -279,7 +279,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p8 = v;
           }
-          {  // step 6
+          {  // stage 6
             const bool ok = n - 6 >= 0 && n - 6 < count;
             double v = p6;
             {  // stage 0 (sos), section 6: transposed direct form II
@@ -291,7 +291,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p7 = v;
           }
-          {  // step 5
+          {  // stage 5
             const bool ok = n - 5 >= 0 && n - 5 < count;
             double v = p5;
             {  // stage 0 (sos), section 5: transposed direct form II
@@ -303,7 +303,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p6 = v;
           }
-          {  // step 4
+          {  // stage 4
             const bool ok = n - 4 >= 0 && n - 4 < count;
             double v = p4;
             {  // stage 0 (sos), section 4: transposed direct form II
@@ -315,7 +315,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p5 = v;
           }
-          {  // step 3
+          {  // stage 3
             const bool ok = n - 3 >= 0 && n - 3 < count;
             double v = p3;
             {  // stage 0 (sos), section 3: transposed direct form II
@@ -327,7 +327,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p4 = v;
           }
-          {  // step 2
+          {  // stage 2
             const bool ok = n - 2 >= 0 && n - 2 < count;
             double v = p2;
             {  // stage 0 (sos), section 2: transposed direct form II
@@ -339,7 +339,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p3 = v;
           }
-          {  // step 1
+          {  // stage 1
             const bool ok = n - 1 >= 0 && n - 1 < count;
             double v = p1;
             {  // stage 0 (sos), section 1: transposed direct form II
@@ -351,7 +351,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p2 = v;
           }
-          {  // step 0
+          {  // stage 0
             const bool ok = n - 0 >= 0 && n - 0 < count;
             double v = ok ? double(tile[threadIdx.x][(n) & 31]) : double(0);
             {  // stage 0 (sos), section 0: transposed direct form II
@@ -365,7 +365,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
           }
         }
         for (; n < j + 32 && n < count; ++n) {
-          {  // step 14 on sample n - 14
+          {  // stage 14 on sample n - 14
             double v = p14;
             {  // stage 0 (sos), section 14: transposed direct form II
               const double o = fma(s0_14_b0, v, z0_14_0);
@@ -374,7 +374,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               v = o;
             }
           }
-          {  // step 13 on sample n - 13
+          {  // stage 13 on sample n - 13
             double v = p13;
             {  // stage 0 (sos), section 13: transposed direct form II
               const double o = fma(s0_13_b0, v, z0_13_0);
@@ -384,7 +384,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p14 = v;
           }
-          {  // step 12 on sample n - 12
+          {  // stage 12 on sample n - 12
             double v = p12;
             {  // stage 0 (sos), section 12: transposed direct form II
               const double o = fma(s0_12_b0, v, z0_12_0);
@@ -394,7 +394,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p13 = v;
           }
-          {  // step 11 on sample n - 11
+          {  // stage 11 on sample n - 11
             double v = p11;
             {  // stage 0 (sos), section 11: transposed direct form II
               const double o = fma(s0_11_b0, v, z0_11_0);
@@ -404,7 +404,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p12 = v;
           }
-          {  // step 10 on sample n - 10
+          {  // stage 10 on sample n - 10
             double v = p10;
             {  // stage 0 (sos), section 10: transposed direct form II
               const double o = fma(s0_10_b0, v, z0_10_0);
@@ -414,7 +414,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p11 = v;
           }
-          {  // step 9 on sample n - 9
+          {  // stage 9 on sample n - 9
             double v = p9;
             {  // stage 0 (sos), section 9: transposed direct form II
               const double o = fma(s0_9_b0, v, z0_9_0);
@@ -424,7 +424,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p10 = v;
           }
-          {  // step 8 on sample n - 8
+          {  // stage 8 on sample n - 8
             double v = p8;
             {  // stage 0 (sos), section 8: transposed direct form II
               const double o = fma(s0_8_b0, v, z0_8_0);
@@ -434,7 +434,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p9 = v;
           }
-          {  // step 7 on sample n - 7
+          {  // stage 7 on sample n - 7
             double v = p7;
             {  // stage 0 (sos), section 7: transposed direct form II
               const double o = fma(s0_7_b0, v, z0_7_0);
@@ -444,7 +444,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p8 = v;
           }
-          {  // step 6 on sample n - 6
+          {  // stage 6 on sample n - 6
             double v = p6;
             {  // stage 0 (sos), section 6: transposed direct form II
               const double o = fma(s0_6_b0, v, z0_6_0);
@@ -454,7 +454,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p7 = v;
           }
-          {  // step 5 on sample n - 5
+          {  // stage 5 on sample n - 5
             double v = p5;
             {  // stage 0 (sos), section 5: transposed direct form II
               const double o = fma(s0_5_b0, v, z0_5_0);
@@ -464,7 +464,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p6 = v;
           }
-          {  // step 4 on sample n - 4
+          {  // stage 4 on sample n - 4
             double v = p4;
             {  // stage 0 (sos), section 4: transposed direct form II
               const double o = fma(s0_4_b0, v, z0_4_0);
@@ -474,7 +474,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p5 = v;
           }
-          {  // step 3 on sample n - 3
+          {  // stage 3 on sample n - 3
             double v = p3;
             {  // stage 0 (sos), section 3: transposed direct form II
               const double o = fma(s0_3_b0, v, z0_3_0);
@@ -484,7 +484,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p4 = v;
           }
-          {  // step 2 on sample n - 2
+          {  // stage 2 on sample n - 2
             double v = p2;
             {  // stage 0 (sos), section 2: transposed direct form II
               const double o = fma(s0_2_b0, v, z0_2_0);
@@ -494,7 +494,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p3 = v;
           }
-          {  // step 1 on sample n - 1
+          {  // stage 1 on sample n - 1
             double v = p1;
             {  // stage 0 (sos), section 1: transposed direct form II
               const double o = fma(s0_1_b0, v, z0_1_0);
@@ -504,7 +504,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p2 = v;
           }
-          {  // step 0 on sample n - 0
+          {  // stage 0 on sample n - 0
             double v = double(tile[threadIdx.x][(n) & 31]);
             {  // stage 0 (sos), section 0: transposed direct form II
               const double o = fma(s0_0_b0, v, z0_0_0);
@@ -517,7 +517,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         if (count <= j + 32) {  // the chunk ends in this tile: its last samples through the later steps
           for (n = count > 14 ? count : 14; n < count + 14; ++n) {
-            {  // step 14
+            {  // stage 14
               const bool ok = n - 14 >= 0 && n - 14 < count;
               double v = p14;
               {  // stage 0 (sos), section 14: transposed direct form II
@@ -528,7 +528,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
                 v = o;
               }
             }
-            {  // step 13
+            {  // stage 13
               const bool ok = n - 13 >= 0 && n - 13 < count;
               double v = p13;
               {  // stage 0 (sos), section 13: transposed direct form II
@@ -540,7 +540,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p14 = v;
             }
-            {  // step 12
+            {  // stage 12
               const bool ok = n - 12 >= 0 && n - 12 < count;
               double v = p12;
               {  // stage 0 (sos), section 12: transposed direct form II
@@ -552,7 +552,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p13 = v;
             }
-            {  // step 11
+            {  // stage 11
               const bool ok = n - 11 >= 0 && n - 11 < count;
               double v = p11;
               {  // stage 0 (sos), section 11: transposed direct form II
@@ -564,7 +564,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p12 = v;
             }
-            {  // step 10
+            {  // stage 10
               const bool ok = n - 10 >= 0 && n - 10 < count;
               double v = p10;
               {  // stage 0 (sos), section 10: transposed direct form II
@@ -576,7 +576,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p11 = v;
             }
-            {  // step 9
+            {  // stage 9
               const bool ok = n - 9 >= 0 && n - 9 < count;
               double v = p9;
               {  // stage 0 (sos), section 9: transposed direct form II
@@ -588,7 +588,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p10 = v;
             }
-            {  // step 8
+            {  // stage 8
               const bool ok = n - 8 >= 0 && n - 8 < count;
               double v = p8;
               {  // stage 0 (sos), section 8: transposed direct form II
@@ -600,7 +600,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p9 = v;
             }
-            {  // step 7
+            {  // stage 7
               const bool ok = n - 7 >= 0 && n - 7 < count;
               double v = p7;
               {  // stage 0 (sos), section 7: transposed direct form II
@@ -612,7 +612,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p8 = v;
             }
-            {  // step 6
+            {  // stage 6
               const bool ok = n - 6 >= 0 && n - 6 < count;
               double v = p6;
               {  // stage 0 (sos), section 6: transposed direct form II
@@ -624,7 +624,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p7 = v;
             }
-            {  // step 5
+            {  // stage 5
               const bool ok = n - 5 >= 0 && n - 5 < count;
               double v = p5;
               {  // stage 0 (sos), section 5: transposed direct form II
@@ -636,7 +636,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p6 = v;
             }
-            {  // step 4
+            {  // stage 4
               const bool ok = n - 4 >= 0 && n - 4 < count;
               double v = p4;
               {  // stage 0 (sos), section 4: transposed direct form II
@@ -648,7 +648,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p5 = v;
             }
-            {  // step 3
+            {  // stage 3
               const bool ok = n - 3 >= 0 && n - 3 < count;
               double v = p3;
               {  // stage 0 (sos), section 3: transposed direct form II
@@ -660,7 +660,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p4 = v;
             }
-            {  // step 2
+            {  // stage 2
               const bool ok = n - 2 >= 0 && n - 2 < count;
               double v = p2;
               {  // stage 0 (sos), section 2: transposed direct form II
@@ -672,7 +672,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p3 = v;
             }
-            {  // step 1
+            {  // stage 1
               const bool ok = n - 1 >= 0 && n - 1 < count;
               double v = p1;
               {  // stage 0 (sos), section 1: transposed direct form II
@@ -684,7 +684,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p2 = v;
             }
-            {  // step 0
+            {  // stage 0
               const bool ok = n - 0 >= 0 && n - 0 < count;
               double v = ok ? double(tile[threadIdx.x][(n) & 31]) : double(0);
               {  // stage 0 (sos), section 0: transposed direct form II
@@ -772,23 +772,23 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     double z0_14_1 = double(0);
     const float* const x = in + c * channel_stride;
     const long long count = end - begin;
-    double p1 = 0;  // step 1's next input
-    double p2 = 0;  // step 2's next input
-    double p3 = 0;  // step 3's next input
-    double p4 = 0;  // step 4's next input
-    double p5 = 0;  // step 5's next input
-    double p6 = 0;  // step 6's next input
-    double p7 = 0;  // step 7's next input
-    double p8 = 0;  // step 8's next input
-    double p9 = 0;  // step 9's next input
-    double p10 = 0;  // step 10's next input
-    double p11 = 0;  // step 11's next input
-    double p12 = 0;  // step 12's next input
-    double p13 = 0;  // step 13's next input
-    double p14 = 0;  // step 14's next input
+    double p1 = 0;  // stage 1's next input
+    double p2 = 0;  // stage 2's next input
+    double p3 = 0;  // stage 3's next input
+    double p4 = 0;  // stage 4's next input
+    double p5 = 0;  // stage 5's next input
+    double p6 = 0;  // stage 6's next input
+    double p7 = 0;  // stage 7's next input
+    double p8 = 0;  // stage 8's next input
+    double p9 = 0;  // stage 9's next input
+    double p10 = 0;  // stage 10's next input
+    double p11 = 0;  // stage 11's next input
+    double p12 = 0;  // stage 12's next input
+    double p13 = 0;  // stage 13's next input
+    double p14 = 0;  // stage 14's next input
     long long n = 0;
     for (; n < 14; ++n) {
-      {  // step 14
+      {  // stage 14
         const bool ok = n - 14 >= 0 && n - 14 < count;
         double v = p14;
         {  // stage 0 (sos), section 14: transposed direct form II
@@ -799,7 +799,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
           v = o;
         }
       }
-      {  // step 13
+      {  // stage 13
         const bool ok = n - 13 >= 0 && n - 13 < count;
         double v = p13;
         {  // stage 0 (sos), section 13: transposed direct form II
@@ -811,7 +811,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p14 = v;
       }
-      {  // step 12
+      {  // stage 12
         const bool ok = n - 12 >= 0 && n - 12 < count;
         double v = p12;
         {  // stage 0 (sos), section 12: transposed direct form II
@@ -823,7 +823,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p13 = v;
       }
-      {  // step 11
+      {  // stage 11
         const bool ok = n - 11 >= 0 && n - 11 < count;
         double v = p11;
         {  // stage 0 (sos), section 11: transposed direct form II
@@ -835,7 +835,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p12 = v;
       }
-      {  // step 10
+      {  // stage 10
         const bool ok = n - 10 >= 0 && n - 10 < count;
         double v = p10;
         {  // stage 0 (sos), section 10: transposed direct form II
@@ -847,7 +847,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p11 = v;
       }
-      {  // step 9
+      {  // stage 9
         const bool ok = n - 9 >= 0 && n - 9 < count;
         double v = p9;
         {  // stage 0 (sos), section 9: transposed direct form II
@@ -859,7 +859,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p10 = v;
       }
-      {  // step 8
+      {  // stage 8
         const bool ok = n - 8 >= 0 && n - 8 < count;
         double v = p8;
         {  // stage 0 (sos), section 8: transposed direct form II
@@ -871,7 +871,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p9 = v;
       }
-      {  // step 7
+      {  // stage 7
         const bool ok = n - 7 >= 0 && n - 7 < count;
         double v = p7;
         {  // stage 0 (sos), section 7: transposed direct form II
@@ -883,7 +883,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p8 = v;
       }
-      {  // step 6
+      {  // stage 6
         const bool ok = n - 6 >= 0 && n - 6 < count;
         double v = p6;
         {  // stage 0 (sos), section 6: transposed direct form II
@@ -895,7 +895,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p7 = v;
       }
-      {  // step 5
+      {  // stage 5
         const bool ok = n - 5 >= 0 && n - 5 < count;
         double v = p5;
         {  // stage 0 (sos), section 5: transposed direct form II
@@ -907,7 +907,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p6 = v;
       }
-      {  // step 4
+      {  // stage 4
         const bool ok = n - 4 >= 0 && n - 4 < count;
         double v = p4;
         {  // stage 0 (sos), section 4: transposed direct form II
@@ -919,7 +919,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p5 = v;
       }
-      {  // step 3
+      {  // stage 3
         const bool ok = n - 3 >= 0 && n - 3 < count;
         double v = p3;
         {  // stage 0 (sos), section 3: transposed direct form II
@@ -931,7 +931,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p4 = v;
       }
-      {  // step 2
+      {  // stage 2
         const bool ok = n - 2 >= 0 && n - 2 < count;
         double v = p2;
         {  // stage 0 (sos), section 2: transposed direct form II
@@ -943,7 +943,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p3 = v;
       }
-      {  // step 1
+      {  // stage 1
         const bool ok = n - 1 >= 0 && n - 1 < count;
         double v = p1;
         {  // stage 0 (sos), section 1: transposed direct form II
@@ -955,7 +955,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p2 = v;
       }
-      {  // step 0
+      {  // stage 0
         const bool ok = n - 0 >= 0 && n - 0 < count;
         double v = ok ? double(x[(begin + n) * sample_stride]) : double(0);
         {  // stage 0 (sos), section 0: transposed direct form II
@@ -969,7 +969,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
       }
     }
     for (; n < count; ++n) {
-      {  // step 14 on sample n - 14
+      {  // stage 14 on sample n - 14
         double v = p14;
         {  // stage 0 (sos), section 14: transposed direct form II
           const double o = fma(s0_14_b0, v, z0_14_0);
@@ -978,7 +978,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
           v = o;
         }
       }
-      {  // step 13 on sample n - 13
+      {  // stage 13 on sample n - 13
         double v = p13;
         {  // stage 0 (sos), section 13: transposed direct form II
           const double o = fma(s0_13_b0, v, z0_13_0);
@@ -988,7 +988,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p14 = v;
       }
-      {  // step 12 on sample n - 12
+      {  // stage 12 on sample n - 12
         double v = p12;
         {  // stage 0 (sos), section 12: transposed direct form II
           const double o = fma(s0_12_b0, v, z0_12_0);
@@ -998,7 +998,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p13 = v;
       }
-      {  // step 11 on sample n - 11
+      {  // stage 11 on sample n - 11
         double v = p11;
         {  // stage 0 (sos), section 11: transposed direct form II
           const double o = fma(s0_11_b0, v, z0_11_0);
@@ -1008,7 +1008,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p12 = v;
       }
-      {  // step 10 on sample n - 10
+      {  // stage 10 on sample n - 10
         double v = p10;
         {  // stage 0 (sos), section 10: transposed direct form II
           const double o = fma(s0_10_b0, v, z0_10_0);
@@ -1018,7 +1018,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p11 = v;
       }
-      {  // step 9 on sample n - 9
+      {  // stage 9 on sample n - 9
         double v = p9;
         {  // stage 0 (sos), section 9: transposed direct form II
           const double o = fma(s0_9_b0, v, z0_9_0);
@@ -1028,7 +1028,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p10 = v;
       }
-      {  // step 8 on sample n - 8
+      {  // stage 8 on sample n - 8
         double v = p8;
         {  // stage 0 (sos), section 8: transposed direct form II
           const double o = fma(s0_8_b0, v, z0_8_0);
@@ -1038,7 +1038,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p9 = v;
       }
-      {  // step 7 on sample n - 7
+      {  // stage 7 on sample n - 7
         double v = p7;
         {  // stage 0 (sos), section 7: transposed direct form II
           const double o = fma(s0_7_b0, v, z0_7_0);
@@ -1048,7 +1048,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p8 = v;
       }
-      {  // step 6 on sample n - 6
+      {  // stage 6 on sample n - 6
         double v = p6;
         {  // stage 0 (sos), section 6: transposed direct form II
           const double o = fma(s0_6_b0, v, z0_6_0);
@@ -1058,7 +1058,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p7 = v;
       }
-      {  // step 5 on sample n - 5
+      {  // stage 5 on sample n - 5
         double v = p5;
         {  // stage 0 (sos), section 5: transposed direct form II
           const double o = fma(s0_5_b0, v, z0_5_0);
@@ -1068,7 +1068,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p6 = v;
       }
-      {  // step 4 on sample n - 4
+      {  // stage 4 on sample n - 4
         double v = p4;
         {  // stage 0 (sos), section 4: transposed direct form II
           const double o = fma(s0_4_b0, v, z0_4_0);
@@ -1078,7 +1078,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p5 = v;
       }
-      {  // step 3 on sample n - 3
+      {  // stage 3 on sample n - 3
         double v = p3;
         {  // stage 0 (sos), section 3: transposed direct form II
           const double o = fma(s0_3_b0, v, z0_3_0);
@@ -1088,7 +1088,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p4 = v;
       }
-      {  // step 2 on sample n - 2
+      {  // stage 2 on sample n - 2
         double v = p2;
         {  // stage 0 (sos), section 2: transposed direct form II
           const double o = fma(s0_2_b0, v, z0_2_0);
@@ -1098,7 +1098,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p3 = v;
       }
-      {  // step 1 on sample n - 1
+      {  // stage 1 on sample n - 1
         double v = p1;
         {  // stage 0 (sos), section 1: transposed direct form II
           const double o = fma(s0_1_b0, v, z0_1_0);
@@ -1108,7 +1108,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p2 = v;
       }
-      {  // step 0 on sample n - 0
+      {  // stage 0 on sample n - 0
         double v = double(x[(begin + n) * sample_stride]);
         {  // stage 0 (sos), section 0: transposed direct form II
           const double o = fma(s0_0_b0, v, z0_0_0);
@@ -1120,7 +1120,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
       }
     }
     for (n = count > 14 ? count : 14; n < count + 14; ++n) {
-      {  // step 14
+      {  // stage 14
         const bool ok = n - 14 >= 0 && n - 14 < count;
         double v = p14;
         {  // stage 0 (sos), section 14: transposed direct form II
@@ -1131,7 +1131,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
           v = o;
         }
       }
-      {  // step 13
+      {  // stage 13
         const bool ok = n - 13 >= 0 && n - 13 < count;
         double v = p13;
         {  // stage 0 (sos), section 13: transposed direct form II
@@ -1143,7 +1143,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p14 = v;
       }
-      {  // step 12
+      {  // stage 12
         const bool ok = n - 12 >= 0 && n - 12 < count;
         double v = p12;
         {  // stage 0 (sos), section 12: transposed direct form II
@@ -1155,7 +1155,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p13 = v;
       }
-      {  // step 11
+      {  // stage 11
         const bool ok = n - 11 >= 0 && n - 11 < count;
         double v = p11;
         {  // stage 0 (sos), section 11: transposed direct form II
@@ -1167,7 +1167,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p12 = v;
       }
-      {  // step 10
+      {  // stage 10
         const bool ok = n - 10 >= 0 && n - 10 < count;
         double v = p10;
         {  // stage 0 (sos), section 10: transposed direct form II
@@ -1179,7 +1179,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p11 = v;
       }
-      {  // step 9
+      {  // stage 9
         const bool ok = n - 9 >= 0 && n - 9 < count;
         double v = p9;
         {  // stage 0 (sos), section 9: transposed direct form II
@@ -1191,7 +1191,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p10 = v;
       }
-      {  // step 8
+      {  // stage 8
         const bool ok = n - 8 >= 0 && n - 8 < count;
         double v = p8;
         {  // stage 0 (sos), section 8: transposed direct form II
@@ -1203,7 +1203,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p9 = v;
       }
-      {  // step 7
+      {  // stage 7
         const bool ok = n - 7 >= 0 && n - 7 < count;
         double v = p7;
         {  // stage 0 (sos), section 7: transposed direct form II
@@ -1215,7 +1215,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p8 = v;
       }
-      {  // step 6
+      {  // stage 6
         const bool ok = n - 6 >= 0 && n - 6 < count;
         double v = p6;
         {  // stage 0 (sos), section 6: transposed direct form II
@@ -1227,7 +1227,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p7 = v;
       }
-      {  // step 5
+      {  // stage 5
         const bool ok = n - 5 >= 0 && n - 5 < count;
         double v = p5;
         {  // stage 0 (sos), section 5: transposed direct form II
@@ -1239,7 +1239,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p6 = v;
       }
-      {  // step 4
+      {  // stage 4
         const bool ok = n - 4 >= 0 && n - 4 < count;
         double v = p4;
         {  // stage 0 (sos), section 4: transposed direct form II
@@ -1251,7 +1251,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p5 = v;
       }
-      {  // step 3
+      {  // stage 3
         const bool ok = n - 3 >= 0 && n - 3 < count;
         double v = p3;
         {  // stage 0 (sos), section 3: transposed direct form II
@@ -1263,7 +1263,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p4 = v;
       }
-      {  // step 2
+      {  // stage 2
         const bool ok = n - 2 >= 0 && n - 2 < count;
         double v = p2;
         {  // stage 0 (sos), section 2: transposed direct form II
@@ -1275,7 +1275,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p3 = v;
       }
-      {  // step 1
+      {  // stage 1
         const bool ok = n - 1 >= 0 && n - 1 < count;
         double v = p1;
         {  // stage 0 (sos), section 1: transposed direct form II
@@ -1287,7 +1287,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p2 = v;
       }
-      {  // step 0
+      {  // stage 0
         const bool ok = n - 0 >= 0 && n - 0 < count;
         double v = ok ? double(x[(begin + n) * sample_stride]) : double(0);
         {  // stage 0 (sos), section 0: transposed direct form II
@@ -1600,20 +1600,20 @@ extern "C" __global__ void fxc_chain_1(
     double z0_14_0 = st[28];
     double z0_14_1 = st[29];
     const long long count = t < rows ? end - begin : 0;  // this thread's samples
-    double p1 = 0;  // step 1's next input
-    double p2 = 0;  // step 2's next input
-    double p3 = 0;  // step 3's next input
-    double p4 = 0;  // step 4's next input
-    double p5 = 0;  // step 5's next input
-    double p6 = 0;  // step 6's next input
-    double p7 = 0;  // step 7's next input
-    double p8 = 0;  // step 8's next input
-    double p9 = 0;  // step 9's next input
-    double p10 = 0;  // step 10's next input
-    double p11 = 0;  // step 11's next input
-    double p12 = 0;  // step 12's next input
-    double p13 = 0;  // step 13's next input
-    double p14 = 0;  // step 14's next input
+    double p1 = 0;  // stage 1's next input
+    double p2 = 0;  // stage 2's next input
+    double p3 = 0;  // stage 3's next input
+    double p4 = 0;  // stage 4's next input
+    double p5 = 0;  // stage 5's next input
+    double p6 = 0;  // stage 6's next input
+    double p7 = 0;  // stage 7's next input
+    double p8 = 0;  // stage 8's next input
+    double p9 = 0;  // stage 9's next input
+    double p10 = 0;  // stage 10's next input
+    double p11 = 0;  // stage 11's next input
+    double p12 = 0;  // stage 12's next input
+    double p13 = 0;  // stage 13's next input
+    double p14 = 0;  // stage 14's next input
     for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
       __syncthreads();  // the last tile is done with (and, the first time, the row tables are written)
       for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
@@ -1628,7 +1628,7 @@ extern "C" __global__ void fxc_chain_1(
         long long n = j;
         // The first iterations: steps beyond the first sample wait (predicated).
         for (; n < j + 32 && n < 14; ++n) {
-          {  // step 14
+          {  // stage 14
             const bool ok = n - 14 >= 0 && n - 14 < count;
             double v = p14;
             {  // stage 0 (sos), section 14: transposed direct form II
@@ -1640,7 +1640,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             if (ok) tile[threadIdx.x][(n - 14) & 63] = float(v);
           }
-          {  // step 13
+          {  // stage 13
             const bool ok = n - 13 >= 0 && n - 13 < count;
             double v = p13;
             {  // stage 0 (sos), section 13: transposed direct form II
@@ -1652,7 +1652,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p14 = v;
           }
-          {  // step 12
+          {  // stage 12
             const bool ok = n - 12 >= 0 && n - 12 < count;
             double v = p12;
             {  // stage 0 (sos), section 12: transposed direct form II
@@ -1664,7 +1664,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p13 = v;
           }
-          {  // step 11
+          {  // stage 11
             const bool ok = n - 11 >= 0 && n - 11 < count;
             double v = p11;
             {  // stage 0 (sos), section 11: transposed direct form II
@@ -1676,7 +1676,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p12 = v;
           }
-          {  // step 10
+          {  // stage 10
             const bool ok = n - 10 >= 0 && n - 10 < count;
             double v = p10;
             {  // stage 0 (sos), section 10: transposed direct form II
@@ -1688,7 +1688,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p11 = v;
           }
-          {  // step 9
+          {  // stage 9
             const bool ok = n - 9 >= 0 && n - 9 < count;
             double v = p9;
             {  // stage 0 (sos), section 9: transposed direct form II
@@ -1700,7 +1700,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p10 = v;
           }
-          {  // step 8
+          {  // stage 8
             const bool ok = n - 8 >= 0 && n - 8 < count;
             double v = p8;
             {  // stage 0 (sos), section 8: transposed direct form II
@@ -1712,7 +1712,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p9 = v;
           }
-          {  // step 7
+          {  // stage 7
             const bool ok = n - 7 >= 0 && n - 7 < count;
             double v = p7;
             {  // stage 0 (sos), section 7: transposed direct form II
@@ -1724,7 +1724,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p8 = v;
           }
-          {  // step 6
+          {  // stage 6
             const bool ok = n - 6 >= 0 && n - 6 < count;
             double v = p6;
             {  // stage 0 (sos), section 6: transposed direct form II
@@ -1736,7 +1736,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p7 = v;
           }
-          {  // step 5
+          {  // stage 5
             const bool ok = n - 5 >= 0 && n - 5 < count;
             double v = p5;
             {  // stage 0 (sos), section 5: transposed direct form II
@@ -1748,7 +1748,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p6 = v;
           }
-          {  // step 4
+          {  // stage 4
             const bool ok = n - 4 >= 0 && n - 4 < count;
             double v = p4;
             {  // stage 0 (sos), section 4: transposed direct form II
@@ -1760,7 +1760,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p5 = v;
           }
-          {  // step 3
+          {  // stage 3
             const bool ok = n - 3 >= 0 && n - 3 < count;
             double v = p3;
             {  // stage 0 (sos), section 3: transposed direct form II
@@ -1772,7 +1772,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p4 = v;
           }
-          {  // step 2
+          {  // stage 2
             const bool ok = n - 2 >= 0 && n - 2 < count;
             double v = p2;
             {  // stage 0 (sos), section 2: transposed direct form II
@@ -1784,7 +1784,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p3 = v;
           }
-          {  // step 1
+          {  // stage 1
             const bool ok = n - 1 >= 0 && n - 1 < count;
             double v = p1;
             {  // stage 0 (sos), section 1: transposed direct form II
@@ -1796,7 +1796,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p2 = v;
           }
-          {  // step 0
+          {  // stage 0
             const bool ok = n - 0 >= 0 && n - 0 < count;
             double v = ok ? double(tile[threadIdx.x][(n) & 63]) : double(0);
             {  // stage 0 (sos), section 0: transposed direct form II
@@ -1810,7 +1810,7 @@ extern "C" __global__ void fxc_chain_1(
           }
         }
         for (; n < j + 32 && n < count; ++n) {
-          {  // step 14 on sample n - 14
+          {  // stage 14 on sample n - 14
             double v = p14;
             {  // stage 0 (sos), section 14: transposed direct form II
               const double o = fma(s0_14_b0, v, z0_14_0);
@@ -1820,7 +1820,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             tile[threadIdx.x][(n - 14) & 63] = float(v);
           }
-          {  // step 13 on sample n - 13
+          {  // stage 13 on sample n - 13
             double v = p13;
             {  // stage 0 (sos), section 13: transposed direct form II
               const double o = fma(s0_13_b0, v, z0_13_0);
@@ -1830,7 +1830,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p14 = v;
           }
-          {  // step 12 on sample n - 12
+          {  // stage 12 on sample n - 12
             double v = p12;
             {  // stage 0 (sos), section 12: transposed direct form II
               const double o = fma(s0_12_b0, v, z0_12_0);
@@ -1840,7 +1840,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p13 = v;
           }
-          {  // step 11 on sample n - 11
+          {  // stage 11 on sample n - 11
             double v = p11;
             {  // stage 0 (sos), section 11: transposed direct form II
               const double o = fma(s0_11_b0, v, z0_11_0);
@@ -1850,7 +1850,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p12 = v;
           }
-          {  // step 10 on sample n - 10
+          {  // stage 10 on sample n - 10
             double v = p10;
             {  // stage 0 (sos), section 10: transposed direct form II
               const double o = fma(s0_10_b0, v, z0_10_0);
@@ -1860,7 +1860,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p11 = v;
           }
-          {  // step 9 on sample n - 9
+          {  // stage 9 on sample n - 9
             double v = p9;
             {  // stage 0 (sos), section 9: transposed direct form II
               const double o = fma(s0_9_b0, v, z0_9_0);
@@ -1870,7 +1870,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p10 = v;
           }
-          {  // step 8 on sample n - 8
+          {  // stage 8 on sample n - 8
             double v = p8;
             {  // stage 0 (sos), section 8: transposed direct form II
               const double o = fma(s0_8_b0, v, z0_8_0);
@@ -1880,7 +1880,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p9 = v;
           }
-          {  // step 7 on sample n - 7
+          {  // stage 7 on sample n - 7
             double v = p7;
             {  // stage 0 (sos), section 7: transposed direct form II
               const double o = fma(s0_7_b0, v, z0_7_0);
@@ -1890,7 +1890,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p8 = v;
           }
-          {  // step 6 on sample n - 6
+          {  // stage 6 on sample n - 6
             double v = p6;
             {  // stage 0 (sos), section 6: transposed direct form II
               const double o = fma(s0_6_b0, v, z0_6_0);
@@ -1900,7 +1900,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p7 = v;
           }
-          {  // step 5 on sample n - 5
+          {  // stage 5 on sample n - 5
             double v = p5;
             {  // stage 0 (sos), section 5: transposed direct form II
               const double o = fma(s0_5_b0, v, z0_5_0);
@@ -1910,7 +1910,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p6 = v;
           }
-          {  // step 4 on sample n - 4
+          {  // stage 4 on sample n - 4
             double v = p4;
             {  // stage 0 (sos), section 4: transposed direct form II
               const double o = fma(s0_4_b0, v, z0_4_0);
@@ -1920,7 +1920,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p5 = v;
           }
-          {  // step 3 on sample n - 3
+          {  // stage 3 on sample n - 3
             double v = p3;
             {  // stage 0 (sos), section 3: transposed direct form II
               const double o = fma(s0_3_b0, v, z0_3_0);
@@ -1930,7 +1930,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p4 = v;
           }
-          {  // step 2 on sample n - 2
+          {  // stage 2 on sample n - 2
             double v = p2;
             {  // stage 0 (sos), section 2: transposed direct form II
               const double o = fma(s0_2_b0, v, z0_2_0);
@@ -1940,7 +1940,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p3 = v;
           }
-          {  // step 1 on sample n - 1
+          {  // stage 1 on sample n - 1
             double v = p1;
             {  // stage 0 (sos), section 1: transposed direct form II
               const double o = fma(s0_1_b0, v, z0_1_0);
@@ -1950,7 +1950,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p2 = v;
           }
-          {  // step 0 on sample n - 0
+          {  // stage 0 on sample n - 0
             double v = double(tile[threadIdx.x][(n) & 63]);
             {  // stage 0 (sos), section 0: transposed direct form II
               const double o = fma(s0_0_b0, v, z0_0_0);
@@ -1963,7 +1963,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         if (count <= j + 32) {  // the chunk ends in this tile: its last samples through the later steps
           for (n = count > 14 ? count : 14; n < count + 14; ++n) {
-            {  // step 14
+            {  // stage 14
               const bool ok = n - 14 >= 0 && n - 14 < count;
               double v = p14;
               {  // stage 0 (sos), section 14: transposed direct form II
@@ -1975,7 +1975,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               if (ok) tile[threadIdx.x][(n - 14) & 63] = float(v);
             }
-            {  // step 13
+            {  // stage 13
               const bool ok = n - 13 >= 0 && n - 13 < count;
               double v = p13;
               {  // stage 0 (sos), section 13: transposed direct form II
@@ -1987,7 +1987,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p14 = v;
             }
-            {  // step 12
+            {  // stage 12
               const bool ok = n - 12 >= 0 && n - 12 < count;
               double v = p12;
               {  // stage 0 (sos), section 12: transposed direct form II
@@ -1999,7 +1999,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p13 = v;
             }
-            {  // step 11
+            {  // stage 11
               const bool ok = n - 11 >= 0 && n - 11 < count;
               double v = p11;
               {  // stage 0 (sos), section 11: transposed direct form II
@@ -2011,7 +2011,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p12 = v;
             }
-            {  // step 10
+            {  // stage 10
               const bool ok = n - 10 >= 0 && n - 10 < count;
               double v = p10;
               {  // stage 0 (sos), section 10: transposed direct form II
@@ -2023,7 +2023,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p11 = v;
             }
-            {  // step 9
+            {  // stage 9
               const bool ok = n - 9 >= 0 && n - 9 < count;
               double v = p9;
               {  // stage 0 (sos), section 9: transposed direct form II
@@ -2035,7 +2035,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p10 = v;
             }
-            {  // step 8
+            {  // stage 8
               const bool ok = n - 8 >= 0 && n - 8 < count;
               double v = p8;
               {  // stage 0 (sos), section 8: transposed direct form II
@@ -2047,7 +2047,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p9 = v;
             }
-            {  // step 7
+            {  // stage 7
               const bool ok = n - 7 >= 0 && n - 7 < count;
               double v = p7;
               {  // stage 0 (sos), section 7: transposed direct form II
@@ -2059,7 +2059,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p8 = v;
             }
-            {  // step 6
+            {  // stage 6
               const bool ok = n - 6 >= 0 && n - 6 < count;
               double v = p6;
               {  // stage 0 (sos), section 6: transposed direct form II
@@ -2071,7 +2071,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p7 = v;
             }
-            {  // step 5
+            {  // stage 5
               const bool ok = n - 5 >= 0 && n - 5 < count;
               double v = p5;
               {  // stage 0 (sos), section 5: transposed direct form II
@@ -2083,7 +2083,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p6 = v;
             }
-            {  // step 4
+            {  // stage 4
               const bool ok = n - 4 >= 0 && n - 4 < count;
               double v = p4;
               {  // stage 0 (sos), section 4: transposed direct form II
@@ -2095,7 +2095,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p5 = v;
             }
-            {  // step 3
+            {  // stage 3
               const bool ok = n - 3 >= 0 && n - 3 < count;
               double v = p3;
               {  // stage 0 (sos), section 3: transposed direct form II
@@ -2107,7 +2107,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p4 = v;
             }
-            {  // step 2
+            {  // stage 2
               const bool ok = n - 2 >= 0 && n - 2 < count;
               double v = p2;
               {  // stage 0 (sos), section 2: transposed direct form II
@@ -2119,7 +2119,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p3 = v;
             }
-            {  // step 1
+            {  // stage 1
               const bool ok = n - 1 >= 0 && n - 1 < count;
               double v = p1;
               {  // stage 0 (sos), section 1: transposed direct form II
@@ -2131,7 +2131,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p2 = v;
             }
-            {  // step 0
+            {  // stage 0
               const bool ok = n - 0 >= 0 && n - 0 < count;
               double v = ok ? double(tile[threadIdx.x][(n) & 63]) : double(0);
               {  // stage 0 (sos), section 0: transposed direct form II
@@ -2230,23 +2230,23 @@ extern "C" __global__ void fxc_chain_1(
     const float* const x = in + c * channel_stride;
     float* const y = out + c * channel_stride;
     const long long count = end - begin;
-    double p1 = 0;  // step 1's next input
-    double p2 = 0;  // step 2's next input
-    double p3 = 0;  // step 3's next input
-    double p4 = 0;  // step 4's next input
-    double p5 = 0;  // step 5's next input
-    double p6 = 0;  // step 6's next input
-    double p7 = 0;  // step 7's next input
-    double p8 = 0;  // step 8's next input
-    double p9 = 0;  // step 9's next input
-    double p10 = 0;  // step 10's next input
-    double p11 = 0;  // step 11's next input
-    double p12 = 0;  // step 12's next input
-    double p13 = 0;  // step 13's next input
-    double p14 = 0;  // step 14's next input
+    double p1 = 0;  // stage 1's next input
+    double p2 = 0;  // stage 2's next input
+    double p3 = 0;  // stage 3's next input
+    double p4 = 0;  // stage 4's next input
+    double p5 = 0;  // stage 5's next input
+    double p6 = 0;  // stage 6's next input
+    double p7 = 0;  // stage 7's next input
+    double p8 = 0;  // stage 8's next input
+    double p9 = 0;  // stage 9's next input
+    double p10 = 0;  // stage 10's next input
+    double p11 = 0;  // stage 11's next input
+    double p12 = 0;  // stage 12's next input
+    double p13 = 0;  // stage 13's next input
+    double p14 = 0;  // stage 14's next input
     long long n = 0;
     for (; n < 14; ++n) {
-      {  // step 14
+      {  // stage 14
         const bool ok = n - 14 >= 0 && n - 14 < count;
         double v = p14;
         {  // stage 0 (sos), section 14: transposed direct form II
@@ -2258,7 +2258,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         if (ok) y[(begin + n - 14) * sample_stride] = float(v);
       }
-      {  // step 13
+      {  // stage 13
         const bool ok = n - 13 >= 0 && n - 13 < count;
         double v = p13;
         {  // stage 0 (sos), section 13: transposed direct form II
@@ -2270,7 +2270,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p14 = v;
       }
-      {  // step 12
+      {  // stage 12
         const bool ok = n - 12 >= 0 && n - 12 < count;
         double v = p12;
         {  // stage 0 (sos), section 12: transposed direct form II
@@ -2282,7 +2282,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p13 = v;
       }
-      {  // step 11
+      {  // stage 11
         const bool ok = n - 11 >= 0 && n - 11 < count;
         double v = p11;
         {  // stage 0 (sos), section 11: transposed direct form II
@@ -2294,7 +2294,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p12 = v;
       }
-      {  // step 10
+      {  // stage 10
         const bool ok = n - 10 >= 0 && n - 10 < count;
         double v = p10;
         {  // stage 0 (sos), section 10: transposed direct form II
@@ -2306,7 +2306,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p11 = v;
       }
-      {  // step 9
+      {  // stage 9
         const bool ok = n - 9 >= 0 && n - 9 < count;
         double v = p9;
         {  // stage 0 (sos), section 9: transposed direct form II
@@ -2318,7 +2318,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p10 = v;
       }
-      {  // step 8
+      {  // stage 8
         const bool ok = n - 8 >= 0 && n - 8 < count;
         double v = p8;
         {  // stage 0 (sos), section 8: transposed direct form II
@@ -2330,7 +2330,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p9 = v;
       }
-      {  // step 7
+      {  // stage 7
         const bool ok = n - 7 >= 0 && n - 7 < count;
         double v = p7;
         {  // stage 0 (sos), section 7: transposed direct form II
@@ -2342,7 +2342,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p8 = v;
       }
-      {  // step 6
+      {  // stage 6
         const bool ok = n - 6 >= 0 && n - 6 < count;
         double v = p6;
         {  // stage 0 (sos), section 6: transposed direct form II
@@ -2354,7 +2354,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p7 = v;
       }
-      {  // step 5
+      {  // stage 5
         const bool ok = n - 5 >= 0 && n - 5 < count;
         double v = p5;
         {  // stage 0 (sos), section 5: transposed direct form II
@@ -2366,7 +2366,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p6 = v;
       }
-      {  // step 4
+      {  // stage 4
         const bool ok = n - 4 >= 0 && n - 4 < count;
         double v = p4;
         {  // stage 0 (sos), section 4: transposed direct form II
@@ -2378,7 +2378,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p5 = v;
       }
-      {  // step 3
+      {  // stage 3
         const bool ok = n - 3 >= 0 && n - 3 < count;
         double v = p3;
         {  // stage 0 (sos), section 3: transposed direct form II
@@ -2390,7 +2390,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p4 = v;
       }
-      {  // step 2
+      {  // stage 2
         const bool ok = n - 2 >= 0 && n - 2 < count;
         double v = p2;
         {  // stage 0 (sos), section 2: transposed direct form II
@@ -2402,7 +2402,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p3 = v;
       }
-      {  // step 1
+      {  // stage 1
         const bool ok = n - 1 >= 0 && n - 1 < count;
         double v = p1;
         {  // stage 0 (sos), section 1: transposed direct form II
@@ -2414,7 +2414,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p2 = v;
       }
-      {  // step 0
+      {  // stage 0
         const bool ok = n - 0 >= 0 && n - 0 < count;
         double v = ok ? double(x[(begin + n) * sample_stride]) : double(0);
         {  // stage 0 (sos), section 0: transposed direct form II
@@ -2428,7 +2428,7 @@ extern "C" __global__ void fxc_chain_1(
       }
     }
     for (; n < count; ++n) {
-      {  // step 14 on sample n - 14
+      {  // stage 14 on sample n - 14
         double v = p14;
         {  // stage 0 (sos), section 14: transposed direct form II
           const double o = fma(s0_14_b0, v, z0_14_0);
@@ -2438,7 +2438,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         y[(begin + n - 14) * sample_stride] = float(v);
       }
-      {  // step 13 on sample n - 13
+      {  // stage 13 on sample n - 13
         double v = p13;
         {  // stage 0 (sos), section 13: transposed direct form II
           const double o = fma(s0_13_b0, v, z0_13_0);
@@ -2448,7 +2448,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p14 = v;
       }
-      {  // step 12 on sample n - 12
+      {  // stage 12 on sample n - 12
         double v = p12;
         {  // stage 0 (sos), section 12: transposed direct form II
           const double o = fma(s0_12_b0, v, z0_12_0);
@@ -2458,7 +2458,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p13 = v;
       }
-      {  // step 11 on sample n - 11
+      {  // stage 11 on sample n - 11
         double v = p11;
         {  // stage 0 (sos), section 11: transposed direct form II
           const double o = fma(s0_11_b0, v, z0_11_0);
@@ -2468,7 +2468,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p12 = v;
       }
-      {  // step 10 on sample n - 10
+      {  // stage 10 on sample n - 10
         double v = p10;
         {  // stage 0 (sos), section 10: transposed direct form II
           const double o = fma(s0_10_b0, v, z0_10_0);
@@ -2478,7 +2478,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p11 = v;
       }
-      {  // step 9 on sample n - 9
+      {  // stage 9 on sample n - 9
         double v = p9;
         {  // stage 0 (sos), section 9: transposed direct form II
           const double o = fma(s0_9_b0, v, z0_9_0);
@@ -2488,7 +2488,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p10 = v;
       }
-      {  // step 8 on sample n - 8
+      {  // stage 8 on sample n - 8
         double v = p8;
         {  // stage 0 (sos), section 8: transposed direct form II
           const double o = fma(s0_8_b0, v, z0_8_0);
@@ -2498,7 +2498,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p9 = v;
       }
-      {  // step 7 on sample n - 7
+      {  // stage 7 on sample n - 7
         double v = p7;
         {  // stage 0 (sos), section 7: transposed direct form II
           const double o = fma(s0_7_b0, v, z0_7_0);
@@ -2508,7 +2508,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p8 = v;
       }
-      {  // step 6 on sample n - 6
+      {  // stage 6 on sample n - 6
         double v = p6;
         {  // stage 0 (sos), section 6: transposed direct form II
           const double o = fma(s0_6_b0, v, z0_6_0);
@@ -2518,7 +2518,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p7 = v;
       }
-      {  // step 5 on sample n - 5
+      {  // stage 5 on sample n - 5
         double v = p5;
         {  // stage 0 (sos), section 5: transposed direct form II
           const double o = fma(s0_5_b0, v, z0_5_0);
@@ -2528,7 +2528,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p6 = v;
       }
-      {  // step 4 on sample n - 4
+      {  // stage 4 on sample n - 4
         double v = p4;
         {  // stage 0 (sos), section 4: transposed direct form II
           const double o = fma(s0_4_b0, v, z0_4_0);
@@ -2538,7 +2538,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p5 = v;
       }
-      {  // step 3 on sample n - 3
+      {  // stage 3 on sample n - 3
         double v = p3;
         {  // stage 0 (sos), section 3: transposed direct form II
           const double o = fma(s0_3_b0, v, z0_3_0);
@@ -2548,7 +2548,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p4 = v;
       }
-      {  // step 2 on sample n - 2
+      {  // stage 2 on sample n - 2
         double v = p2;
         {  // stage 0 (sos), section 2: transposed direct form II
           const double o = fma(s0_2_b0, v, z0_2_0);
@@ -2558,7 +2558,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p3 = v;
       }
-      {  // step 1 on sample n - 1
+      {  // stage 1 on sample n - 1
         double v = p1;
         {  // stage 0 (sos), section 1: transposed direct form II
           const double o = fma(s0_1_b0, v, z0_1_0);
@@ -2568,7 +2568,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p2 = v;
       }
-      {  // step 0 on sample n - 0
+      {  // stage 0 on sample n - 0
         double v = double(x[(begin + n) * sample_stride]);
         {  // stage 0 (sos), section 0: transposed direct form II
           const double o = fma(s0_0_b0, v, z0_0_0);
@@ -2580,7 +2580,7 @@ extern "C" __global__ void fxc_chain_1(
       }
     }
     for (n = count > 14 ? count : 14; n < count + 14; ++n) {
-      {  // step 14
+      {  // stage 14
         const bool ok = n - 14 >= 0 && n - 14 < count;
         double v = p14;
         {  // stage 0 (sos), section 14: transposed direct form II
@@ -2592,7 +2592,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         if (ok) y[(begin + n - 14) * sample_stride] = float(v);
       }
-      {  // step 13
+      {  // stage 13
         const bool ok = n - 13 >= 0 && n - 13 < count;
         double v = p13;
         {  // stage 0 (sos), section 13: transposed direct form II
@@ -2604,7 +2604,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p14 = v;
       }
-      {  // step 12
+      {  // stage 12
         const bool ok = n - 12 >= 0 && n - 12 < count;
         double v = p12;
         {  // stage 0 (sos), section 12: transposed direct form II
@@ -2616,7 +2616,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p13 = v;
       }
-      {  // step 11
+      {  // stage 11
         const bool ok = n - 11 >= 0 && n - 11 < count;
         double v = p11;
         {  // stage 0 (sos), section 11: transposed direct form II
@@ -2628,7 +2628,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p12 = v;
       }
-      {  // step 10
+      {  // stage 10
         const bool ok = n - 10 >= 0 && n - 10 < count;
         double v = p10;
         {  // stage 0 (sos), section 10: transposed direct form II
@@ -2640,7 +2640,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p11 = v;
       }
-      {  // step 9
+      {  // stage 9
         const bool ok = n - 9 >= 0 && n - 9 < count;
         double v = p9;
         {  // stage 0 (sos), section 9: transposed direct form II
@@ -2652,7 +2652,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p10 = v;
       }
-      {  // step 8
+      {  // stage 8
         const bool ok = n - 8 >= 0 && n - 8 < count;
         double v = p8;
         {  // stage 0 (sos), section 8: transposed direct form II
@@ -2664,7 +2664,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p9 = v;
       }
-      {  // step 7
+      {  // stage 7
         const bool ok = n - 7 >= 0 && n - 7 < count;
         double v = p7;
         {  // stage 0 (sos), section 7: transposed direct form II
@@ -2676,7 +2676,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p8 = v;
       }
-      {  // step 6
+      {  // stage 6
         const bool ok = n - 6 >= 0 && n - 6 < count;
         double v = p6;
         {  // stage 0 (sos), section 6: transposed direct form II
@@ -2688,7 +2688,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p7 = v;
       }
-      {  // step 5
+      {  // stage 5
         const bool ok = n - 5 >= 0 && n - 5 < count;
         double v = p5;
         {  // stage 0 (sos), section 5: transposed direct form II
@@ -2700,7 +2700,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p6 = v;
       }
-      {  // step 4
+      {  // stage 4
         const bool ok = n - 4 >= 0 && n - 4 < count;
         double v = p4;
         {  // stage 0 (sos), section 4: transposed direct form II
@@ -2712,7 +2712,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p5 = v;
       }
-      {  // step 3
+      {  // stage 3
         const bool ok = n - 3 >= 0 && n - 3 < count;
         double v = p3;
         {  // stage 0 (sos), section 3: transposed direct form II
@@ -2724,7 +2724,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p4 = v;
       }
-      {  // step 2
+      {  // stage 2
         const bool ok = n - 2 >= 0 && n - 2 < count;
         double v = p2;
         {  // stage 0 (sos), section 2: transposed direct form II
@@ -2736,7 +2736,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p3 = v;
       }
-      {  // step 1
+      {  // stage 1
         const bool ok = n - 1 >= 0 && n - 1 < count;
         double v = p1;
         {  // stage 0 (sos), section 1: transposed direct form II
@@ -2748,7 +2748,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p2 = v;
       }
-      {  // step 0
+      {  // stage 0
         const bool ok = n - 0 >= 0 && n - 0 < count;
         double v = ok ? double(x[(begin + n) * sample_stride]) : double(0);
         {  // stage 0 (sos), section 0: transposed direct form II

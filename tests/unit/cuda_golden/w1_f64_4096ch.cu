@@ -158,20 +158,20 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     double z0_14_0 = double(0);
     double z0_14_1 = double(0);
     const long long count = t < rows ? end - begin : 0;  // this thread's samples
-    double p1 = 0;  // step 1's next input
-    double p2 = 0;  // step 2's next input
-    double p3 = 0;  // step 3's next input
-    double p4 = 0;  // step 4's next input
-    double p5 = 0;  // step 5's next input
-    double p6 = 0;  // step 6's next input
-    double p7 = 0;  // step 7's next input
-    double p8 = 0;  // step 8's next input
-    double p9 = 0;  // step 9's next input
-    double p10 = 0;  // step 10's next input
-    double p11 = 0;  // step 11's next input
-    double p12 = 0;  // step 12's next input
-    double p13 = 0;  // step 13's next input
-    double p14 = 0;  // step 14's next input
+    double p1 = 0;  // stage 1's next input
+    double p2 = 0;  // stage 2's next input
+    double p3 = 0;  // stage 3's next input
+    double p4 = 0;  // stage 4's next input
+    double p5 = 0;  // stage 5's next input
+    double p6 = 0;  // stage 6's next input
+    double p7 = 0;  // stage 7's next input
+    double p8 = 0;  // stage 8's next input
+    double p9 = 0;  // stage 9's next input
+    double p10 = 0;  // stage 10's next input
+    double p11 = 0;  // stage 11's next input
+    double p12 = 0;  // stage 12's next input
+    double p13 = 0;  // stage 13's next input
+    double p14 = 0;  // stage 14's next input
     for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
       __syncthreads();  // the last tile is done with (and, the first time, the row tables are written)
       for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
@@ -183,7 +183,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         long long n = j;
         // The first iterations: steps beyond the first sample wait (predicated).
         for (; n < j + 32 && n < 14; ++n) {
-          {  // step 14
+          {  // stage 14
             const bool ok = n - 14 >= 0 && n - 14 < count;
             double v = p14;
             {  // stage 0 (sos), section 14: transposed direct form II
@@ -194,7 +194,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               v = o;
             }
           }
-          {  // step 13
+          {  // stage 13
             const bool ok = n - 13 >= 0 && n - 13 < count;
             double v = p13;
             {  // stage 0 (sos), section 13: transposed direct form II
@@ -206,7 +206,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p14 = v;
           }
-          {  // step 12
+          {  // stage 12
             const bool ok = n - 12 >= 0 && n - 12 < count;
             double v = p12;
             {  // stage 0 (sos), section 12: transposed direct form II
@@ -218,7 +218,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p13 = v;
           }
-          {  // step 11
+          {  // stage 11
             const bool ok = n - 11 >= 0 && n - 11 < count;
             double v = p11;
             {  // stage 0 (sos), section 11: transposed direct form II
@@ -230,7 +230,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p12 = v;
           }
-          {  // step 10
+          {  // stage 10
             const bool ok = n - 10 >= 0 && n - 10 < count;
             double v = p10;
             {  // stage 0 (sos), section 10: transposed direct form II
@@ -242,7 +242,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p11 = v;
           }
-          {  // step 9
+          {  // stage 9
             const bool ok = n - 9 >= 0 && n - 9 < count;
             double v = p9;
             {  // stage 0 (sos), section 9: transposed direct form II
@@ -254,7 +254,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p10 = v;
           }
-          {  // step 8
+          {  // stage 8
             const bool ok = n - 8 >= 0 && n - 8 < count;
             double v = p8;
             {  // stage 0 (sos), section 8: transposed direct form II
@@ -266,7 +266,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p9 = v;
           }
-          {  // step 7
+          {  // stage 7
             const bool ok = n - 7 >= 0 && n - 7 < count;
             double v = p7;
             {  // stage 0 (sos), section 7: transposed direct form II
@@ -278,7 +278,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p8 = v;
           }
-          {  // step 6
+          {  // stage 6
             const bool ok = n - 6 >= 0 && n - 6 < count;
             double v = p6;
             {  // stage 0 (sos), section 6: transposed direct form II
@@ -290,7 +290,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p7 = v;
           }
-          {  // step 5
+          {  // stage 5
             const bool ok = n - 5 >= 0 && n - 5 < count;
             double v = p5;
             {  // stage 0 (sos), section 5: transposed direct form II
@@ -302,7 +302,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p6 = v;
           }
-          {  // step 4
+          {  // stage 4
             const bool ok = n - 4 >= 0 && n - 4 < count;
             double v = p4;
             {  // stage 0 (sos), section 4: transposed direct form II
@@ -314,7 +314,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p5 = v;
           }
-          {  // step 3
+          {  // stage 3
             const bool ok = n - 3 >= 0 && n - 3 < count;
             double v = p3;
             {  // stage 0 (sos), section 3: transposed direct form II
@@ -326,7 +326,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p4 = v;
           }
-          {  // step 2
+          {  // stage 2
             const bool ok = n - 2 >= 0 && n - 2 < count;
             double v = p2;
             {  // stage 0 (sos), section 2: transposed direct form II
@@ -338,7 +338,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p3 = v;
           }
-          {  // step 1
+          {  // stage 1
             const bool ok = n - 1 >= 0 && n - 1 < count;
             double v = p1;
             {  // stage 0 (sos), section 1: transposed direct form II
@@ -350,7 +350,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p2 = v;
           }
-          {  // step 0
+          {  // stage 0
             const bool ok = n - 0 >= 0 && n - 0 < count;
             double v = ok ? tile[threadIdx.x][(n) & 31] : double(0);
             {  // stage 0 (sos), section 0: transposed direct form II
@@ -364,7 +364,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
           }
         }
         for (; n < j + 32 && n < count; ++n) {
-          {  // step 14 on sample n - 14
+          {  // stage 14 on sample n - 14
             double v = p14;
             {  // stage 0 (sos), section 14: transposed direct form II
               const double o = fma(s0_14_b0, v, z0_14_0);
@@ -373,7 +373,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               v = o;
             }
           }
-          {  // step 13 on sample n - 13
+          {  // stage 13 on sample n - 13
             double v = p13;
             {  // stage 0 (sos), section 13: transposed direct form II
               const double o = fma(s0_13_b0, v, z0_13_0);
@@ -383,7 +383,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p14 = v;
           }
-          {  // step 12 on sample n - 12
+          {  // stage 12 on sample n - 12
             double v = p12;
             {  // stage 0 (sos), section 12: transposed direct form II
               const double o = fma(s0_12_b0, v, z0_12_0);
@@ -393,7 +393,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p13 = v;
           }
-          {  // step 11 on sample n - 11
+          {  // stage 11 on sample n - 11
             double v = p11;
             {  // stage 0 (sos), section 11: transposed direct form II
               const double o = fma(s0_11_b0, v, z0_11_0);
@@ -403,7 +403,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p12 = v;
           }
-          {  // step 10 on sample n - 10
+          {  // stage 10 on sample n - 10
             double v = p10;
             {  // stage 0 (sos), section 10: transposed direct form II
               const double o = fma(s0_10_b0, v, z0_10_0);
@@ -413,7 +413,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p11 = v;
           }
-          {  // step 9 on sample n - 9
+          {  // stage 9 on sample n - 9
             double v = p9;
             {  // stage 0 (sos), section 9: transposed direct form II
               const double o = fma(s0_9_b0, v, z0_9_0);
@@ -423,7 +423,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p10 = v;
           }
-          {  // step 8 on sample n - 8
+          {  // stage 8 on sample n - 8
             double v = p8;
             {  // stage 0 (sos), section 8: transposed direct form II
               const double o = fma(s0_8_b0, v, z0_8_0);
@@ -433,7 +433,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p9 = v;
           }
-          {  // step 7 on sample n - 7
+          {  // stage 7 on sample n - 7
             double v = p7;
             {  // stage 0 (sos), section 7: transposed direct form II
               const double o = fma(s0_7_b0, v, z0_7_0);
@@ -443,7 +443,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p8 = v;
           }
-          {  // step 6 on sample n - 6
+          {  // stage 6 on sample n - 6
             double v = p6;
             {  // stage 0 (sos), section 6: transposed direct form II
               const double o = fma(s0_6_b0, v, z0_6_0);
@@ -453,7 +453,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p7 = v;
           }
-          {  // step 5 on sample n - 5
+          {  // stage 5 on sample n - 5
             double v = p5;
             {  // stage 0 (sos), section 5: transposed direct form II
               const double o = fma(s0_5_b0, v, z0_5_0);
@@ -463,7 +463,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p6 = v;
           }
-          {  // step 4 on sample n - 4
+          {  // stage 4 on sample n - 4
             double v = p4;
             {  // stage 0 (sos), section 4: transposed direct form II
               const double o = fma(s0_4_b0, v, z0_4_0);
@@ -473,7 +473,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p5 = v;
           }
-          {  // step 3 on sample n - 3
+          {  // stage 3 on sample n - 3
             double v = p3;
             {  // stage 0 (sos), section 3: transposed direct form II
               const double o = fma(s0_3_b0, v, z0_3_0);
@@ -483,7 +483,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p4 = v;
           }
-          {  // step 2 on sample n - 2
+          {  // stage 2 on sample n - 2
             double v = p2;
             {  // stage 0 (sos), section 2: transposed direct form II
               const double o = fma(s0_2_b0, v, z0_2_0);
@@ -493,7 +493,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p3 = v;
           }
-          {  // step 1 on sample n - 1
+          {  // stage 1 on sample n - 1
             double v = p1;
             {  // stage 0 (sos), section 1: transposed direct form II
               const double o = fma(s0_1_b0, v, z0_1_0);
@@ -503,7 +503,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
             p2 = v;
           }
-          {  // step 0 on sample n - 0
+          {  // stage 0 on sample n - 0
             double v = tile[threadIdx.x][(n) & 31];
             {  // stage 0 (sos), section 0: transposed direct form II
               const double o = fma(s0_0_b0, v, z0_0_0);
@@ -516,7 +516,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         if (count <= j + 32) {  // the chunk ends in this tile: its last samples through the later steps
           for (n = count > 14 ? count : 14; n < count + 14; ++n) {
-            {  // step 14
+            {  // stage 14
               const bool ok = n - 14 >= 0 && n - 14 < count;
               double v = p14;
               {  // stage 0 (sos), section 14: transposed direct form II
@@ -527,7 +527,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
                 v = o;
               }
             }
-            {  // step 13
+            {  // stage 13
               const bool ok = n - 13 >= 0 && n - 13 < count;
               double v = p13;
               {  // stage 0 (sos), section 13: transposed direct form II
@@ -539,7 +539,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p14 = v;
             }
-            {  // step 12
+            {  // stage 12
               const bool ok = n - 12 >= 0 && n - 12 < count;
               double v = p12;
               {  // stage 0 (sos), section 12: transposed direct form II
@@ -551,7 +551,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p13 = v;
             }
-            {  // step 11
+            {  // stage 11
               const bool ok = n - 11 >= 0 && n - 11 < count;
               double v = p11;
               {  // stage 0 (sos), section 11: transposed direct form II
@@ -563,7 +563,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p12 = v;
             }
-            {  // step 10
+            {  // stage 10
               const bool ok = n - 10 >= 0 && n - 10 < count;
               double v = p10;
               {  // stage 0 (sos), section 10: transposed direct form II
@@ -575,7 +575,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p11 = v;
             }
-            {  // step 9
+            {  // stage 9
               const bool ok = n - 9 >= 0 && n - 9 < count;
               double v = p9;
               {  // stage 0 (sos), section 9: transposed direct form II
@@ -587,7 +587,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p10 = v;
             }
-            {  // step 8
+            {  // stage 8
               const bool ok = n - 8 >= 0 && n - 8 < count;
               double v = p8;
               {  // stage 0 (sos), section 8: transposed direct form II
@@ -599,7 +599,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p9 = v;
             }
-            {  // step 7
+            {  // stage 7
               const bool ok = n - 7 >= 0 && n - 7 < count;
               double v = p7;
               {  // stage 0 (sos), section 7: transposed direct form II
@@ -611,7 +611,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p8 = v;
             }
-            {  // step 6
+            {  // stage 6
               const bool ok = n - 6 >= 0 && n - 6 < count;
               double v = p6;
               {  // stage 0 (sos), section 6: transposed direct form II
@@ -623,7 +623,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p7 = v;
             }
-            {  // step 5
+            {  // stage 5
               const bool ok = n - 5 >= 0 && n - 5 < count;
               double v = p5;
               {  // stage 0 (sos), section 5: transposed direct form II
@@ -635,7 +635,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p6 = v;
             }
-            {  // step 4
+            {  // stage 4
               const bool ok = n - 4 >= 0 && n - 4 < count;
               double v = p4;
               {  // stage 0 (sos), section 4: transposed direct form II
@@ -647,7 +647,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p5 = v;
             }
-            {  // step 3
+            {  // stage 3
               const bool ok = n - 3 >= 0 && n - 3 < count;
               double v = p3;
               {  // stage 0 (sos), section 3: transposed direct form II
@@ -659,7 +659,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p4 = v;
             }
-            {  // step 2
+            {  // stage 2
               const bool ok = n - 2 >= 0 && n - 2 < count;
               double v = p2;
               {  // stage 0 (sos), section 2: transposed direct form II
@@ -671,7 +671,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p3 = v;
             }
-            {  // step 1
+            {  // stage 1
               const bool ok = n - 1 >= 0 && n - 1 < count;
               double v = p1;
               {  // stage 0 (sos), section 1: transposed direct form II
@@ -683,7 +683,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
               }
               p2 = v;
             }
-            {  // step 0
+            {  // stage 0
               const bool ok = n - 0 >= 0 && n - 0 < count;
               double v = ok ? tile[threadIdx.x][(n) & 31] : double(0);
               {  // stage 0 (sos), section 0: transposed direct form II
@@ -771,23 +771,23 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     double z0_14_1 = double(0);
     const double* const x = in + c * channel_stride;
     const long long count = end - begin;
-    double p1 = 0;  // step 1's next input
-    double p2 = 0;  // step 2's next input
-    double p3 = 0;  // step 3's next input
-    double p4 = 0;  // step 4's next input
-    double p5 = 0;  // step 5's next input
-    double p6 = 0;  // step 6's next input
-    double p7 = 0;  // step 7's next input
-    double p8 = 0;  // step 8's next input
-    double p9 = 0;  // step 9's next input
-    double p10 = 0;  // step 10's next input
-    double p11 = 0;  // step 11's next input
-    double p12 = 0;  // step 12's next input
-    double p13 = 0;  // step 13's next input
-    double p14 = 0;  // step 14's next input
+    double p1 = 0;  // stage 1's next input
+    double p2 = 0;  // stage 2's next input
+    double p3 = 0;  // stage 3's next input
+    double p4 = 0;  // stage 4's next input
+    double p5 = 0;  // stage 5's next input
+    double p6 = 0;  // stage 6's next input
+    double p7 = 0;  // stage 7's next input
+    double p8 = 0;  // stage 8's next input
+    double p9 = 0;  // stage 9's next input
+    double p10 = 0;  // stage 10's next input
+    double p11 = 0;  // stage 11's next input
+    double p12 = 0;  // stage 12's next input
+    double p13 = 0;  // stage 13's next input
+    double p14 = 0;  // stage 14's next input
     long long n = 0;
     for (; n < 14; ++n) {
-      {  // step 14
+      {  // stage 14
         const bool ok = n - 14 >= 0 && n - 14 < count;
         double v = p14;
         {  // stage 0 (sos), section 14: transposed direct form II
@@ -798,7 +798,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
           v = o;
         }
       }
-      {  // step 13
+      {  // stage 13
         const bool ok = n - 13 >= 0 && n - 13 < count;
         double v = p13;
         {  // stage 0 (sos), section 13: transposed direct form II
@@ -810,7 +810,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p14 = v;
       }
-      {  // step 12
+      {  // stage 12
         const bool ok = n - 12 >= 0 && n - 12 < count;
         double v = p12;
         {  // stage 0 (sos), section 12: transposed direct form II
@@ -822,7 +822,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p13 = v;
       }
-      {  // step 11
+      {  // stage 11
         const bool ok = n - 11 >= 0 && n - 11 < count;
         double v = p11;
         {  // stage 0 (sos), section 11: transposed direct form II
@@ -834,7 +834,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p12 = v;
       }
-      {  // step 10
+      {  // stage 10
         const bool ok = n - 10 >= 0 && n - 10 < count;
         double v = p10;
         {  // stage 0 (sos), section 10: transposed direct form II
@@ -846,7 +846,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p11 = v;
       }
-      {  // step 9
+      {  // stage 9
         const bool ok = n - 9 >= 0 && n - 9 < count;
         double v = p9;
         {  // stage 0 (sos), section 9: transposed direct form II
@@ -858,7 +858,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p10 = v;
       }
-      {  // step 8
+      {  // stage 8
         const bool ok = n - 8 >= 0 && n - 8 < count;
         double v = p8;
         {  // stage 0 (sos), section 8: transposed direct form II
@@ -870,7 +870,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p9 = v;
       }
-      {  // step 7
+      {  // stage 7
         const bool ok = n - 7 >= 0 && n - 7 < count;
         double v = p7;
         {  // stage 0 (sos), section 7: transposed direct form II
@@ -882,7 +882,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p8 = v;
       }
-      {  // step 6
+      {  // stage 6
         const bool ok = n - 6 >= 0 && n - 6 < count;
         double v = p6;
         {  // stage 0 (sos), section 6: transposed direct form II
@@ -894,7 +894,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p7 = v;
       }
-      {  // step 5
+      {  // stage 5
         const bool ok = n - 5 >= 0 && n - 5 < count;
         double v = p5;
         {  // stage 0 (sos), section 5: transposed direct form II
@@ -906,7 +906,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p6 = v;
       }
-      {  // step 4
+      {  // stage 4
         const bool ok = n - 4 >= 0 && n - 4 < count;
         double v = p4;
         {  // stage 0 (sos), section 4: transposed direct form II
@@ -918,7 +918,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p5 = v;
       }
-      {  // step 3
+      {  // stage 3
         const bool ok = n - 3 >= 0 && n - 3 < count;
         double v = p3;
         {  // stage 0 (sos), section 3: transposed direct form II
@@ -930,7 +930,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p4 = v;
       }
-      {  // step 2
+      {  // stage 2
         const bool ok = n - 2 >= 0 && n - 2 < count;
         double v = p2;
         {  // stage 0 (sos), section 2: transposed direct form II
@@ -942,7 +942,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p3 = v;
       }
-      {  // step 1
+      {  // stage 1
         const bool ok = n - 1 >= 0 && n - 1 < count;
         double v = p1;
         {  // stage 0 (sos), section 1: transposed direct form II
@@ -954,7 +954,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p2 = v;
       }
-      {  // step 0
+      {  // stage 0
         const bool ok = n - 0 >= 0 && n - 0 < count;
         double v = ok ? x[(begin + n) * sample_stride] : double(0);
         {  // stage 0 (sos), section 0: transposed direct form II
@@ -968,7 +968,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
       }
     }
     for (; n < count; ++n) {
-      {  // step 14 on sample n - 14
+      {  // stage 14 on sample n - 14
         double v = p14;
         {  // stage 0 (sos), section 14: transposed direct form II
           const double o = fma(s0_14_b0, v, z0_14_0);
@@ -977,7 +977,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
           v = o;
         }
       }
-      {  // step 13 on sample n - 13
+      {  // stage 13 on sample n - 13
         double v = p13;
         {  // stage 0 (sos), section 13: transposed direct form II
           const double o = fma(s0_13_b0, v, z0_13_0);
@@ -987,7 +987,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p14 = v;
       }
-      {  // step 12 on sample n - 12
+      {  // stage 12 on sample n - 12
         double v = p12;
         {  // stage 0 (sos), section 12: transposed direct form II
           const double o = fma(s0_12_b0, v, z0_12_0);
@@ -997,7 +997,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p13 = v;
       }
-      {  // step 11 on sample n - 11
+      {  // stage 11 on sample n - 11
         double v = p11;
         {  // stage 0 (sos), section 11: transposed direct form II
           const double o = fma(s0_11_b0, v, z0_11_0);
@@ -1007,7 +1007,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p12 = v;
       }
-      {  // step 10 on sample n - 10
+      {  // stage 10 on sample n - 10
         double v = p10;
         {  // stage 0 (sos), section 10: transposed direct form II
           const double o = fma(s0_10_b0, v, z0_10_0);
@@ -1017,7 +1017,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p11 = v;
       }
-      {  // step 9 on sample n - 9
+      {  // stage 9 on sample n - 9
         double v = p9;
         {  // stage 0 (sos), section 9: transposed direct form II
           const double o = fma(s0_9_b0, v, z0_9_0);
@@ -1027,7 +1027,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p10 = v;
       }
-      {  // step 8 on sample n - 8
+      {  // stage 8 on sample n - 8
         double v = p8;
         {  // stage 0 (sos), section 8: transposed direct form II
           const double o = fma(s0_8_b0, v, z0_8_0);
@@ -1037,7 +1037,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p9 = v;
       }
-      {  // step 7 on sample n - 7
+      {  // stage 7 on sample n - 7
         double v = p7;
         {  // stage 0 (sos), section 7: transposed direct form II
           const double o = fma(s0_7_b0, v, z0_7_0);
@@ -1047,7 +1047,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p8 = v;
       }
-      {  // step 6 on sample n - 6
+      {  // stage 6 on sample n - 6
         double v = p6;
         {  // stage 0 (sos), section 6: transposed direct form II
           const double o = fma(s0_6_b0, v, z0_6_0);
@@ -1057,7 +1057,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p7 = v;
       }
-      {  // step 5 on sample n - 5
+      {  // stage 5 on sample n - 5
         double v = p5;
         {  // stage 0 (sos), section 5: transposed direct form II
           const double o = fma(s0_5_b0, v, z0_5_0);
@@ -1067,7 +1067,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p6 = v;
       }
-      {  // step 4 on sample n - 4
+      {  // stage 4 on sample n - 4
         double v = p4;
         {  // stage 0 (sos), section 4: transposed direct form II
           const double o = fma(s0_4_b0, v, z0_4_0);
@@ -1077,7 +1077,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p5 = v;
       }
-      {  // step 3 on sample n - 3
+      {  // stage 3 on sample n - 3
         double v = p3;
         {  // stage 0 (sos), section 3: transposed direct form II
           const double o = fma(s0_3_b0, v, z0_3_0);
@@ -1087,7 +1087,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p4 = v;
       }
-      {  // step 2 on sample n - 2
+      {  // stage 2 on sample n - 2
         double v = p2;
         {  // stage 0 (sos), section 2: transposed direct form II
           const double o = fma(s0_2_b0, v, z0_2_0);
@@ -1097,7 +1097,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p3 = v;
       }
-      {  // step 1 on sample n - 1
+      {  // stage 1 on sample n - 1
         double v = p1;
         {  // stage 0 (sos), section 1: transposed direct form II
           const double o = fma(s0_1_b0, v, z0_1_0);
@@ -1107,7 +1107,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p2 = v;
       }
-      {  // step 0 on sample n - 0
+      {  // stage 0 on sample n - 0
         double v = x[(begin + n) * sample_stride];
         {  // stage 0 (sos), section 0: transposed direct form II
           const double o = fma(s0_0_b0, v, z0_0_0);
@@ -1119,7 +1119,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
       }
     }
     for (n = count > 14 ? count : 14; n < count + 14; ++n) {
-      {  // step 14
+      {  // stage 14
         const bool ok = n - 14 >= 0 && n - 14 < count;
         double v = p14;
         {  // stage 0 (sos), section 14: transposed direct form II
@@ -1130,7 +1130,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
           v = o;
         }
       }
-      {  // step 13
+      {  // stage 13
         const bool ok = n - 13 >= 0 && n - 13 < count;
         double v = p13;
         {  // stage 0 (sos), section 13: transposed direct form II
@@ -1142,7 +1142,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p14 = v;
       }
-      {  // step 12
+      {  // stage 12
         const bool ok = n - 12 >= 0 && n - 12 < count;
         double v = p12;
         {  // stage 0 (sos), section 12: transposed direct form II
@@ -1154,7 +1154,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p13 = v;
       }
-      {  // step 11
+      {  // stage 11
         const bool ok = n - 11 >= 0 && n - 11 < count;
         double v = p11;
         {  // stage 0 (sos), section 11: transposed direct form II
@@ -1166,7 +1166,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p12 = v;
       }
-      {  // step 10
+      {  // stage 10
         const bool ok = n - 10 >= 0 && n - 10 < count;
         double v = p10;
         {  // stage 0 (sos), section 10: transposed direct form II
@@ -1178,7 +1178,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p11 = v;
       }
-      {  // step 9
+      {  // stage 9
         const bool ok = n - 9 >= 0 && n - 9 < count;
         double v = p9;
         {  // stage 0 (sos), section 9: transposed direct form II
@@ -1190,7 +1190,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p10 = v;
       }
-      {  // step 8
+      {  // stage 8
         const bool ok = n - 8 >= 0 && n - 8 < count;
         double v = p8;
         {  // stage 0 (sos), section 8: transposed direct form II
@@ -1202,7 +1202,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p9 = v;
       }
-      {  // step 7
+      {  // stage 7
         const bool ok = n - 7 >= 0 && n - 7 < count;
         double v = p7;
         {  // stage 0 (sos), section 7: transposed direct form II
@@ -1214,7 +1214,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p8 = v;
       }
-      {  // step 6
+      {  // stage 6
         const bool ok = n - 6 >= 0 && n - 6 < count;
         double v = p6;
         {  // stage 0 (sos), section 6: transposed direct form II
@@ -1226,7 +1226,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p7 = v;
       }
-      {  // step 5
+      {  // stage 5
         const bool ok = n - 5 >= 0 && n - 5 < count;
         double v = p5;
         {  // stage 0 (sos), section 5: transposed direct form II
@@ -1238,7 +1238,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p6 = v;
       }
-      {  // step 4
+      {  // stage 4
         const bool ok = n - 4 >= 0 && n - 4 < count;
         double v = p4;
         {  // stage 0 (sos), section 4: transposed direct form II
@@ -1250,7 +1250,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p5 = v;
       }
-      {  // step 3
+      {  // stage 3
         const bool ok = n - 3 >= 0 && n - 3 < count;
         double v = p3;
         {  // stage 0 (sos), section 3: transposed direct form II
@@ -1262,7 +1262,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p4 = v;
       }
-      {  // step 2
+      {  // stage 2
         const bool ok = n - 2 >= 0 && n - 2 < count;
         double v = p2;
         {  // stage 0 (sos), section 2: transposed direct form II
@@ -1274,7 +1274,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p3 = v;
       }
-      {  // step 1
+      {  // stage 1
         const bool ok = n - 1 >= 0 && n - 1 < count;
         double v = p1;
         {  // stage 0 (sos), section 1: transposed direct form II
@@ -1286,7 +1286,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         p2 = v;
       }
-      {  // step 0
+      {  // stage 0
         const bool ok = n - 0 >= 0 && n - 0 < count;
         double v = ok ? x[(begin + n) * sample_stride] : double(0);
         {  // stage 0 (sos), section 0: transposed direct form II
@@ -1599,20 +1599,20 @@ extern "C" __global__ void fxc_chain_1(
     double z0_14_0 = st[28];
     double z0_14_1 = st[29];
     const long long count = t < rows ? end - begin : 0;  // this thread's samples
-    double p1 = 0;  // step 1's next input
-    double p2 = 0;  // step 2's next input
-    double p3 = 0;  // step 3's next input
-    double p4 = 0;  // step 4's next input
-    double p5 = 0;  // step 5's next input
-    double p6 = 0;  // step 6's next input
-    double p7 = 0;  // step 7's next input
-    double p8 = 0;  // step 8's next input
-    double p9 = 0;  // step 9's next input
-    double p10 = 0;  // step 10's next input
-    double p11 = 0;  // step 11's next input
-    double p12 = 0;  // step 12's next input
-    double p13 = 0;  // step 13's next input
-    double p14 = 0;  // step 14's next input
+    double p1 = 0;  // stage 1's next input
+    double p2 = 0;  // stage 2's next input
+    double p3 = 0;  // stage 3's next input
+    double p4 = 0;  // stage 4's next input
+    double p5 = 0;  // stage 5's next input
+    double p6 = 0;  // stage 6's next input
+    double p7 = 0;  // stage 7's next input
+    double p8 = 0;  // stage 8's next input
+    double p9 = 0;  // stage 9's next input
+    double p10 = 0;  // stage 10's next input
+    double p11 = 0;  // stage 11's next input
+    double p12 = 0;  // stage 12's next input
+    double p13 = 0;  // stage 13's next input
+    double p14 = 0;  // stage 14's next input
     for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
       __syncthreads();  // the last tile is done with (and, the first time, the row tables are written)
       for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
@@ -1627,7 +1627,7 @@ extern "C" __global__ void fxc_chain_1(
         long long n = j;
         // The first iterations: steps beyond the first sample wait (predicated).
         for (; n < j + 32 && n < 14; ++n) {
-          {  // step 14
+          {  // stage 14
             const bool ok = n - 14 >= 0 && n - 14 < count;
             double v = p14;
             {  // stage 0 (sos), section 14: transposed direct form II
@@ -1639,7 +1639,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             if (ok) tile[threadIdx.x][(n - 14) & 63] = v;
           }
-          {  // step 13
+          {  // stage 13
             const bool ok = n - 13 >= 0 && n - 13 < count;
             double v = p13;
             {  // stage 0 (sos), section 13: transposed direct form II
@@ -1651,7 +1651,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p14 = v;
           }
-          {  // step 12
+          {  // stage 12
             const bool ok = n - 12 >= 0 && n - 12 < count;
             double v = p12;
             {  // stage 0 (sos), section 12: transposed direct form II
@@ -1663,7 +1663,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p13 = v;
           }
-          {  // step 11
+          {  // stage 11
             const bool ok = n - 11 >= 0 && n - 11 < count;
             double v = p11;
             {  // stage 0 (sos), section 11: transposed direct form II
@@ -1675,7 +1675,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p12 = v;
           }
-          {  // step 10
+          {  // stage 10
             const bool ok = n - 10 >= 0 && n - 10 < count;
             double v = p10;
             {  // stage 0 (sos), section 10: transposed direct form II
@@ -1687,7 +1687,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p11 = v;
           }
-          {  // step 9
+          {  // stage 9
             const bool ok = n - 9 >= 0 && n - 9 < count;
             double v = p9;
             {  // stage 0 (sos), section 9: transposed direct form II
@@ -1699,7 +1699,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p10 = v;
           }
-          {  // step 8
+          {  // stage 8
             const bool ok = n - 8 >= 0 && n - 8 < count;
             double v = p8;
             {  // stage 0 (sos), section 8: transposed direct form II
@@ -1711,7 +1711,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p9 = v;
           }
-          {  // step 7
+          {  // stage 7
             const bool ok = n - 7 >= 0 && n - 7 < count;
             double v = p7;
             {  // stage 0 (sos), section 7: transposed direct form II
@@ -1723,7 +1723,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p8 = v;
           }
-          {  // step 6
+          {  // stage 6
             const bool ok = n - 6 >= 0 && n - 6 < count;
             double v = p6;
             {  // stage 0 (sos), section 6: transposed direct form II
@@ -1735,7 +1735,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p7 = v;
           }
-          {  // step 5
+          {  // stage 5
             const bool ok = n - 5 >= 0 && n - 5 < count;
             double v = p5;
             {  // stage 0 (sos), section 5: transposed direct form II
@@ -1747,7 +1747,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p6 = v;
           }
-          {  // step 4
+          {  // stage 4
             const bool ok = n - 4 >= 0 && n - 4 < count;
             double v = p4;
             {  // stage 0 (sos), section 4: transposed direct form II
@@ -1759,7 +1759,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p5 = v;
           }
-          {  // step 3
+          {  // stage 3
             const bool ok = n - 3 >= 0 && n - 3 < count;
             double v = p3;
             {  // stage 0 (sos), section 3: transposed direct form II
@@ -1771,7 +1771,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p4 = v;
           }
-          {  // step 2
+          {  // stage 2
             const bool ok = n - 2 >= 0 && n - 2 < count;
             double v = p2;
             {  // stage 0 (sos), section 2: transposed direct form II
@@ -1783,7 +1783,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p3 = v;
           }
-          {  // step 1
+          {  // stage 1
             const bool ok = n - 1 >= 0 && n - 1 < count;
             double v = p1;
             {  // stage 0 (sos), section 1: transposed direct form II
@@ -1795,7 +1795,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p2 = v;
           }
-          {  // step 0
+          {  // stage 0
             const bool ok = n - 0 >= 0 && n - 0 < count;
             double v = ok ? tile[threadIdx.x][(n) & 63] : double(0);
             {  // stage 0 (sos), section 0: transposed direct form II
@@ -1809,7 +1809,7 @@ extern "C" __global__ void fxc_chain_1(
           }
         }
         for (; n < j + 32 && n < count; ++n) {
-          {  // step 14 on sample n - 14
+          {  // stage 14 on sample n - 14
             double v = p14;
             {  // stage 0 (sos), section 14: transposed direct form II
               const double o = fma(s0_14_b0, v, z0_14_0);
@@ -1819,7 +1819,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             tile[threadIdx.x][(n - 14) & 63] = v;
           }
-          {  // step 13 on sample n - 13
+          {  // stage 13 on sample n - 13
             double v = p13;
             {  // stage 0 (sos), section 13: transposed direct form II
               const double o = fma(s0_13_b0, v, z0_13_0);
@@ -1829,7 +1829,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p14 = v;
           }
-          {  // step 12 on sample n - 12
+          {  // stage 12 on sample n - 12
             double v = p12;
             {  // stage 0 (sos), section 12: transposed direct form II
               const double o = fma(s0_12_b0, v, z0_12_0);
@@ -1839,7 +1839,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p13 = v;
           }
-          {  // step 11 on sample n - 11
+          {  // stage 11 on sample n - 11
             double v = p11;
             {  // stage 0 (sos), section 11: transposed direct form II
               const double o = fma(s0_11_b0, v, z0_11_0);
@@ -1849,7 +1849,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p12 = v;
           }
-          {  // step 10 on sample n - 10
+          {  // stage 10 on sample n - 10
             double v = p10;
             {  // stage 0 (sos), section 10: transposed direct form II
               const double o = fma(s0_10_b0, v, z0_10_0);
@@ -1859,7 +1859,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p11 = v;
           }
-          {  // step 9 on sample n - 9
+          {  // stage 9 on sample n - 9
             double v = p9;
             {  // stage 0 (sos), section 9: transposed direct form II
               const double o = fma(s0_9_b0, v, z0_9_0);
@@ -1869,7 +1869,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p10 = v;
           }
-          {  // step 8 on sample n - 8
+          {  // stage 8 on sample n - 8
             double v = p8;
             {  // stage 0 (sos), section 8: transposed direct form II
               const double o = fma(s0_8_b0, v, z0_8_0);
@@ -1879,7 +1879,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p9 = v;
           }
-          {  // step 7 on sample n - 7
+          {  // stage 7 on sample n - 7
             double v = p7;
             {  // stage 0 (sos), section 7: transposed direct form II
               const double o = fma(s0_7_b0, v, z0_7_0);
@@ -1889,7 +1889,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p8 = v;
           }
-          {  // step 6 on sample n - 6
+          {  // stage 6 on sample n - 6
             double v = p6;
             {  // stage 0 (sos), section 6: transposed direct form II
               const double o = fma(s0_6_b0, v, z0_6_0);
@@ -1899,7 +1899,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p7 = v;
           }
-          {  // step 5 on sample n - 5
+          {  // stage 5 on sample n - 5
             double v = p5;
             {  // stage 0 (sos), section 5: transposed direct form II
               const double o = fma(s0_5_b0, v, z0_5_0);
@@ -1909,7 +1909,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p6 = v;
           }
-          {  // step 4 on sample n - 4
+          {  // stage 4 on sample n - 4
             double v = p4;
             {  // stage 0 (sos), section 4: transposed direct form II
               const double o = fma(s0_4_b0, v, z0_4_0);
@@ -1919,7 +1919,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p5 = v;
           }
-          {  // step 3 on sample n - 3
+          {  // stage 3 on sample n - 3
             double v = p3;
             {  // stage 0 (sos), section 3: transposed direct form II
               const double o = fma(s0_3_b0, v, z0_3_0);
@@ -1929,7 +1929,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p4 = v;
           }
-          {  // step 2 on sample n - 2
+          {  // stage 2 on sample n - 2
             double v = p2;
             {  // stage 0 (sos), section 2: transposed direct form II
               const double o = fma(s0_2_b0, v, z0_2_0);
@@ -1939,7 +1939,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p3 = v;
           }
-          {  // step 1 on sample n - 1
+          {  // stage 1 on sample n - 1
             double v = p1;
             {  // stage 0 (sos), section 1: transposed direct form II
               const double o = fma(s0_1_b0, v, z0_1_0);
@@ -1949,7 +1949,7 @@ extern "C" __global__ void fxc_chain_1(
             }
             p2 = v;
           }
-          {  // step 0 on sample n - 0
+          {  // stage 0 on sample n - 0
             double v = tile[threadIdx.x][(n) & 63];
             {  // stage 0 (sos), section 0: transposed direct form II
               const double o = fma(s0_0_b0, v, z0_0_0);
@@ -1962,7 +1962,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         if (count <= j + 32) {  // the chunk ends in this tile: its last samples through the later steps
           for (n = count > 14 ? count : 14; n < count + 14; ++n) {
-            {  // step 14
+            {  // stage 14
               const bool ok = n - 14 >= 0 && n - 14 < count;
               double v = p14;
               {  // stage 0 (sos), section 14: transposed direct form II
@@ -1974,7 +1974,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               if (ok) tile[threadIdx.x][(n - 14) & 63] = v;
             }
-            {  // step 13
+            {  // stage 13
               const bool ok = n - 13 >= 0 && n - 13 < count;
               double v = p13;
               {  // stage 0 (sos), section 13: transposed direct form II
@@ -1986,7 +1986,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p14 = v;
             }
-            {  // step 12
+            {  // stage 12
               const bool ok = n - 12 >= 0 && n - 12 < count;
               double v = p12;
               {  // stage 0 (sos), section 12: transposed direct form II
@@ -1998,7 +1998,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p13 = v;
             }
-            {  // step 11
+            {  // stage 11
               const bool ok = n - 11 >= 0 && n - 11 < count;
               double v = p11;
               {  // stage 0 (sos), section 11: transposed direct form II
@@ -2010,7 +2010,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p12 = v;
             }
-            {  // step 10
+            {  // stage 10
               const bool ok = n - 10 >= 0 && n - 10 < count;
               double v = p10;
               {  // stage 0 (sos), section 10: transposed direct form II
@@ -2022,7 +2022,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p11 = v;
             }
-            {  // step 9
+            {  // stage 9
               const bool ok = n - 9 >= 0 && n - 9 < count;
               double v = p9;
               {  // stage 0 (sos), section 9: transposed direct form II
@@ -2034,7 +2034,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p10 = v;
             }
-            {  // step 8
+            {  // stage 8
               const bool ok = n - 8 >= 0 && n - 8 < count;
               double v = p8;
               {  // stage 0 (sos), section 8: transposed direct form II
@@ -2046,7 +2046,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p9 = v;
             }
-            {  // step 7
+            {  // stage 7
               const bool ok = n - 7 >= 0 && n - 7 < count;
               double v = p7;
               {  // stage 0 (sos), section 7: transposed direct form II
@@ -2058,7 +2058,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p8 = v;
             }
-            {  // step 6
+            {  // stage 6
               const bool ok = n - 6 >= 0 && n - 6 < count;
               double v = p6;
               {  // stage 0 (sos), section 6: transposed direct form II
@@ -2070,7 +2070,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p7 = v;
             }
-            {  // step 5
+            {  // stage 5
               const bool ok = n - 5 >= 0 && n - 5 < count;
               double v = p5;
               {  // stage 0 (sos), section 5: transposed direct form II
@@ -2082,7 +2082,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p6 = v;
             }
-            {  // step 4
+            {  // stage 4
               const bool ok = n - 4 >= 0 && n - 4 < count;
               double v = p4;
               {  // stage 0 (sos), section 4: transposed direct form II
@@ -2094,7 +2094,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p5 = v;
             }
-            {  // step 3
+            {  // stage 3
               const bool ok = n - 3 >= 0 && n - 3 < count;
               double v = p3;
               {  // stage 0 (sos), section 3: transposed direct form II
@@ -2106,7 +2106,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p4 = v;
             }
-            {  // step 2
+            {  // stage 2
               const bool ok = n - 2 >= 0 && n - 2 < count;
               double v = p2;
               {  // stage 0 (sos), section 2: transposed direct form II
@@ -2118,7 +2118,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p3 = v;
             }
-            {  // step 1
+            {  // stage 1
               const bool ok = n - 1 >= 0 && n - 1 < count;
               double v = p1;
               {  // stage 0 (sos), section 1: transposed direct form II
@@ -2130,7 +2130,7 @@ extern "C" __global__ void fxc_chain_1(
               }
               p2 = v;
             }
-            {  // step 0
+            {  // stage 0
               const bool ok = n - 0 >= 0 && n - 0 < count;
               double v = ok ? tile[threadIdx.x][(n) & 63] : double(0);
               {  // stage 0 (sos), section 0: transposed direct form II
@@ -2229,23 +2229,23 @@ extern "C" __global__ void fxc_chain_1(
     const double* const x = in + c * channel_stride;
     double* const y = out + c * channel_stride;
     const long long count = end - begin;
-    double p1 = 0;  // step 1's next input
-    double p2 = 0;  // step 2's next input
-    double p3 = 0;  // step 3's next input
-    double p4 = 0;  // step 4's next input
-    double p5 = 0;  // step 5's next input
-    double p6 = 0;  // step 6's next input
-    double p7 = 0;  // step 7's next input
-    double p8 = 0;  // step 8's next input
-    double p9 = 0;  // step 9's next input
-    double p10 = 0;  // step 10's next input
-    double p11 = 0;  // step 11's next input
-    double p12 = 0;  // step 12's next input
-    double p13 = 0;  // step 13's next input
-    double p14 = 0;  // step 14's next input
+    double p1 = 0;  // stage 1's next input
+    double p2 = 0;  // stage 2's next input
+    double p3 = 0;  // stage 3's next input
+    double p4 = 0;  // stage 4's next input
+    double p5 = 0;  // stage 5's next input
+    double p6 = 0;  // stage 6's next input
+    double p7 = 0;  // stage 7's next input
+    double p8 = 0;  // stage 8's next input
+    double p9 = 0;  // stage 9's next input
+    double p10 = 0;  // stage 10's next input
+    double p11 = 0;  // stage 11's next input
+    double p12 = 0;  // stage 12's next input
+    double p13 = 0;  // stage 13's next input
+    double p14 = 0;  // stage 14's next input
     long long n = 0;
     for (; n < 14; ++n) {
-      {  // step 14
+      {  // stage 14
         const bool ok = n - 14 >= 0 && n - 14 < count;
         double v = p14;
         {  // stage 0 (sos), section 14: transposed direct form II
@@ -2257,7 +2257,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         if (ok) y[(begin + n - 14) * sample_stride] = v;
       }
-      {  // step 13
+      {  // stage 13
         const bool ok = n - 13 >= 0 && n - 13 < count;
         double v = p13;
         {  // stage 0 (sos), section 13: transposed direct form II
@@ -2269,7 +2269,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p14 = v;
       }
-      {  // step 12
+      {  // stage 12
         const bool ok = n - 12 >= 0 && n - 12 < count;
         double v = p12;
         {  // stage 0 (sos), section 12: transposed direct form II
@@ -2281,7 +2281,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p13 = v;
       }
-      {  // step 11
+      {  // stage 11
         const bool ok = n - 11 >= 0 && n - 11 < count;
         double v = p11;
         {  // stage 0 (sos), section 11: transposed direct form II
@@ -2293,7 +2293,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p12 = v;
       }
-      {  // step 10
+      {  // stage 10
         const bool ok = n - 10 >= 0 && n - 10 < count;
         double v = p10;
         {  // stage 0 (sos), section 10: transposed direct form II
@@ -2305,7 +2305,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p11 = v;
       }
-      {  // step 9
+      {  // stage 9
         const bool ok = n - 9 >= 0 && n - 9 < count;
         double v = p9;
         {  // stage 0 (sos), section 9: transposed direct form II
@@ -2317,7 +2317,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p10 = v;
       }
-      {  // step 8
+      {  // stage 8
         const bool ok = n - 8 >= 0 && n - 8 < count;
         double v = p8;
         {  // stage 0 (sos), section 8: transposed direct form II
@@ -2329,7 +2329,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p9 = v;
       }
-      {  // step 7
+      {  // stage 7
         const bool ok = n - 7 >= 0 && n - 7 < count;
         double v = p7;
         {  // stage 0 (sos), section 7: transposed direct form II
@@ -2341,7 +2341,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p8 = v;
       }
-      {  // step 6
+      {  // stage 6
         const bool ok = n - 6 >= 0 && n - 6 < count;
         double v = p6;
         {  // stage 0 (sos), section 6: transposed direct form II
@@ -2353,7 +2353,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p7 = v;
       }
-      {  // step 5
+      {  // stage 5
         const bool ok = n - 5 >= 0 && n - 5 < count;
         double v = p5;
         {  // stage 0 (sos), section 5: transposed direct form II
@@ -2365,7 +2365,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p6 = v;
       }
-      {  // step 4
+      {  // stage 4
         const bool ok = n - 4 >= 0 && n - 4 < count;
         double v = p4;
         {  // stage 0 (sos), section 4: transposed direct form II
@@ -2377,7 +2377,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p5 = v;
       }
-      {  // step 3
+      {  // stage 3
         const bool ok = n - 3 >= 0 && n - 3 < count;
         double v = p3;
         {  // stage 0 (sos), section 3: transposed direct form II
@@ -2389,7 +2389,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p4 = v;
       }
-      {  // step 2
+      {  // stage 2
         const bool ok = n - 2 >= 0 && n - 2 < count;
         double v = p2;
         {  // stage 0 (sos), section 2: transposed direct form II
@@ -2401,7 +2401,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p3 = v;
       }
-      {  // step 1
+      {  // stage 1
         const bool ok = n - 1 >= 0 && n - 1 < count;
         double v = p1;
         {  // stage 0 (sos), section 1: transposed direct form II
@@ -2413,7 +2413,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p2 = v;
       }
-      {  // step 0
+      {  // stage 0
         const bool ok = n - 0 >= 0 && n - 0 < count;
         double v = ok ? x[(begin + n) * sample_stride] : double(0);
         {  // stage 0 (sos), section 0: transposed direct form II
@@ -2427,7 +2427,7 @@ extern "C" __global__ void fxc_chain_1(
       }
     }
     for (; n < count; ++n) {
-      {  // step 14 on sample n - 14
+      {  // stage 14 on sample n - 14
         double v = p14;
         {  // stage 0 (sos), section 14: transposed direct form II
           const double o = fma(s0_14_b0, v, z0_14_0);
@@ -2437,7 +2437,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         y[(begin + n - 14) * sample_stride] = v;
       }
-      {  // step 13 on sample n - 13
+      {  // stage 13 on sample n - 13
         double v = p13;
         {  // stage 0 (sos), section 13: transposed direct form II
           const double o = fma(s0_13_b0, v, z0_13_0);
@@ -2447,7 +2447,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p14 = v;
       }
-      {  // step 12 on sample n - 12
+      {  // stage 12 on sample n - 12
         double v = p12;
         {  // stage 0 (sos), section 12: transposed direct form II
           const double o = fma(s0_12_b0, v, z0_12_0);
@@ -2457,7 +2457,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p13 = v;
       }
-      {  // step 11 on sample n - 11
+      {  // stage 11 on sample n - 11
         double v = p11;
         {  // stage 0 (sos), section 11: transposed direct form II
           const double o = fma(s0_11_b0, v, z0_11_0);
@@ -2467,7 +2467,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p12 = v;
       }
-      {  // step 10 on sample n - 10
+      {  // stage 10 on sample n - 10
         double v = p10;
         {  // stage 0 (sos), section 10: transposed direct form II
           const double o = fma(s0_10_b0, v, z0_10_0);
@@ -2477,7 +2477,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p11 = v;
       }
-      {  // step 9 on sample n - 9
+      {  // stage 9 on sample n - 9
         double v = p9;
         {  // stage 0 (sos), section 9: transposed direct form II
           const double o = fma(s0_9_b0, v, z0_9_0);
@@ -2487,7 +2487,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p10 = v;
       }
-      {  // step 8 on sample n - 8
+      {  // stage 8 on sample n - 8
         double v = p8;
         {  // stage 0 (sos), section 8: transposed direct form II
           const double o = fma(s0_8_b0, v, z0_8_0);
@@ -2497,7 +2497,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p9 = v;
       }
-      {  // step 7 on sample n - 7
+      {  // stage 7 on sample n - 7
         double v = p7;
         {  // stage 0 (sos), section 7: transposed direct form II
           const double o = fma(s0_7_b0, v, z0_7_0);
@@ -2507,7 +2507,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p8 = v;
       }
-      {  // step 6 on sample n - 6
+      {  // stage 6 on sample n - 6
         double v = p6;
         {  // stage 0 (sos), section 6: transposed direct form II
           const double o = fma(s0_6_b0, v, z0_6_0);
@@ -2517,7 +2517,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p7 = v;
       }
-      {  // step 5 on sample n - 5
+      {  // stage 5 on sample n - 5
         double v = p5;
         {  // stage 0 (sos), section 5: transposed direct form II
           const double o = fma(s0_5_b0, v, z0_5_0);
@@ -2527,7 +2527,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p6 = v;
       }
-      {  // step 4 on sample n - 4
+      {  // stage 4 on sample n - 4
         double v = p4;
         {  // stage 0 (sos), section 4: transposed direct form II
           const double o = fma(s0_4_b0, v, z0_4_0);
@@ -2537,7 +2537,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p5 = v;
       }
-      {  // step 3 on sample n - 3
+      {  // stage 3 on sample n - 3
         double v = p3;
         {  // stage 0 (sos), section 3: transposed direct form II
           const double o = fma(s0_3_b0, v, z0_3_0);
@@ -2547,7 +2547,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p4 = v;
       }
-      {  // step 2 on sample n - 2
+      {  // stage 2 on sample n - 2
         double v = p2;
         {  // stage 0 (sos), section 2: transposed direct form II
           const double o = fma(s0_2_b0, v, z0_2_0);
@@ -2557,7 +2557,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p3 = v;
       }
-      {  // step 1 on sample n - 1
+      {  // stage 1 on sample n - 1
         double v = p1;
         {  // stage 0 (sos), section 1: transposed direct form II
           const double o = fma(s0_1_b0, v, z0_1_0);
@@ -2567,7 +2567,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p2 = v;
       }
-      {  // step 0 on sample n - 0
+      {  // stage 0 on sample n - 0
         double v = x[(begin + n) * sample_stride];
         {  // stage 0 (sos), section 0: transposed direct form II
           const double o = fma(s0_0_b0, v, z0_0_0);
@@ -2579,7 +2579,7 @@ extern "C" __global__ void fxc_chain_1(
       }
     }
     for (n = count > 14 ? count : 14; n < count + 14; ++n) {
-      {  // step 14
+      {  // stage 14
         const bool ok = n - 14 >= 0 && n - 14 < count;
         double v = p14;
         {  // stage 0 (sos), section 14: transposed direct form II
@@ -2591,7 +2591,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         if (ok) y[(begin + n - 14) * sample_stride] = v;
       }
-      {  // step 13
+      {  // stage 13
         const bool ok = n - 13 >= 0 && n - 13 < count;
         double v = p13;
         {  // stage 0 (sos), section 13: transposed direct form II
@@ -2603,7 +2603,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p14 = v;
       }
-      {  // step 12
+      {  // stage 12
         const bool ok = n - 12 >= 0 && n - 12 < count;
         double v = p12;
         {  // stage 0 (sos), section 12: transposed direct form II
@@ -2615,7 +2615,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p13 = v;
       }
-      {  // step 11
+      {  // stage 11
         const bool ok = n - 11 >= 0 && n - 11 < count;
         double v = p11;
         {  // stage 0 (sos), section 11: transposed direct form II
@@ -2627,7 +2627,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p12 = v;
       }
-      {  // step 10
+      {  // stage 10
         const bool ok = n - 10 >= 0 && n - 10 < count;
         double v = p10;
         {  // stage 0 (sos), section 10: transposed direct form II
@@ -2639,7 +2639,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p11 = v;
       }
-      {  // step 9
+      {  // stage 9
         const bool ok = n - 9 >= 0 && n - 9 < count;
         double v = p9;
         {  // stage 0 (sos), section 9: transposed direct form II
@@ -2651,7 +2651,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p10 = v;
       }
-      {  // step 8
+      {  // stage 8
         const bool ok = n - 8 >= 0 && n - 8 < count;
         double v = p8;
         {  // stage 0 (sos), section 8: transposed direct form II
@@ -2663,7 +2663,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p9 = v;
       }
-      {  // step 7
+      {  // stage 7
         const bool ok = n - 7 >= 0 && n - 7 < count;
         double v = p7;
         {  // stage 0 (sos), section 7: transposed direct form II
@@ -2675,7 +2675,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p8 = v;
       }
-      {  // step 6
+      {  // stage 6
         const bool ok = n - 6 >= 0 && n - 6 < count;
         double v = p6;
         {  // stage 0 (sos), section 6: transposed direct form II
@@ -2687,7 +2687,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p7 = v;
       }
-      {  // step 5
+      {  // stage 5
         const bool ok = n - 5 >= 0 && n - 5 < count;
         double v = p5;
         {  // stage 0 (sos), section 5: transposed direct form II
@@ -2699,7 +2699,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p6 = v;
       }
-      {  // step 4
+      {  // stage 4
         const bool ok = n - 4 >= 0 && n - 4 < count;
         double v = p4;
         {  // stage 0 (sos), section 4: transposed direct form II
@@ -2711,7 +2711,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p5 = v;
       }
-      {  // step 3
+      {  // stage 3
         const bool ok = n - 3 >= 0 && n - 3 < count;
         double v = p3;
         {  // stage 0 (sos), section 3: transposed direct form II
@@ -2723,7 +2723,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p4 = v;
       }
-      {  // step 2
+      {  // stage 2
         const bool ok = n - 2 >= 0 && n - 2 < count;
         double v = p2;
         {  // stage 0 (sos), section 2: transposed direct form II
@@ -2735,7 +2735,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p3 = v;
       }
-      {  // step 1
+      {  // stage 1
         const bool ok = n - 1 >= 0 && n - 1 < count;
         double v = p1;
         {  // stage 0 (sos), section 1: transposed direct form II
@@ -2747,7 +2747,7 @@ extern "C" __global__ void fxc_chain_1(
         }
         p2 = v;
       }
-      {  // step 0
+      {  // stage 0
         const bool ok = n - 0 >= 0 && n - 0 < count;
         double v = ok ? x[(begin + n) * sample_stride] : double(0);
         {  // stage 0 (sos), section 0: transposed direct form II
