@@ -78,11 +78,11 @@ std::string non_finite_warning(const Signal& s, const std::string& path) {
          "from there on";
 }
 
-CorpusRunner::CorpusRunner(std::string graph, bool is_source, RunnerOptions options)
+CorpusRunner::CorpusRunner(std::string graph, bool is_source, RunnerOptions options, std::string source_name)
     : options_(std::move(options)), shapes_(std::make_shared<Shapes>()) {
   if (is_source) {
     source_ = std::move(graph);
-    name_ = "<source>";
+    name_ = std::move(source_name);
   } else {
     // As Program::from_file names it, so that messages and the Program cache agree with `fxc run`.
     std::error_code error;

@@ -50,9 +50,10 @@ struct RunnerOptions {
 
 class CorpusRunner {
  public:
-  /// `graph`: a .fx file's path or, with `is_source`, .fx text. Throws fxc::Error for a graph
-  /// that does not parse or lower, or that has other than exactly one input.
-  CorpusRunner(std::string graph, bool is_source, RunnerOptions options);
+  /// `graph`: a .fx file's path or, with `is_source`, .fx text named `source_name` in messages
+  /// (its imports are relative to that name's directory). Throws fxc::Error for a graph that
+  /// does not parse or lower, or that has other than exactly one input.
+  CorpusRunner(std::string graph, bool is_source, RunnerOptions options, std::string source_name = "<source>");
 
   /// The graph's outputs' names, in declaration order ("" for an unnamed one).
   const std::vector<std::string>& output_names() const;

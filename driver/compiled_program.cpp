@@ -168,7 +168,15 @@ std::optional<CompiledValues> Program::Impl::compile_values(const Specialization
   if (!lowered) return std::nullopt;
   out.lowered = std::move(*lowered);
   if (options_.target == Target::reference) {
+    // The interpreter runs the lowered graph; its types still say what the outputs hold
+    // (outputs() and the Python package size their arrays by them), so they are inferred for
+    // the channels this specialization is for. Without a count they stay unknown (0).
     out.scheduled = out.lowered;
+    if (spec.request.channels > 0) {
+      DiagnosticEngine quiet;
+      passes::PassContext context = pass_context(spec.request, target_, quiet);
+      if (auto typed = passes::run_pipeline(out.lowered, context, {.passes = {"infer-types"}})) out.scheduled = std::move(*typed);
+    }
     return out;
   }
   auto scheduled = schedule_graph(out.lowered, spec.request, target_, diags);

@@ -25,8 +25,8 @@ def _runner(key):
     with _runners_lock:
         runner = _runners.get(key)
         if runner is None:
-            source, fs, dtype, settings, cache_dir, subtype, skip_existing = key
-            runner = _core.CorpusRunner(source, fs, dtype, list(settings), cache_dir, subtype, skip_existing)
+            source, name, fs, dtype, settings, cache_dir, subtype, skip_existing = key
+            runner = _core.CorpusRunner(source, name, fs, dtype, list(settings), cache_dir, subtype, skip_existing)
             _runners[key] = runner
         return runner
 
@@ -90,9 +90,11 @@ def process_files(graph, files, out_dir=None, pattern=None, client=None, *, fs=N
     if isinstance(graph, Program):
         values = {p["name"]: p["value"] for p in graph.params}
         params = {**values, **params}
-        source, name = graph.source, "<program>"
+        source, name = graph.source, graph._import_name
     else:
         source, name = _source_of(graph)
+        # A file's imports are relative to it, and the workers' directories are not the client's.
+        name = os.path.abspath(name) if name not in ("<dsl>", "<source>") else name
     settings = tuple(_setting(k, v) for k, v in params.items())
     if isinstance(files, (str, bytes, os.PathLike)):
         files = [files]
@@ -111,7 +113,7 @@ def process_files(graph, files, out_dir=None, pattern=None, client=None, *, fs=N
                                    output_names)
     jobs = [(p, d, [os.fsdecode(o) for o in outs]) for (p, d), outs in zip(listed, named)]
 
-    key = (source, float(fs or 0), dtype, settings, os.fspath(cache_dir), subtype, bool(skip_existing))
+    key = (source, name, float(fs or 0), dtype, settings, os.fspath(cache_dir), subtype, bool(skip_existing))
     client = client or distributed.get_client()
     step = max(1, int(files_per_task))
     chunks = [jobs[i:i + step] for i in range(0, len(jobs), step)]

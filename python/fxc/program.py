@@ -47,10 +47,21 @@ def _as_samples(x, program_dtype, what):
         raise _refuse(f"{what}: samples must be floating point, got {x.dtype} (convert and scale them "
                       "yourself, e.g. x.astype(np.float32) / 32768 for 16-bit PCM)")
     if x.dtype not in (np.float32, np.float64):
-        x = x.astype(program_dtype)
+        # Another byte order keeps its width (as a native array would run); other floats
+        # (float16, longdouble) become the program's type.
+        x = x.astype(x.dtype.newbyteorder("=") if x.dtype.itemsize in (4, 8) else program_dtype)
     if not x.flags.c_contiguous:
         x = np.ascontiguousarray(x)
     return x, torch
+
+
+def _check_writable(arrays):
+    """out= arrays fxc can write: a read-only one (a memory-mapped file opened "r", a
+    broadcast view) is refused by name, not by the binding's signature mismatch."""
+    for k, a in enumerate(arrays):
+        if not a.flags.writeable:
+            raise _refuse(f"out= array {k} is read-only (a broadcast view, a file mapped read-only, or "
+                          "setflags(write=False)); pass a writable array")
 
 
 def _in_gpu_memory(x):
@@ -127,6 +138,9 @@ def _source_of(graph):
                 return f.read(), path
         except OSError as e:
             raise _refuse(f"cannot read '{path}': {e.strerror}", code="fxc-io") from None
+        except UnicodeDecodeError:
+            raise _refuse(f"cannot read '{path}': it is not UTF-8 text (a binary file?), not a .fx program",
+                          code="fxc-io") from None
     if isinstance(graph, str):
         return graph, "<source>"
     raise TypeError(f"compile() takes .fx text, a path to a .fx file or a DSL graph, not {type(graph).__name__}")
@@ -155,6 +169,31 @@ def compile(graph, fs, dtype="float32", target="cpu", channels=None, *, max_bloc
     they may also set what cannot change live (a filter order).
     """
     source, name = _source_of(graph)
+    program = _compile_source(source, name, dict(fs=fs, dtype=dtype, target=target, channels=channels,
+                                                 max_block=max_block, cache_dir=cache_dir, live=live, fuse=fuse,
+                                                 signal_length=signal_length, cuda_architecture=cuda_architecture,
+                                                 **params))
+    # A file's imports are relative to it: a copy made elsewhere (pickle, a Dask worker in
+    # another directory) compiles the same text under the file's absolute name.
+    program._import_name = os.path.abspath(name) if name not in ("<dsl>", "<source>") else name
+    return program
+
+
+def _compile_source(source, name, kwargs):
+    """A Program from .fx text, `name` naming it in messages and anchoring its imports."""
+    kwargs = dict(kwargs)
+    for key, limit in (("channels", 2**31), ("max_block", 2**62), ("signal_length", 2**62)):
+        value = kwargs[key]
+        if value is None and key == "channels":
+            continue
+        whole = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+        if not whole or not 0 <= value < limit:
+            raise _refuse(f"{key} must be a whole number from 0 to {limit - 1}"
+                          f"{' (or None: each call says)' if key == 'channels' else ''}, got {value!r}")
+    fs, dtype, target, channels = kwargs.pop("fs"), kwargs.pop("dtype"), kwargs.pop("target"), kwargs.pop("channels")
+    max_block, cache_dir, live, fuse = kwargs.pop("max_block"), kwargs.pop("cache_dir"), kwargs.pop("live"), kwargs.pop("fuse")
+    signal_length, cuda_architecture = kwargs.pop("signal_length"), kwargs.pop("cuda_architecture")
+    params = kwargs
     if dtype not in _DTYPES:
         raise _refuse(f'dtype must be "float32" or "float64", got {dtype!r}')
     settings = [_setting(k, v) for k, v in params.items()]
@@ -175,7 +214,8 @@ def _set_values(core, name, value, values):
 
 
 def _rebuild(source, name, kwargs, values):
-    program = compile(source, **kwargs)
+    program = _compile_source(source, name, kwargs)
+    program._import_name = name
     for key, value in values.items():
         if program.get(key) != value:
             program.set(**{key: value})
@@ -197,6 +237,7 @@ class Program:
     def __init__(self, core, kwargs):
         self._core = core
         self._kwargs = kwargs
+        self._import_name = core.source_name  # compile() makes a file's absolute
 
     # ---- what it is ----
     @property
@@ -281,6 +322,7 @@ class Program:
                 targets = [(o.numpy() if _is_torch(o) else o) for o in given]
                 if not all(isinstance(o, np.ndarray) for o in targets):
                     raise _refuse("out= takes NumPy arrays or CPU tensors, one per output")
+                _check_writable(targets)
                 targets = [o.reshape(1, -1) if o.ndim == 1 else o for o in targets]
             outs = self._core.run(arrays, targets)
             if out is not None:
@@ -408,7 +450,7 @@ class Program:
         # Compiled as it was (settings included: they may shape the graph), then given the
         # values set() changed since.
         values = {p["name"]: p["value"] for p in self.params}
-        return (_rebuild, (self.source, self._core.source_name, dict(self._kwargs), values))
+        return (_rebuild, (self.source, self._import_name, dict(self._kwargs), values))
 
 
 class Processor:
@@ -417,13 +459,22 @@ class Processor:
     blocks give what one call on the whole signal gives. ``out=`` reuses an array."""
 
     def __init__(self, program, block, channels):
+        for key, value in (("block", block), ("channels", channels)):
+            if key == "channels" and value is None:
+                continue
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or not 0 < value < 2**31:
+                raise _refuse(f"{key} must be a whole number from 1 to {2**31 - 1}"
+                              f"{' (or None)' if key == 'channels' else ''}, got {value!r}")
         self._core = _core.Processor(program._core, int(block), int(channels or 0))
         self._process = self._core.process
         self._dtype = program.dtype
 
     def __call__(self, x, out=None):
-        if type(x) is np.ndarray and x.flags.c_contiguous and (out is None or type(out) is np.ndarray):
-            return self._process(x, out)
+        if out is not None and isinstance(out, np.ndarray):
+            _check_writable([out])
+        if (type(x) is np.ndarray and x.flags.c_contiguous and x.dtype in (np.float32, np.float64)
+                and (out is None or type(out) is np.ndarray)):
+            return self._process(x, out)  # the fast path: what _as_samples would pass as it is
         a, torch = _as_samples(x, self._dtype, "the block")
         if out is not None and _is_torch(out):
             if out.device.type != "cpu":

@@ -102,7 +102,7 @@ void bind_corpus(nb::module_& m) {
   nb::class_<corpus::CorpusRunner>(m, "CorpusRunner")
       .def(
           "__init__",
-          [](corpus::CorpusRunner* self, std::string source, double fs, std::string dtype,
+          [](corpus::CorpusRunner* self, std::string source, std::string name, double fs, std::string dtype,
              std::vector<std::string> settings, std::string cache_dir, std::optional<std::string> subtype,
              bool skip_existing) {
             corpus::RunnerOptions o;  // `fxc run`'s options: the same kernels, the same bytes
@@ -113,9 +113,9 @@ void bind_corpus(nb::module_& m) {
             o.subtype = std::move(subtype);
             o.skip_existing = skip_existing;
             nb::gil_scoped_release release;
-            new (self) corpus::CorpusRunner(std::move(source), true, std::move(o));
+            new (self) corpus::CorpusRunner(std::move(source), true, std::move(o), std::move(name));
           },
-          nb::arg("source"), nb::arg("fs"), nb::arg("dtype"), nb::arg("settings"),
+          nb::arg("source"), nb::arg("name"), nb::arg("fs"), nb::arg("dtype"), nb::arg("settings"),
           nb::arg("cache_dir"), nb::arg("subtype"), nb::arg("skip_existing"))
       .def("output_names", &corpus::CorpusRunner::output_names)
       .def(

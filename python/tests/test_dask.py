@@ -79,6 +79,20 @@ def test_a_failing_file_is_a_row_and_the_others_go_on(tmp_path, cluster):
     assert sum(m["status"] == "skipped" for m in again) == 12
 
 
+def test_a_graph_with_a_relative_import_runs_on_the_workers(tmp_path, cluster, monkeypatch):
+    # The workers' directories are not the client's: the import is found beside the file, for
+    # a path and for a Program compiled from it (every file failed with "cannot import").
+    corpus = write_corpus(tmp_path / "corpus", 4)
+    (tmp_path / "graphs").mkdir()
+    (tmp_path / "graphs" / "lib.fx").write_text("fn half() {\n  return 0.5 * in\n}\n")
+    (tmp_path / "graphs" / "main.fx").write_text('import "lib.fx"\ninput x\noutput x | half()\n')
+    monkeypatch.chdir(tmp_path)
+    for graph in ("graphs/main.fx", fxc.compile("graphs/main.fx", fs=16000)):
+        out = tmp_path / ("out_path" if isinstance(graph, str) else "out_program")
+        manifest = fxc.dask.process_files(graph, [corpus], out_dir=out, client=cluster, fs=16000)
+        assert {m["status"] for m in manifest} == {"written"}, manifest[0]["message"]
+
+
 def test_a_killed_worker_leaves_no_partial_output_and_the_run_completes(tmp_path, fxc_cli):
     corpus = write_corpus(tmp_path / "corpus", 300, frames=16000)
     out = tmp_path / "out"

@@ -112,3 +112,26 @@ def test_blocks_are_two_dimensional_at_most():
     proc = fxc.compile(EQ, fs=48000).processor(block=64, channels=2)
     with pytest.raises(fxc.Error, match="channels, frames"):
         proc(np.ones((3, 2, 64), np.float32))
+
+
+def test_blocks_of_other_float_types_convert_whatever_their_layout(noise):
+    # A C-contiguous float16 or big-endian block took a fast path that refused it (or raised
+    # the binding's TypeError); a strided one was converted. Both convert now, as documented.
+    p = fxc.compile(EQ, fs=48000, dtype="float32", channels=2)
+    block = noise[:, :256]
+    want = p.processor(block=256)(block.astype(np.float32))
+    got = p.processor(block=256)(block.astype(">f4"))
+    assert got.dtype == np.float32 and np.array_equal(got, want)
+    half = block.astype(np.float16)
+    assert np.array_equal(p.processor(block=256)(half), p.processor(block=256)(half.astype(np.float32)))
+
+
+def test_processor_sizes_are_whole_numbers():
+    p = fxc.compile(EQ, fs=48000, channels=2)
+    for bad in (-1, 0, 64.7, True):
+        with pytest.raises(fxc.Error, match="block must be a whole number"):
+            p.processor(block=bad)
+    ro = np.zeros((2, 64), np.float32)
+    ro.setflags(write=False)
+    with pytest.raises(fxc.Error, match="read-only"):
+        p.processor(block=64)(np.zeros((2, 64), np.float32), out=ro)

@@ -209,6 +209,52 @@ def test_pickled_programs_keep_their_settings_and_values(noise):
     assert q.get("fc") == 150 and np.array_equal(q(noise), p(noise))
 
 
+def test_pickled_programs_find_their_files_imports_from_elsewhere(tmp_path, monkeypatch, noise):
+    # A relative import is relative to the file, not to where the copy is made: a Dask worker
+    # runs in another directory, and a file of the same name there must not be taken instead.
+    (tmp_path / "graphs").mkdir()
+    (tmp_path / "graphs" / "lib.fx").write_text("fn half() {\n  return 0.5 * in\n}\n")
+    (tmp_path / "graphs" / "main.fx").write_text('import "lib.fx"\ninput x\noutput x | half()\n')
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "lib.fx").write_text("fn half() {\n  return 3 * in\n}\n")
+    monkeypatch.chdir(tmp_path)
+    p = fxc.compile("graphs/main.fx", fs=48000, dtype="float64")
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    q = pickle.loads(pickle.dumps(p))
+    assert np.array_equal(q(noise), 0.5 * noise)
+
+
+def test_reference_target_outputs_follow_the_arrays(noise):
+    # An input declared without a count: the outputs have the array's channels (they were
+    # sized 0 and the run wrote through no memory: a crash).
+    p = fxc.compile("input x\noutput 0.5 * x\n", fs=48000, target="reference")
+    for x in (noise.astype(np.float32), noise[0].astype(np.float32)):
+        assert np.array_equal(p(x), 0.5 * x)
+    q = fxc.compile("input x\noutput 0.5 * x\n", fs=48000, target="reference", channels=2)
+    assert q(noise.astype(np.float32)).shape == noise.shape
+
+
+def test_a_binary_file_is_not_a_program(tmp_path):
+    path = tmp_path / "take.fx"
+    path.write_bytes(b"RIFF\xff\xfe\x00\x01WAVE")
+    with pytest.raises(fxc.Error, match="not UTF-8 text"):
+        fxc.compile(path, fs=48000)
+    with pytest.raises(fxc.Error, match="it is a WAV audio file, not a .fx program"):
+        fxc.compile("RIFF\x01\x00\x00\x00WAVE\n", fs=48000)
+
+
+def test_sizes_and_out_arrays_are_checked_by_name(noise):
+    for key, bad in (("channels", -2), ("channels", 10**10), ("channels", 2.7), ("max_block", -1),
+                     ("signal_length", -5)):
+        with pytest.raises(fxc.Error, match=f"{key} must be a whole number"):
+            fxc.compile(EQ, fs=48000, **{key: bad})
+    p = fxc.compile(EQ, fs=48000, dtype="float64")
+    for out in (np.broadcast_to(np.zeros(noise.shape[1]), noise.shape), noise.copy()):
+        out.setflags(write=False) if out.flags.writeable else None
+        with pytest.raises(fxc.Error, match="read-only"):
+            p(noise, out=out)
+
+
 def test_info():
     i = fxc.info()
     assert i["version"] == fxc.__version__

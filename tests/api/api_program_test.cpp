@@ -202,6 +202,19 @@ TEST_CASE("batches and undeclared channel counts") {
   CHECK(program.run(noise(3, 64, fxc::DType::f64)).channels() == 3);
 }
 
+TEST_CASE("outputs() knows the channels of an undeclared input's outputs on every target") {
+  // The reference target ran the lowered graph and reported 0 channels: the Python package
+  // sized its output arrays by that, and the run wrote through no memory.
+  const char* src = "input x\noutput y = 0.5 * x\n";
+  for (fxc::Target target : {fxc::Target::cpu, fxc::Target::reference}) {
+    fxc::Options o = options(fxc::DType::f64, target);
+    o.channels = 2;
+    fxc::Program program = fxc::Program::from_source(src, o);
+    REQUIRE(program.outputs().size() == 1);
+    CHECK(program.outputs()[0].channels == 2);
+  }
+}
+
 TEST_CASE("a batch in caller memory runs on it and gives run_batch's samples") {
   // One (items, channels, frames) block per input and output, as NumPy's (B, C, T) arrays.
   const char* src = "input x : 2\ninput k : 1\noutput y = x | butter(2, 500 Hz) | tanh()\noutput z = k | highpass(80 Hz)\n";
