@@ -55,6 +55,9 @@ def _as_samples(x, program_dtype, what):
     return x, torch
 
 
+_MAX_FREQZ_POINTS = 1 << 24  # 16 Mi frequencies: 256 MiB of complex results
+
+
 def _check_writable(arrays):
     """out= arrays fxc can write: a read-only one (a memory-mapped file opened "r", a
     broadcast view) is refused by name, not by the binding's signature mismatch."""
@@ -210,6 +213,8 @@ def _set_values(core, name, value, values):
     if name is not None:
         values = {name: value, **values}
     for key, v in values.items():
+        if isinstance(v, bool) or not isinstance(v, (numbers.Real, str)):
+            raise TypeError(f"the value of {key} must be a number or a string with a unit, got {v!r}")
         core.set(key, v if isinstance(v, str) else float(v))
 
 
@@ -430,9 +435,14 @@ class Program:
         frequencies in Hz). ``h`` is complex, shaped (n,) for one input and one output, else
         (outputs, inputs, n) with zeros where an output does not depend on an input."""
         if np.ndim(n) == 0:
+            if not isinstance(n, numbers.Integral) or isinstance(n, bool) or not 1 <= n <= _MAX_FREQZ_POINTS:
+                raise _refuse(f"n must be a whole number of frequencies from 1 to {_MAX_FREQZ_POINTS}, "
+                              f"or an array of them in Hz, got {n!r}")
             f = np.linspace(0, self.fs if whole else self.fs / 2, int(n), endpoint=False)
         else:
             f = np.asarray(n, dtype=np.float64)
+            if f.ndim != 1 or len(f) > _MAX_FREQZ_POINTS:
+                raise _refuse(f"n as frequencies must be one-dimensional, at most {_MAX_FREQZ_POINTS} of them")
         responses = self._core.frequency_response([float(v) for v in f])
         n_out, n_in = len(self.outputs), len(self.inputs)
         if n_out == 1 and n_in == 1:
@@ -509,6 +519,9 @@ class Processor:
         return self._core.save_state()
 
     def load_state(self, state):
+        # bytes(5) would be five zero bytes: only a bytes-like object is a saved state.
+        if not isinstance(state, (bytes, bytearray, memoryview)):
+            raise _refuse(f"load_state takes the bytes save_state returned, got {type(state).__name__}")
         self._core.load_state(bytes(state))
 
 

@@ -255,6 +255,19 @@ def test_sizes_and_out_arrays_are_checked_by_name(noise):
             p(noise, out=out)
 
 
+def test_freqz_set_and_state_take_only_what_they_mean(noise):
+    p = fxc.compile(EQ, fs=48000)
+    for bad in (0, 10**9, 2.5, True):
+        with pytest.raises(fxc.Error, match="n must be a whole number of frequencies"):
+            p.freqz(bad)
+    assert p.freqz(np.int64(16))[0].shape == (16,)
+    with pytest.raises(TypeError, match="must be a number or a string with a unit"):
+        p.set(fc=True)
+    proc = p.processor(block=64, channels=2)
+    with pytest.raises(fxc.Error, match="takes the bytes save_state returned"):
+        proc.load_state(5)
+
+
 def test_info():
     i = fxc.info()
     assert i["version"] == fxc.__version__
