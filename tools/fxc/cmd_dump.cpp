@@ -46,6 +46,10 @@ int dump_ast(const DumpCommandOptions& o) {
 }
 
 int dump(const DumpCommandOptions& o) {
+  // LLVM IR and CUDA C++ are text only: a dot or json request would silently print text.
+  if ((o.emit == "llvm" || o.emit == "cuda") && o.format != "text")
+    throw UsageError{"--format " + o.format + " applies to --emit ast, ir and ir-opt; --emit " + o.emit +
+                     " prints text"};
   if (o.emit == "ast") return dump_ast(o);
   if (!(o.fs_hz > 0 && std::isfinite(o.fs_hz)))
     return user_error("--fs must be a positive number of Hz, got " + format_double(o.fs_hz));
