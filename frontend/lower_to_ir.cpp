@@ -270,11 +270,7 @@ class Lowerer {
 
     // A call takes several times an expression level's stack (the body's scope, its
     // statements): it counts as kCallDepth levels of kMaxLoweringDepth.
-    struct CallDepth {
-      int& d;
-      explicit CallDepth(int& depth) : d(depth += kCallDepth) {}
-      ~CallDepth() { d -= kCallDepth; }
-    } call_depth(eval_depth_);
+    const DepthGuard call_depth(eval_depth_, kCallDepth);
     Scope saved = enter_scope(fn.body);
     active_calls_.push_back(&fn);
     if (piped) names_["in"] = {signal(*piped), call.loc};
@@ -410,11 +406,7 @@ class Lowerer {
     // The parser bounds one expression's depth; calls of functions add their bodies' depth to
     // it, so the lowering keeps its own count (kMaxLoweringDepth) and stops with an error
     // before the recursion outgrows the stack.
-    struct Depth {
-      int& d;
-      explicit Depth(int& depth) : d(++depth) {}
-      ~Depth() { --d; }
-    } depth(eval_depth_);
+    const DepthGuard depth(eval_depth_, 1);
     if (eval_depth_ > kMaxLoweringDepth) {
       if (!reported_depth_)
         note(error(e.loc, "this expression, with the functions it calls, nests more than " +
@@ -1108,6 +1100,15 @@ class Lowerer {
   };
   std::map<std::string, const FnStmt*> functions_;  // by name, from the file and its imports
   std::vector<const FnStmt*> active_calls_;         // the calls being lowered, outermost first
+  // Adds `by` to the lowering's depth for a scope's lifetime.
+  struct DepthGuard {
+    DepthGuard(int& counter, int amount) : depth(counter), by(amount) { depth += by; }
+    ~DepthGuard() { depth -= by; }
+    DepthGuard(const DepthGuard&) = delete;
+    DepthGuard& operator=(const DepthGuard&) = delete;
+    int& depth;
+    int by;
+  };
   int eval_depth_ = 0;                               // eval() frames open (kMaxLoweringDepth)
   bool reported_depth_ = false;
   const std::vector<Stmt>* statements_ = nullptr;   // the statements of the current scope

@@ -14,7 +14,7 @@ import threading
 
 from . import _core
 from .errors import Error
-from .program import Program, _source_of, _setting
+from .program import Program, _anchored, _source_of, _setting
 
 _runners = {}
 _runners_lock = threading.Lock()
@@ -93,8 +93,7 @@ def process_files(graph, files, out_dir=None, pattern=None, client=None, *, fs=N
         source, name = graph.source, graph._import_name
     else:
         source, name = _source_of(graph)
-        # A file's imports are relative to it, and the workers' directories are not the client's.
-        name = os.path.abspath(name) if name not in ("<dsl>", "<source>") else name
+        name = _anchored(name)  # the workers' directories are not the client's
     settings = tuple(_setting(k, v) for k, v in params.items())
     if isinstance(files, (str, bytes, os.PathLike)):
         files = [files]

@@ -172,40 +172,44 @@ def compile(graph, fs, dtype="float32", target="cpu", channels=None, *, max_bloc
     they may also set what cannot change live (a filter order).
     """
     source, name = _source_of(graph)
-    program = _compile_source(source, name, dict(fs=fs, dtype=dtype, target=target, channels=channels,
-                                                 max_block=max_block, cache_dir=cache_dir, live=live, fuse=fuse,
-                                                 signal_length=signal_length, cuda_architecture=cuda_architecture,
-                                                 **params))
-    # A file's imports are relative to it: a copy made elsewhere (pickle, a Dask worker in
-    # another directory) compiles the same text under the file's absolute name.
-    program._import_name = os.path.abspath(name) if name not in ("<dsl>", "<source>") else name
-    return program
+    return _compile_source(source, name, fs, dtype, target, channels, max_block=max_block, cache_dir=cache_dir,
+                           live=live, fuse=fuse, signal_length=signal_length, cuda_architecture=cuda_architecture,
+                           **params)
 
 
-def _compile_source(source, name, kwargs):
-    """A Program from .fx text, `name` naming it in messages and anchoring its imports."""
-    kwargs = dict(kwargs)
-    for key, limit in (("channels", 2**31), ("max_block", 2**62), ("signal_length", 2**62)):
-        value = kwargs[key]
-        if value is None and key == "channels":
-            continue
-        whole = isinstance(value, numbers.Integral) and not isinstance(value, bool)
-        if not whole or not 0 <= value < limit:
-            raise _refuse(f"{key} must be a whole number from 0 to {limit - 1}"
-                          f"{' (or None: each call says)' if key == 'channels' else ''}, got {value!r}")
-    fs, dtype, target, channels = kwargs.pop("fs"), kwargs.pop("dtype"), kwargs.pop("target"), kwargs.pop("channels")
-    max_block, cache_dir, live, fuse = kwargs.pop("max_block"), kwargs.pop("cache_dir"), kwargs.pop("live"), kwargs.pop("fuse")
-    signal_length, cuda_architecture = kwargs.pop("signal_length"), kwargs.pop("cuda_architecture")
-    params = kwargs
+def _anchored(name):
+    """The name a copy of a Program compiles its text under: a file's absolute path, so that
+    its relative imports are found beside it from any directory (pickle, a Dask worker)."""
+    return name if name in ("<dsl>", "<source>") else os.path.abspath(name)
+
+
+def _check_whole(key, value, low, limit, none_ok=False, of=""):
+    """`value` as a count (`of` what): an integer (not a bool) in [low, limit), or None where
+    allowed."""
+    if value is None and none_ok:
+        return
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or not low <= value < limit:
+        raise _refuse(f"{key} must be a whole number{of} from {low} to {limit - 1}"
+                      f"{' (or None)' if none_ok else ''}, got {value!r}")
+
+
+def _compile_source(source, name, fs, dtype="float32", target="cpu", channels=None, *, max_block=0, cache_dir="",
+                    live=True, fuse=True, signal_length=0, cuda_architecture="", **params):
+    """compile() on .fx text, `name` naming it in messages and anchoring its imports."""
+    _check_whole("channels", channels, 0, 2**31, none_ok=True)
+    _check_whole("max_block", max_block, 0, 2**62)
+    _check_whole("signal_length", signal_length, 0, 2**62)
     if dtype not in _DTYPES:
         raise _refuse(f'dtype must be "float32" or "float64", got {dtype!r}')
     settings = [_setting(k, v) for k, v in params.items()]
     core = _core.Program(source, name, float(fs), _DTYPES[dtype], target, int(channels or 0), int(max_block),
                          os.fspath(cache_dir), settings, bool(live), bool(fuse), int(signal_length),
                          cuda_architecture)
-    return Program(core, dict(fs=fs, dtype=dtype, target=target, channels=channels, max_block=max_block,
-                              cache_dir=cache_dir, live=live, fuse=fuse, signal_length=signal_length,
-                              cuda_architecture=cuda_architecture, **params))
+    program = Program(core, dict(fs=fs, dtype=dtype, target=target, channels=channels, max_block=max_block,
+                                 cache_dir=cache_dir, live=live, fuse=fuse, signal_length=signal_length,
+                                 cuda_architecture=cuda_architecture, **params))
+    program._import_name = _anchored(name)
+    return program
 
 
 def _set_values(core, name, value, values):
@@ -219,8 +223,7 @@ def _set_values(core, name, value, values):
 
 
 def _rebuild(source, name, kwargs, values):
-    program = _compile_source(source, name, kwargs)
-    program._import_name = name
+    program = _compile_source(source, name, **kwargs)
     for key, value in values.items():
         if program.get(key) != value:
             program.set(**{key: value})
@@ -242,7 +245,7 @@ class Program:
     def __init__(self, core, kwargs):
         self._core = core
         self._kwargs = kwargs
-        self._import_name = core.source_name  # compile() makes a file's absolute
+        self._import_name = _anchored(core.source_name)
 
     # ---- what it is ----
     @property
@@ -435,9 +438,7 @@ class Program:
         frequencies in Hz). ``h`` is complex, shaped (n,) for one input and one output, else
         (outputs, inputs, n) with zeros where an output does not depend on an input."""
         if np.ndim(n) == 0:
-            if not isinstance(n, numbers.Integral) or isinstance(n, bool) or not 1 <= n <= _MAX_FREQZ_POINTS:
-                raise _refuse(f"n must be a whole number of frequencies from 1 to {_MAX_FREQZ_POINTS}, "
-                              f"or an array of them in Hz, got {n!r}")
+            _check_whole("n", n, 1, _MAX_FREQZ_POINTS + 1, of=" of frequencies")
             f = np.linspace(0, self.fs if whole else self.fs / 2, int(n), endpoint=False)
         else:
             f = np.asarray(n, dtype=np.float64)
@@ -469,12 +470,8 @@ class Processor:
     blocks give what one call on the whole signal gives. ``out=`` reuses an array."""
 
     def __init__(self, program, block, channels):
-        for key, value in (("block", block), ("channels", channels)):
-            if key == "channels" and value is None:
-                continue
-            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or not 0 < value < 2**31:
-                raise _refuse(f"{key} must be a whole number from 1 to {2**31 - 1}"
-                              f"{' (or None)' if key == 'channels' else ''}, got {value!r}")
+        _check_whole("block", block, 1, 2**31)
+        _check_whole("channels", channels, 1, 2**31, none_ok=True)
         self._core = _core.Processor(program._core, int(block), int(channels or 0))
         self._process = self._core.process
         self._dtype = program.dtype
