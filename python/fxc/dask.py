@@ -8,13 +8,15 @@ rename): a worker killed mid-file leaves no partial output, and Dask runs its fi
 elsewhere. See docs/corpora.md.
 """
 import atexit
+import math
+import numbers
 import os
 import socket
 import threading
 
 from . import _core
 from .errors import Error
-from .program import Program, _anchored, _source_of, _setting
+from .program import _DTYPES, Program, _anchored, _check_whole, _source_of, _setting
 
 _runners = {}
 _runners_lock = threading.Lock()
@@ -87,6 +89,15 @@ def process_files(graph, files, out_dir=None, pattern=None, client=None, *, fs=N
 
     if (out_dir is None) == (pattern is None):
         raise Error("give exactly one of out_dir and pattern", code="fxc-usage")
+    # Checked here, once: on the workers each file would fail with the same message.
+    if fs is not None and (isinstance(fs, bool) or not isinstance(fs, numbers.Real)
+                           or not (math.isfinite(fs) and fs > 0)):
+        raise Error(f"fs must be a positive number of Hz (or None: each file's own rate), got {fs!r}",
+                    code="fxc-usage")
+    if dtype not in _DTYPES:
+        raise Error(f'dtype must be "float32" or "float64", got {dtype!r}', code="fxc-usage")
+    dtype = _DTYPES[dtype]
+    _check_whole("files_per_task", files_per_task, 1, 2**31)
     if isinstance(graph, Program):
         values = {p["name"]: p["value"] for p in graph.params}
         params = {**values, **params}
@@ -114,7 +125,7 @@ def process_files(graph, files, out_dir=None, pattern=None, client=None, *, fs=N
 
     key = (source, name, float(fs or 0), dtype, settings, os.fspath(cache_dir), subtype, bool(skip_existing))
     client = client or distributed.get_client()
-    step = max(1, int(files_per_task))
+    step = int(files_per_task)
     chunks = [jobs[i:i + step] for i in range(0, len(jobs), step)]
     futures = client.map(_process, [key] * len(chunks), chunks, pure=False)
     index = {f.key: k for k, f in enumerate(futures)}

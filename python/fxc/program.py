@@ -212,11 +212,23 @@ def _compile_source(source, name, fs, dtype="float32", target="cpu", channels=No
     return program
 
 
+def _parameter_name(name):
+    """`name` as a parameter's name: a string that UTF-8 can encode (a lone surrogate cannot)."""
+    if not isinstance(name, str):
+        raise TypeError(f"a parameter's name is a string, got {name!r}")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _refuse(f"the graph has no parameter {name!r} (the name is not valid Unicode)", code="fxc-param") from None
+    return name
+
+
 def _set_values(core, name, value, values):
     """set("fc", 120) and set(fc=120) alike: numbers in the parameter's unit, or text with one."""
     if name is not None:
         values = {name: value, **values}
     for key, v in values.items():
+        _parameter_name(key)
         if isinstance(v, bool) or not isinstance(v, (numbers.Real, str)):
             raise TypeError(f"the value of {key} must be a number or a string with a unit, got {v!r}")
         core.set(key, v if isinstance(v, str) else float(v))
@@ -295,7 +307,8 @@ class Program:
         _set_values(self._core, name, value, values)
 
     def get(self, name):
-        return self._core.get(name)
+        """A live parameter's value, in its unit."""
+        return self._core.get(_parameter_name(name))
 
     # ---- running ----
     def __call__(self, *signals, out=None):
@@ -496,8 +509,18 @@ class Processor:
     process = __call__
 
     def process_many(self, blocks):
-        """One block per input of a graph with several inputs or outputs; a list of outputs."""
-        return self._core.process_many([_as_samples(b, self._dtype, "a block")[0] for b in blocks])
+        """One block per input of a graph with several inputs or outputs; a list of outputs,
+        torch tensors where a block was one (as a call on one block returns)."""
+        arrays, torch = [], False
+        for b in blocks:
+            a, t = _as_samples(b, self._dtype, "a block")
+            arrays.append(a)
+            torch = torch or t
+        outs = self._core.process_many(arrays)
+        if torch:
+            import torch as _torch
+            return [_torch.from_numpy(y) for y in outs]
+        return outs
 
     @property
     def max_block(self):

@@ -147,3 +147,13 @@ def test_only_this_outputs_stale_pending_files_are_removed(tmp_path):
     os.utime(later, ns=(os.stat(out).st_mtime_ns + 10**9,) * 2)
     assert fxc._core.remove_abandoned_pending([os.fsencode(out)]) == 2
     assert not mine.exists() and not temporary.exists() and other.exists() and later.exists()
+
+
+@pytest.mark.parametrize("bad", [dict(fs=float("nan")), dict(fs=-1), dict(fs=True), dict(fs="48k"),
+                                 dict(dtype="int8"), dict(files_per_task=0), dict(files_per_task=2.5)])
+def test_bad_options_are_refused_before_any_task_is_sent(tmp_path, cluster, bad):
+    corpus = write_corpus(tmp_path / "corpus", 2)
+    out = tmp_path / "out"
+    with pytest.raises(fxc.Error, match=next(iter(bad))):
+        fxc.dask.process_files(GRAPH, [corpus], out_dir=out, client=cluster, **bad)
+    assert not out.exists()

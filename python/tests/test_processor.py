@@ -135,3 +135,14 @@ def test_processor_sizes_are_whole_numbers():
     ro.setflags(write=False)
     with pytest.raises(fxc.Error, match="read-only"):
         p.processor(block=64)(np.zeros((2, 64), np.float32), out=ro)
+
+
+def test_process_many_answers_torch_blocks_with_tensors():
+    torch = pytest.importorskip("torch")
+    src = "input a : 1\ninput b : 1\noutput lo = (a + b) | lowpass(1 kHz)\noutput hi = a | highpass(1 kHz)\n"
+    proc = fxc.compile(src, fs=48000, dtype="float32").processor(block=256)
+    a, b = torch.randn(1, 256), torch.randn(1, 256)
+    lo, hi = proc.process_many([a, b])
+    assert isinstance(lo, torch.Tensor) and isinstance(hi, torch.Tensor)
+    again = fxc.compile(src, fs=48000, dtype="float32").processor(block=256).process_many([a.numpy(), b.numpy()])
+    assert isinstance(again[0], np.ndarray) and np.array_equal(lo.numpy(), again[0])

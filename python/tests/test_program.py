@@ -224,6 +224,20 @@ def test_pickled_programs_find_their_files_imports_from_elsewhere(tmp_path, monk
     assert np.array_equal(q(noise), 0.5 * noise)
 
 
+def test_parameter_names_that_are_not_strings_or_not_unicode_are_refused_plainly():
+    p = fxc.compile(EQ, fs=48000, dtype="float64")
+    with pytest.raises(TypeError, match="name is a string"):
+        p.get(3)
+    with pytest.raises(fxc.Error, match="no parameter") as e:
+        p.get("fc\ud800")
+    assert e.value.code == "fxc-param"
+    with pytest.raises(fxc.Error, match="no parameter"):
+        p.set("\udcff", 100)
+    with pytest.raises(fxc.Error, match="no parameter"):
+        p.processor(block=64, channels=1).set(**{"f\ud800": 100})
+    assert p.get("fc") == 80
+
+
 def test_reference_target_outputs_follow_the_arrays(noise):
     # An input declared without a count: the outputs have the array's channels (they were
     # sized 0 and the run wrote through no memory: a crash).
