@@ -17,6 +17,8 @@ struct CacheOptions {
 };
 
 int cache(const CacheOptions& o) {
+  // Not CLI11's required(): its "what is required" reads as a question, not as what to type.
+  if (o.what.empty()) throw UsageError{"fxc cache needs what to do: list, stats or clear"};
   KernelCache cache(cache_directory(o.cache_dir));
   if (o.what == "clear") {
     std::size_t removed = cache.clear();
@@ -43,7 +45,6 @@ void add_cache_command(CLI::App& app, Action& action) {
   auto o = std::make_shared<CacheOptions>();
   CLI::App* cmd = app.add_subcommand("cache", "List, count or clear the kernel cache.");
   cmd->add_option("what", o->what, "list, stats or clear")
-      ->required()
       ->check(CLI::IsMember({"list", "stats", "clear"}));
   cmd->add_option("--cache-dir", o->cache_dir, "Kernel cache directory");
   cmd->footer("Examples:\n  fxc cache stats\n  fxc cache list --cache-dir /tmp/fxc-cache\n  fxc cache clear");

@@ -50,10 +50,11 @@ int dump(const DumpCommandOptions& o) {
   if ((o.emit == "llvm" || o.emit == "cuda") && o.format != "text")
     throw UsageError{"--format " + o.format + " applies to --emit ast, ir and ir-opt; --emit " + o.emit +
                      " prints text"};
-  if (o.emit == "ast") return dump_ast(o);
+  // Checked for --emit ast too, which binds neither: a bad value is a mistake wherever it goes.
   if (!(o.fs_hz > 0 && std::isfinite(o.fs_hz)))
     return user_error("--fs must be a positive number of Hz, got " + format_double(o.fs_hz));
   if (o.channels < 1) return user_error("--channels must be at least 1, got " + std::to_string(o.channels));
+  if (o.emit == "ast") return dump_ast(o);
   Options options;
   options.sample_rate_hz = o.fs_hz;
   options.channels = o.channels;
