@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -356,9 +357,10 @@ std::vector<Signal> Program::Impl::run_bound(const ir::Graph& bound, const Speci
 namespace {
 
 // What a run on device arrays needs before a graph is compiled: as many arrays as the graph
-// has inputs and outputs, each `frames` long, none null.
+// has inputs and outputs, each `frames` long, none null, each aligned to its samples (a GPU
+// faults on a misaligned load, and the fault ends the CUDA context for the whole process).
 void check_device_arrays(std::size_t input_count, std::size_t output_count, std::span<const DeviceArray> inputs,
-                         std::span<const DeviceArray> outputs, std::size_t frames) {
+                         std::span<const DeviceArray> outputs, std::size_t frames, DType dtype) {
   if (inputs.size() != input_count || outputs.size() != output_count)
     throw_error("the graph has " + std::to_string(input_count) + " input(s) and " + std::to_string(output_count) +
                     " output(s), got " + std::to_string(inputs.size()) + " and " + std::to_string(outputs.size()) +
@@ -371,6 +373,9 @@ void check_device_arrays(std::size_t input_count, std::size_t output_count, std:
                       ": every array of a run has the same length",
                   "fxc-run");
     if (!a.data && frames > 0) throw_error(name + " is a null device pointer", "fxc-run");
+    if (a.data % size_of(dtype) != 0)
+      throw_error(fmt::format("{} at {:#x} is not aligned to its {}-byte samples", name, a.data, size_of(dtype)),
+                  "fxc-run");
   };
   for (std::size_t i = 0; i < inputs.size(); ++i) check(inputs[i], "input", i);
   for (std::size_t o = 0; o < outputs.size(); ++o) check(outputs[o], "output", o);
@@ -383,10 +388,10 @@ struct DevicePointers {
   std::vector<DevicePtr> inputs, outputs;
 };
 DevicePointers device_pointers(const ir::Graph& g, std::span<const DeviceArray> inputs,
-                               std::span<const DeviceArray> outputs, std::size_t frames,
+                               std::span<const DeviceArray> outputs, std::size_t frames, DType dtype,
                                const std::string& rows_note) {
   std::vector<ir::NodeId> ins = g.inputs(), outs = g.outputs();
-  check_device_arrays(ins.size(), outs.size(), inputs, outputs, frames);
+  check_device_arrays(ins.size(), outs.size(), inputs, outputs, frames, dtype);
   auto check = [&](const DeviceArray& a, ir::NodeId id, const char* what, std::size_t index) {
     if (static_cast<int>(a.channels) != g.node(id).type.channels)
       throw_error(std::string(what) + " " + std::to_string(index) + " has " + std::to_string(a.channels) +
@@ -419,7 +424,7 @@ void Program::Impl::run_device(std::span<const DeviceArray> inputs, std::span<co
   DiagnosticEngine diags = source_.diagnostics();
   auto bound = bind_inputs(now->lowered, shapes, diags);
   if (!bound) throw_diagnostics(diags);
-  DevicePointers p = device_pointers(now->scheduled, inputs, outputs, frames,
+  DevicePointers p = device_pointers(now->scheduled, inputs, outputs, frames, options_.dtype,
                                      " (inputs declared without a count take Options::channels or the first run's)");
   auto done = execute_cuda_on_device(now->cuda, p.inputs, p.outputs, frames, cuda_stream);
   if (!done) throw_error(done.error(), "fxc-run");
@@ -444,7 +449,7 @@ void Program::Impl::run_batch_device(std::span<const DeviceArray> inputs, std::s
     shapes.emplace_back(inputs[i].channels / items, 0, options_.dtype);
   }
   // What needs no compiled graph is checked before one is compiled: counts, lengths, pointers.
-  check_device_arrays(declared_.inputs().size(), declared_.outputs().size(), inputs, outputs, frames);
+  check_device_arrays(declared_.inputs().size(), declared_.outputs().size(), inputs, outputs, frames, options_.dtype);
   auto spec = specialization(channels_for(shapes), false);  // the batch compiles its own kernels
   std::shared_ptr<const CompiledValues> now;
   std::shared_ptr<const CudaProgram> program, earlier;  // earlier: the same shape at other values
@@ -482,7 +487,7 @@ void Program::Impl::run_batch_device(std::span<const DeviceArray> inputs, std::s
     if (device_batches_.size() >= kDeviceBatches) device_batches_.pop_front();
     device_batches_.push_back({items, frames, now, program});
   }
-  DevicePointers p = device_pointers(program->scheduled, inputs, outputs, frames,
+  DevicePointers p = device_pointers(program->scheduled, inputs, outputs, frames, options_.dtype,
                                      " (" + std::to_string(items) + " items x each item's channels)");
   auto done = execute_cuda_on_device(program, p.inputs, p.outputs, frames, cuda_stream);
   if (!done) throw_error(done.error(), "fxc-run");

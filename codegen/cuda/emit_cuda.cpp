@@ -18,6 +18,9 @@ std::string cuda_chain_symbol(std::uint32_t id) { return "fxc_chain_" + std::to_
 
 std::string str(long long v) { return std::to_string(v); }
 
+// The carry's group walks: a thread per state row, in whole warps.
+int carry_block_threads(int state_dimension) { return (state_dimension + 31) / 32 * 32; }
+
 // The scalar type and the math functions of one dtype. The float functions are named
 // explicitly so no overload resolution can pick a double function for a float.
 struct Scalar {
@@ -745,7 +748,12 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
 // group's true start and writes each chunk's true start state over its zero-state end.
 void emit_group_walk(Writer& w, const CudaKernelInfo& k, bool starts) {
   const int d = k.state_dimension;
-  w.open("extern \"C\" __global__ void " + k.entries[starts ? 3 : 1].symbol + "(");
+  // A block of more than 256 threads has fewer than 255 registers a thread (65536 an SM): the
+  // launch's block size as a bound keeps a wide state's walk within them (spilling if it must;
+  // without it ptxas took 127 for 640 rows, and the launch would fail for want of registers).
+  const int threads = carry_block_threads(d);
+  w.open("extern \"C\" __global__ void " + (threads > 256 ? "__launch_bounds__(" + str(threads) + ") " : std::string()) +
+         k.entries[starts ? 3 : 1].symbol + "(");
   if (starts)
     w.line("long long channels, long long samples, const double* __restrict__ a_chunk, "
            "const double* __restrict__ group_starts, double* __restrict__ chunk_state) {");
@@ -787,10 +795,20 @@ void emit_group_walk(Writer& w, const CudaKernelInfo& k, bool starts) {
   w.line("// A^L s + e[k] in " + P + " independent chains of FMAs (a step waits on D / " + P + " FMA latencies,");
   w.line("// not D); chunk k's end state from zero starts the first.");
   w.line("double part[" + P + "] = {ahead[j]};");
-  w.line("#pragma unroll");
-  w.line(std::string("for (int q = 0; q < D; ++q) part[q % ") + P + "] = fma(" +
-         (row_in_registers ? "row[q]" : "a[q * D + r]") + ", s[q], part[q % " + P + "]);");
-  static_assert(kCudaCarryPartialSums == 4, "the line below adds four partial sums");
+  static_assert(kCudaCarryPartialSums == 4, "the lines below take four partial sums");
+  if (row_in_registers) {
+    w.line("#pragma unroll");
+    w.line("for (int q = 0; q < D; ++q) part[q % 4] = fma(row[q], s[q], part[q % 4]);");
+  } else {
+    // A wide state: a loop of four products a round, not D unrolled ones (ptxas took minutes
+    // over hundreds of rows), the rest after it; part[] keeps constant indices, so registers.
+    w.open("for (int q = 0; q + 3 < D; q += 4) {");
+    for (int p = 0; p < 4; ++p)
+      w.line("part[" + str(p) + "] = fma(a[(q + " + str(p) + ") * D + r], s[q + " + str(p) + "], part[" + str(p) + "]);");
+    w.close();
+    for (int q = d / 4 * 4; q < d; ++q)
+      w.line("part[" + str(q % 4) + "] = fma(a[" + str(q) + " * D + r], s[" + str(q) + "], part[" + str(q % 4) + "]);");
+  }
   w.line("next = (part[0] + part[1]) + (part[2] + part[3]);");
   w.close();
   w.line("__syncthreads();  // every row has read s");
@@ -1369,7 +1387,7 @@ CudaLaunch cuda_launch(const CudaKernelInfo& k, std::size_t entry, long long cha
     case CudaKernelKind::chain_chunked_scan: {
       const long long chunks = (samples + k.chunk_length - 1) / k.chunk_length;
       const long long groups = (chunks + kCudaCarryGroup - 1) / kCudaCarryGroup;
-      if (entry == 1 || entry == 3) return {channels * groups, (k.state_dimension + 31) / 32 * 32};
+      if (entry == 1 || entry == 3) return {channels * groups, carry_block_threads(k.state_dimension)};
       if (entry == 2) return {(channels * groups * k.state_dimension + kCudaScanThreads - 1) / kCudaScanThreads, kCudaScanThreads};
       const int block = k.wavefront ? kCudaWavefrontThreads : kCudaBlockThreads;  // the chunk passes
       return {(channels * chunks + block - 1) / block, block};

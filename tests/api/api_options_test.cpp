@@ -329,6 +329,10 @@ TEST_CASE("run_batch_device is for CUDA Programs, needs items and rows that are 
                        doctest::Contains("output 0 has 32 frames, input 0 64"), fxc::Error);
   CHECK_THROWS_WITH_AS(cuda.run_batch_device({&a, 1}, {&null_out, 1}, 2),
                        doctest::Contains("output 0 is a null device pointer"), fxc::Error);
+  // A misaligned pointer (a tensor viewed from an odd byte offset) would fault on the GPU.
+  fxc::DeviceArray misaligned{0x1004, 4, 64};
+  CHECK_THROWS_WITH_AS(cuda.run_batch_device({&misaligned, 1}, {&a, 1}, 2),
+                       doctest::Contains("input 0 at 0x1004 is not aligned to its 8-byte samples"), fxc::Error);
   o.cuda_architecture = "sm_90";
   fxc::Program ahead = fxc::Program::from_source("input x : 2\noutput x | gain(2)\n", o);
   CHECK_THROWS_WITH_AS(ahead.run_batch_device({&a, 1}, {&a, 1}, 2), doctest::Contains("ahead of time"), fxc::Error);

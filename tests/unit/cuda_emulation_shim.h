@@ -31,6 +31,7 @@ static inline void __syncthreads() { fxc_context()->barrier->arrive_and_wait(); 
 #define __global__
 #define __device__
 #define __shared__ static
+#define __launch_bounds__(threads)
 
 using std::fma;
 using std::tanh;
