@@ -30,7 +30,9 @@ Per workload (W1 8 ch x 120 s, W4's chain on 1024 ch x 60 s, W5, the vocal examp
                 size run (serial in time: linear; for a parallel peer it overstates the peer).
 Then the vocal example end to end on a stereo WAV: `fxc run examples/vocal.fx -i in.wav -o
 out.wav` wall time, --target cuda against --target cpu (median of 3 after a warm-up run that
-fills the kernel cache), and the targets of design/performance.md (W1 <= 3x floor, 1024 ch x 60 s
+fills the kernel cache), and the same on a corpus of 8 such files in one process (`-i DIR
+--out-dir`, --jobs 1 and 4: the device opened once; median of 2 after a warm-up, per file), and
+the targets of design/performance.md (W1 <= 3x floor, 1024 ch x 60 s
 <= 2x floor, >= 10x both peers on W1 and W5, vocal >= 5x the CPU end to end) marked met/MISSED.
 
 Sizes fit an 80 GB GPU (1024 ch x 60 s float32: 11.8 GB per signal, input + output in this
@@ -314,32 +316,61 @@ def peers(torch, x, builder, fs, repeat, budget_s):
 
 
 # ---------------------------------------------------------------- the vocal example end to end
+VOCAL_CORPUS_FILES = 8
+VOCAL_CORPUS_JOBS = (1, 4)   # files at a time: one, and enough to overlap reading, the device and writing
+
+
+def timed_runs(cmd, runs, before=None):
+    """Wall-clock milliseconds of `runs` runs of `cmd` after one untimed run (it fills the
+    kernel cache), or the last line of its error. `before` runs ahead of each, untimed."""
+    times = []
+    for i in range(runs + 1):
+        if before:
+            before()
+        t = time.perf_counter()
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            return None, (r.stderr.strip().splitlines() or ["failed"])[-1]
+        if i:
+            times.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(times), " ".join(cmd[1:])
+
+
 def vocal_end_to_end(args, seconds):
+    """`fxc run examples/vocal.fx` on a stereo WAV, cpu against cuda, two ways: one file per
+    process (the driver, the context and the kernel cache opened each time) and a corpus of
+    VOCAL_CORPUS_FILES files in one process (`-i DIR --out-dir`: opened once), per file."""
     from scipy.io import wavfile
     res = {}
+    vocal = os.path.join(ROOT, "examples", "vocal.fx")
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "in.wav")
         x = np.random.default_rng(7).uniform(-0.5, 0.5, (int(seconds * 48000), 2)).astype(np.float32)
         wavfile.write(src, 48000, x)
+        corpus = os.path.join(tmp, "corpus")
+        os.mkdir(corpus)
+        for k in range(VOCAL_CORPUS_FILES):
+            os.link(src, os.path.join(corpus, f"take{k}.wav"))
         outs = {}
         for target in ("cpu", "cuda"):
             dst = os.path.join(tmp, f"out_{target}.wav")
-            cmd = [args.fxc, "run", os.path.join(ROOT, "examples", "vocal.fx"), "-i", src, "-o", dst, "--target",
-                   target, "--dtype", args.dtype]
-            times = []
-            for i in range(4):      # the first fills the kernel cache and is not timed
-                t = time.perf_counter()
-                r = subprocess.run(cmd, capture_output=True, text=True)
-                if r.returncode != 0:
-                    res[target] = (None, (r.stderr.strip().splitlines() or ["failed"])[-1])
-                    break
-                if i:
-                    times.append((time.perf_counter() - t) * 1e3)
-            else:
-                res[target] = (statistics.median(times), " ".join(cmd[1:]))
+            options = ["--target", target, "--dtype", args.dtype]
+            res[target] = timed_runs([args.fxc, "run", vocal, "-i", src, "-o", dst] + options, 3)
+            if res[target][0] is not None:
                 with warnings.catch_warnings():    # fxc's WAVs carry a chunk SciPy skips
                     warnings.simplefilter("ignore")
                     outs[target] = wavfile.read(dst)[1].astype(np.float64)
+            for jobs in VOCAL_CORPUS_JOBS:
+                out_dir = os.path.join(tmp, f"corpus_{target}_{jobs}")
+                ms, how = timed_runs([args.fxc, "run", vocal, "-i", corpus, "--out-dir", out_dir, "--jobs", str(jobs)]
+                                     + options, 2, before=lambda d=out_dir: subprocess.run(["rm", "-rf", d], check=True))
+                res[f"{target}_corpus{jobs}"] = (ms / VOCAL_CORPUS_FILES if ms is not None else None, how)
+                if ms is not None and target in outs:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        last = wavfile.read(os.path.join(out_dir, f"take{VOCAL_CORPUS_FILES - 1}.wav"))[1]
+                    diff = float(np.max(np.abs(last.astype(np.float64) - outs[target])))
+                    res[target + "_corpus_diff"] = max(diff, res.get(target + "_corpus_diff", 0.0))
         if len(outs) == 2:
             res["max_abs_diff"] = float(np.max(np.abs(outs["cpu"] - outs["cuda"])))
     return res
@@ -435,7 +466,9 @@ def main():
                     print(f"  fxc bench --target cpu --seconds 0.01: {note(e)}")
         print(f"\nvocal end to end: fxc run examples/vocal.fx -i in.wav (stereo, {vocal_s} s, 48 kHz float WAV) "
               f"-o out.wav --target cpu|cuda --dtype {args.dtype}: 1 + 3 runs each, wall-clock medians, outputs "
-              f"compared; target: cuda >= 5x faster")
+              f"compared; then -i DIR --out-dir OUT --jobs 1|4 on {VOCAL_CORPUS_FILES} such files, 1 + 2 runs each, per "
+              f"file; "
+              f"target: cuda >= 5x faster")
         return
 
     if not cuda_ok:
@@ -541,13 +574,18 @@ def main():
             do_row(w, True)
     if not args.only and in_time("vocal end to end"):
         e2e = vocal_end_to_end(args, vocal_s)
-        cpu, gpu = e2e.get("cpu", (None, "")), e2e.get("cuda", (None, ""))
-        print(f"vocal end to end, stereo {vocal_s} s: cpu {fmt(cpu[0])} ms, cuda {fmt(gpu[0])} ms"
-              f"{'' if cpu[0] else ' (cpu: ' + cpu[1] + ')'}{'' if gpu[0] else ' (cuda: ' + gpu[1] + ')'}; "
-              f"outputs differ by {fmt(e2e.get('max_abs_diff'))}")
-        verdicts.append("vocal example end to end, cuda at least 5x faster than cpu: " + (
-            f"{cpu[0] / gpu[0]:.2f}x, {'met' if cpu[0] / gpu[0] >= 5 else 'MISSED'}" if cpu[0] and gpu[0]
-            else "not measured"))
+        ways = [("", "one file per process")] + [
+            (f"_corpus{j}", f"a corpus of {VOCAL_CORPUS_FILES} files in one process, --jobs {j}, per file")
+            for j in VOCAL_CORPUS_JOBS]
+        for suffix, how in ways:
+            cpu, gpu = e2e.get("cpu" + suffix, (None, "")), e2e.get("cuda" + suffix, (None, ""))
+            print(f"vocal end to end, stereo {vocal_s} s, {how}: cpu {fmt(cpu[0])} ms, cuda {fmt(gpu[0])} ms"
+                  f"{'' if cpu[0] else ' (cpu: ' + cpu[1] + ')'}{'' if gpu[0] else ' (cuda: ' + gpu[1] + ')'}")
+            verdicts.append(f"vocal example end to end ({how}), cuda at least 5x faster than cpu: " + (
+                f"{cpu[0] / gpu[0]:.2f}x, {'met' if cpu[0] / gpu[0] >= 5 else 'MISSED'}" if cpu[0] and gpu[0]
+                else "not measured"))
+        print(f"vocal outputs: cuda against cpu differ by {fmt(e2e.get('max_abs_diff'))}; a corpus file against "
+              f"the single run: cpu {fmt(e2e.get('cpu_corpus_diff'))}, cuda {fmt(e2e.get('cuda_corpus_diff'))}")
     for w, primary in rows_plan:
         if not primary and in_time(w[0]):
             do_row(w, False)

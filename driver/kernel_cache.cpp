@@ -102,6 +102,7 @@ Expected<std::shared_ptr<const std::string>, std::string> KernelCache::cuda_cubi
     std::lock_guard lock(cubin_mutex);
     if (auto it = cubins().find(k); it != cubins().end()) {
       ++counters().memory_hits;
+      span.arg("result", "memory hit");
       return it->second;
     }
   }
@@ -109,6 +110,7 @@ Expected<std::shared_ptr<const std::string>, std::string> KernelCache::cuda_cubi
   if (!directory_.empty())
     if (std::optional<std::string> bytes = read_entry(k, text, diags, ".cubin")) {
       ++counters().disk_hits;
+      span.arg("result", "disk hit");
       cubin = std::make_shared<const std::string>(std::move(*bytes));
     }
   if (!cubin) {
@@ -117,6 +119,7 @@ Expected<std::shared_ptr<const std::string>, std::string> KernelCache::cuda_cubi
     auto compiled = codegen::compile_cuda(*source, arch, true);
     if (!compiled) return Unexpected{compiled.error()};
     ++counters().compiles;
+    span.arg("result", "compiled");
     cubin = std::make_shared<const std::string>(std::move(*compiled));
     if (!directory_.empty()) write_entry(k, text, scheduled.name, *cubin, {}, diags, ".cubin");
   }

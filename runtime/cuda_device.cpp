@@ -13,6 +13,7 @@
 
 #include "codegen/cuda/cuda_driver.h"
 #include "runtime/gpu_device.h"
+#include "support/trace.h"
 
 namespace fxc {
 namespace {
@@ -285,6 +286,9 @@ thread_local const DriverDevice* DriverDevice::caller_device = nullptr;
 thread_local CUstream DriverDevice::caller_stream = nullptr;
 
 Expected<std::shared_ptr<GpuDevice>, std::string> open_cuda_device(int ordinal) {
+  // The driver's initialization and the context: in a fresh process the largest fixed cost of
+  // a CUDA run, which --trace shows apart from the work.
+  TraceSpan span("open CUDA device", "cuda", {{"ordinal", std::to_string(ordinal)}});
   codegen::CudaDriverInfo info = codegen::query_cuda_driver();
   if (!info.loaded || info.devices.empty())
     return Unexpected{codegen::cuda_status(info) + ": --target cuda needs an NVIDIA GPU and its driver; use --target cpu"};

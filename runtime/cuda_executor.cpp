@@ -20,6 +20,7 @@
 #include "runtime/linear_chain.h"
 #include "runtime/real_fft.h"
 #include "runtime/thread_pool.h"
+#include "support/trace.h"
 
 namespace fxc {
 namespace {
@@ -1234,6 +1235,7 @@ auto run_pooled(const std::shared_ptr<const CudaProgram>& program, DeviceLayout 
       idle.pop_back();
     }
   }
+  TraceSpan span("GPU run", "cuda", {{"graph", program->scheduled.name}, {"stream", stream ? "pooled" : "new"}});
   if (stream) {
     if (auto zero = stream->reset(); !zero) return Unexpected{zero.error()};
   } else {
@@ -1255,6 +1257,7 @@ CudaRunPoolRef::CudaRunPoolRef() : pool_(std::make_shared<CudaRunPool>()) {}
 Expected<std::shared_ptr<const CudaProgram>, std::string> load_cuda_program(std::shared_ptr<GpuDevice> device,
                                                                             const ir::Graph& scheduled,
                                                                             const std::string& cubin) {
+  TraceSpan span("load CUDA module", "cuda", {{"graph", scheduled.name}});
   auto program = std::make_shared<CudaProgram>();
   program->scheduled = scheduled;
   program->device = device;

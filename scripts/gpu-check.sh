@@ -146,4 +146,34 @@ else
   echo "ncu not found: no per-kernel times"
 fi
 
+# Where a fresh `fxc run --target cuda` of the vocal example spends its wall time (the target
+# of 5x the CPU end to end): a Chrome trace of each target's second run (the kernel cache warm),
+# its spans summed by name, beside the process's wall time.
+python3 - <<'PY'
+import numpy as np, scipy.io.wavfile as wav
+wav.write("/tmp/vocal_trace.wav", 48000, (np.random.default_rng(3).random((48000 * 60, 2), dtype=np.float32) - 0.5))
+PY
+for target in cpu cuda; do
+  for run in 1 2; do
+    t0=$(date +%s%N)
+    timeout 60 build-dev/tools/fxc/fxc run examples/vocal.fx -i /tmp/vocal_trace.wav -o /tmp/vocal_trace_out.wav \
+      --target $target --trace "/tmp/trace_$target.json" 2> /tmp/trace.err || tail -3 /tmp/trace.err
+    wall_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  done
+  cp "/tmp/trace_$target.json" "$out/trace_vocal_$target.json" 2>/dev/null
+  python3 - "/tmp/trace_$target.json" "$target" "$wall_ms" <<'PY' | tee -a "$out/trace_vocal.txt"
+import collections, json, sys
+try:
+    events = json.load(open(sys.argv[1]))["traceEvents"]
+except Exception as e:
+    sys.exit(print(f"trace {sys.argv[2]}: none ({e})"))
+total, count = collections.defaultdict(float), collections.Counter()
+for e in events:
+    total[e["name"]] += e["dur"] / 1e3; count[e["name"]] += 1
+print(f"vocal, fresh process, --target {sys.argv[2]}: {sys.argv[3]} ms wall; spans (ms, count):")
+for name, ms in sorted(total.items(), key=lambda x: -x[1])[:14]:
+    print(f"  {ms:9.2f}  {count[name]:4d} x  {name}")
+PY
+done
+
 PYTHONUNBUFFERED=1 python3 bench/gpu_bench.py --fxc build-dev/tools/fxc/fxc "${bench_args[@]}" 2>&1 | tee "$out/bench.log"

@@ -20,6 +20,7 @@ class Trace {
   static Trace& global();
 
   void enable() { enabled_ = true; }
+  void disable() { enabled_ = false; }
   bool enabled() const { return enabled_; }
 
   /// Records a complete event; times in microseconds since the trace's start.

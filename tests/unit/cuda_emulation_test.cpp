@@ -47,6 +47,7 @@
 #include "runtime/cpu_executor.h"
 #include "runtime/cuda_executor.h"
 #include "runtime/reference_interpreter.h"
+#include "support/trace.h"
 #include "test_graphs.h"
 #include "test_skip.h"
 
@@ -1735,6 +1736,23 @@ TEST_CASE("CUDA emulation: a stream in blocks equals the whole signal; graphs re
 }
 TEST_CASE("CUDA emulation: update_values keeps the state, a new shape is refused") {
   check_update_values(emulated());
+}
+TEST_CASE("CUDA emulation: --trace shows the module load and each run, a new stream then a pooled one") {
+  Trace& trace = Trace::global();
+  trace.enable();
+  Prepared p = prepare(emulated(), test::vocal_graph(), 2, DType::f32, Force::default_);
+  std::vector<Signal> inputs = noise(p.designed, 3000, 5, DType::f32, 2);
+  REQUIRE(execute_cuda(p.program, inputs));
+  REQUIRE(execute_cuda(p.program, inputs));
+  const std::string json = trace.to_json();
+  trace.disable();
+  CHECK(json.find("\"load CUDA module\"") != std::string::npos);
+  // Events are recorded as spans end: the first run's before the second's.
+  const std::size_t first = json.find("\"stream\": \"new\"");
+  const std::size_t second = json.find("\"stream\": \"pooled\"");
+  CHECK(first != std::string::npos);
+  CHECK(second != std::string::npos);
+  CHECK(first < second);
 }
 TEST_CASE("CUDA emulation: many channels run interleaved") { check_many_channels(emulated()); }
 TEST_CASE("CUDA emulation: long FIRs by FFT overlap-save equal the interpreter and the direct kernel") {
