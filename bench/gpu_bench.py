@@ -46,6 +46,7 @@ import ctypes
 import gc
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -363,7 +364,7 @@ def vocal_end_to_end(args, seconds):
             for jobs in VOCAL_CORPUS_JOBS:
                 out_dir = os.path.join(tmp, f"corpus_{target}_{jobs}")
                 ms, how = timed_runs([args.fxc, "run", vocal, "-i", corpus, "--out-dir", out_dir, "--jobs", str(jobs)]
-                                     + options, 2, before=lambda d=out_dir: subprocess.run(["rm", "-rf", d], check=True))
+                                     + options, 2, before=lambda d=out_dir: shutil.rmtree(d, ignore_errors=True))
                 res[f"{target}_corpus{jobs}"] = (ms / VOCAL_CORPUS_FILES if ms is not None else None, how)
                 if ms is not None and target in outs:
                     with warnings.catch_warnings():

@@ -434,6 +434,12 @@ inline int wavefront_group(int steps) {
   return steps <= kGpuWavefrontMaxStages ? 1 : (steps + kGpuWavefrontMaxStages - 1) / kGpuWavefrontMaxStages;
 }
 
+/// The stages of that pipeline: `steps` in groups of wavefront_group(steps).
+inline int wavefront_stages(int steps) {
+  const int group = wavefront_group(steps);
+  return (steps + group - 1) / group;
+}
+
 /// The GPU's chunked scans, with or without the wavefront in their chunk passes.
 inline bool gpu_chunked(IirStrategy s) {
   return s == IirStrategy::gpu_chunked_scan || s == IirStrategy::gpu_chunked_wavefront;

@@ -89,7 +89,7 @@ Schedule choose_iir(const ChainSummary& chain, int channels, const PassContext& 
       return {ir::IirStrategy::gpu_chunked_wavefront, chunk, {}, 0,
               reason + (group == 1 ? fmt::format("; a wavefront of {} steps in each chunk", chain.steps)
                                    : fmt::format("; a wavefront of {} steps in {} stages of {} in each chunk",
-                                                 chain.steps, (chain.steps + group - 1) / group, group))};
+                                                 chain.steps, ir::wavefront_stages(chain.steps), group))};
     }
     return {ir::IirStrategy::gpu_chunked_scan, chunk, {}, 0, reason};
   }

@@ -1235,7 +1235,9 @@ auto run_pooled(const std::shared_ptr<const CudaProgram>& program, DeviceLayout 
       idle.pop_back();
     }
   }
-  TraceSpan span("GPU run", "cuda", {{"graph", program->scheduled.name}, {"stream", stream ? "pooled" : "new"}});
+  std::optional<TraceSpan> span;  // its strings only when tracing: this is every run's path
+  if (Trace::global().enabled())
+    span.emplace("GPU run", "cuda", Trace::Args{{"graph", program->scheduled.name}, {"stream", stream ? "pooled" : "new"}});
   if (stream) {
     if (auto zero = stream->reset(); !zero) return Unexpected{zero.error()};
   } else {

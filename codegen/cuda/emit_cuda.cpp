@@ -1489,9 +1489,8 @@ Expected<std::vector<CudaKernelInfo>, std::string> cuda_kernels(const ir::Graph&
             if (steps < 2)
               return Unexpected{where + ": a wavefront of " + str(steps) + " step; the chunk passes pipeline 2 or "
                                 "more (schedule with --target cuda)"};
-            const int group = ir::wavefront_group(steps);
             k.note += ", its " + str(steps) + " steps as a wavefront" +
-                      (group > 1 ? " of " + str((steps + group - 1) / group) + " stages" : std::string());
+                      (ir::wavefront_group(steps) > 1 ? " of " + str(ir::wavefront_stages(steps)) + " stages" : std::string());
           }
         } else {
           k.note = "gpu_chunked_scan does not apply (a delay, FIR or dynamics stage, or a section after a clip or tanh): one thread per channel";

@@ -16,7 +16,7 @@ import threading
 
 from . import _core
 from .errors import Error
-from .program import _DTYPES, Program, _anchored, _check_whole, _source_of, _setting
+from .program import Program, _anchored, _check_whole, _sample_type, _source_of, _setting
 
 _runners = {}
 _runners_lock = threading.Lock()
@@ -94,9 +94,7 @@ def process_files(graph, files, out_dir=None, pattern=None, client=None, *, fs=N
                            or not (math.isfinite(fs) and fs > 0)):
         raise Error(f"fs must be a positive number of Hz (or None: each file's own rate), got {fs!r}",
                     code="fxc-usage")
-    if dtype not in _DTYPES:
-        raise Error(f'dtype must be "float32" or "float64", got {dtype!r}', code="fxc-usage")
-    dtype = _DTYPES[dtype]
+    dtype = _sample_type(dtype, code="fxc-usage")
     _check_whole("files_per_task", files_per_task, 1, 2**31)
     if isinstance(graph, Program):
         values = {p["name"]: p["value"] for p in graph.params}

@@ -193,16 +193,22 @@ def _check_whole(key, value, low, limit, none_ok=False, of=""):
                       f"{' (or None)' if none_ok else ''}, got {value!r}")
 
 
+def _sample_type(dtype, code="fxc-python"):
+    """The canonical name of a computation's sample type ("f32" is "float32")."""
+    if dtype not in _DTYPES:
+        raise _refuse(f'dtype must be "float32" or "float64", got {dtype!r}', code=code)
+    return _DTYPES[dtype]
+
+
 def _compile_source(source, name, fs, dtype="float32", target="cpu", channels=None, *, max_block=0, cache_dir="",
                     live=True, fuse=True, signal_length=0, cuda_architecture="", **params):
     """compile() on .fx text, `name` naming it in messages and anchoring its imports."""
     _check_whole("channels", channels, 0, 2**31, none_ok=True)
     _check_whole("max_block", max_block, 0, 2**62)
     _check_whole("signal_length", signal_length, 0, 2**62)
-    if dtype not in _DTYPES:
-        raise _refuse(f'dtype must be "float32" or "float64", got {dtype!r}')
+    sample_type = _sample_type(dtype)
     settings = [_setting(k, v) for k, v in params.items()]
-    core = _core.Program(source, name, float(fs), _DTYPES[dtype], target, int(channels or 0), int(max_block),
+    core = _core.Program(source, name, float(fs), sample_type, target, int(channels or 0), int(max_block),
                          os.fspath(cache_dir), settings, bool(live), bool(fuse), int(signal_length),
                          cuda_architecture)
     program = Program(core, dict(fs=fs, dtype=dtype, target=target, channels=channels, max_block=max_block,

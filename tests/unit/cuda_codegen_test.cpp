@@ -277,8 +277,6 @@ TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
   CHECK(refused.error().find("--target cuda") != std::string::npos);
 }
 
-// Cases named "CUDA toolkit: ..." need NVRTC (CTest cuda_toolkit, label cuda): without it
-// they check the error, then skip, and CTest shows "Skipped".
 ir::Graph wide_state_graph() {
   Flow y = input("x");
   for (int i = 0; i < 130; ++i) y = y | peaking(Frequency{200.0 + 13.0 * i}, 2.0, 1_dB);
@@ -305,6 +303,8 @@ TEST_CASE("CUDA source: a wide state's carry walks are bounded by their block, s
   CHECK(bounded == 2);
 }
 
+// Cases named "CUDA toolkit: ..." need NVRTC (CTest cuda_toolkit, label cuda): without it
+// they check the error, then skip, and CTest shows "Skipped".
 TEST_CASE("CUDA toolkit: NVRTC compiles every case for sm_80 and sm_90, and ptxas accepts the PTX") {
   std::optional<std::string> version = codegen::nvrtc_version();
   if (!version) {

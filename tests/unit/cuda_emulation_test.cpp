@@ -1237,7 +1237,7 @@ void check_wavefront(const DeviceFactory& make) {
   Prepared within = prepare(make, wide_state_graph(), 2, DType::f64, Force::default_, 64);
   CHECK(has_wavefront(within));
   for (int steps = 2; steps <= 500; ++steps) {
-    const int group = ir::wavefront_group(steps), stages = (steps + group - 1) / group;
+    const int group = ir::wavefront_group(steps), stages = ir::wavefront_stages(steps);
     CHECK(stages <= ir::kGpuWavefrontMaxStages);
     CHECK((group == 1 || (steps + group - 2) / (group - 1) > ir::kGpuWavefrontMaxStages));  // no smaller group fits
   }
