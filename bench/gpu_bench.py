@@ -5,7 +5,8 @@
     python3 bench/gpu_bench.py [--fxc build/tools/fxc/fxc] [--quick] [--dtype f32] [--dry-run]
 
 Per workload (W1 8 ch x 120 s, W4's chain on 1024 ch x 60 s, W5, the vocal example, then W1 on
-1024 ch x 10 s, W2, W3, W4 2 ch, W6 as 512 channels), in this order:
+1024 ch x 10 s, W2, W3, W4 2 ch, W6 as 512 channels, a FIR of 24001 taps on 2 ch x 60 s), in
+this order:
   - fxc host:   `fxc bench --target cuda --json`, fused.median_ms: a whole signal from host memory,
                 so it includes the host<->device copies and the host staging (end to end);
   - fxc device: where the Python package cannot run (no package for this Python), the C++
@@ -22,7 +23,8 @@ Per workload (W1 8 ch x 120 s, W4's chain on 1024 ch x 60 s, W5, the vocal examp
                 driver, or a known name; --bandwidth-gbs overrides), and "x floor" = device
                 time / floor. The measured device copy bandwidth is printed beside it;
   - peers:      torchaudio.functional.lfilter (one call per section; FIR: per stage) and
-                cupyx.scipy.signal.sosfilt (FIR: lfilter per stage) on the same device data
+                cupyx.scipy.signal.sosfilt (FIR: lfilter per stage; a FIR of more than
+                LONG_FIR_TAPS taps: torchaudio's and cupyx's fftconvolve) on the same device data
                 (cupy reads the torch tensor through DLPack on torch's stream), same CUDA events,
                 and "x" = peer / fxc device. Peers walk time serially, so a full-length call can
                 take minutes: each peer is timed on N/64, N/16, N/4, N samples while the next size
@@ -60,8 +62,18 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 from compare_peers import w1, w2, w3, w4  # noqa: E402  the same designs as the CPU comparison
 
+LONG_FIR_TAPS = 2048  # from here the peers convolve FIRs by FFT, as their users would
+
+
+def long_fir(fs):
+    """bench/workloads/long_fir.fx: firwin(24001, 1000 Hz)."""
+    from scipy import signal
+    return [signal.firwin(24001, 1000, fs=fs)]
+
+
 # (name, graph, SOS or FIR builder (None: no peers), channels, seconds, quick seconds, fs, target)
-# target: "floor3" / "floor2" (x floor), "peers10" (>= 10x both peers); primary rows run first.
+# target: "floor3" / "floor2" (x floor), "peers10" (>= 10x both peers), "nocheck" (no fxc bench
+# accuracy check); primary rows run first.
 PRIMARY = [
     ("W1 api 8 ch", "bench/workloads/w1_api.fx", w1, 8, 120, 10, 44100, "floor3 peers10"),
     ("W4 chain 1024 ch", "bench/workloads/w4_profile.fx", w4, 1024, 60, 5, 48000, "floor2"),
@@ -75,8 +87,28 @@ SECONDARY = [
     ("W3 fir 1 ch", "bench/workloads/w3_fir.fx", w3, 1, 60, 10, 44100, ""),
     ("W4 profile 2 ch", "bench/workloads/w4_profile.fx", w4, 2, 10, 10, 48000, ""),
     ("W6 256 x 1 s stereo", "bench/workloads/w6_many_files.fx", w4, 512, 1, 1, 48000, ""),
+    # 24001 taps: fxc's partitioned FFT convolution against the peers' FFT convolutions; fxc
+    # bench's float64 reference would convolve directly on one CPU thread (138 G products): no
+    # host check, the device check against SciPy's fftconvolve.
+    ("long FIR 2 ch", "bench/workloads/long_fir.fx", long_fir, 2, 60, 10, 48000, "nocheck"),
 ]
 CHECK_LIMIT = 50_000_000   # fxc bench's float64 reference runs on one CPU thread: only below this
+
+
+def host_check(ch, N, target):
+    """Whether fxc bench checks a row against its float64 reference."""
+    return ch * N <= CHECK_LIMIT and "nocheck" not in target.split()
+
+
+def peer_methods(design):
+    """What the peers run for a design (an SOS array or a list of FIR taps)."""
+    if not isinstance(design, list):
+        return "torchaudio lfilter, cupyx sosfilt"
+    if any(len(t) > LONG_FIR_TAPS for t in design):
+        return "torchaudio fftconvolve, cupyx fftconvolve"
+    return "torchaudio lfilter, cupyx lfilter"
+
+
 KNOWN_GBS = [("H200", 4800), ("H100 NVL", 3900), ("H100 PCIe", 2000), ("H100", 3350), ("A100-SXM4-80GB", 2039),
              ("A100 80GB PCIe", 1935), ("A100", 1555), ("L40S", 864), ("L4", 300)]
 
@@ -202,7 +234,10 @@ def reference(builder, fs, x64):
     design = builder(fs)
     if isinstance(design, list):
         for taps in design:
-            x64 = signal.lfilter(taps, [1.0], x64)
+            if len(taps) > LONG_FIR_TAPS:
+                x64 = signal.fftconvolve(x64, taps)[:len(x64)]
+            else:
+                x64 = signal.lfilter(taps, [1.0], x64)
         return x64
     return signal.sosfilt(design, x64)
 
@@ -287,7 +322,10 @@ def peers(torch, x, builder, fs, repeat, budget_s):
         def run_torch(xs):
             y = xs
             for b, a in coefs:
-                y = F.lfilter(y, a, b, clamp=False)
+                if is_fir and b.numel() > LONG_FIR_TAPS:
+                    y = F.fftconvolve(y, b.expand(y.shape[0], -1))[..., :y.shape[-1]]
+                else:
+                    y = F.lfilter(y, a, b, clamp=False)
             return y
         out["torchaudio"] = time_peer(torch, run_torch, x, fs, repeat, budget_s)
     except Exception as e:  # not installed, or failed: say so
@@ -306,7 +344,10 @@ def peers(torch, x, builder, fs, repeat, budget_s):
                 xc = cp.from_dlpack(xs)
                 if is_fir:
                     for t in taps:
-                        xc = cs.lfilter(t, one, xc, axis=-1)
+                        if t.size > LONG_FIR_TAPS:
+                            xc = cs.fftconvolve(xc, t[None, :], axes=-1)[:, :xc.shape[-1]]
+                        else:
+                            xc = cs.lfilter(t, one, xc, axis=-1)
                     return xc
                 return cs.sosfilt(sos, xc, axis=-1)
         out["cupyx"] = time_peer(torch, run_cupy, x, fs, repeat, budget_s)
@@ -447,7 +488,7 @@ def main():
         for (name, fx, builder, ch, sec, qsec, fs, target), primary in rows_plan:
             s = seconds_of(args, ch, sec, qsec, fs)
             N = int(s * fs)
-            check = ch * N <= CHECK_LIMIT
+            check = host_check(ch, N, target)
             print(f"\n{name}{'' if primary else ' (secondary)'}: {ch} ch x {s:g} s @ {fs} Hz = {ch} x {N} samples, "
                   f"{2 * ch * N * b / 1e6:.1f} MB moved, floor {2 * ch * N * b / bw * 1e6:.1f} us, "
                   f"GPU memory here {2 * ch * N * b / 1e9:.2f} GB (x, y){'; target ' + target if target else ''}")
@@ -457,8 +498,7 @@ def main():
                   f"target='cuda', channels={ch}, signal_length={N}); program(x_cuda) x (1 + {args.repeat}), CUDA events"
                   + (f"; error on channels {sorted({0, ch - 1})} against SciPy float64" if builder else ""))
             if builder is not None and not args.no_peers:
-                print(f"  peers:  torchaudio lfilter, cupyx {'lfilter' if isinstance(builder(fs), list) else 'sosfilt'}"
-                      f" on sizes {ladder_sizes(N, fs)} while within the budget")
+                print(f"  peers:  {peer_methods(builder(fs))} on sizes {ladder_sizes(N, fs)} while within the budget")
             if have_fxc:   # the JSON fields this script reads, from a few ms of the CPU target
                 try:
                     r = run_bench(bench_cmd(args, fx, ch, 0.01, fs, target="cpu", repeat=1))
@@ -505,7 +545,7 @@ def main():
         free_gpu(torch if cuda_ok else None)
         try:   # before this process allocates the signal: fxc bench needs the device memory
             r = run_bench(bench_cmd(args, fx, ch, s, fs, repeat=3 if ch * N > 1e9 else None,
-                                    check=ch * N <= CHECK_LIMIT))
+                                    check=host_check(ch, N, target)))
             row.update(host_ms=r["host_ms"], host_err=r["bench_err"])
             if not dev_col and r["run_device_ms"] is not None:   # the C++ API on GPU memory
                 row.update(device_ms=r["run_device_ms"], device_src="fxc bench run_device",

@@ -115,6 +115,10 @@ WORKLOADS = [
          regs=(56, 64), regs_plain=(48, 52)),
     # W3: five FIRs fused into one of 511 taps, FFT overlap-save (fir_fft) of 2048 points
     dict(id="W3 1 ch x 60 s (fir_fft)", channels=1, seconds=60, fs=44100, fir_taps=511, fft=2048, regs=30),
+    # bench/workloads/long_fir.fx: a FIR of 24001 taps, partitioned (fir_partitioned) in 12
+    # partitions of 2048 taps, 4096-point FFTs; registers: the larger of the two transform kernels
+    dict(id="long FIR 2 ch x 60 s (fir_partitioned)", channels=2, seconds=60, fs=48000, fir_taps=24001, fft=4096,
+         partitioned=True, regs=40),
 ]
 
 SIGNAL_BYTES = 4  # float32 samples in and out (the design's workloads)
@@ -207,7 +211,57 @@ def fir_fft_kernels(w, dev, a):
     return ks, info, C, N
 
 
+def fir_partitioned_kernels(w, dev, a):
+    """fir_partitioned (codegen/cuda/emit_cuda.cpp): segments of half = fft / 2 samples, the taps
+    in P partitions of `half`. The spectra pass: a block of 256 threads per pair of input
+    segments, one complex FFT of `fft` points, both half spectra written (half + 1 complex
+    points each). The inverse pass: a block per pair of output segments, each thread a bin:
+    P + 1 spectra and 2 P partition spectra read from L2 (the spectra of a channel's last P
+    segments stay there), 2 P complex multiply-adds, then one inverse FFT and the outputs.
+    Then the ring, as fir_fft's."""
+    C, taps, n = w["channels"], w["fir_taps"], w["fft"]
+    N = round(w["seconds"] * w["fs"])
+    half = n // 2
+    P = math.ceil(taps / half)
+    out_pairs = math.ceil(math.ceil(N / half) / 2)
+    in_pairs = (2 * out_pairs + P) // 2
+    threads = min(256, half)
+    log2n = int(math.log2(n))
+    word = SIGNAL_BYTES  # float32 here
+    cword = 2 * word  # a complex number
+    smem_bytes = 2 * n * word
+    res = resident_threads(dev, w["regs"], threads, smem_bytes)
+    per_thread = max(1, half // threads)
+    stage = per_thread * (2 * a["l1_latency"]) + a["sync_cycles"]
+    fft_smem = (n // 2) * log2n * 8 + n * 4  # a transform's butterflies, and the points in or out
+
+    # spectra: the signal read twice (two overlapping windows a pair), the spectra written once
+    blocks = C * in_pairs
+    dram = 2 * C * N * word + blocks * 2 * (half + 1) * cword
+    flops = blocks * ((n // 2) * log2n * 10 + (half + 1) * 8)
+    latency = waves(blocks * threads, threads, res, dev) * (2 * a["dram_latency"] + log2n * stage)
+    ks = [Kernel("spectra", 1, dram, flops / 2, "f32", 0, flops, latency, 0, blocks * (fft_smem + 2 * (half + 1) * 4))]
+    # inverse: every spectrum written above read back once from DRAM, P + 1 of them and 2 P
+    # partitions per block through L2 (a quarter of L2's traffic counted as DRAM bytes, as fir_fft's)
+    blocks = C * out_pairs
+    l2 = blocks * (half + 1) * (P + 1 + 2 * P) * cword
+    dram = C * in_pairs * 2 * (half + 1) * cword + C * N * word
+    flops = blocks * ((half + 1) * 2 * P * 8 + (n // 2) * log2n * 10)
+    per_bin = (P + 1) * a["l1_latency"]  # each step's loads wait on L2, then feed the FMAs
+    latency = waves(blocks * threads, threads, res, dev) * (
+        math.ceil((half + 1) / threads) * per_bin + log2n * stage + a["dram_latency"])
+    ks.append(Kernel("inverse", 1, dram + l2 / 4, flops / 2, "f32", 0, flops, latency, 0,
+                     blocks * (fft_smem + 2 * (half + 1) * 2)))
+    ks.append(Kernel("ring", 1, C * taps * 2 * word, 0, "f32", 0, 0,
+                     a["dram_latency"] + math.ceil(taps / 128) * a["l1_latency"] + a["sync_cycles"]))
+    info = dict(L=n, chunks_per_channel=2 * out_pairs, threads=C * out_pairs * threads, groups=out_pairs,
+                scan_steps=0, layout="planar", occupancy=res)
+    return ks, info, C, N
+
+
 def kernels_for(w, dev, a):
+    if w.get("partitioned"):
+        return fir_partitioned_kernels(w, dev, a)
     if "fir_taps" in w:
         return fir_fft_kernels(w, dev, a)
     C = w["channels"]

@@ -467,7 +467,7 @@ struct Chain {
   IirStrategy strategy = IirStrategy::none;  // until select_strategy chooses
   int chunk_length = 0;  ///< samples per chunk, for the chunked strategies
   FirMethod fir_method = FirMethod::none;
-  int fft_block = 0;     ///< FFT length, for fft_overlap_save
+  int fft_block = 0;     ///< FFT length, for fft_overlap_save (on the GPU, below twice the taps: partitioned)
   StatePrecision state_precision = StatePrecision::signal;
   std::string reason;    ///< why select_strategy chose this, for people
   template <class Self, class V>

@@ -22,11 +22,10 @@ int fft_block_for(std::size_t taps, const PassContext& context) {
 
 ir::FirMethod fir_method_for(std::size_t taps, const PassContext& context) {
   if (context.target.kind == TargetKind::cuda) {
-    // The block's FFT must hold the taps and as many new samples (fir_fft, codegen/cuda).
-    const bool fits = 2 * taps <= static_cast<std::size_t>(cuda_max_fft_length(context.binding.dtype));
-    return fits && taps >= static_cast<std::size_t>(context.thresholds.gpu_fir_fft_min_taps)
-               ? ir::FirMethod::fft_overlap_save
-               : ir::FirMethod::direct;
+    // Taps that one block's FFT does not hold with as many new samples run partitioned
+    // (fir_partitioned, codegen/cuda): fft_block_for gives them the longest FFT.
+    return taps >= static_cast<std::size_t>(context.thresholds.gpu_fir_fft_min_taps) ? ir::FirMethod::fft_overlap_save
+                                                                                      : ir::FirMethod::direct;
   }
   // float32 signals use KissFFT, float64 ones fxc's RealFft: each has its own crossover.
   int min_taps = context.binding.dtype == DType::f64 ? context.thresholds.fir_fft_min_taps_f64
@@ -40,7 +39,12 @@ double fir_cost(std::size_t taps, const PassContext& context) {
   if (fir_method_for(taps, context) == ir::FirMethod::direct) return 2.0 * taps;
   double n = fft_block_for(taps, context);
   double transforms = 2 * 2.5 * n * std::log2(n) + 6 * n / 2;
-  return transforms / (n - static_cast<double>(taps) + 1);
+  if (context.target.kind != TargetKind::cuda || 2 * static_cast<double>(taps) <= n)
+    return transforms / (n - static_cast<double>(taps) + 1);
+  // Partitioned (the GPU's longest FIRs): per segment of n / 2 new samples, the transforms
+  // and a complex multiply-add per bin and partition.
+  double partitions = std::ceil(static_cast<double>(taps) / (n / 2));
+  return (transforms + 8 * partitions * (n / 2 + 1)) / (n / 2);
 }
 
 double decay_samples(double r, DType dtype) {

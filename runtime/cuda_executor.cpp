@@ -97,7 +97,8 @@ struct KernelMemory {
   /// transposed), each chunk's state, each group's sum and the scan's second buffer.
   DeviceBuffer scan_matrices, chunk_state, group_totals, group_scan;
   int scan_steps = 0;
-  DeviceBuffer fft_tables;  // fir_fft: the taps' spectrum and the twiddles
+  DeviceBuffer fft_tables;  // fir_fft, fir_partitioned: the taps' spectra and the twiddles
+  DeviceBuffer fft_spectra;  // fir_partitioned: the input segments' spectra of a block
   DeviceBuffer weights;                      // a sum's weights, a matrix's gains
   /// Sums and routes: their operands' base pointers for each pass of a block, by block length
   /// ([pass][operand]: a pass starts at another sample of the same buffers).
@@ -445,33 +446,47 @@ struct CudaStream::Impl {
       }
     }
     if (k.kind == CudaKernelKind::chain_chunked_scan) FXC_TRY(upload_scan_matrices(i, chain, std::max(m.scan_steps, 1)));
-    if (k.kind == CudaKernelKind::fir_fft) FXC_TRY(upload_fft_tables(i, chain));
+    if (k.kind == CudaKernelKind::fir_fft || k.kind == CudaKernelKind::fir_partitioned) FXC_TRY(upload_fft_tables(i, chain));
     return device->synchronize();
   }
 
-  // The FFT convolution's tables (codegen/cuda/emit_cuda.h, fir_fft), computed in float64 and
-  // stored in the kernel's type: the taps' spectrum / FFT in bit-reversed order, then the
-  // twiddles.
+  // The FFT convolutions' tables (codegen/cuda/emit_cuda.h, fir_fft and fir_partitioned),
+  // computed in float64 and stored in the kernel's type: the taps' spectrum / FFT in
+  // bit-reversed order (fir_fft), or each partition's half spectrum / FFT in natural order
+  // (fir_partitioned); then the twiddles.
   GpuStatus upload_fft_tables(std::size_t i, const ir::Chain& chain) {
     const CudaKernelInfo& k = program->kernels[i];
     const auto n = static_cast<std::size_t>(k.fft_length);
     const std::vector<double>& taps = std::get<ir::FirFilter>(chain.stages[0]).taps;
-    std::vector<double> padded(n, 0.0);
-    std::copy(taps.begin(), taps.end(), padded.begin());
     RealFft fft(n);
+    std::vector<double> padded(n);
     std::vector<std::complex<double>> bins(fft.bins());
-    fft.forward(padded, bins);
-    int bits = 0;
-    while ((std::size_t{1} << bits) < n) ++bits;
     std::vector<double> tables;
-    tables.reserve(3 * n);
-    for (std::size_t j = 0; j < n; ++j) {
-      std::size_t r = 0;  // j with its `bits` bits reversed
-      for (int b = 0; b < bits; ++b) r |= ((j >> b) & 1) << (bits - 1 - b);
-      // A real filter's spectrum is conjugate-symmetric: H[n - r] = conj(H[r]).
-      const std::complex<double> h = r < bins.size() ? bins[r] : std::conj(bins[n - r]);
-      tables.push_back(h.real() / static_cast<double>(n));
-      tables.push_back(h.imag() / static_cast<double>(n));
+    const double scale = 1.0 / static_cast<double>(n);
+    if (k.kind == CudaKernelKind::fir_fft) {
+      std::copy(taps.begin(), taps.end(), padded.begin());
+      fft.forward(padded, bins);
+      int bits = 0;
+      while ((std::size_t{1} << bits) < n) ++bits;
+      for (std::size_t j = 0; j < n; ++j) {
+        std::size_t r = 0;  // j with its `bits` bits reversed
+        for (int b = 0; b < bits; ++b) r |= ((j >> b) & 1) << (bits - 1 - b);
+        // A real filter's spectrum is conjugate-symmetric: H[n - r] = conj(H[r]).
+        const std::complex<double> h = r < bins.size() ? bins[r] : std::conj(bins[n - r]);
+        tables.push_back(h.real() * scale);
+        tables.push_back(h.imag() * scale);
+      }
+    } else {
+      const std::size_t half = n / 2;
+      for (std::size_t first = 0; first < taps.size(); first += half) {
+        std::fill(padded.begin(), padded.end(), 0.0);
+        std::copy(taps.begin() + first, taps.begin() + std::min(first + half, taps.size()), padded.begin());
+        fft.forward(padded, bins);
+        for (const std::complex<double>& h : bins) {
+          tables.push_back(h.real() * scale);
+          tables.push_back(h.imag() * scale);
+        }
+      }
     }
     const double pi = 3.14159265358979323846;
     for (std::size_t q = 0; q < n / 2; ++q) {
@@ -579,6 +594,12 @@ struct CudaStream::Impl {
         // Matrices for the scan steps of the longest block (a shorter one takes fewer).
         if (const int steps = codegen::cuda_carry_steps(chunks); steps > m.scan_steps)
           FXC_TRY(upload_scan_matrices(i, std::get<ir::Chain>(g.node(k.node).op), steps));
+      }
+      if (k.kind == CudaKernelKind::fir_partitioned) {
+        const auto points = static_cast<std::size_t>(codegen::cuda_fir_spectra(k, n)) * (k.fft_length / 2 + 1);
+        auto spectra = allocate(m.channels * points * 2 * size_of(k.state_dtype));
+        if (!spectra) return Unexpected{spectra.error()};
+        m.fft_spectra = std::move(*spectra);
       }
     }
     capacity = n;
@@ -746,6 +767,11 @@ struct CudaStream::Impl {
         launches = {{0, {in, out, ch, N, cs, ss, k.kind == CudaKernelKind::fir_fft ? m.fft_tables.get() : m.params.get(),
                          m.state.get(), m.positions.get()}},
                     {1, {in, ch, N, cs, ss, m.state.get(), m.positions.get()}}};
+        break;
+      case CudaKernelKind::fir_partitioned:
+        launches = {{0, {in, ch, N, cs, ss, m.fft_tables.get(), m.state.get(), m.positions.get(), m.fft_spectra.get()}},
+                    {1, {out, ch, N, cs, ss, m.fft_tables.get(), m.fft_spectra.get()}},
+                    {2, {in, ch, N, cs, ss, m.state.get(), m.positions.get()}}};
         break;
       case CudaKernelKind::sum:
         launches = {{0, {operands, out, ch, N, cs, ss, m.weights.get()}}};

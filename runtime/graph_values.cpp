@@ -27,11 +27,14 @@ GraphValues graph_values(const ir::Graph& scheduled) {
       v.delay_lengths = std::move(values.delay_lengths);
       if (codegen::runs_in_runtime(*chain)) {
         v.f64 = std::move(values.params);  // the taps, read in float64 by the direct fallback
-        if (signal == DType::f32) {
+        // A block not above the taps is the GPU's partitioned convolution, which makes its
+        // own tables (runtime/cuda_executor.cpp): no CPU plan can take it.
+        const bool planned = chain->fft_block > static_cast<int>(v.f64.size());
+        if (planned && signal == DType::f32) {
           FftConvolver<float> plan(v.f64.size(), chain->fft_block);
           v.fft_response_f32.resize(plan.bins());
           plan.transform_taps(v.f64, v.fft_response_f32);
-        } else {
+        } else if (planned) {
           FftConvolver<double> plan(v.f64.size(), chain->fft_block);
           v.fft_response_f64.resize(plan.bins());
           plan.transform_taps(v.f64, v.fft_response_f64);

@@ -50,6 +50,8 @@ grep -h -B2 -A12 'ERROR\|FAILED\|Assertion\|SIGSEGV\|exception' /tmp/case*.log |
 #     6 sections in float64, 9 in float32) and without it (split_error=0: all 15 in float64);
 #   ab_fir.txt: W3 (1 ch x 60 s, its FIRs fused into one of 511 taps) by FFT overlap-save (the
 #     default, fir_fft) and direct in shared-memory tiles (gpu_fir_fft_min_taps=1e9);
+#   ab_longfir.txt: a FIR of 24001 taps (2 ch x 2 s: the float64 reference check convolves
+#     directly on the host) partitioned (the default, fir_partitioned) and tiled;
 #   ab_wave.txt / ab_wave1024.txt: W1 (8 ch x 120 s) and W4's chain (1024 ch x 6 s) with the chunk
 #     passes' wavefront (the default) and without it (gpu_wavefront_max_steps=0).
 ab() {  # name workload channels seconds fs threshold round
@@ -73,6 +75,7 @@ for round in 1 2; do
   done
   for threshold in gpu_fir_fft_min_taps=64 gpu_fir_fft_min_taps=1e9; do
     ab fir bench/workloads/w3_fir.fx 1 60 44100 "$threshold" "$round"
+    ab longfir bench/workloads/long_fir.fx 2 2 48000 "$threshold" "$round"
   done
   for threshold in gpu_wavefront_max_steps=48 gpu_wavefront_max_steps=0; do
     ab wave bench/workloads/w1_api.fx 8 120 44100 "$threshold" "$round"

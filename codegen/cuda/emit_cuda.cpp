@@ -905,14 +905,15 @@ void emit_fir_input(Writer& w, const Types& ty, const std::string& m, const std:
          " + TAPS : pos + " + m + "];");
 }
 
-// fir_tiled's and fir_fft's second entry: the block's last inputs into the ring, one CUDA
-// block per channel and a thread per input (input m goes to ring[(pos + m) % TAPS], so no two
-// threads write the same cell). Every thread reads the position before thread 0 moves it: a
-// walk of TAPS dependent steps by one thread cost a cache latency per tap.
+// The last entry of a lone FIR's kernels (fir_tiled, fir_fft, fir_partitioned): the block's
+// last inputs into the ring, one CUDA block per channel and a thread per input (input m goes to
+// ring[(pos + m) % TAPS], so no two threads write the same cell). Every thread reads the
+// position before thread 0 moves it: a walk of TAPS dependent steps by one thread cost a cache
+// latency per tap.
 void emit_fir_ring(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain, const Types& ty) {
   const Scalar& s = ty.compute;
   const FirRing r = fir_ring_of(layout_of(chain), chain);
-  w.open("extern \"C\" __global__ void " + k.entries[1].symbol + "(");
+  w.open("extern \"C\" __global__ void " + k.entries.back().symbol + "(");
   w.line("const " + ty.signal.t + "* __restrict__ in, " + kSignalArgs + ",");
   w.line(s.t + "* __restrict__ state, long long* __restrict__ positions) {");
   w.line("const long long c = blockIdx.x;  // one block per channel");
@@ -985,13 +986,89 @@ void open_butterflies(Writer& w, const Scalar& s, const std::string& stages) {
   w.line("const " + s.t + " wr = twiddles[2 * (q << (LOG2 - 1 - b))], wi = twiddles[2 * (q << (LOG2 - 1 - b)) + 1];");
 }
 
+// log2 of fir_fft's and fir_partitioned's FFT length (a power of two).
+int fft_log2(const CudaKernelInfo& k) {
+  int log2 = 0;
+  while ((1 << log2) < k.fft_length) ++log2;
+  return log2;
+}
+
+// The forward transform of the FFT points in shared `re` and `im`, in place: decimation in
+// frequency, natural order in and bit-reversed out. Ends with the block synchronized.
+void emit_forward_fft(Writer& w, const Scalar& s) {
+  open_butterflies(w, s, "for (int b = LOG2 - 1; b >= 0; --b) {  // butterflies of span 2^b");
+  w.line("const " + s.t + " ar = re[i], ai = im[i], br = re[j], bi = im[j];");
+  w.line("const " + s.t + " dr = ar - br, di = ai - bi;");
+  w.line("re[i] = ar + br;");
+  w.line("im[i] = ai + bi;");
+  w.line("re[j] = dr * wr - di * wi;");
+  w.line("im[j] = dr * wi + di * wr;");
+  w.close();
+  w.close();
+  w.line("__syncthreads();");
+}
+
+// The inverse transform (unnormalized, conjugate twiddles) of `re` and `im` in place:
+// decimation in time, bit-reversed in and natural out. Ends with the block synchronized.
+void emit_inverse_fft(Writer& w, const Scalar& s) {
+  open_butterflies(w, s, "for (int b = 0; b < LOG2; ++b) {  // butterflies of span 2^b, conjugate twiddles");
+  w.line("const " + s.t + " br = re[j], bi = im[j];");
+  w.line("const " + s.t + " tr = br * wr + bi * wi, ti = bi * wr - br * wi;  // conj(w) (br + i bi)");
+  w.line("const " + s.t + " ar = re[i], ai = im[i];");
+  w.line("re[i] = ar + tr;");
+  w.line("im[i] = ai + ti;");
+  w.line("re[j] = ar - tr;");
+  w.line("im[j] = ai - ti;");
+  w.close();
+  w.close();
+  w.line("__syncthreads();");
+}
+
+// The shared arrays of an FFT's points, `re` and `im`.
+void emit_fft_points(Writer& w, const Scalar& s, const CudaKernelInfo& k) {
+  w.line("__shared__ " + s.t + " re[" + str(k.fft_length) + "];");
+  w.line("__shared__ " + s.t + " im[" + str(k.fft_length) + "];");
+}
+
+// Two windows of FFT inputs of channel c into `re` and `im`, the first from input `first`, the
+// second `gap` later (the ring before sample 0, zeros after the block).
+void emit_window_pair(Writer& w, const Types& ty, const std::string& first, const std::string& gap) {
+  const Scalar& s = ty.compute;
+  w.open("for (int j = threadIdx.x; j < FFT; j += blockDim.x) {");
+  w.line("const long long m = " + first + " + j, m2 = m + " + gap + ";");
+  w.line(s.t + " v = " + s.t + "(0), v2 = " + s.t + "(0);");
+  emit_fir_input(w, ty, "m", "v");
+  emit_fir_input(w, ty, "m2", "v2");
+  w.line("re[j] = v;");
+  w.line("im[j] = v2;");
+  w.close();
+}
+
+// The outputs of an inverse transform of two windows (emit_window_pair's): its points from
+// `from` on, free of wrap-around, are outputs `first` on (the real parts) and `gap` later (the
+// imaginary parts), each written where it lies inside the block.
+void emit_output_pair(Writer& w, const Types& ty, const std::string& from, const std::string& first,
+                      const std::string& gap) {
+  w.line(ty.signal.t + "* const y = out + c * channel_stride;");
+  w.open("for (int j = " + from + " + threadIdx.x; j < FFT; j += blockDim.x) {");
+  w.line("const long long n = " + first + " + (j - " + from + ");");
+  w.line("if (n < samples) y[n * sample_stride] = " + ty.store("re[j]") + ";");
+  w.line("if (n + " + gap + " < samples) y[(n + " + gap + ") * sample_stride] = " + ty.store("im[j]") + ";");
+  w.close();
+}
+
+// `to` = `from` (an int below FFT) with its LOG2 bits reversed: where point `from` of a
+// spectrum sits between the forward and the inverse transforms.
+void emit_bit_reverse(Writer& w, const std::string& from, const std::string& to) {
+  w.line("int " + to + " = 0;");
+  w.line("for (int b = 0; b < LOG2; ++b) " + to + " |= (((" + from + ") >> b) & 1) << (LOG2 - 1 - b);");
+}
+
 void emit_fir_fft(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
   Types ty = types_of(k);
   const Scalar& s = ty.compute;
   const ChainLayout l = layout_of(chain);
   const FirRing r = fir_ring_of(l, chain);
-  int log2 = 0;
-  while ((1 << log2) < k.fft_length) ++log2;
   header(w, k, chain, l, ty);
   w.line("// FFT overlap-save: a block convolves two segments of one channel, each FFT - (TAPS - 1)");
   w.line("// outputs, as the real and imaginary parts of one complex FFT of FFT points (the taps are");
@@ -1005,10 +1082,9 @@ void emit_fir_fft(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
   w.line("const " + ty.signal.t + "* __restrict__ in, " + ty.signal.t + "* __restrict__ out, " + kSignalArgs + ",");
   w.line("const " + s.t + "* __restrict__ tables, const " + s.t + "* __restrict__ state, const long long* __restrict__ positions) {");
   w.line("const long long TAPS = " + r.taps + ";");
-  w.line("const int FFT = " + str(k.fft_length) + ", LOG2 = " + str(log2) + ";");
+  w.line("const int FFT = " + str(k.fft_length) + ", LOG2 = " + str(fft_log2(k)) + ";");
   w.line("const long long STEP = FFT - (TAPS - 1);  // outputs per segment");
-  w.line("__shared__ " + s.t + " re[" + str(k.fft_length) + "];");
-  w.line("__shared__ " + s.t + " im[" + str(k.fft_length) + "];");
+  emit_fft_points(w, s, k);
   w.line("const long long pairs = ((samples + STEP - 1) / STEP + 1) / 2;");
   w.line("const long long c = blockIdx.x / pairs;");
   w.line("const long long n0 = (blockIdx.x % pairs) * 2 * STEP;  // the first segment's first output");
@@ -1017,46 +1093,110 @@ void emit_fir_fft(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
   w.line("const long long pos = " + r.pos_at + ";  // x[-1] is ring[pos - 1]");
   w.line("const " + s.t + "* const spectrum = tables;");
   w.line("const " + s.t + "* const twiddles = tables + 2 * FFT;");
-  w.open("for (int j = threadIdx.x; j < FFT; j += blockDim.x) {");
-  w.line("const long long m = n0 - (TAPS - 1) + j, m2 = m + STEP;");
-  w.line(s.t + " v = " + s.t + "(0), v2 = " + s.t + "(0);");
-  emit_fir_input(w, ty, "m", "v");
-  emit_fir_input(w, ty, "m2", "v2");
-  w.line("re[j] = v;");
-  w.line("im[j] = v2;");
-  w.close();
-  open_butterflies(w, s, "for (int b = LOG2 - 1; b >= 0; --b) {  // butterflies of span 2^b");
-  w.line("const " + s.t + " ar = re[i], ai = im[i], br = re[j], bi = im[j];");
-  w.line("const " + s.t + " dr = ar - br, di = ai - bi;");
-  w.line("re[i] = ar + br;");
-  w.line("im[i] = ai + bi;");
-  w.line("re[j] = dr * wr - di * wi;");
-  w.line("im[j] = dr * wi + di * wr;");
-  w.close();
-  w.close();
-  w.line("__syncthreads();");
+  emit_window_pair(w, ty, "n0 - (TAPS - 1)", "STEP");
+  emit_forward_fft(w, s);
   w.open("for (int j = threadIdx.x; j < FFT; j += blockDim.x) {");
   w.line("const " + s.t + " hr = spectrum[2 * j], hi = spectrum[2 * j + 1], zr = re[j], zi = im[j];");
   w.line("re[j] = zr * hr - zi * hi;");
   w.line("im[j] = zr * hi + zi * hr;");
   w.close();
-  open_butterflies(w, s, "for (int b = 0; b < LOG2; ++b) {  // butterflies of span 2^b, conjugate twiddles");
-  w.line("const " + s.t + " br = re[j], bi = im[j];");
-  w.line("const " + s.t + " tr = br * wr + bi * wi, ti = bi * wr - br * wi;  // conj(w) (br + i bi)");
-  w.line("const " + s.t + " ar = re[i], ai = im[i];");
-  w.line("re[i] = ar + tr;");
-  w.line("im[i] = ai + ti;");
-  w.line("re[j] = ar - tr;");
-  w.line("im[j] = ai - ti;");
+  emit_inverse_fft(w, s);
+  emit_output_pair(w, ty, "(int)(TAPS - 1)", "n0", "STEP");
+  w.close();
+  w.line();
+  emit_fir_ring(w, k, chain, ty);
+}
+
+// The constants of fir_partitioned's two transform kernels: the sizes, and the segment counts of
+// a block of `samples` (cuda_fir_spectra's rule).
+void emit_partition_sizes(Writer& w, const CudaKernelInfo& k) {
+  w.line("const int FFT = " + str(k.fft_length) + ", LOG2 = " + str(fft_log2(k)) + ", HALF = FFT / 2;  // HALF: a partition's taps, a segment's outputs");
+  w.line("const long long PARTS = " + str(cuda_fir_partitions(k)) + ";");
+  w.line("const long long output_pairs = ((samples + HALF - 1) / HALF + 1) / 2;");
+  w.line("const long long stored = (2 * output_pairs + PARTS) / 2 * 2;  // spectra per channel: segments -(PARTS - 1) on");
+  w.line("const long long BINS = HALF + 1;  // a real segment's half spectrum");
+}
+
+void emit_fir_partitioned(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
+  Types ty = types_of(k);
+  const Scalar& s = ty.compute;
+  const ChainLayout l = layout_of(chain);
+  const FirRing r = fir_ring_of(l, chain);
+  header(w, k, chain, l, ty);
+  w.line("// Uniformly partitioned overlap-save: the taps in PARTS partitions of HALF, the input in");
+  w.line("// segments of HALF. Segment m's output is the last HALF points of the inverse FFT of");
+  w.line("// sum_p S[m - p] H[p], with S[m] the FFT of the inputs [(m - 1) HALF, (m + 1) HALF) and H[p]");
+  w.line("// that of partition p padded to FFT (tables[0, 2 PARTS BINS), divided by FFT). " + k.entries[0].symbol);
+  w.line("// stores every S, " + k.symbol + " sums and transforms back, " + k.entries[2].symbol);
+  w.line("// writes the last inputs into the ring. Two real segments share each complex FFT. in != out.");
+  w.open("extern \"C\" __global__ void " + k.entries[0].symbol + "(");
+  w.line("const " + ty.signal.t + "* __restrict__ in, " + kSignalArgs + ",");
+  w.line("const " + s.t + "* __restrict__ tables, const " + s.t + "* __restrict__ state, const long long* __restrict__ positions,");
+  w.line(s.t + "* __restrict__ spectra) {");
+  w.line("const long long TAPS = " + r.taps + ";");
+  emit_partition_sizes(w, k);
+  emit_fft_points(w, s, k);
+  w.line("const long long pairs = stored / 2;");
+  w.line("const long long c = blockIdx.x / pairs;");
+  w.line("const long long first = (blockIdx.x % pairs) * 2;  // the pair's first stored segment: m = first - (PARTS - 1)");
+  w.line("const " + ty.signal.t + "* const x = in + c * channel_stride;");
+  w.line("const " + s.t + "* const ring = " + r.ring_at + ";  // the inputs before sample 0");
+  w.line("const long long pos = " + r.pos_at + ";  // x[-1] is ring[pos - 1]");
+  w.line("const " + s.t + "* const twiddles = tables + 2 * PARTS * BINS;");
+  emit_window_pair(w, ty, "(first - PARTS) * HALF", "HALF");
+  emit_forward_fft(w, s);
+  w.line("// Z = S1 + i S2 for real segments: S1[f] = (Z[f] + conj Z[FFT - f]) / 2, S2[f] = (Z[f] - conj Z[FFT - f]) / 2i.");
+  w.line(s.t + "* const to = spectra + (c * stored + first) * 2 * BINS;");
+  w.open("for (int f = threadIdx.x; f < BINS; f += blockDim.x) {");
+  emit_bit_reverse(w, "f", "rf");
+  emit_bit_reverse(w, "(FFT - f) & (FFT - 1)", "rg");
+  w.line("const " + s.t + " zr = re[rf], zi = im[rf], gr = re[rg], gi = im[rg];");
+  w.line("to[2 * f] = " + s.t + "(0.5) * (zr + gr);");
+  w.line("to[2 * f + 1] = " + s.t + "(0.5) * (zi - gi);");
+  w.line("to[2 * (BINS + f)] = " + s.t + "(0.5) * (zi + gi);");
+  w.line("to[2 * (BINS + f) + 1] = " + s.t + "(0.5) * (gr - zr);");
   w.close();
   w.close();
-  w.line("__syncthreads();");
-  w.line(ty.signal.t + "* const y = out + c * channel_stride;");
-  w.open("for (int j = (int)(TAPS - 1) + threadIdx.x; j < FFT; j += blockDim.x) {");
-  w.line("const long long n = n0 + j - (TAPS - 1);");
-  w.line("if (n < samples) y[n * sample_stride] = " + ty.store("re[j]") + ";");
-  w.line("if (n + STEP < samples) y[(n + STEP) * sample_stride] = " + ty.store("im[j]") + ";");
+  w.line();
+  w.open("extern \"C\" __global__ void " + k.symbol + "(");
+  w.line(ty.signal.t + "* __restrict__ out, " + kSignalArgs + ",");
+  w.line("const " + s.t + "* __restrict__ tables, const " + s.t + "* __restrict__ spectra) {");
+  emit_partition_sizes(w, k);
+  emit_fft_points(w, s, k);
+  w.line("const long long c = blockIdx.x / output_pairs;");
+  w.line("const long long k0 = (blockIdx.x % output_pairs) * 2;  // the pair's first output segment");
+  w.line("const " + s.t + "* const twiddles = tables + 2 * PARTS * BINS;");
+  w.line("const " + s.t + "* const from = spectra + c * stored * 2 * BINS;");
+  w.open("for (int f = threadIdx.x; f < BINS; f += blockDim.x) {");
+  w.line(s.t + " ar = 0, ai = 0, br = 0, bi = 0;  // segment k0's sum, segment k0 + 1's");
+  w.line("// Input segment k0 + 1 - q (stored at k0 + PARTS - q) meets partition q in output segment");
+  w.line("// k0 + 1 and partition q - 1 in output segment k0.");
+  w.open("for (long long q = 0; q <= PARTS; ++q) {");
+  w.line("const " + s.t + "* const z = from + (k0 + PARTS - q) * 2 * BINS + 2 * f;");
+  w.line("const " + s.t + " xr = z[0], xi = z[1];");
+  w.open("if (q < PARTS) {");
+  w.line("const " + s.t + " hr = tables[2 * (q * BINS + f)], hi = tables[2 * (q * BINS + f) + 1];");
+  w.line("br = " + s.fma + "(xr, hr, " + s.fma + "(-xi, hi, br));");
+  w.line("bi = " + s.fma + "(xr, hi, " + s.fma + "(xi, hr, bi));");
   w.close();
+  w.open("if (q > 0) {");
+  w.line("const " + s.t + " hr = tables[2 * ((q - 1) * BINS + f)], hi = tables[2 * ((q - 1) * BINS + f) + 1];");
+  w.line("ar = " + s.fma + "(xr, hr, " + s.fma + "(-xi, hi, ar));");
+  w.line("ai = " + s.fma + "(xr, hi, " + s.fma + "(xi, hr, ai));");
+  w.close();
+  w.close();
+  w.line("// Both outputs are real: the spectrum A + i B, whose inverse is a + i b, at bit-reversed places.");
+  emit_bit_reverse(w, "f", "rf");
+  w.line("re[rf] = ar - bi;");
+  w.line("im[rf] = ai + br;");
+  w.open("if (f > 0 && f < HALF) {  // Z[FFT - f] = conj A[f] + i conj B[f]");
+  emit_bit_reverse(w, "FFT - f", "rg");
+  w.line("re[rg] = ar + bi;");
+  w.line("im[rg] = br - ai;");
+  w.close();
+  w.close();
+  emit_inverse_fft(w, s);
+  emit_output_pair(w, ty, "HALF", "k0 * HALF", "HALF");
   w.close();
   w.line();
   emit_fir_ring(w, k, chain, ty);
@@ -1341,6 +1481,10 @@ std::vector<CudaEntry> entries_of(const CudaKernelInfo& k) {
     case CudaKernelKind::fir_fft:  // params or tables first
       return {{k.symbol, with(signal({"const " + t + "*", t + "*"}), {"const " + s + "*", "const " + s + "*", "const long long*"}), true},
               {k.symbol + "_ring", with(signal({"const " + t + "*"}), {s + "*", "long long*"}), true}};
+    case CudaKernelKind::fir_partitioned:
+      return {{k.symbol + "_spectra", with(signal({"const " + t + "*"}), {"const " + s + "*", "const " + s + "*", "const long long*", s + "*"}), true},
+              {k.symbol, with(signal({t + "*"}), {"const " + s + "*", "const " + s + "*"}), true},
+              {k.symbol + "_ring", with(signal({"const " + t + "*"}), {s + "*", "long long*"}), true}};
     case CudaKernelKind::sum:
       return {{k.symbol, with(signal({"const " + t + "* const*", t + "*"}), {"const " + t + "*"}), false}};
     case CudaKernelKind::route:
@@ -1378,6 +1522,17 @@ int cuda_carry_steps(long long chunks) {
   return steps;
 }
 
+long long cuda_fir_partitions(const CudaKernelInfo& k) {
+  const long long half = k.fft_length / 2;
+  return (k.fir_taps + half - 1) / half;
+}
+
+long long cuda_fir_spectra(const CudaKernelInfo& k, long long samples) {
+  const long long half = k.fft_length / 2;
+  const long long output_pairs = ((samples + half - 1) / half + 1) / 2;
+  return (2 * output_pairs + cuda_fir_partitions(k)) / 2 * 2;  // emit_partition_sizes' `stored`
+}
+
 CudaLaunch cuda_launch(const CudaKernelInfo& k, std::size_t entry, long long channels, long long samples) {
   if (channels <= 0 || samples <= 0) return {};
   auto blocks = [](long long threads) { return (threads + kCudaBlockThreads - 1) / kCudaBlockThreads; };
@@ -1402,6 +1557,12 @@ CudaLaunch cuda_launch(const CudaKernelInfo& k, std::size_t entry, long long cha
         return {channels * pairs, std::min(kCudaFftThreads, k.fft_length / 2)};
       }
       return {channels, kCudaBlockThreads};  // the ring: a block per channel
+    case CudaKernelKind::fir_partitioned: {
+      const int threads = std::min(kCudaFftThreads, k.fft_length / 2);
+      if (entry == 0) return {channels * (cuda_fir_spectra(k, samples) / 2), threads};
+      if (entry == 1) return {channels * (((samples + k.fft_length / 2 - 1) / (k.fft_length / 2) + 1) / 2), threads};
+      return {channels, kCudaBlockThreads};  // the ring: a block per channel
+    }
     case CudaKernelKind::feedback:
       if (entry == 1) return {blocks(channels), kCudaBlockThreads};
       [[fallthrough]];
@@ -1503,18 +1664,24 @@ Expected<std::vector<CudaKernelInfo>, std::string> cuda_kernels(const ir::Graph&
     if (fft) {
       const long long taps = static_cast<long long>(std::get<ir::FirFilter>(chain->stages[0]).taps.size());
       const long long bytes = 2LL * chain->fft_block * static_cast<long long>(size_of(k.state_dtype));
-      if (chain->fft_block < 2 || (chain->fft_block & (chain->fft_block - 1)) != 0 || chain->fft_block <= taps)
-        return Unexpected{where + ": FFT block " + str(chain->fft_block) + " is not a power of two above the " +
-                          str(taps) + " taps"};
+      if (chain->fft_block < 4 || (chain->fft_block & (chain->fft_block - 1)) != 0)
+        return Unexpected{where + ": FFT block " + str(chain->fft_block) + " is not a power of two of 4 or more"};
       if (bytes > kCudaFftSharedBytes)
         return Unexpected{where + ": an FFT of " + str(chain->fft_block) + " points needs " + str(bytes) +
                           " bytes of shared memory, more than the " + str(kCudaFftSharedBytes) +
                           " the kernel may take; schedule with --target cuda"};
-      k.kind = CudaKernelKind::fir_fft;
       k.fft_length = chain->fft_block;
       k.fir_taps = static_cast<int>(taps);
-      k.note = "a lone FIR stage of " + str(taps) + " taps: FFT overlap-save, " + str(chain->fft_block) +
-               " points, two segments per complex FFT";
+      if (2 * taps <= chain->fft_block) {  // at least as many new samples as taps per FFT
+        k.kind = CudaKernelKind::fir_fft;
+        k.note = "a lone FIR stage of " + str(taps) + " taps: FFT overlap-save, " + str(chain->fft_block) +
+                 " points, two segments per complex FFT";
+      } else {
+        k.kind = CudaKernelKind::fir_partitioned;
+        k.note = "a lone FIR stage of " + str(taps) + " taps: partitioned FFT overlap-save, " +
+                 str(cuda_fir_partitions(k)) + " partitions of " + str(chain->fft_block / 2) + " taps, " +
+                 str(chain->fft_block) + "-point FFTs";
+      }
     }
     if (k.kind == CudaKernelKind::chain_thread_per_channel && is_lone_fir(*chain)) {
       k.kind = CudaKernelKind::fir_tiled;
@@ -1606,6 +1773,9 @@ Expected<std::string, std::string> emit_cuda_source(const ir::Graph& g) {
         break;
       case CudaKernelKind::fir_fft:
         emit_fir_fft(w, k, std::get<ir::Chain>(node.op));
+        break;
+      case CudaKernelKind::fir_partitioned:
+        emit_fir_partitioned(w, k, std::get<ir::Chain>(node.op));
         break;
       case CudaKernelKind::chain_elementwise:
         emit_elementwise(w, k, std::get<ir::Chain>(node.op));

@@ -117,6 +117,24 @@ enum class CudaKernelKind {
   /// fxc_chain_N_ring: as fir_tiled's.
   /// `in` must not equal `out`.
   fir_fft,
+  /// A lone FIR stage too long for one block's FFT, by uniformly partitioned overlap-save
+  /// (the schedule's FFT block, FFT points, less than twice the taps): the taps split into
+  /// PARTS = ceil(taps / HALF) partitions of HALF = FFT / 2, and segment m of HALF outputs
+  /// is sum_p IFFT(S[m - p] H[p]), S[m] the spectrum of the inputs [(m - 1) HALF, (m + 1) HALF)
+  /// and H[p] that of partition p padded to FFT. Three entries:
+  /// 0. fxc_chain_N_spectra(in, channels, samples, channel_stride, sample_stride, tables, state,
+  ///   positions, spectra): one block per (channel, pair of segments), the two segments' inputs
+  ///   as the real and imaginary parts of one complex FFT, separated into each one's half
+  ///   spectrum (HALF + 1 complex points, natural order) in `spectra`
+  ///   ([channel][cuda_fir_spectra(kernel, samples)][HALF + 1] complex numbers of the
+  ///   compute type), for segments -(PARTS - 1) on: the first ones hold the ring's history;
+  /// 1. fxc_chain_N(out, channels, samples, channel_stride, sample_stride, tables, spectra): one
+  ///   block per (channel, pair of output segments): the two sums of products, as one
+  ///   complex spectrum (each segment's output is real), one inverse FFT, outputs written;
+  /// 2. fxc_chain_N_ring: as fir_tiled's.
+  /// `tables`: H[p] / FFT for each partition (HALF + 1 points, natural order), then the
+  /// twiddles as fir_fft's. The transforms are fir_fft's. `in` must not equal `out`.
+  fir_partitioned,
   /// out = sum_i weights[i] * operands[i], elementwise; a grid-stride loop.
   /// Entry: fxc_sum_N(operands, out, channels, samples, channel_stride, sample_stride, weights).
   sum,
@@ -163,8 +181,8 @@ struct CudaKernelInfo {
   /// chain_chunked_scan: the chunk passes pipeline the chain's steps (ir::IirStrategy::
   /// gpu_chunked_wavefront), in blocks of kCudaWavefrontThreads.
   bool wavefront = false;
-  int fft_length = 0;              ///< fir_fft: points per FFT (a power of two > taps)
-  int fir_taps = 0;                ///< fir_fft: the FIR's taps
+  int fft_length = 0;              ///< fir_fft: points per FFT (a power of two >= 2 x taps); fir_partitioned: < 2 x taps
+  int fir_taps = 0;                ///< fir_fft, fir_partitioned: the FIR's taps
   std::string note;                ///< why this kind, for people (and the source's comment)
   std::vector<CudaEntry> entries;  ///< in launch order
 };
@@ -178,6 +196,13 @@ struct CudaLaunch {
 /// The chunked scan's log-depth steps (launches of its group_scan entry) for `chunks` chunks
 /// of one channel: ceil(log2(groups)), at least 1 (step 0 also brings in the stream's state).
 int cuda_carry_steps(long long chunks);
+
+/// fir_partitioned: the partitions of its taps (ceil(taps / (fft_length / 2))), and the input
+/// segments whose spectra a channel's block of `samples` stores (its spectra buffer holds
+/// channels x that many x (fft_length / 2 + 1) complex numbers): one per output segment, an
+/// even count, and PARTS - 1 before them, rounded up to pairs.
+long long cuda_fir_partitions(const CudaKernelInfo& kernel);
+long long cuda_fir_spectra(const CudaKernelInfo& kernel, long long samples);
 
 /// The launch of `kernel`'s entry `entry` for a signal of `channels` x `samples`.
 CudaLaunch cuda_launch(const CudaKernelInfo& kernel, std::size_t entry, long long channels,
@@ -199,7 +224,7 @@ CudaLaunch cuda_layout_launch(long long channels, long long frames);
 /// The kernels emit_cuda_source generates for `scheduled`, in increasing node order.
 /// A chain whose strategy is gpu_chunked_scan but to which the scan does not apply runs one
 /// thread per channel; a chain of one FIR stage runs tiled, or by FFT where the schedule says
-/// so (fir_fft).
+/// so (fir_fft, or fir_partitioned where the FFT block is less than twice the taps).
 /// Fails for a node that no CUDA kernel can run (an unscheduled specification, a chain with a
 /// CPU strategy, a FIR by FFT that is not alone in its chain or whose FFT does not fit in
 /// kCudaFftSharedBytes, a routing node whose channel counts are not known).

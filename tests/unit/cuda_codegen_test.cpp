@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -62,6 +63,15 @@ ir::Graph long_fir_graph() {  // 300 taps: FFT overlap-save (fir_fft), 2048 poin
   return make_graph("long_fir", {output("y", x | fir(taps))});
 }
 
+// 5000 taps: more than half the longest FFT a block holds (4096 points in float32, 2048 in
+// float64), so partitioned (fir_partitioned) in segments of 2048 (float32) or 1024 samples.
+ir::Graph very_long_fir_graph() {
+  std::vector<double> taps(5000);
+  for (std::size_t i = 0; i < taps.size(); ++i) taps[i] = std::cos(0.01 * static_cast<double>(i)) / (1.0 + 0.01 * i);
+  Flow x = input("x");
+  return make_graph("very_long_fir", {output("y", x | fir(taps))});
+}
+
 ir::Graph fir_graph() {
   Flow x = input("x");
   return make_graph("fir", {output("y", x | fir({0.1, 0.2, 0.3, 0.2, 0.1, -0.05, 0.02}))});
@@ -102,6 +112,8 @@ const Case kCases[] = {
     {"dynamics_f32_2ch", test::dynamics_graph, 2, DType::f32, 48000},
     {"dynamics_f64_2ch", test::dynamics_graph, 2, DType::f64, 48000},
     {"side_chain_f32_2ch", test::side_chain_graph, 2, DType::f32, 48000},
+    {"very_long_fir_f32_2ch", very_long_fir_graph, 2, DType::f32, 480000},
+    {"very_long_fir_f64_2ch", very_long_fir_graph, 2, DType::f64, 480000},
 };
 
 ir::Graph schedule(const Case& c) {
@@ -242,6 +254,30 @@ TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
     CHECK((*fft)[0].entries[0].synchronizes);
     CHECK(codegen::cuda_launch((*fft)[0], 0, 2, 480000).grid == 2 * 138);  // 275 segments of 2048 - 299, in pairs
     CHECK(codegen::cuda_launch((*fft)[0], 0, 2, 480000).block == codegen::kCudaFftThreads);
+  }
+
+  // 5000 taps: partitioned, with the longest FFT; the spectra pass takes the pairs of the
+  // segments 1 - PARTS .. the last output pair's end, the inverse pass the output pairs.
+  for (const Case& c : kCases) {
+    if (std::string(c.name).rfind("very_long_fir", 0) != 0) continue;
+    CAPTURE(c.name);
+    auto kernels = codegen::cuda_kernels(schedule(c));
+    REQUIRE(kernels);
+    REQUIRE(kernels->size() == 1);
+    const codegen::CudaKernelInfo& k = (*kernels)[0];
+    const bool f32 = c.dtype == DType::f32;
+    CHECK(k.kind == codegen::CudaKernelKind::fir_partitioned);
+    CHECK(k.fft_length == (f32 ? 4096 : 2048));
+    CHECK(codegen::cuda_fir_partitions(k) == (f32 ? 3 : 5));
+    REQUIRE(k.entries.size() == 3);
+    CHECK(k.entries[1].symbol == k.symbol);  // the entry that writes the output
+    // 480000 samples: 235 segments of 2048 (float32), 469 of 1024 (float64).
+    CHECK(codegen::cuda_fir_spectra(k, 480000) == (f32 ? 236 + 2 : 470 + 4));
+    CHECK(codegen::cuda_launch(k, 0, 2, 480000).grid == 2 * (f32 ? 119 : 237));
+    CHECK(codegen::cuda_launch(k, 1, 2, 480000).grid == 2 * (f32 ? 118 : 235));
+    CHECK(codegen::cuda_launch(k, 2, 2, 480000).grid == 2);
+    CHECK(codegen::cuda_launch(k, 1, 2, 1).grid == 2);
+    CHECK(codegen::cuda_fir_spectra(k, 1) == (f32 ? 4 : 6));
   }
 
   // The same 300-tap FIR inside a loop of 400 samples runs direct: the loop's passes are

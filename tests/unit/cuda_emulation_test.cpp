@@ -526,9 +526,79 @@ void check_fft_fir(const DeviceFactory& make) {
     CHECK(worst_error(*got, *want) <= 1e-9);
   }
 
-  // Too many taps for the FFT a block holds: the direct kernel, whatever the threshold says.
-  Prepared wide = prepare(make, fir_graph(1025, 0.3), 1, DType::f64, Force::default_);
-  CHECK(wide.program->kernels[0].kind == codegen::CudaKernelKind::fir_tiled);
+}
+
+// FIRs longer than half the longest FFT a block holds run partitioned (fir_partitioned):
+// equal to the interpreter and to the direct kernel, with 2 to 5 partitions, for block lengths
+// around a segment (HALF) and its pairs, and in a stream's blocks of any length.
+void check_partitioned_fir(const DeviceFactory& make) {
+  struct Case {
+    std::size_t taps;
+    DType dtype;
+    int fft;  // the longest FFT a block holds: 4096 points in float32, 2048 in float64
+    long long partitions;
+  };
+  const Case cases[] = {{2049, DType::f32, 4096, 2}, {9000, DType::f32, 4096, 5},
+                        {1025, DType::f64, 2048, 2}, {3000, DType::f64, 2048, 3}};
+  double worst[2] = {0, 0};  // float64, float32
+  for (const Case& c : cases) {
+    CAPTURE(c.taps);
+    CAPTURE(name(c.dtype));
+    Prepared p = prepare(make, fir_graph(c.taps, 0.3), 2, c.dtype, Force::default_);
+    REQUIRE(p.program->kernels.size() == 1);
+    const codegen::CudaKernelInfo& k = p.program->kernels[0];
+    REQUIRE(k.kind == codegen::CudaKernelKind::fir_partitioned);
+    CHECK(k.fft_length == c.fft);
+    CHECK(codegen::cuda_fir_partitions(k) == c.partitions);
+    Prepared direct = prepare(make, fir_graph(c.taps, 0.3), 2, c.dtype, Force::direct_fir);
+    REQUIRE(direct.program->kernels[0].kind == codegen::CudaKernelKind::fir_tiled);
+    const std::size_t half = static_cast<std::size_t>(c.fft) / 2;
+    // One sample; a segment, one less and one more; a pair (one block of the inverse
+    // transform) and one more; more segments than partitions.
+    for (std::size_t samples : {std::size_t{1}, half - 1, half, half + 1, 2 * half, 2 * half + 1, 7 * half + 7}) {
+      CAPTURE(samples);
+      std::vector<Signal> inputs = noise(p.designed, samples, samples + 1, c.dtype, 2);
+      auto want = interpret(p.designed, inputs);
+      REQUIRE(want);
+      auto got = execute_cuda(p.program, inputs);
+      REQUIRE(got);
+      const double e = worst_error(*got, *want);
+      CHECK(e <= fft_tolerance(c.dtype));
+      worst[c.dtype == DType::f32] = std::max(worst[c.dtype == DType::f32], e);
+      // The direct kernel's running sum of thousands of float32 products rounds more than the
+      // transforms (as check_fft_fir's).
+      auto tiled = execute_cuda(direct.program, inputs);
+      REQUIRE(tiled);
+      CHECK(worst_error(*got, *tiled) <= (c.dtype == DType::f64 ? 1e-12 : 5e-6));
+    }
+  }
+  MESSAGE("partitioned FFT overlap-save on the GPU, worst relative RMS error: f64 " << worst[0] << ", f32 "
+                                                                                   << worst[1]);
+
+  // A stream: the history of the first segments comes from the ring, in blocks shorter than a
+  // segment, than the taps, and longer. New taps of the same count: new tables, the same
+  // recorded graphs.
+  for (DType dtype : {DType::f64, DType::f32}) {
+    CAPTURE(name(dtype));
+    const std::size_t taps = dtype == DType::f64 ? 2500 : 5000;
+    Prepared p = prepare(make, fir_graph(taps, 0.3), 2, dtype, Force::default_);
+    REQUIRE(p.program->kernels[0].kind == codegen::CudaKernelKind::fir_partitioned);
+    std::vector<Signal> inputs = noise(p.designed, 16000, 9, dtype, 2);
+    auto want = interpret(p.designed, inputs);
+    REQUIRE(want);
+    CudaStream stream(p.program);
+    // The longest block first: growing the buffers later would drop the recorded graphs.
+    const std::vector<std::size_t> blocks = {4999, 3000, 1, 2047, 2048, 7, 2};
+    CHECK(worst_error(run_blocks(stream, inputs, blocks), *want) <= fft_tolerance(dtype));
+    Prepared q = prepare(make, fir_graph(taps, 1.1), 2, dtype, Force::default_);
+    const int recorded = stream.graphs_recorded();
+    REQUIRE(stream.update_values(q.scheduled));
+    REQUIRE(stream.reset());
+    auto want_q = interpret(q.designed, inputs);
+    REQUIRE(want_q);
+    CHECK(worst_error(run_blocks(stream, inputs, blocks), *want_q) <= fft_tolerance(dtype));
+    CHECK(stream.graphs_recorded() == recorded);
+  }
 }
 
 void check_many_channels(const DeviceFactory& make) {
@@ -1758,6 +1828,9 @@ TEST_CASE("CUDA emulation: many channels run interleaved") { check_many_channels
 TEST_CASE("CUDA emulation: long FIRs by FFT overlap-save equal the interpreter and the direct kernel") {
   check_fft_fir(emulated());
 }
+TEST_CASE("CUDA emulation: FIRs longer than a block's FFT run partitioned and equal the interpreter and the direct kernel") {
+  check_partitioned_fir(emulated());
+}
 TEST_CASE("CUDA emulation: state in float64 on a float32 chain") { check_f64_state(emulated()); }
 TEST_CASE("CUDA emulation: float64 state for the sections near the unit circle, float32 after") {
   check_mixed_state(emulated());
@@ -1814,6 +1887,9 @@ TEST_CASE("CUDA device: update_values keeps the state, a new shape is refused") 
 }
 TEST_CASE("CUDA device: long FIRs by FFT overlap-save equal the interpreter and the direct kernel") {
   if (auto device = real_device()) check_fft_fir(device);
+}
+TEST_CASE("CUDA device: FIRs longer than a block's FFT run partitioned and equal the interpreter and the direct kernel") {
+  if (auto gpu = real_device()) check_partitioned_fir(gpu);
 }
 TEST_CASE("CUDA device: many channels run interleaved") {
   if (auto gpu = real_device()) check_many_channels(gpu);

@@ -410,6 +410,9 @@ TEST_CASE("CUDA toolkit: registers and spills for sm_80, sm_89 and sm_90") {
   // W3's five FIRs fuse into one of 511 taps: FFT overlap-save (fir_fft), 2048 points.
   workloads.push_back({"bench/workloads/w3_fir.fx", 1, DType::f32, 2646000, 44100});
   workloads.push_back({"bench/workloads/w3_fir.fx", 1, DType::f64, 2646000, 44100});
+  // 24001 taps: the partitioned FFT convolution (fir_partitioned), 4096 / 2048 points.
+  workloads.push_back({"bench/workloads/long_fir.fx", 2, DType::f32, 480000, 48000});
+  workloads.push_back({"bench/workloads/long_fir.fx", 2, DType::f64, 480000, 48000});
 
   std::ostringstream table;
   table << "| graph | shape | entry (count) | sm_80 | sm_89 | sm_90 |\n|---|---|---|---|---|---|\n";

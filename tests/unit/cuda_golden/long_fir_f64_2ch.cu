@@ -78,7 +78,7 @@ extern "C" __global__ void fxc_chain_1(
   __syncthreads();
   double* const y = out + c * channel_stride;
   for (int j = (int)(TAPS - 1) + threadIdx.x; j < FFT; j += blockDim.x) {
-    const long long n = n0 + j - (TAPS - 1);
+    const long long n = n0 + (j - (int)(TAPS - 1));
     if (n < samples) y[n * sample_stride] = re[j];
     if (n + STEP < samples) y[(n + STEP) * sample_stride] = im[j];
   }
