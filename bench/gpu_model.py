@@ -114,11 +114,11 @@ WORKLOADS = [
     dict(id="W4 2 ch x 10 s (gpu_bench)", channels=2, seconds=10, fs=48000, sections=6, state="f64",
          regs=(56, 64), regs_plain=(48, 52)),
     # W3: five FIRs fused into one of 511 taps, FFT overlap-save (fir_fft) of 2048 points
-    dict(id="W3 1 ch x 60 s (fir_fft)", channels=1, seconds=60, fs=44100, fir_taps=511, fft=2048, regs=30),
+    dict(id="W3 1 ch x 60 s (fir_fft)", channels=1, seconds=60, fs=44100, fir_taps=511, fft=2048, regs=48),
     # bench/workloads/long_fir.fx: a FIR of 24001 taps, partitioned (fir_partitioned) in 12
     # partitions of 2048 taps, 4096-point FFTs; registers: the larger of the two transform kernels
     dict(id="long FIR 2 ch x 60 s (fir_partitioned)", channels=2, seconds=60, fs=48000, fir_taps=24001, fft=4096,
-         partitioned=True, regs=40),
+         partitioned=True, regs=56),
 ]
 
 SIGNAL_BYTES = 4  # float32 samples in and out (the design's workloads)

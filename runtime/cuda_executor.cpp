@@ -453,7 +453,8 @@ struct CudaStream::Impl {
   // The FFT convolutions' tables (codegen/cuda/emit_cuda.h, fir_fft and fir_partitioned),
   // computed in float64 and stored in the kernel's type: the taps' spectrum / FFT in
   // bit-reversed order (fir_fft), or each partition's half spectrum / FFT in natural order
-  // (fir_partitioned); then the twiddles.
+  // (fir_partitioned); then the twiddles; then the taps (a block with a NaN or an infinity
+  // convolves directly).
   GpuStatus upload_fft_tables(std::size_t i, const ir::Chain& chain) {
     const CudaKernelInfo& k = program->kernels[i];
     const auto n = static_cast<std::size_t>(k.fft_length);
@@ -494,6 +495,7 @@ struct CudaStream::Impl {
       tables.push_back(std::cos(angle));
       tables.push_back(std::sin(angle));
     }
+    tables.insert(tables.end(), taps.begin(), taps.end());
     auto bytes = as_bytes(tables, k.state_dtype);
     return write_or_replace(memory[i].fft_tables, bytes.data(), bytes.size());
   }
@@ -770,7 +772,7 @@ struct CudaStream::Impl {
         break;
       case CudaKernelKind::fir_partitioned:
         launches = {{0, {in, ch, N, cs, ss, m.fft_tables.get(), m.state.get(), m.positions.get(), m.fft_spectra.get()}},
-                    {1, {out, ch, N, cs, ss, m.fft_tables.get(), m.fft_spectra.get()}},
+                    {1, {in, out, ch, N, cs, ss, m.fft_tables.get(), m.state.get(), m.positions.get(), m.fft_spectra.get()}},
                     {2, {in, ch, N, cs, ss, m.state.get(), m.positions.get()}}};
         break;
       case CudaKernelKind::sum:

@@ -1032,8 +1032,10 @@ void emit_fft_points(Writer& w, const Scalar& s, const CudaKernelInfo& k) {
 
 // Two windows of FFT inputs of channel c into `re` and `im`, the first from input `first`, the
 // second `gap` later (the ring before sample 0, zeros after the block).
+// `nonfinite` (declared here) says whether this thread loaded a NaN or an infinity.
 void emit_window_pair(Writer& w, const Types& ty, const std::string& first, const std::string& gap) {
   const Scalar& s = ty.compute;
+  w.line("int nonfinite = 0;");
   w.open("for (int j = threadIdx.x; j < FFT; j += blockDim.x) {");
   w.line("const long long m = " + first + " + j, m2 = m + " + gap + ";");
   w.line(s.t + " v = " + s.t + "(0), v2 = " + s.t + "(0);");
@@ -1041,6 +1043,31 @@ void emit_window_pair(Writer& w, const Types& ty, const std::string& first, cons
   emit_fir_input(w, ty, "m2", "v2");
   w.line("re[j] = v;");
   w.line("im[j] = v2;");
+  w.line("nonfinite |= !isfinite(v) || !isfinite(v2);");
+  w.close();
+}
+
+// Where any thread of the block has `nonfinite`: outputs `first` .. `first` + `count` - 1 of
+// channel c (those inside the block) by direct convolution with `taps`, from tap 0 up with
+// fma as fir_tiled, and the kernel returns. A NaN or an infinity would spread through a
+// transform to every output of its segments; convolved directly it reaches only the outputs
+// whose sums include it, as on the CPU (docs/errors.md).
+void emit_direct_if_nonfinite(Writer& w, const Types& ty, const std::string& first, const std::string& count) {
+  const Scalar& s = ty.compute;
+  w.open("if (__syncthreads_or(nonfinite)) {  // the same for every thread of the block");
+  w.line(ty.signal.t + "* const y = out + c * channel_stride;");
+  w.open("for (long long j = threadIdx.x; j < " + count + " && " + first + " + j < samples; j += blockDim.x) {");
+  w.line("const long long n = " + first + " + j;");
+  w.line(s.t + " acc = " + s.t + "(0);");
+  w.open("for (long long k = 0; k < TAPS; ++k) {");
+  w.line("const long long m = n - k;");
+  w.line(s.t + " v = " + s.t + "(0);");
+  emit_fir_input(w, ty, "m", "v");
+  w.line("acc = " + s.fma + "(taps[k], v, acc);");
+  w.close();
+  w.line("y[n * sample_stride] = " + ty.store("acc") + ";");
+  w.close();
+  w.line("return;");
   w.close();
 }
 
@@ -1075,7 +1102,8 @@ void emit_fir_fft(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
   w.line("// real: the inverse gives the first segment's outputs in the real part, the second's in the");
   w.line("// imaginary one). Forward by decimation in frequency, natural order in and bit-reversed out;");
   w.line("// times the taps' spectrum / FFT (tables[0, 2 FFT), bit-reversed); inverse by decimation in");
-  w.line("// time, bit-reversed in and natural out; twiddles exp(-2 pi i k / FFT) at tables[2 FFT, 3 FFT).");
+  w.line("// time, bit-reversed in and natural out; twiddles exp(-2 pi i k / FFT) at tables[2 FFT, 3 FFT),");
+  w.line("// the taps after them (a block with a NaN or an infinity convolves directly).");
   w.line("// A segment's first TAPS - 1 points wrap around and are dropped. Then " + k.entries[1].symbol);
   w.line("// writes the last inputs into the ring. in != out.");
   w.open("extern \"C\" __global__ void " + k.symbol + "(");
@@ -1093,7 +1121,9 @@ void emit_fir_fft(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
   w.line("const long long pos = " + r.pos_at + ";  // x[-1] is ring[pos - 1]");
   w.line("const " + s.t + "* const spectrum = tables;");
   w.line("const " + s.t + "* const twiddles = tables + 2 * FFT;");
+  w.line("const " + s.t + "* const taps = tables + 3 * FFT;");
   emit_window_pair(w, ty, "n0 - (TAPS - 1)", "STEP");
+  emit_direct_if_nonfinite(w, ty, "n0", "2 * STEP");
   emit_forward_fft(w, s);
   w.open("for (int j = threadIdx.x; j < FFT; j += blockDim.x) {");
   w.line("const " + s.t + " hr = spectrum[2 * j], hi = spectrum[2 * j + 1], zr = re[j], zi = im[j];");
@@ -1159,14 +1189,18 @@ void emit_fir_partitioned(Writer& w, const CudaKernelInfo& k, const ir::Chain& c
   w.close();
   w.line();
   w.open("extern \"C\" __global__ void " + k.symbol + "(");
-  w.line(ty.signal.t + "* __restrict__ out, " + kSignalArgs + ",");
-  w.line("const " + s.t + "* __restrict__ tables, const " + s.t + "* __restrict__ spectra) {");
+  w.line("const " + ty.signal.t + "* __restrict__ in, " + ty.signal.t + "* __restrict__ out, " + kSignalArgs + ",");
+  w.line("const " + s.t + "* __restrict__ tables, const " + s.t + "* __restrict__ state, const long long* __restrict__ positions,");
+  w.line("const " + s.t + "* __restrict__ spectra) {");
+  w.line("const long long TAPS = " + r.taps + ";");
   emit_partition_sizes(w, k);
   emit_fft_points(w, s, k);
   w.line("const long long c = blockIdx.x / output_pairs;");
   w.line("const long long k0 = (blockIdx.x % output_pairs) * 2;  // the pair's first output segment");
   w.line("const " + s.t + "* const twiddles = tables + 2 * PARTS * BINS;");
+  w.line("const " + s.t + "* const taps = twiddles + FFT;");
   w.line("const " + s.t + "* const from = spectra + c * stored * 2 * BINS;");
+  w.line("int nonfinite = 0;  // a sum holds a NaN or an infinity: an input segment did");
   w.open("for (int f = threadIdx.x; f < BINS; f += blockDim.x) {");
   w.line(s.t + " ar = 0, ai = 0, br = 0, bi = 0;  // segment k0's sum, segment k0 + 1's");
   w.line("// Input segment k0 + 1 - q (stored at k0 + PARTS - q) meets partition q in output segment");
@@ -1185,6 +1219,7 @@ void emit_fir_partitioned(Writer& w, const CudaKernelInfo& k, const ir::Chain& c
   w.line("ai = " + s.fma + "(xr, hi, " + s.fma + "(xi, hr, ai));");
   w.close();
   w.close();
+  w.line("nonfinite |= !isfinite(ar) || !isfinite(ai) || !isfinite(br) || !isfinite(bi);");
   w.line("// Both outputs are real: the spectrum A + i B, whose inverse is a + i b, at bit-reversed places.");
   emit_bit_reverse(w, "f", "rf");
   w.line("re[rf] = ar - bi;");
@@ -1195,6 +1230,10 @@ void emit_fir_partitioned(Writer& w, const CudaKernelInfo& k, const ir::Chain& c
   w.line("im[rg] = br - ai;");
   w.close();
   w.close();
+  w.line("const " + ty.signal.t + "* const x = in + c * channel_stride;");
+  w.line("const " + s.t + "* const ring = " + r.ring_at + ";");
+  w.line("const long long pos = " + r.pos_at + ";");
+  emit_direct_if_nonfinite(w, ty, "k0 * HALF", "2 * HALF");
   emit_inverse_fft(w, s);
   emit_output_pair(w, ty, "HALF", "k0 * HALF", "HALF");
   w.close();
@@ -1483,7 +1522,7 @@ std::vector<CudaEntry> entries_of(const CudaKernelInfo& k) {
               {k.symbol + "_ring", with(signal({"const " + t + "*"}), {s + "*", "long long*"}), true}};
     case CudaKernelKind::fir_partitioned:
       return {{k.symbol + "_spectra", with(signal({"const " + t + "*"}), {"const " + s + "*", "const " + s + "*", "const long long*", s + "*"}), true},
-              {k.symbol, with(signal({t + "*"}), {"const " + s + "*", "const " + s + "*"}), true},
+              {k.symbol, with(signal({"const " + t + "*", t + "*"}), {"const " + s + "*", "const " + s + "*", "const long long*", "const " + s + "*"}), true},
               {k.symbol + "_ring", with(signal({"const " + t + "*"}), {s + "*", "long long*"}), true}};
     case CudaKernelKind::sum:
       return {{k.symbol, with(signal({"const " + t + "* const*", t + "*"}), {"const " + t + "*"}), false}};

@@ -112,7 +112,9 @@ enum class CudaKernelKind {
   ///   filter's spectrum, inverse by decimation in time (bit-reversed in, natural out), all in
   ///   shared memory. `tables` (the compute type): the taps' spectrum divided by FFT, in
   ///   bit-reversed order, then the twiddles exp(-2 pi i k / FFT) for k < FFT / 2, each complex
-  ///   number as (re, im); the runtime computes them in float64 when the taps are set. History
+  ///   number as (re, im), then the taps; the runtime computes them in float64 when the taps
+  ///   are set. A block whose inputs hold a NaN or an infinity convolves them directly with
+  ///   the taps, so that it reaches only the outputs whose sums include it. History
   ///   before the block's first sample comes from the ring in `state`, as for fir_tiled;
   /// fxc_chain_N_ring: as fir_tiled's.
   /// `in` must not equal `out`.
@@ -128,12 +130,14 @@ enum class CudaKernelKind {
   ///   spectrum (HALF + 1 complex points, natural order) in `spectra`
   ///   ([channel][cuda_fir_spectra(kernel, samples)][HALF + 1] complex numbers of the
   ///   compute type), for segments -(PARTS - 1) on: the first ones hold the ring's history;
-  /// 1. fxc_chain_N(out, channels, samples, channel_stride, sample_stride, tables, spectra): one
-  ///   block per (channel, pair of output segments): the two sums of products, as one
-  ///   complex spectrum (each segment's output is real), one inverse FFT, outputs written;
+  /// 1. fxc_chain_N(in, out, channels, samples, channel_stride, sample_stride, tables, state,
+  ///   positions, spectra): one block per (channel, pair of output segments): the two sums of
+  ///   products, as one complex spectrum (each segment's output is real), one inverse FFT,
+  ///   outputs written; a pair whose sums hold a NaN or an infinity convolves its inputs
+  ///   directly instead, as fir_fft's blocks;
   /// 2. fxc_chain_N_ring: as fir_tiled's.
   /// `tables`: H[p] / FFT for each partition (HALF + 1 points, natural order), then the
-  /// twiddles as fir_fft's. The transforms are fir_fft's. `in` must not equal `out`.
+  /// twiddles and the taps as fir_fft's. The transforms are fir_fft's. `in` must not equal `out`.
   fir_partitioned,
   /// out = sum_i weights[i] * operands[i], elementwise; a grid-stride loop.
   /// Entry: fxc_sum_N(operands, out, channels, samples, channel_stride, sample_stride, weights).

@@ -9,6 +9,7 @@
 // launch has thousands of blocks.
 #pragma once
 
+#include <atomic>
 #include <barrier>
 #include <cmath>
 #include <cstdint>
@@ -27,6 +28,20 @@ extern "C" void fxc_emu_bind(FxcThreadContextFn context, FxcRunFn run) {
 }
 
 static inline void __syncthreads() { fxc_context()->barrier->arrive_and_wait(); }
+
+// Nonzero for every thread of the block when `predicate` is nonzero for any. The flag is the
+// module's (blocks run one after another); the third barrier keeps a thread that is already
+// at its next call from setting it before thread 0 has cleared it.
+static inline int __syncthreads_or(int predicate) {
+  static std::atomic<int> any{0};
+  if (predicate) any.store(1);
+  __syncthreads();
+  const int result = any.load();
+  __syncthreads();
+  if (fxc_context()->thread_idx.x == 0) any.store(0);
+  __syncthreads();
+  return result;
+}
 
 #define __global__
 #define __device__

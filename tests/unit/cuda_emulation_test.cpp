@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <random>
 
@@ -598,6 +599,60 @@ void check_partitioned_fir(const DeviceFactory& make) {
     REQUIRE(want_q);
     CHECK(worst_error(run_blocks(stream, inputs, blocks), *want_q) <= fft_tolerance(dtype));
     CHECK(stream.graphs_recorded() == recorded);
+  }
+}
+
+// NaN and infinite input samples reach the same outputs as on the reference interpreter
+// (docs/errors.md, "NaN and infinite samples"), on every kind that runs a chain: a NaN in
+// channel 0 and an infinity in channel 1 of noise. Whether a non-finite output is NaN or an
+// infinity may differ (fused multiply-adds overflow differently), so only where they are
+// is compared.
+ir::Graph partitioned_fir_graph() { return fir_graph(3000, 0.3); }
+
+void check_nonfinite(const DeviceFactory& make) {
+  struct Case {
+    const char* name;
+    ir::Graph (*graph)();
+    Force force;
+    codegen::CudaKernelKind expect;
+  };
+  const Case cases[] = {
+      {"stages", stages_graph, Force::per_channel, codegen::CudaKernelKind::chain_thread_per_channel},
+      {"w1 chunked", w1_graph, Force::chunked, codegen::CudaKernelKind::chain_chunked_scan},
+      {"long fir", long_fir_graph, Force::direct_fir, codegen::CudaKernelKind::fir_tiled},
+      {"long fir by FFT", long_fir_graph, Force::default_, codegen::CudaKernelKind::fir_fft},
+      {"partitioned fir", partitioned_fir_graph, Force::default_, codegen::CudaKernelKind::fir_partitioned},
+      {"delays", delays_graph, Force::default_, codegen::CudaKernelKind::chain_elementwise},
+      {"vocal", test::vocal_graph, Force::default_, codegen::CudaKernelKind::sum},
+  };
+  const std::size_t samples = 9000, nan_at = 4321, inf_at = 1234;
+  for (const Case& c : cases) {
+    for (DType dtype : {DType::f64, DType::f32}) {
+      CAPTURE(std::string(c.name));
+      CAPTURE(name(dtype));
+      Prepared p = prepare(make, c.graph(), 2, dtype, c.force);
+      REQUIRE(count_kind(p, c.expect) > 0);
+      std::vector<Signal> inputs = noise(p.designed, samples, 11, dtype, 2);
+      inputs[0].f64(0)[nan_at] = std::numeric_limits<double>::quiet_NaN();
+      inputs[0].f64(inputs[0].channels() - 1)[inf_at] = std::numeric_limits<double>::infinity();
+      auto want = interpret(p.designed, inputs);
+      REQUIRE(want);
+      auto got = execute_cuda(p.program, inputs);
+      REQUIRE(got);
+      for (std::size_t o = 0; o < want->size(); ++o)
+        for (std::size_t ch = 0; ch < (*want)[o].channels(); ++ch) {
+          CAPTURE(o);
+          CAPTURE(ch);
+          std::size_t differ = 0, first = 0, nonfinite = 0;
+          for (std::size_t n = 0; n < samples; ++n) {
+            const bool finite = std::isfinite((*want)[o].at(ch, n));
+            nonfinite += !finite;
+            if (finite != std::isfinite((*got)[o].at(ch, n)) && differ++ == 0) first = n;
+          }
+          CHECK_MESSAGE(differ == 0, differ << " samples differ in finiteness, the first at " << first << " ("
+                                            << nonfinite << " not finite on the interpreter)");
+        }
+    }
   }
 }
 
@@ -1831,6 +1886,9 @@ TEST_CASE("CUDA emulation: long FIRs by FFT overlap-save equal the interpreter a
 TEST_CASE("CUDA emulation: FIRs longer than a block's FFT run partitioned and equal the interpreter and the direct kernel") {
   check_partitioned_fir(emulated());
 }
+TEST_CASE("CUDA emulation: NaN and infinite inputs reach the interpreter's outputs, on every chain kind") {
+  check_nonfinite(emulated());
+}
 TEST_CASE("CUDA emulation: state in float64 on a float32 chain") { check_f64_state(emulated()); }
 TEST_CASE("CUDA emulation: float64 state for the sections near the unit circle, float32 after") {
   check_mixed_state(emulated());
@@ -1890,6 +1948,9 @@ TEST_CASE("CUDA device: long FIRs by FFT overlap-save equal the interpreter and 
 }
 TEST_CASE("CUDA device: FIRs longer than a block's FFT run partitioned and equal the interpreter and the direct kernel") {
   if (auto gpu = real_device()) check_partitioned_fir(gpu);
+}
+TEST_CASE("CUDA device: NaN and infinite inputs reach the interpreter's outputs, on every chain kind") {
+  if (auto gpu = real_device()) check_nonfinite(gpu);
 }
 TEST_CASE("CUDA device: many channels run interleaved") {
   if (auto gpu = real_device()) check_many_channels(gpu);

@@ -13,7 +13,8 @@
 // real: the inverse gives the first segment's outputs in the real part, the second's in the
 // imaginary one). Forward by decimation in frequency, natural order in and bit-reversed out;
 // times the taps' spectrum / FFT (tables[0, 2 FFT), bit-reversed); inverse by decimation in
-// time, bit-reversed in and natural out; twiddles exp(-2 pi i k / FFT) at tables[2 FFT, 3 FFT).
+// time, bit-reversed in and natural out; twiddles exp(-2 pi i k / FFT) at tables[2 FFT, 3 FFT),
+// the taps after them (a block with a NaN or an infinity convolves directly).
 // A segment's first TAPS - 1 points wrap around and are dropped. Then fxc_chain_1_ring
 // writes the last inputs into the ring. in != out.
 extern "C" __global__ void fxc_chain_1(
@@ -32,6 +33,8 @@ extern "C" __global__ void fxc_chain_1(
   const long long pos = positions[c * 1 + 0];  // x[-1] is ring[pos - 1]
   const double* const spectrum = tables;
   const double* const twiddles = tables + 2 * FFT;
+  const double* const taps = tables + 3 * FFT;
+  int nonfinite = 0;
   for (int j = threadIdx.x; j < FFT; j += blockDim.x) {
     const long long m = n0 - (TAPS - 1) + j, m2 = m + STEP;
     double v = double(0), v2 = double(0);
@@ -41,6 +44,23 @@ extern "C" __global__ void fxc_chain_1(
     else if (m2 < 0 && m2 >= -TAPS) v2 = ring[pos + m2 < 0 ? pos + m2 + TAPS : pos + m2];
     re[j] = v;
     im[j] = v2;
+    nonfinite |= !isfinite(v) || !isfinite(v2);
+  }
+  if (__syncthreads_or(nonfinite)) {  // the same for every thread of the block
+    double* const y = out + c * channel_stride;
+    for (long long j = threadIdx.x; j < 2 * STEP && n0 + j < samples; j += blockDim.x) {
+      const long long n = n0 + j;
+      double acc = double(0);
+      for (long long k = 0; k < TAPS; ++k) {
+        const long long m = n - k;
+        double v = double(0);
+        if (m >= 0 && m < samples) v = x[m * sample_stride];
+        else if (m < 0 && m >= -TAPS) v = ring[pos + m < 0 ? pos + m + TAPS : pos + m];
+        acc = fma(taps[k], v, acc);
+      }
+      y[n * sample_stride] = acc;
+    }
+    return;
   }
   for (int b = LOG2 - 1; b >= 0; --b) {  // butterflies of span 2^b
     __syncthreads();

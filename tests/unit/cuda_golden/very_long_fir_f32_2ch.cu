@@ -33,6 +33,7 @@ extern "C" __global__ void fxc_chain_1_spectra(
   const float* const ring = state + c * 5000 + 0;  // the inputs before sample 0
   const long long pos = positions[c * 1 + 0];  // x[-1] is ring[pos - 1]
   const float* const twiddles = tables + 2 * PARTS * BINS;
+  int nonfinite = 0;
   for (int j = threadIdx.x; j < FFT; j += blockDim.x) {
     const long long m = (first - PARTS) * HALF + j, m2 = m + HALF;
     float v = float(0), v2 = float(0);
@@ -42,6 +43,7 @@ extern "C" __global__ void fxc_chain_1_spectra(
     else if (m2 < 0 && m2 >= -TAPS) v2 = ring[pos + m2 < 0 ? pos + m2 + TAPS : pos + m2];
     re[j] = v;
     im[j] = v2;
+    nonfinite |= !isfinite(v) || !isfinite(v2);
   }
   for (int b = LOG2 - 1; b >= 0; --b) {  // butterflies of span 2^b
     __syncthreads();
@@ -73,8 +75,10 @@ extern "C" __global__ void fxc_chain_1_spectra(
 }
 
 extern "C" __global__ void fxc_chain_1(
-  float* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
-  const float* __restrict__ tables, const float* __restrict__ spectra) {
+  const float* __restrict__ in, float* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
+  const float* __restrict__ tables, const float* __restrict__ state, const long long* __restrict__ positions,
+  const float* __restrict__ spectra) {
+  const long long TAPS = 5000;
   const int FFT = 4096, LOG2 = 12, HALF = FFT / 2;  // HALF: a partition's taps, a segment's outputs
   const long long PARTS = 3;
   const long long output_pairs = ((samples + HALF - 1) / HALF + 1) / 2;
@@ -85,7 +89,9 @@ extern "C" __global__ void fxc_chain_1(
   const long long c = blockIdx.x / output_pairs;
   const long long k0 = (blockIdx.x % output_pairs) * 2;  // the pair's first output segment
   const float* const twiddles = tables + 2 * PARTS * BINS;
+  const float* const taps = twiddles + FFT;
   const float* const from = spectra + c * stored * 2 * BINS;
+  int nonfinite = 0;  // a sum holds a NaN or an infinity: an input segment did
   for (int f = threadIdx.x; f < BINS; f += blockDim.x) {
     float ar = 0, ai = 0, br = 0, bi = 0;  // segment k0's sum, segment k0 + 1's
     // Input segment k0 + 1 - q (stored at k0 + PARTS - q) meets partition q in output segment
@@ -104,6 +110,7 @@ extern "C" __global__ void fxc_chain_1(
         ai = fmaf(xr, hi, fmaf(xi, hr, ai));
       }
     }
+    nonfinite |= !isfinite(ar) || !isfinite(ai) || !isfinite(br) || !isfinite(bi);
     // Both outputs are real: the spectrum A + i B, whose inverse is a + i b, at bit-reversed places.
     int rf = 0;
     for (int b = 0; b < LOG2; ++b) rf |= (((f) >> b) & 1) << (LOG2 - 1 - b);
@@ -115,6 +122,25 @@ extern "C" __global__ void fxc_chain_1(
       re[rg] = ar + bi;
       im[rg] = br - ai;
     }
+  }
+  const float* const x = in + c * channel_stride;
+  const float* const ring = state + c * 5000 + 0;
+  const long long pos = positions[c * 1 + 0];
+  if (__syncthreads_or(nonfinite)) {  // the same for every thread of the block
+    float* const y = out + c * channel_stride;
+    for (long long j = threadIdx.x; j < 2 * HALF && k0 * HALF + j < samples; j += blockDim.x) {
+      const long long n = k0 * HALF + j;
+      float acc = float(0);
+      for (long long k = 0; k < TAPS; ++k) {
+        const long long m = n - k;
+        float v = float(0);
+        if (m >= 0 && m < samples) v = x[m * sample_stride];
+        else if (m < 0 && m >= -TAPS) v = ring[pos + m < 0 ? pos + m + TAPS : pos + m];
+        acc = fmaf(taps[k], v, acc);
+      }
+      y[n * sample_stride] = acc;
+    }
+    return;
   }
   for (int b = 0; b < LOG2; ++b) {  // butterflies of span 2^b, conjugate twiddles
     __syncthreads();
