@@ -13,10 +13,34 @@ namespace fxc::passes {
 
 int cuda_max_fft_length(DType dtype) { return dtype == DType::f64 ? 2048 : 4096; }
 
-int fft_block_for(std::size_t taps, const PassContext& context) {
+namespace {
+
+// fft_block_for on a long signal: what every block of it transforms, and what the cost model
+// weighs a FIR by (fir_cost), whatever the length of a call.
+int long_signal_fft_block(std::size_t taps, const PassContext& context) {
   int n = 256;
   while (static_cast<std::size_t>(n) < 4 * taps) n *= 2;
   if (context.target.kind == TargetKind::cuda) n = std::min(n, cuda_max_fft_length(context.binding.dtype));
+  return n;
+}
+
+}  // namespace
+
+int fft_block_for(std::size_t taps, const PassContext& context) {
+  int n = long_signal_fft_block(taps, context);
+  if (context.target.kind == TargetKind::cuda) return n;
+  // A call of `length` samples (a stream's block: Processor binds its longest) transforms
+  // ceil(length / hop) blocks of n points, hop = n - taps + 1. Where calls are short, a
+  // block that holds just the taps and the call costs less per call: a 256-sample block of a
+  // 24001-tap FIR pays a 32768-point FFT instead of a 131072-point one. Long signals keep 4x.
+  if (const auto length = context.binding.length_samples; length && *length > 0) {
+    auto cost = [&](int m) {
+      const double hop = static_cast<double>(m) - static_cast<double>(taps) + 1;
+      return std::ceil(static_cast<double>(*length) / hop) * m * std::log2(m);
+    };
+    for (int m = n / 2; m >= 256 && static_cast<std::size_t>(m) > taps; m /= 2)
+      if (cost(m) < cost(n)) n = m;
+  }
   return n;
 }
 
@@ -37,7 +61,7 @@ ir::FirMethod fir_method_for(std::size_t taps, const PassContext& context) {
 
 double fir_cost(std::size_t taps, const PassContext& context) {
   if (fir_method_for(taps, context) == ir::FirMethod::direct) return 2.0 * taps;
-  double n = fft_block_for(taps, context);
+  double n = long_signal_fft_block(taps, context);
   double transforms = 2 * 2.5 * n * std::log2(n) + 6 * n / 2;
   if (context.target.kind != TargetKind::cuda || 2 * static_cast<double>(taps) <= n)
     return transforms / (n - static_cast<double>(taps) + 1);

@@ -22,6 +22,8 @@ int cuda_max_fft_length(DType dtype);
 
 /// FFT length for overlap-save with `taps` taps: the power of two at least 4x the taps
 /// (and at least 256), so that at least three quarters of each block is new output; on the
+/// CPU, where the binding's length (a stream's longest block) is short against that, the
+/// shorter power of two above the taps that transforms fewest points per call; on the
 /// GPU at most cuda_max_fft_length: a FIR of more than half of that runs partitioned, in
 /// partitions of half the FFT (codegen/cuda fir_partitioned; such a block may be at or below
 /// the taps, which no CPU plan takes).
@@ -31,7 +33,8 @@ int fft_block_for(std::size_t taps, const PassContext& context);
 /// (fir_fft_min_taps_f64) on the CPU, from gpu_fir_fft_min_taps on the GPU.
 ir::FirMethod fir_method_for(std::size_t taps, const PassContext& context);
 
-/// Flops per output sample of an FIR of `taps` taps, by the method fir_method_for picks:
+/// Flops per output sample of an FIR of `taps` taps on a long signal (the block fft_block_for
+/// gives one, whatever the binding's length), by the method fir_method_for picks:
 /// 2 per tap direct; for overlap-save, a forward and an inverse real FFT (~2.5 N log2 N flops
 /// each) and a complex product per bin, spread over the N - taps + 1 new samples of a block;
 /// partitioned, those transforms and a complex multiply-add per bin and partition for each

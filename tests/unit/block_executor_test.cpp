@@ -11,6 +11,7 @@
 #include "expected_text.h"
 #include "block_test_support.h"
 #include "random_graphs.h"
+#include "runtime/reference_interpreter.h"
 
 namespace fxc {
 namespace {
@@ -57,6 +58,36 @@ TEST_CASE("BlockExecutor: blocks of random lengths give execute_cpu's output, pe
     BlockExecutor long_calls = make_executor(compiled);
     check_same(run_in_blocks(long_calls, compiled.scheduled, inputs, random_block_lengths(5000, 5 * kMaxBlock, 2)),
                *whole, c.exact);
+  }
+}
+
+TEST_CASE("BlockExecutor: a long FIR's FFT holds just its taps and the longest block, and equals the interpreter") {
+  // 3000 taps for blocks of up to 256: 4096-point FFTs (3000 + 255 fit), where a whole
+  // signal's would be 16384 (4x the taps). The reference interpreter convolves directly.
+  std::vector<double> taps(3000);
+  for (std::size_t i = 0; i < taps.size(); ++i) taps[i] = std::cos(0.013 * static_cast<double>(i)) / (1.0 + 0.003 * i);
+  Flow x = input("x");
+  ir::Graph g = make_graph("reverb_tail", {output("y", x | fir(taps))});
+  for (DType dtype : {DType::f64, DType::f32}) {
+    CAPTURE(name(dtype));
+    Compiled c = compile_graph(g, 2, dtype, 256);
+    int block = 0;
+    for (const ir::Node& n : c.scheduled.nodes())
+      if (auto* chain = std::get_if<ir::Chain>(&n.op)) block = chain->fft_block;
+    CHECK(block == 4096);
+    std::vector<Signal> inputs = noise_signals(1, 2, 9000, dtype, 13);
+    DiagnosticEngine diags;
+    passes::PassContext oracle{diags, {48000.0, 2, DType::f64}};
+    auto designed = passes::run_pipeline(g, oracle, {.passes = {"infer-types", "design-filters"}});
+    REQUIRE(designed);
+    std::vector<Signal> wide;
+    for (const Signal& s : inputs) wide.push_back(s.converted(DType::f64));
+    auto want = interpret(*designed, wide);
+    REQUIRE(want);
+    BlockExecutor executor = make_executor(c, 256);
+    auto got = run_in_blocks(executor, c.scheduled, inputs, random_block_lengths(9000, 256, 5));
+    REQUIRE(got.size() == 1);
+    CHECK(relative_difference(got[0], (*want)[0]) <= (dtype == DType::f64 ? kFftToleranceF64 : kFftTolerance));
   }
 }
 

@@ -321,10 +321,13 @@ TEST_CASE("W3's FIRs on float64 run by FFT overlap-save within 1e-12 of the refe
       CAPTURE(channels);
       CAPTURE(samples);
       Compiled c = compile(g, channels, DType::f64, static_cast<std::int64_t>(samples));
+      // A one-sample signal transforms the shortest block that holds the taps and the call
+      // (passes::fft_block_for): 512 points; the others 2048.
+      const int block = samples == 1 ? 512 : 2048;
       int fft_chains = 0;
       for (const ir::Node& n : c.scheduled.nodes())
         if (auto* chain = std::get_if<ir::Chain>(&n.op))
-          fft_chains += chain->fir_method == ir::FirMethod::fft_overlap_save && chain->fft_block == 2048;
+          fft_chains += chain->fir_method == ir::FirMethod::fft_overlap_save && chain->fft_block == block;
       CHECK(fft_chains == 1);  // fuse-fir makes the five one FIR of 511 taps
       DiagnosticEngine diags;
       KernelCache cache("");

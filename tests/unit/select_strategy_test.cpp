@@ -123,6 +123,31 @@ TEST_CASE("strategies for the standard workloads on a 2-core AVX2 CPU") {
   for (const Case& c : w3) check_case(w3_chain(), c);
 }
 
+TEST_CASE("FFT blocks: 4x the taps for long signals, just above the taps and the call for a stream's short blocks") {
+  DiagnosticEngine diags;
+  passes::PassContext context{diags, {48000.0, 2, DType::f32}};
+  auto block = [&](std::size_t taps, std::optional<std::int64_t> length) {
+    context.binding.length_samples = length;
+    return passes::fft_block_for(taps, context);
+  };
+  // Unknown length, or a whole file: the power of two at least 4x the taps.
+  CHECK(block(24001, std::nullopt) == 131072);
+  CHECK(block(24001, 2'880'000) == 131072);
+  CHECK(block(511, 2'646'000) == 2048);
+  CHECK(block(64, std::nullopt) == 256);
+  // Processor's 256-sample blocks: one 32768-point FFT pair per call (24001 + 255 <= 32768)
+  // instead of a 131072-point one; 64-sample blocks of 511 taps: 1024 points.
+  CHECK(block(24001, 256) == 32768);
+  CHECK(block(24001, 8768) == 32768);  // 24001 + 8768 - 1: one block of 32768 exactly
+  CHECK(block(24001, 8769) == 32768);  // two blocks of 32768 points still cost less than one of 65536
+  CHECK(block(24001, 20000) == 65536);  // one of 65536 against three of 32768
+  CHECK(block(511, 64) == 1024);
+  CHECK(block(64, 64) == 256);  // never below 256 points
+  // The GPU's blocks are its own rule (cuda_max_fft_length, fir_partitioned).
+  context.target = passes::cuda_target();
+  CHECK(block(24001, 256) == 4096);
+}
+
 TEST_CASE("strategies on a GPU") {
   using S = ir::IirStrategy;
   auto gpu = passes::TargetKind::cuda;
