@@ -1032,10 +1032,11 @@ void emit_fft_points(Writer& w, const Scalar& s, const CudaKernelInfo& k) {
 
 // Two windows of FFT inputs of channel c into `re` and `im`, the first from input `first`, the
 // second `gap` later (the ring before sample 0, zeros after the block).
-// `nonfinite` (declared here) says whether this thread loaded a NaN or an infinity.
-void emit_window_pair(Writer& w, const Types& ty, const std::string& first, const std::string& gap) {
+// With `check`, `nonfinite` (declared here) says whether this thread loaded a NaN or an
+// infinity (for emit_direct_if_nonfinite).
+void emit_window_pair(Writer& w, const Types& ty, const std::string& first, const std::string& gap, bool check) {
   const Scalar& s = ty.compute;
-  w.line("int nonfinite = 0;");
+  if (check) w.line("int nonfinite = 0;");
   w.open("for (int j = threadIdx.x; j < FFT; j += blockDim.x) {");
   w.line("const long long m = " + first + " + j, m2 = m + " + gap + ";");
   w.line(s.t + " v = " + s.t + "(0), v2 = " + s.t + "(0);");
@@ -1043,7 +1044,7 @@ void emit_window_pair(Writer& w, const Types& ty, const std::string& first, cons
   emit_fir_input(w, ty, "m2", "v2");
   w.line("re[j] = v;");
   w.line("im[j] = v2;");
-  w.line("nonfinite |= !isfinite(v) || !isfinite(v2);");
+  if (check) w.line("nonfinite |= !isfinite(v) || !isfinite(v2);");
   w.close();
 }
 
@@ -1122,7 +1123,7 @@ void emit_fir_fft(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
   w.line("const " + s.t + "* const spectrum = tables;");
   w.line("const " + s.t + "* const twiddles = tables + 2 * FFT;");
   w.line("const " + s.t + "* const taps = tables + 3 * FFT;");
-  emit_window_pair(w, ty, "n0 - (TAPS - 1)", "STEP");
+  emit_window_pair(w, ty, "n0 - (TAPS - 1)", "STEP", true);
   emit_direct_if_nonfinite(w, ty, "n0", "2 * STEP");
   emit_forward_fft(w, s);
   w.open("for (int j = threadIdx.x; j < FFT; j += blockDim.x) {");
@@ -1173,7 +1174,7 @@ void emit_fir_partitioned(Writer& w, const CudaKernelInfo& k, const ir::Chain& c
   w.line("const " + s.t + "* const ring = " + r.ring_at + ";  // the inputs before sample 0");
   w.line("const long long pos = " + r.pos_at + ";  // x[-1] is ring[pos - 1]");
   w.line("const " + s.t + "* const twiddles = tables + 2 * PARTS * BINS;");
-  emit_window_pair(w, ty, "(first - PARTS) * HALF", "HALF");
+  emit_window_pair(w, ty, "(first - PARTS) * HALF", "HALF", false);  // the inverse pass checks its sums
   emit_forward_fft(w, s);
   w.line("// Z = S1 + i S2 for real segments: S1[f] = (Z[f] + conj Z[FFT - f]) / 2, S2[f] = (Z[f] - conj Z[FFT - f]) / 2i.");
   w.line(s.t + "* const to = spectra + (c * stored + first) * 2 * BINS;");

@@ -33,7 +33,6 @@ extern "C" __global__ void fxc_chain_1_spectra(
   const double* const ring = state + c * 5000 + 0;  // the inputs before sample 0
   const long long pos = positions[c * 1 + 0];  // x[-1] is ring[pos - 1]
   const double* const twiddles = tables + 2 * PARTS * BINS;
-  int nonfinite = 0;
   for (int j = threadIdx.x; j < FFT; j += blockDim.x) {
     const long long m = (first - PARTS) * HALF + j, m2 = m + HALF;
     double v = double(0), v2 = double(0);
@@ -43,7 +42,6 @@ extern "C" __global__ void fxc_chain_1_spectra(
     else if (m2 < 0 && m2 >= -TAPS) v2 = ring[pos + m2 < 0 ? pos + m2 + TAPS : pos + m2];
     re[j] = v;
     im[j] = v2;
-    nonfinite |= !isfinite(v) || !isfinite(v2);
   }
   for (int b = LOG2 - 1; b >= 0; --b) {  // butterflies of span 2^b
     __syncthreads();
