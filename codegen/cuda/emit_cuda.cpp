@@ -905,6 +905,14 @@ void emit_fir_input(Writer& w, const Types& ty, const std::string& m, const std:
          " + TAPS : pos + " + m + "];");
 }
 
+// What emit_fir_input reads for channel c: its input `x`, and its `ring` and `pos` for the
+// inputs before sample 0.
+void emit_fir_history(Writer& w, const Types& ty, const FirRing& r) {
+  w.line("const " + ty.signal.t + "* const x = in + c * channel_stride;");
+  w.line("const " + ty.compute.t + "* const ring = " + r.ring_at + ";  // the inputs before sample 0");
+  w.line("const long long pos = " + r.pos_at + ";  // x[-1] is ring[pos - 1]");
+}
+
 // The last entry of a lone FIR's kernels (fir_tiled, fir_fft, fir_partitioned): the block's
 // last inputs into the ring, one CUDA block per channel and a thread per input (input m goes to
 // ring[(pos + m) % TAPS], so no two threads write the same cell). Every thread reads the
@@ -951,9 +959,7 @@ void emit_fir_tiled(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) 
   w.line("const long long c = blockIdx.x / tiles;");
   w.line("const long long n0 = (blockIdx.x % tiles) * TILE;");
   w.line("const int i = threadIdx.x;");
-  w.line("const " + ty.signal.t + "* const x = in + c * channel_stride;");
-  w.line("const " + s.t + "* const ring = " + r.ring_at + ";  // the inputs before sample 0");
-  w.line("const long long pos = " + r.pos_at + ";  // x[-1] is ring[pos - 1]");
+  emit_fir_history(w, ty, r);
   w.line(s.t + " acc = " + s.t + "(0);");
   w.open("for (long long t0 = 0; t0 < TAPS; t0 += TILE) {");
   w.line("__syncthreads();  // the previous tile is read");
@@ -1117,9 +1123,7 @@ void emit_fir_fft(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
   w.line("const long long pairs = ((samples + STEP - 1) / STEP + 1) / 2;");
   w.line("const long long c = blockIdx.x / pairs;");
   w.line("const long long n0 = (blockIdx.x % pairs) * 2 * STEP;  // the first segment's first output");
-  w.line("const " + ty.signal.t + "* const x = in + c * channel_stride;");
-  w.line("const " + s.t + "* const ring = " + r.ring_at + ";  // the inputs before sample 0");
-  w.line("const long long pos = " + r.pos_at + ";  // x[-1] is ring[pos - 1]");
+  emit_fir_history(w, ty, r);
   w.line("const " + s.t + "* const spectrum = tables;");
   w.line("const " + s.t + "* const twiddles = tables + 2 * FFT;");
   w.line("const " + s.t + "* const taps = tables + 3 * FFT;");
@@ -1170,9 +1174,7 @@ void emit_fir_partitioned(Writer& w, const CudaKernelInfo& k, const ir::Chain& c
   w.line("const long long pairs = stored / 2;");
   w.line("const long long c = blockIdx.x / pairs;");
   w.line("const long long first = (blockIdx.x % pairs) * 2;  // the pair's first stored segment: m = first - (PARTS - 1)");
-  w.line("const " + ty.signal.t + "* const x = in + c * channel_stride;");
-  w.line("const " + s.t + "* const ring = " + r.ring_at + ";  // the inputs before sample 0");
-  w.line("const long long pos = " + r.pos_at + ";  // x[-1] is ring[pos - 1]");
+  emit_fir_history(w, ty, r);
   w.line("const " + s.t + "* const twiddles = tables + 2 * PARTS * BINS;");
   emit_window_pair(w, ty, "(first - PARTS) * HALF", "HALF", false);  // the inverse pass checks its sums
   emit_forward_fft(w, s);
@@ -1209,16 +1211,18 @@ void emit_fir_partitioned(Writer& w, const CudaKernelInfo& k, const ir::Chain& c
   w.open("for (long long q = 0; q <= PARTS; ++q) {");
   w.line("const " + s.t + "* const z = from + (k0 + PARTS - q) * 2 * BINS + 2 * f;");
   w.line("const " + s.t + " xr = z[0], xi = z[1];");
-  w.open("if (q < PARTS) {");
-  w.line("const " + s.t + " hr = tables[2 * (q * BINS + f)], hi = tables[2 * (q * BINS + f) + 1];");
-  w.line("br = " + s.fma + "(xr, hr, " + s.fma + "(-xi, hi, br));");
-  w.line("bi = " + s.fma + "(xr, hi, " + s.fma + "(xi, hr, bi));");
-  w.close();
-  w.open("if (q > 0) {");
-  w.line("const " + s.t + " hr = tables[2 * ((q - 1) * BINS + f)], hi = tables[2 * ((q - 1) * BINS + f) + 1];");
-  w.line("ar = " + s.fma + "(xr, hr, " + s.fma + "(-xi, hi, ar));");
-  w.line("ai = " + s.fma + "(xr, hi, " + s.fma + "(xi, hr, ai));");
-  w.close();
+  // (re, im) += (xr + i xi) H[partition][f]
+  auto multiply_add = [&](const std::string& when, const std::string& partition, const std::string& re,
+                          const std::string& im) {
+    w.open("if (" + when + ") {");
+    w.line("const " + s.t + " hr = tables[2 * (" + partition + " * BINS + f)], hi = tables[2 * (" + partition +
+           " * BINS + f) + 1];");
+    w.line(re + " = " + s.fma + "(xr, hr, " + s.fma + "(-xi, hi, " + re + "));");
+    w.line(im + " = " + s.fma + "(xr, hi, " + s.fma + "(xi, hr, " + im + "));");
+    w.close();
+  };
+  multiply_add("q < PARTS", "q", "br", "bi");
+  multiply_add("q > 0", "(q - 1)", "ar", "ai");
   w.close();
   w.line("nonfinite |= !isfinite(ar) || !isfinite(ai) || !isfinite(br) || !isfinite(bi);");
   w.line("// Both outputs are real: the spectrum A + i B, whose inverse is a + i b, at bit-reversed places.");
@@ -1231,9 +1235,7 @@ void emit_fir_partitioned(Writer& w, const CudaKernelInfo& k, const ir::Chain& c
   w.line("im[rg] = br - ai;");
   w.close();
   w.close();
-  w.line("const " + ty.signal.t + "* const x = in + c * channel_stride;");
-  w.line("const " + s.t + "* const ring = " + r.ring_at + ";");
-  w.line("const long long pos = " + r.pos_at + ";");
+  emit_fir_history(w, ty, r);
   emit_direct_if_nonfinite(w, ty, "k0 * HALF", "2 * HALF");
   emit_inverse_fft(w, s);
   emit_output_pair(w, ty, "HALF", "k0 * HALF", "HALF");
@@ -1567,10 +1569,19 @@ long long cuda_fir_partitions(const CudaKernelInfo& k) {
   return (k.fir_taps + half - 1) / half;
 }
 
-long long cuda_fir_spectra(const CudaKernelInfo& k, long long samples) {
+namespace {
+
+// fir_partitioned: the pairs of output segments of a block of `samples` (emit_partition_sizes'
+// `output_pairs`), a block of its inverse pass each.
+long long fir_output_pairs(const CudaKernelInfo& k, long long samples) {
   const long long half = k.fft_length / 2;
-  const long long output_pairs = ((samples + half - 1) / half + 1) / 2;
-  return (2 * output_pairs + cuda_fir_partitions(k)) / 2 * 2;  // emit_partition_sizes' `stored`
+  return ((samples + half - 1) / half + 1) / 2;
+}
+
+}  // namespace
+
+long long cuda_fir_spectra(const CudaKernelInfo& k, long long samples) {
+  return (2 * fir_output_pairs(k, samples) + cuda_fir_partitions(k)) / 2 * 2;  // emit_partition_sizes' `stored`
 }
 
 CudaLaunch cuda_launch(const CudaKernelInfo& k, std::size_t entry, long long channels, long long samples) {
@@ -1600,7 +1611,7 @@ CudaLaunch cuda_launch(const CudaKernelInfo& k, std::size_t entry, long long cha
     case CudaKernelKind::fir_partitioned: {
       const int threads = std::min(kCudaFftThreads, k.fft_length / 2);
       if (entry == 0) return {channels * (cuda_fir_spectra(k, samples) / 2), threads};
-      if (entry == 1) return {channels * (((samples + k.fft_length / 2 - 1) / (k.fft_length / 2) + 1) / 2), threads};
+      if (entry == 1) return {channels * fir_output_pairs(k, samples), threads};
       return {channels, kCudaBlockThreads};  // the ring: a block per channel
     }
     case CudaKernelKind::feedback:

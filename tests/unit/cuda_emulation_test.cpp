@@ -450,6 +450,30 @@ void check_update_values(const DeviceFactory& make) {
 // way: 1e-6 (measured 1.9e-7 at 2048 taps in 4096 points, see the MESSAGE).
 double fft_tolerance(DType dtype) { return dtype == DType::f64 ? 1e-12 : 1e-6; }
 
+// A lone FIR of `taps` taps, run as `kind`, through a stream in `blocks` (cycled) equals the
+// interpreter on the whole signal; new taps of the same count (update_values) go into the same
+// tables, and the stream records no new CUDA graph for them.
+void check_fir_stream(const DeviceFactory& make, std::size_t taps, DType dtype, codegen::CudaKernelKind kind,
+                      std::size_t samples, const std::vector<std::size_t>& blocks) {
+  CAPTURE(taps);
+  CAPTURE(name(dtype));
+  Prepared p = prepare(make, fir_graph(taps, 0.3), 2, dtype, Force::default_);
+  REQUIRE(p.program->kernels[0].kind == kind);
+  std::vector<Signal> inputs = noise(p.designed, samples, 8, dtype, 2);
+  auto want = interpret(p.designed, inputs);
+  REQUIRE(want);
+  CudaStream stream(p.program);
+  CHECK(worst_error(run_blocks(stream, inputs, blocks), *want) <= fft_tolerance(dtype));
+  Prepared q = prepare(make, fir_graph(taps, 1.1), 2, dtype, Force::default_);
+  const int recorded = stream.graphs_recorded();
+  REQUIRE(stream.update_values(q.scheduled));
+  REQUIRE(stream.reset());
+  auto want_q = interpret(q.designed, inputs);
+  REQUIRE(want_q);
+  CHECK(worst_error(run_blocks(stream, inputs, blocks), *want_q) <= fft_tolerance(dtype));
+  CHECK(stream.graphs_recorded() == recorded);
+}
+
 void check_fft_fir(const DeviceFactory& make) {
   struct Case {
     std::size_t taps;
@@ -493,25 +517,8 @@ void check_fft_fir(const DeviceFactory& make) {
 
   // A stream's blocks take their history from the ring: blocks of any length, shorter than the
   // taps included, equal the whole signal. A snapshot carries the ring.
-  for (DType dtype : {DType::f64, DType::f32}) {
-    CAPTURE(name(dtype));
-    Prepared p = prepare(make, fir_graph(300, 0.3), 2, dtype, Force::default_);
-    std::vector<Signal> inputs = noise(p.designed, 5000, 8, dtype, 2);
-    auto want = interpret(p.designed, inputs);
-    REQUIRE(want);
-    CudaStream stream(p.program);
-    CHECK(worst_error(run_blocks(stream, inputs, {1000, 1, 299, 300, 1749, 7, 2}), *want) <= fft_tolerance(dtype));
-
-    // New taps (the same count): a new spectrum in the same tables, the same recorded graphs.
-    Prepared q = prepare(make, fir_graph(300, 1.1), 2, dtype, Force::default_);
-    const int recorded = stream.graphs_recorded();
-    REQUIRE(stream.update_values(q.scheduled));
-    REQUIRE(stream.reset());
-    auto want_q = interpret(q.designed, inputs);
-    REQUIRE(want_q);
-    CHECK(worst_error(run_blocks(stream, inputs, {1000, 1, 299, 300, 1749, 7, 2}), *want_q) <= fft_tolerance(dtype));
-    CHECK(stream.graphs_recorded() == recorded);
-  }
+  for (DType dtype : {DType::f64, DType::f32})
+    check_fir_stream(make, 300, dtype, codegen::CudaKernelKind::fir_fft, 5000, {1000, 1, 299, 300, 1749, 7, 2});
 
   // Inside a loop (passes of at most its 400-sample delay) the FIR runs direct, and the loop
   // equals the interpreter.
@@ -579,27 +586,10 @@ void check_partitioned_fir(const DeviceFactory& make) {
   // A stream: the history of the first segments comes from the ring, in blocks shorter than a
   // segment, than the taps, and longer. New taps of the same count: new tables, the same
   // recorded graphs.
-  for (DType dtype : {DType::f64, DType::f32}) {
-    CAPTURE(name(dtype));
-    const std::size_t taps = dtype == DType::f64 ? 2500 : 5000;
-    Prepared p = prepare(make, fir_graph(taps, 0.3), 2, dtype, Force::default_);
-    REQUIRE(p.program->kernels[0].kind == codegen::CudaKernelKind::fir_partitioned);
-    std::vector<Signal> inputs = noise(p.designed, 16000, 9, dtype, 2);
-    auto want = interpret(p.designed, inputs);
-    REQUIRE(want);
-    CudaStream stream(p.program);
-    // The longest block first: growing the buffers later would drop the recorded graphs.
-    const std::vector<std::size_t> blocks = {4999, 3000, 1, 2047, 2048, 7, 2};
-    CHECK(worst_error(run_blocks(stream, inputs, blocks), *want) <= fft_tolerance(dtype));
-    Prepared q = prepare(make, fir_graph(taps, 1.1), 2, dtype, Force::default_);
-    const int recorded = stream.graphs_recorded();
-    REQUIRE(stream.update_values(q.scheduled));
-    REQUIRE(stream.reset());
-    auto want_q = interpret(q.designed, inputs);
-    REQUIRE(want_q);
-    CHECK(worst_error(run_blocks(stream, inputs, blocks), *want_q) <= fft_tolerance(dtype));
-    CHECK(stream.graphs_recorded() == recorded);
-  }
+  // The longest block first: growing the buffers later would drop the recorded graphs.
+  for (DType dtype : {DType::f64, DType::f32})
+    check_fir_stream(make, dtype == DType::f64 ? 2500 : 5000, dtype, codegen::CudaKernelKind::fir_partitioned, 16000,
+                     {4999, 3000, 1, 2047, 2048, 7, 2});
 }
 
 // NaN and infinite input samples reach the same outputs as on the reference interpreter

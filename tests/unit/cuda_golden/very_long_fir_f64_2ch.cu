@@ -122,8 +122,8 @@ extern "C" __global__ void fxc_chain_1(
     }
   }
   const double* const x = in + c * channel_stride;
-  const double* const ring = state + c * 5000 + 0;
-  const long long pos = positions[c * 1 + 0];
+  const double* const ring = state + c * 5000 + 0;  // the inputs before sample 0
+  const long long pos = positions[c * 1 + 0];  // x[-1] is ring[pos - 1]
   if (__syncthreads_or(nonfinite)) {  // the same for every thread of the block
     double* const y = out + c * channel_stride;
     for (long long j = threadIdx.x; j < 2 * HALF && k0 * HALF + j < samples; j += blockDim.x) {
