@@ -450,6 +450,26 @@ void check_update_values(const DeviceFactory& make) {
 // way: 1e-6 (measured 1.9e-7 at 2048 taps in 4096 points, see the MESSAGE).
 double fft_tolerance(DType dtype) { return dtype == DType::f64 ? 1e-12 : 1e-6; }
 
+// One run of `samples` of noise through an FFT convolution `p`, against the interpreter (within
+// fft_tolerance) and the tiled kernel `direct`; returns the error against the interpreter. In
+// float32 the direct kernel's running sum of thousands of products rounds more than the
+// transforms (measured 1.0e-6 against the FFT at 2048 taps, the FFT 1.9e-7 against the
+// interpreter): 5e-6 between the two.
+double check_fft_fir_run(const Prepared& p, const Prepared& direct, std::size_t samples, std::uint64_t seed,
+                         DType dtype) {
+  std::vector<Signal> inputs = noise(p.designed, samples, seed, dtype, 2);
+  auto want = interpret(p.designed, inputs);
+  REQUIRE(want);
+  auto got = execute_cuda(p.program, inputs);
+  REQUIRE(got);
+  const double e = worst_error(*got, *want);
+  CHECK(e <= fft_tolerance(dtype));
+  auto tiled = execute_cuda(direct.program, inputs);
+  REQUIRE(tiled);
+  CHECK(worst_error(*got, *tiled) <= (dtype == DType::f64 ? 1e-12 : 5e-6));
+  return e;
+}
+
 // A lone FIR of `taps` taps, run as `kind`, through a stream in `blocks` (cycled) equals the
 // interpreter on the whole signal; new taps of the same count (update_values) go into the same
 // tables, and the stream records no new CUDA graph for them.
@@ -497,20 +517,8 @@ void check_fft_fir(const DeviceFactory& make) {
     const std::size_t step = static_cast<std::size_t>(c.fft) - (c.taps - 1);
     for (std::size_t samples : {std::size_t{1}, step - 1, step, step + 1, 2 * step, 2 * step + 1, 3 * step + 7}) {
       CAPTURE(samples);
-      std::vector<Signal> inputs = noise(p.designed, samples, samples, c.dtype, 2);
-      auto want = interpret(p.designed, inputs);
-      REQUIRE(want);
-      auto got = execute_cuda(p.program, inputs);
-      REQUIRE(got);
-      const double e = worst_error(*got, *want);
-      CHECK(e <= fft_tolerance(c.dtype));
+      const double e = check_fft_fir_run(p, direct, samples, samples, c.dtype);
       worst[c.dtype == DType::f32] = std::max(worst[c.dtype == DType::f32], e);
-      // A second path to the same answer. In float32 the direct kernel's running sum of up to
-      // 2048 products rounds more than the FFT does (measured 1.0e-6 against the FFT at 2048
-      // taps, the FFT 1.9e-7 against the interpreter): 5e-6.
-      auto tiled = execute_cuda(direct.program, inputs);
-      REQUIRE(tiled);
-      CHECK(worst_error(*got, *tiled) <= (c.dtype == DType::f64 ? 1e-12 : 5e-6));
     }
   }
   MESSAGE("FFT overlap-save on the GPU, worst relative RMS error: f64 " << worst[0] << ", f32 " << worst[1]);
@@ -565,19 +573,8 @@ void check_partitioned_fir(const DeviceFactory& make) {
     // transform) and one more; more segments than partitions.
     for (std::size_t samples : {std::size_t{1}, half - 1, half, half + 1, 2 * half, 2 * half + 1, 7 * half + 7}) {
       CAPTURE(samples);
-      std::vector<Signal> inputs = noise(p.designed, samples, samples + 1, c.dtype, 2);
-      auto want = interpret(p.designed, inputs);
-      REQUIRE(want);
-      auto got = execute_cuda(p.program, inputs);
-      REQUIRE(got);
-      const double e = worst_error(*got, *want);
-      CHECK(e <= fft_tolerance(c.dtype));
+      const double e = check_fft_fir_run(p, direct, samples, samples + 1, c.dtype);
       worst[c.dtype == DType::f32] = std::max(worst[c.dtype == DType::f32], e);
-      // The direct kernel's running sum of thousands of float32 products rounds more than the
-      // transforms (as check_fft_fir's).
-      auto tiled = execute_cuda(direct.program, inputs);
-      REQUIRE(tiled);
-      CHECK(worst_error(*got, *tiled) <= (c.dtype == DType::f64 ? 1e-12 : 5e-6));
     }
   }
   MESSAGE("partitioned FFT overlap-save on the GPU, worst relative RMS error: f64 " << worst[0] << ", f32 "
