@@ -59,6 +59,11 @@ ASSUMPTIONS = dict(
     tanh_f64_path=20,        # of them, dependent (critical path, in FMA latencies)
     interleaved_unroll=4,    # loads in flight per thread in the interleaved loop (ptxas 13.0 hoists 4)
     error_feedback_ops=2,    # --what-if f32-state: extra float32 ops per section-sample for error feedback
+    pair_ops=120,            # float32 ops per section-sample in float pairs (state_precision pairs, mixed_pairs):
+                             # three pair multiply-adds (a product of 8 and a sum of 20) and one product, as emitted
+    pair_path=29,            # dependent float32 ops around one section's recurrence in pairs (z0 -> o -> z0:
+                             # a sum, a product and two sums), against 3 FMAs in float64
+    pairs_max_f64_rate=1 / 32,  # thresholds.gpu_float_pairs_max_f64_rate: pairs on devices at or below it
 )
 
 # --what-if: changes that are not in the code, to see what would close a gap.
@@ -71,6 +76,8 @@ WHAT_IF = {
                          "or the ring, instead of one thread per channel",
     "no-wavefront": "the chunk passes take one sample through every section before the next "
                     "(gpu_wavefront_max_steps=0: blocks of 128, one FMA latency per section and sample at best)",
+    "no-pairs": "float64 arithmetic stays float64 on a device with slow float64 "
+                "(gpu_float_pairs_max_f64_rate=0; the code takes float pairs there)",
 }
 
 BLOCK = 128       # codegen::kCudaBlockThreads
@@ -270,6 +277,8 @@ def kernels_for(w, dev, a):
     D = 2 * S
     wi = a.get("what_if", ())
     f64 = w["state"] in ("f64", "mixed") and "f32-state" not in wi
+    # float pairs: the float64 sections' arithmetic in pairs of floats on the float32 pipe
+    pairs = f64 and "no-pairs" not in wi and dev["f64_per_sm"] / dev["f32_per_sm"] <= a["pairs_max_f64_rate"]
     ops = 4 if f64 or w["state"] == "f32" else 4 + a["error_feedback_ops"]
     # mixed: the first `hot` sections in float64, the others in float32 (4 ops, the f32 pipe)
     hot = w.get("f64_sections", S) if f64 else 0
@@ -282,8 +291,8 @@ def kernels_for(w, dev, a):
         regs = tuple(32 + (r - 32) // 2 for r in regs)
     if "const-coeffs" in wi:
         regs = tuple(max(32, 40 + (4 if f64 else 2) * S) for r in regs)
-    pipe = "f64" if f64 else "f32"
-    lat = a["fma_latency_f64"] if f64 else a["fma_latency_f32"]
+    pipe = "f64" if f64 and not pairs else "f32"
+    lat = a["fma_latency_f64"] if f64 and not pairs else a["fma_latency_f32"]
     interleaved = C >= 32  # the runtime's device layout: interleaved when a signal has 32 channels or more
     busy = dev["sms"] * dev["threads_per_sm"] // 2
     sb = SIGNAL_BYTES
@@ -302,8 +311,10 @@ def kernels_for(w, dev, a):
     # recurrence, z0 -> o -> fma(-a1, o, z1) -> z0 (three FMA latencies of the slowest type), and a
     # memoryless tail adds nothing to it. Without it: at best one FMA latency per section (the o's).
     if wave:
-        per_sample_path = 3 * lat
+        per_sample_path = (a["pair_path"] if pairs else 3) * lat
         tail_path = 0
+    elif pairs:  # a pair's section: its whole recurrence before the next section's sample
+        per_sample_path = hot * a["pair_path"] * lat + (S - hot) * a["fma_latency_f32"]
     else:
         per_sample_path = hot * lat + (S - hot) * a["fma_latency_f32"] if f64 else S * lat
     if interleaved:
@@ -315,9 +326,11 @@ def kernels_for(w, dev, a):
     # 0. chunk_states
     res = resident_threads(dev, regs[0], block, states_smem)
     sect_ops = hot * ops if f64 else S * ops
+    if pairs:  # on the float32 pipe with the float32 sections
+        sect_ops, cold_ops = hot * a["pair_ops"] + cold_ops, 0
     # conversions: the load into float64, and in a mixed chain the one back to float32 after its
     # float64 sections (the output pass then stores float32 as it is)
-    cvt_in = (2 if f64 and hot < S else 1) if f64 else 0
+    cvt_in = (2 if f64 and hot < S else 1) if f64 and not pairs else 0
     ks.append(Kernel("chunk_states", 1, C * N * sb + T * state_bytes, C * N * sect_ops, pipe,
                      cvt_in * C * N, C * N * S * (2 * ops - 1),
                      waves(T, block, res, dev) * pass_cycles(0), C * N * cold_ops)),
@@ -344,7 +357,7 @@ def kernels_for(w, dev, a):
     # 4. output pass
     res = resident_threads(dev, regs[1], block, tile_smem)
     ks.append(Kernel("output", 1, 2 * C * N * sb + T * state_bytes, C * N * (sect_ops + tail_ops), pipe,
-                     2 * C * N if f64 else 0, C * N * (S * (2 * ops - 1) + tail_ops * 2),
+                     2 * C * N if f64 and not pairs else 0, C * N * (S * (2 * ops - 1) + tail_ops * 2),
                      waves(T, block, res, dev) * pass_cycles(tail_path), C * N * cold_ops))
     for e in w.get("extra", []):
         if e["kind"] == "thread_delay" and "delay-elementwise" in wi:

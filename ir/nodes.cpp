@@ -24,7 +24,7 @@ constexpr std::string_view kStrategies[] = {"none",
                                             "gpu_chunked_scan",
                                             "gpu_chunked_wavefront"};
 constexpr std::string_view kFirMethods[] = {"none", "direct", "fft_overlap_save"};
-constexpr std::string_view kStatePrecisions[] = {"signal", "f64", "mixed"};
+constexpr std::string_view kStatePrecisions[] = {"signal", "f64", "mixed", "pairs", "mixed_pairs"};
 
 template <class E>
 std::span<const std::string_view> names_of() {

@@ -455,10 +455,24 @@ enum class FirMethod { none, direct, fft_overlap_save };
 /// cascade of the sections that need float64, computes in float64 and every later stage in
 /// float32; the state buffers, the chunked scan's carry and snapshots hold float64 as for
 /// `f64` (a CPU kernel runs such a chain wholly in float64).
-enum class StatePrecision { signal, f64, mixed };
+/// `pairs` and `mixed_pairs` (a float32 chain on a GPU whose float64 is slow: select_strategy,
+/// `gpu_float_pairs_max_f64_rate`) are `f64` and `mixed` with the float64 arithmetic done in
+/// pairs of floats instead (hi + lo, about 48 bits of significand: codegen/cuda/emit_cuda.cpp),
+/// the buffers still float64; `pairs` only for chains of sos cascades and gains. Where no such
+/// arithmetic exists (the CPU, the interpreter) they are `f64` and `mixed`.
+enum class StatePrecision { signal, f64, mixed, pairs, mixed_pairs };
 
-/// True when a chain's state buffers are float64 on a float32 signal: `f64` and `mixed`.
+/// True when a chain's state buffers are float64 on a float32 signal: every precision but
+/// `signal`.
 inline bool float64_state(StatePrecision precision) { return precision != StatePrecision::signal; }
+/// True for `mixed` and `mixed_pairs`: the first stage in float64 (or pairs), float32 after.
+inline bool mixed_precision(StatePrecision precision) {
+  return precision == StatePrecision::mixed || precision == StatePrecision::mixed_pairs;
+}
+/// True for `pairs` and `mixed_pairs`: float64 arithmetic as float pairs on the GPU.
+inline bool float_pairs(StatePrecision precision) {
+  return precision == StatePrecision::pairs || precision == StatePrecision::mixed_pairs;
+}
 
 struct Chain {
   static constexpr std::string_view kKind = "chain";

@@ -181,8 +181,16 @@ class Verifier {
     }
     if (p.fir_method == FirMethod::fft_overlap_save && p.fft_block < 2)
       error(id, "FFT overlap-save needs an FFT block of at least 2");
-    if (p.state_precision == StatePrecision::mixed && (p.stages.empty() || !std::holds_alternative<SosCascade>(p.stages[0])))
-      error(id, "state_precision mixed needs an sos cascade as the first stage (the sections it runs in float64)");
+    if (mixed_precision(p.state_precision) && (p.stages.empty() || !std::holds_alternative<SosCascade>(p.stages[0])))
+      error(id, "state_precision " + std::string(name(p.state_precision)) +
+                    " needs an sos cascade as the first stage (the sections it runs in float64)");
+    if (p.state_precision == StatePrecision::pairs)
+      for (const Stage& stage : p.stages)
+        if (!std::holds_alternative<SosCascade>(stage) && !std::holds_alternative<Gain>(stage)) {
+          error(id, "state_precision pairs is for chains of sos cascades and gains, not " +
+                        std::string(std::visit([](const auto& s) { return std::decay_t<decltype(s)>::kKind; }, stage)));
+          break;
+        }
   }
   void check_payload(NodeId id, const Clip& p) {
     if (!finite(p.lo) || !finite(p.hi)) error(id, "bounds must be finite");
@@ -195,8 +203,12 @@ class Verifier {
       const Node& node = g_.node(id);
       dtypes.insert(node.type.dtype);
       if (const auto* chain = std::get_if<Chain>(&node.op);
-          chain && chain->state_precision == StatePrecision::mixed && node.type.dtype != DType::f32)
-        error(id, "state_precision mixed is for float32 chains (float64 sections first, float32 after)");
+          chain && chain->state_precision != StatePrecision::signal &&
+          chain->state_precision != StatePrecision::f64 && node.type.dtype != DType::f32)
+        error(id, "state_precision " + std::string(name(chain->state_precision)) + " is for float32 chains" +
+                      (mixed_precision(chain->state_precision)
+                           ? " (its first stage's sections in float64 or float pairs, float32 after)"
+                           : " (float pairs stand in for a float32 signal's float64 arithmetic)"));
       if (holds<Input>(node)) continue;
       for (NodeId operand : node.operands)
         if (holds<Output>(g_.node(operand)))

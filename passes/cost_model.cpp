@@ -154,6 +154,11 @@ bool slow_float64(const Target& target) {
   return target.kind == TargetKind::cuda && target.gpu.f64_rate < kSlowFloat64Rate;
 }
 
+bool float_pairs_pay(const PassContext& context) {
+  return context.target.kind == TargetKind::cuda &&
+         context.target.gpu.f64_rate <= context.thresholds.gpu_float_pairs_max_f64_rate;
+}
+
 bool radius_decides_precision(const ChainSummary& chain, const PassContext& context) {
   // A GPU with slow float64 pays 16-64x for float64 state: there the measured float32 error
   // decides alone where it was measured (a live chain's was not: its radius still decides).

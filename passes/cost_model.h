@@ -78,6 +78,9 @@ double decay_samples(double max_pole_radius, DType dtype);
 /// 1:64) take float32 state wherever its measured error allows (choose_state_precision).
 inline constexpr double kSlowFloat64Rate = 1.0 / 16;
 bool slow_float64(const Target& target);
+/// Whether a chain's float64 arithmetic runs as float pairs (ir::StatePrecision::pairs and
+/// mixed_pairs): a GPU whose float64 rate is at most thresholds.gpu_float_pairs_max_f64_rate.
+bool float_pairs_pay(const PassContext& context);
 
 /// Whether the chain's pole radius alone makes its state float64 (choose_state_precision): a
 /// pole at least thresholds.f64_state_pole_radius out, except on a GPU with slow float64 where

@@ -138,6 +138,18 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
     if (bound != context.live_pole_radius.end())
       s.reason += fmt::format("; live parameters: decided for their whole range (pole radius {:.6g} now, "
                               "up to {:.6g})", now, summary.max_pole_radius);
+    if (float_pairs_pay(context) && ir::float64_state(precision)) {
+      const bool sections_and_gains = std::all_of(chain->stages.begin(), chain->stages.end(), [](const ir::Stage& stage) {
+        return std::holds_alternative<ir::SosCascade>(stage) || std::holds_alternative<ir::Gain>(stage);
+      });
+      if (precision == ir::StatePrecision::mixed || sections_and_gains) {
+        precision = precision == ir::StatePrecision::mixed ? ir::StatePrecision::mixed_pairs : ir::StatePrecision::pairs;
+        s.reason += fmt::format("; its float64 arithmetic in float pairs (float64 at 1:{:g} here, pairs up to 1:{:g})",
+                                1 / context.target.gpu.f64_rate, 1 / t.gpu_float_pairs_max_f64_rate);
+      } else {
+        s.reason += "; float64, not float pairs: pairs cover sections and gains only";
+      }
+    }
     chain->state_precision = precision;
     chain->strategy = s.strategy;
     chain->chunk_length = s.chunk_length;

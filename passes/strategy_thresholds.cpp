@@ -12,7 +12,8 @@ namespace fxc::passes {
 std::vector<std::string_view> StrategyThresholds::names() {
   return {"lane_fill",        "chunked_min_samples", "chunk_length",    "chunk_decay_ratio",
           "fir_fft_min_taps", "fir_fft_min_taps_f64", "gpu_min_channels", "gpu_chunk_length",
-          "gpu_fir_fft_min_taps", "gpu_wavefront_max_steps", "f64_state_pole_radius", "f64_state_error", "split_error"};
+          "gpu_fir_fft_min_taps", "gpu_wavefront_max_steps", "gpu_float_pairs_max_f64_rate", "f64_state_pole_radius",
+          "f64_state_error", "split_error"};
 }
 
 std::optional<std::string> StrategyThresholds::set(std::string_view name, std::string_view value) {
@@ -44,6 +45,10 @@ std::optional<std::string> StrategyThresholds::set(std::string_view name, std::s
   }
   if (name == "f64_state_error") {
     f64_state_error = *v;
+    return std::nullopt;
+  }
+  if (name == "gpu_float_pairs_max_f64_rate") {
+    gpu_float_pairs_max_f64_rate = *v;
     return std::nullopt;
   }
   if (name == "split_error") {

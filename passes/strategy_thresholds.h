@@ -70,6 +70,13 @@ struct StrategyThresholds {
   /// at 62 twice as much (both spill past about 30 float64 sections); not measured on a GPU.
   /// 0 or 1 turns it off, to compare (scripts/gpu-check.sh).
   int gpu_wavefront_max_steps = 48;
+  /// GPU: a float32 chain whose sections need float64 arithmetic (state_precision f64 or
+  /// mixed) does it in pairs of floats (`pairs`, `mixed_pairs`: hi + lo, about 48 bits) on a
+  /// device whose float64 rate is at most this fraction of float32's. A section costs 5
+  /// float64 FMAs or 120 float32 operations in pairs (docs/cuda.md), so pairs pay below about
+  /// 1:24: 1/32 takes them on consumer and L4/L40S parts (1:64), not on an H100 (1:2).
+  /// 0 turns them off; 1 takes them everywhere (to measure them on any card).
+  double gpu_float_pairs_max_f64_rate = 1.0 / 32;
 
   /// Sets the threshold called `name` ("lane_fill", "chunked_min_samples", ...). Returns an
   /// error message for an unknown name or a bad value.

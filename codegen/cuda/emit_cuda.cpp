@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "codegen/cuda/emit_cuda.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <type_traits>
@@ -30,6 +31,10 @@ Scalar scalar_of(DType dtype) {
   if (dtype == DType::f32) return {"float", "fmaf", "tanhf", "fabsf", "sqrtf", "log10f", "expf"};
   return {"double", "fma", "tanh", "fabs", "sqrt", "log10", "exp"};
 }
+// Float64 arithmetic in pairs of floats (state_precision pairs and mixed_pairs; the type and
+// its operators: emit_float_pairs). Only sections and gains compute in it: products and fused
+// multiply-adds.
+Scalar float_pair_scalar() { return {"fxc_ff", "fxc_ff_fma", "", "", "", "", ""}; }
 
 // Lines of source with indentation.
 class Writer {
@@ -68,9 +73,14 @@ std::string stage_kind(const ir::Stage& stage) {
 class ChainBody {
  public:
   // `s`: the type of the kernel's state, parameter and ring buffers, and of its arithmetic
-  // except, in a `mixed` chain, after the first stage: float there.
+  // except, in a `mixed` chain, after the first stage (float there), and in float pairs
+  // (`pairs`: every stage; `mixed_pairs`: the first, then float).
   ChainBody(const ir::Chain& chain, const Scalar& s)
-      : chain_(chain), layout_(layout_of(chain)), s_(s), mixed_(chain.state_precision == ir::StatePrecision::mixed) {}
+      : chain_(chain),
+        layout_(layout_of(chain)),
+        s_(s),
+        mixed_(ir::mixed_precision(chain.state_precision)),
+        pairs_(ir::float_pairs(chain.state_precision)) {}
 
   const ChainLayout& layout() const { return layout_; }
 
@@ -162,7 +172,7 @@ class ChainBody {
       if (auto* sos = std::get_if<ir::SosCascade>(&stage)) {
         for (std::size_t k = 0; k < sos->sections.size(); ++k)
           for (int j = 0; j < 2; ++j)
-            w.line(base + "[" + str(at.state_offset + 2 * static_cast<int>(k) + j) + "] = " + z(i, k, j) + ";");
+            w.line(base + "[" + str(at.state_offset + 2 * static_cast<int>(k) + j) + "] = " + to_buffer(i, z(i, k, j)) + ";");
       } else if (std::holds_alternative<ir::Delay>(stage)) {
         w.line("positions[c * " + str(layout_.positions_per_channel()) + " + " + str(at.delay_index) +
                "] = " + pos(i) + ";");
@@ -185,7 +195,9 @@ class ChainBody {
   // In a `mixed` chain the stages after the first run on `v32`, a float copy of `v` (result()).
   void sample(Writer& w, std::size_t end = static_cast<std::size_t>(-1)) const {
     for (std::size_t i = 0; i < chain_.stages.size() && i < end; ++i) {
-      if (mixed_ && i == 1) w.line(at_(1).t + " v32 = " + at_(1).t + "(v);  // float64 sections done: float32 from here");
+      if (mixed_ && i == 1)
+        w.line(at_(1).t + " v32 = " + at_(1).t + "(v);  // float64 " + (pairs_ ? "(pair) " : "") +
+               "sections done: float32 from here");
       stage(w, i);
     }
   }
@@ -396,18 +408,27 @@ class ChainBody {
   static std::string pos(std::size_t stage) { return "pos" + str(stage); }
 
   // Stage i's arithmetic type, and the name of the sample it works on: in a `mixed` chain,
-  // float and `v32` after the first stage (its float64 sections).
-  Scalar at_(std::size_t i) const { return mixed_ && i > 0 ? scalar_of(DType::f32) : s_; }
+  // float and `v32` after the first stage (its float64 sections); float pairs for the stages
+  // a `pairs` chain has and a `mixed_pairs` chain's first.
+  Scalar at_(std::size_t i) const {
+    if (mixed_ && i > 0) return scalar_of(DType::f32);
+    return pairs_ ? float_pair_scalar() : s_;
+  }
   std::string var(std::size_t i) const { return mixed_ && i > 0 ? "v32" : "v"; }
   // A read of the kernel's buffers (parameters, state, rings: s_'s type) as stage i's type.
   std::string from_buffer(std::size_t i, const std::string& read) const {
     return at_(i).t == s_.t ? read : at_(i).t + "(" + read + ")";
   }
+  // Stage i's value written into the buffers: a pair is converted explicitly (a float widens
+  // by itself).
+  std::string to_buffer(std::size_t i, const std::string& value) const {
+    return at_(i).t == float_pair_scalar().t ? s_.t + "(" + value + ")" : value;
+  }
 
   const ir::Chain& chain_;
   ChainLayout layout_;
   Scalar s_;
-  bool mixed_;
+  bool mixed_, pairs_;
 };
 
 std::string describe_chain(const ir::Chain& chain) {
@@ -426,32 +447,53 @@ const char* kSignalArgs =
 const std::vector<std::string> kSignalParams = {"long long", "long long", "long long", "long long"};
 
 // The signal's type T and the arithmetic's type S (double for state_precision f64 on a
-// float32 chain: samples are converted on load and store).
+// float32 chain: samples are converted on load and store), and the type a sample enters the
+// arithmetic in: S, or float pairs (state_precision pairs and mixed_pairs), whose buffers are
+// still S.
 struct Types {
-  Scalar signal, compute;
+  Scalar signal, compute, value;
   std::string load(const std::string& what) const {
-    return signal.t == compute.t ? what : compute.t + "(" + what + ")";
+    return signal.t == value.t ? what : value.t + "(" + what + ")";
   }
   std::string store(const std::string& what) const {
     return signal.t == compute.t ? what : signal.t + "(" + what + ")";
   }
 };
-Types types_of(const CudaKernelInfo& k) { return {scalar_of(k.dtype), scalar_of(k.state_dtype)}; }
+Types types_of(const CudaKernelInfo& k) {
+  return {scalar_of(k.dtype), scalar_of(k.state_dtype), scalar_of(k.state_dtype)};
+}
+// A chain's: its samples enter the first stage's arithmetic.
+Types types_of(const CudaKernelInfo& k, const ir::Chain& chain) {
+  Types ty = types_of(k);
+  if (ir::float_pairs(chain.state_precision)) ty.value = float_pair_scalar();
+  return ty;
+}
 
 void header(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain, const ChainLayout& l, const Types& ty) {
   w.line("// chain %" + str(k.node) + ": " + describe_chain(chain));
   w.line("// " + k.note);
   w.line("// params: " + str(l.param_count) + ", state per channel: " + str(l.state_per_channel) +
          ", delays: " + str(l.delay_count) + ", rings: " + str(l.ring_count));
-  if (ty.signal.t != ty.compute.t)
-    w.line(chain.state_precision == ir::StatePrecision::mixed
-               ? "// state in double; arithmetic in double for stage 0's sections, in float after (state_precision "
-                 "mixed); samples are " + ty.signal.t
-               : "// state and arithmetic in " + ty.compute.t + " (state_precision f64); samples are " + ty.signal.t);
+  using P = ir::StatePrecision;
+  if (ty.signal.t != ty.compute.t) switch (chain.state_precision) {
+      case P::mixed:
+        w.line("// state in double; arithmetic in double for stage 0's sections, in float after (state_precision "
+               "mixed); samples are " + ty.signal.t);
+        break;
+      case P::mixed_pairs:
+        w.line("// state in double; arithmetic in float pairs for stage 0's sections, in float after (state_precision "
+               "mixed_pairs); samples are " + ty.signal.t);
+        break;
+      case P::pairs:
+        w.line("// state in double; arithmetic in float pairs (state_precision pairs); samples are " + ty.signal.t);
+        break;
+      default:
+        w.line("// state and arithmetic in " + ty.compute.t + " (state_precision f64); samples are " + ty.signal.t);
+    }
 }
 
 void emit_thread_per_channel(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
-  Types ty = types_of(k);
+  Types ty = types_of(k, chain);
   const Scalar& s = ty.compute;
   ChainBody body(chain, s);
   const ChainLayout& l = body.layout();
@@ -468,7 +510,7 @@ void emit_thread_per_channel(Writer& w, const CudaKernelInfo& k, const ir::Chain
   w.line("const " + ty.signal.t + "* const x = in + c * channel_stride;");
   w.line(ty.signal.t + "* const y = out + c * channel_stride;");
   w.open("for (long long n = 0; n < samples; ++n) {");
-  w.line(s.t + " v = " + ty.load("x[n * sample_stride]") + ";");
+  w.line(ty.value.t + " v = " + ty.load("x[n * sample_stride]") + ";");
   body.sample(w);
   w.line("y[n * sample_stride] = " + ty.store(body.result()) + ";");
   w.close();
@@ -569,7 +611,7 @@ class Wavefront {
 // stores only its final state; pass 4 runs the whole chain from the chunk's true start state,
 // writes the output and, for a channel's last chunk, the stream's new state.
 void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain, bool output) {
-  Types ty = types_of(k);
+  Types ty = types_of(k, chain);
   const Scalar& s = ty.compute;
   const std::string& T = ty.signal.t;
   ChainBody body(chain, s);
@@ -685,7 +727,7 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
   } else {
     w.open("if (t < rows) {");
     w.open("for (int i = 0; i < 32 && begin + j + i < end; ++i) {");
-    w.line(s.t + " v = " + ty.load("tile[threadIdx.x][i]") + ";");
+    w.line(ty.value.t + " v = " + ty.load("tile[threadIdx.x][i]") + ";");
     body.sample(w, stop);
     if (output) w.line("tile[threadIdx.x][i] = " + ty.store(body.result()) + ";");
     w.close();
@@ -733,7 +775,7 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
     iterations("n = count > " + lag + " ? count : " + lag, "n < count + " + lag, true, load, store);
   } else {
     w.open("for (long long n = begin; n < end; ++n) {");
-    w.line(s.t + " v = " + ty.load("x[n * sample_stride]") + ";");
+    w.line(ty.value.t + " v = " + ty.load("x[n * sample_stride]") + ";");
     body.sample(w, stop);
     if (output) w.line("y[n * sample_stride] = " + ty.store(body.result()) + ";");
     w.close();
@@ -1799,6 +1841,66 @@ CudaLaunch cuda_layout_launch(long long channels, long long frames) {
   return {((channels + 31) / 32) * ((frames + 31) / 32), 256};
 }
 
+// The float pair type and its arithmetic, for the chains whose float64 arithmetic runs in
+// pairs (state_precision pairs and mixed_pairs; float_pair_scalar).
+void emit_float_pairs(Writer& w) {
+  const char* lines[] = {
+      "// Float pairs (state_precision pairs and mixed_pairs), for GPUs whose float64 is slow: a value is",
+      "// hi + lo, two floats with |lo| <= ulp(hi) / 2, about 48 bits of significand. Built from error-free",
+      "// transforms (TwoSum, Fast2Sum, a product's error by fmaf) as in Joldes, Muller and Popescu, \"Tight",
+      "// and rigorous error bounds for basic building blocks of double-word arithmetic\" (ACM TOMS 44(2),",
+      "// 2017): their AccurateDWPlusDW (relative error below 3u^2, u = 2^-24) and DWTimesDW1 (below 7u^2).",
+      "// --fmad=false keeps every rounding where it is written. A pair's range is float's: an infinity or a",
+      "// NaN in hi makes lo a NaN, and the value (hi + lo) is not finite where float64's would not be",
+      "// (whether NaN or infinite may differ, as it may between fused and unfused float64 arithmetic).",
+      "struct fxc_ff {",
+      "  float hi, lo;",
+      "  fxc_ff() = default;",
+      "  __device__ fxc_ff(int v) : hi(float(v)), lo(0.0f) {}",
+      "  __device__ fxc_ff(float v) : hi(v), lo(0.0f) {}",
+      "  // From float64 buffers (coefficients, state): hi is v rounded, lo what that left (0 for an",
+      "  // infinity or a NaN, whose difference would be a NaN).",
+      "  __device__ fxc_ff(double v) : hi(float(v)), lo(0.0f) {",
+      "    if (fabsf(hi) <= 3.40282347e38f) lo = float(v - double(hi));",
+      "  }",
+      "  __device__ explicit operator float() const { return hi + lo; }",
+      "  __device__ explicit operator double() const { return double(hi) + double(lo); }",
+      "};",
+      "__device__ inline fxc_ff fxc_ff_of(float hi, float lo) {",
+      "  fxc_ff r;",
+      "  r.hi = hi;",
+      "  r.lo = lo;",
+      "  return r;",
+      "}",
+      "// Fast2Sum: hi + lo == a + b exactly, for |a| >= |b|.",
+      "__device__ inline fxc_ff fxc_fast_two_sum(float a, float b) {",
+      "  const float s = a + b;",
+      "  return fxc_ff_of(s, b - (s - a));",
+      "}",
+      "// TwoSum: hi + lo == a + b exactly, in either order.",
+      "__device__ inline fxc_ff fxc_two_sum(float a, float b) {",
+      "  const float s = a + b, bb = s - a;",
+      "  return fxc_ff_of(s, (a - (s - bb)) + (b - bb));",
+      "}",
+      "__device__ inline fxc_ff operator-(fxc_ff x) { return fxc_ff_of(-x.hi, -x.lo); }",
+      "// AccurateDWPlusDW: 20 float operations.",
+      "__device__ inline fxc_ff operator+(fxc_ff x, fxc_ff y) {",
+      "  const fxc_ff s = fxc_two_sum(x.hi, y.hi), t = fxc_two_sum(x.lo, y.lo);",
+      "  const fxc_ff v = fxc_fast_two_sum(s.hi, s.lo + t.hi);",
+      "  return fxc_fast_two_sum(v.hi, t.lo + v.lo);",
+      "}",
+      "// DWTimesDW1: 8 float operations.",
+      "__device__ inline fxc_ff operator*(fxc_ff x, fxc_ff y) {",
+      "  const float ch = x.hi * y.hi;",
+      "  const float cl1 = fmaf(x.hi, y.hi, -ch);",
+      "  const float cl2 = fmaf(x.lo, y.hi, x.hi * y.lo);",
+      "  return fxc_fast_two_sum(ch, cl1 + cl2);",
+      "}",
+      "__device__ inline fxc_ff fxc_ff_fma(fxc_ff a, fxc_ff b, fxc_ff c) { return a * b + c; }",
+  };
+  for (const char* line : lines) w.line(line);
+}
+
 Expected<std::string, std::string> emit_cuda_source(const ir::Graph& g) {
   auto kernels = cuda_kernels(g);
   if (!kernels) return Unexpected{kernels.error()};
@@ -1809,6 +1911,14 @@ Expected<std::string, std::string> emit_cuda_source(const ir::Graph& g) {
   w.line("//   planar [channel][sample]: channel_stride = samples, sample_stride = 1;");
   w.line("//   interleaved [sample][channel]: channel_stride = 1, sample_stride = channels (coalesced");
   w.line("//   for one thread per channel: a warp's 32 loads of sample n are adjacent).");
+  const bool pairs = std::any_of(kernels->begin(), kernels->end(), [&](const CudaKernelInfo& k) {
+    const auto* chain = std::get_if<ir::Chain>(&g.node(k.node).op);
+    return chain && ir::float_pairs(chain->state_precision);
+  });
+  if (pairs) {
+    w.line();
+    emit_float_pairs(w);
+  }
   for (const CudaKernelInfo& k : *kernels) {
     w.line();
     const ir::Node& node = g.node(k.node);

@@ -90,6 +90,7 @@ struct Case {
   int channels;
   DType dtype;
   std::int64_t length;  // guides select_strategy
+  double f64_rate = 0.5;  // the device's float64 rate: 1:64 does float64 arithmetic in float pairs
 };
 
 const Case kCases[] = {
@@ -114,13 +115,19 @@ const Case kCases[] = {
     {"side_chain_f32_2ch", test::side_chain_graph, 2, DType::f32, 48000},
     {"very_long_fir_f32_2ch", very_long_fir_graph, 2, DType::f32, 480000},
     {"very_long_fir_f64_2ch", very_long_fir_graph, 2, DType::f64, 480000},
+    // A device with float64 at 1:64 (an L4, a consumer part): float pairs, in the chunked scan
+    // (W1: state_precision pairs) and one thread per channel (mixed_pairs after split-precision).
+    {"w1_f32_8ch_pairs", w1_graph, 8, DType::f32, 441000, 1.0 / 64},
+    {"vocal_f32_4096ch_pairs", test::vocal_graph, 4096, DType::f32, 48000, 1.0 / 64},
 };
 
 ir::Graph schedule(const Case& c) {
   DiagnosticEngine diags;
   passes::PassContext context{diags, {48000.0, c.channels, c.dtype}};
   context.binding.length_samples = c.length;
-  context.target = passes::cuda_target();
+  passes::GpuProperties gpu;
+  gpu.f64_rate = c.f64_rate;
+  context.target = passes::cuda_target(gpu);
   auto scheduled = passes::run_pipeline(c.graph(), context);
   REQUIRE_MESSAGE(scheduled, diags.str());
   return std::move(*scheduled);

@@ -117,14 +117,17 @@ passes::StrategyThresholds forced(Force force, int chunk) {
 }
 
 // `f64_state_pole_radius`: the threshold for float64 state, when a check forces it.
+// `float_pairs`: float64 arithmetic as float pairs whatever the device's float64 rate.
 Prepared prepare(const DeviceFactory& make, const ir::Graph& g, int channels, DType dtype, Force force,
-                 int chunk = 64, std::optional<double> f64_state_pole_radius = std::nullopt) {
+                 int chunk = 64, std::optional<double> f64_state_pole_radius = std::nullopt,
+                 bool float_pairs = false) {
   DiagnosticEngine diags;
   ir::Graph designed = design(g, channels);
   passes::PassContext context{diags, {48000.0, channels, dtype}};
   context.target = passes::cuda_target();
   context.thresholds = forced(force, chunk);
   if (f64_state_pole_radius) context.thresholds.f64_state_pole_radius = *f64_state_pole_radius;
+  if (float_pairs) context.thresholds.gpu_float_pairs_max_f64_rate = 1;
   auto scheduled = passes::run_pipeline(g, context);
   REQUIRE_MESSAGE(scheduled, diags.str());
   auto device = make();
@@ -589,6 +592,14 @@ void check_partitioned_fir(const DeviceFactory& make) {
                      {4999, 3000, 1, 2047, 2048, 7, 2});
 }
 
+// The precisions of a scheduled graph's chains, in node order.
+std::vector<ir::StatePrecision> chain_precisions(const ir::Graph& scheduled) {
+  std::vector<ir::StatePrecision> out;
+  for (ir::NodeId id = 0; id < scheduled.size(); ++id)
+    if (const auto* chain = std::get_if<ir::Chain>(&scheduled.node(id).op)) out.push_back(chain->state_precision);
+  return out;
+}
+
 // NaN and infinite input samples reach the same outputs as on the reference interpreter
 // (docs/errors.md, "NaN and infinite samples"), on every kind that runs a chain: a NaN in
 // channel 0 and an infinity in channel 1 of noise. Whether a non-finite output is NaN or an
@@ -602,9 +613,13 @@ void check_nonfinite(const DeviceFactory& make) {
     ir::Graph (*graph)();
     Force force;
     codegen::CudaKernelKind expect;
+    bool float_pairs = false;  ///< float32: the float64 arithmetic in float pairs
   };
   const Case cases[] = {
       {"stages", stages_graph, Force::per_channel, codegen::CudaKernelKind::chain_thread_per_channel},
+      {"w1 chunked, float pairs", w1_graph, Force::chunked, codegen::CudaKernelKind::chain_chunked_scan, true},
+      {"close pole, float pairs", close_pole_graph, Force::per_channel, codegen::CudaKernelKind::chain_thread_per_channel,
+       true},
       {"w1 chunked", w1_graph, Force::chunked, codegen::CudaKernelKind::chain_chunked_scan},
       {"long fir", long_fir_graph, Force::direct_fir, codegen::CudaKernelKind::fir_tiled},
       {"long fir by FFT", long_fir_graph, Force::default_, codegen::CudaKernelKind::fir_fft},
@@ -617,8 +632,12 @@ void check_nonfinite(const DeviceFactory& make) {
     for (DType dtype : {DType::f64, DType::f32}) {
       CAPTURE(std::string(c.name));
       CAPTURE(name(dtype));
-      Prepared p = prepare(make, c.graph(), 2, dtype, c.force);
+      Prepared p = prepare(make, c.graph(), 2, dtype, c.force, 64, std::nullopt, c.float_pairs);
       REQUIRE(count_kind(p, c.expect) > 0);
+      if (c.float_pairs && dtype == DType::f32) {
+        const std::vector<ir::StatePrecision> precisions = chain_precisions(p.scheduled);
+        REQUIRE(std::any_of(precisions.begin(), precisions.end(), ir::float_pairs));
+      }
       std::vector<Signal> inputs = noise(p.designed, samples, 11, dtype, 2);
       inputs[0].f64(0)[nan_at] = std::numeric_limits<double>::quiet_NaN();
       inputs[0].f64(inputs[0].channels() - 1)[inf_at] = std::numeric_limits<double>::infinity();
@@ -772,6 +791,80 @@ void check_mixed_state(const DeviceFactory& make) {
     const double narrow_error = worst_error(*all_f32, *want);
     MESSAGE(std::string(c.name) << ": all float32 state, relative RMS error " << narrow_error);
     CHECK(narrow_error > 10 * c.tolerance);
+  }
+}
+
+// Float pairs (state_precision pairs and mixed_pairs): on a GPU whose float64 is slow, the
+// float64 arithmetic of a float32 chain runs in pairs of floats. Forced here (as on a device at
+// 1:64), they must keep what float64 gives: the bounds of check_f64_state and
+// check_mixed_state against the float64 interpreter, in whole runs and in streams of blocks,
+// and the float64 kernels' outputs within the output's own rounding.
+void check_float_pairs(const DeviceFactory& make) {
+  using P = ir::StatePrecision;
+  struct Case {
+    const char* name;
+    ir::Graph graph;
+    Force force;
+    P expect;
+    double tolerance;
+    const char* conversion;  ///< where a sample enters the pairs, or leaves them for float32
+  };
+  // Two sections near the unit circle, and a gain: every stage in pairs, a wavefront of two
+  // steps in the chunk passes.
+  const ir::Graph close_poles = test::fx_graph("input x : 2\noutput x | butter(4, 5 Hz) | gain(2)\n", "close_poles");
+  const Case cases[] = {
+      {"5 Hz lowpass, one thread per channel", close_poles, Force::per_channel, P::pairs, 1e-7,
+       "fxc_ff v = fxc_ff(x[n * sample_stride]);"},
+      {"5 Hz lowpass, chunked", close_poles, Force::chunked, P::pairs, 1e-7,
+       "fxc_ff v = fxc_ff(tile[threadIdx.x][(n) & 31]);"},
+      {"5 Hz lowpass, chunked, no wavefront", close_poles, Force::chunked_plain, P::pairs, 1e-7,
+       "fxc_ff v = fxc_ff(tile[threadIdx.x][i]);"},
+      {"scan, chunked", test::fx_graph(kMixedScanFx, "mixed"), Force::chunked, P::mixed_pairs, 1e-6,
+       "float v = float(p1);"},
+      {"scan, chunked, no wavefront", test::fx_graph(kMixedScanFx, "mixed"), Force::chunked_plain, P::mixed_pairs,
+       1e-6, "float v32 = float(v);"},
+      {"scan, one thread per channel", test::fx_graph(kMixedScanFx, "mixed"), Force::per_channel, P::mixed_pairs,
+       1e-6, "float v32 = float(v);"},
+      {"tail, one thread per channel", test::fx_graph(kMixedTailFx, "mixed"), Force::default_, P::mixed_pairs, 2e-5,
+       "float v32 = float(v);"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(std::string(c.name));
+    Prepared p = prepare(make, c.graph, 2, DType::f32, c.force, 64, std::nullopt, true);
+    REQUIRE(chain_precisions(p.scheduled) == std::vector<P>{c.expect});
+    CHECK(has_wide_state(p));  // the buffers stay float64
+    auto source = codegen::emit_cuda_source(p.scheduled);
+    REQUIRE(source);
+    CHECK(source->find("struct fxc_ff {") != std::string::npos);
+    CHECK(source->find(c.conversion) != std::string::npos);
+
+    std::vector<Signal> inputs = noise(p.designed, 3000, 17, DType::f32, 2);
+    auto want = interpret(p.designed, inputs);
+    REQUIRE(want);
+    auto got = execute_cuda(p.program, inputs);
+    REQUIRE(got);
+    const double e = worst_error(*got, *want);
+    MESSAGE(std::string(c.name) << ": float pairs against the float64 interpreter, relative RMS error " << e);
+    CHECK(e <= c.tolerance);
+    // The same graph with float64 arithmetic (f64 or mixed): the pairs' ~48 bits leave only the
+    // float32 output's rounding between them.
+    Prepared native = prepare(make, c.graph, 2, DType::f32, c.force);
+    REQUIRE(chain_precisions(native.scheduled) == std::vector<P>{c.expect == P::pairs ? P::f64 : P::mixed});
+    auto float64 = execute_cuda(native.program, inputs);
+    REQUIRE(float64);
+    const double apart = worst_error(*got, *float64);
+    MESSAGE(std::string(c.name) << ": float pairs against float64 arithmetic, relative RMS difference " << apart);
+    CHECK(apart <= 1e-7);
+
+    // Streams in blocks carry the pairs' state through the float64 buffers.
+    CudaStream stream(p.program);
+    CHECK(worst_error(run_blocks(stream, inputs, {700, 1, 64, 1000, 333}), *want) <= c.tolerance);
+    // Plain float32 in their place fails the bound: the test tells pairs from floats.
+    Prepared narrow = prepare(make, c.graph, 2, DType::f32, c.force, 64, 2.0, true);
+    REQUIRE(chain_precisions(narrow.scheduled) == std::vector<P>{P::signal});
+    auto all_f32 = execute_cuda(narrow.program, inputs);
+    REQUIRE(all_f32);
+    CHECK(worst_error(*all_f32, *want) > 10 * c.tolerance);
   }
 }
 
@@ -1880,6 +1973,9 @@ TEST_CASE("CUDA emulation: state in float64 on a float32 chain") { check_f64_sta
 TEST_CASE("CUDA emulation: float64 state for the sections near the unit circle, float32 after") {
   check_mixed_state(emulated());
 }
+TEST_CASE("CUDA emulation: float pairs for the float64 arithmetic keep float64's precision") {
+  check_float_pairs(emulated());
+}
 TEST_CASE("CUDA emulation: a batch of signals of different lengths in one launch per kernel") {
   check_batch(emulated());
 }
@@ -1947,6 +2043,9 @@ TEST_CASE("CUDA device: state in float64 on a float32 chain") {
 }
 TEST_CASE("CUDA device: float64 state for the sections near the unit circle, float32 after") {
   if (auto gpu = real_device()) check_mixed_state(gpu);
+}
+TEST_CASE("CUDA device: float pairs for the float64 arithmetic keep float64's precision") {
+  if (auto gpu = real_device()) check_float_pairs(gpu);
 }
 TEST_CASE("CUDA device: a batch of signals of different lengths in one launch per kernel") {
   if (auto gpu = real_device()) check_batch(gpu);

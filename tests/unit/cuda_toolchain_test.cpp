@@ -381,6 +381,7 @@ struct Workload {
   DType dtype;
   std::int64_t length;  // guides select_strategy
   double fs = 48000;
+  double f64_rate = 0.5;  // the device's float64 rate: 1:64 does float64 arithmetic in float pairs
 };
 
 std::string dtype_name(DType d) { return d == DType::f64 ? "f64" : "f32"; }
@@ -413,6 +414,9 @@ TEST_CASE("CUDA toolkit: registers and spills for sm_80, sm_89 and sm_90") {
   // 24001 taps: the partitioned FFT convolution (fir_partitioned), 4096 / 2048 points.
   workloads.push_back({"bench/workloads/long_fir.fx", 2, DType::f32, 480000, 48000});
   workloads.push_back({"bench/workloads/long_fir.fx", 2, DType::f64, 480000, 48000});
+  // A device with float64 at 1:64 (sm_89: an L4): W1 and W5 in float pairs.
+  workloads.push_back({"bench/workloads/w1_api.fx", 8, DType::f32, 5292000, 44100, 1.0 / 64});
+  workloads.push_back({"bench/workloads/w5_long_mono.fx", 1, DType::f32, 28800000, 48000, 1.0 / 64});
 
   std::ostringstream table;
   table << "| graph | shape | entry (count) | sm_80 | sm_89 | sm_90 |\n|---|---|---|---|---|---|\n";
@@ -429,11 +433,14 @@ TEST_CASE("CUDA toolkit: registers and spills for sm_80, sm_89 and sm_90") {
     request.dtype = w.dtype;
     request.length_samples = w.length;
     request.sample_rate_hz = w.fs;
-    auto scheduled = schedule_graph(*graph, request, passes::cuda_target(), diags);
+    passes::GpuProperties gpu;
+    gpu.f64_rate = w.f64_rate;
+    auto scheduled = schedule_graph(*graph, request, passes::cuda_target(gpu), diags);
     REQUIRE_MESSAGE(scheduled, diags.str());
     auto source = codegen::emit_cuda_source(*scheduled);
     REQUIRE(source);
-    std::string shape = std::to_string(w.channels) + " ch " + dtype_name(w.dtype);
+    std::string shape = std::to_string(w.channels) + " ch " + dtype_name(w.dtype) +
+                        (w.f64_rate < 0.5 ? " (float64 1:" + std::to_string(static_cast<int>(1 / w.f64_rate)) + ")" : "");
     std::map<std::string, std::map<std::string, EntryResources>> by_entry;  // entry -> arch -> resources
     for (const char* arch : {"sm_80", "sm_89", "sm_90"}) {
       CAPTURE(arch);

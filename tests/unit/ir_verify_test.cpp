@@ -25,6 +25,7 @@ void check_rejects(const std::string& body, const std::string& message) {
 }
 
 const std::string kIn = "%0 = input {name=\"x\"} : 2ch f64\n";
+const std::string kIn32 = "%0 = input {name=\"x\"} : 2ch f32\n";
 
 TEST_CASE("valid graphs pass") {
   DiagnosticEngine diags;
@@ -102,6 +103,24 @@ TEST_CASE("each malformed graph gets its own message") {
                       "fft_block=0, state_precision=mixed, reason=\"\"} : 2ch f64\n"
                       "%2 = output %1 {name=\"y\"} : 2ch f64\n",
                 "%1 (chain): state_precision mixed is for float32 chains");
+  // Float pairs: the same rules as mixed, and pairs covers sos cascades and gains only.
+  check_rejects(kIn32 + "%1 = chain %0 {stages=[gain{gain=2}, sos{sections=[[1, 0, 0, -0.5, 0]], "
+                      "allow_unstable=false}], strategy=gpu_thread_per_channel, chunk_length=0, fir_method=none, "
+                      "fft_block=0, state_precision=mixed_pairs, reason=\"\"} : 2ch f32\n"
+                      "%2 = output %1 {name=\"y\"} : 2ch f32\n",
+                "%1 (chain): state_precision mixed_pairs needs an sos cascade as the first stage");
+  check_rejects(kIn32 + "%1 = chain %0 {stages=[sos{sections=[[1, 0, 0, -0.5, 0]], allow_unstable=false}, tanh{}], "
+                      "strategy=gpu_thread_per_channel, chunk_length=0, fir_method=none, fft_block=0, "
+                      "state_precision=pairs, reason=\"\"} : 2ch f32\n%2 = output %1 {name=\"y\"} : 2ch f32\n",
+                "%1 (chain): state_precision pairs is for chains of sos cascades and gains, not tanh");
+  check_rejects(kIn + "%1 = chain %0 {stages=[sos{sections=[[1, 0, 0, -0.5, 0]], allow_unstable=false}], "
+                      "strategy=gpu_thread_per_channel, chunk_length=0, fir_method=none, fft_block=0, "
+                      "state_precision=pairs, reason=\"\"} : 2ch f64\n%2 = output %1 {name=\"y\"} : 2ch f64\n",
+                "%1 (chain): state_precision pairs is for float32 chains");
+  CHECK(verify_text(kIn32 + "%1 = chain %0 {stages=[sos{sections=[[1, 0, 0, -0.5, 0]], allow_unstable=false}, "
+                            "gain{gain=2}], strategy=gpu_thread_per_channel, chunk_length=0, fir_method=none, "
+                            "fft_block=0, state_precision=pairs, reason=\"\"} : 2ch f32\n"
+                            "%2 = output %1 {name=\"y\"} : 2ch f32\n") == "");
   check_rejects("%0 = input {name=\"x\"} : 1ch f64\n%1 = gain %2 {gain=1} : 1ch f64\n"
                 "%2 = gain %1 {gain=1} : 1ch f64\n%3 = output %2 {name=\"y\"} : 1ch f64\n",
                 "the graph has a cycle");

@@ -227,12 +227,61 @@ TEST_CASE("a GPU with slow float64 takes float32 state wherever the measured err
     CAPTURE(error);
     const ir::Chain slow = run(*g, 1.0 / 64);  // an L4 or a consumer part
     const bool fits = error <= passes::StrategyThresholds{}.f64_state_error;
-    CHECK(slow.state_precision == (fits ? P::signal : P::f64));
+    // Where float64 is needed, its arithmetic runs in float pairs there (1:64 <= 1:32).
+    CHECK(slow.state_precision == (fits ? P::signal : P::pairs));
     CHECK(slow.reason.find(fits ? "float32 state on a GPU with slow float64 (1:64)" : "float32 would measure") !=
           std::string::npos);
+    if (!fits) CHECK(slow.reason.find("its float64 arithmetic in float pairs (float64 at 1:64 here, pairs up to 1:32)") !=
+                     std::string::npos);
   }
   CHECK(cascade_error(mild) <= passes::StrategyThresholds{}.f64_state_error);  // so one of the two takes float32
   CHECK(cascade_error(w1) > passes::StrategyThresholds{}.f64_state_error);     // and W1's 20 Hz Chebyshev cannot
+}
+
+TEST_CASE("a GPU with slow float64 does a chain's float64 arithmetic in float pairs") {
+  Flow x = input("x", 2);
+  using P = ir::StatePrecision;
+  // f64_rate: the device's; pairs_up_to: gpu_float_pairs_max_f64_rate (nullopt: the default).
+  auto run = [](const ir::Graph& g, double f64_rate, std::optional<const char*> pairs_up_to = std::nullopt) {
+    DiagnosticEngine diags;
+    passes::PassContext context{diags, {48000, 2, DType::f32}};
+    passes::GpuProperties gpu;
+    gpu.f64_rate = f64_rate;
+    context.target = passes::cuda_target(gpu);
+    if (pairs_up_to) REQUIRE_FALSE(context.thresholds.set("gpu_float_pairs_max_f64_rate", *pairs_up_to));
+    auto result = passes::run_pipeline(g, context);
+    REQUIRE_MESSAGE(result, diags.str());
+    return only_chain(*result);
+  };
+  // Sections and a gain that need float64 whatever the device (poles at radius 0.9995).
+  ir::Graph close = make_graph("c", {output("y", x | butter(4, 5_Hz) | gain(2.0))});
+  CHECK(run(close, 0.5).state_precision == P::f64);          // an H100: float64 at 1:2
+  CHECK(run(close, 1.0 / 16).state_precision == P::f64);     // above 1:32: pairs would not pay
+  CHECK(run(close, 1.0 / 32).state_precision == P::pairs);   // at the threshold
+  const ir::Chain slow = run(close, 1.0 / 64);
+  CHECK(slow.state_precision == P::pairs);
+  CHECK(slow.reason.find("; its float64 arithmetic in float pairs (float64 at 1:64 here, pairs up to 1:32)") !=
+        std::string::npos);
+  CHECK(run(close, 1.0 / 64, "0").state_precision == P::f64);  // 0 turns them off
+  CHECK(run(close, 0.5, "1").state_precision == P::pairs);     // 1 takes them on any device
+  // Sections in float64 first, float32 after (split-precision's mixed): the first stage in pairs.
+  ir::Graph mixed = make_graph("m", {output("y", x | butter(2, 8_kHz) | butter(2, 5_Hz) | gain(2.0) | tanh())});
+  CHECK(run(mixed, 0.5).state_precision == P::mixed);
+  CHECK(run(mixed, 1.0 / 64).state_precision == P::mixed_pairs);
+  // A float64 chain with a stage pairs do not cover stays float64, and says why.
+  ir::Graph shaped = make_graph("s", {output("y", x | butter(2, 5_Hz) | tanh())});
+  const ir::Chain whole = run(shaped, 1.0 / 64);
+  CHECK(whole.state_precision == P::f64);
+  CHECK(whole.reason.find("; float64, not float pairs: pairs cover sections and gains only") != std::string::npos);
+  // A float64 signal has no float64 arithmetic to replace.
+  DiagnosticEngine diags;
+  passes::PassContext f64{diags, {48000, 2, DType::f64}};
+  passes::GpuProperties gpu;
+  gpu.f64_rate = 1.0 / 64;
+  f64.target = passes::cuda_target(gpu);
+  auto result = passes::run_pipeline(close, f64);
+  REQUIRE_MESSAGE(result, diags.str());
+  CHECK(only_chain(*result).state_precision == P::signal);
 }
 
 TEST_CASE("float32 chains keep float64 state where a pole is near the unit circle") {
