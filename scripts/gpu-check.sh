@@ -53,7 +53,11 @@ grep -h -B2 -A12 'ERROR\|FAILED\|Assertion\|SIGSEGV\|exception' /tmp/case*.log |
 #   ab_longfir.txt: a FIR of 24001 taps (2 ch x 2 s: the float64 reference check convolves
 #     directly on the host) partitioned (the default, fir_partitioned) and tiled;
 #   ab_wave.txt / ab_wave1024.txt: W1 (8 ch x 120 s) and W4's chain (1024 ch x 6 s) with the chunk
-#     passes' wavefront (the default) and without it (gpu_wavefront_max_steps=0).
+#     passes' wavefront (the default) and without it (gpu_wavefront_max_steps=0);
+#   ab_pairs.txt: W1 (8 ch x 120 s, float32) with its float64 sections in float pairs (forced:
+#     gpu_float_pairs_max_f64_rate=1; the default takes them only where float64 runs at 1:32 or
+#     slower) and in float64 (=0): on an H100 or H200 pairs should lose, by what the model's
+#     pair_ops predicts (docs/cuda-performance-model.md, the L4 table), which this calibrates.
 ab() {  # name workload channels seconds fs threshold round
   timeout 120 build-dev/tools/fxc/fxc bench "$2" --channels "$3" --seconds "$4" --fs "$5" \
     --target cuda --json --threshold "$6" > "/tmp/ab_$1_$6_$7.json" 2> "/tmp/ab.err" || tail -3 /tmp/ab.err
@@ -80,6 +84,9 @@ for round in 1 2; do
   for threshold in gpu_wavefront_max_steps=48 gpu_wavefront_max_steps=0; do
     ab wave bench/workloads/w1_api.fx 8 120 44100 "$threshold" "$round"
     ab wave1024 bench/workloads/w4_profile.fx 1024 6 48000 "$threshold" "$round"
+  done
+  for threshold in gpu_float_pairs_max_f64_rate=0 gpu_float_pairs_max_f64_rate=1; do
+    ab pairs bench/workloads/w1_api.fx 8 120 44100 "$threshold" "$round"
   done
 done
 
