@@ -40,6 +40,25 @@ int fft_block_for(std::size_t taps, const PassContext& context) {
     };
     for (int m = n / 2; m >= 256 && static_cast<std::size_t>(m) > taps; m /= 2)
       if (cost(m) < cost(n)) n = m;
+    // A partitioned convolution (runtime/partitioned_convolution.h) with blocks of P inputs
+    // pays, per call, partition 0 directly (2 P flops an output), and per block of P inputs
+    // (length / P of them a call, on average) one 2P-point transform each way and a complex
+    // multiply-add per bin and FFT partition, plus the history's copy: its cost grows with the
+    // call, not with the taps. Its block (2P) is not above the taps, which says which it is.
+    const double calls = static_cast<double>(*length);
+    const double d_taps = static_cast<double>(taps);
+    auto transforms = [](double m) { return 5 * m * std::log2(m) + 4 * m; };
+    const double overlap_save = cost(n) / (static_cast<double>(n) * std::log2(n)) * transforms(n);
+    double best = overlap_save;
+    for (int p = 32; 2 * static_cast<std::size_t>(p) <= taps; p *= 2) {
+      const double parts = std::ceil((d_taps - p) / p);
+      const double partitioned =
+          calls / p * (transforms(2.0 * p) + 8 * parts * (p + 1)) + 2.0 * p * calls + d_taps;
+      if (partitioned < best) {
+        best = partitioned;
+        n = 2 * p;
+      }
+    }
   }
   return n;
 }
@@ -190,7 +209,12 @@ Schedule choose_schedule(const ChainSummary& chain, int channels, const PassCont
     if (short_passes) s.fir_method = ir::FirMethod::direct;
     if (s.fir_method == ir::FirMethod::fft_overlap_save) {
       s.fft_block = fft_block_for(max_taps, context);
-      s.reason += fmt::format("; FIR {} taps: FFT overlap-save, block {}", max_taps, s.fft_block);
+      if (context.target.kind == TargetKind::cpu && static_cast<std::size_t>(s.fft_block) <= max_taps)
+        s.reason += fmt::format("; FIR {} taps in calls of up to {}: partitioned, the first {} taps direct, "
+                                "the rest by FFTs of {} points",
+                                max_taps, plural(context.binding.length_samples.value_or(0), "sample"),
+                                s.fft_block / 2, s.fft_block);
+      else s.reason += fmt::format("; FIR {} taps: FFT overlap-save, block {}", max_taps, s.fft_block);
     } else {
       s.reason += fmt::format("; FIR {} taps: direct{}", max_taps,
                               short_passes ? ": inside a loop, whose passes are shorter than an FFT segment" : "");

@@ -23,10 +23,11 @@ int cuda_max_fft_length(DType dtype);
 /// FFT length for overlap-save with `taps` taps: the power of two at least 4x the taps
 /// (and at least 256), so that at least three quarters of each block is new output; on the
 /// CPU, where the binding's length (a stream's longest block) is short against that, the
-/// shorter power of two above the taps that transforms fewest points per call; on the
-/// GPU at most cuda_max_fft_length: a FIR of more than half of that runs partitioned, in
-/// partitions of half the FFT (codegen/cuda fir_partitioned; such a block may be at or below
-/// the taps, which no CPU plan takes).
+/// shorter power of two above the taps that transforms fewest points per call, or, where it
+/// costs less per call, twice the block P of a partitioned convolution (not above the taps:
+/// runtime/partitioned_convolution.h, the first P taps direct, the rest by 2P-point FFTs); on
+/// the GPU at most cuda_max_fft_length: a FIR of more than half of that runs partitioned, in
+/// partitions of half the FFT (codegen/cuda fir_partitioned).
 int fft_block_for(std::size_t taps, const PassContext& context);
 
 /// How an FIR of `taps` taps runs on the context's target: by FFT from fir_fft_min_taps

@@ -34,7 +34,8 @@ std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to *
 // Delay lines at their full length (`capacity`, per delay k), with the pages touched now
 // rather than on the audio thread the first time a line grows into them.
 template <class C>
-void reserve_chain_state(ChainState<C>& s, const std::vector<std::int64_t>& capacity, std::size_t fft_taps) {
+void reserve_chain_state(ChainState<C>& s, const std::vector<std::int64_t>& capacity, std::size_t fft_taps,
+                         int fft_block) {
   std::size_t delays = capacity.size();
   for (std::size_t i = 0; i < s.lines.size(); ++i) {
     std::vector<C>& line = s.lines[i];
@@ -46,7 +47,13 @@ void reserve_chain_state(ChainState<C>& s, const std::vector<std::int64_t>& capa
     line.resize(kept);
   }
   if (fft_taps > 0)
-    for (auto& h : s.fft_history) h.resize(fft_taps - 1, C(0));
+    for (auto& h : s.fft_history) h.resize(fft_history_length(fft_taps, fft_block), C(0));
+  if (fft_taps > 0 && static_cast<std::size_t>(fft_block) <= fft_taps) {  // partitioned
+    const PartitionedConvolver<C> sizes(fft_taps, fft_block);
+    s.fft_partitions.resize(s.fft_history.size());
+    for (auto& p : s.fft_partitions)
+      if (!sizes.reserved(p)) sizes.reserve(p);
+  }
 }
 
 }  // namespace
@@ -124,14 +131,14 @@ struct BlockExecutor::Impl {
           ready_chain_states(graph, values, graph_state);
           for (const ExecutionPlan::Step& step : plan.steps) {
             if (step.kind == ExecutionPlan::Kind::feedback)
-              reserve_chain_state(graph_state.chains[step.node], delay_capacity[step.node], 0);
+              reserve_chain_state(graph_state.chains[step.node], delay_capacity[step.node], 0, 0);
             if (step.kind != ExecutionPlan::Kind::chain) continue;
             const auto& chain = std::get<ir::Chain>(graph.node(step.node).op);
             std::size_t fft_taps = codegen::runs_in_runtime(chain)
                                        ? std::get<ir::FirFilter>(chain.stages[0]).taps.size()
                                        : 0;
             visit_chain_state(graph_state, chain, step.node,
-                              [&](auto& cs) { reserve_chain_state(cs, delay_capacity[step.node], fft_taps); });
+                              [&](auto& cs) { reserve_chain_state(cs, delay_capacity[step.node], fft_taps, chain.fft_block); });
           }
         },
         s.graph);

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/graph_values.h"
 
+#include <atomic>
+
 #include "codegen/chain_layout.h"
 #include "runtime/fft_convolution.h"
+#include "runtime/partitioned_convolution.h"
 #include "runtime/stream_state.h"
 
 namespace fxc {
@@ -27,18 +30,20 @@ GraphValues graph_values(const ir::Graph& scheduled) {
       v.delay_lengths = std::move(values.delay_lengths);
       if (codegen::runs_in_runtime(*chain)) {
         v.f64 = std::move(values.params);  // the taps, read in float64 by the direct fallback
-        // A block not above the taps is the GPU's partitioned convolution, which makes its
-        // own tables (runtime/cuda_executor.cpp): no CPU plan can take it.
-        const bool planned = chain->fft_block > static_cast<int>(v.f64.size());
-        if (planned && signal == DType::f32) {
-          FftConvolver<float> plan(v.f64.size(), chain->fft_block);
-          v.fft_response_f32.resize(plan.bins());
-          plan.transform_taps(v.f64, v.fft_response_f32);
-        } else if (planned) {
-          FftConvolver<double> plan(v.f64.size(), chain->fft_block);
-          v.fft_response_f64.resize(plan.bins());
-          plan.transform_taps(v.f64, v.fft_response_f64);
-        }
+        // A block above the taps runs overlap-save; one not above them a partitioned
+        // convolution on the CPU (the GPU's makes its own tables, runtime/cuda_executor.cpp).
+        const bool overlap_save = chain->fft_block > static_cast<int>(v.f64.size());
+        auto transform = [&](auto& response, auto&& plan) {
+          if constexpr (requires { plan.partitions(); }) response.resize(plan.partitions() * plan.bins());
+          else response.resize(plan.bins());
+          plan.transform_taps(v.f64, response);
+        };
+        if (overlap_save && signal == DType::f32) transform(v.fft_response_f32, FftConvolver<float>(v.f64.size(), chain->fft_block));
+        else if (overlap_save) transform(v.fft_response_f64, FftConvolver<double>(v.f64.size(), chain->fft_block));
+        else if (signal == DType::f32) transform(v.fft_response_f32, PartitionedConvolver<float>(v.f64.size(), chain->fft_block));
+        else transform(v.fft_response_f64, PartitionedConvolver<double>(v.f64.size(), chain->fft_block));
+        static std::atomic<std::uint64_t> serials{0};
+        v.fft_serial = ++serials;
       } else if (codegen::compute_dtype(*chain, signal) == DType::f32) {
         v.f32.assign(values.params.begin(), values.params.end());
       } else {

@@ -20,9 +20,13 @@ struct NodeValues {
   std::vector<double> f64;
   std::vector<std::int64_t> delay_lengths;  ///< a chain's delays, or a feedback node's one, in samples
   /// FFT overlap-save chains: the taps' spectrum in the signal type, one of the two (the
-  /// taps themselves are in f64).
+  /// taps themselves are in f64); a partitioned convolution's (an FFT block not above the
+  /// taps, runtime/partitioned_convolution.h): its partitions' spectra, one after another.
   std::vector<std::complex<float>> fft_response_f32;
   std::vector<std::complex<double>> fft_response_f64;
+  /// Unique to each computation of those spectra (never 0 where there are any): a
+  /// partitioned convolution's channels rebuild their tails when it changes.
+  std::uint64_t fft_serial = 0;
 
   template <class C>
   const C* params() const {

@@ -115,12 +115,27 @@ void run_chain(const ir::Graph& g, const ExecutionPlan& plan, const ExecutionPla
     if (!step.kernel) {
       // FFT overlap-save in the signal type (an FIR-only chain computes in it: C is T).
       if constexpr (std::is_same_v<C, T>) {
-        FftConvolver<T>& fft = *memory.fft<T>()[id];
-        for (std::size_t c = 0; c < channels; ++c) {
-          std::vector<T>& history = s.fft_history[c];
-          if (history.size() + 1 != fft.taps()) history.resize(fft.taps() - 1, T(0));
-          fft.convolve(v.f64, v.template fft_response<T>(), {static_cast<const T*>(in[c]), frames},
-                       {static_cast<T*>(out[c]), frames}, history);
+        if (PartitionedConvolver<T>* parts = memory.partitioned<T>()[id].get()) {
+          // Sized once (a real-time runner reserves them before its first call). The block's
+          // phase is kept where the FIR's ring position is (a lone FIR's only position).
+          if (s.fft_partitions.size() != channels) s.fft_partitions.resize(channels);
+          const std::size_t positions = channels > 0 ? s.positions.size() / channels : 0;
+          for (std::size_t c = 0; c < channels; ++c) {
+            std::vector<T>& history = s.fft_history[c];
+            if (history.size() != parts->history_length()) history.resize(parts->history_length(), T(0));
+            if (!parts->reserved(s.fft_partitions[c])) parts->reserve(s.fft_partitions[c]);
+            parts->convolve(v.f64, v.template fft_response<T>(), v.fft_serial, {static_cast<const T*>(in[c]), frames},
+                            {static_cast<T*>(out[c]), frames}, history, s.positions[(c + 1) * positions - 1],
+                            s.fft_partitions[c]);
+          }
+        } else {
+          FftConvolver<T>& fft = *memory.fft<T>()[id];
+          for (std::size_t c = 0; c < channels; ++c) {
+            std::vector<T>& history = s.fft_history[c];
+            if (history.size() + 1 != fft.taps()) history.resize(fft.taps() - 1, T(0));
+            fft.convolve(v.f64, v.template fft_response<T>(), {static_cast<const T*>(in[c]), frames},
+                         {static_cast<T*>(out[c]), frames}, history);
+          }
         }
       }
     } else if (chain.strategy == ir::IirStrategy::chunked_scan && chunked_scan_applies(chain)) {
@@ -185,16 +200,23 @@ void size_run_memory(const ir::Graph& scheduled, const ExecutionPlan& plan, RunM
   memory.delay_lines.assign(plan.max_delay_lines, nullptr);
   memory.direct.assign(plan.outputs.size(), 0);
   const bool f32 = dtype_of(scheduled) == DType::f32;
-  memory.fft_f32.clear();
-  memory.fft_f64.clear();
-  if (f32) memory.fft_f32.resize(scheduled.size());
-  else memory.fft_f64.resize(scheduled.size());
+  auto size = [&](auto& list, bool used) {
+    list.clear();
+    list.resize(used ? scheduled.size() : 0);
+  };
+  size(memory.fft_f32, f32);
+  size(memory.fft_f64, !f32);
+  size(memory.partitioned_f32, f32);
+  size(memory.partitioned_f64, !f32);
   for (const ExecutionPlan::Step& step : plan.steps) {
     if (step.kernel || step.kind != ExecutionPlan::Kind::chain) continue;
     const auto& chain = std::get<ir::Chain>(scheduled.node(step.node).op);
     std::size_t taps = std::get<ir::FirFilter>(chain.stages[0]).taps.size();
-    if (f32) memory.fft_f32[step.node] = std::make_unique<FftConvolver<float>>(taps, chain.fft_block);
-    else memory.fft_f64[step.node] = std::make_unique<FftConvolver<double>>(taps, chain.fft_block);
+    const bool overlap_save = static_cast<std::size_t>(chain.fft_block) > taps;
+    if (f32 && overlap_save) memory.fft_f32[step.node] = std::make_unique<FftConvolver<float>>(taps, chain.fft_block);
+    else if (overlap_save) memory.fft_f64[step.node] = std::make_unique<FftConvolver<double>>(taps, chain.fft_block);
+    else if (f32) memory.partitioned_f32[step.node] = std::make_unique<PartitionedConvolver<float>>(taps, chain.fft_block);
+    else memory.partitioned_f64[step.node] = std::make_unique<PartitionedConvolver<double>>(taps, chain.fft_block);
   }
 }
 

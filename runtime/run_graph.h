@@ -15,6 +15,7 @@
 #include "runtime/execution_plan.h"
 #include "runtime/fft_convolution.h"
 #include "runtime/graph_values.h"
+#include "runtime/partitioned_convolution.h"
 #include "runtime/stream_state.h"
 
 namespace fxc {
@@ -40,11 +41,19 @@ struct RunMemory {
   /// By node: FFT overlap-save chains, in the graph's signal type (one of the two lists).
   std::vector<std::unique_ptr<FftConvolver<float>>> fft_f32;
   std::vector<std::unique_ptr<FftConvolver<double>>> fft_f64;
+  /// By node: partitioned convolutions (an FFT block not above the taps), the same way.
+  std::vector<std::unique_ptr<PartitionedConvolver<float>>> partitioned_f32;
+  std::vector<std::unique_ptr<PartitionedConvolver<double>>> partitioned_f64;
 
   template <class T>
   std::vector<std::unique_ptr<FftConvolver<T>>>& fft() {
     if constexpr (std::is_same_v<T, float>) return fft_f32;
     else return fft_f64;
+  }
+  template <class T>
+  std::vector<std::unique_ptr<PartitionedConvolver<T>>>& partitioned() {
+    if constexpr (std::is_same_v<T, float>) return partitioned_f32;
+    else return partitioned_f64;
   }
 };
 

@@ -15,6 +15,7 @@
 #include "codegen/chain_layout.h"
 #include "ir/graph.h"
 #include "runtime/graph_values.h"
+#include "runtime/partitioned_convolution.h"
 
 namespace fxc {
 
@@ -31,6 +32,9 @@ struct ChainState {
   /// (grow_delay_lines); a runner that must not allocate reserves each line's full length.
   std::vector<std::vector<C>> lines;
   std::vector<std::vector<C>> fft_history;  ///< [channel], FFT FIR chains only
+  /// [channel], partitioned FFT FIR chains only: derived from fft_history (rebuilt from it
+  /// when its serial is 0), so not in a state's bytes.
+  std::vector<PartitionedStream<C>> fft_partitions;
 };
 
 /// T: the graph's signal type.
@@ -128,6 +132,7 @@ void clear_chain_state(ChainState<C>& s) {
   std::fill(s.positions.begin(), s.positions.end(), 0);
   for (auto& line : s.lines) line.assign(1, C(0));
   for (auto& h : s.fft_history) std::fill(h.begin(), h.end(), C(0));
+  for (auto& p : s.fft_partitions) p.serial = 0;  // rebuilt from the zeros
 }
 
 }  // namespace fxc

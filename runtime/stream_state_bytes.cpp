@@ -131,10 +131,15 @@ std::string read_chains(StateReader& r, const ir::Graph& g, const GraphValues& v
         }
     }
     if (!c.fft_history.empty() && c.fft_history.size() != channels) return where + "has damaged FFT history";
-    if (codegen::runs_in_runtime(*chain))
+    if (codegen::runs_in_runtime(*chain)) {
+      const std::size_t taps = std::get<ir::FirFilter>(chain->stages[0]).taps.size();
       for (const auto& h : c.fft_history)
-        if (!h.empty() && h.size() + 1 != std::get<ir::FirFilter>(chain->stages[0]).taps.size())
-          return where + "has damaged FFT history";
+        if (!h.empty() && h.size() != fft_history_length(taps, chain->fft_block)) return where + "has damaged FFT history";
+      // A partitioned convolution keeps its block's phase in the FIR's ring position.
+      if (static_cast<std::size_t>(chain->fft_block) <= taps)
+        for (std::int64_t phase : c.positions)
+          if (phase < 0 || phase >= chain->fft_block / 2) return where + "has a damaged FFT block phase";
+    }
     if (c.fft_history.empty()) c.fft_history.assign(channels, {});
     c.ready = true;
   }

@@ -11,17 +11,12 @@
 
 #include "runtime/fft_convolution.h"
 #include "runtime/real_fft.h"
+#include "uniform_noise.h"
 
 namespace fxc {
 namespace {
 
-std::vector<double> noise(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<double> x(n);
-  for (double& v : x) v = u(rng);
-  return x;
-}
+std::vector<double> noise(std::size_t n, std::uint64_t seed) { return test::uniform_noise(n, seed); }
 
 // X[k] = sum_n x[n] e^{-2 pi i k n / N} for k <= N / 2, in long double (O(N^2)).
 std::vector<std::complex<long double>> naive_dft(const std::vector<double>& x) {

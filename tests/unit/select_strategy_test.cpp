@@ -135,14 +135,21 @@ TEST_CASE("FFT blocks: 4x the taps for long signals, just above the taps and the
   CHECK(block(24001, 2'880'000) == 131072);
   CHECK(block(511, 2'646'000) == 2048);
   CHECK(block(64, std::nullopt) == 256);
-  // Processor's 256-sample blocks: one 32768-point FFT pair per call (24001 + 255 <= 32768)
-  // instead of a 131072-point one; 64-sample blocks of 511 taps: 1024 points.
-  CHECK(block(24001, 256) == 32768);
-  CHECK(block(24001, 8768) == 32768);  // 24001 + 8768 - 1: one block of 32768 exactly
+  // Calls of a few thousand samples: overlap-save with a block that holds just the taps and
+  // the call, one 32768-point FFT pair per call (24001 + 8768 - 1 = 32768) instead of a
+  // 131072-point one.
+  CHECK(block(24001, 8768) == 32768);
   CHECK(block(24001, 8769) == 32768);  // two blocks of 32768 points still cost less than one of 65536
   CHECK(block(24001, 20000) == 65536);  // one of 65536 against three of 32768
-  CHECK(block(511, 64) == 1024);
-  CHECK(block(64, 64) == 256);  // never below 256 points
+  // Processor's short blocks: a partitioned convolution, a block (2P) not above the taps:
+  // the first P taps direct, the rest by 2P-point FFTs, so that a call costs about its length.
+  CHECK(block(24001, 4096) == 32768);  // overlap-save still: 4096 outputs a 32768-point pair
+  CHECK(block(24001, 1024) == 512);
+  CHECK(block(24001, 256) == 512);   // P = 256: 93 FFT partitions, where overlap-save took 32768 points
+  CHECK(block(24001, 1) == 512);
+  CHECK(block(511, 64) == 64);       // P = 32
+  CHECK(block(511, 2048) == 1024);   // overlap-save again for calls of 4x the taps
+  CHECK(block(64, 64) == 64);        // 64 taps: 32 direct, 32 in one FFT partition
   // The GPU's blocks are its own rule (cuda_max_fft_length, fir_partitioned).
   context.target = passes::cuda_target();
   CHECK(block(24001, 256) == 4096);

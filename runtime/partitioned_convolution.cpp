@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtime/partitioned_convolution.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "support/diagnostics.h"
+
+namespace fxc {
+
+std::size_t fft_history_length(std::size_t taps, int fft_block) {
+  const auto block = static_cast<std::size_t>(std::max(fft_block, 2));
+  if (block > taps) return taps > 0 ? taps - 1 : 0;
+  const std::size_t p = block / 2, m = (taps - 1) / p;  // ceil((taps - p) / p)
+  return (m + 2) * p - 1;
+}
+
+template <class T>
+PartitionedConvolver<T>::PartitionedConvolver(std::size_t taps, int block)
+    : taps_(taps),
+      p_(static_cast<std::size_t>(std::max(block, 2)) / 2),
+      m_(taps > p_ ? (taps - 1) / p_ : 0),
+      history_(fft_history_length(taps, block)),
+      fft_(2 * p_),
+      frame_(2 * p_, T(0)),
+      out_(2 * p_, T(0)),
+      sum_(p_ + 1),
+      head_(p_, 0.0) {
+  FXC_INTERNAL_ASSERT(block >= 2 && (block & (block - 1)) == 0 && static_cast<std::size_t>(block) <= taps,
+                      "a partitioned convolution's block must be a power of two, at most the taps");
+}
+
+template <class T>
+void PartitionedConvolver<T>::transform_taps(std::span<const double> taps, std::span<std::complex<T>> spectra) {
+  FXC_INTERNAL_ASSERT(taps.size() == taps_ && spectra.size() == m_ * bins(), "partition spectra of the wrong size");
+  const T scale = T(1) / static_cast<T>(2 * p_);
+  for (std::size_t part = 0; part < m_; ++part) {
+    std::fill(frame_.begin(), frame_.end(), T(0));
+    const std::size_t first = (part + 1) * p_;
+    for (std::size_t k = 0; k < p_ && first + k < taps_; ++k) frame_[k] = static_cast<T>(taps[first + k] * scale);
+    fft_.forward(frame_, spectra.subspan(part * bins(), bins()));
+  }
+}
+
+template <class T>
+void PartitionedConvolver<T>::reserve(PartitionedStream<T>& stream) const {
+  stream.serial = 0;
+  stream.recent.assign(capacity(), T(0));
+  stream.spectra.assign(m_ * bins(), {});
+  stream.nonfinite.assign(m_, 0);
+  stream.tail.assign(p_, T(0));
+}
+
+template <class T>
+void PartitionedConvolver<T>::push_frame(PartitionedStream<T>& s, std::size_t end) noexcept {
+  s.newest = s.newest + 1 == m_ ? 0 : s.newest + 1;
+  std::copy(s.recent.begin() + static_cast<std::ptrdiff_t>(end - 2 * p_),
+            s.recent.begin() + static_cast<std::ptrdiff_t>(end), frame_.begin());
+  const bool finite = std::all_of(frame_.begin(), frame_.end(), [](T v) { return std::isfinite(v); });
+  s.nonfinite[s.newest] = finite ? 0 : 1;
+  if (finite) fft_.forward(frame_, std::span(s.spectra).subspan(s.newest * bins(), bins()));
+}
+
+// Partition p (1 .. M) of the next block k reads inputs of blocks k - p - 1 and k - p: the
+// frame whose spectrum is p - 1 slots before the newest. Its overlap-save result is the second
+// half of the inverse transform.
+template <class T>
+void PartitionedConvolver<T>::block_tail(std::span<const double> taps, std::span<const std::complex<T>> spectra,
+                                         PartitionedStream<T>& s, std::size_t start) noexcept {
+  if (std::any_of(s.nonfinite.begin(), s.nonfinite.end(), [](unsigned char f) { return f != 0; })) {
+    // Output r of the block is recent[start + r]'s; taps from P on read inputs already in.
+    for (std::size_t r = 0; r < p_; ++r) {
+      double sum = 0;
+      for (std::size_t t = p_; t < taps_; ++t) sum += taps[t] * static_cast<double>(s.recent[start + r - t]);
+      s.tail[r] = static_cast<T>(sum);
+    }
+    return;
+  }
+  const std::size_t bins = this->bins();
+  std::fill(sum_.begin(), sum_.end(), std::complex<T>{});
+  std::size_t slot = s.newest;
+  for (std::size_t part = 0; part < m_; ++part) {
+    const std::complex<T>* h = spectra.data() + part * bins;
+    const std::complex<T>* x = s.spectra.data() + slot * bins;
+    // Written out: std::complex's operator* checks for infinities (Annex G) and would not
+    // vectorize.
+    for (std::size_t b = 0; b < bins; ++b) {
+      const T xr = x[b].real(), xi = x[b].imag(), hr = h[b].real(), hi = h[b].imag();
+      sum_[b] = {sum_[b].real() + (xr * hr - xi * hi), sum_[b].imag() + (xr * hi + xi * hr)};
+    }
+    slot = slot == 0 ? m_ - 1 : slot - 1;
+  }
+  fft_.inverse(sum_, out_);
+  std::copy(out_.begin() + static_cast<std::ptrdiff_t>(p_), out_.end(), s.tail.begin());
+}
+
+// The current block began `phase` inputs ago: the history holds the frames of the M blocks
+// before it (the oldest starts (M + 1) P + phase <= history_ inputs back), the same inputs an
+// unbroken stream transformed, and the block's tail.
+template <class T>
+void PartitionedConvolver<T>::rebuild(std::span<const double> taps, std::span<const std::complex<T>> spectra,
+                                      std::uint64_t serial, std::span<const T> history, std::size_t phase,
+                                      PartitionedStream<T>& s) noexcept {
+  std::copy(history.begin(), history.end(), s.recent.begin());
+  s.filled = history.size();
+  const std::size_t start = s.filled - phase;
+  s.newest = m_ - 1;  // the oldest frame first, so that the newest slot holds the last block's
+  for (std::size_t back = m_; back >= 1; --back) push_frame(s, start - (back - 1) * p_);
+  block_tail(taps, spectra, s, start);
+  s.serial = serial;
+}
+
+template <class T>
+void PartitionedConvolver<T>::convolve(std::span<const double> taps, std::span<const std::complex<T>> spectra,
+                                       std::uint64_t serial, std::span<const T> x, std::span<T> y,
+                                       std::span<T> history, std::int64_t& phase_slot,
+                                       PartitionedStream<T>& s) noexcept {
+  auto phase = static_cast<std::size_t>(phase_slot) % p_;  // a loaded state's is checked (stream_state_bytes)
+  if (s.serial != serial || s.serial == 0) rebuild(taps, spectra, serial, history, phase, s);
+  const std::size_t keep = history_;  // what the head, a frame and a direct tail read
+  for (std::size_t i = 0; i < x.size();) {
+    const std::size_t count = std::min(x.size() - i, p_ - phase);
+    if (s.filled + count > s.recent.size()) {
+      std::copy(s.recent.begin() + static_cast<std::ptrdiff_t>(s.filled - keep),
+                s.recent.begin() + static_cast<std::ptrdiff_t>(s.filled), s.recent.begin());
+      s.filled = keep;
+    }
+    // The inputs first: y may overwrite x.
+    std::copy(x.begin() + static_cast<std::ptrdiff_t>(i), x.begin() + static_cast<std::ptrdiff_t>(i + count),
+              s.recent.begin() + static_cast<std::ptrdiff_t>(s.filled));
+    s.filled += count;
+    // Partition 0 directly, a tap at a time over the outputs (vectorizes; float64 sums).
+    std::fill(head_.begin(), head_.begin() + static_cast<std::ptrdiff_t>(count), 0.0);
+    const T* newest_in = s.recent.data() + (s.filled - count);
+    for (std::size_t k = 0; k < p_; ++k) {
+      const double h = taps[k];
+      const T* in = newest_in - k;
+      for (std::size_t r = 0; r < count; ++r) head_[r] += h * static_cast<double>(in[r]);
+    }
+    for (std::size_t r = 0; r < count; ++r) y[i + r] = static_cast<T>(head_[r] + static_cast<double>(s.tail[phase + r]));
+    phase += count;
+    i += count;
+    if (phase == p_) {
+      push_frame(s, s.filled);
+      block_tail(taps, spectra, s, s.filled);
+      phase = 0;
+    }
+  }
+  phase_slot = static_cast<std::int64_t>(phase);
+  std::copy(s.recent.begin() + static_cast<std::ptrdiff_t>(s.filled - history.size()),
+            s.recent.begin() + static_cast<std::ptrdiff_t>(s.filled), history.begin());
+}
+
+template class PartitionedConvolver<float>;
+template class PartitionedConvolver<double>;
+
+}  // namespace fxc

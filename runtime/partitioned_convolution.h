@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+// FIR filtering of a stream in short calls by a uniformly partitioned convolution, for long
+// filters: the first partition's taps directly, sample by sample, the rest by FFT, one block
+// of P inputs at a time. A call of any length costs about its own length, not the filter's:
+// overlap-save (runtime/fft_convolution.h) transforms at least taps + 1 points per call.
+#pragma once
+
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "runtime/fft_convolution.h"
+
+namespace fxc {
+
+/// The inputs a FIR run by FFT keeps between calls, its history: taps - 1 for overlap-save
+/// (an FFT block above the taps); for a partitioned convolution (blocks of P = block / 2,
+/// M FFT partitions) (M + 2) P - 1, in which every frame of the last M blocks lies whatever the
+/// phase, so that a stream restored from its history and phase computes the same spectra, bit
+/// for bit.
+std::size_t fft_history_length(std::size_t taps, int fft_block);
+
+/// One channel's memory of a partitioned convolution. The stream's state is its history
+/// (fft_history_length) and its phase (the inputs of the current block seen, kept with the
+/// chain's ring position); this is derived from them, and rebuilt from them when `serial`
+/// does not match the taps' spectra. Plain values, so a copy is a snapshot.
+template <class T>
+struct PartitionedStream {
+  /// The serial number of the spectra the tail was made with (GraphValues); 0: not built.
+  std::uint64_t serial = 0;
+  std::size_t newest = 0;  ///< the ring's slot of the last complete block's spectrum
+  std::size_t filled = 0;  ///< inputs in `recent`, the newest last
+  std::vector<T> recent;   ///< the last inputs: at least the history's length once built
+  /// [slot][bin]: the spectra of the last M frames of 2P inputs (a block and the one before),
+  /// and whether each frame held a NaN or an infinity.
+  std::vector<std::complex<T>> spectra;
+  std::vector<unsigned char> nonfinite;
+  std::vector<T> tail;  ///< the current block's outputs from every partition but the first
+};
+
+/// The plans and work memory of a uniformly partitioned convolution of `taps` taps with
+/// blocks of P = block / 2 inputs (block a power of two, 2 <= block <= taps): partition 0
+/// (taps [0, P)) is summed directly for every output, in float64; partitions 1 .. M (taps
+/// [pP, pP + P), M = ceil((taps - P) / P)) by overlap-save with FFTs of 2P points, each
+/// block's tail summed over the partitions in the spectrum and transformed back once. No
+/// latency: every output is exact when its input arrives. One object serves one thread at a
+/// time, for every channel of a node (their memory is each one's PartitionedStream).
+template <class T>
+class PartitionedConvolver {
+ public:
+  PartitionedConvolver(std::size_t taps, int block);
+  PartitionedConvolver(const PartitionedConvolver&) = delete;
+  PartitionedConvolver& operator=(const PartitionedConvolver&) = delete;
+
+  std::size_t taps() const { return taps_; }
+  std::size_t partition() const { return p_; }     ///< P, inputs per block
+  std::size_t partitions() const { return m_; }    ///< M, the FFT partitions
+  std::size_t bins() const { return p_ + 1; }      ///< of a 2P-point real FFT
+
+  /// The spectra of partitions 1 .. M of `taps`, divided by 2P (the inverse is
+  /// unnormalized), into `spectra` (partitions() x bins()): what convolve() multiplies by.
+  void transform_taps(std::span<const double> taps, std::span<std::complex<T>> spectra);
+
+  /// Sizes a channel's memory (allocates; convolve() then does not), unbuilt.
+  void reserve(PartitionedStream<T>& stream) const;
+  /// Whether `stream` is sized for this convolver (reserve).
+  bool reserved(const PartitionedStream<T>& stream) const {
+    return stream.recent.size() == capacity() && stream.spectra.size() == m_ * bins() && stream.tail.size() == p_;
+  }
+
+  /// y = taps * x, as FftConvolver::convolve: `history` (history_length() inputs before
+  /// x[0]) is left holding the last ones, `y` may alias `x`; `phase` (0 <= phase < P) is the
+  /// inputs of the current block seen, and is left so. `spectra` and `serial` are
+  /// transform_taps' result and its serial number; a stream built for another serial (new
+  /// taps, a reset, a restored state) is rebuilt from `history` and `phase` first. A NaN or an
+  /// infinity reaches only the outputs whose sums include it: while one is among the inputs a
+  /// block's FFT partitions read, that block sums them directly. Allocates nothing once
+  /// `stream` is reserved.
+  void convolve(std::span<const double> taps, std::span<const std::complex<T>> spectra, std::uint64_t serial,
+                std::span<const T> x, std::span<T> y, std::span<T> history, std::int64_t& phase,
+                PartitionedStream<T>& stream) noexcept;
+
+  std::size_t history_length() const { return history_; }
+
+ private:
+  void rebuild(std::span<const double> taps, std::span<const std::complex<T>> spectra, std::uint64_t serial,
+               std::span<const T> history, std::size_t phase, PartitionedStream<T>& stream) noexcept;
+  /// The spectrum of the 2P inputs before recent[end] into the ring's next slot.
+  void push_frame(PartitionedStream<T>& stream, std::size_t end) noexcept;
+  /// The tail of the block whose first input is (or will be) recent[start], from the ring's
+  /// spectra (or directly, where one is not finite).
+  void block_tail(std::span<const double> taps, std::span<const std::complex<T>> spectra,
+                  PartitionedStream<T>& stream, std::size_t start) noexcept;
+  std::size_t capacity() const { return history_ + 8 * p_; }
+
+  std::size_t taps_, p_, m_, history_;
+  RealFftOf<T> fft_;
+  std::vector<T> frame_, out_;
+  std::vector<std::complex<T>> sum_;
+  std::vector<double> head_;
+};
+
+extern template class PartitionedConvolver<float>;
+extern template class PartitionedConvolver<double>;
+
+}  // namespace fxc
