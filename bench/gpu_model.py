@@ -60,7 +60,7 @@ ASSUMPTIONS = dict(
     interleaved_unroll=4,    # loads in flight per thread in the interleaved loop (ptxas 13.0 hoists 4)
     error_feedback_ops=2,    # --what-if f32-state: extra float32 ops per section-sample for error feedback
     pair_ops=120,            # float32 ops per section-sample in float pairs (state_precision pairs, mixed_pairs):
-                             # three pair multiply-adds (a product of 8 and a sum of 20) and one product, as emitted
+                             # four pair multiply-adds (a product of 8 and a sum of 20) and one product, as emitted
     pair_path=29,            # dependent float32 ops around one section's recurrence in pairs (z0 -> o -> z0:
                              # a sum, a product and two sums), against 3 FMAs in float64
     pairs_max_f64_rate=1 / 32,  # thresholds.gpu_float_pairs_max_f64_rate: pairs on devices at or below it

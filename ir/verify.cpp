@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ir/verify.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -179,11 +180,14 @@ class Verifier {
       if (steps < 2)
         error(id, "gpu_chunked_wavefront pipelines 2 steps or more, this chain has " + std::to_string(steps));
     }
-    if (p.fir_method == FirMethod::fft_overlap_save && p.fft_block < 2)
-      error(id, "FFT overlap-save needs an FFT block of at least 2");
+    if (p.fir_method == FirMethod::fft_overlap_save && (p.fft_block < 2 || (p.fft_block & (p.fft_block - 1)) != 0))
+      error(id, "FFT overlap-save needs an FFT block that is a power of two, at least 2");
     if (mixed_precision(p.state_precision) && (p.stages.empty() || !std::holds_alternative<SosCascade>(p.stages[0])))
       error(id, "state_precision " + std::string(name(p.state_precision)) +
                     " needs an sos cascade as the first stage (the sections it runs in float64)");
+    if (p.state_precision == StatePrecision::pairs &&
+        std::none_of(p.stages.begin(), p.stages.end(), [](const Stage& s) { return std::holds_alternative<SosCascade>(s); }))
+      error(id, "state_precision pairs needs an sos cascade (a chain of gains alone has no float64 state)");
     if (p.state_precision == StatePrecision::pairs)
       for (const Stage& stage : p.stages)
         if (!std::holds_alternative<SosCascade>(stage) && !std::holds_alternative<Gain>(stage)) {

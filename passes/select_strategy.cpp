@@ -119,7 +119,7 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
     }
     // split-precision put the sections that need float64 first, for the rest to run in float32
     // in the same kernel: that holds where the chain needs float64 at all.
-    const bool mixed = precision == ir::StatePrecision::f64 && chain->state_precision == ir::StatePrecision::mixed;
+    const bool mixed = precision == ir::StatePrecision::f64 && ir::mixed_precision(chain->state_precision);
     if (mixed) {
       const std::size_t hot = std::get<ir::SosCascade>(chain->stages[0]).sections.size();
       s.reason += fmt::format("; float64 state for the first {} of {} sections (pole radius {:.6g} >= {:g}), float32 after",

@@ -222,9 +222,18 @@ Expected<BlockExecutor, std::string> BlockExecutor::create(
     for (std::int64_t cap : m.delay_capacity[step.node])
       line_bytes += channels * static_cast<double>(cap) * compute_bytes;
     if (codegen::runs_in_runtime(chain)) {
-      double taps = static_cast<double>(std::get<ir::FirFilter>(chain.stages[0]).taps.size());
-      double n = chain.fft_block;
-      bytes += channels * taps * 4 + n * 4 * 6 + taps * 4 + 3 * (n / 2 + 1) * 8;  // histories, work, plans, responses
+      const std::size_t taps = std::get<ir::FirFilter>(chain.stages[0]).taps.size();
+      const double n = chain.fft_block, sample = compute_bytes;
+      const double history = static_cast<double>(fft_history_length(taps, chain.fft_block));
+      if (static_cast<std::size_t>(chain.fft_block) <= taps) {
+        // Partitioned: per channel its history, recent inputs (history + 8 P), the last M
+        // frames' spectra and a block's tail; M partitions' spectra in each of three value sets.
+        const double p = n / 2, spectra = std::ceil((static_cast<double>(taps) - p) / p) * (p + 1) * 2 * sample;
+        bytes += channels * (history * sample + (history + 8 * p) * sample + spectra + p * sample) + 3 * spectra +
+                 n * sample * 6;
+      } else {
+        bytes += channels * history * sample + n * sample * 6 + 3 * (n / 2 + 1) * 2 * sample;  // histories, work, responses
+      }
     }
     bytes += 3.0 * (static_cast<double>(values.nodes[step.node].f32.size()) * 4 +
                     static_cast<double>(values.nodes[step.node].f64.size()) * 8);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/graph_values.h"
 
-#include <atomic>
+#include <functional>
+#include <string>
 
 #include "codegen/chain_layout.h"
 #include "runtime/fft_convolution.h"
@@ -9,6 +10,17 @@
 #include "runtime/stream_state.h"
 
 namespace fxc {
+
+namespace {
+
+// A number for the spectra of `taps` at `block`, never 0 (an unbuilt stream's).
+std::uint64_t spectra_serial(const std::vector<double>& taps, int block) {
+  std::string bytes(reinterpret_cast<const char*>(taps.data()), taps.size() * sizeof(double));
+  bytes.append(reinterpret_cast<const char*>(&block), sizeof block);
+  return static_cast<std::uint64_t>(std::hash<std::string>{}(bytes)) | 1;
+}
+
+}  // namespace
 
 GraphValues graph_values(const ir::Graph& scheduled) {
   GraphValues out;
@@ -42,8 +54,9 @@ GraphValues graph_values(const ir::Graph& scheduled) {
         else if (overlap_save) transform(v.fft_response_f64, FftConvolver<double>(v.f64.size(), chain->fft_block));
         else if (signal == DType::f32) transform(v.fft_response_f32, PartitionedConvolver<float>(v.f64.size(), chain->fft_block));
         else transform(v.fft_response_f64, PartitionedConvolver<double>(v.f64.size(), chain->fft_block));
-        static std::atomic<std::uint64_t> serials{0};
-        v.fft_serial = ++serials;
+        // The same taps and block give the same spectra: a value staged for another node leaves
+        // the serial, so a partitioned FIR's channels do not rebuild (M FFTs) for it.
+        v.fft_serial = spectra_serial(v.f64, chain->fft_block);
       } else if (codegen::compute_dtype(*chain, signal) == DType::f32) {
         v.f32.assign(values.params.begin(), values.params.end());
       } else {

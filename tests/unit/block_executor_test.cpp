@@ -11,6 +11,7 @@
 #include "expected_text.h"
 #include "block_test_support.h"
 #include "random_graphs.h"
+#include "runtime/graph_values.h"
 #include "runtime/reference_interpreter.h"
 
 namespace fxc {
@@ -77,6 +78,20 @@ TEST_CASE("BlockExecutor: a long FIR in short blocks runs partitioned, and equal
     for (const ir::Node& n : c.scheduled.nodes())
       if (auto* chain = std::get_if<ir::Chain>(&n.op)) block = chain->fft_block;
     CHECK(block == 256);
+    // The spectra's serial follows the taps alone: values computed again for the same taps
+    // (a value staged for another node) keep it, so the channels do not rebuild.
+    const auto serial = [](const ir::Graph& scheduled) {
+      std::uint64_t s = 0;
+      for (const NodeValues& v : graph_values(scheduled).nodes) s = v.fft_serial != 0 ? v.fft_serial : s;
+      return s;
+    };
+    CHECK(serial(c.scheduled) != 0);
+    CHECK(serial(c.scheduled) == serial(c.scheduled));
+    ir::Graph other = c.scheduled;
+    for (ir::NodeId id = 0; id < other.size(); ++id)
+      if (auto* chain = std::get_if<ir::Chain>(&other.node(id).op))
+        std::get<ir::FirFilter>(chain->stages[0]).taps[7] += 0.25;
+    CHECK(serial(other) != serial(c.scheduled));
     std::vector<Signal> inputs = noise_signals(1, 2, 9000, dtype, 13);
     DiagnosticEngine diags;
     passes::PassContext oracle{diags, {48000.0, 2, DType::f64}};

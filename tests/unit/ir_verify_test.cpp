@@ -117,6 +117,14 @@ TEST_CASE("each malformed graph gets its own message") {
                       "strategy=gpu_thread_per_channel, chunk_length=0, fir_method=none, fft_block=0, "
                       "state_precision=pairs, reason=\"\"} : 2ch f64\n%2 = output %1 {name=\"y\"} : 2ch f64\n",
                 "%1 (chain): state_precision pairs is for float32 chains");
+  check_rejects(kIn32 + "%1 = chain %0 {stages=[gain{gain=2}], strategy=gpu_thread_per_channel, chunk_length=0, "
+                        "fir_method=none, fft_block=0, state_precision=pairs, reason=\"\"} : 2ch f32\n"
+                        "%2 = output %1 {name=\"y\"} : 2ch f32\n",
+                "%1 (chain): state_precision pairs needs an sos cascade");
+  check_rejects(kIn + "%1 = chain %0 {stages=[fir{taps=[0.5, 0.25, 0.125, 0.0625]}], strategy=none, chunk_length=0, "
+                      "fir_method=fft_overlap_save, fft_block=3, state_precision=signal, reason=\"\"} : 2ch f64\n"
+                      "%2 = output %1 {name=\"y\"} : 2ch f64\n",
+                "%1 (chain): FFT overlap-save needs an FFT block that is a power of two, at least 2");
   CHECK(verify_text(kIn32 + "%1 = chain %0 {stages=[sos{sections=[[1, 0, 0, -0.5, 0]], allow_unstable=false}, "
                             "gain{gain=2}], strategy=gpu_thread_per_channel, chunk_length=0, fir_method=none, "
                             "fft_block=0, state_precision=pairs, reason=\"\"} : 2ch f32\n"

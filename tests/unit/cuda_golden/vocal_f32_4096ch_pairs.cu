@@ -9,7 +9,7 @@
 // hi + lo, two floats with |lo| <= ulp(hi) / 2, about 48 bits of significand. Built from error-free
 // transforms (TwoSum, Fast2Sum, a product's error by fmaf) as in Joldes, Muller and Popescu, "Tight
 // and rigorous error bounds for basic building blocks of double-word arithmetic" (ACM TOMS 44(2),
-// 2017): their AccurateDWPlusDW (relative error below 3u^2, u = 2^-24) and DWTimesDW1 (below 7u^2).
+// 2017): their AccurateDWPlusDW (relative error about 3u^2, u = 2^-24) and DWTimesDW1 (below 7u^2).
 // --fmad=false keeps every rounding where it is written. A pair's range is float's: an infinity or a
 // NaN in hi makes lo a NaN, and the value (hi + lo) is not finite where float64's would not be
 // (whether NaN or infinite may differ, as it may between fused and unfused float64 arithmetic).
