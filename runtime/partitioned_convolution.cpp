@@ -116,7 +116,13 @@ void PartitionedConvolver<T>::convolve(std::span<const double> taps, std::span<c
                                        std::span<T> history, std::int64_t& phase_slot,
                                        PartitionedStream<T>& s) noexcept {
   auto phase = static_cast<std::size_t>(phase_slot) % p_;  // a loaded state's is checked (stream_state_bytes)
-  if (s.serial != serial || s.serial == 0) rebuild(taps, spectra, serial, history, phase, s);
+  if (s.serial == 0) {
+    rebuild(taps, spectra, serial, history, phase, s);
+  } else if (s.serial != serial) {
+    // New taps: the inputs' spectra stand; only the current block's tail is the taps'.
+    block_tail(taps, spectra, s, s.filled - phase);
+    s.serial = serial;
+  }
   const std::size_t keep = history_;  // what the head, a frame and a direct tail read
   for (std::size_t i = 0; i < x.size();) {
     const std::size_t count = std::min(x.size() - i, p_ - phase);

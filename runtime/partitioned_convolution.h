@@ -24,11 +24,12 @@ std::size_t fft_history_length(std::size_t taps, int fft_block);
 
 /// One channel's memory of a partitioned convolution. The stream's state is its history
 /// (fft_history_length) and its phase (the inputs of the current block seen, kept with the
-/// chain's ring position); this is derived from them, and rebuilt from them when `serial`
-/// does not match the taps' spectra. Plain values, so a copy is a snapshot.
+/// chain's ring position); this is derived from them, and rebuilt from them when `serial` is 0
+/// (reserved, reset or restored). Plain values, so a copy is a snapshot.
 template <class T>
 struct PartitionedStream {
-  /// The serial number of the spectra the tail was made with (GraphValues); 0: not built.
+  /// The serial number of the taps' spectra the tail was made with (GraphValues); 0: not
+  /// built. Another serial (new taps) recomputes the current block's tail alone.
   std::uint64_t serial = 0;
   std::size_t newest = 0;  ///< the ring's slot of the last complete block's spectrum
   std::size_t filled = 0;  ///< inputs in `recent`, the newest last
@@ -73,8 +74,9 @@ class PartitionedConvolver {
   /// y = taps * x, as FftConvolver::convolve: `history` (history_length() inputs before
   /// x[0]) is left holding the last ones, `y` may alias `x`; `phase` (0 <= phase < P) is the
   /// inputs of the current block seen, and is left so. `spectra` and `serial` are
-  /// transform_taps' result and its serial number; a stream built for another serial (new
-  /// taps, a reset, a restored state) is rebuilt from `history` and `phase` first. A NaN or an
+  /// transform_taps' result and its serial number; an unbuilt stream (serial 0: reserved,
+  /// reset, restored) is rebuilt from `history` and `phase` first (M forward FFTs), one built
+  /// for other taps recomputes its current block's tail (as one block does). A NaN or an
   /// infinity reaches only the outputs whose sums include it: while one is among the inputs a
   /// block's FFT partitions read, that block sums them directly. Allocates nothing once
   /// `stream` is reserved.
