@@ -185,16 +185,16 @@ class Verifier {
     if (mixed_precision(p.state_precision) && (p.stages.empty() || !std::holds_alternative<SosCascade>(p.stages[0])))
       error(id, "state_precision " + std::string(name(p.state_precision)) +
                     " needs an sos cascade as the first stage (the sections it runs in float64)");
-    if (p.state_precision == StatePrecision::pairs &&
-        std::none_of(p.stages.begin(), p.stages.end(), [](const Stage& s) { return std::holds_alternative<SosCascade>(s); }))
-      error(id, "state_precision pairs needs an sos cascade (a chain of gains alone has no float64 state)");
-    if (p.state_precision == StatePrecision::pairs)
-      for (const Stage& stage : p.stages)
-        if (!std::holds_alternative<SosCascade>(stage) && !std::holds_alternative<Gain>(stage)) {
-          error(id, "state_precision pairs is for chains of sos cascades and gains, not " +
-                        std::string(std::visit([](const auto& s) { return std::decay_t<decltype(s)>::kKind; }, stage)));
-          break;
-        }
+    if (p.state_precision == StatePrecision::pairs) {
+      auto other = std::find_if(p.stages.begin(), p.stages.end(), [](const Stage& s) {
+        return !std::holds_alternative<SosCascade>(s) && !std::holds_alternative<Gain>(s);
+      });
+      if (other != p.stages.end())
+        error(id, "state_precision pairs is for chains of sos cascades and gains, not " +
+                      std::string(std::visit([](const auto& s) { return std::decay_t<decltype(s)>::kKind; }, *other)));
+      else if (std::none_of(p.stages.begin(), p.stages.end(), [](const Stage& s) { return std::holds_alternative<SosCascade>(s); }))
+        error(id, "state_precision pairs needs an sos cascade (a chain of gains alone has no float64 state)");
+    }
   }
   void check_payload(NodeId id, const Clip& p) {
     if (!finite(p.lo) || !finite(p.hi)) error(id, "bounds must be finite");

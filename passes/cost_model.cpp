@@ -34,10 +34,11 @@ int fft_block_for(std::size_t taps, const PassContext& context) {
   // block that holds just the taps and the call costs less per call: a 256-sample block of a
   // 24001-tap FIR pays a 32768-point FFT instead of a 131072-point one. Long signals keep 4x.
   if (const auto length = context.binding.length_samples; length && *length > 0) {
-    auto cost = [&](int m) {
+    auto steps = [&](int m) {  // overlap-save transforms per call
       const double hop = static_cast<double>(m) - static_cast<double>(taps) + 1;
-      return std::ceil(static_cast<double>(*length) / hop) * m * std::log2(m);
+      return std::ceil(static_cast<double>(*length) / hop);
     };
+    auto cost = [&](int m) { return steps(m) * m * std::log2(m); };
     for (int m = n / 2; m >= 256 && static_cast<std::size_t>(m) > taps; m /= 2)
       if (cost(m) < cost(n)) n = m;
     // A partitioned convolution (runtime/partitioned_convolution.h) with blocks of P inputs
@@ -48,8 +49,7 @@ int fft_block_for(std::size_t taps, const PassContext& context) {
     const double calls = static_cast<double>(*length);
     const double d_taps = static_cast<double>(taps);
     auto transforms = [](double m) { return 5 * m * std::log2(m) + 4 * m; };
-    const double overlap_save = cost(n) / (static_cast<double>(n) * std::log2(n)) * transforms(n);
-    double best = overlap_save;
+    double best = steps(n) * transforms(n);
     for (int p = 32; 2 * static_cast<std::size_t>(p) <= taps; p *= 2) {
       const double parts = std::ceil((d_taps - p) / p);
       const double partitioned =

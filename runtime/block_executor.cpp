@@ -48,7 +48,7 @@ void reserve_chain_state(ChainState<C>& s, const std::vector<std::int64_t>& capa
   }
   if (fft_taps > 0)
     for (auto& h : s.fft_history) h.resize(fft_history_length(fft_taps, fft_block), C(0));
-  if (fft_taps > 0 && static_cast<std::size_t>(fft_block) <= fft_taps) {  // partitioned
+  if (runs_partitioned(fft_taps, fft_block)) {
     const PartitionedConvolver<C> sizes(fft_taps, fft_block);
     s.fft_partitions.resize(s.fft_history.size());
     for (auto& p : s.fft_partitions)
@@ -225,10 +225,12 @@ Expected<BlockExecutor, std::string> BlockExecutor::create(
       const std::size_t taps = std::get<ir::FirFilter>(chain.stages[0]).taps.size();
       const double n = chain.fft_block, sample = compute_bytes;
       const double history = static_cast<double>(fft_history_length(taps, chain.fft_block));
-      if (static_cast<std::size_t>(chain.fft_block) <= taps) {
+      if (runs_partitioned(taps, chain.fft_block)) {
         // Partitioned: per channel its history, recent inputs (history + 8 P), the last M
         // frames' spectra and a block's tail; M partitions' spectra in each of three value sets.
-        const double p = n / 2, spectra = std::ceil((static_cast<double>(taps) - p) / p) * (p + 1) * 2 * sample;
+        const std::size_t half = static_cast<std::size_t>(chain.fft_block) / 2;
+        const double p = static_cast<double>(half);
+        const double spectra = static_cast<double>((taps - 1) / half) * (p + 1) * 2 * sample;  // M x bins
         bytes += channels * (history * sample + (history + 8 * p) * sample + spectra + p * sample) + 3 * spectra +
                  n * sample * 6;
       } else {

@@ -44,7 +44,7 @@ GraphValues graph_values(const ir::Graph& scheduled) {
         v.f64 = std::move(values.params);  // the taps, read in float64 by the direct fallback
         // A block above the taps runs overlap-save; one not above them a partitioned
         // convolution on the CPU (the GPU's makes its own tables, runtime/cuda_executor.cpp).
-        const bool overlap_save = chain->fft_block > static_cast<int>(v.f64.size());
+        const bool overlap_save = !runs_partitioned(v.f64.size(), chain->fft_block);
         auto transform = [&](auto& response, auto&& plan) {
           if constexpr (requires { plan.partitions(); }) response.resize(plan.partitions() * plan.bins());
           else response.resize(plan.bins());

@@ -9,9 +9,8 @@
 namespace fxc {
 
 std::size_t fft_history_length(std::size_t taps, int fft_block) {
-  const auto block = static_cast<std::size_t>(std::max(fft_block, 2));
-  if (block > taps) return taps > 0 ? taps - 1 : 0;
-  const std::size_t p = block / 2, m = (taps - 1) / p;  // ceil((taps - p) / p)
+  if (!runs_partitioned(taps, fft_block)) return taps > 0 ? taps - 1 : 0;
+  const std::size_t p = static_cast<std::size_t>(fft_block) / 2, m = (taps - 1) / p;  // ceil((taps - p) / p)
   return (m + 2) * p - 1;
 }
 

@@ -15,6 +15,12 @@
 
 namespace fxc {
 
+/// Whether a FIR of `taps` taps scheduled with FFT block `fft_block` runs as a partitioned
+/// convolution (a block not above the taps: passes::fft_block_for) rather than overlap-save.
+inline bool runs_partitioned(std::size_t taps, int fft_block) {
+  return fft_block > 0 && static_cast<std::size_t>(fft_block) <= taps;
+}
+
 /// The inputs a FIR run by FFT keeps between calls, its history: taps - 1 for overlap-save
 /// (an FFT block above the taps); for a partitioned convolution (blocks of P = block / 2,
 /// M FFT partitions) (M + 2) P - 1, in which every frame of the last M blocks lies whatever the
@@ -56,7 +62,6 @@ class PartitionedConvolver {
   PartitionedConvolver& operator=(const PartitionedConvolver&) = delete;
 
   std::size_t taps() const { return taps_; }
-  std::size_t partition() const { return p_; }     ///< P, inputs per block
   std::size_t partitions() const { return m_; }    ///< M, the FFT partitions
   std::size_t bins() const { return p_ + 1; }      ///< of a 2P-point real FFT
 

@@ -212,7 +212,7 @@ void size_run_memory(const ir::Graph& scheduled, const ExecutionPlan& plan, RunM
     if (step.kernel || step.kind != ExecutionPlan::Kind::chain) continue;
     const auto& chain = std::get<ir::Chain>(scheduled.node(step.node).op);
     std::size_t taps = std::get<ir::FirFilter>(chain.stages[0]).taps.size();
-    const bool overlap_save = static_cast<std::size_t>(chain.fft_block) > taps;
+    const bool overlap_save = !runs_partitioned(taps, chain.fft_block);
     if (f32 && overlap_save) memory.fft_f32[step.node] = std::make_unique<FftConvolver<float>>(taps, chain.fft_block);
     else if (overlap_save) memory.fft_f64[step.node] = std::make_unique<FftConvolver<double>>(taps, chain.fft_block);
     else if (f32) memory.partitioned_f32[step.node] = std::make_unique<PartitionedConvolver<float>>(taps, chain.fft_block);

@@ -136,7 +136,7 @@ std::string read_chains(StateReader& r, const ir::Graph& g, const GraphValues& v
       for (const auto& h : c.fft_history)
         if (!h.empty() && h.size() != fft_history_length(taps, chain->fft_block)) return where + "has damaged FFT history";
       // A partitioned convolution keeps its block's phase in the FIR's ring position.
-      if (static_cast<std::size_t>(chain->fft_block) <= taps)
+      if (runs_partitioned(taps, chain->fft_block))
         for (std::int64_t phase : c.positions)
           if (phase < 0 || phase >= chain->fft_block / 2) return where + "has a damaged FFT block phase";
     }
