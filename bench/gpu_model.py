@@ -58,7 +58,7 @@ ASSUMPTIONS = dict(
     tanh_f64_ops=30,         # float64 pipe instructions of one double tanh (libdevice, estimated)
     tanh_f64_path=20,        # of them, dependent (critical path, in FMA latencies)
     interleaved_unroll=4,    # loads in flight per thread in the interleaved loop (ptxas 13.0 hoists 4)
-    error_feedback_ops=2,    # --what-if f32-state: extra float32 ops per section-sample for error feedback
+    error_feedback_ops=2,    # --what-if f32-state: extra float32 ops per section-sample of a float32 form
     pair_ops=120,            # float32 ops per section-sample in float pairs (state_precision pairs, mixed_pairs):
                              # four pair multiply-adds (a product of 8 and a sum of 20) and one product, as emitted
     pair_path=29,            # dependent float32 ops around one section's recurrence in pairs (z0 -> o -> z0:
@@ -68,12 +68,12 @@ ASSUMPTIONS = dict(
 
 # --what-if: changes that are not in the code, to see what would close a gap.
 WHAT_IF = {
-    "f32-state": "chains with float64 state compute in float32 with error feedback "
-                 "(4 + error_feedback_ops float32 ops per section-sample, no conversions, half the registers)",
+    "f32-state": "chains with float64 state compute in float32 with exact small coefficients "
+                 "(4 + error_feedback_ops float32 ops per section-sample, no conversions, half the registers); "
+                 "not built: bench/float32_forms.cpp measures such a form 700x worse than float64 on a "
+                 "highpass's rumble (docs/cuda.md, Not done)",
     "const-coeffs": "coefficients from kernel parameters/constant memory instead of registers "
                     "(registers: 40 + 4 per section in float64, 40 + 2 in float32)",
-    "delay-elementwise": "a chain of delays alone runs elementwise over (channel, sample), out[n] = in[n - d] "
-                         "or the ring, instead of one thread per channel",
     "no-wavefront": "the chunk passes take one sample through every section before the next "
                     "(gpu_wavefront_max_steps=0: blocks of 128, one FMA latency per section and sample at best)",
     "no-pairs": "float64 arithmetic stays float64 on a device with slow float64 "
@@ -110,7 +110,7 @@ WORKLOADS = [
          regs=(56, 64), regs_plain=(48, 52), target=("launches", 1)),
     dict(id="vocal 2 ch x 60 s", channels=2, seconds=60, fs=48000, sections=4, state="mixed", f64_sections=2,
          regs=(60, 56), regs_plain=(44, 48), tail="tanh",
-         extra=[dict(kind="thread_delay", regs=32), dict(kind="sum", operands=2, regs=25)]),
+         extra=[dict(kind="delay", line=240, regs=32), dict(kind="sum", operands=2, regs=25)]),
     dict(id="W2 8 ch x 60 s", channels=8, seconds=60, fs=44100, sections=4, state="f32",
          regs=(47, 48), regs_plain=(38, 39)),
     # bench/gpu_bench.py's other IIR rows
@@ -360,15 +360,18 @@ def kernels_for(w, dev, a):
                      2 * C * N if f64 and not pairs else 0, C * N * (S * (2 * ops - 1) + tail_ops * 2),
                      waves(T, block, res, dev) * pass_cycles(tail_path), C * N * cold_ops))
     for e in w.get("extra", []):
-        if e["kind"] == "thread_delay" and "delay-elementwise" in wi:
+        if e["kind"] == "delay":
+            # chain_elementwise (codegen/cuda/emit_cuda.cpp): a grid-stride loop over (channel,
+            # sample), up to 4096 blocks of 256, each sample read from D samples earlier (or the
+            # line) and written; then the lines' next state (a thread per cell) and their copy
+            # back, both small. Independent loads: a DRAM latency per grid-stride iteration.
+            threads = min(4096, math.ceil(C * N / 256)) * 256
+            res_e = resident_threads(dev, e["regs"], 256)
+            iters = math.ceil(C * N / threads)
             ks.append(Kernel("delay (elementwise)", 1, 2 * C * N * sb, 0, "f32", 0, 0,
-                             a["dram_latency"] * math.ceil(C * N / (dev["sms"] * dev["threads_per_sm"]))))
-        elif e["kind"] == "thread_delay":
-            # One thread per channel walks every sample: a ring load that cannot pass the previous
-            # ring store (they may alias), so about one cache latency per sample, plus the input's
-            # DRAM miss every 32 samples. Optimistic: the ring's lines stay in L1.
-            per_sample = a["l1_latency"] + a["dram_latency"] / 32
-            ks.append(Kernel("delay (thread/channel)", 1, 2 * C * N * sb, 0, "f32", 0, 0, N * per_sample))
+                             waves(threads, 256, res_e, dev) * iters * a["dram_latency"]))
+            line_bytes = C * e["line"] * sb
+            ks.append(Kernel("delay lines", 2, 3 * line_bytes, 0, "f32", 0, 0, 2 * a["dram_latency"]))
         elif e["kind"] == "sum":
             k = e["operands"]
             threads = min(4096, math.ceil(C * N / 256)) * 256
