@@ -245,7 +245,10 @@ ChainState<To> convert_state(const ChainState<From>& from) {
   to.state.assign(from.state.begin(), from.state.end());
   to.positions = from.positions;
   for (const auto& line : from.lines) to.lines.emplace_back(line.begin(), line.end());
-  for (const auto& h : from.fft_history) to.fft_history.emplace_back(h.begin(), h.end());
+  for (std::size_t c = 0; c < from.fft_history.size(); ++c) {
+    const auto h = chain_fft_history(from, c);
+    to.fft_history.emplace_back(h.begin(), h.end());
+  }
   return to;
 }
 

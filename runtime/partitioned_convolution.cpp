@@ -112,7 +112,7 @@ void PartitionedConvolver<T>::rebuild(std::span<const double> taps, std::span<co
 template <class T>
 void PartitionedConvolver<T>::convolve(std::span<const double> taps, std::span<const std::complex<T>> spectra,
                                        std::uint64_t serial, std::span<const T> x, std::span<T> y,
-                                       std::span<T> history, std::int64_t& phase_slot,
+                                       std::span<const T> history, std::int64_t& phase_slot,
                                        PartitionedStream<T>& s) noexcept {
   auto phase = static_cast<std::size_t>(phase_slot) % p_;  // a loaded state's is checked (stream_state_bytes)
   if (s.serial == 0) {
@@ -152,8 +152,6 @@ void PartitionedConvolver<T>::convolve(std::span<const double> taps, std::span<c
     }
   }
   phase_slot = static_cast<std::int64_t>(phase);
-  std::copy(s.recent.begin() + static_cast<std::ptrdiff_t>(s.filled - history.size()),
-            s.recent.begin() + static_cast<std::ptrdiff_t>(s.filled), history.begin());
 }
 
 template class PartitionedConvolver<float>;

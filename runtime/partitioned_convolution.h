@@ -31,7 +31,10 @@ std::size_t fft_history_length(std::size_t taps, int fft_block);
 /// One channel's memory of a partitioned convolution. The stream's state is its history
 /// (fft_history_length) and its phase (the inputs of the current block seen, kept with the
 /// chain's ring position); this is derived from them, and rebuilt from them when `serial` is 0
-/// (reserved, reset or restored). Plain values, so a copy is a snapshot.
+/// (reserved, reset or restored). Once built it holds the newest history itself, in `recent`:
+/// the chain's copy is brought up to date only where it is read (current_history), since
+/// copying the whole history on every call cost a short block a fifth of its time. Plain
+/// values, so a copy is a snapshot.
 template <class T>
 struct PartitionedStream {
   /// The serial number of the taps' spectra the tail was made with (GraphValues); 0: not
@@ -46,6 +49,15 @@ struct PartitionedStream {
   std::vector<unsigned char> nonfinite;
   std::vector<T> tail;  ///< the current block's outputs from every partition but the first
 };
+
+/// The history a partitioned stream has now: `history` (the chain's copy) while `stream` is
+/// unbuilt, else the last history.size() inputs it holds. What saves, converts or compares a
+/// chain's state reads this, never the chain's copy alone.
+template <class T>
+std::span<const T> current_history(const PartitionedStream<T>& stream, std::span<const T> history) {
+  if (stream.serial == 0 || stream.filled < history.size()) return history;
+  return std::span<const T>(stream.recent).subspan(stream.filled - history.size(), history.size());
+}
 
 /// The plans and work memory of a uniformly partitioned convolution of `taps` taps with
 /// blocks of P = block / 2 inputs (block a power of two, 2 <= block <= taps): partition 0
@@ -76,8 +88,9 @@ class PartitionedConvolver {
     return stream.recent.size() == capacity() && stream.spectra.size() == m_ * bins() && stream.tail.size() == p_;
   }
 
-  /// y = taps * x, as FftConvolver::convolve: `history` (history_length() inputs before
-  /// x[0]) is left holding the last ones, `y` may alias `x`; `phase` (0 <= phase < P) is the
+  /// y = taps * x, as FftConvolver::convolve, except that `history` (history_length()
+  /// inputs before x[0]) is read only to rebuild an unbuilt stream and is not written: the
+  /// stream keeps the newest inputs (current_history). `y` may alias `x`; `phase` (0 <= phase < P) is the
   /// inputs of the current block seen, and is left so. `spectra` and `serial` are
   /// transform_taps' result and its serial number; an unbuilt stream (serial 0: reserved,
   /// reset, restored) is rebuilt from `history` and `phase` first (M forward FFTs), one built
@@ -86,7 +99,7 @@ class PartitionedConvolver {
   /// block's FFT partitions read, that block sums them directly. Allocates nothing once
   /// `stream` is reserved.
   void convolve(std::span<const double> taps, std::span<const std::complex<T>> spectra, std::uint64_t serial,
-                std::span<const T> x, std::span<T> y, std::span<T> history, std::int64_t& phase,
+                std::span<const T> x, std::span<T> y, std::span<const T> history, std::int64_t& phase,
                 PartitionedStream<T>& stream) noexcept;
 
   std::size_t history_length() const { return history_; }
@@ -100,7 +113,9 @@ class PartitionedConvolver {
   /// spectra (or directly, where one is not finite).
   void block_tail(std::span<const double> taps, std::span<const std::complex<T>> spectra,
                   PartitionedStream<T>& stream, std::size_t start) noexcept;
-  std::size_t capacity() const { return history_ + 8 * p_; }
+  /// Room for a second history's worth of inputs after the history, so that moving the
+  /// newest history back to the front costs about one copied input per input.
+  std::size_t capacity() const { return 2 * history_ + 8 * p_; }
 
   std::size_t taps_, p_, m_, history_;
   RealFftOf<T> fft_;

@@ -31,7 +31,9 @@ struct ChainState {
   /// [channel * delays + k]. A line holds what it can have seen, not its whole length
   /// (grow_delay_lines); a runner that must not allocate reserves each line's full length.
   std::vector<std::vector<C>> lines;
-  std::vector<std::vector<C>> fft_history;  ///< [channel], FFT FIR chains only
+  /// [channel], FFT FIR chains only. A partitioned chain's is as of its last rebuild: the
+  /// newest is in fft_partitions (read it through chain_fft_history).
+  std::vector<std::vector<C>> fft_history;
   /// [channel], partitioned FFT FIR chains only: derived from fft_history (rebuilt from it
   /// when its serial is 0), so not in a state's bytes.
   std::vector<PartitionedStream<C>> fft_partitions;
@@ -123,6 +125,14 @@ void restart_changed_delays(ChainState<C>& s, std::span<const std::int64_t> leng
       s.positions[c * per_channel + k] = 0;
     }
   }
+}
+
+/// Channel c's FFT history as the stream has it now (current_history for a partitioned chain).
+template <class C>
+std::span<const C> chain_fft_history(const ChainState<C>& s, std::size_t c) {
+  const std::vector<C>& h = s.fft_history[c];
+  if (c < s.fft_partitions.size()) return current_history(s.fft_partitions[c], std::span<const C>(h));
+  return h;
 }
 
 /// Zero memory in place, as a chain just made ready; keeps every buffer's capacity.

@@ -22,7 +22,7 @@ class StateWriter {
   void u8(std::uint8_t v) { bytes_.push_back(static_cast<char>(v)); }
   void u64(std::uint64_t v) { raw(&v, sizeof v); }
   template <class V>
-  void array(const std::vector<V>& v) {
+  void array(std::span<const V> v) {
     u64(v.size());
     raw(v.data(), v.size() * sizeof(V));
   }
@@ -66,13 +66,13 @@ void write_chains(StateWriter& w, const std::vector<ChainState<C>>& chains) {
   for (const ChainState<C>& c : chains) {
     w.u8(c.ready ? 1 : 0);
     if (!c.ready) continue;
-    w.array(c.state);
-    w.array(c.positions);
-    w.array(c.delay_lengths);
+    w.array(std::span(c.state));
+    w.array(std::span(c.positions));
+    w.array(std::span(c.delay_lengths));
     w.u64(c.lines.size());
-    for (const auto& line : c.lines) w.array(line);
+    for (const auto& line : c.lines) w.array(std::span(line));
     w.u64(c.fft_history.size());
-    for (const auto& h : c.fft_history) w.array(h);
+    for (std::size_t k = 0; k < c.fft_history.size(); ++k) w.array(chain_fft_history(c, k));
   }
 }
 

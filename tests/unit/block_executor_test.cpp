@@ -105,6 +105,20 @@ TEST_CASE("BlockExecutor: a long FIR in short blocks runs partitioned, and equal
     auto got = run_in_blocks(executor, c.scheduled, inputs, random_block_lengths(9000, 256, 5));
     REQUIRE(got.size() == 1);
     CHECK(relative_difference(got[0], (*want)[0]) <= (dtype == DType::f64 ? kFftToleranceF64 : kFftTolerance));
+
+    // The stream's history lives in its partitions' memory between calls (the chain's copy is
+    // written only when saved): a saved state goes on bit for bit in another executor, in
+    // other block lengths, and reset gives a fresh executor's output.
+    std::vector<Signal> more = noise_signals(1, 2, 3000, dtype, 14);
+    const std::string saved = executor.save_state();
+    BlockExecutor loaded = make_executor(c, 256);
+    REQUIRE(loaded.load_state(saved));
+    std::vector<Signal> going_on = run_in_blocks(executor, c.scheduled, more, random_block_lengths(3000, 256, 6));
+    check_same(run_in_blocks(loaded, c.scheduled, more, random_block_lengths(3000, 256, 7)), going_on, true);
+    CHECK(loaded.save_state() == executor.save_state());
+    BlockExecutor fresh = make_executor(c, 256);
+    executor.reset();
+    check_same(run_in_blocks(executor, c.scheduled, more, {256}), run_in_blocks(fresh, c.scheduled, more, {256}), true);
   }
 }
 

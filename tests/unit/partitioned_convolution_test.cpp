@@ -4,6 +4,7 @@
 // history and phase, and new taps mid-stream.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <limits>
@@ -135,9 +136,14 @@ TEST_CASE("a partitioned convolution restored from its history and phase goes on
   std::vector<float> ya(x.size()), yb(x.size());
   a.run(x, ya, 0, 1000, false);  // 1000 = 15 blocks of 64 and 40: mid-block
   CHECK(a.phase == 1000 % 64);
+  // The stream's history is the last inputs; the chain's copy is not written once built.
+  const std::span<const float> now = current_history(a.memory, std::span<const float>(a.history));
+  REQUIRE(now.size() == a.convolver.history_length());
+  CHECK(std::equal(now.begin(), now.end(), x.begin() + static_cast<std::ptrdiff_t>(1000 - now.size())));
+  CHECK(std::all_of(a.history.begin(), a.history.end(), [](float v) { return v == 0.0f; }));
   // A second stream with the first's state alone (history and phase), built from nothing.
   Stream<float> b(taps, 128, 1);
-  b.history = a.history;
+  b.history.assign(now.begin(), now.end());
   b.phase = a.phase;
   for (std::size_t at = 1000; at < x.size(); at += 333) {
     const std::size_t count = std::min<std::size_t>(333, x.size() - at);
