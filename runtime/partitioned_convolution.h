@@ -5,6 +5,7 @@
 // overlap-save (runtime/fft_convolution.h) transforms at least taps + 1 points per call.
 #pragma once
 
+#include <algorithm>
 #include <complex>
 #include <cstddef>
 #include <cstdint>
@@ -49,6 +50,23 @@ struct PartitionedStream {
   std::vector<unsigned char> nonfinite;
   std::vector<T> tail;  ///< the current block's outputs from every partition but the first
 };
+
+/// Silence, as an unbuilt stream rebuilds it from a zero history at phase 0 (zero spectra, a
+/// zero tail), without the M transforms: a reset on the audio thread then costs no more than a
+/// call. `history_length` is the chain's history's; an unbuilt stream stays unbuilt.
+template <class T>
+void clear_partitioned_stream(PartitionedStream<T>& stream, std::size_t history_length) {
+  if (stream.serial == 0 || stream.recent.size() < history_length || stream.nonfinite.empty()) {
+    stream.serial = 0;
+    return;
+  }
+  std::fill(stream.recent.begin(), stream.recent.begin() + static_cast<std::ptrdiff_t>(history_length), T(0));
+  stream.filled = history_length;
+  stream.newest = stream.nonfinite.size() - 1;  // where a rebuild's M frames leave it
+  std::fill(stream.spectra.begin(), stream.spectra.end(), std::complex<T>{});
+  std::fill(stream.nonfinite.begin(), stream.nonfinite.end(), static_cast<unsigned char>(0));
+  std::fill(stream.tail.begin(), stream.tail.end(), T(0));
+}
 
 /// The history a partitioned stream has now: `history` (the chain's copy) while `stream` is
 /// unbuilt, else the last history.size() inputs it holds. What saves, converts or compares a

@@ -142,7 +142,8 @@ void clear_chain_state(ChainState<C>& s) {
   std::fill(s.positions.begin(), s.positions.end(), 0);
   for (auto& line : s.lines) line.assign(1, C(0));
   for (auto& h : s.fft_history) std::fill(h.begin(), h.end(), C(0));
-  for (auto& p : s.fft_partitions) p.serial = 0;  // rebuilt from the zeros
+  for (std::size_t c = 0; c < s.fft_partitions.size(); ++c)
+    clear_partitioned_stream(s.fft_partitions[c], c < s.fft_history.size() ? s.fft_history[c].size() : 0);
 }
 
 }  // namespace fxc

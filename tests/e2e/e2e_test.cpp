@@ -679,6 +679,25 @@ TEST_CASE("at float32, a declared range whose ends need different state precisio
   }
 }
 
+TEST_CASE("fxc bench --block --json prints the median per block and the slowest calls") {
+  TempDir dir;
+  {
+    std::ofstream fx(dir / "b.fx");
+    fx << "input x\noutput x | butter(4, 1 kHz) | gain(-3 dB)\n";
+  }
+  CommandResult r = run_fxc({"bench", "b.fx", "--seconds", "0.5", "--block", "64", "--repeat", "3", "--json"}, dir.path());
+  INFO(show(r));
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["block"] == 64);
+  CHECK(j["blocks"] == 375);  // 0.5 s at 48 kHz
+  const double median = j["median_us_per_block"], p99 = j["call_us_p99"], slowest = j["call_us_max"];
+  CHECK(median > 0);
+  CHECK(p99 > 0);
+  CHECK(p99 <= slowest);
+  CHECK(j["real_time_factor"].get<double>() == doctest::Approx(j["audio_us_per_block"].get<double>() / median));
+}
+
 TEST_CASE("--save-state then --load-state continues a delay longer than the second file") {
   // The second run's stream is 300 frames; the 1000-sample delay line it loads holds 1000.
   TempDir dir;
