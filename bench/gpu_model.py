@@ -58,7 +58,8 @@ ASSUMPTIONS = dict(
     tanh_f64_ops=30,         # float64 pipe instructions of one double tanh (libdevice, estimated)
     tanh_f64_path=20,        # of them, dependent (critical path, in FMA latencies)
     interleaved_unroll=4,    # loads in flight per thread in the interleaved loop (ptxas 13.0 hoists 4)
-    error_feedback_ops=2,    # --what-if f32-state: extra float32 ops per section-sample of a float32 form
+    error_feedback_ops=3,    # --what-if f32-state: extra float32 ops per section-sample of a float32 form
+                             # (bench/float32_forms.cpp's: 7 in all)
     pair_ops=120,            # float32 ops per section-sample in float pairs (state_precision pairs, mixed_pairs):
                              # four pair multiply-adds (a product of 8 and a sum of 20) and one product, as emitted
     pair_path=29,            # dependent float32 ops around one section's recurrence in pairs (z0 -> o -> z0:

@@ -44,8 +44,8 @@ int fft_block_for(std::size_t taps, const PassContext& context) {
     // A partitioned convolution (runtime/partitioned_convolution.h) with blocks of P inputs
     // pays, per call, partition 0 directly (2 P flops an output), and per block of P inputs
     // (length / P of them a call, on average) one 2P-point transform each way and a complex
-    // multiply-add per bin and FFT partition, plus the history's copy: its cost grows with the
-    // call, not with the taps. Its block (2P) is not above the taps, which says which it is.
+    // multiply-add per bin and FFT partition, plus about one copy per input (its history moved
+    // back in its buffer): its cost grows with the call, not with the taps. Its block (2P) is not above the taps, which says which it is.
     const double calls = static_cast<double>(*length);
     const double d_taps = static_cast<double>(taps);
     auto transforms = [](double m) { return 5 * m * std::log2(m) + 4 * m; };
@@ -53,7 +53,7 @@ int fft_block_for(std::size_t taps, const PassContext& context) {
     for (int p = 32; 2 * static_cast<std::size_t>(p) <= taps; p *= 2) {
       const double parts = std::ceil((d_taps - p) / p);
       const double partitioned =
-          calls / p * (transforms(2.0 * p) + 8 * parts * (p + 1)) + 2.0 * p * calls + d_taps;
+          calls / p * (transforms(2.0 * p) + 8 * parts * (p + 1)) + 2.0 * p * calls + calls;
       if (partitioned < best) {
         best = partitioned;
         n = 2 * p;

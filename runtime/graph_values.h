@@ -24,8 +24,9 @@ struct NodeValues {
   /// taps, runtime/partitioned_convolution.h): its partitions' spectra, one after another.
   std::vector<std::complex<float>> fft_response_f32;
   std::vector<std::complex<double>> fft_response_f64;
-  /// A hash of the taps and FFT block those spectra come from (never 0 where there are any):
-  /// a partitioned convolution's channels rebuild their tails when it changes.
+  /// A hash of the taps and FFT block those spectra come from, odd (so never 0, nor
+  /// kSilentSpectraSerial): a partitioned convolution's channels rebuild their tails when it
+  /// changes.
   std::uint64_t fft_serial = 0;
 
   template <class C>

@@ -55,9 +55,16 @@ void PartitionedConvolver<T>::push_frame(PartitionedStream<T>& s, std::size_t en
   s.newest = s.newest + 1 == m_ ? 0 : s.newest + 1;
   std::copy(s.recent.begin() + static_cast<std::ptrdiff_t>(end - 2 * p_),
             s.recent.begin() + static_cast<std::ptrdiff_t>(end), frame_.begin());
-  const bool finite = std::all_of(frame_.begin(), frame_.end(), [](T v) { return std::isfinite(v); });
+  // A NaN or an infinity would spread over the whole spectrum: it counts as 0 here, and
+  // block_tail adds its products directly.
+  bool finite = true;
+  for (T& v : frame_)
+    if (!std::isfinite(v)) {
+      v = T(0);
+      finite = false;
+    }
   s.nonfinite[s.newest] = finite ? 0 : 1;
-  if (finite) fft_.forward(frame_, std::span(s.spectra).subspan(s.newest * bins(), bins()));
+  fft_.forward(frame_, std::span(s.spectra).subspan(s.newest * bins(), bins()));
 }
 
 // Partition p (1 .. M) of the next block k reads inputs of blocks k - p - 1 and k - p: the
@@ -66,15 +73,6 @@ void PartitionedConvolver<T>::push_frame(PartitionedStream<T>& s, std::size_t en
 template <class T>
 void PartitionedConvolver<T>::block_tail(std::span<const double> taps, std::span<const std::complex<T>> spectra,
                                          PartitionedStream<T>& s, std::size_t start) noexcept {
-  if (std::any_of(s.nonfinite.begin(), s.nonfinite.end(), [](unsigned char f) { return f != 0; })) {
-    // Output r of the block is recent[start + r]'s; taps from P on read inputs already in.
-    for (std::size_t r = 0; r < p_; ++r) {
-      double sum = 0;
-      for (std::size_t t = p_; t < taps_; ++t) sum += taps[t] * static_cast<double>(s.recent[start + r - t]);
-      s.tail[r] = static_cast<T>(sum);
-    }
-    return;
-  }
   const std::size_t bins = this->bins();
   std::fill(sum_.begin(), sum_.end(), std::complex<T>{});
   std::size_t slot = s.newest;
@@ -91,6 +89,19 @@ void PartitionedConvolver<T>::block_tail(std::span<const double> taps, std::span
   }
   fft_.inverse(sum_, out_);
   std::copy(out_.begin() + static_cast<std::ptrdiff_t>(p_), out_.end(), s.tail.begin());
+  if (std::none_of(s.nonfinite.begin(), s.nonfinite.end(), [](unsigned char f) { return f != 0; })) return;
+  // The frames counted the non-finite inputs as 0: add their products, each to the outputs its
+  // taps from P on reach (output r of the block is recent[start + r]'s). A few bad samples
+  // cost P multiply-adds each, not the direct sum of the whole block.
+  const std::size_t reach = std::min(start, taps_ - 1);
+  for (std::size_t j = start - reach; j < start; ++j) {
+    const T v = s.recent[j];
+    if (std::isfinite(v)) continue;
+    for (std::size_t r = 0; r < p_; ++r) {
+      const std::size_t t = start + r - j;
+      if (t >= p_ && t < taps_) s.tail[r] = static_cast<T>(static_cast<double>(s.tail[r]) + taps[t] * static_cast<double>(v));
+    }
+  }
 }
 
 // The current block began `phase` inputs ago: the history holds the frames of the M blocks

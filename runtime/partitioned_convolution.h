@@ -51,15 +51,24 @@ struct PartitionedStream {
   std::vector<T> tail;  ///< the current block's outputs from every partition but the first
 };
 
+/// The serial of a stream made silent before it knew its taps: even, where every taps'
+/// spectra's serial is odd (GraphValues::fft_serial), so its first call recomputes the block's
+/// tail, zero, from the zero spectra: one block's work, not M transforms.
+inline constexpr std::uint64_t kSilentSpectraSerial = 2;
+
 /// Silence, as an unbuilt stream rebuilds it from a zero history at phase 0 (zero spectra, a
 /// zero tail), without the M transforms: a reset on the audio thread then costs no more than a
-/// call. `history_length` is the chain's history's; an unbuilt stream stays unbuilt.
+/// call. `history_length` is the chain's history's; a stream not sized for it (reserve) is
+/// left unbuilt.
 template <class T>
 void clear_partitioned_stream(PartitionedStream<T>& stream, std::size_t history_length) {
-  if (stream.serial == 0 || stream.recent.size() < history_length || stream.nonfinite.empty()) {
+  const std::size_t p = stream.tail.size();
+  // reserve's sizes: recent holds two histories and 8 P (PartitionedConvolver::capacity).
+  if (p == 0 || stream.nonfinite.empty() || stream.recent.size() != 2 * history_length + 8 * p) {
     stream.serial = 0;
     return;
   }
+  if (stream.serial == 0) stream.serial = kSilentSpectraSerial;
   std::fill(stream.recent.begin(), stream.recent.begin() + static_cast<std::ptrdiff_t>(history_length), T(0));
   stream.filled = history_length;
   stream.newest = stream.nonfinite.size() - 1;  // where a rebuild's M frames leave it

@@ -34,8 +34,9 @@ struct ChainState {
   /// [channel], FFT FIR chains only. A partitioned chain's is as of its last rebuild: the
   /// newest is in fft_partitions (read it through chain_fft_history).
   std::vector<std::vector<C>> fft_history;
-  /// [channel], partitioned FFT FIR chains only: derived from fft_history (rebuilt from it
-  /// when its serial is 0), so not in a state's bytes.
+  /// [channel], partitioned FFT FIR chains only: built from fft_history when its serial is 0,
+  /// then holding the newest history itself (a state's bytes take it from there), and the
+  /// spectra derived from it, which are not in a state's bytes.
   std::vector<PartitionedStream<C>> fft_partitions;
 };
 

@@ -182,11 +182,25 @@ TEST_CASE("a partitioned stream cleared to silence goes on as one rebuilt from a
   a.phase = 0;
   CHECK(a.memory.serial == 1);
   Stream<float> b(taps, 256, 1);
+  // Cleared before it was ever built (a reset after a state was loaded): silent spectra under
+  // a serial no taps have, so that its first call recomputes only the block's tail.
+  Stream<float> unbuilt(taps, 256, 1);
+  clear_partitioned_stream(unbuilt.memory, unbuilt.history.size());
+  CHECK(unbuilt.memory.serial == kSilentSpectraSerial);
+  std::vector<float> yu(x.size());
   a.run(x, ya, 1500, x.size() - 1500, false);
   b.run(x, yb, 1500, x.size() - 1500, false);
-  bool same = true;
-  for (std::size_t n = 1500; n < x.size(); ++n) same = same && ya[n] == yb[n];
+  unbuilt.run(x, yu, 1500, x.size() - 1500, false);
+  bool same = true, same_unbuilt = true;
+  for (std::size_t n = 1500; n < x.size(); ++n) {
+    same = same && ya[n] == yb[n];
+    same_unbuilt = same_unbuilt && yu[n] == yb[n];
+  }
   CHECK(same);
+  CHECK(same_unbuilt);
+  // A history length the stream was not sized for leaves it to be rebuilt, never half-built.
+  clear_partitioned_stream(a.memory, 5);
+  CHECK(a.memory.serial == 0);
 }
 
 TEST_CASE("a NaN or an infinity reaches only the outputs a partitioned convolution's taps touch") {

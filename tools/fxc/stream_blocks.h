@@ -16,7 +16,8 @@ namespace fxc::cli {
 namespace detail {
 template <class T>
 void stream_blocks(Processor& processor, const std::vector<Signal>& inputs, std::vector<Signal>& outputs,
-                   std::size_t block, const std::function<void(std::size_t)>& after_block) {
+                   std::size_t block, const std::function<void(std::size_t)>& after_block,
+                   const std::function<void()>& before_block) {
   const std::size_t total = inputs.empty() ? 0 : inputs[0].samples();
   auto samples = [](auto& s, std::size_t c) {
     if constexpr (std::is_same_v<T, float>) return s.f32(c).data();
@@ -41,6 +42,7 @@ void stream_blocks(Processor& processor, const std::vector<Signal>& inputs, std:
       for (std::size_t c = 0; c < in[i].size(); ++c) in[i][c] = samples(inputs[i], c) + start;
     for (std::size_t k = 0; k < outputs.size(); ++k)
       for (std::size_t c = 0; c < out[k].size(); ++c) out[k][c] = samples(outputs[k], c) + start;
+    if (before_block) before_block();
     processor.process(std::span<const T* const* const>(in_ports), std::span<T* const* const>(out_ports), count);
     if (after_block) after_block(start + count);
   }
@@ -48,13 +50,15 @@ void stream_blocks(Processor& processor, const std::vector<Signal>& inputs, std:
 }  // namespace detail
 
 /// `inputs` through `processor`, `block` frames per call, into `outputs` (as long as the
-/// inputs, of their sample type); `after_block(frames done)` after each call.
+/// inputs, of their sample type); `after_block(frames done)` after each call and
+/// `before_block()` just before each (so that a timer around a call holds the call alone).
 inline void stream_blocks(Processor& processor, const std::vector<Signal>& inputs, std::vector<Signal>& outputs,
-                          std::size_t block, const std::function<void(std::size_t)>& after_block = {}) {
+                          std::size_t block, const std::function<void(std::size_t)>& after_block = {},
+                          const std::function<void()>& before_block = {}) {
   if (!inputs.empty() && inputs[0].dtype() == DType::f32)
-    detail::stream_blocks<float>(processor, inputs, outputs, block, after_block);
+    detail::stream_blocks<float>(processor, inputs, outputs, block, after_block, before_block);
   else
-    detail::stream_blocks<double>(processor, inputs, outputs, block, after_block);
+    detail::stream_blocks<double>(processor, inputs, outputs, block, after_block, before_block);
 }
 
 }  // namespace fxc::cli
