@@ -35,7 +35,7 @@ std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to *
 // rather than on the audio thread the first time a line grows into them.
 template <class C>
 void reserve_chain_state(ChainState<C>& s, const std::vector<std::int64_t>& capacity, std::size_t fft_taps,
-                         int fft_block, std::uint64_t fft_serial) {
+                         int fft_block, const NodeValues* values) {
   std::size_t delays = capacity.size();
   for (std::size_t i = 0; i < s.lines.size(); ++i) {
     std::vector<C>& line = s.lines[i];
@@ -49,20 +49,26 @@ void reserve_chain_state(ChainState<C>& s, const std::vector<std::int64_t>& capa
   if (fft_taps > 0)
     for (auto& h : s.fft_history) h.resize(fft_history_length(fft_taps, fft_block), C(0));
   if (runs_partitioned(fft_taps, fft_block)) {
-    const PartitionedConvolver<C> sizes(fft_taps, fft_block);
+    PartitionedConvolver<C> convolver(fft_taps, fft_block);
     s.fft_partitions.resize(s.fft_history.size());
     const std::size_t channels = s.fft_history.size();
     const std::size_t positions = channels > 0 ? s.positions.size() / channels : 0;
-    for (std::size_t c = 0; c < channels; ++c) {
+    for (std::size_t c = 0; c < channels && positions > 0; ++c) {
       PartitionedStream<C>& p = s.fft_partitions[c];
-      if (!sizes.reserved(p)) sizes.reserve(p);
-      // A silent stream at phase 0 (a fresh one) is built here, as a reset builds it, so that
-      // the first call on the audio thread does not transform M zero frames.
+      if (!convolver.reserved(p)) convolver.reserve(p);
+      if (p.serial != 0 || !values || values->fft_serial == 0) continue;
+      // Built here, off the audio thread, so that its first call does not transform M frames:
+      // a silent stream at phase 0 (a fresh one) as a reset builds it, any other (a loaded
+      // state) by a call of no samples, which rebuilds it from its history and phase.
       const std::vector<C>& history = s.fft_history[c];
+      std::int64_t& phase = s.positions[(c + 1) * positions - 1];
       const bool silent = std::all_of(history.begin(), history.end(), [](C v) { return v == C(0); });
-      if (p.serial == 0 && fft_serial != 0 && silent && positions > 0 && s.positions[(c + 1) * positions - 1] == 0) {
-        p.serial = fft_serial;
+      if (silent && phase == 0) {
+        p.serial = values->fft_serial;
         clear_partitioned_stream(p, history.size());
+      } else {
+        convolver.convolve(values->f64, values->template fft_response<C>(), values->fft_serial, {}, {}, history, phase,
+                           p);
       }
     }
   }
@@ -143,7 +149,7 @@ struct BlockExecutor::Impl {
           ready_chain_states(graph, values, graph_state);
           for (const ExecutionPlan::Step& step : plan.steps) {
             if (step.kind == ExecutionPlan::Kind::feedback)
-              reserve_chain_state(graph_state.chains[step.node], delay_capacity[step.node], 0, 0, 0);
+              reserve_chain_state(graph_state.chains[step.node], delay_capacity[step.node], 0, 0, nullptr);
             if (step.kind != ExecutionPlan::Kind::chain) continue;
             const auto& chain = std::get<ir::Chain>(graph.node(step.node).op);
             std::size_t fft_taps = codegen::runs_in_runtime(chain)
@@ -152,7 +158,7 @@ struct BlockExecutor::Impl {
             visit_chain_state(graph_state, chain, step.node,
                               [&](auto& cs) {
                                 reserve_chain_state(cs, delay_capacity[step.node], fft_taps, chain.fft_block,
-                                                    values.nodes[step.node].fft_serial);
+                                                    &values.nodes[step.node]);
                               });
           }
         },
