@@ -248,11 +248,12 @@ Expected<BlockExecutor, std::string> BlockExecutor::create(
       const double history = static_cast<double>(fft_history_length(taps, chain.fft_block));
       if (runs_partitioned(taps, chain.fft_block)) {
         // Partitioned: per channel its history, recent inputs (2 histories + 8 P), the last M
-        // frames' spectra and a block's tail; M partitions' spectra in each of three value sets.
+        // frames' spectra, a block's tail and the next block's partial spectrum; M partitions'
+        // spectra in each of three value sets.
         const std::size_t half = static_cast<std::size_t>(chain.fft_block) / 2;
         const double p = static_cast<double>(half);
         const double spectra = static_cast<double>((taps - 1) / half) * (p + 1) * 2 * sample;  // M x bins
-        bytes += channels * (history * sample + (2 * history + 8 * p) * sample + spectra + p * sample) + 3 * spectra +
+        bytes += channels * (history * sample + (2 * history + 8 * p) * sample + spectra + p * sample + (p + 1) * 2 * sample) + 3 * spectra +
                  n * sample * 6;
       } else {
         bytes += channels * history * sample + n * sample * 6 + 3 * (n / 2 + 1) * 2 * sample;  // histories, work, responses

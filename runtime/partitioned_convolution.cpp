@@ -48,6 +48,8 @@ void PartitionedConvolver<T>::reserve(PartitionedStream<T>& stream) const {
   stream.spectra.assign(m_ * bins(), {});
   stream.nonfinite.assign(m_, 0);
   stream.tail.assign(p_, T(0));
+  stream.next.assign(bins(), {});
+  stream.next_done = 0;
 }
 
 template <class T>
@@ -67,27 +69,63 @@ void PartitionedConvolver<T>::push_frame(PartitionedStream<T>& s, std::size_t en
   fft_.forward(frame_, std::span(s.spectra).subspan(s.newest * bins(), bins()));
 }
 
-// Partition p (1 .. M) of the next block k reads inputs of blocks k - p - 1 and k - p: the
-// frame whose spectrum is p - 1 slots before the newest. Its overlap-save result is the second
-// half of the inverse transform.
+namespace {
+
+// sum += x * h over the bins. One function (never inlined) for every partition and path, so
+// that a tail summed a call at a time and one summed at once are the same, bit for bit.
+// Written out: std::complex's operator* checks for infinities (Annex G) and would not vectorize.
+template <class T>
+[[gnu::noinline]] void multiply_add(std::complex<T>* sum, const std::complex<T>* x, const std::complex<T>* h,
+                                    std::size_t bins) noexcept {
+  for (std::size_t b = 0; b < bins; ++b) {
+    const T xr = x[b].real(), xi = x[b].imag(), hr = h[b].real(), hi = h[b].imag();
+    sum[b] = {sum[b].real() + (xr * hr - xi * hi), sum[b].imag() + (xr * hi + xi * hr)};
+  }
+}
+
+}  // namespace
+
+// Partition p (1 .. M) of block k reads inputs of blocks k - p - 1 and k - p. While block k - 1
+// runs, the ring's newest frame is blocks k - 3 and k - 2's, so partition p >= 2 of block k
+// reads the frame p - 2 slots before it; partition 1 waits for the frame block k - 1 ends.
+// Partitions 2 .. M are summed first, in order, then partition 1: the same order whether the
+// calls of block k - 1 summed them (sum_next) or a rebuild sums them at once (block_tail).
+template <class T>
+void PartitionedConvolver<T>::sum_next(std::span<const std::complex<T>> spectra, PartitionedStream<T>& s,
+                                       std::size_t done) noexcept {
+  if (s.next_done >= done) return;
+  const std::size_t bins = this->bins();
+  // Partition part + 1 (part 0-based, from 1) reads the frame part - 1 slots before the newest.
+  std::size_t slot = s.newest >= s.next_done ? s.newest - s.next_done : s.newest + m_ - s.next_done;
+  for (; s.next_done < done; ++s.next_done) {
+    const std::size_t part = s.next_done + 1;
+    multiply_add(s.next.data(), s.spectra.data() + slot * bins, spectra.data() + part * bins, bins);
+    slot = slot == 0 ? m_ - 1 : slot - 1;
+  }
+}
+
+// Block k's tail when its first input is recent[start] and the ring's newest frame is blocks
+// k - 2 and k - 1's: partitions 2 .. M then 1, as sum_next and the block's end do.
 template <class T>
 void PartitionedConvolver<T>::block_tail(std::span<const double> taps, std::span<const std::complex<T>> spectra,
                                          PartitionedStream<T>& s, std::size_t start) noexcept {
   const std::size_t bins = this->bins();
   std::fill(sum_.begin(), sum_.end(), std::complex<T>{});
   std::size_t slot = s.newest;
-  for (std::size_t part = 0; part < m_; ++part) {
-    const std::complex<T>* h = spectra.data() + part * bins;
-    const std::complex<T>* x = s.spectra.data() + slot * bins;
-    // Written out: std::complex's operator* checks for infinities (Annex G) and would not
-    // vectorize.
-    for (std::size_t b = 0; b < bins; ++b) {
-      const T xr = x[b].real(), xi = x[b].imag(), hr = h[b].real(), hi = h[b].imag();
-      sum_[b] = {sum_[b].real() + (xr * hr - xi * hi), sum_[b].imag() + (xr * hi + xi * hr)};
-    }
+  for (std::size_t part = 1; part < m_; ++part) {
     slot = slot == 0 ? m_ - 1 : slot - 1;
+    multiply_add(sum_.data(), s.spectra.data() + slot * bins, spectra.data() + part * bins, bins);
   }
-  fft_.inverse(sum_, out_);
+  multiply_add(sum_.data(), s.spectra.data() + s.newest * bins, spectra.data(), bins);
+  finish_tail(taps, sum_, s, start);
+  std::fill(s.next.begin(), s.next.end(), std::complex<T>{});
+  s.next_done = 0;
+}
+
+template <class T>
+void PartitionedConvolver<T>::finish_tail(std::span<const double> taps, std::span<const std::complex<T>> sum,
+                                          PartitionedStream<T>& s, std::size_t start) noexcept {
+  fft_.inverse(sum, out_);
   std::copy(out_.begin() + static_cast<std::ptrdiff_t>(p_), out_.end(), s.tail.begin());
   if (std::none_of(s.nonfinite.begin(), s.nonfinite.end(), [](unsigned char f) { return f != 0; })) return;
   // The frames counted the non-finite inputs as 0: add their products, each to the outputs its
@@ -156,9 +194,14 @@ void PartitionedConvolver<T>::convolve(std::span<const double> taps, std::span<c
     for (std::size_t r = 0; r < count; ++r) y[i + r] = static_cast<T>(head_[r] + static_cast<double>(s.tail[phase + r]));
     phase += count;
     i += count;
+    // The next block's partitions 2 .. M, in step with this block's inputs.
+    sum_next(spectra, s, (m_ - 1) * phase / p_);
     if (phase == p_) {
       push_frame(s, s.filled);
-      block_tail(taps, spectra, s, s.filled);
+      multiply_add(s.next.data(), s.spectra.data() + s.newest * bins(), spectra.data(), bins());
+      finish_tail(taps, s.next, s, s.filled);
+      std::fill(s.next.begin(), s.next.end(), std::complex<T>{});
+      s.next_done = 0;
       phase = 0;
     }
   }

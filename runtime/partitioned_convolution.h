@@ -49,6 +49,11 @@ struct PartitionedStream {
   std::vector<std::complex<T>> spectra;
   std::vector<unsigned char> nonfinite;
   std::vector<T> tail;  ///< the current block's outputs from every partition but the first
+  /// The next block's spectrum summed over FFT partitions 2 .. M (their frames are in the
+  /// ring already), `next_done` of them so far: each call adds its share, so that the call
+  /// that ends a block adds only partition 1 and transforms, and calls cost alike.
+  std::vector<std::complex<T>> next;
+  std::size_t next_done = 0;
 };
 
 /// The serial of a stream made silent before it knew its taps: even, where every taps'
@@ -75,6 +80,8 @@ void clear_partitioned_stream(PartitionedStream<T>& stream, std::size_t history_
   std::fill(stream.spectra.begin(), stream.spectra.end(), std::complex<T>{});
   std::fill(stream.nonfinite.begin(), stream.nonfinite.end(), static_cast<unsigned char>(0));
   std::fill(stream.tail.begin(), stream.tail.end(), T(0));
+  std::fill(stream.next.begin(), stream.next.end(), std::complex<T>{});
+  stream.next_done = 0;
 }
 
 /// The history a partitioned stream has now: `history` (the chain's copy) while `stream` is
@@ -112,7 +119,8 @@ class PartitionedConvolver {
   void reserve(PartitionedStream<T>& stream) const;
   /// Whether `stream` is sized for this convolver (reserve).
   bool reserved(const PartitionedStream<T>& stream) const {
-    return stream.recent.size() == capacity() && stream.spectra.size() == m_ * bins() && stream.tail.size() == p_;
+    return stream.recent.size() == capacity() && stream.spectra.size() == m_ * bins() && stream.tail.size() == p_ &&
+           stream.next.size() == bins();
   }
 
   /// y = taps * x, as FftConvolver::convolve, except that `history` (history_length()
@@ -137,9 +145,15 @@ class PartitionedConvolver {
   /// The spectrum of the 2P inputs before recent[end] into the ring's next slot.
   void push_frame(PartitionedStream<T>& stream, std::size_t end) noexcept;
   /// The tail of the block whose first input is (or will be) recent[start], from the ring's
-  /// spectra (or directly, where one is not finite).
+  /// spectra, with the products of non-finite inputs added directly; `stream.next` restarts.
   void block_tail(std::span<const double> taps, std::span<const std::complex<T>> spectra,
                   PartitionedStream<T>& stream, std::size_t start) noexcept;
+  /// Adds FFT partitions to `stream.next` until `done` of partitions 2 .. M are in.
+  void sum_next(std::span<const std::complex<T>> spectra, PartitionedStream<T>& stream, std::size_t done) noexcept;
+  /// The tail from `sum` (the spectrum over every FFT partition): the inverse transform, then
+  /// the non-finite inputs' products.
+  void finish_tail(std::span<const double> taps, std::span<const std::complex<T>> sum, PartitionedStream<T>& stream,
+                   std::size_t start) noexcept;
   /// Room for a second history's worth of inputs after the history, so that moving the
   /// newest history back to the front costs about one copied input per input.
   std::size_t capacity() const { return 2 * history_ + 8 * p_; }
