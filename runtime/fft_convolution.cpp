@@ -89,17 +89,16 @@ void FftConvolver<T>::convolve(std::span<const double> taps, std::span<const std
     // The history for the next step: the last L - 1 inputs up to start + count.
     for (std::size_t k = 0; k < kept; ++k) next_history_[k] = frame_[count + k];
     // A NaN or an infinity would spread through the transform to every output of the step,
-    // earlier ones included; such a step is convolved directly instead, so that it reaches
-    // only the outputs it touches, as in the reference interpreter.
-    if (!std::all_of(frame_.begin(), frame_.begin() + kept + count, [](T v) { return std::isfinite(v); })) {
-      for (std::size_t i = 0; i < count; ++i) {
-        double sum = 0;
-        for (std::size_t k = 0; k < l; ++k) sum += taps[k] * frame_[kept + i - k];
-        y[start + i] = static_cast<T>(sum);
+    // earlier ones included: the transform counts it as 0, and its products are added
+    // directly to the outputs its taps reach (L multiply-adds for each such input, where the
+    // step's direct sum would cost L per output), so that it reaches only those, as in the
+    // reference interpreter.
+    bool finite = true;
+    for (std::size_t k = 0; k < kept + count; ++k)
+      if (!std::isfinite(frame_[k])) {
+        frame_[k] = T(0);
+        finite = false;
       }
-      std::copy(next_history_.begin(), next_history_.end(), history.begin());
-      continue;
-    }
     fft_.forward(frame_, spectrum_);
     // The product written out: std::complex's operator* checks for infinities and NaNs
     // (Annex G) and would not vectorize.
@@ -109,6 +108,17 @@ void FftConvolver<T>::convolve(std::span<const double> taps, std::span<const std
       spectrum_[b] = {(ar * br - ai * bi) * scale, (ar * bi + ai * br) * scale};
     }
     fft_.inverse(spectrum_, out_);
+    if (!finite) {
+      // Frame position j holds history[j] (j < kept) or x[start + j - kept], neither written
+      // yet; output i of the step is frame position kept + i.
+      for (std::size_t j = 0; j < kept + count; ++j) {
+        const T v = j < kept ? history[j] : x[start + j - kept];
+        if (std::isfinite(v)) continue;
+        const std::size_t first = j > kept ? j - kept : 0, end = std::min(count, j + l - kept);
+        for (std::size_t i = first; i < end; ++i)
+          out_[kept + i] = static_cast<T>(static_cast<double>(out_[kept + i]) + taps[kept + i - j] * static_cast<double>(v));
+      }
+    }
     std::copy(out_.begin() + kept, out_.begin() + kept + count, y.begin() + start);
     std::copy(next_history_.begin(), next_history_.end(), history.begin());
   }

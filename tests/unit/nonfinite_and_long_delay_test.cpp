@@ -116,6 +116,31 @@ TEST_CASE("an infinity reaches only the outputs its taps touch in an FFT convolu
   }
 }
 
+TEST_CASE("an FFT convolution's non-finite outputs are the direct sums' own: NaN, +inf or -inf") {
+  // The transform counts non-finite inputs as 0 and adds their products directly: +inf and
+  // -inf in reach of one output make NaN there, a zero tap times an infinity makes NaN, as
+  // the direct sum (the reference interpreter) does. Several steps of 156 new samples.
+  std::vector<double> taps(101);
+  for (std::size_t k = 0; k < taps.size(); ++k) taps[k] = (k % 7 == 3) ? 0.0 : 1.0 / static_cast<double>(k + 1);
+  std::vector<float> x(1200);
+  for (std::size_t n = 0; n < x.size(); ++n) x[n] = static_cast<float>(std::cos(0.07 * static_cast<double>(n)));
+  const float inf = std::numeric_limits<float>::infinity();
+  x[300] = inf;
+  x[350] = -inf;  // 350 .. 400: both in reach
+  x[700] = inf;   // tap 3 is zero: output 703 is 0 * inf
+  x[1000] = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> y(x.size()), history;
+  fft_convolve(taps, x, y, 256, history);
+  auto kind = [](double v) { return std::isnan(v) ? 0 : std::isinf(v) ? (v > 0 ? 1 : 2) : 3; };
+  for (std::size_t n = 0; n < x.size(); ++n) {
+    double direct = 0;
+    for (std::size_t k = 0; k < taps.size() && k <= n; ++k) direct += taps[k] * static_cast<double>(x[n - k]);
+    CAPTURE(n);
+    CHECK(kind(y[n]) == kind(direct));
+    if (std::isfinite(direct)) CHECK(y[n] == doctest::Approx(direct).epsilon(1e-4));
+  }
+}
+
 TEST_CASE("a delay far longer than the signal runs in the signal's memory, whole or streamed") {
   ir::Graph g = make_graph("far", {output("y", input("x", 1) | delay(1000000000000_samples))});
   Compiled c = compile(g, DType::f64, 256);
