@@ -53,10 +53,10 @@ void reserve_chain_state(ChainState<C>& s, const std::vector<std::int64_t>& capa
     s.fft_partitions.resize(s.fft_history.size());
     const std::size_t channels = s.fft_history.size();
     const std::size_t positions = channels > 0 ? s.positions.size() / channels : 0;
-    for (std::size_t c = 0; c < channels && positions > 0; ++c) {
+    for (std::size_t c = 0; c < channels; ++c) {
       PartitionedStream<C>& p = s.fft_partitions[c];
       if (!convolver.reserved(p)) convolver.reserve(p);
-      if (p.serial != 0 || !values || values->fft_serial == 0) continue;
+      if (p.serial != 0 || !values || values->fft_serial == 0 || positions == 0) continue;
       // Built here, off the audio thread, so that its first call does not transform M frames:
       // a silent stream at phase 0 (a fresh one) as a reset builds it, any other (a loaded
       // state) by a call of no samples, which rebuilds it from its history and phase.

@@ -58,7 +58,7 @@ void PartitionedConvolver<T>::push_frame(PartitionedStream<T>& s, std::size_t en
   std::copy(s.recent.begin() + static_cast<std::ptrdiff_t>(end - 2 * p_),
             s.recent.begin() + static_cast<std::ptrdiff_t>(end), frame_.begin());
   // A NaN or an infinity would spread over the whole spectrum: it counts as 0 here, and
-  // block_tail adds its products directly.
+  // finish_tail adds its products directly.
   bool finite = true;
   for (T& v : frame_)
     if (!std::isfinite(v)) {
@@ -74,10 +74,19 @@ namespace {
 // sum += x * h over the bins. One function (never inlined) for every partition and path, so
 // that a tail summed a call at a time and one summed at once are the same, bit for bit.
 // Written out: std::complex's operator* checks for infinities (Annex G) and would not vectorize.
-#if defined(__x86_64__) && defined(__GNUC__)
-// Wider vectors where the CPU has them, chosen when the program loads. Elementwise, with no
-// fused multiply-add (AVX2 without FMA; AVX-512F would bring FMA, which the compiler may
-// contract a * b + c into), so every version gives the same bits.
+// Wider vectors where the CPU has them, chosen when the program loads (an ifunc: x86-64 ELF
+// with glibc; not under a sanitizer, whose instrumentation of the resolver has crashed before
+// main). Elementwise, with no fused multiply-add (AVX2 without FMA; AVX-512F would bring FMA,
+// which the compiler may contract a * b + c into), so every version gives the same bits.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define FXC_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define FXC_SANITIZED 1
+#endif
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && defined(__GLIBC__) && !defined(FXC_SANITIZED)
 #define FXC_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define FXC_VECTOR_CLONES
@@ -92,11 +101,11 @@ void multiply_add_bins(std::complex<T>* sum, const std::complex<T>* x, const std
   }
 }
 
-FXC_VECTOR_CLONES [[gnu::noinline]] void multiply_add(std::complex<float>* sum, const std::complex<float>* x,
+[[gnu::noinline]] FXC_VECTOR_CLONES void multiply_add(std::complex<float>* sum, const std::complex<float>* x,
                                                       const std::complex<float>* h, std::size_t bins) noexcept {
   multiply_add_bins(sum, x, h, bins);
 }
-FXC_VECTOR_CLONES [[gnu::noinline]] void multiply_add(std::complex<double>* sum, const std::complex<double>* x,
+[[gnu::noinline]] FXC_VECTOR_CLONES void multiply_add(std::complex<double>* sum, const std::complex<double>* x,
                                                       const std::complex<double>* h, std::size_t bins) noexcept {
   multiply_add_bins(sum, x, h, bins);
 }

@@ -127,11 +127,11 @@ class PartitionedConvolver {
   /// inputs before x[0]) is read only to rebuild an unbuilt stream and is not written: the
   /// stream keeps the newest inputs (current_history). `y` may alias `x`; `phase` (0 <= phase < P) is the
   /// inputs of the current block seen, and is left so. `spectra` and `serial` are
-  /// transform_taps' result and its serial number; an unbuilt stream (serial 0: reserved,
-  /// reset, restored) is rebuilt from `history` and `phase` first (M forward FFTs), one built
-  /// for other taps recomputes its current block's tail (as one block does). A NaN or an
-  /// infinity reaches only the outputs whose sums include it: while one is among the inputs a
-  /// block's FFT partitions read, that block sums them directly. Allocates nothing once
+  /// transform_taps' result and its serial number; an unbuilt stream (serial 0: reserved or
+  /// restored) is rebuilt from `history` and `phase` first (M forward FFTs), one built for
+  /// other taps (or cleared, kSilentSpectraSerial) recomputes its current block's tail (as
+  /// one block does). A NaN or an infinity reaches only the outputs whose sums include it:
+  /// the FFTs count it as 0 and its products are added directly. Allocates nothing once
   /// `stream` is reserved.
   void convolve(std::span<const double> taps, std::span<const std::complex<T>> spectra, std::uint64_t serial,
                 std::span<const T> x, std::span<T> y, std::span<const T> history, std::int64_t& phase,
