@@ -45,7 +45,8 @@ int fft_block_for(std::size_t taps, const PassContext& context) {
     // pays, per call, partition 0 directly (2 P flops an output), and per block of P inputs
     // (length / P of them a call, on average) one 2P-point transform each way and a complex
     // multiply-add per bin and FFT partition, plus about one copy per input (its history moved
-    // back in its buffer): its cost grows with the call, not with the taps. Its block (2P) is not above the taps, which says which it is.
+    // back in its buffer): its cost grows with the call, not with the taps. Its block (2P) is
+    // not above the taps, which says which it is.
     const double calls = static_cast<double>(*length);
     const double d_taps = static_cast<double>(taps);
     auto transforms = [](double m) { return 5 * m * std::log2(m) + 4 * m; };

@@ -57,19 +57,11 @@ void reserve_chain_state(ChainState<C>& s, const std::vector<std::int64_t>& capa
       PartitionedStream<C>& p = s.fft_partitions[c];
       if (!convolver.reserved(p)) convolver.reserve(p);
       if (p.serial != 0 || !values || values->fft_serial == 0 || positions == 0) continue;
-      // Built here, off the audio thread, so that its first call does not transform M frames:
-      // a silent stream at phase 0 (a fresh one) as a reset builds it, any other (a loaded
-      // state) by a call of no samples, which rebuilds it from its history and phase.
-      const std::vector<C>& history = s.fft_history[c];
-      std::int64_t& phase = s.positions[(c + 1) * positions - 1];
-      const bool silent = std::all_of(history.begin(), history.end(), [](C v) { return v == C(0); });
-      if (silent && phase == 0) {
-        p.serial = values->fft_serial;
-        clear_partitioned_stream(p, history.size());
-      } else {
-        convolver.convolve(values->f64, values->template fft_response<C>(), values->fft_serial, {}, {}, history, phase,
-                           p);
-      }
+      // Built here, off the audio thread, by a call of no samples, which rebuilds it from its
+      // history and phase (zeros for a fresh stream, a loaded state's otherwise), so that its
+      // first call does not transform M frames.
+      convolver.convolve(values->f64, values->template fft_response<C>(), values->fft_serial, {}, {},
+                         s.fft_history[c], s.positions[(c + 1) * positions - 1], p);
     }
   }
 }
@@ -253,8 +245,9 @@ Expected<BlockExecutor, std::string> BlockExecutor::create(
         const std::size_t half = static_cast<std::size_t>(chain.fft_block) / 2;
         const double p = static_cast<double>(half);
         const double spectra = static_cast<double>((taps - 1) / half) * (p + 1) * 2 * sample;  // M x bins
-        bytes += channels * (history * sample + (2 * history + 8 * p) * sample + spectra + p * sample + (p + 1) * 2 * sample) + 3 * spectra +
-                 n * sample * 6;
+        const double per_channel = history * sample + (2 * history + 8 * p) * sample + spectra + p * sample +
+                                   (p + 1) * 2 * sample;
+        bytes += channels * per_channel + 3 * spectra + n * sample * 6;
       } else {
         bytes += channels * history * sample + n * sample * 6 + 3 * (n / 2 + 1) * 2 * sample;  // histories, work, responses
       }
