@@ -60,7 +60,7 @@ void reserve_chain_state(ChainState<C>& s, const std::vector<std::int64_t>& capa
       // Built here, off the audio thread, by a call of no samples, which rebuilds it from its
       // history and phase (zeros for a fresh stream, a loaded state's otherwise), so that its
       // first call does not transform M frames.
-      convolver.convolve(values->f64, values->template fft_response<C>(), values->fft_serial, {}, {},
+      convolver.convolve(values->f64, values->template partition_spectra<C>(), values->fft_serial, {}, {},
                          s.fft_history[c], s.positions[(c + 1) * positions - 1], p);
     }
   }

@@ -46,14 +46,14 @@ GraphValues graph_values(const ir::Graph& scheduled) {
         // convolution on the CPU (the GPU's makes its own tables, runtime/cuda_executor.cpp).
         const bool overlap_save = !runs_partitioned(v.f64.size(), chain->fft_block);
         auto transform = [&](auto& response, auto&& plan) {
-          if constexpr (requires { plan.partitions(); }) response.resize(plan.partitions() * plan.bins());
+          if constexpr (requires { plan.partitions(); }) response.resize(plan.partitions() * plan.spectrum_size());
           else response.resize(plan.bins());
           plan.transform_taps(v.f64, response);
         };
         if (overlap_save && signal == DType::f32) transform(v.fft_response_f32, FftConvolver<float>(v.f64.size(), chain->fft_block));
         else if (overlap_save) transform(v.fft_response_f64, FftConvolver<double>(v.f64.size(), chain->fft_block));
-        else if (signal == DType::f32) transform(v.fft_response_f32, PartitionedConvolver<float>(v.f64.size(), chain->fft_block));
-        else transform(v.fft_response_f64, PartitionedConvolver<double>(v.f64.size(), chain->fft_block));
+        else if (signal == DType::f32) transform(v.partition_spectra_f32, PartitionedConvolver<float>(v.f64.size(), chain->fft_block));
+        else transform(v.partition_spectra_f64, PartitionedConvolver<double>(v.f64.size(), chain->fft_block));
         // The same taps and block give the same spectra: a value staged for another node leaves
         // the serial, so a partitioned FIR's channels do not rebuild (M FFTs) for it.
         v.fft_serial = spectra_serial(v.f64, chain->fft_block);

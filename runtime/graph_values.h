@@ -20,10 +20,14 @@ struct NodeValues {
   std::vector<double> f64;
   std::vector<std::int64_t> delay_lengths;  ///< a chain's delays, or a feedback node's one, in samples
   /// FFT overlap-save chains: the taps' spectrum in the signal type, one of the two (the
-  /// taps themselves are in f64); a partitioned convolution's (an FFT block not above the
-  /// taps, runtime/partitioned_convolution.h): its partitions' spectra, one after another.
+  /// taps themselves are in f64).
   std::vector<std::complex<float>> fft_response_f32;
   std::vector<std::complex<double>> fft_response_f64;
+  /// A partitioned convolution's (an FFT block not above the taps,
+  /// runtime/partitioned_convolution.h): its partitions' spectra one after another, each split
+  /// into real and imaginary parts (PartitionedConvolver::transform_taps); one of the two.
+  std::vector<float> partition_spectra_f32;
+  std::vector<double> partition_spectra_f64;
   /// A hash of the taps and FFT block those spectra come from, odd (so never 0, nor
   /// kSilentSpectraSerial): a partitioned convolution's channels rebuild their tails when it
   /// changes.
@@ -38,6 +42,11 @@ struct NodeValues {
   const std::vector<std::complex<T>>& fft_response() const {
     if constexpr (std::is_same_v<T, float>) return fft_response_f32;
     else return fft_response_f64;
+  }
+  template <class T>
+  const std::vector<T>& partition_spectra() const {
+    if constexpr (std::is_same_v<T, float>) return partition_spectra_f32;
+    else return partition_spectra_f64;
   }
 };
 

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 
 #include "support/diagnostics.h"
 
@@ -20,24 +22,47 @@ PartitionedConvolver<T>::PartitionedConvolver(std::size_t taps, int block)
       p_(static_cast<std::size_t>(std::max(block, 2)) / 2),
       m_(taps > p_ ? (taps - 1) / p_ : 0),
       history_(fft_history_length(taps, block)),
+      stride_((p_ + 1 + 7) / 8 * 8),
       fft_(2 * p_),
       frame_(2 * p_, T(0)),
       out_(2 * p_, T(0)),
-      sum_(p_ + 1),
-      head_(p_, 0.0) {
+      spectrum_(p_ + 1),
+      head_(p_, 0.0),
+      window_(std::is_same_v<T, float> ? 2 * p_ : 0, 0.0) {
   FXC_INTERNAL_ASSERT(block >= 2 && (block & (block - 1)) == 0 && static_cast<std::size_t>(block) <= taps,
                       "a partitioned convolution's block must be a power of two, at most the taps");
 }
 
+namespace {
+
+// A spectrum's bins into the split form (real parts, then imaginary parts, `stride` apart),
+// and back.
 template <class T>
-void PartitionedConvolver<T>::transform_taps(std::span<const double> taps, std::span<std::complex<T>> spectra) {
-  FXC_INTERNAL_ASSERT(taps.size() == taps_ && spectra.size() == m_ * bins(), "partition spectra of the wrong size");
+void split_bins(std::span<const std::complex<T>> bins, T* split, std::size_t stride) noexcept {
+  for (std::size_t b = 0; b < bins.size(); ++b) {
+    split[b] = bins[b].real();
+    split[stride + b] = bins[b].imag();
+  }
+}
+template <class T>
+void merge_bins(const T* split, std::size_t stride, std::span<std::complex<T>> bins) noexcept {
+  for (std::size_t b = 0; b < bins.size(); ++b) bins[b] = {split[b], split[stride + b]};
+}
+
+}  // namespace
+
+template <class T>
+void PartitionedConvolver<T>::transform_taps(std::span<const double> taps, std::span<T> spectra) {
+  FXC_INTERNAL_ASSERT(taps.size() == taps_ && spectra.size() == m_ * spectrum_size(),
+                      "partition spectra of the wrong size");
+  std::fill(spectra.begin(), spectra.end(), T(0));  // the padding
   const T scale = T(1) / static_cast<T>(2 * p_);
   for (std::size_t part = 0; part < m_; ++part) {
     std::fill(frame_.begin(), frame_.end(), T(0));
     const std::size_t first = (part + 1) * p_;
     for (std::size_t k = 0; k < p_ && first + k < taps_; ++k) frame_[k] = static_cast<T>(taps[first + k] * scale);
-    fft_.forward(frame_, spectra.subspan(part * bins(), bins()));
+    fft_.forward(frame_, spectrum_);
+    split_bins<T>(spectrum_, spectra.data() + part * spectrum_size(), stride_);
   }
 }
 
@@ -45,10 +70,10 @@ template <class T>
 void PartitionedConvolver<T>::reserve(PartitionedStream<T>& stream) const {
   stream.serial = 0;
   stream.recent.assign(capacity(), T(0));
-  stream.spectra.assign(m_ * bins(), {});
+  stream.spectra.assign(m_ * spectrum_size(), T(0));
   stream.nonfinite.assign(m_, 0);
   stream.tail.assign(p_, T(0));
-  stream.next.assign(bins(), {});
+  stream.next.assign(spectrum_size(), T(0));
   stream.next_done = 0;
 }
 
@@ -66,14 +91,18 @@ void PartitionedConvolver<T>::push_frame(PartitionedStream<T>& s, std::size_t en
       finite = false;
     }
   s.nonfinite[s.newest] = finite ? 0 : 1;
-  fft_.forward(frame_, std::span(s.spectra).subspan(s.newest * bins(), bins()));
+  fft_.forward(frame_, spectrum_);
+  split_bins<T>(spectrum_, s.spectra.data() + s.newest * spectrum_size(), stride_);
 }
 
 namespace {
 
-// sum += x * h over the bins. One function (never inlined) for every partition and path, so
-// that a tail summed a call at a time and one summed at once are the same, bit for bit.
-// Written out: std::complex's operator* checks for infinities (Annex G) and would not vectorize.
+// sum += x * h over the bins of split spectra (`stride` apart: transform_taps). One function
+// (never inlined) for every partition and path, so that a tail summed a call at a time and one
+// summed at once are the same, bit for bit. Split, the products take whole vectors with no
+// shuffles: interleaved complex numbers took three shuffles for every four products, and were
+// the longest part of a short call. (Each sum is the one std::complex's operator* gives
+// without its Annex G checks for infinities, which would not vectorize.)
 // Wider vectors where the CPU has them, chosen when the program loads (an ifunc: x86-64 ELF
 // with glibc; not under a sanitizer, whose instrumentation of the resolver has crashed before
 // main). Elementwise, with no fused multiply-add (AVX2 without FMA; AVX-512F would bring FMA,
@@ -89,46 +118,72 @@ namespace {
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && defined(__GLIBC__) && !defined(FXC_SANITIZED)
 #define FXC_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
 #else
-#define FXC_VECTOR_CLONES
+#define FXC_VECTOR_CLONES __attribute__((noinline))  // one function still; an ifunc is never inlined
 #endif
 
 template <class T>
-void multiply_add_bins(std::complex<T>* sum, const std::complex<T>* x, const std::complex<T>* h,
-                       std::size_t bins) noexcept {
-  for (std::size_t b = 0; b < bins; ++b) {
-    const T xr = x[b].real(), xi = x[b].imag(), hr = h[b].real(), hi = h[b].imag();
-    sum[b] = {sum[b].real() + (xr * hr - xi * hi), sum[b].imag() + (xr * hi + xi * hr)};
+void multiply_add_split(T* __restrict sum, const T* __restrict x, const T* __restrict h, std::size_t stride) noexcept {
+  for (std::size_t b = 0; b < stride; ++b) {
+    const T xr = x[b], xi = x[stride + b], hr = h[b], hi = h[stride + b];
+    sum[b] += xr * hr - xi * hi;
+    sum[stride + b] += xr * hi + xi * hr;
   }
 }
 
-[[gnu::noinline]] FXC_VECTOR_CLONES void multiply_add(std::complex<float>* sum, const std::complex<float>* x,
-                                                      const std::complex<float>* h, std::size_t bins) noexcept {
-  multiply_add_bins(sum, x, h, bins);
+FXC_VECTOR_CLONES void multiply_add(float* sum, const float* x, const float* h, std::size_t stride) noexcept {
+  multiply_add_split(sum, x, h, stride);
 }
-[[gnu::noinline]] FXC_VECTOR_CLONES void multiply_add(std::complex<double>* sum, const std::complex<double>* x,
-                                                      const std::complex<double>* h, std::size_t bins) noexcept {
-  multiply_add_bins(sum, x, h, bins);
+FXC_VECTOR_CLONES void multiply_add(double* sum, const double* x, const double* h, std::size_t stride) noexcept {
+  multiply_add_split(sum, x, h, stride);
 }
 
 // head[r] = sum over k < taps of taps[k] * newest[r - k], for r < count: partition 0,
-// directly, a tap at a time over the outputs, in float64.
-template <class T>
-void sum_head_of(double* head, const double* taps, std::size_t count_taps, const T* newest, std::size_t count) noexcept {
-  std::fill(head, head + count, 0.0);
-  for (std::size_t k = 0; k < count_taps; ++k) {
-    const double h = taps[k];
-    const T* in = newest - k;
-    for (std::size_t r = 0; r < count; ++r) head[r] += h * static_cast<double>(in[r]);
+// directly, in float64, each sum in the order of k. A tile of 16 outputs is summed in
+// registers over every tap and stored once. Summed in memory a tap at a time, its loads waited
+// on the stores before them wherever the buffers happened to lie 4 KiB apart, and its speed
+// depended on where they were allocated. Written with vectors of four lanes (one AVX register
+// or two SSE ones): as a plain loop over a tile, the compiler reused the overlapping inputs of
+// neighbouring taps through scalar shuffles, at half the speed.
+using Lanes = double __attribute__((vector_size(4 * sizeof(double))));
+
+FXC_VECTOR_CLONES void sum_head(double* head, const double* taps, std::size_t count_taps, const double* newest,
+                                std::size_t count) noexcept {
+  std::size_t r0 = 0;
+  for (; r0 + 16 <= count; r0 += 16) {
+    Lanes a0{}, a1{}, a2{}, a3{};
+    const double* in = newest + r0;
+    for (std::size_t k = 0; k < count_taps; ++k, --in) {
+      const Lanes h = Lanes{} + taps[k];
+      Lanes x0, x1, x2, x3;
+      std::memcpy(&x0, in, sizeof x0);
+      std::memcpy(&x1, in + 4, sizeof x1);
+      std::memcpy(&x2, in + 8, sizeof x2);
+      std::memcpy(&x3, in + 12, sizeof x3);
+      a0 += h * x0;
+      a1 += h * x1;
+      a2 += h * x2;
+      a3 += h * x3;
+    }
+    std::memcpy(head + r0, &a0, sizeof a0);
+    std::memcpy(head + r0 + 4, &a1, sizeof a1);
+    std::memcpy(head + r0 + 8, &a2, sizeof a2);
+    std::memcpy(head + r0 + 12, &a3, sizeof a3);
+  }
+  for (; r0 < count; ++r0) {
+    double acc = 0;
+    for (std::size_t k = 0; k < count_taps; ++k) acc += taps[k] * newest[r0 - k];
+    head[r0] = acc;
   }
 }
 
-FXC_VECTOR_CLONES void sum_head(double* head, const double* taps, std::size_t count_taps, const float* newest,
-                                std::size_t count) noexcept {
-  sum_head_of(head, taps, count_taps, newest, count);
+// The float64 inputs sum_head reads for `count` outputs ending at recent + end: float inputs
+// are widened once into `window` (P - 1 + count of them), not once per tap.
+const double* head_inputs(const double* recent, std::size_t end, std::size_t, std::vector<double>&) noexcept {
+  return recent + end;
 }
-FXC_VECTOR_CLONES void sum_head(double* head, const double* taps, std::size_t count_taps, const double* newest,
-                                std::size_t count) noexcept {
-  sum_head_of(head, taps, count_taps, newest, count);
+const double* head_inputs(const float* recent, std::size_t end, std::size_t span, std::vector<double>& window) noexcept {
+  std::copy(recent + end - span, recent + end, window.begin());
+  return window.data() + span;
 }
 
 }  // namespace
@@ -139,41 +194,46 @@ FXC_VECTOR_CLONES void sum_head(double* head, const double* taps, std::size_t co
 // Partitions 2 .. M are summed first, in order, then partition 1: the same order whether the
 // calls of block k - 1 summed them (sum_next) or a rebuild sums them at once (block_tail).
 template <class T>
-void PartitionedConvolver<T>::sum_next(std::span<const std::complex<T>> spectra, PartitionedStream<T>& s,
-                                       std::size_t done) noexcept {
+void PartitionedConvolver<T>::sum_next(std::span<const T> spectra, PartitionedStream<T>& s, std::size_t done,
+                                       std::size_t second) noexcept {
   if (s.next_done >= done) return;
-  const std::size_t bins = this->bins();
-  // Partition part + 1 (part 0-based, from 1) reads the frame part - 1 slots before the newest.
-  std::size_t slot = s.newest >= s.next_done ? s.newest - s.next_done : s.newest + m_ - s.next_done;
+  const std::size_t size = spectrum_size();
+  // Partition part + 1 (part 0-based, from 1) reads the frame part - 1 slots before `second`'s.
+  std::size_t slot = second >= s.next_done ? second - s.next_done : second + m_ - s.next_done;
   for (; s.next_done < done; ++s.next_done) {
     const std::size_t part = s.next_done + 1;
-    multiply_add(s.next.data(), s.spectra.data() + slot * bins, spectra.data() + part * bins, bins);
+    multiply_add(s.next.data(), s.spectra.data() + slot * size, spectra.data() + part * size, stride_);
     slot = slot == 0 ? m_ - 1 : slot - 1;
   }
 }
 
-// Block k's tail when its first input is recent[start] and the ring's newest frame is blocks
-// k - 2 and k - 1's: partitions 2 .. M then 1, as sum_next and the block's end do.
+// Partition 1 of the block whose newest frame was just pushed, and the block's tail.
 template <class T>
-void PartitionedConvolver<T>::block_tail(std::span<const double> taps, std::span<const std::complex<T>> spectra,
-                                         PartitionedStream<T>& s, std::size_t start) noexcept {
-  const std::size_t bins = this->bins();
-  std::fill(sum_.begin(), sum_.end(), std::complex<T>{});
-  std::size_t slot = s.newest;
-  for (std::size_t part = 1; part < m_; ++part) {
-    slot = slot == 0 ? m_ - 1 : slot - 1;
-    multiply_add(sum_.data(), s.spectra.data() + slot * bins, spectra.data() + part * bins, bins);
-  }
-  multiply_add(sum_.data(), s.spectra.data() + s.newest * bins, spectra.data(), bins);
-  finish_tail(taps, sum_, s, start);
-  std::fill(s.next.begin(), s.next.end(), std::complex<T>{});
+void PartitionedConvolver<T>::end_block(std::span<const double> taps, std::span<const T> spectra,
+                                        PartitionedStream<T>& s, std::size_t start) noexcept {
+  multiply_add(s.next.data(), s.spectra.data() + s.newest * spectrum_size(), spectra.data(), stride_);
+  finish_tail(taps, s, start);
+  std::fill(s.next.begin(), s.next.end(), T(0));
   s.next_done = 0;
 }
 
+// Block k's tail when its first input is recent[start] and the ring's newest frame is blocks
+// k - 2 and k - 1's: partitions 2 .. M, which read from the frame before it, then 1, as the
+// calls of block k - 1 and the block's end would have.
 template <class T>
-void PartitionedConvolver<T>::finish_tail(std::span<const double> taps, std::span<const std::complex<T>> sum,
-                                          PartitionedStream<T>& s, std::size_t start) noexcept {
-  fft_.inverse(sum, out_);
+void PartitionedConvolver<T>::block_tail(std::span<const double> taps, std::span<const T> spectra,
+                                         PartitionedStream<T>& s, std::size_t start) noexcept {
+  std::fill(s.next.begin(), s.next.end(), T(0));
+  s.next_done = 0;
+  sum_next(spectra, s, m_ - 1, s.newest == 0 ? m_ - 1 : s.newest - 1);
+  end_block(taps, spectra, s, start);
+}
+
+template <class T>
+void PartitionedConvolver<T>::finish_tail(std::span<const double> taps, PartitionedStream<T>& s,
+                                          std::size_t start) noexcept {
+  merge_bins<T>(s.next.data(), stride_, spectrum_);
+  fft_.inverse(spectrum_, out_);
   std::copy(out_.begin() + static_cast<std::ptrdiff_t>(p_), out_.end(), s.tail.begin());
   if (std::none_of(s.nonfinite.begin(), s.nonfinite.end(), [](unsigned char f) { return f != 0; })) return;
   // The frames counted the non-finite inputs as 0: add their products, each to the outputs its
@@ -194,7 +254,7 @@ void PartitionedConvolver<T>::finish_tail(std::span<const double> taps, std::spa
 // before it (the oldest starts (M + 1) P + phase <= history_ inputs back), the same inputs an
 // unbroken stream transformed, and the block's tail.
 template <class T>
-void PartitionedConvolver<T>::rebuild(std::span<const double> taps, std::span<const std::complex<T>> spectra,
+void PartitionedConvolver<T>::rebuild(std::span<const double> taps, std::span<const T> spectra,
                                       std::uint64_t serial, std::span<const T> history, std::size_t phase,
                                       PartitionedStream<T>& s) noexcept {
   std::copy(history.begin(), history.end(), s.recent.begin());
@@ -207,7 +267,7 @@ void PartitionedConvolver<T>::rebuild(std::span<const double> taps, std::span<co
 }
 
 template <class T>
-void PartitionedConvolver<T>::convolve(std::span<const double> taps, std::span<const std::complex<T>> spectra,
+void PartitionedConvolver<T>::convolve(std::span<const double> taps, std::span<const T> spectra,
                                        std::uint64_t serial, std::span<const T> x, std::span<T> y,
                                        std::span<const T> history, std::int64_t& phase_slot,
                                        PartitionedStream<T>& s) noexcept {
@@ -232,18 +292,16 @@ void PartitionedConvolver<T>::convolve(std::span<const double> taps, std::span<c
               s.recent.begin() + static_cast<std::ptrdiff_t>(s.filled));
     s.filled += count;
     // Partition 0 directly, a tap at a time over the outputs (vectorizes; float64 sums).
-    sum_head(head_.data(), taps.data(), p_, s.recent.data() + (s.filled - count), count);
+    const double* newest = head_inputs(s.recent.data(), s.filled, p_ - 1 + count, window_);
+    sum_head(head_.data(), taps.data(), p_, newest - count, count);
     for (std::size_t r = 0; r < count; ++r) y[i + r] = static_cast<T>(head_[r] + static_cast<double>(s.tail[phase + r]));
     phase += count;
     i += count;
     // The next block's partitions 2 .. M, in step with this block's inputs.
-    sum_next(spectra, s, (m_ - 1) * phase / p_);
+    sum_next(spectra, s, (m_ - 1) * phase / p_, s.newest);
     if (phase == p_) {
       push_frame(s, s.filled);
-      multiply_add(s.next.data(), s.spectra.data() + s.newest * bins(), spectra.data(), bins());
-      finish_tail(taps, s.next, s, s.filled);
-      std::fill(s.next.begin(), s.next.end(), std::complex<T>{});
-      s.next_done = 0;
+      end_block(taps, spectra, s, s.filled);
       phase = 0;
     }
   }

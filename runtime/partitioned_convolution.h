@@ -44,15 +44,16 @@ struct PartitionedStream {
   std::size_t newest = 0;  ///< the ring's slot of the last complete block's spectrum
   std::size_t filled = 0;  ///< inputs in `recent`, the newest last
   std::vector<T> recent;   ///< the last inputs: at least the history's length once built
-  /// [slot][bin]: the spectra of the last M frames of 2P inputs (a block and the one before),
+  /// [slot][spectrum_size()]: the spectra of the last M frames of 2P inputs (a block and the
+  /// one before), split into real and imaginary parts (PartitionedConvolver::transform_taps),
   /// and whether each frame held a NaN or an infinity.
-  std::vector<std::complex<T>> spectra;
+  std::vector<T> spectra;
   std::vector<unsigned char> nonfinite;
   std::vector<T> tail;  ///< the current block's outputs from every partition but the first
   /// The next block's spectrum summed over FFT partitions 2 .. M (their frames are in the
   /// ring already), `next_done` of them so far: each call adds its share, so that the call
-  /// that ends a block adds only partition 1 and transforms, and calls cost alike.
-  std::vector<std::complex<T>> next;
+  /// that ends a block adds only partition 1 and transforms, and calls cost alike. Split.
+  std::vector<T> next;
   std::size_t next_done = 0;
 };
 
@@ -77,10 +78,10 @@ void clear_partitioned_stream(PartitionedStream<T>& stream, std::size_t history_
   std::fill(stream.recent.begin(), stream.recent.begin() + static_cast<std::ptrdiff_t>(history_length), T(0));
   stream.filled = history_length;
   stream.newest = stream.nonfinite.size() - 1;  // where a rebuild's M frames leave it
-  std::fill(stream.spectra.begin(), stream.spectra.end(), std::complex<T>{});
+  std::fill(stream.spectra.begin(), stream.spectra.end(), T(0));
   std::fill(stream.nonfinite.begin(), stream.nonfinite.end(), static_cast<unsigned char>(0));
   std::fill(stream.tail.begin(), stream.tail.end(), T(0));
-  std::fill(stream.next.begin(), stream.next.end(), std::complex<T>{});
+  std::fill(stream.next.begin(), stream.next.end(), T(0));
   stream.next_done = 0;
 }
 
@@ -110,17 +111,22 @@ class PartitionedConvolver {
   std::size_t taps() const { return taps_; }
   std::size_t partitions() const { return m_; }    ///< M, the FFT partitions
   std::size_t bins() const { return p_ + 1; }      ///< of a 2P-point real FFT
+  /// The values of one spectrum as this convolver keeps it: split, its bins' real parts then
+  /// their imaginary parts, each padded with zeros to a multiple of 8 (stride), so that the
+  /// spectral products run in whole vectors with no shuffles.
+  std::size_t spectrum_size() const { return 2 * stride_; }
 
   /// The spectra of partitions 1 .. M of `taps`, divided by 2P (the inverse is
-  /// unnormalized), into `spectra` (partitions() x bins()): what convolve() multiplies by.
-  void transform_taps(std::span<const double> taps, std::span<std::complex<T>> spectra);
+  /// unnormalized), into `spectra` (partitions() x spectrum_size()): what convolve()
+  /// multiplies by.
+  void transform_taps(std::span<const double> taps, std::span<T> spectra);
 
   /// Sizes a channel's memory (allocates; convolve() then does not), unbuilt.
   void reserve(PartitionedStream<T>& stream) const;
   /// Whether `stream` is sized for this convolver (reserve).
   bool reserved(const PartitionedStream<T>& stream) const {
-    return stream.recent.size() == capacity() && stream.spectra.size() == m_ * bins() && stream.tail.size() == p_ &&
-           stream.next.size() == bins();
+    return stream.recent.size() == capacity() && stream.spectra.size() == m_ * spectrum_size() &&
+           stream.tail.size() == p_ && stream.next.size() == spectrum_size();
   }
 
   /// y = taps * x, as FftConvolver::convolve, except that `history` (history_length()
@@ -133,36 +139,42 @@ class PartitionedConvolver {
   /// one block does). A NaN or an infinity reaches only the outputs whose sums include it:
   /// the FFTs count it as 0 and its products are added directly. Allocates nothing once
   /// `stream` is reserved.
-  void convolve(std::span<const double> taps, std::span<const std::complex<T>> spectra, std::uint64_t serial,
+  void convolve(std::span<const double> taps, std::span<const T> spectra, std::uint64_t serial,
                 std::span<const T> x, std::span<T> y, std::span<const T> history, std::int64_t& phase,
                 PartitionedStream<T>& stream) noexcept;
 
   std::size_t history_length() const { return history_; }
 
  private:
-  void rebuild(std::span<const double> taps, std::span<const std::complex<T>> spectra, std::uint64_t serial,
+  void rebuild(std::span<const double> taps, std::span<const T> spectra, std::uint64_t serial,
                std::span<const T> history, std::size_t phase, PartitionedStream<T>& stream) noexcept;
-  /// The spectrum of the 2P inputs before recent[end] into the ring's next slot.
+  /// The spectrum of the 2P inputs before recent[end] into the ring's next slot, split.
   void push_frame(PartitionedStream<T>& stream, std::size_t end) noexcept;
   /// The tail of the block whose first input is (or will be) recent[start], from the ring's
   /// spectra, with the products of non-finite inputs added directly; `stream.next` restarts.
-  void block_tail(std::span<const double> taps, std::span<const std::complex<T>> spectra,
+  void block_tail(std::span<const double> taps, std::span<const T> spectra,
                   PartitionedStream<T>& stream, std::size_t start) noexcept;
-  /// Adds FFT partitions to `stream.next` until `done` of partitions 2 .. M are in.
-  void sum_next(std::span<const std::complex<T>> spectra, PartitionedStream<T>& stream, std::size_t done) noexcept;
-  /// The tail from `sum` (the spectrum over every FFT partition): the inverse transform, then
-  /// the non-finite inputs' products.
-  void finish_tail(std::span<const double> taps, std::span<const std::complex<T>> sum, PartitionedStream<T>& stream,
-                   std::size_t start) noexcept;
+  /// Adds FFT partitions to `stream.next` until `done` of partitions 2 .. M are in, partition
+  /// 2 reading the ring's slot `second` and each next one the slot before.
+  void sum_next(std::span<const T> spectra, PartitionedStream<T>& stream, std::size_t done,
+                std::size_t second) noexcept;
+  /// Adds partition 1 (the ring's newest frame) to `stream.next`, makes the tail of the block
+  /// that starts at recent[start] from it, and restarts `stream.next`.
+  void end_block(std::span<const double> taps, std::span<const T> spectra, PartitionedStream<T>& stream,
+                 std::size_t start) noexcept;
+  /// The tail from `stream.next` (the spectrum summed over every FFT partition): the inverse
+  /// transform, then the non-finite inputs' products.
+  void finish_tail(std::span<const double> taps, PartitionedStream<T>& stream, std::size_t start) noexcept;
   /// Room for a second history's worth of inputs after the history, so that moving the
   /// newest history back to the front costs about one copied input per input.
   std::size_t capacity() const { return 2 * history_ + 8 * p_; }
 
-  std::size_t taps_, p_, m_, history_;
+  std::size_t taps_, p_, m_, history_, stride_;
   RealFftOf<T> fft_;
   std::vector<T> frame_, out_;
-  std::vector<std::complex<T>> sum_;
+  std::vector<std::complex<T>> spectrum_;  ///< an FFT's bins, before they are split or after merged
   std::vector<double> head_;
+  std::vector<double> window_;  ///< a float stream's partition-0 inputs, widened (head_inputs)
 };
 
 extern template class PartitionedConvolver<float>;

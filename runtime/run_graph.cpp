@@ -124,7 +124,7 @@ void run_chain(const ir::Graph& g, const ExecutionPlan& plan, const ExecutionPla
             std::vector<T>& history = s.fft_history[c];
             if (history.size() != parts->history_length()) history.resize(parts->history_length(), T(0));
             if (!parts->reserved(s.fft_partitions[c])) parts->reserve(s.fft_partitions[c]);
-            parts->convolve(v.f64, v.template fft_response<T>(), v.fft_serial, {static_cast<const T*>(in[c]), frames},
+            parts->convolve(v.f64, v.template partition_spectra<T>(), v.fft_serial, {static_cast<const T*>(in[c]), frames},
                             {static_cast<T*>(out[c]), frames}, history, s.positions[(c + 1) * positions - 1],
                             s.fft_partitions[c]);
           }

@@ -55,7 +55,7 @@ template <class T>
 struct Stream {
   PartitionedConvolver<T> convolver;
   std::vector<double> taps;
-  std::vector<std::complex<T>> spectra;
+  std::vector<T> spectra;
   std::uint64_t serial;
   std::vector<T> history;
   std::int64_t phase = 0;
@@ -68,7 +68,7 @@ struct Stream {
   }
   void set_taps(const std::vector<double>& h, std::uint64_t serial_number) {
     taps = h;
-    spectra.assign(convolver.partitions() * convolver.bins(), {});
+    spectra.assign(convolver.partitions() * convolver.spectrum_size(), T(0));
     convolver.transform_taps(taps, spectra);
     serial = serial_number;
   }
