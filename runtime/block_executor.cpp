@@ -241,13 +241,15 @@ Expected<BlockExecutor, std::string> BlockExecutor::create(
       if (runs_partitioned(taps, chain.fft_block)) {
         // Partitioned: per channel its history, recent inputs (2 histories + 8 P), the last M
         // frames' spectra, a block's tail and the next block's partial spectrum; M partitions'
-        // spectra in each of three value sets.
+        // spectra in each of three value sets; the work memory (FFT buffers, partition 0's
+        // sums and its inputs widened to float64).
         const std::size_t half = static_cast<std::size_t>(chain.fft_block) / 2;
         const double p = static_cast<double>(half);
-        const double spectra = static_cast<double>((taps - 1) / half) * (p + 1) * 2 * sample;  // M x bins
-        const double per_channel = history * sample + (2 * history + 8 * p) * sample + spectra + p * sample +
-                                   (p + 1) * 2 * sample;
-        bytes += channels * per_channel + 3 * spectra + n * sample * 6;
+        const double spectrum = static_cast<double>(split_spectrum_size(half)) * sample;
+        const double spectra = static_cast<double>((taps - 1) / half) * spectrum;  // M spectra
+        const double per_channel =
+            history * sample + (2 * history + 8 * p) * sample + spectra + p * sample + spectrum;
+        bytes += channels * per_channel + 3 * spectra + n * sample * 6 + 3 * p * 8;
       } else {
         bytes += channels * history * sample + n * sample * 6 + 3 * (n / 2 + 1) * 2 * sample;  // histories, work, responses
       }

@@ -22,7 +22,7 @@ PartitionedConvolver<T>::PartitionedConvolver(std::size_t taps, int block)
       p_(static_cast<std::size_t>(std::max(block, 2)) / 2),
       m_(taps > p_ ? (taps - 1) / p_ : 0),
       history_(fft_history_length(taps, block)),
-      stride_((p_ + 1 + 7) / 8 * 8),
+      stride_(split_spectrum_size(p_) / 2),
       fft_(2 * p_),
       frame_(2 * p_, T(0)),
       out_(2 * p_, T(0)),
@@ -151,9 +151,10 @@ FXC_VECTOR_CLONES void sum_head(double* head, const double* taps, std::size_t co
   std::size_t r0 = 0;
   for (; r0 + 16 <= count; r0 += 16) {
     Lanes a0{}, a1{}, a2{}, a3{};
-    const double* in = newest + r0;
-    for (std::size_t k = 0; k < count_taps; ++k, --in) {
-      const Lanes h = Lanes{} + taps[k];
+    for (std::size_t k = 0; k < count_taps; ++k) {
+      const double* in = newest + r0 - k;
+      const double t = taps[k];
+      const Lanes h = {t, t, t, t};
       Lanes x0, x1, x2, x3;
       std::memcpy(&x0, in, sizeof x0);
       std::memcpy(&x1, in + 4, sizeof x1);
@@ -170,8 +171,9 @@ FXC_VECTOR_CLONES void sum_head(double* head, const double* taps, std::size_t co
     std::memcpy(head + r0 + 12, &a3, sizeof a3);
   }
   for (; r0 < count; ++r0) {
+    const double* in = newest + r0;
     double acc = 0;
-    for (std::size_t k = 0; k < count_taps; ++k) acc += taps[k] * newest[r0 - k];
+    for (std::size_t k = 0; k < count_taps; ++k) acc += taps[k] * *(in - k);
     head[r0] = acc;
   }
 }
@@ -291,7 +293,7 @@ void PartitionedConvolver<T>::convolve(std::span<const double> taps, std::span<c
     std::copy(x.begin() + static_cast<std::ptrdiff_t>(i), x.begin() + static_cast<std::ptrdiff_t>(i + count),
               s.recent.begin() + static_cast<std::ptrdiff_t>(s.filled));
     s.filled += count;
-    // Partition 0 directly, a tap at a time over the outputs (vectorizes; float64 sums).
+    // Partition 0 directly, in float64 (sum_head).
     const double* newest = head_inputs(s.recent.data(), s.filled, p_ - 1 + count, window_);
     sum_head(head_.data(), taps.data(), p_, newest - count, count);
     for (std::size_t r = 0; r < count; ++r) y[i + r] = static_cast<T>(head_[r] + static_cast<double>(s.tail[phase + r]));

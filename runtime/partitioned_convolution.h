@@ -29,6 +29,11 @@ inline bool runs_partitioned(std::size_t taps, int fft_block) {
 /// for bit.
 std::size_t fft_history_length(std::size_t taps, int fft_block);
 
+/// The values of one spectrum of a partitioned convolution with blocks of P inputs as it keeps
+/// them: split, the P + 1 bins' real parts then their imaginary parts, each padded with zeros
+/// to a multiple of 8, so that the spectral products run in whole vectors with no shuffles.
+inline std::size_t split_spectrum_size(std::size_t p) { return 2 * ((p + 1 + 7) / 8 * 8); }
+
 /// One channel's memory of a partitioned convolution. The stream's state is its history
 /// (fft_history_length) and its phase (the inputs of the current block seen, kept with the
 /// chain's ring position); this is derived from them, and rebuilt from them when `serial` is 0
@@ -111,9 +116,7 @@ class PartitionedConvolver {
   std::size_t taps() const { return taps_; }
   std::size_t partitions() const { return m_; }    ///< M, the FFT partitions
   std::size_t bins() const { return p_ + 1; }      ///< of a 2P-point real FFT
-  /// The values of one spectrum as this convolver keeps it: split, its bins' real parts then
-  /// their imaginary parts, each padded with zeros to a multiple of 8 (stride), so that the
-  /// spectral products run in whole vectors with no shuffles.
+  /// The values of one spectrum as this convolver keeps it (split_spectrum_size).
   std::size_t spectrum_size() const { return 2 * stride_; }
 
   /// The spectra of partitions 1 .. M of `taps`, divided by 2P (the inverse is
