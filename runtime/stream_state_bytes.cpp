@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/stream_state_bytes.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
+#include <span>
+#include <vector>
 
 #include "ir/hash.h"
 #include "support/sha256.h"
@@ -10,7 +13,10 @@
 namespace fxc {
 namespace {
 
-// "fxc stream state 1\n", "graph <structural hash>\n", "sha256 <of the body>\n", then the body:
+// "fxc stream state 1\n", "graph <structural hash>\n" (schedule_free_hash without the FFT
+// blocks; files written before 2026-11-29 hold it with them), "fft_blocks <node>:<block> ...\n"
+// (only for a graph with FFT FIR chains: the blocks it was saved with), "sha256 <of the
+// body>\n", then the body:
 // u8 signal dtype (0 f32, 1 f64); for each list (chains, then wide chains) a u64 count and per
 // chain a u8 `ready`, then, when ready, the state, positions, delay lengths, delay lines and
 // FFT histories as u64-counted arrays in host byte order. Coefficients are not saved: they
@@ -76,10 +82,21 @@ void write_chains(StateWriter& w, const std::vector<ChainState<C>>& chains) {
   }
 }
 
+// `history` (a channel's newest inputs, the newest last) to `length` inputs: the oldest are
+// dropped, or zeros put before them.
+template <class C>
+void fit_history(std::vector<C>& history, std::size_t length) {
+  if (history.size() > length)
+    history.erase(history.begin(), history.begin() + static_cast<std::ptrdiff_t>(history.size() - length));
+  else
+    history.insert(history.begin(), length - history.size(), C(0));
+}
+
 // Reads the chains of one list and checks each against the graph, so that a damaged or
-// foreign file cannot make a kernel read or write out of bounds.
+// foreign file cannot make a kernel read or write out of bounds. `saved_blocks`: by node id,
+// the FFT block each FFT FIR chain's state was saved with.
 template <class T, class C>
-std::string read_chains(StateReader& r, const ir::Graph& g, const GraphValues& values,
+std::string read_chains(StateReader& r, const ir::Graph& g, const GraphValues& values, std::span<const int> saved_blocks,
                         std::vector<ChainState<C>>& chains) {
   std::uint64_t count = 0;
   if (!r.u64(count) || count > g.size()) return "the chain list is damaged";
@@ -133,17 +150,86 @@ std::string read_chains(StateReader& r, const ir::Graph& g, const GraphValues& v
     if (!c.fft_history.empty() && c.fft_history.size() != channels) return where + "has damaged FFT history";
     if (codegen::runs_in_runtime(*chain)) {
       const std::size_t taps = std::get<ir::FirFilter>(chain->stages[0]).taps.size();
+      const int saved = saved_blocks[id];
       for (const auto& h : c.fft_history)
-        if (!h.empty() && h.size() != fft_history_length(taps, chain->fft_block)) return where + "has damaged FFT history";
+        if (!h.empty() && h.size() != fft_history_length(taps, saved)) return where + "has damaged FFT history";
       // A partitioned convolution keeps its block's phase in the FIR's ring position.
-      if (runs_partitioned(taps, chain->fft_block))
+      if (runs_partitioned(taps, saved))
         for (std::int64_t phase : c.positions)
-          if (phase < 0 || phase >= chain->fft_block / 2) return where + "has a damaged FFT block phase";
+          if (phase < 0 || phase >= saved / 2) return where + "has a damaged FFT block phase";
+      if (saved != chain->fft_block) {
+        // Saved by a stream whose calls had another length, and so another FFT block. The
+        // outputs to come read the newest taps - 1 inputs, which every block's history ends
+        // with; older inputs, which a partitioned convolution's frames hold but its taps do
+        // not reach, are zeros, and a new block begins here (phase 0). The outputs then equal
+        // an unbroken stream's within the FFTs' rounding, not bit for bit.
+        for (auto& h : c.fft_history)
+          if (!h.empty()) fit_history(h, fft_history_length(taps, chain->fft_block));
+        std::fill(c.positions.begin(), c.positions.end(), std::int64_t{0});
+      }
     }
     if (c.fft_history.empty()) c.fft_history.assign(channels, {});
     c.ready = true;
   }
   return {};
+}
+
+// The FFT blocks of `g`'s FFT FIR chains (codegen::runs_in_runtime), by node id; 0 elsewhere.
+std::vector<int> fft_blocks_of(const ir::Graph& g) {
+  std::vector<int> blocks(g.size(), 0);
+  for (ir::NodeId id = 0; id < g.size(); ++id)
+    if (const auto* chain = std::get_if<ir::Chain>(&g.node(id).op); chain && codegen::runs_in_runtime(*chain))
+      blocks[id] = chain->fft_block;
+  return blocks;
+}
+
+// What a state file's graph line holds: schedule_free_hash with the FFT blocks left out, since
+// they follow the length of one call too (passes::fft_block_for) and a state converts between
+// them (read_chains). Equal to schedule_free_hash for a graph without FFT FIR chains.
+std::string state_shape_hash(const ir::Graph& scheduled) {
+  ir::Graph g = scheduled;
+  for (ir::NodeId id = 0; id < g.size(); ++id)
+    if (auto* chain = std::get_if<ir::Chain>(&g.node(id).op); chain && codegen::runs_in_runtime(*chain))
+      chain->fft_block = 0;
+  return schedule_free_hash(g, false);
+}
+
+// "<node>:<block> ..." for the nonzero blocks.
+std::string fft_blocks_text(const std::vector<int>& blocks) {
+  std::string text;
+  for (std::size_t id = 0; id < blocks.size(); ++id)
+    if (blocks[id] != 0) text += (text.empty() ? "" : " ") + std::to_string(id) + ":" + std::to_string(blocks[id]);
+  return text;
+}
+
+// The blocks a "fft_blocks" line names: exactly the FFT FIR chains of the graph (`now`), each
+// with a power of two; nullopt if it does not.
+std::optional<std::vector<int>> parse_fft_blocks(std::string_view text, const std::vector<int>& now) {
+  std::vector<int> blocks(now.size(), 0);
+  while (!text.empty()) {
+    const std::size_t end = std::min(text.find(' '), text.size());
+    const std::string_view item = text.substr(0, end);
+    text.remove_prefix(std::min(end + 1, text.size()));
+    const std::size_t colon = item.find(':');
+    if (colon == std::string_view::npos) return std::nullopt;
+    std::uint64_t id = 0, block = 0;
+    auto parse = [](std::string_view digits, std::uint64_t& v) {
+      if (digits.empty() || digits.size() > 10) return false;
+      for (char ch : digits) {
+        if (ch < '0' || ch > '9') return false;
+        v = v * 10 + static_cast<std::uint64_t>(ch - '0');
+      }
+      return true;
+    };
+    if (!parse(item.substr(0, colon), id) || !parse(item.substr(colon + 1), block)) return std::nullopt;
+    if (id >= now.size() || now[id] == 0 || blocks[id] != 0 || block < 2 || block > (std::uint64_t{1} << 30) ||
+        (block & (block - 1)) != 0)
+      return std::nullopt;
+    blocks[id] = static_cast<int>(block);
+  }
+  for (std::size_t id = 0; id < now.size(); ++id)
+    if ((now[id] != 0) != (blocks[id] != 0)) return std::nullopt;
+  return blocks;
 }
 
 }  // namespace
@@ -169,8 +255,10 @@ std::string save_stream_state(const StreamState& state, const ir::Graph& schedul
         write_chains(body, graph_state.wide_chains);
       },
       state.graph);
-  return std::string(kStateMagic) + "graph " + schedule_free_hash(scheduled, false) + "\nsha256 " +
-         sha256_hex(body.bytes()) + "\n" + body.bytes();
+  const std::string blocks = fft_blocks_text(fft_blocks_of(scheduled));
+  return std::string(kStateMagic) + "graph " + state_shape_hash(scheduled) + "\n" +
+         (blocks.empty() ? "" : "fft_blocks " + blocks + "\n") + "sha256 " + sha256_hex(body.bytes()) + "\n" +
+         body.bytes();
 }
 
 Expected<StreamState, std::string> load_stream_state(std::string_view bytes, const ir::Graph& scheduled,
@@ -185,12 +273,24 @@ Expected<StreamState, std::string> load_stream_state(std::string_view bytes, con
   };
   if (!line(kStateMagic)) return Unexpected{std::string("not an fxc stream state")};
   auto graph = line("graph ");
+  auto blocks_line = line("fft_blocks ");
   auto checksum = line("sha256 ");
   if (!graph || !checksum) return Unexpected{std::string("the stream state's header is damaged")};
-  if (*graph != schedule_free_hash(scheduled, false))
+  const std::vector<int> blocks_now = fft_blocks_of(scheduled);
+  std::vector<int> saved_blocks = blocks_now;
+  if (*graph == state_shape_hash(scheduled)) {
+    if (blocks_line || std::any_of(blocks_now.begin(), blocks_now.end(), [](int b) { return b != 0; })) {
+      auto parsed = parse_fft_blocks(blocks_line.value_or(""), blocks_now);
+      if (!parsed) return Unexpected{std::string("the stream state's header is damaged (its FFT blocks)")};
+      saved_blocks = std::move(*parsed);
+    }
+  } else if (blocks_line || *graph != schedule_free_hash(scheduled, false)) {
+    // (A file written before FFT blocks were left out of the hash holds the hash with them,
+    // and so the blocks of this graph.)
     return Unexpected{std::string(
         "the stream state was saved from a graph of another shape (stages, orders, channels, "
         "FIR method or dtype)")};
+  }
   if (*checksum != sha256_hex(bytes))
     return Unexpected{std::string("the stream state is damaged (its checksum does not match)")};
   StateReader r(bytes);
@@ -201,8 +301,8 @@ Expected<StreamState, std::string> load_stream_state(std::string_view bytes, con
   std::string error = std::visit(
       [&](auto& graph_state) {
         using T = typename std::decay_t<decltype(graph_state)>::Sample;
-        std::string e = read_chains<T>(r, scheduled, values, graph_state.chains);
-        if (e.empty()) e = read_chains<T>(r, scheduled, values, graph_state.wide_chains);
+        std::string e = read_chains<T>(r, scheduled, values, saved_blocks, graph_state.chains);
+        if (e.empty()) e = read_chains<T>(r, scheduled, values, saved_blocks, graph_state.wide_chains);
         return e;
       },
       loaded.graph);

@@ -13,6 +13,7 @@
 #include "random_graphs.h"
 #include "runtime/graph_values.h"
 #include "runtime/reference_interpreter.h"
+#include "runtime/stream_state_bytes.h"
 
 namespace fxc {
 namespace {
@@ -43,6 +44,49 @@ void check_same(const std::vector<Signal>& got, const std::vector<Signal>& want,
     if (exact) CHECK(bit_equal(got[k], want[k]));
     else CHECK(relative_difference(got[k], want[k]) <= (want[k].dtype() == DType::f64 ? kFftToleranceF64 : kFftTolerance));
   }
+}
+
+// The reference interpreter's outputs (direct sums in float64) for `g`, a graph of one
+// stereo input, on `inputs`.
+std::vector<Signal> interpreted(const ir::Graph& g, const std::vector<Signal>& inputs) {
+  DiagnosticEngine diags;
+  passes::PassContext oracle{diags, {48000.0, 2, DType::f64}};
+  auto designed = passes::run_pipeline(g, oracle, {.passes = {"infer-types", "design-filters"}});
+  REQUIRE(designed);
+  std::vector<Signal> wide;
+  for (const Signal& s : inputs) wide.push_back(s.converted(DType::f64));
+  auto want = interpret(*designed, wide);
+  REQUIRE(want);
+  return std::move(*want);
+}
+
+// The FFT block of the graph's one FFT FIR chain.
+int fft_block_of(const ir::Graph& scheduled) {
+  int block = 0;
+  for (const ir::Node& n : scheduled.nodes())
+    if (auto* chain = std::get_if<ir::Chain>(&n.op)) block = chain->fft_block;
+  return block;
+}
+
+// Samples [from, from + count) of each signal.
+std::vector<Signal> slice(const std::vector<Signal>& signals, std::size_t from, std::size_t count) {
+  std::vector<Signal> out;
+  for (const Signal& s : signals) {
+    Signal part(s.channels(), count, s.dtype());
+    for (std::size_t c = 0; c < s.channels(); ++c)
+      std::memcpy(data_of(part, c), static_cast<const std::byte*>(data_of(s, c)) + from * size_of(s.dtype()),
+                  count * size_of(s.dtype()));
+    out.push_back(std::move(part));
+  }
+  return out;
+}
+
+// `state` with its header's lines from "graph " up to "sha256 " replaced by `lines`.
+std::string with_header_lines(const std::string& state, const std::string& lines) {
+  const std::size_t from = state.find("graph "), to = state.find("sha256 ");
+  REQUIRE(from != std::string::npos);
+  REQUIRE(to != std::string::npos);
+  return state.substr(0, from) + lines + state.substr(to);
 }
 
 TEST_CASE("BlockExecutor: blocks of random lengths give execute_cpu's output, per strategy") {
@@ -93,18 +137,11 @@ TEST_CASE("BlockExecutor: a long FIR in short blocks runs partitioned, and equal
         std::get<ir::FirFilter>(chain->stages[0]).taps[7] += 0.25;
     CHECK(serial(other) != serial(c.scheduled));
     std::vector<Signal> inputs = noise_signals(1, 2, 9000, dtype, 13);
-    DiagnosticEngine diags;
-    passes::PassContext oracle{diags, {48000.0, 2, DType::f64}};
-    auto designed = passes::run_pipeline(g, oracle, {.passes = {"infer-types", "design-filters"}});
-    REQUIRE(designed);
-    std::vector<Signal> wide;
-    for (const Signal& s : inputs) wide.push_back(s.converted(DType::f64));
-    auto want = interpret(*designed, wide);
-    REQUIRE(want);
+    auto want = interpreted(g, inputs);
     BlockExecutor executor = make_executor(c, 256);
     auto got = run_in_blocks(executor, c.scheduled, inputs, random_block_lengths(9000, 256, 5));
     REQUIRE(got.size() == 1);
-    CHECK(relative_difference(got[0], (*want)[0]) <= (dtype == DType::f64 ? kFftToleranceF64 : kFftTolerance));
+    CHECK(relative_difference(got[0], want[0]) <= (dtype == DType::f64 ? kFftToleranceF64 : kFftTolerance));
     // The executor's streams are built silent when it is made; a CpuStream's are rebuilt from
     // the zero history at its first call, in one call here: the same outputs, bit for bit.
     CpuStream whole(c.scheduled, c.kernels);
@@ -125,6 +162,121 @@ TEST_CASE("BlockExecutor: a long FIR in short blocks runs partitioned, and equal
     BlockExecutor fresh = make_executor(c, 256);
     executor.reset();
     check_same(run_in_blocks(executor, c.scheduled, more, {256}), run_in_blocks(fresh, c.scheduled, more, {256}), true);
+  }
+}
+
+TEST_CASE("an FFT FIR's state saved with one FFT block goes on in a stream with another") {
+  // The FFT block follows the length of one call: a whole-file run convolves by overlap-save
+  // in blocks of 4x the taps, a stream of short blocks by a partitioned convolution, whose
+  // P follows the block. A state saved by any of them goes on in any other from its newest
+  // inputs, within the FFTs' rounding of the direct sums (not bit for bit: its blocks begin
+  // elsewhere), and in one of the same block bit for bit.
+  std::vector<double> taps(1500);
+  for (std::size_t i = 0; i < taps.size(); ++i) taps[i] = std::sin(0.021 * static_cast<double>(i)) / (1.0 + 0.002 * i);
+  Flow x = input("x");
+  ir::Graph g = make_graph("room", {output("y", x | fir(taps))});
+  for (DType dtype : {DType::f64, DType::f32}) {
+    CAPTURE(name(dtype));
+    const double tolerance = dtype == DType::f64 ? kFftToleranceF64 : kFftTolerance;
+    struct Case {
+      const char* name;
+      std::int64_t length;  // what the schedule was made for (0: a whole signal of unknown length)
+      std::size_t block;    // the calls: BlockExecutor blocks of at most this, or 0: one CpuStream call
+    };
+    const std::vector<Case> cases = {
+        {"whole signal", 0, 0}, {"blocks of 1024", 1024, 1024}, {"blocks of 64", 64, 64}, {"blocks of 64, P = 32", 64, 64}};
+    std::vector<Compiled> compiled;
+    for (const Case& c : cases) compiled.push_back(compile_graph(g, 2, dtype, c.length));
+    // The cost model takes P = 64 for every short block of these taps: the last case's
+    // schedule is edited to P = 32, so that a state also crosses between two partitionings.
+    for (ir::NodeId id = 0; id < compiled[3].scheduled.size(); ++id)
+      if (auto* chain = std::get_if<ir::Chain>(&compiled[3].scheduled.node(id).op)) chain->fft_block = 64;
+    {
+      DiagnosticEngine kernel_diags;
+      KernelCache cache("");
+      auto kernels = cache.cpu_kernels(compiled[3].scheduled, kernel_diags);
+      REQUIRE(kernels);
+      compiled[3].kernels = *kernels;
+    }
+    // Overlap-save in two blocks (above the taps), partitioned in two (P = block / 2).
+    CHECK(fft_block_of(compiled[0].scheduled) == 8192);
+    CHECK(fft_block_of(compiled[1].scheduled) == 2048);
+    CHECK(fft_block_of(compiled[2].scheduled) == 128);
+
+    std::vector<Signal> signal = noise_signals(1, 2, 7000, dtype, 21);
+    auto want = interpreted(g, signal);
+    const std::size_t cut = 4000;
+    const std::vector<Signal> first = slice(signal, 0, cut), second = slice(signal, cut, 7000 - cut);
+    const std::vector<Signal> second_want = slice(want, cut, 7000 - cut);
+
+    auto save_after_first = [&](std::size_t k) {
+      if (cases[k].block == 0) {
+        CpuStream stream(compiled[k].scheduled, compiled[k].kernels);
+        REQUIRE(stream.process(first));
+        return stream.save_state();
+      }
+      BlockExecutor executor = make_executor(compiled[k], cases[k].block);
+      run_in_blocks(executor, compiled[k].scheduled, first, random_block_lengths(cut, cases[k].block, 3));
+      return executor.save_state();
+    };
+    auto continue_from = [&](std::size_t k, const std::string& saved) {
+      if (cases[k].block == 0) {
+        CpuStream stream(compiled[k].scheduled, compiled[k].kernels);
+        auto loaded = stream.load_state(saved);
+        REQUIRE_MESSAGE(loaded, loaded.error());
+        auto out = stream.process(second);
+        REQUIRE(out);
+        return *out;
+      }
+      BlockExecutor executor = make_executor(compiled[k], cases[k].block);
+      auto loaded = executor.load_state(saved);
+      REQUIRE_MESSAGE(loaded, loaded.error());
+      return run_in_blocks(executor, compiled[k].scheduled, second, random_block_lengths(7000 - cut, cases[k].block, 4));
+    };
+    for (std::size_t from = 0; from < cases.size(); ++from) {
+      const std::string saved = save_after_first(from);
+      for (std::size_t to = 0; to < cases.size(); ++to) {
+        CAPTURE(cases[from].name);
+        CAPTURE(cases[to].name);
+        std::vector<Signal> got = continue_from(to, saved);
+        REQUIRE(got.size() == 1);
+        CHECK(relative_difference(got[0], second_want[0]) <= tolerance);
+      }
+    }
+
+    // A state written before the FFT blocks left the graph line (the hash with them, no
+    // "fft_blocks" line) still loads into a stream of its own block, and goes on bit for bit;
+    // into another it is from another shape, as it was.
+    const Compiled& blocks = compiled[2];
+    const std::string saved = save_after_first(2);
+    const std::string old = with_header_lines(saved, "graph " + schedule_free_hash(blocks.scheduled, false) + "\n");
+    CHECK(bit_equal(continue_from(2, old)[0], continue_from(2, saved)[0]));
+    CpuStream whole(compiled[0].scheduled, compiled[0].kernels);
+    auto refused = whole.load_state(old);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().find("another shape") != std::string::npos);
+
+    // A damaged blocks line is refused, and the stream keeps its state.
+    BlockExecutor executor = make_executor(blocks, 64);
+    REQUIRE(executor.load_state(saved));
+    const std::string kept = executor.save_state();
+    const std::string graph_line = saved.substr(saved.find("graph "), saved.find('\n', saved.find("graph ")) + 1 -
+                                                                          saved.find("graph "));
+    const std::size_t at = saved.find("fft_blocks ") + 11;
+    const std::string fir = saved.substr(at, saved.find(':', at) - at);  // the FIR chain's node id
+    REQUIRE(fir != "0");
+    for (const std::string& lines : {std::string(""), "fft_blocks " + fir + ":3\n", "fft_blocks " + fir + ":abc\n",
+                                     std::string("fft_blocks 0:512\n"), std::string("fft_blocks\n")}) {
+      CAPTURE(lines);
+      auto damaged = executor.load_state(with_header_lines(saved, graph_line + lines));
+      REQUIRE_FALSE(damaged);
+      CHECK(damaged.error().find("header is damaged") != std::string::npos);
+      CHECK(executor.save_state() == kept);
+    }
+    // Blocks that do not match the history's length: the FFT history is damaged.
+    auto wrong = executor.load_state(with_header_lines(saved, graph_line + "fft_blocks " + fir + ":64\n"));
+    REQUIRE_FALSE(wrong);
+    CHECK(wrong.error().find("FFT history") != std::string::npos);
   }
 }
 
