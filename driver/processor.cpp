@@ -40,18 +40,23 @@ struct PortPointers {
   }
 };
 
-// The compilation a stream of blocks of up to `max_block` frames runs, with its kernels. A
-// stream runs block by block, so no chain may take the chunked scan (it needs the whole
-// signal): the Program's own schedule serves when it has none; otherwise the graph is
-// scheduled again for blocks.
+// The compilation a stream of blocks of up to `max_block` frames runs, with its kernels. The
+// Program's own schedule serves unless it was made for other calls than the stream's and
+// that matters: a chain on the chunked scan (which needs the whole signal; a stream runs block
+// by block), or a FIR run by FFT, whose FFT block follows the length of one call
+// (passes::fft_block_for: for a long signal, overlap-save in 4x the taps, which every short
+// block would pay in full). Then the graph is scheduled again for the stream's blocks.
 std::shared_ptr<const Specialization> stream_specialization(const Program::Impl& program, int channels,
                                                             std::size_t max_block) {
   std::shared_ptr<const Specialization> whole = program.specialization(channels);
-  bool chunked = false;
+  const bool for_these_blocks = whole->request.length_samples == static_cast<std::int64_t>(max_block);
+  bool chunked = false, fft_fir = false;
   for (const ir::Node& node : whole->now->scheduled.nodes())
-    if (const auto* chain = std::get_if<ir::Chain>(&node.op))
+    if (const auto* chain = std::get_if<ir::Chain>(&node.op)) {
       chunked = chunked || chain->strategy == ir::IirStrategy::chunked_scan;
-  if (!chunked) {
+      fft_fir = fft_fir || chain->fir_method == ir::FirMethod::fft_overlap_save;
+    }
+  if (!chunked && (!fft_fir || for_these_blocks)) {
     program.current(channels);  // its kernels, if Options::compile_kernels left them for now
     return program.specialization(channels);
   }

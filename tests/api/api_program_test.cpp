@@ -342,6 +342,43 @@ TEST_CASE("Processor: set from another thread, reset, state bytes") {
   CHECK(oa == reset_out);
 }
 
+TEST_CASE("Processor: a long FIR is scheduled for the Processor's blocks, not the Program's signal length") {
+  // A FIR run by FFT takes its FFT block from the length of one call: a Program for whole
+  // signals convolves 4001 taps by overlap-save in 16384 points, which a Processor's 64-frame
+  // block would pay in full every call. The Processor schedules it for its own blocks (a
+  // partitioned convolution), whatever Options::signal_length says; its state's header names
+  // the block.
+  for (std::size_t signal_length : {std::size_t{0}, std::size_t{48000 * 60}}) {
+    CAPTURE(signal_length);
+    fxc::Options o = options(fxc::DType::f32);
+    o.signal_length = signal_length;
+    fxc::Program program = fxc::Program::from_source("input x : 2\noutput y = x | firwin(4001, 1 kHz)\n", o);
+    fxc::Processor live = program.processor();
+    live.prepare(64);
+    const std::string state = live.save_state();
+    const std::size_t at = state.find("fft_blocks ");
+    REQUIRE(at != std::string::npos);
+    const std::string line = state.substr(at, state.find('\n', at) - at);
+    CHECK(line.substr(line.find(':') + 1) == "256");
+    // The Processor's output is the whole signal's within float32 FFT rounding.
+    fxc::Signal x = noise(2, 6000, fxc::DType::f32);
+    std::vector<float> l(6000), r(6000);
+    for (std::size_t start = 0; start < 6000; start += 64) {
+      const std::size_t n = std::min<std::size_t>(64, 6000 - start);
+      const float* in[] = {x.f32(0).data() + start, x.f32(1).data() + start};
+      float* out[] = {l.data() + start, r.data() + start};
+      live.process(in, out, n);
+    }
+    fxc::Signal y = program.run(x);
+    double error = 0, power = 0;
+    for (std::size_t i = 0; i < 6000; ++i) {
+      error += std::pow(static_cast<double>(l[i]) - y.f32(0)[i], 2) + std::pow(static_cast<double>(r[i]) - y.f32(1)[i], 2);
+      power += std::pow(static_cast<double>(y.f32(0)[i]), 2) + std::pow(static_cast<double>(y.f32(1)[i]), 2);
+    }
+    CHECK(std::sqrt(error / power) < 1e-5);
+  }
+}
+
 TEST_CASE("Processor: samples of the other type run through the Program's type") {
   fxc::Options o = options(fxc::DType::f32);
   o.max_block = 100;
