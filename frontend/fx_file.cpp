@@ -151,6 +151,26 @@ bool apply_constant_overrides(Ast& ast, const std::vector<ConstantOverride>& ove
     }
     SourceLoc where = target->value.loc;  // errors about the value point at the binding
     Unit unit = target->value.as<NumberExpr>()->unit;
+    // A constant with a range keeps its unit: the range's bare numbers are read in the value's
+    // unit, so a value in another one would move the range with it (`feedback = 0.5 in [0,
+    // 0.95]` set to 0.9 dB, a gain of 1.11, would pass as 0.9 dB inside [0 dB, 0.95 dB]).
+    if (const auto* given = parsed->value.as<NumberExpr>();
+        target->range && given->unit != Unit::none && param_value_of(*given).unit != param_value_of(*target->value.as<NumberExpr>()).unit) {
+      const ParamUnit declared = param_value_of(*target->value.as<NumberExpr>()).unit;
+      const std::string in_units = declared == ParamUnit::hz        ? "Hz or kHz"
+                                   : declared == ParamUnit::seconds ? "s or ms"
+                                                                    : std::string(unit_text(declared));
+      diags.error(where,
+                  what + "'" + o.name + "' has a declared range " +
+                      (declared == ParamUnit::number
+                           ? std::string("of plain numbers: give it a plain number")
+                           : "in " + std::string(unit_text(declared)) + ": give it in " + in_units +
+                                 " (a plain number is read in " + std::string(unit_text(declared)) + ")") +
+                      ", not in " + std::string(unit_text(given->unit)),
+                  "fx-set");
+      ok = false;
+      continue;
+    }
     target->value = clone(parsed->value);
     // A bare number is in the constant's unit, as Program::set takes it: Hz for a constant
     // written in kHz, seconds for one in ms (`fc = 2 kHz`, --set fc=500 is 500 Hz).

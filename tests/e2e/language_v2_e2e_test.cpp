@@ -70,6 +70,19 @@ TEST_CASE("a looped graph runs the same whole and in blocks and equals the refer
     for (std::size_t n = 0; n < x.samples(); ++n) worst = std::max(worst, std::abs(dry.at(c, n) - 0.7 * x.at(c, n)));
   CHECK(worst < 1e-15);
   CHECK(max_difference(load(dir / "whole.npy"), dry) > 0.01);  // and with it, the echoes
+
+  // A constant with a range takes values in its own unit: 0.9 dB (a gain of 1.11, an echo that
+  // grows without end) is not a plain number in [0, 0.95], and -3 dB (0.71) is no number at
+  // all; nor is a frequency a time. Nothing is written.
+  check_failure(run({"-o", "loud.npy", "--set", "feedback=0.9dB"}), 1,
+                "--set feedback=0.9dB: 'feedback' has a declared range of plain numbers: give it a plain number, "
+                "not in dB");
+  check_failure(run({"-o", "loud.npy", "--set", "feedback=-3dB"}), 1, "give it a plain number, not in dB");
+  check_failure(run({"-o", "loud.npy", "--set", "time=300Hz"}), 1,
+                "--set time=300Hz: 'time' has a declared range in s: give it in s or ms (a plain number is read in "
+                "s), not in Hz");
+  CHECK_FALSE(fs::exists(dir / "loud.npy"));
+  require_success(run({"-o", "slow.npy", "--set", "time=0.3s"}));
 }
 
 TEST_CASE("a loop's state saved at the end of one run continues in the next") {
