@@ -12,6 +12,7 @@
 
 #include "frontend/fx_library.h"
 #include "frontend/fx_parameters.h"
+#include "ir/routing_channels.h"
 #include "frontend/lexer.h"
 #include "frontend/lower_to_ir.h"
 #include "frontend/parser.h"
@@ -199,6 +200,16 @@ std::optional<ir::Graph> compile_edited(std::string_view text, const std::string
   diags.add_source(file, std::string(text));
   report_in_file_order(local, diags, file);
   if (parsed.had_errors || !graph) return std::nullopt;
+  // Channel counts the source declares are known here: a routing stage that does not fit them
+  // is the user's mistake (fx-channels, as infer-types reports it for counts known later), not
+  // a malformed graph for ir::verify.
+  bool channels_fit = true;
+  for (ir::NodeId id = 0; id < graph->size(); ++id)
+    if (const std::string why = ir::routing_channel_mismatch(*graph, id); !why.empty()) {
+      ir::note_calls(diags.error(graph->node(id).loc, why, "fx-channels"), graph->node(id));
+      channels_fit = false;
+    }
+  if (!channels_fit) return std::nullopt;
   if (!ir::verify(*graph, diags)) return std::nullopt;
   return graph;
 }

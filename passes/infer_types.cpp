@@ -4,52 +4,28 @@
 #include <algorithm>
 
 #include "ir/graph_algorithms.h"
+#include "ir/routing_channels.h"
 
 namespace fxc::passes {
 
 namespace {
 
-std::string channels_text(int c) { return std::to_string(c) + (c == 1 ? " channel" : " channels"); }
-
 // The channel count of a select, matrix or concat (0 while unknown). An empty matrix (a sum of
 // channels) gets its row of ones once its operand's count is known. Counts that do not fit
-// are reported when `report`, and give 0.
+// (ir::routing_channel_mismatch) are reported when `report`, and give 0.
 int routed_channels(ir::Graph& g, ir::NodeId id, PassContext& context, bool report) {
   ir::Node& node = g.node(id);
-  auto fail = [&](const std::string& message) {
-    if (report) ir::note_calls(context.diags.error(node.loc, message, "fx-channels"), node);
-    return 0;
-  };
   const int in = g.node(node.operands[0]).type.channels;
-  if (auto* select = std::get_if<ir::Select>(&node.op)) {
-    if (in != 0 && select->of != 0 && in != select->of)
-      return fail("this takes a signal of " + channels_text(select->of) + ", found " + channels_text(in));
-    for (int i : select->indices)
-      if (in != 0 && i >= in)
-        return fail("channel " + std::to_string(i) + " does not exist: the signal has " + channels_text(in) +
-                    " (channels count from 0)");
-    return static_cast<int>(select->indices.size());
+  if (auto* matrix = std::get_if<ir::Matrix>(&node.op); matrix && in != 0 && matrix->gains.empty())
+    matrix->gains.assign(static_cast<std::size_t>(in * matrix->rows), 1.0);
+  if (const std::string why = ir::routing_channel_mismatch(g, id); !why.empty()) {
+    if (report) ir::note_calls(context.diags.error(node.loc, why, "fx-channels"), node);
+    return 0;
   }
-  if (auto* matrix = std::get_if<ir::Matrix>(&node.op)) {
-    if (in != 0 && matrix->gains.empty()) matrix->gains.assign(static_cast<std::size_t>(in * matrix->rows), 1.0);
-    const std::size_t columns = matrix->gains.size() / static_cast<std::size_t>(std::max(matrix->rows, 1));
-    if (in != 0 && columns != static_cast<std::size_t>(in))
-      return fail("this mix takes a signal of " + channels_text(static_cast<int>(columns)) + " (a column each), found " +
-                  channels_text(in));
-    return matrix->rows;
-  }
-  if (const auto* link = std::get_if<ir::Link>(&node.op)) {
-    if (in != 0 && in % link->groups != 0)
-      return fail("cannot link " + channels_text(in) + " in " + std::to_string(link->groups) + " groups");
-    return link->groups;
-  }
-  if (const auto* multiply = std::get_if<ir::Multiply>(&node.op)) {
-    const int by = g.node(node.operands[1]).type.channels;
-    if (in != 0 && by != 0 && by != in && (by != multiply->groups || in % by != 0))
-      return fail("a side-chain key must have as many channels as the signal, or one: the signal has " +
-                  channels_text(in) + ", the key " + channels_text(by));
-    return in;
-  }
+  if (const auto* select = std::get_if<ir::Select>(&node.op)) return static_cast<int>(select->indices.size());
+  if (const auto* matrix = std::get_if<ir::Matrix>(&node.op)) return matrix->rows;
+  if (const auto* link = std::get_if<ir::Link>(&node.op)) return link->groups;
+  if (ir::holds<ir::Multiply>(node)) return in;
   int sum = 0;
   for (ir::NodeId operand : node.operands) {
     if (g.node(operand).type.channels == 0) return 0;
