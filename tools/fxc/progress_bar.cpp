@@ -27,8 +27,12 @@ void ProgressBar::draw(std::uint64_t done, const std::string* detail) {
   auto now = Clock::now();
   double elapsed = std::chrono::duration<double>(now - start_).count();
   // Automatic: a short run shows nothing, and the line is redrawn at most ten times a second.
-  // Always: every update (a log gets one line each; a terminal sees the line move).
+  // Always: from the first update, and every update with a detail (a corpus's files: a log
+  // gets a line per file); a stream's counts, which come a call per block, at most once a
+  // second into a log (ten times on a terminal), and the last one.
+  const auto every = terminal_ ? std::chrono::milliseconds(100) : std::chrono::milliseconds(1000);
   if (mode_ == ProgressMode::automatic && (elapsed < 1.0 || now - last_ < std::chrono::milliseconds(100))) return;
+  if (mode_ == ProgressMode::always && !detail && shown_ && done < total_ && now - last_ < every) return;
   last_ = now;
   shown_ = true;
   double fraction = std::min(1.0, static_cast<double>(done) / static_cast<double>(total_));

@@ -10,7 +10,8 @@
 namespace fxc::cli {
 
 /// When the line is drawn (`fxc run --progress`): on a terminal once a run has taken a
-/// second; from the start wherever standard error goes (each update a line, for logs); never.
+/// second; from the start wherever standard error goes (a line per corpus file for logs, a
+/// stream's progress at most once a second there); never.
 enum class ProgressMode { automatic, always, never };
 
 class ProgressBar {
