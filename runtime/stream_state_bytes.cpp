@@ -82,6 +82,8 @@ void write_chains(StateWriter& w, const std::vector<ChainState<C>>& chains) {
   }
 }
 
+std::string damaged(const std::string& what) { return "the stream state is damaged: " + what; }
+
 // `history` (a channel's newest inputs, the newest last) to `length` inputs: the oldest are
 // dropped, or zeros put before them.
 template <class C>
@@ -93,19 +95,19 @@ void fit_history(std::vector<C>& history, std::size_t length) {
 }
 
 // Reads the chains of one list and checks each against the graph, so that a damaged or
-// foreign file cannot make a kernel read or write out of bounds. `saved_blocks`: by node id,
+// foreign file cannot make a kernel read or write out of bounds; the error is a whole message. `saved_blocks`: by node id,
 // the FFT block each FFT FIR chain's state was saved with.
 template <class T, class C>
 std::string read_chains(StateReader& r, const ir::Graph& g, const GraphValues& values, std::span<const int> saved_blocks,
                         std::vector<ChainState<C>>& chains) {
   std::uint64_t count = 0;
-  if (!r.u64(count) || count > g.size()) return "the chain list is damaged";
+  if (!r.u64(count) || count > g.size()) return damaged("the chain list is damaged");
   chains.assign(count, {});
   DType signal = std::is_same_v<T, float> ? DType::f32 : DType::f64;
   for (ir::NodeId id = 0; id < count; ++id) {
     ChainState<C>& c = chains[id];
     std::uint8_t ready = 0;
-    if (!r.u8(ready) || ready > 1) return "the chain list is damaged";
+    if (!r.u8(ready) || ready > 1) return damaged("the chain list is damaged");
     if (!ready) continue;
     std::uint64_t lines = 0, histories = 0;
     bool ok = r.array(c.state) && r.array(c.positions) && r.array(c.delay_lengths) && r.u64(lines) &&
@@ -113,7 +115,7 @@ std::string read_chains(StateReader& r, const ir::Graph& g, const GraphValues& v
     for (std::uint64_t k = 0; ok && k < lines; ++k) ok = r.array(c.lines.emplace_back());
     ok = ok && r.u64(histories) && histories <= (std::uint64_t{1} << 32);
     for (std::uint64_t k = 0; ok && k < histories; ++k) ok = r.array(c.fft_history.emplace_back());
-    if (!ok) return "node %" + std::to_string(id) + "'s state is truncated";
+    if (!ok) return damaged("node %" + std::to_string(id) + "'s state is truncated");
     const ir::Node& node = g.node(id);
     // A feedback node keeps a delay line per channel, in the layout of a chain of one delay.
     std::optional<ir::Chain> feedback_line;
@@ -123,15 +125,17 @@ std::string read_chains(StateReader& r, const ir::Graph& g, const GraphValues& v
     std::string where = "node %" + std::to_string(id) + "'s state ";
     bool wide = !std::is_same_v<C, T>;
     if (!chain || (codegen::compute_dtype(*chain, signal) == DType::f64 && !std::is_same_v<T, double>) != wide)
-      return where + "belongs to no chain of this graph";
+      return damaged(where + "belongs to no chain of this graph");
     codegen::ChainLayout layout = codegen::layout_of(*chain);
     const std::vector<std::int64_t>& delay_lengths = values.nodes[id].delay_lengths;
     auto channels = static_cast<std::size_t>(node.type.channels);
     if (c.state.size() != channels * layout.state_per_channel ||
         c.positions.size() != channels * layout.positions_per_channel())
-      return where + "has the wrong size for " + std::to_string(channels) + " channel(s)";
-    if (c.delay_lengths != delay_lengths) return where + "was saved with other delay lengths";
-    if (c.lines.size() != channels * delay_lengths.size()) return where + "has the wrong delay lines";
+      return damaged(where + "has the wrong size for " + std::to_string(channels) + " channel(s)");
+    if (c.delay_lengths != delay_lengths)
+      return "the stream state was saved with other delay lengths (node %" + std::to_string(id) +
+             "'s): a delay's length cannot change while a stream carries its state";
+    if (c.lines.size() != channels * delay_lengths.size()) return damaged(where + "has the wrong delay lines");
     for (std::size_t ch = 0; ch < channels; ++ch) {
       for (std::size_t k = 0; k < delay_lengths.size(); ++k) {
         auto length = static_cast<std::int64_t>(c.lines[ch * delay_lengths.size() + k].size());
@@ -139,24 +143,24 @@ std::string read_chains(StateReader& r, const ir::Graph& g, const GraphValues& v
         // A line holds at most its delay's length; less while it has not wrapped yet
         // (grow_delay_lines), so its position is inside it either way.
         if (length < 1 || length > std::max<std::int64_t>(delay_lengths[k], 1) || pos < 0 || pos >= length)
-          return where + "has a damaged delay line";
+          return damaged(where + "has a damaged delay line");
       }
       for (const codegen::StageLayout& at : layout.stages)
         if (at.ring_index >= 0) {
           std::int64_t pos = c.positions[ch * layout.positions_per_channel() + layout.delay_count + at.ring_index];
-          if (pos < 0 || pos >= at.ring_length) return where + "has a damaged ring (FIR or lookahead)";
+          if (pos < 0 || pos >= at.ring_length) return damaged(where + "has a damaged ring (FIR or lookahead)");
         }
     }
-    if (!c.fft_history.empty() && c.fft_history.size() != channels) return where + "has damaged FFT history";
+    if (!c.fft_history.empty() && c.fft_history.size() != channels) return damaged(where + "has damaged FFT history");
     if (codegen::runs_in_runtime(*chain)) {
       const std::size_t taps = std::get<ir::FirFilter>(chain->stages[0]).taps.size();
       const int saved = saved_blocks[id];
       for (const auto& h : c.fft_history)
-        if (!h.empty() && h.size() != fft_history_length(taps, saved)) return where + "has damaged FFT history";
+        if (!h.empty() && h.size() != fft_history_length(taps, saved)) return damaged(where + "has damaged FFT history");
       // A partitioned convolution keeps its block's phase in the FIR's ring position.
       if (runs_partitioned(taps, saved))
         for (std::int64_t phase : c.positions)
-          if (phase < 0 || phase >= saved / 2) return where + "has a damaged FFT block phase";
+          if (phase < 0 || phase >= saved / 2) return damaged(where + "has a damaged FFT block phase");
       if (saved != chain->fft_block) {
         // Saved by a stream whose calls had another length, and so another FFT block. The
         // outputs to come read the newest taps - 1 inputs, which every block's history ends
@@ -306,8 +310,8 @@ Expected<StreamState, std::string> load_stream_state(std::string_view bytes, con
         return e;
       },
       loaded.graph);
-  if (error.empty() && !r.done()) error = "it has trailing bytes";
-  if (!error.empty()) return Unexpected{"the stream state is damaged: " + error};
+  if (error.empty() && !r.done()) error = damaged("it has trailing bytes");
+  if (!error.empty()) return Unexpected{error};
   return loaded;
 }
 

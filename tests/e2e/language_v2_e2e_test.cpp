@@ -83,6 +83,13 @@ TEST_CASE("a looped graph runs the same whole and in blocks and equals the refer
                 "s), not in Hz");
   CHECK_FALSE(fs::exists(dir / "loud.npy"));
   require_success(run({"-o", "slow.npy", "--set", "time=0.3s"}));
+
+  // A state holds each delay line at its length: another length, even in the range, is
+  // refused as such (the state is not damaged).
+  require_success(run({"-o", "first.npy", "--save-state", "s.state"}));
+  check_failure(run({"-o", "second.npy", "--load-state", "s.state", "--set", "time=30ms"}), 1,
+                "the stream state was saved with other delay lengths");
+  CHECK_FALSE(fs::exists(dir / "second.npy"));
 }
 
 TEST_CASE("a loop's state saved at the end of one run continues in the next") {
