@@ -173,6 +173,9 @@ class Lexer {
       : text_(text), file_(file), diags_(diags) {}
 
   std::vector<Token> run() {
+    // A UTF-8 byte order mark, which some Windows editors write, is not part of the program;
+    // the columns of line 1 count from after it.
+    if (text_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;
     for (;;) {
       skip_blanks_and_comments();
       if (pos_ >= text_.size()) break;

@@ -42,6 +42,16 @@ TEST_CASE("fx lexer: identifiers, punctuation and locations") {
                         TK::lbracket, TK::rbracket, TK::semicolon, TK::eof});
 }
 
+TEST_CASE("fx lexer: a UTF-8 byte order mark at the start is skipped, anywhere else it is bad text") {
+  std::vector<Token> t = lex_ok("\xEF\xBB\xBFy = x\n");
+  CHECK(kinds(t) == std::vector<TK>{TK::identifier, TK::equals, TK::identifier, TK::newline, TK::eof});
+  CHECK(t[0].loc == SourceLoc{"t.fx", 1, 1});
+  CHECK(t[2].loc == SourceLoc{"t.fx", 1, 5});
+  DiagnosticEngine diags;
+  lex("y = x\n\xEF\xBB\xBFz = y\n", "t.fx", diags);
+  CHECK(diags.has_errors());
+}
+
 TEST_CASE("fx lexer: numbers") {
   std::vector<Token> t = lex_ok("12 3.5 1e3 2.5e-1 1E+2 .5 7.");
   REQUIRE(t.size() == 8);

@@ -162,6 +162,23 @@ TEST_CASE("time-passes prints a table with every pass and a total") {
   CHECK(log.str().find("total") != std::string::npos);
 }
 
+TEST_CASE("design-filters: a time becomes the nearest sample, halves up, also where the product rounds below") {
+  // 0.3 ms is 0.0003 s, and 0.0003 x 5000 is 1.4999999999999998 in float64: the half it means
+  // still rounds up, and just below a half rounds down. (Feedback delays and a dynamics stage's
+  // hold and lookahead share the rule: design_filters.cpp, nearest_sample.)
+  const std::vector<std::pair<double, double>> cases = {{0.0003, 2}, {0.0015, 8}, {0.00029, 1}, {0.0001, 1}, {0, 0}};
+  for (const auto& [seconds, samples] : cases) {
+    CAPTURE(seconds);
+    DiagnosticEngine diags;
+    passes::PassContext context{diags, {5000.0, 0, DType::f64}};
+    auto result = passes::run_pipeline(
+        test::parse_ir(kIn + node(1, "delay %0 {amount=" + std::to_string(seconds) + ", unit=seconds}") + out(2, 1)),
+        context, {.passes = {"design-filters"}});
+    REQUIRE_MESSAGE(result, diags.str());
+    CHECK(std::get<ir::Delay>(result->node(1).op).amount == samples);
+  }
+}
+
 TEST_CASE("an unknown pass name is an error with a suggestion") {
   DiagnosticEngine diags;
   passes::PassContext context{diags, {48000.0, 0, DType::f64}};
