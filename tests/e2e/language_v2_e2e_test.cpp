@@ -83,6 +83,11 @@ TEST_CASE("a looped graph runs the same whole and in blocks and equals the refer
                 "s), not in Hz");
   CHECK_FALSE(fs::exists(dir / "loud.npy"));
   require_success(run({"-o", "slow.npy", "--set", "time=0.3s"}));
+  // Not NAME=VALUE at all is a command-line error (2), for --threshold as for --set; a bad
+  // value is a bad value (1).
+  check_failure(run({"-o", "loud.npy", "--threshold", "lane_fill"}), 2, "--threshold expects NAME=VALUE, got 'lane_fill'");
+  check_failure(run({"-o", "loud.npy", "--set", "feedback"}), 2, "--set expects NAME=VALUE, got 'feedback'");
+  check_failure(run({"-o", "loud.npy", "--threshold", "lane_fill=-1"}), 1, "needs a non-negative number");
 
   // A state holds each delay line at its length: another length, even in the range, is
   // refused as such (the state is not damaged).

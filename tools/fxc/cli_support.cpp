@@ -51,7 +51,9 @@ Expected<std::vector<std::pair<std::string, double>>, std::string> parse_thresho
   std::vector<std::pair<std::string, double>> out;
   for (const std::string& setting : settings) {
     auto eq = setting.find('=');
-    if (eq == std::string::npos) return Unexpected{"--threshold expects NAME=VALUE, got '" + setting + "'"};
+    // No NAME=VALUE at all is the command line's mistake (exit status 2, as --set's); a bad
+    // value is a bad value (1).
+    if (eq == std::string::npos || eq == 0) throw UsageError{"--threshold expects NAME=VALUE, got '" + setting + "'"};
     std::string name = setting.substr(0, eq), text = setting.substr(eq + 1);
     std::optional<double> value = parse_double(text);
     if (!value || !std::isfinite(*value) || *value < 0)

@@ -51,8 +51,9 @@ int report(const Error& error);
 /// else ~/.cache/fxc.
 std::string cache_directory(const std::string& override_dir = {});
 
-/// `--threshold NAME=VALUE` settings as fxc::Options::thresholds, or the first malformed
-/// one's message (the Program checks names and ranges).
+/// `--threshold NAME=VALUE` settings as fxc::Options::thresholds, or the first bad value's
+/// message (the Program checks names and ranges); throws UsageError for one that is not
+/// NAME=VALUE.
 Expected<std::vector<std::pair<std::string, double>>, std::string> parse_thresholds(
     const std::vector<std::string>& settings);
 
