@@ -218,7 +218,10 @@ std::optional<LiveAnalysis> analyse_live_parameters(const GraphSource& source, c
       ok = run_at(at, &p, v) && ok;
     }
   }
+  // Every range at its ends at once, for stages two parameters meet in; after an error about
+  // one parameter this would only say the same again.
   for (bool high : {false, true}) {
+    if (!ok) break;
     ParamValues at = values;
     bool any = false;
     for (const ParamDecl& p : source.params())

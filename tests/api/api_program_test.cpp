@@ -157,6 +157,22 @@ TEST_CASE("a parameter without a range is decided for every value it may take") 
       doctest::Contains("outside its range"), fxc::Error);
 }
 
+TEST_CASE("a range that reaches a value its stage refuses is one error, about that parameter") {
+  fxc::Options o = options(fxc::DType::f64);
+  o.sample_rate_hz = 48000;
+  std::string message;
+  try {
+    fxc::Program::from_source("input x : 2\nfc = 200 Hz in [20 Hz, 30 kHz]\noutput x | lowpass(fc)\n", o).run(
+        noise(2, 64, fxc::DType::f64));
+  } catch (const fxc::Error& e) {
+    message = e.what();
+  }
+  CHECK(message.find("the range of 'fc' reaches 30000 Hz, which its stage refuses") != std::string::npos);
+  CHECK(message.find("Nyquist frequency 24000 Hz") != std::string::npos);
+  // Not said again for all the ranges at their ends at once.
+  CHECK(message.find("the parameters' ranges reach") == std::string::npos);
+}
+
 TEST_CASE("DSL parameters") {
   fxc::Flow x = fxc::input("x", 1);
   fxc::Frequency fc = fxc::param("fc", 1_kHz, fxc::Band{100_Hz, 4_kHz});
