@@ -37,12 +37,17 @@ std::vector<double> sample_values(const ParamDecl& p, double now, double sample_
   if (p.min && p.max) {
     double lo = *p.min, hi = *p.max;
     bool log = lo > 0 && (p.unit == ParamUnit::hz || p.unit == ParamUnit::seconds || p.unit == ParamUnit::samples);
+    // A plain number whose value and range ends are all whole is sampled at whole numbers: it
+    // is most likely an order or a count (`n = 4 in [1, 8]`), which a stage refuses at 1.875.
+    auto whole = [](double x) { return std::isfinite(x) && x == std::round(x); };
+    const bool counts = p.unit == ParamUnit::samples || (p.unit == ParamUnit::number && whole(lo) && whole(hi) && whole(now));
     constexpr int kPoints = 9;
     for (int i = 0; i < kPoints; ++i) {
       double t = static_cast<double>(i) / (kPoints - 1);
       double v = log ? lo * std::pow(hi / lo, t) : lo + (hi - lo) * t;
-      if (p.unit == ParamUnit::samples) v = std::round(v);
-      out.push_back(std::clamp(v, lo, hi));
+      if (counts) v = std::round(v);
+      v = std::clamp(v, lo, hi);
+      if (out.empty() || out.back() != v) out.push_back(v);
     }
     return out;
   }

@@ -173,6 +173,19 @@ TEST_CASE("a range that reaches a value its stage refuses is one error, about th
   CHECK(message.find("the parameters' ranges reach") == std::string::npos);
 }
 
+TEST_CASE("a filter order with a range compiles: whole-numbered ranges are sampled at whole numbers") {
+  // `n = 4 in [1, 8]` was sampled at 1.875, 2.75, ..., which butter refuses. An order shapes
+  // the graph, so it cannot change once compiled; any value of its range compiles.
+  fxc::Options o = options(fxc::DType::f64);
+  o.sample_rate_hz = 48000;
+  const std::string text = "input x : 2\nn = 4 in [1, 8]\noutput x | butter(n, 1 kHz)\n";
+  fxc::Program program = fxc::Program::from_source(text, o);
+  CHECK(program.run(noise(2, 256, fxc::DType::f64)).samples() == 256);
+  CHECK_THROWS_AS(program.set("n", 6), fxc::Error);
+  o.settings = {"n=6"};
+  CHECK(fxc::Program::from_source(text, o).run(noise(2, 256, fxc::DType::f64)).samples() == 256);
+}
+
 TEST_CASE("DSL parameters") {
   fxc::Flow x = fxc::input("x", 1);
   fxc::Frequency fc = fxc::param("fc", 1_kHz, fxc::Band{100_Hz, 4_kHz});
