@@ -31,24 +31,31 @@ double probe_value(const ParamDecl& p, double now) {
   return other;
 }
 
+// A plain number whose value and declared range's ends are all whole numbers.
+bool whole_numbered(const ParamDecl& p, double now) {
+  auto whole = [](double x) { return std::isfinite(x) && x == std::round(x); };
+  return p.unit == ParamUnit::number && p.min && p.max && whole(*p.min) && whole(*p.max) && whole(now);
+}
+
 // The values `p` is tried at for step 2.
 std::vector<double> sample_values(const ParamDecl& p, double now, double sample_rate_hz) {
   std::vector<double> out;
   if (p.min && p.max) {
     double lo = *p.min, hi = *p.max;
     bool log = lo > 0 && (p.unit == ParamUnit::hz || p.unit == ParamUnit::seconds || p.unit == ParamUnit::samples);
-    // A plain number whose value and range ends are all whole is sampled at whole numbers: it
-    // is most likely an order or a count (`n = 4 in [1, 8]`), which a stage refuses at 1.875.
-    auto whole = [](double x) { return std::isfinite(x) && x == std::round(x); };
-    const bool counts = p.unit == ParamUnit::samples || (p.unit == ParamUnit::number && whole(lo) && whole(hi) && whole(now));
+    // A plain number whose value and range ends are all whole may be an order or a count
+    // (`n = 4 in [1, 8]`): its points are taken rounded too, and a stage that refuses it at
+    // a fraction (run_at) says nothing about the range.
     constexpr int kPoints = 9;
     for (int i = 0; i < kPoints; ++i) {
       double t = static_cast<double>(i) / (kPoints - 1);
       double v = log ? lo * std::pow(hi / lo, t) : lo + (hi - lo) * t;
-      if (counts) v = std::round(v);
-      v = std::clamp(v, lo, hi);
-      if (out.empty() || out.back() != v) out.push_back(v);
+      if (p.unit == ParamUnit::samples) v = std::round(v);
+      out.push_back(std::clamp(v, lo, hi));
+      if (whole_numbered(p, now)) out.push_back(std::clamp(std::round(v), lo, hi));
     }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;
   }
   switch (p.unit) {
@@ -197,6 +204,8 @@ std::optional<LiveAnalysis> analyse_live_parameters(const GraphSource& source, c
     if (marked) facts = chain_facts(*marked, request, target, local);
     if (!facts) {
       if (varied && !(varied->min && varied->max)) return true;  // outside what it allows: set() refuses it
+      if (varied && whole_numbered(*varied, current(*varied)) && v != std::round(v))
+        return true;  // an order or a count at a fraction: set() refuses it too
       Diagnostic& d = diags.error(varied ? varied->loc : SourceLoc{},
                                   varied ? "the range of '" + varied->name + "' reaches " + describe(*varied, v) +
                                                ", which its stage refuses"

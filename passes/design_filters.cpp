@@ -2,6 +2,7 @@
 #include "passes/design_filters.h"
 
 #include <cmath>
+#include <limits>
 
 #include "design/filter_design.h"
 #include "support/float_format.h"
@@ -11,9 +12,12 @@ namespace {
 
 // `seconds` at `fs_hz` to the nearest whole sample, halves up, as the language specifies. A
 // time written in ms arrives divided by 1000, and times the rate a half can land a few ulps
-// below it (0.3 ms at 5 kHz: 1.4999999999999998 samples): within 1e-9 of a sample it counts
-// as the half it was written as.
-double nearest_sample(double seconds, double fs_hz) { return std::floor(seconds * fs_hz + 0.5 + 1e-9); }
+// below it (0.3 ms at 5 kHz: 1.4999999999999998 samples): within a few ulps of the product
+// (at least 1e-9 of a sample) it counts as the half it was written as.
+double nearest_sample(double seconds, double fs_hz) {
+  const double x = seconds * fs_hz;
+  return std::floor(x + 0.5 + std::max(1e-9, 8 * std::abs(x) * std::numeric_limits<double>::epsilon()));
+}
 
 // Algorithm:
 //   1. Copy the graph.

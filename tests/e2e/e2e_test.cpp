@@ -469,15 +469,18 @@ TEST_CASE("--save-state and --load-state continue a stream in a later run, bit f
 
 TEST_CASE("--progress always on a stream writes a log line a second and the last, not one per block") {
   TempDir dir;
+  const auto start = std::chrono::steady_clock::now();
   CommandResult r = run_fxc({"run", graph("vocal.fx"), "-i", data("vocal_in.wav"), "-o", "y.wav", "--block", "1",
                              "--progress", "always"},
                             dir.path());
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   INFO(show(r));
   REQUIRE(r.exit_code == 0);
   std::size_t lines = 0;
   for (std::size_t at = r.err.find("% ["); at != std::string::npos; at = r.err.find("% [", at + 1)) ++lines;
-  CHECK(lines >= 2);   // the first and the last
-  CHECK(lines <= 12);  // not one for each of the file's samples
+  CHECK(lines >= 2);  // the first and the last
+  // One a second, however slow the build (a sanitizer's), not one for each of the samples.
+  CHECK(static_cast<double>(lines) <= seconds + 3);
   CHECK(r.err.find("100% [##############################]") != std::string::npos);
   CHECK(r.err.find("\r") == std::string::npos);
 }

@@ -166,7 +166,10 @@ TEST_CASE("design-filters: a time becomes the nearest sample, halves up, also wh
   // 0.3 ms is 0.0003 s, and 0.0003 x 5000 is 1.4999999999999998 in float64: the half it means
   // still rounds up, and just below a half rounds down. (Feedback delays and a dynamics stage's
   // hold and lookahead share the rule: design_filters.cpp, nearest_sample.)
-  const std::vector<std::pair<double, double>> cases = {{0.0003, 2}, {0.0015, 8}, {0.00029, 1}, {0.0001, 1}, {0, 0}};
+  // 20000.0005 s is 100000002.5 samples, and 100000002.49999999 in float64: the slack grows
+  // with the product.
+  const std::vector<std::pair<double, double>> cases = {
+      {0.0003, 2}, {0.0015, 8}, {0.00029, 1}, {0.0001, 1}, {0, 0}, {20000.0005, 100000003}, {20000.0004, 100000002}};
   for (const auto& [seconds, samples] : cases) {
     CAPTURE(seconds);
     DiagnosticEngine diags;
