@@ -16,6 +16,7 @@ namespace {
 // (at least 1e-9 of a sample) it counts as the half it was written as.
 double nearest_sample(double seconds, double fs_hz) {
   const double x = seconds * fs_hz;
+  if (!(std::abs(x) < 0x1p52)) return x;  // whole already (or not finite): no half to round
   return std::floor(x + 0.5 + std::max(1e-9, 8 * std::abs(x) * std::numeric_limits<double>::epsilon()));
 }
 
