@@ -46,13 +46,14 @@ std::vector<double> sample_values(const ParamDecl& p, double now, double sample_
     // A plain number whose value and range ends are all whole may be an order or a count
     // (`n = 4 in [1, 8]`): its points are taken rounded too, and a stage that refuses it at
     // a fraction (run_at) says nothing about the range.
+    const bool counts = whole_numbered(p, now);
     constexpr int kPoints = 9;
     for (int i = 0; i < kPoints; ++i) {
       double t = static_cast<double>(i) / (kPoints - 1);
       double v = log ? lo * std::pow(hi / lo, t) : lo + (hi - lo) * t;
       if (p.unit == ParamUnit::samples) v = std::round(v);
       out.push_back(std::clamp(v, lo, hi));
-      if (whole_numbered(p, now)) out.push_back(std::clamp(std::round(v), lo, hi));
+      if (counts) out.push_back(std::clamp(std::round(v), lo, hi));
     }
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());

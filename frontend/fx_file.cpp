@@ -155,9 +155,9 @@ bool apply_constant_overrides(Ast& ast, const std::vector<ConstantOverride>& ove
     // A constant with a range keeps its unit: the range's bare numbers are read in the value's
     // unit, so a value in another one would move the range with it (`feedback = 0.5 in [0,
     // 0.95]` set to 0.9 dB, a gain of 1.11, would pass as 0.9 dB inside [0 dB, 0.95 dB]).
-    if (const auto* given = parsed->value.as<NumberExpr>();
-        target->range && given->unit != Unit::none && param_value_of(*given).unit != param_value_of(*target->value.as<NumberExpr>()).unit) {
-      const ParamUnit declared = param_value_of(*target->value.as<NumberExpr>()).unit;
+    const auto* given = parsed->value.as<NumberExpr>();
+    const ParamUnit declared = param_value_of(*target->value.as<NumberExpr>()).unit;
+    if (target->range && given->unit != Unit::none && param_value_of(*given).unit != declared) {
       const std::string in_units = declared == ParamUnit::hz        ? "Hz or kHz"
                                    : declared == ParamUnit::seconds ? "s or ms"
                                                                     : std::string(unit_text(declared));

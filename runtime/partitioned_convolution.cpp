@@ -26,7 +26,7 @@ PartitionedConvolver<T>::PartitionedConvolver(std::size_t taps, int block)
       fft_(2 * p_),
       frame_(2 * p_, T(0)),
       out_(2 * p_, T(0)),
-      spectrum_(p_ + 1),
+      spectrum_(p_ + 1),  // the bins of a 2P-point real FFT
       head_(p_, 0.0),
       window_(std::is_same_v<T, float> ? 2 * p_ : 0, 0.0) {
   FXC_INTERNAL_ASSERT(block >= 2 && (block & (block - 1)) == 0 && static_cast<std::size_t>(block) <= taps,

@@ -115,7 +115,6 @@ class PartitionedConvolver {
 
   std::size_t taps() const { return taps_; }
   std::size_t partitions() const { return m_; }    ///< M, the FFT partitions
-  std::size_t bins() const { return p_ + 1; }      ///< of a 2P-point real FFT
   /// The values of one spectrum as this convolver keeps it (split_spectrum_size).
   std::size_t spectrum_size() const { return 2 * stride_; }
 

@@ -2,6 +2,7 @@
 #include "runtime/stream_state_bytes.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <optional>
 #include <span>
@@ -218,12 +219,8 @@ std::optional<std::vector<int>> parse_fft_blocks(std::string_view text, const st
     if (colon == std::string_view::npos) return std::nullopt;
     std::uint64_t id = 0, block = 0;
     auto parse = [](std::string_view digits, std::uint64_t& v) {
-      if (digits.empty() || digits.size() > 10) return false;
-      for (char ch : digits) {
-        if (ch < '0' || ch > '9') return false;
-        v = v * 10 + static_cast<std::uint64_t>(ch - '0');
-      }
-      return true;
+      const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+      return !digits.empty() && error == std::errc{} && end == digits.data() + digits.size();
     };
     if (!parse(item.substr(0, colon), id) || !parse(item.substr(colon + 1), block)) return std::nullopt;
     if (id >= now.size() || now[id] == 0 || blocks[id] != 0 || block < 2 || block > (std::uint64_t{1} << 30) ||

@@ -118,10 +118,7 @@ TEST_CASE("BlockExecutor: a long FIR in short blocks runs partitioned, and equal
   for (DType dtype : {DType::f64, DType::f32}) {
     CAPTURE(name(dtype));
     Compiled c = compile_graph(g, 2, dtype, 256);
-    int block = 0;
-    for (const ir::Node& n : c.scheduled.nodes())
-      if (auto* chain = std::get_if<ir::Chain>(&n.op)) block = chain->fft_block;
-    CHECK(block == 256);
+    CHECK(fft_block_of(c.scheduled) == 256);
     // The spectra's serial follows the taps alone: values computed again for the same taps
     // (a value staged for another node) keep it, so the channels do not rebuild.
     const auto serial = [](const ir::Graph& scheduled) {
