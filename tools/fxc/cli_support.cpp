@@ -9,6 +9,8 @@
 #include <iostream>
 #include <unistd.h>
 
+#include <fxc/program.h>
+
 #include "support/float_format.h"
 #include "support/version.h"
 
@@ -100,6 +102,17 @@ void check_paths_apart(const std::vector<NamedPath>& writes, const std::vector<N
                              : writes[i].what + " '" + writes[i].path + "' and " + writes[j].what + " '" +
                                    writes[j].path + "' are the same file: one would overwrite the other"};
   }
+}
+
+void check_channels_option(const GraphInfo& graph, int channels, bool given) {
+  if (!given || graph.inputs.empty()) return;
+  for (const PortInfo& input : graph.inputs)
+    if (input.channels == 0) return;  // an input the option binds
+  for (const PortInfo& input : graph.inputs)
+    if (input.channels != channels)
+      throw UsageError{"--channels " + std::to_string(channels) +
+                       " binds inputs declared without a count, and every input of this graph declares one: '" +
+                       input.name + "' has " + std::to_string(input.channels)};
 }
 
 }  // namespace fxc::cli

@@ -18,6 +18,10 @@ namespace CLI {
 class App;
 }
 
+namespace fxc {
+struct GraphInfo;
+}
+
 namespace fxc::cli {
 
 /// Exit statuses, as the command-line contract specifies.
@@ -68,6 +72,11 @@ struct NamedPath {
 /// things to one name. Names compare as the files they reach (relative, `./x`, `..` and symbolic links
 /// resolved as far as they exist). Standard input and output ("-") are never files here.
 void check_paths_apart(const std::vector<NamedPath>& writes, const std::vector<NamedPath>& reads);
+
+/// Throws UsageError for `--channels C`, given on the command line, where it would be silently
+/// ignored: every input of the graph declares its count and one declares another than C
+/// (--channels binds only inputs declared without a count).
+void check_channels_option(const GraphInfo& graph, int channels, bool given);
 
 /// A user error without a source location, as "error: MESSAGE" on standard error.
 int user_error(const std::string& message);

@@ -38,6 +38,7 @@ constexpr std::int64_t kMaxSamples = std::int64_t{1} << 31;
 struct BenchOptions {
   std::string graph;
   int channels = 2;
+  bool channels_given = false;  ///< --channels was on the command line
   double seconds = 10;
   double fs_hz = 48000;
   std::string target = "cpu";
@@ -375,7 +376,7 @@ int bench(const BenchOptions& o) {
   Options options = options_for(o, *thresholds);
   try {
     // The graph's own errors first, before any timing.
-    (void)inspect_file(o.graph);
+    check_channels_option(inspect_file(o.graph), o.channels, o.channels_given);
     if (o.batch > 1) return bench_batch(o, options);
     if (o.block) return bench_stream(o, options);
 
@@ -476,8 +477,9 @@ void add_bench_command(CLI::App& app, Action& action) {
   CLI::App* cmd = app.add_subcommand(
       "bench", "Measure a graph's throughput on generated noise, fused and unfused.");
   cmd->add_option("graph", o->graph, "The .fx graph file")->required();
-  cmd->add_option("--channels", o->channels, "Channels for inputs declared without a count")
-      ->capture_default_str();
+  CLI::Option* channels =
+      cmd->add_option("--channels", o->channels, "Channels for inputs declared without a count")
+          ->capture_default_str();
   cmd->add_option("--seconds", o->seconds, "Signal length")->capture_default_str();
   cmd->add_option("--fs", o->fs_hz, "Sample rate in Hz")->capture_default_str();
   cmd->add_option("--target", o->target, "cpu or cuda (an NVIDIA GPU)")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
@@ -498,7 +500,10 @@ void add_bench_command(CLI::App& app, Action& action) {
       "  fxc bench bench/workloads/w1_api.fx --channels 8 --seconds 120 --fs 44100 --json\n"
       "  fxc bench bench/workloads/w6_many_files.fx --channels 2 --seconds 1 --batch 256\n"
       "  fxc bench bench/workloads/w7_stream.fx --channels 2 --seconds 10 --block 64");
-  cmd->callback([&action, o] { action = [o] { return bench(*o); }; });
+  cmd->callback([&action, o, channels] {
+    o->channels_given = channels->count() > 0;
+    action = [o] { return bench(*o); };
+  });
 }
 
 }  // namespace fxc::cli

@@ -25,6 +25,7 @@ struct CompileOptions {
   bool time_passes = false;
   double fs_hz = 48000;
   int channels = 1;
+  bool channels_given = false;  ///< --channels was on the command line
   std::optional<double> seconds;
 };
 
@@ -64,7 +65,8 @@ int compile(const CompileOptions& o) {
   std::set<std::string> warnings;
   std::string directory;
   try {
-    (void)inspect_file(o.graph);  // the graph's own errors before any compile
+    // The graph's own errors before any compile.
+    check_channels_option(inspect_file(o.graph), o.channels, o.channels_given);
     if (o.target == "cuda" || o.target == "all")
       for (DType dtype : dtypes) {
         Options cuda = options;
@@ -129,8 +131,9 @@ void add_compile_command(CLI::App& app, Action& action) {
                                                "else $XDG_CACHE_HOME/fxc)");
   cmd->add_option("--fs", o->fs_hz, "Sample rate (only the strategy choice depends on it)")
       ->capture_default_str();
-  cmd->add_option("--channels", o->channels, "Channel count for inputs declared without one")
-      ->capture_default_str();
+  CLI::Option* channels =
+      cmd->add_option("--channels", o->channels, "Channel count for inputs declared without one")
+          ->capture_default_str();
   cmd->add_option("--seconds", o->seconds,
                   "Signal length the kernels are for (default: both short and long signals)");
   cmd->footer(
@@ -139,7 +142,10 @@ void add_compile_command(CLI::App& app, Action& action) {
       "Examples:\n"
       "  fxc compile examples/vocal.fx\n"
       "  fxc compile examples/eq.fx --channels 2 --dtype all --cache-dir /tmp/fxc-cache");
-  cmd->callback([&action, o] { action = [o] { return compile(*o); }; });
+  cmd->callback([&action, o, channels] {
+    o->channels_given = channels->count() > 0;
+    action = [o] { return compile(*o); };
+  });
 }
 
 }  // namespace fxc::cli

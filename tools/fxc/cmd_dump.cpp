@@ -26,6 +26,7 @@ struct DumpCommandOptions {
   std::vector<std::string> passes;
   double fs_hz = 48000;
   int channels = 1;
+  bool channels_given = false;  ///< --channels was on the command line
   std::string target = "cpu";
   std::string dtype = "f64";
   std::optional<double> seconds;
@@ -82,6 +83,7 @@ int dump(const DumpCommandOptions& o) {
   // Pass logs go with a text dump; beside a JSON or dot document they would corrupt it.
   dump.log = o.format == "text" ? &std::cout : &std::cerr;
   try {
+    check_channels_option(inspect_file(o.graph), o.channels, o.channels_given);
     Program program = Program::from_file(o.graph, options);
     std::cout << program.dump(dump);
     std::cerr << program.warnings();
@@ -113,8 +115,9 @@ void add_dump_command(CLI::App& app, Action& action) {
   cmd->add_option("--passes", o->passes, "Run only these passes, in this order (comma-separated)")
       ->delimiter(',');
   cmd->add_option("--fs", o->fs_hz, "Sample rate to bind, in Hz")->capture_default_str();
-  cmd->add_option("--channels", o->channels, "Channel count for inputs declared without one")
-      ->capture_default_str();
+  CLI::Option* channels =
+      cmd->add_option("--channels", o->channels, "Channel count for inputs declared without one")
+          ->capture_default_str();
   cmd->add_option("--target", o->target, "Target the strategies are chosen for: cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
@@ -131,9 +134,12 @@ void add_dump_command(CLI::App& app, Action& action) {
       "  fxc dump examples/vocal.fx --emit ast\n"
       "  fxc dump examples/vocal.fx --emit ir --fs 44100 --channels 2\n"
       "  fxc dump examples/vocal.fx --emit ir-opt --print-after-all\n"
-      "  fxc dump examples/vocal.fx --emit ir-opt --channels 1 --seconds 600 --threshold chunk_length=32768\n"
+      "  fxc dump bench/workloads/w5_long_mono.fx --emit ir-opt --channels 1 --seconds 600 --threshold chunk_length=32768\n"
       "  fxc dump examples/vocal.fx --format dot | dot -Tsvg > vocal.svg");
-  cmd->callback([&action, o] { action = [o] { return dump(*o); }; });
+  cmd->callback([&action, o, channels] {
+    o->channels_given = channels->count() > 0;
+    action = [o] { return dump(*o); };
+  });
 }
 
 }  // namespace fxc::cli
