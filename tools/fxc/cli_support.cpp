@@ -104,15 +104,18 @@ void check_paths_apart(const std::vector<NamedPath>& writes, const std::vector<N
   }
 }
 
-void check_channels_option(const GraphInfo& graph, int channels, bool given) {
+void warn_unused_channels(const GraphInfo& graph, int channels, bool given) {
   if (!given || graph.inputs.empty()) return;
   for (const PortInfo& input : graph.inputs)
     if (input.channels == 0) return;  // an input the option binds
   for (const PortInfo& input : graph.inputs)
-    if (input.channels != channels)
-      throw UsageError{"--channels " + std::to_string(channels) +
-                       " binds inputs declared without a count, and every input of this graph declares one: '" +
-                       input.name + "' has " + std::to_string(input.channels)};
+    if (input.channels != channels) {
+      std::cerr << "warning: --channels " << channels
+                << " is not used: it binds inputs declared without a count, and every input of this graph "
+                   "declares one ('"
+                << input.name << "' has " << input.channels << ")\n";
+      return;
+    }
 }
 
 }  // namespace fxc::cli

@@ -73,10 +73,11 @@ struct NamedPath {
 /// resolved as far as they exist). Standard input and output ("-") are never files here.
 void check_paths_apart(const std::vector<NamedPath>& writes, const std::vector<NamedPath>& reads);
 
-/// Throws UsageError for `--channels C`, given on the command line, where it would be silently
-/// ignored: every input of the graph declares its count and one declares another than C
-/// (--channels binds only inputs declared without a count).
-void check_channels_option(const GraphInfo& graph, int channels, bool given);
+/// Warns on standard error about `--channels C`, given on the command line, where nothing
+/// uses it: every input of the graph declares its count and one declares another than C
+/// (--channels binds only inputs declared without a count; the contract lets scripts pass it
+/// to every file, so it is not an error).
+void warn_unused_channels(const GraphInfo& graph, int channels, bool given);
 
 /// A user error without a source location, as "error: MESSAGE" on standard error.
 int user_error(const std::string& message);

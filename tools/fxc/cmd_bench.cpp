@@ -376,7 +376,7 @@ int bench(const BenchOptions& o) {
   Options options = options_for(o, *thresholds);
   try {
     // The graph's own errors first, before any timing.
-    check_channels_option(inspect_file(o.graph), o.channels, o.channels_given);
+    warn_unused_channels(inspect_file(o.graph), o.channels, o.channels_given);
     if (o.batch > 1) return bench_batch(o, options);
     if (o.block) return bench_stream(o, options);
 

@@ -66,7 +66,7 @@ int compile(const CompileOptions& o) {
   std::string directory;
   try {
     // The graph's own errors before any compile.
-    check_channels_option(inspect_file(o.graph), o.channels, o.channels_given);
+    warn_unused_channels(inspect_file(o.graph), o.channels, o.channels_given);
     if (o.target == "cuda" || o.target == "all")
       for (DType dtype : dtypes) {
         Options cuda = options;

@@ -83,7 +83,7 @@ int dump(const DumpCommandOptions& o) {
   // Pass logs go with a text dump; beside a JSON or dot document they would corrupt it.
   dump.log = o.format == "text" ? &std::cout : &std::cerr;
   try {
-    check_channels_option(inspect_file(o.graph), o.channels, o.channels_given);
+    warn_unused_channels(inspect_file(o.graph), o.channels, o.channels_given);
     Program program = Program::from_file(o.graph, options);
     std::cout << program.dump(dump);
     std::cerr << program.warnings();
