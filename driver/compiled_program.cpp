@@ -196,6 +196,7 @@ std::optional<CompiledValues> Program::Impl::compile_values(const Specialization
                           ir::to_text(out.scheduled) + "\nwas\n" + ir::to_text(spec.now->scheduled));
     }
     out.kernels = spec.now->kernels;
+    if (out.kernels) out.cpu_runner = std::make_shared<const CpuRunner>(out.scheduled, out.kernels);
     if (spec.now->cuda) {
       auto cuda = std::make_shared<CudaProgram>(*spec.now->cuda);
       cuda->scheduled = out.scheduled;
@@ -217,6 +218,7 @@ bool Program::Impl::compile_kernels(const Specialization& spec, CompiledValues& 
       return false;
     }
     now.kernels = *kernels;
+    now.cpu_runner = std::make_shared<const CpuRunner>(now.scheduled, now.kernels);
     return true;
   }
   if (!options_.cuda_architecture.empty()) {
@@ -327,7 +329,7 @@ std::vector<Signal> Program::Impl::run(std::span<const Signal> inputs) const {
     as_compiled = bound->node(bound_inputs[i]).type.channels == now->scheduled.node(compiled_inputs[i]).type.channels;
   if (!as_compiled) return run_bound(*bound, *specialization(channels), inputs);
   Expected<std::vector<Signal>, std::string> out =
-      options_.target == Target::cpu ? execute_cpu(now->scheduled, *now->kernels, inputs)
+      options_.target == Target::cpu ? now->cpu_runner->run(inputs)
                                      : execute_cuda(now->cuda, inputs);
   if (!out) throw_error(out.error(), "fxc-run");
   return std::move(*out);

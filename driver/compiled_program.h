@@ -17,6 +17,7 @@
 #include "driver/graph_source.h"
 #include "driver/live_parameters.h"
 #include "driver/compile_cpu.h"
+#include "runtime/cpu_executor.h"
 #include "runtime/cuda_executor.h"
 
 namespace fxc {
@@ -27,6 +28,7 @@ struct CompiledValues {
   ir::Graph lowered;    ///< the lowered graph, live nodes marked, channels not yet bound
   ir::Graph scheduled;  ///< after the whole pipeline (the reference target: only bound)
   std::shared_ptr<const codegen::CpuKernels> kernels;  ///< target cpu
+  std::shared_ptr<const CpuRunner> cpu_runner;         ///< target cpu: whole signals of `scheduled`
   std::shared_ptr<const CudaProgram> cuda;             ///< target cuda
   ParamValues values;
 };

@@ -176,7 +176,7 @@ static void run_planar(const Program::Impl& impl, std::span<const T* const* cons
       out_channels[k].assign(outputs[k], outputs[k] + now->scheduled.node(out_ids[k]).type.channels);
       out[k] = out_channels[k].data();
     }
-    auto done = target == Target::cpu ? execute_cpu_into(now->scheduled, *now->kernels, in, out, frames)
+    auto done = target == Target::cpu ? now->cpu_runner->run_into(in, out, frames)
                                       : execute_cuda_into(now->cuda, in, out, frames);
     if (!done) throw_error(done.error(), "fxc-run");
     return;

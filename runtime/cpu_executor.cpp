@@ -155,6 +155,17 @@ Expected<std::size_t, std::string> bind_signals(const ir::Graph& g, std::span<co
   return frames;
 }
 
+
+// A whole signal from zero state, with a plan, values and work memory made before.
+Expected<std::monostate, std::string> run_from_zero(const ir::Graph& scheduled, const ExecutionPlan& plan,
+                                                    const GraphValues& values, std::span<const void* const* const> inputs,
+                                                    std::span<void* const* const> outputs, std::size_t frames,
+                                                    RunMemory& memory) {
+  StreamState state = fresh_stream_state(dtype_of(scheduled));
+  SlotBuffers slots;
+  return run_into(scheduled, plan, values, state, CallerSignals{inputs, outputs, 0, frames}, memory, slots);
+}
+
 }  // namespace
 
 Expected<std::monostate, std::string> execute_cpu_into(const ir::Graph& scheduled, const codegen::CpuKernels& kernels,
@@ -163,11 +174,9 @@ Expected<std::monostate, std::string> execute_cpu_into(const ir::Graph& schedule
   auto plan = plan_execution(scheduled, kernels);
   if (!plan) return Unexpected{plan.error()};
   GraphValues values = graph_values(scheduled);
-  StreamState state = fresh_stream_state(dtype_of(scheduled));
   RunMemory memory;
   size_run_memory(scheduled, *plan, memory);
-  SlotBuffers slots;
-  return run_into(scheduled, *plan, values, state, CallerSignals{inputs, outputs, 0, frames}, memory, slots);
+  return run_from_zero(scheduled, *plan, values, inputs, outputs, frames, memory);
 }
 
 Expected<std::vector<Signal>, std::string> execute_cpu(const ir::Graph& scheduled,
@@ -178,6 +187,57 @@ Expected<std::vector<Signal>, std::string> execute_cpu(const ir::Graph& schedule
   auto frames = bind_signals(scheduled, inputs, outputs, p);
   if (!frames) return Unexpected{frames.error()};
   auto done = execute_cpu_into(scheduled, kernels, p.input_arrays, p.output_arrays, *frames);
+  if (!done) return Unexpected{done.error()};
+  return outputs;
+}
+
+// ---- CpuRunner: whole-signal runs with their plan, values and work memory kept ----
+
+struct CpuRunner::Prepared {
+  Expected<ExecutionPlan, std::string> plan;
+  GraphValues values;
+};
+
+CpuRunner::CpuRunner(ir::Graph scheduled, std::shared_ptr<const codegen::CpuKernels> kernels)
+    : scheduled_(std::move(scheduled)), kernels_(std::move(kernels)) {}
+CpuRunner::~CpuRunner() = default;
+
+const CpuRunner::Prepared& CpuRunner::prepared() const {
+  std::call_once(prepare_once_, [this] {
+    prepared_ = std::make_unique<Prepared>(Prepared{plan_execution(scheduled_, *kernels_), graph_values(scheduled_)});
+  });
+  return *prepared_;
+}
+
+Expected<std::monostate, std::string> CpuRunner::run_into(std::span<const void* const* const> inputs,
+                                                          std::span<void* const* const> outputs,
+                                                          std::size_t frames) const {
+  const Prepared& p = prepared();
+  if (!p.plan) return Unexpected{p.plan.error()};
+  std::unique_ptr<RunMemory> memory;
+  {
+    std::lock_guard lock(idle_mutex_);
+    if (!idle_.empty()) {
+      memory = std::move(idle_.back());
+      idle_.pop_back();
+    }
+  }
+  if (!memory) {
+    memory = std::make_unique<RunMemory>();
+    size_run_memory(scheduled_, *p.plan, *memory);
+  }
+  auto done = run_from_zero(scheduled_, *p.plan, p.values, inputs, outputs, frames, *memory);
+  std::lock_guard lock(idle_mutex_);
+  idle_.push_back(std::move(memory));
+  return done;
+}
+
+Expected<std::vector<Signal>, std::string> CpuRunner::run(std::span<const Signal> inputs) const {
+  std::vector<Signal> outputs;
+  SignalPointers p;
+  auto frames = bind_signals(scheduled_, inputs, outputs, p);
+  if (!frames) return Unexpected{frames.error()};
+  auto done = run_into(p.input_arrays, p.output_arrays, *frames);
   if (!done) return Unexpected{done.error()};
   return outputs;
 }

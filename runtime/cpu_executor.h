@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <variant>
@@ -38,6 +39,40 @@ Expected<std::monostate, std::string> execute_cpu_into(const ir::Graph& schedule
                                                        std::span<const void* const* const> inputs,
                                                        std::span<void* const* const> outputs,
                                                        std::size_t frames);
+
+struct RunMemory;  // runtime/run_graph.h
+
+/// The whole-signal runs of one scheduled graph, as execute_cpu and execute_cpu_into, with
+/// what does not depend on the signal made once, at the first run: the execution plan, the
+/// values (an FFT FIR's taps transformed) and the FFT plans and work memory, which a finished
+/// run leaves for the next. What a Program keeps per set of values: planned per call, a FIR
+/// of 24001 taps spent more of a one-second run on its plans than on its transforms. run() and
+/// run_into() may be called from several threads at once; each run takes work memory no
+/// other run holds.
+class CpuRunner {
+ public:
+  CpuRunner(ir::Graph scheduled, std::shared_ptr<const codegen::CpuKernels> kernels);
+  ~CpuRunner();
+  CpuRunner(const CpuRunner&) = delete;
+  CpuRunner& operator=(const CpuRunner&) = delete;
+
+  Expected<std::vector<Signal>, std::string> run(std::span<const Signal> inputs) const;
+  Expected<std::monostate, std::string> run_into(std::span<const void* const* const> inputs,
+                                                 std::span<void* const* const> outputs, std::size_t frames) const;
+
+  const ir::Graph& graph() const { return scheduled_; }
+
+ private:
+  struct Prepared;  // the plan and values
+  const Prepared& prepared() const;
+
+  ir::Graph scheduled_;
+  std::shared_ptr<const codegen::CpuKernels> kernels_;
+  mutable std::once_flag prepare_once_;
+  mutable std::unique_ptr<Prepared> prepared_;
+  mutable std::mutex idle_mutex_;
+  mutable std::vector<std::unique_ptr<RunMemory>> idle_;  ///< work memory no run holds
+};
 
 /// The state of every chain of a graph between blocks (opaque).
 struct StreamState;
