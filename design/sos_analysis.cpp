@@ -99,11 +99,29 @@ DesignResult<Sos> normalize_sos(const std::vector<std::vector<double>>& rows) {
   return sos;
 }
 
+namespace {
+
+// Multiplies the cascade by z^-samples, exactly: a section whose numerator ends in a zero
+// shifts it one place later ([b0, b1, 0] to [0, b0, b1]), as often as such sections allow;
+// the rest of the delay is added as sections of numerator z^-2 or z^-1.
+void delay_sections(Sos& sos, std::size_t samples) {
+  for (Section& s : sos)
+    while (samples > 0 && s.b2 == 0 && !(s.b0 == 0 && s.b1 == 0)) {
+      s = Section{0, s.b0, s.b1, s.a1, s.a2};
+      --samples;
+    }
+  for (; samples >= 2; samples -= 2) sos.push_back(Section{0, 0, 1, 0, 0});
+  if (samples == 1) sos.push_back(Section{0, 1, 0, 0, 0});
+}
+
+}  // namespace
+
 DesignResult<Sos> tf_to_sos(const std::vector<double>& b_in, const std::vector<double>& a_in) {
   if (auto error = check_polynomial("b", b_in)) return Unexpected{*error};
   if (auto error = check_polynomial("a", a_in)) return Unexpected{*error};
   // scipy.signal.normalize: drop leading zeros of a, divide by a[0], then drop leading
-  // numerator coefficients that are zero to 1e-14 (keeping at least one).
+  // numerator coefficients that are zero to 1e-14 (keeping at least one). SciPy's tf2sos then
+  // loses them; here they are a delay of as many samples, as lfilter(b, a, x) reads them.
   const auto first_nonzero =
       std::find_if(a_in.begin(), a_in.end(), [](double v) { return v != 0; });
   if (first_nonzero == a_in.end()) {
@@ -136,6 +154,7 @@ DesignResult<Sos> tf_to_sos(const std::vector<double>& b_in, const std::vector<d
   if (!sos) {
     return Unexpected{DesignError{"a", "the roots of b and a do not come in conjugate pairs"}};
   }
+  if (zpk.k != 0) delay_sections(*sos, leading);
   for (const Section& s : *sos) {
     if (!section_is_finite(s)) {
       return Unexpected{
