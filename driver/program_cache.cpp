@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "driver/kernel_cache.h"
+#include "frontend/fx_library.h"
 
 namespace fxc::driver {
 namespace {
@@ -37,6 +38,8 @@ std::string key_of(std::string_view text, const std::string& name, const Options
   std::string key;
   put(key, text);
   put(key, name);
+  // The files it imports, as they are now: the same text may import other texts.
+  put(key, frontend::imported_texts(text, name));
   put(key, o.sample_rate_hz);
   put(key, static_cast<double>(o.dtype));
   put(key, static_cast<double>(o.target));

@@ -14,7 +14,8 @@
 namespace fxc::driver {
 
 /// A new Impl equal to the one `make` made for the same `text`, `name` and `options` earlier
-/// in this process, or `make()`'s (remembered for next time). Options that print while
+/// in this process, with the same texts in the files it imports (read again each time), or
+/// `make()`'s (remembered for next time). Options that print while
 /// compiling (time_passes with a log) always make a new one.
 std::shared_ptr<Program::Impl> cached_program(std::string_view text, const std::string& name, const Options& options,
                                               const std::function<std::shared_ptr<Program::Impl>()>& make);

@@ -22,4 +22,11 @@ const std::map<std::string, std::string_view, std::less<>>& standard_library();
 /// the import; returns false after any.
 bool resolve_imports(Ast& ast, DiagnosticEngine& diags);
 
+/// The files the `import` statements of `text` (the file `name`, or "" for text without one)
+/// read now, and theirs, as one string of their names and texts (the standard library's by
+/// name: it is built in), or the errors that stop them being read. What tells apart two
+/// Programs of one text whose imported files differ: a library edited since, or another
+/// directory's for relative imports. Empty for text without the word `import`.
+std::string imported_texts(std::string_view text, const std::string& name);
+
 }  // namespace fxc::frontend

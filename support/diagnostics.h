@@ -33,6 +33,8 @@ class DiagnosticEngine {
  public:
   /// Registers a file's text so rendered diagnostics can show the offending line.
   void add_source(const std::string& file, std::string text);
+  /// The texts add_source registered, by file.
+  const std::map<std::string, std::string>& sources() const { return sources_; }
 
   /// Records a diagnostic; returns it so notes can be attached.
   Diagnostic& report(Diagnostic diagnostic);

@@ -8,6 +8,10 @@
 
 #include <cmath>
 #include <complex>
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
 
 #include "api_test_support.h"
 #include "runtime/counters.h"  // to check what compiles
@@ -359,4 +363,42 @@ TEST_CASE("the same text and options make a copy of the first Program, with its 
   fxc::clear_kernel_memory_cache();
   (void)fxc::Program::from_source(src, options(), "p.fx");
   CHECK(fxc::counters().compiles == compiles + 3);
+}
+
+TEST_CASE("a Program remade from the same text reads its imported files again") {
+  // The text is the same; the library it imports is edited, or another directory's: the
+  // remembered Program must not stand in for the new one.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("fxc-api-import-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "a");
+  fs::create_directories(dir / "b");
+  auto write = [](const fs::path& path, const std::string& text) { std::ofstream(path) << text; };
+  const std::string main_text = "import \"lib.fx\"\ninput x : 1\noutput x | f()\n";
+  write(dir / "main.fx", main_text);
+  write(dir / "lib.fx", "fn f() { return gain(2) }\n");
+  fxc::clear_kernel_memory_cache();
+  fxc::Signal x(1, 4);
+  x.f64(0)[0] = 1;
+  auto gain_of = [&](const fxc::Program& p) { return p.run(x).at(0, 0); };
+  CHECK(gain_of(fxc::Program::from_file((dir / "main.fx").string(), options())) == 2);
+  write(dir / "lib.fx", "fn f() { return gain(5) }\n");
+  CHECK(gain_of(fxc::Program::from_file((dir / "main.fx").string(), options())) == 5);
+  // Text without a file imports from the working directory.
+  write(dir / "a" / "lib.fx", "fn f() { return gain(3) }\n");
+  write(dir / "b" / "lib.fx", "fn f() { return gain(4) }\n");
+  const fs::path before = fs::current_path();
+  fs::current_path(dir / "a");
+  const double in_a = gain_of(fxc::Program::from_source(main_text, options()));
+  fs::current_path(dir / "b");
+  const double in_b = gain_of(fxc::Program::from_source(main_text, options()));
+  const double in_b_again = gain_of(fxc::Program::from_source(main_text, options()));
+  fs::current_path(before);
+  CHECK(in_a == 3);
+  CHECK(in_b == 4);
+  CHECK(in_b_again == 4);
+  // An import that is gone is the error it is, not the remembered Program.
+  fs::remove(dir / "lib.fx");
+  CHECK_THROWS_WITH_AS(fxc::Program::from_file((dir / "main.fx").string(), options()),
+                       doctest::Contains("cannot import 'lib.fx'"), fxc::Error);
+  fs::remove_all(dir);
 }
