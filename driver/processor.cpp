@@ -89,17 +89,43 @@ struct Processor::Impl {
   std::vector<std::vector<std::byte>> in_convert, out_convert;
   std::mutex control;  // set() callers among themselves; process() never takes it
 
-  explicit Impl(const Program& p) : program(p) {}
+  // The ports' counts as the Program knows them (0 for an undeclared input's), so that an
+  // unprepared process() has outputs to write zeros to.
+  explicit Impl(const Program& p) : program(p) {
+    for (const PortInfo& port : program.inputs()) input_channels.push_back(port.channels);
+    for (const PortInfo& port : program.outputs()) output_channels.push_back(port.channels);
+  }
 
+  // Zeros into every output channel the caller gave (null pointers skipped).
   template <class T>
   static void zero(std::span<T* const* const> outputs, const std::vector<int>& channels, std::size_t frames) {
     for (std::size_t k = 0; k < outputs.size() && k < channels.size(); ++k)
-      for (int c = 0; c < channels[k]; ++c) std::fill_n(outputs[k][c], frames, T(0));
+      for (int c = 0; outputs[k] && c < channels[k]; ++c)
+        if (outputs[k][c]) std::fill_n(outputs[k][c], frames, T(0));
+  }
+
+  // Whether every port's pointer array, and with frames every channel's pointer, is there.
+  template <class P>
+  static bool present(std::span<P* const* const> ports, const std::vector<int>& channels, std::size_t frames) {
+    for (std::size_t k = 0; k < ports.size(); ++k) {
+      if (!ports[k]) return false;
+      for (int c = 0; frames > 0 && c < channels[k]; ++c)
+        if (!ports[k][c]) return false;
+    }
+    return true;
   }
 
   template <class T>
   void run(std::span<const T* const* const> inputs, std::span<T* const* const> outputs, std::size_t frames) noexcept {
     if (!executor || inputs.size() != input_channels.size() || outputs.size() != output_channels.size()) {
+      zero(outputs, output_channels, frames);
+      return;
+    }
+    if (frames == 0) {  // no samples: staged values are still taken, and no pointer is read
+      executor->process(in_ptrs.ports, out_ptrs.ports, 0);
+      return;
+    }
+    if (!present(inputs, input_channels, frames) || !present(outputs, output_channels, frames)) {
       zero(outputs, output_channels, frames);
       return;
     }

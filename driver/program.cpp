@@ -41,6 +41,22 @@ void copy_out(const Signal& s, T* const* channels) {
     for (std::size_t i = 0; i < s.samples(); ++i) channels[c][i] = static_cast<T>(s.at(c, i));
 }
 
+// Throws Error for a null pointer the caller passed where a planar run reads or writes: a
+// port's pointer array, or, when there are frames, a channel's samples. `rows(k)` is port k's
+// channel count (times the items of a batch).
+template <class P, class Rows>
+void check_pointers(std::span<P* const* const> ports, const Rows& rows, const char* what, std::size_t frames) {
+  for (std::size_t k = 0; k < ports.size(); ++k) {
+    if (!ports[k]) throw_error(std::string(what) + " " + std::to_string(k) + " is a null pointer array", "fxc-run");
+    if (frames == 0) continue;
+    for (std::size_t c = 0; c < rows(k); ++c)
+      if (!ports[k][c])
+        throw_error(std::string(what) + " " + std::to_string(k) + "'s channel " + std::to_string(c) +
+                        " is a null pointer",
+                    "fxc-run");
+  }
+}
+
 }  // namespace
 
 // ---- construction ----
@@ -154,6 +170,7 @@ static void run_planar(const Program::Impl& impl, std::span<const T* const* cons
     if (port.channels == 0)
       throw_error("the input '" + port.name + "' has no declared channel count: give Options::channels, "
                   "or run fxc::Signal values");
+  check_pointers(inputs, [&](std::size_t k) { return static_cast<std::size_t>(in_ports[k].channels); }, "input", frames);
   // Compiled kernels in the caller's sample type run straight on the caller's memory (on the
   // GPU: staged straight from and to it).
   const Target target = impl.options().target;
@@ -163,6 +180,9 @@ static void run_planar(const Program::Impl& impl, std::span<const T* const* cons
     if (outputs.size() != out_ids.size())
       throw_error("the graph has " + std::to_string(out_ids.size()) + " output(s), got " +
                   std::to_string(outputs.size()));
+    check_pointers(
+        outputs, [&](std::size_t k) { return static_cast<std::size_t>(now->scheduled.node(out_ids[k]).type.channels); },
+        "output", frames);
     // Pointer arrays of the executor's type, copied: no cast between pointer types.
     std::vector<std::vector<const void*>> in_channels(inputs.size());
     std::vector<const void* const*> in(inputs.size());
@@ -190,6 +210,7 @@ static void run_planar(const Program::Impl& impl, std::span<const T* const* cons
   if (outputs.size() != out.size())
     throw_error("the graph has " + std::to_string(out.size()) + " output(s), got " +
                 std::to_string(outputs.size()));
+  check_pointers(outputs, [&](std::size_t k) { return out[k].channels(); }, "output", frames);
   for (std::size_t k = 0; k < out.size(); ++k) copy_out(out[k], outputs[k]);
 }
 
@@ -232,6 +253,8 @@ static void run_batch_planar(const Program::Impl& impl, std::span<const T* const
     if (port.channels == 0)
       throw_error("the input '" + port.name + "' has no declared channel count: give Options::channels, "
                   "or run fxc::Signal values");
+  check_pointers(inputs, [&](std::size_t k) { return items * static_cast<std::size_t>(in_ports[k].channels); },
+                 "input", frames);
   // The caller's memory as it is, where the kernels compute in its sample type on the CPU.
   if ((impl.options().dtype == DType::f32) == std::is_same_v<T, float>) {
     std::vector<std::vector<const void*>> in_channels(inputs.size());
@@ -242,15 +265,17 @@ static void run_batch_planar(const Program::Impl& impl, std::span<const T* const
     }
     (void)impl.specialization(impl.options().channels);  // scheduled: the outputs' counts are known
     std::vector<PortInfo> out_ports = impl.ports(false);
-    std::vector<std::vector<void*>> out_channels(outputs.size());
-    std::vector<void* const*> out(outputs.size());
-    for (std::size_t k = 0; k < outputs.size() && k < out_ports.size(); ++k) {
-      out_channels[k].assign(outputs[k], outputs[k] + items * static_cast<std::size_t>(out_ports[k].channels));
-      out[k] = out_channels[k].data();
-    }
     if (outputs.size() != out_ports.size())
       throw_error("the graph has " + std::to_string(out_ports.size()) + " output(s), got " +
                   std::to_string(outputs.size()));
+    check_pointers(outputs, [&](std::size_t k) { return items * static_cast<std::size_t>(out_ports[k].channels); },
+                   "output", frames);
+    std::vector<std::vector<void*>> out_channels(outputs.size());
+    std::vector<void* const*> out(outputs.size());
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+      out_channels[k].assign(outputs[k], outputs[k] + items * static_cast<std::size_t>(out_ports[k].channels));
+      out[k] = out_channels[k].data();
+    }
     if (impl.run_batch_into(in, out, items, frames)) return;
   }
   // Another sample type or target: through owning signals, one copy each way.
@@ -265,6 +290,8 @@ static void run_batch_planar(const Program::Impl& impl, std::span<const T* const
     if (outputs.size() != results[b].size())
       throw_error("the graph has " + std::to_string(results[b].size()) + " output(s), got " +
                   std::to_string(outputs.size()));
+    if (b == 0)
+      check_pointers(outputs, [&](std::size_t k) { return items * results[0][k].channels(); }, "output", frames);
     for (std::size_t k = 0; k < outputs.size(); ++k) copy_out(results[b][k], outputs[k] + b * results[b][k].channels());
   }
 }

@@ -47,8 +47,10 @@ class Processor {
   /// Processes `frames` frames: for each graph input a planar pointer array (one pointer per
   /// channel), for each output likewise. More frames than max_block() are processed in
   /// several steps. Outputs may be the inputs' memory. Samples of the other sample type than
-  /// the Program's are converted through buffers made by prepare(). Before prepare(), or with
-  /// the wrong number of inputs or outputs, the outputs are zeros.
+  /// the Program's are converted through buffers made by prepare(). Before prepare(), with
+  /// the wrong number of inputs or outputs, or with a null pointer array or channel pointer,
+  /// the outputs are zeros (those it can reach) and the state does not move. With 0 frames no
+  /// pointer is read (they may be null) and values set() staged are taken.
   void process(std::span<const float* const* const> inputs, std::span<float* const* const> outputs,
                std::size_t frames) noexcept;
   void process(std::span<const double* const* const> inputs,

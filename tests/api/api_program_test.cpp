@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -565,3 +566,79 @@ TEST_CASE("float32 tanh after a float64-state filter stays within 1e-6 of the fl
 }
 
 }  // namespace
+
+TEST_CASE("Processor: unprepared, a null pointer or the wrong ports give zeros; 0 frames read no pointer") {
+  fxc::Options o = options(fxc::DType::f32);
+  fxc::Program program = fxc::Program::from_source(kEq, o);
+  std::vector<float> in_l(64, 0.5f), in_r(64, 0.5f), out_l(64, 7.0f), out_r(64, 7.0f);
+  const float* in[] = {in_l.data(), in_r.data()};
+  float* out[] = {out_l.data(), out_r.data()};
+  auto zeros = [&] {
+    return std::all_of(out_l.begin(), out_l.end(), [](float v) { return v == 0; }) &&
+           std::all_of(out_r.begin(), out_r.end(), [](float v) { return v == 0; });
+  };
+  // Before prepare(): the host's stale buffer must not reach the speakers.
+  fxc::Processor unprepared(program);
+  unprepared.process(in, out, 64);
+  CHECK(zeros());
+  fxc::Processor live = program.processor();
+  // A null channel pointer: zeros where the outputs are, no crash.
+  std::fill(out_l.begin(), out_l.end(), 7.0f);
+  std::fill(out_r.begin(), out_r.end(), 7.0f);
+  const float* half_in[] = {in_l.data(), nullptr};
+  live.process(half_in, out, 64);
+  CHECK(zeros());
+  float* half_out[] = {out_l.data(), nullptr};
+  std::fill(out_l.begin(), out_l.end(), 7.0f);
+  live.process(in, half_out, 64);
+  CHECK(std::all_of(out_l.begin(), out_l.end(), [](float v) { return v == 0; }));
+  // Null pointer arrays with 0 frames (a host flushing parameters): nothing read, the staged
+  // value taken; with frames, nothing written.
+  live.process(static_cast<const float* const*>(nullptr), static_cast<float* const*>(nullptr), 0);
+  live.process(static_cast<const float* const*>(nullptr), static_cast<float* const*>(nullptr), 64);
+  live.set("level", 0.0);
+  live.process(static_cast<const float* const*>(nullptr), static_cast<float* const*>(nullptr), 0);
+  std::fill(out_l.begin(), out_l.end(), 7.0f);
+  live.process(in, out, 64);
+  CHECK(zeros());  // level 0 was taken at the 0-frame call
+  // The stream did not move on the refused calls: a fresh Processor gives the same block.
+  fxc::Processor fresh = program.processor();
+  fresh.set("level", 0.0);
+  std::vector<float> fresh_l(64), fresh_r(64);
+  float* fresh_out[] = {fresh_l.data(), fresh_r.data()};
+  fresh.process(in, fresh_out, 64);
+  CHECK(fresh_l == out_l);
+}
+
+TEST_CASE("Program::run and run_batch on planar memory refuse null pointers with an fxc::Error") {
+  fxc::Program program = fxc::Program::from_source(kEq, options(fxc::DType::f32));
+  std::vector<float> a(16, 0.25f), b(16), c(16);
+  const float* in[] = {a.data(), nullptr};
+  float* out[] = {b.data(), c.data()};
+  CHECK_THROWS_WITH_AS(program.run(std::span<const float* const* const>(std::array<const float* const*, 1>{in}),
+                                   std::span<float* const* const>(std::array<float* const*, 1>{out}), 16),
+                       doctest::Contains("input 0's channel 1 is a null pointer"), fxc::Error);
+  const float* both[] = {a.data(), a.data()};
+  float* half_out[] = {b.data(), nullptr};
+  CHECK_THROWS_WITH_AS(program.run(both, half_out, 16), doctest::Contains("output 0's channel 1 is a null pointer"), fxc::Error);
+  CHECK_THROWS_WITH_AS(program.run(static_cast<const float* const*>(nullptr), out, 16),
+                       doctest::Contains("input 0 is a null pointer array"), fxc::Error);
+  // The other sample type goes through owning signals: the same checks.
+  std::vector<double> da(16, 0.25), db(16), dc(16);
+  const double* din[] = {da.data(), nullptr};
+  double* dout[] = {db.data(), dc.data()};
+  CHECK_THROWS_WITH_AS(program.run(din, dout, 16), doctest::Contains("input 0's channel 1 is a null pointer"), fxc::Error);
+  const double* dboth[] = {da.data(), da.data()};
+  double* dhalf[] = {db.data(), nullptr};
+  CHECK_THROWS_WITH_AS(program.run(dboth, dhalf, 16), doctest::Contains("output 0's channel 1 is a null pointer"), fxc::Error);
+  // No frames: channel pointers are not read, pointer arrays still are.
+  program.run(in, out, 0);
+  CHECK_THROWS_WITH_AS(program.run(static_cast<const float* const*>(nullptr), out, 0),
+                       doctest::Contains("input 0 is a null pointer array"), fxc::Error);
+  // A batch of two items: rows item x channel.
+  const float* rows_in[] = {a.data(), a.data(), a.data(), nullptr};
+  float* rows_out[] = {b.data(), c.data(), b.data(), c.data()};
+  CHECK_THROWS_WITH_AS(program.run_batch(std::span<const float* const* const>(std::array<const float* const*, 1>{rows_in}),
+                                         std::span<float* const* const>(std::array<float* const*, 1>{rows_out}), 2, 16),
+                       doctest::Contains("input 0's channel 3 is a null pointer"), fxc::Error);
+}
