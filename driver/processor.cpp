@@ -171,21 +171,26 @@ Processor::Processor(const Program& program) : impl_(std::make_unique<Impl>(prog
   if (program.options().target != Target::cpu)
     throw_error("a Processor runs compiled CPU kernels: compile the Program with Target::cpu", "fxc-api");
 }
+Processor::Impl& Processor::impl() const {
+  if (!impl_) throw_error("this fxc::Processor was moved from: assign a Processor to it before using it", "fxc-api");
+  return *impl_;
+}
+
 Processor::Processor(Processor&&) noexcept = default;
 Processor& Processor::operator=(Processor&&) noexcept = default;
 Processor::~Processor() = default;
 
 std::vector<Signal> Program::run_in_blocks(const std::vector<Signal>& inputs, std::size_t block) const {
   if (block == 0) throw_error("run_in_blocks: a block holds at least one frame");
-  if (options().target == Target::cuda) return impl_->run_cuda_in_blocks(inputs, block);
+  if (options().target == Target::cuda) return impl().run_cuda_in_blocks(inputs, block);
   if (options().target == Target::reference)
     throw_error("run_in_blocks runs compiled kernels: use Target::cpu or Target::cuda");
-  int channels = impl_->channels_for(inputs);
-  auto spec = stream_specialization(*impl_, channels, block);
+  int channels = impl().channels_for(inputs);
+  auto spec = stream_specialization(impl(), channels, block);
   if (inputs.size() != spec->now->lowered.inputs().size())
     throw_error("the graph has " + std::to_string(spec->now->lowered.inputs().size()) + " input(s), got " +
                 std::to_string(inputs.size()));
-  DiagnosticEngine diags = impl_->source().diagnostics();
+  DiagnosticEngine diags = impl().source().diagnostics();
   if (!bind_inputs(spec->now->lowered, inputs, diags)) throw_diagnostics(diags);
   std::size_t frames = inputs.empty() ? 0 : inputs[0].samples();
   auto executor = BlockExecutor::create(spec->now->scheduled, spec->now->kernels, block, spec->live.max_delay_lengths,
@@ -227,7 +232,7 @@ Processor Program::processor() const {
 }
 
 void Processor::prepare(std::size_t max_block, std::size_t max_frames) {
-  Impl& s = *impl_;
+  Impl& s = impl();
   const Options& o = s.program.options();
   s.max_block = max_block ? max_block : (o.max_block ? o.max_block : 4096);
   if (s.max_block > (std::size_t{1} << 24))
@@ -240,7 +245,7 @@ void Processor::prepare(std::size_t max_block, std::size_t max_frames) {
       throw_error("the input '" + p.name + "' declares no channel count: give Options::channels for a Processor");
     s.input_channels.push_back(p.channels);
   }
-  s.spec = stream_specialization(*s.program.impl_, channels, s.max_block);
+  s.spec = stream_specialization(s.program.impl(), channels, s.max_block);
   const auto& spec = s.spec;
   s.dtype = o.dtype;
   for (ir::NodeId id : spec->now->scheduled.outputs())
@@ -259,41 +264,41 @@ void Processor::prepare(std::size_t max_block, std::size_t max_frames) {
   for (int c : s.output_channels) s.out_convert.emplace_back(static_cast<std::size_t>(c) * s.max_block * other_bytes);
 }
 
-std::size_t Processor::max_block() const { return impl_->max_block; }
+std::size_t Processor::max_block() const { return impl().max_block; }
 
 void Processor::process(std::span<const float* const* const> inputs, std::span<float* const* const> outputs,
                         std::size_t frames) noexcept {
-  impl_->run<float>(inputs, outputs, frames);
+  if (impl_) impl_->run<float>(inputs, outputs, frames);
 }
 void Processor::process(std::span<const double* const* const> inputs, std::span<double* const* const> outputs,
                         std::size_t frames) noexcept {
-  impl_->run<double>(inputs, outputs, frames);
+  if (impl_) impl_->run<double>(inputs, outputs, frames);
 }
 void Processor::process(const float* const* input, float* const* output, std::size_t frames) noexcept {
-  impl_->run<float>(std::span<const float* const* const>(&input, 1), std::span<float* const* const>(&output, 1),
+  if (impl_) impl_->run<float>(std::span<const float* const* const>(&input, 1), std::span<float* const* const>(&output, 1),
                     frames);
 }
 void Processor::process(const double* const* input, double* const* output, std::size_t frames) noexcept {
-  impl_->run<double>(std::span<const double* const* const>(&input, 1), std::span<double* const* const>(&output, 1),
+  if (impl_) impl_->run<double>(std::span<const double* const* const>(&input, 1), std::span<double* const* const>(&output, 1),
                      frames);
 }
 
 void Processor::reset() noexcept {
-  if (impl_->executor) impl_->executor->reset();
+  if (impl_ && impl_->executor) impl_->executor->reset();
 }
 
-void Processor::set(std::string_view name, double value) { set(impl_->program.param_id(name), value); }
+void Processor::set(std::string_view name, double value) { set(impl().program.param_id(name), value); }
 
 void Processor::set(int id, double value) {
-  Impl& s = *impl_;
+  Impl& s = impl();
   if (!s.executor) throw_error("call prepare() before set() on a Processor", "fxc-api");
   std::lock_guard lock(s.control);
-  double before = s.program.impl_->value(id);
+  double before = s.program.impl().value(id);
   s.program.set(id, value);  // checks the range and that the stages accept it
   ParamValues values;
   for (const ParamInfo& p : s.program.params()) values[p.name] = p.value;
-  DiagnosticEngine diags = s.program.impl_->source().diagnostics();
-  auto compiled = s.program.impl_->compile_values(*s.spec, values, diags);
+  DiagnosticEngine diags = s.program.impl().source().diagnostics();
+  auto compiled = s.program.impl().compile_values(*s.spec, values, diags);
   if (!compiled) {
     s.program.set(id, before);
     throw_diagnostics(diags);
@@ -311,19 +316,21 @@ void Processor::set(int id, double value) {
 }
 
 void Processor::set(std::string_view name, std::string_view value_with_unit) {
-  Impl& s = *impl_;
+  Impl& s = impl();
   int id = s.program.param_id(name);
-  set(id, s.program.impl_->parse_value(id, value_with_unit));
+  set(id, s.program.impl().parse_value(id, value_with_unit));
 }
 
 std::string Processor::save_state() const {
-  if (!impl_->executor) throw_error("call prepare() before save_state()", "fxc-api");
-  return impl_->executor->save_state();
+  Impl& s = impl();
+  if (!s.executor) throw_error("call prepare() before save_state()", "fxc-api");
+  return s.executor->save_state();
 }
 
 void Processor::load_state(std::string_view bytes) {
-  if (!impl_->executor) throw_error("call prepare() before load_state()", "fxc-api");
-  if (auto ok = impl_->executor->load_state(bytes); !ok)
+  Impl& s = impl();
+  if (!s.executor) throw_error("call prepare() before load_state()", "fxc-api");
+  if (auto ok = s.executor->load_state(bytes); !ok)
     throw_error(ok.error(), "fxc-state");
 }
 

@@ -63,6 +63,11 @@ void check_pointers(std::span<P* const* const> ports, const Rows& rows, const ch
 
 Program::Program(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
+Program::Impl& Program::impl() const {
+  if (!impl_) throw_error("this fxc::Program was moved from: assign a Program to it before using it", "fxc-api");
+  return *impl_;
+}
+
 Program Program::from_source(std::string_view fx_text, const Options& options, std::string name) {
   return Program(driver::cached_program(fx_text, name, options, [&] {
     DiagnosticEngine diags;
@@ -119,38 +124,39 @@ Program::Program(std::vector<Output> outputs, const Options& options, std::strin
   impl_ = std::make_shared<Impl>(std::move(*source), options);
 }
 
-Program::Program(const Program& other) : impl_(std::make_shared<Impl>(*other.impl_)) {}
+Program::Program(const Program& other)
+    : impl_(other.impl_ ? std::make_shared<Impl>(*other.impl_) : nullptr) {}  // a moved-from copies as one
 Program& Program::operator=(const Program& other) {
-  if (this != &other) impl_ = std::make_shared<Impl>(*other.impl_);
+  if (this != &other) impl_ = other.impl_ ? std::make_shared<Impl>(*other.impl_) : nullptr;
   return *this;
 }
 Program::Program(Program&&) noexcept = default;
 Program& Program::operator=(Program&&) noexcept = default;
 Program::~Program() = default;
 
-const Options& Program::options() const { return impl_->options(); }
+const Options& Program::options() const { return impl().options(); }
 
-std::vector<PortInfo> Program::inputs() const { return impl_->ports(true); }
-std::vector<PortInfo> Program::outputs() const { return impl_->ports(false); }
+std::vector<PortInfo> Program::inputs() const { return impl().ports(true); }
+std::vector<PortInfo> Program::outputs() const { return impl().ports(false); }
 
 // ---- parameters ----
 
-std::vector<ParamInfo> Program::params() const { return impl_->param_infos(); }
-int Program::param_id(std::string_view name) const { return impl_->param_id(name); }
-void Program::set(std::string_view name, double value) { impl_->set(impl_->param_id(name), value); }
-void Program::set(int id, double value) { impl_->set(id, value); }
+std::vector<ParamInfo> Program::params() const { return impl().param_infos(); }
+int Program::param_id(std::string_view name) const { return impl().param_id(name); }
+void Program::set(std::string_view name, double value) { impl().set(impl().param_id(name), value); }
+void Program::set(int id, double value) { impl().set(id, value); }
 void Program::set(std::string_view name, std::string_view value_with_unit) {
-  int id = impl_->param_id(name);
-  impl_->set(id, impl_->parse_value(id, value_with_unit));
+  int id = impl().param_id(name);
+  impl().set(id, impl().parse_value(id, value_with_unit));
 }
-double Program::get(std::string_view name) const { return impl_->value(impl_->param_id(name)); }
+double Program::get(std::string_view name) const { return impl().value(impl().param_id(name)); }
 
 // ---- whole signals ----
 
-std::vector<Signal> Program::run(const std::vector<Signal>& inputs) const { return impl_->run(inputs); }
+std::vector<Signal> Program::run(const std::vector<Signal>& inputs) const { return impl().run(inputs); }
 
 Signal Program::run(const Signal& input) const {
-  std::vector<Signal> out = impl_->run(std::span<const Signal>(&input, 1));  // no copy of the input
+  std::vector<Signal> out = impl().run(std::span<const Signal>(&input, 1));  // no copy of the input
   if (out.size() != 1)
     throw_error("Program::run(const Signal&) is for a graph of one output; this one has " +
                 std::to_string(out.size()) + ": use run(std::vector<Signal>)");
@@ -216,28 +222,28 @@ static void run_planar(const Program::Impl& impl, std::span<const T* const* cons
 
 void Program::run(std::span<const float* const* const> inputs, std::span<float* const* const> outputs,
                   std::size_t frames) const {
-  run_planar<float>(*impl_, inputs, outputs, frames);
+  run_planar<float>(impl(), inputs, outputs, frames);
 }
 void Program::run(std::span<const double* const* const> inputs, std::span<double* const* const> outputs,
                   std::size_t frames) const {
-  run_planar<double>(*impl_, inputs, outputs, frames);
+  run_planar<double>(impl(), inputs, outputs, frames);
 }
 void Program::run_device(std::span<const DeviceArray> inputs, std::span<const DeviceArray> outputs,
                          std::uintptr_t cuda_stream) const {
-  impl_->run_device(inputs, outputs, cuda_stream);
+  impl().run_device(inputs, outputs, cuda_stream);
 }
 
 void Program::run_batch_device(std::span<const DeviceArray> inputs, std::span<const DeviceArray> outputs,
                                std::size_t items, std::uintptr_t cuda_stream) const {
-  impl_->run_batch_device(inputs, outputs, items, cuda_stream);
+  impl().run_batch_device(inputs, outputs, items, cuda_stream);
 }
 
 void Program::run(const float* const* input, float* const* output, std::size_t frames) const {
-  run_planar<float>(*impl_, std::span<const float* const* const>(&input, 1),
+  run_planar<float>(impl(), std::span<const float* const* const>(&input, 1),
                     std::span<float* const* const>(&output, 1), frames);
 }
 void Program::run(const double* const* input, double* const* output, std::size_t frames) const {
-  run_planar<double>(*impl_, std::span<const double* const* const>(&input, 1),
+  run_planar<double>(impl(), std::span<const double* const* const>(&input, 1),
                      std::span<double* const* const>(&output, 1), frames);
 }
 
@@ -298,15 +304,15 @@ static void run_batch_planar(const Program::Impl& impl, std::span<const T* const
 
 void Program::run_batch(std::span<const float* const* const> inputs, std::span<float* const* const> outputs,
                         std::size_t items, std::size_t frames) const {
-  run_batch_planar<float>(*impl_, inputs, outputs, items, frames);
+  run_batch_planar<float>(impl(), inputs, outputs, items, frames);
 }
 void Program::run_batch(std::span<const double* const* const> inputs, std::span<double* const* const> outputs,
                         std::size_t items, std::size_t frames) const {
-  run_batch_planar<double>(*impl_, inputs, outputs, items, frames);
+  run_batch_planar<double>(impl(), inputs, outputs, items, frames);
 }
 
 std::vector<std::vector<Signal>> Program::run_batch(const std::vector<std::vector<Signal>>& items) const {
-  return impl_->run_batch(items);
+  return impl().run_batch(items);
 }
 
 std::string Program::dump(std::string_view emit) const {
@@ -316,13 +322,13 @@ std::string Program::dump(std::string_view emit) const {
     options.emit = "ir-opt";
     options.format = std::string(emit);
   }
-  return impl_->dump(options);
+  return impl().dump(options);
 }
-std::string Program::dump(const DumpOptions& options) const { return impl_->dump(options); }
-std::string Program::warnings() const { return impl_->warnings(); }
+std::string Program::dump(const DumpOptions& options) const { return impl().dump(options); }
+std::string Program::warnings() const { return impl().warnings(); }
 std::vector<FrequencyResponse> Program::frequency_response(const std::vector<double>& frequencies_hz) const {
-  return impl_->frequency_response(frequencies_hz);
+  return impl().frequency_response(frequencies_hz);
 }
-std::string Program::name() const { return impl_->name(); }
+std::string Program::name() const { return impl().name(); }
 
 }  // namespace fxc

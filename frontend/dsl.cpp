@@ -2,6 +2,8 @@
 #include "frontend/dsl.h"
 
 #include <cmath>
+
+#include <fxc/error.h>
 #include <unordered_map>
 
 namespace fxc {
@@ -27,6 +29,29 @@ double count(const Samples& s, const ParamValues& v) { return value_of(s.param, 
 double number(const Number& n, const ParamValues& v) { return value_of(n.param, n.value, v); }
 double db_to_linear(double db) { return std::pow(10.0, db / 20.0); }
 
+// A Flow's node, or an fxc::Error for an empty Flow: one moved from, or made from a null node.
+const std::shared_ptr<const DslNode>& node_of(const Flow& flow) {
+  if (!flow.node()) {
+    const std::string message =
+        "an empty fxc::Flow (moved from, or made from a null node) is used: build flows from fxc::input";
+    DiagnosticEngine diags;
+    diags.error({}, message, "fxc-api");
+    throw Error(diags.str(), message, "fxc-api");
+  }
+  return flow.node();
+}
+
+// A Chain's stage, or an fxc::Error for a null one.
+const DslNode& stage_of(const std::shared_ptr<const DslNode>& stage) {
+  if (!stage) {
+    const std::string message = "an fxc::Chain holds a null stage: build chains from the stage functions";
+    DiagnosticEngine diags;
+    diags.error({}, message, "fxc-api");
+    throw Error(diags.str(), message, "fxc-api");
+  }
+  return *stage;
+}
+
 // A stage whose op `make` builds from parameter values; `params` are those it reads.
 template <class Make>
 Chain stage(Make make, const std::source_location& where, std::vector<ParamRef> params = {}) {
@@ -40,14 +65,14 @@ Chain stage(Make make, const std::source_location& where, std::vector<ParamRef> 
 
 Flow apply(const DslNode& stage, const Flow& in) {
   auto node = std::make_shared<DslNode>(stage);
-  node->operands = {in.node()};
+  node->operands = {node_of(in)};
   return Flow(std::move(node));
 }
 
 Flow mix(const Flow& a, const Flow& b, double sign) {
   auto node = std::make_shared<DslNode>();
   node->make_op = [sign](const ParamValues&) -> ir::Op { return ir::Sum{{1.0, sign}}; };
-  node->operands = {a.node(), b.node()};
+  node->operands = {node_of(a), node_of(b)};
   node->loc = a.node()->loc;
   return Flow(std::move(node));
 }
@@ -116,7 +141,8 @@ Number param(std::string name, double value, std::optional<std::pair<double, dou
 
 Flow operator|(const Flow& flow, const Chain& chain) {
   Flow out = flow;
-  for (const auto& s : chain.stages()) out = apply(*s, out);
+  (void)node_of(flow);
+  for (const auto& s : chain.stages()) out = apply(stage_of(s), out);
   return out;
 }
 
@@ -131,7 +157,7 @@ Flow operator-(const Flow& a, const Flow& b) { return mix(a, b, -1.0); }
 Flow operator*(Number g, const Flow& flow) {
   auto node = std::make_shared<DslNode>();
   node->make_op = [g](const ParamValues& v) -> ir::Op { return ir::Gain{number(g, v)}; };
-  node->operands = {flow.node()};
+  node->operands = {node_of(flow)};
   node->loc = flow.node()->loc;
   if (g.param) node->params = {g.param};
   return Flow(std::move(node));
@@ -140,20 +166,20 @@ Flow operator*(const Flow& flow, Number g) { return g * flow; }
 Flow operator*(Level g, const Flow& flow) {
   auto node = std::make_shared<DslNode>();
   node->make_op = [g](const ParamValues& v) -> ir::Op { return ir::Gain{db_to_linear(db(g, v))}; };
-  node->operands = {flow.node()};
+  node->operands = {node_of(flow)};
   node->loc = flow.node()->loc;
   if (g.param) node->params = {g.param};
   return Flow(std::move(node));
 }
 Chain operator*(Number g, const Chain& chain) {
-  SourceLoc loc = chain.stages().empty() ? SourceLoc{} : chain.stages().back()->loc;
+  SourceLoc loc = chain.stages().empty() ? SourceLoc{} : stage_of(chain.stages().back()).loc;
   Chain scale = stage([g](const ParamValues& v) { return ir::Gain{number(g, v)}; }, {}, {g.param});
   auto node = std::make_shared<DslNode>(*scale.stages()[0]);
   node->loc = loc;
   return chain | Chain({node});
 }
 Chain operator*(Level g, const Chain& chain) {
-  SourceLoc loc = chain.stages().empty() ? SourceLoc{} : chain.stages().back()->loc;
+  SourceLoc loc = chain.stages().empty() ? SourceLoc{} : stage_of(chain.stages().back()).loc;
   Chain scale = stage([g](const ParamValues& v) { return ir::Gain{db_to_linear(db(g, v))}; }, {}, {g.param});
   auto node = std::make_shared<DslNode>(*scale.stages()[0]);
   node->loc = loc;
@@ -343,7 +369,7 @@ ir::Graph make_graph(std::string name, const std::vector<Output>& outputs, const
     return id;
   };
   for (const Output& out : outputs) {
-    ir::NodeId value = lower(lower, out.flow.node());
+    ir::NodeId value = lower(lower, node_of(out.flow));
     graph.add({ir::Output{out.name}, {value}, {}, out.flow.node()->loc, {}, {}});
   }
   // Channel counts known from declared inputs flow to every node; ids are topological here.
@@ -363,7 +389,7 @@ std::vector<ParamRef> collect_params(const std::vector<Output>& outputs) {
     for (const ParamRef& p : node->params)
       if (std::find(found.begin(), found.end(), p) == found.end()) found.push_back(p);
   };
-  for (const Output& out : outputs) visit(visit, out.flow.node());
+  for (const Output& out : outputs) visit(visit, node_of(out.flow));
   return found;
 }
 

@@ -79,6 +79,8 @@ class Processor {
   struct Impl;
 
  private:
+  /// *impl_; throws Error on a Processor moved from (process() and reset() do nothing there).
+  Impl& impl() const;
   std::unique_ptr<Impl> impl_;
 };
 

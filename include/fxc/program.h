@@ -276,6 +276,8 @@ class Program {
 
  private:
   explicit Program(std::shared_ptr<Impl> impl);
+  /// *impl_; throws Error on a Program moved from, whose impl_ is gone.
+  Impl& impl() const;
   std::shared_ptr<Impl> impl_;
   friend class Processor;
 };

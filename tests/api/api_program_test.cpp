@@ -642,3 +642,38 @@ TEST_CASE("Program::run and run_batch on planar memory refuse null pointers with
                                          std::span<float* const* const>(std::array<float* const*, 1>{rows_out}), 2, 16),
                        doctest::Contains("input 0's channel 3 is a null pointer"), fxc::Error);
 }
+
+TEST_CASE("moved-from Programs, Processors and Flows are errors (or do nothing on the audio thread), not crashes") {
+  fxc::Program a = fxc::Program::from_source(kEq, options(fxc::DType::f32));
+  fxc::Program b = std::move(a);
+  CHECK_THROWS_WITH_AS(a.params(), doctest::Contains("this fxc::Program was moved from"), fxc::Error);  // NOLINT
+  CHECK_THROWS_AS(a.set("fc", 300.0), fxc::Error);                                                     // NOLINT
+  CHECK_THROWS_AS(a.run(noise(2, 16, fxc::DType::f32)), fxc::Error);                                    // NOLINT
+  CHECK_THROWS_AS(a.processor(), fxc::Error);                                                           // NOLINT
+  fxc::Program copy = a;  // NOLINT: a copy of a moved-from Program is one too
+  CHECK_THROWS_AS(copy.inputs(), fxc::Error);
+  a = b;  // assigning makes it usable again
+  CHECK(a.params().size() == b.params().size());
+
+  fxc::Processor p = b.processor();
+  fxc::Processor q = std::move(p);
+  std::vector<float> in_l(16, 0.5f), out_l(16, 7.0f);
+  const float* in[] = {in_l.data(), in_l.data()};
+  float* out[] = {out_l.data(), out_l.data()};
+  p.process(in, out, 16);  // NOLINT: nothing to run, and no crash
+  p.reset();               // NOLINT
+  CHECK_THROWS_WITH_AS(p.max_block(), doctest::Contains("this fxc::Processor was moved from"), fxc::Error);  // NOLINT
+  CHECK_THROWS_AS(p.set("fc", 300.0), fxc::Error);   // NOLINT
+  CHECK_THROWS_AS(p.save_state(), fxc::Error);       // NOLINT
+  CHECK_THROWS_AS(p.prepare(), fxc::Error);          // NOLINT
+  q.process(in, out, 16);
+  CHECK(q.max_block() > 0);
+
+  fxc::Flow x = fxc::input("x", 1);
+  fxc::Flow y = std::move(x);
+  CHECK_THROWS_WITH_AS((void)(x | fxc::gain(2)), doctest::Contains("an empty fxc::Flow"), fxc::Error);  // NOLINT
+  CHECK_THROWS_AS((void)(x + y), fxc::Error);                                                           // NOLINT
+  CHECK_THROWS_AS((void)(0.5 * x), fxc::Error);                                                         // NOLINT
+  CHECK_THROWS_AS(fxc::Program(std::vector<fxc::Output>{fxc::output("y", fxc::Flow(nullptr))}, options()), fxc::Error);
+  CHECK_THROWS_WITH_AS((void)(y | fxc::Chain({nullptr})), doctest::Contains("null stage"), fxc::Error);
+}
