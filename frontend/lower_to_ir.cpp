@@ -591,6 +591,7 @@ class Lowerer {
         step.link = mode;
         continue;
       }
+      if (names_failed_binding(*a.value)) return {};  // its error was reported at the binding
       resolved.args.push_back(
           {a.keyword, a.keyword_loc, std::make_unique<Expr>(substitute_constants(*a.value))});
     }
@@ -629,6 +630,18 @@ class Lowerer {
     step.call = std::move(c);
     v.steps.push_back(std::move(step));
     return v;
+  }
+
+  // Whether `e` names (or lists) a binding whose value failed: `f = 1 kHz * 2 Hz`, then
+  // `lowpass(f)` would add a second error, about the word 'f'.
+  bool names_failed_binding(const Expr& e) const {
+    if (const auto* n = e.as<NameExpr>()) {
+      auto it = names_.find(n->name);
+      return it != names_.end() && it->second.value.kind == Kind::error;
+    }
+    if (const auto* list = e.as<ListExpr>())
+      return std::any_of(list->items.begin(), list->items.end(), [&](const Expr& item) { return names_failed_binding(item); });
+    return false;
   }
 
   // An argument naming a bound constant (`fc = 1 kHz; lowpass(fc)`) reads as that number.
@@ -707,6 +720,28 @@ class Lowerer {
     Value lhs = eval(*b.lhs), rhs = eval(*b.rhs);
     if (lhs.kind == Kind::error || rhs.kind == Kind::error) return {};
     if (lhs.kind == Kind::constant && rhs.kind == Kind::constant) {
+      // A frequency, time or sample count scaled by a plain number keeps its unit
+      // (`2 * 10 ms`); two such numbers have no product here.
+      auto measured = [](const Value& v) { return v.number.unit != Unit::none && v.number.unit != Unit::db; };
+      if (measured(lhs) || measured(rhs)) {
+        const Value& with_unit = measured(lhs) ? lhs : rhs;
+        const Value& factor = measured(lhs) ? rhs : lhs;
+        if (factor.number.unit != Unit::none) {
+          note(error(b.op_loc, "cannot multiply " + written(lhs.number) + " by " + written(rhs.number)),
+               {}, "a plain number scales a number with a unit ('2 * 10 ms'); two numbers with units have no product");
+          return {};
+        }
+        Value v;
+        v.kind = Kind::constant;
+        v.number.value = with_unit.number.value * factor.number.value;
+        v.number.unit = with_unit.number.unit;
+        if (!std::isfinite(v.number.value)) {
+          error(b.op_loc, "the product of " + written(lhs.number) + " and " + written(rhs.number) + " is too large");
+          return {};
+        }
+        v.number.text = format_double(v.number.value);
+        return v;
+      }
       std::optional<double> l = linear(lhs), r = linear(rhs);
       if (!l || !r) return {};
       if (!std::isfinite(*l * *r)) {
@@ -929,7 +964,19 @@ class Lowerer {
     graph_ = ir::compact(graph_, keep);
   }
 
-  // `1 - damp`, `1116 + spread` (language version 2): numbers of one unit, or without one.
+  // `n` in `unit`, where both are one quantity: kHz and Hz, ms and s (`1 kHz + 500 Hz`, and
+  // `d + 1 ms` after --set gave `d` in seconds).
+  static std::optional<double> in_unit(const NumberExpr& n, Unit unit) {
+    if (n.unit == unit) return n.value;
+    if (n.unit == Unit::khz && unit == Unit::hz) return n.value * 1000;
+    if (n.unit == Unit::hz && unit == Unit::khz) return n.value / 1000;
+    if (n.unit == Unit::s && unit == Unit::ms) return n.value * 1000;
+    if (n.unit == Unit::ms && unit == Unit::s) return n.value / 1000;
+    return std::nullopt;
+  }
+
+  // `1 - damp`, `1116 + spread` (language version 2): numbers of one unit, or without one;
+  // units of one quantity are converted to the first term's.
   template <class Term>
   Value constant_sum(const std::vector<Value>& values, const std::vector<Term>& terms) {
     Value v;
@@ -937,14 +984,15 @@ class Lowerer {
     v.number.unit = values[0].number.unit;
     for (std::size_t i = 0; i < values.size(); ++i) {
       const NumberExpr& n = values[i].number;
-      if (n.unit != v.number.unit) {
-        note(error(terms[i].op_loc, "cannot " + std::string(terms[i].op == BinaryOp::add ? "add" : "subtract") +
-                                        " numbers in different units (" + written(values[0].number) + " and " +
-                                        written(n) + ")"),
-             {}, "write both in one unit, or without a unit");
-        return {};
+      if (std::optional<double> converted = in_unit(n, v.number.unit)) {
+        v.number.value += terms[i].weight * *converted;
+        continue;
       }
-      v.number.value += terms[i].weight * n.value;
+      note(error(terms[i].op_loc, "cannot " + std::string(terms[i].op == BinaryOp::add ? "add" : "subtract") +
+                                      " numbers in different units (" + written(values[0].number) + " and " +
+                                      written(n) + ")"),
+           {}, "write both with units of one quantity (Hz and kHz, s and ms), or without a unit");
+      return {};
     }
     if (!std::isfinite(v.number.value)) {
       error(terms[1].op_loc, "the sum is too large for a number");

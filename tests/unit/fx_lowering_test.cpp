@@ -264,6 +264,28 @@ TEST_CASE("fx lowering: constant gains, with and without dB") {
   CHECK(kinds(p) == std::vector<std::string_view>{"input", "tanh", "gain", "output"});
 }
 
+TEST_CASE("fx lowering: number arithmetic across units of one quantity, and scaling by a plain number") {
+  // Hz and kHz, s and ms add (the result in the first term's unit); a plain number scales a
+  // number with a unit; --set giving `d` in seconds keeps `d + 1 ms` working.
+  ir::Graph g = compile_ok("input x\nf = 1 kHz + 500 Hz\nd = 10 ms\ne = d + 0.001 s\nt = 2 * d\n"
+                           "output x | lowpass(f) | delay(e) | delay(t)\n");
+  CHECK(std::get<ir::Biquad>(only<ir::Biquad>(g).op).f0_hz == doctest::Approx(1500));
+  std::vector<double> delays;
+  for (const ir::Node& n : g.nodes())
+    if (const auto* d = std::get_if<ir::Delay>(&n.op)) delays.push_back(d->amount);
+  REQUIRE(delays.size() == 2);
+  CHECK(delays[0] == doctest::Approx(0.011));
+  CHECK(delays[1] == doctest::Approx(0.02));
+  CHECK(compile_error("input x\nd = 10 ms + 5 Hz\noutput x | delay(d)\n")
+            .find("cannot add numbers in different units (10 ms and 5 Hz)") != std::string::npos);
+  CHECK(compile_error("input x\nd = 3 samples + 1 ms\noutput x | delay(d)\n").find("different units") !=
+        std::string::npos);
+  // Two numbers with units have no product; the name bound to it adds no second error.
+  std::string both = compile_error("input x\nt = 10 ms * 2 Hz\noutput x | delay(t)\n");
+  CHECK(both.find("cannot multiply 10 ms by 2 Hz") != std::string::npos);
+  CHECK(both.find("error:", both.find("error:") + 1) == std::string::npos);
+}
+
 TEST_CASE("fx lowering: a name bound to a constant can be an argument") {
   ir::Graph g = compile_ok("input x\nfc = 2 kHz\nlevel = -3 dB\noutput level * x | lowpass(fc)\n");
   CHECK(std::get<ir::Biquad>(only<ir::Biquad>(g).op).f0_hz == 2000);
