@@ -168,6 +168,29 @@ class Lowerer {
       if (!fresh)
         note(error(fn->name_loc, "the function '" + fn->name + "' is already defined"), it->second->name_loc,
              "first defined here");
+      check_names(*fn);
+    }
+  }
+
+  // A function's parameters are distinct, and neither they nor its bindings take the name
+  // `in` (the signal piped into it): either would silently shadow a value.
+  void check_names(const FnStmt& fn) {
+    for (std::size_t i = 0; i < fn.params.size(); ++i) {
+      const Param& p = fn.params[i];
+      if (p.name == "in")
+        error(p.loc, "'in' is the signal piped into a function; a parameter cannot take its name");
+      for (std::size_t j = 0; j < i; ++j)
+        if (fn.params[j].name == p.name)
+          note(error(p.loc, "'" + fn.name + "' has two parameters named '" + p.name + "'"), fn.params[j].loc,
+               "the first is here");
+    }
+    auto binds_in = [&](const std::string& name, const SourceLoc& loc) {
+      if (name == "in") error(loc, "'in' is the signal piped into a function; a binding cannot take its name");
+    };
+    for (const Stmt& s : fn.body) {
+      if (const auto* b = std::get_if<BindingStmt>(&s.node)) binds_in(b->name, b->name_loc);
+      if (const auto* split = std::get_if<SplitStmt>(&s.node))
+        for (std::size_t k = 0; k < split->names.size(); ++k) binds_in(split->names[k], split->name_locs[k]);
     }
   }
 

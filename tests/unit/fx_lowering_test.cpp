@@ -336,6 +336,14 @@ TEST_CASE("fx lowering: semantic errors") {
            Case{"input x\noutput x | peakin(1 kHz, 1, 3 dB)\n", "unknown stage 'peakin'"},
            Case{"input x\noutput x | butter(0, 1 kHz)\n", "order must be at least 1, got 0"},
            Case{"input x\noutput 3 kHz * x\n", "expected a gain"},
+           Case{"fn f(a, a) { return in | gain(a) }\ninput x\noutput x | f(2, 3)\n",
+                "'f' has two parameters named 'a'"},
+           Case{"fn f(a, a = 2) { return in | gain(a) }\ninput x\noutput x | f(2)\n",
+                "'f' has two parameters named 'a'"},
+           Case{"fn f(a) { in = a\n return in }\ninput x\noutput x | f(3)\n",
+                "'in' is the signal piped into a function; a binding cannot take its name"},
+           Case{"fn f(in) { return in }\ninput x\noutput x | f(3)\n",
+                "'in' is the signal piped into a function; a parameter cannot take its name"},
        }) {
     INFO(c.text);
     CHECK(compile_error(c.text).find(c.message) != std::string::npos);
