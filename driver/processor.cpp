@@ -315,6 +315,8 @@ void Processor::set(int id, double value) {
   }
 }
 
+double Processor::get(std::string_view name) const { return impl().program.get(name); }
+
 void Processor::set(std::string_view name, std::string_view value_with_unit) {
   Impl& s = impl();
   int id = s.program.param_id(name);

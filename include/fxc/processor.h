@@ -69,6 +69,9 @@ class Processor {
   void set(std::string_view name, double value);
   void set(int id, double value);
   void set(std::string_view name, std::string_view value_with_unit);
+  /// The value set() last gave the parameter (or its starting value), in its unit. Throws
+  /// Error for an unknown name.
+  double get(std::string_view name) const;
 
   /// The state as bytes, to continue later in a Processor of the same graph shape
   /// (`fxc run --save-state` writes the same format). Call with the audio thread idle.

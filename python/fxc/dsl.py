@@ -8,6 +8,7 @@ input ``x``, one output), a Flow, or a list or dict of Flows (several outputs). 
 means (docs/fx-language.md). Frequencies are in Hz, levels in dB, unless a string gives a
 unit (``"1.5 kHz"``, ``"20 ms"``); ``fxc.param`` makes a live parameter.
 """
+import math
 import numbers
 import re
 
@@ -21,6 +22,8 @@ def _number(v):
     if isinstance(v, bool) or not isinstance(v, numbers.Real):
         raise Error(f"expected a number, got {v!r}", code="fx-stage")
     v = float(v) if not isinstance(v, int) else v
+    if isinstance(v, float) and not math.isfinite(v):
+        raise Error(f"expected a finite number, got {v!r}", code="fx-stage")
     return repr(v) if isinstance(v, float) else str(v)
 
 
@@ -73,6 +76,8 @@ def _arg(v, unit, params):
         if not _UNIT_TEXT.fullmatch(v):
             raise Error(f"expected a number with a unit such as \"1.5 kHz\", got {v!r}", code="fx-lex")
         return v.strip()
+    if hasattr(v, "tolist") and not isinstance(v, numbers.Real):  # a NumPy array: its values
+        v = v.tolist()
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_arg(x, unit, params) for x in v) + "]"
     return _number(v) + (f" {unit}" if unit else "")
@@ -262,6 +267,16 @@ def firwin(numtaps, cutoff, window="hamming", pass_zero=True, beta=None):
     "bandstop" are True, "highpass" and "bandpass" False)."""
     names = {"lowpass": True, "bandstop": True, "highpass": False, "bandpass": False}
     if isinstance(pass_zero, str) and pass_zero in names:
+        # As SciPy: each name also says how many cutoffs there are (one for a low- or
+        # high-pass, two or more for a band), so a name that does not fit is refused rather
+        # than read as its True or False.
+        values = cutoff.tolist() if hasattr(cutoff, "tolist") else cutoff
+        count = len(values) if isinstance(values, (list, tuple)) else 1
+        if pass_zero in ("lowpass", "highpass") and count != 1:
+            raise Error(f'cutoff must have one element if pass_zero=="{pass_zero}", got {count}', code="fx-stage")
+        if pass_zero in ("bandpass", "bandstop") and count < 2:
+            raise Error(f'cutoff must have at least two elements if pass_zero=="{pass_zero}", got {count}',
+                        code="fx-stage")
         pass_zero = names[pass_zero]
     if not isinstance(pass_zero, bool) and not (hasattr(pass_zero, "dtype") and pass_zero.dtype == bool):
         raise Error(f"pass_zero must be True, False, or one of {', '.join(names)}, got {pass_zero!r}", code="fx-stage")

@@ -237,7 +237,17 @@ def _set_values(core, name, value, values):
         _parameter_name(key)
         if isinstance(v, bool) or not isinstance(v, (numbers.Real, str)):
             raise TypeError(f"the value of {key} must be a number or a string with a unit, got {v!r}")
-        core.set(key, v if isinstance(v, str) else float(v))
+    # All or none: a value refused after others were set puts those back.
+    done = []
+    try:
+        for key, v in values.items():
+            before = core.get(key)
+            core.set(key, v if isinstance(v, str) else float(v))
+            done.append((key, before))
+    except BaseException:
+        for key, before in reversed(done):
+            core.set(key, before)
+        raise
 
 
 def _rebuild(source, name, kwargs, values):
@@ -309,7 +319,8 @@ class Program:
     def set(self, name=None, value=None, **values):
         """New values without recompiling: ``set(fc=120)``, ``set(fc="0.12 kHz")`` or
         ``set("fc", 120)``, in each parameter's unit. Raises fxc.Error for a value outside the
-        declared range (the old value kept)."""
+        declared range, one a stage refuses (a cutoff above Nyquist) or one that shapes the
+        graph; every value is then kept as it was (all or none)."""
         _set_values(self._core, name, value, values)
 
     def get(self, name):
@@ -537,8 +548,13 @@ class Processor:
         self._core.reset()
 
     def set(self, name=None, value=None, **values):
-        """New parameter values, taken at the next block's start."""
+        """New parameter values, taken at the next block's start; all or none, as
+        ``Program.set``."""
         _set_values(self._core, name, value, values)
+
+    def get(self, name):
+        """A live parameter's value, in its unit: the last ``set``, or the starting value."""
+        return self._core.get(_parameter_name(name))
 
     def save_state(self):
         """The state as bytes (the format of ``fxc run --save-state``)."""

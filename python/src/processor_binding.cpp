@@ -100,6 +100,7 @@ class PyProcessor {
     if (auto* v = std::get_if<double>(&value)) processor_.set(name, *v);
     else processor_.set(name, std::get<std::string>(value));
   }
+  double get(const std::string& name) const { return processor_.get(name); }
   nb::bytes save_state() {
     Busy busy(busy_);
     std::string s = processor_.save_state();
@@ -189,6 +190,7 @@ void bind_processor(nb::module_& m) {
       .def("process_many", &PyProcessor::process_many, nb::arg("blocks"))
       .def("reset", &PyProcessor::reset)
       .def("set", &PyProcessor::set, nb::arg("name"), nb::arg("value"))
+      .def("get", &PyProcessor::get, nb::arg("name"))
       .def("save_state", &PyProcessor::save_state)
       .def("load_state", &PyProcessor::load_state, nb::arg("state"));
 }

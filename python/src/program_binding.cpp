@@ -104,10 +104,10 @@ PyProgram::PyProgram(std::string source, std::string name, Options options)
       options.channels = 1;
       options.compile_kernels = false;
       try {
-        Program::from_source(source_, options, name_);
+        probe_.emplace(Program::from_source(source_, options, name_));
       } catch (const Error& e) {
-        // Only the rate's errors: one channel may clash with another input's declared count.
-        if (e.code() == "fx-design") throw;
+        // Not the channel errors: one channel may clash with another input's declared count.
+        if (e.code() != "fx-channels" && e.code() != "fxc-channels") throw;
       }
       return;
     }
@@ -153,15 +153,33 @@ Program PyProgram::for_dump() const {
 }
 
 void PyProgram::set(const std::string& name, double value) {
-  base_.set(name, value);
   std::lock_guard lock(mutex_);
-  for (auto& [channels, program] : by_channels_) program.set(name, value);
+  const double before = base_.get(name);
+  // The probe and the compiled ones first: they refuse what base_ (nothing compiled) cannot see.
+  std::vector<Program*> programs;
+  if (probe_) programs.push_back(&*probe_);
+  for (auto& [channels, program] : by_channels_) programs.push_back(&program);
+  programs.push_back(&base_);
+  std::size_t done = 0;
+  try {
+    for (; done < programs.size(); ++done) programs[done]->set(name, value);
+  } catch (const Error&) {
+    for (std::size_t k = 0; k < done; ++k) programs[k]->set(name, before);
+    throw;
+  }
 }
 
 void PyProgram::set(const std::string& name, const std::string& value_with_unit) {
-  base_.set(name, value_with_unit);
+  // The text read as base_ reads it (its unit, its range), then set as a number everywhere.
+  Program parsed = base_;
+  parsed.set(name, value_with_unit);
+  set(name, parsed.get(name));
+}
+
+std::string PyProgram::warnings() const {
   std::lock_guard lock(mutex_);
-  for (auto& [channels, program] : by_channels_) program.set(name, base_.get(name));
+  if (!by_channels_.empty()) return by_channels_.begin()->second.warnings();
+  return probe_ ? probe_->warnings() : base_.warnings();
 }
 
 void bind_program(nb::module_& m) {
@@ -228,7 +246,7 @@ void bind_program(nb::module_& m) {
              else p.set(name, std::get<std::string>(value));
            })
       .def("get", [](const PyProgram& p, const std::string& name) { return p.base().get(name); })
-      .def("warnings", [](const PyProgram& p) { return p.base().warnings(); })
+      .def("warnings", [](const PyProgram& p) { return p.warnings(); })
       .def(
           "output_channels",
           [](const PyProgram& self, const std::vector<std::size_t>& channels) {

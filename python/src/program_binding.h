@@ -5,6 +5,7 @@
 #include <nanobind/nanobind.h>
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -34,12 +35,21 @@ class PyProgram {
   /// The Program a dump shows: the base, or where its inputs' channel counts were left open,
   /// the first count run.
   Program for_dump() const;
+  /// Sets the value on every Program it keeps, or on none: a value one of them refuses
+  /// (outside the range, above Nyquist, one that shapes the graph) leaves all at the old one.
   void set(const std::string& name, double value);
   void set(const std::string& name, const std::string& value_with_unit);
+  /// Warnings from compiling: the compiled Program's (base_ compiles nothing while an input's
+  /// channel count is open).
+  std::string warnings() const;
 
  private:
   std::string source_, name_;
   Program base_;
+  /// For inputs without a channel count, before a call says it: the graph compiled for one
+  /// channel without kernels, where set() checks what the stages and the live analysis
+  /// refuse. Empty where one channel does not fit the graph.
+  std::optional<Program> probe_;
   mutable std::mutex mutex_;
   mutable std::map<int, Program> by_channels_;
 };

@@ -2,6 +2,7 @@
 """The pipe DSL writes .fx text that means what the same .fx file means."""
 import numpy as np
 import pytest
+import scipy.signal
 
 import fxc
 
@@ -67,3 +68,26 @@ def test_firwin_takes_scipys_pass_zero_names():
     assert np.array_equal(hp(x), same(x))
     with pytest.raises(fxc.Error, match="pass_zero"):
         fxc.firwin(31, 2000, pass_zero="yes")
+
+
+def test_firwin_pass_zero_names_check_the_cutoff_count_as_scipy():
+    with pytest.raises(fxc.Error, match='one element if pass_zero=="lowpass"'):
+        fxc.firwin(101, [1000, 3000], pass_zero="lowpass")
+    with pytest.raises(fxc.Error, match='at least two elements if pass_zero=="bandpass"'):
+        fxc.firwin(101, 2000, pass_zero="bandpass")
+    band = fxc.compile(fxc.firwin(101, np.array([1000, 3000]), pass_zero="bandpass"), fs=48000, dtype="float64")
+    want = scipy.signal.firwin(101, [1000, 3000], pass_zero="bandpass", fs=48000)
+    impulse = np.zeros(101)
+    impulse[0] = 1
+    np.testing.assert_allclose(band(impulse), want, atol=1e-12)
+
+
+def test_non_finite_numbers_and_arrays_in_the_dsl():
+    with pytest.raises(fxc.Error, match="expected a finite number, got nan"):
+        fxc.lowpass(float("nan"))
+    with pytest.raises(fxc.Error, match="finite"):
+        fxc.gain(float("inf"))
+    bp = fxc.compile(fxc.butter(2, np.array([500, 2000]), "bandpass"), fs=48000, dtype="float64")
+    same = fxc.compile(fxc.butter(2, [500, 2000], "bandpass"), fs=48000, dtype="float64")
+    x = np.random.default_rng(3).standard_normal(256)
+    assert np.array_equal(bp(x), same(x))

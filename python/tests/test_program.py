@@ -290,3 +290,54 @@ def test_info():
     assert i["nvrtc_reason"] and (i["nvrtc_path"] is not None or "NVRTC not found" in i["nvrtc_reason"])
     assert i["llvm"].startswith("LLVM 19")
     assert i["threads"] >= 1
+
+
+def test_a_refused_set_keeps_every_value_for_inputs_without_a_channel_count():
+    # The lowpass's cutoff above Nyquist is refused, before the first call and after it, and
+    # the value reported stays the one the kernels use.
+    src = "input x\nfc = 1 kHz\nq = 0.7\noutput x | lowpass(fc, q)\n"
+    x = np.zeros(8)
+    p = fxc.compile(src, fs=48000, dtype="float64")
+    with pytest.raises(fxc.Error) as before_call:
+        p.set(fc=30000)
+    assert before_call.value.code == "fx-design" and p.get("fc") == 1000
+    p(x)
+    with pytest.raises(fxc.Error):
+        p.set(fc=30000)
+    assert p.get("fc") == 1000 and [v["value"] for v in p.params if v["name"] == "fc"] == [1000]
+    p(np.zeros((2, 8)))  # a new channel count still compiles at the kept value
+    p.freqz(4)
+    assert pickle.loads(pickle.dumps(p))(x).shape == (8,)
+    # Several values: all or none.
+    with pytest.raises(fxc.Error):
+        p.set(q=2.0, fc=30000)
+    assert (p.get("q"), p.get("fc")) == (0.7, 1000)
+    # A constant that shapes the graph is refused before the first call too.
+    order = fxc.compile("input x\nn = 4\noutput x | butter(n, 1 kHz)\n", fs=48000)
+    with pytest.raises(fxc.Error, match="shapes the compiled graph"):
+        order.set(n=6)
+    assert order.get("n") == 4
+
+
+def test_a_range_past_nyquist_is_an_error_at_compile_for_inputs_without_a_count():
+    with pytest.raises(fxc.Error) as e:
+        fxc.compile("input x\nfc = 1 kHz in [20 Hz, 30 kHz]\noutput x | lowpass(fc)\n", fs=48000)
+    assert e.value.code == "fxc-param-range"
+
+
+def test_warnings_come_from_the_compiled_graph_for_inputs_without_a_count():
+    p = fxc.compile("input x\nd = 10 ms\noutput x | delay(d)\n", fs=48000)
+    assert "has no declared range" in p.warnings()
+    p(np.zeros(8))
+    assert "has no declared range" in p.warnings()
+
+
+def test_processor_set_is_all_or_none_and_get_reads_it_back():
+    p = fxc.compile("input x : 1\nfc = 1 kHz in [100 Hz, 5 kHz]\ng = 1 in [0, 2]\noutput x | lowpass(fc) | gain(g)\n",
+                    fs=48000, dtype="float32")
+    live = p.processor(block=64)
+    live.set(fc=2000)
+    assert live.get("fc") == 2000
+    with pytest.raises(fxc.Error):
+        live.set(fc=3000, g=5)
+    assert (live.get("fc"), live.get("g")) == (2000, 1)

@@ -74,7 +74,7 @@ void add_freqz_command(CLI::App& app, Action& action) {
   cmd->add_option("-o,--output", o->output, "The SVG file to write")->required();
   cmd->add_option("--points", o->points, "Number of frequencies, log-spaced up to Nyquist")
       ->capture_default_str();
-  cmd->footer("Example:\n  fxc freqz examples/eq.fx --fs 48000 -o eq.svg");
+  cmd->footer("Example:\n  fxc freqz examples/crossover.fx --fs 48000 -o crossover.svg");
   cmd->callback([&action, o] { action = [o] { return freqz(*o); }; });
 }
 

@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
       "Examples:\n"
       "  fxc run examples/vocal.fx -i voice.wav -o out.wav\n"
       "  fxc dump examples/vocal.fx --emit ir --fs 44100\n"
-      "  fxc freqz examples/eq.fx --fs 48000 -o eq.svg\n"
+      "  fxc freqz examples/crossover.fx --fs 48000 -o crossover.svg\n"
       "  fxc compile examples/vocal.fx && fxc bench examples/vocal.fx --channels 2\n"
       "  fxc info\n"
       "Run 'fxc SUBCOMMAND --help' for the options of each subcommand.");
