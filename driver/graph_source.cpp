@@ -59,8 +59,19 @@ std::optional<GraphSource> GraphSource::from_dsl(std::string name, std::vector<O
 std::optional<ir::Graph> GraphSource::lower(const ParamValues& values, DiagnosticEngine& diags) const {
   if (!is_dsl_) return frontend::compile_fx_source(fx_text_, file_, overrides_, values, diags);
   ir::Graph graph = make_graph(graph_name_, outputs_, values);
-  if (!ir::verify(graph, diags)) return std::nullopt;
-  return graph;
+  // What the verifier finds in a DSL graph is the caller's mistake (an order of 0, a name used
+  // twice), not fxc's: said as one, at the C++ call, without the IR's node numbers.
+  DiagnosticEngine found;
+  if (ir::verify(graph, found)) return graph;
+  for (Diagnostic d : found.diagnostics()) {
+    if (d.code == "ir-verify") {
+      d.code = "fxc-dsl";
+      if (d.message.starts_with("%"))
+        if (auto colon = d.message.find("): "); colon != std::string::npos) d.message.erase(0, colon + 3);
+    }
+    diags.report(std::move(d));
+  }
+  return std::nullopt;
 }
 
 DiagnosticEngine GraphSource::diagnostics() const {

@@ -2,9 +2,11 @@
 #include "frontend/dsl.h"
 
 #include <cmath>
+#include <unordered_map>
 
 #include <fxc/error.h>
-#include <unordered_map>
+
+#include "design/filter_design.h"
 
 namespace fxc {
 namespace {
@@ -29,26 +31,24 @@ double count(const Samples& s, const ParamValues& v) { return value_of(s.param, 
 double number(const Number& n, const ParamValues& v) { return value_of(n.param, n.value, v); }
 double db_to_linear(double db) { return std::pow(10.0, db / 20.0); }
 
+// An fxc::Error for a mistake in DSL code, at `loc` (the C++ call, or none).
+[[noreturn]] void refuse(const std::string& message, const std::string& code, const SourceLoc& loc = {}) {
+  DiagnosticEngine diags;
+  diags.error(loc, message, code);
+  throw Error(diags.str(), message, code, loc.file, static_cast<int>(loc.line), static_cast<int>(loc.col));
+}
+
 // A Flow's node, or an fxc::Error for an empty Flow: one moved from, or made from a null node.
 const std::shared_ptr<const DslNode>& node_of(const Flow& flow) {
-  if (!flow.node()) {
-    const std::string message =
-        "an empty fxc::Flow (moved from, or made from a null node) is used: build flows from fxc::input";
-    DiagnosticEngine diags;
-    diags.error({}, message, "fxc-api");
-    throw Error(diags.str(), message, "fxc-api");
-  }
+  if (!flow.node())
+    refuse("an empty fxc::Flow (moved from, or made from a null node) is used: build flows from fxc::input",
+           "fxc-api");
   return flow.node();
 }
 
 // A Chain's stage, or an fxc::Error for a null one.
 const DslNode& stage_of(const std::shared_ptr<const DslNode>& stage) {
-  if (!stage) {
-    const std::string message = "an fxc::Chain holds a null stage: build chains from the stage functions";
-    DiagnosticEngine diags;
-    diags.error({}, message, "fxc-api");
-    throw Error(diags.str(), message, "fxc-api");
-  }
+  if (!stage) refuse("an fxc::Chain holds a null stage: build chains from the stage functions", "fxc-api");
   return *stage;
 }
 
@@ -243,16 +243,13 @@ Chain highshelf(Frequency f0, Level gain, Number q, std::source_location where) 
 }
 
 Chain sos(std::vector<std::vector<double>> rows, bool allow_unstable, std::source_location where) {
-  std::vector<design::Section> sections;
-  for (const auto& r : rows) {
-    // A malformed row (not 6 values, a0 = 0) becomes a non-finite section, which the verifier
-    // reports at this call: the DSL has no diagnostics engine of its own to report to.
-    bool ok = r.size() == 6 && r[3] != 0;
-    sections.push_back(ok ? design::Section{r[0] / r[3], r[1] / r[3], r[2] / r[3], r[4] / r[3],
-                                            r[5] / r[3]}
-                          : design::Section{NAN, NAN, NAN, NAN, NAN});
-  }
-  return stage([=](const ParamValues&) { return ir::SosCascade{sections, allow_unstable}; }, where);
+  // A malformed row (not 6 values, a0 = 0, not finite) is refused here, at this call, as
+  // fx's sos() refuses it.
+  auto sections = design::normalize_sos(rows);
+  if (!sections) refuse("sos: " + sections.error().message, "fxc-dsl", to_loc(where));
+  return stage([sections = *sections, allow_unstable](const ParamValues&) {
+    return ir::SosCascade{sections, allow_unstable};
+  }, where);
 }
 Chain tf(std::vector<double> b, std::vector<double> a, bool allow_unstable, std::source_location where) {
   return stage([=](const ParamValues&) { return ir::TransferFunction{b, a, allow_unstable}; }, where);

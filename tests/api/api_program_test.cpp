@@ -677,3 +677,30 @@ TEST_CASE("moved-from Programs, Processors and Flows are errors (or do nothing o
   CHECK_THROWS_AS(fxc::Program(std::vector<fxc::Output>{fxc::output("y", fxc::Flow(nullptr))}, options()), fxc::Error);
   CHECK_THROWS_WITH_AS((void)(y | fxc::Chain({nullptr})), doctest::Contains("null stage"), fxc::Error);
 }
+
+TEST_CASE("mistakes in DSL code are fxc-dsl errors at the C++ call, not the IR verifier's") {
+  auto error_of = [](auto make) -> fxc::Error {
+    try {
+      make();
+    } catch (const fxc::Error& e) {
+      return e;
+    }
+    FAIL("no error");
+    return fxc::Error("", "");
+  };
+  fxc::Error order = error_of([] { fxc::Program p({fxc::output("y", fxc::input("x", 1) | fxc::butter(0, 1_kHz))}); });
+  CHECK(order.code() == "fxc-dsl");
+  CHECK(order.message() == "order must be at least 1");
+  CHECK(order.file().ends_with("api_program_test.cpp"));
+  CHECK(order.line() > 0);
+  fxc::Error row = error_of([] { (void)fxc::sos({{1, 2}}); });  // refused at the call itself
+  CHECK(row.code() == "fxc-dsl");
+  CHECK(row.message() == "sos: section 1 has 2 coefficients; each section is [b0, b1, b2, a0, a1, a2]");
+  fxc::Error twice = error_of([] {
+    fxc::Flow a = fxc::input("x", 1), b = fxc::input("x", 1);
+    fxc::Program p({fxc::output("y", a + b)});
+  });
+  CHECK(twice.message() == "the name 'x' is used twice");
+  CHECK(twice.code() == "fxc-dsl");
+  CHECK(error_of([] { fxc::Program p(std::vector<fxc::Output>{}); }).message() == "the graph has no input");
+}
