@@ -5,6 +5,9 @@
 
 #include <cstdint>
 #include <new>
+#include <string>
+
+#include <fxc/error.h>
 
 #include "support/diagnostics.h"
 
@@ -40,25 +43,49 @@ Signal::Signal(std::size_t channels, std::size_t samples, DType dtype, Uninitial
     f32_.resize(sample_count(channels, samples, dtype));
 }
 
+namespace {
+
+// The caller's mistakes with a Signal (another sample type, a channel or sample past the end)
+// are fxc::Errors, as every mistake with the API is.
+[[noreturn]] void refuse(const std::string& message) {
+  DiagnosticEngine diags;
+  diags.error({}, message, "fxc-api");
+  throw Error(diags.str(), message, "fxc-api");
+}
+
+void check_channel(const char* accessor, DType want, DType dtype, std::size_t channel, std::size_t channels) {
+  if (dtype != want)
+    refuse(std::string("Signal::") + accessor + " on a " + (dtype == DType::f64 ? "float64" : "float32") +
+           " signal: use " + (dtype == DType::f64 ? "f64()" : "f32()") + ", or at()");
+  if (channel >= channels)
+    refuse(std::string("Signal::") + accessor + "(" + std::to_string(channel) + ") on a signal of " +
+           std::to_string(channels) + " channel(s)");
+}
+
+}  // namespace
+
 std::span<double> Signal::f64(std::size_t channel) {
-  FXC_INTERNAL_ASSERT(dtype_ == DType::f64 && channel < channels_, "bad f64 channel access");
+  check_channel("f64", DType::f64, dtype_, channel, channels_);
   return {f64_.data() + channel * samples_, samples_};
 }
 std::span<const double> Signal::f64(std::size_t channel) const {
-  FXC_INTERNAL_ASSERT(dtype_ == DType::f64 && channel < channels_, "bad f64 channel access");
+  check_channel("f64", DType::f64, dtype_, channel, channels_);
   return {f64_.data() + channel * samples_, samples_};
 }
 std::span<float> Signal::f32(std::size_t channel) {
-  FXC_INTERNAL_ASSERT(dtype_ == DType::f32 && channel < channels_, "bad f32 channel access");
+  check_channel("f32", DType::f32, dtype_, channel, channels_);
   return {f32_.data() + channel * samples_, samples_};
 }
 std::span<const float> Signal::f32(std::size_t channel) const {
-  FXC_INTERNAL_ASSERT(dtype_ == DType::f32 && channel < channels_, "bad f32 channel access");
+  check_channel("f32", DType::f32, dtype_, channel, channels_);
   return {f32_.data() + channel * samples_, samples_};
 }
 
 double Signal::at(std::size_t channel, std::size_t index) const {
-  return dtype_ == DType::f64 ? f64(channel)[index] : f32(channel)[index];
+  if (channel >= channels_ || index >= samples_)
+    refuse("Signal::at(" + std::to_string(channel) + ", " + std::to_string(index) + ") on a signal of " +
+           std::to_string(channels_) + " channel(s) of " + std::to_string(samples_) + " sample(s)");
+  return dtype_ == DType::f64 ? f64_[channel * samples_ + index] : f32_[channel * samples_ + index];
 }
 
 Signal Signal::converted(DType dtype) const {

@@ -54,13 +54,13 @@ class Signal {
   std::size_t samples() const { return samples_; }
   DType dtype() const { return dtype_; }
 
-  /// One channel's samples; the dtype must match (checked).
+  /// One channel's samples; the dtype must match and the channel exist (else fxc::Error).
   std::span<double> f64(std::size_t channel);
   std::span<const double> f64(std::size_t channel) const;
   std::span<float> f32(std::size_t channel);
   std::span<const float> f32(std::size_t channel) const;
 
-  /// Sample (channel, index) as a double, whatever the dtype.
+  /// Sample (channel, index) as a double, whatever the dtype; fxc::Error past the end.
   double at(std::size_t channel, std::size_t index) const;
 
   /// A copy converted to `dtype` (rounding to nearest when narrowing).

@@ -704,3 +704,14 @@ TEST_CASE("mistakes in DSL code are fxc-dsl errors at the C++ call, not the IR v
   CHECK(twice.code() == "fxc-dsl");
   CHECK(error_of([] { fxc::Program p(std::vector<fxc::Output>{}); }).message() == "the graph has no input");
 }
+
+TEST_CASE("a Signal read with the wrong accessor or past its end is an fxc::Error") {
+  fxc::Signal s(1, 10, fxc::DType::f64);
+  CHECK_THROWS_WITH_AS(s.f32(0), doctest::Contains("Signal::f32 on a float64 signal: use f64()"), fxc::Error);
+  CHECK_THROWS_WITH_AS(s.f64(5), doctest::Contains("Signal::f64(5) on a signal of 1 channel(s)"), fxc::Error);
+  CHECK_THROWS_WITH_AS(s.at(0, 100), doctest::Contains("Signal::at(0, 100) on a signal of 1 channel(s) of 10"),
+                       fxc::Error);
+  s.f64(0)[9] = 0.5;
+  CHECK(s.at(0, 9) == 0.5);
+  CHECK(s.converted(fxc::DType::f32).at(0, 9) == 0.5);
+}
