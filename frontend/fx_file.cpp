@@ -64,10 +64,21 @@ struct Parsed {
   bool had_errors = false;
 };
 
-// Why `text` is not a program at all, or nothing: binary data (a NUL byte; the lexer would
-// make an error of every such byte), named by its format when its signature says (an audio
-// file given in the program's place). A program never holds a NUL byte, so no program is
-// refused that the lexer would have taken.
+Parsed parse_text(std::string_view text, const std::string& file, DiagnosticEngine& diags) {
+  if (std::optional<std::string> why = binary_content(text)) {
+    diags.error({}, "cannot read '" + file + "': " + *why, "fx-lex");
+    return {Ast{file, {}}, true};
+  }
+  diags.add_source(file, std::string(text));
+  Parsed out{parse(lex(text, file, diags), file, diags), false};
+  out.had_errors = diags.has_errors();
+  return out;
+}
+
+}  // namespace
+
+// Binary data holds a NUL byte (the lexer would make an error of every such byte). A program
+// never holds one, so no program is refused that the lexer would have taken.
 std::optional<std::string> binary_content(std::string_view text) {
   std::size_t nul = text.find('\0');
   if (nul == std::string_view::npos) return std::nullopt;
@@ -83,19 +94,6 @@ std::optional<std::string> binary_content(std::string_view text) {
   long long line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(nul), '\n');
   return "it holds binary data (a NUL byte on line " + std::to_string(line) + "), not the text of a .fx program";
 }
-
-Parsed parse_text(std::string_view text, const std::string& file, DiagnosticEngine& diags) {
-  if (std::optional<std::string> why = binary_content(text)) {
-    diags.error({}, "cannot read '" + file + "': " + *why, "fx-lex");
-    return {Ast{file, {}}, true};
-  }
-  diags.add_source(file, std::string(text));
-  Parsed out{parse(lex(text, file, diags), file, diags), false};
-  out.had_errors = diags.has_errors();
-  return out;
-}
-
-}  // namespace
 
 std::optional<Ast> parse_fx_source(std::string_view text, const std::string& file,
                                    DiagnosticEngine& diags) {
@@ -198,6 +196,10 @@ std::optional<ir::Graph> compile_edited(std::string_view text, const std::string
   // Lower even after a syntax error, so the semantic errors of the rest are reported too.
   std::optional<ir::Graph> graph = lower_to_ir(parsed.ast, local, parsed.had_errors);
   diags.add_source(file, std::string(text));
+  // The imported files' texts too: errors in a function's body (here, or from a pass later)
+  // show their line and caret.
+  for (const auto& [name, source] : local.sources())
+    if (name != file) diags.add_source(name, source);
   report_in_file_order(local, diags, file);
   if (parsed.had_errors || !graph) return std::nullopt;
   // Channel counts the source declares are known here: a routing stage that does not fit them

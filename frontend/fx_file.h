@@ -61,6 +61,10 @@ std::optional<ir::Graph> compile_fx_source(std::string_view text, const std::str
 /// compile_fx_source does; reports (code "fx-set") what cannot be replaced and returns false.
 bool apply_constant_overrides(Ast& ast, const std::vector<ConstantOverride>& overrides, DiagnosticEngine& diags);
 
+/// Why `text` is not a program at all (binary data: an audio file or an array given in the
+/// program's place, named by its format where its signature says), or nothing.
+std::optional<std::string> binary_content(std::string_view text);
+
 /// The contents of the file at `path`, or nullopt after reporting (code "fx-io") why it
 /// cannot be read.
 std::optional<std::string> read_fx_text(const std::string& path, DiagnosticEngine& diags);

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "frontend/fx_file.h"
 #include "frontend/lexer.h"
 #include "frontend/parser.h"
 
@@ -18,7 +19,8 @@ constexpr const char* kCode = "fx-import";
 constexpr std::string_view kStandardPrefix = "std/";
 
 struct Source {
-  std::string key;   // the name errors and carets use: "std/reverb.fx", or the path
+  std::string key;   // the file once, whatever path reached it: "std/reverb.fx", or the canonical path
+  std::string name;  // the name errors and carets use: "std/reverb.fx", or the path as found
   std::string text;
 };
 
@@ -33,7 +35,7 @@ std::optional<Source> find(const std::string& path, const std::string& from, con
                            DiagnosticEngine& diags) {
   if (path.starts_with(kStandardPrefix)) {
     auto it = standard_library().find(std::string_view(path).substr(kStandardPrefix.size()));
-    if (it != standard_library().end()) return Source{path, std::string(it->second)};
+    if (it != standard_library().end()) return Source{path, path, std::string(it->second)};
     diags.error(at.path_loc, "the standard library has no file '" + path + "'", kCode)
         .notes.push_back({Severity::note, {}, "it has " + standard_names(), {}, {}});
     return std::nullopt;
@@ -61,7 +63,11 @@ std::optional<Source> find(const std::string& path, const std::string& from, con
     diags.error(at.path_loc, "cannot read '" + full.string() + "'", kCode);
     return std::nullopt;
   }
-  return Source{fs::weakly_canonical(full, ec).string(), text.str()};
+  if (std::optional<std::string> why = binary_content(text.str())) {
+    diags.error(at.path_loc, "cannot import '" + path + "': " + *why, kCode);
+    return std::nullopt;
+  }
+  return Source{fs::weakly_canonical(full, ec).string(), full.lexically_normal().string(), text.str()};
 }
 
 }  // namespace
@@ -75,8 +81,8 @@ bool resolve_imports(Ast& ast, DiagnosticEngine& diags) {
       if (!im) continue;
       std::optional<Source> source = find(im->path, file.file, *im, diags);
       if (!source || !seen.insert(source->key).second) continue;
-      diags.add_source(source->key, source->text);
-      auto imported = std::make_shared<Ast>(parse(lex(source->text, source->key, diags), source->key, diags));
+      diags.add_source(source->name, source->text);
+      auto imported = std::make_shared<Ast>(parse(lex(source->text, source->name, diags), source->name, diags));
       for (const Stmt& stmt : imported->statements)
         if (!std::holds_alternative<FnStmt>(stmt.node) && !std::holds_alternative<ImportStmt>(stmt.node))
           diags.error(stmt.loc, "an imported file holds only functions ('fn') and imports", kCode)

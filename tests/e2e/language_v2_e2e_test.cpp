@@ -179,6 +179,11 @@ TEST_CASE("version 2 errors: exit status 1, the message, and nothing written") {
   write_bytes(dir / "import_dir.fx", "import \"lib\"\ninput x\noutput x\n");
   check_failure(run_fxc({"run", "--fs", "48000", "import_dir.fx", "-i", "x.npy", "-o", "y.npy"}, dir.path()), 1,
                 "cannot import 'lib': it is a directory");
+  // A binary file (an array given in a library's place) is one error, not one per byte.
+  write_bytes(dir / "import_npy.fx", "import \"x.npy\"\ninput x\noutput x\n");
+  CommandResult binary = run_fxc({"run", "--fs", "48000", "import_npy.fx", "-i", "x.npy", "-o", "y.npy"}, dir.path());
+  check_failure(binary, 1, "cannot import 'x.npy': it is a .npy array, not a .fx program");
+  CHECK(binary.err.find("error:", binary.err.find("error:") + 1) == std::string::npos);
   write_bytes(dir / "lib" / "mine.fx", "fn twice(g) {\n  return g * in\n}\n");
   write_bytes(dir / "uses.fx", "import \"lib/mine.fx\"\ninput x\noutput x | twice(2)\n");
   require_success(run_fxc({"run", "--fs", "48000", "uses.fx", "-i", "x.npy", "-o", "y.npy", "--dtype", "f64"}, dir.path()));
