@@ -205,8 +205,8 @@ class Lexer {
       if (text_[pos_] == '\n') {
         ++line_;
         col_ = 1;
-      } else {
-        ++col_;
+      } else if ((static_cast<unsigned char>(text_[pos_]) & 0xC0) != 0x80) {
+        ++col_;  // columns count characters: a UTF-8 continuation byte is not one
       }
     }
   }

@@ -85,7 +85,12 @@ void DiagnosticEngine::render_one(std::ostream& out, const Diagnostic& d, bool c
       // A long line is shown around the column, and control characters as '?', so that a
       // binary file given as a program cannot flood or drive the terminal.
       constexpr std::size_t kShown = 160;
-      std::size_t col = d.loc.col > 0 ? d.loc.col - 1 : 0;
+      // The column counts characters (UTF-8 continuation bytes are not counted): its byte.
+      std::size_t col = 0;
+      for (std::uint32_t chars = 1; col < text.size(); ++col) {
+        if ((static_cast<unsigned char>(text[col]) & 0xC0) == 0x80) continue;
+        if (chars++ == d.loc.col || d.loc.col == 0) break;
+      }
       std::size_t first = text.size() > kShown && col > kShown / 2 ? std::min(col - kShown / 2, text.size() - kShown) : 0;
       std::string_view window = text.substr(first, kShown);
       std::string shown = first > 0 ? "..." : "";
@@ -94,7 +99,8 @@ void DiagnosticEngine::render_one(std::ostream& out, const Diagnostic& d, bool c
       out << shown << '\n';
       // Keep tabs so the caret lines up under the same column in a terminal.
       std::string pad = first > 0 ? "   " : "";
-      for (std::size_t i = first; i < col && i < first + window.size(); ++i) pad += text[i] == '\t' ? '\t' : ' ';
+      for (std::size_t i = first; i < col && i < first + window.size(); ++i)
+        if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) pad += text[i] == '\t' ? '\t' : ' ';
       out << pad << (colour ? "\033[1;32m" : "") << '^' << reset << '\n';
     }
   }

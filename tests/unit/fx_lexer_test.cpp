@@ -52,6 +52,20 @@ TEST_CASE("fx lexer: a UTF-8 byte order mark at the start is skipped, anywhere e
   CHECK(diags.has_errors());
 }
 
+TEST_CASE("fx lexer: columns count characters, and the caret stands under the character") {
+  // "é" is two bytes in UTF-8 and one column.
+  std::vector<Token> t = lex_ok("s = \"\xC3\xA9\xC3\xA9\" | f\n");
+  REQUIRE(t.size() >= 5);
+  CHECK(t[0].loc == SourceLoc{"t.fx", 1, 1});
+  CHECK(t[2].loc == SourceLoc{"t.fx", 1, 5});   // the string
+  CHECK(t[3].loc == SourceLoc{"t.fx", 1, 10});  // '|': 4 characters later, 6 bytes
+  CHECK(t[4].loc == SourceLoc{"t.fx", 1, 12});
+  DiagnosticEngine diags;
+  diags.add_source("t.fx", "s = \"\xC3\xA9\xC3\xA9\" | f\n");
+  diags.error(t[4].loc, "here");
+  CHECK(diags.str() == "t.fx:1:12: error: here\ns = \"\xC3\xA9\xC3\xA9\" | f\n           ^\n");
+}
+
 TEST_CASE("fx lexer: numbers") {
   std::vector<Token> t = lex_ok("12 3.5 1e3 2.5e-1 1E+2 .5 7.");
   REQUIRE(t.size() == 8);
