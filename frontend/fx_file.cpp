@@ -3,6 +3,7 @@
 #include "frontend/fx_file.h"
 
 #include <algorithm>
+#include <functional>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -136,7 +137,24 @@ bool apply_constant_overrides(Ast& ast, const std::vector<ConstantOverride>& ove
       continue;
     }
     if (!target->value.as<NumberExpr>()) {
-      diags.error(target->name_loc, what + "'" + o.name + "' is bound to a signal or chain, not a number; only NAME = NUMBER bindings can be set", "fx-set");
+      // A number computed from constants (`g = 0.28 * room + 0.7`) is set through them.
+      std::vector<std::string> uses;
+      std::function<void(const Expr&)> visit = [&](const Expr& e) {
+        if (const auto* n = e.as<NameExpr>(); n && std::find(constants.begin(), constants.end(), n->name) != constants.end() &&
+                                              std::find(uses.begin(), uses.end(), n->name) == uses.end())
+          uses.push_back(n->name);
+        if (const auto* b = e.as<BinaryExpr>(); b && b->op != BinaryOp::pipe) visit(*b->lhs), visit(*b->rhs);
+      };
+      visit(target->value);
+      std::string uses_text;
+      for (const std::string& u : uses) uses_text += (uses_text.empty() ? "'" : ", '") + u + "'";
+      diags.error(target->name_loc,
+                  what + "'" + o.name + "' is " +
+                      (uses.empty() ? std::string("bound to a signal or chain, not a number")
+                                    : "computed from " + uses_text + ", not written as a number: set " +
+                                          (uses.size() == 1 ? "it" : "them") + " instead") +
+                      "; only NAME = NUMBER bindings can be set",
+                  "fx-set");
       ok = false;
       continue;
     }

@@ -24,6 +24,11 @@ TEST_CASE("bad overrides are errors") {
   DiagnosticEngine d2;
   CHECK_FALSE(frontend::compile_fx_source(kGraph, "s.fx", {{"eq", "1"}}, d2));
   CHECK(d2.str().find("'eq' is bound to a signal or chain, not a number") != std::string::npos);
+  DiagnosticEngine derived;
+  CHECK_FALSE(frontend::compile_fx_source("input x\nroom = 0.5\nwet = 0.3\ng = 0.28 * room + wet\noutput g * x\n",
+                                          "s.fx", {{"g", "2"}}, derived));
+  CHECK(derived.str().find("'g' is computed from 'room', 'wet', not written as a number: set them instead") !=
+        std::string::npos);
   DiagnosticEngine d3;
   CHECK_FALSE(frontend::compile_fx_source(kGraph, "s.fx", {{"fc", "1 kHz kHz"}}, d3));
   CHECK(d3.str() == "error: --set fc=1 kHz kHz: expected a number with an optional unit, such as 500Hz or -3dB [fx-set]\n");
