@@ -230,7 +230,10 @@ std::optional<LiveAnalysis> analyse_live_parameters(const GraphSource& source, c
     for (double v : sample_values(p, current(p), request.sample_rate_hz)) {
       ParamValues at = values;
       at[p.name] = v;
-      ok = run_at(at, &p, v) && ok;
+      if (!run_at(at, &p, v)) {  // one error per parameter: its first value refused
+        ok = false;
+        break;
+      }
     }
   }
   // Every range at its ends at once, for stages two parameters meet in; after an error about

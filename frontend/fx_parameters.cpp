@@ -61,8 +61,9 @@ std::vector<ParamDecl> fx_parameters(const Ast& ast, DiagnosticEngine& diags) {
         continue;
       }
       if (v.value < min.value || v.value > max.value) {
-        diags.error(b->value.loc, "'" + b->name + "' = " + format_double(v.value) + " " +
-                                      std::string(unit_text(v.unit)) + " is outside its range [" +
+        const std::string unit(unit_text(v.unit));
+        diags.error(b->value.loc, "'" + b->name + "' = " + format_double(v.value) + (unit.empty() ? "" : " " + unit) +
+                                      " is outside its range [" +
                                       format_double(min.value) + ", " + format_double(max.value) + "]", "fx-range");
         continue;
       }

@@ -172,6 +172,18 @@ TEST_CASE("a range that reaches a value its stage refuses is one error, about th
   CHECK(message.find("Nyquist frequency 24000 Hz") != std::string::npos);
   // Not said again for all the ranges at their ends at once.
   CHECK(message.find("the parameters' ranges reach") == std::string::npos);
+  // Nor for each refused value the range is sampled at: one error, at the first.
+  std::string order;
+  try {
+    fxc::Program::from_source("input x : 1\nn = 4 in [1, 100]\noutput x | butter(n, 1 kHz)\n", o);
+  } catch (const fxc::Error& e) {
+    order = e.what();
+  }
+  CHECK(order.find("the range of 'n' reaches") != std::string::npos);
+  CHECK(order.find("error:", order.find("error:") + 1) == std::string::npos);
+  // A plain number outside its range is written without a trailing unit.
+  CHECK_THROWS_WITH_AS(fxc::Program::from_source("input x : 1\nd = 5 in [0, 2]\noutput d * x\n", o),
+                       doctest::Contains("'d' = 5 is outside its range [0, 2] [fx-range]"), fxc::Error);
 }
 
 TEST_CASE("a filter order with a range compiles: whole-numbered ranges are sampled at whole numbers") {
