@@ -155,6 +155,11 @@ double StageArgs::seconds(std::string_view param, double fallback) {
   if (!e) return fallback;
   const NumberExpr* n = number(*e, param, "a time in s or ms");
   if (!n) return fallback;
+  if (n->unit == Unit::samples) {  // a time, but one this stage takes in s or ms only
+    error(e->loc, "expected a time in s or ms for " + quoted(param) + ", found " + written(*n) +
+                      " (this stage takes no time in samples)");
+    return fallback;
+  }
   if (n->unit != Unit::s && n->unit != Unit::ms) {
     error(e->loc, "expected a time in s or ms for " + quoted(param) + ", found " + with_quantity(*n));
     return fallback;
