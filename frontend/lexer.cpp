@@ -215,6 +215,12 @@ class Lexer {
     while (pos_ < text_.size()) {
       char c = text_[pos_];
       if (c == ' ' || c == '\t' || c == '\r') {
+        if (c == '\r' && peek(1) != '\n' && !reported_lone_cr_) {
+          // Classic Mac OS line endings read as one long line: say so, once, where it starts.
+          diags_.error(here(), "a carriage return without a line feed: this file's lines end in CR alone (classic "
+                               "Mac OS); save it with LF or CRLF line endings", "fx-lex");
+          reported_lone_cr_ = true;
+        }
         advance();
       } else if (c == '#') {
         while (pos_ < text_.size() && text_[pos_] != '\n') advance();
@@ -499,6 +505,7 @@ class Lexer {
   int unexpected_ = 0;      // unexpected characters reported
   bool gave_up_ = false;    // too many of them: the rest is not read
   bool line_break_ = true;  // a newline was crossed since the last token (or file start)
+  bool reported_lone_cr_ = false;
   std::optional<SourceLoc> dropped_newline_;  // the first newline dropped since the last token
   SourceLoc last_end_{file_, 1, 1};           // just after the last token
 };

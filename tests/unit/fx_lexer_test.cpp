@@ -66,6 +66,16 @@ TEST_CASE("fx lexer: columns count characters, and the caret stands under the ch
   CHECK(diags.str() == "t.fx:1:12: error: here\ns = \"\xC3\xA9\xC3\xA9\" | f\n           ^\n");
 }
 
+TEST_CASE("fx lexer: lines ending in a carriage return alone are named, once") {
+  DiagnosticEngine diags;
+  lex("input x\routput x\r", "t.fx", diags);
+  CHECK(diags.error_count() == 1);
+  CHECK(diags.str().find("t.fx:1:8: error: a carriage return without a line feed") != std::string::npos);
+  DiagnosticEngine crlf;
+  lex("input x\r\noutput x\r\n", "t.fx", crlf);
+  CHECK_FALSE(crlf.has_errors());
+}
+
 TEST_CASE("fx lexer: numbers") {
   std::vector<Token> t = lex_ok("12 3.5 1e3 2.5e-1 1E+2 .5 7.");
   REQUIRE(t.size() == 8);
