@@ -612,6 +612,8 @@ std::string Program::Impl::dump(const DumpOptions& o) const {
     std::lock_guard lock(mutex_);
     now = spec->now;
   }
+  if ((o.emit == "llvm" || o.emit == "cuda") && o.format != "text")
+    throw_error("format '" + o.format + "' applies to the dumps ir and ir-opt; " + o.emit + " is text", "fxc-emit");
   if (o.emit == "llvm" || o.emit == "cuda") {
     auto text = o.emit == "llvm" ? codegen::emit_cpu_llvm_ir(now->scheduled, o.llvm_optimized)
                                  : codegen::emit_cuda_source(now->scheduled);
@@ -619,7 +621,9 @@ std::string Program::Impl::dump(const DumpOptions& o) const {
     return *text;
   }
   if (o.emit != "ir" && o.emit != "ir-opt")
-    throw_error("unknown dump '" + o.emit + "': ir, ir-opt, llvm or cuda", "fxc-emit");
+    throw_error("unknown dump '" + o.emit + "': ir, ir-opt, llvm or cuda (Program::dump(emit) also takes dot and json: "
+                "ir-opt in that format)",
+                "fxc-emit");
   if (o.format != "text" && o.format != "dot" && o.format != "json")
     throw_error("unknown dump format '" + o.format + "': text, dot or json", "fxc-emit");
 

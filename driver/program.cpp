@@ -90,7 +90,11 @@ void clear_kernel_memory_cache() {
   driver::clear_program_cache();
 }
 
-void set_threads(int threads) { ThreadPool::shared().set_threads(threads); }
+void set_threads(int threads) {
+  if (threads < 0)
+    throw_error("set_threads takes 1 or more threads, or 0 for the default; got " + std::to_string(threads));
+  ThreadPool::shared().set_threads(threads);
+}
 int threads() { return ThreadPool::shared().threads(); }
 
 GraphInfo inspect_source(std::string_view fx_text, std::string name, const std::vector<std::string>& settings) {

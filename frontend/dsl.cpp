@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "frontend/dsl.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <unordered_map>
 
@@ -99,6 +101,13 @@ Chain make_biquad(BiquadType type, Frequency f0, Number q, Level gain,
 template <class T>
 ParamRef declare(std::string name, ParamUnit unit, double value, std::optional<std::pair<T, T>> range,
                  double (*get)(const T&), const std::source_location& where) {
+  const bool identifier = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
+                          std::all_of(name.begin(), name.end(), [](char c) {
+                            return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                          });
+  if (!identifier)
+    refuse("a parameter name must be an identifier (letters, digits and '_', not first a digit), got '" + name + "'",
+           "fxc-dsl", to_loc(where));
   auto decl = std::make_shared<ParamDecl>();
   decl->name = std::move(name);
   decl->unit = unit;
@@ -113,30 +122,33 @@ ParamRef declare(std::string name, ParamUnit unit, double value, std::optional<s
 
 }  // namespace
 
-Frequency param(std::string name, Frequency value, std::optional<Band> range) {
+Frequency param(std::string name, Frequency value, std::optional<Band> range, std::source_location where) {
   std::optional<std::pair<Frequency, Frequency>> r;
   if (range) r.emplace(range->low, range->high);
   return {value.hz, declare<Frequency>(std::move(name), ParamUnit::hz, value.hz, r,
                                        [](const Frequency& f) { return f.hz; },
-                                       std::source_location::current())};
+                                       where)};
 }
-Level param(std::string name, Level value, std::optional<std::pair<Level, Level>> range) {
+Level param(std::string name, Level value, std::optional<std::pair<Level, Level>> range, std::source_location where) {
   return {value.db, declare<Level>(std::move(name), ParamUnit::db, value.db, range,
-                                   [](const Level& l) { return l.db; }, std::source_location::current())};
+                                   [](const Level& l) { return l.db; }, where)};
 }
-Duration param(std::string name, Duration value, std::optional<std::pair<Duration, Duration>> range) {
+Duration param(std::string name, Duration value, std::optional<std::pair<Duration, Duration>> range,
+               std::source_location where) {
   return {value.seconds, declare<Duration>(std::move(name), ParamUnit::seconds, value.seconds, range,
                                            [](const Duration& d) { return d.seconds; },
-                                           std::source_location::current())};
+                                           where)};
 }
-Samples param(std::string name, Samples value, std::optional<std::pair<Samples, Samples>> range) {
+Samples param(std::string name, Samples value, std::optional<std::pair<Samples, Samples>> range,
+              std::source_location where) {
   return {value.count, declare<Samples>(std::move(name), ParamUnit::samples, value.count, range,
                                         [](const Samples& s) { return s.count; },
-                                        std::source_location::current())};
+                                        where)};
 }
-Number param(std::string name, double value, std::optional<std::pair<double, double>> range) {
+Number param(std::string name, double value, std::optional<std::pair<double, double>> range,
+             std::source_location where) {
   return {value, declare<double>(std::move(name), ParamUnit::number, value, range,
-                                 [](const double& d) { return d; }, std::source_location::current())};
+                                 [](const double& d) { return d; }, where)};
 }
 
 Flow operator|(const Flow& flow, const Chain& chain) {

@@ -120,9 +120,13 @@ std::optional<double> parse_param_value(const ParamDecl& param, std::string_view
   }
   frontend::ParamValue v = frontend::param_value_of(*number);
   if (number->unit != frontend::Unit::none && v.unit != param.unit) {
-    error = "'" + param.name + "' is " +
-            (param.unit == ParamUnit::number ? std::string("a plain number") : "in " + std::string(unit_text(param.unit))) +
-            ", not " + std::string(frontend::unit_quantity(number->unit));
+    const std::string given = std::string(frontend::unit_text(number->unit));
+    const std::string takes = param.unit == ParamUnit::number ? std::string("a plain number")
+                              : param.unit == ParamUnit::hz   ? std::string("a frequency in Hz or kHz")
+                              : param.unit == ParamUnit::seconds
+                                  ? std::string("a time in s or ms (a time in samples needs the sample rate)")
+                                  : "a value in " + std::string(unit_text(param.unit));
+    error = "'" + param.name + "' takes " + takes + ", not a value in " + given;
     return std::nullopt;
   }
   return v.value;

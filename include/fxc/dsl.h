@@ -84,13 +84,17 @@ inline Samples operator""_samples(unsigned long long v) { return {static_cast<do
 /// made for the whole range, so setting any value in it never recompiles; without a range
 /// they are made for every value the stage accepts. Values are in Hz, dB, seconds, samples
 /// or plain numbers, as the first argument's type says.
-Frequency param(std::string name, Frequency value, std::optional<Band> range = std::nullopt);
-Level param(std::string name, Level value, std::optional<std::pair<Level, Level>> range = std::nullopt);
-Duration param(std::string name, Duration value,
-               std::optional<std::pair<Duration, Duration>> range = std::nullopt);
-Samples param(std::string name, Samples value,
-              std::optional<std::pair<Samples, Samples>> range = std::nullopt);
-Number param(std::string name, double value, std::optional<std::pair<double, double>> range = std::nullopt);
+/// Messages about a parameter (a name used twice, a start outside the range) point at the call.
+Frequency param(std::string name, Frequency value, std::optional<Band> range = std::nullopt,
+                std::source_location where = std::source_location::current());
+Level param(std::string name, Level value, std::optional<std::pair<Level, Level>> range = std::nullopt,
+            std::source_location where = std::source_location::current());
+Duration param(std::string name, Duration value, std::optional<std::pair<Duration, Duration>> range = std::nullopt,
+               std::source_location where = std::source_location::current());
+Samples param(std::string name, Samples value, std::optional<std::pair<Samples, Samples>> range = std::nullopt,
+              std::source_location where = std::source_location::current());
+Number param(std::string name, double value, std::optional<std::pair<double, double>> range = std::nullopt,
+             std::source_location where = std::source_location::current());
 
 /// Band types of the IIR designs (scipy.signal's btype).
 enum class BandType { lowpass, highpass, bandpass, bandstop };

@@ -402,3 +402,27 @@ TEST_CASE("a Program remade from the same text reads its imported files again") 
                        doctest::Contains("cannot import 'lib.fx'"), fxc::Error);
   fs::remove_all(dir);
 }
+
+TEST_CASE("small API mistakes are clear errors: units, threads, dump formats, parameter names") {
+  fxc::Program p = fxc::Program::from_source(
+      "input x : 1\nd = 10 ms in [0 ms, 20 ms]\noutput x | delay(d)\n", options());
+  CHECK_THROWS_WITH_AS(p.set("d", "480 samples"),
+                       doctest::Contains("'d' takes a time in s or ms (a time in samples needs the sample rate), "
+                                         "not a value in samples"),
+                       fxc::Error);
+  CHECK(p.get("d") == doctest::Approx(0.01));
+  CHECK_THROWS_WITH_AS(fxc::set_threads(-1), doctest::Contains("set_threads takes 1 or more threads"), fxc::Error);
+  fxc::DumpOptions dot;
+  dot.emit = "llvm";
+  dot.format = "dot";
+  CHECK_THROWS_WITH_AS(p.dump(dot), doctest::Contains("format 'dot' applies to the dumps ir and ir-opt"), fxc::Error);
+  CHECK(p.dump("dot").find("digraph") != std::string::npos);
+  CHECK_THROWS_WITH_AS((void)fxc::param("", 1.0), doctest::Contains("a parameter name must be an identifier"),
+                       fxc::Error);
+  try {
+    (void)fxc::param("2fc", 1.0);
+    FAIL("no error");
+  } catch (const fxc::Error& e) {
+    CHECK(e.file().ends_with("api_options_test.cpp"));  // at the caller's line
+  }
+}
