@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Programs and Processors: compiled graphs run on NumPy arrays and torch tensors."""
-import os
+import math
 import numbers
+import os
 
 import numpy as np
 
@@ -203,6 +204,8 @@ def _sample_type(dtype, code="fxc-python"):
 def _compile_source(source, name, fs, dtype="float32", target="cpu", channels=None, *, max_block=0, cache_dir="",
                     live=True, fuse=True, signal_length=0, cuda_architecture="", **params):
     """compile() on .fx text, `name` naming it in messages and anchoring its imports."""
+    if isinstance(fs, bool) or not isinstance(fs, numbers.Real) or not math.isfinite(fs) or fs <= 0:
+        raise _refuse(f"fs must be a positive number of Hz, got {fs!r}")
     _check_whole("channels", channels, 0, 2**31, none_ok=True)
     _check_whole("max_block", max_block, 0, 2**62)
     _check_whole("signal_length", signal_length, 0, 2**62)
@@ -361,6 +364,16 @@ class Program:
                 if not all(isinstance(o, np.ndarray) for o in targets):
                     raise _refuse("out= takes NumPy arrays or CPU tensors, one per output")
                 _check_writable(targets)
+                for k, o in enumerate(targets):
+                    if not o.dtype.isnative:
+                        raise _refuse(f"out= array {k} is in the other byte order ({o.dtype.str}); give one in this "
+                                      f"machine's ({o.dtype.newbyteorder('=').str})")
+                # Outputs must not share memory (an output may share its input's): the second
+                # would overwrite the first, or both be half-written.
+                for i in range(len(targets)):
+                    for j in range(i):
+                        if np.shares_memory(targets[i], targets[j]):
+                            raise _refuse(f"out= arrays {j} and {i} share memory; each output needs its own")
                 targets = [o.reshape(1, -1) if o.ndim == 1 else o for o in targets]
             outs = self._core.run(arrays, targets)
             if out is not None:
@@ -509,6 +522,9 @@ class Processor:
     def __call__(self, x, out=None):
         if out is not None and isinstance(out, np.ndarray):
             _check_writable([out])
+            if not out.dtype.isnative:
+                raise _refuse(f"out= is in the other byte order ({out.dtype.str}); give one in this machine's "
+                              f"({out.dtype.newbyteorder('=').str})")
         if (type(x) is np.ndarray and x.flags.c_contiguous and x.dtype in (np.float32, np.float64)
                 and (out is None or type(out) is np.ndarray)):
             return self._process(x, out)  # the fast path: what _as_samples would pass as it is
@@ -580,6 +596,7 @@ def stats():
 
 def set_threads(n):
     """Caps the threads a whole-signal run uses (0: FXC_THREADS, else the cores available)."""
+    _check_whole("n", n, 0, 2**31)
     _core.set_threads(int(n))
 
 

@@ -341,3 +341,22 @@ def test_processor_set_is_all_or_none_and_get_reads_it_back():
     with pytest.raises(fxc.Error):
         live.set(fc=3000, g=5)
     assert (live.get("fc"), live.get("g")) == (2000, 1)
+
+
+def test_bad_fs_out_and_thread_counts_are_fxc_errors():
+    for fs in ("48 kHz", "48000", None, float("nan"), 0, -1, True):
+        with pytest.raises(fxc.Error, match="fs must be a positive number of Hz"):
+            fxc.compile("input x\noutput x\n", fs=fs)
+    p = fxc.compile("input x : 1\noutput a = x | gain(2)\noutput b = x | gain(3)\n", fs=48000, dtype="float32")
+    x = np.ones(8, np.float32)
+    y = np.empty(8, np.float32)
+    with pytest.raises(fxc.Error, match="share memory"):
+        p(x, out=(y, y))
+    with pytest.raises(fxc.Error, match="other byte order"):
+        p(x, out=(np.empty(8, ">f4"), np.empty(8, np.float32)))
+    live = fxc.compile("input x : 1\noutput x | gain(2)\n", fs=48000, dtype="float32").processor(block=8)
+    with pytest.raises(fxc.Error, match="other byte order"):
+        live(np.ones(8, np.float32), out=np.empty(8, ">f4"))
+    for n in (-1, 10**12, 1.5):
+        with pytest.raises(fxc.Error, match="n must be a whole number"):
+            fxc.set_threads(n)
