@@ -150,11 +150,21 @@ def _source_of(graph):
     raise TypeError(f"compile() takes .fx text, a path to a .fx file or a DSL graph, not {type(graph).__name__}")
 
 
+def _unicode(text, what):
+    """`text` if UTF-8 can encode it; a lone surrogate (from os.fsdecode of a bad file name, or
+    a bad escape) is refused by name rather than as the binding's TypeError."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _refuse(f"{what} is not valid Unicode (it holds a lone surrogate): {text!r}") from None
+    return text
+
+
 def _setting(name, value):
     if isinstance(value, bool) or not isinstance(value, (numbers.Real, str)):
         raise TypeError(f"the value of {name} must be a number or a string with a unit, got {value!r}")
     if isinstance(value, str):
-        return f"{name}={value}"
+        return _unicode(f"{name}={value}", "a setting")
     # Plain Python numbers: repr of a NumPy 2 scalar is "np.float64(120.0)".
     return f"{name}={int(value)}" if isinstance(value, numbers.Integral) else f"{name}={float(value)!r}"
 
@@ -210,7 +220,10 @@ def _compile_source(source, name, fs, dtype="float32", target="cpu", channels=No
     _check_whole("max_block", max_block, 0, 2**62)
     _check_whole("signal_length", signal_length, 0, 2**62)
     sample_type = _sample_type(dtype)
-    settings = [_setting(k, v) for k, v in params.items()]
+    _unicode(source, "the graph's text")
+    _unicode(name, "the graph's name")
+    _unicode(os.fspath(cache_dir), "cache_dir")
+    settings = [_setting(_unicode(k, "a setting's name"), v) for k, v in params.items()]
     core = _core.Program(source, name, float(fs), sample_type, target, int(channels or 0), int(max_block),
                          os.fspath(cache_dir), settings, bool(live), bool(fuse), int(signal_length),
                          cuda_architecture)
@@ -240,6 +253,9 @@ def _set_values(core, name, value, values):
         _parameter_name(key)
         if isinstance(v, bool) or not isinstance(v, (numbers.Real, str)):
             raise TypeError(f"the value of {key} must be a number or a string with a unit, got {v!r}")
+    for v in values.values():
+        if isinstance(v, str):
+            _unicode(v, "a parameter's value")
     # All or none: a value refused after others were set puts those back.
     done = []
     try:

@@ -360,3 +360,14 @@ def test_bad_fs_out_and_thread_counts_are_fxc_errors():
     for n in (-1, 10**12, 1.5):
         with pytest.raises(fxc.Error, match="n must be a whole number"):
             fxc.set_threads(n)
+
+
+def test_text_that_is_not_valid_unicode_is_an_fxc_error():
+    with pytest.raises(fxc.Error, match="not valid Unicode"):
+        fxc.compile("input x\noutput x | gain(1)\n# \udcff\n", fs=48000)
+    with pytest.raises(fxc.Error, match="not valid Unicode"):
+        fxc.compile("input x\nfc = 1 kHz\noutput x | lowpass(fc)\n", fs=48000, fc="1\udcff kHz")
+    p = fxc.compile("input x\nfc = 1 kHz in [100 Hz, 5 kHz]\noutput x | lowpass(fc)\n", fs=48000)
+    with pytest.raises(fxc.Error, match="not valid Unicode"):
+        p.set(fc="1\udcff")
+    assert p.get("fc") == 1000
