@@ -120,13 +120,16 @@ std::optional<double> parse_param_value(const ParamDecl& param, std::string_view
   }
   frontend::ParamValue v = frontend::param_value_of(*number);
   if (number->unit != frontend::Unit::none && v.unit != param.unit) {
-    const std::string given = std::string(frontend::unit_text(number->unit));
-    const std::string takes = param.unit == ParamUnit::number ? std::string("a plain number")
-                              : param.unit == ParamUnit::hz   ? std::string("a frequency in Hz or kHz")
-                              : param.unit == ParamUnit::seconds
-                                  ? std::string("a time in s or ms (a time in samples needs the sample rate)")
-                                  : "a value in " + std::string(unit_text(param.unit));
-    error = "'" + param.name + "' takes " + takes + ", not a value in " + given;
+    const std::string given =
+        number->unit == frontend::Unit::samples
+            ? std::string("a number of samples (which needs the sample rate)")
+            : std::string(frontend::unit_quantity(number->unit)) + " in " + std::string(frontend::unit_text(number->unit));
+    const std::string takes = param.unit == ParamUnit::number    ? std::string("a plain number")
+                              : param.unit == ParamUnit::hz      ? std::string("a frequency in Hz or kHz")
+                              : param.unit == ParamUnit::seconds ? std::string("a time in s or ms")
+                              : param.unit == ParamUnit::db      ? std::string("a level in dB")
+                                                                 : std::string("a number of samples");
+    error = "'" + param.name + "' takes " + takes + ", not " + given;
     return std::nullopt;
   }
   return v.value;

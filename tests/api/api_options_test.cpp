@@ -407,8 +407,8 @@ TEST_CASE("small API mistakes are clear errors: units, threads, dump formats, pa
   fxc::Program p = fxc::Program::from_source(
       "input x : 1\nd = 10 ms in [0 ms, 20 ms]\noutput x | delay(d)\n", options());
   CHECK_THROWS_WITH_AS(p.set("d", "480 samples"),
-                       doctest::Contains("'d' takes a time in s or ms (a time in samples needs the sample rate), "
-                                         "not a value in samples"),
+                       doctest::Contains("'d' takes a time in s or ms, not a number of samples (which needs the "
+                                         "sample rate)"),
                        fxc::Error);
   CHECK(p.get("d") == doctest::Approx(0.01));
   CHECK_THROWS_WITH_AS(fxc::set_threads(-1), doctest::Contains("set_threads takes 1 or more threads"), fxc::Error);
