@@ -176,6 +176,18 @@ class Lexer {
     // A UTF-8 byte order mark, which some Windows editors write, is not part of the program;
     // the columns of line 1 count from after it.
     if (text_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;
+    // Classic Mac OS line endings (CR alone, no LF anywhere) would read as one long line, or
+    // one long comment: said once, at the first line's end, and nothing more is read.
+    if (std::size_t cr = text_.find('\r'); cr != std::string_view::npos && text_.find('\n') == std::string_view::npos &&
+                                            cr + 1 < text_.size()) {
+      while (pos_ < cr) advance();
+      diags_.error(here(), "this file's lines end in a carriage return alone (classic Mac OS line endings): save it "
+                           "with LF or CRLF line endings", "fx-lex");
+      Token end;
+      end.loc = here();
+      tokens_.push_back(std::move(end));
+      return std::move(tokens_);
+    }
     for (;;) {
       skip_blanks_and_comments();
       if (pos_ >= text_.size()) break;
@@ -215,12 +227,6 @@ class Lexer {
     while (pos_ < text_.size()) {
       char c = text_[pos_];
       if (c == ' ' || c == '\t' || c == '\r') {
-        if (c == '\r' && peek(1) != '\n' && !reported_lone_cr_) {
-          // Classic Mac OS line endings read as one long line: say so, once, where it starts.
-          diags_.error(here(), "a carriage return without a line feed: this file's lines end in CR alone (classic "
-                               "Mac OS); save it with LF or CRLF line endings", "fx-lex");
-          reported_lone_cr_ = true;
-        }
         advance();
       } else if (c == '#') {
         while (pos_ < text_.size() && text_[pos_] != '\n') advance();
@@ -505,7 +511,6 @@ class Lexer {
   int unexpected_ = 0;      // unexpected characters reported
   bool gave_up_ = false;    // too many of them: the rest is not read
   bool line_break_ = true;  // a newline was crossed since the last token (or file start)
-  bool reported_lone_cr_ = false;
   std::optional<SourceLoc> dropped_newline_;  // the first newline dropped since the last token
   SourceLoc last_end_{file_, 1, 1};           // just after the last token
 };

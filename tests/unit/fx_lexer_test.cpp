@@ -67,13 +67,21 @@ TEST_CASE("fx lexer: columns count characters, and the caret stands under the ch
 }
 
 TEST_CASE("fx lexer: lines ending in a carriage return alone are named, once") {
-  DiagnosticEngine diags;
-  lex("input x\routput x\r", "t.fx", diags);
-  CHECK(diags.error_count() == 1);
-  CHECK(diags.str().find("t.fx:1:8: error: a carriage return without a line feed") != std::string::npos);
-  DiagnosticEngine crlf;
-  lex("input x\r\noutput x\r\n", "t.fx", crlf);
-  CHECK_FALSE(crlf.has_errors());
+  for (const char* text : {"input x\routput x\r", "# a comment\rinput x\routput x\r"}) {
+    CAPTURE(text);
+    DiagnosticEngine diags;
+    lex(text, "t.fx", diags);
+    CHECK(diags.error_count() == 1);
+    CHECK(diags.str().find("error: this file's lines end in a carriage return alone") != std::string::npos);
+  }
+  // CRLF, and CR CR LF (a doubled conversion), are line ends as before; a lone CR at the very
+  // end of a one-line file too.
+  for (const char* text : {"input x\r\noutput x\r\n", "input x\r\r\noutput x\r\n", "output x\r"}) {
+    CAPTURE(text);
+    DiagnosticEngine ok;
+    lex(text, "t.fx", ok);
+    CHECK_FALSE(ok.has_errors());
+  }
 }
 
 TEST_CASE("fx lexer: numbers") {
