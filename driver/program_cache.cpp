@@ -73,6 +73,9 @@ std::shared_ptr<Program::Impl> cached_program(std::string_view text, const std::
     if (auto it = c.programs.find(key); it != c.programs.end()) return std::make_shared<Program::Impl>(*it->second);
   }
   std::shared_ptr<Program::Impl> made = make();
+  // make() read the imported files again: one saved in between would file its graph under
+  // the texts read before. Remembered only where they are still the texts of the key.
+  if (text.find("import") != std::string_view::npos && key_of(text, name, options) != key) return made;
   auto kept = std::make_shared<const Program::Impl>(*made);  // as made: before any set() on it
   std::lock_guard lock(c.mutex);
   if (c.programs.size() >= kMaxEntries) c.programs.clear();

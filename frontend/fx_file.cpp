@@ -137,15 +137,25 @@ bool apply_constant_overrides(Ast& ast, const std::vector<ConstantOverride>& ove
       continue;
     }
     if (!target->value.as<NumberExpr>()) {
-      // A number computed from constants (`g = 0.28 * room + 0.7`) is set through them.
+      // A number computed from constants (`g = 0.28 * room + 0.7`, or through another such
+      // number) is set through them; anything else in it (a signal, a call) makes it no number.
       std::vector<std::string> uses;
-      std::function<void(const Expr&)> visit = [&](const Expr& e) {
-        if (const auto* n = e.as<NameExpr>(); n && std::find(constants.begin(), constants.end(), n->name) != constants.end() &&
-                                              std::find(uses.begin(), uses.end(), n->name) == uses.end())
-          uses.push_back(n->name);
-        if (const auto* b = e.as<BinaryExpr>(); b && b->op != BinaryOp::pipe) visit(*b->lhs), visit(*b->rhs);
+      std::function<bool(const Expr&, int)> numeric = [&](const Expr& e, int depth) -> bool {
+        if (depth > 64) return false;
+        if (e.as<NumberExpr>()) return true;
+        if (const auto* b = e.as<BinaryExpr>())
+          return b->op != BinaryOp::pipe && numeric(*b->lhs, depth + 1) && numeric(*b->rhs, depth + 1);
+        const auto* n = e.as<NameExpr>();
+        if (!n) return false;
+        for (const Stmt& stmt : ast.statements)
+          if (const auto* bound = std::get_if<BindingStmt>(&stmt.node); bound && bound->name == n->name) {
+            if (!bound->value.as<NumberExpr>()) return numeric(bound->value, depth + 1);
+            if (std::find(uses.begin(), uses.end(), n->name) == uses.end()) uses.push_back(n->name);
+            return true;
+          }
+        return false;
       };
-      visit(target->value);
+      if (!numeric(target->value, 0)) uses.clear();
       std::string uses_text;
       for (const std::string& u : uses) uses_text += (uses_text.empty() ? "'" : ", '") + u + "'";
       diags.error(target->name_loc,

@@ -193,6 +193,9 @@ Expected<std::vector<Signal>, std::string> execute_cpu(const ir::Graph& schedule
 
 // ---- CpuRunner: whole-signal runs with their plan, values and work memory kept ----
 
+// Work memory sets a CpuRunner keeps between runs.
+constexpr std::size_t kMaxIdleMemory = 4;
+
 struct CpuRunner::Prepared {
   Expected<ExecutionPlan, std::string> plan;
   GraphValues values;
@@ -228,7 +231,9 @@ Expected<std::monostate, std::string> CpuRunner::run_into(std::span<const void* 
   }
   auto done = run_from_zero(scheduled_, *p.plan, p.values, inputs, outputs, frames, *memory);
   std::lock_guard lock(idle_mutex_);
-  idle_.push_back(std::move(memory));
+  // Kept for the next run, up to a few sets: a burst of concurrent runs does not hold its
+  // FFT buffers for the life of the values.
+  if (idle_.size() < kMaxIdleMemory) idle_.push_back(std::move(memory));
   return done;
 }
 

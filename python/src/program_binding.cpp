@@ -163,8 +163,13 @@ void PyProgram::set(const std::string& name, double value) {
   std::size_t done = 0;
   try {
     for (; done < programs.size(); ++done) programs[done]->set(name, value);
-  } catch (const Error&) {
-    for (std::size_t k = 0; k < done; ++k) programs[k]->set(name, before);
+  } catch (...) {
+    // Back to the value each held (accepted there before): each on its own, so that one
+    // failing restore neither stops the others nor replaces the error being reported.
+    for (std::size_t k = 0; k < done; ++k) try {
+        programs[k]->set(name, before);
+      } catch (...) {
+      }
     throw;
   }
 }

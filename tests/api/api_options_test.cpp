@@ -386,13 +386,19 @@ TEST_CASE("a Program remade from the same text reads its imported files again") 
   // Text without a file imports from the working directory.
   write(dir / "a" / "lib.fx", "fn f() { return gain(3) }\n");
   write(dir / "b" / "lib.fx", "fn f() { return gain(4) }\n");
-  const fs::path before = fs::current_path();
-  fs::current_path(dir / "a");
-  const double in_a = gain_of(fxc::Program::from_source(main_text, options()));
-  fs::current_path(dir / "b");
-  const double in_b = gain_of(fxc::Program::from_source(main_text, options()));
-  const double in_b_again = gain_of(fxc::Program::from_source(main_text, options()));
-  fs::current_path(before);
+  struct RestoreDirectory {
+    fs::path before = fs::current_path();
+    ~RestoreDirectory() { fs::current_path(before); }
+  };
+  double in_a = 0, in_b = 0, in_b_again = 0;
+  {
+    RestoreDirectory restore;  // also when a run throws
+    fs::current_path(dir / "a");
+    in_a = gain_of(fxc::Program::from_source(main_text, options()));
+    fs::current_path(dir / "b");
+    in_b = gain_of(fxc::Program::from_source(main_text, options()));
+    in_b_again = gain_of(fxc::Program::from_source(main_text, options()));
+  }
   CHECK(in_a == 3);
   CHECK(in_b == 4);
   CHECK(in_b_again == 4);

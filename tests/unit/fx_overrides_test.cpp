@@ -29,6 +29,15 @@ TEST_CASE("bad overrides are errors") {
                                           "s.fx", {{"g", "2"}}, derived));
   CHECK(derived.str().find("'g' is computed from 'room', 'wet', not written as a number: set them instead") !=
         std::string::npos);
+  // Through another computed number; and a signal scaled by a constant is no number.
+  DiagnosticEngine twice;
+  CHECK_FALSE(frontend::compile_fx_source("input x\nroom = 0.5\nh = room + 1\ng = 0.5 * h\noutput g * x\n", "s.fx",
+                                          {{"g", "2"}}, twice));
+  CHECK(twice.str().find("'g' is computed from 'room', not written as a number") != std::string::npos);
+  DiagnosticEngine scaled;
+  CHECK_FALSE(frontend::compile_fx_source("input x\nroom = 0.5\ny = room * x\noutput y\n", "s.fx", {{"y", "2"}},
+                                          scaled));
+  CHECK(scaled.str().find("'y' is bound to a signal or chain, not a number") != std::string::npos);
   DiagnosticEngine d3;
   CHECK_FALSE(frontend::compile_fx_source(kGraph, "s.fx", {{"fc", "1 kHz kHz"}}, d3));
   CHECK(d3.str() == "error: --set fc=1 kHz kHz: expected a number with an optional unit, such as 500Hz or -3dB [fx-set]\n");
