@@ -122,10 +122,13 @@ FileResult CorpusRunner::process(const InputFile& input, const std::vector<std::
   if (outputs.size() != output_names_.size())
     return fail("'" + input.path + "': " + std::to_string(outputs.size()) + " output path(s) given for a graph with " +
                 std::to_string(output_names_.size()) + " output(s)");
+  // Not opened where it is no regular file: a FIFO would block the run.
+  if (std::string why = why_unreadable(input.path); !why.empty()) return fail("cannot read '" + input.path + "': " + why);
+  // An output that is there as a file (a directory in its place is no output).
   if (options_.skip_existing &&
       std::all_of(outputs.begin(), outputs.end(), [](const std::string& p) {
         std::error_code error;
-        return std::filesystem::exists(p, error);
+        return std::filesystem::is_regular_file(p, error);
       }))
     return finish(FileResult::Status::skipped);
 

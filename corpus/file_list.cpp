@@ -7,6 +7,7 @@
 #include <array>
 #include <cctype>
 #include <filesystem>
+#include <set>
 #include <stdexcept>
 #include <string_view>
 
@@ -81,6 +82,11 @@ struct Globber {
     std::string dir = fs::path(relative).parent_path().generic_string();
     out->push_back({join(root, relative), dir});
   }
+  // A match named like a signal that is no file to read (not a directory either) is listed:
+  // the run reports it (why_unreadable).
+  void add_unreadable(const std::string& relative) const {
+    if (has_signal_extension(relative) && !is_dir(on_disk(relative))) add(relative);
+  }
 
   void match(const std::string& relative, std::size_t i) const {
     if (i == pattern.size()) return;
@@ -94,6 +100,7 @@ struct Globber {
           std::string below = join(relative, name);
           if (is_file(e.path())) add(below);
           else if (!e.is_symlink() && is_dir(e.path())) match(below, i);
+          else add_unreadable(below);
         }
         return;
       }
@@ -109,6 +116,7 @@ struct Globber {
       std::string next = join(relative, component);
       if (last) {
         if (is_file(on_disk(next))) add(next);
+        else add_unreadable(next);
       } else if (is_dir(on_disk(next))) {
         match(next, i + 1);
       }
@@ -120,6 +128,7 @@ struct Globber {
       std::string next = join(relative, name);
       if (last) {
         if (is_file(e.path())) add(next);
+        else add_unreadable(next);
       } else if (is_dir(e.path())) {
         match(next, i + 1);
       }
@@ -152,23 +161,38 @@ Expected<std::monostate, std::string> expand_directory(const std::string& spec, 
   // error is checked after the loop too.)
   fs::recursive_directory_iterator it(root, error), end;
   if (error) return Unexpected{"cannot read '" + spec + "': " + error.message()};
+  fs::path last_directory = root;  // the one an error while stepping is most likely about
   for (; it != end; it.increment(error)) {
     std::string name = it->path().filename().string();
+    std::error_code kind;
     if (hidden(name)) {
-      if (it->is_directory(error)) it.disable_recursion_pending();
+      if (it->is_directory(kind)) it.disable_recursion_pending();
       continue;
     }
-    if (!is_file(it->path()) || !has_signal_extension(name)) continue;
+    if (it->is_directory(kind)) last_directory = it->path();
+    // Named like a signal: listed, and a FIFO or a broken link then reported by the run.
+    if (!has_signal_extension(name) || is_dir(it->path())) continue;
     fs::path relative = it->path().lexically_relative(root);
     out.push_back({join(root, relative.generic_string()), relative.parent_path().generic_string()});
   }
-  if (error) return Unexpected{"cannot read all of '" + spec + "': " + error.message()};
+  if (error)
+    return Unexpected{"cannot read all of '" + spec + "' ('" + last_directory.generic_string() + "'): " + error.message()};
   if (out.size() == before)
     return Unexpected{"'" + spec + "' holds no audio or .npy file (searched recursively; names starting with '.' are skipped)"};
   return std::monostate{};
 }
 
 }  // namespace
+
+std::string why_unreadable(const std::string& path) {
+  if (is_file(path)) return {};
+  std::error_code error;
+  const fs::file_status link = fs::symlink_status(path, error);
+  if (!fs::exists(link)) return "No such file or directory";
+  if (fs::is_symlink(link) && !fs::exists(fs::status(path, error))) return "a symbolic link to nothing";
+  if (is_dir(path)) return "it is a directory";
+  return "not a regular file (a FIFO, a socket or a device)";
+}
 
 bool is_glob(const std::string& spec) { return spec.find_first_of("*?[") != std::string::npos; }
 
@@ -198,8 +222,14 @@ Expected<std::vector<InputFile>, std::string> list_inputs(const std::vector<std:
   std::sort(files.begin(), files.end(), [](const InputFile& a, const InputFile& b) {
     return a.path != b.path ? a.path < b.path : a.relative_dir < b.relative_dir;
   });
-  files.erase(std::unique(files.begin(), files.end(), [](const InputFile& a, const InputFile& b) { return a.path == b.path; }),
-              files.end());
+  // Each file once, however it is named (`c/a.wav`, `./c/a.wav`, through a link): the first
+  // name in this order stands for it.
+  std::set<std::string> seen;
+  std::erase_if(files, [&](const InputFile& f) {
+    std::error_code error;
+    fs::path resolved = fs::weakly_canonical(fs::absolute(f.path), error);
+    return !seen.insert((error ? fs::absolute(f.path).lexically_normal() : resolved).generic_string()).second;
+  });
   return files;
 }
 

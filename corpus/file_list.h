@@ -18,6 +18,12 @@ struct InputFile {
   friend bool operator==(const InputFile&, const InputFile&) = default;
 };
 
+/// Why the file at `path` cannot be read as a signal (a symbolic link to nothing, a FIFO, a
+/// socket, a device: opening a FIFO would block), or "" for a regular file. Listing keeps such
+/// files where their names look like signals, so that a run reports them instead of leaving
+/// them out unsaid; it reads none.
+std::string why_unreadable(const std::string& path);
+
 /// True when `spec` holds a wildcard (`*`, `?` or `[`) and so is a glob pattern.
 bool is_glob(const std::string& spec);
 

@@ -107,7 +107,13 @@ Expected<std::vector<std::vector<std::string>>, std::string> all_output_paths(
   all.reserve(inputs.size());
   std::unordered_map<std::string, std::size_t> owner;  // absolute output path -> input index
   std::unordered_map<std::string, std::size_t> input_at;
-  auto absolute = [](const std::string& p) { return fs::absolute(p).lexically_normal().generic_string(); };
+  // Paths compare as the files they reach: symbolic links resolved as far as they exist (an
+  // --out-dir that links to the input directory, an output name that links to an input).
+  auto absolute = [](const std::string& p) {
+    std::error_code ec;
+    fs::path resolved = fs::weakly_canonical(fs::absolute(p), ec);
+    return (ec ? fs::absolute(p).lexically_normal() : resolved).generic_string();
+  };
   for (std::size_t i = 0; i < inputs.size(); ++i) input_at.emplace(absolute(inputs[i].path), i);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     auto paths = output_paths(naming, inputs[i], output_names);

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+
 #include "e2e_support.h"
 #include "formats/signal_file.h"
 #include "run_command.h"
@@ -311,4 +313,41 @@ TEST_CASE("a corpus run's peak memory does not grow with the number of files") {
 #else
   CHECK(many <= few + 8 * 1024);
 #endif
+}
+
+TEST_CASE("files are told apart as the files they reach: links, two names of one file, FIFOs and broken links") {
+  TempDir dir;
+  write_text(dir / "g.fx", kStereoLowpass);
+  write_noise(dir / "c/a.wav", 48000, 2, 0.1, 1);
+  const std::string before = read_file_bytes(dir / "c/a.wav");
+  // An --out-dir that links to the input directory, or an output name that links to an
+  // input: refused, the input untouched.
+  fs::create_directory_symlink("c", dir / "clink");
+  check_failure(run_fxc({"run", "g.fx", "-i", "c", "--out-dir", "clink"}, dir.path()), 2,
+                "the output 'clink/a.wav' of 'c/a.wav' would replace the input 'c/a.wav'");
+  fs::create_directories(dir / "o");
+  fs::create_symlink("../c/a.wav", dir / "o/a.wav");
+  check_failure(run_fxc({"run", "g.fx", "-i", "c", "--out-dir", "o"}, dir.path()), 2, "would replace the input");
+  CHECK(read_file_bytes(dir / "c/a.wav") == before);
+  // One file named twice is taken once.
+  CommandResult twice = run_fxc({"run", "g.fx", "-i", "c/a.wav", "./c/a.wav", "--out-dir", "o2"}, dir.path());
+  INFO(show(twice));
+  CHECK(twice.exit_code == 0);
+  CHECK(twice.err.find("fxc run: 1 file: 1 written") != std::string::npos);
+  // A broken link and a FIFO named like audio are reported, not left out (nor read: a FIFO
+  // would block); the other file is written.
+  fs::create_symlink("nothing.wav", dir / "c/broken.wav");
+  REQUIRE(mkfifo((dir / "c/pipe.wav").c_str(), 0600) == 0);
+  CommandResult listed = run_fxc({"run", "g.fx", "-i", "c", "--out-dir", "o3"}, dir.path());
+  INFO(show(listed));
+  CHECK(listed.exit_code == 1);
+  CHECK(listed.err.find("error: cannot read 'c/broken.wav': a symbolic link to nothing") != std::string::npos);
+  CHECK(listed.err.find("error: cannot read 'c/pipe.wav': not a regular file") != std::string::npos);
+  CHECK(listed.err.find("fxc run: 3 files: 1 written, 0 skipped, 2 failed") != std::string::npos);
+  // --skip-existing: a directory where an output goes is no output.
+  fs::create_directories(dir / "o4/a.wav");
+  CommandResult resumed = run_fxc({"run", "g.fx", "-i", "c/a.wav", "--out-dir", "o4", "--skip-existing"}, dir.path());
+  INFO(show(resumed));
+  CHECK(resumed.exit_code == 1);
+  CHECK(resumed.err.find("0 skipped, 1 failed") != std::string::npos);
 }
