@@ -276,6 +276,45 @@ Expected<AudioFormat, std::string> audio_format_for(const std::string& extension
                     " (available: " + available + ")"};
 }
 
+namespace {
+
+// The bits of an integer encoding fxc quantises for (0: a float or lossy one, written as
+// floats). Quantised here, not by libsndfile 1.2.0: its clipping path scales to 32 bits and
+// shifts, which truncates (-0.5 LSB of bias, about 4x the rounding noise); its μ-law and
+// A-law encoders wrap loud samples around (and index past their tables for huge ones), and
+// its FLAC encoder refuses NaN.
+int integer_bits(int subtype) {
+  switch (subtype) {
+    case SF_FORMAT_PCM_S8:
+    case SF_FORMAT_PCM_U8:
+      return 8;
+    case SF_FORMAT_PCM_16:
+    case SF_FORMAT_ULAW:  // libsndfile encodes μ-law and A-law from 16-bit samples' top bits
+    case SF_FORMAT_ALAW:
+      return 16;
+    case SF_FORMAT_PCM_24:
+      return 24;
+    case SF_FORMAT_PCM_32:
+      return 32;
+    default:
+      return 0;
+  }
+}
+
+// `v` in an encoding of `bits`, as libsndfile's int samples hold it (the value in the top
+// bits of 32): rounded to the nearest step of 2^-(bits-1), clipped to [-1, 1 - step]; NaN is
+// full-scale negative, as libsndfile wrote it before. `symmetric` clips to [-1 + step, ...]:
+// libsndfile's μ-law and A-law encoders take the most negative int for the most positive.
+std::int32_t quantised(double v, int bits, bool symmetric) {
+  if (std::isnan(v)) v = -1.0;
+  const double full = std::ldexp(1.0, bits - 1);
+  const double k =
+      std::clamp(std::nearbyint(std::clamp(v, -1.0, 1.0) * full), symmetric ? 1 - full : -full, full - 1);
+  return static_cast<std::int32_t>(static_cast<std::int64_t>(k) * (std::int64_t{1} << (32 - bits)));
+}
+
+}  // namespace
+
 Expected<std::monostate, std::string> write_audio(int fd, const Signal& signal,
                                                   double sample_rate_hz,
                                                   const AudioFormat& format) {
@@ -308,19 +347,33 @@ Expected<std::monostate, std::string> write_audio(int fd, const Signal& signal,
   auto opened = open_sndfile(fd, SFM_WRITE, info);
   if (!opened) return E{opened.error()};
   SndfilePtr sf = std::move(opened).value();
-  // Without this, libsndfile wraps out-of-range samples around in integer encodings (+1.2
-  // becomes a large negative value) instead of clipping them.
-  if (subtype != SF_FORMAT_FLOAT && subtype != SF_FORMAT_DOUBLE)
+  const int bits = integer_bits(subtype);
+  const bool symmetric = subtype == SF_FORMAT_ULAW || subtype == SF_FORMAT_ALAW;
+  // The lossy codecs take floats; without this libsndfile would wrap their out-of-range
+  // samples around rather than clip them. Integer encodings are quantised here (integer_bits).
+  if (bits == 0 && subtype != SF_FORMAT_FLOAT && subtype != SF_FORMAT_DOUBLE)
     sf_command(sf.get(), SFC_SET_CLIPPING, nullptr, SF_TRUE);
 
   const std::size_t channels = signal.channels();
   const std::size_t chunk_frames = frames_per_chunk(channels);
-  std::vector<double> chunk64(signal.dtype() == DType::f64 ? chunk_frames * channels : 0);
-  std::vector<float> chunk32(signal.dtype() == DType::f32 ? chunk_frames * channels : 0);
+  std::vector<std::int32_t> chunk_int(bits ? chunk_frames * channels : 0);
+  std::vector<double> chunk64(!bits && signal.dtype() == DType::f64 ? chunk_frames * channels : 0);
+  std::vector<float> chunk32(!bits && signal.dtype() == DType::f32 ? chunk_frames * channels : 0);
   for (std::size_t start = 0; start < signal.samples(); start += chunk_frames) {
     const std::size_t frames = std::min(chunk_frames, signal.samples() - start);
     sf_count_t written;
-    if (signal.dtype() == DType::f64) {
+    if (bits) {
+      for (std::size_t c = 0; c < channels; ++c) {
+        if (signal.dtype() == DType::f64) {
+          auto in = signal.f64(c);
+          for (std::size_t i = 0; i < frames; ++i) chunk_int[i * channels + c] = quantised(in[start + i], bits, symmetric);
+        } else {
+          auto in = signal.f32(c);
+          for (std::size_t i = 0; i < frames; ++i) chunk_int[i * channels + c] = quantised(in[start + i], bits, symmetric);
+        }
+      }
+      written = sf_writef_int(sf.get(), chunk_int.data(), static_cast<sf_count_t>(frames));
+    } else if (signal.dtype() == DType::f64) {
       for (std::size_t c = 0; c < channels; ++c) {
         auto in = signal.f64(c);
         for (std::size_t i = 0; i < frames; ++i) chunk64[i * channels + c] = in[start + i];

@@ -8,12 +8,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <string>
@@ -163,10 +165,59 @@ TEST_CASE("WAV pcm16 round trip is within one 16-bit step") {
   REQUIRE(write_signal_file(dir / "a.wav", s, 48000.0, WriteOptions{"pcm16"}));
   auto back = read_signal_file(dir / "a.wav", DType::f64);
   REQUIRE(back);
-  // libsndfile scales by 32767 on the way in and divides by 32768 on the way out: the error is
-  // rounding (half a step) plus the scale mismatch (under 1/32768 of full scale).
-  CHECK(max_abs_difference(back->signal, s) <= 1.0 / 32768);
+  // fxc rounds to the nearest step of 1/32768 and libsndfile reads k / 32768: half a step.
+  CHECK(max_abs_difference(back->signal, s) <= 0.5 / 32768 + 1e-15);
   CHECK(max_abs_difference(back->signal, s) > 0);  // it really was quantised
+}
+
+TEST_CASE("integer encodings round to the nearest step, without bias, and clip; NaN is -1") {
+  TempDir dir;
+  std::mt19937 random(11);
+  std::uniform_real_distribution<double> u(-1.2, 1.2);
+  Signal s(1, 20000, DType::f64);
+  for (double& v : s.f64(0)) v = u(random);
+  s.f64(0)[0] = 1.0;
+  s.f64(0)[1] = -1.0;
+  s.f64(0)[2] = std::nan("");
+  s.f64(0)[3] = -std::numeric_limits<double>::infinity();
+  struct Case {
+    const char* file;
+    const char* subtype;
+    int bits;
+  };
+  for (Case c : {Case{"a8.wav", "pcm8", 8}, Case{"a16.wav", "pcm16", 16}, Case{"a24.wav", "pcm24", 24},
+                 Case{"a32.wav", "pcm32", 32}, Case{"a16.flac", "pcm16", 16}, Case{"a24.flac", "pcm24", 24},
+                 Case{"a16.aiff", "pcm16", 16}}) {
+    CAPTURE(c.file);
+    REQUIRE(write_signal_file(dir / c.file, s, 48000.0, WriteOptions{c.subtype}));
+    auto back = read_signal_file(dir / c.file, DType::f64);
+    REQUIRE(back);
+    const double full = std::ldexp(1.0, c.bits - 1);
+    double bias = 0;
+    bool exact = true;
+    for (std::size_t i = 0; i < s.samples(); ++i) {
+      double v = s.at(0, i);
+      v = std::isnan(v) ? -1.0 : std::clamp(v, -1.0, 1.0);
+      const double want = std::clamp(std::nearbyint(v * full), -full, full - 1) / full;
+      exact = exact && back->signal.at(0, i) == want;
+      if (std::abs(v) < 1) bias += back->signal.at(0, i) - v;
+    }
+    CHECK(exact);
+    CHECK(std::abs(bias / static_cast<double>(s.samples())) < 0.05 / full);  // truncation gave -0.5 / full
+  }
+  // μ-law and A-law: loud samples clip with their sign (they wrapped around, or crashed).
+  Signal loud(1, 4, DType::f64);
+  loud.f64(0)[0] = 1e6;
+  loud.f64(0)[1] = -1e6;
+  loud.f64(0)[2] = 1.5;
+  loud.f64(0)[3] = -1.5;
+  for (const char* subtype : {"ulaw", "alaw"}) {
+    CAPTURE(subtype);
+    REQUIRE(write_signal_file(dir / "law.wav", loud, 8000.0, WriteOptions{subtype}));
+    auto back = read_signal_file(dir / "law.wav", DType::f64);
+    REQUIRE(back);
+    for (std::size_t i = 0; i < 4; ++i) CHECK(back->signal.at(0, i) == doctest::Approx(i % 2 ? -0.98 : 0.98).epsilon(0.01));
+  }
 }
 
 TEST_CASE("integer outputs clip out-of-range samples instead of wrapping around") {
