@@ -41,6 +41,15 @@ std::map<std::string, std::shared_ptr<const std::string>>& cubins() {
 
 bool is_object(const fs::path& path) { return path.extension() == ".o" || path.extension() == ".cubin"; }
 
+// Whether `path` is a file of a cache entry: a key (64 lowercase hex digits, a SHA-256) and
+// .meta, .o or .cubin. Listing, pruning and clearing touch no other file: a cache directory
+// given by mistake (--cache-dir .) must not lose a user's main.o or notes.meta.
+bool is_entry_file(const fs::path& path) {
+  const std::string stem = path.stem().string();
+  return (path.extension() == ".meta" || is_object(path)) && stem.size() == 64 &&
+         std::all_of(stem.begin(), stem.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
 std::vector<ir::NodeId> chain_ids(const ir::Graph& graph) {
   return codegen::kernel_node_ids(graph);
 }
@@ -248,7 +257,7 @@ std::vector<CacheEntryInfo> KernelCache::list() const {
   std::vector<CacheEntryInfo> out;
   std::error_code error;
   for (const auto& file : fs::directory_iterator(directory_, error)) {
-    if (file.path().extension() != ".meta") continue;
+    if (file.path().extension() != ".meta" || !is_entry_file(file.path())) continue;
     CacheEntryInfo info;
     info.key = file.path().stem().string();
     std::error_code e;
@@ -274,7 +283,7 @@ std::size_t KernelCache::clear() {
   std::error_code error;
   for (const auto& file : fs::directory_iterator(directory_, error)) {
     auto ext = file.path().extension();
-    if (ext == ".meta" || is_object(file.path())) {
+    if (is_entry_file(file.path())) {
       removed += ext == ".meta";
       fs::remove(file.path(), error);
     }
@@ -293,7 +302,7 @@ void KernelCache::prune() {
   std::uint64_t total = 0;
   std::error_code error;
   for (const auto& file : fs::directory_iterator(directory_, error)) {
-    if (file.path().extension() != ".meta") continue;
+    if (file.path().extension() != ".meta" || !is_entry_file(file.path())) continue;
     std::string key = file.path().stem().string();
     std::error_code e;
     std::uint64_t bytes = fs::file_size(file.path(), e);

@@ -161,8 +161,16 @@ TEST_CASE("clear removes every entry") {
   REQUIRE(cache.cpu_kernels(scheduled(1_kHz, 2), diags));
   REQUIRE(cache.cpu_kernels(scheduled(1_kHz, 7), diags));
   CHECK(cache.list().size() == 2);
+  // Files that are not entries (a cache directory given by mistake) are left alone, by
+  // clear and by pruning, and not listed.
+  for (const char* name : {"main.o", "notes.meta", "lib.cubin"}) std::ofstream(dir.path / name) << "mine";
+  CHECK(cache.list().size() == 2);
   CHECK(cache.clear() == 2);
   CHECK(cache.list().empty());
+  for (const char* name : {"main.o", "notes.meta", "lib.cubin"}) CHECK(std::filesystem::exists(dir.path / name));
+  KernelCache tiny(dir.path.string(), 1);  // every entry over the budget: pruned at each store
+  REQUIRE(tiny.cpu_kernels(scheduled(1_kHz, 3), diags));
+  for (const char* name : {"main.o", "notes.meta", "lib.cubin"}) CHECK(std::filesystem::exists(dir.path / name));
 }
 
 }  // namespace
