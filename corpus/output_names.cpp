@@ -64,11 +64,17 @@ Expected<std::string, std::string> expand(const std::string& pattern, const Inpu
 }  // namespace
 
 bool has_pattern_field(const std::string& text) {
-  // Any {word}, so that a misspelt field is reported as one rather than taken as a file name.
-  for (std::size_t open = text.find('{'); open != std::string::npos; open = text.find('{', open + 1)) {
-    std::size_t end = open + 1;
+  // Any {word}, so that a misspelt field is reported as one rather than taken as a file name;
+  // `{{` is a literal brace, not the start of one.
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '{') continue;
+    if (i + 1 < text.size() && text[i + 1] == '{') {
+      ++i;
+      continue;
+    }
+    std::size_t end = i + 1;
     while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_')) ++end;
-    if (end > open + 1 && end < text.size() && text[end] == '}') return true;
+    if (end > i + 1 && end < text.size() && text[end] == '}') return true;
   }
   return false;
 }

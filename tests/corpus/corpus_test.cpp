@@ -181,6 +181,16 @@ TEST_CASE("output_paths fills every field of a pattern") {
   CHECK(*braces == std::vector<std::string>{"o/{take.1}.wav"});
 }
 
+TEST_CASE("has_pattern_field: a {word} makes a pattern, an escaped {{ does not") {
+  using fxc::corpus::has_pattern_field;
+  CHECK(has_pattern_field("out/{stem}.wav"));
+  CHECK(has_pattern_field("{{x}}{stem}.wav"));
+  CHECK(has_pattern_field("{stme}.wav"));  // a misspelt field is a pattern (and then an error)
+  CHECK_FALSE(has_pattern_field("lit{{x}}.wav"));
+  CHECK_FALSE(has_pattern_field("a{}.wav"));
+  CHECK_FALSE(has_pattern_field("plain.wav"));
+}
+
 TEST_CASE("output_paths under --out-dir mirrors the input's directory") {
   InputFile in{"corpus/a/take.wav", "a"};
   auto one = fxc::corpus::output_paths({"out/", ""}, in, {"y"});
