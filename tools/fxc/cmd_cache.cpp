@@ -2,6 +2,7 @@
 // fxc cache list|stats|clear: look at or empty the kernel cache.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -20,6 +21,10 @@ int cache(const CacheOptions& o) {
   // Not CLI11's required(): its "what is required" reads as a question, not as what to type.
   if (o.what.empty()) throw UsageError{"fxc cache needs what to do: list, stats or clear"};
   KernelCache cache(cache_directory(o.cache_dir));
+  // A directory that is not there is an empty cache; something else in its place is no cache.
+  std::error_code error;
+  if (std::filesystem::exists(cache.directory(), error) && !std::filesystem::is_directory(cache.directory(), error))
+    return user_error("the kernel cache '" + cache.directory() + "' is not a directory");
   if (o.what == "clear") {
     std::size_t removed = cache.clear();
     std::cout << "removed " << removed << " entr" << (removed == 1 ? "y" : "ies") << " from "
