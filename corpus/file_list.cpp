@@ -213,10 +213,11 @@ Expected<std::vector<InputFile>, std::string> list_inputs(const std::vector<std:
     } else if (is_glob(spec)) {
       if (auto ok = expand_glob(spec, files); !ok) return Unexpected{ok.error()};
     } else {
+      // Something there that is no file to read (a FIFO, a broken link) is one of the run's
+      // failures, as inside a directory; a name of nothing is a mistake in the command.
       std::error_code error;
-      bool exists = fs::exists(fs::symlink_status(spec, error));
-      return Unexpected{"cannot read '" + spec + "': " +
-                        (exists ? std::string("not a regular file or directory") : std::string("No such file or directory"))};
+      if (fs::exists(fs::symlink_status(spec, error))) files.push_back({spec, ""});
+      else return Unexpected{"cannot read '" + spec + "': No such file or directory"};
     }
   }
   std::sort(files.begin(), files.end(), [](const InputFile& a, const InputFile& b) {

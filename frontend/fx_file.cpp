@@ -155,14 +155,16 @@ bool apply_constant_overrides(Ast& ast, const std::vector<ConstantOverride>& ove
           }
         return false;
       };
-      if (!numeric(target->value, 0)) uses.clear();
+
+      const bool computed = numeric(target->value, 0);
       std::string uses_text;
       for (const std::string& u : uses) uses_text += (uses_text.empty() ? "'" : ", '") + u + "'";
       diags.error(target->name_loc,
                   what + "'" + o.name + "' is " +
-                      (uses.empty() ? std::string("bound to a signal or chain, not a number")
-                                    : "computed from " + uses_text + ", not written as a number: set " +
-                                          (uses.size() == 1 ? "it" : "them") + " instead") +
+                      (!computed      ? std::string("bound to a signal or chain, not a number")
+                       : uses.empty() ? std::string("computed from numbers, not written as one: write it as one number")
+                                      : "computed from " + uses_text + ", not written as a number: set " +
+                                            (uses.size() == 1 ? "it" : "them") + " instead") +
                       "; only NAME = NUMBER bindings can be set",
                   "fx-set");
       ok = false;

@@ -344,6 +344,11 @@ TEST_CASE("files are told apart as the files they reach: links, two names of one
   CHECK(listed.err.find("error: cannot read 'c/broken.wav': a symbolic link to nothing") != std::string::npos);
   CHECK(listed.err.find("error: cannot read 'c/pipe.wav': not a regular file") != std::string::npos);
   CHECK(listed.err.find("fxc run: 3 files: 1 written, 0 skipped, 2 failed") != std::string::npos);
+  // Named on the command line, the same: one failed file, not a refused run.
+  CommandResult named = run_fxc({"run", "g.fx", "-i", "c/pipe.wav", "c/a.wav", "--out-dir", "o5"}, dir.path());
+  INFO(show(named));
+  CHECK(named.exit_code == 1);
+  CHECK(named.err.find("fxc run: 2 files: 1 written, 0 skipped, 1 failed") != std::string::npos);
   // --skip-existing: a directory where an output goes is no output.
   fs::create_directories(dir / "o4/a.wav");
   CommandResult resumed = run_fxc({"run", "g.fx", "-i", "c/a.wav", "--out-dir", "o4", "--skip-existing"}, dir.path());

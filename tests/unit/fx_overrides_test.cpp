@@ -38,6 +38,10 @@ TEST_CASE("bad overrides are errors") {
   CHECK_FALSE(frontend::compile_fx_source("input x\nroom = 0.5\ny = room * x\noutput y\n", "s.fx", {{"y", "2"}},
                                           scaled));
   CHECK(scaled.str().find("'y' is bound to a signal or chain, not a number") != std::string::npos);
+  DiagnosticEngine literal;
+  CHECK_FALSE(frontend::compile_fx_source("input x\nd = 2 * 10 ms\noutput x | delay(d)\n", "s.fx", {{"d", "0.1"}},
+                                          literal));
+  CHECK(literal.str().find("'d' is computed from numbers, not written as one") != std::string::npos);
   DiagnosticEngine d3;
   CHECK_FALSE(frontend::compile_fx_source(kGraph, "s.fx", {{"fc", "1 kHz kHz"}}, d3));
   CHECK(d3.str() == "error: --set fc=1 kHz kHz: expected a number with an optional unit, such as 500Hz or -3dB [fx-set]\n");
