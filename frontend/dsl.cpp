@@ -40,6 +40,13 @@ double db_to_linear(double db) { return std::pow(10.0, db / 20.0); }
   throw Error(diags.str(), message, code, loc.file, static_cast<int>(loc.line), static_cast<int>(loc.col));
 }
 
+// Letters, digits and '_', not first a digit: what names a parameter or a port, as in .fx.
+bool is_identifier(const std::string& name) {
+  return !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
+         std::all_of(name.begin(), name.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
 // A Flow's node, or an fxc::Error for an empty Flow: one moved from, or made from a null node.
 const std::shared_ptr<const DslNode>& node_of(const Flow& flow) {
   if (!flow.node())
@@ -101,11 +108,7 @@ Chain make_biquad(BiquadType type, Frequency f0, Number q, Level gain,
 template <class T>
 ParamRef declare(std::string name, ParamUnit unit, double value, std::optional<std::pair<T, T>> range,
                  double (*get)(const T&), const std::source_location& where) {
-  const bool identifier = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
-                          std::all_of(name.begin(), name.end(), [](char c) {
-                            return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-                          });
-  if (!identifier)
+  if (!is_identifier(name))
     refuse("a parameter name must be an identifier (letters, digits and '_', not first a digit), got '" + name + "'",
            "fxc-dsl", to_loc(where));
   auto decl = std::make_shared<ParamDecl>();
@@ -199,6 +202,9 @@ Chain operator*(Level g, const Chain& chain) {
 }
 
 Flow input(std::string name, int channels, std::source_location where) {
+  if (!is_identifier(name))
+    refuse("an input name must be an identifier (letters, digits and '_', not first a digit), got '" + name + "'",
+           "fxc-dsl", to_loc(where));
   auto node = std::make_shared<DslNode>();
   node->make_op = [name = std::move(name)](const ParamValues&) -> ir::Op { return ir::Input{name}; };
   node->loc = to_loc(where);

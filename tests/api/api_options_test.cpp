@@ -425,6 +425,7 @@ TEST_CASE("small API mistakes are clear errors: units, threads, dump formats, pa
   CHECK(p.dump("dot").find("digraph") != std::string::npos);
   CHECK_THROWS_WITH_AS((void)fxc::param("", 1.0), doctest::Contains("a parameter name must be an identifier"),
                        fxc::Error);
+  CHECK_THROWS_WITH_AS((void)fxc::input("1x", 1), doctest::Contains("an input name must be an identifier"), fxc::Error);
   try {
     (void)fxc::param("2fc", 1.0);
     FAIL("no error");
