@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "support/file_io.h"
+
 namespace fxc::corpus {
 namespace {
 
@@ -226,11 +228,7 @@ Expected<std::vector<InputFile>, std::string> list_inputs(const std::vector<std:
   // Each file once, however it is named (`c/a.wav`, `./c/a.wav`, through a link): the first
   // name in this order stands for it.
   std::set<std::string> seen;
-  std::erase_if(files, [&](const InputFile& f) {
-    std::error_code error;
-    fs::path resolved = fs::weakly_canonical(fs::absolute(f.path), error);
-    return !seen.insert((error ? fs::absolute(f.path).lexically_normal() : resolved).generic_string()).second;
-  });
+  std::erase_if(files, [&](const InputFile& f) { return !seen.insert(file_identity(f.path)).second; });
   return files;
 }
 

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <unordered_map>
 
+#include "support/file_io.h"
+
 namespace fxc::corpus {
 namespace {
 
@@ -111,21 +113,16 @@ Expected<std::vector<std::vector<std::string>>, std::string> all_output_paths(
     const OutputNaming& naming, const std::vector<InputFile>& inputs, const std::vector<std::string>& output_names) {
   std::vector<std::vector<std::string>> all;
   all.reserve(inputs.size());
-  std::unordered_map<std::string, std::size_t> owner;  // absolute output path -> input index
+  std::unordered_map<std::string, std::size_t> owner;  // the output's file_identity -> input index
   std::unordered_map<std::string, std::size_t> input_at;
-  // Paths compare as the files they reach: symbolic links resolved as far as they exist (an
-  // --out-dir that links to the input directory, an output name that links to an input).
-  auto absolute = [](const std::string& p) {
-    std::error_code ec;
-    fs::path resolved = fs::weakly_canonical(fs::absolute(p), ec);
-    return (ec ? fs::absolute(p).lexically_normal() : resolved).generic_string();
-  };
-  for (std::size_t i = 0; i < inputs.size(); ++i) input_at.emplace(absolute(inputs[i].path), i);
+  // Paths compare as the files they reach (an --out-dir that links to the input directory, an
+  // output name that links to an input).
+  for (std::size_t i = 0; i < inputs.size(); ++i) input_at.emplace(file_identity(inputs[i].path), i);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     auto paths = output_paths(naming, inputs[i], output_names);
     if (!paths) return Unexpected{paths.error()};
     for (const std::string& path : *paths) {
-      std::string key = absolute(path);
+      std::string key = file_identity(path);
       if (auto it = input_at.find(key); it != input_at.end())
         return Unexpected{"the output '" + path + "' of '" + inputs[i].path + "' would replace the input '" +
                           inputs[it->second].path + "' (choose another --out-dir or pattern)"};

@@ -10,7 +10,7 @@
 
 #include "codegen/cpu/cpu_compiler.h"
 #include "codegen/cuda/emit_cuda.h"
-#include "driver/api_error.h"
+#include "support/api_error.h"
 #include "ir/graph_algorithms.h"
 #include "driver/compile_cpu.h"
 #include "driver/compile_cuda.h"
@@ -31,8 +31,6 @@
 
 namespace fxc {
 
-using driver::throw_diagnostics;
-using driver::throw_error;
 
 Program::Impl::Impl(driver::GraphSource source, const Options& options)
     : options_(options), source_(std::move(source)) {

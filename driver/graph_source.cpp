@@ -3,7 +3,7 @@
 
 #include <limits>
 
-#include "driver/api_error.h"
+#include "support/api_error.h"
 
 #include "frontend/dsl.h"
 #include "frontend/fx_file.h"

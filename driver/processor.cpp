@@ -12,15 +12,13 @@
 #include <memory>
 #include <mutex>
 
-#include "driver/api_error.h"
+#include "support/api_error.h"
 #include "driver/compiled_program.h"
 #include "runtime/bind_inputs.h"
 #include "runtime/block_executor.h"
 
 namespace fxc {
 
-using driver::throw_diagnostics;
-using driver::throw_error;
 
 namespace {
 

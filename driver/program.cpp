@@ -6,7 +6,7 @@
 #include <fxc/version.h>
 
 
-#include "driver/api_error.h"
+#include "support/api_error.h"
 #include "driver/compiled_program.h"
 #include "driver/program_cache.h"
 #include "frontend/fx_file.h"
@@ -18,8 +18,6 @@ namespace fxc {
 
 const char* version() { return FXC_VERSION; }
 
-using driver::throw_diagnostics;
-using driver::throw_error;
 
 namespace {
 

@@ -6,9 +6,8 @@
 #include <cmath>
 #include <unordered_map>
 
-#include <fxc/error.h>
-
 #include "design/filter_design.h"
+#include "support/api_error.h"
 
 namespace fxc {
 namespace {
@@ -33,13 +32,6 @@ double count(const Samples& s, const ParamValues& v) { return value_of(s.param, 
 double number(const Number& n, const ParamValues& v) { return value_of(n.param, n.value, v); }
 double db_to_linear(double db) { return std::pow(10.0, db / 20.0); }
 
-// An fxc::Error for a mistake in DSL code, at `loc` (the C++ call, or none).
-[[noreturn]] void refuse(const std::string& message, const std::string& code, const SourceLoc& loc = {}) {
-  DiagnosticEngine diags;
-  diags.error(loc, message, code);
-  throw Error(diags.str(), message, code, loc.file, static_cast<int>(loc.line), static_cast<int>(loc.col));
-}
-
 // Letters, digits and '_', not first a digit: what names a parameter or a port, as in .fx.
 bool is_identifier(const std::string& name) {
   return !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
@@ -50,14 +42,14 @@ bool is_identifier(const std::string& name) {
 // A Flow's node, or an fxc::Error for an empty Flow: one moved from, or made from a null node.
 const std::shared_ptr<const DslNode>& node_of(const Flow& flow) {
   if (!flow.node())
-    refuse("an empty fxc::Flow (moved from, or made from a null node) is used: build flows from fxc::input",
+    throw_error("an empty fxc::Flow (moved from, or made from a null node) is used: build flows from fxc::input",
            "fxc-api");
   return flow.node();
 }
 
 // A Chain's stage, or an fxc::Error for a null one.
 const DslNode& stage_of(const std::shared_ptr<const DslNode>& stage) {
-  if (!stage) refuse("an fxc::Chain holds a null stage: build chains from the stage functions", "fxc-api");
+  if (!stage) throw_error("an fxc::Chain holds a null stage: build chains from the stage functions", "fxc-api");
   return *stage;
 }
 
@@ -109,7 +101,7 @@ template <class T>
 ParamRef declare(std::string name, ParamUnit unit, double value, std::optional<std::pair<T, T>> range,
                  double (*get)(const T&), const std::source_location& where) {
   if (!is_identifier(name))
-    refuse("a parameter name must be an identifier (letters, digits and '_', not first a digit), got '" + name + "'",
+    throw_error("a parameter name must be an identifier (letters, digits and '_', not first a digit), got '" + name + "'",
            "fxc-dsl", to_loc(where));
   auto decl = std::make_shared<ParamDecl>();
   decl->name = std::move(name);
@@ -203,7 +195,7 @@ Chain operator*(Level g, const Chain& chain) {
 
 Flow input(std::string name, int channels, std::source_location where) {
   if (!is_identifier(name))
-    refuse("an input name must be an identifier (letters, digits and '_', not first a digit), got '" + name + "'",
+    throw_error("an input name must be an identifier (letters, digits and '_', not first a digit), got '" + name + "'",
            "fxc-dsl", to_loc(where));
   auto node = std::make_shared<DslNode>();
   node->make_op = [name = std::move(name)](const ParamValues&) -> ir::Op { return ir::Input{name}; };
@@ -264,7 +256,7 @@ Chain sos(std::vector<std::vector<double>> rows, bool allow_unstable, std::sourc
   // A malformed row (not 6 values, a0 = 0, not finite) is refused here, at this call, as
   // fx's sos() refuses it.
   auto sections = design::normalize_sos(rows);
-  if (!sections) refuse("sos: " + sections.error().message, "fxc-dsl", to_loc(where));
+  if (!sections) throw_error("sos: " + sections.error().message, "fxc-dsl", to_loc(where));
   return stage([sections = *sections, allow_unstable](const ParamValues&) {
     return ir::SosCascade{sections, allow_unstable};
   }, where);

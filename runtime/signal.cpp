@@ -7,9 +7,7 @@
 #include <new>
 #include <string>
 
-#include <fxc/error.h>
-
-#include "support/diagnostics.h"
+#include "support/api_error.h"
 
 namespace fxc {
 namespace {
@@ -47,18 +45,12 @@ namespace {
 
 // The caller's mistakes with a Signal (another sample type, a channel or sample past the end)
 // are fxc::Errors, as every mistake with the API is.
-[[noreturn]] void refuse(const std::string& message) {
-  DiagnosticEngine diags;
-  diags.error({}, message, "fxc-api");
-  throw Error(diags.str(), message, "fxc-api");
-}
-
 void check_channel(const char* accessor, DType want, DType dtype, std::size_t channel, std::size_t channels) {
   if (dtype != want)
-    refuse(std::string("Signal::") + accessor + " on a " + (dtype == DType::f64 ? "float64" : "float32") +
+    throw_error(std::string("Signal::") + accessor + " on a " + (dtype == DType::f64 ? "float64" : "float32") +
            " signal: use " + (dtype == DType::f64 ? "f64()" : "f32()") + ", or at()");
   if (channel >= channels)
-    refuse(std::string("Signal::") + accessor + "(" + std::to_string(channel) + ") on a signal of " +
+    throw_error(std::string("Signal::") + accessor + "(" + std::to_string(channel) + ") on a signal of " +
            std::to_string(channels) + " channel(s)");
 }
 
@@ -83,7 +75,7 @@ std::span<const float> Signal::f32(std::size_t channel) const {
 
 double Signal::at(std::size_t channel, std::size_t index) const {
   if (channel >= channels_ || index >= samples_)
-    refuse("Signal::at(" + std::to_string(channel) + ", " + std::to_string(index) + ") on a signal of " +
+    throw_error("Signal::at(" + std::to_string(channel) + ", " + std::to_string(index) + ") on a signal of " +
            std::to_string(channels_) + " channel(s) of " + std::to_string(samples_) + " sample(s)");
   return dtype_ == DType::f64 ? f64_[channel * samples_ + index] : f32_[channel * samples_ + index];
 }

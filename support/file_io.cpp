@@ -178,4 +178,13 @@ Expected<std::monostate, std::string> write_file_atomically(
   return std::monostate{};
 }
 
+// weakly_canonical leaves a relative name that does not exist as it is: the absolute path first.
+std::string file_identity(const std::string& path) {
+  std::error_code error;
+  auto absolute = std::filesystem::absolute(path, error);
+  if (error) return path;
+  auto canonical = std::filesystem::weakly_canonical(absolute, error);
+  return (error ? absolute.lexically_normal() : canonical).string();
+}
+
 }  // namespace fxc

@@ -25,6 +25,10 @@ Expected<std::monostate, std::string> write_file_atomically(
     const std::string& path, const std::function<Expected<std::monostate, std::string>(
                                  int fd, const std::string& temp_path)>& write);
 
+/// The file `path` reaches: absolute, with `.`, `..` and symbolic links resolved as far as it
+/// exists. Two names of one file (`a.wav`, `./a.wav`, a link to it) give the same string.
+std::string file_identity(const std::string& path);
+
 /// The whole of a file, as bytes. Errors read "cannot read 'PATH': REASON".
 Expected<std::string, std::string> read_whole_file(const std::string& path);
 

@@ -152,10 +152,12 @@ Program PyProgram::for_dump() const {
   return by_channels_.empty() ? base_ : by_channels_.begin()->second;
 }
 
-void PyProgram::set(const std::string& name, double value) {
+template <class Value>
+void PyProgram::set_everywhere(const std::string& name, const Value& value) {
   std::lock_guard lock(mutex_);
   const double before = base_.get(name);
   // The probe and the compiled ones first: they refuse what base_ (nothing compiled) cannot see.
+  // Each reads a text value in the parameter's declared unit, so all get one number.
   std::vector<Program*> programs;
   if (probe_) programs.push_back(&*probe_);
   for (auto& [channels, program] : by_channels_) programs.push_back(&program);
@@ -174,11 +176,9 @@ void PyProgram::set(const std::string& name, double value) {
   }
 }
 
+void PyProgram::set(const std::string& name, double value) { set_everywhere(name, value); }
 void PyProgram::set(const std::string& name, const std::string& value_with_unit) {
-  // The text read as base_ reads it (its unit, its range), then set as a number everywhere.
-  Program parsed = base_;
-  parsed.set(name, value_with_unit);
-  set(name, parsed.get(name));
+  set_everywhere(name, std::string_view(value_with_unit));
 }
 
 std::string PyProgram::warnings() const {

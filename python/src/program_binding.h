@@ -44,6 +44,9 @@ class PyProgram {
   std::string warnings() const;
 
  private:
+  template <class Value>
+  void set_everywhere(const std::string& name, const Value& value);
+
   std::string source_, name_;
   Program base_;
   /// For inputs without a channel count, before a call says it: the graph compiled for one

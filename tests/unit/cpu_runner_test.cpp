@@ -4,57 +4,21 @@
 // threads at once.
 #include <doctest/doctest.h>
 
-#include <cstring>
-#include <random>
+#include <algorithm>
 #include <thread>
 
-#include "driver/kernel_cache.h"
-#include "frontend/dsl.h"
-#include "passes/pipeline.h"
-#include "runtime/cpu_executor.h"
+#include "block_test_support.h"
 
 namespace fxc {
 namespace {
 
 using namespace fxc::literals;
+using test::compile_graph;
+using test::noise_signals;
 
-struct Compiled {
-  ir::Graph scheduled;
-  std::shared_ptr<const codegen::CpuKernels> kernels;
-};
-
-Compiled compile(const ir::Graph& g, DType dtype) {
-  DiagnosticEngine diags;
-  passes::PassContext context{diags, {48000.0, 2, dtype}};
-  auto scheduled = passes::run_pipeline(g, context);
-  REQUIRE_MESSAGE(scheduled, diags.str());
-  KernelCache cache("");
-  auto kernels = cache.cpu_kernels(*scheduled, diags);
-  REQUIRE(kernels);
-  return {std::move(*scheduled), *kernels};
-}
-
-Signal noise(std::size_t samples, DType dtype, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
-  Signal s(2, samples);
-  for (int c = 0; c < 2; ++c)
-    for (double& v : s.f64(c)) v = u(rng);
-  return s.converted(dtype);
-}
-
+// Every output of `a` bit for bit as `b`'s.
 bool same_bits(const std::vector<Signal>& a, const std::vector<Signal>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t k = 0; k < a.size(); ++k) {
-    if (a[k].channels() != b[k].channels() || a[k].samples() != b[k].samples()) return false;
-    const std::size_t bytes = a[k].samples() * size_of(a[k].dtype());
-    for (std::size_t c = 0; c < a[k].channels(); ++c) {
-      const void* x = a[k].dtype() == DType::f32 ? static_cast<const void*>(a[k].f32(c).data()) : a[k].f64(c).data();
-      const void* y = b[k].dtype() == DType::f32 ? static_cast<const void*>(b[k].f32(c).data()) : b[k].f64(c).data();
-      if (bytes && std::memcmp(x, y, bytes) != 0) return false;
-    }
-  }
-  return true;
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), test::bit_equal);
 }
 
 TEST_CASE("CpuRunner: repeated and concurrent runs equal a fresh execute_cpu, bit for bit") {
@@ -65,7 +29,8 @@ TEST_CASE("CpuRunner: repeated and concurrent runs equal a fresh execute_cpu, bi
                                       output("iir", x | butter(4, 1_kHz, highpass) | gain(-3_dB))});
   for (DType dtype : {DType::f32, DType::f64}) {
     CAPTURE(name(dtype));
-    Compiled compiled = compile(g, dtype);
+    // Scheduled for the longest signal below, so that the FIR runs by overlap-save.
+    test::Compiled compiled = compile_graph(g, 2, dtype, 50000);
     bool fft = false;
     for (const ir::Node& n : compiled.scheduled.nodes())
       if (auto* c = std::get_if<ir::Chain>(&n.op)) fft |= c->fir_method == ir::FirMethod::fft_overlap_save;
@@ -74,7 +39,7 @@ TEST_CASE("CpuRunner: repeated and concurrent runs equal a fresh execute_cpu, bi
     // Lengths that leave the FFT's work memory with another signal's last block, and none.
     for (std::size_t samples : {std::size_t{50000}, std::size_t{777}, std::size_t{0}, std::size_t{50000}}) {
       CAPTURE(samples);
-      std::vector<Signal> in{noise(samples, dtype, samples + 1)};
+      std::vector<Signal> in = noise_signals(1, 2, samples, dtype, samples + 1);
       auto want = execute_cpu(compiled.scheduled, *compiled.kernels, in);
       REQUIRE(want);
       auto got = runner.run(in);
@@ -88,7 +53,7 @@ TEST_CASE("CpuRunner: repeated and concurrent runs equal a fresh execute_cpu, bi
     // Four threads at once, each its own signal, twice.
     std::vector<std::vector<Signal>> inputs, wants;
     for (std::uint64_t t = 0; t < 4; ++t) {
-      inputs.push_back({noise(30000 + 1000 * t, dtype, 100 + t)});
+      inputs.push_back(noise_signals(1, 2, 30000 + 1000 * t, dtype, 100 + t));
       wants.push_back(*execute_cpu(compiled.scheduled, *compiled.kernels, inputs.back()));
     }
     std::vector<int> matches(4, 0);

@@ -11,6 +11,7 @@
 
 #include <fxc/program.h>
 
+#include "support/file_io.h"
 #include "support/float_format.h"
 #include "support/version.h"
 
@@ -68,21 +69,6 @@ Expected<std::vector<std::pair<std::string, double>>, std::string> parse_thresho
 std::string cache_directory(const std::string& override_dir) {
   return KernelCache::default_directory(override_dir);
 }
-
-namespace {
-
-// The file `path` reaches: absolute, with `.`, `..` and symbolic links resolved as far as it
-// exists (weakly_canonical leaves a relative name that does not exist as it is, so the
-// absolute path first).
-std::string file_identity(const std::string& path) {
-  std::error_code error;
-  auto absolute = std::filesystem::absolute(path, error);
-  if (error) return path;
-  auto canonical = std::filesystem::weakly_canonical(absolute, error);
-  return (error ? absolute.lexically_normal() : canonical).string();
-}
-
-}  // namespace
 
 void check_paths_apart(const std::vector<NamedPath>& writes, const std::vector<NamedPath>& reads) {
   auto file = [](const NamedPath& p) { return !p.path.empty() && p.path != "-"; };

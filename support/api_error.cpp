@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "driver/api_error.h"
+#include "support/api_error.h"
 
 #include <sstream>
 
-namespace fxc::driver {
+namespace fxc {
 
 void throw_diagnostics(const DiagnosticEngine& diags) {
   for (const Diagnostic& d : diags.diagnostics())
@@ -16,10 +16,10 @@ void throw_diagnostics(const DiagnosticEngine& diags) {
   throw InternalError("an fxc error was reported without a diagnostic (a bug in fxc)");
 }
 
-void throw_error(std::string message, std::string code) {
+void throw_error(std::string message, std::string code, const SourceLoc& loc) {
   DiagnosticEngine diags;
-  diags.error({}, std::move(message), std::move(code));
+  diags.error(loc, std::move(message), std::move(code));
   throw_diagnostics(diags);
 }
 
-}  // namespace fxc::driver
+}  // namespace fxc
