@@ -313,6 +313,45 @@ std::int32_t quantised(double v, int bits, bool symmetric) {
   return static_cast<std::int32_t>(static_cast<std::int64_t>(k) * (std::int64_t{1} << (32 - bits)));
 }
 
+// libsndfile 1.2.0 writes an AIFF of 8-bit samples (pcm8, μ-law, A-law) whose data is an
+// odd number of bytes with its pad byte counted as data: COMM's frame count and SSND's size
+// one byte too many, so every reader (libsndfile too) finds an extra frame. AIFF counts the
+// pad outside the chunk; this puts the two fields right in the file libsndfile closed.
+Expected<std::monostate, std::string> repair_aiff_frame_count(int fd, std::uint32_t frames,
+                                                              std::uint64_t data_bytes) {
+  using E = Unexpected<std::string>;
+  auto read_u32 = [&](off_t at, std::uint32_t& v) {
+    unsigned char b[4];
+    if (::pread(fd, b, 4, at) != 4) return false;
+    v = (std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) | (std::uint32_t{b[2]} << 8) | b[3];
+    return true;
+  };
+  auto write_u32 = [&](off_t at, std::uint32_t v) {
+    const unsigned char b[4] = {static_cast<unsigned char>(v >> 24), static_cast<unsigned char>(v >> 16),
+                                static_cast<unsigned char>(v >> 8), static_cast<unsigned char>(v)};
+    return ::pwrite(fd, b, 4, at) == 4;
+  };
+  struct stat st{};
+  if (::fstat(fd, &st) != 0) return E{std::strerror(errno)};
+  bool comm = false, ssnd = false;
+  for (off_t at = 12; at + 8 <= st.st_size && !(comm && ssnd);) {
+    char id[4];
+    std::uint32_t size = 0;
+    if (::pread(fd, id, 4, at) != 4 || !read_u32(at + 4, size)) return E{std::strerror(errno)};
+    if (std::memcmp(id, "COMM", 4) == 0) {
+      if (!write_u32(at + 10, frames)) return E{std::strerror(errno)};  // after numChannels
+      comm = true;
+    } else if (std::memcmp(id, "SSND", 4) == 0) {
+      // offset and blockSize (8 bytes), then the samples; the pad byte follows the chunk.
+      if (!write_u32(at + 4, static_cast<std::uint32_t>(8 + data_bytes))) return E{std::strerror(errno)};
+      ssnd = true;
+    }
+    at += 8 + static_cast<off_t>(size) + static_cast<off_t>(size & 1);
+  }
+  if (!comm || !ssnd) return E{std::string("libsndfile wrote an AIFF file without COMM and SSND chunks")};
+  return std::monostate{};
+}
+
 }  // namespace
 
 Expected<std::monostate, std::string> write_audio(int fd, const Signal& signal,
@@ -391,6 +430,12 @@ Expected<std::monostate, std::string> write_audio(int fd, const Signal& signal,
   }
   // Closing writes the final header (and, for Ogg, the last pages): it can fail too.
   if (int err = sf_close(sf.release())) return E{tidy(sf_error_number(err))};
+  const std::uint64_t data_bytes = static_cast<std::uint64_t>(channels) * signal.samples();
+  const bool byte_samples = subtype == SF_FORMAT_PCM_S8 || subtype == SF_FORMAT_PCM_U8 ||
+                            subtype == SF_FORMAT_ULAW || subtype == SF_FORMAT_ALAW;
+  if ((format.sf_format & SF_FORMAT_TYPEMASK) == SF_FORMAT_AIFF && byte_samples && data_bytes % 2 == 1 &&
+      data_bytes < 0xFFFFFFF0u)
+    return repair_aiff_frame_count(fd, static_cast<std::uint32_t>(signal.samples()), data_bytes);
   return std::monostate{};
 }
 

@@ -233,6 +233,36 @@ TEST_CASE("integer outputs clip out-of-range samples instead of wrapping around"
   CHECK(back->signal.at(0, 1) < -0.999);
 }
 
+// libsndfile 1.2.0 counts an odd-length 8-bit AIFF's pad byte as a frame: fxc corrects the
+// header, so the file holds the frames written and a reader finds no extra zero.
+TEST_CASE("8-bit AIFF outputs of an odd number of bytes keep their frame count") {
+  TempDir dir;
+  for (std::size_t channels : {1u, 2u, 3u})
+    for (std::size_t samples : {1u, 7u, 8u, 4801u})
+      for (const char* subtype : {"pcm8", "ulaw", "alaw", "pcm16"}) {
+        CAPTURE(channels);
+        CAPTURE(samples);
+        CAPTURE(subtype);
+        const Signal s = test_signal(channels, samples, DType::f64);
+        REQUIRE(write_signal_file(dir / "a.aiff", s, 8000.0, WriteOptions{subtype}));
+        auto back = read_signal_file(dir / "a.aiff", DType::f64);
+        REQUIRE(back);
+        CHECK(back->signal.channels() == channels);
+        CHECK(back->signal.samples() == samples);
+        CHECK(max_abs_difference(back->signal, s) < 0.04);  // μ-law's coarsest step near 0.8
+        // The chunks as AIFF lays them out: SSND's size counts its samples, not the pad.
+        std::ifstream in(dir / "a.aiff", std::ios::binary);
+        std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const std::size_t ssnd = bytes.find("SSND");
+        REQUIRE(ssnd != std::string::npos);
+        std::uint32_t size = 0;
+        for (int k = 0; k < 4; ++k) size = size << 8 | static_cast<unsigned char>(bytes[ssnd + 4 + k]);
+        const std::size_t sample_bytes = std::string(subtype) == "pcm16" ? 2 : 1;
+        CHECK(size == 8 + channels * samples * sample_bytes);
+        CHECK(bytes.size() % 2 == 0);
+      }
+}
+
 TEST_CASE("FLAC (pcm24 by default), AIFF (float) and Ogg Vorbis round trips") {
   TempDir dir;
   const Signal s = test_signal(2, 4800, DType::f32);
