@@ -164,6 +164,9 @@ struct FnStmt {
   std::vector<Param> params;
   std::vector<Stmt> body;
   bool uses_in = false;
+  /// Its header or a statement of its body did not parse (reported there): the function is
+  /// known by name, and its calls add no report of their own.
+  bool damaged = false;
 };
 
 /// `import "FILE"` (language version 2): the functions of another file.
@@ -185,6 +188,9 @@ struct Ast {
   /// The files its `import` statements read (and theirs), parsed, in the order first read:
   /// the frontend fills this (fx_file.h) before lowering.
   std::vector<std::shared_ptr<const Ast>> imported;
+  /// An import (here or in an imported file) could not be read (reported there): a call of
+  /// a name that is no stage may be one of its functions, and adds no report of its own.
+  bool import_failed = false;
 };
 
 }  // namespace fxc::frontend

@@ -80,6 +80,7 @@ bool resolve_imports(Ast& ast, DiagnosticEngine& diags) {
       const auto* im = std::get_if<ImportStmt>(&s.node);
       if (!im) continue;
       std::optional<Source> source = find(im->path, file.file, *im, diags);
+      if (!source) ast.import_failed = true;
       if (!source || !seen.insert(source->key).second) continue;
       diags.add_source(source->name, source->text);
       auto imported = std::make_shared<Ast>(parse(lex(source->text, source->name, diags), source->name, diags));

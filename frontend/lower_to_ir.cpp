@@ -174,7 +174,9 @@ class Lowerer {
 
   // A function's parameters are distinct, and neither they nor its bindings take the name
   // `in` (the signal piped into it): either would silently shadow a value.
+  // A function with such a name is broken: its calls add no report of their own.
   void check_names(const FnStmt& fn) {
+    const std::size_t errors_before = diags_.error_count();
     for (std::size_t i = 0; i < fn.params.size(); ++i) {
       const Param& p = fn.params[i];
       if (p.name == "in")
@@ -192,6 +194,7 @@ class Lowerer {
       if (const auto* split = std::get_if<SplitStmt>(&s.node))
         for (std::size_t k = 0; k < split->names.size(); ++k) binds_in(split->names[k], split->name_locs[k]);
     }
+    if (diags_.error_count() > errors_before) broken_functions_.insert(&fn);
   }
 
   void lower(const FnStmt&, const Stmt&, std::size_t) {}      // registered before the statements
@@ -584,6 +587,8 @@ class Lowerer {
 
   Value eval_node(const CallExpr& call, const Expr& e) {
     if (auto fn = functions_.find(call.callee); fn != functions_.end()) return function_call(*fn->second, call, e);
+    // Perhaps a function of the file an import could not read: that error is out.
+    if (ast_.import_failed && !find_stage(call.callee)) return {};
     CallExpr resolved{call.callee, {}};
     Step step;
     bool side_chain = call.callee == "compressor" || call.callee == "expander" || call.callee == "gate" ||
@@ -645,6 +650,8 @@ class Lowerer {
         c->keyword_locs.push_back(a.keyword_loc);
       }
     }
+    // Its definition's errors are out; its calls would only repeat them in other words.
+    if (fn.damaged || broken_functions_.contains(&fn)) return {};
     if (!fn.uses_in) return call_function(*c, std::nullopt);
     Value v;
     v.kind = Kind::chain;
@@ -1170,6 +1177,7 @@ class Lowerer {
     std::optional<ir::NodeId> target;  // the value it is bound to, once bound as a signal
   };
   std::map<std::string, const FnStmt*> functions_;  // by name, from the file and its imports
+  std::set<const FnStmt*> broken_functions_;         // check_names reported their names
   std::vector<const FnStmt*> active_calls_;         // the calls being lowered, outermost first
   // Adds `by` to the lowering's depth for a scope's lifetime.
   struct DepthGuard {

@@ -60,13 +60,23 @@ class Parser {
     for (;;) {
       while (at(TokenKind::newline) || at(TokenKind::semicolon)) next();
       if (at(TokenKind::eof) || (function_ && at(TokenKind::rbrace))) break;
+      // A body never closed ends before the first statement only a file can hold.
+      if (function_ && body_unclosed_ && starts_file_statement()) break;
       reported_depth_ = false;
       bool ok = statement();
+      if (resume_here_) {  // an unclosed body ended before this token: a statement starts here
+        resume_here_ = false;
+        statement_failed_ = true;
+        continue;
+      }
       if (ok && !at_statement_end()) {
         expected("the end of the statement (a newline or ';')");
         ok = false;
       }
-      if (!ok) synchronize();
+      if (!ok) {
+        statement_failed_ = true;
+        synchronize();
+      }
     }
   }
 
@@ -127,31 +137,27 @@ class Parser {
   bool fn_statement() {
     SourceLoc loc = next().loc;  // 'fn'
     const Token& name = next();
-    FnStmt fn{name.text, name.loc, {}, {}, false};
+    FnStmt fn{name.text, name.loc, {}, {}, false, false};
     if (function_) {
       add_note(error_at(name, "functions cannot be defined inside a function"), function_->name_loc,
                "inside '" + function_->name + "'");
       // Past the nested body, so that its statements are not read as the outer one's.
       while (!at(TokenKind::eof) && !at(TokenKind::lbrace)) next();
-      for (int depth = 0; !at(TokenKind::eof);) {
-        TokenKind k = next().kind;
-        depth += k == TokenKind::lbrace ? 1 : k == TokenKind::rbrace ? -1 : 0;
-        if (depth == 0) break;
-      }
+      skip_body();
       return false;
     }
     next();  // '('
     while (!at(TokenKind::rparen)) {
       if (!at(TokenKind::identifier)) {
         expected("a parameter name");
-        return false;
+        return damaged_header(std::move(fn), loc);
       }
       const Token& p = next();
       Param param{p.text, p.loc, std::nullopt};
       if (at(TokenKind::equals)) {
         next();
         std::optional<Expr> v = expression("a default value after '='");
-        if (!v) return false;
+        if (!v) return damaged_header(std::move(fn), loc);
         param.default_value = std::move(*v);
       }
       fn.params.push_back(std::move(param));
@@ -161,29 +167,79 @@ class Parser {
       }
       if (!at(TokenKind::rparen)) {
         expected("',' or ')' after a parameter of '" + fn.name + "'");
-        return false;
+        return damaged_header(std::move(fn), loc);
       }
     }
     next();  // ')'
     if (!at(TokenKind::lbrace)) {
       expected("'{' to start the body of '" + fn.name + "'");
-      return false;
+      return damaged_header(std::move(fn), loc);
     }
     const Token& open = next();
     std::vector<Stmt>* outer = out_;
+    const bool outer_failed = statement_failed_;
+    statement_failed_ = false;
     function_ = &fn;
     out_ = &fn.body;
+    body_unclosed_ = !brace_closes_later();
     statements();
     function_ = nullptr;
     out_ = outer;
-    if (!at(TokenKind::rbrace)) {
+    fn.damaged = statement_failed_;
+    statement_failed_ = outer_failed;
+    bool closed = at(TokenKind::rbrace);
+    if (closed) {
+      next();  // '}'
+    } else {
       add_note(expected("'}' to end the body of '" + fn.name + "'"), open.loc, "the body starts here");
-      return false;
+      fn.damaged = true;
+      // Ended before a statement of the file (not at its end): that statement is read next.
+      resume_here_ = body_unclosed_ && !at(TokenKind::eof);
     }
-    next();  // '}'
+    body_unclosed_ = false;
     fn.uses_in = reads_in(fn.body);
     out_->push_back({std::move(fn), loc});
-    return true;
+    return closed;
+  }
+
+  // Whether the '{' just read has its '}' somewhere after it.
+  bool brace_closes_later() const {
+    int depth = 1;
+    for (std::size_t i = pos_; i < tokens_.size() && tokens_[i].kind != TokenKind::eof; ++i) {
+      depth += tokens_[i].kind == TokenKind::lbrace ? 1 : tokens_[i].kind == TokenKind::rbrace ? -1 : 0;
+      if (depth == 0) return true;
+    }
+    return false;
+  }
+
+  // `input`, `output`, `graph`, `fn NAME(` or `import "..."`: a statement of a file, not a body.
+  bool starts_file_statement() const {
+    const Token& first = peek();
+    if (first.kind != TokenKind::identifier) return false;
+    if (is_keyword(first.text)) return peek(1).kind != TokenKind::equals;
+    if (first.text == "fn") return peek(1).kind == TokenKind::identifier && peek(2).kind == TokenKind::lparen;
+    return first.text == "import" && peek(1).kind == TokenKind::string;
+  }
+
+  // After an error in a function's header: the rest of its line and, where the line opens
+  // the body, the body up to its '}' belong to the function, not to the file's statements
+  // (they would be reported again, as statements outside a function). The function is kept
+  // by name, damaged, so that its calls are not reported as unknown stages.
+  bool damaged_header(FnStmt fn, SourceLoc loc) {
+    while (!at(TokenKind::newline) && !at(TokenKind::eof) && !at(TokenKind::lbrace)) next();
+    if (at(TokenKind::lbrace)) skip_body();
+    fn.damaged = true;
+    out_->push_back({std::move(fn), loc});
+    return false;
+  }
+
+  // From a '{' past its matching '}' (or to the end of the file).
+  void skip_body() {
+    for (int depth = 0; !at(TokenKind::eof);) {
+      TokenKind k = next().kind;
+      depth += k == TokenKind::lbrace ? 1 : k == TokenKind::rbrace ? -1 : 0;
+      if (depth == 0) break;
+    }
   }
 
   // Whether any statement reads the name `in` (the signal piped into a call).
@@ -620,6 +676,9 @@ class Parser {
   std::size_t pos_ = 0;
   int nesting_ = 0;               // '(', '[' and calls open (Nesting)
   bool reported_depth_ = false;   // the statement's depth error is out
+  bool statement_failed_ = false;  // a statement of the file or body being read did not parse
+  bool body_unclosed_ = false;     // the body being read has no '}'
+  bool resume_here_ = false;       // statements(): the statement that failed ended a body, not itself
   Ast ast_;
   std::vector<Stmt>* out_ = &ast_.statements;  // where statements go: the file, or a body
   const FnStmt* function_ = nullptr;           // the function whose body is being read

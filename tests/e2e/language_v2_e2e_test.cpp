@@ -188,4 +188,13 @@ TEST_CASE("version 2 errors: exit status 1, the message, and nothing written") {
   write_bytes(dir / "uses.fx", "import \"lib/mine.fx\"\ninput x\noutput x | twice(2)\n");
   require_success(run_fxc({"run", "--fs", "48000", "uses.fx", "-i", "x.npy", "-o", "y.npy", "--dtype", "f64"}, dir.path()));
   CHECK(load(dir / "y.npy").at(1, 7) == doctest::Approx(2 * load(dir / "x.npy").at(1, 7)));
+  // A syntax error in an imported function's 'return' is one error, shown in the imported
+  // file: neither "has no 'return'" nor anything at the call follows.
+  write_bytes(dir / "lib" / "broken.fx", "fn twice(g) {\n  return g * \n}\n");
+  write_bytes(dir / "uses_broken.fx", "import \"lib/broken.fx\"\ninput x\noutput x | twice(2)\n");
+  fs::remove(dir / "y.npy");
+  CommandResult broken = run_fxc({"run", "--fs", "48000", "uses_broken.fx", "-i", "x.npy", "-o", "y.npy"}, dir.path());
+  check_failure(broken, 1, "broken.fx:3:1: error: expected a signal or a number after '*'");
+  CHECK(broken.err.find("error:", broken.err.find("error:") + 1) == std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "y.npy"));
 }
