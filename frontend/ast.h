@@ -28,6 +28,9 @@ struct NumberExpr {
   Unit unit = Unit::none;
   std::string text;    ///< as written, with its sign ("-3.5")
   SourceLoc unit_loc;  ///< where the unit was written; invalid without one
+  /// A product with a level in dB (`1 * -20 dB`, `2 * 6 dB`): a linear gain (0.1, 3.99), which
+  /// a level parameter, where a plain number means dB, must not take as one.
+  bool gain_of_levels = false;
 };
 
 /// A string literal (an argument value only), decoded.

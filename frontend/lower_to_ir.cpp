@@ -783,6 +783,8 @@ class Lowerer {
       v.kind = Kind::constant;
       v.number.value = *l * *r;
       v.number.text = format_double(v.number.value);
+      v.number.gain_of_levels = lhs.number.unit == Unit::db || rhs.number.unit == Unit::db ||
+                                lhs.number.gain_of_levels || rhs.number.gain_of_levels;
       return v;
     }
     if (lhs.kind != Kind::constant && rhs.kind != Kind::constant) {
@@ -1016,6 +1018,7 @@ class Lowerer {
       const NumberExpr& n = values[i].number;
       if (std::optional<double> converted = in_unit(n, v.number.unit)) {
         v.number.value += terms[i].weight * *converted;
+        v.number.gain_of_levels = v.number.gain_of_levels || n.gain_of_levels;
         continue;
       }
       note(error(terms[i].op_loc, "cannot " + std::string(terms[i].op == BinaryOp::add ? "add" : "subtract") +

@@ -128,6 +128,13 @@ double StageArgs::level_db(std::string_view param, double fallback) {
     error(e->loc, "expected a level in dB for " + quoted(param) + ", found " + with_quantity(*n));
     return fallback;
   }
+  if (n->gain_of_levels) {
+    // A plain number here means dB: the gain 0.1 of `1 * -20 dB` would be read as +0.1 dB.
+    error(e->loc, "expected a level in dB for " + quoted(param) + ", found the gain " + written(*n) +
+                      ": '*' on a level in dB multiplies gains (1 * -20 dB is 0.1); write the level in dB, "
+                      "and add levels with '+' (-20 dB + 3 dB)");
+    return fallback;
+  }
   return n->value;
 }
 
