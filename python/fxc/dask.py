@@ -34,8 +34,16 @@ def _runner(key):
 
 
 def _row(path, outputs, status, message):
+    """A row of a file no worker finished; "worker" is "" where the task failed as a whole."""
     return {"input": path, "outputs": list(outputs), "status": status, "message": message, "warnings": "",
-            "frames": 0, "sample_rate": 0.0, "channels": 0, "peak": 0.0, "seconds": 0.0}
+            "frames": 0, "sample_rate": 0.0, "channels": 0, "peak": 0.0, "seconds": 0.0, "worker": ""}
+
+
+def _absolute(path):
+    """`path` from the client's working directory, not normalised: `{dir}/..` in a pattern
+    must go up from the filled-in directory, as ``fxc run -o PATTERN`` takes it."""
+    path = os.fsdecode(path)
+    return path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
 
 
 def _decoded(row):
@@ -113,8 +121,8 @@ def process_files(graph, files, out_dir=None, pattern=None, client=None, *, fs=N
     if len(info["inputs"]) != 1:
         raise Error(f"a corpus run takes a graph with one input; this one has {len(info['inputs'])}", code="fxc-usage")
     output_names = [n for n, _ in info["outputs"]]
-    out_dir = os.fsencode(os.path.abspath(out_dir)) if out_dir is not None else b""
-    pattern = os.fsencode(os.path.abspath(pattern)) if pattern is not None else b""
+    out_dir = os.fsencode(_absolute(out_dir)) if out_dir is not None else b""
+    pattern = os.fsencode(_absolute(pattern)) if pattern is not None else b""
     # Every output named before anything runs, with fxc run's checks (two inputs to one
     # output, an output over its input).
     named = _core.all_output_paths(out_dir, pattern, [(os.fsencode(p), os.fsencode(d)) for p, d in listed],

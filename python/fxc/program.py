@@ -40,7 +40,8 @@ def _as_samples(x, program_dtype, what):
                           "tensors (Processor blocks are CPU memory): pass x.cpu()")
         if x.dtype.is_floating_point and x.dtype not in (_torch_module().float32, _torch_module().float64):
             x = x.to(_torch_module().float32 if program_dtype == "float32" else _torch_module().float64)
-        x = x.detach().contiguous().numpy() if x.dtype.is_floating_point else x.numpy()
+        # resolve_neg: a view with torch's negative bit (x._neg_view()) has no NumPy form.
+        x = x.detach().resolve_neg().contiguous().numpy() if x.dtype.is_floating_point else x.numpy()
     elif not isinstance(x, np.ndarray):
         x = np.asarray(x)
     kind = x.dtype.kind
@@ -104,11 +105,13 @@ def _device_view(x, program_dtype, what, output=False):
         if not x.dtype.is_floating_point:
             raise _refuse(f"{what}: samples must be floating point, got {x.dtype}")
         want = torch.float32 if np_dtype == np.float32 else torch.float64
-        if output and (x.dtype != want or not x.is_contiguous()):
+        if output and (x.dtype != want or not x.is_contiguous() or x.is_neg()):
             # A converted copy would be written, not the caller's tensor.
             raise _refuse(f"{what}: out= needs a C-contiguous {np_dtype} tensor, got "
-                          f"{'a non-contiguous ' if not x.is_contiguous() else ''}{x.dtype}")
-        x = x.to(want).contiguous()
+                          f"{'a non-contiguous ' if not x.is_contiguous() else ''}"
+                          f"{'negated view of ' if x.is_neg() else ''}{x.dtype}")
+        # resolve_neg: the memory of a view with torch's negative bit holds the values' negatives.
+        x = x.to(want).resolve_neg().contiguous()
         stream = _torch_stream(torch.cuda.current_stream(x.device).cuda_stream)
         shape, pointer = tuple(x.shape), x.data_ptr()
     else:
@@ -376,6 +379,9 @@ class Program:
                 given = list(out) if isinstance(out, (tuple, list)) else [out]
                 if any(_is_torch(o) and o.device.type != "cpu" for o in given):
                     raise _refuse("out= must be CPU memory; fxc writes CPU memory")
+                if any(_is_torch(o) and o.is_neg() for o in given):
+                    raise _refuse("out= cannot be a tensor view with torch's negative bit set (its memory holds "
+                                  "the values' negatives)")
                 targets = [(o.numpy() if _is_torch(o) else o) for o in given]
                 if not all(isinstance(o, np.ndarray) for o in targets):
                     raise _refuse("out= takes NumPy arrays or CPU tensors, one per output")
@@ -548,6 +554,9 @@ class Processor:
         if out is not None and _is_torch(out):
             if out.device.type != "cpu":
                 raise _refuse(f"out= is on {out.device}; fxc writes CPU memory")
+            if out.is_neg():
+                raise _refuse("out= cannot be a tensor view with torch's negative bit set (its memory holds "
+                              "the values' negatives)")
             out = out.numpy()
         y = self._process(a, out)
         if torch:

@@ -82,6 +82,11 @@ nb::dict stats() {
 
 NB_MODULE(_core, m) {
   m.doc() = "fxc's native module; use the fxc package";
+  // A Dask worker exits with the Programs of its tasks still referenced from distributed's own
+  // structures, which outlive the module's teardown: nanobind would print "leaked instances
+  // ... a reference counting issue in the binding code" on every worker's exit, though
+  // nothing of fxc's leaks (a process that drops its Programs exits quietly).
+  nb::set_leak_warnings(false);
   nb::register_exception_translator(translate);
   m.def("version", [] { return std::string(version()); });
   m.def("info", &info);

@@ -157,3 +157,48 @@ def test_bad_options_are_refused_before_any_task_is_sent(tmp_path, cluster, bad)
     with pytest.raises(fxc.Error, match=next(iter(bad))):
         fxc.dask.process_files(GRAPH, [corpus], out_dir=out, client=cluster, **bad)
     assert not out.exists()
+
+
+def test_a_pattern_with_dotdot_after_a_field_names_outputs_as_the_command_does(tmp_path, cluster, fxc_cli,
+                                                                               monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    corpus = write_corpus(tmp_path / "corpus", 4)
+    graph = tmp_path / "g.fx"
+    graph.write_text(GRAPH)
+    rows = fxc.dask.process_files(graph, ["corpus"], pattern="py/{dir}/../{stem}.wav", client=cluster, fs=16000)
+    subprocess.run([fxc_cli, "run", str(graph), "-i", "corpus", "-o", "cli/{dir}/../{stem}.wav", "--fs", "16000"],
+                   check=True, capture_output=True)
+    # set0/part0/take000.npy goes to py/set0/take000.wav: up from the filled-in directory.
+    assert {r["status"] for r in rows} == {"written"}
+    assert sorted(os.path.relpath(r["outputs"][0], tmp_path / "py") for r in rows) == \
+        sorted(os.path.relpath(os.path.join(root, n), tmp_path / "cli")
+               for root, _, names in os.walk(tmp_path / "cli") for n in names)
+    assert os.path.exists(tmp_path / "py" / "set0" / "take000.wav")
+
+
+def test_files_of_a_task_that_fails_as_a_whole_are_rows_with_every_key(tmp_path):
+    import dask
+    corpus = write_corpus(tmp_path / "corpus", 200, frames=16000)
+    out = tmp_path / "out"
+    # No retry: the task of a killed worker fails as a whole (distributed's KilledWorker).
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                     dashboard_address=None) as c, distributed.Client(c) as client:
+        pids = list(client.run(os.getpid).values())
+        result = {}
+        run = threading.Thread(target=lambda: result.update(
+            rows=fxc.dask.process_files(GRAPH, [corpus], out_dir=out, client=client, fs=16000,
+                                        files_per_task=100)))
+        run.start()
+        while sum(len(f) for _, _, f in os.walk(out)) < 5:  # both tasks under way
+            time.sleep(0.01)
+        os.kill(pids[0], signal.SIGKILL)
+        run.join(timeout=300)
+    rows = result["rows"]
+    keys = {"input", "outputs", "status", "message", "warnings", "frames", "sample_rate", "channels", "peak",
+            "seconds", "worker"}
+    assert len(rows) == 200 and all(set(r) == keys for r in rows)
+    failed = [r for r in rows if r["status"] == "failed"]
+    assert failed, "the killed worker's task did not fail"
+    assert all(r["worker"] == "" and "KilledWorker" in r["message"] for r in failed)
+    assert all(r["worker"] for r in rows if r["status"] == "written")

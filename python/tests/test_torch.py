@@ -41,3 +41,17 @@ def test_processor_takes_tensors():
     proc = p.processor(block=64, channels=1)
     x = torch.randn(1, 64)
     assert isinstance(proc(x), torch.Tensor)
+
+
+def test_a_view_with_the_negative_bit_runs_on_its_values_and_is_refused_as_out():
+    p = fxc.compile(EQ, fs=48000, dtype="float32")
+    t = torch.randn(2, 4800)
+    negated = (-t)._neg_view()  # the values of t, in memory holding -t
+    assert negated.is_neg() and negated.is_contiguous()
+    assert np.array_equal(p(negated).numpy(), p(t).numpy())
+    proc = p.processor(block=64, channels=2)
+    assert np.array_equal(proc(negated[:, :64]).numpy(), p.processor(block=64, channels=2)(t[:, :64]).numpy())
+    with pytest.raises(fxc.Error, match="negative bit"):
+        p(t, out=torch.zeros(2, 4800)._neg_view())
+    with pytest.raises(fxc.Error, match="negative bit"):
+        proc(t[:, :64], out=torch.zeros(2, 64)._neg_view())
