@@ -21,24 +21,32 @@ DesignResult<Section> design_biquad(const BiquadSpec& spec, double fs_hz) {
 
   const double w0 = 2 * std::numbers::pi * spec.f0_hz / fs_hz;
   const double cos_w0 = std::cos(w0);
-  const double alpha = std::sin(w0) / (2 * spec.q);
+  // 1 - cos(w0) and 1 + cos(w0) as 2 sin^2(w0/2) and 2 cos^2(w0/2), and sin(w0) from both
+  // halves: near 0 Hz (and near Nyquist) the cookbook's forms cancel, and a 1 Hz lowpass at
+  // 192 kHz lost 7 of its b's digits. cos(w0/2) is the sine of the distance to Nyquist, which
+  // fs/2 - f0 holds exactly.
+  const double sin_half = std::sin(std::numbers::pi * spec.f0_hz / fs_hz);
+  const double cos_half = std::sin(std::numbers::pi * (fs_hz / 2 - spec.f0_hz) / fs_hz);
+  const double one_minus_cos = 2 * sin_half * sin_half;
+  const double one_plus_cos = 2 * cos_half * cos_half;
+  const double alpha = 2 * sin_half * cos_half / (2 * spec.q);
   const double a = std::pow(10.0, spec.gain_db / 40);
   const double two_sqrt_a_alpha = 2 * std::sqrt(a) * alpha;
 
   double b0 = 0, b1 = 0, b2 = 0, a0 = 1, a1 = 0, a2 = 0;
   switch (spec.type) {
     case BiquadType::lowpass:
-      b0 = (1 - cos_w0) / 2;
-      b1 = 1 - cos_w0;
-      b2 = (1 - cos_w0) / 2;
+      b0 = one_minus_cos / 2;
+      b1 = one_minus_cos;
+      b2 = one_minus_cos / 2;
       a0 = 1 + alpha;
       a1 = -2 * cos_w0;
       a2 = 1 - alpha;
       break;
     case BiquadType::highpass:
-      b0 = (1 + cos_w0) / 2;
-      b1 = -(1 + cos_w0);
-      b2 = (1 + cos_w0) / 2;
+      b0 = one_plus_cos / 2;
+      b1 = -one_plus_cos;
+      b2 = one_plus_cos / 2;
       a0 = 1 + alpha;
       a1 = -2 * cos_w0;
       a2 = 1 - alpha;

@@ -118,4 +118,38 @@ TEST_CASE("biquad responses have the cookbook's defining gains") {
   CHECK(std::abs(magnitude_db(*s, 1e-3, fs)) < 1e-9);
 }
 
+// Near 0 Hz and near Nyquist the cookbook's 1 - cos(w0) and 1 + cos(w0) cancel: a 1 Hz
+// lowpass at 192 kHz kept 8 of its b's 16 digits. Each coefficient here is within a few ulp of
+// itself, as the cookbook's formulas give it evaluated with 50 digits (mpmath, from the same
+// doubles f0 and fs), where the reference above only bounds errors by the largest one.
+TEST_CASE("biquads near 0 Hz and near Nyquist keep every coefficient's digits") {
+  struct Case {
+    BiquadType type;
+    double f0, fs;
+    double exact[5];  // b0 b1 b2 a1 a2, divided by a0
+  };
+  const Case cases[] = {
+      {BiquadType::lowpass, 1.0, 192000.0, {2.6772395894901278019e-10, 5.3544791789802556039e-10, 2.6772395894901278019e-10, -1.9999537199694024438, 9.9995372104029827957e-1}},
+      {BiquadType::lowpass, 0.1, 48000.0, {4.283642816265296606e-11, 8.567285632530593212e-11, 4.283642816265296606e-11, -1.9999814879877582021, 9.9998148815910391478e-1}},
+      {BiquadType::highpass, 47999.99, 96000.0, {1.0709201212517996992e-13, -2.1418402425035993984e-13, 1.0709201212517996992e-13, 1.9999990743993876952, 9.9999907439981606322e-1}},
+      {BiquadType::highpass, 22049.0, 44100.0, {5.0743312533883835597e-9, -1.0148662506776767119e-8, 5.0743312533883835597e-9, 1.9997985087109691905, 9.9979852900829420404e-1}},
+      {BiquadType::bandpass, 95999.99, 192000.0, {2.3140009936183569935e-7, 0.0, -2.3140009936183569935e-7, 1.9999995371996941843, 9.9999953719980127633e-1}},
+      {BiquadType::lowpass, 23999.0, 48000.0, {9.9990744422233866104e-1, 1.9998148884446773221, 9.9990744422233866104e-1, 1.9998148798781053252, 9.9981489701124931892e-1}},
+  };
+  for (const Case& c : cases) {
+    BiquadSpec spec;
+    spec.type = c.type;
+    spec.f0_hz = c.f0;
+    const auto s = design_biquad(spec, c.fs);
+    REQUIRE(s.has_value());
+    const double ours[5] = {s->b0, s->b1, s->b2, s->a1, s->a2};
+    for (int i = 0; i < 5; ++i) {
+      CAPTURE(c.f0);
+      CAPTURE(c.fs);
+      CAPTURE(i);
+      CHECK(std::abs(ours[i] - c.exact[i]) <= 4e-15 * std::abs(c.exact[i]));
+    }
+  }
+}
+
 }  // namespace fxc::design
