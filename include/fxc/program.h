@@ -35,16 +35,16 @@ struct Options {
   std::size_t max_block = 0;
   /// The kernel cache on disk. Empty: $FXC_CACHE_DIR, else $XDG_CACHE_HOME/fxc, else
   /// ~/.cache/fxc. "none": in memory only.
-  std::string cache_directory;
+  std::string cache_directory{};
   /// Cost-model thresholds by name (docs/passes.md), e.g. {"f64_state_pole_radius", 2}.
-  std::vector<std::pair<std::string, double>> thresholds;
+  std::vector<std::pair<std::string, double>> thresholds{};
   /// Starting values of live parameters by name, in their units (Hz, dB, s, samples).
-  std::vector<std::pair<std::string, double>> params;
+  std::vector<std::pair<std::string, double>> params{};
   /// Starting values as text with units, "NAME=VALUE" ("fc=500Hz", "g=-3dB", "n=6"), as
   /// `fxc run --set` takes them: each replaces the constant's value in the source before
   /// anything is compiled, so it may also set what cannot change live (a filter order), and
   /// errors point at the constant. Applied before `params`.
-  std::vector<std::string> settings;
+  std::vector<std::string> settings{};
   /// The length, in frames, of the signals run() will mostly get; 0: unknown. Only the
   /// strategy depends on it: a long signal with few channels may be cut into time chunks that
   /// run side by side in SIMD lanes (the chunked scan), which pays only on long signals.
@@ -62,7 +62,7 @@ struct Options {
   /// Target::cuda: the GPU architecture to compile for ("sm_90"); empty: the device's. A
   /// Program for a named architecture compiles its kernels into the cache without a device
   /// (ahead of time, for machines that have one) and cannot run.
-  std::string cuda_architecture;
+  std::string cuda_architecture{};
   /// false: every stage gets a kernel of its own, and no pass merges or folds stages: the
   /// graph as written, for measuring what fusion gains (slower; results equal to rounding).
   bool fuse = true;
@@ -73,10 +73,10 @@ struct Options {
 
 /// One output's response to one input: H(e^{jw}) at each frequency asked for.
 struct FrequencyResponse {
-  std::string output;  ///< the output's name ("" for an unnamed one)
-  std::string input;   ///< the input's name
+  std::string output{};  ///< the output's name ("" for an unnamed one)
+  std::string input{};   ///< the input's name
   std::size_t output_index = 0, input_index = 0;  ///< in Program::outputs() and inputs()
-  std::vector<std::complex<double>> response;
+  std::vector<std::complex<double>> response{};
 };
 
 /// What Program::dump prints: the graph at a stage, as `fxc dump` does.
@@ -87,13 +87,13 @@ struct DumpOptions {
   /// For "ir" and "ir-opt": "text", "dot" (Graphviz) or "json".
   std::string format = "text";
   /// For "ir" and "ir-opt": run only these passes, in this order (as fxc dump --passes).
-  std::vector<std::string> passes;
+  std::vector<std::string> passes{};
   /// The text IR after every pass ("(unchanged)" where a pass changed nothing), before the
   /// final one.
   bool print_after_all = false;
   bool locations = true;       ///< source locations in the text IR
   bool time_passes = false;     ///< a table of each pass's time, before the dump
-  bool llvm_optimized = false;  ///< "llvm": after LLVM's O3
+  bool llvm_optimized = false;  ///< "llvm": after LLVM's optimization (its O1 pipeline)
   /// Where print_after_all's and time_passes's output goes; nullptr: into the returned text,
   /// before the dump.
   std::ostream* log = nullptr;
@@ -102,9 +102,9 @@ struct DumpOptions {
 /// A live parameter of a Program: a named constant of a .fx file (`fc = 200 Hz`) or an
 /// fxc::param of the DSL.
 struct ParamInfo {
-  std::string name;
+  std::string name{};
   int id = 0;              ///< its index in params(): set(id, v) is set(name, v)
-  std::string unit;        ///< "Hz", "dB", "s", "samples" or "" (a plain number)
+  std::string unit{};        ///< "Hz", "dB", "s", "samples" or "" (a plain number)
   double value = 0;        ///< in `unit`
   double min = 0, max = 0;  ///< the declared range; -inf and +inf where none was declared
   bool has_range = false;
@@ -112,7 +112,7 @@ struct ParamInfo {
 
 /// A graph input or output as the Program binds it.
 struct PortInfo {
-  std::string name;
+  std::string name{};
   int channels = 0;  ///< 0: not known until a signal is run (Options::channels was 0)
   /// Outputs: how many samples late the output is, from the limiters' lookaheads on the way
   /// to it (the largest sum over its paths); a host delays its other signals by this much.
@@ -137,9 +137,9 @@ int threads();
 /// A graph's interface, read without compiling: what a host needs to know before it picks a
 /// sample rate or opens its inputs.
 struct GraphInfo {
-  std::vector<PortInfo> inputs;   ///< channels 0 where the input declares none
-  std::vector<PortInfo> outputs;  ///< channels 0 where they follow an undeclared input
-  std::vector<ParamInfo> params;
+  std::vector<PortInfo> inputs{};   ///< channels 0 where the input declares none
+  std::vector<PortInfo> outputs{};  ///< channels 0 where they follow an undeclared input
+  std::vector<ParamInfo> params{};
 };
 
 /// Parses and lowers `.fx` text (`settings` as in Options::settings) without compiling it.
