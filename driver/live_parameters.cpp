@@ -155,6 +155,14 @@ std::optional<LiveAnalysis> analyse_live_parameters(const GraphSource& source, c
     probe[p.name] = probe_value(p, current(p));
     DiagnosticEngine ignored;  // a probe value a stage refuses says nothing about liveness
     auto other = source.lower(probe, ignored);
+    // A range whose far end its stage refuses (`range = -40 dB in [-80 dB, 6 dB]` of a gate)
+    // is live all the same: probed inside it, so that the sampling below reports that end.
+    if (!other && p.min && p.max)
+      for (double inside : {*p.min, 0.5 * (*p.min + *p.max)}) {
+        if (inside == current(p)) continue;
+        probe[p.name] = inside;
+        if ((other = source.lower(probe, ignored))) break;
+      }
     if (!other) continue;
     bool same_structure = other->size() == now->size();
     for (ir::NodeId id = 0; same_structure && id < now->size(); ++id)

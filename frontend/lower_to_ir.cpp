@@ -1074,7 +1074,9 @@ class Lowerer {
   std::optional<ir::NodeId> side_chain(const Step& s, ir::NodeId signal) {
     ir::NodeId level = s.key ? *s.key : signal;
     const int channels = graph_.node(signal).type.channels, key_channels = graph_.node(level).type.channels;
-    if (s.key && channels != 0 && key_channels != 0 && key_channels != channels && key_channels != 1) {
+    // Linked, a key of any count is one level (its channels' max or mean), as it is when the
+    // count is known only at binding (infer-types checks the linked level, of one channel).
+    if (s.key && !s.link && channels != 0 && key_channels != 0 && key_channels != channels && key_channels != 1) {
       error(s.key_loc, "a side-chain key must have as many channels as the signal, or one: the signal has " +
                            channels_text(channels) + ", the key " + channels_text(key_channels));
       return std::nullopt;

@@ -238,6 +238,26 @@ TEST_CASE("a side-chain key of the wrong channel count, or a bad link, is an err
   CHECK(error_of("input x : 2\noutput x | envelope(1 ms, 10 ms, link=max)\n").find("link") != std::string::npos);
 }
 
+TEST_CASE("a linked key of any channel count is one level, declared or not") {
+  // Linked, the key's channels become one level (max_c |k_c|): the same whether its count is
+  // declared (refused before) or known from the signal (accepted), and the same as that
+  // level given as a one-channel key.
+  const fxc::Signal x = noise(2, 4000, fxc::DType::f64, 3);
+  const fxc::Signal k = noise(3, 4000, fxc::DType::f64, 4);
+  fxc::Signal level(1, 4000, fxc::DType::f64);
+  for (std::size_t i = 0; i < 4000; ++i)
+    level.f64(0)[i] = std::max({std::abs(k.at(0, i)), std::abs(k.at(1, i)), std::abs(k.at(2, i))});
+  const std::string stage = "compressor(-20 dB, 4, 1 ms, 10 ms, key=k";
+  auto run = [&](const std::string& source, const fxc::Signal& key) {
+    return fxc::Program::from_source(source, options(fxc::DType::f64)).run({x, key})[0];
+  };
+  const fxc::Signal declared = run("input x : 2\ninput k : 3\noutput x | " + stage + ", link=max)\n", k);
+  const fxc::Signal undeclared = run("input x : 2\ninput k\noutput x | " + stage + ", link=max)\n", k);
+  const fxc::Signal one = run("input x : 2\ninput k : 1\noutput x | " + stage + ")\n", level);
+  CHECK(relative_error(declared, undeclared) == 0);
+  CHECK(relative_error(declared, one) < 1e-15);
+}
+
 // Float32 kernels compute the level and the gain with vector log2 and exp2 (emit_chain.cpp's
 // fast_log2 and fast_exp2), not the C library: the gain must stay within 1e-6 of the float64
 // reference's at every level, the bound docs/fx-language.md states. With no attack or release

@@ -184,6 +184,16 @@ TEST_CASE("a range that reaches a value its stage refuses is one error, about th
   // A plain number outside its range is written without a trailing unit.
   CHECK_THROWS_WITH_AS(fxc::Program::from_source("input x : 1\nd = 5 in [0, 2]\noutput d * x\n", o),
                        doctest::Contains("'d' = 5 is outside its range [0, 2] [fx-range]"), fxc::Error);
+  // A range whose upper end is refused where it was first probed (liveness tried the far end,
+  // and a refused probe made the parameter look fixed, so the range was never checked).
+  CHECK_THROWS_WITH_AS(
+      fxc::Program::from_source("input x : 1\nrg = -40 dB in [-80 dB, 6 dB]\noutput x | gate(-20 dB, 0 ms, 0 ms, range=rg)\n", o),
+      doctest::Contains("the range of 'rg' reaches 6 dB, which its stage refuses"), fxc::Error);
+  CHECK_THROWS_WITH_AS(fxc::Program::from_source("input m : 1\np = 0 in [-1, 2]\noutput m | pan(p)\n", o),
+                       doctest::Contains("the range of 'p' reaches 2, which its stage refuses"), fxc::Error);
+  // Its lower end too, where the value sits at the upper one.
+  CHECK_THROWS_WITH_AS(fxc::Program::from_source("input m : 1\np = 1 in [-2, 1]\noutput m | pan(p)\n", o),
+                       doctest::Contains("the range of 'p' reaches -2, which its stage refuses"), fxc::Error);
 }
 
 TEST_CASE("a filter order with a range compiles: whole-numbered ranges are sampled at whole numbers") {

@@ -5,3 +5,5 @@ input y : 3
 output a = x | ms_encode()
 output b = y | swap()
 output c = y[0] | pan(0) | ms_decode()
+input z : 3
+output d = z | pan(0)
