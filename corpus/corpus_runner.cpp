@@ -75,7 +75,10 @@ std::string non_finite_warning(const Signal& s, const std::string& path) {
          " infinite sample(s), the first at sample " + std::to_string(first) + " of channel " +
          std::to_string(first_channel) +
          " (counting from 0); they propagate through the graph, and a recursive filter that meets one outputs NaN "
-         "from there on";
+         "from there on" +
+         (infinities ? std::string(", a compressor or limiter that meets an infinity silence (its reduction stays "
+                                   "infinite)")
+                     : std::string());
 }
 
 CorpusRunner::CorpusRunner(std::string graph, bool is_source, RunnerOptions options, std::string source_name)
