@@ -612,6 +612,21 @@ std::string Program::Impl::dump(const DumpOptions& o) const {
   }
   if ((o.emit == "llvm" || o.emit == "cuda") && o.format != "text")
     throw_error("format '" + o.format + "' applies to the dumps ir and ir-opt; " + o.emit + " is text", "fxc-emit");
+  // What a dump would otherwise ignore without a word.
+  if ((o.emit == "llvm" || o.emit == "cuda") && (!o.passes.empty() || o.print_after_all || o.time_passes))
+    throw_error("passes, print_after_all and time_passes apply to the dumps ir and ir-opt; " + o.emit +
+                    " prints the kernels of the whole pipeline",
+                "fxc-emit");
+  if (o.llvm_optimized && o.emit != "llvm")
+    throw_error("llvm_optimized applies to the dump llvm, not " + o.emit, "fxc-emit");
+  if (!o.locations && o.format != "text")
+    throw_error("leaving locations out applies to the text IR; the " + o.format + " dump always has them",
+                "fxc-emit");
+  if (o.emit == "llvm" && options_.target != Target::cpu)
+    throw_error("the dump llvm is the CPU's kernels: make the Program with Target::cpu", "fxc-emit");
+  if (o.emit == "cuda" && options_.target != Target::cuda)
+    throw_error("the dump cuda is the GPU's kernels: make the Program with Target::cuda (no GPU is needed to dump)",
+                "fxc-emit");
   if (o.emit == "llvm" || o.emit == "cuda") {
     auto text = o.emit == "llvm" ? codegen::emit_cpu_llvm_ir(now->scheduled, o.llvm_optimized)
                                  : codegen::emit_cuda_source(now->scheduled);

@@ -423,6 +423,16 @@ TEST_CASE("small API mistakes are clear errors: units, threads, dump formats, pa
   dot.format = "dot";
   CHECK_THROWS_WITH_AS(p.dump(dot), doctest::Contains("format 'dot' applies to the dumps ir and ir-opt"), fxc::Error);
   CHECK(p.dump("dot").find("digraph") != std::string::npos);
+  // Options that change nothing in the dump asked for are refused, not ignored.
+  fxc::DumpOptions llvm;
+  llvm.emit = "llvm";
+  llvm.passes = {"infer-types"};
+  CHECK_THROWS_WITH_AS(p.dump(llvm), doctest::Contains("passes, print_after_all and time_passes apply to the dumps ir"),
+                       fxc::Error);
+  fxc::DumpOptions optimized;
+  optimized.llvm_optimized = true;
+  CHECK_THROWS_WITH_AS(p.dump(optimized), doctest::Contains("llvm_optimized applies to the dump llvm"), fxc::Error);
+  CHECK_THROWS_WITH_AS(p.dump("cuda"), doctest::Contains("make the Program with Target::cuda"), fxc::Error);
   CHECK_THROWS_WITH_AS((void)fxc::param("", 1.0), doctest::Contains("a parameter name must be an identifier"),
                        fxc::Error);
   CHECK_THROWS_WITH_AS((void)fxc::input("1x", 1), doctest::Contains("an input name must be an identifier"), fxc::Error);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // fxc dump: print the graph at a stage of compilation, as text, Graphviz dot or JSON.
+#include <algorithm>
 #include <CLI/CLI.hpp>
 #include <fxc/fxc.h>
 
@@ -32,6 +33,7 @@ struct DumpCommandOptions {
   std::optional<double> seconds;
   std::vector<std::string> thresholds;
   bool llvm_optimized = false;
+  std::vector<std::string> given;  ///< the options on the command line, as written
 };
 
 int dump_ast(const DumpCommandOptions& o) {
@@ -46,11 +48,33 @@ int dump_ast(const DumpCommandOptions& o) {
   return report(diags);
 }
 
-int dump(const DumpCommandOptions& o) {
+// Options that change nothing in this dump are refused, not ignored.
+void check_applicable(const DumpCommandOptions& o) {
+  auto given = [&](std::string_view name) { return std::find(o.given.begin(), o.given.end(), name) != o.given.end(); };
   // LLVM IR and CUDA C++ are text only: a dot or json request would silently print text.
   if ((o.emit == "llvm" || o.emit == "cuda") && o.format != "text")
     throw UsageError{"--format " + o.format + " applies to --emit ast, ir and ir-opt; --emit " + o.emit +
                      " prints text"};
+  const bool binds = o.emit != "ast";
+  const bool runs_passes = o.emit == "ir" || o.emit == "ir-opt";
+  for (const char* name : {"--passes", "--print-after-all", "--time-passes"})
+    if (given(name) && !runs_passes)
+      throw UsageError{std::string(name) + " applies to --emit ir and ir-opt; --emit " + o.emit +
+                       (binds ? " prints the kernels of the whole pipeline" : " prints the file as parsed")};
+  for (const char* name : {"--fs", "--seconds", "--threshold", "--target", "--dtype", "--channels"})
+    if (given(name) && !binds)
+      throw UsageError{std::string(name) + " does not apply to --emit ast, which binds nothing (the file as parsed)"};
+  if (o.llvm_optimized && o.emit != "llvm") throw UsageError{"--optimized applies to --emit llvm"};
+  if (!o.locations && o.format != "text")
+    throw UsageError{"--no-locations applies to the text IR; --format " + o.format + " always has them"};
+  if (o.emit == "llvm" && o.target == "cuda")
+    throw UsageError{"--emit llvm prints the CPU's kernels; --emit cuda prints the CUDA target's"};
+  if (o.emit == "cuda" && given("--target") && o.target == "cpu")
+    throw UsageError{"--emit cuda prints the CUDA target's kernels, not --target cpu's (--emit llvm prints the CPU's)"};
+}
+
+int dump(const DumpCommandOptions& o) {
+  check_applicable(o);
   // Checked for --emit ast too, which binds neither: a bad value is a mistake wherever it goes.
   if (!(o.fs_hz > 0 && std::isfinite(o.fs_hz)))
     return user_error("--fs must be a positive number of Hz, got " + format_double(o.fs_hz));
@@ -136,8 +160,10 @@ void add_dump_command(CLI::App& app, Action& action) {
       "  fxc dump examples/vocal.fx --emit ir-opt --print-after-all\n"
       "  fxc dump bench/workloads/w5_long_mono.fx --emit ir-opt --channels 1 --seconds 600 --threshold chunk_length=32768\n"
       "  fxc dump examples/vocal.fx --format dot | dot -Tsvg > vocal.svg");
-  cmd->callback([&action, o, channels] {
+  cmd->callback([&action, o, channels, cmd] {
     o->channels_given = channels->count() > 0;
+    for (const CLI::Option* option : cmd->get_options())
+      if (option->count() > 0) o->given.push_back(option->get_name());
     action = [o] { return dump(*o); };
   });
 }
