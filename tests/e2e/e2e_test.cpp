@@ -714,6 +714,17 @@ TEST_CASE("fxc bench --block --json prints the median per block and the slowest 
   CHECK(p99 > 0);
   CHECK(p99 <= slowest);
   CHECK(j["real_time_factor"].get<double>() == doctest::Approx(j["audio_us_per_block"].get<double>() / median));
+  CHECK(j["realtime_factor"] == j["real_time_factor"]);  // the whole-signal JSON's spelling too
+  // --block with --batch measured the batch alone; a length under one sample measured nothing.
+  CommandResult both = run_fxc({"bench", "b.fx", "--seconds", "0.1", "--block", "64", "--batch", "2"}, dir.path());
+  CHECK(both.exit_code == 2);
+  CHECK(both.err.find("--block and --batch are separate measurements") != std::string::npos);
+  CommandResult tiny = run_fxc({"bench", "b.fx", "--seconds", "1e-9"}, dir.path());
+  CHECK(tiny.exit_code == 1);  // as for the other bad --seconds
+  CHECK(tiny.err.find("is less than one sample") != std::string::npos);
+  CommandResult whole = run_fxc({"bench", "b.fx", "--seconds", "0.1", "--repeat", "1", "--json"}, dir.path());
+  REQUIRE(whole.exit_code == 0);
+  CHECK(nlohmann::json::parse(whole.out)["unfused"]["realtime_factor"].get<double>() > 0);
 }
 
 TEST_CASE("--save-state then --load-state continues a delay longer than the second file") {
