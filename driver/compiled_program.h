@@ -78,7 +78,7 @@ struct Program::Impl {
                       std::size_t items, std::size_t frames) const;
   std::string dump(const DumpOptions& options) const;
   std::vector<FrequencyResponse> frequency_response(const std::vector<double>& frequencies_hz) const;
-  const std::string& name() const { return declared_.name; }
+  std::string name() const { return source_.name_of(declared_); }
   std::string warnings() const;
 
   /// The specialisation for `channels` (compiled now if new) and its current values.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "driver/graph_source.h"
 
+#include <filesystem>
 #include <limits>
 
 #include "support/api_error.h"
@@ -54,6 +55,11 @@ std::optional<GraphSource> GraphSource::from_dsl(std::string name, std::vector<O
   source.outputs_ = std::move(outputs);
   source.is_dsl_ = true;
   return source;
+}
+
+std::string GraphSource::name_of(const ir::Graph& lowered) const {
+  if (!lowered.name.empty() || is_dsl_) return lowered.name;
+  return std::filesystem::path(file_).stem().string();
 }
 
 std::optional<ir::Graph> GraphSource::lower(const ParamValues& values, DiagnosticEngine& diags) const {

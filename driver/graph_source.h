@@ -30,6 +30,9 @@ class GraphSource {
                                              DiagnosticEngine& diags);
 
   bool is_dsl() const { return is_dsl_; }
+  /// The name of a graph `lowered` from this source: its own (`graph NAME`, the DSL's), else
+  /// the .fx file name's stem ("eq" for "dir/eq.fx").
+  std::string name_of(const ir::Graph& lowered) const;
   /// An engine that shows this source's lines under its diagnostics.
   DiagnosticEngine diagnostics() const;
 

@@ -43,6 +43,13 @@ TEST_CASE("a Program from .fx text runs like the reference interpreter") {
   CHECK(program.outputs()[0].name == "y");
 }
 
+TEST_CASE("a Program's name: the graph statement's, else the file name's stem") {
+  fxc::Options o = options(fxc::DType::f64);
+  CHECK(fxc::Program::from_source("graph tone\ninput x\noutput x\n", o, "dir/a.fx").name() == "tone");
+  CHECK(fxc::Program::from_source("input x\noutput x\n", o, "dir/noname.fx").name() == "noname");
+  CHECK(fxc::Program::from_source("input x\noutput x\n", o, "inline.fx").name() == "inline");
+}
+
 TEST_CASE("runs into caller memory, float32 and float64, in place too") {
   fxc::Program program = fxc::Program::from_source(kEq, options(fxc::DType::f32));
   fxc::Signal x = noise(2, 3000, fxc::DType::f32);
