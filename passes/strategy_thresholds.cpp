@@ -21,11 +21,11 @@ std::optional<std::string> StrategyThresholds::set(std::string_view name, std::s
   if (!v || !std::isfinite(*v) || *v < 0)
     return "threshold '" + std::string(name) + "' needs a non-negative number, got '" +
            std::string(value) + "'";
-  auto whole = [&](auto& field) -> std::optional<std::string> {
+  auto whole = [&](auto& field, int least = 0) -> std::optional<std::string> {
     using Field = std::decay_t<decltype(field)>;
     // 2^digits is the first value the field cannot hold (and a double holds it exactly).
-    if (*v != std::floor(*v) || *v >= std::ldexp(1.0, std::numeric_limits<Field>::digits))
-      return "threshold '" + std::string(name) + "' needs a whole number from 0 to " +
+    if (*v != std::floor(*v) || *v < least || *v >= std::ldexp(1.0, std::numeric_limits<Field>::digits))
+      return "threshold '" + std::string(name) + "' needs a whole number from " + std::to_string(least) + " to " +
              std::to_string(std::numeric_limits<Field>::max()) + ", got '" + std::string(value) + "'";
     field = static_cast<Field>(*v);
     return std::nullopt;
@@ -55,7 +55,7 @@ std::optional<std::string> StrategyThresholds::set(std::string_view name, std::s
     split_error = *v;
     return std::nullopt;
   }
-  if (name == "chunk_length") return *v < 1 ? "chunk_length must be at least 1" : whole(chunk_length);
+  if (name == "chunk_length") return whole(chunk_length, 1);
   if (name == "fir_fft_min_taps") return whole(fir_fft_min_taps);
   if (name == "fir_fft_min_taps_f64") return whole(fir_fft_min_taps_f64);
   if (name == "gpu_min_channels") return whole(gpu_min_channels);

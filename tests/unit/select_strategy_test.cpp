@@ -324,10 +324,9 @@ TEST_CASE("short FIRs run directly, and thresholds can be overridden") {
   passes::StrategyThresholds t;
   CHECK_FALSE(t.set("fir_fft_min_taps", "2"));
   CHECK(t.fir_fft_min_taps == 2);
-  CHECK(t.set("chunk_length", "0") == "chunk_length must be at least 1");
+  CHECK(t.set("chunk_length", "0") == "threshold 'chunk_length' needs a whole number from 1 to 2147483647, got '0'");
+  CHECK(t.set("chunk_length", "1.5") == "threshold 'chunk_length' needs a whole number from 1 to 2147483647, got '1.5'");
   CHECK(t.set("lane_fil", "1") == "unknown threshold 'lane_fil' (did you mean 'lane_fill'?)");
-  CHECK(t.set("chunk_length", "1.5") ==
-        "threshold 'chunk_length' needs a whole number from 0 to 2147483647, got '1.5'");
   // Past what the field holds: a message, not an overflowing conversion.
   CHECK(t.set("gpu_fir_fft_min_taps", "3e9") ==
         "threshold 'gpu_fir_fft_min_taps' needs a whole number from 0 to 2147483647, got '3e9'");

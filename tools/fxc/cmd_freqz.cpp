@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // fxc freqz: plot the magnitude and phase response of every output as an SVG.
+#include <filesystem>
 #include <CLI/CLI.hpp>
 #include <fxc/fxc.h>
 
@@ -30,6 +31,9 @@ int freqz(const FreqzOptions& o) {
   if (o.points < 2 || o.points > kMaxPoints)
     return user_error("--points must be from 2 to " + std::to_string(kMaxPoints) + ", got " + std::to_string(o.points));
   check_paths_apart({{"the output", o.output}}, {{"the graph", o.graph}});
+  // The plot is SVG whatever the name says: x.png would hold SVG text an image viewer refuses.
+  if (std::string ext = std::filesystem::path(o.output).extension().string(); ext != ".svg" && ext != ".SVG")
+    throw UsageError{"freqz writes SVG: give -o a name ending in .svg, not '" + o.output + "'"};
 
   // Log-spaced from 10 Hz (or fs/1000 at low rates) to just below Nyquist.
   double nyquist = o.fs_hz / 2;
