@@ -9,11 +9,13 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <utility>
 
 #include "corpus/pending_outputs.h"
 #include "formats/signal_file.h"
 #include "support/file_io.h"
+#include "support/trace.h"
 
 namespace fxc::corpus {
 
@@ -137,7 +139,9 @@ FileResult CorpusRunner::process(const InputFile& input, const std::vector<std::
 
   try {
     const Options& base = options_.options;
+    std::optional<TraceSpan> reading(std::in_place, "read " + input.path, "io");
     auto file = read_signal_file(input.path, base.dtype);
+    reading.reset();
     if (!file) return fail(file.error());
     Signal& signal = file->signal;
     signal.set_source(input.path);  // messages about it name the file
@@ -184,6 +188,7 @@ FileResult CorpusRunner::process(const InputFile& input, const std::vector<std::
     }
     signal = Signal();  // the input's memory, before the outputs are written
 
+    TraceSpan writing("write outputs", "io", {{"file", input.path}});
     PendingOutputs pending;
     for (std::size_t k = 0; k < outputs.size(); ++k) {
       const std::string& path = outputs[k];

@@ -520,6 +520,19 @@ TEST_CASE("--trace writes a Chrome trace with the compile and run phases") {
     CHECK_MESSAGE(names.count(n), n);
   for (const char* c : {"frontend", "passes", "compile", "kernels", "io"}) CHECK_MESSAGE(categories.count(c), c);
   CHECK(kernel_has_sizes);
+  // A corpus run: each file's reading and writing too (they were missing).
+  fs::create_directories(dir / "corpus");
+  fs::copy_file(data("vocal_in.wav"), dir / "corpus" / "a.wav");
+  CommandResult corpus = run_fxc({"run", graph("vocal.fx"), "-i", "corpus", "--out-dir", "out", "--trace", "corpus.json"},
+                                 dir.path());
+  INFO(show(corpus));
+  REQUIRE(corpus.exit_code == 0);  // its summary goes to standard error
+  std::ifstream corpus_in(dir / "corpus.json");
+  std::set<std::string> corpus_names;
+  const nlohmann::json corpus_trace = nlohmann::json::parse(corpus_in);
+  for (const auto& e : corpus_trace["traceEvents"]) corpus_names.insert(e["name"].get<std::string>());
+  CHECK(corpus_names.count("read corpus/a.wav"));
+  CHECK(corpus_names.count("write outputs"));
 }
 
 TEST_CASE("several -i/-o groups run as one batch, each output as if run alone") {
