@@ -70,8 +70,15 @@ Parsed parse_text(std::string_view text, const std::string& file, DiagnosticEngi
     diags.error({}, "cannot read '" + file + "': " + *why, "fx-lex");
     return {Ast{file, {}}, true};
   }
+  DiagnosticEngine lexing;
+  std::vector<Token> tokens = lex(text, file, lexing);
+  if (std::optional<std::string> why = binary_after_lexing(text, lexing)) {
+    diags.error({}, "cannot read '" + file + "': " + *why, "fx-lex");
+    return {Ast{file, {}}, true};
+  }
   diags.add_source(file, std::string(text));
-  Parsed out{parse(lex(text, file, diags), file, diags), false};
+  for (const Diagnostic& d : lexing.diagnostics()) diags.report(d);
+  Parsed out{parse(std::move(tokens), file, diags), false};
   out.had_errors = diags.has_errors();
   return out;
 }
@@ -94,6 +101,25 @@ std::optional<std::string> binary_content(std::string_view text) {
     if (text.substr(0, s.magic.size()) == s.magic) return "it is " + std::string(s.what) + ", not a .fx program";
   long long line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(nul), '\n');
   return "it holds binary data (a NUL byte on line " + std::to_string(line) + "), not the text of a .fx program";
+}
+
+std::optional<std::string> binary_after_lexing(std::string_view text, const DiagnosticEngine& lexing) {
+  // The lexer gives up after kMaxUnexpectedCharacters; where that comes of bytes that are
+  // not UTF-8, the file is no text at all (an MP3 without a NUL byte, a compressed file), and
+  // twenty reports of single bytes would say less than one. A file of text with stray bytes
+  // (a Latin-1 comment) reads as it did: the lexer does not give up on it.
+  const bool gave_up = std::any_of(lexing.diagnostics().begin(), lexing.diagnostics().end(), [](const Diagnostic& d) {
+    return d.message.ends_with("so the rest of it is not read");
+  });
+  if (!gave_up) return std::nullopt;
+  std::optional<std::size_t> bad = first_invalid_utf8(text);
+  if (!bad) return std::nullopt;
+  static constexpr char kHex[] = "0123456789abcdef";
+  const auto byte = static_cast<unsigned char>(text[*bad]);
+  long long line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(*bad), '\n');
+  return std::string("it holds binary data (the byte 0x") + kHex[byte >> 4] + kHex[byte & 15] + " on line " +
+         std::to_string(line) + " is not UTF-8), not the text of a .fx "
+         "program";
 }
 
 std::optional<Ast> parse_fx_source(std::string_view text, const std::string& file,

@@ -64,6 +64,9 @@ bool apply_constant_overrides(Ast& ast, const std::vector<ConstantOverride>& ove
 /// Why `text` is not a program at all (binary data: an audio file or an array given in the
 /// program's place, named by its format where its signature says), or nothing.
 std::optional<std::string> binary_content(std::string_view text);
+/// Why `text`, lexed with the reports in `lexing`, is binary data after all: the lexer gave up
+/// on bytes that are not UTF-8. Nothing for text (a stray Latin-1 byte in a comment reads).
+std::optional<std::string> binary_after_lexing(std::string_view text, const DiagnosticEngine& lexing);
 
 /// The contents of the file at `path`, or nullopt after reporting (code "fx-io") why it
 /// cannot be read.

@@ -82,8 +82,16 @@ bool resolve_imports(Ast& ast, DiagnosticEngine& diags) {
       std::optional<Source> source = find(im->path, file.file, *im, diags);
       if (!source) ast.import_failed = true;
       if (!source || !seen.insert(source->key).second) continue;
+      DiagnosticEngine lexing;
+      std::vector<Token> tokens = lex(source->text, source->name, lexing);
+      if (std::optional<std::string> why = binary_after_lexing(source->text, lexing)) {
+        diags.error(im->path_loc, "cannot import '" + im->path + "': " + *why, kCode);
+        ast.import_failed = true;
+        continue;
+      }
       diags.add_source(source->name, source->text);
-      auto imported = std::make_shared<Ast>(parse(lex(source->text, source->name, diags), source->name, diags));
+      for (const Diagnostic& d : lexing.diagnostics()) diags.report(d);
+      auto imported = std::make_shared<Ast>(parse(std::move(tokens), source->name, diags));
       for (const Stmt& stmt : imported->statements)
         if (!std::holds_alternative<FnStmt>(stmt.node) && !std::holds_alternative<ImportStmt>(stmt.node))
           diags.error(stmt.loc, "an imported file holds only functions ('fn') and imports", kCode)

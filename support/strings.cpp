@@ -37,4 +37,33 @@ std::optional<std::string> nearest_name(std::string_view word,
   return std::nullopt;
 }
 
+std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    if (b < 0x80) {
+      ++i;
+      continue;
+    }
+    // The sequence's length and the range its second byte must fall in (RFC 3629's table).
+    std::size_t length = 0;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (b >= 0xC2 && b <= 0xDF) length = 2;
+    else if (b == 0xE0) length = 3, lo = 0xA0;
+    else if (b == 0xED) length = 3, hi = 0x9F;
+    else if (b >= 0xE1 && b <= 0xEF) length = 3;
+    else if (b == 0xF0) length = 4, lo = 0x90;
+    else if (b >= 0xF1 && b <= 0xF3) length = 4;
+    else if (b == 0xF4) length = 4, hi = 0x8F;
+    else return i;
+    if (i + length > text.size()) return i;
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto c = static_cast<unsigned char>(text[i + k]);
+      if (c < (k == 1 ? lo : 0x80) || c > (k == 1 ? hi : 0xBF)) return i;
+    }
+    i += length;
+  }
+  return std::nullopt;
+}
+
 }  // namespace fxc

@@ -2,10 +2,14 @@
 // The .fx parser: statements, expressions, precedence, arguments, recovery, and AST dumps.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "frontend/ast_dump.h"
 #include "frontend/fx_file.h"
 #include "frontend/lexer.h"
 #include "frontend/parser.h"
+#include "support/strings.h"
 
 namespace fxc::frontend {
 namespace {
@@ -314,6 +318,37 @@ TEST_CASE("fx parser: a binary file given as a program is one error, named by it
   // A name that is also a signature is a program as ever.
   DiagnosticEngine diags;
   CHECK(compile_fx_source("input RIFF\noutput RIFF | gain(2)\n", "riff.fx", diags).has_value());
+  // Binary data without a NUL byte (a compressed file): the lexer gives up on bytes that are
+  // not UTF-8, and that is one error, not twenty reports of single bytes.
+  std::string noise;
+  std::uint32_t state = 12345;
+  for (int i = 0; i < 4000; ++i) {
+    state = state * 1664525u + 1013904223u;
+    noise += static_cast<char>(1 + (state >> 24) % 255);
+  }
+  CHECK(errors_of("input x\n" + noise) ==
+        "error: cannot read 'deep.fx': it holds binary data (the byte 0x" +
+            [&] {
+              static constexpr char kHex[] = "0123456789abcdef";
+              const auto b = static_cast<unsigned char>(noise[*first_invalid_utf8(noise)]);
+              return std::string{kHex[b >> 4], kHex[b & 15]};
+            }() +
+            " on line " + std::to_string(2 + std::count(noise.begin(), noise.begin() + *first_invalid_utf8(noise), '\n')) +
+            " is not UTF-8), not the text of a .fx program [fx-lex]\n");
+  // Text with a stray Latin-1 byte in a comment reads as before.
+  DiagnosticEngine latin1;
+  CHECK(compile_fx_source("# caf\xe9 au lait\ninput x\noutput x\n", "latin1.fx", latin1).has_value());
+}
+
+TEST_CASE("first_invalid_utf8: RFC 3629's well-formed sequences, and where the first other byte is") {
+  CHECK_FALSE(first_invalid_utf8("plain ascii"));
+  CHECK_FALSE(first_invalid_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x8e\xb5"));  // é € and a 4-byte emoji
+  CHECK(first_invalid_utf8("ab\xe9" "cd") == 2u);            // Latin-1
+  CHECK(first_invalid_utf8("\xc0\xaf") == 0u);            // overlong '/'
+  CHECK(first_invalid_utf8("x\xed\xa0\x80") == 1u);       // a surrogate
+  CHECK(first_invalid_utf8("xy\xe2\x82") == 2u);          // cut short at the end
+  CHECK(first_invalid_utf8("\xf4\x90\x80\x80") == 0u);   // past U+10FFFF
+  CHECK(first_invalid_utf8("\x80") == 0u);                // a lone continuation byte
 }
 
 TEST_CASE("fx lexer: a run of unexpected characters stops after 20, and the echoed line stays printable") {
