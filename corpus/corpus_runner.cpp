@@ -78,8 +78,8 @@ std::string non_finite_warning(const Signal& s, const std::string& path) {
          std::to_string(first_channel) +
          " (counting from 0); they propagate through the graph, and a recursive filter that meets one outputs NaN "
          "from there on" +
-         (infinities ? std::string(", a compressor or limiter that meets an infinity silence (its reduction stays "
-                                   "infinite)")
+         (infinities ? std::string("; a compressor or limiter that meets an infinity outputs silence from "
+                                   "there on (its reduction stays infinite)")
                      : std::string());
 }
 

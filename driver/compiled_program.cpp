@@ -619,13 +619,16 @@ std::string Program::Impl::dump(const DumpOptions& o) const {
                 "fxc-emit");
   if (o.llvm_optimized && o.emit != "llvm")
     throw_error("llvm_optimized applies to the dump llvm, not " + o.emit, "fxc-emit");
-  if (!o.locations && o.format != "text")
-    throw_error("leaving locations out applies to the text IR; the " + o.format + " dump always has them",
+  if (!o.locations && (o.format != "text" || (o.emit != "ir" && o.emit != "ir-opt")))
+    throw_error("leaving locations out applies to the text IR of the dumps ir and ir-opt" +
+                    (o.format != "text" ? "; the " + o.format + " dump always has them"
+                                        : "; the dump " + o.emit + " has none"),
                 "fxc-emit");
   if (o.emit == "llvm" && options_.target != Target::cpu)
-    throw_error("the dump llvm is the CPU's kernels: make the Program with Target::cpu", "fxc-emit");
+    throw_error("the dump llvm is the CPU's kernels: compile the Program for the cpu target", "fxc-emit");
   if (o.emit == "cuda" && options_.target != Target::cuda)
-    throw_error("the dump cuda is the GPU's kernels: make the Program with Target::cuda (no GPU is needed to dump)",
+    throw_error("the dump cuda is the GPU's kernels: compile the Program for the cuda target (Target::cuda, "
+                "target=\"cuda\" in Python; no GPU is needed to dump)",
                 "fxc-emit");
   if (o.emit == "llvm" || o.emit == "cuda") {
     auto text = o.emit == "llvm" ? codegen::emit_cpu_llvm_ir(now->scheduled, o.llvm_optimized)

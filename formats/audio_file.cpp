@@ -333,17 +333,22 @@ Expected<std::monostate, std::string> repair_aiff_frame_count(int fd, std::uint3
   };
   struct stat st{};
   if (::fstat(fd, &st) != 0) return E{std::strerror(errno)};
+  // A device or a pipe written in place (`out.aiff` linked to /dev/null) cannot be read back:
+  // what went there stays as libsndfile wrote it.
+  if (!S_ISREG(st.st_mode)) return std::monostate{};
   bool comm = false, ssnd = false;
   for (off_t at = 12; at + 8 <= st.st_size && !(comm && ssnd);) {
     char id[4];
     std::uint32_t size = 0;
-    if (::pread(fd, id, 4, at) != 4 || !read_u32(at + 4, size)) return E{std::strerror(errno)};
+    if (::pread(fd, id, 4, at) != 4 || !read_u32(at + 4, size))
+      return E{std::string("cannot read back the AIFF header libsndfile wrote")};
     if (std::memcmp(id, "COMM", 4) == 0) {
-      if (!write_u32(at + 10, frames)) return E{std::strerror(errno)};  // after numChannels
+      if (!write_u32(at + 10, frames)) return E{std::string("cannot correct the AIFF header's frame count")};  // after numChannels
       comm = true;
     } else if (std::memcmp(id, "SSND", 4) == 0) {
       // offset and blockSize (8 bytes), then the samples; the pad byte follows the chunk.
-      if (!write_u32(at + 4, static_cast<std::uint32_t>(8 + data_bytes))) return E{std::strerror(errno)};
+      if (!write_u32(at + 4, static_cast<std::uint32_t>(8 + data_bytes)))
+        return E{std::string("cannot correct the AIFF header's data size")};
       ssnd = true;
     }
     at += 8 + static_cast<off_t>(size) + static_cast<off_t>(size & 1);

@@ -26,8 +26,18 @@ bool is_keyword(std::string_view word) {
 class Parser {
  public:
   Parser(const std::vector<Token>& tokens, const std::string& file, DiagnosticEngine& diags)
-      : tokens_(tokens), diags_(diags) {
+      : tokens_(tokens), diags_(diags), closed_(tokens.size(), false) {
     ast_.file = file;
+    // Which '{' has its '}' (the nearest unmatched one before it), once for the whole file:
+    // a body's recovery asks at each function, which asked of the rest of the file each time.
+    std::vector<std::size_t> open;
+    for (std::size_t i = 0; i < tokens_.size(); ++i) {
+      if (tokens_[i].kind == TokenKind::lbrace) open.push_back(i);
+      if (tokens_[i].kind == TokenKind::rbrace && !open.empty()) {
+        closed_[open.back()] = true;
+        open.pop_back();
+      }
+    }
   }
 
   Ast run() {
@@ -175,13 +185,14 @@ class Parser {
       expected("'{' to start the body of '" + fn.name + "'");
       return damaged_header(std::move(fn), loc);
     }
+    const bool closes = closed_[pos_];
     const Token& open = next();
     std::vector<Stmt>* outer = out_;
     const bool outer_failed = statement_failed_;
     statement_failed_ = false;
     function_ = &fn;
     out_ = &fn.body;
-    body_unclosed_ = !brace_closes_later();
+    body_unclosed_ = !closes;
     statements();
     function_ = nullptr;
     out_ = outer;
@@ -202,15 +213,6 @@ class Parser {
     return closed;
   }
 
-  // Whether the '{' just read has its '}' somewhere after it.
-  bool brace_closes_later() const {
-    int depth = 1;
-    for (std::size_t i = pos_; i < tokens_.size() && tokens_[i].kind != TokenKind::eof; ++i) {
-      depth += tokens_[i].kind == TokenKind::lbrace ? 1 : tokens_[i].kind == TokenKind::rbrace ? -1 : 0;
-      if (depth == 0) return true;
-    }
-    return false;
-  }
 
   // `input`, `output`, `graph`, `fn NAME(` or `import "..."`: a statement of a file, not a body.
   bool starts_file_statement() const {
@@ -227,7 +229,24 @@ class Parser {
   // by name, damaged, so that its calls are not reported as unknown stages.
   bool damaged_header(FnStmt fn, SourceLoc loc) {
     while (!at(TokenKind::newline) && !at(TokenKind::eof) && !at(TokenKind::lbrace)) next();
-    if (at(TokenKind::lbrace)) skip_body();
+    if (at(TokenKind::lbrace) && closed_[pos_]) {
+      skip_body();
+    } else if (at(TokenKind::lbrace)) {
+      // A body never closed ends, as a read one does, before the next statement only a file
+      // holds; that statement is read next.
+      next();
+      while (!at(TokenKind::eof)) {
+        if (!at(TokenKind::newline)) {
+          next();
+          continue;
+        }
+        while (at(TokenKind::newline) || at(TokenKind::semicolon)) next();
+        if (starts_file_statement()) {
+          resume_here_ = true;
+          break;
+        }
+      }
+    }
     fn.damaged = true;
     out_->push_back({std::move(fn), loc});
     return false;
@@ -679,6 +698,7 @@ class Parser {
   bool statement_failed_ = false;  // a statement of the file or body being read did not parse
   bool body_unclosed_ = false;     // the body being read has no '}'
   bool resume_here_ = false;       // statements(): the statement that failed ended a body, not itself
+  std::vector<bool> closed_;       // by token: a '{' whose '}' comes later
   Ast ast_;
   std::vector<Stmt>* out_ = &ast_.statements;  // where statements go: the file, or a body
   const FnStmt* function_ = nullptr;           // the function whose body is being read

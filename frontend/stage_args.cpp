@@ -131,8 +131,9 @@ double StageArgs::level_db(std::string_view param, double fallback) {
   if (n->gain_of_levels) {
     // A plain number here means dB: the gain 0.1 of `1 * -20 dB` would be read as +0.1 dB.
     error(e->loc, "expected a level in dB for " + quoted(param) + ", found the gain " + written(*n) +
-                      ": '*' on a level in dB multiplies gains (1 * -20 dB is 0.1); write the level in dB, "
-                      "and add levels with '+' (-20 dB + 3 dB)");
+                      (n->value > 0 ? " (" + format_double(20 * std::log10(n->value)) + " dB as a level)" : std::string()) +
+                      ": '*' on a level in dB multiplies gains; write the level in dB, and add levels with '+' "
+                      "(-20 dB + 3 dB)");
     return fallback;
   }
   return n->value;

@@ -27,9 +27,8 @@ std::string routing_channel_mismatch(const Graph& g, NodeId id) {
     if (matrix->gains.empty()) return {};
     const std::size_t columns = matrix->gains.size() / static_cast<std::size_t>(std::max(matrix->rows, 1));
     if (columns != static_cast<std::size_t>(in))
-      // Not "mix" alone: pan, ms_encode and ms_decode are matrices too.
-      return "this takes a signal of " + channels_text(static_cast<int>(columns)) + ", found " + channels_text(in) +
-             (columns > 1 ? " (a mix's rows have a gain per channel it takes)" : "");
+      // Not "mix": pan, ms_encode and ms_decode are matrices too (the caret names the stage).
+      return "this takes a signal of " + channels_text(static_cast<int>(columns)) + ", found " + channels_text(in);
   } else if (const auto* link = std::get_if<Link>(&node.op)) {
     if (link->groups > 0 && in % link->groups != 0)
       return "cannot link " + channels_text(in) + " in " + std::to_string(link->groups) + " groups";

@@ -26,14 +26,10 @@ const char* severity_colour(Severity s) {
   return "";
 }
 
-// The 1-based line `line` of `text`, without its newline.
-std::string_view line_of(std::string_view text, std::uint32_t line) {
-  std::size_t start = 0;
-  for (std::uint32_t i = 1; i < line; ++i) {
-    std::size_t nl = text.find('\n', start);
-    if (nl == std::string_view::npos) return {};
-    start = nl + 1;
-  }
+// The 1-based line `line` of `text`, whose lines start at `starts`, without its newline.
+std::string_view line_of(std::string_view text, const std::vector<std::size_t>& starts, std::uint32_t line) {
+  if (line == 0 || line > starts.size()) return {};
+  const std::size_t start = starts[line - 1];
   std::size_t end = text.find('\n', start);
   std::string_view l = text.substr(start, end == std::string_view::npos ? text.npos : end - start);
   if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
@@ -43,6 +39,9 @@ std::string_view line_of(std::string_view text, std::uint32_t line) {
 }  // namespace
 
 void DiagnosticEngine::add_source(const std::string& file, std::string text) {
+  std::vector<std::size_t> starts{0};
+  for (std::size_t nl = text.find('\n'); nl != std::string::npos; nl = text.find('\n', nl + 1)) starts.push_back(nl + 1);
+  line_starts_[file] = std::move(starts);
   sources_[file] = std::move(text);
 }
 
@@ -81,7 +80,7 @@ void DiagnosticEngine::render_one(std::ostream& out, const Diagnostic& d, bool c
   if (d.loc.valid()) {
     auto it = sources_.find(d.loc.file);
     if (it != sources_.end()) {
-      std::string_view text = line_of(it->second, d.loc.line);
+      std::string_view text = line_of(it->second, line_starts_.at(d.loc.file), d.loc.line);
       // A long line is shown around the column, and control characters as '?', so that a
       // binary file given as a program cannot flood or drive the terminal.
       constexpr std::size_t kShown = 160;

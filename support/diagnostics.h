@@ -59,6 +59,9 @@ class DiagnosticEngine {
 
   std::vector<Diagnostic> diagnostics_;
   std::map<std::string, std::string> sources_;
+  /// Where each source's lines start, so that a caret's line is found without reading the
+  /// text from its start for every report (20,000 reports on a 40,000-line file took seconds).
+  std::map<std::string, std::vector<std::size_t>> line_starts_;
   std::size_t error_count_ = 0;
 };
 

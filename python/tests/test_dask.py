@@ -184,16 +184,23 @@ def test_files_of_a_task_that_fails_as_a_whole_are_rows_with_every_key(tmp_path)
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
             distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                      dashboard_address=None) as c, distributed.Client(c) as client:
-        pids = list(client.run(os.getpid).values())
+        pids = client.run(os.getpid)  # worker address -> process id
         result = {}
         run = threading.Thread(target=lambda: result.update(
             rows=fxc.dask.process_files(GRAPH, [corpus], out_dir=out, client=client, fs=16000,
                                         files_per_task=100)))
         run.start()
-        while sum(len(f) for _, _, f in os.walk(out)) < 5:  # both tasks under way
+        deadline = time.monotonic() + 120
+        busy = []
+        while run.is_alive() and time.monotonic() < deadline:  # a worker under way with its task
+            busy = [w for w, keys in client.processing().items() if keys]
+            if busy and sum(len(f) for _, _, f in os.walk(out)) >= 5:
+                break
             time.sleep(0.01)
-        os.kill(pids[0], signal.SIGKILL)
+        assert busy and run.is_alive(), "no task was seen running"
+        os.kill(pids[busy[0]], signal.SIGKILL)
         run.join(timeout=300)
+    assert not run.is_alive()
     rows = result["rows"]
     keys = {"input", "outputs", "status", "message", "warnings", "frames", "sample_rate", "channels", "peak",
             "seconds", "worker"}

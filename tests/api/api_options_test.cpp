@@ -432,7 +432,7 @@ TEST_CASE("small API mistakes are clear errors: units, threads, dump formats, pa
   fxc::DumpOptions optimized;
   optimized.llvm_optimized = true;
   CHECK_THROWS_WITH_AS(p.dump(optimized), doctest::Contains("llvm_optimized applies to the dump llvm"), fxc::Error);
-  CHECK_THROWS_WITH_AS(p.dump("cuda"), doctest::Contains("make the Program with Target::cuda"), fxc::Error);
+  CHECK_THROWS_WITH_AS(p.dump("cuda"), doctest::Contains("compile the Program for the cuda target"), fxc::Error);
   CHECK_THROWS_WITH_AS((void)fxc::param("", 1.0), doctest::Contains("a parameter name must be an identifier"),
                        fxc::Error);
   CHECK_THROWS_WITH_AS((void)fxc::input("1x", 1), doctest::Contains("an input name must be an identifier"), fxc::Error);

@@ -261,6 +261,9 @@ TEST_CASE("8-bit AIFF outputs of an odd number of bytes keep their frame count")
         CHECK(size == 8 + channels * samples * sample_bytes);
         CHECK(bytes.size() % 2 == 0);
       }
+  // A device written in place (an output linked to /dev/null) is left as libsndfile wrote it.
+  fs::create_symlink("/dev/null", dir / "null.aiff");
+  CHECK(write_signal_file(dir / "null.aiff", test_signal(1, 4801, DType::f64), 8000.0, WriteOptions{"pcm8"}));
 }
 
 TEST_CASE("FLAC (pcm24 by default), AIFF (float) and Ogg Vorbis round trips") {

@@ -89,7 +89,7 @@ int compile(const CompileOptions& o) {
     std::vector<std::int64_t> lengths;
     if (length) lengths = {*length};
     else
-      lengths = {static_cast<std::int64_t>(o.fs_hz), passes::StrategyThresholds{}.chunked_min_samples,
+      lengths = {static_cast<std::int64_t>(std::min(o.fs_hz, 1e15)), passes::StrategyThresholds{}.chunked_min_samples,
                  std::max(passes::StrategyThresholds{}.chunked_min_samples,
                           static_cast<std::int64_t>(std::min(3600.0 * o.fs_hz, 1e15)))};
     auto write_failures_before = counters().cache_write_failures.load();

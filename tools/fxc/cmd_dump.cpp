@@ -65,8 +65,11 @@ void check_applicable(const DumpCommandOptions& o) {
     if (given(name) && !binds)
       throw UsageError{std::string(name) + " does not apply to --emit ast, which binds nothing (the file as parsed)"};
   if (o.llvm_optimized && o.emit != "llvm") throw UsageError{"--optimized applies to --emit llvm"};
-  if (!o.locations && o.format != "text")
-    throw UsageError{"--no-locations applies to the text IR; --format " + o.format + " always has them"};
+  if (!o.locations && (o.format != "text" || !runs_passes))
+    throw UsageError{"--no-locations applies to the text IR of --emit ir and ir-opt" +
+                     (o.format != "text" ? "; --format " + o.format + " always has them"
+                                         : std::string("; --emit ") + o.emit + " has none to leave out" +
+                                               (o.emit == "ast" ? " (its @LINE:COL are the parse's)" : ""))};
   if (o.emit == "llvm" && o.target == "cuda")
     throw UsageError{"--emit llvm prints the CPU's kernels; --emit cuda prints the CUDA target's"};
   if (o.emit == "cuda" && given("--target") && o.target == "cpu")
@@ -75,7 +78,7 @@ void check_applicable(const DumpCommandOptions& o) {
 
 int dump(const DumpCommandOptions& o) {
   check_applicable(o);
-  // Checked for --emit ast too, which binds neither: a bad value is a mistake wherever it goes.
+  // --emit ast refused --fs and --channels above; these bind the others.
   if (!(o.fs_hz > 0 && std::isfinite(o.fs_hz)))
     return user_error("--fs must be a positive number of Hz, got " + format_double(o.fs_hz));
   if (o.channels < 1) return user_error("--channels must be at least 1, got " + std::to_string(o.channels));

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // fxc freqz: plot the magnitude and phase response of every output as an SVG.
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <CLI/CLI.hpp>
 #include <fxc/fxc.h>
@@ -32,7 +34,14 @@ int freqz(const FreqzOptions& o) {
     return user_error("--points must be from 2 to " + std::to_string(kMaxPoints) + ", got " + std::to_string(o.points));
   check_paths_apart({{"the output", o.output}}, {{"the graph", o.graph}});
   // The plot is SVG whatever the name says: x.png would hold SVG text an image viewer refuses.
-  if (std::string ext = std::filesystem::path(o.output).extension().string(); ext != ".svg" && ext != ".SVG")
+  // A device or pipe that exists (/dev/stdout, a shell's >(...)) takes it as it comes.
+  std::string ext = std::filesystem::path(o.output).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::error_code error;
+  const auto status = std::filesystem::status(o.output, error);
+  const bool stream = !error && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) &&
+                      !std::filesystem::is_directory(status);
+  if (ext != ".svg" && !stream)
     throw UsageError{"freqz writes SVG: give -o a name ending in .svg, not '" + o.output + "'"};
 
   // Log-spaced from 10 Hz (or fs/1000 at low rates) to just below Nyquist.
