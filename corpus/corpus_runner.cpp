@@ -148,7 +148,7 @@ FileResult CorpusRunner::process(const InputFile& input, const std::vector<std::
     r.frames = signal.samples();
     r.channels = static_cast<int>(signal.channels());
     double fs_hz = base.sample_rate_hz > 0 ? base.sample_rate_hz : file->sample_rate_hz.value_or(0);
-    if (!(fs_hz > 0)) return fail("'" + input.path + "' carries no sample rate (a .npy file): give it with --fs");
+    if (!(fs_hz > 0)) return fail("'" + input.path + "' carries no sample rate (a .npy file): give it with --fs (fs= in Python)");
     r.sample_rate_hz = fs_hz;
     if (std::string w = non_finite_warning(signal, input.path); !w.empty()) r.warnings += "warning: " + w + " [fxc-input]\n";
 
