@@ -17,4 +17,10 @@ namespace fxc::passes {
 /// set() schedules the graph again); microseconds per section the first time.
 double float32_state_error(const std::vector<design::Section>& sections);
 
+/// The same for float64 against extended precision (x86's 80-bit long double; 0 where there
+/// is none): how much of float64's precision a cascade's recurrences amplify away. A design
+/// whose poles crowd z = 1 or z = -1 at a high order (a wide 12th-order band-stop) loses all of
+/// it: its float64 output is rounding noise, in fxc as in SciPy.
+double float64_state_error(const std::vector<design::Section>& sections);
+
 }  // namespace fxc::passes

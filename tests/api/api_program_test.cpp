@@ -165,6 +165,16 @@ TEST_CASE("a parameter without a range is decided for every value it may take") 
       doctest::Contains("outside its range"), fxc::Error);
 }
 
+TEST_CASE("a design whose output is float64 rounding noise compiles with a warning that says so") {
+  fxc::Options o = options(fxc::DType::f64);
+  o.sample_rate_hz = 48000;
+  fxc::Program wide =
+      fxc::Program::from_source("input x : 1\noutput x | cheby1(12, 1 dB, [240 Hz, 21600 Hz], bandstop)\n", o, "w.fx");
+  CHECK(wide.warnings().find("w.fx:2:12: warning: this filter amplifies float64's rounding") != std::string::npos);
+  fxc::Program plain = fxc::Program::from_source("input x : 1\noutput x | butter(4, [240 Hz, 2 kHz], bandstop)\n", o);
+  CHECK(plain.warnings().empty());
+}
+
 TEST_CASE("a range that reaches a value its stage refuses is one error, about that parameter") {
   fxc::Options o = options(fxc::DType::f64);
   o.sample_rate_hz = 48000;

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "frontend/dsl.h"
+#include "design/filter_design.h"
 #include "passes/cost_model.h"
 #include "passes/pipeline.h"
 #include "passes/precision_estimate.h"
@@ -334,6 +335,23 @@ TEST_CASE("short FIRs run directly, and thresholds can be overridden") {
   CHECK(t.set("chunked_min_samples", "9.3e18") ==
         "threshold 'chunked_min_samples' needs a whole number from 0 to 9223372036854775807, got '9.3e18'");
   CHECK_FALSE(t.set("chunked_min_samples", "1e18"));
+}
+
+TEST_CASE("float64_state_error: rounding noise where a design's poles crowd together, none elsewhere") {
+  auto error_of = [](design::IirSpec spec, double fs) {
+    auto sos = design::design_iir(spec, fs);
+    REQUIRE(sos.has_value());
+    return passes::float64_state_error(*sos);
+  };
+  using design::IirFamily;
+  // A wide 12th-order Chebyshev band-stop: fxc and SciPy both output about 100x the signal's
+  // level in rounding noise (checked against 40-digit arithmetic by an outside hunt).
+  const double wide = error_of({IirFamily::cheby1, 12, BandType::bandstop, {240, 21600}, 1, 0}, 48000);
+  CHECK(wide > 1);
+  // An ordinary design keeps float64's digits.
+  const double plain = error_of({IirFamily::butter, 4, BandType::highpass, {80}, 0, 0}, 48000);
+  CHECK(plain < 1e-11);  // measured 1.0e-13
+  CHECK(plain == passes::float64_state_error(*design::design_iir({IirFamily::butter, 4, BandType::highpass, {80}, 0, 0}, 48000)));
 }
 
 }  // namespace
