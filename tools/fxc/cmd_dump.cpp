@@ -48,40 +48,52 @@ int dump_ast(const DumpCommandOptions& o) {
   return report(diags);
 }
 
-// Options that change nothing in this dump are refused, not ignored.
-void check_applicable(const DumpCommandOptions& o) {
+// An option that changes nothing in the dump asked for is said to be unused (a warning: the
+// contract's `dump` takes --fs, --channels, --passes and --print-after-all with any --emit),
+// and dropped, so that the library, which refuses such requests, gets none. Options that
+// contradict the dump asked for are command-line errors.
+DumpCommandOptions applicable(DumpCommandOptions o) {
   auto given = [&](std::string_view name) { return std::find(o.given.begin(), o.given.end(), name) != o.given.end(); };
   // LLVM IR and CUDA C++ are text only: a dot or json request would silently print text.
   if ((o.emit == "llvm" || o.emit == "cuda") && o.format != "text")
     throw UsageError{"--format " + o.format + " applies to --emit ast, ir and ir-opt; --emit " + o.emit +
                      " prints text"};
-  const bool binds = o.emit != "ast";
-  const bool runs_passes = o.emit == "ir" || o.emit == "ir-opt";
-  for (const char* name : {"--passes", "--print-after-all", "--time-passes"})
-    if (given(name) && !runs_passes)
-      throw UsageError{std::string(name) + " applies to --emit ir and ir-opt; --emit " + o.emit +
-                       (binds ? " prints the kernels of the whole pipeline" : " prints the file as parsed")};
-  for (const char* name : {"--fs", "--seconds", "--threshold", "--target", "--dtype", "--channels"})
-    if (given(name) && !binds)
-      throw UsageError{std::string(name) + " does not apply to --emit ast, which binds nothing (the file as parsed)"};
-  if (o.llvm_optimized && o.emit != "llvm") throw UsageError{"--optimized applies to --emit llvm"};
-  if (!o.locations && (o.format != "text" || !runs_passes))
-    throw UsageError{"--no-locations applies to the text IR of --emit ir and ir-opt" +
-                     (o.format != "text" ? "; --format " + o.format + " always has them"
-                                         : std::string("; --emit ") + o.emit + " has none to leave out" +
-                                               (o.emit == "ast" ? " (its @LINE:COL are the parse's)" : ""))};
   if (o.emit == "llvm" && o.target == "cuda")
     throw UsageError{"--emit llvm prints the CPU's kernels; --emit cuda prints the CUDA target's"};
   if (o.emit == "cuda" && given("--target") && o.target == "cpu")
     throw UsageError{"--emit cuda prints the CUDA target's kernels, not --target cpu's (--emit llvm prints the CPU's)"};
+  auto unused = [&](const std::string& what, const std::string& why) {
+    std::cerr << "warning: " << what << " is not used: " << why << "\n";
+  };
+  const bool binds = o.emit != "ast";
+  const bool runs_passes = o.emit == "ir" || o.emit == "ir-opt";
+  const std::string kernels = "--emit " + o.emit + " prints the kernels of the whole pipeline";
+  const std::string parsed = "--emit ast prints the file as parsed, before anything is bound";
+  if (!runs_passes) {
+    if (given("--passes")) unused("--passes", binds ? kernels : parsed);
+    if (o.print_after_all) unused("--print-after-all", binds ? kernels : parsed);
+    if (o.time_passes) unused("--time-passes", binds ? kernels : parsed);
+    o.passes.clear();
+    o.print_after_all = o.time_passes = false;
+  }
+  if (!binds)
+    for (const char* name : {"--fs", "--channels", "--seconds", "--threshold", "--target", "--dtype"})
+      if (given(name)) unused(name, parsed);
+  if (o.llvm_optimized && o.emit != "llvm") unused("--optimized", "it applies to --emit llvm");
+  o.llvm_optimized = o.llvm_optimized && o.emit == "llvm";
+  if (!o.locations && (o.format != "text" || !runs_passes))
+    unused("--no-locations", o.format != "text" ? "--format " + o.format + " always has the locations"
+                                                : "it applies to the text IR of --emit ir and ir-opt");
+  if (!runs_passes || o.format != "text") o.locations = true;
+  return o;
 }
 
-int dump(const DumpCommandOptions& o) {
-  check_applicable(o);
-  // --emit ast refused --fs and --channels above; these bind the others.
-  if (!(o.fs_hz > 0 && std::isfinite(o.fs_hz)))
-    return user_error("--fs must be a positive number of Hz, got " + format_double(o.fs_hz));
-  if (o.channels < 1) return user_error("--channels must be at least 1, got " + std::to_string(o.channels));
+int dump(const DumpCommandOptions& given) {
+  // Checked for --emit ast too, which binds neither: a bad value is a mistake wherever it goes.
+  if (!(given.fs_hz > 0 && std::isfinite(given.fs_hz)))
+    return user_error("--fs must be a positive number of Hz, got " + format_double(given.fs_hz));
+  if (given.channels < 1) return user_error("--channels must be at least 1, got " + std::to_string(given.channels));
+  const DumpCommandOptions o = applicable(given);
   if (o.emit == "ast") return dump_ast(o);
   Options options;
   options.sample_rate_hz = o.fs_hz;
