@@ -740,6 +740,35 @@ TEST_CASE("fxc bench --block --json prints the median per block and the slowest 
   CHECK(nlohmann::json::parse(whole.out)["unfused"]["realtime_factor"].get<double>() > 0);
 }
 
+TEST_CASE("-o - with a state: standard output is written before the state, and is never the state's file") {
+  TempDir dir;
+  {
+    std::ofstream fx(dir / "d.fx");
+    fx << "input x : 1\noutput x | delay(10 samples)\n";
+  }
+  fs::copy_file(data("mono_f64.npy"), dir / "x.npy");
+  const std::string fxc = std::string(FXC_BINARY) + " run d.fx -i x.npy -o - --fs 48000 --save-state st.bin";
+  // A full disk (or a closed pipe) behind standard output fails the run before a state is
+  // saved that the next run would continue from audio nobody received.
+  CommandResult full = fxc::test::run_command({"/bin/sh", "-c", fxc + " > /dev/full"}, dir.path());
+  CHECK(full.exit_code == 1);
+  CHECK(full.err.find("cannot write '<stdout>'") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "st.bin"));
+  // The state (or the trace) in the file standard output goes to would mix with the output.
+  CommandResult same = fxc::test::run_command({"/bin/sh", "-c", fxc + " > st.bin"}, dir.path());
+  CHECK(same.exit_code == 2);
+  CHECK(same.err.find("--save-state 'st.bin' is where standard output goes") != std::string::npos);
+  CommandResult trace = run_fxc({"run", "d.fx", "-i", "x.npy", "-o", "-", "--fs", "48000", "--trace", "/dev/stdout"},
+                                dir.path());
+  CHECK(trace.exit_code == 2);
+  CHECK(trace.err.find("--trace '/dev/stdout' is where standard output goes") != std::string::npos);
+  // Written normally, both are there.
+  CommandResult ok = fxc::test::run_command({"/bin/sh", "-c", fxc + " > out.npy"}, dir.path());
+  CHECK(ok.exit_code == 0);
+  CHECK(fs::exists(dir / "st.bin"));
+  CHECK(fs::file_size(dir / "out.npy") > 128);
+}
+
 TEST_CASE("--save-state then --load-state continues a delay longer than the second file") {
   // The second run's stream is 300 frames; the 1000-sample delay line it loads holds 1000.
   TempDir dir;

@@ -3,11 +3,14 @@
 
 #include "driver/kernel_cache.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
-#include <unistd.h>
 
 #include <fxc/program.h>
 
@@ -70,8 +73,29 @@ std::string cache_directory(const std::string& override_dir) {
   return KernelCache::default_directory(override_dir);
 }
 
+namespace {
+
+// Whether `path` is the file, pipe or device standard output writes to (/dev/stdout, or the
+// file the shell redirected it to).
+bool is_standard_output(const std::string& path) {
+  struct stat named{}, out{};
+  return ::stat(path.c_str(), &named) == 0 && ::fstat(STDOUT_FILENO, &out) == 0 && named.st_dev == out.st_dev &&
+         named.st_ino == out.st_ino;
+}
+
+}  // namespace
+
 void check_paths_apart(const std::vector<NamedPath>& writes, const std::vector<NamedPath>& reads) {
   auto file = [](const NamedPath& p) { return !p.path.empty() && p.path != "-"; };
+  // With -o -, anything else written to the file behind standard output would mix with the
+  // output in a pipe, or replace it in a redirected file.
+  const bool to_standard_output =
+      std::any_of(writes.begin(), writes.end(), [](const NamedPath& p) { return p.path == "-"; });
+  if (to_standard_output)
+    for (const NamedPath& w : writes)
+      if (file(w) && is_standard_output(w.path))
+        throw UsageError{w.what + " '" + w.path + "' is where standard output goes, which -o - writes the output "
+                         "to: one would overwrite the other"};
   std::vector<std::string> read_ids;
   for (const NamedPath& read : reads) read_ids.push_back(file(read) ? file_identity(read.path) : std::string());
   for (std::size_t i = 0; i < writes.size(); ++i) {

@@ -308,7 +308,7 @@ int run(const RunOptions& o) {
 
   phase_start = Clock::now();
   corpus::PendingOutputs pending;
-  std::optional<std::string> piped;  // the bytes for standard output, written after the files
+  std::optional<std::string> piped;  // the bytes for standard output, written before the state and the files
   {
     TraceSpan span("write outputs", "io");
     auto write = [&](const std::string& path, const Signal& s) -> Expected<std::monostate, std::string> {
@@ -329,6 +329,12 @@ int run(const RunOptions& o) {
   // The trace before the outputs' renames: a trace that cannot be written fails the run, and
   // a failed run leaves the outputs as they were.
   if (auto ok = write_trace(o.trace); !ok) return user_error(ok.error());
+  // Standard output before the state and the files' renames: a reader that closed the pipe
+  // (or a full disk behind it) fails the run before a state is saved that a next run would
+  // continue from audio nobody received.
+  if (piped)
+    if (auto ok = write_all(STDOUT_FILENO, piped->data(), piped->size()); !ok)
+      return user_error("cannot write '<stdout>': " + ok.error());
   if (saved_state) {
     auto ok = write_file_atomically(o.save_state, [&](int fd, const std::string&) {
       return write_all(fd, saved_state->data(), saved_state->size());
@@ -336,9 +342,6 @@ int run(const RunOptions& o) {
     if (!ok) return user_error(ok.error());
   }
   if (auto ok = pending.commit(); !ok) return user_error(ok.error());
-  if (piped)
-    if (auto ok = write_all(STDOUT_FILENO, piped->data(), piped->size()); !ok)
-      return user_error("cannot write '<stdout>': " + ok.error());
 
   if (o.stats) {
     auto [compiles, memory_hits, disk_hits, dispatches] = before_stats;
