@@ -92,6 +92,11 @@ void check_single_mode(const RunOptions& o) {
   if (o.jobs != 1) throw UsageError{"--jobs runs the files of a corpus in parallel: use it with --out-dir or an -o pattern"};
   if (o.skip_existing) throw UsageError{"--skip-existing applies to a corpus run: use it with --out-dir or an -o pattern"};
   if (!o.shard.empty()) throw UsageError{"--shard splits a corpus: use it with --out-dir or an -o pattern"};
+  // '-' is standard input or output for -i and -o only; elsewhere it made a file named '-'.
+  for (const auto& [option, path] : {std::pair{"--save-state", &o.save_state}, std::pair{"--load-state", &o.load_state},
+                                     std::pair{"--trace", &o.trace}})
+    if (*path == "-")
+      throw UsageError{std::string(option) + " takes a file name; '-' (standard input or output) is for -i and -o"};
   if (std::count(o.inputs.begin(), o.inputs.end(), "-") > 1)
     throw UsageError{"standard input ('-i -') can be read only once"};
   if (std::count(o.outputs.begin(), o.outputs.end(), "-") > 1)
