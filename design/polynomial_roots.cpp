@@ -5,6 +5,7 @@
 // blocks and so are exact conjugates, which zpk2sos's pairing relies on.
 #include "design/polynomial_roots.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace fxc::design {
@@ -65,6 +66,12 @@ std::optional<std::vector<Complex>> hessenberg_eigenvalues(Matrix& a) {
   }
   int nn = n - 1;
   double t = 0.0;  // accumulated exceptional shifts
+  // As LAPACK's dlahqr: 30 x max(10, n) steps for the whole matrix, an exceptional shift
+  // every 10 steps without a deflation. A repeated root (the (1 + z^-1)^2 (1 - z^-1)^2 of a
+  // band-pass's numerator) makes the plain double shift cycle; 60 steps with three
+  // exceptional shifts per eigenvalue was not enough for (x^2 - 1)^2.
+  const int max_steps = 30 * std::max(10, n);
+  int steps = 0;
   while (nn >= 0) {
     int its = 0;
     while (true) {
@@ -102,12 +109,15 @@ std::optional<std::vector<Complex>> hessenberg_eigenvalues(Matrix& a) {
         nn -= 2;
         break;
       }
-      if (its == 60) return std::nullopt;
-      if (its == 10 || its == 20 || its == 40) {
-        // Exceptional shift to break a cycle.
+      if (steps++ == max_steps) return std::nullopt;
+      if (its > 0 && its % 10 == 0) {
+        // Exceptional shift to break a cycle: from the bottom of the active block, and every
+        // second time from its top (dlahqr's two kinds), so that a cycle of one kind cannot
+        // persist.
         t += x;
         for (int i = 0; i <= nn; ++i) a[i][i] -= x;
-        const double s = std::abs(a[nn][nn - 1]) + std::abs(a[nn - 1][nn - 2]);
+        const double s = its % 20 == 0 ? std::abs(a[l + 1][l]) + (l + 2 <= nn ? std::abs(a[l + 2][l + 1]) : 0.0)
+                                       : std::abs(a[nn][nn - 1]) + std::abs(a[nn - 1][nn - 2]);
         x = 0.75 * s;
         y = x;
         w = -0.4375 * s * s;

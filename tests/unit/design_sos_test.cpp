@@ -99,6 +99,30 @@ TEST_CASE("tf_to_sos of simple transfer functions") {
   CHECK((*sos)[0].a2 == doctest::Approx(0.0));
 }
 
+// A repeated root makes the plain double-shift QR cycle: (x^2 - 1)^2, the numerator of every
+// second-order Butterworth band-pass written as (b, a), was "could not find the roots of b".
+TEST_CASE("tf_to_sos finds repeated roots: a band-pass written as (b, a)") {
+  auto sos = tf_to_sos({1, 0, -2, 0, 1}, {1, -0.5});
+  REQUIRE(sos.has_value());
+  // scipy.signal.butter(2, [1000, 4000], 'bandpass', fs=48000): b has double zeros at +1 and -1.
+  const std::vector<double> b{0.02995458220809248, 0.0, -0.05990916441618496, 0.0, 0.02995458220809248};
+  const std::vector<double> a{1.0, -3.3350085811769876, 4.277092779492613, -2.5125378243960017, 0.5740619150839548};
+  auto bandpass = tf_to_sos(b, a);
+  REQUIRE(bandpass.has_value());
+  // Its response equals b/a's at every frequency, to the repeated roots' eps^(1/2) and below.
+  for (double w : {0.01, 0.2, 0.5, 1.0, 2.0, 3.0}) {
+    std::complex<double> z = std::polar(1.0, -w), num = 0, den = 0, zk = 1;
+    for (std::size_t k = 0; k < b.size(); ++k, zk *= z) {
+      num += b[k] * zk;
+      den += a[k] * zk;
+    }
+    CAPTURE(w);
+    CHECK(std::abs(frequency_response(*bandpass, w) - num / den) < 1e-7);
+  }
+  for (const std::vector<double>& power : {std::vector<double>{1, 0, -3, 0, 3, 0, -1}, std::vector<double>{1, 4, 6, 4, 1}})
+    CHECK(tf_to_sos(power, {1}).has_value());  // (x^2 - 1)^3, (x + 1)^4
+}
+
 TEST_CASE("tf_to_sos keeps the delay of leading zeros in b, as lfilter reads them") {
   // z^-1 / (1 - 0.5 z^-1): SciPy's tf2sos gives 1 / (1 - 0.5 z^-1), a sample early. The
   // numerator's trailing zero takes the delay: one section, [0, 1, 0].
