@@ -49,8 +49,9 @@ std::string quoted(std::string_view name) {
 }  // namespace
 
 StageArgs::StageArgs(const StageSpec& stage, std::vector<const Expr*> values, SourceLoc call_loc,
-                     DiagnosticEngine& diags)
-    : stage_(stage), values_(std::move(values)), call_loc_(std::move(call_loc)), diags_(diags) {}
+                     DiagnosticEngine& diags, std::vector<SourceLoc> starts)
+    : stage_(stage), values_(std::move(values)), starts_(std::move(starts)), call_loc_(std::move(call_loc)),
+      diags_(diags) {}
 
 const Expr* StageArgs::get(std::string_view param) const {
   for (std::size_t i = 0; i < stage_.params.size(); ++i)
@@ -65,6 +66,11 @@ const SourceLoc& StageArgs::loc(std::string_view param) const {
 
 Diagnostic& StageArgs::error(const SourceLoc& loc, std::string message) {
   ok_ = false;
+  // An error about a whole value points where its argument starts (an item of a list keeps
+  // its own place).
+  for (std::size_t i = 0; i < values_.size() && i < starts_.size(); ++i)
+    if (values_[i] && values_[i]->loc == loc && starts_[i].valid())
+      return diags_.error(starts_[i], std::move(message), "fx-stage");
   return diags_.error(loc, std::move(message), "fx-stage");
 }
 

@@ -21,9 +21,11 @@ namespace fxc::frontend {
 
 class StageArgs {
  public:
-  /// `values[i]` is the value given for `stage.params[i]`, or nullptr.
+  /// `values[i]` is the value given for `stage.params[i]`, or nullptr; `starts[i]` where that
+  /// argument starts (its keyword, `f0=` of `f0=30 kHz`), where errors about the whole value
+  /// point, as the language's contract asks (empty: at the values).
   StageArgs(const StageSpec& stage, std::vector<const Expr*> values, SourceLoc call_loc,
-            DiagnosticEngine& diags);
+            DiagnosticEngine& diags, std::vector<SourceLoc> starts = {});
 
   bool ok() const { return ok_; }
   const StageSpec& stage() const { return stage_; }
@@ -65,6 +67,7 @@ class StageArgs {
 
   const StageSpec& stage_;
   std::vector<const Expr*> values_;
+  std::vector<SourceLoc> starts_;
   SourceLoc call_loc_;
   DiagnosticEngine& diags_;
   bool ok_ = true;

@@ -539,12 +539,15 @@ std::optional<StageOp> build_stage(const CallExpr& call, const SourceLoc& call_l
     return std::nullopt;
   }
 
-  StageArgs args(*stage, values, call_loc, diags);
+  std::vector<SourceLoc> starts(stage->params.size());
+  for (std::size_t i = 0; i < stage->params.size(); ++i)
+    if (given[i]) starts[i] = given[i]->loc();
+  StageArgs args(*stage, values, call_loc, diags, starts);
   std::optional<ir::Op> op = stage->build(args);
   if (!op || !args.ok()) return std::nullopt;
   StageOp out{std::move(*op), {}};
   for (std::size_t i = 0; i < stage->params.size(); ++i)
-    if (values[i]) out.arg_locs[std::string(stage->params[i].name)] = values[i]->loc;
+    if (values[i]) out.arg_locs[std::string(stage->params[i].name)] = given[i]->loc();
   return out;
 }
 
