@@ -123,10 +123,9 @@ class Parser {
       return false;
     }
     if (is_keyword(first.text)) {
-      if (peek(1).kind == TokenKind::equals) {
-        error_at(first, "'" + first.text + "' is a keyword and cannot be used as a name");
-        return false;
-      }
+      // The contract's identifiers reserve no word: `output = x | tanh()` binds a name, as
+      // `NAME = EXPR` does (no `output EXPR` starts with '=').
+      if (peek(1).kind == TokenKind::equals) return binding_statement();
       if (first.text == "graph") return graph_statement();
       if (first.text == "input") return input_statement();
       return output_statement();

@@ -192,7 +192,6 @@ TEST_CASE("fx parser: more syntax errors") {
                  Case{"input x : 0", "channel count must be a whole number of at least 1"},
                  Case{"input x : kHz", "expected a channel count after ':'"},
                  Case{"graph", "expected a graph name after 'graph', found end of file"},
-                 Case{"output = x", "'output' is a keyword and cannot be used as a name"},
                  Case{"outptu x", "found identifier 'outptu'"}, Case{"| x", "expected a statement"},
                  Case{"y = -x", "expected a number after the sign '-', found identifier 'x'"},
                  Case{"y = x |", "expected a stage after '|', found end of file"},
@@ -338,6 +337,15 @@ TEST_CASE("fx parser: a binary file given as a program is one error, named by it
   // Text with a stray Latin-1 byte in a comment reads as before.
   DiagnosticEngine latin1;
   CHECK(compile_fx_source("# caf\xe9 au lait\ninput x\noutput x\n", "latin1.fx", latin1).has_value());
+}
+
+TEST_CASE("graph, input and output bind names as any identifier does (the contract reserves no word)") {
+  DiagnosticEngine diags;
+  auto graph = compile_fx_source("input input\ngraph = input | gain(2)\noutput = graph | tanh()\noutput output\n",
+                                 "kw.fx", diags);
+  INFO(diags.str());
+  REQUIRE(graph.has_value());
+  CHECK(graph->size() == 4);  // input, gain, tanh, output
 }
 
 TEST_CASE("first_invalid_utf8: RFC 3629's well-formed sequences, and where the first other byte is") {

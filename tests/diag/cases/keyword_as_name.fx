@@ -1,2 +1,0 @@
-input x
-output = x | tanh()
