@@ -348,6 +348,15 @@ TEST_CASE("graph, input and output bind names as any identifier does (the contra
   CHECK(graph->size() == 4);  // input, gain, tanh, output
 }
 
+TEST_CASE("nearest_name: within a third of the word, else a name of 4 or more characters it begins with") {
+  const std::string_view names[] = {"butter", "bessel", "lowpass", "lowshelf", "gain"};
+  CHECK(nearest_name("buter", names) == "butter");
+  CHECK(nearest_name("butterworth", names) == "butter");
+  CHECK(nearest_name("lowpassfilter", names) == "lowpass");
+  CHECK(nearest_name("low", names) == std::nullopt);  // too short to say which
+  CHECK(nearest_name("compressor", names) == std::nullopt);
+}
+
 TEST_CASE("first_invalid_utf8: RFC 3629's well-formed sequences, and where the first other byte is") {
   CHECK_FALSE(first_invalid_utf8("plain ascii"));
   CHECK_FALSE(first_invalid_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x8e\xb5"));  // é € and a 4-byte emoji
