@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -93,6 +94,16 @@ inline long stats_counter(const std::string& err, const std::string& name) {
 }
 
 /// A signal file fxc wrote, in float64 (the test fails if it cannot be read).
+// Seeded noise in [-0.5, 0.5), written as float64 .npy at 48 kHz.
+inline void write_noise(const fs::path& path, std::size_t channels, std::size_t samples, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-0.5, 0.5);
+  fxc::Signal s(channels, samples);
+  for (std::size_t c = 0; c < channels; ++c)
+    for (double& v : s.f64(c)) v = u(rng);
+  REQUIRE(fxc::write_signal_file(path.string(), s, 48000, {}));
+}
+
 inline fxc::Signal load(const fs::path& path) {
   auto file = fxc::read_signal_file(path.string(), fxc::DType::f64);
   INFO("reading " << path.string());

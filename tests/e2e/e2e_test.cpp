@@ -686,6 +686,31 @@ TEST_CASE("fxc compile then fxc run at any value of a live parameter compiles no
     }
 }
 
+TEST_CASE("fxc compile of a graph without channel counts prepares mono and stereo runs, short and long") {
+  TempDir dir;
+  std::vector<std::string> env{"FXC_CACHE_DIR=" + (dir / "cache").string()};
+  auto fxc_in_dir = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), FXC_BINARY);
+    return fxc::test::run_command(args, dir.path(), env);
+  };
+  {
+    std::ofstream fx(dir / "any.fx");
+    fx << "input x\noutput x | butter(4, 30 Hz, highpass) | peaking(2 kHz, 1, 3 dB)\n";
+  }
+  require_success(fxc_in_dir({"compile", "any.fx"}));
+  // A mono file of 20 s takes the chunked scan (the highpass's decay asks for more than the
+  // shortest chunked length); a stereo file of 0.5 s, channel lanes.
+  write_noise(dir / "mono.npy", 1, 20 * 48000, 3);
+  write_noise(dir / "stereo.npy", 2, 24000, 4);
+  for (const char* input : {"mono.npy", "stereo.npy"}) {
+    CAPTURE(input);
+    CommandResult r = fxc_in_dir({"run", "any.fx", "-i", input, "-o", "y.npy", "--fs", "48000", "--stats"});
+    INFO(show(r));
+    REQUIRE(r.exit_code == 0);
+    CHECK(stats_counter(r.err, "compiles") == 0);
+  }
+}
+
 TEST_CASE("at float32, a declared range whose ends need different state precisions still compiles once") {
   // A highpass at 2 kHz keeps float32 state; at 20 Hz its poles need float64 state. Declared
   // over [20 Hz, 2 kHz], the range decides: compile, then any value, compiles nothing more.

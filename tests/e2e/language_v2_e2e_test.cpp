@@ -24,16 +24,6 @@ namespace {
 fs::path example(const std::string& name) { return fs::path(FXC_SOURCE_DIR) / "examples" / name; }
 
 
-// Seeded stereo noise, written as float64 .npy at 48 kHz.
-void write_noise(const fs::path& path, std::size_t channels, std::size_t samples, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-0.5, 0.5);
-  fxc::Signal s(channels, samples);
-  for (std::size_t c = 0; c < channels; ++c)
-    for (double& v : s.f64(c)) v = u(rng);
-  REQUIRE(fxc::write_signal_file(path.string(), s, 48000, {}));
-}
-
 double max_difference(const fxc::Signal& a, const fxc::Signal& b) {
   REQUIRE(a.channels() == b.channels());
   REQUIRE(a.samples() == b.samples());

@@ -67,19 +67,29 @@ int compile(const CompileOptions& o) {
   std::string directory;
   try {
     // The graph's own errors before any compile.
-    warn_unused_channels(inspect_file(o.graph), o.channels, o.channels_given);
+    const GraphInfo info = inspect_file(o.graph);
+    warn_unused_channels(info, o.channels, o.channels_given);
+    // Kernels depend on the channel count: without --channels, an input declared without one
+    // is compiled for mono and stereo files, the usual ones, so that `run` on either hits.
+    const bool undeclared = std::any_of(info.inputs.begin(), info.inputs.end(),
+                                        [](const PortInfo& p) { return p.channels == 0; });
+    const std::vector<int> channel_counts =
+        !o.channels_given && undeclared ? std::vector<int>{1, 2} : std::vector<int>{o.channels};
     if (o.target == "cuda" || o.target == "all")
-      for (DType dtype : dtypes) {
-        Options cuda = options;
-        cuda.dtype = dtype;
-        cuda.target = Target::cuda;
-        cuda.cuda_architecture = o.arch;
-        if (length) cuda.signal_length = static_cast<std::size_t>(*length);
-        bool fresh = compile_one(o, cuda, directory, warnings);
-        std::cout << "compiled the CUDA kernels of " << o.graph << " (" << name(dtype) << ") for "
-                  << (o.arch.empty() ? std::string("this machine's GPU") : o.arch) << " into " << directory
-                  << (fresh ? " (new)" : " (already cached)") << "\n";
-      }
+      for (DType dtype : dtypes)
+        for (int channels : channel_counts) {
+          Options cuda = options;
+          cuda.channels = channels;
+          cuda.dtype = dtype;
+          cuda.target = Target::cuda;
+          cuda.cuda_architecture = o.arch;
+          if (length) cuda.signal_length = static_cast<std::size_t>(*length);
+          bool fresh = compile_one(o, cuda, directory, warnings);
+          std::cout << "compiled the CUDA kernels of " << o.graph << " (" << name(dtype)
+                    << (channel_counts.size() > 1 ? ", " + std::to_string(channels) + " ch" : std::string())
+                    << ") for " << (o.arch.empty() ? std::string("this machine's GPU") : o.arch) << " into "
+                    << directory << (fresh ? " (new)" : " (already cached)") << "\n";
+        }
     if (o.target == "cuda") return kSuccess;
     // The strategy, and so the kernel, can depend on the signal's length: without --seconds,
     // compile for short signals, for those just long enough for time chunks, and for an hour,
@@ -95,13 +105,15 @@ int compile(const CompileOptions& o) {
     auto write_failures_before = counters().cache_write_failures.load();
     int sets = 0, fresh = 0;
     for (DType dtype : dtypes)
-      for (std::int64_t n : lengths) {
-        Options cpu = options;
-        cpu.dtype = dtype;
-        cpu.signal_length = static_cast<std::size_t>(n);
-        fresh += compile_one(o, cpu, directory, warnings) ? 1 : 0;
-        ++sets;
-      }
+      for (int channels : channel_counts)
+        for (std::int64_t n : lengths) {
+          Options cpu = options;
+          cpu.channels = channels;
+          cpu.dtype = dtype;
+          cpu.signal_length = static_cast<std::size_t>(n);
+          fresh += compile_one(o, cpu, directory, warnings) ? 1 : 0;
+          ++sets;
+        }
     // Filling the cache is the whole point of compile: kernels that could not be stored are a
     // failure here, where a run only warns and goes on.
     if (counters().cache_write_failures > write_failures_before)
