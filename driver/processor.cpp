@@ -232,25 +232,28 @@ Processor Program::processor() const {
 void Processor::prepare(std::size_t max_block, std::size_t max_frames) {
   Impl& s = impl();
   const Options& o = s.program.options();
-  s.max_block = max_block ? max_block : (o.max_block ? o.max_block : 4096);
-  if (s.max_block > (std::size_t{1} << 24))
-    throw_error("a Processor's blocks are at most 16777216 frames; got " + std::to_string(s.max_block));
-  int channels = o.channels;
-  s.input_channels.clear();
-  s.output_channels.clear();
+  // Everything is made first and kept only once all of it was: a prepare() that throws
+  // leaves the Processor as it was (max_block() included), still processing as before.
+  const std::size_t block = max_block ? max_block : (o.max_block ? o.max_block : 4096);
+  if (block > (std::size_t{1} << 24))
+    throw_error("a Processor's blocks are at most 16777216 frames; got " + std::to_string(block));
+  std::vector<int> input_channels, output_channels;
   for (const PortInfo& p : s.program.inputs()) {
     if (p.channels == 0)
       throw_error("the input '" + p.name + "' declares no channel count: give Options::channels for a Processor");
-    s.input_channels.push_back(p.channels);
+    input_channels.push_back(p.channels);
   }
-  s.spec = stream_specialization(s.program.impl(), channels, s.max_block);
-  const auto& spec = s.spec;
-  s.dtype = o.dtype;
+  auto spec = stream_specialization(s.program.impl(), o.channels, block);
   for (ir::NodeId id : spec->now->scheduled.outputs())
-    s.output_channels.push_back(spec->now->scheduled.node(id).type.channels);
-  auto made = BlockExecutor::create(spec->now->scheduled, spec->now->kernels, s.max_block,
-                                    spec->live.max_delay_lengths, max_frames);
+    output_channels.push_back(spec->now->scheduled.node(id).type.channels);
+  auto made = BlockExecutor::create(spec->now->scheduled, spec->now->kernels, block, spec->live.max_delay_lengths,
+                                    max_frames);
   if (!made) throw_error("cannot prepare the Processor: " + made.error(), "fxc-api");
+  s.max_block = block;
+  s.input_channels = std::move(input_channels);
+  s.output_channels = std::move(output_channels);
+  s.spec = std::move(spec);
+  s.dtype = o.dtype;
   s.executor.emplace(std::move(*made));
   s.in_ptrs.size(s.input_channels);
   s.out_ptrs.size(s.output_channels);

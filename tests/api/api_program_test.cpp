@@ -371,6 +371,26 @@ TEST_CASE("a Processor's blocks give the whole signal's output, bit for bit") {
   for (std::size_t i = 0; i < 5000; i += 97) CHECK(l[i] == doctest::Approx(y.f32(0)[i]).epsilon(1e-4));
 }
 
+TEST_CASE("a prepare() that throws leaves the Processor as it was") {
+  fxc::Options o = options(fxc::DType::f32);
+  o.max_block = 256;
+  fxc::Program program = fxc::Program::from_source(kEq, o);
+  fxc::Processor live = program.processor();
+  fxc::Processor twin = program.processor();
+  CHECK_THROWS_WITH_AS(live.prepare((std::size_t{1} << 24) + 1), doctest::Contains("at most 16777216 frames"),
+                       fxc::Error);
+  CHECK(live.max_block() == 256);  // it said 16777217, for buffers it never had
+  fxc::Signal x = noise(2, 256, fxc::DType::f32);
+  std::vector<float> a(256), b(256), c(256), d(256);
+  const float* in[] = {x.f32(0).data(), x.f32(1).data()};
+  float* out_live[] = {a.data(), b.data()};
+  float* out_twin[] = {c.data(), d.data()};
+  live.process(in, out_live, 256);
+  twin.process(in, out_twin, 256);
+  CHECK(a == c);
+  CHECK(b == d);
+}
+
 TEST_CASE("Processor: set from another thread, reset, state bytes") {
   fxc::Options o = options(fxc::DType::f32);
   o.max_block = 64;
