@@ -205,17 +205,30 @@ std::vector<std::int64_t> lookahead_latency(const Graph& graph) {
     return d.type == design::DynamicsType::limiter && d.unit == DelayUnit::samples ? static_cast<std::int64_t>(d.lookahead)
                                                                                     : 0;
   };
+  // A node that no input reaches but through a feedback edge (a loop's body: the delayed
+  // output it reads) is no path from the inputs at all: its limiters lengthen the loop, not
+  // the output's lateness. kUnreached marks it, and counts as nothing at the end.
+  constexpr std::int64_t kUnreached = -1;
   for (NodeId id : *order) {
     const Node& node = graph.node(id);
-    std::int64_t in = 0;
+    std::int64_t in = node.operands.empty() ? 0 : kUnreached;
     if (has_forward_operands(node.op))
       for (NodeId operand : node.operands) in = std::max(in, latency[operand]);
-    if (const auto* d = std::get_if<Dynamics>(&node.op)) in += own(*d);
-    if (const auto* chain = std::get_if<Chain>(&node.op))
-      for (const Stage& stage : chain->stages)
-        if (const auto* d = std::get_if<Dynamics>(&stage)) in += own(*d);
+    if (in != kUnreached) {
+      if (const auto* d = std::get_if<Dynamics>(&node.op)) in += own(*d);
+      // In a fused loop the stages from loop_read to loop_write are its body, as above.
+      if (const auto* chain = std::get_if<Chain>(&node.op)) {
+        bool in_body = false;
+        for (const Stage& stage : chain->stages) {
+          if (std::holds_alternative<LoopRead>(stage)) in_body = true;
+          if (std::holds_alternative<LoopWrite>(stage)) in_body = false;
+          if (const auto* d = std::get_if<Dynamics>(&stage); d && !in_body) in += own(*d);
+        }
+      }
+    }
     latency[id] = in;
   }
+  for (std::int64_t& l : latency) l = std::max<std::int64_t>(l, 0);
   return latency;
 }
 

@@ -47,8 +47,10 @@ std::vector<bool> reaching(const Graph& graph, const std::vector<NodeId>& sinks)
 
 /// For each node, the latency the graph's lookaheads add on the way to it, in samples: the
 /// largest sum, over the paths from the inputs (feedback edges left out), of the lookaheads of
-/// the limiters on the path (dynamics nodes and chain stages in samples, after design). A plugin
-/// host delays its other signals by an output's latency to line them up.
+/// the limiters on the path (dynamics nodes and chain stages in samples, after design). A
+/// limiter in a feedback loop's body (reached only through the loop's delay, or between a
+/// fused loop's loop_read and loop_write) lengthens the loop, not the output's lateness. A
+/// plugin host delays its other signals by an output's latency to line them up.
 std::vector<std::int64_t> lookahead_latency(const Graph& graph);
 
 }  // namespace fxc::ir

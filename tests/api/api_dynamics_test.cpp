@@ -334,6 +334,20 @@ TEST_CASE("an output's latency is the lookahead of the limiters on its way, keye
   CHECK(latency("input x : 2\noutput x | limiter(-1 dB, 10 ms, lookahead=2 ms, link=max)\n") == 96);
   // The longest path counts.
   CHECK(latency("input x : 2\na = x | limiter(-1 dB, 10 ms, lookahead=1 ms)\noutput a + x\n") == 48);
+  // A limiter in a feedback loop's body lengthens the loop, not the output: an impulse comes
+  // out at once (it said 48).
+  const std::string loop = "input x : 2\ny = x + 0.3 * (y | delay(10 ms) | limiter(-1 dB, 50 ms, lookahead=1 ms))\n";
+  CHECK(latency(loop + "output y\n") == 0);
+  CHECK(latency(loop + "output y | limiter(-1 dB, 10 ms, lookahead=0.5 ms)\n") == 24);
+  // Unfused, the loop's nodes reached only through its feedback edge count for nothing too.
+  fxc::Options unfused = options(fxc::DType::f64);
+  unfused.fuse = false;
+  CHECK(fxc::Program::from_source(loop + "output y\n", unfused).outputs().at(0).latency == 0);
+  // And the measured lateness agrees: an impulse at 100 comes out at 100.
+  fxc::Signal impulse(2, 400, fxc::DType::f64);
+  impulse.f64(0)[100] = 0.01;
+  fxc::Signal out = fxc::Program::from_source(loop + "output y\n", options(fxc::DType::f64)).run(impulse);
+  CHECK(out.at(0, 100) == doctest::Approx(0.01));
 }
 
 // NaN and infinite samples take the same path in the kernels as in the interpreter: a NaN
