@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <sys/mman.h>
@@ -46,7 +47,46 @@ std::string lower_extension(const std::string& path) {
 
 bool is_npy_bytes(std::string_view bytes) { return bytes.substr(0, 6) == std::string_view("\x93NUMPY", 6); }
 
-Expected<SignalFile, std::string> read_signal_bytes(const std::string& bytes, const std::string& name, DType dtype) {
+namespace {
+
+std::uint32_t le32(const std::string& b, std::size_t at) {
+  return static_cast<std::uint32_t>(static_cast<unsigned char>(b[at])) |
+         static_cast<std::uint32_t>(static_cast<unsigned char>(b[at + 1])) << 8 |
+         static_cast<std::uint32_t>(static_cast<unsigned char>(b[at + 2])) << 16 |
+         static_cast<std::uint32_t>(static_cast<unsigned char>(b[at + 3])) << 24;
+}
+
+void put_le32(std::string& b, std::size_t at, std::uint32_t v) {
+  for (int k = 0; k < 4; ++k) b[at + static_cast<std::size_t>(k)] = static_cast<char>(v >> (8 * k));
+}
+
+// A WAV written to a pipe by a program that did not know its length leaves the data chunk's
+// size at 0 (read as no samples: the stream lost without a word) or near 2^31 (read as
+// truncated). In a stream held whole, such a placeholder means "to the end": it becomes the
+// bytes that are there. (0xFFFFFFFF, ffmpeg's, libsndfile reads so already; a file on disk
+// keeps its header's word, and a short one is refused as truncated.)
+std::string with_streamed_wav_length(std::string bytes) {
+  if (bytes.size() < 12 || bytes.compare(0, 4, "RIFF") != 0 || bytes.compare(8, 4, "WAVE") != 0) return bytes;
+  for (std::size_t at = 12; at + 8 <= bytes.size();) {
+    const std::uint32_t size = le32(bytes, at + 4);
+    if (bytes.compare(at, 4, "data") == 0) {
+      const std::size_t rest = bytes.size() - (at + 8);
+      const bool placeholder = (size == 0 && rest > 0) || (size >= 0x7FFF0000u && size != 0xFFFFFFFFu && size > rest);
+      if (placeholder && rest <= 0xFFFFFFF0u && bytes.size() - 8 <= 0xFFFFFFFFu) {
+        put_le32(bytes, at + 4, static_cast<std::uint32_t>(rest));
+        put_le32(bytes, 4, static_cast<std::uint32_t>(bytes.size() - 8));
+      }
+      return bytes;
+    }
+    at += 8 + static_cast<std::size_t>(size) + (size & 1);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+Expected<SignalFile, std::string> read_signal_bytes(const std::string& given, const std::string& name, DType dtype) {
+  const std::string bytes = with_streamed_wav_length(given);
   MemoryFile file;
   if (file.fd < 0) return Unexpected{"cannot read '" + name + "': " + std::strerror(errno)};
   if (auto ok = write_all(file.fd, bytes.data(), bytes.size()); !ok)

@@ -47,7 +47,8 @@ bool is_npy_bytes(std::string_view bytes);
 
 /// Reads a whole file held in memory (standard input): .npy by its magic bytes, else audio
 /// through libsndfile (WAV, FLAC, ... recognised by their headers). `name` stands for it in
-/// messages ("cannot read '<stdin>': ...").
+/// messages ("cannot read '<stdin>': ..."). A WAV whose data size is a placeholder (0, or near
+/// 2^31, as written to a pipe before the length was known) is read to the end of the bytes.
 Expected<SignalFile, std::string> read_signal_bytes(const std::string& bytes, const std::string& name, DType dtype);
 
 /// The bytes `write_signal_file` would write to a file with this `extension` (".wav", ".npy",
