@@ -242,7 +242,7 @@ TEST_CASE("corpus mode's command-line errors, and -i with several values after o
   CHECK(r.exit_code == 0);
   CHECK(files_under(dir / "flat") == std::vector<std::string>{"a.wav", "b.wav"});
   require_success(run_fxc({"run", "g.fx", "-i", "corpus/a.wav", "corpus/x/b.wav", "-o", "a1.npy", "-o", "b1.npy",
-                           "--fs", "48000"},
+                           "--fs", "48000", "--batch"},
                           dir.path()));
   require_success(run_fxc({"run", "g.fx", "-i", "corpus/a.wav", "-o", "a2.npy"}, dir.path()));
   CHECK(read_file_bytes(dir / "a1.npy").size() == read_file_bytes(dir / "a2.npy").size());

@@ -269,9 +269,12 @@ TEST_CASE("a run whose second output cannot be written leaves the first untouche
 
 TEST_CASE("a wrong command line exits with status 2") {
   TempDir dir;
-  SUBCASE("more -i files than graph inputs: a batch, which then needs more -o files") {
+  SUBCASE("more -i files than graph inputs: the contract's exit 2, unless --batch asks for a batch") {
     check_failure(run_fxc({"run", graph("crossover.fx"), "-i", data("crossover_in.wav"), "-i",
                        data("crossover_in.wav"), "-o", "a.wav", "-o", "b.wav"}, dir.path()),
+                  2, "the graph has 1 input(s) but 2 -i file(s) were given (give --batch to run them as a batch of 2 items)");
+    check_failure(run_fxc({"run", graph("crossover.fx"), "-i", data("crossover_in.wav"), "-i",
+                       data("crossover_in.wav"), "-o", "a.wav", "-o", "b.wav", "--batch"}, dir.path()),
                   2, "4 -o file(s) are needed for a batch of 2 item(s) (2 -i files), but 2 were given");
   }
   SUBCASE("fewer -i files than graph inputs") {
@@ -540,7 +543,7 @@ TEST_CASE("several -i/-o groups run as one batch, each output as if run alone") 
   // Two mono items of different lengths, one forced to the other's rate.
   require_success(run_fxc({"run", graph("crossover.fx"), "-i", data("crossover_in.wav"), "-i",
                            data("mono_f64.npy"), "--fs", "44100", "-o", "w1.npy", "-o", "t1.npy",
-                           "-o", "w2.npy", "-o", "t2.npy", "--trace", "batch_trace.json"},
+                           "-o", "w2.npy", "-o", "t2.npy", "--trace", "batch_trace.json", "--batch"},
                           dir.path()));
   CHECK(read_file_bytes(dir / "batch_trace.json").find("\"traceEvents\"") != std::string::npos);
   require_success(run_fxc({"run", graph("crossover.fx"), "-i", data("mono_f64.npy"), "--fs",
@@ -560,7 +563,7 @@ TEST_CASE("several -i/-o groups run as one batch, each output as if run alone") 
     CHECK(worst <= 1e-12);  // float64; another strategy may run the batch (see docs/streaming.md)
   }
   check_failure(run_fxc({"run", graph("crossover.fx"), "-i", data("crossover_in.wav"), "-i",
-                         data("mono_f64.npy"), "--fs", "44100", "-o", "w1.npy", "-o", "t1.npy"},
+                         data("mono_f64.npy"), "--fs", "44100", "-o", "w1.npy", "-o", "t1.npy", "--batch"},
                         dir.path()),
                 2, "4 -o file(s) are needed for a batch of 2 item(s)");
 }
@@ -573,7 +576,7 @@ TEST_CASE("CUDA device: a batch on --target cuda, each output as SciPy's") {
   TempDir dir;
   CommandResult r = run_fxc({"run", graph("crossover.fx"), "-i", data("crossover_in.wav"), "-i",
                              data("crossover_in.wav"), "--target", "cuda", "--dtype", "f64", "-o", "w1.npy",
-                             "-o", "t1.npy", "-o", "w2.npy", "-o", "t2.npy"},
+                             "-o", "t1.npy", "-o", "w2.npy", "-o", "t2.npy", "--batch"},
                             dir.path());
   const char* kNoDriver =
       "error: no CUDA driver (libcuda.so.1 not found): --target cuda needs an NVIDIA GPU and its "

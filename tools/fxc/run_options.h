@@ -26,6 +26,7 @@ struct RunOptions {
   std::vector<std::string> sets;
   std::string trace, cache_dir;
   bool stats = false;
+  bool batch = false;  ///< -i/-o given k times the graph's inputs and outputs run as k items
   bool time_passes = false;
   int threads = 0;  // --threads: 0 for the default
   std::string pipe_format;  // --pipe-format wav|npy: "" follows the input's kind
