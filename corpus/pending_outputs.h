@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "formats/signal_file.h"
+#include "support/file_io.h"
 
 namespace fxc::corpus {
 
@@ -34,33 +35,15 @@ class PendingOutputs {
   }
   Expected<std::monostate, std::string> write(const std::string& path, const Signal& signal,
                                               std::optional<double> fs_hz, const WriteOptions& o) {
-    namespace fs = std::filesystem;
-    fs::path target(path);
-    std::error_code error;
-    if (fs::is_symlink(target, error))
-      if (fs::path resolved = fs::canonical(target, error); !error) target = resolved;
-    // Anything but a regular file or a new name is written (or refused) where it is, never
-    // replaced by a rename: a device or a pipe in place, a directory or a socket refused.
-    fs::file_type type = fs::status(target, error).type();
-    if (type != fs::file_type::regular && type != fs::file_type::not_found && type != fs::file_type::none)
-      return write_signal_file(path, signal, fs_hz, o);
-    // The number keeps two outputs of one name (in a batch, through links; the files of a
-    // corpus written by several threads) apart.
-    static std::atomic<unsigned long long> written{0};
-    std::string pending = (target.parent_path() / (std::string(kPendingPrefix) + std::to_string(getpid()) + "-" +
-                                                   std::to_string(written++) + "-" +
-                                                   fs::path(path).filename().string()))
-                              .string();
-    auto ok = write_signal_file(pending, signal, fs_hz, o);
-    if (!ok) {
-      // The message names the file the user gave, not the pending one.
-      std::string message = ok.error(), prefix = "cannot write '" + pending + "'";
-      if (message.rfind(prefix, 0) == 0) message = "cannot write '" + path + "'" + message.substr(prefix.size());
-      return Unexpected{message};
-    }
-    files_.push_back({pending, target.string(), path});
-    return std::monostate{};
+    return write_with(path, [&](const std::string& name) { return write_signal_file(name, signal, fs_hz, o); });
   }
+  /// Bytes as they are (a stream state), under a pending name like the signals.
+  Expected<std::monostate, std::string> write_bytes(const std::string& path, const std::string& bytes) {
+    return write_with(path, [&](const std::string& name) {
+      return write_file_atomically(name, [&](int fd, const std::string&) { return write_all(fd, bytes.data(), bytes.size()); });
+    });
+  }
+  /// Renames every output written into place.
   Expected<std::monostate, std::string> commit() {
     for (const File& file : files_) {
       std::error_code error;
@@ -72,6 +55,37 @@ class PendingOutputs {
   }
 
  private:
+  // `write(name)` writes the output under `name`: a pending one beside `path`, or `path` itself
+  // for a device or a pipe.
+  template <class Write>
+  Expected<std::monostate, std::string> write_with(const std::string& path, Write write) {
+    namespace fs = std::filesystem;
+    fs::path target(path);
+    std::error_code error;
+    if (fs::is_symlink(target, error))
+      if (fs::path resolved = fs::canonical(target, error); !error) target = resolved;
+    // Anything but a regular file or a new name is written (or refused) where it is, never
+    // replaced by a rename: a device or a pipe in place, a directory or a socket refused.
+    fs::file_type type = fs::status(target, error).type();
+    if (type != fs::file_type::regular && type != fs::file_type::not_found && type != fs::file_type::none)
+      return write(path);
+    // The number keeps two outputs of one name (in a batch, through links; the files of a
+    // corpus written by several threads) apart.
+    static std::atomic<unsigned long long> written{0};
+    std::string pending = (target.parent_path() / (std::string(kPendingPrefix) + std::to_string(getpid()) + "-" +
+                                                   std::to_string(written++) + "-" +
+                                                   fs::path(path).filename().string()))
+                              .string();
+    auto ok = write(pending);
+    if (!ok) {
+      // The message names the file the user gave, not the pending one.
+      std::string message = ok.error(), prefix = "cannot write '" + pending + "'";
+      if (message.rfind(prefix, 0) == 0) message = "cannot write '" + path + "'" + message.substr(prefix.size());
+      return Unexpected{message};
+    }
+    files_.push_back({pending, target.string(), path});
+    return std::monostate{};
+  }
   struct File {
     std::string pending;  ///< the name it is written under
     std::string target;   ///< where it is renamed to (a symbolic link's target)

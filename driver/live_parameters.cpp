@@ -179,7 +179,12 @@ std::optional<LiveAnalysis> analyse_live_parameters(const GraphSource& source, c
   // 2. Ranges.
   auto base_graph = lower_marked(source, out.live, values, diags);
   if (!base_graph) return std::nullopt;
-  auto base = chain_facts(*base_graph, request, target, diags);
+  // Its errors are the compile's; its warnings (a design's float64 rounding) the compile
+  // gives again, and would be said twice.
+  DiagnosticEngine base_diags;
+  auto base = chain_facts(*base_graph, request, target, base_diags);
+  for (const Diagnostic& d : base_diags.diagnostics())
+    if (d.severity == Severity::error) diags.report(d);
   if (!base) return std::nullopt;
   for (const auto& [id, f] : base->chains) {
     out.pole_radius[id] = f.radius;

@@ -71,7 +71,12 @@ std::string with_streamed_wav_length(std::string bytes) {
     const std::uint32_t size = le32(bytes, at + 4);
     if (bytes.compare(at, 4, "data") == 0) {
       const std::size_t rest = bytes.size() - (at + 8);
-      const bool placeholder = (size == 0 && rest > 0) || (size >= 0x7FFF0000u && size != 0xFFFFFFFFu && size > rest);
+      // Only where the RIFF size does not describe these bytes either: an empty WAV with
+      // metadata after its data chunk (a LIST or id3 chunk) keeps its empty data.
+      const std::uint32_t riff = le32(bytes, 4);
+      const bool riff_unknown = riff == 0 || riff >= 0x7FFF0000u || riff != bytes.size() - 8;
+      const bool placeholder =
+          riff_unknown && ((size == 0 && rest > 0) || (size >= 0x7FFF0000u && size != 0xFFFFFFFFu && size > rest));
       if (placeholder && rest <= 0xFFFFFFF0u && bytes.size() - 8 <= 0xFFFFFFFFu) {
         put_le32(bytes, at + 4, static_cast<std::uint32_t>(rest));
         put_le32(bytes, 4, static_cast<std::uint32_t>(bytes.size() - 8));

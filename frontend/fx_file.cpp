@@ -72,7 +72,7 @@ Parsed parse_text(std::string_view text, const std::string& file, DiagnosticEngi
   }
   DiagnosticEngine lexing;
   std::vector<Token> tokens = lex(text, file, lexing);
-  if (std::optional<std::string> why = binary_after_lexing(text, lexing)) {
+  if (std::optional<std::string> why = binary_after_lexing(text, tokens, lexing)) {
     diags.error({}, "cannot read '" + file + "': " + *why, "fx-lex");
     return {Ast{file, {}}, true};
   }
@@ -103,23 +103,27 @@ std::optional<std::string> binary_content(std::string_view text) {
   return "it holds binary data (a NUL byte on line " + std::to_string(line) + "), not the text of a .fx program";
 }
 
-std::optional<std::string> binary_after_lexing(std::string_view text, const DiagnosticEngine& lexing) {
-  // The lexer gives up after kMaxUnexpectedCharacters; where that comes of bytes that are
-  // not UTF-8, the file is no text at all (an MP3 without a NUL byte, a compressed file), and
-  // twenty reports of single bytes would say less than one. A file of text with stray bytes
-  // (a Latin-1 comment) reads as it did: the lexer does not give up on it.
-  const bool gave_up = std::any_of(lexing.diagnostics().begin(), lexing.diagnostics().end(), [](const Diagnostic& d) {
-    return d.message.ends_with("so the rest of it is not read");
-  });
-  if (!gave_up) return std::nullopt;
+std::optional<std::string> binary_after_lexing(std::string_view text, const std::vector<Token>& tokens,
+                                               const DiagnosticEngine& lexing) {
+  // The lexer gives up after 20 unexpected characters; where most of those are bytes that are
+  // not UTF-8 (an error token "\xNN" of 0x80 or more), the file is no text at all (an MP3
+  // without a NUL byte, a compressed file), and twenty reports of single bytes would say less
+  // than one. Text with stray bytes (a Latin-1 comment) reads as it did, and text with other
+  // stray characters gets its reports.
+  constexpr std::size_t kGivenUpAfter = 20;
+  std::size_t not_utf8 = 0;
+  for (const Token& t : tokens)
+    if (t.kind == TokenKind::error && t.text.size() == 4 && t.text.starts_with("\\x") &&
+        std::string_view("89abcdef").find(t.text[2]) != std::string_view::npos)
+      ++not_utf8;
+  if (lexing.error_count() <= kGivenUpAfter || 2 * not_utf8 < kGivenUpAfter) return std::nullopt;
   std::optional<std::size_t> bad = first_invalid_utf8(text);
   if (!bad) return std::nullopt;
   static constexpr char kHex[] = "0123456789abcdef";
   const auto byte = static_cast<unsigned char>(text[*bad]);
   long long line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(*bad), '\n');
   return std::string("it holds binary data (the byte 0x") + kHex[byte >> 4] + kHex[byte & 15] + " on line " +
-         std::to_string(line) + " is not UTF-8), not the text of a .fx "
-         "program";
+         std::to_string(line) + " is not UTF-8), not the text of a .fx program";
 }
 
 std::optional<Ast> parse_fx_source(std::string_view text, const std::string& file,

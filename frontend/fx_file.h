@@ -9,6 +9,7 @@
 
 #include "frontend/ast.h"
 #include "frontend/parameters.h"
+#include "frontend/token.h"
 #include "ir/graph.h"
 #include "support/diagnostics.h"
 
@@ -66,7 +67,8 @@ bool apply_constant_overrides(Ast& ast, const std::vector<ConstantOverride>& ove
 std::optional<std::string> binary_content(std::string_view text);
 /// Why `text`, lexed with the reports in `lexing`, is binary data after all: the lexer gave up
 /// on bytes that are not UTF-8. Nothing for text (a stray Latin-1 byte in a comment reads).
-std::optional<std::string> binary_after_lexing(std::string_view text, const DiagnosticEngine& lexing);
+std::optional<std::string> binary_after_lexing(std::string_view text, const std::vector<Token>& tokens,
+                                               const DiagnosticEngine& lexing);
 
 /// The contents of the file at `path`, or nullopt after reporting (code "fx-io") why it
 /// cannot be read.

@@ -84,7 +84,7 @@ bool resolve_imports(Ast& ast, DiagnosticEngine& diags) {
       if (!source || !seen.insert(source->key).second) continue;
       DiagnosticEngine lexing;
       std::vector<Token> tokens = lex(source->text, source->name, lexing);
-      if (std::optional<std::string> why = binary_after_lexing(source->text, lexing)) {
+      if (std::optional<std::string> why = binary_after_lexing(source->text, tokens, lexing)) {
         diags.error(im->path_loc, "cannot import '" + im->path + "': " + *why, kCode);
         ast.import_failed = true;
         continue;

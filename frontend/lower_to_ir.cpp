@@ -104,8 +104,12 @@ class Lowerer {
                      "the graph has no input; declare one with 'input NAME' or "
                      "'input NAME : CHANNELS'",
                      kCode);
-      if (!has_output_)
-        diags_.error(file, "the graph has no output; add one with 'output EXPR'", kCode);
+      if (!has_output_) {
+        Diagnostic& d = diags_.error(file, "the graph has no output; add one with 'output EXPR'", kCode);
+        // `output = x | ...` binds a name (the contract reserves no word): a likely slip.
+        if (auto named = bound_at_.find("output"); named != bound_at_.end())
+          note(d, named->second, "'output' is bound as a name here; to output a signal, write 'output EXPR' (no '=')");
+      }
     }
     if (diags_.error_count() == errors_before) outputs_fed_by_inputs();
     if (diags_.error_count() > errors_before) return std::nullopt;

@@ -85,13 +85,14 @@ class FilterDesigner {
     if (!(error > kWarnAbove)) return;
     context_.diags.warning(
         graph_.node(id).loc,
-        "this filter amplifies float64's rounding: its output's error is about " +
-            (!std::isfinite(error) ? std::string("unbounded")
-             : error >= 1          ? fmt::format("{:.0f} times its level", error)
-                                   : fmt::format("{:.1g} of its level", error)) +
-            " (relative RMS, measured on noise against extended precision), in fxc as in SciPy; its poles "
-            "crowd together near z = 1 or z = -1 (a high order with a very wide or very narrow band): a lower "
-            "order, or the filter split into two, keeps it accurate",
+        !std::isfinite(error)
+            ? std::string("this filter's output overflows in float64 on noise of full scale (its sections' "
+                          "gains multiply past the largest double): scale its sections, or split it")
+            : "this filter amplifies float64's rounding: its output's error is about " +
+                  (error >= 1 ? fmt::format("{:.2g} times its level", error) : fmt::format("{:.2g} of its level", error)) +
+                  " (relative RMS, measured on noise against extended precision), in fxc as in SciPy; its poles "
+                  "crowd together near z = 1 or z = -1 (a high order with a very wide or very narrow band): a lower "
+                  "order, or the filter split into two, keeps it accurate",
         "fx-design");
   }
 

@@ -34,14 +34,15 @@ std::optional<std::string> nearest_name(std::string_view word,
   }
   // A suggestion further than a third of the word away is noise, not help.
   if (best && best_distance <= std::max<std::size_t>(2, word.size() / 3)) return best;
-  // Else a name the word begins with, or that begins with the word, of 4 characters or more
-  // in common ('butterworth' for 'butter', 'lowshelving' for 'lowshelf'): the longest.
+  // Else the one name of 4 characters or more that the word begins with ('butterworth' for
+  // 'butter'); none where several do, or where the word is only the start of names ('high'
+  // begins highpass and highshelf alike).
   std::optional<std::string> prefix;
-  for (std::string_view c : candidates) {
-    const std::string_view shorter = c.size() < word.size() ? c : word, longer = c.size() < word.size() ? word : c;
-    if (shorter.size() >= 4 && longer.starts_with(shorter) && (!prefix || c.size() > prefix->size()))
+  for (std::string_view c : candidates)
+    if (c.size() >= 4 && word.size() > c.size() && word.starts_with(c)) {
+      if (prefix) return std::nullopt;
       prefix = std::string(c);
-  }
+    }
   return prefix;
 }
 

@@ -712,6 +712,17 @@ TEST_CASE("fxc compile of a graph without channel counts prepares mono and stere
     REQUIRE(r.exit_code == 0);
     CHECK(stats_counter(r.err, "compiles") == 0);
   }
+  // A graph that takes only one of the two counts compiles for that one (it failed for both).
+  {
+    std::ofstream fx(dir / "mono_only.fx");
+    fx << "input x\ninput y : 1\noutput x + y\n";
+  }
+  require_success(fxc_in_dir({"compile", "mono_only.fx"}));
+  {
+    std::ofstream fx(dir / "stereo_only.fx");
+    fx << "input x\nl, r = x\noutput l + r\n";
+  }
+  require_success(fxc_in_dir({"compile", "stereo_only.fx"}));
 }
 
 TEST_CASE("at float32, a declared range whose ends need different state precisions still compiles once") {
@@ -790,6 +801,13 @@ TEST_CASE("-o - with a state: standard output is written before the state, and i
                                 dir.path());
   CHECK(trace.exit_code == 2);
   CHECK(trace.err.find("--trace '/dev/stdout' is where standard output goes") != std::string::npos);
+  // A state that cannot be written fails the run before anything reaches standard output
+  // (the contract: nothing is written to -o unless the run succeeded).
+  CommandResult nodir = run_fxc({"run", "d.fx", "-i", "x.npy", "-o", "-", "--fs", "48000", "--save-state",
+                                 "missing/st.bin"},
+                                dir.path());
+  CHECK(nodir.exit_code == 1);
+  CHECK(nodir.out.empty());
   // Written normally, both are there.
   CommandResult ok = fxc::test::run_command({"/bin/sh", "-c", fxc + " > out.npy"}, dir.path());
   CHECK(ok.exit_code == 0);

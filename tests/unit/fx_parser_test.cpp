@@ -334,9 +334,13 @@ TEST_CASE("fx parser: a binary file given as a program is one error, named by it
             }() +
             " on line " + std::to_string(2 + std::count(noise.begin(), noise.begin() + *first_invalid_utf8(noise), '\n')) +
             " is not UTF-8), not the text of a .fx program [fx-lex]\n");
-  // Text with a stray Latin-1 byte in a comment reads as before.
+  // Text with a stray Latin-1 byte in a comment reads as before, and its other mistakes are
+  // reported as they are, not as binary data.
   DiagnosticEngine latin1;
   CHECK(compile_fx_source("# caf\xe9 au lait\ninput x\noutput x\n", "latin1.fx", latin1).has_value());
+  const std::string dollars = errors_of("# caf\xe9\ninput x\noutput x " + std::string(25, '$') + "\n");
+  CHECK(dollars.find("binary") == std::string::npos);
+  CHECK(dollars.find("unexpected character '$'") != std::string::npos);
 }
 
 TEST_CASE("graph, input and output bind names as any identifier does (the contract reserves no word)") {
@@ -348,13 +352,17 @@ TEST_CASE("graph, input and output bind names as any identifier does (the contra
   CHECK(graph->size() == 4);  // input, gain, tanh, output
 }
 
-TEST_CASE("nearest_name: within a third of the word, else a name of 4 or more characters it begins with") {
+TEST_CASE("nearest_name: within a third of the word, else the one name of 4 or more characters it begins with") {
   const std::string_view names[] = {"butter", "bessel", "lowpass", "lowshelf", "gain"};
   CHECK(nearest_name("buter", names) == "butter");
   CHECK(nearest_name("butterworth", names) == "butter");
   CHECK(nearest_name("lowpassfilter", names) == "lowpass");
   CHECK(nearest_name("low", names) == std::nullopt);  // too short to say which
   CHECK(nearest_name("compressor", names) == std::nullopt);
+  const std::string_view both[] = {"highpass", "highshelf"};
+  CHECK(nearest_name("high", both) == std::nullopt);  // the start of two names: neither
+  const std::string_view nested[] = {"fold", "folder"};
+  CHECK(nearest_name("folderitemslist", nested) == std::nullopt);  // begins with both: ambiguous
 }
 
 TEST_CASE("first_invalid_utf8: RFC 3629's well-formed sequences, and where the first other byte is") {

@@ -252,6 +252,13 @@ TEST_CASE("a WAV on standard input whose data size is a placeholder is read to i
   }
   // A size that is no placeholder and more than there is: truncated, refused as before.
   CHECK_FALSE(read_signal_bytes(wav_with_sizes(36 + 76800, 76800), "<stdin>", DType::f32));
+  // An empty WAV whose RIFF size is right and whose data chunk is followed by metadata keeps
+  // its empty data: the metadata is no samples.
+  std::string empty = wav_with_sizes(0, 0).substr(0, 44) + "LIST" + std::string("\x04\0\0\0", 4) + "INFO";
+  for (int k = 0; k < 4; ++k) empty[4 + static_cast<std::size_t>(k)] = static_cast<char>((empty.size() - 8) >> (8 * k));
+  auto none = read_signal_bytes(empty, "<stdin>", DType::f32);
+  REQUIRE(none);
+  CHECK(none->signal.samples() == 0);
 }
 
 TEST_CASE("integer outputs clip out-of-range samples instead of wrapping around") {

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <fxc/fxc.h>
 
+#include <optional>
 #include <set>
 #include <cmath>
 #include <iostream>
@@ -73,8 +74,27 @@ int compile(const CompileOptions& o) {
     // is compiled for mono and stereo files, the usual ones, so that `run` on either hits.
     const bool undeclared = std::any_of(info.inputs.begin(), info.inputs.end(),
                                         [](const PortInfo& p) { return p.channels == 0; });
-    const std::vector<int> channel_counts =
+    std::vector<int> channel_counts =
         !o.channels_given && undeclared ? std::vector<int>{1, 2} : std::vector<int>{o.channels};
+    if (channel_counts.size() > 1) {
+      // A graph that takes only one of them (`l, r = x` is stereo; `x + y` with `y : 1`, mono)
+      // is compiled for that one; one that takes neither reports mono's error, as before.
+      std::vector<int> usable;
+      std::optional<Error> first;
+      for (int channels : channel_counts) {
+        Options probe = options;
+        probe.channels = channels;
+        probe.compile_kernels = false;
+        try {
+          (void)Program::from_file(o.graph, probe);
+          usable.push_back(channels);
+        } catch (const Error& e) {
+          if (!first) first = e;
+        }
+      }
+      if (usable.empty()) throw *first;
+      channel_counts = usable;
+    }
     if (o.target == "cuda" || o.target == "all")
       for (DType dtype : dtypes)
         for (int channels : channel_counts) {

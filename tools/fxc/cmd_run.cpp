@@ -342,18 +342,15 @@ int run(const RunOptions& o) {
   // The trace before the outputs' renames: a trace that cannot be written fails the run, and
   // a failed run leaves the outputs as they were.
   if (auto ok = write_trace(o.trace); !ok) return user_error(ok.error());
-  // Standard output before the state and the files' renames: a reader that closed the pipe
-  // (or a full disk behind it) fails the run before a state is saved that a next run would
-  // continue from audio nobody received.
+  // The state is written under a pending name with the files, then standard output, then all
+  // are renamed into place: a state that cannot be written fails the run before anything
+  // reaches standard output, and a reader that closed the pipe (or a full disk behind it)
+  // fails it before a state is saved that a next run would continue from audio nobody got.
+  if (saved_state)
+    if (auto ok = pending.write_bytes(o.save_state, *saved_state); !ok) return user_error(ok.error());
   if (piped)
     if (auto ok = write_all(STDOUT_FILENO, piped->data(), piped->size()); !ok)
       return user_error("cannot write '<stdout>': " + ok.error());
-  if (saved_state) {
-    auto ok = write_file_atomically(o.save_state, [&](int fd, const std::string&) {
-      return write_all(fd, saved_state->data(), saved_state->size());
-    });
-    if (!ok) return user_error(ok.error());
-  }
   if (auto ok = pending.commit(); !ok) return user_error(ok.error());
 
   if (o.stats) {

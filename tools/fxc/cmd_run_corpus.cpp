@@ -71,6 +71,7 @@ int run_corpus(const RunOptions& o) {
     throw UsageError{"standard input ('-i -') is one signal: it cannot be part of a corpus run"};
   if (o.block) throw UsageError{"--block streams one file: it cannot be used with a corpus run"};
   if (o.batch) throw UsageError{"--batch runs -i/-o groups as one batch: a corpus run takes its files one by one"};
+  if (o.trace == "-") throw UsageError{"--trace takes a file name; '-' (standard input or output) is for -i and -o"};
   if (!o.load_state.empty() || !o.save_state.empty())
     throw UsageError{"--load-state and --save-state keep one stream's state: they cannot be used with a corpus run"};
   if (!o.pipe_format.empty()) throw UsageError{"--pipe-format applies to '-o -': a corpus run writes files"};
