@@ -119,10 +119,8 @@ std::optional<std::string> binary_after_lexing(std::string_view text, const std:
   if (lexing.error_count() <= kGivenUpAfter || 2 * not_utf8 < kGivenUpAfter) return std::nullopt;
   std::optional<std::size_t> bad = first_invalid_utf8(text);
   if (!bad) return std::nullopt;
-  static constexpr char kHex[] = "0123456789abcdef";
-  const auto byte = static_cast<unsigned char>(text[*bad]);
   long long line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(*bad), '\n');
-  return std::string("it holds binary data (the byte 0x") + kHex[byte >> 4] + kHex[byte & 15] + " on line " +
+  return "it holds binary data (the byte 0x" + hex_digits(static_cast<unsigned char>(text[*bad])) + " on line " +
          std::to_string(line) + " is not UTF-8), not the text of a .fx program";
 }
 

@@ -364,9 +364,7 @@ class Lexer {
     advance(length);
     // A control character or a byte that is not UTF-8 (a binary file) is shown by its code.
     if (length == 1 && (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7F)) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      unsigned char byte = static_cast<unsigned char>(c);
-      shown = std::string("\\x") + kHex[byte >> 4] + kHex[byte & 15];
+      shown = "\\x" + hex_digits(static_cast<unsigned char>(c));
     }
     diags_.error(loc, "unexpected character '" + shown + "'", "fx-lex");
     push_error(loc, shown);

@@ -46,6 +46,11 @@ std::optional<std::string> nearest_name(std::string_view word,
   return prefix;
 }
 
+std::string hex_digits(unsigned char byte) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  return {kHex[byte >> 4], kHex[byte & 15]};
+}
+
 std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
   std::size_t i = 0;
   while (i < text.size()) {

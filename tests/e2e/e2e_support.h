@@ -55,11 +55,12 @@ class TempDir {
   fs::path path_;
 };
 
-// Runs `fxc ARGS...` in `cwd`.
-inline CommandResult run_fxc(const std::vector<std::string>& args, const fs::path& cwd) {
+// Runs `fxc ARGS...` in `cwd`, with `env` (NAME=VALUE) added to the environment.
+inline CommandResult run_fxc(const std::vector<std::string>& args, const fs::path& cwd,
+                             const std::vector<std::string>& env = {}) {
   std::vector<std::string> argv{FXC_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
-  return fxc::test::run_command(argv, cwd);
+  return fxc::test::run_command(argv, cwd, env);
 }
 
 inline std::string show(const CommandResult& r) {

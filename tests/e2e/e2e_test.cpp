@@ -668,10 +668,7 @@ TEST_CASE("every fxc command the README shows runs, on fixture files") {
 TEST_CASE("fxc compile then fxc run at any value of a live parameter compiles nothing more") {
   TempDir dir;
   std::vector<std::string> env{"FXC_CACHE_DIR=" + (dir / "cache").string()};
-  auto fxc_in_dir = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), FXC_BINARY);
-    return fxc::test::run_command(args, dir.path(), env);
-  };
+  auto fxc_in_dir = [&](const std::vector<std::string>& args) { return run_fxc(args, dir.path(), env); };
   fs::path eq = fs::path(FXC_SOURCE_DIR) / "examples" / "eq.fx";
   require_success(fxc_in_dir({"compile", eq.string()}));
   // eq.fx declares fc in [20 Hz, 120 Hz]: its ends, values between, whole files and blocks.
@@ -692,10 +689,7 @@ TEST_CASE("fxc compile then fxc run at any value of a live parameter compiles no
 TEST_CASE("fxc compile of a graph without channel counts prepares mono and stereo runs, short and long") {
   TempDir dir;
   std::vector<std::string> env{"FXC_CACHE_DIR=" + (dir / "cache").string()};
-  auto fxc_in_dir = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), FXC_BINARY);
-    return fxc::test::run_command(args, dir.path(), env);
-  };
+  auto fxc_in_dir = [&](const std::vector<std::string>& args) { return run_fxc(args, dir.path(), env); };
   {
     std::ofstream fx(dir / "any.fx");
     fx << "input x\noutput x | butter(4, 30 Hz, highpass) | peaking(2 kHz, 1, 3 dB)\n";
@@ -734,10 +728,7 @@ TEST_CASE("at float32, a declared range whose ends need different state precisio
     std::ofstream fx(dir / "hp.fx");
     fx << "input x\nfc = 1 kHz in [20 Hz, 2 kHz]\noutput x | butter(4, fc, highpass)\n";
   }
-  auto fxc_in_dir = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), FXC_BINARY);
-    return fxc::test::run_command(args, dir.path(), env);
-  };
+  auto fxc_in_dir = [&](const std::vector<std::string>& args) { return run_fxc(args, dir.path(), env); };
   require_success(fxc_in_dir({"compile", "hp.fx", "--dtype", "f32", "--channels", "2"}));
   for (std::string value : {"2kHz", "20Hz"}) {
     CAPTURE(value);

@@ -327,11 +327,7 @@ TEST_CASE("fx parser: a binary file given as a program is one error, named by it
   }
   CHECK(errors_of("input x\n" + noise) ==
         "error: cannot read 'deep.fx': it holds binary data (the byte 0x" +
-            [&] {
-              static constexpr char kHex[] = "0123456789abcdef";
-              const auto b = static_cast<unsigned char>(noise[*first_invalid_utf8(noise)]);
-              return std::string{kHex[b >> 4], kHex[b & 15]};
-            }() +
+            hex_digits(static_cast<unsigned char>(noise[*first_invalid_utf8(noise)])) +
             " on line " + std::to_string(2 + std::count(noise.begin(), noise.begin() + *first_invalid_utf8(noise), '\n')) +
             " is not UTF-8), not the text of a .fx program [fx-lex]\n");
   // Text with a stray Latin-1 byte in a comment reads as before, and its other mistakes are
