@@ -56,7 +56,8 @@ Expected<std::string, std::string> expand(const std::string& pattern, const Inpu
       if (input.relative_dir.empty() && i + 1 < pattern.size() && pattern[i + 1] == '/') ++i;
     } else {
       return Unexpected{"unknown field '{" + field + "}' in the output pattern '" + pattern +
-                        "' (fields: {stem} {name} {ext} {dir} {output})"};
+                        "' (fields: {stem} {name} {ext} {dir} {output}; '{{' and '}}' are literal "
+                        "braces)"};
     }
   }
   if (out.empty()) return Unexpected{"the output pattern '" + pattern + "' gives an empty name"};

@@ -50,7 +50,11 @@ std::string quoted(std::string_view name) {
 
 StageArgs::StageArgs(const StageSpec& stage, std::vector<const Expr*> values, SourceLoc call_loc,
                      DiagnosticEngine& diags, std::vector<SourceLoc> starts)
-    : stage_(stage), values_(std::move(values)), starts_(std::move(starts)), call_loc_(std::move(call_loc)),
+    : stage_(stage),
+      values_(std::move(values)),
+      starts_(std::move(starts)),
+      failed_(values_.size(), false),
+      call_loc_(std::move(call_loc)),
       diags_(diags) {}
 
 const Expr* StageArgs::get(std::string_view param) const {
@@ -64,8 +68,29 @@ const SourceLoc& StageArgs::loc(std::string_view param) const {
   return e ? e->loc : call_loc_;
 }
 
+namespace {
+
+// Whether `loc` is where `e` or one of its items (a list's, a matrix row's) was written.
+bool written_at(const Expr& e, const SourceLoc& loc) {
+  if (e.loc == loc) return true;
+  if (const auto* list = e.as<ListExpr>())
+    for (const Expr& item : list->items)
+      if (written_at(item, loc)) return true;
+  return false;
+}
+
+}  // namespace
+
+bool StageArgs::failed(std::string_view param) const {
+  for (std::size_t i = 0; i < stage_.params.size() && i < failed_.size(); ++i)
+    if (stage_.params[i].name == param) return failed_[i];
+  return false;
+}
+
 Diagnostic& StageArgs::error(const SourceLoc& loc, std::string message) {
   ok_ = false;
+  for (std::size_t i = 0; i < values_.size(); ++i)
+    if (values_[i] && written_at(*values_[i], loc)) failed_[i] = true;
   // An error about a whole value points where its argument starts (an item of a list keeps
   // its own place).
   for (std::size_t i = 0; i < values_.size() && i < starts_.size(); ++i)

@@ -35,8 +35,13 @@ class StageArgs {
   /// Where `param`'s value was written, or the call's location when it was not given.
   const SourceLoc& loc(std::string_view param) const;
 
-  /// Reports `message` at `loc` (code "fx-stage") and marks the call as failed.
+  /// Reports `message` at `loc` (code "fx-stage") and marks the call as failed, and the
+  /// argument `loc` lies in, if any.
   Diagnostic& error(const SourceLoc& loc, std::string message);
+  /// Whether an error was reported about `param`'s value: a check of the value its reader fell
+  /// back to would report a second, wrong error (`cheby1(2, 1 Hz, ...)`: no unit error and then
+  /// "'rp' must be above 0 dB, got 0 dB").
+  bool failed(std::string_view param) const;
 
   double frequency_hz(std::string_view param, double fallback);
   std::vector<double> frequencies_hz(std::string_view param);
@@ -68,6 +73,7 @@ class StageArgs {
   const StageSpec& stage_;
   std::vector<const Expr*> values_;
   std::vector<SourceLoc> starts_;
+  std::vector<bool> failed_;  ///< by parameter: an error was reported about its value
   SourceLoc call_loc_;
   DiagnosticEngine& diags_;
   bool ok_ = true;

@@ -34,6 +34,7 @@ std::string written_list(const Expr& e) {
 
 void check_increasing(StageArgs& args, std::string_view param, const std::vector<double>& hz,
                       std::string_view what) {
+  if (args.failed(param)) return;  // an item was not a frequency: `hz` lacks it
   for (std::size_t i = 1; i < hz.size(); ++i)
     if (!(hz[i - 1] < hz[i])) {
       args.error(args.loc(param), "the " + std::string(what) + " in '" + std::string(param) +
@@ -44,7 +45,7 @@ void check_increasing(StageArgs& args, std::string_view param, const std::vector
 }
 
 void check_positive(StageArgs& args, std::string_view param, double value, std::string_view unit) {
-  if (args.has(param) && !(value > 0))
+  if (args.has(param) && !args.failed(param) && !(value > 0))
     args.error(args.loc(param), "'" + std::string(param) + "' must be above 0" + std::string(unit) +
                                     ", got " + format_double(value) + std::string(unit));
 }
@@ -64,9 +65,8 @@ std::optional<ir::Op> build_iir(StageArgs& args) {
     p.rs_db = args.level_db("rs", 0);
     check_positive(args, "rs", p.rs_db, " dB");
   }
-  bool before_btype = args.ok();
   p.btype = args.word<BandType>("btype", "band type", BandType::lowpass);
-  bool btype_ok = args.ok() || !before_btype;
+  const bool btype_ok = !args.failed("btype");
   p.cutoff_hz = args.frequencies_hz("Wn");
   if (F == design::IirFamily::bessel)
     p.norm = args.word<design::BesselNorm>("norm", "normalization", design::BesselNorm::phase);
@@ -108,9 +108,8 @@ std::optional<ir::Op> build_firwin(StageArgs& args) {
   p.numtaps = args.count("numtaps", "'numtaps'", 1);
   p.cutoff_hz = args.frequencies_hz("cutoff");
   check_increasing(args, "cutoff", p.cutoff_hz, "cutoffs");
-  bool before_window = args.ok();
   p.window = args.word<design::Window>("window", "window", design::Window::hamming);
-  bool window_ok = args.ok() || !before_window;
+  const bool window_ok = !args.failed("window");
   p.pass_zero = args.boolean("pass_zero", true);
   if (window_ok && p.window == design::Window::kaiser) {
     if (!args.has("beta"))

@@ -206,6 +206,8 @@ TEST_CASE("output_paths refuses unknown fields and several outputs without {outp
   auto unknown = fxc::corpus::output_paths({"", "o/{base}.wav"}, in, {"y"});
   REQUIRE_FALSE(unknown);
   CHECK(unknown.error().find("unknown field '{base}'") != std::string::npos);
+  // A brace meant literally (`take{1}.wav`) is told how to write one.
+  CHECK(unknown.error().find("'{{' and '}}' are literal braces") != std::string::npos);
   auto unclosed = fxc::corpus::output_paths({"", "o/{stem.wav"}, in, {"y"});
   REQUIRE_FALSE(unclosed);
   auto several = fxc::corpus::output_paths({"", "o/{stem}.wav"}, in, {"low", "high"});
