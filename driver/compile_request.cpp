@@ -22,7 +22,10 @@ std::optional<ir::Graph> schedule_graph(const ir::Graph& graph, const CompileReq
   if (!scheduled) return std::nullopt;
   for (const ir::Node& node : scheduled->nodes())
     if (node.type.channels == 0) {
-      diags.error(node.loc, "the channel count of this signal is not known: declare it on the input (input x : 2) or give --channels", "fxc-channels");
+      diags.error(node.loc,
+                  "the channel count of this signal is not known: declare it on the input (input x : 2) or "
+                  "give the count (--channels, Options::channels, channels= in Python)",
+                  "fxc-channels");
       return std::nullopt;
     }
   return scheduled;

@@ -278,8 +278,8 @@ void Program::Impl::set(int id, double v) {
     const driver::LiveAnalysis& live = specs_.begin()->second->live;
     if (live.structural.count(p.name))
       throw_error("'" + p.name + "' shapes the compiled graph (a filter order, a tap count or a "
-                  "structure), so it cannot change once compiled: give it in Options::settings "
-                  "(fxc run --set) and compile again", "fxc-param");
+                  "structure), so it cannot change once compiled: give it as a setting "
+                  "(Options::settings, fxc run --set, a keyword of fxc.compile) and compile again", "fxc-param");
     if (live.fixed.count(p.name))
       throw_error("'" + p.name + "' has no declared range and Options::live_unranged_params is false, so "
                   "its value was compiled in: declare a range ('" + p.name + " = ... in [MIN, MAX]') to "

@@ -109,7 +109,8 @@ Expected<std::string, std::string> encode_signal(const Signal& signal, const std
                                                  std::optional<double> sample_rate_hz, const WriteOptions& options) {
   const std::string name = "<stdout>";
   if (extension == ".npy" && options.subtype)
-    return cannot_write(name, "--subtype does not apply to .npy output (its dtype is that of the computation, --dtype)");
+    return cannot_write(name, "a subtype does not apply to .npy output: its dtype is the computation's (--dtype, "
+                                    "or dtype= in Python)");
   if (extension != ".npy" && !is_audio_extension(extension))
     return cannot_write(name, "unknown output format '" + extension + "' " + std::string(kExpectedExtensions));
   if (signal.channels() == 0) return cannot_write(name, "the signal has no channels");
@@ -119,7 +120,7 @@ Expected<std::string, std::string> encode_signal(const Signal& signal, const std
   if (extension == ".npy") {
     written = write_npy(file.fd, signal);
   } else {
-    if (!sample_rate_hz) return cannot_write(name, "an audio file needs a sample rate (give one with --fs)");
+    if (!sample_rate_hz) return cannot_write(name, "an audio file needs a sample rate (give one with --fs, or fs= in Python)");
     auto format = audio_format_for(extension, options.subtype);
     if (!format) return cannot_write(name, format.error());
     written = write_audio(file.fd, signal, *sample_rate_hz, *format);
@@ -165,8 +166,8 @@ Expected<std::monostate, std::string> check_output_encoding(const std::string& p
   if (ext == ".npy") {
     if (options.subtype)
       return cannot_write(path,
-                          "--subtype does not apply to .npy output (its dtype is that of "
-                          "the computation, --dtype)");
+                          "a subtype does not apply to .npy output: its dtype is the computation's "
+                          "(--dtype, or dtype= in Python)");
     return std::monostate{};
   }
   if (!is_audio_extension(ext))
@@ -190,7 +191,7 @@ Expected<std::monostate, std::string> write_signal_file(const std::string& path,
                                  [&](int fd, const std::string&) { return write_npy(fd, signal); });
 
   if (!sample_rate_hz)
-    return cannot_write(path, "an audio file needs a sample rate (give one with --fs)");
+    return cannot_write(path, "an audio file needs a sample rate (give one with --fs, or fs= in Python)");
   auto format = audio_format_for(ext, options.subtype);
   if (!format) return cannot_write(path, format.error());
   return write_file_atomically(path, [&](int fd, const std::string&) {

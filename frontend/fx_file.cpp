@@ -156,7 +156,8 @@ bool apply_constant_overrides(Ast& ast, const std::vector<ConstantOverride>& ove
         if (b->value.as<NumberExpr>()) constants.push_back(b->name);
         if (b->name == o.name) target = b;
       }
-    std::string what = "--set " + o.name + "=" + o.value + ": ";
+    // Named as a setting, not as --set: Options::settings and Python's keywords give them too.
+    std::string what = "the setting " + o.name + "=" + o.value + ": ";
     if (!target) {
       Diagnostic& d = diags.error({}, what + "the graph binds no constant '" + o.name + "'", "fx-set");
       if (auto near = nearest_name(o.name, constants))

@@ -183,6 +183,15 @@ def test_bad_calls_are_clear_errors(noise, tmp_path):
         fxc.compile(EQ, fs=48000, dtype="int16")
 
 
+def test_setting_errors_name_the_setting_not_a_command_line_flag():
+    # A keyword of fxc.compile is a setting; the message must not send a Python user to --set.
+    with pytest.raises(fxc.Error) as e:
+        fxc.compile("fc = 1 kHz\ninput x\noutput x | lowpass(fc)\n", fs=48000, fx=2)
+    assert e.value.code == "fx-set"
+    assert "the setting fx=2: the graph binds no constant 'fx'" in str(e.value)
+    assert "--set" not in str(e.value)
+
+
 def test_freqz_equals_scipy_sosfreqz():
     p = fxc.compile(EQ, fs=48000, dtype="float64")
     f, h = p.freqz(256)

@@ -65,11 +65,11 @@ TEST_CASE("a looped graph runs the same whole and in blocks and equals the refer
   // grows without end) is not a plain number in [0, 0.95], and -3 dB (0.71) is no number at
   // all; nor is a frequency a time. Nothing is written.
   check_failure(run({"-o", "loud.npy", "--set", "feedback=0.9dB"}), 1,
-                "--set feedback=0.9dB: 'feedback' has a declared range of plain numbers: give it a plain number, "
+                "the setting feedback=0.9dB: 'feedback' has a declared range of plain numbers: give it a plain number, "
                 "not in dB");
   check_failure(run({"-o", "loud.npy", "--set", "feedback=-3dB"}), 1, "give it a plain number, not in dB");
   check_failure(run({"-o", "loud.npy", "--set", "time=300Hz"}), 1,
-                "--set time=300Hz: 'time' has a declared range in s: give it in s or ms (a plain number is read in "
+                "the setting time=300Hz: 'time' has a declared range in s: give it in s or ms (a plain number is read in "
                 "s), not in Hz");
   CHECK_FALSE(fs::exists(dir / "loud.npy"));
   require_success(run({"-o", "slow.npy", "--set", "time=0.3s"}));

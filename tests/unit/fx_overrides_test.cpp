@@ -20,7 +20,7 @@ TEST_CASE("an override replaces a constant binding") {
 TEST_CASE("bad overrides are errors") {
   DiagnosticEngine diags;
   CHECK_FALSE(frontend::compile_fx_source(kGraph, "s.fx", {{"fx", "1"}}, diags));
-  CHECK(diags.str() == "error: --set fx=1: the graph binds no constant 'fx' [fx-set]\nnote: did you mean 'fc'?\n");
+  CHECK(diags.str() == "error: the setting fx=1: the graph binds no constant 'fx' [fx-set]\nnote: did you mean 'fc'?\n");
   DiagnosticEngine d2;
   CHECK_FALSE(frontend::compile_fx_source(kGraph, "s.fx", {{"eq", "1"}}, d2));
   CHECK(d2.str().find("'eq' is bound to a signal or chain, not a number") != std::string::npos);
@@ -44,7 +44,7 @@ TEST_CASE("bad overrides are errors") {
   CHECK(literal.str().find("'d' is computed from numbers, not written as one") != std::string::npos);
   DiagnosticEngine d3;
   CHECK_FALSE(frontend::compile_fx_source(kGraph, "s.fx", {{"fc", "1 kHz kHz"}}, d3));
-  CHECK(d3.str() == "error: --set fc=1 kHz kHz: expected a number with an optional unit, such as 500Hz or -3dB [fx-set]\n");
+  CHECK(d3.str() == "error: the setting fc=1 kHz kHz: expected a number with an optional unit, such as 500Hz or -3dB [fx-set]\n");
 }
 
 }  // namespace

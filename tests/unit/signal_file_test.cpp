@@ -597,13 +597,13 @@ TEST_CASE("writing: unknown extensions, subtypes and missing sample rates") {
             "': the name has no extension (expected .wav, .flac, .ogg, .aiff or .npy)");
   CHECK(error_of(write_signal_file(dir / "out.wav", s, std::nullopt, {})) ==
         "cannot write '" + dir / "out.wav" +
-            "': an audio file needs a sample rate (give one with --fs)");
+            "': an audio file needs a sample rate (give one with --fs, or fs= in Python)");
   CHECK(contains(error_of(write_signal_file(dir / "out.wav", s, 48000.0, WriteOptions{"pcm12"})),
                  "unknown subtype 'pcm12' (expected one of pcm8, pcm16, pcm24, pcm32, float,"));
   CHECK(contains(error_of(write_signal_file(dir / "out.flac", s, 48000.0, WriteOptions{"float"})),
                  "subtype 'float' is not available for .flac (available: pcm8, pcm16, pcm24)"));
   CHECK(contains(error_of(write_signal_file(dir / "out.npy", s, 48000.0, WriteOptions{"pcm16"})),
-                 "--subtype does not apply to .npy output"));
+                 "a subtype does not apply to .npy output"));
   CHECK(contains(error_of(write_signal_file(dir / "out.wav", s, 44100.5, {})),
                  "audio files store the sample rate as a whole number of Hz"));
   CHECK(error_of(write_signal_file(dir / "out.npy", Signal(), std::nullopt, {})) ==
