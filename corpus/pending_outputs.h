@@ -60,10 +60,8 @@ class PendingOutputs {
   template <class Write>
   Expected<std::monostate, std::string> write_with(const std::string& path, Write write) {
     namespace fs = std::filesystem;
-    fs::path target(path);
+    const fs::path target = written_path(path);
     std::error_code error;
-    if (fs::is_symlink(target, error))
-      if (fs::path resolved = fs::canonical(target, error); !error) target = resolved;
     // Anything but a regular file or a new name is written (or refused) where it is, never
     // replaced by a rename: a device or a pipe in place, a directory or a socket refused.
     fs::file_type type = fs::status(target, error).type();

@@ -105,7 +105,7 @@ void sync_directory(const std::filesystem::path& dir) {
 
 Expected<std::monostate, std::string> check_write_place(const std::string& path) {
   std::error_code error;
-  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  std::filesystem::path dir = written_path(path).parent_path();
   if (std::filesystem::is_directory(path, error)) return cannot_write(path, "it is a directory");
   if (!dir.empty() && !std::filesystem::is_directory(dir, error) && error != std::errc::permission_denied)
     return cannot_write(path, creation_error(std::filesystem::exists(dir, error) ? ENOTDIR : ENOENT, dir));
@@ -141,11 +141,8 @@ Expected<std::string, std::string> read_whole_file(const std::string& path) {
 Expected<std::monostate, std::string> write_file_atomically(
     const std::string& path, const std::function<Expected<std::monostate, std::string>(
                                  int fd, const std::string& temp_path)>& write) {
-  std::filesystem::path target(path);
   // Through a symbolic link to the file it names, so the link survives the rename.
-  std::error_code ec;
-  if (std::filesystem::is_symlink(target, ec))
-    if (auto resolved = std::filesystem::canonical(target, ec); !ec) target = resolved;
+  const std::filesystem::path target = written_path(path);
   std::string name = target.filename().string();
   if (name.empty() || name == "." || name == "..") return cannot_write(path, "not a file name");
   std::filesystem::path dir = target.parent_path();
@@ -178,10 +175,25 @@ Expected<std::monostate, std::string> write_file_atomically(
   return std::monostate{};
 }
 
+std::filesystem::path written_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path target(path);
+  std::error_code error;
+  for (int links = 0; fs::is_symlink(fs::symlink_status(target, error)); ++links) {
+    if (links == 40) return fs::path(path);
+    fs::path next = fs::read_symlink(target, error);
+    if (error) return fs::path(path);
+    target = next.is_absolute() ? next : (target.parent_path() / next).lexically_normal();
+  }
+  return target;
+}
+
 // weakly_canonical leaves a relative name that does not exist as it is: the absolute path first.
+// A link to a file not yet written is followed by hand (written_path): weakly_canonical stops
+// at a name that leads nowhere.
 std::string file_identity(const std::string& path) {
   std::error_code error;
-  auto absolute = std::filesystem::absolute(path, error);
+  auto absolute = std::filesystem::absolute(written_path(path), error);
   if (error) return path;
   auto canonical = std::filesystem::weakly_canonical(absolute, error);
   return (error ? absolute.lexically_normal() : canonical).string();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <variant>
@@ -24,6 +25,12 @@ Expected<std::monostate, std::string> check_write_place(const std::string& path)
 Expected<std::monostate, std::string> write_file_atomically(
     const std::string& path, const std::function<Expected<std::monostate, std::string>(
                                  int fd, const std::string& temp_path)>& write);
+
+/// Where writing `path` puts the bytes: `path` itself, or the name its symbolic links lead to
+/// (followed one by one, the last relative to its link's directory), whether or not that file
+/// exists yet: a link made in advance to send an output elsewhere is kept, not replaced by the
+/// output. A chain of more than 40 links is left as it is (the write then reports the loop).
+std::filesystem::path written_path(const std::string& path);
 
 /// The file `path` reaches: absolute, with `.`, `..` and symbolic links resolved as far as it
 /// exists. Two names of one file (`a.wav`, `./a.wav`, a link to it) give the same string.

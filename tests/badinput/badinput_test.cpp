@@ -29,6 +29,7 @@
 //     stderr-contains TEXT   a part of standard error instead
 //     stdout <<END, stdout-contains TEXT
 //   absent PATH, exists PATH, only-entries DIR NAME...   (DIR . is %t)
+//   is-link NAME TARGET      NAME is still a symbolic link to TARGET
 //   npy-check NAME shape=C,N [descr=<f8] [nonfinite=K] [nan=K] [zeros=K]
 //   npy-match A B [tol=T]    same shape, non-finite values (NaN or infinite: which one may
 //                            differ, a fused multiply-add overflows differently) at the same
@@ -682,6 +683,11 @@ CaseRun run_case(const fs::path& file, bool rewrite) {
     } else if (d.verb == "exists") {
       need(1);
       CHECK_MESSAGE(fs::exists(at(w[0])), w[0] << " does not exist");
+    } else if (d.verb == "is-link") {
+      need(2);
+      std::error_code error;
+      CHECK_MESSAGE(fs::is_symlink(fs::symlink_status(at(w[0]), error)), w[0] << " is not a symbolic link");
+      CHECK_MESSAGE(fs::read_symlink(at(w[0]), error).string() == w[1], w[0] << " does not lead to " << w[1]);
     } else if (d.verb == "only-entries") {
       need(1);
       std::vector<std::string> want(w.begin() + 1, w.end()), got;
