@@ -60,6 +60,20 @@ void put_le32(std::string& b, std::size_t at, std::uint32_t v) {
   for (int k = 0; k < 4; ++k) b[at + static_cast<std::size_t>(k)] = static_cast<char>(v >> (8 * k));
 }
 
+// Whether bytes [at, end) are whole RIFF chunks (a four-character printable name and a size
+// that fits, padded to even), as metadata after a data chunk is; samples almost never are.
+bool whole_chunks(const std::string& b, std::size_t at) {
+  while (at < b.size()) {
+    if (b.size() - at < 8) return false;
+    for (std::size_t k = 0; k < 4; ++k)
+      if (const unsigned char c = static_cast<unsigned char>(b[at + k]); c < 0x20 || c > 0x7E) return false;
+    const std::size_t size = le32(b, at + 4);
+    if (size > b.size() - at - 8) return false;
+    at += 8 + size + (size & 1);
+  }
+  return at == b.size() || at == b.size() + 1;  // a last odd chunk may lack its pad byte
+}
+
 // A WAV written to a pipe by a program that did not know its length leaves the data chunk's
 // size at 0 (read as no samples: the stream lost without a word) or near 2^31 (read as
 // truncated). In a stream held whole, such a placeholder means "to the end": it becomes the
@@ -71,12 +85,14 @@ std::string with_streamed_wav_length(std::string bytes) {
     const std::uint32_t size = le32(bytes, at + 4);
     if (bytes.compare(at, 4, "data") == 0) {
       const std::size_t rest = bytes.size() - (at + 8);
-      // Only where the RIFF size does not describe these bytes either: an empty WAV with
-      // metadata after its data chunk (a LIST or id3 chunk) keeps its empty data.
+      // Not where the RIFF size describes these bytes and what follows the data chunk is
+      // chunks: an empty WAV with metadata after its data chunk (a LIST or id3 chunk) keeps its
+      // empty data. Bytes after an empty data chunk that form no chunks are its samples.
       const std::uint32_t riff = le32(bytes, 4);
       const bool riff_unknown = riff == 0 || riff >= 0x7FFF0000u || riff != bytes.size() - 8;
       const bool placeholder =
-          riff_unknown && ((size == 0 && rest > 0) || (size >= 0x7FFF0000u && size != 0xFFFFFFFFu && size > rest));
+          (size == 0 && rest > 0 && (riff_unknown || !whole_chunks(bytes, at + 8))) ||
+          (riff_unknown && size >= 0x7FFF0000u && size != 0xFFFFFFFFu && size > rest);
       if (placeholder && rest <= 0xFFFFFFF0u && bytes.size() - 8 <= 0xFFFFFFFFu) {
         put_le32(bytes, at + 4, static_cast<std::uint32_t>(rest));
         put_le32(bytes, 4, static_cast<std::uint32_t>(bytes.size() - 8));
