@@ -264,8 +264,12 @@ std::optional<std::string> read_planar(int fd, Signal& s) {
 Expected<Signal, std::string> read_npy(int fd, std::uint64_t file_size) {
   using E = Unexpected<std::string>;
   unsigned char prefix[12];
-  if (file_size < 10 || read_exact(fd, prefix, 10) || std::memcmp(prefix, kMagic, kMagicSize) != 0)
+  // The magic is told apart from a header cut short after it (8 or 9 bytes: the magic and
+  // its version, not the header's length).
+  const std::size_t head = static_cast<std::size_t>(std::min<std::uint64_t>(file_size, 10));
+  if (head < kMagicSize || read_exact(fd, prefix, head) || std::memcmp(prefix, kMagic, kMagicSize) != 0)
     return E{"not a .npy file (no \\x93NUMPY magic at the start)"};
+  if (head < 10) return E{"truncated .npy header"};
   const unsigned major = prefix[6], minor = prefix[7];
   if (!((major == 1 || major == 2 || major == 3) && minor == 0))
     return E{"unsupported .npy format version " + std::to_string(major) + "." +
@@ -324,7 +328,9 @@ Expected<Signal, std::string> read_npy(int fd, std::uint64_t file_size) {
 }  // namespace
 
 Expected<Signal, std::string> read_npy_file(const std::string& path, DType dtype) {
-  Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  // O_NONBLOCK: a FIFO with no writer opens at once, to be refused as no regular file, instead
+  // of blocking the run until a writer comes. (A regular file's reads ignore the flag.)
+  Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
   if (file.fd < 0) return Unexpected{"cannot read '" + path + "': " + std::strerror(errno)};
   return read_npy_fd(file.fd, path, dtype);
 }

@@ -18,7 +18,7 @@
 //   wav NAME K=V...          a WAV file: channels=1 frames=64 rate=48000 format=pcm16|float
 //                            values=... (cycled, interleaved)
 //   patch NAME OFFSET HEX    overwrite bytes; truncate NAME BYTES cuts a file
-//   mkdir NAME, chmod MODE NAME, symlink NAME TARGET, env NAME=VALUE
+//   mkdir NAME, chmod MODE NAME, symlink NAME TARGET, mkfifo NAME, env NAME=VALUE
 //   limit-fsize BYTES|none   RLIMIT_FSIZE for the commands after it (a full disk)
 //   cache-truncate EXT BYTES, cache-write EXT TEXT, cache-remove EXT, cache-flip EXT OFFSET
 //                            damage every entry file KEY.EXT in the cache directory
@@ -601,6 +601,9 @@ CaseRun run_case(const fs::path& file, bool rewrite) {
     } else if (d.verb == "symlink") {
       need(2);
       fs::create_symlink(w[1], at(w[0]));
+    } else if (d.verb == "mkfifo") {
+      need(1);
+      REQUIRE(::mkfifo(at(w[0]).c_str(), 0600) == 0);
     } else if (d.verb == "env") {
       need(1);
       std::string setting = substitute(w[0], dir);
