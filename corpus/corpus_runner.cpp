@@ -89,12 +89,9 @@ CorpusRunner::CorpusRunner(std::string graph, bool is_source, RunnerOptions opti
     source_ = std::move(graph);
     name_ = std::move(source_name);
   } else {
-    // As Program::from_file names it, so that messages and the Program cache agree with `fxc run`.
-    std::error_code error;
-    if (std::filesystem::is_directory(graph, error))
-      throw Error("error: cannot read '" + graph + "': it is a directory [fx-io]\n",
-                  "cannot read '" + graph + "': it is a directory", "fx-io");
-    auto text = read_whole_file(graph);
+    // As Program::from_file reads and names it, so that messages and the Program cache agree
+    // with `fxc run`.
+    auto text = read_whole_file(graph, AlsoRead::pipes_and_terminals);
     if (!text) throw Error("error: " + text.error() + " [fx-io]\n", text.error(), "fx-io");
     source_ = std::move(text).value();
     name_ = std::move(graph);

@@ -35,12 +35,18 @@ class PendingOutputs {
   }
   Expected<std::monostate, std::string> write(const std::string& path, const Signal& signal,
                                               std::optional<double> fs_hz, const WriteOptions& o) {
-    return write_with(path, [&](const std::string& name) { return write_signal_file(name, signal, fs_hz, o); });
+    return write_with(path, [&](const std::string& name) {
+      WriteOptions options = o;
+      if (name != path) options.at_link = AtLink::replace;  // a pending name: fxc's own
+      return write_signal_file(name, signal, fs_hz, options);
+    });
   }
   /// Bytes as they are (a stream state), under a pending name like the signals.
   Expected<std::monostate, std::string> write_bytes(const std::string& path, const std::string& bytes) {
     return write_with(path, [&](const std::string& name) {
-      return write_file_atomically(name, [&](int fd, const std::string&) { return write_all(fd, bytes.data(), bytes.size()); });
+      return write_file_atomically(
+          name, [&](int fd, const std::string&) { return write_all(fd, bytes.data(), bytes.size()); },
+          name != path ? AtLink::replace : AtLink::follow);
     });
   }
   /// Renames every output written into place.

@@ -54,17 +54,31 @@ std::vector<ir::NodeId> chain_ids(const ir::Graph& graph) {
   return codegen::kernel_node_ids(graph);
 }
 
-// Any failure to read is a miss (or a damaged entry) to the cache, not an error.
+// Any failure to read is a miss (or a damaged entry) to the cache, not an error. Only regular
+// files: a FIFO there would block the run, /dev/zero fill its memory.
 std::optional<std::string> read_whole(const fs::path& path) {
-  auto bytes = read_whole_file(path.string());
+  auto bytes = read_whole_file(path.string(), AlsoRead::nothing);
   if (!bytes) return std::nullopt;
   return std::move(*bytes);
 }
 
+// A regular file's size, else 0: what listing and pruning count.
+std::uint64_t regular_size(const fs::path& path) {
+  std::error_code error;
+  if (!fs::is_regular_file(path, error)) return 0;
+  const std::uintmax_t size = fs::file_size(path, error);
+  return error ? 0 : size;
+}
+
 Expected<std::monostate, std::string> write_text(const fs::path& path, const std::string& bytes) {
-  return write_file_atomically(path.string(), [&](int fd, const std::string&) {
-    return write_all(fd, bytes.data(), bytes.size());
-  });
+  // A link at an entry's name is replaced, not followed: the cache writes only in its
+  // directory (a link there to a user's file had that file overwritten by a kernel). An empty
+  // directory in an entry's place goes; one with files in it is kept, and reported.
+  std::error_code error;
+  if (fs::is_directory(fs::symlink_status(path, error))) fs::remove(path, error);
+  return write_file_atomically(
+      path.string(), [&](int fd, const std::string&) { return write_all(fd, bytes.data(), bytes.size()); },
+      AtLink::replace);
 }
 
 }  // namespace
@@ -213,8 +227,12 @@ std::optional<std::string> KernelCache::read_entry(const std::string& key,
   }
   std::string rest((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (separator != "--- key text ---" || rest != key_text) return damaged("key text does not match");
-  std::optional<std::string> object = read_whole(fs::path(directory_) / (key + extension));
-  if (!object) return damaged("object file missing");
+  const fs::path object_path = fs::path(directory_) / (key + extension);
+  std::error_code error;
+  if (!fs::exists(fs::symlink_status(object_path, error))) return damaged("object file missing");
+  if (!fs::is_regular_file(object_path, error)) return damaged("object file is not a regular file");
+  std::optional<std::string> object = read_whole(object_path);
+  if (!object) return damaged("object file unreadable");
   if (object->size() != bytes) return damaged("object file truncated");
   if (sha256_hex(*object) != sum) return damaged("checksum mismatch");
   std::error_code ignored;
@@ -260,10 +278,8 @@ std::vector<CacheEntryInfo> KernelCache::list() const {
     if (file.path().extension() != ".meta" || !is_entry_file(file.path())) continue;
     CacheEntryInfo info;
     info.key = file.path().stem().string();
-    std::error_code e;
-    info.bytes = fs::file_size(file.path(), e);
-    for (const char* ext : {".o", ".cubin"})
-      if (std::uintmax_t size = fs::file_size(fs::path(directory_) / (info.key + ext), e); !e) info.bytes += size;
+    info.bytes = regular_size(file.path());
+    for (const char* ext : {".o", ".cubin"}) info.bytes += regular_size(fs::path(directory_) / (info.key + ext));
     if (auto meta = read_whole(file.path())) {
       std::istringstream in(*meta);
       for (std::string line; std::getline(in, line);)
@@ -278,17 +294,25 @@ std::vector<CacheEntryInfo> KernelCache::list() const {
   return out;
 }
 
-std::size_t KernelCache::clear() {
+Expected<std::size_t, std::string> KernelCache::clear() {
   std::size_t removed = 0;
+  std::string failed;
   std::error_code error;
   for (const auto& file : fs::directory_iterator(directory_, error)) {
-    auto ext = file.path().extension();
-    if (is_entry_file(file.path())) {
-      removed += ext == ".meta";
-      fs::remove(file.path(), error);
+    if (!is_entry_file(file.path())) continue;
+    std::error_code not_removed;
+    fs::remove(file.path(), not_removed);
+    if (not_removed) {
+      // A read-only cache said it removed what it kept.
+      if (failed.empty()) failed = "cannot remove '" + file.path().string() + "': " + not_removed.message();
+    } else {
+      removed += file.path().extension() == ".meta";
     }
   }
   clear_memory_cache();
+  if (!failed.empty())
+    return Unexpected{failed + " (" + std::to_string(removed) + " entr" + (removed == 1 ? "y" : "ies") +
+                      " removed)"};
   return removed;
 }
 
@@ -305,9 +329,8 @@ void KernelCache::prune() {
     if (file.path().extension() != ".meta" || !is_entry_file(file.path())) continue;
     std::string key = file.path().stem().string();
     std::error_code e;
-    std::uint64_t bytes = fs::file_size(file.path(), e);
-    for (const char* ext : {".o", ".cubin"})
-      if (std::uintmax_t size = fs::file_size(fs::path(directory_) / (key + ext), e); !e) bytes += size;
+    std::uint64_t bytes = regular_size(file.path());
+    for (const char* ext : {".o", ".cubin"}) bytes += regular_size(fs::path(directory_) / (key + ext));
     entries.push_back({fs::last_write_time(file.path(), e), key, bytes});
     total += bytes;
   }

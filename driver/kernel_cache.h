@@ -26,6 +26,7 @@
 #include "codegen/cpu/cpu_compiler.h"
 #include "ir/graph.h"
 #include "support/diagnostics.h"
+#include "support/expected.h"
 
 namespace fxc {
 
@@ -63,8 +64,8 @@ class KernelCache {
   static std::string default_directory(const std::string& override_dir = {});
 
   std::vector<CacheEntryInfo> list() const;
-  /// Removes every entry; returns how many.
-  std::size_t clear();
+  /// Removes every entry; returns how many, or why one could not be removed.
+  Expected<std::size_t, std::string> clear();
   const std::string& directory() const { return directory_; }
 
  private:

@@ -203,16 +203,16 @@ Expected<std::monostate, std::string> write_signal_file(const std::string& path,
 
   std::string ext = lower_extension(path);
   if (ext == ".npy")
-    return write_file_atomically(path,
-                                 [&](int fd, const std::string&) { return write_npy(fd, signal); });
+    return write_file_atomically(
+        path, [&](int fd, const std::string&) { return write_npy(fd, signal); }, options.at_link);
 
   if (!sample_rate_hz)
     return cannot_write(path, "an audio file needs a sample rate (give one with --fs, or fs= in Python)");
   auto format = audio_format_for(ext, options.subtype);
   if (!format) return cannot_write(path, format.error());
-  return write_file_atomically(path, [&](int fd, const std::string&) {
-    return write_audio(fd, signal, *sample_rate_hz, *format);
-  });
+  return write_file_atomically(
+      path, [&](int fd, const std::string&) { return write_audio(fd, signal, *sample_rate_hz, *format); },
+      options.at_link);
 }
 
 }  // namespace fxc

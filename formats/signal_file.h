@@ -29,6 +29,9 @@ struct WriteOptions {
   /// Sample encoding of audio outputs (`--subtype`): pcm8, pcm16, pcm24, pcm32, float, double,
   /// ulaw, alaw, vorbis, opus. Unset: the container's default (see docs/file-formats.md).
   std::optional<std::string> subtype;
+  /// A symbolic link at the name: followed for a user's output, replaced for a name of fxc's
+  /// own (a pending output: support/file_io.h).
+  AtLink at_link = AtLink::follow;
 };
 
 /// Reads `path` and converts its samples to `dtype`. Errors read "cannot read 'PATH': REASON".

@@ -18,28 +18,18 @@
 #include "frontend/lower_to_ir.h"
 #include "frontend/parser.h"
 #include "ir/verify.h"
+#include "support/file_io.h"
 #include "support/strings.h"
 
 namespace fxc::frontend {
 
 std::optional<std::string> read_fx_text(const std::string& path, DiagnosticEngine& diags) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    diags.error({}, "cannot read '" + path + "': it is a directory", "fx-io");
+  auto text = read_whole_file(path, AlsoRead::pipes_and_terminals);
+  if (!text) {
+    diags.error({}, text.error(), "fx-io");
     return std::nullopt;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    diags.error({}, "cannot read '" + path + "': " + std::strerror(errno), "fx-io");
-    return std::nullopt;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    diags.error({}, "cannot read '" + path + "': read error", "fx-io");
-    return std::nullopt;
-  }
-  return text.str();
+  return std::move(*text);
 }
 
 namespace {

@@ -129,20 +129,66 @@ Expected<std::monostate, std::string> write_all(int fd, const void* data, std::s
   return std::monostate{};
 }
 
-Expected<std::string, std::string> read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Unexpected{"cannot read '" + path + "': " + std::strerror(errno)};
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) return Unexpected{"cannot read '" + path + "': read error"};
-  return bytes.str();
+Expected<std::string, std::string> read_whole_file(const std::string& path, AlsoRead also) {
+  auto fail = [&](const std::string& reason) { return Unexpected{"cannot read '" + path + "': " + reason}; };
+  // Opened without waiting, to see what it is first: a FIFO with no writer would block here.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return fail(std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return fail(std::strerror(err));
+  }
+  const bool pipe = S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
+  const bool terminal = S_ISCHR(st.st_mode) && ::isatty(fd);
+  std::string reason = S_ISDIR(st.st_mode)                                               ? "it is a directory"
+                       : S_ISREG(st.st_mode)                                             ? ""
+                       : pipe && also != AlsoRead::nothing                               ? ""
+                       : terminal && also == AlsoRead::pipes_and_terminals               ? ""
+                       : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "it is a device, not a file"
+                                                                    : "not a regular file";
+  if (!reason.empty()) {
+    ::close(fd);
+    return fail(reason);
+  }
+  // Reads wait from here on (for a FIFO's writer, for a terminal's lines).
+  if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return fail(std::strerror(err));
+  }
+  if (S_ISFIFO(st.st_mode)) {
+    // Opened without waiting, a FIFO with no writer yet reads as empty: open it again, waiting.
+    ::close(fd);
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return fail(std::strerror(errno));
+  }
+  std::string bytes;
+  if (S_ISREG(st.st_mode)) bytes.reserve(static_cast<std::size_t>(st.st_size));
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return fail(std::strerror(err));
+    }
+    if (n == 0) break;
+    bytes.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return bytes;
 }
 
 Expected<std::monostate, std::string> write_file_atomically(
-    const std::string& path, const std::function<Expected<std::monostate, std::string>(
-                                 int fd, const std::string& temp_path)>& write) {
-  // Through a symbolic link to the file it names, so the link survives the rename.
-  const std::filesystem::path target = written_path(path);
+    const std::string& path,
+    const std::function<Expected<std::monostate, std::string>(int fd, const std::string& temp_path)>& write,
+    AtLink at_link) {
+  // Through a symbolic link to the file it names, so the link survives the rename; or over the
+  // link itself (the rename replaces a name, never what it leads to).
+  const std::filesystem::path target = at_link == AtLink::follow ? written_path(path) : std::filesystem::path(path);
   std::string name = target.filename().string();
   if (name.empty() || name == "." || name == "..") return cannot_write(path, "not a file name");
   std::filesystem::path dir = target.parent_path();
@@ -150,11 +196,13 @@ Expected<std::monostate, std::string> write_file_atomically(
 
   // Found now rather than at the rename, after all the work.
   struct stat st {};
-  bool exists = ::stat(target.c_str(), &st) == 0;
+  const bool exists = (at_link == AtLink::follow ? ::stat(target.c_str(), &st) : ::lstat(target.c_str(), &st)) == 0;
   if (exists && S_ISDIR(st.st_mode)) return cannot_write(path, "it is a directory");
   // A device or a pipe (/dev/null, /dev/full, a FIFO) is written in place: a rename would
-  // replace the device itself (as root it can), and there is no earlier content to keep.
-  if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+  // replace the device itself (as root it can), and there is no earlier content to keep. (Not
+  // at a name of fxc's own, where whatever is there is replaced.)
+  const bool replace_any = at_link == AtLink::replace;
+  if (exists && !replace_any && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
     int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) return cannot_write(path, std::strerror(errno));
     auto written = write(fd, target.string());
@@ -163,7 +211,7 @@ Expected<std::monostate, std::string> write_file_atomically(
     if (closed) return cannot_write(path, std::strerror(closed));
     return std::monostate{};
   }
-  if (exists && !S_ISREG(st.st_mode)) return cannot_write(path, "it is not a regular file");
+  if (exists && !replace_any && !S_ISREG(st.st_mode)) return cannot_write(path, "it is not a regular file");
 
   TempFile temp;
   if (int err = temp.create(dir, name)) return cannot_write(path, creation_error(err, dir));

@@ -18,13 +18,25 @@ namespace fxc {
 /// read "cannot write 'PATH': REASON".
 Expected<std::monostate, std::string> check_write_place(const std::string& path);
 
+/// What writing a name that is a symbolic link does.
+enum class AtLink {
+  /// Replaces the file the link leads to and keeps the link (a user's output: a link made to
+  /// send it elsewhere); a device or a pipe there is written in place.
+  follow,
+  /// Replaces the link itself, never writing anywhere else: names fxc makes for its own files
+  /// (kernel-cache entries, pending outputs), where a link found is a stray or a trap and
+  /// following it would overwrite a file that is none of the run's.
+  replace,
+};
+
 /// Fills a new file beside `path` through `write` (given the open descriptor and the temporary
 /// file's name), flushes it to disk and renames it over `path`. If `write` or anything after
 /// it fails, the temporary file is removed and `path` is left as it was. `write` returns the
 /// reason on failure; the result's message is "cannot write 'PATH': REASON".
 Expected<std::monostate, std::string> write_file_atomically(
-    const std::string& path, const std::function<Expected<std::monostate, std::string>(
-                                 int fd, const std::string& temp_path)>& write);
+    const std::string& path,
+    const std::function<Expected<std::monostate, std::string>(int fd, const std::string& temp_path)>& write,
+    AtLink at_link = AtLink::follow);
 
 /// Where writing `path` puts the bytes: `path` itself, or the name its symbolic links lead to
 /// (followed one by one, the last relative to its link's directory), whether or not that file
@@ -36,8 +48,17 @@ std::filesystem::path written_path(const std::string& path);
 /// exists. Two names of one file (`a.wav`, `./a.wav`, a link to it) give the same string.
 std::string file_identity(const std::string& path);
 
-/// The whole of a file, as bytes. Errors read "cannot read 'PATH': REASON".
-Expected<std::string, std::string> read_whole_file(const std::string& path);
+/// What a whole read takes besides regular files. A device other than a terminal is never read
+/// whole (/dev/zero would fill the memory), nor a directory.
+enum class AlsoRead {
+  nothing,              ///< kernel-cache entries: anything else there is damage
+  pipes,                ///< a FIFO or a socket (process substitution, <(...))
+  pipes_and_terminals,  ///< and a terminal: a graph typed at /dev/stdin
+};
+
+/// The whole of a file, as bytes. Errors read "cannot read 'PATH': REASON"; a FIFO is waited
+/// on for a writer, as any reader of one does.
+Expected<std::string, std::string> read_whole_file(const std::string& path, AlsoRead also = AlsoRead::pipes);
 
 /// Writes all `size` bytes to `fd`, resuming after short writes and interrupted calls.
 /// Returns the system's reason on failure (e.g. "No space left on device").

@@ -1176,3 +1176,23 @@ TEST_CASE("--channels on a graph whose inputs all declare another count warns th
   CHECK(open.out.find("input {name=\"x\"} : 3ch") != std::string::npos);
   CHECK(open.out.find("input {name=\"y\"} : 2ch") != std::string::npos);
 }
+
+// A graph on a pipe (process substitution, /dev/stdin) can be read once; every command read
+// its graph two or more times, and found it empty the second time ("the graph has no input").
+TEST_CASE("a graph read from a pipe runs, dumps, compiles and benches") {
+  TempDir dir;
+  write_noise(dir / "in.npy", 2, 4800, 7);
+  const std::string fxc = FXC_BINARY;
+  const std::string graph = "<(printf 'input x : 2\\noutput x | lowpass(1 kHz)\\n')";
+  for (const std::string& command :
+       {"run " + graph + " -i in.npy --fs 48000 -o out.npy", "dump " + graph + " --emit ir-opt",
+        "compile " + graph + " --cache-dir cache", "bench " + graph + " --seconds 0.01 --repeat 1",
+        "freqz " + graph + " --fs 48000 -o plot.svg"}) {
+    CAPTURE(command);
+    CommandResult r = fxc::test::run_command({"/bin/bash", "-c", "'" + fxc + "' " + command}, dir.path(), {});
+    INFO(show(r));
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.find("error") == std::string::npos);
+  }
+  CHECK(load(dir / "out.npy").samples() == 4800);
+}

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -130,6 +131,49 @@ TEST_CASE("a damaged entry is reported once and rebuilt") {
   }
 }
 
+// What stands at an entry's name is the cache's to replace, never to write through or to wait
+// on: a link to a user's file had that file overwritten by the rebuilt kernel, a FIFO blocked
+// the run forever, a link to /dev/zero filled the memory.
+TEST_CASE("an entry file that is a link, a FIFO, a device or a directory is replaced, not followed") {
+  for (std::string kind : {"link", "fifo", "device", "directory"})
+    for (std::string ext : {".o", ".meta"}) {
+      CAPTURE(kind);
+      CAPTURE(ext);
+      TempDir dir;
+      clear_memory_cache();
+      {
+        KernelCache cache(dir.path.string());
+        DiagnosticEngine diags;
+        REQUIRE(cache.cpu_kernels(scheduled(2_kHz, 2), diags));
+      }
+      const fs::path entry = only_file(dir.path, ext);
+      const fs::path victim = dir.path.parent_path() / (dir.path.filename().string() + "-victim.wav");
+      std::ofstream(victim) << "a user's file";
+      fs::remove(entry);
+      if (kind == "link") fs::create_symlink(victim, entry);
+      if (kind == "fifo") REQUIRE(::mkfifo(entry.c_str(), 0600) == 0);
+      if (kind == "device") fs::create_symlink("/dev/zero", entry);
+      if (kind == "directory") fs::create_directory(entry);
+      clear_memory_cache();
+      KernelCache cache(dir.path.string());
+      DiagnosticEngine diags;
+      auto compiles = counters().compiles.load();
+      REQUIRE(cache.cpu_kernels(scheduled(2_kHz, 2), diags));
+      CHECK(counters().compiles - compiles == 1);
+      std::ifstream kept(victim);
+      CHECK(std::string(std::istreambuf_iterator<char>(kept), {}) == "a user's file");
+      fs::remove(victim);
+      // The entry is whole again: a fresh lookup hits the disk without a word.
+      CHECK(fs::is_regular_file(fs::symlink_status(entry)));
+      clear_memory_cache();
+      DiagnosticEngine again;
+      auto hits = counters().disk_hits.load();
+      REQUIRE(cache.cpu_kernels(scheduled(2_kHz, 2), again));
+      CHECK(again.diagnostics().empty());
+      CHECK(counters().disk_hits - hits == 1);
+    }
+}
+
 TEST_CASE("concurrent writers of one key leave one valid entry") {
   TempDir dir;
   clear_memory_cache();
@@ -165,7 +209,9 @@ TEST_CASE("clear removes every entry") {
   // clear and by pruning, and not listed.
   for (const char* name : {"main.o", "notes.meta", "lib.cubin"}) std::ofstream(dir.path / name) << "mine";
   CHECK(cache.list().size() == 2);
-  CHECK(cache.clear() == 2);
+  auto cleared = cache.clear();
+  REQUIRE(cleared);
+  CHECK(*cleared == 2);
   CHECK(cache.list().empty());
   for (const char* name : {"main.o", "notes.meta", "lib.cubin"}) CHECK(std::filesystem::exists(dir.path / name));
   KernelCache tiny(dir.path.string(), 1);  // every entry over the budget: pruned at each store

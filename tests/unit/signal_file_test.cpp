@@ -672,6 +672,36 @@ TEST_CASE("a full disk is reported, not ignored") {
   ::close(fd);
 }
 
+// Pending outputs are written under names fxc makes (.fxc-pending-PID-N-NAME): a link found at
+// one (a stray, or a trap set for a predictable name) is replaced, never written through.
+TEST_CASE("a name of fxc's own that is a symbolic link is replaced, and what it leads to is kept") {
+  TempDir dir;
+  write_bytes(dir / "victim.txt", "a user's file");
+  fs::create_symlink("victim.txt", dir.path / ".fxc-pending-1-0-out.npy");
+  fs::create_symlink("/dev/null", dir.path / ".fxc-pending-1-1-out.npy");
+  WriteOptions own;
+  own.at_link = AtLink::replace;
+  for (const char* name : {".fxc-pending-1-0-out.npy", ".fxc-pending-1-1-out.npy"}) {
+    REQUIRE(write_signal_file(dir / name, test_signal(1, 4, DType::f64), std::nullopt, own));
+    CHECK(fs::is_regular_file(fs::symlink_status(dir.path / name)));
+    auto back = read_signal_file(dir / name, DType::f64);
+    REQUIRE(back);
+    CHECK(back->signal.samples() == 4);
+  }
+  CHECK(read_whole_file(dir / "victim.txt").value() == "a user's file");
+}
+
+// A link made in advance to send an output elsewhere, before that file exists.
+TEST_CASE("writing through a symbolic link to a file not written yet writes that file and keeps the link") {
+  TempDir dir;
+  fs::create_directory(dir.path / "results");
+  fs::create_symlink("results/new.npy", dir.path / "link.npy");
+  REQUIRE(write_signal_file(dir / "link.npy", test_signal(1, 4, DType::f64), std::nullopt, {}));
+  CHECK(fs::is_symlink(dir.path / "link.npy"));
+  CHECK(fs::is_regular_file(fs::symlink_status(dir.path / "results/new.npy")));
+  CHECK(file_identity(dir / "link.npy") == file_identity(dir / "results/new.npy"));
+}
+
 TEST_CASE("writing through a symbolic link replaces the file it names, not the link") {
   TempDir dir;
   write_bytes(dir / "real.npy", "old");

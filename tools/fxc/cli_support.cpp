@@ -11,9 +11,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 #include <fxc/program.h>
 
+#include "frontend/fx_file.h"
+#include "support/api_error.h"
 #include "support/file_io.h"
 #include "support/float_format.h"
 #include "support/version.h"
@@ -36,6 +39,23 @@ int report(const DiagnosticEngine& diags) {
 int report(const Error& error) {
   std::cerr << error.report(colour_enabled());
   return kUserError;
+}
+
+const std::string& graph_text(const std::string& path) {
+  static std::map<std::string, std::string> texts;  // the command's one graph, by its path
+  if (auto found = texts.find(path); found != texts.end()) return found->second;
+  DiagnosticEngine diags;
+  std::optional<std::string> text = frontend::read_fx_text(path, diags);
+  if (!text) throw_diagnostics(diags);
+  return texts.emplace(path, std::move(*text)).first->second;
+}
+
+Program program_from_file(const std::string& path, const Options& options) {
+  return Program::from_source(graph_text(path), options, path);
+}
+
+GraphInfo inspect_graph_file(const std::string& path, const std::vector<std::string>& settings) {
+  return inspect_source(graph_text(path), path, settings);
 }
 
 int user_error(const std::string& message) {

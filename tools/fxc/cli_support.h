@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <fxc/error.h>
+#include <fxc/program.h>
 
 #include "ir/dtype.h"
 #include "support/diagnostics.h"
@@ -16,10 +17,6 @@
 
 namespace CLI {
 class App;
-}
-
-namespace fxc {
-struct GraphInfo;
 }
 
 namespace fxc::cli {
@@ -60,6 +57,15 @@ std::string cache_directory(const std::string& override_dir = {});
 /// NAME=VALUE.
 Expected<std::vector<std::pair<std::string, double>>, std::string> parse_thresholds(
     const std::vector<std::string>& settings);
+
+/// The text of the graph file `path`, read on first use and kept: a command reads its graph
+/// several times (its ports, then compiled, ...), and a graph on a pipe (`<(...)`,
+/// /dev/stdin) can be read only once (the second read found it empty). Throws Error (fx-io)
+/// as Program::from_file does.
+const std::string& graph_text(const std::string& path);
+/// Program::from_source and inspect_source on graph_text(path), named as from_file names them.
+Program program_from_file(const std::string& path, const Options& options);
+GraphInfo inspect_graph_file(const std::string& path, const std::vector<std::string>& settings = {});
 
 /// A file a command names: what it is to the command ("the output", "--trace") and its path.
 struct NamedPath {

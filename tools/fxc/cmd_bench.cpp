@@ -130,7 +130,7 @@ int bench_stream(const BenchOptions& o, const Options& options) {
   Options stream_options = options;
   stream_options.max_block = block;
   stream_options.signal_length = block;
-  Program program = Program::from_file(o.graph, stream_options);
+  Program program = program_from_file(o.graph, stream_options);
   Processor processor(program);
   processor.prepare(block);
   std::mt19937 rng(1234);
@@ -196,7 +196,7 @@ int bench_stream(const BenchOptions& o, const Options& options) {
 // W6 (--batch N): N signals through Program::run_batch, against N Program::run calls.
 int bench_batch(const BenchOptions& o, const Options& options) {
   std::size_t samples = static_cast<std::size_t>(o.seconds * o.fs_hz);
-  Program program = Program::from_file(o.graph, options);
+  Program program = program_from_file(o.graph, options);
   std::mt19937 rng(1234);
   std::vector<std::vector<Signal>> items(static_cast<std::size_t>(o.batch));
   for (auto& item : items) item = noise_inputs(program, samples, rng);
@@ -350,7 +350,7 @@ double max_error_against_reference(const BenchOptions& o, const Options& options
   reference.time_passes = false;
   std::vector<Signal> wide;
   for (const Signal& s : inputs) wide.push_back(s.converted(DType::f64));
-  std::vector<Signal> want = Program::from_file(o.graph, reference).run(wide);
+  std::vector<Signal> want = program_from_file(o.graph, reference).run(wide);
   double worst = 0;
   for (std::size_t k = 0; k < want.size(); ++k)
     for (std::size_t c = 0; c < want[k].channels(); ++c)
@@ -383,7 +383,7 @@ int bench(const BenchOptions& o) {
   Options options = options_for(o, *thresholds);
   try {
     // The graph's own errors first, before any timing.
-    warn_unused_channels(inspect_file(o.graph), o.channels, o.channels_given);
+    warn_unused_channels(inspect_graph_file(o.graph), o.channels, o.channels_given);
     if (o.batch > 1) return bench_batch(o, options);
     if (o.block) return bench_stream(o, options);
 
@@ -394,15 +394,15 @@ int bench(const BenchOptions& o) {
     fused_options.cache_directory = dir;
     clear_kernel_memory_cache();
     auto start = Clock::now();
-    Program fused = Program::from_file(o.graph, fused_options);
+    Program fused = program_from_file(o.graph, fused_options);
     double cold_ms = ms_since(start);
     clear_kernel_memory_cache();
     fused_options.time_passes = false;
     start = Clock::now();
-    (void)Program::from_file(o.graph, fused_options);
+    (void)program_from_file(o.graph, fused_options);
     double disk_ms = ms_since(start);
     start = Clock::now();
-    (void)Program::from_file(o.graph, fused_options);
+    (void)program_from_file(o.graph, fused_options);
     double memory_ms = ms_since(start);
     std::filesystem::remove_all(dir);
 
@@ -410,7 +410,7 @@ int bench(const BenchOptions& o) {
     Options unfused_options = fused_options;
     unfused_options.cache_directory = "none";
     unfused_options.fuse = false;
-    Program unfused = Program::from_file(o.graph, unfused_options);
+    Program unfused = program_from_file(o.graph, unfused_options);
 
     std::mt19937 rng(1234);
     std::vector<Signal> inputs = noise_inputs(fused, samples, rng);

@@ -26,7 +26,9 @@ int cache(const CacheOptions& o) {
   if (std::filesystem::exists(cache.directory(), error) && !std::filesystem::is_directory(cache.directory(), error))
     return user_error("the kernel cache '" + cache.directory() + "' is not a directory");
   if (o.what == "clear") {
-    std::size_t removed = cache.clear();
+    auto cleared = cache.clear();
+    if (!cleared) return user_error(cleared.error());
+    const std::size_t removed = *cleared;
     std::cout << "removed " << removed << " entr" << (removed == 1 ? "y" : "ies") << " from "
               << cache.directory() << '\n';
     return kSuccess;

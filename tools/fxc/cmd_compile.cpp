@@ -35,7 +35,7 @@ struct CompileOptions {
 // compiles at construction). Returns whether it was new; warnings go to `warnings` once each.
 bool compile_one(const CompileOptions& o, Options options, std::string& directory, std::set<std::string>& warnings) {
   auto compiles_before = counters().compiles.load();
-  Program program = Program::from_file(o.graph, options);
+  Program program = program_from_file(o.graph, options);
   directory = program.options().cache_directory;
   if (std::string w = program.warnings(); !w.empty() && warnings.insert(w).second) std::cerr << w;
   return counters().compiles > compiles_before;
@@ -68,7 +68,7 @@ int compile(const CompileOptions& o) {
   std::string directory;
   try {
     // The graph's own errors before any compile.
-    const GraphInfo info = inspect_file(o.graph);
+    const GraphInfo info = inspect_graph_file(o.graph);
     warn_unused_channels(info, o.channels, o.channels_given);
     // Kernels depend on the channel count: without --channels, an input declared without one
     // is compiled for mono and stereo files, the usual ones, so that `run` on either hits.
@@ -86,7 +86,7 @@ int compile(const CompileOptions& o) {
         probe.channels = channels;
         probe.compile_kernels = false;
         try {
-          (void)Program::from_file(o.graph, probe);
+          (void)program_from_file(o.graph, probe);
           usable.push_back(channels);
         } catch (const Error& e) {
           if (!first) first = e;

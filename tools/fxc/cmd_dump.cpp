@@ -122,8 +122,8 @@ int dump(const DumpCommandOptions& given) {
   // Pass logs go with a text dump; beside a JSON or dot document they would corrupt it.
   dump.log = o.format == "text" ? &std::cout : &std::cerr;
   try {
-    warn_unused_channels(inspect_file(o.graph), o.channels, o.channels_given);
-    Program program = Program::from_file(o.graph, options);
+    warn_unused_channels(inspect_graph_file(o.graph), o.channels, o.channels_given);
+    Program program = program_from_file(o.graph, options);
     std::cout << program.dump(dump);
     std::cerr << program.warnings();
   } catch (const Error& e) {

@@ -60,7 +60,7 @@ int freqz(const FreqzOptions& o) {
   std::vector<ResponseCurve> curves;
   std::string title;
   try {
-    Program program = Program::from_file(o.graph, options);
+    Program program = program_from_file(o.graph, options);
     bool several_inputs = program.inputs().size() > 1;
     for (FrequencyResponse& r : program.frequency_response(f)) {
       std::string label = r.output.empty() ? "output " + std::to_string(r.output_index) : r.output;

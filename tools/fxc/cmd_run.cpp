@@ -159,7 +159,7 @@ int run(const RunOptions& o) {
   {
     TraceSpan span("parse and lower", "frontend", {{"file", o.graph}});
     try {
-      info = inspect_file(o.graph, o.sets);
+      info = inspect_graph_file(o.graph, o.sets);
     } catch (const Error& e) {
       return report(e);
     }
@@ -276,7 +276,7 @@ int run(const RunOptions& o) {
   std::vector<std::vector<Signal>> batch_results;
   std::optional<std::string> saved_state;  // --save-state: written with the outputs
   try {
-    Program program = Program::from_file(o.graph, options);
+    Program program = program_from_file(o.graph, options);
     std::optional<Processor> processor;
     if (stream && options.target == Target::cpu) {
       processor.emplace(program);
