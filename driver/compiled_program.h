@@ -96,6 +96,8 @@ struct Program::Impl {
   /// run needs them); errors go to `diags`.
   bool compile_kernels(const Specialization& spec, CompiledValues& now, DiagnosticEngine& diags) const;
   const driver::GraphSource& source() const { return source_; }
+  /// The graph as lowered at construction, its inputs' declared counts (0: undeclared).
+  const ir::Graph& declared() const { return declared_; }
   /// The channel count a run with `inputs` binds undeclared inputs to (0 if none is undeclared).
   int channels_for(std::span<const Signal> inputs) const;
 

@@ -174,6 +174,25 @@ Processor::Impl& Processor::impl() const {
   return *impl_;
 }
 
+void Processor::check_inputs(const std::vector<Signal>& inputs) const {
+  const Impl& s = impl();
+  const std::vector<PortInfo> ports = s.program.inputs();
+  if (inputs.size() != ports.size())
+    throw_error("the graph has " + std::to_string(ports.size()) + " input(s), got " + std::to_string(inputs.size()),
+                "fxc-api");
+  DiagnosticEngine diags = s.program.impl().source().diagnostics();
+  if (!bind_inputs(s.program.impl().declared(), inputs, diags)) throw_diagnostics(diags);
+  // An input declared without a count takes the one this Processor was prepared for.
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const int want = i < s.input_channels.size() ? s.input_channels[i] : 0;
+    if (want > 0 && static_cast<int>(inputs[i].channels()) != want)
+      throw_error("input '" + ports[i].name + "' takes " + std::to_string(want) + " channel(s) in this Processor, but " +
+                      (inputs[i].source().empty() ? "its signal" : "'" + inputs[i].source() + "'") + " has " +
+                      std::to_string(inputs[i].channels()),
+                  "fxc-channels");
+  }
+}
+
 Processor::Processor(Processor&&) noexcept = default;
 Processor& Processor::operator=(Processor&&) noexcept = default;
 Processor::~Processor() = default;

@@ -7,7 +7,9 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include <fxc/signal.h>
 #include <fxc/types.h>
 
 namespace fxc {
@@ -58,6 +60,12 @@ class Processor {
   /// One input, one output.
   void process(const float* const* input, float* const* output, std::size_t frames) noexcept;
   void process(const double* const* input, double* const* output, std::size_t frames) noexcept;
+
+  /// Throws the Error Program::run would give for whole signals a host is about to stream
+  /// through process(): their number, each one's channel count (the graph's declaration,
+  /// and this Processor's ports after prepare()), equal lengths. process() cannot check the
+  /// pointers it is given; this is the check to make first (`fxc run --block` makes it).
+  void check_inputs(const std::vector<Signal>& inputs) const;
 
   /// Back to zero state, as after prepare(). Call it on the audio thread (or while it is idle).
   void reset() noexcept;

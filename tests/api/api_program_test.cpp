@@ -371,6 +371,29 @@ TEST_CASE("a Processor's blocks give the whole signal's output, bit for bit") {
   for (std::size_t i = 0; i < 5000; i += 97) CHECK(l[i] == doctest::Approx(y.f32(0)[i]).epsilon(1e-4));
 }
 
+TEST_CASE("Processor::check_inputs refuses what Program::run refuses, and what the prepared ports cannot take") {
+  fxc::Program stereo = fxc::Program::from_source("input x : 2\noutput x | lowpass(1 kHz)\n", options(fxc::DType::f32));
+  fxc::Processor live = stereo.processor();
+  live.check_inputs({noise(2, 100, fxc::DType::f32)});
+  CHECK_THROWS_WITH_AS(live.check_inputs({noise(1, 100, fxc::DType::f32)}),
+                       doctest::Contains("input 'x' is declared with 2 channel(s), but its signal has 1"), fxc::Error);
+  CHECK_THROWS_WITH_AS(live.check_inputs({}), doctest::Contains("the graph has 1 input(s), got 0"), fxc::Error);
+  // Two inputs of different lengths: a key shorter than the signal was read past its end.
+  fxc::Program keyed = fxc::Program::from_source(
+      "input x : 2\ninput k : 1\noutput x | compressor(-20 dB, 4, 1 ms, 50 ms, key=k)\n", options(fxc::DType::f32));
+  fxc::Processor keyed_live = keyed.processor();
+  CHECK_THROWS_WITH_AS(keyed_live.check_inputs({noise(2, 100, fxc::DType::f32), noise(1, 4, fxc::DType::f32)}),
+                       doctest::Contains("inputs have different lengths"), fxc::Error);
+  // An input declared without a count takes the one the Processor was prepared for.
+  fxc::Options three = options(fxc::DType::f32);
+  three.channels = 3;
+  fxc::Processor open = fxc::Program::from_source("input x\noutput x | gain(2)\n", three).processor();
+  open.check_inputs({noise(3, 10, fxc::DType::f32)});
+  CHECK_THROWS_WITH_AS(open.check_inputs({noise(8, 10, fxc::DType::f32)}),
+                       doctest::Contains("input 'x' takes 3 channel(s) in this Processor, but its signal has 8"),
+                       fxc::Error);
+}
+
 TEST_CASE("a prepare() that throws leaves the Processor as it was") {
   fxc::Options o = options(fxc::DType::f32);
   o.max_block = 256;

@@ -281,6 +281,9 @@ int run(const RunOptions& o) {
     if (stream && options.target == Target::cpu) {
       processor.emplace(program);
       processor->prepare(prepared, std::max<std::size_t>(total, 1));
+      // As a whole run checks them: the blocks are read through pointers nothing else checks
+      // (a file of too few channels crashed the run, one of too many lost them).
+      processor->check_inputs(signals);
     }
     if (options.target != Target::reference) phases.emplace_back("compile", ms_since(phase_start));
     phase_start = Clock::now();
