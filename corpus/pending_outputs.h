@@ -4,6 +4,11 @@
 #pragma once
 
 #include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -49,13 +54,45 @@ class PendingOutputs {
           name != path ? AtLink::replace : AtLink::follow);
     });
   }
-  /// Renames every output written into place.
+  /// Renames every output written into place, all or none: an existing file is exchanged with
+  /// its pending one (renameat2 RENAME_EXCHANGE), so that its old bytes stay under the pending
+  /// name until every rename succeeded; when one fails (an immutable or bind-mounted file) the
+  /// done ones are undone, and every output path is as it was. (A file system without the
+  /// exchange gets plain renames, which cannot be undone.)
   Expected<std::monostate, std::string> commit() {
+    enum class How { exchanged, created, replaced };  // replaced: a plain rename, not undone
+    std::vector<std::pair<const File*, How>> placed;
+    auto undo = [&] {
+      for (auto it = placed.rbegin(); it != placed.rend(); ++it) {
+        const File& f = *it->first;
+        if (it->second == How::exchanged)
+          ::renameat2(AT_FDCWD, f.pending.c_str(), AT_FDCWD, f.target.c_str(), RENAME_EXCHANGE);
+        else if (it->second == How::created)
+          ::rename(f.target.c_str(), f.pending.c_str());  // removed with the pending ones
+      }
+    };
     for (const File& file : files_) {
-      std::error_code error;
-      std::filesystem::rename(file.pending, file.target, error);
-      if (error) return Unexpected{"cannot write '" + file.path + "': " + error.message()};
+      if (::renameat2(AT_FDCWD, file.pending.c_str(), AT_FDCWD, file.target.c_str(), RENAME_EXCHANGE) == 0) {
+        placed.emplace_back(&file, How::exchanged);
+        continue;
+      }
+      int error = errno;
+      // No file there yet (ENOENT), or no exchange on this file system: a rename.
+      if (error == ENOENT || error == EINVAL || error == ENOSYS || error == EOPNOTSUPP) {
+        struct stat st {};
+        const How how = ::lstat(file.target.c_str(), &st) == 0 ? How::replaced : How::created;
+        if (::rename(file.pending.c_str(), file.target.c_str()) == 0) {
+          placed.emplace_back(&file, how);
+          continue;
+        }
+        error = errno;
+      }
+      undo();
+      return Unexpected{"cannot write '" + file.path + "': " + std::strerror(error)};
     }
+    // Done: what the pending names hold now is the replaced files' old bytes.
+    for (const auto& [file, how] : placed)
+      if (how == How::exchanged) ::unlink(file->pending.c_str());
     files_.clear();
     return std::monostate{};
   }

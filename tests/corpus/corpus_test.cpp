@@ -23,6 +23,7 @@
 #include "corpus/corpus_runner.h"
 #include "corpus/file_list.h"
 #include "corpus/output_names.h"
+#include "corpus/pending_outputs.h"
 #include "expected_text.h"
 #include "formats/signal_file.h"
 
@@ -375,4 +376,45 @@ TEST_CASE("remove_abandoned_pending removes exactly an output's older pending an
   CHECK_FALSE(fs::exists("..fxc-pending-12-1-a.wav.tmp-Ab12Cd"));
   for (const char* kept : {"a.wav", ".fxc-pending-12-2-b-a.wav", ".fxc-pending-13-0-a.wav", ".fxc-pending-x-0-a.wav"})
     CHECK(fs::exists(kept));
+}
+
+// The outputs of a run are placed all or none: when one cannot be renamed into place (here its
+// directory went away; in the hunt, an immutable or bind-mounted file), the outputs placed
+// before it are put back, old bytes and all, and a new one is taken away again. Before
+// 2026-11-29 the first output stayed replaced, although the run failed.
+TEST_CASE("PendingOutputs places every output or none") {
+  Workspace w;
+  fs::create_directories("a");
+  fs::create_directories("b");
+  std::ofstream("a/old.npy") << "old bytes";
+  fxc::Signal s(1, 8);
+  fxc::corpus::PendingOutputs pending;
+  REQUIRE(pending.write("a/old.npy", s, std::nullopt, {}));
+  REQUIRE(pending.write("a/new.npy", s, std::nullopt, {}));
+  REQUIRE(pending.write_bytes("b/state.bin", "state"));
+  fs::remove_all("b");  // the last one cannot be placed
+  auto committed = pending.commit();
+  REQUIRE_FALSE(committed);
+  CHECK(committed.error().find("cannot write 'b/state.bin'") != std::string::npos);
+  std::ifstream old("a/old.npy");
+  CHECK(std::string(std::istreambuf_iterator<char>(old), {}) == "old bytes");
+  CHECK_FALSE(fs::exists("a/new.npy"));
+}
+
+TEST_CASE("PendingOutputs replaces existing outputs and leaves no pending file") {
+  Workspace w;
+  std::ofstream("old.npy") << "old bytes";
+  fxc::Signal s(1, 8);
+  {
+    fxc::corpus::PendingOutputs pending;
+    REQUIRE(pending.write("old.npy", s, std::nullopt, {}));
+    REQUIRE(pending.write("new.npy", s, std::nullopt, {}));
+    REQUIRE(pending.commit());
+  }
+  CHECK(fxc::read_signal_file("old.npy", fxc::DType::f64).value().signal.samples() == 8);
+  CHECK(fxc::read_signal_file("new.npy", fxc::DType::f64).value().signal.samples() == 8);
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(".")) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"new.npy", "old.npy"});
 }
