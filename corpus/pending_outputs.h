@@ -117,6 +117,7 @@ class PendingOutputs {
                                                    std::to_string(written++) + "-" +
                                                    fs::path(path).filename().string()))
                               .string();
+    UnfinishedFile unfinished(pending);  // listed before it exists: an interrupt removes it
     auto ok = write(pending);
     if (!ok) {
       // The message names the file the user gave, not the pending one.
@@ -124,13 +125,14 @@ class PendingOutputs {
       if (message.rfind(prefix, 0) == 0) message = "cannot write '" + path + "'" + message.substr(prefix.size());
       return Unexpected{message};
     }
-    files_.push_back({pending, target.string(), path});
+    files_.push_back({pending, target.string(), path, std::move(unfinished)});
     return std::monostate{};
   }
   struct File {
     std::string pending;  ///< the name it is written under
     std::string target;   ///< where it is renamed to (a symbolic link's target)
     std::string path;     ///< as the user gave it, for messages
+    UnfinishedFile unfinished;  ///< the pending name, listed until the output is placed
   };
   std::vector<File> files_;
 };

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -29,6 +30,13 @@ std::string random_suffix() {
   return s;
 }
 
+// The unfinished files' names, for a signal handler: fixed slots, no allocation, no lock.
+struct UnfinishedSlot {
+  std::atomic<int> state{0};  // 0 free, 1 being filled, 2 listed
+  char path[4096];
+};
+UnfinishedSlot unfinished_slots[256];
+
 // Owns the temporary file until it is renamed: any early return or exception removes it.
 class TempFile {
  public:
@@ -49,6 +57,7 @@ class TempFile {
       if (fd >= 0) {
         fd_ = fd;
         path_ = std::move(candidate);
+        unfinished_ = UnfinishedFile(path_);
         return 0;
       }
       if (errno != EEXIST) return errno;
@@ -73,12 +82,14 @@ class TempFile {
   int commit(const std::string& target) {
     if (::rename(path_.c_str(), target.c_str()) != 0) return errno;
     path_.clear();
+    unfinished_.finish();
     return 0;
   }
 
  private:
   int fd_ = -1;
   std::string path_;
+  UnfinishedFile unfinished_;  // after path_: unlisted before the destructor removes the file
 };
 
 std::string creation_error(int err, const std::filesystem::path& dir) {
@@ -102,6 +113,38 @@ void sync_directory(const std::filesystem::path& dir) {
 }
 
 }  // namespace
+
+UnfinishedFile::UnfinishedFile(const std::string& path) {
+  if (path.size() >= sizeof(UnfinishedSlot::path)) return;
+  for (int k = 0; k < static_cast<int>(std::size(unfinished_slots)); ++k) {
+    int free = 0;
+    UnfinishedSlot& slot = unfinished_slots[k];
+    if (!slot.state.compare_exchange_strong(free, 1)) continue;
+    std::memcpy(slot.path, path.c_str(), path.size() + 1);
+    slot.state.store(2);
+    slot_ = k;
+    return;
+  }
+}
+
+UnfinishedFile& UnfinishedFile::operator=(UnfinishedFile&& other) noexcept {
+  if (this != &other) {
+    finish();
+    slot_ = other.slot_;
+    other.slot_ = -1;
+  }
+  return *this;
+}
+
+void UnfinishedFile::finish() {
+  if (slot_ >= 0) unfinished_slots[slot_].state.store(0);
+  slot_ = -1;
+}
+
+void remove_unfinished_files() noexcept {
+  for (UnfinishedSlot& slot : unfinished_slots)
+    if (slot.state.load() == 2) ::unlink(slot.path);
+}
 
 Expected<std::monostate, std::string> check_write_place(const std::string& path) {
   std::error_code error;

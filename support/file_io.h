@@ -60,6 +60,30 @@ enum class AlsoRead {
 /// on for a writer, as any reader of one does.
 Expected<std::string, std::string> read_whole_file(const std::string& path, AlsoRead also = AlsoRead::pipes);
 
+/// A file being written under a name of fxc's own (a temporary or a pending name), listed for
+/// the whole of its life so that remove_unfinished_files() can take it away: an interrupted
+/// command (Ctrl-C) left hundreds of megabytes of half-written hidden files. At most 256 at a
+/// time are listed; others are simply not (removing them is a courtesy, not a guarantee).
+class UnfinishedFile {
+ public:
+  UnfinishedFile() = default;
+  explicit UnfinishedFile(const std::string& path);
+  UnfinishedFile(const UnfinishedFile&) = delete;
+  UnfinishedFile& operator=(const UnfinishedFile&) = delete;
+  UnfinishedFile(UnfinishedFile&& other) noexcept : slot_(other.slot_) { other.slot_ = -1; }
+  UnfinishedFile& operator=(UnfinishedFile&& other) noexcept;
+  ~UnfinishedFile() { finish(); }
+  /// The file was renamed into place or removed: no longer listed.
+  void finish();
+
+ private:
+  int slot_ = -1;
+};
+
+/// Removes every file listed as unfinished. Async-signal-safe: for a handler of SIGINT or
+/// SIGTERM (the fxc command installs one), which then lets the signal end the process.
+void remove_unfinished_files() noexcept;
+
 /// Writes all `size` bytes to `fd`, resuming after short writes and interrupted calls.
 /// Returns the system's reason on failure (e.g. "No space left on device").
 Expected<std::monostate, std::string> write_all(int fd, const void* data, std::size_t size);

@@ -1196,3 +1196,20 @@ TEST_CASE("a graph read from a pipe runs, dumps, compiles and benches") {
   }
   CHECK(load(dir / "out.npy").samples() == 4800);
 }
+
+// A reader that closes the pipe early: the write fails (EPIPE) and is reported, exit status 1,
+// and the state is not saved (nothing pending is left), where SIGPIPE ended fxc without a word
+// (exit status 141) and left the pending state file behind.
+TEST_CASE("-o - into a pipe closed early is a reported write error, with nothing left behind") {
+  TempDir dir;
+  write_noise(dir / "in.npy", 2, 48000, 3);  // 768 KB of output: more than a pipe holds
+  write_bytes(dir / "g.fx", "input x : 2\noutput x | lowpass(1 kHz)\n");
+  const std::string command = "'" + std::string(FXC_BINARY) +
+                              "' run g.fx -i in.npy --fs 48000 -o - --pipe-format npy --save-state st.bin "
+                              "| head -c 10 > /dev/null; exit ${PIPESTATUS[0]}";
+  CommandResult r = fxc::test::run_command({"/bin/bash", "-c", command}, dir.path(), {});
+  INFO(show(r));
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("cannot write '<stdout>': Broken pipe") != std::string::npos);
+  CHECK(dir.entries() == std::vector<std::string>{"g.fx", "in.npy"});
+}

@@ -713,3 +713,28 @@ TEST_CASE("writing through a symbolic link replaces the file it names, not the l
   CHECK(back->signal.samples() == 4);
   CHECK(dir.entries() == std::vector<std::string>{"link.npy", "real.npy"});
 }
+
+// What the fxc command's SIGINT/SIGTERM handler removes: every file listed as unfinished, and
+// nothing listed no longer (an interrupted run left its half-written hidden files behind).
+TEST_CASE("remove_unfinished_files removes the files being written, and only those") {
+  TempDir dir;
+  write_bytes(dir / "temp.part", "half");
+  write_bytes(dir / "placed.wav", "whole");
+  write_bytes(dir / "kept.txt", "a user's file");
+  {
+    UnfinishedFile writing(dir / "temp.part");
+    UnfinishedFile done(dir / "placed.wav");
+    done.finish();  // renamed into place: no longer the handler's
+    remove_unfinished_files();
+    CHECK(dir.entries() == std::vector<std::string>{"kept.txt", "placed.wav"});
+  }
+  // Written through write_file_atomically: listed while written, unlisted once renamed.
+  REQUIRE(write_file_atomically(dir / "out.bin", [&](int fd, const std::string&) {
+    remove_unfinished_files();  // as if interrupted now: the temporary file goes
+    return write_all(fd, "x", 1);
+  }).has_value() == false);
+  CHECK(dir.entries() == std::vector<std::string>{"kept.txt", "placed.wav"});
+  REQUIRE(write_file_atomically(dir / "out.bin", [&](int fd, const std::string&) { return write_all(fd, "x", 1); }));
+  remove_unfinished_files();
+  CHECK(dir.entries() == std::vector<std::string>{"kept.txt", "out.bin", "placed.wav"});
+}

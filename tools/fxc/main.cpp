@@ -2,17 +2,46 @@
 // fxc: the command-line driver. Parses the command line, runs one subcommand, and maps what
 // happened to the exit statuses of the contract (0 ok, 1 user error, 2 usage, 3 bug).
 #include <CLI/CLI.hpp>
+#include <signal.h>
+
 #include <algorithm>
 #include <iostream>
 #include <malloc.h>
 #include <new>
 
+#include "support/file_io.h"
 #include "support/strings.h"
 
 #include "tools/fxc/commands.h"
 
+namespace {
+
+// Ctrl-C, a kill or a closed terminal: the half-written temporary and pending files go (they
+// stayed, hidden, up to the size of the outputs), then the signal ends the process as it would
+// have (SA_RESETHAND restored its default action), with the shell's status for it.
+extern "C" void remove_unfinished_files_and_end(int signal_number) {
+  fxc::remove_unfinished_files();
+  ::raise(signal_number);
+}
+
+void handle_signals() {
+  // A write past the file-size limit (ulimit -f) or into a closed pipe fails with EFBIG or
+  // EPIPE and is reported as any failed write is (exit status 1, nothing half-written left),
+  // instead of killing the process without a word (exit status 153 or 141).
+  ::signal(SIGXFSZ, SIG_IGN);
+  ::signal(SIGPIPE, SIG_IGN);
+  struct sigaction interrupted {};
+  interrupted.sa_handler = remove_unfinished_files_and_end;
+  interrupted.sa_flags = SA_RESETHAND;
+  sigemptyset(&interrupted.sa_mask);
+  for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(signal_number, &interrupted, nullptr);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace fxc::cli;
+  handle_signals();
   // Signals are large and short-lived: keep big blocks in the heap for reuse instead of
   // returning them to the kernel after each use, which made every run page-fault its
   // buffers in again (half of a batch run's time).
