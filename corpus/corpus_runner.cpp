@@ -173,6 +173,13 @@ FileResult CorpusRunner::process(const InputFile& input, const std::vector<std::
       std::unique_lock compiling(*shape_lock);
       Program program = Program::from_source(source_, o, name_);
       compiling.unlock();
+      // An output its format cannot hold is found before the run, not after it.
+      const std::vector<PortInfo> ports = program.outputs();
+      for (std::size_t k = 0; k < outputs.size() && k < ports.size(); ++k)
+        if (auto ok = check_output_channels(outputs[k], static_cast<std::size_t>(ports[k].channels),
+                                            WriteOptions{options_.subtype});
+            !ok)
+          return fail(ok.error());
       results = program.run(std::vector<Signal>{signal});
       if (std::string w = program.warnings(); !w.empty()) r.warnings += w;
     } catch (const Error& e) {

@@ -276,6 +276,29 @@ Expected<AudioFormat, std::string> audio_format_for(const std::string& extension
                     " (available: " + available + ")"};
 }
 
+std::string too_many_channels(const AudioFormat& format, std::size_t channels) {
+  const std::string container = format.description.substr(0, format.description.find(' '));
+  return container + " holds at most " + std::to_string(max_channels(format)) + " channels, not " +
+         std::to_string(channels) + " (write " + (max_channels(format) < 1024 ? ".wav, up to 1024, or " : "") + ".npy)";
+}
+
+int max_channels(const AudioFormat& format) {
+  // libsndfile's own check knows FLAC's limit and its 1024; Vorbis and Opus encoders take at
+  // most 255 channels (their channel mapping family 255), which sf_format_check lets through
+  // and sf_open then refuses as "Format not recognised".
+  const int subtype = format.sf_format & SF_FORMAT_SUBMASK;
+  int most = subtype == SF_FORMAT_VORBIS || subtype == SF_FORMAT_OPUS ? 255 : 1024;
+  SF_INFO info{};
+  info.samplerate = 48000;
+  info.format = format.sf_format;
+  while (most > 1) {
+    info.channels = most;
+    if (sf_format_check(&info)) break;
+    most = most > 8 ? 8 : most - 1;
+  }
+  return most;
+}
+
 namespace {
 
 // The bits of an integer encoding fxc quantises for (0: a float or lossy one, written as
@@ -368,7 +391,8 @@ Expected<std::monostate, std::string> write_audio(int fd, const Signal& signal,
     return E{"audio files store the sample rate as a whole number of Hz from 1 to " +
              std::to_string(INT_MAX) + ", not " + format_double(sample_rate_hz) +
              " (write a .npy file, which stores none)"};
-  if (signal.channels() > INT_MAX) return E{"too many channels"};
+  if (const int most = max_channels(format); signal.channels() > static_cast<std::size_t>(most))
+    return E{too_many_channels(format, signal.channels())};
 
   SF_INFO info{};
   info.samplerate = static_cast<int>(sample_rate_hz);

@@ -175,6 +175,17 @@ Expected<std::monostate, std::string> check_output_format(const std::string& pat
   return check_output_encoding(path, options);
 }
 
+Expected<std::monostate, std::string> check_output_channels(const std::string& path, std::size_t channels,
+                                                            const WriteOptions& options) {
+  const std::string ext = lower_extension(path);
+  if (!is_audio_extension(ext)) return std::monostate{};
+  auto format = audio_format_for(ext, options.subtype);
+  if (!format) return cannot_write(path, format.error());
+  if (channels > static_cast<std::size_t>(max_channels(*format)))
+    return cannot_write(path, too_many_channels(*format, channels));
+  return std::monostate{};
+}
+
 Expected<std::monostate, std::string> check_output_encoding(const std::string& path, const WriteOptions& options) {
   std::string ext = lower_extension(path);
   if (ext.empty())

@@ -65,6 +65,12 @@ bool audio_subtype_available(const std::string& extension, const std::string& su
 /// The extension of `path` in lower case, with the dot ("" when it has none).
 std::string lower_extension(const std::string& path);
 
+/// Whether an output of `path`'s format holds `channels` channels (FLAC 8, Ogg 255, WAV and
+/// AIFF 1024, .npy any): known once the graph is, before anything runs. Errors read "cannot
+/// write 'PATH': FLAC holds at most 8 channels, not 9 (...)".
+Expected<std::monostate, std::string> check_output_channels(const std::string& path, std::size_t channels,
+                                                            const WriteOptions& options);
+
 /// Checks the extension and the subtype of an output, not where it goes: check_output_format
 /// without the directory (for outputs whose directories are made later).
 Expected<std::monostate, std::string> check_output_encoding(const std::string& path, const WriteOptions& options);

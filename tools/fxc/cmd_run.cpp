@@ -277,6 +277,18 @@ int run(const RunOptions& o) {
   std::optional<std::string> saved_state;  // --save-state: written with the outputs
   try {
     Program program = program_from_file(o.graph, options);
+    // An output its format cannot hold (9 channels to FLAC) is found before the run, not after.
+    const std::vector<PortInfo> ports = program.outputs();
+    for (std::size_t i = 0; i < o.outputs.size(); ++i) {
+      const int channels = ports[i % want_out].channels;
+      const std::string& path = o.outputs[i] == "-" ? "<stdout>" + pipe_extension : o.outputs[i];
+      if (channels > 0)
+        if (auto ok = check_output_channels(path, static_cast<std::size_t>(channels), write_options); !ok) {
+          std::string message = ok.error();
+          if (o.outputs[i] == "-") message.replace(message.find(path), path.size(), "<stdout>");
+          return user_error(message);
+        }
+    }
     std::optional<Processor> processor;
     if (stream && options.target == Target::cpu) {
       processor.emplace(program);
