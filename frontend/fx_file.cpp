@@ -37,9 +37,25 @@ namespace {
 // Moves the diagnostics of `local` to `diags` in file order. The lexer, the parser and the
 // lowering each run over the whole file, so their reports would otherwise come in three runs;
 // a stable sort by line keeps the order within a line. Reports without a line go last.
-// Reports in other files (those it imports) follow the file's own, in the order found.
+// Reports in other files (those it imports) follow the file's own, in the order found. A
+// mistake in a function's body is found at each call: it is reported once, with the note of
+// every call ("in this call").
 void report_in_file_order(const DiagnosticEngine& local, DiagnosticEngine& diags, const std::string& file) {
-  std::vector<Diagnostic> all = local.diagnostics();
+  std::vector<Diagnostic> all;
+  for (const Diagnostic& d : local.diagnostics()) {
+    auto same = std::find_if(all.begin(), all.end(), [&](const Diagnostic& seen) {
+      return d.loc.valid() && seen.severity == d.severity && seen.loc == d.loc && seen.message == d.message &&
+             seen.code == d.code;
+    });
+    if (same == all.end()) {
+      all.push_back(d);
+      continue;
+    }
+    for (const Diagnostic& n : d.notes)
+      if (std::none_of(same->notes.begin(), same->notes.end(),
+                       [&](const Diagnostic& m) { return m.loc == n.loc && m.message == n.message; }))
+        same->notes.push_back(n);
+  }
   std::stable_sort(all.begin(), all.end(), [&](const Diagnostic& a, const Diagnostic& b) {
     auto key = [&](const Diagnostic& d) {
       bool other = d.loc.valid() && d.loc.file != file;

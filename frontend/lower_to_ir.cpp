@@ -259,18 +259,10 @@ class Lowerer {
            "'" + fn.name + "' is defined here");
       return {};
     }
-    if (fn.uses_in && !piped) {
-      note(error(call.loc, "'" + fn.name + "' processes the signal piped into it (its body reads 'in'): write "
-                           "'SIGNAL | " + fn.name + "(...)'"),
-           fn.name_loc, "'" + fn.name + "' is defined here");
-      return {};
-    }
-    if (!fn.uses_in && piped) {
-      note(error(call.loc, "'" + fn.name + "' takes no signal through '|' (its body does not read 'in'); call it "
-                           "as '" + fn.name + "(...)'"),
-           fn.name_loc, "'" + fn.name + "' is defined here");
-      return {};
-    }
+    // A function reads `in` exactly when it is called piped: one that reads it is a chain
+    // until a signal is piped in (chain_without_signal says so otherwise), one that does not
+    // is called at once, its result a signal.
+    FXC_INTERNAL_ASSERT(fn.uses_in == piped.has_value(), "a function called with a signal it does not read, or without one it reads");
     // Parameters: positional in order, then keywords, then defaults.
     std::map<std::string, Binding> params;
     bool ok = true;
@@ -1129,6 +1121,14 @@ class Lowerer {
   }
 
   void chain_without_signal(const Value& v) {
+    // A call of a function whose body reads `in` is a chain too: say why, at the function.
+    if (v.steps.size() == 1 && v.steps[0].call) {
+      const FnStmt& fn = *v.steps[0].call->fn;
+      note(error(v.loc, "'" + fn.name + "' processes the signal piped into it (its body reads 'in'): write '" +
+                            input_hint() + " | " + fn.name + "(...)'"),
+           fn.name_loc, "'" + fn.name + "' is defined here");
+      return;
+    }
     error(v.loc, "this is a chain with no input signal; apply it to a signal with '" +
                      input_hint() + " | ...'");
   }

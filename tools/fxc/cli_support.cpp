@@ -58,9 +58,9 @@ GraphInfo inspect_graph_file(const std::string& path, const std::vector<std::str
   return inspect_source(graph_text(path), path, settings);
 }
 
-int user_error(const std::string& message) {
+int user_error(const std::string& message, const std::string& code) {
   DiagnosticEngine diags;
-  diags.error({}, message);
+  diags.error({}, message, code);
   return report(diags);
 }
 

@@ -86,7 +86,7 @@ void check_paths_apart(const std::vector<NamedPath>& writes, const std::vector<N
 void warn_unused_channels(const GraphInfo& graph, int channels, bool given);
 
 /// A user error without a source location, as "error: MESSAGE" on standard error.
-int user_error(const std::string& message);
+int user_error(const std::string& message, const std::string& code = {});
 
 /// `--seconds` at `fs_hz` as a whole number of samples, or the message for a value that is
 /// negative, NaN, or more than 2^53 samples (where a double stops counting every sample).

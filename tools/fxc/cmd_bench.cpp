@@ -361,7 +361,7 @@ double max_error_against_reference(const BenchOptions& o, const Options& options
 
 int bench(const BenchOptions& o) {
   auto thresholds = parse_thresholds(o.thresholds);
-  if (!thresholds) return user_error(thresholds.error());
+  if (!thresholds) return user_error(thresholds.error(), "fxc-threshold");
   if (o.channels < 1 || !(o.seconds > 0) || !(o.fs_hz > 0) || o.repeat < 1)
     return user_error("--channels, --seconds, --fs and --repeat must be positive");
   // The noise is generated in memory: a length beyond this is a typo, and past 2^64 it would

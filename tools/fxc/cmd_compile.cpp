@@ -174,7 +174,7 @@ void add_compile_command(CLI::App& app, Action& action) {
       cmd->add_option("--channels", o->channels, "Channel count for inputs declared without one")
           ->capture_default_str();
   cmd->add_option("--seconds", o->seconds,
-                  "Signal length the kernels are for (default: both short and long signals)");
+                  "Signal length the kernels are for (default: three, 1 s, 131072 samples and an hour)");
   cmd->footer(
       "Kernels depend on the graph's shape, the channel count, the dtype and the strategy, not\n"
       "on coefficient values or the sample rate: compile once, then run with any cutoffs.\n"

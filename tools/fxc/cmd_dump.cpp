@@ -106,7 +106,7 @@ int dump(const DumpCommandOptions& given) {
     options.signal_length = static_cast<std::size_t>(*samples);
   }
   auto thresholds = parse_thresholds(o.thresholds);
-  if (!thresholds) return user_error(thresholds.error());
+  if (!thresholds) return user_error(thresholds.error(), "fxc-threshold");
   options.thresholds = *thresholds;
   options.live_unranged_params = false;  // as fxc run compiles it
   options.compile_kernels = false;       // a dump needs none (nor a GPU for --target cuda)

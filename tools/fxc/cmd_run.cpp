@@ -123,7 +123,7 @@ int run(const RunOptions& o) {
   if (o.block && *o.block < 1) return user_error("--block must be at least 1, got " + std::to_string(*o.block));
   if (o.block && o.target == "ref") return user_error("--block runs compiled kernels: use it with --target cpu or cuda");
   auto thresholds = parse_thresholds(o.thresholds);
-  if (!thresholds) return user_error(thresholds.error());
+  if (!thresholds) return user_error(thresholds.error(), "fxc-threshold");
   if ((!o.load_state.empty() || !o.save_state.empty()) && o.target != "cpu")
     return user_error("--load-state and --save-state keep a CPU stream's state: use them with --target cpu");
   for (const std::string& set : o.sets)
@@ -467,7 +467,7 @@ void add_run_command(CLI::App& app, Action& action) {
       "  fxc run examples/vocal.fx -i voice.wav -o out.wav\n"
       "  fxc run examples/crossover.fx -i mix.wav -o low.wav -o high.wav\n"
       "  fxc run eq.fx -i x.npy --fs 48000 -o y.npy --dtype f32\n"
-      "  fxc run eq.fx -i a.wav -i b.wav -i c.wav -o a_eq.wav -o b_eq.wav -o c_eq.wav   # a batch\n"
+      "  fxc run eq.fx --batch -i a.wav -i b.wav -i c.wav -o a_eq.wav -o b_eq.wav -o c_eq.wav   # a batch\n"
       "  fxc run eq.fx -i - -o - < in.wav > out.wav                            # a pipe (WAV or .npy)\n"
       "Corpora (docs/corpora.md): --out-dir or an -o pattern runs every file on its own:\n"
       "  fxc run eq.fx -i corpus/ --out-dir out/ --jobs 4                      # out/ mirrors corpus/\n"

@@ -82,7 +82,7 @@ int run_corpus(const RunOptions& o) {
     if (auto eq = set.find('='); eq == std::string::npos || eq == 0)
       throw UsageError{"--set expects NAME=VALUE, got '" + set + "'"};
   auto thresholds = parse_thresholds(o.thresholds);
-  if (!thresholds) return user_error(thresholds.error());
+  if (!thresholds) return user_error(thresholds.error(), "fxc-threshold");
   if (o.threads < 0) return user_error("--threads must be at least 1 (or 0 for the default), got " + std::to_string(o.threads));
   if (o.fs_hz && !(*o.fs_hz > 0 && std::isfinite(*o.fs_hz)))
     return user_error("--fs must be a positive number of Hz, got " + format_double(*o.fs_hz));
