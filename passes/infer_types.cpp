@@ -19,7 +19,14 @@ int routed_channels(ir::Graph& g, ir::NodeId id, PassContext& context, bool repo
   if (auto* matrix = std::get_if<ir::Matrix>(&node.op); matrix && in != 0 && matrix->gains.empty())
     matrix->gains.assign(static_cast<std::size_t>(in * matrix->rows), 1.0);
   if (const std::string why = ir::routing_channel_mismatch(g, id); !why.empty()) {
-    if (report) ir::note_calls(context.diags.error(node.loc, why, "fx-channels"), node);
+    // `a, b = x` of a 3-channel x is one mistake, though each name selects from x: reported
+    // at the first select of that signal that expects the same count.
+    bool said = false;
+    if (const auto* select = std::get_if<ir::Select>(&node.op))
+      for (ir::NodeId k = 0; k < id && !said; ++k)
+        if (const auto* earlier = std::get_if<ir::Select>(&g.node(k).op))
+          said = g.node(k).operands[0] == node.operands[0] && earlier->of == select->of;
+    if (report && !said) ir::note_calls(context.diags.error(node.loc, why, "fx-channels"), node);
     return 0;
   }
   if (const auto* select = std::get_if<ir::Select>(&node.op)) return static_cast<int>(select->indices.size());
