@@ -36,6 +36,13 @@ bool safe_to_write_directly(const ExecutionPlan& plan, const CallerSignals& io, 
         const std::byte* source = static_cast<const std::byte*>(io.inputs[i][k]) + skip;
         if (!overlaps(dest, dest + bytes, source, source + bytes)) continue;
         if (source != dest || k != c || plan.input_last_read[i] > plan.output_step[o]) return false;
+        // The step that writes the output reads this input too: safe for a chain, whose
+        // kernel reads each channel before it writes that channel alone; not for a route or
+        // a sum, which writes output channel 0 before it reads input channel 1 (an in-place
+        // swap() gave both channels the right one).
+        if (plan.input_last_read[i] == plan.output_step[o] && plan.output_step[o] < plan.steps.size() &&
+            plan.steps[plan.output_step[o]].kind != ExecutionPlan::Kind::chain)
+          return false;
       }
   }
   return true;
