@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <filesystem>
 #include <optional>
@@ -71,7 +73,24 @@ class PendingOutputs {
           ::rename(f.target.c_str(), f.pending.c_str());  // removed with the pending ones
       }
     };
+    // No interrupt between the first exchange and the last (or the undo): its handler removes
+    // pending names, which hold the replaced files' old bytes once exchanged.
+    sigset_t interrupts, before;
+    sigemptyset(&interrupts);
+    for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&interrupts, signal_number);
+    pthread_sigmask(SIG_BLOCK, &interrupts, &before);
+    struct Unblock {
+      sigset_t* mask;
+      ~Unblock() { pthread_sigmask(SIG_SETMASK, mask, nullptr); }
+    } unblock{&before};
     for (const File& file : files_) {
+      // The exchange, unlike a rename, would also take a directory made at the name since
+      // write() looked: it would end up under the pending name.
+      struct stat there {};
+      if (::lstat(file.target.c_str(), &there) == 0 && S_ISDIR(there.st_mode)) {
+        undo();
+        return Unexpected{"cannot write '" + file.path + "': it is a directory"};
+      }
       if (::renameat2(AT_FDCWD, file.pending.c_str(), AT_FDCWD, file.target.c_str(), RENAME_EXCHANGE) == 0) {
         placed.emplace_back(&file, How::exchanged);
         continue;

@@ -353,14 +353,15 @@ std::string KernelCache::default_directory(const std::string& override_dir) {
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/fxc";
   if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/fxc";
   // No HOME (a service, a stripped environment): the user's home from the password database,
-  // else a directory of the user's own under /tmp; never the working directory, which it was
-  // (a hidden .fxc-cache appeared in whatever directory a run happened to start in).
+  // else no disk cache at all ("none": memory only). Never the working directory, which it was
+  // (a hidden .fxc-cache appeared wherever a run started), nor a name under /tmp that
+  // another user could make first and fill with objects this process would load and run.
   std::vector<char> buffer(16384);
   passwd entry{}, *found = nullptr;
   if (::getpwuid_r(::getuid(), &entry, buffer.data(), buffer.size(), &found) == 0 && found && found->pw_dir &&
       *found->pw_dir && std::string(found->pw_dir) != "/")
     return std::string(found->pw_dir) + "/.cache/fxc";
-  return "/tmp/fxc-cache-" + std::to_string(::getuid());
+  return "none";
 }
 
 }  // namespace fxc

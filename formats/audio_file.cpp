@@ -287,14 +287,17 @@ int max_channels(const AudioFormat& format) {
   // most 255 channels (their channel mapping family 255), which sf_format_check lets through
   // and sf_open then refuses as "Format not recognised".
   const int subtype = format.sf_format & SF_FORMAT_SUBMASK;
-  int most = subtype == SF_FORMAT_VORBIS || subtype == SF_FORMAT_OPUS ? 255 : 1024;
   SF_INFO info{};
   info.samplerate = 48000;
   info.format = format.sf_format;
-  while (most > 1) {
-    info.channels = most;
-    if (sf_format_check(&info)) break;
-    most = most > 8 ? 8 : most - 1;
+  auto holds = [&](int channels) {
+    info.channels = channels;
+    return sf_format_check(&info) != 0;
+  };
+  int most = 1, refused = (subtype == SF_FORMAT_VORBIS || subtype == SF_FORMAT_OPUS ? 255 : 1024) + 1;
+  while (refused - most > 1) {  // holds(most), !holds(refused); about ten checks
+    const int mid = most + (refused - most) / 2;
+    (holds(mid) ? most : refused) = mid;
   }
   return most;
 }

@@ -60,8 +60,19 @@ void put_le32(std::string& b, std::size_t at, std::uint32_t v) {
   for (int k = 0; k < 4; ++k) b[at + static_cast<std::size_t>(k)] = static_cast<char>(v >> (8 * k));
 }
 
-// Whether bytes [at, end) are whole RIFF chunks (a four-character printable name and a size
-// that fits, padded to even), as metadata after a data chunk is; samples almost never are.
+// Whether bytes [at, end) may be metadata after a data chunk rather than samples: whole RIFF
+// chunks (a four-character printable name and a size that fits, padded to even), or what a
+// tagger leaves (a chunk whose size is off, zero padding). Samples almost never start with
+// four printable characters or are all zeros.
+bool whole_chunks(const std::string& b, std::size_t at);
+bool may_be_metadata(const std::string& b, std::size_t at) {
+  if (whole_chunks(b, at)) return true;
+  bool printable = b.size() - at >= 8;
+  for (std::size_t k = 0; printable && k < 4; ++k)
+    printable = static_cast<unsigned char>(b[at + k]) >= 0x20 && static_cast<unsigned char>(b[at + k]) <= 0x7E;
+  return printable || b.find_first_not_of('\0', at) == std::string::npos;
+}
+
 bool whole_chunks(const std::string& b, std::size_t at) {
   while (at < b.size()) {
     if (b.size() - at < 8) return false;
@@ -85,13 +96,13 @@ std::string with_streamed_wav_length(std::string bytes) {
     const std::uint32_t size = le32(bytes, at + 4);
     if (bytes.compare(at, 4, "data") == 0) {
       const std::size_t rest = bytes.size() - (at + 8);
-      // Not where the RIFF size describes these bytes and what follows the data chunk is
-      // chunks: an empty WAV with metadata after its data chunk (a LIST or id3 chunk) keeps its
-      // empty data. Bytes after an empty data chunk that form no chunks are its samples.
+      // Not where the RIFF size describes these bytes and what follows the data chunk may be
+      // metadata: an empty WAV with a LIST or id3 chunk after its data keeps its empty data.
+      // Bytes after an empty data chunk that cannot be metadata are its samples.
       const std::uint32_t riff = le32(bytes, 4);
       const bool riff_unknown = riff == 0 || riff >= 0x7FFF0000u || riff != bytes.size() - 8;
       const bool placeholder =
-          (size == 0 && rest > 0 && (riff_unknown || !whole_chunks(bytes, at + 8))) ||
+          (size == 0 && rest > 0 && (riff_unknown || !may_be_metadata(bytes, at + 8))) ||
           (riff_unknown && size >= 0x7FFF0000u && size != 0xFFFFFFFFu && size > rest);
       if (placeholder && rest <= 0xFFFFFFF0u && bytes.size() - 8 <= 0xFFFFFFFFu) {
         put_le32(bytes, at + 4, static_cast<std::uint32_t>(rest));
@@ -176,13 +187,13 @@ Expected<std::monostate, std::string> check_output_format(const std::string& pat
 }
 
 Expected<std::monostate, std::string> check_output_channels(const std::string& path, std::size_t channels,
-                                                            const WriteOptions& options) {
+                                                            const WriteOptions& options, const std::string& name) {
   const std::string ext = lower_extension(path);
   if (!is_audio_extension(ext)) return std::monostate{};
   auto format = audio_format_for(ext, options.subtype);
-  if (!format) return cannot_write(path, format.error());
+  if (!format) return cannot_write(name.empty() ? path : name, format.error());
   if (channels > static_cast<std::size_t>(max_channels(*format)))
-    return cannot_write(path, too_many_channels(*format, channels));
+    return cannot_write(name.empty() ? path : name, too_many_channels(*format, channels));
   return std::monostate{};
 }
 

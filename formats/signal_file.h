@@ -68,8 +68,9 @@ std::string lower_extension(const std::string& path);
 /// Whether an output of `path`'s format holds `channels` channels (FLAC 8, Ogg 255, WAV and
 /// AIFF 1024, .npy any): known once the graph is, before anything runs. Errors read "cannot
 /// write 'PATH': FLAC holds at most 8 channels, not 9 (...)".
+/// `name` stands for the output in messages (`<stdout>` for a pipe); empty: `path`.
 Expected<std::monostate, std::string> check_output_channels(const std::string& path, std::size_t channels,
-                                                            const WriteOptions& options);
+                                                            const WriteOptions& options, const std::string& name = {});
 
 /// Checks the extension and the subtype of an output, not where it goes: check_output_format
 /// without the directory (for outputs whose directories are made later).

@@ -32,7 +32,8 @@ std::string random_suffix() {
 
 // The unfinished files' names, for a signal handler: fixed slots, no allocation, no lock.
 struct UnfinishedSlot {
-  std::atomic<int> state{0};  // 0 free, 1 being filled, 2 listed
+  std::atomic<int> state{0};              // 0 free, 1 being filled, 2 listed
+  std::atomic<unsigned> generation{0};    // one more at each filling
   char path[4096];
 };
 UnfinishedSlot unfinished_slots[256];
@@ -89,7 +90,9 @@ class TempFile {
  private:
   int fd_ = -1;
   std::string path_;
-  UnfinishedFile unfinished_;  // after path_: unlisted before the destructor removes the file
+  // Listed once created (not before: a name O_EXCL refused is someone else's), unlisted once
+  // renamed, or when destroyed, just after the destructor's body removed the file.
+  UnfinishedFile unfinished_;
 };
 
 std::string creation_error(int err, const std::filesystem::path& dir) {
@@ -120,6 +123,7 @@ UnfinishedFile::UnfinishedFile(const std::string& path) {
     int free = 0;
     UnfinishedSlot& slot = unfinished_slots[k];
     if (!slot.state.compare_exchange_strong(free, 1)) continue;
+    slot.generation.fetch_add(1);
     std::memcpy(slot.path, path.c_str(), path.size() + 1);
     slot.state.store(2);
     slot_ = k;
@@ -142,8 +146,16 @@ void UnfinishedFile::finish() {
 }
 
 void remove_unfinished_files() noexcept {
-  for (UnfinishedSlot& slot : unfinished_slots)
-    if (slot.state.load() == 2) ::unlink(slot.path);
+  // Another thread may free a slot and fill it again while this reads it: the name is copied,
+  // and removed only if the slot still lists the same filling (no torn mixture of two names).
+  char path[sizeof(UnfinishedSlot::path)];
+  for (UnfinishedSlot& slot : unfinished_slots) {
+    const unsigned generation = slot.generation.load();
+    if (slot.state.load() != 2) continue;
+    std::memcpy(path, slot.path, sizeof path);
+    path[sizeof path - 1] = '\0';
+    if (slot.state.load() == 2 && slot.generation.load() == generation) ::unlink(path);
+  }
 }
 
 Expected<std::monostate, std::string> check_write_place(const std::string& path) {
@@ -174,8 +186,23 @@ Expected<std::monostate, std::string> write_all(int fd, const void* data, std::s
 
 Expected<std::string, std::string> read_whole_file(const std::string& path, AlsoRead also) {
   auto fail = [&](const std::string& reason) { return Unexpected{"cannot read '" + path + "': " + reason}; };
-  // Opened without waiting, to see what it is first: a FIFO with no writer would block here.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  // A FIFO is opened waiting for its writer, as any reader does (and never opened twice: a
+  // second open lost what the first had let the writer put in it); anything else without
+  // waiting, to see what it is before reading (a FIFO that appears in its place meanwhile
+  // opens at once, and reads as it is).
+  struct stat named {};
+  const bool fifo = ::stat(path.c_str(), &named) == 0 && S_ISFIFO(named.st_mode) && also != AlsoRead::nothing;
+  // This process's own descriptor (/dev/stdin, /dev/fd/N, /proc/self/fd/N) is read as it is:
+  // opened again, a FIFO whose writer has finished would wait for another writer forever.
+  int own = -1;
+  if (path == "/dev/stdin") own = 0;
+  for (const char* prefix : {"/dev/fd/", "/proc/self/fd/"})
+    if (path.rfind(prefix, 0) == 0 && path.size() > std::strlen(prefix) &&
+        path.find_first_not_of("0123456789", std::strlen(prefix)) == std::string::npos)
+      own = std::atoi(path.c_str() + std::strlen(prefix));
+  int fd = fifo && own >= 0 && ::fcntl(own, F_GETFD) != -1
+               ? ::fcntl(own, F_DUPFD_CLOEXEC, 0)
+               : ::open(path.c_str(), O_RDONLY | O_CLOEXEC | (fifo ? 0 : O_NONBLOCK));
   if (fd < 0) return fail(std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
@@ -195,17 +222,11 @@ Expected<std::string, std::string> read_whole_file(const std::string& path, Also
     ::close(fd);
     return fail(reason);
   }
-  // Reads wait from here on (for a FIFO's writer, for a terminal's lines).
+  // Reads wait from here on (for a terminal's lines, a socket's bytes).
   if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
     const int err = errno;
     ::close(fd);
     return fail(std::strerror(err));
-  }
-  if (S_ISFIFO(st.st_mode)) {
-    // Opened without waiting, a FIFO with no writer yet reads as empty: open it again, waiting.
-    ::close(fd);
-    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return fail(std::strerror(errno));
   }
   std::string bytes;
   if (S_ISREG(st.st_mode)) bytes.reserve(static_cast<std::size_t>(st.st_size));
@@ -274,7 +295,9 @@ std::filesystem::path written_path(const std::string& path) {
     if (links == 40) return fs::path(path);
     fs::path next = fs::read_symlink(target, error);
     if (error) return fs::path(path);
-    target = next.is_absolute() ? next : (target.parent_path() / next).lexically_normal();
+    // Joined, not normalised: `..` after a directory that is itself a link is the kernel's to
+    // resolve (the link target's parent), not the text's.
+    target = next.is_absolute() ? next : target.parent_path() / next;
   }
   return target;
 }

@@ -41,7 +41,8 @@ Expected<std::monostate, std::string> write_file_atomically(
 /// Where writing `path` puts the bytes: `path` itself, or the name its symbolic links lead to
 /// (followed one by one, the last relative to its link's directory), whether or not that file
 /// exists yet: a link made in advance to send an output elsewhere is kept, not replaced by the
-/// output. A chain of more than 40 links is left as it is (the write then reports the loop).
+/// output. A chain of more than 40 links (a loop) is left as it is: the write replaces the
+/// link named.
 std::filesystem::path written_path(const std::string& path);
 
 /// The file `path` reaches: absolute, with `.`, `..` and symbolic links resolved as far as it

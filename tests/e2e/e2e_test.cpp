@@ -1213,3 +1213,37 @@ TEST_CASE("-o - into a pipe closed early is a reported write error, with nothing
   CHECK(r.err.find("cannot write '<stdout>': Broken pipe") != std::string::npos);
   CHECK(dir.entries() == std::vector<std::string>{"g.fx", "in.npy"});
 }
+
+// A graph on a named FIFO: read through the one open that its writer meets (opened a second
+// time, the graph was lost and fxc waited forever), also as /dev/stdin after the writer has
+// finished (reopening waited for another writer).
+TEST_CASE("a graph on a FIFO is read once, whoever comes first") {
+  TempDir dir;
+  const std::string fxc = "timeout 20 '" + std::string(FXC_BINARY) + "'";
+  const std::string text = "printf 'input x : 1\\noutput x | gain(2)\\n'";
+  for (const std::string& command :
+       {"mkfifo g.fx; (" + text + " > g.fx &); sleep 0.1; " + fxc + " dump g.fx --emit ir",
+        "mkfifo h.fx; (" + text + " > h.fx &); " + fxc + " dump /dev/stdin --emit ir < h.fx"}) {
+    CAPTURE(command);
+    CommandResult r = fxc::test::run_command({"/bin/bash", "-c", command}, dir.path(), {});
+    INFO(show(r));
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("gain") != std::string::npos);
+  }
+}
+
+// dump, freqz and cache list write through std::cout: a reader gone is a failed write too.
+TEST_CASE("fxc dump into a pipe closed early fails with status 1") {
+  TempDir dir;
+  // 400 filters summed: a dump of about 80 KB, more than a pipe holds, so that fxc is still
+  // writing when head has gone.
+  std::string sum;
+  for (int i = 0; i < 400; ++i) sum += (i ? " + " : "") + std::string("(x | lowpass(") + std::to_string(100 + 10 * i) + " Hz))";
+  write_bytes(dir / "big.fx", "input x : 2\noutput " + sum + "\n");
+  const std::string command = "'" + std::string(FXC_BINARY) +
+                              "' dump big.fx --emit ir | head -c 10 > /dev/null; exit ${PIPESTATUS[0]}";
+  CommandResult r = fxc::test::run_command({"/bin/bash", "-c", command}, dir.path(), {});
+  INFO(show(r));
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("cannot write '<stdout>'") != std::string::npos);
+}

@@ -262,6 +262,14 @@ TEST_CASE("a WAV on standard input whose data size is a placeholder is read to i
   auto none = read_signal_bytes(empty, "<stdin>", DType::f32);
   REQUIRE(none);
   CHECK(none->signal.samples() == 0);
+  // Also when a tagger got that chunk's size wrong, or left zero padding: metadata, not samples.
+  for (std::string after : {"LIST" + std::string("\x40\0\0\0", 4) + "INFO", std::string(12, '\0')}) {
+    std::string tagged = wav_with_sizes(0, 0).substr(0, 44) + after;
+    for (int k = 0; k < 4; ++k) tagged[4 + static_cast<std::size_t>(k)] = static_cast<char>((tagged.size() - 8) >> (8 * k));
+    auto still_none = read_signal_bytes(tagged, "<stdin>", DType::f32);
+    REQUIRE(still_none);
+    CHECK(still_none->signal.samples() == 0);
+  }
 }
 
 TEST_CASE("integer outputs clip out-of-range samples instead of wrapping around") {
@@ -700,6 +708,25 @@ TEST_CASE("writing through a symbolic link to a file not written yet writes that
   CHECK(fs::is_symlink(dir.path / "link.npy"));
   CHECK(fs::is_regular_file(fs::symlink_status(dir.path / "results/new.npy")));
   CHECK(file_identity(dir / "link.npy") == file_identity(dir / "results/new.npy"));
+}
+
+// `..` in a link's target, after a directory that is itself a link, is the kernel's to
+// resolve: from the directory the link leads to, not from the text (a decoy file at the
+// textual place was overwritten).
+TEST_CASE("a link through a linked directory with '..' in its target is followed as the kernel follows it") {
+  TempDir dir;
+  fs::create_directories(dir.path / "data/real");
+  fs::create_directories(dir.path / "data/other");
+  fs::create_directories(dir.path / "work/other");
+  fs::create_symlink("../data/real", dir.path / "work/linkdir");
+  fs::create_symlink("../other/o.npy", dir.path / "data/real/out.npy");  // -> data/other/o.npy
+  write_bytes(dir / "work/other/o.npy", "decoy");                          // where the text says
+  REQUIRE(write_signal_file(dir / "work/linkdir/out.npy", test_signal(1, 4, DType::f64), std::nullopt, {}));
+  CHECK(read_whole_file(dir / "work/other/o.npy").value() == "decoy");
+  auto back = read_signal_file(dir / "data/other/o.npy", DType::f64);
+  REQUIRE(back);
+  CHECK(back->signal.samples() == 4);
+  CHECK(file_identity(dir / "work/linkdir/out.npy") == file_identity(dir / "data/other/o.npy"));
 }
 
 TEST_CASE("writing through a symbolic link replaces the file it names, not the link") {

@@ -21,6 +21,10 @@ int cache(const CacheOptions& o) {
   // Not CLI11's required(): its "what is required" reads as a question, not as what to type.
   if (o.what.empty()) throw UsageError{"fxc cache needs what to do: list, stats or clear"};
   KernelCache cache(cache_directory(o.cache_dir));
+  if (cache.directory() == "none") {
+    std::cout << "the kernel cache is in memory only (--cache-dir none, or no home directory): nothing on disk\n";
+    return kSuccess;
+  }
   // A directory that is not there is an empty cache; something else in its place is no cache.
   std::error_code error;
   if (std::filesystem::exists(cache.directory(), error) && !std::filesystem::is_directory(cache.directory(), error))

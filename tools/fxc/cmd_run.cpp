@@ -281,13 +281,13 @@ int run(const RunOptions& o) {
     const std::vector<PortInfo> ports = program.outputs();
     for (std::size_t i = 0; i < o.outputs.size(); ++i) {
       const int channels = ports[i % want_out].channels;
-      const std::string& path = o.outputs[i] == "-" ? "<stdout>" + pipe_extension : o.outputs[i];
+      const bool piped = o.outputs[i] == "-";
       if (channels > 0)
-        if (auto ok = check_output_channels(path, static_cast<std::size_t>(channels), write_options); !ok) {
-          std::string message = ok.error();
-          if (o.outputs[i] == "-") message.replace(message.find(path), path.size(), "<stdout>");
-          return user_error(message);
-        }
+        if (auto ok = check_output_channels(piped ? "<stdout>" + pipe_extension : o.outputs[i],
+                                            static_cast<std::size_t>(channels), write_options,
+                                            piped ? "<stdout>" : "");
+            !ok)
+          return user_error(ok.error());
     }
     std::optional<Processor> processor;
     if (stream && options.target == Target::cpu) {

@@ -5,6 +5,8 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 #include <malloc.h>
 #include <new>
@@ -34,7 +36,13 @@ void handle_signals() {
   interrupted.sa_handler = remove_unfinished_files_and_end;
   interrupted.sa_flags = SA_RESETHAND;
   sigemptyset(&interrupted.sa_mask);
-  for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(signal_number, &interrupted, nullptr);
+  // A signal the caller ignores stays ignored: `nohup fxc ...` must outlive the terminal, and
+  // a script's `fxc ... &` ignores SIGINT.
+  for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction before {};
+    if (::sigaction(signal_number, nullptr, &before) == 0 && before.sa_handler == SIG_IGN) continue;
+    ::sigaction(signal_number, &interrupted, nullptr);
+  }
 }
 
 }  // namespace
@@ -104,7 +112,18 @@ int main(int argc, char** argv) {
           }
 
   try {
-    return action ? action() : kUsageError;
+    const int status = action ? action() : kUsageError;
+    // What went to standard output through std::cout (dump, freqz to a pipe, cache list) is
+    // checked as run -o - checks its writes: a reader gone (SIGPIPE is ignored) or a full disk
+    // is a failed write, not a success.
+    errno = 0;
+    std::cout.flush();
+    if (!std::cout) {
+      const int error = errno;
+      std::cerr << "error: cannot write '<stdout>': " << (error ? std::strerror(error) : "the write failed (a reader that went away, a full disk)") << '\n';
+      return status == kSuccess ? kUserError : status;
+    }
+    return status;
   } catch (const UsageError& e) {
     std::cerr << "error: " << e.message << "\nRun with --help for more information.\n";
     return kUsageError;
