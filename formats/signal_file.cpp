@@ -18,6 +18,9 @@ namespace {
 
 
 constexpr const char* kExpectedExtensions = "(expected .wav, .flac, .ogg, .aiff or .npy)";
+constexpr const char* kNoSubtypeForNpy =
+    "a subtype does not apply to .npy output: its dtype is the computation's (--dtype, or dtype= in Python)";
+constexpr const char* kNoSampleRate = "an audio file needs a sample rate (give one with --fs, or fs= in Python)";
 
 Unexpected<std::string> cannot_write(const std::string& path, const std::string& reason) {
   return Unexpected{"cannot write '" + path + "': " + reason};
@@ -136,8 +139,7 @@ Expected<std::string, std::string> encode_signal(const Signal& signal, const std
                                                  std::optional<double> sample_rate_hz, const WriteOptions& options) {
   const std::string name = "<stdout>";
   if (extension == ".npy" && options.subtype)
-    return cannot_write(name, "a subtype does not apply to .npy output: its dtype is the computation's (--dtype, "
-                                    "or dtype= in Python)");
+    return cannot_write(name, kNoSubtypeForNpy);
   if (extension != ".npy" && !is_audio_extension(extension))
     return cannot_write(name, "unknown output format '" + extension + "' " + std::string(kExpectedExtensions));
   if (signal.channels() == 0) return cannot_write(name, "the signal has no channels");
@@ -147,7 +149,7 @@ Expected<std::string, std::string> encode_signal(const Signal& signal, const std
   if (extension == ".npy") {
     written = write_npy(file.fd, signal);
   } else {
-    if (!sample_rate_hz) return cannot_write(name, "an audio file needs a sample rate (give one with --fs, or fs= in Python)");
+    if (!sample_rate_hz) return cannot_write(name, kNoSampleRate);
     auto format = audio_format_for(extension, options.subtype);
     if (!format) return cannot_write(name, format.error());
     written = write_audio(file.fd, signal, *sample_rate_hz, *format);
@@ -203,9 +205,7 @@ Expected<std::monostate, std::string> check_output_encoding(const std::string& p
     return cannot_write(path, std::string("the name has no extension ") + kExpectedExtensions);
   if (ext == ".npy") {
     if (options.subtype)
-      return cannot_write(path,
-                          "a subtype does not apply to .npy output: its dtype is the computation's "
-                          "(--dtype, or dtype= in Python)");
+      return cannot_write(path, kNoSubtypeForNpy);
     return std::monostate{};
   }
   if (!is_audio_extension(ext))
@@ -229,7 +229,7 @@ Expected<std::monostate, std::string> write_signal_file(const std::string& path,
         path, [&](int fd, const std::string&) { return write_npy(fd, signal); }, options.at_link);
 
   if (!sample_rate_hz)
-    return cannot_write(path, "an audio file needs a sample rate (give one with --fs, or fs= in Python)");
+    return cannot_write(path, kNoSampleRate);
   auto format = audio_format_for(ext, options.subtype);
   if (!format) return cannot_write(path, format.error());
   return write_file_atomically(
