@@ -178,8 +178,9 @@ void Processor::check_inputs(const std::vector<Signal>& inputs) const {
   const Impl& s = impl();
   const std::vector<PortInfo> ports = s.program.inputs();
   if (inputs.size() != ports.size())
-    throw_error("the graph has " + std::to_string(ports.size()) + " input(s), got " + std::to_string(inputs.size()),
-                "fxc-api");
+    throw_error("the graph has " + std::to_string(ports.size()) + " input(s), got " + std::to_string(inputs.size()) +
+                    " signal(s)",
+                "fxc-run");  // as Program::run says it
   DiagnosticEngine diags = s.program.impl().source().diagnostics();
   if (!bind_inputs(s.program.impl().declared(), inputs, diags)) throw_diagnostics(diags);
   // An input declared without a count takes the one this Processor was prepared for.

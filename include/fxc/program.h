@@ -144,7 +144,9 @@ struct GraphInfo {
 
 /// Parses and lowers `.fx` text (`settings` as in Options::settings) without compiling it.
 /// Throws Error for a graph that does not parse or lower; errors that depend on the sample
-/// rate (a cutoff above Nyquist) come only when a Program is made.
+/// rate (a cutoff above Nyquist) come only when a Program is made, or, for a graph with an
+/// input declared without a channel count and no Options::channels, at its first run (the
+/// filters are designed once the count is known).
 GraphInfo inspect_source(std::string_view fx_text, std::string name = "<source>",
                          const std::vector<std::string>& settings = {});
 GraphInfo inspect_file(const std::string& path, const std::vector<std::string>& settings = {});

@@ -410,7 +410,7 @@ TEST_CASE("Processor::check_inputs refuses what Program::run refuses, and what t
   live.check_inputs({noise(2, 100, fxc::DType::f32)});
   CHECK_THROWS_WITH_AS(live.check_inputs({noise(1, 100, fxc::DType::f32)}),
                        doctest::Contains("input 'x' is declared with 2 channel(s), but its signal has 1"), fxc::Error);
-  CHECK_THROWS_WITH_AS(live.check_inputs({}), doctest::Contains("the graph has 1 input(s), got 0"), fxc::Error);
+  CHECK_THROWS_WITH_AS(live.check_inputs({}), doctest::Contains("the graph has 1 input(s), got 0 signal(s)"), fxc::Error);
   // Two inputs of different lengths: a key shorter than the signal was read past its end.
   fxc::Program keyed = fxc::Program::from_source(
       "input x : 2\ninput k : 1\noutput x | compressor(-20 dB, 4, 1 ms, 50 ms, key=k)\n", options(fxc::DType::f32));
