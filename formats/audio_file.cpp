@@ -276,16 +276,13 @@ Expected<AudioFormat, std::string> audio_format_for(const std::string& extension
                     " (available: " + available + ")"};
 }
 
-std::string too_many_channels(const AudioFormat& format, std::size_t channels) {
-  const std::string container = format.description.substr(0, format.description.find(' '));
-  return container + " holds at most " + std::to_string(max_channels(format)) + " channels, not " +
-         std::to_string(channels) + " (write " + (max_channels(format) < 1024 ? ".wav, up to 1024, or " : "") + ".npy)";
-}
+namespace {
 
+// The most channels `format` holds: FLAC's 8, Ogg Vorbis' and Opus' 255, libsndfile's 1024 for
+// the others. libsndfile's own check knows FLAC's limit and its 1024; Vorbis and Opus
+// encoders take at most 255 channels (their channel mapping family 255), which
+// sf_format_check lets through and sf_open then refuses as "Format not recognised".
 int max_channels(const AudioFormat& format) {
-  // libsndfile's own check knows FLAC's limit and its 1024; Vorbis and Opus encoders take at
-  // most 255 channels (their channel mapping family 255), which sf_format_check lets through
-  // and sf_open then refuses as "Format not recognised".
   const int subtype = format.sf_format & SF_FORMAT_SUBMASK;
   SF_INFO info{};
   info.samplerate = 48000;
@@ -300,6 +297,16 @@ int max_channels(const AudioFormat& format) {
     (holds(mid) ? most : refused) = mid;
   }
   return most;
+}
+
+}  // namespace
+
+std::optional<std::string> channels_beyond(const AudioFormat& format, std::size_t channels) {
+  const int most = max_channels(format);
+  if (channels <= static_cast<std::size_t>(most)) return std::nullopt;
+  const std::string container = format.description.substr(0, format.description.find(' '));
+  return container + " holds at most " + std::to_string(most) + " channels, not " + std::to_string(channels) +
+         " (write " + (most < 1024 ? ".wav, up to 1024, or " : "") + ".npy)";
 }
 
 namespace {
@@ -394,8 +401,7 @@ Expected<std::monostate, std::string> write_audio(int fd, const Signal& signal,
     return E{"audio files store the sample rate as a whole number of Hz from 1 to " +
              std::to_string(INT_MAX) + ", not " + format_double(sample_rate_hz) +
              " (write a .npy file, which stores none)"};
-  if (const int most = max_channels(format); signal.channels() > static_cast<std::size_t>(most))
-    return E{too_many_channels(format, signal.channels())};
+  if (std::optional<std::string> beyond = channels_beyond(format, signal.channels())) return E{*beyond};
 
   SF_INFO info{};
   info.samplerate = static_cast<int>(sample_rate_hz);

@@ -35,11 +35,10 @@ bool is_audio_extension(const std::string& extension);
 Expected<AudioFormat, std::string> audio_format_for(const std::string& extension,
                                                     const std::optional<std::string>& subtype);
 
-/// The most channels `format` holds: FLAC's 8, Ogg Vorbis' and Opus' 255, libsndfile's 1024
-/// for the others.
-int max_channels(const AudioFormat& format);
-/// "FLAC holds at most 8 channels, not 9 (write .wav, up to 1024, or .npy)"
-std::string too_many_channels(const AudioFormat& format, std::size_t channels);
+/// Why `format` cannot hold `channels` channels (FLAC holds 8, Ogg Vorbis and Opus 255, the
+/// others libsndfile's 1024): "FLAC holds at most 8 channels, not 9 (write .wav, up to 1024,
+/// or .npy)"; nothing when it can.
+std::optional<std::string> channels_beyond(const AudioFormat& format, std::size_t channels);
 
 /// Writes `signal` to the open descriptor `fd`. Returns the reason on failure.
 Expected<std::monostate, std::string> write_audio(int fd, const Signal& signal,

@@ -194,8 +194,8 @@ Expected<std::monostate, std::string> check_output_channels(const std::string& p
   if (!is_audio_extension(ext)) return std::monostate{};
   auto format = audio_format_for(ext, options.subtype);
   if (!format) return cannot_write(name.empty() ? path : name, format.error());
-  if (channels > static_cast<std::size_t>(max_channels(*format)))
-    return cannot_write(name.empty() ? path : name, too_many_channels(*format, channels));
+  if (std::optional<std::string> beyond = channels_beyond(*format, channels))
+    return cannot_write(name.empty() ? path : name, *beyond);
   return std::monostate{};
 }
 
