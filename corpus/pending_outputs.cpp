@@ -2,8 +2,6 @@
 #include "corpus/pending_outputs.h"
 
 #include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -26,14 +24,8 @@ Expected<std::monostate, std::string> PendingOutputs::commit() {
   };
   // No interrupt between the first exchange and the last (or the undo): its handler removes
   // pending names, which hold the replaced files' old bytes once exchanged.
-  sigset_t interrupts, before;
-  sigemptyset(&interrupts);
-  for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&interrupts, signal_number);
-  pthread_sigmask(SIG_BLOCK, &interrupts, &before);
-  struct Unblock {
-    sigset_t* mask;
-    ~Unblock() { pthread_sigmask(SIG_SETMASK, mask, nullptr); }
-  } unblock{&before};
+  InterruptsDeferred deferred;
+  if (deferred.interrupted()) return Unexpected{std::string("interrupted: no output was written")};
   for (const File& file : files_) {
     // The exchange, unlike a rename, would also take a directory made at the name since
     // write() looked: it would end up under the pending name.

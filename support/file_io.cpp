@@ -2,6 +2,7 @@
 #include "support/file_io.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -37,6 +38,19 @@ struct UnfinishedSlot {
   char path[4096];
 };
 UnfinishedSlot unfinished_slots[256];
+
+// InterruptsDeferred's count, and the interrupt that came meanwhile (0: none).
+std::atomic<int> placements{0};
+std::atomic<int> deferred_signal{0};
+
+void remove_unfinished_files_and_end(int signal_number) noexcept {
+  remove_unfinished_files();
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  sigemptyset(&default_action.sa_mask);
+  ::sigaction(signal_number, &default_action, nullptr);
+  ::raise(signal_number);
+}
 
 // Owns the temporary file until it is renamed: any early return or exception removes it.
 class TempFile {
@@ -156,6 +170,23 @@ void remove_unfinished_files() noexcept {
     path[sizeof path - 1] = '\0';
     if (slot.state.load() == 2 && slot.generation.load() == generation) ::unlink(path);
   }
+}
+
+void end_interrupted_process(int signal_number) noexcept {
+  // Stored before the count is read, as InterruptsDeferred counts before it reads this: one
+  // of the two sees the other, so a placement either defers this or does not begin.
+  deferred_signal.store(signal_number);
+  if (placements.load() > 0) return;
+  remove_unfinished_files_and_end(signal_number);
+}
+
+InterruptsDeferred::InterruptsDeferred() noexcept { placements.fetch_add(1); }
+
+bool InterruptsDeferred::interrupted() const noexcept { return deferred_signal.load() != 0; }
+
+InterruptsDeferred::~InterruptsDeferred() {
+  if (placements.fetch_sub(1) == 1)
+    if (int signal_number = deferred_signal.load(); signal_number != 0) remove_unfinished_files_and_end(signal_number);
 }
 
 Expected<std::monostate, std::string> check_write_place(const std::string& path) {

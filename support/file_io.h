@@ -81,9 +81,30 @@ class UnfinishedFile {
   int slot_ = -1;
 };
 
-/// Removes every file listed as unfinished. Async-signal-safe: for a handler of SIGINT or
-/// SIGTERM (the fxc command installs one), which then lets the signal end the process.
+/// Removes every file listed as unfinished. Async-signal-safe.
 void remove_unfinished_files() noexcept;
+
+/// The whole of a handler of SIGINT, SIGTERM or SIGHUP (the fxc command installs one): removes
+/// every file listed as unfinished, then ends the process by the signal's default action, as
+/// it would have ended (the shell sees the signal's status). While outputs are being placed
+/// (InterruptsDeferred), the last placement to end does this instead, so that a placement is
+/// all or none whichever thread the signal reaches: a thread's signal mask covers only that
+/// thread, and another thread's handler removed the pending names that held the replaced
+/// files' old bytes. Async-signal-safe.
+void end_interrupted_process(int signal_number) noexcept;
+
+/// For its lifetime, process-wide, an interrupt waits (end_interrupted_process): for the renames
+/// that place a run's outputs, which take milliseconds.
+class InterruptsDeferred {
+ public:
+  InterruptsDeferred() noexcept;
+  ~InterruptsDeferred();
+  InterruptsDeferred(const InterruptsDeferred&) = delete;
+  InterruptsDeferred& operator=(const InterruptsDeferred&) = delete;
+  /// An interrupt came before or meanwhile: place nothing (it ends the process when the last
+  /// placement ends).
+  bool interrupted() const noexcept;
+};
 
 /// Writes all `size` bytes to `fd`, resuming after short writes and interrupted calls.
 /// Returns the system's reason on failure (e.g. "No space left on device").

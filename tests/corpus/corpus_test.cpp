@@ -5,7 +5,9 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include "test_main.h"
 
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -399,6 +401,50 @@ TEST_CASE("PendingOutputs places every output or none") {
   std::ifstream old("a/old.npy");
   CHECK(std::string(std::istreambuf_iterator<char>(old), {}) == "old bytes");
   CHECK_FALSE(fs::exists("a/new.npy"));
+}
+
+// An interrupt is process-wide, and reaches whichever thread does not block it: a corpus job's
+// placement blocked it on its own thread only, so another thread's handler could remove the
+// pending names that held replaced files' old bytes while the job was halfway. Since
+// 2026-11-29 the handler defers to every placement in progress (InterruptsDeferred), and one
+// that begins after an interrupt places nothing; the last to end removes the unfinished files
+// and ends the process with the signal. Forked: the child dies of its SIGTERM.
+TEST_CASE("an interrupt waits for the placements in progress, and a later one places nothing") {
+  Workspace w;
+  std::ofstream("a.npy") << "old a";
+  std::ofstream("b.npy") << "old b";
+  pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    struct sigaction on_term {};
+    on_term.sa_handler = [](int signal_number) { fxc::end_interrupted_process(signal_number); };
+    sigemptyset(&on_term.sa_mask);
+    ::sigaction(SIGTERM, &on_term, nullptr);
+    fxc::Signal s(1, 8);
+    fxc::corpus::PendingOutputs pending;
+    if (!pending.write("a.npy", s, std::nullopt, {}) || !pending.write("b.npy", s, std::nullopt, {})) _exit(3);
+    {
+      fxc::InterruptsDeferred placing;  // another job's placement
+      ::kill(::getpid(), SIGTERM);      // delivered before kill returns: the handler defers
+      std::ofstream("alive") << "the handler deferred";
+      auto committed = pending.commit();
+      if (!committed && committed.error().find("interrupted") != std::string::npos) std::ofstream("refused") << "";
+    }
+    _exit(4);  // not reached: the last placement to end ended the process
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGTERM);
+  CHECK(fs::exists("alive"));
+  CHECK(fs::exists("refused"));
+  std::ifstream a("a.npy"), b("b.npy");
+  CHECK(std::string(std::istreambuf_iterator<char>(a), {}) == "old a");
+  CHECK(std::string(std::istreambuf_iterator<char>(b), {}) == "old b");
+  std::vector<std::string> names;  // the pending files went with the process
+  for (const auto& e : fs::directory_iterator(".")) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"a.npy", "alive", "b.npy", "refused"});
 }
 
 TEST_CASE("PendingOutputs replaces existing outputs and leaves no pending file") {

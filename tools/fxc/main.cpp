@@ -20,11 +20,8 @@ namespace {
 
 // Ctrl-C, a kill or a closed terminal: the half-written temporary and pending files go (they
 // stayed, hidden, up to the size of the outputs), then the signal ends the process as it would
-// have (SA_RESETHAND restored its default action), with the shell's status for it.
-extern "C" void remove_unfinished_files_and_end(int signal_number) {
-  fxc::remove_unfinished_files();
-  ::raise(signal_number);
-}
+// have, with the shell's status for it; outputs being renamed into place are placed first.
+extern "C" void remove_unfinished_files_and_end(int signal_number) { fxc::end_interrupted_process(signal_number); }
 
 void handle_signals() {
   // A write past the file-size limit (ulimit -f) or into a closed pipe fails with EFBIG or
@@ -34,7 +31,6 @@ void handle_signals() {
   ::signal(SIGPIPE, SIG_IGN);
   struct sigaction interrupted {};
   interrupted.sa_handler = remove_unfinished_files_and_end;
-  interrupted.sa_flags = SA_RESETHAND;
   sigemptyset(&interrupted.sa_mask);
   // A signal the caller ignores stays ignored: `nohup fxc ...` must outlive the terminal, and
   // a script's `fxc ... &` ignores SIGINT.
