@@ -7,8 +7,10 @@
 // where the CUDA device tests passed through it (docs/cuda.md).
 #include <dlfcn.h>
 
+#include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <type_traits>
 
 #include "codegen/cuda/cuda_driver.h"
@@ -285,7 +287,11 @@ class DriverDevice final : public GpuDevice {
 thread_local const DriverDevice* DriverDevice::caller_device = nullptr;
 thread_local CUstream DriverDevice::caller_stream = nullptr;
 
-Expected<std::shared_ptr<GpuDevice>, std::string> open_cuda_device(int ordinal) {
+namespace {
+
+using OpenedDevice = Expected<std::shared_ptr<GpuDevice>, std::string>;
+
+OpenedDevice open_device_now(int ordinal) {
   // The driver's initialization and the context: in a fresh process the largest fixed cost of
   // a CUDA run, which --trace shows apart from the work.
   TraceSpan span("open CUDA device", "cuda", {{"ordinal", std::to_string(ordinal)}});
@@ -355,6 +361,58 @@ Expected<std::shared_ptr<GpuDevice>, std::string> open_cuda_device(int ordinal) 
   std::string description = found->name + " (" + found->arch() + ")";
   return std::shared_ptr<GpuDevice>(
       std::make_shared<DriverDevice>(d, device, context, stream, description, found->arch(), gpu_properties_of(*found)));
+}
+
+// The device open_cuda_device_early started, until open_cuda_device takes it.
+class EarlyOpen {
+ public:
+  static EarlyOpen& global() {
+    // The trace the opening thread records into must outlive this object, whose destructor
+    // waits for that thread: constructed first, it is destroyed last.
+    Trace::global();
+    static EarlyOpen early;
+    return early;
+  }
+
+  void start(int ordinal) {
+    std::lock_guard lock(mutex_);
+    if (pending_.valid()) return;
+    ordinal_ = ordinal;
+    pending_ = std::async(std::launch::async, open_device_now, ordinal);
+  }
+
+  std::optional<OpenedDevice> take(int ordinal) {
+    std::future<OpenedDevice> pending;
+    {
+      std::lock_guard lock(mutex_);
+      if (!pending_.valid() || ordinal_ != ordinal) return std::nullopt;
+      pending = std::move(pending_);
+    }
+    TraceSpan span("wait for CUDA device", "cuda", {{"ordinal", std::to_string(ordinal)}});
+    return pending.get();
+  }
+
+  ~EarlyOpen() {
+    // Never taken (the command failed before it needed the device): the thread is waited for,
+    // and its device is left to the process's exit instead of releasing a context while the
+    // driver may be shutting down.
+    if (!pending_.valid()) return;
+    if (OpenedDevice device = pending_.get(); device) new std::shared_ptr<GpuDevice>(std::move(*device));
+  }
+
+ private:
+  std::mutex mutex_;
+  int ordinal_ = 0;
+  std::future<OpenedDevice> pending_;
+};
+
+}  // namespace
+
+void open_cuda_device_early(int ordinal) { EarlyOpen::global().start(ordinal); }
+
+Expected<std::shared_ptr<GpuDevice>, std::string> open_cuda_device(int ordinal) {
+  if (auto early = EarlyOpen::global().take(ordinal)) return std::move(*early);
+  return open_device_now(ordinal);
 }
 
 passes::GpuProperties gpu_properties_of(const codegen::CudaDevice& device) {

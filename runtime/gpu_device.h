@@ -104,4 +104,11 @@ passes::GpuProperties gpu_properties_of(const codegen::CudaDevice& device);
 /// found): use --target cpu") or a device.
 Expected<std::shared_ptr<GpuDevice>, std::string> open_cuda_device(int ordinal = 0);
 
+/// Starts open_cuda_device(ordinal) on a thread of its own, so that the driver's
+/// initialization and the context's creation overlap what the caller does before it needs the
+/// device (fxc run reads its inputs and runs the passes meanwhile). The next
+/// open_cuda_device(ordinal) takes that device or its error, waiting for it where it is not
+/// ready; later calls open as before. Does nothing while an earlier start is not taken.
+void open_cuda_device_early(int ordinal = 0);
+
 }  // namespace fxc

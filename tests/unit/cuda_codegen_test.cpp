@@ -28,6 +28,7 @@
 #include "frontend/dsl.h"
 #include "passes/pipeline.h"
 #include "runtime/gpu_device.h"
+#include "support/trace.h"
 #include "test_graphs.h"
 #include "test_skip.h"
 
@@ -437,6 +438,41 @@ TEST_CASE("the CUDA driver status") {
   } else {
     CHECK(status.rfind("CUDA driver ", 0) == 0);
     for (const codegen::CudaDevice& d : info.devices) CHECK(d.major >= 1);
+  }
+}
+
+// fxc run opens the device while it reads its inputs (open_cuda_device_early): the next open
+// of that ordinal takes that device, or the error a direct open gives; an open of another
+// ordinal opens its own, and a second early start while one waits does nothing. The trace
+// tells a take (its wait) from an open.
+TEST_CASE("open_cuda_device takes the device open_cuda_device_early opened") {
+  auto waits = [] {
+    std::string json = Trace::global().to_json();
+    std::size_t n = 0;
+    for (std::size_t at = 0; (at = json.find("\"wait for CUDA device\"", at)) != std::string::npos; ++at) ++n;
+    return n;
+  };
+  Trace::global().enable();
+  auto direct = open_cuda_device();
+  const std::size_t before = waits();
+  open_cuda_device_early();
+  open_cuda_device_early();  // one is under way: nothing
+  auto other = open_cuda_device(7);
+  CHECK(waits() == before);
+  auto early = open_cuda_device();
+  CHECK(waits() == before + 1);
+  auto again = open_cuda_device();  // taken already: opened now
+  CHECK(waits() == before + 1);
+  Trace::global().disable();
+  REQUIRE(early.has_value() == direct.has_value());
+  CHECK(again.has_value() == direct.has_value());
+  CHECK_FALSE(other);
+  if (!direct) {
+    CHECK(early.error() == direct.error());
+  } else {
+    CHECK((*early)->description() == (*direct)->description());
+    CHECK(early->get() != direct->get());
+    CHECK(early->get() != again->get());
   }
 }
 

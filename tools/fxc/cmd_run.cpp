@@ -22,6 +22,7 @@
 #include "corpus/pending_outputs.h"
 #include "formats/signal_file.h"
 #include "runtime/counters.h"
+#include "runtime/gpu_device.h"
 #include "support/file_io.h"
 #include "support/float_format.h"
 #include "support/trace.h"
@@ -192,6 +193,10 @@ int run(const RunOptions& o) {
   bool state_files = !o.load_state.empty() || !o.save_state.empty();
   if (items > 1 && state_files)
     throw UsageError{"--load-state and --save-state keep one stream's state; they cannot be used with a batch"};
+
+  // The CUDA driver's initialization and context (hundreds of milliseconds in a fresh process)
+  // overlap reading the inputs and the passes; the compile takes the device.
+  if (o.target == "cuda") open_cuda_device_early();
 
   DType dtype = *parse_dtype(o.dtype);
   DiagnosticEngine diags;  // warnings about the inputs

@@ -24,6 +24,7 @@
 #include "corpus/output_names.h"
 #include "formats/signal_file.h"
 #include "runtime/counters.h"
+#include "runtime/gpu_device.h"
 #include "support/float_format.h"
 #include "support/trace.h"
 #include "tools/fxc/cli_support.h"
@@ -112,6 +113,9 @@ int run_corpus(const RunOptions& o) {
   } catch (const Error& e) {
     return report(e);
   }
+
+  // As a one-file run does: the device opens while the corpus is listed and its first file read.
+  if (options.target == Target::cuda) open_cuda_device_early();
 
   auto files = corpus::list_inputs(o.inputs);
   if (!files) return user_error(files.error());
