@@ -398,19 +398,35 @@ class Lowerer {
     graph_.add(std::move(node));
   }
 
-  // An output no input reaches can only come from a feedback loop with nothing fed into it
-  // (`y = y | delay(1)`): silence, and surely not what was meant. Said here, at the output,
-  // rather than by the IR's verifier.
+  // A signal no input reaches can only come from a feedback loop with nothing fed into it
+  // (`y = y | delay(1)`): silence, and surely not what was meant. Said here, at the output or
+  // at the loop, rather than by the IR's verifier. An output of such a loop alone is named;
+  // a loop mixed into a fed signal (`output x + y`) is named at the loop (it had no check
+  // before 2026-11-29: the reference interpreter crashed on it, the kernels' channel inference
+  // asked for a count the input declared).
   void outputs_fed_by_inputs() {
-    std::vector<ir::NodeId> inputs;
-    for (ir::NodeId id = 0; id < graph_.size(); ++id)
+    std::vector<ir::NodeId> inputs, outputs;
+    for (ir::NodeId id = 0; id < graph_.size(); ++id) {
       if (std::holds_alternative<ir::Input>(graph_.node(id).op)) inputs.push_back(id);
+      if (std::holds_alternative<ir::Output>(graph_.node(id).op)) outputs.push_back(id);
+    }
     std::vector<bool> fed = ir::reachable_from(graph_, inputs);
+    const std::string hint = "a feedback loop needs a signal fed into it, as in 'y = x + y | delay(1)'";
+    std::vector<ir::NodeId> unfed_outputs;
+    for (ir::NodeId id : outputs) {
+      if (fed[id]) continue;
+      const auto& out = std::get<ir::Output>(graph_.node(id).op);
+      note(error(graph_.node(id).loc, (out.name.empty() ? std::string("this output") : "the output '" + out.name + "'") +
+                                          " does not depend on any input"),
+           {}, hint);
+      unfed_outputs.push_back(id);
+    }
+    std::vector<bool> named = ir::reaching(graph_, unfed_outputs);
+    std::vector<bool> used = ir::reaching(graph_, outputs);
     for (ir::NodeId id = 0; id < graph_.size(); ++id)
-      if (const auto* out = std::get_if<ir::Output>(&graph_.node(id).op); out && !fed[id])
-        note(error(graph_.node(id).loc, (out->name.empty() ? std::string("this output") : "the output '" + out->name + "'") +
-                                            " does not depend on any input"),
-             {}, "a feedback loop needs a signal fed into it, as in 'y = x + y | delay(1)'");
+      if (std::holds_alternative<ir::Feedback>(graph_.node(id).op) && !fed[id] && used[id] && !named[id])
+        note(error(graph_.node(id).loc, "this feedback loop has nothing fed into it: it is silence where an output uses it"),
+             {}, hint);
   }
 
   // Claims `name`; reports it and returns false when it is already bound.

@@ -294,9 +294,13 @@ class Verifier {
       const std::string& n = std::get<Output>(g_.node(id).op).name;
       if (!n.empty() && !names.insert(n).second) error(id, "the name '" + n + "' is used twice");
     }
-    std::vector<bool> fed = reachable_from(g_, inputs);
-    for (NodeId id : outputs)
-      if (!fed[id]) error(id, "does not depend on any input");
+    // An output, or a loop that an output reads, that no input reaches (a loop with nothing
+    // fed into it): the interpreter and the channel inference have no signal to go by.
+    std::vector<bool> fed = reachable_from(g_, inputs), used = reaching(g_, outputs);
+    for (NodeId id = 0; id < g_.size(); ++id)
+      if (!fed[id] && used[id] && (std::holds_alternative<Output>(g_.node(id).op) ||
+                                   std::holds_alternative<Feedback>(g_.node(id).op)))
+        error(id, "does not depend on any input");
   }
 
   const Graph& g_;

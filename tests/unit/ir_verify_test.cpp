@@ -146,6 +146,21 @@ TEST_CASE("an output that does not depend on an input is rejected") {
   CHECK(diags.str().find("%1 (sum): takes at least one operand, has none") != std::string::npos);
 }
 
+// A loop with nothing fed into it, mixed into a fed output: the output depends on the input,
+// the loop on nothing. Only outputs were checked before 2026-11-29, and the reference
+// interpreter crashed on such a graph.
+TEST_CASE("a loop that no input reaches is rejected where an output reads it") {
+  const std::string in = "%0 = input {name=\"x\"} : 1ch f64\n";
+  const std::string loop = "%1 = feedback %2 {amount=1, unit=samples, reason=\"\"} : 1ch f64\n"
+                           "%2 = gain %1 {gain=0.5} : 1ch f64\n";
+  check_rejects(in + loop + "%3 = sum %0, %2 {weights=[1, 1]} : 1ch f64\n%4 = output %3 {name=\"y\"} : 1ch f64\n",
+                "%1 (feedback): does not depend on any input");
+  // Fed, it passes; unread, it is dead code for the passes to drop.
+  CHECK(verify_text(in + "%1 = feedback %3 {amount=1, unit=samples, reason=\"\"} : 1ch f64\n%2 = gain %1 {gain=0.5} : 1ch f64\n"
+                         "%3 = sum %0, %2 {weights=[1, 1]} : 1ch f64\n%4 = output %3 {name=\"y\"} : 1ch f64\n") == "");
+  CHECK(verify_text(in + loop + "%3 = output %0 {name=\"y\"} : 1ch f64\n") == "");
+}
+
 TEST_CASE("an operand out of range is reported, not dereferenced") {
   ir::Graph g;
   g.add({ir::Input{"x"}, {}, {1, DType::f64}, {}, {}, {}});
