@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "support/api_error.h"
+#include "support/float_format.h"
 #include "driver/compiled_program.h"
 #include "runtime/bind_inputs.h"
 #include "runtime/block_executor.h"
@@ -85,7 +86,9 @@ struct Processor::Impl {
   // Block buffers in the Program's dtype for samples of the other type: [port] channels x
   // max_block, converted on the way in and out.
   std::vector<std::vector<std::byte>> in_convert, out_convert;
-  std::mutex control;  // set() callers among themselves; process() never takes it
+  // The control calls among themselves (set() from any thread, prepare(), the state's save and
+  // load); process() never takes it.
+  std::mutex control;
 
   // The ports' counts as the Program knows them (0 for an undeclared input's), so that an
   // unprepared process() has outputs to write zeros to.
@@ -251,6 +254,9 @@ Processor Program::processor() const {
 
 void Processor::prepare(std::size_t max_block, std::size_t max_frames) {
   Impl& s = impl();
+  // Held throughout: a set() meanwhile staged its values into the executor this replaces (a
+  // crash where they raced, on freed memory), or its values missed the new one.
+  std::lock_guard lock(s.control);
   const Options& o = s.program.options();
   // Everything is made first and kept only once all of it was: a prepare() that throws
   // leaves the Processor as it was (max_block() included), still processing as before.
@@ -312,8 +318,8 @@ void Processor::set(std::string_view name, double value) { set(impl().program.pa
 
 void Processor::set(int id, double value) {
   Impl& s = impl();
-  if (!s.executor) throw_error("call prepare() before set() on a Processor", "fxc-api");
   std::lock_guard lock(s.control);
+  if (!s.executor) throw_error("call prepare() before set() on a Processor", "fxc-api");
   double before = s.program.impl().value(id);
   s.program.set(id, value);  // checks the range and that the stages accept it
   ParamValues values;
@@ -328,10 +334,11 @@ void Processor::set(int id, double value) {
     // A delay longer than prepare() reserved: its parameter has no declared range (or one
     // set() does not reach through the Program).
     s.program.set(id, before);
-    throw_error("cannot set '" + s.program.params()[static_cast<std::size_t>(id)].name + "' to " +
-                    std::to_string(value) + " in this Processor: " + staged.error() +
-                    "; declare the parameter's range (`d = 5 ms in [0 ms, 50 ms]`, fxc::param with a "
-                    "Band) so that prepare() reserves the longest delay",
+    const ParamInfo p = s.program.params()[static_cast<std::size_t>(id)];  // params() is a copy
+    throw_error("cannot set '" + p.name + "' to " + format_double(value) + (p.unit.empty() ? "" : " " + p.unit) +
+                    " in this Processor: " + staged.error() + "; declare the parameter's range (`" + p.name +
+                    " = ... in [low, high]` in .fx, fxc::param with a Band) so that prepare() reserves the "
+                    "longest delay",
                 "fxc-param-range");
   }
 }
@@ -346,12 +353,14 @@ void Processor::set(std::string_view name, std::string_view value_with_unit) {
 
 std::string Processor::save_state() const {
   Impl& s = impl();
+  std::lock_guard lock(s.control);
   if (!s.executor) throw_error("call prepare() before save_state()", "fxc-api");
   return s.executor->save_state();
 }
 
 void Processor::load_state(std::string_view bytes) {
   Impl& s = impl();
+  std::lock_guard lock(s.control);
   if (!s.executor) throw_error("call prepare() before load_state()", "fxc-api");
   if (auto ok = s.executor->load_state(bytes); !ok)
     throw_error(ok.error(), "fxc-state");

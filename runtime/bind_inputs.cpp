@@ -26,10 +26,13 @@ std::optional<ir::Graph> bind_inputs(const ir::Graph& graph, std::span<const Sig
       ok = false;
     }
   }
-  // Every input of a graph has the same length (docs/fx-language.md).
+  // Every input of a graph has the same length (docs/fx-language.md). A signal without a
+  // source is named by its port (a number read 1-based here and 0-based by the API's other
+  // messages, "input 0's channel 1").
   auto name = [&](std::size_t i) {
     if (i < sources.size()) return "'" + sources[i] + "'";
-    return signals[i].source().empty() ? "input " + std::to_string(i + 1) : "'" + signals[i].source() + "'";
+    if (!signals[i].source().empty()) return "'" + signals[i].source() + "'";
+    return "input '" + std::get<ir::Input>(graph.node(inputs[i]).op).name + "'";
   };
   for (std::size_t i = 1; i < inputs.size() && i < signals.size(); ++i)
     if (signals[i].samples() != signals[0].samples()) {

@@ -329,7 +329,12 @@ Expected<std::monostate, std::string> BlockExecutor::stage_values(const ir::Grap
   return std::monostate{};
 }
 
-std::string BlockExecutor::save_state() const { return save_stream_state(impl_->state, impl_->graph); }
+std::string BlockExecutor::save_state() {
+  // Saved with the lengths it was run at, a state set() had changed since could not be loaded
+  // back (load_state takes the staged values first), not even into this executor.
+  impl_->take_staged_values();
+  return save_stream_state(impl_->state, impl_->graph);
+}
 
 Expected<std::monostate, std::string> BlockExecutor::load_state(std::string_view bytes) {
   Impl& m = *impl_;

@@ -79,8 +79,11 @@ class BlockExecutor {
   /// delay too long. Thread-safe.
   Expected<std::monostate, std::string> stage_values(const ir::Graph& scheduled);
 
-  /// The state as bytes, in CpuStream::save_state's format (`fxc run --save-state` files).
-  std::string save_state() const;
+  /// The state as bytes, in CpuStream::save_state's format (`fxc run --save-state` files), as
+  /// the next block would start from it: values staged before the call are taken first (a
+  /// delay whose length changed restarts its line), so that the state's delay lengths are the
+  /// newest set, which load_state checks it against.
+  std::string save_state();
   /// Replaces the state with one from save_state (this class's or CpuStream's) for the same
   /// graph shape. Fails, keeping the current state, for bytes that are damaged, truncated, or
   /// from another shape or sample type. Allocates.

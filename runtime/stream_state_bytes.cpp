@@ -134,8 +134,10 @@ std::string read_chains(StateReader& r, const ir::Graph& g, const GraphValues& v
         c.positions.size() != channels * layout.positions_per_channel())
       return damaged(where + "has the wrong size for " + std::to_string(channels) + " channel(s)");
     if (c.delay_lengths != delay_lengths)
-      return "the stream state was saved with other delay lengths (node %" + std::to_string(id) +
-             "'s): a delay's length cannot change while a stream carries its state";
+      return "the stream state was saved with other delay lengths (" +
+             (node.loc.valid() ? "the delay at " + to_string(node.loc) : "node %" + std::to_string(id) + "'s") +
+             "): a delay's length cannot change while a stream carries its state; load it where the delays' "
+             "parameters have the values it was saved with";
     if (c.lines.size() != channels * delay_lengths.size()) return damaged(where + "has the wrong delay lines");
     for (std::size_t ch = 0; ch < channels; ++ch) {
       for (std::size_t k = 0; k < delay_lengths.size(); ++k) {

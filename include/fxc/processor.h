@@ -26,7 +26,9 @@ class Program;
 ///
 /// set() may be called from any other thread at any time: it designs the new coefficients on
 /// the calling thread and hands them to the audio thread, which takes them at the start of
-/// its next block, without a lock. One Processor serves one audio thread.
+/// its next block, without a lock. One Processor serves one audio thread. The control calls
+/// (set(), prepare(), save_state(), load_state()) take turns on a lock of their own: a set()
+/// during a prepare() waits for it, and its value holds in the new blocks.
 class Processor {
  public:
   explicit Processor(const Program& program);
@@ -82,9 +84,12 @@ class Processor {
   double get(std::string_view name) const;
 
   /// The state as bytes, to continue later in a Processor of the same graph shape
-  /// (`fxc run --save-state` writes the same format). Call with the audio thread idle.
+  /// (`fxc run --save-state` writes the same format). Call with the audio thread idle. The
+  /// state is the next block's: values set() staged are taken first (a delay whose length
+  /// changed restarts its line), so that the state loads where those values are set.
   std::string save_state() const;
-  /// Throws Error, keeping the current state, for bytes that are damaged or from another shape.
+  /// Throws Error, keeping the current state, for bytes that are damaged, from another shape,
+  /// or saved at other delay lengths than this Processor's newest values.
   void load_state(std::string_view bytes);
 
   struct Impl;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -563,7 +564,8 @@ TEST_CASE("Processor: a delay past what prepare() reserved is an error, and the 
     live.set("d", 0.5);
     FAIL("a delay longer than reserved was accepted");
   } catch (const fxc::Error& e) {
-    CHECK(std::string(e.what()).find("declare the parameter's range") != std::string::npos);
+    CHECK(std::string(e.what()).find("declare the parameter's range (`d = ... in [low, high]`") != std::string::npos);
+    CHECK_MESSAGE(std::string(e.what()).find("cannot set 'd' to 0.5 s in this Processor") != std::string::npos, e.what());
   }
   // Still 5 ms (240 samples): an impulse comes out 240 samples later.
   std::vector<double> x(512, 0.0), y(512, 1.0);
@@ -578,6 +580,81 @@ TEST_CASE("Processor: a delay past what prepare() reserved is an error, and the 
   CHECK(ranged.warnings().empty());
   fxc::Processor ok = ranged.processor();
   CHECK_NOTHROW(ok.set("d", 0.9));
+}
+
+// A state saved after set() changed a delay's length: saved at the lengths the last block ran
+// with, it was refused by its own Processor (load_state compares with the newest values) and
+// by one made at the new value, and loaded only where the old value still held. Since
+// 2026-11-29 the state is the next block's, which starts the changed line again.
+TEST_CASE("Processor: a state saved after a delay's set() loads where that value is set") {
+  constexpr const char* kDelay = "input x : 1\nd = 5 samples in [1 samples, 40 samples]\noutput x | delay(d)\n";
+  fxc::Options o = options(fxc::DType::f64);
+  o.max_block = 16;
+  std::vector<double> x(16), y(16);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i + 1);
+  const double* in[] = {x.data()};
+  double* out[] = {y.data()};
+  fxc::Processor live = fxc::Program::from_source(kDelay, o).processor();
+  live.process(in, out, 16);
+  live.set("d", 9);
+  const std::string state = live.save_state();
+  CHECK_NOTHROW(live.load_state(state));
+  auto at_nine = fxc::Program::from_source(kDelay, o);
+  at_nine.set("d", 9);
+  fxc::Processor restored = at_nine.processor();
+  CHECK_NOTHROW(restored.load_state(state));
+  // Both go on alike: the line restarted, so the first 9 outputs are zeros, then the input.
+  std::vector<double> a(16), b(16);
+  double* out_a[] = {a.data()};
+  double* out_b[] = {b.data()};
+  live.process(in, out_a, 16);
+  restored.process(in, out_b, 16);
+  CHECK(a == b);
+  CHECK(a[8] == 0.0);
+  CHECK(a[9] == 1.0);
+  // Where the old value still holds, the lengths differ: refused, naming the delay's place.
+  fxc::Processor old = fxc::Program::from_source(kDelay, o).processor();
+  CHECK_THROWS_WITH_AS(old.load_state(state), doctest::Contains("other delay lengths (the delay at <source>:3:"),
+                       fxc::Error);
+}
+
+// set() from another thread while prepare() rebuilt the executor: they raced on the executor
+// (a crash in stage_values on freed memory, or "call prepare() before set()" from a prepared
+// Processor). Since 2026-11-29 the control calls take turns, and the last value holds.
+TEST_CASE("Processor: set() from another thread during prepare() waits for it") {
+  constexpr const char* kLowpass = "input x : 1\nfc = 1 kHz in [100 Hz, 5 kHz]\noutput x | lowpass(fc)\n";
+  fxc::Options o = options(fxc::DType::f64);
+  fxc::Program program = fxc::Program::from_source(kLowpass, o);
+  fxc::Processor live = program.processor();
+  std::atomic<bool> done{false};
+  std::atomic<int> failures{0};
+  std::thread setter([&] {
+    for (int k = 0; !done.load(); ++k) {
+      try {
+        live.set("fc", k % 2 ? 300.0 : 3000.0);
+      } catch (const fxc::Error&) {
+        ++failures;
+      }
+    }
+  });
+  for (int k = 0; k < 200; ++k) live.prepare(k % 2 ? 32 : 64);
+  done = true;
+  setter.join();
+  CHECK(failures.load() == 0);
+  live.set("fc", 300.0);
+  live.prepare(64);  // the value holds through a prepare
+  fxc::Program at_300 = fxc::Program::from_source(kLowpass, o);
+  at_300.set("fc", 300.0);
+  fxc::Processor fresh = at_300.processor();
+  fresh.prepare(64);
+  const fxc::Signal signal = noise(1, 64, fxc::DType::f64, 5);
+  std::vector<double> x(signal.f64(0).begin(), signal.f64(0).end()), a(64), b(64);
+  const double* in[] = {x.data()};
+  double* out_a[] = {a.data()};
+  double* out_b[] = {b.data()};
+  live.process(in, out_a, 64);
+  fresh.process(in, out_b, 64);
+  CHECK(a == b);
 }
 
 TEST_CASE("planar runs of a graph whose input declares no channel count take Options::channels") {
