@@ -25,7 +25,6 @@ Expected<std::monostate, std::string> PendingOutputs::commit() {
   // No interrupt between the first exchange and the last (or the undo): its handler removes
   // pending names, which hold the replaced files' old bytes once exchanged.
   InterruptsDeferred deferred;
-  if (deferred.interrupted()) return Unexpected{std::string("interrupted: no output was written")};
   for (const File& file : files_) {
     // The exchange, unlike a rename, would also take a directory made at the name since
     // write() looked: it would end up under the pending name.

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -42,8 +43,63 @@ UnfinishedSlot unfinished_slots[256];
 // InterruptsDeferred's count, and the interrupt that came meanwhile (0: none).
 std::atomic<int> placements{0};
 std::atomic<int> deferred_signal{0};
+// Other threads go on while an interrupt's handler removes the unfinished files (a corpus
+// run's jobs): a temporary or pending file one of them made after the handler looked stayed
+// behind, and a write whose temporary the handler took failed with a message. So `ending` is
+// set before the files are removed, and each step that makes such a file appear (a create, a
+// rename: MakingFile) is counted: the handler waits for the steps under way, and a step that
+// begins or ends once the process is ending removes what is unfinished (its own file among it)
+// and waits for the signal to end the process instead of going on.
+std::atomic<bool> ending{false};
+std::atomic<int> making{0};
+std::atomic<int> ending_signal{0};
+thread_local bool making_here = false;  // this thread is inside a MakingFile (a handler may be)
+thread_local bool end_here = false;     // and an interrupt's handler left the end to its step
+
+void remove_unfinished_files_and_end(int signal_number) noexcept;
+
+[[noreturn]] void remove_unfinished_files_and_wait() noexcept {
+  remove_unfinished_files();
+  if (making_here) making.fetch_sub(1);
+  making_here = false;
+  for (;;) ::pause();
+}
+
+class MakingFile {
+ public:
+  MakingFile() noexcept {
+    making.fetch_add(1);
+    making_here = true;
+    if (ending.load()) remove_unfinished_files_and_wait();
+  }
+  ~MakingFile() {
+    if (ending.load() && !end_here) remove_unfinished_files_and_wait();
+    making_here = false;
+    making.fetch_sub(1);
+    if (end_here) remove_unfinished_files_and_end(ending_signal.load());
+  }
+  MakingFile(const MakingFile&) = delete;
+  MakingFile& operator=(const MakingFile&) = delete;
+};
 
 void remove_unfinished_files_and_end(int signal_number) noexcept {
+  ending.store(true);
+  if (making_here && !end_here) {
+    // The signal came into a step of this thread: whether its file exists yet is not known
+    // here, so the step ends the process when it is done (~MakingFile). A second signal ends
+    // it at once.
+    ending_signal.store(signal_number);
+    end_here = true;
+    return;
+  }
+  remove_unfinished_files();
+  // The steps under way (a system call each) end in microseconds; a file system that hangs
+  // one does not hold the interrupt longer than a second.
+  const int mine = making_here ? 1 : 0;
+  for (int waited = 0; making.load() > mine && waited < 10000; ++waited) {
+    struct timespec pause_100us {0, 100000};
+    ::nanosleep(&pause_100us, nullptr);
+  }
   remove_unfinished_files();
   struct sigaction default_action {};
   default_action.sa_handler = SIG_DFL;
@@ -67,6 +123,7 @@ class TempFile {
   int create(const std::filesystem::path& dir, const std::string& name) {
     for (int attempt = 0; attempt < 100; ++attempt) {
       std::string candidate = (dir / ("." + name + ".tmp-" + random_suffix())).string();
+      MakingFile making_it;  // created and listed before an interrupt's removal, or not at all
       // 0666 rather than mkstemp's 0600, so the umask decides, as for any newly created file.
       int fd = ::open(candidate.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
       if (fd >= 0) {
@@ -95,6 +152,7 @@ class TempFile {
 
   /// Renames over `target`; afterwards the destructor leaves the file alone.
   int commit(const std::string& target) {
+    MakingFile making_it;  // a pending name appears here
     if (::rename(path_.c_str(), target.c_str()) != 0) return errno;
     path_.clear();
     unfinished_.finish();
@@ -180,9 +238,15 @@ void end_interrupted_process(int signal_number) noexcept {
   remove_unfinished_files_and_end(signal_number);
 }
 
-InterruptsDeferred::InterruptsDeferred() noexcept { placements.fetch_add(1); }
-
-bool InterruptsDeferred::interrupted() const noexcept { return deferred_signal.load() != 0; }
+InterruptsDeferred::InterruptsDeferred() noexcept {
+  placements.fetch_add(1);
+  // An interrupt came first: nothing is placed, and nothing more is said. The last placement
+  // under way ends the process, or this, when none is.
+  if (int signal_number = deferred_signal.load(); signal_number != 0) {
+    if (placements.fetch_sub(1) == 1) remove_unfinished_files_and_end(signal_number);
+    for (;;) ::pause();
+  }
+}
 
 InterruptsDeferred::~InterruptsDeferred() {
   if (placements.fetch_sub(1) == 1)
@@ -277,7 +341,9 @@ Expected<std::string, std::string> read_whole_file(const std::string& path, Also
   return bytes;
 }
 
-Expected<std::monostate, std::string> write_file_atomically(
+namespace {
+
+Expected<std::monostate, std::string> write_file_now(
     const std::string& path,
     const std::function<Expected<std::monostate, std::string>(int fd, const std::string& temp_path)>& write,
     AtLink at_link) {
@@ -316,6 +382,18 @@ Expected<std::monostate, std::string> write_file_atomically(
   if (int err = temp.commit(target.string())) return cannot_write(path, std::strerror(err));
   sync_directory(dir);
   return std::monostate{};
+}
+
+}  // namespace
+
+Expected<std::monostate, std::string> write_file_atomically(
+    const std::string& path,
+    const std::function<Expected<std::monostate, std::string>(int fd, const std::string& temp_path)>& write,
+    AtLink at_link) {
+  auto written = write_file_now(path, write, at_link);
+  // A write that failed because an interrupt took its temporary says nothing.
+  if (ending.load()) remove_unfinished_files_and_wait();
+  return written;
 }
 
 std::filesystem::path written_path(const std::string& path) {

@@ -94,16 +94,14 @@ void remove_unfinished_files() noexcept;
 void end_interrupted_process(int signal_number) noexcept;
 
 /// For its lifetime, process-wide, an interrupt waits (end_interrupted_process): for the renames
-/// that place a run's outputs, which take milliseconds.
+/// that place a run's outputs, which take milliseconds. Made after an interrupt, it does not
+/// return: the process ends when the last placement under way does (or at once, with none).
 class InterruptsDeferred {
  public:
   InterruptsDeferred() noexcept;
   ~InterruptsDeferred();
   InterruptsDeferred(const InterruptsDeferred&) = delete;
   InterruptsDeferred& operator=(const InterruptsDeferred&) = delete;
-  /// An interrupt came before or meanwhile: place nothing (it ends the process when the last
-  /// placement ends).
-  bool interrupted() const noexcept;
 };
 
 /// Writes all `size` bytes to `fd`, resuming after short writes and interrupted calls.
