@@ -91,6 +91,7 @@ class Lowerer {
     register_functions(ast_);
     statements_ = &ast_.statements;
     bound_at_ = bindings_of(ast_.statements);
+    graph_bound_at_ = bound_at_;
     for (std::size_t i = 0; i < ast_.statements.size(); ++i) {
       const Stmt& s = ast_.statements[i];
       statement_ = i;
@@ -352,6 +353,15 @@ class Lowerer {
     int id = 0;
   };
 
+  // In a function's body, a name the graph binds (but the body cannot see): a note that says
+  // so, where a word or an unknown name was the only message.
+  void note_graph_name(Diagnostic& d, const std::string& name) {
+    if (active_calls_.empty() || names_.count(name)) return;
+    if (auto at = graph_bound_at_.find(name); at != graph_bound_at_.end())
+      note(d, at->second,
+           "'" + name + "' is a name of the graph, which a function's body does not see: pass it as a parameter");
+  }
+
   Scope enter_scope(const std::vector<Stmt>& body) {
     Scope saved{std::move(names_), std::move(defined_at_), std::move(bound_at_), statements_, statement_, scope_};
     names_.clear();
@@ -580,7 +590,9 @@ class Lowerer {
       return v;
     }
     Diagnostic& d = error(e.loc, "unknown name '" + n.name + "'");
-    if (auto later = bound_at_.find(n.name); later != bound_at_.end()) {
+    if (!active_calls_.empty() && graph_bound_at_.count(n.name)) {
+      note_graph_name(d, n.name);
+    } else if (auto later = bound_at_.find(n.name); later != bound_at_.end()) {
       const SourceLoc& at = later->second;
       if (at.line == e.loc.line && at.col < e.loc.col)
         note(d, {}, "a name cannot be used in its own definition");
@@ -635,7 +647,17 @@ class Lowerer {
       resolved.args.push_back(
           {a.keyword, a.keyword_loc, std::make_unique<Expr>(substitute_constants(*a.value))});
     }
-    std::optional<StageOp> op = build_stage(resolved, e.loc, diags_);
+    const std::size_t first_diagnostic = diags_.diagnostics().size();
+    std::vector<std::string_view> function_names;
+    for (const auto& [name, fn] : functions_) function_names.push_back(name);
+    std::optional<StageOp> op = build_stage(resolved, e.loc, diags_, function_names);
+    if (!op) {
+      // A word the stage refused may be a graph's name that a function's body cannot see.
+      for (const Arg& a : resolved.args)
+        if (const auto* word = a.value->as<NameExpr>())
+          for (std::size_t k = first_diagnostic; k < diags_.diagnostics().size(); ++k)
+            if (diags_.diagnostics()[k].loc == a.value->loc) note_graph_name(diags_.diagnostic(k), word->name);
+    }
     if (!op || !ok) return {};
     step.op = std::move(op->op);
     step.loc = e.loc;
@@ -960,10 +982,11 @@ class Lowerer {
       for (ir::NodeId id : loop)
         if (const auto* delay = std::get_if<ir::Delay>(&graph_.node(id).op)) {
           ir::Node& node = graph_.node(id);
+          // Found once the calls are done: the notes at them come from the node.
           if (delay->unit == ir::DelayUnit::samples && delay->amount < 1)
-            error(node.loc_of("d"),
-                            "a delay inside a feedback loop must be at least one sample, found " +
-                                format_double(delay->amount));
+            ir::note_calls(error(node.loc_of("d"), "a delay inside a feedback loop must be at least one sample, found " +
+                                                       format_double(delay->amount)),
+                           node);
           node.op = ir::Feedback{delay->amount, delay->unit, {}};
         }
 
@@ -1190,6 +1213,7 @@ class Lowerer {
   ir::Graph graph_;
   std::map<std::string, Binding> names_;         // names bound so far, to their values
   std::map<std::string, SourceLoc> defined_at_;  // every name claimed so far
+  std::map<std::string, SourceLoc> graph_bound_at_;  // the names the file's statements bind
   std::map<std::string, SourceLoc> bound_at_;    // every binding in the file (step 1)
   std::optional<SourceLoc> graph_stmt_;
   // A name read before its binding (step 4).

@@ -2,6 +2,7 @@
 // Argument conversions for stage calls (units, counts, lists, words). See stage_args.h.
 #include "frontend/stage_args.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "support/float_format.h"
@@ -413,11 +414,32 @@ std::optional<std::string> StageArgs::word_text(std::string_view param, std::str
   return std::nullopt;
 }
 
+namespace {
+
+// Words SciPy and NumPy take for one of fxc's names (butter's btype "hp", NumPy's "hanning"
+// window): spelled nearer another name ('hanning' is nearer 'hamming'), so the nearest name
+// would suggest the wrong one.
+std::optional<std::string_view> scipy_name_for(std::string_view word) {
+  static constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
+      {"hanning", "hann"}, {"low", "lowpass"},   {"lp", "lowpass"},   {"high", "highpass"},
+      {"hp", "highpass"},  {"band", "bandpass"}, {"bp", "bandpass"},  {"pass", "bandpass"},
+      {"stop", "bandstop"}, {"bs", "bandstop"},  {"bandreject", "bandstop"}};
+  for (const auto& [alias, name] : kAliases)
+    if (word == alias) return name;
+  return std::nullopt;
+}
+
+}  // namespace
+
 void StageArgs::unknown_word(std::string_view param, std::string_view what, const std::string& word,
                              const std::vector<std::string_view>& names) {
   Diagnostic& d = error(
       loc(param), "unknown " + std::string(what) + " '" + word + "'; expected " + or_list(names));
-  if (std::optional<std::string> near = nearest_name(word, names))
+  std::optional<std::string_view> alias = scipy_name_for(word);
+  if (alias && std::find(names.begin(), names.end(), *alias) != names.end())
+    d.notes.push_back({Severity::note, {}, "'" + word + "' is SciPy's or NumPy's word for '" + std::string(*alias) +
+                                               "': write " + std::string(*alias), {}, {}});
+  else if (std::optional<std::string> near = nearest_name(word, names))
     d.notes.push_back({Severity::note, {}, "did you mean '" + *near + "'?", {}, {}});
 }
 

@@ -450,15 +450,18 @@ std::string_view param_kind_name(ParamKind kind) {
 }
 
 std::optional<StageOp> build_stage(const CallExpr& call, const SourceLoc& call_loc,
-                                   DiagnosticEngine& diags) {
+                                   DiagnosticEngine& diags, std::span<const std::string_view> functions) {
   const StageSpec* stage = find_stage(call.callee);
   if (!stage) {
     Diagnostic& d = diags.error(call_loc, "unknown stage '" + call.callee + "'", "fx-stage");
     std::vector<std::string_view> names = stage_names();
-    if (std::optional<std::string> near = nearest_name(call.callee, names))
+    std::vector<std::string_view> callable = names;
+    callable.insert(callable.end(), functions.begin(), functions.end());
+    if (std::optional<std::string> near = nearest_name(call.callee, callable))
       note(d, {}, "did you mean '" + *near + "'?");
     else
-      note(d, {}, "the stages are " + names_text(names));
+      note(d, {}, "the stages are " + names_text(names) +
+                      (functions.empty() ? "" : "; the functions are " + names_text({functions.begin(), functions.end()})));
     return std::nullopt;
   }
   const std::string quoted_name = "'" + std::string(stage->name) + "'";

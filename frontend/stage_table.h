@@ -10,6 +10,7 @@
 
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,8 +81,9 @@ std::string_view param_kind_name(ParamKind kind);
 
 /// Binds the arguments of `call` (written at `call_loc`, the stage name) to the stage's
 /// parameters, checks and converts them, and builds the payload. Every problem is reported
-/// to `diags` (code "fx-stage") at the argument's location; nullopt if there was any.
+/// to `diags` (code "fx-stage") at the argument's location; nullopt if there was any. An
+/// unknown stage suggests the nearest stage or `functions` (the file's and its imports').
 std::optional<StageOp> build_stage(const CallExpr& call, const SourceLoc& call_loc,
-                                   DiagnosticEngine& diags);
+                                   DiagnosticEngine& diags, std::span<const std::string_view> functions = {});
 
 }  // namespace fxc::frontend

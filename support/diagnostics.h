@@ -47,6 +47,8 @@ class DiagnosticEngine {
   bool has_errors() const { return error_count_ > 0; }
   std::size_t error_count() const { return error_count_; }
   const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
+  /// Diagnostic `k` (0: the first reported), to attach a note found later.
+  Diagnostic& diagnostic(std::size_t k) { return diagnostics_.at(k); }
   void clear();
 
   /// Writes every diagnostic, in the order reported.

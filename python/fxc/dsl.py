@@ -83,9 +83,18 @@ def _arg(v, unit, params):
     return _number(v) + (f" {unit}" if unit else "")
 
 
+# SciPy's and NumPy's words for fxc's (the .fx frontend says the same: stage_args.cpp).
+_SCIPY_WORDS = {"hanning": "hann", "low": "lowpass", "lp": "lowpass", "high": "highpass", "hp": "highpass",
+                "band": "bandpass", "bp": "bandpass", "pass": "bandpass", "stop": "bandstop", "bs": "bandstop",
+                "bandreject": "bandstop"}
+
+
 def _word(v, choices, what):
     if v not in choices:
-        raise Error(f"unknown {what} {v!r}: one of {', '.join(choices)}", code="fx-stage")
+        hint = ""
+        if isinstance(v, str) and _SCIPY_WORDS.get(v) in choices:
+            hint = f" ({v!r} is SciPy's or NumPy's word for {_SCIPY_WORDS[v]!r})"
+        raise Error(f"unknown {what} {v!r}: one of {', '.join(choices)}{hint}", code="fx-stage")
     return v
 
 
@@ -139,6 +148,8 @@ def input(name="x", channels=None):
     """A graph input; ``channels`` None: each call's arrays say it."""
     if not isinstance(name, str) or not _IDENT.fullmatch(name):
         raise Error(f"an input name must be an identifier, got {name!r}", code="fx-parse")
+    if channels is not None and (isinstance(channels, bool) or not isinstance(channels, numbers.Integral) or channels < 1):
+        raise Error(f"an input's channel count is a whole number of at least 1, got {channels!r}", code="fx-parse")
     decl = f"input {name}" + (f" : {int(channels)}" if channels else "")
     return Flow(name, {}, {name: decl})
 
@@ -264,7 +275,14 @@ def fir(taps):
 
 def firwin(numtaps, cutoff, window="hamming", pass_zero=True, beta=None):
     """SciPy's firwin: ``pass_zero`` is True or False, or SciPy's names for them ("lowpass" and
-    "bandstop" are True, "highpass" and "bandpass" False)."""
+    "bandstop" are True, "highpass" and "bandpass" False); ``window=("kaiser", 8.6)`` is
+    ``window="kaiser", beta=8.6``, as SciPy writes it."""
+    if isinstance(window, tuple):
+        if len(window) != 2 or window[0] != "kaiser":
+            raise Error(f"a window given with its parameter is ('kaiser', beta), got {window!r}", code="fx-stage")
+        if beta is not None:
+            raise Error("beta is given twice: in window=('kaiser', beta) and as beta=", code="fx-stage")
+        window, beta = window
     names = {"lowpass": True, "bandstop": True, "highpass": False, "bandpass": False}
     if isinstance(pass_zero, str) and pass_zero in names:
         # As SciPy: each name also says how many cutoffs there are (one for a low- or

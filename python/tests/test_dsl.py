@@ -49,6 +49,23 @@ def test_bad_values_are_refused_before_any_text_is_written():
     with pytest.raises(fxc.Error) as e:
         fxc.compile(fxc.lowpass(30000), fs=48000)
     assert e.value.code == "fx-design"
+    # SciPy's words for a band type or window are refused with fxc's word, not a near miss
+    # ('hanning' is nearer 'hamming').
+    with pytest.raises(fxc.Error, match="'hp' is SciPy's or NumPy's word for 'highpass'"):
+        fxc.butter(4, 80, "hp")
+    with pytest.raises(fxc.Error, match="'hanning' is SciPy's or NumPy's word for 'hann'"):
+        fxc.firwin(101, 1000, window="hanning")
+    # SciPy's window with its parameter.
+    assert fxc.firwin(101, 1000, window=("kaiser", 8.6)).text == fxc.firwin(101, 1000, window="kaiser", beta=8.6).text
+    with pytest.raises(fxc.Error, match="beta is given twice"):
+        fxc.firwin(101, 1000, window=("kaiser", 8.6), beta=5)
+    with pytest.raises(fxc.Error, match=r"\('kaiser', beta\)"):
+        fxc.firwin(101, 1000, window=("hann", 1))
+    # A channel count is a whole number: 2.7 became 2 without a word.
+    for channels in (2.7, 0, -1, True, "2"):
+        with pytest.raises(fxc.Error, match="channel count"):
+            fxc.input("x", channels)
+    assert fxc.compile(fxc.input("x", np.int64(2)) | fxc.tanh(), fs=48000).inputs == [("x", 2)]
 
 
 def test_names_cannot_carry_fx_text():
