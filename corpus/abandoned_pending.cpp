@@ -43,7 +43,7 @@ std::size_t remove_abandoned_pending(const std::vector<std::string>& outputs) {
     fs::file_time_type written = fs::last_write_time(path, error);
     if (error) continue;  // not written (failed or skipped): nothing of it to clean
     fs::path directory = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-    by_directory[directory][path.filename().string()] = written;
+    by_directory[directory][pending_name_part(path.filename().string())] = written;
   }
   std::size_t removed = 0;
   for (const auto& [directory, names] : by_directory) {

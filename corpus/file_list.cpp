@@ -117,8 +117,11 @@ struct Globber {
     if (!is_glob(component)) {
       std::string next = join(relative, component);
       if (last) {
+        // Only what is there: 'gl/*/take.wav' listed 'gl/s2/take.wav' in every directory of
+        // gl, as a file that could not be read (a FIFO or a broken link is there, and listed).
+        std::error_code error;
         if (is_file(on_disk(next))) add(next);
-        else add_unreadable(next);
+        else if (fs::symlink_status(on_disk(next), error).type() != fs::file_type::not_found) add_unreadable(next);
       } else if (is_dir(on_disk(next))) {
         match(next, i + 1);
       }

@@ -21,6 +21,13 @@ namespace fxc::corpus {
 /// parses it).
 inline constexpr std::string_view kPendingPrefix = ".fxc-pending-";
 
+/// NAME in an output's pending name: the output's file name, cut (name_within) where the
+/// pending name and its temporary ("." + it + ".tmp-XXXXXX") would not fit in 255 bytes with
+/// the longest PID (10 digits) and count (20).
+inline std::string pending_name_part(const std::string& output_name) {
+  return name_within(output_name, 255 - 12 - kPendingPrefix.size() - 10 - 1 - 20 - 1);
+}
+
 // Each output is first written beside its destination under a pending name (keeping its
 // extension, which picks the format), and all are renamed only once every one was written:
 // a run that fails at its second output leaves the first output as it was. A symbolic link is
@@ -74,7 +81,7 @@ class PendingOutputs {
     static std::atomic<unsigned long long> written{0};
     std::string pending = (target.parent_path() / (std::string(kPendingPrefix) + std::to_string(getpid()) + "-" +
                                                    std::to_string(written++) + "-" +
-                                                   fs::path(path).filename().string()))
+                                                   pending_name_part(fs::path(path).filename().string())))
                               .string();
     UnfinishedFile unfinished(pending);  // listed before it exists: an interrupt removes it
     auto ok = write(pending);

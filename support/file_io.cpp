@@ -22,6 +22,20 @@ Unexpected<std::string> cannot_write(const std::string& path, const std::string&
   return Unexpected{"cannot write '" + path + "': " + reason};
 }
 
+}  // namespace
+
+std::string name_within(const std::string& name, std::size_t max_bytes) {
+  if (name.size() <= max_bytes) return name;
+  std::string extension = std::filesystem::path(name).extension().string();
+  if (extension.size() + 2 > max_bytes) extension.clear();
+  std::size_t keep = max_bytes - extension.size() - 1;
+  // Not inside a UTF-8 character: back to the byte that starts one.
+  while (keep > 0 && (static_cast<unsigned char>(name[keep]) & 0xC0) == 0x80) --keep;
+  return name.substr(0, keep) + "~" + extension;
+}
+
+namespace {
+
 // Six random characters: enough that guessing collisions never matter, since O_EXCL retries.
 std::string random_suffix() {
   static constexpr char kChars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
@@ -122,7 +136,8 @@ class TempFile {
   /// Creates `.NAME.tmp-XXXXXX` in `dir`; returns errno on failure.
   int create(const std::filesystem::path& dir, const std::string& name) {
     for (int attempt = 0; attempt < 100; ++attempt) {
-      std::string candidate = (dir / ("." + name + ".tmp-" + random_suffix())).string();
+      // "." and ".tmp-XXXXXX": 12 bytes more than the name, within a file name's 255.
+      std::string candidate = (dir / ("." + name_within(name, 255 - 12) + ".tmp-" + random_suffix())).string();
       MakingFile making_it;  // created and listed before an interrupt's removal, or not at all
       // 0666 rather than mkstemp's 0600, so the umask decides, as for any newly created file.
       int fd = ::open(candidate.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);

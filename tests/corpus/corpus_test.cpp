@@ -113,6 +113,20 @@ TEST_CASE("list_inputs expands globs within a directory and ** across directorie
   REQUIRE(mid);
   CHECK(paths_of(*mid) == std::vector<std::string>{"c/s/d.wav"});
   CHECK((*mid)[0].relative_dir == "s");
+  // A literal last name is listed only where it is: 'c/**/d.wav' listed c/d.wav and c/s/t/d.wav
+  // too (and 'c/*/d.wav' the same name in every directory), each then failing as unreadable.
+  touch("c/u/x.txt");
+  auto literal = fxc::corpus::list_inputs({"c/**/d.wav"});
+  REQUIRE(literal);
+  CHECK(paths_of(*literal) == std::vector<std::string>{"c/s/d.wav"});
+  mid = fxc::corpus::list_inputs({"c/*/d.wav"});
+  REQUIRE(mid);
+  CHECK(paths_of(*mid) == std::vector<std::string>{"c/s/d.wav"});
+  // What is there but cannot be read (a broken link) is listed, for the run to report.
+  fs::create_symlink("nowhere.wav", "c/u/d.wav");
+  mid = fxc::corpus::list_inputs({"c/*/d.wav"});
+  REQUIRE(mid);
+  CHECK(paths_of(*mid) == std::vector<std::string>{"c/s/d.wav", "c/u/d.wav"});
 }
 
 TEST_CASE("list_inputs takes directories recursively with signal extensions only") {
@@ -449,6 +463,38 @@ TEST_CASE("an interrupt waits for the placements in progress, and a later one pl
   for (const auto& e : fs::directory_iterator(".")) names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
   CHECK(names == std::vector<std::string>{"a.npy", "alive", "b.npy"});
+}
+
+// A file name of 200-255 bytes is legal, but the pending name and its temporary, about 30 and
+// 42 bytes longer, were not: "File name too long" (from 224 bytes, about 75 CJK characters).
+// Since 2026-11-29 fxc's own names are cut to fit (name_within), and an abandoned pending file
+// of such a name is still found by the output it was for.
+TEST_CASE("outputs of names up to 255 bytes are written, and their abandoned pending files found") {
+  Workspace w;
+  std::string cjk;
+  for (int i = 0; i < 83; ++i) cjk += "\xe9\x9f\xb3";  // U+97F3, 3 bytes: 249 bytes
+  const std::string name = cjk + ".npy";                  // 253 bytes
+  REQUIRE(name.size() == 253);
+  const std::string cut = fxc::name_within(name, 100);
+  CHECK(cut.size() <= 100);
+  CHECK(cut.ends_with("~.npy"));
+  CHECK(cut.size() == 3 * 31 + 5);  // whole characters only
+  CHECK(fxc::name_within("short.wav", 100) == "short.wav");
+  fxc::Signal s(1, 8);
+  {
+    fxc::corpus::PendingOutputs pending;
+    REQUIRE(pending.write(name, s, std::nullopt, {}));
+    REQUIRE(pending.commit());
+  }
+  CHECK(fxc::read_signal_file(name, fxc::DType::f64).value().signal.samples() == 8);
+  REQUIRE(fxc::write_signal_file(name, s, std::nullopt, {}));  // through a temporary of its own
+  // A killed run's pending file for it, older than the output: removed by the next run's end.
+  const std::string abandoned = std::string(fxc::corpus::kPendingPrefix) + "123-4-" + fxc::corpus::pending_name_part(name);
+  CHECK(abandoned.size() <= 255 - 12);
+  std::ofstream(abandoned) << "half";
+  fs::last_write_time(abandoned, fs::last_write_time(name) - std::chrono::seconds(5));
+  CHECK(fxc::corpus::remove_abandoned_pending({name}) == 1);
+  CHECK_FALSE(fs::exists(abandoned));
 }
 
 TEST_CASE("PendingOutputs replaces existing outputs and leaves no pending file") {
