@@ -207,16 +207,31 @@ bool has_signal_extension(const std::string& path) {
   return std::find(kSignalExtensions.begin(), kSignalExtensions.end(), ext) != kSignalExtensions.end();
 }
 
-Expected<std::vector<InputFile>, std::string> list_inputs(const std::vector<std::string>& specs) {
+Expected<std::vector<InputFile>, std::string> list_inputs(const std::vector<std::string>& specs,
+                                                         const std::vector<std::string>& outputs_within) {
+  std::vector<std::string> skipped;  // as file_identity gives them, each with a final '/'
+  for (const std::string& dir : outputs_within)
+    if (is_dir(dir)) skipped.push_back(file_identity(dir) + "/");
+  auto drop_outputs = [&](std::vector<InputFile>& found, std::size_t from) {
+    if (skipped.empty()) return;
+    std::erase_if(found, [&, k = std::size_t{0}](const InputFile& f) mutable {
+      if (k++ < from) return false;
+      const std::string id = file_identity(f.path);
+      return std::any_of(skipped.begin(), skipped.end(), [&](const std::string& s) { return id.starts_with(s); });
+    });
+  };
   std::vector<InputFile> files;
   for (const std::string& spec : specs) {
     if (spec.empty()) return Unexpected{std::string("an input path is empty")};
+    const std::size_t before = files.size();
     if (is_dir(spec)) {
       if (auto ok = expand_directory(spec, files); !ok) return Unexpected{ok.error()};
+      drop_outputs(files, before);
     } else if (is_file(spec)) {
       files.push_back({spec, ""});
     } else if (is_glob(spec)) {
       if (auto ok = expand_glob(spec, files); !ok) return Unexpected{ok.error()};
+      drop_outputs(files, before);
     } else {
       // Something there that is no file to read (a FIFO, a broken link) is one of the run's
       // failures, as inside a directory; a name of nothing is a mistake in the command.

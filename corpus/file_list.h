@@ -42,7 +42,11 @@ bool has_signal_extension(const std::string& path);
 ///  - anything else: that file (any extension), its relative_dir "".
 /// A spec that names an existing file is that file even if it holds wildcard characters.
 /// Errors: a glob that matches no file, a directory without signal files, a missing path.
-Expected<std::vector<InputFile>, std::string> list_inputs(const std::vector<std::string>& specs);
+/// Nothing a directory or a glob finds under one of `outputs_within` is listed: a run's
+/// --out-dir inside its input directory, whose files a run again (--skip-existing) took for
+/// inputs and then refused to replace.
+Expected<std::vector<InputFile>, std::string> list_inputs(const std::vector<std::string>& specs,
+                                                         const std::vector<std::string>& outputs_within = {});
 
 /// The part of the sorted `files` that shard `index` of `count` runs: the k-th file (counting
 /// from 0) goes to shard k mod count + 1. Shards 1..count partition the list. Throws

@@ -114,9 +114,11 @@ def process_files(graph, files, out_dir=None, pattern=None, client=None, *, fs=N
     settings = tuple(_setting(k, v) for k, v in params.items())
     if isinstance(files, (str, bytes, os.PathLike)):
         files = [files]
-    # Absolute paths: the workers' working directories are not the client's.
+    # Absolute paths: the workers' working directories are not the client's. An out_dir inside
+    # an input directory holds outputs, not inputs (as for fxc run --out-dir).
+    within = [os.fsencode(os.path.abspath(out_dir))] if out_dir is not None else []
     listed = [(os.fsdecode(p), os.fsdecode(d))
-              for p, d in _core.list_inputs([os.fsencode(os.path.abspath(f)) for f in files])]
+              for p, d in _core.list_inputs([os.fsencode(os.path.abspath(f)) for f in files], within)]
     info = _core.inspect_source(source, name, list(settings))
     if len(info["inputs"]) != 1:
         raise Error(f"a corpus run takes a graph with one input; this one has {len(info['inputs'])}", code="fxc-usage")

@@ -62,18 +62,19 @@ nb::dict to_dict(const corpus::FileResult& r) {
 void bind_corpus(nb::module_& m) {
   m.def(
       "list_inputs",
-      [](const std::vector<nb::bytes>& specs) {
+      [](const std::vector<nb::bytes>& specs, const std::vector<nb::bytes>& outputs_within) {
         std::vector<std::string> paths = from_bytes_list(specs);
+        std::vector<std::string> skipped = from_bytes_list(outputs_within);
         Expected<std::vector<corpus::InputFile>, std::string> files = [&] {
           nb::gil_scoped_release release;
-          return corpus::list_inputs(paths);
+          return corpus::list_inputs(paths, skipped);
         }();
         if (!files) refuse(files.error(), kCorpus);
         nb::list r;
         for (const corpus::InputFile& f : *files) r.append(nb::make_tuple(to_bytes(f.path), to_bytes(f.relative_dir)));
         return r;
       },
-      nb::arg("specs"));
+      nb::arg("specs"), nb::arg("outputs_within") = std::vector<nb::bytes>{});
   m.def(
       "all_output_paths",
       [](const nb::bytes& out_dir, const nb::bytes& pattern, const std::vector<std::pair<nb::bytes, nb::bytes>>& files,

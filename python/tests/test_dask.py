@@ -79,6 +79,16 @@ def test_a_failing_file_is_a_row_and_the_others_go_on(tmp_path, cluster):
     assert sum(m["status"] == "skipped" for m in again) == 12
 
 
+def test_an_out_dir_inside_the_corpus_is_resumed_not_read(tmp_path, cluster):
+    # Its outputs were listed as inputs by the run again, which then refused to replace them.
+    corpus = write_corpus(tmp_path / "corpus", 6)
+    out = tmp_path / "corpus" / "processed"
+    first = fxc.dask.process_files(GRAPH, [corpus], out_dir=out, client=cluster, fs=16000)
+    assert [m["status"] for m in first] == ["written"] * 6
+    again = fxc.dask.process_files(GRAPH, [corpus], out_dir=out, client=cluster, fs=16000, skip_existing=True)
+    assert [m["status"] for m in again] == ["skipped"] * 6
+
+
 def test_a_graph_with_a_relative_import_runs_on_the_workers(tmp_path, cluster, monkeypatch):
     # The workers' directories are not the client's: the import is found beside the file, for
     # a path and for a Program compiled from it (every file failed with "cannot import").

@@ -24,6 +24,6 @@ def test_doc_example_runs(index, tmp_path, monkeypatch):
     rng = np.random.default_rng(index)
     for name in ("corpus/one.wav", "corpus/a/two.wav"):
         scipy.io.wavfile.write(name, 48000, (0.1 * rng.standard_normal((4800, 2))).astype(np.float32))
-    exec(compile(BLOCKS[index], f"python block {index}", "exec"), {})
+    exec(compile(BLOCKS[index], f"python block {index}", "exec"), {"__name__": "__main__"})  # as a script runs
     if "process_files" in BLOCKS[index]:
         assert sorted(os.listdir("out")) == ["a", "one.wav"]

@@ -129,6 +129,25 @@ TEST_CASE("list_inputs expands globs within a directory and ** across directorie
   CHECK(paths_of(*mid) == std::vector<std::string>{"c/s/d.wav", "c/u/d.wav"});
 }
 
+// A run's --out-dir inside its input directory: a second run (--skip-existing, to finish an
+// interrupted one) listed the first run's outputs as inputs and refused to replace them.
+TEST_CASE("list_inputs leaves out what is under the run's output directory") {
+  Workspace w;
+  for (const char* p : {"c/a.wav", "c/s/b.wav", "c/out/a.wav", "c/out/s/b.wav"}) touch(p);
+  auto files = fxc::corpus::list_inputs({"c"}, {"c/out"});
+  REQUIRE(files);
+  CHECK(paths_of(*files) == std::vector<std::string>{"c/a.wav", "c/s/b.wav"});
+  files = fxc::corpus::list_inputs({"c/**/*.wav"}, {"./c/out/"});  // however the directory is named
+  REQUIRE(files);
+  CHECK(paths_of(*files) == std::vector<std::string>{"c/a.wav", "c/s/b.wav"});
+  files = fxc::corpus::list_inputs({"c"}, {"elsewhere"});  // not there yet: nothing left out
+  REQUIRE(files);
+  CHECK(files->size() == 4);
+  files = fxc::corpus::list_inputs({"c/out/a.wav"}, {"c/out"});  // a file named as such is taken
+  REQUIRE(files);
+  CHECK(files->size() == 1);
+}
+
 TEST_CASE("list_inputs takes directories recursively with signal extensions only") {
   Workspace w;
   for (const char* p : {"c/a.wav", "c/b.WAV", "c/n.npy", "c/t.txt", "c/s/d.flac", "c/.hidden/x.wav", "c/.fxc-pending-1-0-a.wav"})

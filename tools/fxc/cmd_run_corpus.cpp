@@ -117,7 +117,7 @@ int run_corpus(const RunOptions& o) {
   // As a one-file run does: the device opens while the corpus is listed and its first file read.
   if (options.target == Target::cuda) open_cuda_device_early();
 
-  auto files = corpus::list_inputs(o.inputs);
+  auto files = corpus::list_inputs(o.inputs, o.out_dir.empty() ? std::vector<std::string>{} : std::vector{o.out_dir});
   if (!files) return user_error(files.error());
   corpus::OutputNaming naming{o.out_dir, o.outputs.empty() ? std::string() : o.outputs[0]};
   // Every name of the whole corpus, before sharding: a clash is found whichever shard holds it.
