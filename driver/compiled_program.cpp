@@ -265,28 +265,34 @@ std::shared_ptr<const Specialization> Program::Impl::specialization(int channels
   return spec;
 }
 
-void Program::Impl::set(int id, double v) {
-  if (id < 0 || static_cast<std::size_t>(id) >= source_.params().size())
-    throw_error("no parameter has the id " + std::to_string(id), "fxc-param");
-  const ParamDecl& p = source_.params()[static_cast<std::size_t>(id)];
-  if (!std::isfinite(v)) throw_error("the parameter '" + p.name + "' must be a finite number", "fxc-param");
-  if ((p.min && v < *p.min) || (p.max && v > *p.max))
-    throw_error("'" + p.name + "' = " + format_double(v) + " is outside its range [" + format_double(*p.min) +
-                ", " + format_double(*p.max) + "]", "fxc-param");
+void Program::Impl::set(const std::vector<std::pair<int, double>>& values) {
+  std::vector<const ParamDecl*> decls;
+  for (const auto& [id, v] : values) {
+    if (id < 0 || static_cast<std::size_t>(id) >= source_.params().size())
+      throw_error("no parameter has the id " + std::to_string(id), "fxc-param");
+    const ParamDecl& p = source_.params()[static_cast<std::size_t>(id)];
+    if (!std::isfinite(v)) throw_error("the parameter '" + p.name + "' must be a finite number", "fxc-param");
+    if ((p.min && v < *p.min) || (p.max && v > *p.max))
+      throw_error("'" + p.name + "' = " + format_double(v) + " is outside its range [" + format_double(*p.min) +
+                  ", " + format_double(*p.max) + "]", "fxc-param");
+    decls.push_back(&p);
+  }
   std::lock_guard lock(mutex_);
   if (!specs_.empty()) {
     const driver::LiveAnalysis& live = specs_.begin()->second->live;
-    if (live.structural.count(p.name))
-      throw_error("'" + p.name + "' shapes the compiled graph (a filter order, a tap count or a "
-                  "structure), so it cannot change once compiled: give it as a setting "
-                  "(Options::settings, fxc run --set, a keyword of fxc.compile) and compile again", "fxc-param");
-    if (live.fixed.count(p.name))
-      throw_error("'" + p.name + "' has no declared range and Options::live_unranged_params is false, so "
-                  "its value was compiled in: declare a range ('" + p.name + " = ... in [MIN, MAX]') to "
-                  "set it live", "fxc-param");
+    for (const ParamDecl* p : decls) {
+      if (live.structural.count(p->name))
+        throw_error("'" + p->name + "' shapes the compiled graph (a filter order, a tap count or a "
+                    "structure), so it cannot change once compiled: give it as a setting "
+                    "(Options::settings, fxc run --set, a keyword of fxc.compile) and compile again", "fxc-param");
+      if (live.fixed.count(p->name))
+        throw_error("'" + p->name + "' has no declared range and Options::live_unranged_params is false, so "
+                    "its value was compiled in: declare a range ('" + p->name + " = ... in [MIN, MAX]') to "
+                    "set it live", "fxc-param");
+    }
   }
   ParamValues next = values_;
-  next[p.name] = v;
+  for (std::size_t k = 0; k < values.size(); ++k) next[decls[k]->name] = values[k].second;
   std::vector<std::pair<std::shared_ptr<Specialization>, std::shared_ptr<const CompiledValues>>> made;
   for (const auto& [channels, spec] : specs_) {
     DiagnosticEngine diags = source_.diagnostics();
@@ -294,12 +300,23 @@ void Program::Impl::set(int id, double v) {
     if (!compiled) throw_diagnostics(diags);
     made.emplace_back(spec, std::make_shared<const CompiledValues>(std::move(*compiled)));
   }
-  if (specs_.empty()) {  // nothing compiled yet: still check that the stages accept it
+  if (specs_.empty()) {  // nothing compiled yet: still check that the stages accept them
     DiagnosticEngine diags = source_.diagnostics();
     if (!source_.lower(next, diags)) throw_diagnostics(diags);
   }
+  // Under the lock that runs take their values under: all at once.
   for (auto& [spec, compiled] : made) spec->now = std::move(compiled);
   values_ = std::move(next);
+}
+
+std::vector<std::pair<int, double>> Program::Impl::resolve(const std::vector<ParamValue>& values) const {
+  std::vector<std::pair<int, double>> out;
+  for (const ParamValue& v : values) {
+    const int id = param_id(v.name);
+    out.emplace_back(id, std::holds_alternative<double>(v.value) ? std::get<double>(v.value)
+                                                                 : parse_value(id, std::get<std::string>(v.value)));
+  }
+  return out;
 }
 
 int Program::Impl::channels_for(std::span<const Signal> inputs) const {

@@ -52,10 +52,13 @@ struct Program::Impl {
   int param_id(std::string_view name) const;  ///< throws Error for an unknown name
   double value(int id) const;
   double parse_value(int id, std::string_view text) const;  ///< throws Error
-  /// Checks the value against its range, compiles the new values of every specialisation
-  /// (never new kernels), then makes them current; throws Error and changes nothing if a stage
-  /// refuses the value.
-  void set(int id, double value);
+  /// Checks each value against its range, compiles the new values of every specialisation
+  /// (never new kernels), then makes them current together; throws Error and changes nothing
+  /// if a stage refuses one.
+  void set(const std::vector<std::pair<int, double>>& values);
+  void set(int id, double value) { set({{id, value}}); }
+  /// Ids and numbers for set(), text values parsed in their parameters' units.
+  std::vector<std::pair<int, double>> resolve(const std::vector<ParamValue>& values) const;
 
   std::vector<Signal> run(std::span<const Signal> inputs) const;
   /// A run whose inputs' channel counts differ from the compiled ones' (two inputs declared

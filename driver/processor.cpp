@@ -316,28 +316,39 @@ void Processor::reset() noexcept {
 
 void Processor::set(std::string_view name, double value) { set(impl().program.param_id(name), value); }
 
-void Processor::set(int id, double value) {
+void Processor::set(int id, double value) { set_values({{id, value}}); }
+
+void Processor::set(const std::vector<ParamValue>& values) { set_values(impl().program.impl().resolve(values)); }
+
+void Processor::set_values(const std::vector<std::pair<int, double>>& values) {
   Impl& s = impl();
   std::lock_guard lock(s.control);
   if (!s.executor) throw_error("call prepare() before set() on a Processor", "fxc-api");
-  double before = s.program.impl().value(id);
-  s.program.set(id, value);  // checks the range and that the stages accept it
-  ParamValues values;
-  for (const ParamInfo& p : s.program.params()) values[p.name] = p.value;
+  std::vector<std::pair<int, double>> before;
+  for (const auto& [id, value] : values) before.emplace_back(id, s.program.impl().value(id));
+  s.program.impl().set(values);  // checks the ranges and that the stages accept them: all or none
+  ParamValues now;
+  for (const ParamInfo& p : s.program.params()) now[p.name] = p.value;
   DiagnosticEngine diags = s.program.impl().source().diagnostics();
-  auto compiled = s.program.impl().compile_values(*s.spec, values, diags);
+  auto compiled = s.program.impl().compile_values(*s.spec, now, diags);
   if (!compiled) {
-    s.program.set(id, before);
+    s.program.impl().set(before);
     throw_diagnostics(diags);
   }
+  // Staged together: the block that takes them takes all of them.
   if (auto staged = s.executor->stage_values(compiled->scheduled); !staged) {
     // A delay longer than prepare() reserved: its parameter has no declared range (or one
     // set() does not reach through the Program).
-    s.program.set(id, before);
-    const ParamInfo p = s.program.params()[static_cast<std::size_t>(id)];  // params() is a copy
-    throw_error("cannot set '" + p.name + "' to " + format_double(value) + (p.unit.empty() ? "" : " " + p.unit) +
-                    " in this Processor: " + staged.error() + "; declare the parameter's range (`" + p.name +
-                    " = ... in [low, high]` in .fx, fxc::param with a Band) so that prepare() reserves the "
+    s.program.impl().set(before);
+    const std::vector<ParamInfo> params = s.program.params();
+    std::string what;
+    for (const auto& [id, value] : values) {
+      const ParamInfo& p = params[static_cast<std::size_t>(id)];
+      what += (what.empty() ? "'" : ", '") + p.name + "' to " + format_double(value) + (p.unit.empty() ? "" : " " + p.unit);
+    }
+    const std::string name = values.size() == 1 ? params[static_cast<std::size_t>(values[0].first)].name : "d";
+    throw_error("cannot set " + what + " in this Processor: " + staged.error() + "; declare the parameter's range (`" +
+                    name + " = ... in [low, high]` in .fx, fxc::param with a Band) so that prepare() reserves the "
                     "longest delay",
                 "fxc-param-range");
   }

@@ -151,6 +151,7 @@ void Program::set(std::string_view name, std::string_view value_with_unit) {
   int id = impl().param_id(name);
   impl().set(id, impl().parse_value(id, value_with_unit));
 }
+void Program::set(const std::vector<ParamValue>& values) { impl().set(impl().resolve(values)); }
 double Program::get(std::string_view name) const { return impl().value(impl().param_id(name)); }
 
 // ---- whole signals ----

@@ -95,6 +95,9 @@ struct BlockExecutor::Impl {
   std::uint8_t back = 2;
   std::atomic<std::uint8_t> middle{1};
   std::mutex control;  // stage_values callers among themselves; never taken by process()
+  // Control side, under `control`: the slot of the values staged last. Nothing writes it until
+  // a later stage_values, whether or not the audio thread has taken it.
+  std::uint8_t newest = 0;
 
   template <class T>
   GraphState<T>& typed_state() {
@@ -105,7 +108,11 @@ struct BlockExecutor::Impl {
   void take_staged_values() noexcept {
     if (!(middle.load(std::memory_order_relaxed) & kStaged)) return;
     front = middle.exchange(front, std::memory_order_acq_rel) & kIndex;
-    const GraphValues& values = value_slots[front];
+    restart_changed_delays_of(state, value_slots[front]);
+  }
+
+  // Each delay whose length `values` changes starts its line again, as a block taking them does.
+  void restart_changed_delays_of(StreamState& s, const GraphValues& values) noexcept {
     std::visit(
         [&](auto& graph_state) {
           for (const ExecutionPlan::Step& step : plan.steps) {
@@ -115,10 +122,10 @@ struct BlockExecutor::Impl {
               restart_changed_delays(graph_state.chains[id], values.nodes[id].delay_lengths);
             else
               visit_chain_state(graph_state, std::get<ir::Chain>(graph.node(id).op), id,
-                                [&](auto& s) { restart_changed_delays(s, values.nodes[id].delay_lengths); });
+                                [&](auto& c) { restart_changed_delays(c, values.nodes[id].delay_lengths); });
           }
         },
-        state.graph);
+        s.graph);
   }
 
   template <class T>
@@ -324,16 +331,23 @@ Expected<std::monostate, std::string> BlockExecutor::stage_values(const ir::Grap
                           " it was prepared for: give a larger maximum when the stream is made"};
   }
   m.value_slots[m.back] = std::move(values);
+  m.newest = m.back;
   m.back = m.middle.exchange(static_cast<std::uint8_t>(m.back | Impl::kStaged), std::memory_order_acq_rel) &
            Impl::kIndex;
   return std::monostate{};
 }
 
-std::string BlockExecutor::save_state() {
-  // Saved with the lengths it was run at, a state set() had changed since could not be loaded
-  // back (load_state takes the staged values first), not even into this executor.
-  impl_->take_staged_values();
-  return save_stream_state(impl_->state, impl_->graph);
+std::string BlockExecutor::save_state() const {
+  // As the next block starts from it: saved with the lengths it ran at, a state set() had
+  // changed since could not be loaded back (load_state compares with the newest values), not
+  // even into this executor. A copy, with the newest values read where the control side keeps
+  // them: the handover is the audio thread's to take (taking it here, a host saving during
+  // playback could lose a slot of the triple buffer).
+  Impl& m = *impl_;
+  std::lock_guard lock(m.control);
+  StreamState next = m.state;
+  m.restart_changed_delays_of(next, m.value_slots[m.newest]);
+  return save_stream_state(next, m.graph);
 }
 
 Expected<std::monostate, std::string> BlockExecutor::load_state(std::string_view bytes) {

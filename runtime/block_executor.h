@@ -80,10 +80,11 @@ class BlockExecutor {
   Expected<std::monostate, std::string> stage_values(const ir::Graph& scheduled);
 
   /// The state as bytes, in CpuStream::save_state's format (`fxc run --save-state` files), as
-  /// the next block would start from it: values staged before the call are taken first (a
-  /// delay whose length changed restarts its line), so that the state's delay lengths are the
-  /// newest set, which load_state checks it against.
-  std::string save_state();
+  /// the next block would start from it: a delay whose length values staged since the last
+  /// block change restarts its line there, so that the state's delay lengths are the newest
+  /// set, which load_state checks it against. Reads the state (call it with the audio thread
+  /// idle), takes nothing from the handover.
+  std::string save_state() const;
   /// Replaces the state with one from save_state (this class's or CpuStream's) for the same
   /// graph shape. Fails, keeping the current state, for bytes that are damaged, truncated, or
   /// from another shape or sample type. Allocates.

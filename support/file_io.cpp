@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -67,29 +68,35 @@ std::atomic<int> deferred_signal{0};
 std::atomic<bool> ending{false};
 std::atomic<int> making{0};
 std::atomic<int> ending_signal{0};
-thread_local bool making_here = false;  // this thread is inside a MakingFile (a handler may be)
-thread_local bool end_here = false;     // and an interrupt's handler left the end to its step
+// This thread is inside a MakingFile (a handler may be: so volatile sig_atomic_t, what a
+// handler may share with the thread it interrupts), and an interrupt's handler left the end to
+// its step. making_here covers the count on both sides: set before the increment, cleared after
+// the decrement.
+thread_local volatile std::sig_atomic_t making_here = 0;
+thread_local volatile std::sig_atomic_t end_here = 0;
 
 void remove_unfinished_files_and_end(int signal_number) noexcept;
 
-[[noreturn]] void remove_unfinished_files_and_wait() noexcept {
+// Called inside a step (counted) or after a write (not).
+[[noreturn]] void remove_unfinished_files_and_wait(bool counted) noexcept {
   remove_unfinished_files();
-  if (making_here) making.fetch_sub(1);
-  making_here = false;
+  if (counted) making.fetch_sub(1);
+  making_here = 0;
   for (;;) ::pause();
 }
 
 class MakingFile {
  public:
   MakingFile() noexcept {
+    making_here = 1;
     making.fetch_add(1);
-    making_here = true;
-    if (ending.load()) remove_unfinished_files_and_wait();
+    // A handler that came since making_here was set left the end to this step (end_here).
+    if (ending.load() && !end_here) remove_unfinished_files_and_wait(true);
   }
   ~MakingFile() {
-    if (ending.load() && !end_here) remove_unfinished_files_and_wait();
-    making_here = false;
+    if (ending.load() && !end_here) remove_unfinished_files_and_wait(true);
     making.fetch_sub(1);
+    making_here = 0;
     if (end_here) remove_unfinished_files_and_end(ending_signal.load());
   }
   MakingFile(const MakingFile&) = delete;
@@ -103,7 +110,7 @@ void remove_unfinished_files_and_end(int signal_number) noexcept {
     // here, so the step ends the process when it is done (~MakingFile). A second signal ends
     // it at once.
     ending_signal.store(signal_number);
-    end_here = true;
+    end_here = 1;
     return;
   }
   remove_unfinished_files();
@@ -407,7 +414,7 @@ Expected<std::monostate, std::string> write_file_atomically(
     AtLink at_link) {
   auto written = write_file_now(path, write, at_link);
   // A write that failed because an interrupt took its temporary says nothing.
-  if (ending.load()) remove_unfinished_files_and_wait();
+  if (ending.load()) remove_unfinished_files_and_wait(false);
   return written;
 }
 

@@ -14,6 +14,7 @@
 
 #include <fxc/dsl.h>
 #include <fxc/error.h>
+#include <fxc/param_value.h>
 #include <fxc/processor.h>
 #include <fxc/program.h>
 #include <fxc/signal.h>

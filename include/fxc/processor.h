@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include <fxc/param_value.h>
 #include <fxc/signal.h>
 #include <fxc/types.h>
 
@@ -79,14 +80,18 @@ class Processor {
   void set(std::string_view name, double value);
   void set(int id, double value);
   void set(std::string_view name, std::string_view value_with_unit);
+  /// Several values, staged together: the block that takes them takes all of them (one at a
+  /// time, a block could begin between two). A value refused keeps every value as it was.
+  void set(const std::vector<ParamValue>& values);
   /// The value set() last gave the parameter (or its starting value), in its unit. Throws
   /// Error for an unknown name.
   double get(std::string_view name) const;
 
   /// The state as bytes, to continue later in a Processor of the same graph shape
   /// (`fxc run --save-state` writes the same format). Call with the audio thread idle. The
-  /// state is the next block's: values set() staged are taken first (a delay whose length
-  /// changed restarts its line), so that the state loads where those values are set.
+  /// state is the one the next block starts from: a delay whose length set() changed since
+  /// the last block restarts its line there, so that the state loads where those values are
+  /// set.
   std::string save_state() const;
   /// Throws Error, keeping the current state, for bytes that are damaged, from another shape,
   /// or saved at other delay lengths than this Processor's newest values.
@@ -97,6 +102,8 @@ class Processor {
  private:
   /// *impl_; throws Error on a Processor moved from (process() and reset() do nothing there).
   Impl& impl() const;
+  /// Every set(): by parameter id, in the parameters' units.
+  void set_values(const std::vector<std::pair<int, double>>& values);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <fxc/dsl.h>
+#include <fxc/param_value.h>
 #include <fxc/signal.h>
 #include <fxc/types.h>
 
@@ -195,6 +196,10 @@ class Program {
   void set(int id, double value);
   /// A value with its unit, as `fxc run --set` takes it: "500Hz", "-3 dB", "20ms".
   void set(std::string_view name, std::string_view value_with_unit);
+  /// Several values at once (`set({{"fc", 300.0}, {"q", 2.0}})`): a run on another thread
+  /// sees all of them or none, and a value refused (as one set() refuses it) keeps every
+  /// value as it was. A name given twice takes its last value.
+  void set(const std::vector<ParamValue>& values);
   double get(std::string_view name) const;
 
   // ---- whole signals ----

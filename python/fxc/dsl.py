@@ -256,8 +256,25 @@ def highshelf(f0, gain, q=None):
     return _stage("highshelf", (f0, "Hz"), (gain, "dB")) if q is None else _stage("highshelf", (f0, "Hz"), (gain, "dB"), (q, ""))
 
 
+def _reals(values, what):
+    """A list of real numbers (a list, a tuple or a 1-D array), or fxc.Error saying what it got."""
+    values = values.tolist() if hasattr(values, "tolist") else values
+    if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)):
+        raise Error(f"{what} takes a list of numbers, got {values!r}", code="fx-stage")
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise Error(f"{what} takes a list of real numbers, got {v!r} in it", code="fx-stage")
+    return [float(v) for v in values]
+
+
 def _rows(m):
-    return [[float(v) for v in row] for row in (m.tolist() if hasattr(m, "tolist") else m)]
+    rows = m.tolist() if hasattr(m, "tolist") else m
+    if isinstance(rows, (list, tuple)) and rows and all(isinstance(v, numbers.Real) for v in rows):
+        raise Error("sos takes rows [b0, b1, b2, a0, a1, a2], one per section: give one section as [[...]] "
+                    "(a 2-D array, as SciPy's)", code="fx-stage")
+    if not isinstance(rows, (list, tuple)):
+        raise Error(f"sos takes rows [b0, b1, b2, a0, a1, a2], got {rows!r}", code="fx-stage")
+    return [_reals(row, "a section of sos") for row in rows]
 
 
 def sos(sections):
@@ -266,11 +283,11 @@ def sos(sections):
 
 
 def tf(b, a):
-    return _stage("tf", ([float(v) for v in b], ""), ([float(v) for v in a], ""))
+    return _stage("tf", (_reals(b, "tf's b"), ""), (_reals(a, "tf's a"), ""))
 
 
 def fir(taps):
-    return _stage("fir", ([float(v) for v in taps], ""))
+    return _stage("fir", (_reals(taps, "fir's taps"), ""))
 
 
 def firwin(numtaps, cutoff, window="hamming", pass_zero=True, beta=None):

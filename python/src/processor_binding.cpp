@@ -5,6 +5,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/variant.h>
 #include <nanobind/stl/vector.h>
@@ -100,6 +101,11 @@ class PyProcessor {
     if (auto* v = std::get_if<double>(&value)) processor_.set(name, *v);
     else processor_.set(name, std::get<std::string>(value));
   }
+  void set_many(const std::vector<std::pair<std::string, std::variant<double, std::string>>>& values) {
+    std::vector<ParamValue> list;
+    for (const auto& [name, value] : values) list.push_back({name, value});
+    processor_.set(list);
+  }
   double get(const std::string& name) const { return processor_.get(name); }
   nb::bytes save_state() {
     Busy busy(busy_);
@@ -121,6 +127,19 @@ class PyProcessor {
     }
     if (open && channels <= 0 && program.options().channels == 0)
       refuse("the graph's input has no declared channel count: give processor(channels=...)");
+    // Every count known (declared, or compile(channels=)): another one here was ignored
+    // without a word, and the first block then refused.
+    if (!open && channels > 0) {
+      std::string counts;
+      bool differs = false;
+      for (const PortInfo& p : program.base().inputs()) {
+        counts += (counts.empty() ? "" : ", ") + p.name + ": " + std::to_string(p.channels);
+        differs = differs || p.channels != channels;
+      }
+      if (differs)
+        refuse("processor(channels=" + std::to_string(channels) + ") is for an input declared without a channel "
+               "count, and every input here has one (" + counts + ")");
+    }
     if (channels <= 0) return program.for_channels({});
     return program.for_channels(counts);
   }
@@ -190,6 +209,7 @@ void bind_processor(nb::module_& m) {
       .def("process_many", &PyProcessor::process_many, nb::arg("blocks"))
       .def("reset", &PyProcessor::reset)
       .def("set", &PyProcessor::set, nb::arg("name"), nb::arg("value"))
+      .def("set_many", &PyProcessor::set_many, nb::arg("values"))
       .def("get", &PyProcessor::get, nb::arg("name"))
       .def("save_state", &PyProcessor::save_state)
       .def("load_state", &PyProcessor::load_state, nb::arg("state"));

@@ -152,33 +152,34 @@ Program PyProgram::for_dump() const {
   return by_channels_.empty() ? base_ : by_channels_.begin()->second;
 }
 
-template <class Value>
-void PyProgram::set_everywhere(const std::string& name, const Value& value) {
+void PyProgram::set(const std::vector<ParamValue>& values) {
   std::lock_guard lock(mutex_);
-  const double before = base_.get(name);
+  std::vector<ParamValue> before;
+  for (const ParamValue& v : values) before.push_back({v.name, base_.get(v.name)});
   // The probe and the compiled ones first: they refuse what base_ (nothing compiled) cannot see.
-  // Each reads a text value in the parameter's declared unit, so all get one number.
+  // Each reads a text value in the parameter's declared unit, so all get one number; each
+  // takes the values together (a run on another thread sees all or none).
   std::vector<Program*> programs;
   if (probe_) programs.push_back(&*probe_);
   for (auto& [channels, program] : by_channels_) programs.push_back(&program);
   programs.push_back(&base_);
   std::size_t done = 0;
   try {
-    for (; done < programs.size(); ++done) programs[done]->set(name, value);
+    for (; done < programs.size(); ++done) programs[done]->set(values);
   } catch (...) {
-    // Back to the value each held (accepted there before): each on its own, so that one
+    // Back to the values each held (accepted there before): each on its own, so that one
     // failing restore neither stops the others nor replaces the error being reported.
     for (std::size_t k = 0; k < done; ++k) try {
-        programs[k]->set(name, before);
+        programs[k]->set(before);
       } catch (...) {
       }
     throw;
   }
 }
 
-void PyProgram::set(const std::string& name, double value) { set_everywhere(name, value); }
+void PyProgram::set(const std::string& name, double value) { set(std::vector<ParamValue>{{name, value}}); }
 void PyProgram::set(const std::string& name, const std::string& value_with_unit) {
-  set_everywhere(name, std::string_view(value_with_unit));
+  set(std::vector<ParamValue>{{name, value_with_unit}});
 }
 
 std::string PyProgram::warnings() const {
@@ -249,6 +250,13 @@ void bind_program(nb::module_& m) {
              nb::gil_scoped_release release;
              if (auto* v = std::get_if<double>(&value)) p.set(name, *v);
              else p.set(name, std::get<std::string>(value));
+           })
+      .def("set_many",
+           [](PyProgram& p, const std::vector<std::pair<std::string, std::variant<double, std::string>>>& values) {
+             std::vector<ParamValue> list;
+             for (const auto& [name, value] : values) list.push_back({name, value});
+             nb::gil_scoped_release release;
+             p.set(list);
            })
       .def("get", [](const PyProgram& p, const std::string& name) { return p.base().get(name); })
       .def("warnings", [](const PyProgram& p) { return p.warnings(); })

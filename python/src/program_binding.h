@@ -39,14 +39,12 @@ class PyProgram {
   /// (outside the range, above Nyquist, one that shapes the graph) leaves all at the old one.
   void set(const std::string& name, double value);
   void set(const std::string& name, const std::string& value_with_unit);
+  void set(const std::vector<ParamValue>& values);
   /// Warnings from compiling: the compiled Program's (base_ compiles nothing while an input's
   /// channel count is open).
   std::string warnings() const;
 
  private:
-  template <class Value>
-  void set_everywhere(const std::string& name, const Value& value);
-
   std::string source_, name_;
   Program base_;
   /// For inputs without a channel count, before a call says it: the graph compiled for one

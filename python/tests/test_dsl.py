@@ -108,3 +108,16 @@ def test_non_finite_numbers_and_arrays_in_the_dsl():
     same = fxc.compile(fxc.butter(2, [500, 2000], "bandpass"), fs=48000, dtype="float64")
     x = np.random.default_rng(3).standard_normal(256)
     assert np.array_equal(bp(x), same(x))
+
+
+def test_coefficients_that_are_not_lists_of_real_numbers_are_fxc_errors():
+    # Python's TypeError came out before 2026-11-29 ('float' object is not iterable).
+    with pytest.raises(fxc.Error, match=r"one section as \[\[...\]\]"):
+        fxc.sos([0.2, 0.4, 0.2, 1, -0.37, 0.2])
+    with pytest.raises(fxc.Error, match="fir's taps takes a list of numbers"):
+        fxc.fir(0.5)
+    with pytest.raises(fxc.Error, match="real numbers"):
+        fxc.fir(np.ones((2, 2)))
+    with pytest.raises(fxc.Error, match="real numbers"):
+        fxc.tf([1j], [1])
+    assert fxc.fir(np.array([0.5, 0.5])).text == fxc.fir([0.5, 0.5]).text

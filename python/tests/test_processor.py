@@ -146,3 +146,20 @@ def test_process_many_answers_torch_blocks_with_tensors():
     assert isinstance(lo, torch.Tensor) and isinstance(hi, torch.Tensor)
     again = fxc.compile(src, fs=48000, dtype="float32").processor(block=256).process_many([a.numpy(), b.numpy()])
     assert isinstance(again[0], np.ndarray) and np.array_equal(lo.numpy(), again[0])
+
+
+def test_channels_for_a_graph_whose_inputs_all_have_counts_is_refused_unless_it_agrees():
+    # It was ignored without a word, and the first block then refused.
+    p = fxc.compile("input x : 2\noutput x | lowpass(1 kHz)\n", fs=48000)
+    with pytest.raises(fxc.Error, match=r"every input here has one \(x: 2\)"):
+        p.processor(block=64, channels=3)
+    assert p.processor(block=64, channels=2).max_block == 64
+
+
+def test_a_mono_key_beside_a_stereo_signal_runs_whole_as_in_blocks():
+    p = fxc.compile("input x : 2\ninput k : 1\noutput a = x | gain(2)\noutput b = k | gain(3)\n", fs=48000)
+    x = np.ones((2, 32))
+    k = np.ones(32)
+    a, b = p(x, k)
+    assert a.shape == (2, 32) and b.shape == (1, 32)
+    assert np.all(a == 2) and np.all(b == 3)

@@ -55,3 +55,17 @@ def test_a_view_with_the_negative_bit_runs_on_its_values_and_is_refused_as_out()
         p(t, out=torch.zeros(2, 4800)._neg_view())
     with pytest.raises(fxc.Error, match="negative bit"):
         proc(t[:, :64], out=torch.zeros(2, 64)._neg_view())
+
+
+def test_tensors_fxc_cannot_take_are_fxc_errors():
+    # Torch's own RuntimeError and TypeError came out before 2026-11-29.
+    p = fxc.compile("input x\noutput x | lowpass(1 kHz)\n", fs=48000)
+    with pytest.raises(fxc.Error, match="layout"):
+        p(torch.zeros(2, 64).to_sparse())
+    with pytest.raises(fxc.Error, match="requires grad"):
+        p(torch.zeros(2, 64), out=torch.zeros(2, 64, requires_grad=True))
+    live = p.processor(block=64, channels=1)
+    with pytest.raises(fxc.Error, match="requires grad"):
+        live(torch.zeros(64), out=torch.zeros(64, requires_grad=True))
+    with pytest.raises(fxc.Error, match="out= takes a NumPy array or a CPU tensor"):
+        live(np.zeros(64, np.float32), out=[0.0] * 64)

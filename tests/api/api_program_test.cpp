@@ -657,6 +657,49 @@ TEST_CASE("Processor: set() from another thread during prepare() waits for it") 
   CHECK(a == b);
 }
 
+// Several values at once: a run on another thread sees both new values or neither. Set one
+// after another (Python's set(fc=..., g=...) did), runs used pairs that were never set.
+TEST_CASE("Program::set of several values: runs see all of them or none") {
+  constexpr const char* kTwo =
+      "input x : 1\nfc = 1 kHz in [100 Hz, 5 kHz]\ng = 0 dB in [-12 dB, 12 dB]\noutput x | lowpass(fc) | gain(g)\n";
+  fxc::Program program = fxc::Program::from_source(kTwo, options(fxc::DType::f64));
+  const fxc::Signal x = noise(1, 256, fxc::DType::f64, 3);
+  const std::vector<fxc::ParamValue> a{{"fc", 1000.0}, {"g", 0.0}}, b{{"fc", "3 kHz"}, {"g", 6.0}};
+  program.set(a);
+  const fxc::Signal ya = program.run(x);
+  program.set(b);
+  const fxc::Signal yb = program.run(x);
+  CHECK(program.get("fc") == 3000.0);
+  CHECK(relative_error(ya, yb) > 0.1);
+  std::atomic<bool> done{false};
+  std::thread setter([&] {
+    for (int k = 0; !done.load(); ++k) program.set(k % 2 ? a : b);
+  });
+  int mixed = 0;
+  for (int k = 0; k < 300; ++k) {
+    const fxc::Signal y = program.run(x);
+    if (relative_error(y, ya) != 0 && relative_error(y, yb) != 0) ++mixed;
+  }
+  done = true;
+  setter.join();
+  CHECK(mixed == 0);
+  // A value refused keeps every value: 'fc' stays where it was although it came first.
+  program.set(a);
+  CHECK_THROWS_AS(program.set({{"fc", 2000.0}, {"g", 40.0}}), fxc::Error);
+  CHECK(program.get("fc") == 1000.0);
+  CHECK(relative_error(program.run(x), ya) == 0);
+  // A Processor stages them together.
+  fxc::Processor live = program.processor();
+  live.set({{"fc", 3000.0}, {"g", 6.0}});
+  std::vector<double> in(x.f64(0).begin(), x.f64(0).end()), out(256);
+  const double* ins[] = {in.data()};
+  double* outs[] = {out.data()};
+  live.process(ins, outs, 256);
+  for (std::size_t n = 0; n < out.size(); ++n) REQUIRE(out[n] == yb.at(0, n));
+  CHECK_THROWS_AS(live.set({{"fc", 2000.0}, {"nope", 1.0}}), fxc::Error);
+  CHECK(live.get("fc") == 3000.0);
+}
+
 TEST_CASE("planar runs of a graph whose input declares no channel count take Options::channels") {
   constexpr const char* kUndeclared = "input x\noutput x | butter(2, 1 kHz)\n";
   fxc::Options o = options(fxc::DType::f32);
