@@ -537,7 +537,22 @@ std::optional<StageOp> build_stage(const CallExpr& call, const SourceLoc& call_l
       list += (i == 0 ? "" : i + 1 == missing.size() ? " and " : ", ") + missing[i];
     std::string message = "missing argument" + std::string(missing.size() > 1 ? "s " : " ") + list +
                           " for " + quoted_name;
-    note(diags.error(call_loc, message, "fx-stage"), {}, expected);
+    Diagnostic& d = diags.error(call_loc, message, "fx-stage");
+    note(d, {}, expected);
+    // A level given by its place to a parameter that takes none (peaking(1 kHz, 6 dB): q comes
+    // before gain) is most likely the missing level: said, where only 'missing gain' was.
+    for (std::size_t i = 0; i < stage->params.size(); ++i) {
+      const auto* number = values[i] && given[i]->keyword.empty() ? values[i]->as<NumberExpr>() : nullptr;
+      if (!number || number->unit != Unit::db || stage->params[i].kind == ParamKind::level ||
+          stage->params[i].kind == ParamKind::gain)
+        continue;
+      for (std::size_t m = 0; m < stage->params.size(); ++m)
+        if (stage->params[m].required && !values[m] &&
+            (stage->params[m].kind == ParamKind::level || stage->params[m].kind == ParamKind::gain))
+          note(d, values[i]->loc, number->text + " dB went to '" + std::string(stage->params[i].name) +
+                                      "' by its place; give it by name: " + std::string(stage->params[m].name) + "=" +
+                                      number->text + " dB");
+    }
     return std::nullopt;
   }
 
