@@ -141,13 +141,20 @@ struct Globber {
   }
 };
 
+// A glob's part before its first component with a wildcard ("" for the working directory).
+std::string glob_root(const std::string& spec) {
+  std::vector<std::string> parts = split_path(spec);
+  std::string root = spec.starts_with("/") ? "/" : "";
+  for (std::size_t i = 0; i < parts.size() && !is_glob(parts[i]); ++i) root = join(root, parts[i]);
+  return root;
+}
+
 Expected<std::monostate, std::string> expand_glob(const std::string& spec, std::vector<InputFile>& out) {
   std::vector<std::string> parts = split_path(spec);
   std::size_t first = 0;
   while (first < parts.size() && !is_glob(parts[first])) ++first;
   Globber globber;
-  globber.root = spec.starts_with("/") ? "/" : "";
-  for (std::size_t i = 0; i < first; ++i) globber.root = join(globber.root, parts[i]);
+  globber.root = glob_root(spec);
   globber.pattern.assign(parts.begin() + static_cast<std::ptrdiff_t>(first), parts.end());
   globber.out = &out;
   std::size_t before = out.size();
@@ -212,12 +219,21 @@ Expected<std::vector<InputFile>, std::string> list_inputs(const std::vector<std:
   std::vector<std::string> skipped;  // as file_identity gives them, each with a final '/'
   for (const std::string& dir : outputs_within)
     if (is_dir(dir)) skipped.push_back(file_identity(dir) + "/");
-  auto drop_outputs = [&](std::vector<InputFile>& found, std::size_t from) {
+  // What `root` (a directory, or a glob's part before its first wildcard) found from `from` on,
+  // but what lies under an output directory strictly inside the root: the root itself, or a
+  // directory above it, as an output directory is the command's mistake to report (its
+  // outputs would replace its inputs), not a reason to list nothing.
+  auto drop_outputs = [&](const std::string& root, std::vector<InputFile>& found, std::size_t from) {
     if (skipped.empty()) return;
+    const std::string root_id = file_identity(root.empty() ? "." : root) + "/";
+    std::vector<std::string> inside;
+    for (const std::string& s : skipped)
+      if (s.size() > root_id.size() && s.starts_with(root_id)) inside.push_back(s);
+    if (inside.empty()) return;
     std::erase_if(found, [&, k = std::size_t{0}](const InputFile& f) mutable {
       if (k++ < from) return false;
       const std::string id = file_identity(f.path);
-      return std::any_of(skipped.begin(), skipped.end(), [&](const std::string& s) { return id.starts_with(s); });
+      return std::any_of(inside.begin(), inside.end(), [&](const std::string& s) { return id.starts_with(s); });
     });
   };
   std::vector<InputFile> files;
@@ -226,12 +242,12 @@ Expected<std::vector<InputFile>, std::string> list_inputs(const std::vector<std:
     const std::size_t before = files.size();
     if (is_dir(spec)) {
       if (auto ok = expand_directory(spec, files); !ok) return Unexpected{ok.error()};
-      drop_outputs(files, before);
+      drop_outputs(spec, files, before);
     } else if (is_file(spec)) {
       files.push_back({spec, ""});
     } else if (is_glob(spec)) {
       if (auto ok = expand_glob(spec, files); !ok) return Unexpected{ok.error()};
-      drop_outputs(files, before);
+      drop_outputs(glob_root(spec), files, before);
     } else {
       // Something there that is no file to read (a FIFO, a broken link) is one of the run's
       // failures, as inside a directory; a name of nothing is a mistake in the command.

@@ -53,8 +53,8 @@ Program::Impl::Impl(driver::GraphSource source, const Options& options)
     int id = param_id(name);
     const ParamDecl& p = source_.params()[static_cast<std::size_t>(id)];
     if ((p.min && value < *p.min) || (p.max && value > *p.max))
-      throw_error("the parameter '" + name + "' = " + format_double(value) + " is outside its range [" +
-                  format_double(*p.min) + ", " + format_double(*p.max) + "]", "fxc-param");
+      throw_error("the parameter '" + name + "' = " + value_text(value, p.unit) + " is outside its range " +
+                  range_text(*p.min, *p.max, p.unit), "fxc-param");
   }
   DiagnosticEngine diags = source_.diagnostics();
   auto declared = source_.lower(values_, diags);
@@ -273,8 +273,8 @@ void Program::Impl::set(const std::vector<std::pair<int, double>>& values) {
     const ParamDecl& p = source_.params()[static_cast<std::size_t>(id)];
     if (!std::isfinite(v)) throw_error("the parameter '" + p.name + "' must be a finite number", "fxc-param");
     if ((p.min && v < *p.min) || (p.max && v > *p.max))
-      throw_error("'" + p.name + "' = " + format_double(v) + " is outside its range [" + format_double(*p.min) +
-                  ", " + format_double(*p.max) + "]", "fxc-param");
+      throw_error("'" + p.name + "' = " + value_text(v, p.unit) + " is outside its range " +
+                  range_text(*p.min, *p.max, p.unit), "fxc-param");
     decls.push_back(&p);
   }
   std::lock_guard lock(mutex_);

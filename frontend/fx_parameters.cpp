@@ -61,10 +61,8 @@ std::vector<ParamDecl> fx_parameters(const Ast& ast, DiagnosticEngine& diags) {
         continue;
       }
       if (v.value < min.value || v.value > max.value) {
-        const std::string unit(unit_text(v.unit));
-        diags.error(b->value.loc, "'" + b->name + "' = " + format_double(v.value) + (unit.empty() ? "" : " " + unit) +
-                                      " is outside its range [" +
-                                      format_double(min.value) + ", " + format_double(max.value) + "]", "fx-range");
+        diags.error(b->value.loc, "'" + b->name + "' = " + value_text(v.value, v.unit) + " is outside its range " +
+                                      range_text(min.value, max.value, v.unit), "fx-range");
         continue;
       }
       decl.min = min.value;
@@ -107,6 +105,15 @@ std::string_view unit_text(ParamUnit unit) {
     case ParamUnit::number: return "";
   }
   return "";
+}
+
+std::string value_text(double value, ParamUnit unit) {
+  const std::string_view u = unit_text(unit);
+  return format_double(value) + (u.empty() ? "" : " " + std::string(u));
+}
+
+std::string range_text(double min, double max, ParamUnit unit) {
+  return "[" + value_text(min, unit) + ", " + value_text(max, unit) + "]";
 }
 
 std::optional<double> parse_param_value(const ParamDecl& param, std::string_view text, std::string& error) {

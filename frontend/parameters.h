@@ -24,6 +24,11 @@ using ParamValues = std::map<std::string, double, std::less<>>;
 /// The unit a parameter's values are in.
 enum class ParamUnit { hz, db, seconds, samples, number };
 std::string_view unit_text(ParamUnit unit);  ///< "Hz", "dB", "s", "samples", ""
+/// "0.05 s", "20 Hz", "0.5": a value with its unit, for messages.
+std::string value_text(double value, ParamUnit unit);
+/// "[0.001 s, 0.05 s]": a declared range with its unit, for messages (a bare "[0.001, 0.05]"
+/// read as milliseconds where the file wrote `in [1 ms, 50 ms]`).
+std::string range_text(double min, double max, ParamUnit unit);
 
 /// A live parameter: a named constant of a .fx file or an fxc::param of the DSL.
 struct ParamDecl {

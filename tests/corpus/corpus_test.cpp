@@ -146,6 +146,17 @@ TEST_CASE("list_inputs leaves out what is under the run's output directory") {
   files = fxc::corpus::list_inputs({"c/out/a.wav"}, {"c/out"});  // a file named as such is taken
   REQUIRE(files);
   CHECK(files->size() == 1);
+  // The input directory itself, or one above it, as the output directory: everything is
+  // listed, for the run to refuse outputs over inputs (not a corpus of nothing, exit 0).
+  files = fxc::corpus::list_inputs({"c"}, {"c"});
+  REQUIRE(files);
+  CHECK(files->size() == 4);
+  files = fxc::corpus::list_inputs({"c/out"}, {"c"});
+  REQUIRE(files);
+  CHECK(files->size() == 2);
+  files = fxc::corpus::list_inputs({"c/out/*.wav"}, {"."});
+  REQUIRE(files);
+  CHECK(files->size() == 1);
 }
 
 TEST_CASE("list_inputs takes directories recursively with signal extensions only") {
