@@ -243,11 +243,14 @@ Expected<std::vector<InputFile>, std::string> list_inputs(const std::vector<std:
     if (is_dir(spec)) {
       if (auto ok = expand_directory(spec, files); !ok) return Unexpected{ok.error()};
       drop_outputs(spec, files, before);
+      if (files.size() == before)
+        return Unexpected{"'" + spec + "' holds no audio or .npy file outside the output directory"};
     } else if (is_file(spec)) {
       files.push_back({spec, ""});
     } else if (is_glob(spec)) {
       if (auto ok = expand_glob(spec, files); !ok) return Unexpected{ok.error()};
       drop_outputs(glob_root(spec), files, before);
+      if (files.size() == before) return Unexpected{"'" + spec + "' matches no file outside the output directory"};
     } else {
       // Something there that is no file to read (a FIFO, a broken link) is one of the run's
       // failures, as inside a directory; a name of nothing is a mistake in the command.

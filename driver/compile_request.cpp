@@ -11,6 +11,7 @@ passes::PassContext pass_context(const CompileRequest& request, const passes::Ta
   context.thresholds = request.thresholds;
   context.fusion = request.fusion;
   context.live_pole_radius = request.live_pole_radius;
+  context.live_float32_error = request.live_float32_error;
   context.target = target;
   return context;
 }

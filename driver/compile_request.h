@@ -27,6 +27,8 @@ struct CompileRequest {
   bool fusion = true;                          ///< false: one kernel per stage (for comparisons)
   /// Live chains' pole-radius bounds (passes::PassContext::live_pole_radius).
   std::map<std::uint32_t, double> live_pole_radius;
+  /// Live chains' largest measured float32 error (passes::PassContext::live_float32_error).
+  std::map<std::uint32_t, double> live_float32_error;
 };
 
 /// The pass context `request` describes for `target`, reporting to `diags`.

@@ -255,6 +255,7 @@ std::shared_ptr<const Specialization> Program::Impl::specialization(int channels
   if (!live) throw_diagnostics(diags);
   spec->live = std::move(*live);
   spec->request.live_pole_radius = spec->live.pole_radius;
+  spec->request.live_float32_error = spec->live.float32_error;
   auto now = compile_values(*spec, values_, diags, kernels);
   if (!now) throw_diagnostics(diags);
   spec->now = std::make_shared<const CompiledValues>(std::move(*now));

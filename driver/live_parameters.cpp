@@ -10,6 +10,7 @@
 #include "ir/field_text.h"
 #include "ir/hash.h"
 #include "passes/pipeline.h"
+#include "passes/precision_estimate.h"
 #include "support/float_format.h"
 
 namespace fxc::driver {
@@ -72,6 +73,7 @@ std::vector<double> sample_values(const ParamDecl& p, double now, double sample_
 struct ChainFacts {
   double radius = 0;
   std::vector<std::int64_t> delays;
+  double float32_error = 0;  ///< measured, for a float32 program's chains with sections
 };
 
 // Every pass but select-strategy: the graph whose chains select_strategy will schedule.
@@ -104,9 +106,13 @@ std::optional<Facts> chain_facts(const ir::Graph& marked, const CompileRequest& 
     const auto* chain = std::get_if<ir::Chain>(&node.op);
     if (!chain || !node.live) continue;
     ChainFacts f;
+    std::vector<design::Section> cascade;
     for (const ir::Stage& stage : chain->stages)
-      if (const auto* sos = std::get_if<ir::SosCascade>(&stage))
+      if (const auto* sos = std::get_if<ir::SosCascade>(&stage)) {
         f.radius = std::max(f.radius, design::max_pole_radius(sos->sections));
+        cascade.insert(cascade.end(), sos->sections.begin(), sos->sections.end());
+      }
+    if (request.dtype == DType::f32 && !cascade.empty()) f.float32_error = passes::float32_state_error(cascade);
     f.delays = codegen::values_of(*chain).delay_lengths;
     out.chains.emplace(id, std::move(f));
   }
@@ -188,6 +194,7 @@ std::optional<LiveAnalysis> analyse_live_parameters(const GraphSource& source, c
   if (!base) return std::nullopt;
   for (const auto& [id, f] : base->chains) {
     out.pole_radius[id] = f.radius;
+    out.float32_error[id] = f.float32_error;
     out.max_delay_lengths[id] = f.delays;
   }
   std::set<std::string> warned_delays;  // one warning per parameter
@@ -195,6 +202,7 @@ std::optional<LiveAnalysis> analyse_live_parameters(const GraphSource& source, c
     for (const auto& [id, f] : facts) {
       if (!base->chains.count(id)) continue;
       const ChainFacts& b = base->chains.at(id);
+      out.float32_error[id] = std::max(out.float32_error[id], f.float32_error);
       if (unbounded) {
         if (std::abs(f.radius - b.radius) > 1e-12) out.pole_radius[id] = 1.0;
         if (f.delays != b.delays && warned_delays.insert(unbounded->name).second)

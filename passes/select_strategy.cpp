@@ -88,6 +88,17 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
       summary.float32_error = float32_state_error(cascade);
     }
     ir::StatePrecision precision = choose_state_precision(summary, context);
+    // A live chain's error, measured at its parameters' sampled values (the live analysis):
+    // float64 state where one of them loses more than the bound, as a fixed chain measuring so
+    // gets. (Not on a GPU with slow float64, where the measured error decides alone for fixed
+    // chains: for a live one, the radius over the range still decides.)
+    if (auto live_error = context.live_float32_error.find(id);
+        live_error != context.live_float32_error.end() && context.binding.dtype == DType::f32 &&
+        summary.sections > 0 && t.f64_state_pole_radius <= 1 && precision == ir::StatePrecision::signal &&
+        live_error->second > t.f64_state_error) {
+      precision = ir::StatePrecision::f64;
+      summary.float32_error = live_error->second;
+    }
     PassContext computing = in_loop || pieces ? blocked : context;
     if (precision == ir::StatePrecision::f64) computing.binding.dtype = DType::f64;
     Schedule s = choose_schedule(summary, out.node(id).type.channels, computing);

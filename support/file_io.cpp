@@ -10,6 +10,8 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -27,12 +29,18 @@ Unexpected<std::string> cannot_write(const std::string& path, const std::string&
 
 std::string name_within(const std::string& name, std::size_t max_bytes) {
   if (name.size() <= max_bytes) return name;
+  // The whole name's hash after the "~": two names alike in their first bytes stay apart (an
+  // abandoned pending file is found by its output's cut name; another output's must not match).
+  std::uint32_t hash = 2166136261u;  // FNV-1a
+  for (unsigned char c : name) hash = (hash ^ c) * 16777619u;
+  char tag[10];
+  std::snprintf(tag, sizeof tag, "~%08x", static_cast<unsigned>(hash));
   std::string extension = std::filesystem::path(name).extension().string();
-  if (extension.size() + 2 > max_bytes) extension.clear();
-  std::size_t keep = max_bytes - extension.size() - 1;
+  if (extension.size() + 10 > max_bytes) extension.clear();
+  std::size_t keep = max_bytes - extension.size() - 9;
   // Not inside a UTF-8 character: back to the byte that starts one.
   while (keep > 0 && (static_cast<unsigned char>(name[keep]) & 0xC0) == 0x80) --keep;
-  return name.substr(0, keep) + "~" + extension;
+  return name.substr(0, keep) + tag + extension;
 }
 
 namespace {

@@ -83,7 +83,7 @@ class UnfinishedFile {
 
 /// `name` (a file name) in at most `max_bytes` bytes, for a name of fxc's own made from it (a
 /// temporary, a pending output): a longer one keeps its start, cut at a character's boundary,
-/// then "~" and its extension (which picks the format). Names of 240-255 bytes, legal
+/// then "~", 8 hex digits of the whole name's hash, and its extension (which picks the format). Names of 240-255 bytes, legal
 /// themselves, failed with "File name too long" because the names made from them were longer.
 std::string name_within(const std::string& name, std::size_t max_bytes);
 

@@ -256,15 +256,28 @@ def highshelf(f0, gain, q=None):
     return _stage("highshelf", (f0, "Hz"), (gain, "dB")) if q is None else _stage("highshelf", (f0, "Hz"), (gain, "dB"), (q, ""))
 
 
+def _real(v, what):
+    """One coefficient: anything float() takes but a bool, a complex number or text (a 0-d
+    array or tensor by its item)."""
+    if hasattr(v, "item") and getattr(v, "ndim", getattr(v, "dim", lambda: 0)) in (0, ()):
+        v = v.item()
+    if isinstance(v, (bool, complex, str, bytes)) or (hasattr(v, "dtype") and getattr(v.dtype, "kind", "") in "bc"):
+        raise Error(f"{what} takes real numbers, got {v!r} in it", code="fx-stage")
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        raise Error(f"{what} takes real numbers, got {v!r} in it", code="fx-stage") from None
+
+
 def _reals(values, what):
-    """A list of real numbers (a list, a tuple or a 1-D array), or fxc.Error saying what it got."""
+    """A sequence of real numbers (a list, a tuple, a range, a generator, a 1-D array), or
+    fxc.Error saying what it got."""
+    if hasattr(values, "dtype") and getattr(values.dtype, "kind", "") in "bc":
+        raise Error(f"{what} takes real numbers, got an array of {values.dtype}", code="fx-stage")
     values = values.tolist() if hasattr(values, "tolist") else values
-    if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)):
+    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
         raise Error(f"{what} takes a list of numbers, got {values!r}", code="fx-stage")
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, numbers.Real):
-            raise Error(f"{what} takes a list of real numbers, got {v!r} in it", code="fx-stage")
-    return [float(v) for v in values]
+    return [_real(v, what) for v in values]
 
 
 def _rows(m):

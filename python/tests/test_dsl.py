@@ -121,3 +121,6 @@ def test_coefficients_that_are_not_lists_of_real_numbers_are_fxc_errors():
     with pytest.raises(fxc.Error, match="real numbers"):
         fxc.tf([1j], [1])
     assert fxc.fir(np.array([0.5, 0.5])).text == fxc.fir([0.5, 0.5]).text
+    # What float() takes still goes: generators, ranges, 0-d arrays.
+    assert fxc.fir(x / 2 for x in range(2)).text == fxc.fir(range(2)).text.replace("1.0", "0.5")
+    assert fxc.fir([np.array(0.5), np.float32(0.25)]).text == fxc.fir([0.5, 0.25]).text

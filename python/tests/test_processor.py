@@ -154,6 +154,11 @@ def test_channels_for_a_graph_whose_inputs_all_have_counts_is_refused_unless_it_
     with pytest.raises(fxc.Error, match=r"every input here has one \(x: 2\)"):
         p.processor(block=64, channels=3)
     assert p.processor(block=64, channels=2).max_block == 64
+    # With a key of its own count, channels= still names the count of the signal without one.
+    keyed = fxc.compile("input x\ninput k : 1\noutput x | gain(2)\n", fs=48000, channels=2)
+    assert keyed.processor(block=64, channels=2).max_block == 64
+    with pytest.raises(fxc.Error, match="compiled with channels=2"):
+        keyed.processor(block=64, channels=3)
 
 
 def test_a_mono_key_beside_a_stereo_signal_runs_whole_as_in_blocks():

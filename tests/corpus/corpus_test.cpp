@@ -157,6 +157,12 @@ TEST_CASE("list_inputs leaves out what is under the run's output directory") {
   files = fxc::corpus::list_inputs({"c/out/*.wav"}, {"."});
   REQUIRE(files);
   CHECK(files->size() == 1);
+  // Nothing left once the output directory is left out: said, as for an empty directory.
+  fs::remove("c/a.wav");
+  fs::remove_all("c/s");
+  files = fxc::corpus::list_inputs({"c"}, {"c/out"});
+  REQUIRE_FALSE(files);
+  CHECK(files.error() == "'c' holds no audio or .npy file outside the output directory");
 }
 
 TEST_CASE("list_inputs takes directories recursively with signal extensions only") {
@@ -507,8 +513,11 @@ TEST_CASE("outputs of names up to 255 bytes are written, and their abandoned pen
   REQUIRE(name.size() == 253);
   const std::string cut = fxc::name_within(name, 100);
   CHECK(cut.size() <= 100);
-  CHECK(cut.ends_with("~.npy"));
-  CHECK(cut.size() == 3 * 31 + 5);  // whole characters only
+  CHECK(cut.ends_with(".npy"));
+  CHECK(cut[cut.size() - 13] == '~');  // "~" and 8 hex digits of the whole name's hash
+  CHECK(cut.size() == 3 * 29 + 13);    // whole characters only
+  // Alike in their first bytes, two names stay apart.
+  CHECK(fxc::name_within(cjk + "a.npy", 100) != fxc::name_within(cjk + "b.npy", 100));
   CHECK(fxc::name_within("short.wav", 100) == "short.wav");
   fxc::Signal s(1, 8);
   {
