@@ -10,8 +10,8 @@ passes::PassContext pass_context(const CompileRequest& request, const passes::Ta
   context.binding.batch = request.batch;
   context.thresholds = request.thresholds;
   context.fusion = request.fusion;
-  context.live_pole_radius = request.live_pole_radius;
-  context.live_float32_error = request.live_float32_error;
+  context.live_chains = request.live_chains;
+  context.live_designed_nodes = request.live_designed_nodes;
   context.target = target;
   return context;
 }

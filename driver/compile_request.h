@@ -25,10 +25,9 @@ struct CompileRequest {
   passes::StrategyThresholds thresholds;
   passes::PipelineOptions pipeline;            ///< passes to run, printing, timing
   bool fusion = true;                          ///< false: one kernel per stage (for comparisons)
-  /// Live chains' pole-radius bounds (passes::PassContext::live_pole_radius).
-  std::map<std::uint32_t, double> live_pole_radius;
-  /// Live chains' largest measured float32 error (passes::PassContext::live_float32_error).
-  std::map<std::uint32_t, double> live_float32_error;
+  /// Live chains' bounds over their ranges (passes::PassContext::live_chains).
+  std::map<std::uint32_t, passes::LiveChainBounds> live_chains;
+  std::size_t live_designed_nodes = 0;  ///< passes::PassContext::live_designed_nodes
 };
 
 /// The pass context `request` describes for `target`, reporting to `diags`.

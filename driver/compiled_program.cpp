@@ -254,8 +254,8 @@ std::shared_ptr<const Specialization> Program::Impl::specialization(int channels
                                               options_.live_unranged_params, diags);
   if (!live) throw_diagnostics(diags);
   spec->live = std::move(*live);
-  spec->request.live_pole_radius = spec->live.pole_radius;
-  spec->request.live_float32_error = spec->live.float32_error;
+  spec->request.live_chains = spec->live.chains;
+  spec->request.live_designed_nodes = spec->live.designed_nodes;
   auto now = compile_values(*spec, values_, diags, kernels);
   if (!now) throw_diagnostics(diags);
   spec->now = std::make_shared<const CompiledValues>(std::move(*now));

@@ -9,6 +9,7 @@
 #include "design/filter_design.h"
 #include "ir/field_text.h"
 #include "ir/hash.h"
+#include "passes/cost_model.h"
 #include "passes/pipeline.h"
 #include "passes/precision_estimate.h"
 #include "support/float_format.h"
@@ -73,22 +74,29 @@ std::vector<double> sample_values(const ParamDecl& p, double now, double sample_
 struct ChainFacts {
   double radius = 0;
   std::vector<std::int64_t> delays;
-  double float32_error = 0;  ///< measured, for a float32 program's chains with sections
+  std::vector<design::Section> cascade;  ///< its sections, for the float32 error
+  std::string shape;                     ///< passes::live_chain_shape
 };
 
 // Every pass but select-strategy: the graph whose chains select_strategy will schedule.
 std::optional<ir::Graph> designed_graph(const ir::Graph& marked, const CompileRequest& request,
                                         const passes::Target& target, DiagnosticEngine& diags) {
+  // The request's own passes (Options::fuse = false runs only five), but select-strategy:
+  // the ids must be those the compile's select-strategy sees.
   CompileRequest designing = request;
   designing.pipeline = {};
-  for (const passes::PassInfo& p : passes::all_passes())
-    if (p.name != "select-strategy") designing.pipeline.passes.emplace_back(p.name);
+  if (request.pipeline.passes.empty())
+    for (const passes::PassInfo& p : passes::all_passes()) designing.pipeline.passes.emplace_back(p.name);
+  else
+    designing.pipeline.passes = request.pipeline.passes;
+  std::erase(designing.pipeline.passes, std::string("select-strategy"));
   return schedule_graph(marked, designing, target, diags);
 }
 
 struct Facts {
   std::map<ir::NodeId, ChainFacts> chains;
   std::string shape;  ///< the designed graph's structural hash
+  std::size_t nodes = 0;
 };
 
 std::optional<Facts> chain_facts(const ir::Graph& marked, const CompileRequest& request,
@@ -97,22 +105,22 @@ std::optional<Facts> chain_facts(const ir::Graph& marked, const CompileRequest& 
   if (!designed) return std::nullopt;
   Facts out;
   out.shape = ir::structural_hash(*designed);
+  out.nodes = designed->size();
   for (ir::NodeId id = 0; id < designed->size(); ++id) {
     const ir::Node& node = designed->node(id);
     if (const auto* feedback = std::get_if<ir::Feedback>(&node.op); feedback && node.live) {
-      out.chains.emplace(id, ChainFacts{0.0, {static_cast<std::int64_t>(feedback->amount)}});
+      out.chains.emplace(id, ChainFacts{0.0, {static_cast<std::int64_t>(feedback->amount)}, {}, {}});
       continue;
     }
     const auto* chain = std::get_if<ir::Chain>(&node.op);
     if (!chain || !node.live) continue;
     ChainFacts f;
-    std::vector<design::Section> cascade;
     for (const ir::Stage& stage : chain->stages)
       if (const auto* sos = std::get_if<ir::SosCascade>(&stage)) {
         f.radius = std::max(f.radius, design::max_pole_radius(sos->sections));
-        cascade.insert(cascade.end(), sos->sections.begin(), sos->sections.end());
+        f.cascade.insert(f.cascade.end(), sos->sections.begin(), sos->sections.end());
       }
-    if (request.dtype == DType::f32 && !cascade.empty()) f.float32_error = passes::float32_state_error(cascade);
+    f.shape = passes::live_chain_shape(*chain);
     f.delays = codegen::values_of(*chain).delay_lengths;
     out.chains.emplace(id, std::move(f));
   }
@@ -192,19 +200,24 @@ std::optional<LiveAnalysis> analyse_live_parameters(const GraphSource& source, c
   for (const Diagnostic& d : base_diags.diagnostics())
     if (d.severity == Severity::error) diags.report(d);
   if (!base) return std::nullopt;
+  // The cascades of every sampled value: measured in float32 at the end, where the radius over
+  // the range leaves it to the measured error (microseconds per section, but for hundreds of
+  // sections at a dozen values each, seconds: a ranged graphic equaliser).
+  std::map<ir::NodeId, std::vector<std::vector<design::Section>>> cascades;
+  out.designed_nodes = base->nodes;
   for (const auto& [id, f] : base->chains) {
-    out.pole_radius[id] = f.radius;
-    out.float32_error[id] = f.float32_error;
+    out.chains[id] = {f.radius, 0.0, f.shape};
     out.max_delay_lengths[id] = f.delays;
+    if (!f.cascade.empty()) cascades[id].push_back(f.cascade);
   }
   std::set<std::string> warned_delays;  // one warning per parameter
   auto take = [&](const std::map<ir::NodeId, ChainFacts>& facts, const ParamDecl* unbounded) {
     for (const auto& [id, f] : facts) {
       if (!base->chains.count(id)) continue;
       const ChainFacts& b = base->chains.at(id);
-      out.float32_error[id] = std::max(out.float32_error[id], f.float32_error);
+      if (!f.cascade.empty()) cascades[id].push_back(f.cascade);
       if (unbounded) {
-        if (std::abs(f.radius - b.radius) > 1e-12) out.pole_radius[id] = 1.0;
+        if (std::abs(f.radius - b.radius) > 1e-12) out.chains[id].pole_radius = 1.0;
         if (f.delays != b.delays && warned_delays.insert(unbounded->name).second)
           diags.warning(unbounded->loc,
                         "'" + unbounded->name + "' sets a delay's length but has no declared range: a Processor "
@@ -213,7 +226,7 @@ std::optional<LiveAnalysis> analyse_live_parameters(const GraphSource& source, c
                         "fxc-param-range");
         continue;
       }
-      out.pole_radius[id] = std::max(out.pole_radius[id], f.radius);
+      out.chains[id].pole_radius = std::max(out.chains[id].pole_radius, f.radius);
       auto& longest = out.max_delay_lengths[id];
       for (std::size_t k = 0; k < longest.size() && k < f.delays.size(); ++k)
         longest[k] = std::max(longest[k], f.delays[k]);
@@ -271,6 +284,14 @@ std::optional<LiveAnalysis> analyse_live_parameters(const GraphSource& source, c
     if (any) ok = run_at(at, nullptr, 0) && ok;
   }
   if (!ok) return std::nullopt;
+  const passes::StrategyThresholds& t = request.thresholds;
+  if (request.dtype == DType::f32 && t.f64_state_pole_radius <= 1)
+    for (const auto& [id, sampled] : cascades) {
+      passes::LiveChainBounds& bounds = out.chains[id];
+      if (bounds.pole_radius >= t.f64_state_pole_radius) continue;  // float64 state by the radius already
+      for (const auto& cascade : sampled)
+        bounds.float32_error = std::max(bounds.float32_error, passes::float32_state_error(cascade));
+    }
   return out;
 }
 

@@ -44,10 +44,9 @@ struct LiveAnalysis {
   std::set<std::string, std::less<>> structural;
   /// Parameters left out because they have no declared range and unranged ones are fixed.
   std::set<std::string, std::less<>> fixed;
-  /// By chain id of the scheduled graph (live chains only): see PassContext::live_pole_radius.
-  std::map<std::uint32_t, double> pole_radius;
-  /// Likewise, for a float32 program: see PassContext::live_float32_error.
-  std::map<std::uint32_t, double> float32_error;
+  /// By chain id of the designed graph (live chains only): see PassContext::live_chains.
+  std::map<std::uint32_t, passes::LiveChainBounds> chains;
+  std::size_t designed_nodes = 0;  ///< the designed graph's node count (PassContext::live_designed_nodes)
   /// By chain id of the scheduled graph: the longest each delay of the chain can be, in
   /// samples, over the declared ranges.
   std::map<ir::NodeId, std::vector<std::int64_t>> max_delay_lengths;

@@ -170,6 +170,16 @@ Schedule choose_iir(const ChainSummary& chain, int channels, const PassContext& 
 
 }  // namespace
 
+std::string live_chain_shape(const ir::Chain& chain) {
+  std::string shape;
+  for (const ir::Stage& stage : chain.stages) {
+    shape += ' ' + std::to_string(stage.index());
+    if (const auto* sos = std::get_if<ir::SosCascade>(&stage)) shape += 's' + std::to_string(sos->sections.size());
+    if (const auto* fir = std::get_if<ir::FirFilter>(&stage)) shape += 't' + std::to_string(fir->taps.size());
+  }
+  return shape;
+}
+
 bool slow_float64(const Target& target) {
   return target.kind == TargetKind::cuda && target.gpu.f64_rate < kSlowFloat64Rate;
 }

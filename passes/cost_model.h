@@ -70,6 +70,10 @@ struct ChainSummary {
   double float32_error = 0;
 };
 
+/// A chain's shape for LiveChainBounds: its stages' kinds, section and tap counts; the same
+/// for every value of its live parameters, and for any channel count.
+std::string live_chain_shape(const ir::Chain& chain);
+
 /// Samples until a state decays below the precision of `dtype` (r^n < 1e-10 for float32,
 /// 1e-19 for float64), for pole radius `r`; infinite for r >= 1. The chunked scan's fix-up
 /// of each chunk runs this long.

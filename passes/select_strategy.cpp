@@ -70,9 +70,18 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
     const bool in_loop = loop_block[id].has_value();
     summary.in_loop = in_loop;
     double now = summary.max_pole_radius;
-    auto bound = context.live_pole_radius.find(id);
-    if (bound != context.live_pole_radius.end())
-      summary.max_pole_radius = std::max(summary.max_pole_radius, bound->second);
+    // A live chain's bounds over its range, where the live analysis found this chain at this
+    // id; else the worst its range could be (a pole on the unit circle: float64 state).
+    std::optional<LiveChainBounds> live;
+    if (out.node(id).live) {
+      auto found = context.live_chains.find(id);
+      if (out.size() == context.live_designed_nodes && found != context.live_chains.end() &&
+          found->second.shape == live_chain_shape(*chain))
+        live = found->second;
+      else
+        live = LiveChainBounds{1.0, 0.0, {}};
+      summary.max_pole_radius = std::max(summary.max_pole_radius, live->pole_radius);
+    }
     // Measured only where it can decide: a float32 chain whose values are fixed (a live
     // chain's precision holds for its whole range: the radius rule, over the range) and whose
     // radius does not decide already.
@@ -92,12 +101,10 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
     // float64 state where one of them loses more than the bound, as a fixed chain measuring so
     // gets. (Not on a GPU with slow float64, where the measured error decides alone for fixed
     // chains: for a live one, the radius over the range still decides.)
-    if (auto live_error = context.live_float32_error.find(id);
-        live_error != context.live_float32_error.end() && context.binding.dtype == DType::f32 &&
-        summary.sections > 0 && t.f64_state_pole_radius <= 1 && precision == ir::StatePrecision::signal &&
-        live_error->second > t.f64_state_error) {
+    if (live && context.binding.dtype == DType::f32 && summary.sections > 0 && t.f64_state_pole_radius <= 1 &&
+        precision == ir::StatePrecision::signal && live->float32_error > t.f64_state_error) {
       precision = ir::StatePrecision::f64;
-      summary.float32_error = live_error->second;
+      summary.float32_error = live->float32_error;
     }
     PassContext computing = in_loop || pieces ? blocked : context;
     if (precision == ir::StatePrecision::f64) computing.binding.dtype = DType::f64;
@@ -146,7 +153,7 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
       s.reason += fmt::format("; float32 state on a GPU with slow float64 (1:{:g}): float32 measures {:.2g} "
                               "relative error <= {:g}",
                               1 / context.target.gpu.f64_rate, summary.float32_error, t.f64_state_error);
-    if (bound != context.live_pole_radius.end())
+    if (live)
       s.reason += fmt::format("; live parameters: decided for their whole range (pole radius {:.6g} now, "
                               "up to {:.6g})", now, summary.max_pole_radius);
     if (float_pairs_pay(context) && ir::float64_state(precision)) {

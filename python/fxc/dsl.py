@@ -256,12 +256,20 @@ def highshelf(f0, gain, q=None):
     return _stage("highshelf", (f0, "Hz"), (gain, "dB")) if q is None else _stage("highshelf", (f0, "Hz"), (gain, "dB"), (q, ""))
 
 
+def _bool_or_complex(dtype):
+    """A NumPy or torch sample type of booleans or complex numbers."""
+    kind = getattr(dtype, "kind", None)
+    if isinstance(kind, str):
+        return kind in ("b", "c")
+    return bool(getattr(dtype, "is_complex", False)) or str(dtype) == "torch.bool"
+
+
 def _real(v, what):
     """One coefficient: anything float() takes but a bool, a complex number or text (a 0-d
     array or tensor by its item)."""
     if hasattr(v, "item") and getattr(v, "ndim", getattr(v, "dim", lambda: 0)) in (0, ()):
         v = v.item()
-    if isinstance(v, (bool, complex, str, bytes)) or (hasattr(v, "dtype") and getattr(v.dtype, "kind", "") in "bc"):
+    if isinstance(v, (bool, complex, str, bytes)) or (hasattr(v, "dtype") and _bool_or_complex(v.dtype)):
         raise Error(f"{what} takes real numbers, got {v!r} in it", code="fx-stage")
     try:
         return float(v)
@@ -272,7 +280,7 @@ def _real(v, what):
 def _reals(values, what):
     """A sequence of real numbers (a list, a tuple, a range, a generator, a 1-D array), or
     fxc.Error saying what it got."""
-    if hasattr(values, "dtype") and getattr(values.dtype, "kind", "") in "bc":
+    if hasattr(values, "dtype") and _bool_or_complex(values.dtype):
         raise Error(f"{what} takes real numbers, got an array of {values.dtype}", code="fx-stage")
     values = values.tolist() if hasattr(values, "tolist") else values
     if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):

@@ -127,25 +127,18 @@ class PyProcessor {
     }
     if (open && channels <= 0 && program.options().channels == 0)
       refuse("the graph's input has no declared channel count: give processor(channels=...)");
-    // A count no input takes was ignored without a word, and the first block then refused:
-    // channels= is for the inputs the file declares without a count, unless compile(channels=)
-    // gave them theirs already.
+    // Every input's count known (declared, or given by compile(channels=)): a count no input
+    // has was ignored without a word, and the first block then refused.
     if (!open && channels > 0) {
-      const GraphInfo declared = inspect_source(program.source(), program.source_name(), program.options().settings);
       std::string counts;
-      bool undeclared = false, fits = false;
-      for (const PortInfo& p : declared.inputs) {
-        counts += (counts.empty() ? "" : ", ") + p.name + ": " + (p.channels ? std::to_string(p.channels) : "none");
-        undeclared = undeclared || p.channels == 0;
+      bool fits = false;
+      for (const PortInfo& p : program.base().inputs()) {
+        counts += (counts.empty() ? "" : ", ") + p.name + ": " + std::to_string(p.channels);
         fits = fits || p.channels == channels;
       }
-      if (undeclared && program.options().channels != channels)
-        refuse("processor(channels=" + std::to_string(channels) + "): the program was compiled with channels=" +
-               std::to_string(program.options().channels) + " for its inputs without a declared count; compile it "
-               "without channels= to choose the count here");
-      if (!undeclared && !fits)
-        refuse("processor(channels=" + std::to_string(channels) + ") is for an input declared without a channel "
-               "count, and every input here has one (" + counts + ")");
+      if (!fits)
+        refuse("processor(channels=" + std::to_string(channels) + "): no input of this program has that count (" +
+               counts + "); channels= gives an input declared without a count its own, where compile() did not");
     }
     if (channels <= 0) return program.for_channels({});
     return program.for_channels(counts);

@@ -69,3 +69,7 @@ def test_tensors_fxc_cannot_take_are_fxc_errors():
         live(torch.zeros(64), out=torch.zeros(64, requires_grad=True))
     with pytest.raises(fxc.Error, match="out= takes a NumPy array or a CPU tensor"):
         live(np.zeros(64, np.float32), out=[0.0] * 64)
+    # Coefficients as tensors are numbers like any others (not refused as a "kind" torch lacks).
+    assert fxc.fir(torch.tensor([0.5, 0.25])).text == fxc.fir([0.5, 0.25]).text
+    with pytest.raises(fxc.Error, match="real numbers"):
+        fxc.fir(torch.tensor([True, False]))

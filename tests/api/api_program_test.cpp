@@ -714,6 +714,33 @@ TEST_CASE("a live chain takes float64 state where float32 would measure too much
   f32.set("lo", 400.0);  // the same kernels at another value of the range
   ref.set("lo", 400.0);
   CHECK(relative_error(f32.run(x), ref.run(x)) < 1e-4);
+  // The live analysis's facts are by node id of the graph it designed. A batch's wider graph,
+  // where split-precision splits an earlier fixed chain (it pays at 8 channels), had other
+  // ids: the facts fell on the wrong chain and the band-stop ran in float32 (0.25 error). So
+  // did every graph of Options::fuse = false (another pipeline), where a set() could also throw
+  // an internal error. Facts now hold only where the graph and the chain's shape match; a live
+  // chain without them takes float64 state.
+  constexpr const char* kSplit =
+      "input x : 1\nlo = 500 Hz in [400 Hz, 600 Hz]\ny = x | butter(2, 30 Hz, highpass) | peaking(5 kHz, 0.7, 1 dB) | "
+      "peaking(6 kHz, 0.7, 1 dB) | peaking(7 kHz, 0.7, 1 dB) | peaking(8 kHz, 0.7, 1 dB) | peaking(9 kHz, 0.7, 1 dB) | "
+      "peaking(10 kHz, 0.7, 1 dB) | peaking(11 kHz, 0.7, 1 dB) | peaking(12 kHz, 0.7, 1 dB)\n"
+      "output y | butter(8, [lo, 23 kHz], bandstop)\noutput y\n";
+  fxc::Program split = fxc::Program::from_source(kSplit, options(fxc::DType::f32));
+  fxc::Program split_ref = fxc::Program::from_source(kSplit, options(fxc::DType::f64, fxc::Target::reference));
+  std::vector<std::vector<fxc::Signal>> items;
+  for (unsigned k = 0; k < 8; ++k) items.push_back({noise(1, 4800, fxc::DType::f32, 40 + k)});
+  const auto batched = split.run_batch(items);
+  for (std::size_t k = 0; k < items.size(); ++k)
+    CHECK(relative_error(batched[k][0], split_ref.run(items[k])[0]) < 1e-4);
+  fxc::Options unfused = options(fxc::DType::f32);
+  unfused.fuse = false;
+  fxc::Program apart = fxc::Program::from_source(kRanged, unfused);
+  apart.set("lo", 400.0);  // as ref now
+  CHECK(relative_error(apart.run(x), ref.run(x)) < 1e-4);
+  fxc::Program apart_lp = fxc::Program::from_source(
+      "input x : 1\nfc = 1 kHz in [50 Hz, 2 kHz]\noutput x | gain(-3 dB) | butter(2, 100 Hz, highpass) | butter(2, fc)\n",
+      unfused);
+  CHECK_NOTHROW(apart_lp.set("fc", 50.0));
 }
 
 TEST_CASE("planar runs of a graph whose input declares no channel count take Options::channels") {
