@@ -32,6 +32,19 @@
 namespace fxc {
 
 
+namespace {
+
+// Throws Error ("[lead]'fc' = 5000 Hz is outside its range [20 Hz, 2000 Hz]") for a value
+// outside the parameter's declared range.
+void check_in_range(const ParamDecl& p, double v, const std::string& lead) {
+  if ((p.min && v < *p.min) || (p.max && v > *p.max))
+    throw_error(lead + "'" + p.name + "' = " + value_text(v, p.unit) + " is outside its range " +
+                    range_text(*p.min, *p.max, p.unit),
+                "fxc-param");
+}
+
+}  // namespace
+
 Program::Impl::Impl(driver::GraphSource source, const Options& options)
     : options_(options), source_(std::move(source)) {
   if (!(options_.sample_rate_hz > 0 && std::isfinite(options_.sample_rate_hz)))
@@ -52,9 +65,7 @@ Program::Impl::Impl(driver::GraphSource source, const Options& options)
   for (const auto& [name, value] : options_.params) {
     int id = param_id(name);
     const ParamDecl& p = source_.params()[static_cast<std::size_t>(id)];
-    if ((p.min && value < *p.min) || (p.max && value > *p.max))
-      throw_error("the parameter '" + name + "' = " + value_text(value, p.unit) + " is outside its range " +
-                  range_text(*p.min, *p.max, p.unit), "fxc-param");
+    check_in_range(p, value, "the parameter ");
   }
   DiagnosticEngine diags = source_.diagnostics();
   auto declared = source_.lower(values_, diags);
@@ -273,9 +284,7 @@ void Program::Impl::set(const std::vector<std::pair<int, double>>& values) {
       throw_error("no parameter has the id " + std::to_string(id), "fxc-param");
     const ParamDecl& p = source_.params()[static_cast<std::size_t>(id)];
     if (!std::isfinite(v)) throw_error("the parameter '" + p.name + "' must be a finite number", "fxc-param");
-    if ((p.min && v < *p.min) || (p.max && v > *p.max))
-      throw_error("'" + p.name + "' = " + value_text(v, p.unit) + " is outside its range " +
-                  range_text(*p.min, *p.max, p.unit), "fxc-param");
+    check_in_range(p, v, "");
     decls.push_back(&p);
   }
   std::lock_guard lock(mutex_);

@@ -322,6 +322,7 @@ void Processor::set(const std::vector<ParamValue>& values) { set_values(impl().p
 
 void Processor::set_values(const std::vector<std::pair<int, double>>& values) {
   Impl& s = impl();
+  if (values.empty()) return;
   std::lock_guard lock(s.control);
   if (!s.executor) throw_error("call prepare() before set() on a Processor", "fxc-api");
   std::vector<std::pair<int, double>> before;
@@ -346,7 +347,7 @@ void Processor::set_values(const std::vector<std::pair<int, double>>& values) {
       const ParamInfo& p = params[static_cast<std::size_t>(id)];
       what += (what.empty() ? "'" : ", '") + p.name + "' to " + format_double(value) + (p.unit.empty() ? "" : " " + p.unit);
     }
-    const std::string name = values.size() == 1 ? params[static_cast<std::size_t>(values[0].first)].name : "d";
+    const std::string& name = params[static_cast<std::size_t>(values[0].first)].name;
     throw_error("cannot set " + what + " in this Processor: " + staged.error() + "; declare the parameter's range (`" +
                     name + " = ... in [low, high]` in .fx, fxc::param with a Band) so that prepare() reserves the "
                     "longest delay",

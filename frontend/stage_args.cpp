@@ -414,11 +414,6 @@ std::optional<std::string> StageArgs::word_text(std::string_view param, std::str
   return std::nullopt;
 }
 
-namespace {
-
-// Words SciPy and NumPy take for one of fxc's names (butter's btype "hp", NumPy's "hanning"
-// window): spelled nearer another name ('hanning' is nearer 'hamming'), so the nearest name
-// would suggest the wrong one.
 std::optional<std::string_view> scipy_name_for(std::string_view word) {
   static constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
       {"hanning", "hann"}, {"low", "lowpass"},   {"lp", "lowpass"},   {"high", "highpass"},
@@ -428,8 +423,6 @@ std::optional<std::string_view> scipy_name_for(std::string_view word) {
     if (word == alias) return name;
   return std::nullopt;
 }
-
-}  // namespace
 
 void StageArgs::unknown_word(std::string_view param, std::string_view what, const std::string& word,
                              const std::vector<std::string_view>& names) {

@@ -7,6 +7,7 @@
 // the reader then returns the fallback so the build can go on and report the other arguments.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -85,6 +86,11 @@ std::string describe_value(const Expr& e);
 std::string written(const NumberExpr& n);
 /// "a, b or c"
 std::string or_list(const std::vector<std::string_view>& words);
+
+/// fxc's word for one SciPy or NumPy take for it (butter's btype "hp", NumPy's "hanning"
+/// window), or nullopt: a suggestion the nearest spelling would get wrong ('hanning' is
+/// nearer 'hamming'). The Python DSL gives the same hint.
+std::optional<std::string_view> scipy_name_for(std::string_view word);
 
 template <class E>
 E StageArgs::word(std::string_view param, std::string_view what, E fallback) {

@@ -191,8 +191,9 @@ bool float_pairs_pay(const PassContext& context) {
 
 bool radius_decides_precision(const ChainSummary& chain, const PassContext& context) {
   // A GPU with slow float64 pays 16-64x for float64 state: there the measured float32 error
-  // decides alone where it was measured (a live chain's was not: its radius still decides).
-  const bool measured_only = slow_float64(context.target) && chain.float32_error > 0;
+  // decides alone where it was measured (a live chain's only at sampled values: its radius
+  // over the range still decides).
+  const bool measured_only = slow_float64(context.target) && chain.float32_error > 0 && !chain.live;
   return !measured_only && chain.sections > 0 && chain.max_pole_radius >= context.thresholds.f64_state_pole_radius;
 }
 

@@ -66,8 +66,12 @@ struct ChainSummary {
   bool gpu_scannable = false;
   double max_pole_radius = 0;  ///< of all sections: how slowly the chain forgets its state
   /// The sections' relative RMS error when run in float32 (float32_state_error); 0 when not
-  /// measured (float64 signals, live chains, or a pole radius that already decides).
+  /// measured (float64 signals, or a pole radius that already decides). A live chain's is the
+  /// largest the live analysis measured over its range.
   double float32_error = 0;
+  /// Values follow live parameters: its error was measured at sampled values of their ranges,
+  /// not at every value, so the radius over the range still decides where float64 is slow.
+  bool live = false;
 };
 
 /// A chain's shape for LiveChainBounds: its stages' kinds, section and tap counts; the same

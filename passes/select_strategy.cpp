@@ -80,11 +80,13 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
         live = found->second;
       else
         live = LiveChainBounds{1.0, 0.0, {}};
+      summary.live = true;
       summary.max_pole_radius = std::max(summary.max_pole_radius, live->pole_radius);
+      summary.float32_error = live->float32_error;  // measured at the range's sampled values
     }
-    // Measured only where it can decide: a float32 chain whose values are fixed (a live
-    // chain's precision holds for its whole range: the radius rule, over the range) and whose
-    // radius does not decide already.
+    // Measured here only where it can decide: a float32 chain whose values are fixed (a live
+    // chain's the live analysis measured over its range) and whose radius does not decide
+    // already.
     // On a GPU with slow float64 the radius does not decide: the measured error does.
     const StrategyThresholds& t = context.thresholds;
     const bool slow_f64 = slow_float64(context.target);
@@ -97,15 +99,6 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
       summary.float32_error = float32_state_error(cascade);
     }
     ir::StatePrecision precision = choose_state_precision(summary, context);
-    // A live chain's error, measured at its parameters' sampled values (the live analysis):
-    // float64 state where one of them loses more than the bound, as a fixed chain measuring so
-    // gets. (Not on a GPU with slow float64, where the measured error decides alone for fixed
-    // chains: for a live one, the radius over the range still decides.)
-    if (live && context.binding.dtype == DType::f32 && summary.sections > 0 && t.f64_state_pole_radius <= 1 &&
-        precision == ir::StatePrecision::signal && live->float32_error > t.f64_state_error) {
-      precision = ir::StatePrecision::f64;
-      summary.float32_error = live->float32_error;
-    }
     PassContext computing = in_loop || pieces ? blocked : context;
     if (precision == ir::StatePrecision::f64) computing.binding.dtype = DType::f64;
     Schedule s = choose_schedule(summary, out.node(id).type.channels, computing);

@@ -12,6 +12,7 @@ import math
 import numbers
 import re
 
+from . import _core
 from .errors import Error
 
 _UNIT_TEXT = re.compile(r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*(Hz|kHz|dB|s|ms|samples)?\s*$")
@@ -83,17 +84,13 @@ def _arg(v, unit, params):
     return _number(v) + (f" {unit}" if unit else "")
 
 
-# SciPy's and NumPy's words for fxc's (the .fx frontend says the same: stage_args.cpp).
-_SCIPY_WORDS = {"hanning": "hann", "low": "lowpass", "lp": "lowpass", "high": "highpass", "hp": "highpass",
-                "band": "bandpass", "bp": "bandpass", "pass": "bandpass", "stop": "bandstop", "bs": "bandstop",
-                "bandreject": "bandstop"}
-
-
 def _word(v, choices, what):
     if v not in choices:
         hint = ""
-        if isinstance(v, str) and _SCIPY_WORDS.get(v) in choices:
-            hint = f" ({v!r} is SciPy's or NumPy's word for {_SCIPY_WORDS[v]!r})"
+        # SciPy's and NumPy's words for fxc's, as the .fx frontend says them.
+        name = _core.scipy_word(v) if isinstance(v, str) else None
+        if name in choices:
+            hint = f" ({v!r} is SciPy's or NumPy's word for {name!r})"
         raise Error(f"unknown {what} {v!r}: one of {', '.join(choices)}{hint}", code="fx-stage")
     return v
 
@@ -267,7 +264,7 @@ def _bool_or_complex(dtype):
 def _real(v, what):
     """One coefficient: anything float() takes but a bool, a complex number or text (a 0-d
     array or tensor by its item)."""
-    if hasattr(v, "item") and getattr(v, "ndim", getattr(v, "dim", lambda: 0)) in (0, ()):
+    if hasattr(v, "item") and getattr(v, "ndim", None) == 0:
         v = v.item()
     if isinstance(v, (bool, complex, str, bytes)) or (hasattr(v, "dtype") and _bool_or_complex(v.dtype)):
         raise Error(f"{what} takes real numbers, got {v!r} in it", code="fx-stage")

@@ -3,6 +3,7 @@
 // ValueError, defined in python/fxc/errors.py) with its code and location; fxc::InternalError
 // becomes fxc.InternalError.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -13,6 +14,7 @@
 #include "codegen/cuda/cuda_driver.h"
 #include "codegen/cuda/nvrtc.h"
 #include "driver/kernel_cache.h"
+#include "frontend/stage_args.h"
 #include "python/src/program_binding.h"
 #include "runtime/counters.h"
 
@@ -94,6 +96,10 @@ NB_MODULE(_core, m) {
   m.def("set_threads", &set_threads, nb::arg("threads"));
   m.def("threads", &threads);
   m.def("clear_kernel_memory_cache", &clear_kernel_memory_cache);
+  m.def("scipy_word", [](const std::string& word) -> std::optional<std::string> {
+    if (auto name = frontend::scipy_name_for(word)) return std::string(*name);
+    return std::nullopt;
+  });
   m.def(
       "inspect_source",
       [](const std::string& text, const std::string& name, const std::vector<std::string>& settings) {
