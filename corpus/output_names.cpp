@@ -48,7 +48,13 @@ Expected<std::string, std::string> expand(const std::string& pattern, const Inpu
     i = close;
     if (field == "stem") out += file.stem().string();
     else if (field == "name") out += file.string();
-    else if (field == "ext") out += ext;
+    else if (field == "ext") {
+      // Without this, "take" would make "take." and a later, vaguer "unknown extension '.'".
+      if (ext.empty())
+        return Unexpected{"the input '" + input.path + "' has no extension to give its output ({ext}): name the "
+                          "outputs with a pattern that has one, such as -o 'out/{dir}/{stem}.wav'"};
+      out += ext;
+    }
     else if (field == "output") out += output;
     else if (field == "dir") {
       out += input.relative_dir;
@@ -62,6 +68,14 @@ Expected<std::string, std::string> expand(const std::string& pattern, const Inpu
   }
   if (out.empty()) return Unexpected{"the output pattern '" + pattern + "' gives an empty name"};
   return normal(out);
+}
+
+// What tells two inputs' outputs apart: their names first, then their directories and
+// extensions.
+std::string clash_advice(const std::string& pattern) {
+  bool names = pattern.empty() || pattern.find("{stem}") != std::string::npos ||
+               pattern.find("{name}") != std::string::npos;
+  return names ? "add {dir} or {ext} to the pattern, or rename one" : "add {stem} or {name} to the pattern";
 }
 
 }  // namespace
@@ -132,7 +146,7 @@ Expected<std::vector<std::vector<std::string>>, std::string> all_output_paths(
         if (it->second == i)
           return Unexpected{"two outputs of '" + inputs[i].path + "' map to one name, '" + path + "'"};
         return Unexpected{"'" + inputs[it->second].path + "' and '" + inputs[i].path + "' map to the same output '" +
-                          path + "' (add {dir} or {ext} to the pattern, or rename one)"};
+                          path + "' (" + clash_advice(naming.pattern) + ")"};
       }
     }
     all.push_back(std::move(paths).value());

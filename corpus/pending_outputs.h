@@ -74,6 +74,9 @@ class PendingOutputs {
     // Anything but a regular file or a new name is written (or refused) where it is, never
     // replaced by a rename: a device or a pipe in place, a directory or a socket refused.
     fs::file_type type = fs::status(target, error).type();
+    // Links that lead round in a loop: renamed over, the link would become a file.
+    if (error == std::errc::too_many_symbolic_link_levels)
+      return Unexpected{"cannot write '" + path + "': " + error.message()};
     if (type != fs::file_type::regular && type != fs::file_type::not_found && type != fs::file_type::none)
       return write(path);
     // The number keeps two outputs of one name (in a batch, through links; the files of a
@@ -91,6 +94,8 @@ class PendingOutputs {
       if (message.rfind(prefix, 0) == 0) message = "cannot write '" + path + "'" + message.substr(prefix.size());
       return Unexpected{message};
     }
+    if (type == fs::file_type::regular)
+      if (auto kept = keep_access(target.string(), pending); !kept) return Unexpected{"cannot write '" + path + "': " + kept.error()};
     files_.push_back({pending, target.string(), path, std::move(unfinished)});
     return std::monostate{};
   }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <climits>
 #include <cmath>
@@ -103,8 +104,9 @@ std::string tidy(std::string message) {
   return message;
 }
 
-// libsndfile reads a WAV or AIFF whose data chunk runs past the end of the file as a shorter
-// file, and says so only in its log ("data : 8000 (should be 3912)"). Sizes of 0 and from
+// libsndfile reads a WAV, AIFF, CAF, AU, RF64 or W64 file whose samples run past the end of the
+// file as a shorter file, and says so only in its log ("data : 8000 (should be 3912)", and
+// other words for the others). Sizes of 0 and from
 // 0x7fffffff up are the placeholders of writers that stream and never come back to fix the
 // header; those files are whole.
 std::optional<std::string> truncation_in_log(SNDFILE* sf) {
@@ -117,12 +119,26 @@ std::optional<std::string> truncation_in_log(SNDFILE* sf) {
     rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
     unsigned long long declared = 0, actual = 0;
     char chunk[5] = {};
-    if (std::sscanf(line.c_str(), " %4s : %llu (should be %llu)", chunk, &declared, &actual) != 3)
+    // RF64 states its length in frames; libsndfile counts those the file holds.
+    if (std::sscanf(line.c_str(), "*** Calculated frame count %llu does not match value from 'ds64' chunk of %llu",
+                    &actual, &declared) == 2) {
+      if (declared > actual)
+        return "truncated: the header promises " + std::to_string(declared) + " frames but the file holds " +
+               std::to_string(actual);
       continue;
-    if (std::strcmp(chunk, "data") != 0 && std::strcmp(chunk, "SSND") != 0) continue;
+    }
+    // WAV's and CAF's data chunk, AIFF's SSND, AU's data size; W64's whole-file size (its lower-case
+    // riff, which WAV's "RIFF" is not: a WAV's RIFF size is often wrong on whole files).
+    if (std::sscanf(line.c_str(), " Data Size : %llu (should be %llu)", &declared, &actual) == 2)
+      std::strcpy(chunk, "data");
+    else if (std::sscanf(line.c_str(), " %4s : %llu (should be %llu)", chunk, &declared, &actual) != 3)
+      continue;
+    if (std::strcmp(chunk, "data") != 0 && std::strcmp(chunk, "SSND") != 0 && std::strcmp(chunk, "riff") != 0)
+      continue;
     if (declared == 0 || declared >= 0x7fffffffULL || declared <= actual) continue;
     return "truncated: the header promises " + std::to_string(declared) +
-           " bytes of samples but the file holds " + std::to_string(actual);
+           (std::strcmp(chunk, "riff") == 0 ? " bytes" : " bytes of samples") + " but the file holds " +
+           std::to_string(actual);
   }
   return std::nullopt;
 }
@@ -390,6 +406,58 @@ Expected<std::monostate, std::string> repair_aiff_frame_count(int fd, std::uint3
   return std::monostate{};
 }
 
+// The CRC of an Ogg page: polynomial 0x04C11DB7, not reflected, from 0, nothing xor-ed after
+// (RFC 3533), over the page with its CRC field zero.
+std::uint32_t ogg_crc(const unsigned char* page, std::size_t size) {
+  static const auto table = [] {
+    std::array<std::uint32_t, 256> t{};
+    for (std::uint32_t i = 0; i < 256; ++i) {
+      std::uint32_t r = i << 24;
+      for (int k = 0; k < 8; ++k) r = (r & 0x80000000u) ? (r << 1) ^ 0x04C11DB7u : r << 1;
+      t[i] = r;
+    }
+    return t;
+  }();
+  std::uint32_t crc = 0;
+  for (std::size_t i = 0; i < size; ++i) crc = (crc << 8) ^ table[((crc >> 24) ^ page[i]) & 0xFF];
+  return crc;
+}
+
+// libsndfile gives an Ogg stream a serial number from the time of day, so that two writes of
+// one signal differed in every page (the serial and each page's CRC). Files of one stream need
+// no particular serial: every page gets the same fixed one, and its CRC again.
+Expected<std::monostate, std::string> fix_ogg_serial(int fd) {
+  using E = Unexpected<std::string>;
+  constexpr std::uint32_t kSerial = 0x66786301;  // "fxc", 1
+  struct stat st{};
+  if (::fstat(fd, &st) != 0) return E{std::strerror(errno)};
+  if (!S_ISREG(st.st_mode)) return std::monostate{};  // a device or pipe written in place
+  std::vector<unsigned char> bytes(static_cast<std::size_t>(st.st_size));
+  if (::pread(fd, bytes.data(), bytes.size(), 0) != static_cast<ssize_t>(bytes.size()))
+    return E{std::string("cannot read back the Ogg file libsndfile wrote")};
+  for (std::size_t at = 0; at < bytes.size();) {
+    // Header: "OggS", version, type, granule (8), serial (4) at 14, sequence (4), CRC (4) at
+    // 22, segment count at 26, then the segment sizes and the body.
+    if (bytes.size() - at < 27 || std::memcmp(&bytes[at], "OggS", 4) != 0)
+      return E{std::string("libsndfile wrote an Ogg file fxc cannot read back")};
+    const std::size_t segments = bytes[at + 26];
+    if (bytes.size() - at < 27 + segments) return E{std::string("libsndfile wrote an Ogg file fxc cannot read back")};
+    std::size_t size = 27 + segments;
+    for (std::size_t k = 0; k < segments; ++k) size += bytes[at + 27 + k];
+    if (bytes.size() - at < size) return E{std::string("libsndfile wrote an Ogg file fxc cannot read back")};
+    for (int k = 0; k < 4; ++k) {
+      bytes[at + 14 + static_cast<std::size_t>(k)] = static_cast<unsigned char>(kSerial >> (8 * k));
+      bytes[at + 22 + static_cast<std::size_t>(k)] = 0;
+    }
+    const std::uint32_t crc = ogg_crc(&bytes[at], size);
+    for (int k = 0; k < 4; ++k) bytes[at + 22 + static_cast<std::size_t>(k)] = static_cast<unsigned char>(crc >> (8 * k));
+    at += size;
+  }
+  if (::pwrite(fd, bytes.data(), bytes.size(), 0) != static_cast<ssize_t>(bytes.size()))
+    return E{std::strerror(errno)};
+  return std::monostate{};
+}
+
 }  // namespace
 
 Expected<std::monostate, std::string> write_audio(int fd, const Signal& signal,
@@ -431,6 +499,13 @@ Expected<std::monostate, std::string> write_audio(int fd, const Signal& signal,
   if (bits == 0 && subtype != SF_FORMAT_FLOAT && subtype != SF_FORMAT_DOUBLE)
     sf_command(sf.get(), SFC_SET_CLIPPING, nullptr, SF_TRUE);
 
+  // A float WAV's or AIFF's PEAK chunk holds the second it was written: no chunk, so that one
+  // signal gives one file's bytes whenever it is written (corpora.md; readers do not need it).
+  // Not for an empty AIFF: libsndfile 1.2 then leaves its first, longer header's bytes behind
+  // the final one, read back as 4 frames.
+  if (signal.samples() > 0 || (format.sf_format & SF_FORMAT_TYPEMASK) != SF_FORMAT_AIFF)
+    sf_command(sf.get(), SFC_SET_ADD_PEAK_CHUNK, nullptr, SF_FALSE);
+
   const std::size_t channels = signal.channels();
   const std::size_t chunk_frames = frames_per_chunk(channels);
   std::vector<std::int32_t> chunk_int(bits ? chunk_frames * channels : 0);
@@ -466,8 +541,14 @@ Expected<std::monostate, std::string> write_audio(int fd, const Signal& signal,
     if (written != static_cast<sf_count_t>(frames))
       return E{sf_error(sf.get()) ? tidy(sf_strerror(sf.get())) : "the write was incomplete"};
   }
+  // libsndfile starts a FLAC stream at its first samples: with none, it would close a file of 0
+  // bytes, which no reader (libsndfile included) takes for FLAC. Its header now makes an empty
+  // FLAC file (a length of 0, which FLAC reads as unknown: no samples follow).
+  if (signal.samples() == 0 && (format.sf_format & SF_FORMAT_TYPEMASK) == SF_FORMAT_FLAC)
+    sf_command(sf.get(), SFC_UPDATE_HEADER_NOW, nullptr, 0);
   // Closing writes the final header (and, for Ogg, the last pages): it can fail too.
   if (int err = sf_close(sf.release())) return E{tidy(sf_error_number(err))};
+  if ((format.sf_format & SF_FORMAT_TYPEMASK) == SF_FORMAT_OGG) return fix_ogg_serial(fd);
   const std::uint64_t data_bytes = static_cast<std::uint64_t>(channels) * signal.samples();
   const bool byte_samples = subtype == SF_FORMAT_PCM_S8 || subtype == SF_FORMAT_PCM_U8 ||
                             subtype == SF_FORMAT_ULAW || subtype == SF_FORMAT_ALAW;

@@ -8,10 +8,12 @@
 #include <cstring>
 #include <filesystem>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "formats/audio_file.h"
 #include "formats/npy_file.h"
+#include "support/file_io.h"
 
 namespace fxc {
 namespace {
@@ -91,8 +93,9 @@ bool whole_chunks(const std::string& b, std::size_t at) {
 // A WAV written to a pipe by a program that did not know its length leaves the data chunk's
 // size at 0 (read as no samples: the stream lost without a word) or near 2^31 (read as
 // truncated). In a stream held whole, such a placeholder means "to the end": it becomes the
-// bytes that are there. (0xFFFFFFFF, ffmpeg's, libsndfile reads so already; a file on disk
-// keeps its header's word, and a short one is refused as truncated.)
+// bytes that are there. (0xFFFFFFFF, ffmpeg's, libsndfile reads so already.) A file on disk
+// with a size of 0 is read so too (read_signal_file); one near 2^31 that is short is refused as
+// truncated.
 std::string with_streamed_wav_length(std::string bytes) {
   if (bytes.size() < 12 || bytes.compare(0, 4, "RIFF") != 0 || bytes.compare(8, 4, "WAVE") != 0) return bytes;
   for (std::size_t at = 12; at + 8 <= bytes.size();) {
@@ -178,7 +181,23 @@ Expected<SignalFile, std::string> read_signal_file(const std::string& path, DTyp
     if (!signal) return Unexpected{signal.error()};
     return SignalFile{std::move(signal).value(), std::nullopt, std::nullopt};
   }
-  return read_audio_file(path, dtype);
+  // A pipe (a FIFO, `<(...)`, /dev/stdin) cannot seek, which libsndfile's FLAC reader needs, and
+  // may carry a streamed WAV's placeholder length: it is read whole, as `-i -` is.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+    auto bytes = read_whole_file(path, AlsoRead::pipes);
+    if (!bytes) return Unexpected{bytes.error()};
+    return read_signal_bytes(*bytes, path, dtype);
+  }
+  auto file = read_audio_file(path, dtype);
+  // A WAV saved from a pipe (`prog > take.wav`) keeps the writer's data size of 0: libsndfile
+  // reads no samples, which would be an empty signal and an empty output without a word. Such
+  // a file is read as a stream is, to its end (rare, so the whole file is read again).
+  if (file && file->signal.samples() == 0 && S_ISREG(st.st_mode) && st.st_size > 44) {
+    auto bytes = read_whole_file(path, AlsoRead::nothing);
+    if (bytes && with_streamed_wav_length(*bytes) != *bytes) return read_signal_bytes(*bytes, path, dtype);
+  }
+  return file;
 }
 
 Expected<std::monostate, std::string> check_output_format(const std::string& path,

@@ -371,6 +371,16 @@ Expected<std::string, std::string> read_whole_file(const std::string& path, Also
   return bytes;
 }
 
+Expected<std::monostate, std::string> keep_access(const std::string& existing, const std::string& replacement) {
+  struct stat st {};
+  if (::stat(existing.c_str(), &st) != 0) return Unexpected{std::string(std::strerror(errno))};
+  // A group the writer is not in cannot be given: the writer's stays. Before the mode, which a
+  // change of group may clear bits of.
+  [[maybe_unused]] const int group_given = ::chown(replacement.c_str(), static_cast<uid_t>(-1), st.st_gid);
+  if (::chmod(replacement.c_str(), st.st_mode & 0777) != 0) return Unexpected{std::string(std::strerror(errno))};
+  return std::monostate{};
+}
+
 namespace {
 
 Expected<std::monostate, std::string> write_file_now(
@@ -388,6 +398,8 @@ Expected<std::monostate, std::string> write_file_now(
   // Found now rather than at the rename, after all the work.
   struct stat st {};
   const bool exists = (at_link == AtLink::follow ? ::stat(target.c_str(), &st) : ::lstat(target.c_str(), &st)) == 0;
+  // Links that lead round in a loop: written over, the link would become a file.
+  if (!exists && errno == ELOOP) return cannot_write(path, std::strerror(ELOOP));
   if (exists && S_ISDIR(st.st_mode)) return cannot_write(path, "it is a directory");
   // A device or a pipe (/dev/null, /dev/full, a FIFO) is written in place: a rename would
   // replace the device itself (as root it can), and there is no earlier content to keep. (Not
@@ -406,6 +418,8 @@ Expected<std::monostate, std::string> write_file_now(
 
   TempFile temp;
   if (int err = temp.create(dir, name)) return cannot_write(path, creation_error(err, dir));
+  if (exists && !replace_any)
+    if (auto kept = keep_access(target.string(), temp.path()); !kept) return cannot_write(path, kept.error());
   auto written = write(temp.fd(), temp.path());
   if (!written) return cannot_write(path, written.error());
   if (int err = temp.sync_and_close()) return cannot_write(path, std::strerror(err));

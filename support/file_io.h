@@ -114,4 +114,9 @@ class InterruptsDeferred {
 /// Returns the system's reason on failure (e.g. "No space left on device").
 Expected<std::monostate, std::string> write_all(int fd, const void* data, std::size_t size);
 
+/// Gives `replacement` the permission bits and, where the writer may, the group of `existing`,
+/// the file it is about to be renamed over: a private recording processed in place stays
+/// private. The owner is whoever writes, as for any new file. Errors are the system's words.
+Expected<std::monostate, std::string> keep_access(const std::string& existing, const std::string& replacement);
+
 }  // namespace fxc

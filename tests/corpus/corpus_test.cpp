@@ -7,6 +7,7 @@
 
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -252,6 +253,16 @@ TEST_CASE("output_paths under --out-dir mirrors the input's directory") {
   auto two = fxc::corpus::output_paths({"out", ""}, in, {"low", "high"});
   REQUIRE(two);
   CHECK(*two == std::vector<std::string>{"out/a/take_low.wav", "out/a/take_high.wav"});
+  // An input without an extension has none to give: said at the field, not as a "take." output
+  // whose extension '.' is unknown. A pattern that names its own extension is fine.
+  auto bare = fxc::corpus::output_paths({"out", ""}, InputFile{"corpus/take", ""}, {"y"});
+  REQUIRE_FALSE(bare);
+  CHECK(bare.error() ==
+        "the input 'corpus/take' has no extension to give its output ({ext}): name the outputs with a pattern that "
+        "has one, such as -o 'out/{dir}/{stem}.wav'");
+  auto named = fxc::corpus::output_paths({"", "out/{stem}.flac"}, InputFile{"corpus/take", ""}, {"y"});
+  REQUIRE(named);
+  CHECK(*named == std::vector<std::string>{"out/take.flac"});
 }
 
 TEST_CASE("output_paths refuses unknown fields and several outputs without {output}") {
@@ -274,6 +285,12 @@ TEST_CASE("all_output_paths finds two inputs that map to one output and an outpu
   REQUIRE_FALSE(flat);
   CHECK(flat.error() == "'c/a/x.wav' and 'c/b/x.wav' map to the same output 'out/x.wav' (add {dir} or {ext} to the "
                         "pattern, or rename one)");
+  // A pattern without the input's name is told to add it: {dir} alone is empty at the root.
+  std::vector<InputFile> root{{"c/x.wav", ""}, {"c/y.wav", ""}};
+  auto nameless = fxc::corpus::all_output_paths({"", "out/{dir}.wav"}, root, {"y"});
+  REQUIRE_FALSE(nameless);
+  CHECK(nameless.error() ==
+        "'c/x.wav' and 'c/y.wav' map to the same output 'out/.wav' (add {stem} or {name} to the pattern)");
   auto mirrored = fxc::corpus::all_output_paths({"out", ""}, files, {"y"});
   REQUIRE(mirrored);
   CHECK((*mirrored)[1] == std::vector<std::string>{"out/b/x.wav"});
@@ -451,6 +468,34 @@ TEST_CASE("PendingOutputs places every output or none") {
   std::ifstream old("a/old.npy");
   CHECK(std::string(std::istreambuf_iterator<char>(old), {}) == "old bytes");
   CHECK_FALSE(fs::exists("a/new.npy"));
+}
+
+TEST_CASE("PendingOutputs: a replaced output keeps its permissions; a loop of links is refused") {
+  // Until 2026-11-29 a file processed in place (-i take.wav -o take.wav) came back with a new
+  // file's permissions (0644 under the usual umask): a private recording became readable by all.
+  Workspace w;
+  fxc::Signal s(1, 8);
+  for (mode_t mode : {0600, 0640, 0444}) {
+    CAPTURE(mode);
+    fs::remove("take.npy");
+    std::ofstream("take.npy") << "old bytes";
+    REQUIRE(::chmod("take.npy", mode) == 0);
+    fxc::corpus::PendingOutputs pending;
+    REQUIRE(pending.write("take.npy", s, std::nullopt, {}));
+    REQUIRE(pending.commit());
+    struct stat st {};
+    REQUIRE(::stat("take.npy", &st) == 0);
+    CHECK((st.st_mode & 0777) == mode);
+    CHECK(st.st_size > 9);  // the new bytes
+  }
+  // Written over, a link in a loop became a file; now the system's error, and the links stay.
+  fs::create_symlink("loop2.npy", "loop1.npy");
+  fs::create_symlink("loop1.npy", "loop2.npy");
+  fxc::corpus::PendingOutputs pending;
+  auto looped = pending.write("loop1.npy", s, std::nullopt, {});
+  REQUIRE_FALSE(looped);
+  CHECK(looped.error() == "cannot write 'loop1.npy': Too many levels of symbolic links");
+  CHECK(fs::is_symlink("loop1.npy"));
 }
 
 // An interrupt is process-wide, and reaches whichever thread does not block it: a corpus job's

@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <sndfile.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -137,6 +139,27 @@ bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
+// A stereo float WAV of `s` with the RIFF and data sizes given (placeholders, wrong ones).
+std::string float_wav_with_sizes(const Signal& s, std::uint32_t riff, std::uint32_t data) {
+  std::string bytes = "RIFF" + std::string(4, '\0') + "WAVEfmt " + std::string(4, '\0');
+  auto put = [&](std::size_t at, std::uint32_t v, int n) {
+    for (int k = 0; k < n; ++k) bytes[at + static_cast<std::size_t>(k)] = static_cast<char>(v >> (8 * k));
+  };
+  put(4, riff, 4);
+  put(16, 16, 4);
+  const std::uint16_t fmt[] = {3, 2};  // IEEE float, 2 channels
+  bytes.append(reinterpret_cast<const char*>(fmt), 4);
+  const std::uint32_t rate[] = {48000, 48000 * 8};
+  bytes.append(reinterpret_cast<const char*>(rate), 8);
+  const std::uint16_t block[] = {8, 32};
+  bytes.append(reinterpret_cast<const char*>(block), 4);
+  bytes += "data" + std::string(4, '\0');
+  put(bytes.size() - 4, data, 4);
+  for (std::size_t i = 0; i < s.samples(); ++i)
+    for (std::size_t c = 0; c < 2; ++c) bytes.append(reinterpret_cast<const char*>(&s.f32(c)[i]), 4);
+  return bytes;
+}
+
 }  // namespace
 
 TEST_CASE("WAV float round trip is exact for f32 and within float rounding for f64") {
@@ -223,25 +246,7 @@ TEST_CASE("integer encodings round to the nearest step, without bias, and clip; 
 // What programs writing a WAV to a pipe leave in its header before they know the length.
 TEST_CASE("a WAV on standard input whose data size is a placeholder is read to its end") {
   const Signal s = test_signal(2, 4800, DType::f32);
-  auto wav_with_sizes = [&](std::uint32_t riff, std::uint32_t data) {
-    std::string bytes = "RIFF" + std::string(4, '\0') + "WAVEfmt " + std::string(4, '\0');
-    auto put = [&](std::size_t at, std::uint32_t v, int n) {
-      for (int k = 0; k < n; ++k) bytes[at + static_cast<std::size_t>(k)] = static_cast<char>(v >> (8 * k));
-    };
-    put(4, riff, 4);
-    put(16, 16, 4);
-    const std::uint16_t fmt[] = {3, 2};  // IEEE float, 2 channels
-    bytes.append(reinterpret_cast<const char*>(fmt), 4);
-    const std::uint32_t rate[] = {48000, 48000 * 8};
-    bytes.append(reinterpret_cast<const char*>(rate), 8);
-    const std::uint16_t block[] = {8, 32};
-    bytes.append(reinterpret_cast<const char*>(block), 4);
-    bytes += "data" + std::string(4, '\0');
-    put(bytes.size() - 4, data, 4);
-    for (std::size_t i = 0; i < s.samples(); ++i)
-      for (std::size_t c = 0; c < 2; ++c) bytes.append(reinterpret_cast<const char*>(&s.f32(c)[i]), 4);
-    return bytes;
-  };
+  auto wav_with_sizes = [&](std::uint32_t riff, std::uint32_t data) { return float_wav_with_sizes(s, riff, data); };
   for (auto [riff, data] : {std::pair<std::uint32_t, std::uint32_t>{0, 0}, {0x7FFFFFFF, 0x7FFFFFFF - 36},
                             {0xFFFFFFFF, 0xFFFFFFFF}, {36 + 38400, 38400},
                             // The RIFF size right, the data size left at 0: the samples after
@@ -270,6 +275,41 @@ TEST_CASE("a WAV on standard input whose data size is a placeholder is read to i
     REQUIRE(still_none);
     CHECK(still_none->signal.samples() == 0);
   }
+}
+
+TEST_CASE("a WAV file saved from a pipe, and any audio through a FIFO, reads as the stream would") {
+  // `prog > take.wav` keeps the streaming writer's data size of 0: until 2026-11-29 such a file
+  // read as no samples and made an empty output with exit status 0 (its bytes on standard
+  // input read whole).
+  TempDir dir;
+  const Signal s = test_signal(2, 4800, DType::f32);
+  for (std::uint32_t riff : {0u, 36u + 38400u, 0xFFFFFFFFu}) {
+    CAPTURE(riff);
+    write_bytes((dir / "zero.wav"), float_wav_with_sizes(s, riff, 0));
+    auto back = read_signal_file((dir / "zero.wav"), DType::f32);
+    REQUIRE(back);
+    CHECK(bit_identical(back->signal, s));
+  }
+  // An empty WAV with metadata after its data chunk stays empty, on disk as on a pipe.
+  std::string empty = float_wav_with_sizes(s, 0, 0).substr(0, 44) + "LIST" + std::string("\x04\0\0\0", 4) + "INFO";
+  for (int k = 0; k < 4; ++k) empty[4 + static_cast<std::size_t>(k)] = static_cast<char>((empty.size() - 8) >> (8 * k));
+  write_bytes((dir / "empty.wav"), empty);
+  auto none = read_signal_file((dir / "empty.wav"), DType::f32);
+  REQUIRE(none);
+  CHECK(none->signal.samples() == 0);
+  // A FIFO cannot seek, which libsndfile's FLAC reader needs: it is read whole first (until
+  // 2026-11-29, "flac decoder lost sync"; `-i -` read it).
+  REQUIRE(write_signal_file(dir / "s.flac", s, 48000.0, {}));
+  const std::string fifo = dir / "pipe";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string flac = read_bytes((dir / "s.flac"));
+  std::thread writer([&] { write_bytes(fifo, flac); });
+  auto piped = read_signal_file(fifo, DType::f32);
+  writer.join();
+  REQUIRE(piped);
+  auto direct = read_signal_file((dir / "s.flac"), DType::f32);
+  REQUIRE(direct);
+  CHECK(bit_identical(piped->signal, direct->signal));
 }
 
 TEST_CASE("integer outputs clip out-of-range samples instead of wrapping around") {
@@ -341,6 +381,39 @@ TEST_CASE("FLAC (pcm24 by default), AIFF (float) and Ogg Vorbis round trips") {
   CHECK(ogg->signal.channels() == 2);
   CHECK(ogg->signal.samples() == s.samples());
   CHECK(ogg->sample_rate_hz == 48000.0);
+}
+
+TEST_CASE("one signal written twice gives the same bytes, in every container; an empty one a readable file") {
+  // Until 2026-11-29 a float WAV's or AIFF's PEAK chunk held the second it was written and an
+  // Ogg stream's serial number came from the time of day (each page's CRC with it), and FLAC
+  // with no samples was a file of 0 bytes.
+  TempDir dir;
+  const Signal s = test_signal(2, 4800, DType::f32);
+  for (const char* ext : {".wav", ".aiff", ".flac", ".ogg"}) {
+    CAPTURE(ext);
+    REQUIRE(write_signal_file(dir / (std::string("a") + ext), s, 48000.0, {}));
+    REQUIRE(write_signal_file(dir / (std::string("b") + ext), s, 48000.0, {}));
+    const std::string a = read_bytes(dir / (std::string("a") + ext));
+    CHECK(a == read_bytes(dir / (std::string("b") + ext)));
+    CHECK(a.find("PEAK") == std::string::npos);
+    auto back = read_signal_file(dir / (std::string("a") + ext), DType::f32);
+    REQUIRE(back);  // libogg checks each page's CRC: the rewritten ones must hold
+    CHECK(back->signal.samples() == 4800);
+    const Signal empty(2, 0, DType::f32);
+    REQUIRE(write_signal_file(dir / (std::string("e") + ext), empty, 48000.0, {}));
+    auto none = read_signal_file(dir / (std::string("e") + ext), DType::f32);
+    REQUIRE(none);
+    CHECK(none->signal.samples() == 0);
+    CHECK(none->signal.channels() == 2);
+    CHECK(none->sample_rate_hz == 48000.0);
+  }
+  // The Ogg stream decodes to what it did with libsndfile's own serial numbers: only the serial
+  // and the CRCs changed (the decoded samples of a lossy stream are compared with themselves).
+  auto ogg_a = read_signal_file(dir / "a.ogg", DType::f32);
+  auto ogg_b = read_signal_file(dir / "b.ogg", DType::f32);
+  REQUIRE(ogg_a);
+  REQUIRE(ogg_b);
+  CHECK(bit_identical(ogg_a->signal, ogg_b->signal));
 }
 
 // A file far smaller than its header's frame count (digital silence compresses beyond 64
@@ -523,6 +596,34 @@ TEST_CASE("reading: a truncated WAV is an error, not a shorter signal") {
   write_bytes(dir / "cut.wav", bytes.substr(0, bytes.size() / 2));
   const std::string e = error_of(read_signal_file(dir / "cut.wav", DType::f32));
   CHECK(contains(e, "cannot read '" + dir / "cut.wav" + "': truncated: the header promises 8000"));
+}
+
+TEST_CASE("reading: truncated RF64, W64, AU and CAF files are errors too") {
+  // libsndfile reads each as a shorter file and says so only in its log, in other words than
+  // WAV's; until 2026-11-29 these ran on what was there (RF64 is what fxc writes past 4 GiB).
+  TempDir dir;
+  const Signal s = test_signal(2, 30000, DType::f64);
+  std::vector<double> frames;
+  for (std::size_t i = 0; i < s.samples(); ++i)
+    for (std::size_t c = 0; c < 2; ++c) frames.push_back(s.f64(c)[i]);
+  for (auto [name, format] : {std::pair{"a.rf64", SF_FORMAT_RF64}, {"a.w64", SF_FORMAT_W64}, {"a.au", SF_FORMAT_AU},
+                              {"a.caf", SF_FORMAT_CAF}}) {
+    CAPTURE(name);
+    SF_INFO info{};
+    info.samplerate = 48000;
+    info.channels = 2;
+    info.format = format | SF_FORMAT_PCM_16;
+    SNDFILE* file = sf_open((dir / name).c_str(), SFM_WRITE, &info);
+    REQUIRE(file);
+    CHECK(sf_writef_double(file, frames.data(), 30000) == 30000);
+    sf_close(file);
+    auto whole = read_signal_file(dir / name, DType::f64);
+    REQUIRE(whole);
+    CHECK(whole->signal.samples() == 30000);
+    const std::string bytes = read_bytes(dir / name);
+    write_bytes(dir / "cut", bytes.substr(0, bytes.size() - 1000));
+    CHECK(contains(error_of(read_signal_file(dir / "cut", DType::f64)), "truncated: the header promises "));
+  }
 }
 
 TEST_CASE("reading .npy: every malformed header and size is refused with its reason") {

@@ -115,7 +115,8 @@ void check_paths_apart(const std::vector<NamedPath>& writes, const std::vector<N
     for (const NamedPath& w : writes)
       if (file(w) && is_standard_output(w.path))
         throw UsageError{w.what + " '" + w.path + "' is where standard output goes, which -o - writes the output "
-                         "to: one would overwrite the other"};
+                         "to: one would overwrite the other",
+                         false};
   std::vector<std::string> read_ids;
   for (const NamedPath& read : reads) read_ids.push_back(file(read) ? file_identity(read.path) : std::string());
   for (std::size_t i = 0; i < writes.size(); ++i) {
@@ -124,13 +125,15 @@ void check_paths_apart(const std::vector<NamedPath>& writes, const std::vector<N
     for (std::size_t r = 0; r < reads.size(); ++r)
       if (!read_ids[r].empty() && read_ids[r] == id)
         throw UsageError{writes[i].what + " '" + writes[i].path + "' names the same file as " + reads[r].what + " '" +
-                         reads[r].path + "', which the run would overwrite (write it elsewhere)"};
+                         reads[r].path + "', which the run would overwrite (write it elsewhere)",
+                         false};
     for (std::size_t j = 0; j < i; ++j)
       if (file(writes[j]) && file_identity(writes[j].path) == id)
-        throw UsageError{writes[i].what == writes[j].what
+        throw UsageError{writes[i].what == writes[j].what && writes[i].path == writes[j].path
                              ? writes[i].what + " '" + writes[i].path + "' is given twice"
                              : writes[i].what + " '" + writes[i].path + "' and " + writes[j].what + " '" +
-                                   writes[j].path + "' are the same file: one would overwrite the other"};
+                                   writes[j].path + "' are the same file: one would overwrite the other",
+                         false};
   }
 }
 

@@ -36,6 +36,9 @@ using Action = std::function<int()>;
 /// number of -i files does not match the graph's inputs): exit status 2.
 struct UsageError {
   std::string message;
+  /// "Run with --help" follows the message; not where the options are right but name files
+  /// that clash, which the help does not explain.
+  bool help_hint = true;
 };
 
 std::string version_string();

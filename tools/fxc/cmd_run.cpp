@@ -147,10 +147,6 @@ int run(const RunOptions& o) {
   check_paths_apart(writes, {{"the graph", o.graph}, {"--load-state", o.load_state}});
   check_paths_apart({{"--save-state", o.save_state}, {"--trace", o.trace}}, inputs);
   WriteOptions write_options{o.subtype};
-  for (const std::string& path : o.outputs) {
-    if (path == "-") continue;  // standard output: its format is known once the inputs are read
-    if (auto ok = check_output_format(path, write_options); !ok) return user_error(ok.error());
-  }
 
   auto started = Clock::now();
   std::vector<std::pair<const char*, double>> phases;
@@ -189,6 +185,12 @@ int run(const RunOptions& o) {
                          std::to_string(items * want_out) + " -o file(s) are needed for a batch of " +
                          std::to_string(items) + " item(s) (" + std::to_string(o.inputs.size()) +
                          " -i files), but " + std::to_string(o.outputs.size()) + " were given"};
+  // After the counts: an -o in a missing directory with one -i too many is a command line to
+  // fix first, whichever the user would have found next.
+  for (const std::string& path : o.outputs) {
+    if (path == "-") continue;  // standard output: its format is known once the inputs are read
+    if (auto ok = check_output_format(path, write_options); !ok) return user_error(ok.error());
+  }
   if (items > 1 && o.block) throw UsageError{"--block streams one item; it cannot be used with a batch"};
   bool state_files = !o.load_state.empty() || !o.save_state.empty();
   if (items > 1 && state_files)

@@ -122,7 +122,7 @@ int run_corpus(const RunOptions& o) {
   corpus::OutputNaming naming{o.out_dir, o.outputs.empty() ? std::string() : o.outputs[0]};
   // Every name of the whole corpus, before sharding: a clash is found whichever shard holds it.
   auto outputs = corpus::all_output_paths(naming, *files, runner->output_names());
-  if (!outputs) throw UsageError{outputs.error()};
+  if (!outputs) throw UsageError{outputs.error(), false};
   if (!o.trace.empty()) {  // the outputs are apart from the inputs and each other already
     std::vector<NamedPath> reads{{"the graph", o.graph}};
     for (const auto& file : *files) reads.push_back({"the input", file.path});

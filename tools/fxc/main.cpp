@@ -121,7 +121,8 @@ int main(int argc, char** argv) {
     }
     return status;
   } catch (const UsageError& e) {
-    std::cerr << "error: " << e.message << "\nRun with --help for more information.\n";
+    std::cerr << "error: " << e.message << '\n';
+    if (e.help_hint) std::cerr << "Run with --help for more information.\n";
     return kUsageError;
   } catch (const fxc::InternalError& e) {
     std::cerr << e.what() << '\n';
