@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <new>
 #include <optional>
 #include <utility>
@@ -20,8 +21,11 @@
 namespace fxc::corpus {
 
 struct CorpusRunner::Shapes {
-  std::mutex mutex;  // guards the map, never held while compiling
+  std::mutex mutex;  // guards the map and the set, never held while compiling
   std::map<std::pair<double, int>, std::shared_ptr<std::mutex>> compiling;  // (sample rate, channels)
+  // The compile's warnings, given once: a shape's later files copy its Program, and with it the
+  // warnings (a damaged cache entry was reported once per file).
+  std::set<std::string> warned;
 };
 
 namespace {
@@ -181,7 +185,10 @@ FileResult CorpusRunner::process(const InputFile& input, const std::vector<std::
             !ok)
           return fail(ok.error());
       results = program.run(std::vector<Signal>{signal});
-      if (std::string w = program.warnings(); !w.empty()) r.warnings += w;
+      if (std::string w = program.warnings(); !w.empty()) {
+        std::lock_guard lock(shapes_->mutex);
+        if (shapes_->warned.insert(w).second) r.warnings += w;
+      }
     } catch (const Error& e) {
       std::string what = describe(e);
       // A message about the signal names it already; one about the graph (a cutoff above this

@@ -350,8 +350,14 @@ void KernelCache::prune() {
 std::string KernelCache::default_directory(const std::string& override_dir) {
   if (!override_dir.empty()) return override_dir;
   if (const char* dir = std::getenv("FXC_CACHE_DIR"); dir && *dir) return dir;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/fxc";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/fxc";
+  // As the XDG specification says, a relative XDG_CACHE_HOME is ignored; so is a relative HOME,
+  // and one that does not exist (fxc makes .cache/fxc in a home, never the home itself): each
+  // put the cache under the working directory, or made a whole missing path.
+  auto absolute = [](const char* path) { return path && path[0] == '/'; };
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); absolute(xdg)) return std::string(xdg) + "/fxc";
+  std::error_code error;
+  if (const char* home = std::getenv("HOME"); absolute(home) && fs::is_directory(home, error))
+    return std::string(home) + "/.cache/fxc";
   // No HOME (a service, a stripped environment): the user's home from the password database,
   // else no disk cache at all ("none": memory only). Never the working directory, which it was
   // (a hidden .fxc-cache appeared wherever a run started), nor a name under /tmp that
@@ -359,7 +365,7 @@ std::string KernelCache::default_directory(const std::string& override_dir) {
   std::vector<char> buffer(16384);
   passwd entry{}, *found = nullptr;
   if (::getpwuid_r(::getuid(), &entry, buffer.data(), buffer.size(), &found) == 0 && found && found->pw_dir &&
-      *found->pw_dir && std::string(found->pw_dir) != "/")
+      absolute(found->pw_dir) && std::string(found->pw_dir) != "/" && fs::is_directory(found->pw_dir, error))
     return std::string(found->pw_dir) + "/.cache/fxc";
   return "none";
 }

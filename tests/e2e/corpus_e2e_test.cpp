@@ -211,6 +211,38 @@ TEST_CASE("--shard I/N runs file k of the sorted list in shard k mod N + 1") {
                 "--shard expects I/N with 1 <= I <= N");
 }
 
+TEST_CASE("a corpus run gives a compile's warning once, not once per file") {
+  // A damaged cache entry was reported for every file (13 times for a 13-file corpus): a
+  // shape's later files copy its Program, warnings and all.
+  TempDir dir;
+  for (int i = 0; i < 4; ++i) write_noise(dir / ("c/f" + std::to_string(i) + ".wav"), 48000, 2, 0.1, 10 + i);
+  write_text(dir / "g.fx", kStereoLowpass);
+  const std::vector<std::string> env{"FXC_CACHE_DIR=" + (dir / "kc").string()};
+  REQUIRE(run_fxc({"run", "g.fx", "-i", "c", "--out-dir", "o1"}, dir.path(), env).exit_code == 0);
+  int damaged = 0;
+  for (const auto& e : fs::directory_iterator(dir / "kc"))
+    if (e.path().extension() == ".o") {
+      std::fstream f(e.path(), std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(100);
+      f.put('\x5a');
+      ++damaged;
+    }
+  REQUIRE(damaged > 0);
+  CommandResult r = run_fxc({"run", "g.fx", "-i", "c", "--out-dir", "o2", "--jobs", "1"}, dir.path(), env);
+  INFO(show(r));
+  REQUIRE(r.exit_code == 0);
+  std::size_t warnings = 0;
+  for (std::size_t at = r.err.find("is damaged"); at != std::string::npos; at = r.err.find("is damaged", at + 1))
+    ++warnings;
+  CHECK(warnings == static_cast<std::size_t>(damaged));
+  CHECK(files_under(dir / "o2") == files_under(dir / "o1"));
+  // An --out-dir that is a file: one error before anything runs, not one per file.
+  write_text(dir / "afile", "x");
+  r = run_fxc({"run", "g.fx", "-i", "c", "--out-dir", "afile"}, dir.path(), env);
+  check_failure(r, 1, "error: --out-dir 'afile' is not a directory");
+  CHECK(r.err.find("f1.wav") == std::string::npos);
+}
+
 TEST_CASE("corpus mode's command-line errors, and -i with several values after one flag") {
   TempDir dir;
   make_corpus(dir);

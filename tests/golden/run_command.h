@@ -55,9 +55,17 @@ inline CommandResult run_command(const std::vector<std::string>& argv,
   if (out_fd < 0 || err_fd < 0) throw std::runtime_error("mkstemp failed: " + std::string(std::strerror(errno)));
 
   std::vector<std::string> env_storage;
+  // A name given in extra_env replaces this process's value (getenv reads the first of two).
+  auto overridden = [&](const std::string& entry) {
+    if (entry.rfind("NO_COLOR=", 0) == 0) return true;
+    for (const std::string& e : extra_env)
+      if (const std::size_t eq = e.find('='); eq != std::string::npos && entry.compare(0, eq + 1, e, 0, eq + 1) == 0)
+        return true;
+    return false;
+  };
   for (char** e = environ; *e; ++e) {
     std::string entry = *e;
-    if (entry.rfind("NO_COLOR=", 0) == 0) continue;
+    if (overridden(entry)) continue;
     env_storage.push_back(entry);
   }
   env_storage.push_back("NO_COLOR=1");

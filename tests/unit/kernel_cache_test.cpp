@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
@@ -91,6 +92,41 @@ TEST_CASE("another process hits the disk cache") {
   waitpid(child, &status, 0);
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("the cache's place: a relative XDG_CACHE_HOME or HOME, or a missing HOME, is not used") {
+  // Until 2026-11-29 a relative value put the cache under the working directory (a literal
+  // '~' directory for XDG_CACHE_HOME='~/c'), and a missing HOME was made, whole.
+  struct Saved {
+    std::string name;
+    std::optional<std::string> value;
+    explicit Saved(std::string n) : name(std::move(n)) {
+      if (const char* v = std::getenv(name.c_str())) value = v;
+    }
+    ~Saved() { value ? setenv(name.c_str(), value->c_str(), 1) : unsetenv(name.c_str()); }
+  };
+  Saved fxc_dir("FXC_CACHE_DIR"), xdg("XDG_CACHE_HOME"), home("HOME");
+  unsetenv("FXC_CACHE_DIR");
+  TempDir dir;
+  fs::create_directories(dir.path);
+  setenv("HOME", dir.path.c_str(), 1);
+  setenv("XDG_CACHE_HOME", "/abs/cache", 1);
+  CHECK(KernelCache::default_directory("") == "/abs/cache/fxc");
+  for (const char* relative : {"relative/dir", "~/c", " "}) {
+    CAPTURE(relative);
+    setenv("XDG_CACHE_HOME", relative, 1);
+    CHECK(KernelCache::default_directory("") == dir.path.string() + "/.cache/fxc");
+  }
+  unsetenv("XDG_CACHE_HOME");
+  for (const std::string& bad : {std::string("relhome"), dir.path.string() + "/missing/home"}) {
+    CAPTURE(bad);
+    setenv("HOME", bad.c_str(), 1);
+    const std::string chosen = KernelCache::default_directory("");
+    CHECK(chosen.rfind(bad, 0) != 0);
+    CHECK(chosen.find("relhome") == std::string::npos);
+  }
+  CHECK_FALSE(fs::exists(dir.path / "missing"));
+  CHECK(KernelCache::default_directory("given") == "given");
 }
 
 TEST_CASE("a damaged entry is reported once and rebuilt") {

@@ -14,6 +14,7 @@
 #include <iostream>
 #include <mutex>
 #include <set>
+#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
@@ -107,6 +108,11 @@ int run_corpus(const RunOptions& o) {
   runner_options.subtype = o.subtype;
   runner_options.skip_existing = o.skip_existing;
 
+  // Said once, not as every file's failure to make its directory.
+  if (std::error_code error; !o.out_dir.empty() && std::filesystem::exists(o.out_dir, error) &&
+                             !std::filesystem::is_directory(o.out_dir, error))
+    return user_error("--out-dir '" + o.out_dir + "' is not a directory");
+
   std::optional<corpus::CorpusRunner> runner;
   try {
     runner.emplace(o.graph, false, runner_options);
@@ -195,8 +201,19 @@ int run_corpus(const RunOptions& o) {
   };
   {
     std::vector<std::jthread> workers;
-    for (int j = 1; j < std::min<int>(o.jobs, static_cast<int>(std::max<std::size_t>(mine.size(), 1))); ++j)
-      workers.emplace_back(work);
+    const int wanted = std::min<int>(o.jobs, static_cast<int>(std::max<std::size_t>(mine.size(), 1)));
+    for (int j = 1; j < wanted; ++j) {
+      try {
+        workers.emplace_back(work);
+      } catch (const std::system_error& e) {
+        // Threads the system will not give (ulimit -u, a memory limit): the run goes on with the
+        // jobs it has, this thread's included, rather than stopping as a bug with files unrun.
+        std::lock_guard lock(mutex);
+        std::cerr << "warning: --jobs " << o.jobs << ": the system gave " << j << " job(s) (" << e.code().message()
+                  << "); the run goes on with those\n";
+        break;
+      }
+    }
     work();
   }
   progress.clear();
