@@ -34,7 +34,9 @@ ChainLayout layout_of(const ir::Chain& chain) {
           } else if constexpr (std::is_same_v<P, ir::Dynamics>) {
             l.param_count += kDynParamCount;
             int lookahead = lookahead_samples(p);
-            l.state_per_channel += kDynRings + 2 * lookahead;
+            // The rings of inputs and targets, then with a lookahead the targets' suffix maxima
+            // and their running maximum (emit_chain.cpp's emit_lookahead).
+            l.state_per_channel += kDynRings + (lookahead > 0 ? 3 * lookahead + 1 : 0);
             if (lookahead > 0) {
               s.ring_index = l.ring_count++;
               s.ring_length = lookahead;

@@ -37,7 +37,10 @@ enum DynamicsParam {
   kDynParamCount
 };
 /// State: the smoothed reduction (or envelope, or mean square), the gate's counter, then with
-/// a lookahead L two rings of L samples (the signal, then the reduction targets).
+/// a lookahead L two rings of L samples (the signal, then the reduction targets), the targets'
+/// maxima from each position to the ring's end as of its last wrap (L), and the running maximum
+/// of the targets written since (1): the window's maximum in O(1) a sample (van Herk and
+/// Gil-Werman's blocks).
 enum DynamicsState { kDynSmoothed, kDynCounter, kDynRings };
 
 /// The lookahead of a designed dynamics stage, in samples (its rings' length).

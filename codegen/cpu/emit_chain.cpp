@@ -821,38 +821,59 @@ class ChainEmitter {
   }
 
   // A limiter's lookahead of L samples, one lane at a time: the ring of the last L inputs
-  // gives x[n - L], the ring of the last L targets the window's maximum. Returns (the
-  // window's maximum target, x[n - L]).
+  // gives x[n - L], and the window's maximum target (this sample's and the L before it, all
+  // >= 0) comes from van Herk and Gil-Werman's blocks, as a stream: positions [0, pos) of the
+  // targets' ring hold this block's targets, whose running maximum is P; positions [pos, L)
+  // the last block's, whose maxima from each position to the end, S, were computed when the
+  // ring last wrapped. max(t, P, S[pos]) is the window: amortized O(1) a sample, where scanning
+  // the ring was O(L) (a 20 ms lookahead took 775x the time of none). Returns (the window's
+  // maximum target, x[n - L]).
   std::pair<Value*, Value*> emit_lookahead(const StageLayout& at, Value* target, Value* v, Value* valid, int width,
                                            Value* c0, GroupState& g) {
     int64_t length = at.ring_length;
     int position = layout_.delay_count + at.ring_index;
+    const int rings = at.state_offset + codegen::kDynRings;
+    auto larger = [&](Value* m, Value* x) { return b_.CreateSelect(b_.CreateFCmpOLT(m, x), x, m); };
     Value* window = target;
     Value* delayed = v;
     for (int j = 0; j < width; ++j) {
       AllocaInst* pos_slot = g.positions[position][j];
       Value* pos = b_.CreateLoad(i64_, pos_slot);
-      Value* inputs = state_slot(c0, j, at.state_offset + codegen::kDynRings);
-      Value* targets = state_slot(c0, j, at.state_offset + codegen::kDynRings + static_cast<int>(length));
+      Value* inputs = state_slot(c0, j, rings);
+      Value* targets = state_slot(c0, j, rings + static_cast<int>(length));
+      Value* suffix = state_slot(c0, j, rings + 2 * static_cast<int>(length));
+      Value* prefix_cell = state_slot(c0, j, rings + 3 * static_cast<int>(length));
       Value* x = lane(v, width, j);
       Value* t = lane(target, width, j);
       Value* x_cell = element(inputs, t_, pos);
       Value* old = b_.CreateLoad(t_, x_cell);
-      AllocaInst* acc = entry_alloca(t_);
-      b_.CreateStore(t, acc);
-      loop(b_.getInt64(0), 1, [&](Value* k) { return b_.CreateICmpSLT(k, b_.getInt64(length)); },
-           [&](Value* k) {
-             Value* m = b_.CreateLoad(t_, acc);
-             Value* past = load_at(t_, targets, k);
-             b_.CreateStore(b_.CreateSelect(b_.CreateFCmpOLT(m, past), past, m), acc);
-           });
+      Value* prefix = b_.CreateLoad(t_, prefix_cell);
+      Value* maximum = larger(larger(t, prefix), load_at(t_, suffix, pos));
       Value* t_cell = element(targets, t_, pos);
       b_.CreateStore(valid ? b_.CreateSelect(valid, x, old) : x, x_cell);
       b_.CreateStore(valid ? b_.CreateSelect(valid, t, b_.CreateLoad(t_, t_cell)) : t, t_cell);
       Value* next = b_.CreateAdd(pos, b_.getInt64(1));
+      Value* wrapped = b_.CreateICmpSGE(next, b_.getInt64(length));
+      if (valid) wrapped = b_.CreateAnd(wrapped, valid);
+      b_.CreateStore(valid ? b_.CreateSelect(valid, larger(prefix, t), prefix) : larger(prefix, t), prefix_cell);
+      // The block is whole: its suffix maxima, and an empty running maximum (0: targets are >= 0).
+      when(wrapped, nullptr, nullptr, [&]() -> Value* {
+        AllocaInst* acc = entry_alloca(t_);
+        b_.CreateStore(ConstantFP::get(t_, 0.0), acc);
+        repeat(b_.getInt64(length), [&](Value* k) { return b_.CreateICmpSGT(k, b_.getInt64(0)); },
+               [&](Value* k) {
+                 Value* i = b_.CreateSub(k, b_.getInt64(1));
+                 Value* m = larger(b_.CreateLoad(t_, acc), load_at(t_, targets, i));
+                 b_.CreateStore(m, acc);
+                 b_.CreateStore(m, element(suffix, t_, i));
+                 return i;
+               });
+        b_.CreateStore(ConstantFP::get(t_, 0.0), prefix_cell);
+        return nullptr;
+      });
       next = b_.CreateSelect(b_.CreateICmpSGE(next, b_.getInt64(length)), b_.getInt64(0), next);
       b_.CreateStore(valid ? b_.CreateSelect(valid, next, pos) : next, pos_slot);
-      window = with_lane(window, width, j, b_.CreateLoad(t_, acc));
+      window = with_lane(window, width, j, maximum);
       delayed = with_lane(delayed, width, j, old);
     }
     return {window, delayed};

@@ -7,7 +7,7 @@
 
 // chain %1: sos(1) | dynamics | dynamics | dynamics | dynamics
 // one thread per channel (gpu_thread_per_channel)
-// params: 37, state per channel: 30, delays: 0, rings: 1
+// params: 37, state per channel: 41, delays: 0, rings: 1
 // state and arithmetic in double (state_precision f64); samples are float
 extern "C" __global__ void fxc_chain_1(
   const float* __restrict__ in, float* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
@@ -57,7 +57,7 @@ extern "C" __global__ void fxc_chain_1(
   const double dyn4_5 = params[34];
   const double dyn4_6 = params[35];
   const double dyn4_7 = params[36];
-  double* const st = state + c * 30;
+  double* const st = state + c * 41;
   double z0_0_0 = st[0];
   double z0_0_1 = st[1];
   double env1 = st[2];
@@ -68,8 +68,8 @@ extern "C" __global__ void fxc_chain_1(
   double count3 = st[7];
   double* const ring3 = st + 8;  // stage 3 (dynamics): rings of the last inputs, then of the last targets
   long long pos3 = positions[c * 1 + 0];
-  double env4 = st[28];
-  double count4 = st[29];
+  double env4 = st[39];
+  double count4 = st[40];
   const float* const x = in + c * channel_stride;
   float* const y = out + c * channel_stride;
   for (long long n = 0; n < samples; ++n) {
@@ -139,8 +139,8 @@ extern "C" __global__ void fxc_chain_1(
   st[6] = env3;
   st[7] = count3;
   positions[c * 1 + 0] = pos3;
-  st[28] = env4;
-  st[29] = count4;
+  st[39] = env4;
+  st[40] = count4;
 }
 
 // Layout: planar rows <-> frames of channels, for the copies of an interleaved stream.

@@ -113,7 +113,7 @@ extern "C" __global__ void fxc_route_4(
 
 // chain %5: dynamics
 // one thread per channel (gpu_thread_per_channel)
-// params: 8, state per channel: 22, delays: 0, rings: 1
+// params: 8, state per channel: 33, delays: 0, rings: 1
 extern "C" __global__ void fxc_chain_5(
   const float* __restrict__ in, float* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const float* __restrict__ params, const long long* __restrict__ delay_lengths,
@@ -129,7 +129,7 @@ extern "C" __global__ void fxc_chain_5(
   const float dyn0_5 = params[5];
   const float dyn0_6 = params[6];
   const float dyn0_7 = params[7];
-  float* const st = state + c * 22;
+  float* const st = state + c * 33;
   float env0 = st[0];
   float count0 = st[1];
   float* const ring0 = st + 2;  // stage 0 (dynamics): rings of the last inputs, then of the last targets
