@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "support/api_error.h"
+#include "support/deep_stack.h"
 
 #include "frontend/dsl.h"
 #include "frontend/fx_file.h"
@@ -16,6 +17,14 @@ namespace fxc::driver {
 std::optional<GraphSource> GraphSource::from_fx(std::string text, std::string file,
                                                 std::vector<frontend::ConstantOverride> overrides,
                                                 DiagnosticEngine& diags) {
+  // The AST is walked here (its constants, its parameters) and freed, recursively, to the
+  // depth the parser allows: on the frontend's stack, not the caller's (support/deep_stack.h).
+  return on_deep_stack([&] { return from_fx_here(std::move(text), std::move(file), std::move(overrides), diags); });
+}
+
+std::optional<GraphSource> GraphSource::from_fx_here(std::string text, std::string file,
+                                                     std::vector<frontend::ConstantOverride> overrides,
+                                                     DiagnosticEngine& diags) {
   DiagnosticEngine parsing;
   auto ast = frontend::parse_fx_source(text, file, parsing);
   if (!ast || !frontend::apply_constant_overrides(*ast, overrides, parsing)) {
@@ -38,7 +47,7 @@ std::optional<GraphSource> GraphSource::from_fx(std::string text, std::string fi
 std::optional<GraphSource> GraphSource::from_dsl(std::string name, std::vector<Output> outputs,
                                                  DiagnosticEngine& diags) {
   GraphSource source;
-  for (const ParamRef& p : collect_params(outputs)) {
+  for (const ParamRef& p : on_deep_stack([&] { return collect_params(outputs); })) {
     auto same = std::find_if(source.params_.begin(), source.params_.end(),
                              [&](const ParamDecl& d) { return d.name == p->name; });
     if (same != source.params_.end()) {
@@ -64,7 +73,9 @@ std::string GraphSource::name_of(const ir::Graph& lowered) const {
 
 std::optional<ir::Graph> GraphSource::lower(const ParamValues& values, DiagnosticEngine& diags) const {
   if (!is_dsl_) return frontend::compile_fx_source(fx_text_, file_, overrides_, values, diags);
-  ir::Graph graph = make_graph(graph_name_, outputs_, values);
+  // make_graph walks the DSL's expressions recursively, as deep as they nest (the DSL has no
+  // limit of its own): on the frontend's stack, not the caller's.
+  ir::Graph graph = on_deep_stack([&] { return make_graph(graph_name_, outputs_, values); });
   // What the verifier finds in a DSL graph is the caller's mistake (an order of 0, a name used
   // twice), not fxc's: said as one, at the C++ call, without the IR's node numbers.
   DiagnosticEngine found;

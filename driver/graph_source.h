@@ -44,6 +44,11 @@ class GraphSource {
   std::optional<ir::Graph> lower(const ParamValues& values, DiagnosticEngine& diags) const;
 
  private:
+  // from_fx on the calling thread's stack.
+  static std::optional<GraphSource> from_fx_here(std::string text, std::string file,
+                                                 std::vector<frontend::ConstantOverride> overrides,
+                                                 DiagnosticEngine& diags);
+
   std::string fx_text_, file_;
   std::vector<frontend::ConstantOverride> overrides_;
   std::string graph_name_;

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "ir/print.h"
+#include "support/deep_stack.h"
 #include "support/float_format.h"
 
 namespace fxc::frontend {
@@ -255,30 +256,38 @@ int write_dot(std::ostream& out, const DumpNode& n, int& counter) {
 
 }  // namespace
 
+// The writers recurse once per level of an expression, to the depth the parser allows:
+// they run on a stack sized for it (support/deep_stack.h), whatever the caller's.
 std::string ast_to_text(const Ast& ast) {
-  std::ostringstream out;
-  out << "ast " << ir::quote(ast.file) << '\n';
-  for (const Stmt& s : ast.statements) write_text(out, stmt_node(s), 1);
-  return out.str();
+  return on_deep_stack([&] {
+    std::ostringstream out;
+    out << "ast " << ir::quote(ast.file) << '\n';
+    for (const Stmt& s : ast.statements) write_text(out, stmt_node(s), 1);
+    return out.str();
+  });
 }
 
 nlohmann::json ast_to_json(const Ast& ast) {
-  nlohmann::json j = {{"file", ast.file}, {"statements", nlohmann::json::array()}};
-  for (const Stmt& s : ast.statements) j["statements"].push_back(stmt_json(s));
-  return j;
+  return on_deep_stack([&] {
+    nlohmann::json j = {{"file", ast.file}, {"statements", nlohmann::json::array()}};
+    for (const Stmt& s : ast.statements) j["statements"].push_back(stmt_json(s));
+    return j;
+  });
 }
 
 std::string ast_to_dot(const Ast& ast) {
-  std::ostringstream out;
-  out << "digraph ast {\n  node [shape=box, fontname=\"monospace\"];\n";
-  out << "  root [label=\"" << dot_escape(ast.file) << "\"];\n";
-  int counter = 0;
-  for (const Stmt& s : ast.statements) {
-    int id = write_dot(out, stmt_node(s), counter);
-    out << "  root -> n" << id << ";\n";
-  }
-  out << "}\n";
-  return out.str();
+  return on_deep_stack([&] {
+    std::ostringstream out;
+    out << "digraph ast {\n  node [shape=box, fontname=\"monospace\"];\n";
+    out << "  root [label=\"" << dot_escape(ast.file) << "\"];\n";
+    int counter = 0;
+    for (const Stmt& s : ast.statements) {
+      int id = write_dot(out, stmt_node(s), counter);
+      out << "  root -> n" << id << ";\n";
+    }
+    out << "}\n";
+    return out.str();
+  });
 }
 
 }  // namespace fxc::frontend

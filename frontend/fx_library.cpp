@@ -11,6 +11,7 @@
 #include "frontend/fx_file.h"
 #include "frontend/lexer.h"
 #include "frontend/parser.h"
+#include "support/deep_stack.h"
 
 namespace fxc::frontend {
 namespace {
@@ -106,21 +107,24 @@ bool resolve_imports(Ast& ast, DiagnosticEngine& diags) {
 
 std::string imported_texts(std::string_view text, const std::string& name) {
   if (text.find("import") == std::string_view::npos) return {};
-  DiagnosticEngine diags;
-  Ast ast = parse(lex(text, name, diags), name, diags);
-  std::string out;
-  auto put = [&out](std::string_view field) {
-    out += std::to_string(field.size()) + ':';  // lengths first: no field can fake another
-    out += field;
-  };
-  if (!resolve_imports(ast, diags)) put(diags.str());
-  for (const auto& file : ast.imported) {
-    put(file->file);
-    if (file->file.starts_with(kStandardPrefix)) continue;
-    auto it = diags.sources().find(file->file);
-    put(it == diags.sources().end() ? std::string_view() : std::string_view(it->second));
-  }
-  return out;
+  // It parses the whole text, to the depth the language allows (fx_file.cpp's compile_edited).
+  return on_deep_stack([&] {
+    DiagnosticEngine diags;
+    Ast ast = parse(lex(text, name, diags), name, diags);
+    std::string out;
+    auto put = [&out](std::string_view field) {
+      out += std::to_string(field.size()) + ':';  // lengths first: no field can fake another
+      out += field;
+    };
+    if (!resolve_imports(ast, diags)) put(diags.str());
+    for (const auto& file : ast.imported) {
+      put(file->file);
+      if (file->file.starts_with(kStandardPrefix)) continue;
+      auto it = diags.sources().find(file->file);
+      put(it == diags.sources().end() ? std::string_view() : std::string_view(it->second));
+    }
+    return out;
+  });
 }
 
 }  // namespace fxc::frontend

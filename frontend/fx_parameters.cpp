@@ -5,6 +5,7 @@
 
 #include "frontend/lexer.h"
 #include "frontend/parser.h"
+#include "support/deep_stack.h"
 #include "support/float_format.h"
 
 namespace fxc::frontend {
@@ -117,29 +118,33 @@ std::string range_text(double min, double max, ParamUnit unit) {
 }
 
 std::optional<double> parse_param_value(const ParamDecl& param, std::string_view text, std::string& error) {
-  DiagnosticEngine scratch;
-  frontend::Ast ast = frontend::parse(frontend::lex("v = " + std::string(text) + "\n", "--set", scratch), "--set", scratch);
-  const auto* b = ast.statements.size() == 1 ? std::get_if<frontend::BindingStmt>(&ast.statements[0].node) : nullptr;
-  const auto* number = b && !b->range ? b->value.as<frontend::NumberExpr>() : nullptr;
-  if (scratch.has_errors() || !number) {
-    error = "expected a number with an optional unit, such as 500Hz or -3dB, got '" + std::string(text) + "'";
-    return std::nullopt;
-  }
-  frontend::ParamValue v = frontend::param_value_of(*number);
-  if (number->unit != frontend::Unit::none && v.unit != param.unit) {
-    const std::string given =
-        number->unit == frontend::Unit::samples
-            ? std::string("a number of samples (which needs the sample rate)")
-            : std::string(frontend::unit_quantity(number->unit)) + " in " + std::string(frontend::unit_text(number->unit));
-    const std::string takes = param.unit == ParamUnit::number    ? std::string("a plain number")
-                              : param.unit == ParamUnit::hz      ? std::string("a frequency in Hz or kHz")
-                              : param.unit == ParamUnit::seconds ? std::string("a time in s or ms")
-                              : param.unit == ParamUnit::db      ? std::string("a level in dB")
-                                                                 : std::string("a number of samples");
-    error = "'" + param.name + "' takes " + takes + ", not " + given;
-    return std::nullopt;
-  }
-  return v.value;
+  // The value is parsed as an expression, which nests as deep as the text (to the parser's
+  // limit): on the frontend's stack, not the caller's (support/deep_stack.h).
+  return on_deep_stack([&]() -> std::optional<double> {
+    DiagnosticEngine scratch;
+    frontend::Ast ast = frontend::parse(frontend::lex("v = " + std::string(text) + "\n", "--set", scratch), "--set", scratch);
+    const auto* b = ast.statements.size() == 1 ? std::get_if<frontend::BindingStmt>(&ast.statements[0].node) : nullptr;
+    const auto* number = b && !b->range ? b->value.as<frontend::NumberExpr>() : nullptr;
+    if (scratch.has_errors() || !number) {
+      error = "expected a number with an optional unit, such as 500Hz or -3dB, got '" + std::string(text) + "'";
+      return std::nullopt;
+    }
+    frontend::ParamValue v = frontend::param_value_of(*number);
+    if (number->unit != frontend::Unit::none && v.unit != param.unit) {
+      const std::string given =
+          number->unit == frontend::Unit::samples
+              ? std::string("a number of samples (which needs the sample rate)")
+              : std::string(frontend::unit_quantity(number->unit)) + " in " + std::string(frontend::unit_text(number->unit));
+      const std::string takes = param.unit == ParamUnit::number    ? std::string("a plain number")
+                                : param.unit == ParamUnit::hz      ? std::string("a frequency in Hz or kHz")
+                                : param.unit == ParamUnit::seconds ? std::string("a time in s or ms")
+                                : param.unit == ParamUnit::db      ? std::string("a level in dB")
+                                                                   : std::string("a number of samples");
+      error = "'" + param.name + "' takes " + takes + ", not " + given;
+      return std::nullopt;
+    }
+    return v.value;
+  });
 }
 
 }  // namespace fxc

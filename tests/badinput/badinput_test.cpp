@@ -12,6 +12,8 @@
 //                            the host lacks AVX2 and FMA (a case that needs a strategy)
 //   file NAME <<END          a text file: the lines up to END
 //   bytes NAME TEXT          a file of TEXT, with \n, \t, \\ and \xNN escapes
+//   append NAME COUNT TEXT   TEXT (escaped as for bytes) COUNT times at the end of NAME: a
+//                            file nested 1000 levels deep without a 10 KB line in the case
 //   npy NAME K=V...          a .npy file: descr=<f8 shape=2,64 fortran=False data=BYTES
 //                            values=0.5,nan,inf (cycled; default a sine) at=I:V,... (sample
 //                            I, counted over the whole array, is V) header=DICT
@@ -20,6 +22,9 @@
 //   patch NAME OFFSET HEX    overwrite bytes; truncate NAME BYTES cuts a file
 //   mkdir NAME, chmod MODE NAME, symlink NAME TARGET, mkfifo NAME, env NAME=VALUE
 //   limit-fsize BYTES|none   RLIMIT_FSIZE for the commands after it (a full disk)
+//   limit-stack KB|unlimited|none   the commands after it run under `ulimit -s` (a shell
+//                            sets it, for fxc alone): the main thread's stack, and in glibc
+//                            the default for other threads (2 MB under unlimited)
 //   cache-truncate EXT BYTES, cache-write EXT TEXT, cache-remove EXT, cache-flip EXT OFFSET
 //                            damage every entry file KEY.EXT in the cache directory
 //   run fxc ARGS...          run fxc in %t (words split at spaces, "..." groups); then:
@@ -483,8 +488,12 @@ void hand_over(const fs::path& dir, const RunAs& user) {
 // it itself, so that a write past the limit fails with EFBIG, as on a full disk (until
 // 2026-11-29 this runner ignored it for fxc, and hid that fxc was killed without a word).
 CommandResult run_fxc(std::vector<std::string> args, const fs::path& dir, const std::vector<std::string>& env,
-                      std::optional<rlim_t> fsize, const std::optional<RunAs>& user = std::nullopt) {
+                      std::optional<rlim_t> fsize, const std::optional<RunAs>& user = std::nullopt,
+                      const std::optional<std::string>& stack_kb = std::nullopt) {
   args.front() = FXC_BINARY;
+  // The stack limit is set by a shell that then becomes fxc: set here, it would bound this
+  // process's own stack while it waits.
+  if (stack_kb) args.insert(args.begin(), {"/bin/sh", "-c", "ulimit -s " + *stack_kb + " && exec \"$0\" \"$@\""});
   if (user)
     args.insert(args.begin(), {kSetpriv, "--reuid=" + std::to_string(user->uid), "--regid=" + std::to_string(user->gid),
                                "--clear-groups", "--"});
@@ -536,6 +545,7 @@ CaseRun run_case(const fs::path& file, bool rewrite) {
   std::vector<std::string> env = {"FXC_CACHE_DIR=" + (dir / "cache").string()};
   fs::path cache = dir / "cache";
   std::optional<rlim_t> fsize;
+  std::optional<std::string> stack_kb;  // limit-stack
   std::optional<RunAs> user;  // set by `requires non-root` when running as root
   std::vector<Rewrite> rewrites;
 
@@ -571,6 +581,12 @@ CaseRun run_case(const fs::path& file, bool rewrite) {
     } else if (d.verb == "bytes") {
       need(1);
       write_bytes(at(w[0]), unescape(d.rest.substr(d.rest.find(w[0]) + w[0].size() + 1)));
+    } else if (d.verb == "append") {
+      need(3);
+      const std::string piece = unescape(d.rest.substr(d.rest.find(w[1], d.rest.find(w[0]) + w[0].size()) + w[1].size() + 1));
+      std::string bytes = fs::exists(at(w[0])) ? read_file_bytes(at(w[0])) : std::string();
+      for (unsigned long i = 0, n = std::stoul(w[1]); i < n; ++i) bytes += piece;
+      write_bytes(at(w[0]), bytes);
     } else if (d.verb == "npy") {
       need(1);
       write_bytes(at(w[0]), make_npy(key_values(w, 1)));
@@ -606,6 +622,17 @@ CaseRun run_case(const fs::path& file, bool rewrite) {
       std::erase_if(env, [&](const std::string& e) { return e.rfind(key + "=", 0) == 0; });
       env.push_back(setting);
       if (key == "FXC_CACHE_DIR") cache = setting.substr(key.size() + 1);
+    } else if (d.verb == "limit-stack") {
+      need(1);
+      if (w[0] == "none") stack_kb.reset();
+      else if (std::all_of(w[0].begin(), w[0].end(), ::isdigit)) stack_kb = w[0];
+      else if (w[0] == "unlimited") {
+        // Where the hard limit is lower (some containers), its value: as large as it gets.
+        rlimit hard{};
+        getrlimit(RLIMIT_STACK, &hard);
+        stack_kb = hard.rlim_max == RLIM_INFINITY ? w[0] : std::to_string(hard.rlim_max / 1024);
+      }
+      else throw std::runtime_error("limit-stack takes a number of KB, 'unlimited' or 'none'");
     } else if (d.verb == "limit-fsize") {
       need(1);
       if (w[0] == "none") fsize.reset();
@@ -642,7 +669,7 @@ CaseRun run_case(const fs::path& file, bool rewrite) {
       std::map<std::string, std::string> before;
       for (const std::string& o : output_paths(args)) before[o] = path_state(dir / o);
       if (user) hand_over(dir, *user);
-      CommandResult r = run_fxc(args, dir, env, fsize, user);
+      CommandResult r = run_fxc(args, dir, env, fsize, user, stack_kb);
       ++result.commands;
       std::string err = normalize(r.err, dir), out = normalize(r.out, dir);
       int want_exit = 0;

@@ -11,6 +11,7 @@
 
 #include "frontend/ast_dump.h"
 #include "frontend/fx_file.h"
+#include "support/deep_stack.h"
 #include "support/float_format.h"
 #include "tools/fxc/commands.h"
 
@@ -37,15 +38,19 @@ struct DumpCommandOptions {
 };
 
 int dump_ast(const DumpCommandOptions& o) {
-  DiagnosticEngine diags;
-  auto ast = frontend::parse_fx_file(o.graph, diags);
-  if (!ast) return report(diags);
-  // Names and file names come from users' files: invalid UTF-8 is replaced, not thrown on.
-  constexpr auto kReplace = nlohmann::json::error_handler_t::replace;
-  if (o.format == "json") std::cout << frontend::ast_to_json(*ast).dump(2, ' ', false, kReplace) << '\n';
-  else if (o.format == "dot") std::cout << frontend::ast_to_dot(*ast);
-  else std::cout << frontend::ast_to_text(*ast);
-  return report(diags);
+  // The tree, its JSON and the JSON's text are each as deep as the file nests (to the 1000
+  // levels the parser allows), and each is written and freed recursively.
+  return on_deep_stack([&] {
+    DiagnosticEngine diags;
+    auto ast = frontend::parse_fx_file(o.graph, diags);
+    if (!ast) return report(diags);
+    // Names and file names come from users' files: invalid UTF-8 is replaced, not thrown on.
+    constexpr auto kReplace = nlohmann::json::error_handler_t::replace;
+    if (o.format == "json") std::cout << frontend::ast_to_json(*ast).dump(2, ' ', false, kReplace) << '\n';
+    else if (o.format == "dot") std::cout << frontend::ast_to_dot(*ast);
+    else std::cout << frontend::ast_to_text(*ast);
+    return report(diags);
+  });
 }
 
 // An option that changes nothing in the dump asked for is said to be unused (a warning: the
