@@ -45,8 +45,19 @@ std::vector<SourceLoc> merged_origins(const Node& first, const Node& second) {
   return out;
 }
 
+std::vector<SourceLoc> merged_origins(Node&& first, const Node& second) {
+  std::vector<SourceLoc> out = std::move(first.origins);
+  if (out.empty() && first.loc.valid()) out.push_back(first.loc);
+  if (second.origins.empty()) {
+    if (second.loc.valid()) out.push_back(second.loc);
+  } else {
+    out.insert(out.end(), second.origins.begin(), second.origins.end());
+  }
+  return out;
+}
+
 Graph absorb_single_use_operands(const Graph& graph,
-                                 const std::function<bool(Node&, const Node&)>& absorb) {
+                                 const std::function<bool(Node&, Node&)>& absorb) {
   Graph out = graph;
   auto order = topological_order(out);
   if (!order) return out;
@@ -57,9 +68,12 @@ Graph absorb_single_use_operands(const Graph& graph,
     if (node.operands.empty()) continue;
     NodeId prev = node.operands[0];
     if (!has_single_use(users, out, prev) || !absorb(node, out.node(prev))) continue;
-    node.origins = merged_origins(out.node(prev), node);
-    node.live = node.live || out.node(prev).live;
-    node.operands = out.node(prev).operands;
+    // The operand is removed: what grows along a run (its origins, its operands) is taken,
+    // not copied, so that a run of n nodes costs O(n), not O(n²).
+    Node& operand = out.node(prev);
+    node.origins = merged_origins(std::move(operand), node);
+    node.live = node.live || operand.live;
+    node.operands = std::move(operand.operands);
     keep[prev] = false;
   }
   return compact(out, keep);

@@ -22,7 +22,7 @@ std::vector<double> convolve(const std::vector<double>& a, const std::vector<dou
 // Algorithm: absorb_single_use_operands, where a fir node convolves the taps of a fir
 // operand into its own when the cost model says the merged filter is no dearer.
 ir::Graph fuse_fir_chains(const ir::Graph& graph, PassContext& context) {
-  return ir::absorb_single_use_operands(graph, [&](ir::Node& node, const ir::Node& operand) {
+  return ir::absorb_single_use_operands(graph, [&](ir::Node& node, ir::Node& operand) {
     auto* fir = std::get_if<ir::FirFilter>(&node.op);
     auto* first = std::get_if<ir::FirFilter>(&operand.op);
     if (!fir || !first) return false;
