@@ -120,4 +120,9 @@ bool lanes_across_channels(const ir::Chain& chain) {
                       [](const ir::Stage& stage) { return std::holds_alternative<ir::FirFilter>(stage); });
 }
 
+bool partial_group_vectorized(const ir::Chain& chain, DType signal) {
+  return chain.strategy != ir::IirStrategy::chunked_scan && lanes_across_channels(chain) &&
+         ir::partial_lanes_vectorize(chain.stages, compute_dtype(chain, signal) == DType::f64);
+}
+
 }  // namespace fxc::codegen

@@ -89,4 +89,10 @@ std::string kernel_symbol(std::uint32_t id);
 /// over time. The runtime cuts a call into parts of whole vector groups by the same rule.
 bool lanes_across_channels(const ir::Chain& chain);
 
+/// Whether the chain's CPU kernel runs the channels past its last whole group of lanes as one
+/// vector, its spare lanes idle (ir::partial_lanes_vectorize, for the type it computes in),
+/// rather than one at a time. Callers that split channels between threads keep such a
+/// remainder whole, in the last part (runtime/run_graph.cpp).
+bool partial_group_vectorized(const ir::Chain& chain, DType signal);
+
 }  // namespace fxc::codegen

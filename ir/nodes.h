@@ -397,6 +397,14 @@ using Stage = std::variant<SosCascade, FirFilter, Gain, Delay, Tanh, Clip, Dynam
 /// True when the chain holds a fused loop (loop_read ... loop_write).
 bool has_loop(const std::vector<Stage>& stages);
 
+/// True when a CPU kernel of these stages runs the channels past its last whole group of SIMD
+/// lanes as one more vector, its spare lanes idle (codegen/cpu/emit_chain.cpp), rather than one
+/// channel at a time: when all its state lives in registers (no FIR, delay, fused loop or
+/// lookahead, whose rings are per channel in memory), and, computing in float64, no stage calls
+/// the C library once per lane, idle lanes too (dynamics, tanh). The cost model gives such
+/// chains lanes from two channels.
+bool partial_lanes_vectorize(const std::vector<Stage>& stages, bool float64);
+
 /// The stages a scan over time chunks carries from chunk to chunk: the length of the prefix
 /// of sections and gains that ends with the chain's last section, when every stage after it is
 /// memoryless (gain, clip, tanh: they run on the scan's output, sample by sample); 0 when

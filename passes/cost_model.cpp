@@ -161,6 +161,12 @@ Schedule choose_iir(const ChainSummary& chain, int channels, const PassContext& 
   if (total >= t.lane_fill * lanes)
     return {ir::IirStrategy::channel_lanes, 0, {}, 0,
             fmt::format("{} fill {} of {} {} lanes", who, total, lanes, name(c.binding.dtype))};
+  const bool partial_vector = c.binding.dtype == DType::f64 ? chain.partial_lanes_vectorize_f64
+                                                            : chain.partial_lanes_vectorize_f32;
+  if (partial_vector && t.partial_lanes_min_channels > 0 && total >= t.partial_lanes_min_channels)
+    return {ir::IirStrategy::channel_lanes, 0, {}, 0,
+            fmt::format("{} fill {} of {} {} lanes (one vector, the others idle)", who, total, lanes,
+                        name(c.binding.dtype))};
   if (sections >= 2)
     return {ir::IirStrategy::section_wavefront, 0, {}, 0,
             fmt::format("{}, {}: section wavefront hides the recurrence latency", who,
@@ -284,6 +290,8 @@ ChainSummary summarize(const ir::Chain& chain) {
   ChainSummary summary;
   summary.gpu_scannable = ir::scanned_prefix(chain.stages) > 0;
   summary.steps = ir::wavefront_steps(chain.stages);
+  summary.partial_lanes_vectorize_f32 = ir::partial_lanes_vectorize(chain.stages, false);
+  summary.partial_lanes_vectorize_f64 = ir::partial_lanes_vectorize(chain.stages, true);
   const bool fused_loop = ir::has_loop(chain.stages);
   for (const ir::Stage& stage : chain.stages) {
     summary.linear = summary.linear && !fused_loop &&

@@ -61,6 +61,10 @@ struct ChainSummary {
   /// too short for an FFT segment, so its FIRs run direct.
   bool in_loop = false;
   bool linear = true;          ///< only sections and gains: time can be split into chunks
+  /// ir::partial_lanes_vectorize computing in float32 and in float64: a group of fewer channels
+  /// than lanes still runs as one vector.
+  bool partial_lanes_vectorize_f32 = false;
+  bool partial_lanes_vectorize_f64 = false;
   /// Sections and gains, then memoryless stages only (ir::scanned_prefix): the GPU's chunked
   /// scan splits time and runs the tail on its output.
   bool gpu_scannable = false;

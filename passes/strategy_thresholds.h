@@ -15,6 +15,11 @@ struct StrategyThresholds {
   /// Channels across SIMD lanes when channels >= lane_fill * lanes: below half-full
   /// vectors, pipelining sections (wavefront) keeps more FMA units busy.
   double lane_fill = 0.5;
+  /// And from this many channels where the kernel runs a partial group of lanes as one vector
+  /// (ir::partial_lanes_vectorize): two channels in 8 float32 lanes beat one at a time (a
+  /// stereo float32 compressor 8.2 against 19.5 ms per 10 s, butter(8) 0.46 against 0.80 ms
+  /// per 2 s); one does not (9.8 against 9.6 ms). 0: lane_fill alone decides.
+  int partial_lanes_min_channels = 2;
   /// Time-chunked scan (chunks as SIMD lanes) for few channels from this many samples: each
   /// chunk's start is corrected over a few thousand samples (the filter's decay), which
   /// pays once chunks are tens of thousands of samples long.

@@ -66,11 +66,16 @@ void run_channel_parts(const ir::Chain& chain, FxcChainKernel kernel, const FxcC
     return;
   }
   // A part is whole vector groups where the kernel has them (channel lanes with at least a
-  // group's channels; the remainder goes with the last part), else single channels (the
-  // kernel's per-channel loop: fewer channels than lanes, the wavefront, sequential code).
+  // group's channels, or a vector remainder; the remainder goes with the last part), else
+  // single channels (the kernel's per-channel loop: fewer channels than lanes, the wavefront,
+  // sequential code).
   static const passes::Target host = passes::host_target();  // asking costs microseconds
   const int vector_lanes = host.lanes(std::is_same_v<C, float> ? DType::f32 : DType::f64);
-  const int lanes = codegen::lanes_across_channels(chain) && channels >= static_cast<std::size_t>(vector_lanes)
+  // A vector remainder (codegen::partial_group_vectorized) stays whole: with fewer channels
+  // than lanes, one call.
+  const int lanes = codegen::lanes_across_channels(chain) &&
+                            (channels >= static_cast<std::size_t>(vector_lanes) ||
+                             codegen::partial_group_vectorized(chain, std::is_same_v<C, float> ? DType::f32 : DType::f64))
                         ? vector_lanes
                         : 1;
   const std::size_t groups = channels / static_cast<std::size_t>(lanes);

@@ -292,7 +292,10 @@ TEST_CASE("a saved state continues in another stream; damaged states are refused
   // (channel lanes) loads into a stream run another way (the wavefront).
   passes::StrategyThresholds wavefront;
   REQUIRE_FALSE(wavefront.set("lane_fill", "2"));
+  REQUIRE_FALSE(wavefront.set("partial_lanes_min_channels", "0"));
   Setup other_strategy = compile(g, 2, DType::f32, 64, wavefront);
+  for (const ir::Node& n : other_strategy.scheduled.nodes())
+    if (auto* chain = std::get_if<ir::Chain>(&n.op)) CHECK(chain->strategy != ir::IirStrategy::channel_lanes);
   CpuStream continued(other_strategy.scheduled, other_strategy.kernels);
   REQUIRE(continued.load_state(saved));
   auto continued_out = continued.process(b);

@@ -122,6 +122,23 @@ TEST_CASE("strategies for the standard workloads on a 2-core AVX2 CPU") {
        "no IIR stage; FIR 511 taps: FFT overlap-save, block 2048"},
   };
   for (const Case& c : w3) check_case(w3_chain(), c);
+
+  // A chain whose state is all in registers runs a partial group of lanes as one vector: from
+  // two channels (ir::partial_lanes_vectorize). One with a FIR keeps the old rule (half the lanes).
+  Flow x = input("x");
+  const ir::Graph eq = make_graph("eq", {output("y", x | butter(4, 1_kHz) | peaking(2_kHz, 1.0, 6_dB) | tanh())});
+  const ir::Graph with_fir = make_graph("fir", {output("y", x | butter(4, 1_kHz) | fir({0.5, 0.25, 0.125}))});
+  const Case partial[] = {
+      {"eq 2 ch f32", 2, 1, 48000, DType::f32, 1, cpu, S::channel_lanes, F::none,
+       "2 channels fill 2 of 8 f32 lanes (one vector, the others idle)"},
+      {"eq 3 ch f32", 3, 1, 48000, DType::f32, 1, cpu, S::channel_lanes, F::none,
+       "3 channels fill 3 of 8 f32 lanes (one vector, the others idle)"},
+      {"eq 1 ch f32", 1, 1, 48000, DType::f32, 1, cpu, S::section_wavefront, F::none,
+       "1 channel, 3 sections: section wavefront hides the recurrence latency"},
+  };
+  for (const Case& c : partial) check_case(eq, c);
+  check_case(with_fir, {"fir 2 ch f32", 2, 1, 48000, DType::f32, 1, cpu, S::section_wavefront, F::direct,
+                        "2 channels, 2 sections: section wavefront hides the recurrence latency; FIR 3 taps: direct"});
 }
 
 TEST_CASE("FFT blocks: 4x the taps for long signals, just above the taps and the call for a stream's short blocks") {
