@@ -32,8 +32,9 @@ struct StrategyThresholds {
   /// correction costs at most the vector work; 0 ignores the decay.
   double chunk_decay_ratio = 1.0;
   /// FFT overlap-save instead of direct FIR from this many taps (CPU, float32 signals:
-  /// KissFFT).
-  int fir_fft_min_taps = 64;
+  /// KissFFT). 64 until 2026-11-29, when a performance hunt measured the direct kernel (a
+  /// scalar loop per channel) 3.8x slower at 63 taps than the FFT at 65 (docs/passes.md).
+  int fir_fft_min_taps = 32;
   /// The same for float64 signals (fxc's RealFft, runtime/real_fft.h): measured even with
   /// direct float64 convolution at 24 taps and 1.6x faster at 32 (docs/passes.md).
   int fir_fft_min_taps_f64 = 32;
