@@ -98,11 +98,31 @@ void clear_memory_cache() {
 KernelCache::KernelCache(std::string directory, std::uint64_t max_bytes)
     : directory_(std::move(directory)), max_bytes_(max_bytes) {}
 
+namespace {
+
+// Each chain's kernel state as the runtime will lay it out: a kernel of another layout (a
+// code generator changed without its version raised) misses instead of reading and writing
+// past the state it is given (an old binary loading kernels of a grown dynamics state
+// corrupted its heap, 2026-11-29).
+std::string layout_text(const ir::Graph& scheduled) {
+  std::string text = "layouts";
+  for (ir::NodeId id = 0; id < scheduled.size(); ++id)
+    if (auto* chain = std::get_if<ir::Chain>(&scheduled.node(id).op)) {
+      const codegen::ChainLayout layout = codegen::layout_of(*chain);
+      text += " %" + std::to_string(id) + ":" + std::to_string(layout.param_count) + "," +
+              std::to_string(layout.state_per_channel) + "," + std::to_string(layout.delay_count) + "," +
+              std::to_string(layout.ring_count);
+    }
+  return text + "\n";
+}
+
+}  // namespace
+
 std::string KernelCache::key_text(const ir::Graph& scheduled) {
   return std::string(kFormat) + "\nfxc " + kVersion + "\nbackend cpu, code generation " +
          std::to_string(codegen::kCpuCodegenVersion) + "\ntarget " +
          codegen::cpu_target_id() + "\ntoolchain " + codegen::llvm_version_string() +
-         "\noptions O1\n" + ir::to_text(scheduled, {.locations = false, .shape_only = true});
+         "\noptions O1\n" + layout_text(scheduled) + ir::to_text(scheduled, {.locations = false, .shape_only = true});
 }
 
 std::string KernelCache::key(const ir::Graph& scheduled) { return sha256_hex(key_text(scheduled)); }
@@ -114,7 +134,8 @@ std::string KernelCache::cuda_key_text(const ir::Graph& scheduled, const std::st
   for (const std::string& o : codegen::cuda_compile_options(arch, true)) options += " " + o;
   return std::string(kFormat) + "\nfxc " + kVersion + "\nbackend cuda, code generation " +
          std::to_string(kCudaCodegenVersion) + "\ntarget " + arch + "\ntoolchain NVRTC " + *nvrtc +
-         "\noptions" + options + "\n" + ir::to_text(scheduled, {.locations = false, .shape_only = true});
+         "\noptions" + options + "\n" + layout_text(scheduled) +
+         ir::to_text(scheduled, {.locations = false, .shape_only = true});
 }
 
 Expected<std::shared_ptr<const std::string>, std::string> KernelCache::cuda_cubin(const ir::Graph& scheduled,

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "accuracy_support.h"
+#include "codegen/chain_layout.h"
 #include "expected_text.h"
 #include "frontend/dsl.h"
 #include "passes/pipeline.h"
@@ -330,6 +331,20 @@ ir::Chain& the_chain(ir::Graph& g) {
     if (auto* chain = std::get_if<ir::Chain>(&g.node(id).op)) return *chain;
   FAIL("no chain");
   throw 0;
+}
+
+TEST_CASE("the key holds each chain's state layout as the runtime lays it out") {
+  // A code generator changed without its version raised must miss, not hand a kernel a state of
+  // another size: an old binary loading kernels of a grown dynamics state corrupted its heap.
+  ir::Graph g = one_chain(DType::f32, 2);
+  const codegen::ChainLayout layout = codegen::layout_of(the_chain(g));
+  const std::string text = KernelCache::key_text(g);
+  ir::NodeId id = 0;
+  for (; id < g.size(); ++id)
+    if (std::holds_alternative<ir::Chain>(g.node(id).op)) break;
+  CHECK(text.find("\nlayouts %" + std::to_string(id) + ":" + std::to_string(layout.param_count) + "," +
+                  std::to_string(layout.state_per_channel) + "," + std::to_string(layout.delay_count) + "," +
+                  std::to_string(layout.ring_count) + "\n") != std::string::npos);
 }
 
 TEST_CASE("every shape field of a chain, the dtype and the channel count change the cache key") {
