@@ -131,8 +131,19 @@ std::string read_chains(StateReader& r, const ir::Graph& g, const GraphValues& v
     const std::vector<std::int64_t>& delay_lengths = values.nodes[id].delay_lengths;
     auto channels = static_cast<std::size_t>(node.type.channels);
     if (c.state.size() != channels * layout.state_per_channel ||
-        c.positions.size() != channels * layout.positions_per_channel())
+        c.positions.size() != channels * layout.positions_per_channel()) {
+      // Before 2026-11-29 a limiter's lookahead kept L + 1 values a channel fewer (no blocks of
+      // its window): such a state is not damaged, only older.
+      std::size_t older = layout.state_per_channel;
+      for (std::size_t k = 0; k < layout.stages.size() && k < chain->stages.size(); ++k)
+        if (std::holds_alternative<ir::Dynamics>(chain->stages[k]) && layout.stages[k].ring_index >= 0)
+          older -= static_cast<std::size_t>(layout.stages[k].ring_length) + 1;
+      if (older != static_cast<std::size_t>(layout.state_per_channel) && c.state.size() == channels * older)
+        return "the stream state was saved by an fxc from before 2026-11-29, whose limiter lookahead kept less "
+               "state (" + (node.loc.valid() ? "the chain at " + to_string(node.loc) : "node %" + std::to_string(id)) +
+               "): run the stream again from its start, or finish it with the fxc that saved it";
       return damaged(where + "has the wrong size for " + std::to_string(channels) + " channel(s)");
+    }
     if (c.delay_lengths != delay_lengths)
       return "the stream state was saved with other delay lengths (" +
              (node.loc.valid() ? "the delay at " + to_string(node.loc) : "node %" + std::to_string(id) + "'s") +

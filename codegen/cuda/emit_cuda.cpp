@@ -157,7 +157,7 @@ class ChainBody {
                  (start == Start::zero ? at_(i).t + "(0)" : from_buffer(i, "st[" + str(at.state_offset + j) + "]")) + ";");
         if (at.ring_index >= 0) {
           w.line(s_.t + "* const " + ring(i) + " = st + " + str(at.state_offset + kDynRings) + ";  // stage " + str(i) +
-                 " (dynamics): rings of the last inputs, then of the last targets");
+                 " (dynamics): rings of the last inputs and targets, the targets' suffix maxima, their running maximum");
           w.line("long long " + pos(i) + " = positions[c * " + str(layout_.positions_per_channel()) + " + " +
                  str(layout_.delay_count + at.ring_index) + "];");
         }
@@ -370,14 +370,27 @@ class ChainBody {
       case T::limiter: {
         w.line(t + " target = d > " + t + "(0) ? d : " + t + "(0);  // max(0, max(d, 0)); a NaN gives 0");
         if (at.ring_index >= 0) {
-          std::string length = str(at.ring_length);
-          std::string targets = "(" + ring(i) + " + " + length + ")";
-          w.line(t + " z = target;");
-          w.line("for (long long k = 0; k < " + length + "; ++k) z = z < " + targets + "[k] ? " + targets + "[k] : z;");
+          // The window's maximum from blocks of the targets' ring, as the CPU's emit_lookahead
+          // computes it (van Herk and Gil-Werman): this block's running maximum, the last
+          // block's maxima from each position to the ring's end (computed when it wrapped).
+          const int l = at.ring_length;
+          const std::string length = str(l);
+          const std::string targets = "(" + ring(i) + " + " + length + ")";
+          const std::string suffix = "(" + ring(i) + " + " + str(2 * l) + ")";
+          const std::string prefix = ring(i) + "[" + str(3 * l) + "]";
+          w.line(t + " z = target < " + t + "(" + prefix + ") ? " + t + "(" + prefix + ") : target;");
+          w.line("z = z < " + t + "(" + suffix + "[" + pos(i) + "]) ? " + t + "(" + suffix + "[" + pos(i) + "]) : z;");
           w.line("input = " + ring(i) + "[" + pos(i) + "];");
           w.line(ring(i) + "[" + pos(i) + "] = " + v + ";");
           w.line(targets + "[" + pos(i) + "] = target;");
-          w.line(pos(i) + " = " + pos(i) + " + 1 >= " + length + " ? 0 : " + pos(i) + " + 1;");
+          w.line(prefix + " = " + prefix + " < target ? target : " + prefix + ";");
+          w.line("if (++" + pos(i) + " >= " + length + ") {  // the block is whole: its suffix maxima");
+          w.line("  " + s_.t + " m = 0;");
+          w.line("  for (long long k = " + str(l - 1) + "; k >= 0; --k) { m = m < " + targets + "[k] ? " + targets +
+                 "[k] : m; " + suffix + "[k] = m; }");
+          w.line("  " + prefix + " = 0;");
+          w.line("  " + pos(i) + " = 0;");
+          w.line("}");
           w.line("target = z;");
         }
         w.line(y + " = target > " + y + " ? target : " + sc.fma + "(" + release + ", " + y + ", (" + t + "(1) - " +

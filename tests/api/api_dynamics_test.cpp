@@ -7,6 +7,10 @@
 
 #include <doctest/doctest.h>
 
+#include <cstring>
+
+#include "support/sha256.h"
+
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -145,6 +149,54 @@ TEST_CASE("dynamics: long lookaheads equal the interpreter's scan, on every lane
         worst = std::max(worst, std::abs(rest.at(c, n) - whole.at(c, 7777 + n)));
     CHECK(worst == 0);
   }
+}
+
+// A state saved before the lookahead's blocks (2026-11-29) lacks their L + 1 values a channel:
+// refused as older, not as damaged. Made here from a state of today by cutting them out of its
+// body (1 channel, the limiter alone: its state ends with them) and signing it again.
+TEST_CASE("dynamics: a lookahead state saved before its blocks is refused as older, not damaged") {
+  const std::string source = "input x : 1\noutput x | limiter(-3 dB, 10 ms, lookahead=1 ms)\n";  // L = 48 at 48 kHz
+  fxc::Program program = fxc::Program::from_source(source, options(fxc::DType::f64));
+  fxc::Processor p = program.processor();
+  p.prepare(256);
+  run_processor(p, swelling_noise(1, 1000, 7), 41, 100);
+  const std::string saved = p.save_state();
+  const std::size_t sum = saved.find("sha256 ");
+  REQUIRE(sum != std::string::npos);
+  const std::size_t body_at = saved.find('\n', sum) + 1;
+  std::string body = saved.substr(body_at);
+  // Body: u8 dtype, u64 chain count, per chain u8 ready and, when ready, u64-counted arrays.
+  std::size_t at = 1;
+  auto u64 = [&](std::size_t where) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, body.data() + where, 8);
+    return v;
+  };
+  const std::uint64_t chains = u64(at);
+  at += 8;
+  bool cut = false;
+  for (std::uint64_t k = 0; k < chains && !cut; ++k) {
+    const bool ready = body[at++] != 0;
+    if (!ready) continue;
+    const std::uint64_t n = u64(at);
+    REQUIRE(n == 2 + 3 * 48 + 1);  // smoothed, counter, two rings, the suffix maxima, the running maximum
+    const std::uint64_t older = n - 49;
+    std::memcpy(body.data() + at, &older, 8);
+    body.erase(at + 8 + older * 8, 49 * 8);
+    cut = true;
+  }
+  REQUIRE(cut);
+  const std::string old = saved.substr(0, sum) + "sha256 " + fxc::sha256_hex(body) + "\n" + body;
+  fxc::Processor second = program.processor();
+  second.prepare(256);
+  try {
+    second.load_state(old);
+    FAIL("an older state loaded");
+  } catch (const fxc::Error& e) {
+    CHECK(std::string(e.what()).find("was saved by an fxc from before 2026-11-29, whose limiter lookahead kept less state") !=
+          std::string::npos);
+  }
+  second.load_state(saved);  // today's loads
 }
 
 // The gain computer's curve at 1 dB steps: with no attack or release the output level of a

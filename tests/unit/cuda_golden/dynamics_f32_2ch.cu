@@ -66,7 +66,7 @@ extern "C" __global__ void fxc_chain_1(
   double count2 = st[5];
   double env3 = st[6];
   double count3 = st[7];
-  double* const ring3 = st + 8;  // stage 3 (dynamics): rings of the last inputs, then of the last targets
+  double* const ring3 = st + 8;  // stage 3 (dynamics): rings of the last inputs and targets, the targets' suffix maxima, their running maximum
   long long pos3 = positions[c * 1 + 0];
   double env4 = st[39];
   double count4 = st[40];
@@ -113,12 +113,18 @@ extern "C" __global__ void fxc_chain_1(
       const double d = xg - dyn3_0;
       double input = v;
       double target = d > double(0) ? d : double(0);  // max(0, max(d, 0)); a NaN gives 0
-      double z = target;
-      for (long long k = 0; k < 10; ++k) z = z < (ring3 + 10)[k] ? (ring3 + 10)[k] : z;
+      double z = target < double(ring3[30]) ? double(ring3[30]) : target;
+      z = z < double((ring3 + 20)[pos3]) ? double((ring3 + 20)[pos3]) : z;
       input = ring3[pos3];
       ring3[pos3] = v;
       (ring3 + 10)[pos3] = target;
-      pos3 = pos3 + 1 >= 10 ? 0 : pos3 + 1;
+      ring3[30] = ring3[30] < target ? target : ring3[30];
+      if (++pos3 >= 10) {  // the block is whole: its suffix maxima
+        double m = 0;
+        for (long long k = 9; k >= 0; --k) { m = m < (ring3 + 10)[k] ? (ring3 + 10)[k] : m; (ring3 + 20)[k] = m; }
+        ring3[30] = 0;
+        pos3 = 0;
+      }
       target = z;
       env3 = target > env3 ? target : fma(dyn3_5, env3, (double(1) - dyn3_5) * target);
       v = exp((dyn3_3 - env3) * double(0.11512925464970229)) * input;

@@ -132,7 +132,7 @@ extern "C" __global__ void fxc_chain_5(
   float* const st = state + c * 33;
   float env0 = st[0];
   float count0 = st[1];
-  float* const ring0 = st + 2;  // stage 0 (dynamics): rings of the last inputs, then of the last targets
+  float* const ring0 = st + 2;  // stage 0 (dynamics): rings of the last inputs and targets, the targets' suffix maxima, their running maximum
   long long pos0 = positions[c * 1 + 0];
   const float* const x = in + c * channel_stride;
   float* const y = out + c * channel_stride;
@@ -145,12 +145,18 @@ extern "C" __global__ void fxc_chain_5(
       const float d = xg - dyn0_0;
       float input = v;
       float target = d > float(0) ? d : float(0);  // max(0, max(d, 0)); a NaN gives 0
-      float z = target;
-      for (long long k = 0; k < 10; ++k) z = z < (ring0 + 10)[k] ? (ring0 + 10)[k] : z;
+      float z = target < float(ring0[30]) ? float(ring0[30]) : target;
+      z = z < float((ring0 + 20)[pos0]) ? float((ring0 + 20)[pos0]) : z;
       input = ring0[pos0];
       ring0[pos0] = v;
       (ring0 + 10)[pos0] = target;
-      pos0 = pos0 + 1 >= 10 ? 0 : pos0 + 1;
+      ring0[30] = ring0[30] < target ? target : ring0[30];
+      if (++pos0 >= 10) {  // the block is whole: its suffix maxima
+        float m = 0;
+        for (long long k = 9; k >= 0; --k) { m = m < (ring0 + 10)[k] ? (ring0 + 10)[k] : m; (ring0 + 20)[k] = m; }
+        ring0[30] = 0;
+        pos0 = 0;
+      }
       target = z;
       env0 = target > env0 ? target : fmaf(dyn0_5, env0, (float(1) - dyn0_5) * target);
       v = expf((dyn0_3 - env0) * float(0.11512925464970229));  // the gain (a side-chain's)
