@@ -51,6 +51,30 @@ fxc::Signal swelling_noise(std::size_t channels, std::size_t samples, unsigned s
   return x;
 }
 
+// A stream of `x` saved after `cut` frames (blocks of random length up to `block`, from
+// `seed`), loaded into another Processor and run on: the largest difference of what follows
+// from the whole run's `whole`.
+double resumed_difference(const fxc::Program& program, const fxc::Signal& x, const fxc::Signal& whole, std::size_t cut,
+                          int prepared, int block, unsigned seed) {
+  const std::size_t channels = x.channels();
+  fxc::Signal head(channels, cut, fxc::DType::f64), tail(channels, x.samples() - cut, fxc::DType::f64);
+  for (std::size_t c = 0; c < channels; ++c) {
+    std::copy_n(x.f64(c).begin(), cut, head.f64(c).begin());
+    std::copy(x.f64(c).begin() + static_cast<std::ptrdiff_t>(cut), x.f64(c).end(), tail.f64(c).begin());
+  }
+  fxc::Processor first = program.processor();
+  first.prepare(prepared);
+  run_processor(first, head, seed, block);
+  fxc::Processor second = program.processor();
+  second.prepare(prepared);
+  second.load_state(first.save_state());
+  fxc::Signal rest = run_processor(second, tail, seed + 1, block);
+  double worst = 0;
+  for (std::size_t c = 0; c < channels; ++c)
+    for (std::size_t n = 0; n < tail.samples(); ++n) worst = std::max(worst, std::abs(rest.at(c, n) - whole.at(c, cut + n)));
+  return worst;
+}
+
 }  // namespace
 
 TEST_CASE("dynamics: compiled float64 and float32 equal the reference interpreter") {
@@ -92,21 +116,7 @@ TEST_CASE("dynamics: a stream in random blocks, a saved state and a batch equal 
   p.reset();
   CHECK(relative_error(run_processor(p, x, 12, 3), whole) == 0);
   // Saved in the middle of a stream, loaded into another processor.
-  p.reset();
-  fxc::Signal head(2, 4321, fxc::DType::f64), tail(2, x.samples() - 4321, fxc::DType::f64);
-  for (std::size_t c = 0; c < 2; ++c) {
-    std::copy_n(x.f64(c).begin(), 4321, head.f64(c).begin());
-    std::copy(x.f64(c).begin() + 4321, x.f64(c).end(), tail.f64(c).begin());
-  }
-  run_processor(p, head, 13, 500);
-  fxc::Processor second = program.processor();
-  second.prepare(1024);
-  second.load_state(p.save_state());
-  fxc::Signal rest = run_processor(second, tail, 14, 500);
-  double worst = 0;
-  for (std::size_t c = 0; c < 2; ++c)
-    for (std::size_t n = 0; n < tail.samples(); ++n) worst = std::max(worst, std::abs(rest.at(c, n) - whole.at(c, 4321 + n)));
-  CHECK(worst == 0);
+  CHECK(resumed_difference(program, x, whole, 4321, 1024, 500, 13) == 0);
   std::vector<std::vector<fxc::Signal>> items;
   for (unsigned i = 0; i < 3; ++i) items.push_back({swelling_noise(2, 3000 + 700 * i, 20 + i)});
   auto batch = program.run_batch(items);
@@ -132,22 +142,7 @@ TEST_CASE("dynamics: long lookaheads equal the interpreter's scan, on every lane
     fxc::Processor p = program.processor();
     p.prepare(2048);
     CHECK(relative_error(run_processor(p, x, 31, 2000), whole) == 0);
-    p.reset();
-    fxc::Signal head(9, 7777, fxc::DType::f64), tail(9, x.samples() - 7777, fxc::DType::f64);
-    for (std::size_t c = 0; c < 9; ++c) {
-      std::copy_n(x.f64(c).begin(), 7777, head.f64(c).begin());
-      std::copy(x.f64(c).begin() + 7777, x.f64(c).end(), tail.f64(c).begin());
-    }
-    run_processor(p, head, 32, 300);
-    fxc::Processor second = program.processor();
-    second.prepare(2048);
-    second.load_state(p.save_state());
-    fxc::Signal rest = run_processor(second, tail, 33, 300);
-    double worst = 0;
-    for (std::size_t c = 0; c < 9; ++c)
-      for (std::size_t n = 0; n < tail.samples(); ++n)
-        worst = std::max(worst, std::abs(rest.at(c, n) - whole.at(c, 7777 + n)));
-    CHECK(worst == 0);
+    CHECK(resumed_difference(program, x, whole, 7777, 2048, 300, 32) == 0);
   }
 }
 

@@ -20,14 +20,7 @@
 #include "passes/pass_context.h"
 #include "passes/pipeline.h"
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define FXC_UNDER_SANITIZER 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define FXC_UNDER_SANITIZER 1
-#endif
+#include "sanitizer.h"
 
 namespace fxc {
 namespace {

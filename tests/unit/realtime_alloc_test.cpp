@@ -32,14 +32,7 @@ void note_allocation() {
 
 }  // namespace
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define FXC_UNDER_SANITIZER 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define FXC_UNDER_SANITIZER 1
-#endif
+#include "sanitizer.h"
 #if defined(__GLIBC__) && !defined(FXC_UNDER_SANITIZER)
 #define FXC_COUNT_MALLOC 1
 #endif
