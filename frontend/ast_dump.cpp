@@ -275,6 +275,10 @@ nlohmann::json ast_to_json(const Ast& ast) {
   });
 }
 
+std::string ast_to_json_text(const Ast& ast) {
+  return on_deep_stack([&] { return ast_to_json(ast).dump(2, ' ', false, nlohmann::json::error_handler_t::replace); });
+}
+
 std::string ast_to_dot(const Ast& ast) {
   return on_deep_stack([&] {
     std::ostringstream out;

@@ -29,7 +29,13 @@ std::string ast_to_text(const Ast& ast);
 /// {"file": ..., "statements": [{"kind": "input", "name": "x", "channels": 2,
 ///  "loc": {"line": 3, "col": 1}}, ...]}; expressions nest under "value", "lhs", "rhs",
 /// "args" and "items".
+/// Its dump and its destruction recurse once per level, on the caller's stack: a tree nested to
+/// the parser's limits takes megabytes there (ast_to_json_text does all of it on a deep stack).
 nlohmann::json ast_to_json(const Ast& ast);
+
+/// ast_to_json's text (indent 2; invalid UTF-8 in names replaced), built, written and freed on
+/// a stack sized for the deepest tree (support/deep_stack.h).
+std::string ast_to_json_text(const Ast& ast);
 
 /// A `digraph ast` with one box per node, labelled with its kind, details and location.
 std::string ast_to_dot(const Ast& ast);

@@ -37,7 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)frontend::ast_to_text(*ast);
     // As `fxc dump --emit ast --format json` does: a string literal that is not UTF-8 is
     // replaced, not thrown on (fuzz-regressions/fuzz_fx_parser/ast_json_invalid_utf8.fx).
-    (void)frontend::ast_to_json(*ast).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+    (void)frontend::ast_to_json_text(*ast);
     (void)frontend::ast_to_dot(*ast);
   }
 

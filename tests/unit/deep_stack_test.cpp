@@ -118,7 +118,7 @@ TEST_CASE("deep stack: the deepest tree is printed and freed on a thread of 256 
     std::optional<frontend::Ast> ast = frontend::parse_fx_source(text, "deep.fx", diags);
     if (!ast) return;
     text_length = frontend::ast_to_text(*ast).size();
-    json_length = frontend::ast_to_json(*ast).dump().size();
+    json_length = frontend::ast_to_json_text(*ast).size();
     dot_length = frontend::ast_to_dot(*ast).size();
   });
   CHECK(text_length > 0);

@@ -45,8 +45,7 @@ int dump_ast(const DumpCommandOptions& o) {
     auto ast = frontend::parse_fx_file(o.graph, diags);
     if (!ast) return report(diags);
     // Names and file names come from users' files: invalid UTF-8 is replaced, not thrown on.
-    constexpr auto kReplace = nlohmann::json::error_handler_t::replace;
-    if (o.format == "json") std::cout << frontend::ast_to_json(*ast).dump(2, ' ', false, kReplace) << '\n';
+    if (o.format == "json") std::cout << frontend::ast_to_json_text(*ast) << '\n';
     else if (o.format == "dot") std::cout << frontend::ast_to_dot(*ast);
     else std::cout << frontend::ast_to_text(*ast);
     return report(diags);
