@@ -2,7 +2,13 @@
 // Helpers for the .fx syntax tree.
 #include "frontend/ast.h"
 
+#include "support/deep_stack.h"
+
 namespace fxc::frontend {
+
+Ast::~Ast() {
+  if (!statements.empty()) on_deep_stack([this] { statements.clear(); });
+}
 
 const SourceLoc& Arg::loc() const {
   return keyword.empty() ? value->loc : keyword_loc;

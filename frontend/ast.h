@@ -186,6 +186,14 @@ struct Stmt {
 /// A parsed file. Statements that failed to parse are left out, or kept with an ErrorExpr
 /// value when their name was read (so later errors do not call that name unknown).
 struct Ast {
+  Ast() = default;
+  Ast(std::string file_name, std::vector<Stmt> body) : file(std::move(file_name)), statements(std::move(body)) {}
+  Ast(Ast&&) noexcept = default;
+  Ast& operator=(Ast&&) noexcept = default;
+  /// Frees the statements on a stack sized for the deepest tree (support/deep_stack.h): freeing
+  /// recurses once per level, which on a small caller's stack overflowed.
+  ~Ast();
+
   std::string file;
   std::vector<Stmt> statements;
   /// The files its `import` statements read (and theirs), parsed, in the order first read:
