@@ -21,6 +21,7 @@
 #include "passes/pipeline.h"
 
 #include "sanitizer.h"
+#include "test_skip.h"
 
 namespace fxc {
 namespace {
@@ -71,7 +72,7 @@ enum Outcome { fused = 0, out_of_memory = 1, failed = 2, not_one_chain = 3 };
 
 TEST_CASE("long chains: 10,000 named steps fuse into one chain within 1 GB") {
 #ifdef FXC_UNDER_SANITIZER
-  MESSAGE("skipped: a sanitizer's shadow memory does not fit under an address-space limit");
+  test::skip("a sanitizer's shadow memory does not fit under an address-space limit");
   return;
 #else
   const std::string text = named_steps(kSteps);  // made before the fork: the child only compiles
