@@ -104,6 +104,20 @@ std::string plural(long long n, const char* word) {
   return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
 }
 
+// Why a signal of `length` samples is too short for time chunks on `total` channels in
+// `lanes` lanes (nullopt: long enough). Where the channels leave half the lanes or more idle,
+// chunks fill them from chunked_min_samples; where they fill more, chunks gain at most
+// lanes / total and must be longer (chunked_busy_lanes_min_samples).
+std::optional<std::string> too_short_for_chunks(std::optional<std::int64_t> length, int total, int lanes,
+                                                const StrategyThresholds& t) {
+  const bool busy = 2 * static_cast<std::int64_t>(total) > lanes;
+  const std::int64_t least = busy ? std::max(t.chunked_min_samples, t.chunked_busy_lanes_min_samples)
+                                  : t.chunked_min_samples;
+  if (length && *length >= least) return std::nullopt;
+  return busy && least > t.chunked_min_samples ? "the signal is not known to be long (chunked_busy_lanes_min_samples)"
+                                               : "the signal is not known to be long (chunked_min_samples)";
+}
+
 Schedule choose_iir(const ChainSummary& chain, int channels, const PassContext& c) {
   const int sections = chain.sections;
   const StrategyThresholds& t = c.thresholds;
@@ -151,12 +165,13 @@ Schedule choose_iir(const ChainSummary& chain, int channels, const PassContext& 
   double decay = decay_samples(chain.max_pole_radius, c.binding.dtype);
   double weighted = t.chunk_decay_ratio > 0 ? t.chunk_decay_ratio * decay : 0;  // 0 x inf is 0
   double lanes2 = static_cast<double>(lanes) * lanes;
-  if (chain.linear && std::isfinite(decay) && length && *length >= t.chunked_min_samples &&
+  if (chain.linear && std::isfinite(decay) && !too_short_for_chunks(length, total, lanes, t) &&
       static_cast<double>(*length) >= lanes2 * weighted) {
     int chunk = static_cast<int>(std::min<double>(
         std::max<double>(t.chunk_length, std::ceil(lanes * weighted)), 1 << 30));
     return {ir::IirStrategy::chunked_scan, chunk, {}, 0,
-            fmt::format("{}{}: time chunks as SIMD lanes, L={}", who, how_long, chunk)};
+            fmt::format("{}{}: time chunks as SIMD lanes, L={}", who, how_long,
+                        cpu_time_chunks(total, *length, lanes, chunk).length)};
   }
   if (total >= t.lane_fill * lanes)
     return {ir::IirStrategy::channel_lanes, 0, {}, 0,
@@ -241,6 +256,15 @@ Schedule choose_schedule(const ChainSummary& chain, int channels, const PassCont
   return s;
 }
 
+TimeChunks cpu_time_chunks(std::int64_t channels, std::int64_t samples, int lanes, int target) {
+  const std::int64_t fill = lanes / std::gcd<std::int64_t>(std::max(lanes, 1), std::max<std::int64_t>(channels, 1));
+  const std::int64_t per_lane = std::max<std::int64_t>(
+      1, std::llround(static_cast<double>(samples) / (static_cast<double>(fill) * std::max(target, 1))));
+  const std::int64_t k = fill * per_lane;
+  if (k < 2 || samples / k < 256) return {1, samples};
+  return {k, samples / k};
+}
+
 Schedule choose_loop_chunks(const ChainSummary& chain, int channels, std::int64_t block, const PassContext& c) {
   const StrategyThresholds& t = c.thresholds;
   const int lanes = c.target.lanes(c.binding.dtype);
@@ -251,8 +275,7 @@ Schedule choose_loop_chunks(const ChainSummary& chain, int channels, std::int64_
   if (!chain.linear) return whole("not a linear filter: time cannot be split");
   if (chain.sections == 0) return whole("no filter to split in time");
   if (total >= lanes || lanes < 2) return whole(fmt::format("{} channels fill the lanes", total));
-  if (!length || *length < t.chunked_min_samples)
-    return whole("the signal is not known to be long (chunked_min_samples)");
+  if (auto too_short = too_short_for_chunks(length, total, lanes, t)) return whole(*too_short);
   // As few chunks per channel as fill the lanes (runtime/chunked_scan.cpp): each costs a fix-up.
   const int per_channel = lanes / std::gcd(lanes, total);
   const std::int64_t chunk = (block + per_channel - 1) / per_channel;

@@ -110,6 +110,19 @@ ir::StatePrecision choose_state_precision(const ChainSummary& chain, const PassC
 /// computing in float64, pass a context whose binding dtype is f64).
 Schedule choose_schedule(const ChainSummary& chain, int channels, const PassContext& context);
 
+/// How the CPU chunked scan cuts each channel of a signal (runtime/chunked_scan.cpp).
+struct TimeChunks {
+  std::int64_t per_channel = 1;  ///< K chunks per channel
+  std::int64_t length = 0;       ///< samples in each (the last channel's remainder aside)
+};
+
+/// The chunks of `samples` samples on `channels` channels in `lanes` lanes, aiming at chunks
+/// of `target` samples: K x channels a multiple of the lanes, so that every vector group is
+/// full, with K as small as fills them when the signal is short (each chunk's start costs a
+/// fix-up over the filter's decay); one chunk per channel where chunks would be shorter
+/// than 256 samples.
+TimeChunks cpu_time_chunks(std::int64_t channels, std::int64_t samples, int lanes, int target);
+
 /// The shortest loop block split into time chunks: each chunk at least this long, so that a
 /// chunk's fix-up (runtime/chunked_scan.cpp) stays a small part of it.
 inline constexpr std::int64_t kMinLoopChunk = 256;

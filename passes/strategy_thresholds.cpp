@@ -10,7 +10,8 @@
 namespace fxc::passes {
 
 std::vector<std::string_view> StrategyThresholds::names() {
-  return {"lane_fill",        "partial_lanes_min_channels", "chunked_min_samples", "chunk_length",    "chunk_decay_ratio",
+  return {"lane_fill",        "partial_lanes_min_channels", "chunked_min_samples", "chunked_busy_lanes_min_samples",
+          "chunk_length",     "chunk_decay_ratio",
           "fir_fft_min_taps", "fir_fft_min_taps_f64", "gpu_min_channels", "gpu_chunk_length",
           "gpu_fir_fft_min_taps", "gpu_wavefront_max_steps", "gpu_float_pairs_max_f64_rate", "f64_state_pole_radius",
           "f64_state_error", "split_error"};
@@ -36,6 +37,7 @@ std::optional<std::string> StrategyThresholds::set(std::string_view name, std::s
   }
   if (name == "partial_lanes_min_channels") return whole(partial_lanes_min_channels);
   if (name == "chunked_min_samples") return whole(chunked_min_samples);
+  if (name == "chunked_busy_lanes_min_samples") return whole(chunked_busy_lanes_min_samples);
   if (name == "chunk_decay_ratio") {
     chunk_decay_ratio = *v;
     return std::nullopt;

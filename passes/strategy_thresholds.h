@@ -20,11 +20,18 @@ struct StrategyThresholds {
   /// stereo float32 compressor 8.2 against 19.5 ms per 10 s, butter(8) 0.46 against 0.80 ms
   /// per 2 s); one does not (9.8 against 9.6 ms). 0: lane_fill alone decides.
   int partial_lanes_min_channels = 2;
-  /// Time-chunked scan (chunks as SIMD lanes) for few channels from this many samples: each
-  /// chunk's start is corrected over a few thousand samples (the filter's decay), which
-  /// pays once chunks are tens of thousands of samples long.
-  std::int64_t chunked_min_samples = std::int64_t{1} << 17;
-  /// Chunk length of the CPU chunked scan (samples): the shortest; see chunk_decay_ratio.
+  /// Time-chunked scan (chunks as SIMD lanes) from this many samples where the channels leave
+  /// at least half the lanes idle (one to four float32 channels, one or two float64): the
+  /// alternative, a section wavefront or a mostly idle vector, measured 1.3-6.6x slower from
+  /// 4096 samples (2026-11-30, docs/performance.md "Cliffs"); the filter's decay
+  /// (chunk_decay_ratio) still decides for long-ringing filters. Streams run without chunks.
+  std::int64_t chunked_min_samples = 4096;
+  /// And from this many (if more) where the channels fill more than half the lanes: the chunks
+  /// gain at most lanes / channels there, which only pays once chunks are tens of thousands
+  /// of samples long and the work spreads over threads.
+  std::int64_t chunked_busy_lanes_min_samples = std::int64_t{1} << 17;
+  /// Chunk length the CPU chunked scan aims at (samples; shorter chunks where the signal is
+  /// short, passes::cpu_time_chunks); see chunk_decay_ratio.
   int chunk_length = 65536;
   /// The chunked scan corrects each chunk over the filter's decay (`decay` samples, from the
   /// largest pole radius) one lane at a time: it is chosen only when the signal has at least

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "codegen/chain_layout.h"
+#include "passes/cost_model.h"
 #include "runtime/flush_denormals.h"
 #include "runtime/linear_chain.h"
 #include "runtime/thread_pool.h"
@@ -36,15 +37,10 @@ void run(const ir::Chain& chain, FxcChainKernel kernel, const void* const* in, v
   LinearChain linear(chain);
   const int d = linear.dimension();
 
-  // K chunks per channel, K x channels a multiple of the lanes so that every vector group is
-  // full: K a multiple of lanes / gcd(lanes, channels), as few as fill them (each chunk's
-  // start costs a fix-up over the filter's decay).
-  const std::int64_t fill = lanes / std::gcd<std::int64_t>(lanes, std::max<std::int64_t>(channels, 1));
-  std::int64_t per_lane = std::max<std::int64_t>(1, std::llround(static_cast<double>(n) /
-                                                                 (static_cast<double>(fill) * chain.chunk_length)));
-  std::int64_t k = fill * per_lane;
-  std::int64_t length = n / k;
-  if (k < 2 || length < 256) k = 1, length = n;  // too short to split: one chunk per channel
+  // K chunks per channel, K x channels a multiple of the lanes (passes::cpu_time_chunks).
+  const passes::TimeChunks chunks = passes::cpu_time_chunks(channels, n, lanes, chain.chunk_length);
+  const std::int64_t k = chunks.per_channel;
+  const std::int64_t length = chunks.length;
   const std::int64_t lane_count = channels * k;
   // Threads pay only on long work: a thread's start and join cost tens of microseconds, and a
   // busy core makes the join wait (W4, 1 M samples, went from 0.8 to 8 ms with the other

@@ -244,6 +244,7 @@ TEST_CASE("the chunked scan matches the interpreter") {
         context.binding.length_samples = static_cast<std::int64_t>(samples);
         context.target.cores = 2;
         context.thresholds.chunked_min_samples = 0;
+        context.thresholds.chunked_busy_lanes_min_samples = 0;
         context.thresholds.lane_fill = 100;  // force time chunks even where channels fill lanes
         context.thresholds.chunk_decay_ratio = 0;  // and even where the fix-up costs more
         context.thresholds.chunk_length = 4096;

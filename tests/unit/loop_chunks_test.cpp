@@ -77,9 +77,15 @@ TEST_CASE("choose_loop_chunks: few channels, a long block, a long signal, a filt
   passes::ChainSummary nonlinear = lowpass;
   nonlinear.linear = false;
   CHECK(whole(passes::choose_loop_chunks(nonlinear, 2, 12000, context)) == "not a linear filter: time cannot be split");
-  auto short_signal = avx2_context(diags, DType::f32, 48000);  // under chunked_min_samples
+  auto short_signal = avx2_context(diags, DType::f32, 4000);  // under chunked_min_samples
   CHECK(whole(passes::choose_loop_chunks(lowpass, 2, 12000, short_signal)) ==
         "the signal is not known to be long (chunked_min_samples)");
+  // A second is long enough where 2 channels leave 6 of 8 lanes idle, not where 6 fill 6.
+  auto second = avx2_context(diags, DType::f32, 48000);
+  CHECK(passes::choose_loop_chunks(lowpass, 2, 12000, second).strategy == ir::IirStrategy::chunked_scan);
+  CHECK(whole(passes::choose_loop_chunks(lowpass, 6, 12000, second)) ==
+        "the signal is not known to be long (chunked_busy_lanes_min_samples)");
+  CHECK(passes::choose_loop_chunks(lowpass, 6, 12000, context).strategy == ir::IirStrategy::chunked_scan);
   auto stream = avx2_context(diags, DType::f32, 48000 * 60);
   stream.thresholds.chunked_min_samples = std::numeric_limits<std::int64_t>::max();  // as Processors do
   whole(passes::choose_loop_chunks(lowpass, 2, 12000, stream));

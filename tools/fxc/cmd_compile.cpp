@@ -112,15 +112,18 @@ int compile(const CompileOptions& o) {
         }
     if (o.target == "cuda") return kSuccess;
     // The strategy, and so the kernel, can depend on the signal's length: without --seconds,
-    // compile for short signals, for those just long enough for time chunks, and for an hour,
-    // long enough for the chunked scan of every filter whose decay needs more than the minimum
-    // (a 30 Hz highpass in float64 takes it from about 4 s at 48 kHz). Sets that come out
-    // alike are one set in the cache.
+    // compile for signals too short for time chunks, for a second, for those just long enough
+    // for time chunks on channels that fill the lanes, and for an hour, long enough for the
+    // chunked scan of every filter whose decay needs more than the minimum (a 30 Hz highpass
+    // in float64 takes it from about 4 s at 48 kHz). Sets that come out alike are one set in
+    // the cache.
+    const passes::StrategyThresholds defaults;
     std::vector<std::int64_t> lengths;
     if (length) lengths = {*length};
     else
-      lengths = {static_cast<std::int64_t>(std::min(o.fs_hz, 1e15)), passes::StrategyThresholds{}.chunked_min_samples,
-                 std::max(passes::StrategyThresholds{}.chunked_min_samples,
+      lengths = {std::max<std::int64_t>(1, defaults.chunked_min_samples - 1),
+                 static_cast<std::int64_t>(std::min(o.fs_hz, 1e15)), defaults.chunked_busy_lanes_min_samples,
+                 std::max(defaults.chunked_busy_lanes_min_samples,
                           static_cast<std::int64_t>(std::min(3600.0 * o.fs_hz, 1e15)))};
     auto write_failures_before = counters().cache_write_failures.load();
     int sets = 0, fresh = 0;

@@ -1,6 +1,7 @@
-# RUN: fxc dump %s --emit ir-opt --channels 1 --seconds 1
+# RUN: fxc dump %s --emit ir-opt --channels 1 --seconds 0.05
 # REQUIRES: avx2
-# One channel, one second: too short to chunk, so the sections run as a wavefront.
+# One channel, 2400 samples (under chunked_min_samples): too short to chunk, so the sections
+# run as a wavefront.
 graph short
 input x
 
