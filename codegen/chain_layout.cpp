@@ -112,12 +112,19 @@ std::vector<std::uint32_t> kernel_node_ids(const ir::Graph& graph) {
 
 std::string kernel_symbol(std::uint32_t id) { return "fxc_node_" + std::to_string(id); }
 
+bool fir_runs_transposed(const ir::FirFilter& fir) { return fir.taps.size() <= kFirTransposedMaxTaps; }
+
 bool lanes_across_channels(const ir::Chain& chain) {
   using S = ir::IirStrategy;
   if (chain.strategy == S::channel_lanes || chain.strategy == S::chunked_scan) return true;
-  return chain.strategy == S::none && ir::has_loop(chain.stages) &&
-         std::none_of(chain.stages.begin(), chain.stages.end(),
-                      [](const ir::Stage& stage) { return std::holds_alternative<ir::FirFilter>(stage); });
+  if (chain.strategy != S::none) return false;
+  auto is_fir = [](const ir::Stage& stage) { return std::holds_alternative<ir::FirFilter>(stage); };
+  if (ir::has_loop(chain.stages)) return std::none_of(chain.stages.begin(), chain.stages.end(), is_fir);
+  return std::any_of(chain.stages.begin(), chain.stages.end(), is_fir) &&
+         std::all_of(chain.stages.begin(), chain.stages.end(), [](const ir::Stage& stage) {
+           const auto* fir = std::get_if<ir::FirFilter>(&stage);
+           return !fir || fir_runs_transposed(*fir);
+         });
 }
 
 bool partial_group_vectorized(const ir::Chain& chain, DType signal) {

@@ -3,6 +3,7 @@
 // shape alone, so code generators and the runtime agree without exchanging anything.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -81,12 +82,19 @@ std::vector<std::uint32_t> kernel_node_ids(const ir::Graph& graph);
 /// The symbol of the kernel for node `id`.
 std::string kernel_symbol(std::uint32_t id);
 
+/// FIRs up to this many taps run in the CPU kernel's transposed form, their partial sums in
+/// registers (emit_chain.cpp); longer ones (inside a loop: a lone FIR runs by FFT from
+/// fir_fft_min_taps) sum their ring in a loop.
+inline constexpr std::size_t kFirTransposedMaxTaps = 64;
+bool fir_runs_transposed(const ir::FirFilter& fir);
+
 /// Whether the chain's kernel runs its channels as SIMD lanes (vectors of the host's width
 /// across channels, the rest one at a time): for channel_lanes and chunked_scan (whose
-/// "channels" are time chunks), and for a fused loop without a recursion or FIR (strategy
-/// none: Freeverb's allpasses), whose line then moves a tile at a time (emit_chain.cpp). A
-/// feed-forward chain without a recursion runs one channel at a time, where LLVM vectorises
-/// over time. The runtime cuts a call into parts of whole vector groups by the same rule.
+/// "channels" are time chunks), for a fused loop without a recursion or FIR (strategy
+/// none: Freeverb's allpasses), whose line then moves a tile at a time (emit_chain.cpp), and
+/// for a chain without a recursion or loop whose FIRs run transposed (a lane's partial sums
+/// are one multiply-add a tap). Other feed-forward chains without a recursion run one channel
+/// at a time. The runtime cuts a call into parts of whole vector groups by the same rule.
 bool lanes_across_channels(const ir::Chain& chain);
 
 /// Whether the chain's CPU kernel runs the channels past its last whole group of lanes as one

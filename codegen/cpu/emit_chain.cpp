@@ -145,11 +145,12 @@ class ChainEmitter {
     return b_.CreateLoad(type, element(base, type, index));
   }
 
-  // Every coefficient but FIR taps is loaded once, in the entry block.
+  // Every coefficient is loaded once, in the entry block, but the taps of FIRs too long for
+  // the transposed form (fir_runs_transposed), which their loop reads from memory.
   void load_scalar_params() {
     params_.assign(layout_.param_count, nullptr);
     for (std::size_t s = 0; s < chain_.stages.size(); ++s) {
-      if (std::holds_alternative<ir::FirFilter>(chain_.stages[s])) continue;
+      if (auto* fir = std::get_if<ir::FirFilter>(&chain_.stages[s]); fir && !fir_runs_transposed(*fir)) continue;
       int first = layout_.stages[s].param_offset;
       int last = s + 1 < chain_.stages.size() ? layout_.stages[s + 1].param_offset : layout_.param_count;
       for (int i = first; i < last; ++i) params_[i] = load_at(t_, fields_[kParams], b_.getInt64(i));
@@ -203,6 +204,7 @@ class ChainEmitter {
     std::vector<std::vector<AllocaInst*>> positions;    // [delay or fir][lane]
     std::vector<std::vector<Value*>> lines;             // [delay][lane]: ring pointers
     std::vector<Value*> in, out;                        // [lane]: channel pointers
+    std::vector<std::vector<AllocaInst*>> fir_sums;     // [stage][k - 1]: a FIR's s_k (emit_fir)
   };
 
   // A step of the per-sample pipeline: one section of an sos stage, or a whole other stage.
@@ -267,6 +269,10 @@ class ChainEmitter {
       }
       g.positions.push_back(per_lane);
     }
+    g.fir_sums.resize(chain_.stages.size());
+    for (std::size_t s = 0; s < chain_.stages.size(); ++s)
+      if (auto* fir = std::get_if<ir::FirFilter>(&chain_.stages[s]); fir && fir_runs_transposed(*fir))
+        g.fir_sums[s] = fir_sums_from_ring(*fir, layout_.stages[s], width, c0, g);
     for (int d = 0; d < layout_.delay_count; ++d) {
       std::vector<Value*> per_lane;
       for (int j = 0; j < width; ++j) {
@@ -611,7 +617,7 @@ class ChainEmitter {
             }
             return v;
           } else if constexpr (std::is_same_v<P, ir::FirFilter>) {
-            return emit_fir(stage, at, v, valid, width, c0, g);
+            return emit_fir(stage, at, g.fir_sums[step.stage], v, valid, width, c0, g);
           } else if constexpr (std::is_same_v<P, ir::Dynamics>) {
             return emit_dynamics(stage, at, step, v, valid, width, c0, g);
           } else if constexpr (std::is_same_v<P, ir::LoopRead>) {
@@ -909,11 +915,79 @@ class ChainEmitter {
     return {window, delayed};
   }
 
-  // Direct form over a ring of the last `taps` inputs, one lane at a time.
-  Value* emit_fir(const ir::FirFilter& fir, const StageLayout& at, Value* v, Value* valid,
-                  int width, Value* c0, GroupState& g) {
+  // The transposed form's partial sums at the group's start, from the ring (the state: the
+  // last taps inputs, newest at position - 1): s_k = sum over m from taps - 1 down to k of
+  // h[m] x[n - 1 + k - m], added in that order, which is the order emit_fir adds them in, so
+  // a stream's blocks give the whole signal's bits. One vector per k, a lane per channel.
+  std::vector<AllocaInst*> fir_sums_from_ring(const ir::FirFilter& fir, const StageLayout& at, int width, Value* c0,
+                                              GroupState& g) {
+    const auto taps = static_cast<int64_t>(fir.taps.size());
+    std::vector<AllocaInst*> sums;
+    if (taps < 2) return sums;
+    Type* vt = vec(width);
+    std::vector<Value*> vectors(static_cast<std::size_t>(taps - 1), PoisonValue::get(vt));
+    AllocaInst* scratch = entry_alloca(ArrayType::get(t_, static_cast<uint64_t>(taps - 1)));
+    AllocaInst* acc = entry_alloca(t_);
+    for (int j = 0; j < width; ++j) {
+      Value* pos = b_.CreateLoad(i64_, g.positions[layout_.delay_count + at.ring_index][j]);
+      Value* ring = state_slot(c0, j, at.state_offset);
+      loop(b_.getInt64(1), 1, [&](Value* k) { return b_.CreateICmpSLT(k, b_.getInt64(taps)); },
+           [&](Value* k) {
+             b_.CreateStore(ConstantFP::get(t_, 0.0), acc);
+             loop(b_.getInt64(taps - 1), -1, [&](Value* m) { return b_.CreateICmpSGE(m, k); },
+                  [&](Value* m) {
+                    // x[n - 1 - d], d = m - k, is in cell pos - 1 - d, wrapped once at most.
+                    Value* cell = b_.CreateSub(b_.CreateSub(pos, b_.getInt64(1)), b_.CreateSub(m, k));
+                    cell = b_.CreateSelect(b_.CreateICmpSLT(cell, b_.getInt64(0)),
+                                           b_.CreateAdd(cell, b_.getInt64(taps)), cell);
+                    Value* h = load_at(t_, fields_[kParams], b_.CreateAdd(m, b_.getInt64(at.param_offset)));
+                    b_.CreateStore(fmuladd(h, load_at(t_, ring, cell), b_.CreateLoad(t_, acc)), acc);
+                  });
+             b_.CreateStore(b_.CreateLoad(t_, acc), element(scratch, t_, b_.CreateSub(k, b_.getInt64(1))));
+           });
+      for (int64_t k = 1; k < taps; ++k)
+        vectors[k - 1] = with_lane(vectors[k - 1], width, j, load_at(t_, scratch, b_.getInt64(k - 1)));
+    }
+    for (Value* v : vectors) {
+      sums.push_back(entry_alloca(vt));
+      b_.CreateStore(v, sums.back());
+    }
+    return sums;
+  }
+
+  // A FIR over a ring of the last `taps` inputs (the state, written a sample at a time). Up to
+  // kFirTransposedMaxTaps taps, the transposed form (as lfilter's): y = h[0] x + s_1,
+  // s_k = h[k] x + s_(k+1), s_taps = 0, the partial sums in registers and a vector a lane
+  // per channel, computed from the ring at the group's start (fir_sums_from_ring). Before
+  // 2026-11-30 every sample summed the ring in a loop over the taps that wrapped each index: 15
+  // taps on one channel 3.4 ms per 10 s, a biquad 0.3 (docs/performance.md, "Cliffs").
+  Value* emit_fir(const ir::FirFilter& fir, const StageLayout& at, const std::vector<AllocaInst*>& sums, Value* v,
+                  Value* valid, int width, Value* c0, GroupState& g) {
     int64_t taps = static_cast<int64_t>(fir.taps.size());
     int position = layout_.delay_count + at.ring_index;
+    if (fir_runs_transposed(fir)) {
+      Type* vt = vec(width);
+      Value* zero = ConstantFP::get(vt, 0.0);
+      auto h = [&](int64_t k) { return splat(params_[at.param_offset + k], width); };
+      std::vector<Value*> old;
+      for (AllocaInst* s : sums) old.push_back(b_.CreateLoad(vt, s));
+      Value* y = fmuladd(h(0), v, taps > 1 ? old[0] : zero);
+      for (int64_t k = 1; k < taps; ++k) {
+        Value* next = fmuladd(h(k), v, k + 1 < taps ? old[k] : zero);
+        b_.CreateStore(valid ? b_.CreateSelect(valid, next, old[k - 1]) : next, sums[k - 1]);
+      }
+      for (int j = 0; j < width; ++j) {
+        AllocaInst* pos_slot = g.positions[position][j];
+        Value* pos = b_.CreateLoad(i64_, pos_slot);
+        Value* cell = element(state_slot(c0, j, at.state_offset), t_, pos);
+        Value* x = lane(v, width, j);
+        b_.CreateStore(valid ? b_.CreateSelect(valid, x, b_.CreateLoad(t_, cell)) : x, cell);
+        Value* next = b_.CreateAdd(pos, b_.getInt64(1));
+        next = b_.CreateSelect(b_.CreateICmpSGE(next, b_.getInt64(taps)), b_.getInt64(0), next);
+        b_.CreateStore(valid ? b_.CreateSelect(valid, next, pos) : next, pos_slot);
+      }
+      return y;
+    }
     for (int j = 0; j < width; ++j) {
       AllocaInst* pos_slot = g.positions[position][j];
       Value* pos = b_.CreateLoad(i64_, pos_slot);
@@ -976,8 +1050,9 @@ void emit_chain_kernel(Module& module, const ir::Graph& graph, ir::NodeId id) {
   // independent lanes already keep the FMA units busy, and the wavefront's pipeline registers
   // would spill: measured 8.7 ms against 13.2 ms on W1). chunked_scan: the same lanes kernel,
   // which the runtime calls with time chunks as lanes (runtime/chunked_scan.h). A chain with a
-  // fused loop and no recursion (strategy none): lanes too. section_wavefront: one channel
-  // at a time with the wavefront.
+  // fused loop, or with FIRs in the transposed form, and no recursion (strategy none): lanes
+  // too (codegen::lanes_across_channels). section_wavefront: one channel at a time with the
+  // wavefront.
   using S = ir::IirStrategy;
   bool vector = lanes_across_channels(chain);
   int lanes = vector ? passes::host_target().lanes(compute_dtype(chain, node.type.dtype)) : 1;

@@ -28,13 +28,15 @@ struct Compiled {
   ir::Graph scheduled;  // what the backend runs
 };
 
-Compiled compile(const ir::Graph& g, int channels, DType dtype, std::int64_t length) {
+Compiled compile(const ir::Graph& g, int channels, DType dtype, std::int64_t length,
+                 const passes::StrategyThresholds& thresholds = {}) {
   DiagnosticEngine diags;
   passes::PassContext oracle{diags, {48000.0, channels, DType::f64}};
   auto designed = passes::run_pipeline(g, oracle, {.passes = {"infer-types", "design-filters"}});
   REQUIRE_MESSAGE(designed, diags.str());
   passes::PassContext context{diags, {48000.0, channels, dtype}};
   context.binding.length_samples = length;
+  context.thresholds = thresholds;
   auto scheduled = passes::run_pipeline(g, context);
   REQUIRE_MESSAGE(scheduled, diags.str());
   return {std::move(*designed), std::move(*scheduled)};
@@ -160,6 +162,92 @@ TEST_CASE("odd lengths and channel counts, lanes and remainders") {
                                   peaking(2_kHz, 1.0, 6_dB) | clip(-0.4, 0.4) | tanh())});
       for (DType dtype : {DType::f64, DType::f32})
         CHECK(run_and_compare(g, channels, samples, dtype, 7) <= (dtype == DType::f64 ? 1e-9 : 1e-4));
+    }
+}
+
+TEST_CASE("short FIRs run transposed: within bound, each channel in lanes as alone, an infinity gone after the taps") {
+  // Tolerance: float64 1e-13, float32 1e-6 relative RMS (a FIR of at most 64 taps rounds a
+  // few ulps of its output; measured below 1e-15 and 1e-7). The transposed form adds the
+  // taps in one order whatever the lanes, so a channel among eight (lanes) or past them (the
+  // remainder) gives the bits it gives alone.
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<double> tap(-1, 1);
+  auto taps = [&](int n) {
+    std::vector<double> h(static_cast<std::size_t>(n));
+    for (double& v : h) v = tap(rng) / n;
+    return h;
+  };
+  Flow x = input("x");
+  passes::StrategyThresholds no_fft;
+  no_fft.fir_fft_min_taps = no_fft.fir_fft_min_taps_f64 = 1000;
+  struct Case {
+    const char* what;
+    ir::Graph graph;
+    bool recursive;  // an infinity stays in an IIR's state
+    bool lanes;      // channels in lanes: a FIR of up to 64 taps, in the transposed form
+    passes::StrategyThresholds thresholds;
+  };
+  const Case cases[] = {
+      {"1 tap", make_graph("one", {output("y", x | fir(taps(1)))}), false, true, {}},
+      {"15 taps", make_graph("fir15", {output("y", x | fir(taps(15)))}), false, true, {}},
+      {"63 taps", make_graph("fir63", {output("y", x | fir(taps(63)))}), false, true, {}},
+      {"31 taps and a biquad", make_graph("firb", {output("y", x | fir(taps(31)) | butter(2, 5_kHz))}), true, true, {}},
+      {"70 taps direct (a loop over the ring)", make_graph("long", {output("y", x | fir(taps(70)))}), false, false, no_fft},
+  };
+  for (const Case& c : cases)
+    for (DType dtype : {DType::f64, DType::f32}) {
+      CAPTURE(c.what);
+      CAPTURE(name(dtype));
+      const int channels = 11;  // a group of 8 float32 lanes (2 of 4 float64) and a remainder
+      const std::size_t samples = 1000;
+      Compiled many = compile(c.graph, channels, dtype, samples, c.thresholds);
+      for (const ir::Node& n : many.scheduled.nodes())
+        if (auto* chain = std::get_if<ir::Chain>(&n.op)) {
+          CHECK(chain->fir_method == ir::FirMethod::direct);
+          CHECK(codegen::lanes_across_channels(*chain) == c.lanes);
+        }
+      DiagnosticEngine diags;
+      KernelCache cache("");
+      auto kernels = cache.cpu_kernels(many.scheduled, diags);
+      REQUIRE(kernels);
+      std::vector<Signal> inputs = noise_inputs(c.graph, channels, samples, 9);
+      inputs[0].f64(4)[100] = INFINITY;  // channel 4's sample 100
+      std::vector<Signal> rounded = inputs;
+      if (dtype == DType::f32)
+        for (Signal& s : rounded) s = s.converted(DType::f32).converted(DType::f64);
+      auto want = interpret(many.designed, rounded);
+      auto got = execute_cpu(many.scheduled, **kernels, inputs);
+      REQUIRE(want);
+      REQUIRE(got);
+      // Every sample where the reference is finite; the infinity's own samples as it has them.
+      std::vector<Signal> finite_want = *want, finite_got = {(*got)[0].converted(DType::f64)};
+      for (std::size_t n = 0; n < samples; ++n) {
+        const double w = (*want)[0].at(4, n), y = (*got)[0].at(4, n);
+        CHECK(std::isfinite(w) == std::isfinite(y));
+        if (!std::isfinite(w)) finite_want[0].f64(4)[n] = finite_got[0].f64(4)[n] = 0;
+      }
+      CHECK(!std::isfinite((*got)[0].at(4, 100)));
+      CHECK(std::isfinite((*got)[0].at(4, samples - 1)) == !c.recursive);
+      CHECK(worst_error(finite_got, finite_want, 1e-3) <= (dtype == DType::f64 ? 1e-13 : 1e-6));
+      // Each channel alone.
+      Compiled one = compile(c.graph, 1, dtype, samples, c.thresholds);
+      auto one_kernels = cache.cpu_kernels(one.scheduled, diags);
+      REQUIRE(one_kernels);
+      for (int ch = 0; ch < channels; ++ch) {
+        CAPTURE(ch);
+        Signal alone(1, samples);
+        for (std::size_t n = 0; n < samples; ++n) alone.f64(0)[n] = inputs[0].at(static_cast<std::size_t>(ch), n);
+        std::vector<Signal> one_input = {alone.converted(dtype)};
+        auto single = execute_cpu(one.scheduled, **one_kernels, one_input);
+        REQUIRE(single);
+        Signal from_many = (*got)[0].converted(dtype);
+        bool same = true;
+        for (std::size_t n = 0; n < samples && same; ++n) {
+          const double a = (*single)[0].at(0, n), b = from_many.at(static_cast<std::size_t>(ch), n);
+          same = (std::isnan(a) && std::isnan(b)) || a == b;
+        }
+        CHECK(same);
+      }
     }
 }
 
