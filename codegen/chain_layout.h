@@ -93,9 +93,10 @@ bool fir_runs_transposed(const ir::FirFilter& fir);
 /// "channels" are time chunks), for a fused loop without a recursion or FIR (strategy
 /// none: Freeverb's allpasses), whose line then moves a tile at a time (emit_chain.cpp), and
 /// for a chain without a recursion or loop whose FIRs run transposed (a lane's partial sums
-/// are one multiply-add a tap). Other feed-forward chains without a recursion run one channel
-/// at a time. The runtime cuts a call into parts of whole vector groups by the same rule.
-bool lanes_across_channels(const ir::Chain& chain);
+/// are one multiply-add a tap) or that has a tanh on a float64 `signal` (a vector call).
+/// Other feed-forward chains without a recursion run one channel at a time. The runtime cuts
+/// a call into parts of whole vector groups by the same rule.
+bool lanes_across_channels(const ir::Chain& chain, DType signal);
 
 /// Whether the chain's CPU kernel runs the channels past its last whole group of lanes as one
 /// vector, its spare lanes idle (ir::partial_lanes_vectorize, for the type it computes in),

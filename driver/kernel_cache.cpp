@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "codegen/chain_layout.h"
+#include "codegen/cpu/vector_math.h"
 #include "codegen/cuda/emit_cuda.h"
 #include "codegen/cuda/nvrtc.h"
 #include "ir/print.h"
@@ -121,8 +122,8 @@ std::string layout_text(const ir::Graph& scheduled) {
 std::string KernelCache::key_text(const ir::Graph& scheduled) {
   return std::string(kFormat) + "\nfxc " + kVersion + "\nbackend cpu, code generation " +
          std::to_string(codegen::kCpuCodegenVersion) + "\ntarget " +
-         codegen::cpu_target_id() + "\ntoolchain " + codegen::llvm_version_string() +
-         "\noptions O1\n" + layout_text(scheduled) + ir::to_text(scheduled, {.locations = false, .shape_only = true});
+         codegen::cpu_target_id() + "\ntoolchain " + codegen::llvm_version_string() + "\nvector math " +
+         codegen::vector_math_id() + "\noptions O1\n" + layout_text(scheduled) + ir::to_text(scheduled, {.locations = false, .shape_only = true});
 }
 
 std::string KernelCache::key(const ir::Graph& scheduled) { return sha256_hex(key_text(scheduled)); }

@@ -54,7 +54,7 @@ bool safe_to_write_directly(const ExecutionPlan& plan, const CallerSignals& io, 
 // part is the same call on offset pointers), the same arithmetic per channel as one call.
 template <class C>
 void run_channel_parts(const ir::Chain& chain, FxcChainKernel kernel, const FxcChainArgs& args, std::size_t channels,
-                       std::size_t frames, int threads) {
+                       std::size_t frames, DType signal, int threads) {
   // About a millisecond of work per part, so that waking a worker (microseconds) is noise.
   constexpr double kMinWorkPerPart = 1 << 20;
   // Streams and Processors (threads 1) and short calls go straight to the kernel: nothing
@@ -73,9 +73,9 @@ void run_channel_parts(const ir::Chain& chain, FxcChainKernel kernel, const FxcC
   const int vector_lanes = host.lanes(std::is_same_v<C, float> ? DType::f32 : DType::f64);
   // A vector remainder (codegen::partial_group_vectorized) stays whole: with fewer channels
   // than lanes, one call.
-  const int lanes = codegen::lanes_across_channels(chain) &&
+  const int lanes = codegen::lanes_across_channels(chain, signal) &&
                             (channels >= static_cast<std::size_t>(vector_lanes) ||
-                             codegen::partial_group_vectorized(chain, std::is_same_v<C, float> ? DType::f32 : DType::f64))
+                             codegen::partial_group_vectorized(chain, signal))
                         ? vector_lanes
                         : 1;
   const std::size_t groups = channels / static_cast<std::size_t>(lanes);
@@ -166,7 +166,8 @@ void run_chain(const ir::Graph& g, const ExecutionPlan& plan, const ExecutionPla
                         s.state.data(),
                         memory.delay_lines.data(),
                         s.positions.data()};
-      run_channel_parts<C>(chain, step.kernel, args, channels, frames, options.threads);
+      run_channel_parts<C>(chain, step.kernel, args, channels, frames, std::is_same_v<T, float> ? DType::f32 : DType::f64,
+                           options.threads);
     }
   });
   counters().dispatches.fetch_add(1, std::memory_order_relaxed);

@@ -20,6 +20,7 @@
 
 #include "codegen/chain_layout.h"
 #include "codegen/cpu/cpu_compiler.h"
+#include "codegen/cpu/vector_math.h"
 #include "codegen/cpu/emit_chain.h"
 
 namespace fxc::codegen {
@@ -221,7 +222,9 @@ Expected<std::shared_ptr<const CpuKernels>, std::string> load_cpu_kernels(
   if (!builder) return Unexpected{builder.error()};
   auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*builder)).create();
   if (!jit) return Unexpected{"cannot start the LLVM JIT: " + message_of(jit.takeError())};
-  // Kernels call libm (tanh, tanhf): resolve them in this process.
+  // Kernels call libm (tanh, tanhf) and libmvec (vector_math.h, which loads it): resolve them
+  // in this process.
+  (void)vector_math_id();
   auto libm = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
       (*jit)->getDataLayout().getGlobalPrefix());
   if (!libm) return Unexpected{message_of(libm.takeError())};

@@ -7,6 +7,7 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include "codegen/chain_layout.h"
+#include "codegen/cpu/vector_math.h"
 #include "passes/target.h"
 
 namespace fxc::codegen {
@@ -597,6 +598,7 @@ class ChainEmitter {
             // either (2e-7, below the 1e-6 of float64 quality, docs/errors.md).
             if (sample_t_->isFloatTy())
               return b_.CreateFPExt(fast_tanh(b_.CreateFPTrunc(v, float_vec(width)), width), vec(width));
+            if (Value* y = vector_libm("tanh", v, width)) return y;
             FunctionCallee f = m_.getOrInsertFunction("tanh", FunctionType::get(t_, {t_}, false));
             for (int j = 0; j < live(width); ++j) v = with_lane(v, width, j, b_.CreateCall(f, {lane(v, width, j)}));
             return v;
@@ -753,15 +755,45 @@ class ChainEmitter {
                                     x);
   }
 
-  // 20 log10(a) and 10^(u / 20), fast in float32, the C library's in float64.
+  // 20 log10(a) and 10^(u / 20), fast in float32, the C library's in float64 (its vector
+  // functions where it has them, vector_libm).
   Value* decibels(Value* a, int width) {
-    if (!t_->isFloatTy()) return b_.CreateFMul(ConstantFP::get(vec(width), 20), unary(Intrinsic::log10, a));
+    if (!t_->isFloatTy()) {
+      Value* log = vector_libm("log10", a, width);
+      return b_.CreateFMul(ConstantFP::get(vec(width), 20), log ? log : unary(Intrinsic::log10, a));
+    }
     return b_.CreateFMul(ConstantFP::get(vec(width), 20 * std::log10(2.0)), fast_log2(a, width));
   }
   Value* from_decibels(Value* u, int width) {
-    if (!t_->isFloatTy())
-      return unary(Intrinsic::exp, b_.CreateFMul(u, ConstantFP::get(vec(width), std::log(10.0) / 20)));
+    if (!t_->isFloatTy()) {
+      Value* e = b_.CreateFMul(u, ConstantFP::get(vec(width), std::log(10.0) / 20));
+      Value* y = vector_libm("exp", e, width);
+      return y ? y : unary(Intrinsic::exp, e);
+    }
     return fast_exp2(b_.CreateFMul(u, ConstantFP::get(vec(width), std::log2(10.0) / 20)), width);
+  }
+
+  // A float64 `function` of libmvec (codegen/cpu/vector_math.h) on `v`'s lanes: one call for
+  // the host's vector of float64s, where the C library's scalar function is a call per lane.
+  // A narrower `v` (one channel, the remainder) fills the vector with its first lane and
+  // calls the same function, so a channel gets the same bits in lanes as alone. Null where
+  // the host's libmvec lacks it; the caller then calls the scalar C library.
+  Value* vector_libm(const char* function, Value* v, int width) {
+    const int lanes = passes::host_target().lanes(DType::f64);
+    const std::string symbol = libmvec_symbol(function, lanes);
+    if (symbol.empty() || !t_->isDoubleTy() || width > lanes) return nullptr;
+    auto* vt = FixedVectorType::get(t_, static_cast<unsigned>(lanes));
+    FunctionCallee f = m_.getOrInsertFunction(symbol, FunctionType::get(vt, {vt}, false));
+    Value* x = b_.CreateVectorSplat(lanes, lane(v, width, 0));
+    for (int j = 1; j < width; ++j) x = b_.CreateInsertElement(x, lane(v, width, j), static_cast<uint64_t>(j));
+    Value* y = b_.CreateCall(f, {x});
+    if (width == lanes) return y;
+    Value* out = width == 1 ? nullptr : PoisonValue::get(vec(width));
+    for (int j = 0; j < width; ++j) {
+      Value* yj = b_.CreateExtractElement(y, static_cast<uint64_t>(j));
+      out = width == 1 ? yj : b_.CreateInsertElement(out, yj, static_cast<uint64_t>(j));
+    }
+    return out;
   }
 
   // The equations of docs/fx-language.md ("Dynamics"), on a vector of channels; the smoothed
@@ -1054,7 +1086,7 @@ void emit_chain_kernel(Module& module, const ir::Graph& graph, ir::NodeId id) {
   // too (codegen::lanes_across_channels). section_wavefront: one channel at a time with the
   // wavefront.
   using S = ir::IirStrategy;
-  bool vector = lanes_across_channels(chain);
+  bool vector = lanes_across_channels(chain, node.type.dtype);
   int lanes = vector ? passes::host_target().lanes(compute_dtype(chain, node.type.dtype)) : 1;
   bool wavefront = chain.strategy == S::section_wavefront;
   int channels = chain.strategy == S::chunked_scan ? 0 : node.type.channels;
