@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "codegen/vector_math.h"
+#include "passes/target.h"
+
 namespace fxc::codegen {
 namespace {
 
@@ -134,7 +137,8 @@ bool lanes_across_channels(const ir::Chain& chain, DType signal) {
 
 bool partial_group_vectorized(const ir::Chain& chain, DType signal) {
   return chain.strategy != ir::IirStrategy::chunked_scan && lanes_across_channels(chain, signal) &&
-         ir::partial_lanes_vectorize(chain.stages, compute_dtype(chain, signal) == DType::f64);
+         ir::partial_lanes_vectorize(chain.stages, compute_dtype(chain, signal) == DType::f64,
+                                     f64_vector_math(passes::host_target().lanes(DType::f64)));
 }
 
 }  // namespace fxc::codegen

@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "codegen/chain_layout.h"
-#include "codegen/cpu/vector_math.h"
+#include "codegen/vector_math.h"
 #include "codegen/cuda/emit_cuda.h"
 #include "codegen/cuda/nvrtc.h"
 #include "ir/print.h"

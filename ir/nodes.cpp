@@ -93,13 +93,14 @@ bool has_loop(const std::vector<Stage>& stages) {
   return false;
 }
 
-bool partial_lanes_vectorize(const std::vector<Stage>& stages, bool float64) {
+bool partial_lanes_vectorize(const std::vector<Stage>& stages, bool float64, bool vector_calls) {
   for (const Stage& s : stages) {
     if (std::holds_alternative<FirFilter>(s) || std::holds_alternative<Delay>(s) ||
         std::holds_alternative<LoopRead>(s) || std::holds_alternative<LoopWrite>(s))
       return false;
-    if (auto* d = std::get_if<Dynamics>(&s); d && (d->lookahead > 0 || float64)) return false;
-    if (float64 && std::holds_alternative<Tanh>(s)) return false;
+    const bool scalar_calls = float64 && !vector_calls;
+    if (auto* d = std::get_if<Dynamics>(&s); d && (d->lookahead > 0 || scalar_calls)) return false;
+    if (scalar_calls && std::holds_alternative<Tanh>(s)) return false;
   }
   return true;
 }

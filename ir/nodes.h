@@ -401,9 +401,10 @@ bool has_loop(const std::vector<Stage>& stages);
 /// lanes as one more vector, its spare lanes idle (codegen/cpu/emit_chain.cpp), rather than one
 /// channel at a time: when all its state lives in registers (no FIR, delay, fused loop or
 /// lookahead, whose rings are per channel in memory), and, computing in float64, no stage calls
-/// the C library once per lane, idle lanes too (dynamics, tanh). The cost model gives such
+/// the C library once per lane, idle lanes too (dynamics, tanh), unless `vector_calls` (its
+/// vector functions: one call per vector, codegen/vector_math.h). The cost model gives such
 /// chains lanes from two channels.
-bool partial_lanes_vectorize(const std::vector<Stage>& stages, bool float64);
+bool partial_lanes_vectorize(const std::vector<Stage>& stages, bool float64, bool vector_calls = false);
 
 /// The stages a scan over time chunks carries from chunk to chunk: the length of the prefix
 /// of sections and gains that ends with the chain's last section, when every stage after it is

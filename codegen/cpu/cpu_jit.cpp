@@ -20,7 +20,7 @@
 
 #include "codegen/chain_layout.h"
 #include "codegen/cpu/cpu_compiler.h"
-#include "codegen/cpu/vector_math.h"
+#include "codegen/vector_math.h"
 #include "codegen/cpu/emit_chain.h"
 
 namespace fxc::codegen {

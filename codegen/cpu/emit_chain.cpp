@@ -7,7 +7,7 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include "codegen/chain_layout.h"
-#include "codegen/cpu/vector_math.h"
+#include "codegen/vector_math.h"
 #include "passes/target.h"
 
 namespace fxc::codegen {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "codegen/cpu/vector_math.h"
+#include "codegen/vector_math.h"
 
 #include <dlfcn.h>
 
@@ -34,12 +34,16 @@ std::string libmvec_symbol(const char* function, int lanes) {
   return dlsym(libmvec(), name.c_str()) ? name : std::string();
 }
 
+bool f64_vector_math(int lanes) {
+  for (const char* f : {"tanh", "log10", "exp"})
+    if (libmvec_symbol(f, lanes).empty()) return false;
+  return true;
+}
+
 std::string vector_math_id() {
   static const std::string id = [] {
     for (int lanes : {2, 4})
-      if (isa_letter(lanes))
-        for (const char* f : {"tanh", "log10", "exp"})
-          if (libmvec_symbol(f, lanes).empty()) return std::string("libm");
+      if (isa_letter(lanes) && !f64_vector_math(lanes)) return std::string("libm");
     return std::string(isa_letter(2) || isa_letter(4) ? "libmvec" : "libm");
   }();
   return id;

@@ -15,6 +15,11 @@ namespace fxc::codegen {
 /// kernels then call the scalar C library once per lane.
 std::string libmvec_symbol(const char* function, int lanes);
 
+/// Whether this host's libmvec computes tanh, log10 and exp on `lanes` float64s: a float64
+/// chain with those stages then runs a partial group of lanes as one vector too
+/// (partial_group_vectorized), its idle lanes costing nothing more.
+bool f64_vector_math(int lanes);
+
 /// What the kernels' vector math is, for the kernel cache's key: "libmvec" where this host's
 /// libmvec has every function above, else "libm" (a cache shared between machines then
 /// keeps their kernels apart).
