@@ -115,7 +115,12 @@ std::vector<std::uint32_t> kernel_node_ids(const ir::Graph& graph) {
 
 std::string kernel_symbol(std::uint32_t id) { return "fxc_node_" + std::to_string(id); }
 
-bool fir_runs_transposed(const ir::FirFilter& fir) { return fir.taps.size() <= kFirTransposedMaxTaps; }
+bool fir_runs_transposed(const ir::Chain& chain, std::size_t stage) {
+  std::size_t taps = 0;
+  for (std::size_t s = 0; s <= stage && s < chain.stages.size(); ++s)
+    if (const auto* fir = std::get_if<ir::FirFilter>(&chain.stages[s])) taps += fir->taps.size();
+  return std::holds_alternative<ir::FirFilter>(chain.stages[stage]) && taps <= kFirTransposedMaxTaps;
+}
 
 bool lanes_across_channels(const ir::Chain& chain, DType signal) {
   using S = ir::IirStrategy;
@@ -127,12 +132,12 @@ bool lanes_across_channels(const ir::Chain& chain, DType signal) {
   // codegen/cpu/vector_math.h) instead of one per sample (8 ch x 10 s: 70.7 -> 12.6 ms). A
   // float32 one is a polynomial that runs faster a channel at a time (2.9 against 4.8 ms).
   auto is_f64_tanh = [&](const ir::Stage& stage) { return signal == DType::f64 && std::holds_alternative<ir::Tanh>(stage); };
-  return (std::any_of(chain.stages.begin(), chain.stages.end(), is_fir) ||
-          std::any_of(chain.stages.begin(), chain.stages.end(), is_f64_tanh)) &&
-         std::all_of(chain.stages.begin(), chain.stages.end(), [](const ir::Stage& stage) {
-           const auto* fir = std::get_if<ir::FirFilter>(&stage);
-           return !fir || fir_runs_transposed(*fir);
-         });
+  if (std::none_of(chain.stages.begin(), chain.stages.end(), is_fir) &&
+      std::none_of(chain.stages.begin(), chain.stages.end(), is_f64_tanh))
+    return false;
+  for (std::size_t s = 0; s < chain.stages.size(); ++s)
+    if (is_fir(chain.stages[s]) && !fir_runs_transposed(chain, s)) return false;
+  return true;
 }
 
 bool partial_group_vectorized(const ir::Chain& chain, DType signal) {

@@ -82,11 +82,14 @@ std::vector<std::uint32_t> kernel_node_ids(const ir::Graph& graph);
 /// The symbol of the kernel for node `id`.
 std::string kernel_symbol(std::uint32_t id);
 
-/// FIRs up to this many taps run in the CPU kernel's transposed form, their partial sums in
-/// registers (emit_chain.cpp); longer ones (inside a loop: a lone FIR runs by FFT from
-/// fir_fft_min_taps) sum their ring in a loop.
+/// A chain's FIRs run in the CPU kernel's transposed form, their partial sums in registers
+/// (emit_chain.cpp), while their taps add up to at most this many; the others (long ones, and
+/// those past the first few in a chain of many) sum their ring in a loop. The budget keeps
+/// the kernel's registers and LLVM's time in bounds: sixteen 31-tap FIRs with a tanh after
+/// each, all transposed, took 6.4 s to compile for 8 channels.
 inline constexpr std::size_t kFirTransposedMaxTaps = 64;
-bool fir_runs_transposed(const ir::FirFilter& fir);
+/// Whether the FIR at `stage` of `chain` runs transposed.
+bool fir_runs_transposed(const ir::Chain& chain, std::size_t stage);
 
 /// Whether the chain's kernel runs its channels as SIMD lanes (vectors of the host's width
 /// across channels, the rest one at a time): for channel_lanes and chunked_scan (whose

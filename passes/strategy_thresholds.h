@@ -39,14 +39,16 @@ struct StrategyThresholds {
   /// correction costs at most the vector work; 0 ignores the decay.
   double chunk_decay_ratio = 1.0;
   /// FFT overlap-save instead of direct FIR from this many taps (CPU, float32 signals:
-  /// KissFFT). Measured 2026-11-30 with the direct kernel in the transposed form
-  /// (codegen::kFirTransposedMaxTaps, one multiply-add a tap): even with the FFT at about 58
-  /// taps on one channel (56 taps 5.5 against 5.9 ms per 10 s, 64 taps 7.1 against 6.4),
-  /// direct 4x faster at 64 taps where 8 channels fill the lanes (docs/passes.md). 32 from
-  /// 2026-11-29 (the scalar loop the direct kernel was then), 64 before.
-  int fir_fft_min_taps = 64;
-  /// The same for float64 signals (fxc's RealFft, runtime/real_fft.h): the same crossover.
-  int fir_fft_min_taps_f64 = 64;
+  /// KissFFT). 64 until 2026-11-29, when a performance hunt measured the direct kernel (then a
+  /// scalar loop per channel) 3.8x slower at 63 taps than the FFT at 65 (docs/passes.md). The
+  /// direct kernel's transposed form (2026-11-30) is even with the FFT at about 58 taps for a
+  /// lone FIR on one channel, but at 32 for a FIR fused with a tanh, and a chain's FIRs share
+  /// its budget of transposed taps (codegen::kFirTransposedMaxTaps), so 32 stays.
+  int fir_fft_min_taps = 32;
+  /// The same for float64 signals (fxc's RealFft, runtime/real_fft.h): measured even with
+  /// direct float64 convolution at 24 taps and 1.6x faster at 32 (docs/passes.md; the scalar
+  /// loop then).
+  int fir_fft_min_taps_f64 = 32;
   /// Float32 chains with a pole at least this close to the unit circle (largest pole
   /// radius >= this) keep their state and arithmetic in float64: float32 state there loses
   /// the signal in rounding noise (docs/errors.md, "Numerical accuracy"). 0: always; above

@@ -151,7 +151,7 @@ class ChainEmitter {
   void load_scalar_params() {
     params_.assign(layout_.param_count, nullptr);
     for (std::size_t s = 0; s < chain_.stages.size(); ++s) {
-      if (auto* fir = std::get_if<ir::FirFilter>(&chain_.stages[s]); fir && !fir_runs_transposed(*fir)) continue;
+      if (std::holds_alternative<ir::FirFilter>(chain_.stages[s]) && !fir_runs_transposed(chain_, s)) continue;
       int first = layout_.stages[s].param_offset;
       int last = s + 1 < chain_.stages.size() ? layout_.stages[s + 1].param_offset : layout_.param_count;
       for (int i = first; i < last; ++i) params_[i] = load_at(t_, fields_[kParams], b_.getInt64(i));
@@ -206,6 +206,7 @@ class ChainEmitter {
     std::vector<std::vector<Value*>> lines;             // [delay][lane]: ring pointers
     std::vector<Value*> in, out;                        // [lane]: channel pointers
     std::vector<std::vector<AllocaInst*>> fir_sums;     // [stage][k - 1]: a FIR's s_k (emit_fir)
+    std::vector<Value*> fir_sums_used;                  // [stage]: i1, this call runs the FIR transposed
   };
 
   // A step of the per-sample pipeline: one section of an sos stage, or a whole other stage.
@@ -271,9 +272,12 @@ class ChainEmitter {
       g.positions.push_back(per_lane);
     }
     g.fir_sums.resize(chain_.stages.size());
+    g.fir_sums_used.resize(chain_.stages.size());
     for (std::size_t s = 0; s < chain_.stages.size(); ++s)
-      if (auto* fir = std::get_if<ir::FirFilter>(&chain_.stages[s]); fir && fir_runs_transposed(*fir))
-        g.fir_sums[s] = fir_sums_from_ring(*fir, layout_.stages[s], width, c0, g);
+      if (auto* fir = std::get_if<ir::FirFilter>(&chain_.stages[s]); fir && fir_runs_transposed(chain_, s)) {
+        g.fir_sums_used[s] = b_.CreateICmpSGE(fields_[kSamples], b_.getInt64(static_cast<int64_t>(fir->taps.size())));
+        g.fir_sums[s] = fir_sums_from_ring(*fir, layout_.stages[s], width, c0, g.fir_sums_used[s], g);
+      }
     for (int d = 0; d < layout_.delay_count; ++d) {
       std::vector<Value*> per_lane;
       for (int j = 0; j < width; ++j) {
@@ -619,7 +623,8 @@ class ChainEmitter {
             }
             return v;
           } else if constexpr (std::is_same_v<P, ir::FirFilter>) {
-            return emit_fir(stage, at, g.fir_sums[step.stage], v, valid, width, c0, g);
+            if (!fir_runs_transposed(chain_, step.stage)) return emit_fir_loop(stage, at, v, valid, width, c0, g);
+            return emit_fir(stage, at, g.fir_sums[step.stage], g.fir_sums_used[step.stage], v, valid, width, c0, g);
           } else if constexpr (std::is_same_v<P, ir::Dynamics>) {
             return emit_dynamics(stage, at, step, v, valid, width, c0, g);
           } else if constexpr (std::is_same_v<P, ir::LoopRead>) {
@@ -951,12 +956,23 @@ class ChainEmitter {
   // last taps inputs, newest at position - 1): s_k = sum over m from taps - 1 down to k of
   // h[m] x[n - 1 + k - m], added in that order, which is the order emit_fir adds them in, so
   // a stream's blocks give the whole signal's bits. One vector per k, a lane per channel.
+  // Computed only where `used` (the call has at least taps samples): about taps^2 / 2
+  // multiply-adds a channel, which calls of a few samples would not win back.
   std::vector<AllocaInst*> fir_sums_from_ring(const ir::FirFilter& fir, const StageLayout& at, int width, Value* c0,
-                                              GroupState& g) {
+                                              Value* used, GroupState& g) {
     const auto taps = static_cast<int64_t>(fir.taps.size());
     std::vector<AllocaInst*> sums;
     if (taps < 2) return sums;
     Type* vt = vec(width);
+    for (int64_t k = 1; k < taps; ++k) {
+      sums.push_back(entry_alloca(vt));
+      b_.CreateStore(ConstantFP::get(vt, 0.0), sums.back());
+    }
+    Function* f = b_.GetInsertBlock()->getParent();
+    BasicBlock* compute = BasicBlock::Create(ctx_, "fir_sums", f);
+    BasicBlock* after = BasicBlock::Create(ctx_, "fir_sums_done", f);
+    b_.CreateCondBr(used, compute, after);
+    b_.SetInsertPoint(compute);
     std::vector<Value*> vectors(static_cast<std::size_t>(taps - 1), PoisonValue::get(vt));
     AllocaInst* scratch = entry_alloca(ArrayType::get(t_, static_cast<uint64_t>(taps - 1)));
     AllocaInst* acc = entry_alloca(t_);
@@ -980,46 +996,88 @@ class ChainEmitter {
       for (int64_t k = 1; k < taps; ++k)
         vectors[k - 1] = with_lane(vectors[k - 1], width, j, load_at(t_, scratch, b_.getInt64(k - 1)));
     }
-    for (Value* v : vectors) {
-      sums.push_back(entry_alloca(vt));
-      b_.CreateStore(v, sums.back());
-    }
+    for (std::size_t k = 0; k < vectors.size(); ++k) b_.CreateStore(vectors[k], sums[k]);
+    b_.CreateBr(after);
+    b_.SetInsertPoint(after);
     return sums;
   }
 
-  // A FIR over a ring of the last `taps` inputs (the state, written a sample at a time). Up to
-  // kFirTransposedMaxTaps taps, the transposed form (as lfilter's): y = h[0] x + s_1,
-  // s_k = h[k] x + s_(k+1), s_taps = 0, the partial sums in registers and a vector a lane
-  // per channel, computed from the ring at the group's start (fir_sums_from_ring). Before
-  // 2026-11-30 every sample summed the ring in a loop over the taps that wrapped each index: 15
-  // taps on one channel 3.4 ms per 10 s, a biquad 0.3 (docs/performance.md, "Cliffs").
-  Value* emit_fir(const ir::FirFilter& fir, const StageLayout& at, const std::vector<AllocaInst*>& sums, Value* v,
-                  Value* valid, int width, Value* c0, GroupState& g) {
+  // A FIR over a ring of the last `taps` inputs (the state, written a sample at a time), within
+  // codegen::fir_runs_transposed's budget, in the transposed form (as lfilter's):
+  // y = h[0] x + s_1, s_k = h[k] x + s_(k+1), s_taps = 0, the partial sums in registers and a
+  // vector a lane per channel, computed from the ring at the group's start (fir_sums_from_ring). A call of
+  // fewer samples than taps sums the ring instead, from the oldest tap to the newest, the
+  // transposed form's order: the same bits. Before 2026-11-30 every sample summed the ring in
+  // a loop that wrapped each index: 15 taps on one channel 3.4 ms per 10 s, a biquad 0.3
+  // (docs/performance.md, "Cliffs").
+  Value* emit_fir(const ir::FirFilter& fir, const StageLayout& at, const std::vector<AllocaInst*>& sums, Value* used,
+                  Value* v, Value* valid, int width, Value* c0, GroupState& g) {
     int64_t taps = static_cast<int64_t>(fir.taps.size());
     int position = layout_.delay_count + at.ring_index;
-    if (fir_runs_transposed(fir)) {
-      Type* vt = vec(width);
-      Value* zero = ConstantFP::get(vt, 0.0);
-      auto h = [&](int64_t k) { return splat(params_[at.param_offset + k], width); };
-      std::vector<Value*> old;
-      for (AllocaInst* s : sums) old.push_back(b_.CreateLoad(vt, s));
-      Value* y = fmuladd(h(0), v, taps > 1 ? old[0] : zero);
-      for (int64_t k = 1; k < taps; ++k) {
-        Value* next = fmuladd(h(k), v, k + 1 < taps ? old[k] : zero);
-        b_.CreateStore(valid ? b_.CreateSelect(valid, next, old[k - 1]) : next, sums[k - 1]);
-      }
-      for (int j = 0; j < width; ++j) {
-        AllocaInst* pos_slot = g.positions[position][j];
-        Value* pos = b_.CreateLoad(i64_, pos_slot);
-        Value* cell = element(state_slot(c0, j, at.state_offset), t_, pos);
-        Value* x = lane(v, width, j);
-        b_.CreateStore(valid ? b_.CreateSelect(valid, x, b_.CreateLoad(t_, cell)) : x, cell);
-        Value* next = b_.CreateAdd(pos, b_.getInt64(1));
-        next = b_.CreateSelect(b_.CreateICmpSGE(next, b_.getInt64(taps)), b_.getInt64(0), next);
-        b_.CreateStore(valid ? b_.CreateSelect(valid, next, pos) : next, pos_slot);
-      }
-      return y;
+    std::vector<Value*> positions;
+    for (int j = 0; j < width; ++j) {
+      Value* pos = b_.CreateLoad(i64_, g.positions[position][j]);
+      Value* cell = element(state_slot(c0, j, at.state_offset), t_, pos);
+      Value* x = lane(v, width, j);
+      b_.CreateStore(valid ? b_.CreateSelect(valid, x, b_.CreateLoad(t_, cell)) : x, cell);
+      positions.push_back(pos);
     }
+    Type* vt = vec(width);
+    Value* zero = ConstantFP::get(vt, 0.0);
+    Function* f = b_.GetInsertBlock()->getParent();
+    BasicBlock* transposed = BasicBlock::Create(ctx_, "fir_transposed", f);
+    BasicBlock* ring_sum = BasicBlock::Create(ctx_, "fir_ring", f);
+    BasicBlock* done = BasicBlock::Create(ctx_, "fir_done", f);
+    b_.CreateCondBr(used, transposed, ring_sum);
+    b_.SetInsertPoint(transposed);
+    auto h = [&](int64_t k) { return splat(params_[at.param_offset + k], width); };
+    std::vector<Value*> old;
+    for (AllocaInst* s : sums) old.push_back(b_.CreateLoad(vt, s));
+    Value* y_transposed = fmuladd(h(0), v, taps > 1 ? old[0] : zero);
+    for (int64_t k = 1; k < taps; ++k) {
+      Value* next = fmuladd(h(k), v, k + 1 < taps ? old[k] : zero);
+      b_.CreateStore(valid ? b_.CreateSelect(valid, next, old[k - 1]) : next, sums[k - 1]);
+    }
+    BasicBlock* transposed_end = b_.GetInsertBlock();
+    b_.CreateBr(done);
+    b_.SetInsertPoint(ring_sum);
+    Value* y_ring = width == 1 ? nullptr : PoisonValue::get(vt);
+    AllocaInst* acc = entry_alloca(t_);
+    for (int j = 0; j < width; ++j) {
+      Value* ring = state_slot(c0, j, at.state_offset);
+      b_.CreateStore(ConstantFP::get(t_, 0.0), acc);
+      loop(b_.getInt64(taps - 1), -1, [&](Value* k) { return b_.CreateICmpSGE(k, b_.getInt64(0)); },
+           [&](Value* k) {
+             Value* back = b_.CreateSub(positions[j], k);
+             Value* index = b_.CreateSelect(b_.CreateICmpSLT(back, b_.getInt64(0)),
+                                            b_.CreateAdd(back, b_.getInt64(taps)), back);
+             Value* hk = load_at(t_, fields_[kParams], b_.CreateAdd(k, b_.getInt64(at.param_offset)));
+             b_.CreateStore(fmuladd(hk, load_at(t_, ring, index), b_.CreateLoad(t_, acc)), acc);
+           });
+      Value* yj = b_.CreateLoad(t_, acc);
+      y_ring = width == 1 ? yj : b_.CreateInsertElement(y_ring, yj, static_cast<uint64_t>(j));
+    }
+    BasicBlock* ring_end = b_.GetInsertBlock();
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+    PHINode* y = b_.CreatePHI(vt, 2);
+    y->addIncoming(y_transposed, transposed_end);
+    y->addIncoming(y_ring, ring_end);
+    for (int j = 0; j < width; ++j) {
+      Value* pos = positions[j];
+      Value* next = b_.CreateAdd(pos, b_.getInt64(1));
+      next = b_.CreateSelect(b_.CreateICmpSGE(next, b_.getInt64(taps)), b_.getInt64(0), next);
+      b_.CreateStore(valid ? b_.CreateSelect(valid, next, pos) : next, g.positions[position][j]);
+    }
+    return y;
+  }
+
+  // A FIR past the transposed form's budget (fir_runs_transposed): each sample sums the ring in
+  // a loop, one lane at a time.
+  Value* emit_fir_loop(const ir::FirFilter& fir, const StageLayout& at, Value* v, Value* valid, int width, Value* c0,
+                       GroupState& g) {
+    int64_t taps = static_cast<int64_t>(fir.taps.size());
+    int position = layout_.delay_count + at.ring_index;
     for (int j = 0; j < width; ++j) {
       AllocaInst* pos_slot = g.positions[position][j];
       Value* pos = b_.CreateLoad(i64_, pos_slot);
