@@ -964,10 +964,9 @@ class ChainEmitter {
     std::vector<AllocaInst*> sums;
     if (taps < 2) return sums;
     Type* vt = vec(width);
-    for (int64_t k = 1; k < taps; ++k) {
-      sums.push_back(entry_alloca(vt));
-      b_.CreateStore(ConstantFP::get(vt, 0.0), sums.back());
-    }
+    // Not zeroed where unused: the sums are then never read (a loop's one-sample calls paid
+    // for the stores).
+    for (int64_t k = 1; k < taps; ++k) sums.push_back(entry_alloca(vt));
     Function* f = b_.GetInsertBlock()->getParent();
     BasicBlock* compute = BasicBlock::Create(ctx_, "fir_sums", f);
     BasicBlock* after = BasicBlock::Create(ctx_, "fir_sums_done", f);
