@@ -24,11 +24,13 @@ std::optional<std::string> StrategyThresholds::set(std::string_view name, std::s
            std::string(value) + "'";
   auto whole = [&](auto& field, int least = 0) -> std::optional<std::string> {
     using Field = std::decay_t<decltype(field)>;
-    // 2^digits is the first value the field cannot hold (and a double holds it exactly).
-    if (*v != std::floor(*v) || *v < least || *v >= std::ldexp(1.0, std::numeric_limits<Field>::digits))
+    // 2^digits is the first value the field cannot hold, but also the double nearest its
+    // largest (9223372036854775807 reads as 2^63, and the API passes doubles): that largest.
+    const double limit = std::ldexp(1.0, std::numeric_limits<Field>::digits);
+    if (*v != std::floor(*v) || *v < least || *v > limit)
       return "threshold '" + std::string(name) + "' needs a whole number from " + std::to_string(least) + " to " +
              std::to_string(std::numeric_limits<Field>::max()) + ", got '" + std::string(value) + "'";
-    field = static_cast<Field>(*v);
+    field = *v == limit ? std::numeric_limits<Field>::max() : static_cast<Field>(*v);
     return std::nullopt;
   };
   if (name == "lane_fill") {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // select_strategy's decisions for the standard workloads (shared/design/performance.md) and
 // for edge cases, on a fixed target so the table does not depend on the test machine.
+#include <limits>
 #include <doctest/doctest.h>
 
 #include "frontend/dsl.h"
@@ -372,6 +373,10 @@ TEST_CASE("short FIRs run directly, and thresholds can be overridden") {
   CHECK(t.set("chunked_min_samples", "9.3e18") ==
         "threshold 'chunked_min_samples' needs a whole number from 0 to 9223372036854775807, got '9.3e18'");
   CHECK_FALSE(t.set("chunked_min_samples", "1e18"));
+  // The largest the message names is taken (as a double it rounds to 2^63, one past it).
+  CHECK_FALSE(t.set("chunked_busy_lanes_min_samples", "9223372036854775807"));
+  CHECK(t.chunked_busy_lanes_min_samples == std::numeric_limits<std::int64_t>::max());
+  CHECK(t.set("chunked_min_samples", "9223372036854777856").has_value());  // the next double
 }
 
 TEST_CASE("float64_state_error: rounding noise where a design's poles crowd together, none elsewhere") {
