@@ -131,7 +131,9 @@ bool lanes_across_channels(const ir::Chain& chain, DType signal) {
   // A float64 signal's tanh is a call of the C library: one per vector of channels (libmvec,
   // codegen/cpu/vector_math.h) instead of one per sample (8 ch x 10 s: 70.7 -> 12.6 ms). A
   // float32 one is a polynomial that runs faster a channel at a time (2.9 against 4.8 ms).
-  auto is_f64_tanh = [&](const ir::Stage& stage) { return signal == DType::f64 && std::holds_alternative<ir::Tanh>(stage); };
+  auto is_f64_tanh = [&](const ir::Stage& stage) {
+    return signal == DType::f64 && std::holds_alternative<ir::Tanh>(stage);
+  };
   if (std::none_of(chain.stages.begin(), chain.stages.end(), is_fir) &&
       std::none_of(chain.stages.begin(), chain.stages.end(), is_f64_tanh))
     return false;

@@ -778,7 +778,7 @@ class ChainEmitter {
     return fast_exp2(b_.CreateFMul(u, ConstantFP::get(vec(width), std::log2(10.0) / 20)), width);
   }
 
-  // A float64 `function` of libmvec (codegen/cpu/vector_math.h) on `v`'s lanes: one call for
+  // A float64 `function` of libmvec (codegen/vector_math.h) on `v`'s lanes: one call for
   // the host's vector of float64s, where the C library's scalar function is a call per lane.
   // A narrower `v` (one channel, the remainder) fills the vector with its first lane and
   // calls the same function, so a channel gets the same bits in lanes as alone. Null where
@@ -1003,12 +1003,12 @@ class ChainEmitter {
 
   // A FIR over a ring of the last `taps` inputs (the state, written a sample at a time), within
   // codegen::fir_runs_transposed's budget, in the transposed form (as lfilter's):
-  // y = h[0] x + s_1, s_k = h[k] x + s_(k+1), s_taps = 0, the partial sums in registers and a
-  // vector a lane per channel, computed from the ring at the group's start (fir_sums_from_ring). A call of
-  // fewer samples than taps sums the ring instead, from the oldest tap to the newest, the
-  // transposed form's order: the same bits. Before 2026-11-30 every sample summed the ring in
-  // a loop that wrapped each index: 15 taps on one channel 3.4 ms per 10 s, a biquad 0.3
-  // (docs/performance.md, "Cliffs").
+  // y = h[0] x + s_1, s_k = h[k] x + s_(k+1), s_taps = 0, the partial sums in registers, a
+  // vector a lane per channel, computed from the ring at the group's start
+  // (fir_sums_from_ring). A call of fewer samples than taps sums the ring instead, from the
+  // oldest tap to the newest, the transposed form's order: the same bits. Before 2026-11-30
+  // every sample summed the ring in a loop that wrapped each index: 15 taps on one channel
+  // 3.4 ms per 10 s, a biquad 0.3 (docs/performance.md, "Cliffs").
   Value* emit_fir(const ir::FirFilter& fir, const StageLayout& at, const std::vector<AllocaInst*>& sums, Value* used,
                   Value* v, Value* valid, int width, Value* c0, GroupState& g) {
     int64_t taps = static_cast<int64_t>(fir.taps.size());

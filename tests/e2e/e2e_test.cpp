@@ -382,6 +382,11 @@ TEST_CASE("--version and info print the version") {
   CommandResult info = run_fxc({"info"}, dir.path());
   CHECK(info.exit_code == 0);
   CHECK(info.out.find(std::string("fxc ") + FXC_EXPECTED_VERSION) != std::string::npos);
+  // The vector math float64 kernels call (codegen/vector_math.h).
+  CHECK_MESSAGE((info.out.find("\nmath:      libmvec (float64 tanh, log10, exp a vector of channels a call: _ZGV") !=
+                     std::string::npos ||
+                 info.out.find("\nmath:      libm (") != std::string::npos),
+                info.out);
 
   // The NVRTC line: its version, the file and why it was chosen (docs/cuda.md), or not found.
   auto nvrtc_line = [](const std::string& out) {

@@ -228,7 +228,8 @@ TEST_CASE("short FIRs run transposed: within bound, each channel in lanes as alo
       {"15 taps", make_graph("fir15", {output("y", x | fir(taps(15)))}), false, true, {}},
       {"63 taps", make_graph("fir63", {output("y", x | fir(taps(63)))}), false, true, direct_to_63},
       {"31 taps and a biquad", make_graph("firb", {output("y", x | fir(taps(31)) | butter(2, 5_kHz))}), true, true, {}},
-      {"70 taps direct (a loop over the ring)", make_graph("long", {output("y", x | fir(taps(70)))}), false, false, no_fft},
+      {"70 taps direct (a loop over the ring)", make_graph("long", {output("y", x | fir(taps(70)))}), false, false,
+       no_fft},
       {"40 and 40 taps: the second past the chain's budget (a loop)",
        make_graph("two", {output("y", x | fir(taps(40)) | tanh() | fir(taps(40)))}), false, false, no_fft, true},
   };
@@ -279,7 +280,8 @@ TEST_CASE("float64 tanh and dynamics: the C library's vector functions, within b
   CHECK(codegen::libmvec_symbol("tanh", 3).empty());
   CHECK(codegen::libmvec_symbol("no_such_function", lanes).empty());
   if (codegen::vector_math_id() == "libmvec")
-    for (const char* f : {"tanh", "log10", "exp"}) CHECK(codegen::libmvec_symbol(f, lanes).find(f) != std::string::npos);
+    for (const char* f : {"tanh", "log10", "exp"})
+      CHECK(codegen::libmvec_symbol(f, lanes).find(f) != std::string::npos);
   MESSAGE("vector math: " << codegen::vector_math_id() << ", " << codegen::libmvec_symbol("tanh", lanes));
   Flow x = input("x");
   const ir::Graph graphs[] = {

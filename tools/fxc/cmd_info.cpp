@@ -11,6 +11,8 @@
 #include "codegen/cpu/cpu_compiler.h"
 #include "codegen/cuda/cuda_driver.h"
 #include "codegen/cuda/nvrtc.h"
+#include "codegen/vector_math.h"
+#include "passes/target.h"
 #include "passes/pipeline.h"
 #include "tools/fxc/commands.h"
 
@@ -58,6 +60,11 @@ int info() {
             << "host CPU:  " << cpu.model << " (" << cpu.cores << " logical cores)\n"
             << "features: ";
   for (const std::string& f : cpu.features) std::cout << ' ' << f;
+  const std::string tanh = codegen::libmvec_symbol("tanh", passes::host_target().lanes(DType::f64));
+  std::cout << "\nmath:      "
+            << (codegen::vector_math_id() == "libmvec"
+                    ? "libmvec (float64 tanh, log10, exp a vector of channels a call: " + tanh + ")"
+                    : std::string("libm (float64 tanh, log10, exp a channel a call: no libmvec with them)"));
   codegen::CudaDriverInfo cuda = codegen::query_cuda_driver();
   const codegen::NvrtcChoice& nvrtc = codegen::nvrtc_choice();
   std::cout << "\nCUDA:      " << codegen::cuda_status(cuda)
