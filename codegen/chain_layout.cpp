@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "codegen/vector_math.h"
-#include "passes/target.h"
 
 namespace fxc::codegen {
 namespace {
@@ -115,11 +114,15 @@ std::vector<std::uint32_t> kernel_node_ids(const ir::Graph& graph) {
 
 std::string kernel_symbol(std::uint32_t id) { return "fxc_node_" + std::to_string(id); }
 
-bool fir_runs_transposed(const ir::Chain& chain, std::size_t stage) {
+std::vector<bool> transposed_firs(const ir::Chain& chain) {
+  std::vector<bool> transposed(chain.stages.size(), false);
   std::size_t taps = 0;
-  for (std::size_t s = 0; s <= stage && s < chain.stages.size(); ++s)
-    if (const auto* fir = std::get_if<ir::FirFilter>(&chain.stages[s])) taps += fir->taps.size();
-  return std::holds_alternative<ir::FirFilter>(chain.stages[stage]) && taps <= kFirTransposedMaxTaps;
+  for (std::size_t s = 0; s < chain.stages.size(); ++s)
+    if (const auto* fir = std::get_if<ir::FirFilter>(&chain.stages[s])) {
+      taps += fir->taps.size();
+      transposed[s] = taps <= kFirTransposedMaxTaps;
+    }
+  return transposed;
 }
 
 bool lanes_across_channels(const ir::Chain& chain, DType signal) {
@@ -129,7 +132,7 @@ bool lanes_across_channels(const ir::Chain& chain, DType signal) {
   auto is_fir = [](const ir::Stage& stage) { return std::holds_alternative<ir::FirFilter>(stage); };
   if (ir::has_loop(chain.stages)) return std::none_of(chain.stages.begin(), chain.stages.end(), is_fir);
   // A float64 signal's tanh is a call of the C library: one per vector of channels (libmvec,
-  // codegen/cpu/vector_math.h) instead of one per sample (8 ch x 10 s: 70.7 -> 12.6 ms). A
+  // codegen/vector_math.h) instead of one per sample (8 ch x 10 s: 70.7 -> 12.6 ms). A
   // float32 one is a polynomial that runs faster a channel at a time (2.9 against 4.8 ms).
   auto is_f64_tanh = [&](const ir::Stage& stage) {
     return signal == DType::f64 && std::holds_alternative<ir::Tanh>(stage);
@@ -137,15 +140,16 @@ bool lanes_across_channels(const ir::Chain& chain, DType signal) {
   if (std::none_of(chain.stages.begin(), chain.stages.end(), is_fir) &&
       std::none_of(chain.stages.begin(), chain.stages.end(), is_f64_tanh))
     return false;
+  const std::vector<bool> transposed = transposed_firs(chain);
   for (std::size_t s = 0; s < chain.stages.size(); ++s)
-    if (is_fir(chain.stages[s]) && !fir_runs_transposed(chain, s)) return false;
+    if (is_fir(chain.stages[s]) && !transposed[s]) return false;
   return true;
 }
 
 bool partial_group_vectorized(const ir::Chain& chain, DType signal) {
   return chain.strategy != ir::IirStrategy::chunked_scan && lanes_across_channels(chain, signal) &&
          ir::partial_lanes_vectorize(chain.stages, compute_dtype(chain, signal) == DType::f64,
-                                     f64_vector_math(passes::host_target().lanes(DType::f64)));
+                                     host_f64_vector_math());
 }
 
 }  // namespace fxc::codegen

@@ -88,8 +88,9 @@ std::string kernel_symbol(std::uint32_t id);
 /// the kernel's registers and LLVM's time in bounds: sixteen 31-tap FIRs with a tanh after
 /// each, all transposed, took 6.4 s to compile for 8 channels.
 inline constexpr std::size_t kFirTransposedMaxTaps = 64;
-/// Whether the FIR at `stage` of `chain` runs transposed.
-bool fir_runs_transposed(const ir::Chain& chain, std::size_t stage);
+/// By stage of `chain`: whether it is a FIR that runs transposed, the chain's FIRs in order
+/// while their taps add up to at most kFirTransposedMaxTaps.
+std::vector<bool> transposed_firs(const ir::Chain& chain);
 
 /// Whether the chain's kernel runs its channels as SIMD lanes (vectors of the host's width
 /// across channels, the rest one at a time): for channel_lanes and chunked_scan (whose

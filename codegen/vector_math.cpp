@@ -3,6 +3,8 @@
 
 #include <dlfcn.h>
 
+#include "passes/target.h"
+
 namespace fxc::codegen {
 namespace {
 
@@ -38,6 +40,11 @@ bool f64_vector_math(int lanes) {
   for (const char* f : {"tanh", "log10", "exp"})
     if (libmvec_symbol(f, lanes).empty()) return false;
   return true;
+}
+
+bool host_f64_vector_math() {
+  static const bool yes = f64_vector_math(passes::host_target().lanes(DType::f64));
+  return yes;
 }
 
 std::string vector_math_id() {

@@ -20,6 +20,9 @@ std::string libmvec_symbol(const char* function, int lanes);
 /// (partial_group_vectorized), its idle lanes costing nothing more.
 bool f64_vector_math(int lanes);
 
+/// f64_vector_math for this host's float64 lanes (passes::host_target), asked once.
+bool host_f64_vector_math();
+
 /// What the kernels' vector math is, for the kernel cache's key: "libmvec" where this host's
 /// libmvec has every function above, else "libm" (a cache shared between machines then
 /// keeps their kernels apart).

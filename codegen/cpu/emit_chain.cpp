@@ -32,6 +32,7 @@ class ChainEmitter {
         b_(ctx_),
         chain_(chain),
         layout_(layout_of(chain)),
+        transposed_firs_(transposed_firs(chain)),
         t_(compute_dtype(chain, dtype) == DType::f32 ? Type::getFloatTy(ctx_) : Type::getDoubleTy(ctx_)),
         sample_t_(dtype == DType::f32 ? Type::getFloatTy(ctx_) : Type::getDoubleTy(ctx_)),
         i64_(Type::getInt64Ty(ctx_)),
@@ -146,12 +147,12 @@ class ChainEmitter {
     return b_.CreateLoad(type, element(base, type, index));
   }
 
-  // Every coefficient is loaded once, in the entry block, but the taps of FIRs too long for
-  // the transposed form (fir_runs_transposed), which their loop reads from memory.
+  // Every coefficient is loaded once, in the entry block, but the taps of FIRs past the
+  // transposed form's budget (transposed_firs_), which their loop reads from memory.
   void load_scalar_params() {
     params_.assign(layout_.param_count, nullptr);
     for (std::size_t s = 0; s < chain_.stages.size(); ++s) {
-      if (std::holds_alternative<ir::FirFilter>(chain_.stages[s]) && !fir_runs_transposed(chain_, s)) continue;
+      if (std::holds_alternative<ir::FirFilter>(chain_.stages[s]) && !transposed_firs_[s]) continue;
       int first = layout_.stages[s].param_offset;
       int last = s + 1 < chain_.stages.size() ? layout_.stages[s + 1].param_offset : layout_.param_count;
       for (int i = first; i < last; ++i) params_[i] = load_at(t_, fields_[kParams], b_.getInt64(i));
@@ -274,7 +275,7 @@ class ChainEmitter {
     g.fir_sums.resize(chain_.stages.size());
     g.fir_sums_used.resize(chain_.stages.size());
     for (std::size_t s = 0; s < chain_.stages.size(); ++s)
-      if (auto* fir = std::get_if<ir::FirFilter>(&chain_.stages[s]); fir && fir_runs_transposed(chain_, s)) {
+      if (auto* fir = std::get_if<ir::FirFilter>(&chain_.stages[s]); fir && transposed_firs_[s]) {
         g.fir_sums_used[s] = b_.CreateICmpSGE(fields_[kSamples], b_.getInt64(static_cast<int64_t>(fir->taps.size())));
         g.fir_sums[s] = fir_sums_from_ring(*fir, layout_.stages[s], width, c0, g.fir_sums_used[s], g);
       }
@@ -623,7 +624,7 @@ class ChainEmitter {
             }
             return v;
           } else if constexpr (std::is_same_v<P, ir::FirFilter>) {
-            if (!fir_runs_transposed(chain_, step.stage)) return emit_fir_loop(stage, at, v, valid, width, c0, g);
+            if (!transposed_firs_[step.stage]) return emit_fir_loop(stage, at, v, valid, width, c0, g);
             return emit_fir(stage, at, g.fir_sums[step.stage], g.fir_sums_used[step.stage], v, valid, width, c0, g);
           } else if constexpr (std::is_same_v<P, ir::Dynamics>) {
             return emit_dynamics(stage, at, step, v, valid, width, c0, g);
@@ -1002,7 +1003,7 @@ class ChainEmitter {
   }
 
   // A FIR over a ring of the last `taps` inputs (the state, written a sample at a time), within
-  // codegen::fir_runs_transposed's budget, in the transposed form (as lfilter's):
+  // codegen::transposed_firs' budget, in the transposed form (as lfilter's):
   // y = h[0] x + s_1, s_k = h[k] x + s_(k+1), s_taps = 0, the partial sums in registers, a
   // vector a lane per channel, computed from the ring at the group's start
   // (fir_sums_from_ring). A call of fewer samples than taps sums the ring instead, from the
@@ -1012,15 +1013,7 @@ class ChainEmitter {
   Value* emit_fir(const ir::FirFilter& fir, const StageLayout& at, const std::vector<AllocaInst*>& sums, Value* used,
                   Value* v, Value* valid, int width, Value* c0, GroupState& g) {
     int64_t taps = static_cast<int64_t>(fir.taps.size());
-    int position = layout_.delay_count + at.ring_index;
-    std::vector<Value*> positions;
-    for (int j = 0; j < width; ++j) {
-      Value* pos = b_.CreateLoad(i64_, g.positions[position][j]);
-      Value* cell = element(state_slot(c0, j, at.state_offset), t_, pos);
-      Value* x = lane(v, width, j);
-      b_.CreateStore(valid ? b_.CreateSelect(valid, x, b_.CreateLoad(t_, cell)) : x, cell);
-      positions.push_back(pos);
-    }
+    std::vector<Value*> positions = write_rings(at, v, valid, width, c0, g);
     Type* vt = vec(width);
     Value* zero = ConstantFP::get(vt, 0.0);
     Function* f = b_.GetInsertBlock()->getParent();
@@ -1040,67 +1033,78 @@ class ChainEmitter {
     BasicBlock* transposed_end = b_.GetInsertBlock();
     b_.CreateBr(done);
     b_.SetInsertPoint(ring_sum);
-    Value* y_ring = width == 1 ? nullptr : PoisonValue::get(vt);
-    AllocaInst* acc = entry_alloca(t_);
-    for (int j = 0; j < width; ++j) {
-      Value* ring = state_slot(c0, j, at.state_offset);
-      b_.CreateStore(ConstantFP::get(t_, 0.0), acc);
-      loop(b_.getInt64(taps - 1), -1, [&](Value* k) { return b_.CreateICmpSGE(k, b_.getInt64(0)); },
-           [&](Value* k) {
-             Value* back = b_.CreateSub(positions[j], k);
-             Value* index = b_.CreateSelect(b_.CreateICmpSLT(back, b_.getInt64(0)),
-                                            b_.CreateAdd(back, b_.getInt64(taps)), back);
-             Value* hk = load_at(t_, fields_[kParams], b_.CreateAdd(k, b_.getInt64(at.param_offset)));
-             b_.CreateStore(fmuladd(hk, load_at(t_, ring, index), b_.CreateLoad(t_, acc)), acc);
-           });
-      Value* yj = b_.CreateLoad(t_, acc);
-      y_ring = width == 1 ? yj : b_.CreateInsertElement(y_ring, yj, static_cast<uint64_t>(j));
-    }
+    Value* y_ring = sum_rings(at, taps, positions, true, width, c0);
     BasicBlock* ring_end = b_.GetInsertBlock();
     b_.CreateBr(done);
     b_.SetInsertPoint(done);
     PHINode* y = b_.CreatePHI(vt, 2);
     y->addIncoming(y_transposed, transposed_end);
     y->addIncoming(y_ring, ring_end);
+    advance_rings(at, taps, positions, valid, width, g);
+    return y;
+  }
+
+  // A FIR past the transposed form's budget (codegen::transposed_firs): each sample sums the
+  // ring in a loop, one lane at a time, newest tap first.
+  Value* emit_fir_loop(const ir::FirFilter& fir, const StageLayout& at, Value* v, Value* valid, int width, Value* c0,
+                       GroupState& g) {
+    int64_t taps = static_cast<int64_t>(fir.taps.size());
+    std::vector<Value*> positions = write_rings(at, v, valid, width, c0, g);
+    Value* y = sum_rings(at, taps, positions, false, width, c0);
+    advance_rings(at, taps, positions, valid, width, g);
+    return y;
+  }
+
+  // Each lane's sample into its FIR ring's current cell (the cell's own value where a step
+  // is not `valid`); returns the lanes' positions.
+  std::vector<Value*> write_rings(const StageLayout& at, Value* v, Value* valid, int width, Value* c0, GroupState& g) {
+    std::vector<Value*> positions;
+    for (int j = 0; j < width; ++j) {
+      Value* pos = b_.CreateLoad(i64_, g.positions[layout_.delay_count + at.ring_index][j]);
+      Value* cell = element(state_slot(c0, j, at.state_offset), t_, pos);
+      Value* x = lane(v, width, j);
+      b_.CreateStore(valid ? b_.CreateSelect(valid, x, b_.CreateLoad(t_, cell)) : x, cell);
+      positions.push_back(pos);
+    }
+    return positions;
+  }
+
+  // Each lane's ring position one cell on, wrapping at `taps`, where the step is `valid`.
+  void advance_rings(const StageLayout& at, int64_t taps, const std::vector<Value*>& positions, Value* valid,
+                     int width, GroupState& g) {
     for (int j = 0; j < width; ++j) {
       Value* pos = positions[j];
       Value* next = b_.CreateAdd(pos, b_.getInt64(1));
       next = b_.CreateSelect(b_.CreateICmpSGE(next, b_.getInt64(taps)), b_.getInt64(0), next);
-      b_.CreateStore(valid ? b_.CreateSelect(valid, next, pos) : next, g.positions[position][j]);
+      b_.CreateStore(valid ? b_.CreateSelect(valid, next, pos) : next,
+                     g.positions[layout_.delay_count + at.ring_index][j]);
     }
-    return y;
   }
 
-  // A FIR past the transposed form's budget (fir_runs_transposed): each sample sums the ring in
-  // a loop, one lane at a time.
-  Value* emit_fir_loop(const ir::FirFilter& fir, const StageLayout& at, Value* v, Value* valid, int width, Value* c0,
-                       GroupState& g) {
-    int64_t taps = static_cast<int64_t>(fir.taps.size());
-    int position = layout_.delay_count + at.ring_index;
+  // Per lane, sum over k of h[k] x ring[(pos - k) mod taps], the newest sample at pos: from
+  // k = taps - 1 down (`oldest_first`, the transposed form's order) or from k = 0 up.
+  Value* sum_rings(const StageLayout& at, int64_t taps, const std::vector<Value*>& positions, bool oldest_first,
+                   int width, Value* c0) {
+    Value* y = width == 1 ? nullptr : PoisonValue::get(vec(width));
+    AllocaInst* acc = entry_alloca(t_);
     for (int j = 0; j < width; ++j) {
-      AllocaInst* pos_slot = g.positions[position][j];
-      Value* pos = b_.CreateLoad(i64_, pos_slot);
       Value* ring = state_slot(c0, j, at.state_offset);
-      Value* cell = element(ring, t_, pos);
-      Value* x = lane(v, width, j);
-      b_.CreateStore(valid ? b_.CreateSelect(valid, x, b_.CreateLoad(t_, cell)) : x, cell);
-      AllocaInst* acc = entry_alloca(t_);
       b_.CreateStore(ConstantFP::get(t_, 0.0), acc);
-      loop(b_.getInt64(0), 1, [&](Value* k) { return b_.CreateICmpSLT(k, b_.getInt64(taps)); },
-           [&](Value* k) {
-             Value* back = b_.CreateSub(pos, k);
-             Value* index = b_.CreateSelect(b_.CreateICmpSLT(back, b_.getInt64(0)),
-                                            b_.CreateAdd(back, b_.getInt64(taps)), back);
-             Value* h = load_at(t_, fields_[kParams], b_.CreateAdd(k, b_.getInt64(at.param_offset)));
-             Value* x = load_at(t_, ring, index);
-             b_.CreateStore(fmuladd(h, x, b_.CreateLoad(t_, acc)), acc);
-           });
-      Value* next = b_.CreateAdd(pos, b_.getInt64(1));
-      next = b_.CreateSelect(b_.CreateICmpSGE(next, b_.getInt64(taps)), b_.getInt64(0), next);
-      b_.CreateStore(valid ? b_.CreateSelect(valid, next, pos) : next, pos_slot);
-      v = with_lane(v, width, j, b_.CreateLoad(t_, acc));
+      auto add_tap = [&](Value* k) {
+        Value* back = b_.CreateSub(positions[j], k);
+        Value* index = b_.CreateSelect(b_.CreateICmpSLT(back, b_.getInt64(0)), b_.CreateAdd(back, b_.getInt64(taps)),
+                                       back);
+        Value* h = load_at(t_, fields_[kParams], b_.CreateAdd(k, b_.getInt64(at.param_offset)));
+        b_.CreateStore(fmuladd(h, load_at(t_, ring, index), b_.CreateLoad(t_, acc)), acc);
+      };
+      if (oldest_first)
+        loop(b_.getInt64(taps - 1), -1, [&](Value* k) { return b_.CreateICmpSGE(k, b_.getInt64(0)); }, add_tap);
+      else
+        loop(b_.getInt64(0), 1, [&](Value* k) { return b_.CreateICmpSLT(k, b_.getInt64(taps)); }, add_tap);
+      Value* yj = b_.CreateLoad(t_, acc);
+      y = width == 1 ? yj : b_.CreateInsertElement(y, yj, static_cast<uint64_t>(j));
     }
-    return v;
+    return y;
   }
 
   Module& m_;
@@ -1108,6 +1112,7 @@ class ChainEmitter {
   IRBuilder<> b_;
   const ir::Chain& chain_;
   ChainLayout layout_;
+  std::vector<bool> transposed_firs_;  // by stage (codegen::transposed_firs)
   Type* t_;         // coefficients, state, arithmetic
   Type* sample_t_;  // the signal in memory
   IntegerType* i64_;
