@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ir/nodes.h"
 
+#include <algorithm>
 #include <span>
 #include <utility>
 
@@ -103,6 +104,16 @@ bool partial_lanes_vectorize(const std::vector<Stage>& stages, bool float64, boo
     if (scalar_calls && std::holds_alternative<Tanh>(s)) return false;
   }
   return true;
+}
+
+bool fir_or_memoryless(const Stage& stage) {
+  return std::holds_alternative<FirFilter>(stage) || std::holds_alternative<Gain>(stage) ||
+         std::holds_alternative<Clip>(stage) || std::holds_alternative<Tanh>(stage);
+}
+
+bool fir_and_memoryless(const std::vector<Stage>& stages) {
+  return std::all_of(stages.begin(), stages.end(), fir_or_memoryless) &&
+         std::any_of(stages.begin(), stages.end(), [](const Stage& s) { return std::holds_alternative<FirFilter>(s); });
 }
 
 int wavefront_steps(const std::vector<Stage>& stages) {

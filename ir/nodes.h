@@ -406,6 +406,16 @@ bool has_loop(const std::vector<Stage>& stages);
 /// chains lanes from two channels.
 bool partial_lanes_vectorize(const std::vector<Stage>& stages, bool float64, bool vector_calls = false);
 
+/// True for a FIR or a memoryless stage (gain, clip, tanh): its outputs depend on its inputs
+/// alone, none on another output.
+bool fir_or_memoryless(const Stage& stage);
+
+/// True when the stages are FIRs (at least one) and memoryless stages (fir_or_memoryless) and
+/// nothing else: no output sample depends on another, so the CPU kernel runs a channel's
+/// consecutive samples as SIMD lanes (codegen::fir_time_lanes), where its FIRs run direct to
+/// many more taps than in a chain with state (passes/fuse_chains.cpp).
+bool fir_and_memoryless(const std::vector<Stage>& stages);
+
 /// The stages a scan over time chunks carries from chunk to chunk: the length of the prefix
 /// of sections and gains that ends with the chain's last section, when every stage after it is
 /// memoryless (gain, clip, tanh: they run on the scan's output, sample by sample); 0 when

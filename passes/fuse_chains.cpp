@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "passes/fuse_chains.h"
 
+#include <algorithm>
 #include <iterator>
 
 #include "ir/rewrite.h"
@@ -30,11 +31,31 @@ bool is_fft_fir(const ir::Chain& chain, const PassContext& context) {
   return false;
 }
 
+// Whether `first` followed by `then` may run as one chain. Not where either holds a FIR that
+// runs by FFT. On the CPU a FIR from fir_alone_min_taps taps joins only FIRs and memoryless
+// stages, which run in time lanes (codegen::fir_time_lanes); beside a section, a dynamics
+// stage or a delay it would run a channel a lane, its ring summed every sample.
+bool may_fuse(const ir::Chain& first, const ir::Chain& then, const PassContext& context) {
+  if (is_fft_fir(first, context) || is_fft_fir(then, context)) return false;
+  if (context.target.kind != TargetKind::cpu) return true;
+  auto long_fir = [&](const ir::Chain& chain) {
+    return std::any_of(chain.stages.begin(), chain.stages.end(), [&](const ir::Stage& stage) {
+      auto* fir = std::get_if<ir::FirFilter>(&stage);
+      return fir && fir->taps.size() >= static_cast<std::size_t>(context.thresholds.fir_alone_min_taps);
+    });
+  };
+  if (!long_fir(first) && !long_fir(then)) return true;
+  auto plain = [](const ir::Chain& chain) {
+    return std::all_of(chain.stages.begin(), chain.stages.end(), ir::fir_or_memoryless);
+  };
+  return plain(first) && plain(then);
+}
+
 }  // namespace
 
 // Algorithm: every stage node becomes a chain of one stage; then absorb_single_use_operands
 // appends each chain to the chain it reads, when that chain has no other user and neither is
-// a FIR that will run by FFT.
+// a FIR that will run by FFT, nor joins a long FIR to a stage with state (may_fuse).
 ir::Graph fuse_chains(const ir::Graph& graph, PassContext& context) {
   ir::Graph out = graph;
   for (ir::NodeId id = 0; id < out.size(); ++id)
@@ -44,7 +65,7 @@ ir::Graph fuse_chains(const ir::Graph& graph, PassContext& context) {
   return ir::absorb_single_use_operands(out, [&](ir::Node& node, ir::Node& operand) {
     auto* chain = std::get_if<ir::Chain>(&node.op);
     auto* first = std::get_if<ir::Chain>(&operand.op);
-    if (!chain || !first || is_fft_fir(*chain, context) || is_fft_fir(*first, context)) return false;
+    if (!chain || !first || !may_fuse(*first, *chain, context)) return false;
     // The operand's stages (all the run's so far) are taken and the node's few appended, not
     // copied in front of them: a run of n stages costs O(n), not O(n²) (ir/rewrite.h).
     first->stages.insert(first->stages.end(), std::make_move_iterator(chain->stages.begin()),

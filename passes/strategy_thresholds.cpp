@@ -12,7 +12,7 @@ namespace fxc::passes {
 std::vector<std::string_view> StrategyThresholds::names() {
   return {"lane_fill",        "partial_lanes_min_channels", "chunked_min_samples", "chunked_busy_lanes_min_samples",
           "chunk_length",     "chunk_decay_ratio",
-          "fir_fft_min_taps", "fir_fft_min_taps_f64", "gpu_min_channels", "gpu_chunk_length",
+          "fir_fft_min_taps", "fir_fft_min_taps_f64", "fir_alone_min_taps", "gpu_min_channels", "gpu_chunk_length",
           "gpu_fir_fft_min_taps", "gpu_wavefront_max_steps", "gpu_float_pairs_max_f64_rate", "f64_state_pole_radius",
           "f64_state_error", "split_error"};
 }
@@ -63,6 +63,7 @@ std::optional<std::string> StrategyThresholds::set(std::string_view name, std::s
   if (name == "chunk_length") return whole(chunk_length, 1);
   if (name == "fir_fft_min_taps") return whole(fir_fft_min_taps);
   if (name == "fir_fft_min_taps_f64") return whole(fir_fft_min_taps_f64);
+  if (name == "fir_alone_min_taps") return whole(fir_alone_min_taps);
   if (name == "gpu_min_channels") return whole(gpu_min_channels);
   if (name == "gpu_chunk_length") return whole(gpu_chunk_length);
   if (name == "gpu_fir_fft_min_taps") return whole(gpu_fir_fft_min_taps);

@@ -39,16 +39,20 @@ struct StrategyThresholds {
   /// correction costs at most the vector work; 0 ignores the decay.
   double chunk_decay_ratio = 1.0;
   /// FFT overlap-save instead of direct FIR from this many taps (CPU, float32 signals:
-  /// KissFFT). 64 until 2026-11-29, when a performance hunt measured the direct kernel (then a
-  /// scalar loop per channel) 3.8x slower at 63 taps than the FFT at 65 (docs/passes.md). The
-  /// direct kernel's transposed form (2026-11-30) is even with the FFT at about 58 taps for a
-  /// lone FIR on one channel, but at 32 for a FIR fused with a tanh, and a chain's FIRs share
-  /// its budget of transposed taps (codegen::kFirTransposedMaxTaps), so 32 stays.
-  int fir_fft_min_taps = 32;
-  /// The same for float64 signals (fxc's RealFft, runtime/real_fft.h): measured even with
-  /// direct float64 convolution at 24 taps and 1.6x faster at 32 (docs/passes.md; the scalar
-  /// loop then).
-  int fir_fft_min_taps_f64 = 32;
+  /// KissFFT). Direct FIRs of a chain of FIRs and memoryless stages run in time lanes
+  /// (codegen::fir_time_lanes, since 2026-11-30): a multiply-add a tap for a vector of
+  /// consecutive samples, even with the FFT at 400-440 taps on 1, 2 and 8 channels
+  /// (docs/passes.md). 32 before, when the direct kernel put channels in lanes; 64 before
+  /// 2026-11-29, with a scalar loop.
+  int fir_fft_min_taps = 400;
+  /// The same for float64 signals (fxc's RealFft, runtime/real_fft.h): even at about 260 taps
+  /// on 1, 2 and 8 channels.
+  int fir_fft_min_taps_f64 = 256;
+  /// FIRs from this many taps run in a chain of FIRs and memoryless stages (gain, clip, tanh)
+  /// only, in time lanes or by FFT (CPU; passes/fuse_chains.cpp), not fused with sections,
+  /// dynamics or delays, where a chain's FIRs share its budget of transposed taps
+  /// (codegen::kFirTransposedMaxTaps) and a FIR past it sums its ring every sample.
+  int fir_alone_min_taps = 32;
   /// Float32 chains with a pole at least this close to the unit circle (largest pole
   /// radius >= this) keep their state and arithmetic in float64: float32 state there loses
   /// the signal in rounding noise (docs/errors.md, "Numerical accuracy"). 0: always; above

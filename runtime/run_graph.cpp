@@ -73,9 +73,10 @@ void run_channel_parts(const ir::Chain& chain, FxcChainKernel kernel, const FxcC
   const int vector_lanes = host.lanes(std::is_same_v<C, float> ? DType::f32 : DType::f64);
   // A vector remainder (codegen::partial_group_vectorized) stays whole: with fewer channels
   // than lanes, one call.
-  const int lanes = codegen::lanes_across_channels(chain, signal) &&
+  const auto count = static_cast<std::int64_t>(channels);
+  const int lanes = codegen::lanes_across_channels(chain, signal, count) &&
                             (channels >= static_cast<std::size_t>(vector_lanes) ||
-                             codegen::partial_group_vectorized(chain, signal))
+                             codegen::partial_group_vectorized(chain, signal, count))
                         ? vector_lanes
                         : 1;
   const std::size_t groups = channels / static_cast<std::size_t>(lanes);

@@ -51,7 +51,7 @@ Expected<std::shared_ptr<const CpuKernels>, std::string> load_cpu_kernels(
 
 /// The version of the code this backend generates, part of every cache key: raise it whenever
 /// the generated code or its ABI changes, so no process loads kernels of another generation.
-inline constexpr int kCpuCodegenVersion = 8;
+inline constexpr int kCpuCodegenVersion = 9;
 
 /// The host CPU name and features as LLVM sees them (part of a cache key).
 std::string cpu_target_id();

@@ -22,7 +22,9 @@ enum ArgField { kIn, kOut, kChannels, kSamples, kParams, kDelayLengths, kState, 
 // for channel_lanes, one channel otherwise), load the group's section state into registers,
 // then for each sample run every stage in order on the value in registers (sections in
 // transposed direct form II, gains, clips, tanh, delay rings, FIR rings), and store the
-// result; finally store the state back. The whole chain is one pass over memory.
+// result; finally store the state back. The whole chain is one pass over memory. A chain of
+// FIRs and memoryless stages runs in time lanes instead (emit_time_lanes): a channel at a
+// time, a vector of its consecutive samples through every stage.
 class ChainEmitter {
  public:
   // `dtype`: the signal's; coefficients, state and arithmetic use compute_dtype.
@@ -40,9 +42,12 @@ class ChainEmitter {
         name_(std::move(name)),
         channels_(channels) {}
 
-  void emit(int lanes, bool wavefront, bool partial) {
+  // `time_lanes`: each channel's samples as vectors of that many (codegen::fir_time_lanes),
+  // `lanes` then 1; 0 otherwise.
+  void emit(int lanes, bool wavefront, bool partial, int time_lanes) {
     wavefront_ = wavefront;
     partial_ = partial;
+    time_lanes_ = time_lanes;
     args_ty_ = StructType::get(ctx_, {ptr_, ptr_, i64_, i64_, ptr_, ptr_, ptr_, ptr_, ptr_});
     Function* f = Function::Create(FunctionType::get(Type::getVoidTy(ctx_), {ptr_}, false),
                                    Function::ExternalLinkage, name_, m_);
@@ -126,7 +131,20 @@ class ChainEmitter {
     b_.SetInsertPoint(inside);
     Value* next = body(i);
     i->addIncoming(next, b_.GetInsertBlock());
-    b_.CreateBr(header);
+    BranchInst* latch = b_.CreateBr(header);
+    if (time_lanes_ > 0) {
+      // Every loop of a time-lanes kernel is neither unrolled nor vectorized by LLVM: its taps
+      // already do eight vectors' multiply-adds a pass, and its other loops (the window from
+      // and to the ring, the last few samples) run once a call. LLVM's unrolled and vectorized
+      // copies of them doubled the compile time (101 taps, one float32 channel: 59 -> 31 ms
+      // cold, the same speed). llvm.loop metadata: a distinct node naming itself, the hints.
+      MDNode* disable = MDNode::get(ctx_, MDString::get(ctx_, "llvm.loop.unroll.disable"));
+      MDNode* no_vectors = MDNode::get(
+          ctx_, {MDString::get(ctx_, "llvm.loop.vectorize.enable"), ConstantAsMetadata::get(b_.getFalse())});
+      MDNode* id = MDNode::getDistinct(ctx_, {nullptr, disable, no_vectors});
+      id->replaceOperandWith(0, id);
+      latch->setMetadata(LLVMContext::MD_loop, id);
+    }
     b_.SetInsertPoint(after);
     return i;
   }
@@ -275,7 +293,7 @@ class ChainEmitter {
     g.fir_sums.resize(chain_.stages.size());
     g.fir_sums_used.resize(chain_.stages.size());
     for (std::size_t s = 0; s < chain_.stages.size(); ++s)
-      if (auto* fir = std::get_if<ir::FirFilter>(&chain_.stages[s]); fir && transposed_firs_[s]) {
+      if (auto* fir = std::get_if<ir::FirFilter>(&chain_.stages[s]); fir && transposed_firs_[s] && !time_lanes_) {
         g.fir_sums_used[s] = b_.CreateICmpSGE(fields_[kSamples], b_.getInt64(static_cast<int64_t>(fir->taps.size())));
         g.fir_sums[s] = fir_sums_from_ring(*fir, layout_.stages[s], width, c0, g.fir_sums_used[s], g);
       }
@@ -300,7 +318,11 @@ class ChainEmitter {
       // Tiles only where a fused loop's line is read and written: there they take Freeverb
       // (8 ch, 12 fused loops) from 122 to 67-80 ms per 20 s; on W1's feed-forward chain they
       // gain 12% (32.5 -> 28.5 ms) but cost a third more compile time (94 -> 126 ms).
-      if (width == 1 || !ir::has_loop(chain_.stages)) {
+      if (time_lanes_) {
+        // Whole vectors of samples, then the last few one at a time.
+        Value* tail = emit_time_lanes(all, g, c0);
+        loop(tail, 1, [&](Value* n) { return b_.CreateICmpSLT(n, samples); }, one_sample);
+      } else if (width == 1 || !ir::has_loop(chain_.stages)) {
         loop(b_.getInt64(0), 1, [&](Value* n) { return b_.CreateICmpSLT(n, samples); }, one_sample);
       } else {
         // Whole tiles while they fit, then single samples until they fit again (after a line
@@ -624,7 +646,10 @@ class ChainEmitter {
             }
             return v;
           } else if constexpr (std::is_same_v<P, ir::FirFilter>) {
-            if (!transposed_firs_[step.stage]) return emit_fir_loop(stage, at, v, valid, width, c0, g);
+            // Time lanes' last samples (fewer than a vector) sum the ring in the transposed
+            // form's order, which their vectors keep (emit_time_lanes).
+            if (time_lanes_) return emit_fir_loop(stage, at, v, valid, width, c0, g, true);
+            if (!transposed_firs_[step.stage]) return emit_fir_loop(stage, at, v, valid, width, c0, g, false);
             return emit_fir(stage, at, g.fir_sums[step.stage], g.fir_sums_used[step.stage], v, valid, width, c0, g);
           } else if constexpr (std::is_same_v<P, ir::Dynamics>) {
             return emit_dynamics(stage, at, step, v, valid, width, c0, g);
@@ -1002,6 +1027,152 @@ class ChainEmitter {
     return sums;
   }
 
+  // Time lanes (codegen::fir_time_lanes), a channel at a time: its samples from 0 in vectors
+  // of W = time_lanes_, kTimeLanesUnroll vectors a pass while they fit, then one; returns the
+  // first sample left (fewer than W), which the caller runs one at a time.
+  //
+  // A FIR keeps a window of its input in a stack buffer: `room` cells (taps rounded up to W)
+  // of history, then the pass's new vectors. Output lane i of a vector starting at n is
+  // sum over k of h[k] x[n + i - k], added from the oldest tap to the newest, the transposed
+  // form's order (y = h[0] x + s_1, s_k = h[k] x + s_(k+1)), so a stream's blocks, which may run
+  // their last samples through the ring, give the whole signal's bits. The unrolled vectors
+  // are independent sums: each tap's multiply-add waits on its own vector's last one only,
+  // which keeps both FMA units busy. The window moves on by the pass's samples (room / W
+  // vector copies); it comes from the ring (the state) at the start, and the last taps inputs
+  // go back into it, at the positions the ring would have reached, at the end.
+  static constexpr int kTimeLanesUnroll = 8;
+  static constexpr int kTimeLanesBlock = 4 * kTimeLanesUnroll;  // vectors a block
+  static constexpr int kPrefetchBlocks = 4;
+  struct Window {
+    AllocaInst* cells = nullptr;
+    int64_t taps = 0, room = 0;
+    Value* start = nullptr;  // the ring's position at the call's start
+  };
+
+  Value* emit_time_lanes(const std::vector<Step>& all, GroupState& g, Value* c0) {
+    const int w = time_lanes_;
+    Type* vt = vec(w);
+    Value* zero = ConstantFP::get(vt, 0.0);
+    Align align = element_align(t_);
+    std::vector<Window> windows(chain_.stages.size());
+    for (std::size_t s = 0; s < chain_.stages.size(); ++s) {
+      const auto* fir = std::get_if<ir::FirFilter>(&chain_.stages[s]);
+      if (!fir) continue;
+      const StageLayout& at = layout_.stages[s];
+      Window& win = windows[s];
+      win.taps = static_cast<int64_t>(fir->taps.size());
+      win.room = (win.taps + w - 1) / w * w;
+      win.cells = entry_alloca(ArrayType::get(t_, static_cast<uint64_t>(win.room + kTimeLanesBlock * w)));
+      win.start = b_.CreateLoad(i64_, g.positions[layout_.delay_count + at.ring_index][0]);
+      // History cell room - 1 - m holds x[-1 - m], in ring cell start - 1 - m (wrapped once).
+      Value* ring = state_slot(c0, 0, at.state_offset);
+      loop(b_.getInt64(0), 1, [&](Value* m) { return b_.CreateICmpSLT(m, b_.getInt64(win.taps - 1)); },
+           [&](Value* m) {
+             Value* cell = b_.CreateSub(b_.CreateSub(win.start, b_.getInt64(1)), m);
+             cell = b_.CreateSelect(b_.CreateICmpSLT(cell, b_.getInt64(0)), b_.CreateAdd(cell, b_.getInt64(win.taps)),
+                                    cell);
+             b_.CreateStore(load_at(t_, ring, cell),
+                            element(win.cells, t_, b_.CreateSub(b_.getInt64(win.room - 1), m)));
+           });
+    }
+    auto window_at = [&](const Window& win, Value* index) {
+      return b_.CreateAlignedLoad(vt, element(win.cells, t_, index), align);
+    };
+    AllocaInst* block_cells = entry_alloca(ArrayType::get(t_, static_cast<uint64_t>(kTimeLanesBlock * w)));
+    auto vector_at = [&](Value* base, Value* index) { return b_.CreateAlignedLoad(vt, element(base, t_, index), align); };
+    auto store_at = [&](Value* v, Value* base, Value* index) {
+      b_.CreateAlignedStore(v, element(base, t_, index), align);
+    };
+    // `count` vectors from sample n: every step over all of them before the next step, from
+    // the input (`from`, at n) through the block's cells to the output (at n).
+    auto block = [&](Value* n, int64_t count) {
+      const int64_t unroll = std::min<int64_t>(count, kTimeLanesUnroll);
+      Value* from = element(g.in[0], t_, n);
+      if (count == kTimeLanesBlock) {
+        const int64_t bytes = count * w * static_cast<int64_t>(t_->getPrimitiveSizeInBits() / 8);
+        for (int64_t line = 0; line < bytes; line += 64) {
+          Value* ahead = b_.CreateGEP(b_.getInt8Ty(), from, b_.getInt64(kPrefetchBlocks * bytes + line));
+          b_.CreateIntrinsic(Intrinsic::prefetch, {ptr_}, {ahead, b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
+        }
+      }
+      for (std::size_t s = 0; s < all.size(); ++s) {
+        const Step& step = all[s];
+        Value* to = s + 1 == all.size() ? element(g.out[0], t_, n) : static_cast<Value*>(block_cells);
+        const auto* fir = std::get_if<ir::FirFilter>(&chain_.stages[step.stage]);
+        if (!fir) {
+          loop(b_.getInt64(0), w, [&](Value* i) { return b_.CreateICmpSLT(i, b_.getInt64(count * w)); },
+               [&](Value* i) { store_at(emit_step(step, vector_at(from, i), nullptr, w, c0, g), to, i); });
+          from = to;
+          continue;
+        }
+        // The input after the window's history, a copy made before any sum reads it.
+        const Window& win = windows[step.stage];
+        const int first_param = layout_.stages[step.stage].param_offset;
+        loop(b_.getInt64(0), w, [&](Value* i) { return b_.CreateICmpSLT(i, b_.getInt64(count * w)); },
+             [&](Value* i) { store_at(vector_at(from, i), win.cells, b_.CreateAdd(i, b_.getInt64(win.room))); });
+        loop(b_.getInt64(0), unroll * w, [&](Value* p) { return b_.CreateICmpSLT(p, b_.getInt64(count * w)); },
+             [&](Value* p) {
+               std::vector<AllocaInst*> acc(static_cast<std::size_t>(unroll));
+               for (AllocaInst*& a : acc) {
+                 a = entry_alloca(vt);
+                 b_.CreateStore(zero, a);
+               }
+               Value* newest = b_.CreateAdd(p, b_.getInt64(win.room));
+               loop(b_.getInt64(win.taps - 1), -1, [&](Value* k) { return b_.CreateICmpSGE(k, b_.getInt64(0)); },
+                    [&](Value* k) {
+                      Value* h =
+                          splat(load_at(t_, fields_[kParams], b_.CreateAdd(k, b_.getInt64(first_param))), w);
+                      Value* oldest = b_.CreateSub(newest, k);
+                      for (int64_t i = 0; i < unroll; ++i) {
+                        Value* x = window_at(win, b_.CreateAdd(oldest, b_.getInt64(i * w)));
+                        b_.CreateStore(fmuladd(h, x, b_.CreateLoad(vt, acc[i])), acc[i]);
+                      }
+                    });
+               for (int64_t i = 0; i < unroll; ++i)
+                 store_at(b_.CreateLoad(vt, acc[i]), to, b_.CreateAdd(p, b_.getInt64(i * w)));
+             });
+        for (int64_t q = 0; q < win.room; q += w)
+          store_at(window_at(win, b_.getInt64(q + count * w)), win.cells, b_.getInt64(q));
+        from = to;
+      }
+    };
+    Value* samples = fields_[kSamples];
+    const int64_t whole = int64_t{kTimeLanesBlock} * w;
+    Value* n = loop(b_.getInt64(0), whole,
+                    [&](Value* at) { return b_.CreateICmpSLE(b_.CreateAdd(at, b_.getInt64(whole)), samples); },
+                    [&](Value* at) { block(at, kTimeLanesBlock); });
+    // A stream's short blocks: passes of eight vectors, then single vectors, whose one sum
+    // waits on its last multiply-add every tap.
+    const int64_t pass = int64_t{kTimeLanesUnroll} * w;
+    n = loop(n, pass, [&](Value* at) { return b_.CreateICmpSLE(b_.CreateAdd(at, b_.getInt64(pass)), samples); },
+             [&](Value* at) { block(at, kTimeLanesUnroll); });
+    n = loop(n, w, [&](Value* at) { return b_.CreateICmpSLE(b_.CreateAdd(at, b_.getInt64(w)), samples); },
+             [&](Value* at) { block(at, 1); });
+
+    // The window's last taps inputs back into the ring, oldest at the position the ring has
+    // reached (start + n, wrapped), which is the next to be written.
+    when(b_.CreateICmpSGT(n, b_.getInt64(0)), nullptr, nullptr, [&]() -> Value* {
+      for (std::size_t s = 0; s < chain_.stages.size(); ++s) {
+        const Window& win = windows[s];
+        if (!win.cells) continue;
+        const StageLayout& at = layout_.stages[s];
+        Value* taps = b_.getInt64(win.taps);
+        Value* reached = b_.CreateSRem(b_.CreateAdd(win.start, b_.CreateSRem(n, taps)), taps);
+        Value* ring = state_slot(c0, 0, at.state_offset);
+        loop(b_.getInt64(0), 1, [&](Value* i) { return b_.CreateICmpSLT(i, taps); },
+             [&](Value* i) {
+               Value* cell = b_.CreateAdd(reached, i);
+               cell = b_.CreateSelect(b_.CreateICmpSGE(cell, taps), b_.CreateSub(cell, taps), cell);
+               b_.CreateStore(load_at(t_, win.cells, b_.CreateAdd(i, b_.getInt64(win.room - win.taps))),
+                              element(ring, t_, cell));
+             });
+        b_.CreateStore(reached, g.positions[layout_.delay_count + at.ring_index][0]);
+      }
+      return nullptr;
+    });
+    return n;
+  }
+
   // A FIR over a ring of the last `taps` inputs (the state, written a sample at a time), within
   // codegen::transposed_firs' budget, in the transposed form (as lfilter's):
   // y = h[0] x + s_1, s_k = h[k] x + s_(k+1), s_taps = 0, the partial sums in registers, a
@@ -1045,12 +1216,12 @@ class ChainEmitter {
   }
 
   // A FIR past the transposed form's budget (codegen::transposed_firs): each sample sums the
-  // ring in a loop, one lane at a time, newest tap first.
+  // ring in a loop, one lane at a time, newest tap first (or `oldest_first`).
   Value* emit_fir_loop(const ir::FirFilter& fir, const StageLayout& at, Value* v, Value* valid, int width, Value* c0,
-                       GroupState& g) {
+                       GroupState& g, bool oldest_first) {
     int64_t taps = static_cast<int64_t>(fir.taps.size());
     std::vector<Value*> positions = write_rings(at, v, valid, width, c0, g);
-    Value* y = sum_rings(at, taps, positions, false, width, c0);
+    Value* y = sum_rings(at, taps, positions, oldest_first, width, c0);
     advance_rings(at, taps, positions, valid, width, g);
     return y;
   }
@@ -1132,6 +1303,7 @@ class ChainEmitter {
   std::vector<AllocaInst*> tile_lines_in_, tile_lines_out_;
   int tile_row_ = -1;  // in emit_tile_rows: the channel (lane) whose W samples are being emitted
   bool partial_ = false;  // partial_group_vectorized
+  int time_lanes_ = 0;    // fir_time_lanes: the samples of a vector (a channel at a time), else 0
   int live_lanes_ = 0;    // in a partial group: the lanes that hold channels (0: all)
 };
 
@@ -1146,14 +1318,18 @@ void emit_chain_kernel(Module& module, const ir::Graph& graph, ir::NodeId id) {
   // which the runtime calls with time chunks as lanes (runtime/chunked_scan.h). A chain with a
   // fused loop, or with FIRs in the transposed form, and no recursion (strategy none): lanes
   // too (codegen::lanes_across_channels). section_wavefront: one channel at a time with the
-  // wavefront.
+  // wavefront. FIRs and memoryless stages only: a channel at a time, its samples in lanes
+  // (codegen::fir_time_lanes).
   using S = ir::IirStrategy;
-  bool vector = lanes_across_channels(chain, node.type.dtype);
-  int lanes = vector ? passes::host_target().lanes(compute_dtype(chain, node.type.dtype)) : 1;
+  const int channel_count = node.type.channels;
+  bool vector = lanes_across_channels(chain, node.type.dtype, channel_count);
+  int host_lanes = passes::host_target().lanes(compute_dtype(chain, node.type.dtype));
+  int lanes = vector ? host_lanes : 1;
+  int time_lanes = fir_time_lanes(chain, node.type.dtype, channel_count) && host_lanes > 1 ? host_lanes : 0;
   bool wavefront = chain.strategy == S::section_wavefront;
   int channels = chain.strategy == S::chunked_scan ? 0 : node.type.channels;
   ChainEmitter(module, chain, node.type.dtype, channels, kernel_symbol(id))
-      .emit(lanes, wavefront, partial_group_vectorized(chain, node.type.dtype));
+      .emit(lanes, wavefront, partial_group_vectorized(chain, node.type.dtype, channel_count), time_lanes);
 }
 
 }  // namespace fxc::codegen

@@ -213,16 +213,24 @@ inline std::vector<StrategyCase> strategy_cases() {
                                                                  butter(2, v ? 500_Hz : 700_Hz))});
                    },
                    3, DType::f64, {}, S::none, F::direct, true});
-  // 201 taps on float32: FFT overlap-save, whose rounding depends on where blocks begin.
+  // 201 taps and a gain on float64: direct, in time lanes (codegen::fir_time_lanes), whose
+  // calls run their last few samples through the ring, in the same order.
+  cases.push_back({"time lanes FIR f64",
+                   [](int v) {
+                     return make_graph("lanes64", {output("y", input("x", 2) | firwin(201, {v ? 3000.0 : 2000.0}) |
+                                                                   gain(v ? 0.5 : 2.0))});
+                   },
+                   2, DType::f64, {}, S::none, F::direct, true});
+  // 401 taps on float32: FFT overlap-save, whose rounding depends on where blocks begin.
   cases.push_back({"FFT FIR f32",
                    [](int v) {
-                     return make_graph("fft", {output("y", input("x", 1) | firwin(201, {v ? 3000.0 : 2000.0}))});
+                     return make_graph("fft", {output("y", input("x", 1) | firwin(401, {v ? 3000.0 : 2000.0}))});
                    },
                    1, DType::f32, {}, S::none, F::fft_overlap_save, false});
   // The same on float64: fxc's own FFT (runtime/real_fft.h).
   cases.push_back({"FFT FIR f64",
                    [](int v) {
-                     return make_graph("fft64", {output("y", input("x", 2) | firwin(201, {v ? 3000.0 : 2000.0}))});
+                     return make_graph("fft64", {output("y", input("x", 2) | firwin(401, {v ? 3000.0 : 2000.0}))});
                    },
                    2, DType::f64, {}, S::none, F::fft_overlap_save, false});
   return cases;

@@ -197,11 +197,11 @@ void check_each_channel_as_alone(const ir::Graph& g, DType dtype, const std::vec
   }
 }
 
-TEST_CASE("short FIRs run transposed: within bound, each channel in lanes as alone, an infinity gone after the taps") {
-  // Tolerance: float64 1e-13, float32 1e-6 relative RMS (a FIR of at most 64 taps rounds a
-  // few ulps of its output; measured below 1e-15 and 1e-7). The transposed form adds the
-  // taps in one order whatever the lanes, so a channel among eight (lanes) or past them (the
-  // remainder) gives the bits it gives alone.
+TEST_CASE("direct FIRs (time lanes, transposed in lanes, a loop over the ring): within bound, each channel as alone, an infinity gone after the taps") {
+  // Tolerance: float64 1e-13, float32 1e-6 relative RMS (a FIR of at most 200 taps rounds a
+  // few ulps of its output; measured below 1e-15 and 1e-7). Time lanes and the transposed form
+  // add the taps in one order whatever the lanes, so a channel among eight (lanes) or past
+  // them (the remainder) gives the bits it gives alone.
   std::mt19937_64 rng(17);
   std::uniform_real_distribution<double> tap(-1, 1);
   auto taps = [&](int n) {
@@ -210,40 +210,59 @@ TEST_CASE("short FIRs run transposed: within bound, each channel in lanes as alo
     return h;
   };
   Flow x = input("x");
+  // Long FIRs fused with stateful stages, to reach the transposed form's budget and the loop.
+  passes::StrategyThresholds fused;
+  fused.fir_alone_min_taps = 1000;
   passes::StrategyThresholds no_fft;
-  no_fft.fir_fft_min_taps = no_fft.fir_fft_min_taps_f64 = 1000;
-  // 63 taps run by FFT (fir_fft_min_taps); direct here, the most one chain holds transposed.
-  passes::StrategyThresholds direct_to_63;
-  direct_to_63.fir_fft_min_taps = direct_to_63.fir_fft_min_taps_f64 = 64;
+  no_fft.fir_fft_min_taps = no_fft.fir_fft_min_taps_f64 = 100000;
   struct Case {
     const char* what;
     ir::Graph graph;
-    bool recursive;  // an infinity stays in an IIR's state
-    bool lanes;      // channels in lanes: FIRs of up to 64 taps in all, in the transposed form
+    bool recursive;   // an infinity stays in an IIR's state
+    bool lanes;       // channels in lanes: FIRs of up to 64 taps in all, in the transposed form
+    bool time_lanes;  // a channel's samples in lanes (FIRs and memoryless stages only), but for
+                      // float64 of up to 32 taps on channels that fill the lanes (below)
     passes::StrategyThresholds thresholds;
     bool saturates = false;  // a tanh after the FIR turns its infinity into 1
+    std::size_t lag = 0;     // a delay's: the infinity reaches the output this much later
   };
   const Case cases[] = {
-      {"1 tap", make_graph("one", {output("y", x | fir(taps(1)))}), false, true, {}},
-      {"15 taps", make_graph("fir15", {output("y", x | fir(taps(15)))}), false, true, {}},
-      {"63 taps", make_graph("fir63", {output("y", x | fir(taps(63)))}), false, true, direct_to_63},
-      {"31 taps and a biquad", make_graph("firb", {output("y", x | fir(taps(31)) | butter(2, 5_kHz))}), true, true, {}},
-      {"70 taps direct (a loop over the ring)", make_graph("long", {output("y", x | fir(taps(70)))}), false, false,
-       no_fft},
-      {"40 and 40 taps: the second past the chain's budget (a loop)",
-       make_graph("two", {output("y", x | fir(taps(40)) | tanh() | fir(taps(40)))}), false, false, no_fft, true},
+      {"1 tap", make_graph("one", {output("y", x | fir(taps(1)))}), false, false, true, {}},
+      {"15 taps", make_graph("fir15", {output("y", x | fir(taps(15)))}), false, false, true, {}},
+      {"200 taps and a gain", make_graph("fir200", {output("y", x | fir(taps(200)) | gain(2.0))}), false, false, true,
+       {}},
+      {"40 and 40 taps with a tanh between",
+       make_graph("two", {output("y", x | fir(taps(40)) | tanh() | fir(taps(40)))}), false, false, true, {}, true},
+      {"31 taps and a biquad", make_graph("firb", {output("y", x | fir(taps(31)) | butter(2, 5_kHz))}), true, true,
+       false, {}},
+      {"40, a biquad and 40 taps: the second past the chain's budget (a loop over the ring, in lanes)",
+       make_graph("past", {output("y", x | fir(taps(40)) | butter(2, 5_kHz) | fir(taps(40)))}), true, true, false,
+       fused},
+      // Longer than the signal: its infinity is still in the sums at the end.
+      {"4097 taps forced direct: past time lanes' window (a loop over the ring)",
+       make_graph("huge", {output("y", x | fir(taps(4097)))}), true, false, false, no_fft},
+      {"70 taps and a delay (a loop over the ring, a channel at a time)",
+       make_graph("long", {output("y", x | fir(taps(70)) | delay(3_samples))}), false, false, false, fused, false, 3},
   };
   for (const Case& c : cases)
     for (DType dtype : {DType::f64, DType::f32}) {
-      CAPTURE(c.what);
+      const std::string what = c.what;
+      CAPTURE(what);
       CAPTURE(name(dtype));
       const int channels = 11;  // a group of 8 float32 lanes (2 of 4 float64) and a remainder
-      const std::size_t samples = 1000;
+      const std::size_t samples = 1003;  // time lanes: 15 passes of 8 vectors, 5 vectors, a few samples
       Compiled many = compile(c.graph, channels, dtype, samples, c.thresholds);
       for (const ir::Node& n : many.scheduled.nodes())
         if (auto* chain = std::get_if<ir::Chain>(&n.op)) {
           CHECK(chain->fir_method == ir::FirMethod::direct);
-          CHECK(codegen::lanes_across_channels(*chain, dtype) == c.lanes);
+          int taps = 0;
+          for (const ir::Stage& stage : chain->stages)
+            if (auto* f = std::get_if<ir::FirFilter>(&stage)) taps += static_cast<int>(f->taps.size());
+          // 11 channels fill float64's lanes: short FIRs run transposed in channel lanes there.
+          const bool f64_channel_lanes = c.time_lanes && dtype == DType::f64 && taps <= 32;
+          CHECK(codegen::lanes_across_channels(*chain, dtype, channels) == (c.lanes || f64_channel_lanes));
+          CHECK(codegen::fir_time_lanes(*chain, dtype, channels) == (c.time_lanes && !f64_channel_lanes));
+          CHECK(codegen::fir_time_lanes(*chain, dtype, 1) == c.time_lanes);
         }
       DiagnosticEngine diags;
       KernelCache cache("");
@@ -265,7 +284,7 @@ TEST_CASE("short FIRs run transposed: within bound, each channel in lanes as alo
         CHECK(std::isfinite(w) == std::isfinite(y));
         if (!std::isfinite(w)) finite_want[0].f64(4)[n] = finite_got[0].f64(4)[n] = 0;
       }
-      CHECK(std::isfinite((*got)[0].at(4, 100)) == c.saturates);
+      CHECK(std::isfinite((*got)[0].at(4, 100 + c.lag)) == c.saturates);
       CHECK(std::isfinite((*got)[0].at(4, samples - 1)) == !c.recursive);
       CHECK(worst_error(finite_got, finite_want, 1e-3) <= (dtype == DType::f64 ? 1e-13 : 1e-6));
       check_each_channel_as_alone(c.graph, dtype, inputs, *got, c.thresholds);
@@ -298,7 +317,7 @@ TEST_CASE("float64 tanh and dynamics: the C library's vector functions, within b
       // With vector calls, the channels past a whole group (3 of 4 lanes) run as one vector.
       for (const ir::Node& n : c.scheduled.nodes())
         if (auto* chain = std::get_if<ir::Chain>(&n.op); chain && channels == 3)
-          CHECK(codegen::partial_group_vectorized(*chain, DType::f64) == codegen::f64_vector_math(lanes));
+          CHECK(codegen::partial_group_vectorized(*chain, DType::f64, channels) == codegen::f64_vector_math(lanes));
       DiagnosticEngine diags;
       KernelCache cache("");
       auto kernels = cache.cpu_kernels(c.scheduled, diags);
@@ -444,8 +463,8 @@ TEST_CASE("long FIRs on float32 run by FFT overlap-save, as a kernel of their ow
   // float32 ulps times log2(N) relative to the signal (measured ~1e-6).
   Flow x = input("x");
   ir::Graph g = make_graph(
-      "w3", {output("y", x | firwin(101, {1000}) | firwin(102, {5000}) | firwin(103, {1500}) |
-                             lowpass(3_kHz) | gain(2.0))});
+      "w3", {output("y", x | firwin(101, {1000}) | firwin(102, {5000}) | firwin(103, {1500}) | firwin(104, {1800}) |
+                             firwin(105, {1850}) | lowpass(3_kHz) | gain(2.0))});
   for (int channels : {1, 2})
     for (std::size_t samples : {std::size_t{0}, std::size_t{1}, std::size_t{300}, std::size_t{5000}, std::size_t{44100}}) {
       CAPTURE(channels);

@@ -137,6 +137,40 @@ TEST_CASE("fuse-chains makes a linear run one kernel and respects fan-out") {
                    out(5, 4, "z"));
 }
 
+TEST_CASE("fuse-chains: a FIR from fir_alone_min_taps taps joins FIRs and memoryless stages only (CPU)") {
+  // fir_alone_min_taps 3: [1, 2, 1] is long, [1, 2] short. Each case: the stages, then how
+  // many chains they make on the CPU and on a GPU (where a FIR up to the FFT's taps joins any).
+  struct Case {
+    const char* what;
+    std::string body;
+    int cpu_chains, gpu_chains;
+  };
+  const Case cases[] = {
+      {"long FIR, tanh, gain: one chain (time lanes)",
+       node(1, "fir %0 {taps=[1, 2, 1]}") + node(2, "tanh %1") + node(3, "gain %2 {gain=2}") + out(4, 3), 1, 1},
+      {"long FIR after a section: apart", sos(1, 0, kA) + node(2, "fir %1 {taps=[1, 2, 1]}") + out(3, 2), 2, 1},
+      {"long FIR, tanh, then a delay: the delay apart",
+       node(1, "fir %0 {taps=[1, 2, 1]}") + node(2, "tanh %1") + node(3, "delay %2 {amount=3, unit=samples}") +
+           out(4, 3),
+       2, 1},
+      {"short FIR after a section: one chain", sos(1, 0, kA) + node(2, "fir %1 {taps=[1, 2]}") + out(3, 2), 1, 1},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(std::string(c.what));
+    for (passes::TargetKind kind : {passes::TargetKind::cpu, passes::TargetKind::cuda}) {
+      DiagnosticEngine diags;
+      passes::PassContext context{diags, {48000.0, 0, DType::f64}};
+      context.thresholds.fir_alone_min_taps = 3;
+      if (kind == passes::TargetKind::cuda) context.target = passes::cuda_target();
+      auto result = passes::run_pipeline(test::parse_ir(kIn + c.body), context, {.passes = {"fuse-chains"}});
+      REQUIRE_MESSAGE(result, diags.str());
+      int chains = 0;
+      for (const ir::Node& n : result->nodes()) chains += std::holds_alternative<ir::Chain>(n.op);
+      CHECK(chains == (kind == passes::TargetKind::cpu ? c.cpu_chains : c.gpu_chains));
+    }
+  }
+}
+
 TEST_CASE("print-after-all says (unchanged) for passes that changed nothing") {
   DiagnosticEngine diags;
   passes::PassContext context{diags, {48000.0, 0, DType::f64}};

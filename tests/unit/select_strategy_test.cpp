@@ -363,6 +363,10 @@ TEST_CASE("short FIRs run directly, and thresholds can be overridden") {
   passes::StrategyThresholds t;
   CHECK_FALSE(t.set("fir_fft_min_taps", "2"));
   CHECK(t.fir_fft_min_taps == 2);
+  CHECK_FALSE(t.set("fir_alone_min_taps", "5"));
+  CHECK(t.fir_alone_min_taps == 5);
+  CHECK(t.set("fir_alone_min_taps", "2.5") ==
+        "threshold 'fir_alone_min_taps' needs a whole number from 0 to 2147483647, got '2.5'");
   CHECK(t.set("chunk_length", "0") == "threshold 'chunk_length' needs a whole number from 1 to 2147483647, got '0'");
   CHECK(t.set("chunk_length", "1.5") == "threshold 'chunk_length' needs a whole number from 1 to 2147483647, got '1.5'");
   CHECK(t.set("lane_fil", "1") == "unknown threshold 'lane_fil' (did you mean 'lane_fill'?)");

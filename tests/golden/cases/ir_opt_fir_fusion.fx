@@ -1,12 +1,12 @@
 # RUN: fxc dump %s --emit ir-opt --fs 48000
-# FIR stages in series convolve into one; on a float64 signal (as dumped here) below 32 taps
-# they run directly, from 32 taps by FFT overlap-save (64 on float32). A fan-out point stops
-# the fusion.
+# FIR stages in series convolve into one; on a float64 signal (as dumped here) below 256 taps
+# they run directly (in time lanes), from 256 taps by FFT overlap-save (400 on float32). A
+# fan-out point stops the fusion.
 graph firs
 input x : 1
 
 short = x | fir([1, 2, 1]) | fir([1, -1]) | firwin(5, 6 kHz)
-long  = x | firwin(41, 2 kHz) | firwin(31, 3 kHz, window=hann)
+long  = x | firwin(201, 2 kHz) | firwin(151, 3 kHz, window=hann)
 split = x | fir([0.5, 0.5])
 output short
 output long
