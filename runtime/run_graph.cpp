@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -48,6 +49,91 @@ bool safe_to_write_directly(const ExecutionPlan& plan, const CallerSignals& io, 
   return true;
 }
 
+// A time-lanes FIR chain (codegen::fir_time_lanes) over fewer channels than threads, split in
+// time instead: part p > 0 starts `warm_up` samples early (every FIR's taps - 1, added) from a
+// zeroed state of its own, its outputs there thrown away, after which its rings hold the true
+// inputs of each FIR; each output then adds the same products in the same order as one call
+// gives, bit for bit. Part 0 runs on the caller's state; the last part's state becomes the
+// caller's. Returns false (nothing run) where the parts would not pay or the outputs overlap
+// the inputs (a part's warm-up would read what the part before it writes).
+template <class C>
+bool run_time_parts(const ir::Chain& chain, FxcChainKernel kernel, const FxcChainArgs& args, std::size_t channels,
+                    std::size_t frames, int threads, double min_work_per_part) {
+  std::size_t warm_up = 0, taps = 0;
+  for (const ir::Stage& stage : chain.stages)
+    if (const auto* fir = std::get_if<ir::FirFilter>(&stage)) {
+      warm_up += fir->taps.size() - 1;
+      taps += fir->taps.size();
+    }
+  // A sample costs about a multiply-add per tap of a vector of 8 (float32 ones at least).
+  const double work = static_cast<double>(channels) * static_cast<double>(frames) *
+                      (1.0 + static_cast<double>(taps) / 8.0);
+  const std::size_t min_part = std::max<std::size_t>(4 * warm_up, 4096);
+  const int parts = static_cast<int>(std::min<double>(
+      {static_cast<double>(threads), work / min_work_per_part, static_cast<double>(frames / min_part)}));
+  if (parts <= 1) return false;
+  for (std::size_t a = 0; a < channels; ++a)
+    for (std::size_t b = 0; b < channels; ++b) {
+      const auto in = reinterpret_cast<std::uintptr_t>(args.in[a]);
+      const auto out = reinterpret_cast<std::uintptr_t>(args.out[b]);
+      const std::uintptr_t bytes = frames * sizeof(C);
+      if (in < out + bytes && out < in + bytes) return false;
+    }
+  const codegen::ChainLayout layout = codegen::layout_of(chain);
+  const std::size_t state_size = channels * static_cast<std::size_t>(layout.state_per_channel);
+  const std::size_t position_count = channels * static_cast<std::size_t>(layout.positions_per_channel());
+  const std::size_t step = (frames + static_cast<std::size_t>(parts) - 1) / static_cast<std::size_t>(parts);
+  // Per part but the first: its state, positions and warm-up outputs.
+  struct Scratch {
+    std::vector<C> state, warm_out;
+    std::vector<std::int64_t> positions;
+    std::vector<const void*> in;
+    std::vector<void*> out;
+  };
+  std::vector<Scratch> scratch(static_cast<std::size_t>(parts));
+  ThreadPool::shared().run(parts, [&](int p) {
+    FlushDenormals ftz;  // on the pool's threads too: every channel flushes alike
+    const std::size_t t0 = static_cast<std::size_t>(p) * step;
+    const std::size_t t1 = std::min(frames, t0 + step);
+    if (t0 >= t1) return;
+    FxcChainArgs part = args;
+    Scratch& own = scratch[static_cast<std::size_t>(p)];
+    own.in.resize(channels);
+    own.out.resize(channels);
+    if (p > 0) {
+      own.state.assign(state_size, C(0));
+      own.positions.assign(position_count, 0);
+      own.warm_out.resize(channels * warm_up);
+      part.state = own.state.data();
+      part.positions = own.positions.data();
+      for (std::size_t c = 0; c < channels; ++c) {
+        own.in[c] = static_cast<const C*>(args.in[c]) + (t0 - warm_up);
+        own.out[c] = own.warm_out.data() + c * warm_up;
+      }
+      part.in = own.in.data();
+      part.out = own.out.data();
+      part.samples = static_cast<std::int64_t>(warm_up);
+      kernel(&part);
+    }
+    for (std::size_t c = 0; c < channels; ++c) {
+      own.in[c] = static_cast<const C*>(args.in[c]) + t0;
+      own.out[c] = static_cast<C*>(args.out[c]) + t0;
+    }
+    part.in = own.in.data();
+    part.out = own.out.data();
+    part.samples = static_cast<std::int64_t>(t1 - t0);
+    kernel(&part);
+  });
+  // The last part that ran holds the state at the call's end.
+  for (std::size_t p = scratch.size(); p-- > 1;)
+    if (!scratch[p].state.empty()) {
+      std::copy(scratch[p].state.begin(), scratch[p].state.end(), static_cast<C*>(args.state));
+      std::copy(scratch[p].positions.begin(), scratch[p].positions.end(), args.positions);
+      break;
+    }
+  return true;
+}
+
 // The kernel over its channels, split across the shared pool's threads when the work is
 // large enough to pay for waking them: each part a range of channels (the kernel
 // keeps everything per channel: state, delay lines and ring positions are channel-major, so a
@@ -61,7 +147,16 @@ void run_channel_parts(const ir::Chain& chain, FxcChainKernel kernel, const FxcC
   // below may cost a real-time block anything.
   const double work = static_cast<double>(channels) * static_cast<double>(frames) *
                       static_cast<double>(std::max<std::size_t>(1, chain.stages.size()));
-  if (threads <= 1 || work < 2 * kMinWorkPerPart) {
+  if (threads <= 1) {
+    kernel(&args);
+    return;
+  }
+  // Fewer channels than threads: a FIR chain in time lanes splits in time.
+  if (channels < static_cast<std::size_t>(threads) &&
+      codegen::fir_time_lanes(chain, signal, static_cast<std::int64_t>(channels)) &&
+      run_time_parts<C>(chain, kernel, args, channels, frames, threads, kMinWorkPerPart))
+    return;
+  if (work < 2 * kMinWorkPerPart) {
     kernel(&args);
     return;
   }
