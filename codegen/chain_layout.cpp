@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "codegen/vector_math.h"
-#include "passes/target.h"
+#include "passes/cost_model.h"
 
 namespace fxc::codegen {
 namespace {
@@ -126,22 +126,10 @@ std::vector<bool> transposed_firs(const ir::Chain& chain) {
   return transposed;
 }
 
-bool fir_time_lanes(const ir::Chain& chain, DType signal, std::int64_t channels) {
-  if (chain.strategy != ir::IirStrategy::none || compute_dtype(chain, signal) != signal ||
-      !ir::fir_and_memoryless(chain.stages))
-    return false;
-  std::size_t taps = 0;
-  for (const ir::Stage& stage : chain.stages)
-    if (const auto* fir = std::get_if<ir::FirFilter>(&stage)) taps += fir->taps.size();
-  if (signal == DType::f64 && taps <= kFirChannelLanesMaxTaps && channels >= passes::host_target().lanes(signal))
-    return false;
-  return taps <= kFirTimeLanesMaxTaps;
-}
-
 bool lanes_across_channels(const ir::Chain& chain, DType signal, std::int64_t channels) {
   using S = ir::IirStrategy;
   if (chain.strategy == S::channel_lanes || chain.strategy == S::chunked_scan) return true;
-  if (chain.strategy != S::none || fir_time_lanes(chain, signal, channels)) return false;
+  if (chain.strategy != S::none || passes::fir_time_lanes(chain, signal, channels)) return false;
   auto is_fir = [](const ir::Stage& stage) { return std::holds_alternative<ir::FirFilter>(stage); };
   if (ir::has_loop(chain.stages)) return std::none_of(chain.stages.begin(), chain.stages.end(), is_fir);
   // A float64 signal's tanh is a call of the C library: one per vector of channels (libmvec,

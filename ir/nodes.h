@@ -412,7 +412,7 @@ bool fir_or_memoryless(const Stage& stage);
 
 /// True when the stages are FIRs (at least one) and memoryless stages (fir_or_memoryless) and
 /// nothing else: no output sample depends on another, so the CPU kernel runs a channel's
-/// consecutive samples as SIMD lanes (codegen::fir_time_lanes), where its FIRs run direct to
+/// consecutive samples as SIMD lanes (passes::fir_time_lanes), where its FIRs run direct to
 /// many more taps than in a chain with state (passes/fuse_chains.cpp).
 bool fir_and_memoryless(const std::vector<Stage>& stages);
 

@@ -256,6 +256,17 @@ Schedule choose_schedule(const ChainSummary& chain, int channels, const PassCont
   return s;
 }
 
+bool fir_time_lanes(const ir::Chain& chain, DType signal, std::int64_t channels) {
+  const DType computes = ir::float64_state(chain.state_precision) ? DType::f64 : signal;
+  if (chain.strategy != ir::IirStrategy::none || computes != signal || !ir::fir_and_memoryless(chain.stages))
+    return false;
+  std::size_t taps = 0;
+  for (const ir::Stage& stage : chain.stages)
+    if (const auto* fir = std::get_if<ir::FirFilter>(&stage)) taps += fir->taps.size();
+  if (signal == DType::f64 && taps <= kFirChannelLanesMaxTaps && channels >= host_target().lanes(signal)) return false;
+  return taps <= kFirTimeLanesMaxTaps;
+}
+
 TimeChunks cpu_time_chunks(std::int64_t channels, std::int64_t samples, int lanes, int target) {
   const std::int64_t fill = lanes / std::gcd<std::int64_t>(std::max(lanes, 1), std::max<std::int64_t>(channels, 1));
   const std::int64_t per_lane = std::max<std::int64_t>(

@@ -33,7 +33,7 @@ bool is_fft_fir(const ir::Chain& chain, const PassContext& context) {
 
 // Whether `first` followed by `then` may run as one chain. Not where either holds a FIR that
 // runs by FFT. On the CPU a FIR from fir_alone_min_taps taps joins only FIRs and memoryless
-// stages, which run in time lanes (codegen::fir_time_lanes); beside a section, a dynamics
+// stages, which run in time lanes (passes::fir_time_lanes); beside a section, a dynamics
 // stage or a delay it would run a channel a lane, its ring summed every sample.
 bool may_fuse(const ir::Chain& first, const ir::Chain& then, const PassContext& context) {
   if (is_fft_fir(first, context) || is_fft_fir(then, context)) return false;

@@ -166,6 +166,9 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
     chain->chunk_length = s.chunk_length;
     chain->fir_method = s.fir_method;
     chain->fft_block = s.fft_block;
+    if (context.target.kind == TargetKind::cpu && s.fir_method == ir::FirMethod::direct &&
+        fir_time_lanes(*chain, context.binding.dtype, out.node(id).type.channels))
+      s.reason += ", in time lanes (a channel's consecutive samples as one vector)";
     chain->reason = s.reason;
   }
   return out;

@@ -40,7 +40,7 @@ struct StrategyThresholds {
   double chunk_decay_ratio = 1.0;
   /// FFT overlap-save instead of direct FIR from this many taps (CPU, float32 signals:
   /// KissFFT). Direct FIRs of a chain of FIRs and memoryless stages run in time lanes
-  /// (codegen::fir_time_lanes, since 2026-11-30): a multiply-add a tap for a vector of
+  /// (passes::fir_time_lanes, since 2026-11-30): a multiply-add a tap for a vector of
   /// consecutive samples, even with the FFT at 400-440 taps on 1, 2 and 8 channels
   /// (docs/passes.md). 32 before, when the direct kernel put channels in lanes; 64 before
   /// 2026-11-29, with a scalar loop.

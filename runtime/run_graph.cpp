@@ -9,6 +9,7 @@
 #include <string>
 
 #include "codegen/chain_layout.h"
+#include "passes/cost_model.h"
 #include "passes/target.h"
 #include "runtime/chunked_scan.h"
 #include "runtime/counters.h"
@@ -49,7 +50,7 @@ bool safe_to_write_directly(const ExecutionPlan& plan, const CallerSignals& io, 
   return true;
 }
 
-// A time-lanes FIR chain (codegen::fir_time_lanes) over fewer channels than threads, split in
+// A time-lanes FIR chain (passes::fir_time_lanes) over fewer channels than threads, split in
 // time instead: part p > 0 starts `warm_up` samples early (every FIR's taps - 1, added) from a
 // zeroed state of its own, its outputs there thrown away, after which its rings hold the true
 // inputs of each FIR; each output then adds the same products in the same order as one call
@@ -153,7 +154,7 @@ void run_channel_parts(const ir::Chain& chain, FxcChainKernel kernel, const FxcC
   }
   // Fewer channels than threads: a FIR chain in time lanes splits in time.
   if (channels < static_cast<std::size_t>(threads) &&
-      codegen::fir_time_lanes(chain, signal, static_cast<std::int64_t>(channels)) &&
+      passes::fir_time_lanes(chain, signal, static_cast<std::int64_t>(channels)) &&
       run_time_parts<C>(chain, kernel, args, channels, frames, threads, kMinWorkPerPart))
     return;
   if (work < 2 * kMinWorkPerPart) {

@@ -8,6 +8,7 @@
 
 #include "codegen/chain_layout.h"
 #include "codegen/vector_math.h"
+#include "passes/cost_model.h"
 #include "passes/target.h"
 
 namespace fxc::codegen {
@@ -42,7 +43,7 @@ class ChainEmitter {
         name_(std::move(name)),
         channels_(channels) {}
 
-  // `time_lanes`: each channel's samples as vectors of that many (codegen::fir_time_lanes),
+  // `time_lanes`: each channel's samples as vectors of that many (passes::fir_time_lanes),
   // `lanes` then 1; 0 otherwise.
   void emit(int lanes, bool wavefront, bool partial, int time_lanes) {
     wavefront_ = wavefront;
@@ -1027,7 +1028,7 @@ class ChainEmitter {
     return sums;
   }
 
-  // Time lanes (codegen::fir_time_lanes), a channel at a time: its samples from 0 in vectors
+  // Time lanes (passes::fir_time_lanes), a channel at a time: its samples from 0 in vectors
   // of W = time_lanes_, kTimeLanesUnroll vectors a pass while they fit, then one; returns the
   // first sample left (fewer than W), which the caller runs one at a time.
   //
@@ -1319,13 +1320,13 @@ void emit_chain_kernel(Module& module, const ir::Graph& graph, ir::NodeId id) {
   // fused loop, or with FIRs in the transposed form, and no recursion (strategy none): lanes
   // too (codegen::lanes_across_channels). section_wavefront: one channel at a time with the
   // wavefront. FIRs and memoryless stages only: a channel at a time, its samples in lanes
-  // (codegen::fir_time_lanes).
+  // (passes::fir_time_lanes).
   using S = ir::IirStrategy;
   const int channel_count = node.type.channels;
   bool vector = lanes_across_channels(chain, node.type.dtype, channel_count);
   int host_lanes = passes::host_target().lanes(compute_dtype(chain, node.type.dtype));
   int lanes = vector ? host_lanes : 1;
-  int time_lanes = fir_time_lanes(chain, node.type.dtype, channel_count) && host_lanes > 1 ? host_lanes : 0;
+  int time_lanes = passes::fir_time_lanes(chain, node.type.dtype, channel_count) && host_lanes > 1 ? host_lanes : 0;
   bool wavefront = chain.strategy == S::section_wavefront;
   int channels = chain.strategy == S::chunked_scan ? 0 : node.type.channels;
   ChainEmitter(module, chain, node.type.dtype, channels, kernel_symbol(id))

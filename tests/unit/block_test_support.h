@@ -213,7 +213,7 @@ inline std::vector<StrategyCase> strategy_cases() {
                                                                  butter(2, v ? 500_Hz : 700_Hz))});
                    },
                    3, DType::f64, {}, S::none, F::direct, true});
-  // 201 taps and a gain on float64: direct, in time lanes (codegen::fir_time_lanes), whose
+  // 201 taps and a gain on float64: direct, in time lanes (passes::fir_time_lanes), whose
   // calls run their last few samples through the ring, in the same order.
   cases.push_back({"time lanes FIR f64",
                    [](int v) {

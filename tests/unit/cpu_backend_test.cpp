@@ -9,6 +9,7 @@
 #include "expected_text.h"
 #include "frontend/dsl.h"
 #include "ir/print.h"
+#include "passes/cost_model.h"
 #include "passes/pipeline.h"
 #include "random_graphs.h"
 #include "runtime/counters.h"
@@ -261,8 +262,8 @@ TEST_CASE("direct FIRs (time lanes, transposed in lanes, a loop over the ring): 
           // 11 channels fill float64's lanes: short FIRs run transposed in channel lanes there.
           const bool f64_channel_lanes = c.time_lanes && dtype == DType::f64 && taps <= 32;
           CHECK(codegen::lanes_across_channels(*chain, dtype, channels) == (c.lanes || f64_channel_lanes));
-          CHECK(codegen::fir_time_lanes(*chain, dtype, channels) == (c.time_lanes && !f64_channel_lanes));
-          CHECK(codegen::fir_time_lanes(*chain, dtype, 1) == c.time_lanes);
+          CHECK(passes::fir_time_lanes(*chain, dtype, channels) == (c.time_lanes && !f64_channel_lanes));
+          CHECK(passes::fir_time_lanes(*chain, dtype, 1) == c.time_lanes);
         }
       DiagnosticEngine diags;
       KernelCache cache("");

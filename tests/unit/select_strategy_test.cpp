@@ -145,6 +145,17 @@ TEST_CASE("strategies for the standard workloads on a 2-core AVX2 CPU") {
   };
   for (const Case& c : w3) check_case(w3_chain(), c);
 
+  // FIRs and memoryless stages: time lanes, but for float64 short FIRs on channels that fill
+  // the lanes (channel lanes, the transposed form; passes::fir_time_lanes).
+  const ir::Graph firs = make_graph("firs", {output("y", x | fir(std::vector<double>(15, 1.0 / 15)) | tanh())});
+  const Case time_lanes[] = {
+      {"15 taps 1 ch f32", 1, 1, 48000, DType::f32, 1, cpu, S::none, F::direct, "no IIR stage; FIR 15 taps: direct, in time lanes (a channel's consecutive samples as one vector)"},
+      {"15 taps 8 ch f32", 8, 1, 48000, DType::f32, 1, cpu, S::none, F::direct, "no IIR stage; FIR 15 taps: direct, in time lanes (a channel's consecutive samples as one vector)"},
+      {"15 taps 2 ch f64", 2, 1, 48000, DType::f64, 1, cpu, S::none, F::direct, "no IIR stage; FIR 15 taps: direct, in time lanes (a channel's consecutive samples as one vector)"},
+      {"15 taps 8 ch f64", 8, 1, 48000, DType::f64, 1, cpu, S::none, F::direct, "no IIR stage; FIR 15 taps: direct"},
+  };
+  for (const Case& c : time_lanes) check_case(firs, c);
+
   // A chain whose state is all in registers runs a partial group of lanes as one vector: from
   // two channels (ir::partial_lanes_vectorize). One with a FIR keeps the old rule (half the lanes).
   const ir::Graph eq = make_graph("eq", {output("y", x | butter(4, 1_kHz) | peaking(2_kHz, 1.0, 6_dB) | tanh())});

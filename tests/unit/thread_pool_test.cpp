@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "accuracy_support.h"
-#include "codegen/chain_layout.h"
 #include "frontend/dsl.h"
+#include "passes/cost_model.h"
 #include "runtime/cpu_executor.h"
 #include "runtime/thread_pool.h"
 
@@ -155,7 +155,7 @@ TEST_CASE("FIR chains in time lanes split in time across threads: every bit as o
       CAPTURE(channels);
       test::CompiledCpu compiled = test::compile_cpu(graph, channels, dtype, static_cast<std::int64_t>(n));
       for (const ir::Node& node : compiled.scheduled.nodes())
-        if (auto* chain = std::get_if<ir::Chain>(&node.op)) REQUIRE(codegen::fir_time_lanes(*chain, dtype, channels));
+        if (auto* chain = std::get_if<ir::Chain>(&node.op)) REQUIRE(passes::fir_time_lanes(*chain, dtype, channels));
       std::vector<Signal> inputs;
       for (const Signal& s : test::noise_inputs(1, channels, n, dtype, 9)) inputs.push_back(s.converted(dtype));
       std::vector<Signal> one;
