@@ -19,6 +19,7 @@
 #include "codegen/vector_math.h"
 #include "driver/kernel_cache.h"
 #include "runtime/reference_interpreter.h"
+#include "test_graphs.h"
 
 namespace fxc {
 namespace {
@@ -204,12 +205,7 @@ TEST_CASE("direct FIRs (time lanes, transposed in lanes, a loop over the ring): 
   // add the taps in one order whatever the lanes, so a channel among eight (lanes) or past
   // them (the remainder) gives the bits it gives alone.
   std::mt19937_64 rng(17);
-  std::uniform_real_distribution<double> tap(-1, 1);
-  auto taps = [&](int n) {
-    std::vector<double> h(static_cast<std::size_t>(n));
-    for (double& v : h) v = tap(rng) / n;
-    return h;
-  };
+  auto taps = [&](int n) { return test::random_taps(rng, n); };
   Flow x = input("x");
   // Long FIRs fused with stateful stages, to reach the transposed form's budget and the loop.
   passes::StrategyThresholds fused;

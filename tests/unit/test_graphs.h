@@ -2,12 +2,21 @@
 // Graphs shared by the unit tests, built with the C++ DSL.
 #pragma once
 
+#include <random>
 #include <vector>
 
 #include "frontend/dsl.h"
 #include "ir/graph.h"
 
 namespace fxc::test {
+
+/// `n` FIR taps drawn uniformly from [-1, 1] / n: a random filter of unit order of gain.
+inline std::vector<double> random_taps(std::mt19937_64& rng, int n) {
+  std::uniform_real_distribution<double> tap(-1, 1);
+  std::vector<double> h(static_cast<std::size_t>(n));
+  for (double& v : h) v = tap(rng) / n;
+  return h;
+}
 
 /// The vocal chain of the .fx contract's example.
 inline ir::Graph vocal_graph() {

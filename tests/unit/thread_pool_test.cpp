@@ -14,6 +14,7 @@
 #include "passes/cost_model.h"
 #include "runtime/cpu_executor.h"
 #include "runtime/thread_pool.h"
+#include "test_graphs.h"
 
 namespace fxc {
 namespace {
@@ -140,12 +141,7 @@ TEST_CASE("FIR chains in time lanes split in time across threads: every bit as o
   // part's state is the stream's for its next block; a run in place (outputs on the inputs)
   // does not split, as a part's early samples would be its neighbour's outputs.
   std::mt19937_64 rng(3);
-  std::uniform_real_distribution<double> tap(-1, 1);
-  auto taps = [&](int n) {
-    std::vector<double> h(static_cast<std::size_t>(n));
-    for (double& v : h) v = tap(rng) / n;
-    return h;
-  };
+  auto taps = [&](int n) { return test::random_taps(rng, n); };
   Flow x = input("x");
   ir::Graph graph = make_graph("firs", {output("y", x | fir(taps(101)) | tanh() | fir(taps(33)) | gain(0.5))});
   const std::size_t n = 400000, half = n / 2;
