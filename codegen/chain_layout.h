@@ -98,9 +98,9 @@ std::vector<bool> transposed_firs(const ir::Chain& chain);
 /// none: Freeverb's allpasses), whose line then moves a tile at a time (emit_chain.cpp), and
 /// for a chain without a recursion or loop whose FIRs run transposed (a lane's partial sums
 /// are one multiply-add a tap) or that has a tanh on a float64 `signal` (a vector call), unless
-/// it runs in time lanes (passes::fir_time_lanes). Other feed-forward chains without a recursion run
-/// one channel at a time. The runtime cuts
-/// a call into parts of whole vector groups by the same rule.
+/// it runs in time lanes (passes::fir_time_lanes, which `channels` decide for float64). Other
+/// feed-forward chains without a recursion run one channel at a time. The runtime cuts a call
+/// into parts of whole vector groups by the same rule.
 bool lanes_across_channels(const ir::Chain& chain, DType signal, std::int64_t channels);
 
 /// Whether the chain's CPU kernel runs the channels past its last whole group of lanes as one

@@ -263,7 +263,8 @@ bool fir_time_lanes(const ir::Chain& chain, DType signal, std::int64_t channels)
   std::size_t taps = 0;
   for (const ir::Stage& stage : chain.stages)
     if (const auto* fir = std::get_if<ir::FirFilter>(&stage)) taps += fir->taps.size();
-  if (signal == DType::f64 && taps <= kFirChannelLanesMaxTaps && channels >= host_target().lanes(signal)) return false;
+  static const int f64_lanes = host_target().lanes(DType::f64);  // asked on every threaded run
+  if (signal == DType::f64 && taps <= kFirChannelLanesMaxTaps && channels >= f64_lanes) return false;
   return taps <= kFirTimeLanesMaxTaps;
 }
 

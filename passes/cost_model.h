@@ -79,19 +79,21 @@ struct ChainSummary {
 };
 
 /// Whether the chain's CPU kernel runs each channel's samples as SIMD lanes ("time lanes",
-/// codegen/cpu/emit_chain.cpp): a chain of FIRs and memoryless stages (ir::fir_and_memoryless) computing
-/// in the signal's type. A FIR's outputs do not depend on each other, so a vector of
-/// consecutive samples is one multiply-add a tap from a window of the input, where lanes across
-/// channels leave lanes idle on one or two channels and hold every partial sum of the
-/// transposed form in registers.
+/// codegen/cpu/emit_chain.cpp): a chain of FIRs and memoryless stages
+/// (ir::fir_and_memoryless) computing in the signal's type. A FIR's outputs do not depend on
+/// each other, so a vector of consecutive samples is one multiply-add a tap from a window of
+/// the input, where lanes across channels leave lanes idle on one or two channels and hold
+/// every partial sum of the transposed form in registers.
+///
 /// Their FIRs' taps add up to at most kFirTimeLanesMaxTaps: each keeps a window of its input
-/// on the kernel's stack (taps + 32 vectors of samples), 34 KiB at most in float64, well inside
-/// any thread's stack; longer ones (a raised FFT threshold) sum their ring a sample at a time.
-/// Float64 `channels` that fill the host's lanes run FIRs of up to kFirChannelLanesMaxTaps in
-/// all as channel lanes instead (codegen::lanes_across_channels), their partial sums in registers:
-/// measured 2026-11-30 (`fxc bench`, one thread, 10 s, ms, channel lanes / time lanes), 15 taps
-/// 4 ch 2.11 / 2.41, 8 ch 4.25 / 5.34, 16 ch 9.80 / 13.2; 31 taps 8 ch 7.79 / 8.92; 48 taps
-/// 4 ch 8.51 / 6.20. Float32 runs faster in time lanes on every count (8 ch 15 taps 3.5 / 2.5).
+/// on the kernel's stack (taps + 32 vectors of samples), 34 KiB at most in float64, well
+/// inside any thread's stack; longer ones (a raised FFT threshold) sum their ring a sample at
+/// a time. Float64 `channels` that fill the host's lanes run FIRs of up to
+/// kFirChannelLanesMaxTaps in all as channel lanes instead (codegen::lanes_across_channels),
+/// their partial sums in registers: measured 2026-11-30 (`fxc bench`, one thread, 10 s, ms,
+/// channel lanes / time lanes), 15 taps 4 ch 2.11 / 2.41, 8 ch 4.25 / 5.34, 16 ch 9.80 /
+/// 13.2; 31 taps 8 ch 7.79 / 8.92; 48 taps 4 ch 8.51 / 6.20. Float32 runs faster in time
+/// lanes on every count (8 ch 15 taps 3.5 / 2.5).
 inline constexpr std::size_t kFirTimeLanesMaxTaps = 4096;
 inline constexpr std::size_t kFirChannelLanesMaxTaps = 32;
 bool fir_time_lanes(const ir::Chain& chain, DType signal, std::int64_t channels);

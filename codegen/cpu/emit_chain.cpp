@@ -1029,18 +1029,21 @@ class ChainEmitter {
   }
 
   // Time lanes (passes::fir_time_lanes), a channel at a time: its samples from 0 in vectors
-  // of W = time_lanes_, kTimeLanesUnroll vectors a pass while they fit, then one; returns the
-  // first sample left (fewer than W), which the caller runs one at a time.
+  // of W = time_lanes_, in blocks of kTimeLanesBlock vectors while they fit, then of
+  // kTimeLanesUnroll, then of one (a stream's short calls); returns the first sample left
+  // (fewer than W), which the caller runs one at a time. A block runs each step over all its
+  // vectors before the next step, through a stack buffer of the block's values.
   //
   // A FIR keeps a window of its input in a stack buffer: `room` cells (taps rounded up to W)
-  // of history, then the pass's new vectors. Output lane i of a vector starting at n is
-  // sum over k of h[k] x[n + i - k], added from the oldest tap to the newest, the transposed
-  // form's order (y = h[0] x + s_1, s_k = h[k] x + s_(k+1)), so a stream's blocks, which may run
-  // their last samples through the ring, give the whole signal's bits. The unrolled vectors
-  // are independent sums: each tap's multiply-add waits on its own vector's last one only,
-  // which keeps both FMA units busy. The window moves on by the pass's samples (room / W
-  // vector copies); it comes from the ring (the state) at the start, and the last taps inputs
-  // go back into it, at the positions the ring would have reached, at the end.
+  // of history, then the block's inputs, copied in before any sum reads them. Output lane i
+  // of a vector starting at n is sum over k of h[k] x[n + i - k], added from the oldest tap to
+  // the newest, the transposed form's order (y = h[0] x + s_1, s_k = h[k] x + s_(k+1)), so a
+  // stream's blocks, which may run their last samples through the ring, give the whole
+  // signal's bits. A pass sums kTimeLanesUnroll vectors at once: each tap's multiply-add waits
+  // on its own vector's last one only, which keeps both FMA units busy. The window moves on by
+  // the block's samples (room / W vector copies); it comes from the ring (the state) at the
+  // start, and the last taps inputs go back into it, at the positions the ring would have
+  // reached, at the end.
   static constexpr int kTimeLanesUnroll = 8;
   static constexpr int kTimeLanesBlock = 4 * kTimeLanesUnroll;  // vectors a block
   static constexpr int kPrefetchBlocks = 4;
@@ -1076,9 +1079,6 @@ class ChainEmitter {
                             element(win.cells, t_, b_.CreateSub(b_.getInt64(win.room - 1), m)));
            });
     }
-    auto window_at = [&](const Window& win, Value* index) {
-      return b_.CreateAlignedLoad(vt, element(win.cells, t_, index), align);
-    };
     AllocaInst* block_cells = entry_alloca(ArrayType::get(t_, static_cast<uint64_t>(kTimeLanesBlock * w)));
     auto vector_at = [&](Value* base, Value* index) { return b_.CreateAlignedLoad(vt, element(base, t_, index), align); };
     auto store_at = [&](Value* v, Value* base, Value* index) {
@@ -1125,7 +1125,7 @@ class ChainEmitter {
                           splat(load_at(t_, fields_[kParams], b_.CreateAdd(k, b_.getInt64(first_param))), w);
                       Value* oldest = b_.CreateSub(newest, k);
                       for (int64_t i = 0; i < unroll; ++i) {
-                        Value* x = window_at(win, b_.CreateAdd(oldest, b_.getInt64(i * w)));
+                        Value* x = vector_at(win.cells, b_.CreateAdd(oldest, b_.getInt64(i * w)));
                         b_.CreateStore(fmuladd(h, x, b_.CreateLoad(vt, acc[i])), acc[i]);
                       }
                     });
@@ -1133,7 +1133,7 @@ class ChainEmitter {
                  store_at(b_.CreateLoad(vt, acc[i]), to, b_.CreateAdd(p, b_.getInt64(i * w)));
              });
         for (int64_t q = 0; q < win.room; q += w)
-          store_at(window_at(win, b_.getInt64(q + count * w)), win.cells, b_.getInt64(q));
+          store_at(vector_at(win.cells, b_.getInt64(q + count * w)), win.cells, b_.getInt64(q));
         from = to;
       }
     };

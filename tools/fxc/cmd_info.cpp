@@ -12,8 +12,8 @@
 #include "codegen/cuda/cuda_driver.h"
 #include "codegen/cuda/nvrtc.h"
 #include "codegen/vector_math.h"
-#include "passes/target.h"
 #include "passes/pipeline.h"
+#include "passes/target.h"
 #include "tools/fxc/commands.h"
 
 namespace fxc::cli {
