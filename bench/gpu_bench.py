@@ -5,8 +5,8 @@
     python3 bench/gpu_bench.py [--fxc build/tools/fxc/fxc] [--quick] [--dtype f32] [--dry-run]
 
 Per workload (W1 8 ch x 120 s, W4's chain on 1024 ch x 60 s, W5, the vocal example, then W1 on
-1024 ch x 10 s, W2, W3, W4 2 ch, W6 as 512 channels, a FIR of 24001 taps on 2 ch x 60 s), in
-this order:
+1024 ch x 10 s, W2, W3, W4 2 ch, W6 as 512 channels, a FIR of 24001 taps on 2 ch x 60 s, the
+loop echo on 2 ch x 60 s and Freeverb on 8 ch x 60 s), in this order:
   - fxc host:   `fxc bench --target cuda --json`, fused.median_ms: a whole signal from host memory,
                 so it includes the host<->device copies and the host staging (end to end);
   - fxc device: where the Python package cannot run (no package for this Python), the C++
@@ -91,6 +91,10 @@ SECONDARY = [
     # bench's float64 reference would convolve directly on one CPU thread (138 G products): no
     # host check, the device check against SciPy's fftconvolve.
     ("long FIR 2 ch", "bench/workloads/long_fir.fx", long_fir, 2, 60, 10, 48000, "nocheck"),
+    # Loops through one mix, fused into one kernel each (a thread per channel): no GPU peer
+    # runs them; `python3 bench/gpu_model.py --loops` predicts them, fused and unfused.
+    ("loop echo 2 ch", "bench/workloads/loop_echo.fx", None, 2, 60, 10, 48000, ""),
+    ("Freeverb 8 ch", "bench/workloads/loop_freeverb.fx", None, 8, 60, 10, 44100, ""),
 ]
 CHECK_LIMIT = 50_000_000   # fxc bench's float64 reference runs on one CPU thread: only below this
 

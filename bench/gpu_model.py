@@ -3,7 +3,7 @@
 """A performance model of fxc's CUDA kernels: predicted kernel time per workload against the
 memory floor (read the input once, write the output once at the device's bandwidth).
 
-    python3 bench/gpu_model.py [--device h100|h200|l4] [--detail] [--json]
+    python3 bench/gpu_model.py [--device h100|h200|l4] [--detail] [--json] [--loops]
 
 Nothing here was measured on a GPU. Every device figure and latency is an assumption, written
 down in DEVICES and ASSUMPTIONS below and in docs/cuda-performance-model.md, which also gives
@@ -463,11 +463,86 @@ def detail(results):
     return "\n".join(out)
 
 
+# --- loops ---------------------------------------------------------------------------------
+# Loops through one mix (docs/cuda.md, "Loops"): fused, one chain kernel a thread per channel
+# (fuse-loops, the default); unfused (--threshold gpu_fuse_loops=0), the loop's kernels once per
+# pass of its delay. Each loop: (delay in samples, sections in its body, other body stages).
+# A graph's loops run one after another on the stream, fused or not.
+LOOP_WORKLOADS = [
+    dict(id="loop echo 2 ch x 60 s (bench/workloads/loop_echo.fx)", channels=2, seconds=60, fs=48000,
+         loops=[(12000, 1, 0)]),
+    dict(id="Freeverb 8 ch x 60 s (bench/workloads/loop_freeverb.fx)", channels=8, seconds=60, fs=44100,
+         loops=[(d, 1, 0) for d in (1116, 1188, 1277, 1356, 1422, 1491, 1557, 1617)]
+         + [(d, 0, 0) for d in (556, 441, 341, 225)]),
+    dict(id="one-sample loop with a tanh, 2 ch x 10 s", channels=2, seconds=10, fs=48000, loops=[(1, 0, 1)]),
+    dict(id="loop echo, a batch of 512 stereo items (1024 ch) x 6 s", channels=1024, seconds=6, fs=48000,
+         loops=[(12000, 1, 0)]),
+]
+LOOP_AHEAD = 8        # codegen::kCudaLoopAhead: a block of samples, its cells and inputs loaded a block ahead
+LOOP_PREFETCH = 64    # codegen::kCudaLoopPrefetch: inputs brought into L2 this many samples on
+
+
+def loop_times(w, dev, a):
+    """(fused seconds, unfused seconds, fused path in cycles per sample) of a loop workload, float32."""
+    clock = dev["clock_ghz"] * 1e9
+    C, N = w["channels"], w["seconds"] * w["fs"]
+    lat = a["fma_latency_f32"]
+    warps = math.ceil(C / 32)
+    schedulers = 4 * dev["sms"]
+    fused = unfused = 0.0
+    paths = []
+    for delay, sections, other in w["loops"]:
+        tail = other * a["tanh_f64_path"] / 2 * lat  # a float32 tanh: about half the double's dependent chain
+        # Instructions a sample issues: 5 per section, a tail stage's, the mix and its store and
+        # position (about 7), the input, output and line accesses (about 5).
+        issue = 5 * sections + other * a["tanh_f64_ops"] / 2 + 12
+        if delay >= 2 * LOOP_AHEAD:
+            # Blocks: the line's cells come a block ahead (L2: written a delay ago), the inputs from L2
+            # (prefetched); the body's recurrence is its sections' own (3 FMA latencies), the mix is
+            # off it (its value is read a delay later).
+            body = max(issue, 3 * lat if sections else 0)
+            exposed = max(0.0, a["l2_latency"] - LOOP_AHEAD * body) / LOOP_AHEAD
+            path = body + exposed
+        else:
+            # A sample at a time: the cell written `delay` samples ago is loaded after that write
+            # (an L2 round trip, shared by `delay` samples), then the body and the mix; the inputs
+            # wait a DRAM latency per 4 samples (ptxas hoists the loads of its 4x-unrolled loop).
+            recurrence = a["l2_latency"] + sections * 2 * lat + tail + 2 * lat
+            path = max(issue, recurrence / delay, a["dram_latency"] / a["interleaved_unroll"])
+        paths.append(path)
+        # A warp per scheduler at most keeps each thread's path; more share the issue slots.
+        share = max(1.0, warps / schedulers)
+        fused += N * path * share / clock + a["launch_us_plain"] * 1e-6
+        # Unfused: per pass (the delay's samples): the feedback read and the sum (elementwise, a
+        # DRAM latency each), the body's chain a thread per channel (its sections' recurrence and
+        # an L2 latency per 4 samples: its input is the read's output, just written), the line's
+        # write (a thread per channel, a store a sample), each a launch (no graph: execute_cuda).
+        passes = math.ceil(N / delay)
+        kernels = 3 + (1 if sections or other else 0)
+        chain = delay * max(3 * lat * sections + tail, a["l2_latency"] / a["interleaved_unroll"]) if sections or other else 0
+        per_pass = kernels * a["launch_us_plain"] * 1e-6 + (2 * a["dram_latency"] + chain + delay * 4) / clock
+        unfused += passes * per_pass
+    return fused, unfused, paths
+
+
+def loop_table(dev, a):
+    out = [f"### Fused loops, {dev['name']} (float32, a thread per channel; no CUDA graph)", "",
+           "| workload | loops | fused: cycles per sample | fused | unfused (per pass) | unfused / fused |",
+           "|---|---|---|---|---|---|"]
+    for w in LOOP_WORKLOADS:
+        fused, unfused, paths = loop_times(w, dev, a)
+        cycles = f"{min(paths):.0f}" if min(paths) == max(paths) else f"{min(paths):.0f}-{max(paths):.0f}"
+        out.append(f"| {w['id']} | {len(w['loops'])} | {cycles} | {fmt_t(fused)} | {fmt_t(unfused)} | "
+                   f"{unfused / fused:.1f}x |")
+    return "\n".join(out)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--device", default="h100", choices=sorted(DEVICES))
     p.add_argument("--detail", action="store_true", help="per-kernel breakdown")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--loops", action="store_true", help="fused against unfused loops (docs/cuda-performance-model.md)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="override an assumption (e.g. fma_latency_f64=4, dram_latency=600)")
     p.add_argument("--what-if", action="append", default=[], choices=sorted(WHAT_IF),
@@ -481,6 +556,9 @@ def main():
             sys.exit(f"unknown assumption {name!r}; one of {', '.join(a)}")
         a[name] = float(value)
     a["what_if"] = tuple(args.what_if)
+    if args.loops:
+        print(loop_table(dev, a))
+        return
     results = [model(w, dev, a) for w in WORKLOADS]
     if args.json:
         print(json.dumps(dict(device=dev, assumptions=a, results=results), indent=1))

@@ -137,6 +137,10 @@ Schedule choose_iir(const ChainSummary& chain, int channels, const PassContext& 
     if (total >= fill)
       return {ir::IirStrategy::gpu_thread_per_channel, 0, {}, 0,
               fmt::format("{} fill the GPU ({} threads at once): one GPU thread per channel", who, fill)};
+    if (chain.fused_loop)
+      return {ir::IirStrategy::gpu_thread_per_channel, 0, {}, 0,
+              fmt::format("{}: one GPU thread per channel (a loop: each sample needs what the loop wrote a "
+                          "delay ago, so time cannot be split; a batch gives it width)", who)};
     if (!chain.gpu_scannable)  // a delay, FIR or dynamics stage keeps time whole
       return {ir::IirStrategy::gpu_thread_per_channel, 0, {}, 0,
               fmt::format("{}: one GPU thread per channel (a delay, FIR or dynamics stage, or a section "
@@ -328,6 +332,7 @@ ChainSummary summarize(const ir::Chain& chain) {
   summary.partial_lanes_vectorize_f32 = ir::partial_lanes_vectorize(chain.stages, false);
   summary.partial_lanes_vectorize_f64 = ir::partial_lanes_vectorize(chain.stages, true);
   const bool fused_loop = ir::has_loop(chain.stages);
+  summary.fused_loop = fused_loop;
   for (const ir::Stage& stage : chain.stages) {
     summary.linear = summary.linear && !fused_loop &&
                      (std::holds_alternative<ir::SosCascade>(stage) || std::holds_alternative<ir::Gain>(stage));

@@ -68,6 +68,8 @@ struct ChainSummary {
   /// Sections and gains, then memoryless stages only (ir::scanned_prefix): the GPU's chunked
   /// scan splits time and runs the tail on its output.
   bool gpu_scannable = false;
+  /// Holds a fused loop (ir::has_loop): each sample needs the line's sample of a delay ago.
+  bool fused_loop = false;
   double max_pole_radius = 0;  ///< of all sections: how slowly the chain forgets its state
   /// The sections' relative RMS error when run in float32 (float32_state_error); 0 when not
   /// measured (float64 signals, or a pole radius that already decides). A live chain's is the

@@ -74,7 +74,9 @@ std::optional<Loop> find_loop(const ir::Graph& g, const std::vector<std::vector<
 // than lanes it leaves lanes idle while B's recursion sets its pace. Measured on the stereo
 // echo (bench/workloads/loop_echo.fx, 2 ch x 60 s, f32, one thread): fused 19.4 ms, unfused
 // in chunked blocks 10.7 ms. A live delay keeps the loop fused: the choice must not move with
-// a value set() may change; so does a live filter (its decay decides too).
+// a value set() may change; so does a live filter (its decay decides too). Only on the CPU
+// (choose_loop_chunks says whole elsewhere): on the GPU, B runs a thread per channel fused or
+// not, and unfused the loop launches its kernels for every pass of its delay's length.
 bool runs_in_chunks(const ir::Graph& g, const Loop& loop, const PassContext& context) {
   if (!loop.after || g.node(loop.f).live || g.node(*loop.after).live) return false;
   const auto block = static_cast<std::int64_t>(std::get<ir::Feedback>(g.node(loop.f).op).amount);
@@ -117,7 +119,7 @@ void take_dry_mixes(ir::Graph& g, std::vector<bool>& keep) {
 // one chain on x replaces the mix, the feedback node and the chain B, read where the mix (or
 // the line's sample) was read.
 ir::Graph fuse_loops(const ir::Graph& graph, PassContext& context) {
-  if (context.target.kind != TargetKind::cpu) return graph;
+  if (context.target.kind == TargetKind::cuda && context.thresholds.gpu_fuse_loops == 0) return graph;
   ir::Graph out = graph;
   std::vector<bool> keep(out.size(), true);
   const std::size_t count = out.size();

@@ -13,8 +13,8 @@ std::vector<std::string_view> StrategyThresholds::names() {
   return {"lane_fill",        "partial_lanes_min_channels", "chunked_min_samples", "chunked_busy_lanes_min_samples",
           "chunk_length",     "chunk_decay_ratio",
           "fir_fft_min_taps", "fir_fft_min_taps_f64", "fir_alone_min_taps", "gpu_min_channels", "gpu_chunk_length",
-          "gpu_fir_fft_min_taps", "gpu_wavefront_max_steps", "gpu_float_pairs_max_f64_rate", "f64_state_pole_radius",
-          "f64_state_error", "split_error"};
+          "gpu_fir_fft_min_taps", "gpu_wavefront_max_steps", "gpu_float_pairs_max_f64_rate", "gpu_fuse_loops",
+          "f64_state_pole_radius", "f64_state_error", "split_error"};
 }
 
 std::optional<std::string> StrategyThresholds::set(std::string_view name, std::string_view value) {
@@ -68,6 +68,7 @@ std::optional<std::string> StrategyThresholds::set(std::string_view name, std::s
   if (name == "gpu_chunk_length") return whole(gpu_chunk_length);
   if (name == "gpu_fir_fft_min_taps") return whole(gpu_fir_fft_min_taps);
   if (name == "gpu_wavefront_max_steps") return whole(gpu_wavefront_max_steps);
+  if (name == "gpu_fuse_loops") return whole(gpu_fuse_loops);
   std::string message = "unknown threshold '" + std::string(name) + "'";
   std::vector<std::string_view> all = names();
   if (auto near = nearest_name(name, all)) message += " (did you mean '" + *near + "'?)";

@@ -98,6 +98,11 @@ struct StrategyThresholds {
   /// 1:24: 1/32 takes them on consumer and L4/L40S parts (1:64), not on an H100 (1:2).
   /// 0 turns them off; 1 takes them everywhere (to measure them on any card).
   double gpu_float_pairs_max_f64_rate = 1.0 / 32;
+  /// GPU: fuse-loops makes each loop through one mix one chain kernel (a thread per channel, a
+  /// launch per block) instead of the loop's kernels launched once per pass of its delay. 0
+  /// keeps every loop's feedback nodes, to compare (scripts/gpu-check.sh); the CPU decides by
+  /// its own cost model (choose_loop_body_chunks).
+  int gpu_fuse_loops = 1;
 
   /// Sets the threshold called `name` ("lane_fill", "chunked_min_samples", ...). Returns an
   /// error message for an unknown name or a bad value.

@@ -57,7 +57,11 @@ grep -h -B2 -A12 'ERROR\|FAILED\|Assertion\|SIGSEGV\|exception' /tmp/case*.log |
 #   ab_pairs.txt: W1 (8 ch x 120 s, float32) with its float64 sections in float pairs (forced:
 #     gpu_float_pairs_max_f64_rate=1; the default takes them only where float64 runs at 1:32 or
 #     slower) and in float64 (=0): on an H100 or H200 pairs should lose, by what the model's
-#     pair_ops predicts (docs/cuda-performance-model.md, the L4 table), which this calibrates.
+#     pair_ops predicts (docs/cuda-performance-model.md, the L4 table), which this calibrates;
+#   ab_loops.txt / ab_freeverb.txt: the stereo echo (bench/workloads/loop_echo.fx, 2 ch x 10 s)
+#     and Freeverb (loop_freeverb.fx, 8 ch x 10 s) with their loops fused (the default: one
+#     kernel a loop, a thread per channel) and unfused (gpu_fuse_loops=0: the loop's kernels
+#     once per pass of its delay); `python3 bench/gpu_model.py --loops` predicts both.
 ab() {  # name workload channels seconds fs threshold round
   timeout 120 build-dev/tools/fxc/fxc bench "$2" --channels "$3" --seconds "$4" --fs "$5" \
     --target cuda --json --threshold "$6" > "/tmp/ab_$1_$6_$7.json" 2> "/tmp/ab.err" || tail -3 /tmp/ab.err
@@ -87,6 +91,10 @@ for round in 1 2; do
   done
   for threshold in gpu_float_pairs_max_f64_rate=0 gpu_float_pairs_max_f64_rate=1; do
     ab pairs bench/workloads/w1_api.fx 8 120 44100 "$threshold" "$round"
+  done
+  for threshold in gpu_fuse_loops=1 gpu_fuse_loops=0; do
+    ab loops bench/workloads/loop_echo.fx 2 10 48000 "$threshold" "$round"
+    ab freeverb bench/workloads/loop_freeverb.fx 8 10 44100 "$threshold" "$round"
   done
 done
 

@@ -108,9 +108,14 @@ class ChainBody {
       } else if (std::holds_alternative<ir::Clip>(stage)) {
         w.line("const " + at_(i).t + " " + lo(i) + " = " + from_buffer(i, "params[" + str(at.param_offset) + "]") + ";  // " + where);
         w.line("const " + at_(i).t + " " + hi(i) + " = " + from_buffer(i, "params[" + str(at.param_offset + 1) + "]") + ";");
-      } else if (std::holds_alternative<ir::Delay>(stage)) {
+      } else if (std::holds_alternative<ir::Delay>(stage) || std::holds_alternative<ir::LoopRead>(stage)) {
         w.line("const long long " + delay_len(i) + " = delay_lengths[" + str(at.delay_index) +
                "];  // " + where);
+      } else if (auto* write = std::get_if<ir::LoopWrite>(&stage)) {
+        w.line("// " + where + ": input_weight loop_weight" + (write->dry_mix ? " wet_weight dry_weight" : ""));
+        for (int k = 0; k < (write->dry_mix ? 4 : 2); ++k)
+          w.line("const " + at_(i).t + " " + loop_weight(i, k) + " = " +
+                 from_buffer(i, "params[" + str(at.param_offset + k) + "]") + ";");
       } else if (std::holds_alternative<ir::Dynamics>(stage)) {
         w.line("// " + where + ": threshold, slope, knee, makeup, alpha_A, alpha_R, hold, closed (chain_layout.h)");
         for (int k = 0; k < kDynParamCount; ++k)
@@ -138,7 +143,7 @@ class ChainBody {
                                                                                  : from_buffer(i, st);
             w.line(at_(i).t + " " + z(i, k, j) + " = " + value + ";");
           }
-      } else if (std::holds_alternative<ir::Delay>(stage)) {
+      } else if (std::holds_alternative<ir::Delay>(stage) || std::holds_alternative<ir::LoopRead>(stage)) {
         int slot = at.delay_index;
         w.line(s_.t + "* const " + ring(i) + " = delay_lines[c * " + str(layout_.delay_count) + " + " +
                str(at.delay_index) + "];");
@@ -173,7 +178,7 @@ class ChainBody {
         for (std::size_t k = 0; k < sos->sections.size(); ++k)
           for (int j = 0; j < 2; ++j)
             w.line(base + "[" + str(at.state_offset + 2 * static_cast<int>(k) + j) + "] = " + to_buffer(i, z(i, k, j)) + ";");
-      } else if (std::holds_alternative<ir::Delay>(stage)) {
+      } else if (std::holds_alternative<ir::Delay>(stage) || std::holds_alternative<ir::LoopRead>(stage)) {
         w.line("positions[c * " + str(layout_.positions_per_channel()) + " + " + str(at.delay_index) +
                "] = " + pos(i) + ";");
       } else if (std::holds_alternative<ir::FirFilter>(stage)) {
@@ -193,20 +198,33 @@ class ChainBody {
   // `end`: only the stages before it (the chunked scan's zero-state pass runs the scanned
   // prefix alone).
   // In a `mixed` chain the stages after the first run on `v32`, a float copy of `v` (result()).
-  void sample(Writer& w, std::size_t end = static_cast<std::size_t>(-1)) const {
+  // `loop_read`: in a fused loop, the value its loop_read takes instead of loading its line's
+  // cell (loaded ahead by the caller: emit_thread_per_channel's blocks of kCudaLoopAhead).
+  void sample(Writer& w, std::size_t end = static_cast<std::size_t>(-1), const std::string& loop_read = {}) const {
     for (std::size_t i = 0; i < chain_.stages.size() && i < end; ++i) {
       if (mixed_ && i == 1)
         w.line(at_(1).t + " v32 = " + at_(1).t + "(v);  // float64 " + (pairs_ ? "(pair) " : "") +
                "sections done: float32 from here");
-      stage(w, i);
+      stage(w, i, loop_read);
     }
   }
+
+  /// The index of a fused loop's loop_read stage, or -1 (no loop).
+  int loop_read_stage() const {
+    for (std::size_t i = 0; i < chain_.stages.size(); ++i)
+      if (std::holds_alternative<ir::LoopRead>(chain_.stages[i])) return static_cast<int>(i);
+    return -1;
+  }
+  /// Stage `stage`'s line and the position in it (a delay's, a loop_read's), as load_state
+  /// names them.
+  static std::string ring(std::size_t stage) { return "ring" + str(stage); }
+  static std::string pos(std::size_t stage) { return "pos" + str(stage); }
 
   /// The register load_params gives delay stage `stage`'s length.
   static std::string delay_len(std::size_t stage) { return "len" + str(stage); }
 
-  // Stage i on `v`.
-  void stage(Writer& w, std::size_t i) const {
+  // Stage i on `v`; `loop_read` as sample()'s.
+  void stage(Writer& w, std::size_t i, const std::string& loop_read = {}) const {
     const ir::Stage& stage = chain_.stages[i];
     const StageLayout& at = layout_.stages[i];
     const Scalar& sc = at_(i);
@@ -243,6 +261,31 @@ class ChainBody {
             w.close();
           } else if constexpr (std::is_same_v<P, ir::Dynamics>) {
             dynamics(w, i, p, at);
+          } else if constexpr (std::is_same_v<P, ir::LoopRead>) {
+            // The CPU kernel's (emit_chain.cpp): the line's sample from len ago; the input
+            // waits for the loop_write. A loop's delay is at least one sample (design-filters).
+            w.line("const " + sc.t + " " + loop_input(i) + " = " + v + ";  // stage " + str(i) +
+                   " (loop_read): the loop's input, for its loop_write");
+            w.line("const " + sc.t + " " + loop_value(i) + " = " +
+                   (loop_read.empty() ? from_buffer(i, ring(i) + "[" + pos(i) + "]") : loop_read) +
+                   ";  // the line's sample from " + delay_len(i) + " ago");
+            w.line(v + " = " + loop_value(i) + ";");
+          } else if constexpr (std::is_same_v<P, ir::LoopWrite>) {
+            // s = input_weight x + loop_weight v into the cell just read, and on to the next:
+            // two products and a sum, unfused, as the CPU kernel.
+            const std::size_t r = static_cast<std::size_t>(loop_read_stage());
+            w.open("{  // stage " + str(i) + " (loop_write): the mix into the line");
+            w.line("const " + sc.t + " mix = " + loop_weight(i, 0) + " * " + loop_input(r) + " + " + loop_weight(i, 1) +
+                   " * " + v + ";");
+            w.line(ring(r) + "[" + pos(r) + "] = " + to_buffer(i, "mix") + ";");
+            w.line(pos(r) + " = " + pos(r) + " + 1 >= " + delay_len(r) + " ? 0 : " + pos(r) + " + 1;");
+            const std::string out = p.output_read ? loop_value(r) : std::string("mix");
+            if (p.dry_mix)  // wet x out + dry x input, the CPU's fmuladd
+              w.line(v + " = " + sc.fma + "(" + loop_weight(i, 3) + ", " + loop_input(r) + ", " + loop_weight(i, 2) +
+                     " * " + out + ");  // the mix after the loop (dry_mix)");
+            else
+              w.line(v + " = " + out + ";" + (p.output_read ? "  // the line's sample (output_read)" : ""));
+            w.close();
           }
         },
         stage);
@@ -417,8 +460,9 @@ class ChainBody {
   static std::string gain(std::size_t stage) { return "g" + str(stage); }
   static std::string lo(std::size_t stage) { return "lo" + str(stage); }
   static std::string hi(std::size_t stage) { return "hi" + str(stage); }
-  static std::string ring(std::size_t stage) { return "ring" + str(stage); }
-  static std::string pos(std::size_t stage) { return "pos" + str(stage); }
+  static std::string loop_weight(std::size_t stage, int k) { return "lw" + str(stage) + "_" + str(k); }
+  static std::string loop_input(std::size_t stage) { return "loop_in" + str(stage); }
+  static std::string loop_value(std::size_t stage) { return "loop_v" + str(stage); }
 
   // Stage i's arithmetic type, and the name of the sample it works on: in a `mixed` chain,
   // float and `v32` after the first stage (its float64 sections); float pairs for the stages
@@ -505,6 +549,82 @@ void header(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain, const Ch
     }
 }
 
+// fxc_prefetch_l2: brings the cache line at `p` into L2 (PTX prefetch.global.L2), for a serial
+// kernel whose next block would otherwise wait a DRAM latency for its inputs. It returns
+// nothing, so host C++ (the emulation) compiles it as nothing.
+void emit_prefetch(Writer& w) {
+  w.line("// A fused loop's thread reads its inputs a few samples at a time, each block after the last:");
+  w.line("// the inputs of a later block are brought into L2 first, so that its loads wait an L2");
+  w.line("// latency, not a DRAM one.");
+  w.open("__device__ inline void fxc_prefetch_l2(const void* p) {");
+  w.line("#if defined(__CUDACC__)");
+  w.line("asm volatile(\"prefetch.global.L2 [%0];\" : : \"l\"(p));");
+  w.line("#else");
+  w.line("(void)p;");
+  w.line("#endif");
+  w.close();
+}
+
+// A fused loop's samples in blocks of kCudaLoopAhead, from `n` (declared here) while a whole
+// block remains; the caller runs the rest one at a time. Each sample reads the line's cell that
+// was written a delay ago, then writes it: loaded one sample at a time, every sample would wait
+// a memory latency for its cell and its input (ptxas cannot tell the next cell from the one
+// just written), on top of the body's own serial latency. Where the line holds at least two
+// blocks, the next block's cells and inputs are loaded while this block computes: its cells
+// are the block after the ones this block writes, so no write of this block reaches them.
+template <class OneSample>
+void emit_loop_blocks(Writer& w, const Types& ty, std::size_t read, const OneSample& one_sample) {
+  const int ahead = kCudaLoopAhead;
+  const std::string len = ChainBody::delay_len(read), ring = ChainBody::ring(read), pos = ChainBody::pos(read);
+  const std::string& T = ty.compute.t;  // the line's cells
+  const std::string& S = ty.signal.t;
+  auto cells = [&](const std::string& prefix, const std::string& first_sample, const std::string& first_cell) {
+    w.line("long long at = " + first_cell + ";");
+    for (int j = 0; j < ahead; ++j) {
+      if (j > 0) w.line("at = at + 1 >= " + len + " ? 0 : at + 1;");
+      w.line(prefix + "line" + str(j) + " = " + ring + "[at];");
+      w.line(prefix + "in" + str(j) + " = x[(" + first_sample + " + " + str(j) + ") * sample_stride];");
+    }
+  };
+  w.line("long long n = 0;");
+  w.open("if (" + len + " >= " + str(2 * ahead) + " && samples >= " + str(ahead) + ") {");
+  w.line("// blocks of " + str(ahead) + " samples: the next block's line cells and inputs load while this one computes");
+  std::string declare_line = T + " ", declare_in = S + " ";
+  for (int j = 0; j < ahead; ++j) {
+    declare_line += std::string(j ? ", " : "") + "line" + str(j);
+    declare_in += std::string(j ? ", " : "") + "in" + str(j);
+  }
+  w.line(declare_line + ";");
+  w.line(declare_in + ";");
+  w.open("{");
+  cells("", "n", pos);
+  w.close();
+  w.open("for (; n + " + str(ahead) + " <= samples; n += " + str(ahead) + ") {");
+  std::string next_line = T + " ", next_in = S + " ";
+  for (int j = 0; j < ahead; ++j) {
+    next_line += std::string(j ? ", " : "") + "next_line" + str(j) + " = 0";
+    next_in += std::string(j ? ", " : "") + "next_in" + str(j) + " = 0";
+  }
+  w.line(next_line + ";");
+  w.line(next_in + ";");
+  const std::string later = str(kCudaLoopPrefetch);
+  w.open("if (n + " + later + " + " + str(ahead) + " <= samples) {  // the block " + later + " samples on, into L2");
+  for (int j = 0; j < ahead; ++j) w.line("fxc_prefetch_l2(x + (n + " + later + " + " + str(j) + ") * sample_stride);");
+  w.close();
+  w.open("if (n + " + str(2 * ahead) + " <= samples) {  // the next block");
+  cells("next_", "n + " + str(ahead), pos + " + " + str(ahead) + " >= " + len + " ? " + pos + " + " + str(ahead) +
+                                           " - " + len + " : " + pos + " + " + str(ahead));
+  w.close();
+  for (int j = 0; j < ahead; ++j) {
+    w.open("{");
+    one_sample("(n + " + str(j) + ")", "in" + str(j), "line" + str(j));
+    w.close();
+  }
+  for (int j = 0; j < ahead; ++j) w.line("line" + str(j) + " = next_line" + str(j) + ", in" + str(j) + " = next_in" + str(j) + ";");
+  w.close();
+  w.close();
+}
+
 void emit_thread_per_channel(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
   Types ty = types_of(k, chain);
   const Scalar& s = ty.compute;
@@ -522,11 +642,23 @@ void emit_thread_per_channel(Writer& w, const CudaKernelInfo& k, const ir::Chain
   body.load_state(w, ChainBody::Start::state);
   w.line("const " + ty.signal.t + "* const x = in + c * channel_stride;");
   w.line(ty.signal.t + "* const y = out + c * channel_stride;");
-  w.open("for (long long n = 0; n < samples; ++n) {");
-  w.line(ty.value.t + " v = " + ty.load("x[n * sample_stride]") + ";");
-  body.sample(w);
-  w.line("y[n * sample_stride] = " + ty.store(body.result()) + ";");
-  w.close();
+  // Sample `n` from the input `input` (a read of x by default).
+  auto one_sample = [&](const std::string& n, const std::string& input, const std::string& loop_read) {
+    w.line(ty.value.t + " v = " + ty.load(input.empty() ? "x[" + n + " * sample_stride]" : input) + ";");
+    body.sample(w, static_cast<std::size_t>(-1), loop_read);
+    w.line("y[" + n + " * sample_stride] = " + ty.store(body.result()) + ";");
+  };
+  const int read = body.loop_read_stage();
+  if (read < 0) {
+    w.open("for (long long n = 0; n < samples; ++n) {");
+    one_sample("n", "", "");
+    w.close();
+  } else {
+    emit_loop_blocks(w, ty, static_cast<std::size_t>(read), one_sample);
+    w.open("for (; n < samples; ++n) {");
+    one_sample("n", "", "");
+    w.close();
+  }
   body.store_state(w, "st");
   w.close();
 }
@@ -1931,6 +2063,14 @@ Expected<std::string, std::string> emit_cuda_source(const ir::Graph& g) {
   if (pairs) {
     w.line();
     emit_float_pairs(w);
+  }
+  const bool loops = std::any_of(kernels->begin(), kernels->end(), [&](const CudaKernelInfo& k) {
+    const auto* chain = std::get_if<ir::Chain>(&g.node(k.node).op);
+    return chain && ir::has_loop(chain->stages);
+  });
+  if (loops) {
+    w.line();
+    emit_prefetch(w);
   }
   for (const CudaKernelInfo& k : *kernels) {
     w.line();

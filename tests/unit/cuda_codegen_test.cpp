@@ -111,6 +111,7 @@ const Case kCases[] = {
     {"tangle_f32_2ch", test::tangle_graph, 2, DType::f32, 48000},
     {"routed_f32_2ch", test::routed_graph, 2, DType::f32, 48000},
     {"wide_routed_loop_f64_2ch", test::wide_routed_loop_graph, 2, DType::f64, 48000},
+    {"fused_loops_f32_2ch", test::fused_loops_graph, 2, DType::f32, 48000},
     {"dynamics_f32_2ch", test::dynamics_graph, 2, DType::f32, 48000},
     {"dynamics_f64_2ch", test::dynamics_graph, 2, DType::f64, 48000},
     {"side_chain_f32_2ch", test::side_chain_graph, 2, DType::f32, 48000},
@@ -248,6 +249,48 @@ TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
   REQUIRE(s);
   for (const codegen::CudaKernelInfo& info : *s)
     if (info.kind != codegen::CudaKernelKind::sum) CHECK(info.kind == codegen::CudaKernelKind::chain_thread_per_channel);
+
+  // Loops through one mix: one chain kernel each (fuse-loops), a thread per channel, no
+  // feedback kernels; the kernel loads its line's cells kCudaLoopAhead at a time, a block
+  // ahead where the line holds two blocks.
+  {
+    const Case* loops = nullptr;
+    for (const Case& c : kCases)
+      if (std::string(c.name) == "fused_loops_f32_2ch") loops = &c;
+    REQUIRE(loops);
+    ir::Graph g = schedule(*loops);
+    auto kernels = codegen::cuda_kernels(g);
+    REQUIRE(kernels);
+    int fused = 0;
+    for (const codegen::CudaKernelInfo& info : *kernels) {
+      CHECK(info.kind != codegen::CudaKernelKind::feedback);
+      const auto* chain = std::get_if<ir::Chain>(&g.node(info.node).op);
+      if (!chain || !ir::has_loop(chain->stages)) continue;
+      ++fused;
+      CHECK(info.kind == codegen::CudaKernelKind::chain_thread_per_channel);
+      CHECK(chain->reason.find("the loop runs in this kernel") != std::string::npos);
+    }
+    CHECK(fused == 3);
+    auto source = codegen::emit_cuda_source(g);
+    REQUIRE(source);
+    CHECK(count(*source, "if (len0 >= " + std::to_string(2 * codegen::kCudaLoopAhead) + " && ") == 3);
+
+    // gpu_fuse_loops=0 keeps the loops' feedback nodes: a read and a write kernel each.
+    DiagnosticEngine diags;
+    passes::PassContext context{diags, {48000.0, 2, DType::f32}};
+    context.target = passes::cuda_target();
+    REQUIRE_FALSE(context.thresholds.set("gpu_fuse_loops", "0"));
+    auto unfused = passes::run_pipeline(test::fused_loops_graph(), context);
+    REQUIRE_MESSAGE(unfused, diags.str());
+    auto apart = codegen::cuda_kernels(*unfused);
+    REQUIRE(apart);
+    int feedbacks = 0;
+    for (const codegen::CudaKernelInfo& info : *apart) {
+      feedbacks += info.kind == codegen::CudaKernelKind::feedback;
+      if (const auto* chain = std::get_if<ir::Chain>(&unfused->node(info.node).op)) CHECK_FALSE(ir::has_loop(chain->stages));
+    }
+    CHECK(feedbacks == 3);
+  }
 
   // A FIR of 300 taps alone in its chain: FFT overlap-save, 2048 points (4x the taps, rounded
   // up), the spectrum in the tables argument; forced direct, the tiled kernel.

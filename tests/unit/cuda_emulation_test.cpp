@@ -118,9 +118,10 @@ passes::StrategyThresholds forced(Force force, int chunk) {
 
 // `f64_state_pole_radius`: the threshold for float64 state, when a check forces it.
 // `float_pairs`: float64 arithmetic as float pairs whatever the device's float64 rate.
+// `fuse_loops`: false runs the pipeline without fuse-loops (every loop keeps its feedback nodes).
 Prepared prepare(const DeviceFactory& make, const ir::Graph& g, int channels, DType dtype, Force force,
                  int chunk = 64, std::optional<double> f64_state_pole_radius = std::nullopt,
-                 bool float_pairs = false) {
+                 bool float_pairs = false, bool fuse_loops = true) {
   DiagnosticEngine diags;
   ir::Graph designed = design(g, channels);
   passes::PassContext context{diags, {48000.0, channels, dtype}};
@@ -128,7 +129,10 @@ Prepared prepare(const DeviceFactory& make, const ir::Graph& g, int channels, DT
   context.thresholds = forced(force, chunk);
   if (f64_state_pole_radius) context.thresholds.f64_state_pole_radius = *f64_state_pole_radius;
   if (float_pairs) context.thresholds.gpu_float_pairs_max_f64_rate = 1;
-  auto scheduled = passes::run_pipeline(g, context);
+  passes::PipelineOptions options;
+  for (const passes::PassInfo& pass : passes::all_passes())
+    if (fuse_loops || pass.name != "fuse-loops") options.passes.emplace_back(pass.name);
+  auto scheduled = passes::run_pipeline(g, context, options);
   REQUIRE_MESSAGE(scheduled, diags.str());
   auto device = make();
   // A GPU loads a cubin from NVRTC; the emulation (no architecture) compiles the source itself.
@@ -1159,6 +1163,170 @@ void check_loop_update_values(const DeviceFactory& make) {
   }
 }
 
+// Loops through one mix (fuse-loops) run as one chain kernel, a thread per channel, their line
+// in its state: one launch per block, where unfused they launch every kernel of the loop once
+// per pass of the delay's length. Delays below kCudaLoopAhead (8), below twice that (the
+// kernel's blocks of cells loaded a block ahead need two), at it and above, each form fuse-loops makes (the mix read outside, the line's
+// sample read outside, an allpass's dry mix), both layouts and types: against the interpreter,
+// the same graph unfused, streams in blocks of every remainder with the state API, and new
+// values (a new delay restarts the line, as on the CPU).
+struct FusedLoopCase {
+  const char* name;
+  std::string fx;  // one input `x`, of `channels`
+  int channels;
+};
+std::vector<FusedLoopCase> fused_loop_cases() {
+  auto echo = [](int delay) {
+    return "y = x + 0.5 * (y | delay(" + std::to_string(delay) + ") | lowpass(3 kHz))\noutput y\n";
+  };
+  return {
+      {"echo, 1 sample", "input x : 2\n" + echo(1), 2},
+      {"echo, 5 samples", "input x : 2\n" + echo(5), 2},
+      {"echo, 8 samples", "input x : 2\n" + echo(8), 2},
+      {"echo, 16 samples", "input x : 2\n" + echo(16), 2},
+      {"echo, 37 samples", "input x : 2\n" + echo(37), 2},
+      {"echo, 40 channels", "input x : 40\n" + echo(19), 40},
+      {"allpass", "input x : 2\npast = line | delay(23)\nline = x + 0.5 * past\noutput past - x\n", 2},
+      {"line read", "input x : 2\npast = line | delay(9)\nline = x + 0.7 * past\noutput past\n", 2},
+      {"saturated", "input x : 2\ny = x + 0.9 * (y | delay(13) | tanh() | highpass(40 Hz) | clip(-0.5, 0.5))\noutput y\n",
+       2},
+  };
+}
+
+void check_fused_loops(const DeviceFactory& make) {
+  std::uint64_t seed = 500;
+  for (const FusedLoopCase& c : fused_loop_cases()) {
+    for (DType dtype : {DType::f64, DType::f32}) {
+      CAPTURE(std::string(c.name));
+      CAPTURE(name(dtype));
+      ir::Graph g = test::fx_graph(c.fx, "fused");
+      Prepared p = prepare(make, g, c.channels, dtype, Force::default_);
+      Prepared unfused = prepare(make, g, c.channels, dtype, Force::default_, 64, std::nullopt, false, false);
+      CHECK(count_kind(p, codegen::CudaKernelKind::feedback) == 0);
+      CHECK(count_kind(unfused, codegen::CudaKernelKind::feedback) == 1);
+      int fused = 0;
+      for (const codegen::CudaKernelInfo& k : p.program->kernels)
+        if (const auto* chain = std::get_if<ir::Chain>(&p.scheduled.node(k.node).op); chain && ir::has_loop(chain->stages)) {
+          CHECK(k.kind == codegen::CudaKernelKind::chain_thread_per_channel);
+          ++fused;
+        }
+      CHECK(fused == 1);
+      CHECK(CudaStream(p.program).interleaved() == (c.channels >= 32));
+      const double tolerance = dtype == DType::f64 ? 1e-9 : 1e-5;
+      for (std::size_t samples : {std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{16}, std::size_t{203}}) {
+        CAPTURE(samples);
+        std::vector<Signal> inputs = noise(p.designed, samples, ++seed, dtype, c.channels);
+        auto want = interpret(p.designed, inputs);
+        REQUIRE(want);
+        const std::uint64_t launches = counters().gpu_launches;
+        auto got = execute_cuda(p.program, inputs);
+        REQUIRE(got);
+        // Every kernel once: the loop is no longer launched per pass.
+        std::uint64_t entries = 0;
+        for (const codegen::CudaKernelInfo& k : p.program->kernels) entries += k.entries.size();
+        CHECK(counters().gpu_launches - launches == entries);
+        CHECK(worst_error(*got, *want) <= tolerance);
+        auto apart = execute_cuda(unfused.program, inputs);
+        REQUIRE(apart);
+        CHECK(worst_error(*got, *apart) <= tolerance);
+      }
+      if (dtype == DType::f32) continue;
+      // Streams: blocks below, at and above kCudaLoopAhead, each remainder, the same bits as
+      // the whole signal (each sample's arithmetic does not depend on where a block begins).
+      std::vector<Signal> inputs = noise(p.designed, 300, ++seed, dtype, c.channels);
+      auto whole = execute_cuda(p.program, inputs);
+      REQUIRE(whole);
+      CudaStream stream(p.program);
+      CHECK(identical(run_blocks(stream, inputs, {3, 8, 17, 1, 64, 9}), *whole));
+      REQUIRE(stream.reset());
+      std::vector<Signal> first, second;
+      for (const Signal& s : inputs) {
+        Signal a(s.channels(), 45), b(s.channels(), 255);
+        for (std::size_t ch = 0; ch < s.channels(); ++ch) {
+          std::copy_n(s.f64(ch).begin(), 45, a.f64(ch).begin());
+          std::copy_n(s.f64(ch).begin() + 45, 255, b.f64(ch).begin());
+        }
+        first.push_back(std::move(a));
+        second.push_back(std::move(b));
+      }
+      REQUIRE(stream.process(first));
+      auto saved = stream.snapshot();
+      REQUIRE(saved);
+      auto once = run_blocks(stream, second, {16, 5});
+      REQUIRE(stream.restore(**saved));
+      auto again = run_blocks(stream, second, {255});
+      CHECK(identical(once, again));
+      std::vector<Signal> tail;
+      for (const Signal& s : *whole) {
+        Signal t(s.channels(), 255);
+        for (std::size_t ch = 0; ch < s.channels(); ++ch) std::copy_n(s.f64(ch).begin() + 45, 255, t.f64(ch).begin());
+        tail.push_back(std::move(t));
+      }
+      CHECK(identical(again, tail));
+    }
+  }
+}
+
+// New values on a fused loop, against a CPU stream given the same blocks and values: a new
+// delay restarts the line from zeros (the CPU's restart_changed_delays), a new gain keeps it.
+void check_fused_loop_update_values(const DeviceFactory& make) {
+  auto echo = [](int delay_samples, double gain) {
+    return test::fx_graph("input x : 2\ny = x + " + std::to_string(gain) + " * (y | delay(" +
+                          std::to_string(delay_samples) + ") | lowpass(3 kHz))\noutput y\n");
+  };
+  struct Change {
+    int delay_from, delay_to;
+    double gain_from, gain_to;
+  };
+  for (Change change : {Change{37, 5, 0.5, 0.5}, Change{37, 37, 0.5, 0.25}, Change{6, 61, 0.5, 0.5}}) {
+    CAPTURE(change.delay_from);
+    CAPTURE(change.delay_to);
+    CAPTURE(change.gain_to);
+    ir::Graph before = echo(change.delay_from, change.gain_from), after = echo(change.delay_to, change.gain_to);
+    Prepared p = prepare(make, before, 2, DType::f64, Force::default_);
+    Prepared q = prepare(make, after, 2, DType::f64, Force::default_);
+    CHECK(count_kind(p, codegen::CudaKernelKind::feedback) == 0);
+    std::vector<Signal> inputs = noise(p.designed, 700, 13, DType::f64, 2);
+    std::vector<Signal> head, tail;
+    for (const Signal& s : inputs) {
+      Signal a(2, 300), b(2, 400);
+      for (std::size_t ch = 0; ch < 2; ++ch) {
+        std::copy_n(s.f64(ch).begin(), 300, a.f64(ch).begin());
+        std::copy_n(s.f64(ch).begin() + 300, 400, b.f64(ch).begin());
+      }
+      head.push_back(std::move(a));
+      tail.push_back(std::move(b));
+    }
+    CudaStream stream(p.program);
+    run_blocks(stream, head, {64, 7});
+    REQUIRE(stream.update_values(q.scheduled));
+    std::vector<Signal> got = run_blocks(stream, tail, {40, 3});
+
+    DiagnosticEngine diags;
+    CpuCompileRequest request;
+    request.dtype = DType::f64;
+    request.channels = 2;
+    auto cpu_before = compile_for_cpu(before, request, diags);
+    auto cpu_after = compile_for_cpu(after, request, diags);
+    REQUIRE_MESSAGE((cpu_before && cpu_after), diags.str());
+    CpuStream cpu(cpu_before->scheduled, cpu_before->kernels);
+    REQUIRE(cpu.process(head));
+    REQUIRE(cpu.update_values(cpu_after->scheduled));
+    auto want = cpu.process(tail);
+    REQUIRE(want);
+    CHECK(worst_error(got, *want) <= 1e-9);
+    auto old = interpret(p.designed, inputs);
+    REQUIRE(old);
+    std::vector<Signal> old_tail;
+    for (const Signal& s : *old) {
+      Signal t(s.channels(), 400);
+      for (std::size_t ch = 0; ch < s.channels(); ++ch) std::copy_n(s.f64(ch).begin() + 300, 400, t.f64(ch).begin());
+      old_tail.push_back(std::move(t));
+    }
+    CHECK(worst_error(got, old_tail) > 1e-3);
+  }
+}
+
 // Channel routing without loops: select, matrix and concat kernels between filters, in the
 // planar layout (2 channels) and interleaved (the loop-free part of a 40-channel graph).
 void check_routing(const DeviceFactory& make) {
@@ -1244,6 +1412,9 @@ void check_loop_batch(const DeviceFactory& make) {
       {"ping-pong, 3 items", test::ping_pong_graph, 3, DType::f64, false},
       {"routed, 2 items", test::routed_graph, 2, DType::f32, false},
       {"ping-pong f32, 20 items", test::ping_pong_graph, 20, DType::f32, true},
+      // Loops through one mix, fused: one kernel for the batch, each item's channels threads.
+      {"fused loops, 4 items", test::fused_loops_graph, 4, DType::f64, false},
+      {"fused loops f32, 17 items", test::fused_loops_graph, 17, DType::f32, true},
   };
   for (const Case& c : cases) {
     CAPTURE(std::string(c.name));
@@ -1258,6 +1429,8 @@ void check_loop_batch(const DeviceFactory& make) {
     auto program = compile_batch_for_cuda(g, items, request, make(), diags);
     REQUIRE_MESSAGE(program, diags.str());
     CHECK(CudaStream(*program).interleaved() == c.interleaved);
+    if (c.graph == test::fused_loops_graph)
+      for (const codegen::CudaKernelInfo& k : (*program)->kernels) CHECK(k.kind != codegen::CudaKernelKind::feedback);
     auto got = execute_cuda_batch(*program, items);
     REQUIRE(got);
     REQUIRE(got->size() == items.size());
@@ -1989,6 +2162,12 @@ TEST_CASE("CUDA emulation: looped streams in random blocks equal the whole signa
 TEST_CASE("CUDA emulation: update_values on a loop restarts a changed feedback line as the CPU does") {
   check_loop_update_values(emulated());
 }
+TEST_CASE("CUDA emulation: loops through one mix run fused, one launch per block, and equal the interpreter") {
+  check_fused_loops(emulated());
+}
+TEST_CASE("CUDA emulation: update_values on a fused loop restarts a changed line as the CPU does") {
+  check_fused_loop_update_values(emulated());
+}
 TEST_CASE("CUDA emulation: select and matrix and concat equal the interpreter in both layouts") {
   check_routing(emulated());
 }
@@ -2061,6 +2240,12 @@ TEST_CASE("CUDA device: update_values on a loop restarts a changed feedback line
 }
 TEST_CASE("CUDA device: select and matrix and concat equal the interpreter in both layouts") {
   if (auto gpu = real_device()) check_routing(gpu);
+}
+TEST_CASE("CUDA device: loops through one mix run fused, one launch per block, and equal the interpreter") {
+  if (auto gpu = real_device()) check_fused_loops(gpu);
+}
+TEST_CASE("CUDA device: update_values on a fused loop restarts a changed line as the CPU does") {
+  if (auto gpu = real_device()) check_fused_loop_update_values(gpu);
 }
 TEST_CASE("CUDA device: batches of looped and routed graphs equal each item run alone") {
   if (auto gpu = real_device()) check_loop_batch(gpu);

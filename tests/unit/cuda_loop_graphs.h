@@ -36,6 +36,17 @@ inline constexpr const char* kFilteredEchoFx =
 /// The echo on undeclared channels (40 of them run interleaved on the GPU).
 inline constexpr const char* kWideEchoFx = "input x\ny = x + 0.5 * (y | lowpass(3 kHz) | delay(37))\noutput y\n";
 
+/// Loops through one mix, which fuse-loops makes one chain kernel each: an echo whose filter
+/// follows its delay (the mix read), an allpass core (the line's sample read, with the mix
+/// `past - x` taken in) and a one-sample loop with a tanh.
+inline constexpr const char* kFusedLoopsFx =
+    "input x : 2\n"
+    "echo = x + 0.5 * (echo | delay(37) | lowpass(3 kHz))\n"
+    "past = line | delay(23)\n"
+    "line = x + 0.5 * past\n"
+    "tight = x + 0.9 * (tight | delay(1) | tanh())\n"
+    "output echo + (past - x) + tight\n";
+
 /// Every routing kind, with filters between: a swap, a 3 x 2 mix with a zero gain, a select
 /// that repeats a channel (of=0), a concat of three.
 inline constexpr const char* kRoutedIr = R"(graph routed
@@ -117,6 +128,7 @@ inline ir::Graph echo_graph() { return fx_graph(kEchoFx, "echo"); }
 inline ir::Graph tangle_graph() { return fx_graph(kTangleFx, "tangle"); }
 inline ir::Graph filtered_echo_graph() { return fx_graph(kFilteredEchoFx, "filtered_echo"); }
 inline ir::Graph wide_echo_graph() { return fx_graph(kWideEchoFx, "wide_echo"); }
+inline ir::Graph fused_loops_graph() { return fx_graph(kFusedLoopsFx, "fused_loops"); }
 inline ir::Graph dynamics_graph() { return fx_graph(kDynamicsFx, "dynamics"); }
 inline ir::Graph side_chain_graph() { return fx_graph(kSideChainFx, "side_chain"); }
 
