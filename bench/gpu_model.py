@@ -496,19 +496,21 @@ def loop_times(w, dev, a):
         # Instructions a sample issues: 5 per section, a tail stage's, the mix and its store and
         # position (about 7), the input, output and line accesses (about 5).
         issue = 5 * sections + other * a["tanh_f64_ops"] / 2 + 12
+        # Blocks of LOOP_AHEAD samples whose inputs come a block ahead, from L2 (prefetched): what
+        # of an L2 latency a block's samples do not cover waits.
         if delay >= 2 * LOOP_AHEAD:
-            # Blocks: the line's cells come a block ahead (L2: written a delay ago), the inputs from L2
-            # (prefetched); the body's recurrence is its sections' own (3 FMA latencies), the mix is
-            # off it (its value is read a delay later).
+            # The line's cells come with the inputs (L2: written a delay ago); the body's
+            # recurrence is its sections' own (3 FMA latencies), the mix is off it (its value is
+            # read a delay later).
             body = max(issue, 3 * lat if sections else 0)
-            exposed = max(0.0, a["l2_latency"] - LOOP_AHEAD * body) / LOOP_AHEAD
-            path = body + exposed
         else:
-            # A sample at a time: the cell written `delay` samples ago is loaded after that write
-            # (an L2 round trip, shared by `delay` samples), then the body and the mix; the inputs
-            # wait a DRAM latency per 4 samples (ptxas hoists the loads of its 4x-unrolled loop).
-            recurrence = a["l2_latency"] + sections * 2 * lat + tail + 2 * lat
-            path = max(issue, recurrence / delay, a["dram_latency"] / a["interleaved_unroll"])
+            # The line in 15 registers: each sample shifts the mix in (15 selects of two
+            # instructions); the mix reaches the loop_read `delay` samples later, through the body
+            # and the mix itself (a product, then a sum), plus a select a sample.
+            recurrence = (sections * 2 * lat + tail + 2 * lat) / delay + 2
+            body = max(issue + 2 * (2 * LOOP_AHEAD - 1), 3 * lat if sections else 0, recurrence)
+        exposed = max(0.0, a["l2_latency"] - LOOP_AHEAD * body) / LOOP_AHEAD
+        path = body + exposed
         paths.append(path)
         # A warp per scheduler at most keeps each thread's path; more share the issue slots.
         share = max(1.0, warps / schedulers)

@@ -68,6 +68,17 @@ std::string stage_kind(const ir::Stage& stage) {
   return std::visit([](const auto& p) { return std::string(std::decay_t<decltype(p)>::kKind); }, stage);
 }
 
+/// How a fused loop's kernel reaches its line (emit_thread_per_channel): by default the
+/// loop_read loads the cell at the position and the loop_write stores the mix there. With
+/// `read`, the loop_read takes that value instead (loaded ahead by the caller: blocks of
+/// kCudaLoopAhead). With `registers`, the whole line is in registers `cell0` (the oldest, read
+/// next) to `cell<registers - 1>`, and the loop_write shifts the mix in at `cell<len - 1>`
+/// (`shift<j>`: j + 1 < len, `newest<j>`: j + 1 == len).
+struct LoopAccess {
+  std::string read;
+  int registers = 0;
+};
+
 // The per-sample body of a chain and the code that loads and stores its state. `chunked`:
 // state starts at zero and there are no rings (cuda_chunked_scan_applies holds).
 class ChainBody {
@@ -198,14 +209,13 @@ class ChainBody {
   // `end`: only the stages before it (the chunked scan's zero-state pass runs the scanned
   // prefix alone).
   // In a `mixed` chain the stages after the first run on `v32`, a float copy of `v` (result()).
-  // `loop_read`: in a fused loop, the value its loop_read takes instead of loading its line's
-  // cell (loaded ahead by the caller: emit_thread_per_channel's blocks of kCudaLoopAhead).
-  void sample(Writer& w, std::size_t end = static_cast<std::size_t>(-1), const std::string& loop_read = {}) const {
+  // `loop`: in a fused loop, where its line's cells come from (LoopAccess).
+  void sample(Writer& w, std::size_t end = static_cast<std::size_t>(-1), const LoopAccess& loop = {}) const {
     for (std::size_t i = 0; i < chain_.stages.size() && i < end; ++i) {
       if (mixed_ && i == 1)
         w.line(at_(1).t + " v32 = " + at_(1).t + "(v);  // float64 " + (pairs_ ? "(pair) " : "") +
                "sections done: float32 from here");
-      stage(w, i, loop_read);
+      stage(w, i, loop);
     }
   }
 
@@ -223,8 +233,8 @@ class ChainBody {
   /// The register load_params gives delay stage `stage`'s length.
   static std::string delay_len(std::size_t stage) { return "len" + str(stage); }
 
-  // Stage i on `v`; `loop_read` as sample()'s.
-  void stage(Writer& w, std::size_t i, const std::string& loop_read = {}) const {
+  // Stage i on `v`; `loop` as sample()'s.
+  void stage(Writer& w, std::size_t i, const LoopAccess& loop = {}) const {
     const ir::Stage& stage = chain_.stages[i];
     const StageLayout& at = layout_.stages[i];
     const Scalar& sc = at_(i);
@@ -266,9 +276,11 @@ class ChainBody {
             // waits for the loop_write. A loop's delay is at least one sample (design-filters).
             w.line("const " + sc.t + " " + loop_input(i) + " = " + v + ";  // stage " + str(i) +
                    " (loop_read): the loop's input, for its loop_write");
-            w.line("const " + sc.t + " " + loop_value(i) + " = " +
-                   (loop_read.empty() ? from_buffer(i, ring(i) + "[" + pos(i) + "]") : loop_read) +
-                   ";  // the line's sample from " + delay_len(i) + " ago");
+            const std::string cell = loop.registers > 0 ? std::string("cell0")
+                                     : loop.read.empty()  ? from_buffer(i, ring(i) + "[" + pos(i) + "]")
+                                                          : loop.read;
+            w.line("const " + sc.t + " " + loop_value(i) + " = " + cell + ";  // the line's sample from " +
+                   delay_len(i) + " ago");
             w.line(v + " = " + loop_value(i) + ";");
           } else if constexpr (std::is_same_v<P, ir::LoopWrite>) {
             // s = input_weight x + loop_weight v into the cell just read, and on to the next:
@@ -277,7 +289,16 @@ class ChainBody {
             w.open("{  // stage " + str(i) + " (loop_write): the mix into the line");
             w.line("const " + sc.t + " mix = " + loop_weight(i, 0) + " * " + loop_input(r) + " + " + loop_weight(i, 1) +
                    " * " + v + ";");
-            w.line(ring(r) + "[" + pos(r) + "] = " + to_buffer(i, "mix") + ";");
+            if (loop.registers > 0) {  // the line moves on by one: its oldest cell out, the mix in
+              for (int j = 0; j < loop.registers; ++j) {
+                const std::string cell = "cell" + str(j);
+                const std::string newer = j + 1 < loop.registers ? "cell" + str(j + 1) : cell;
+                w.line(cell + " = shift" + str(j) + " ? " + newer + " : (newest" + str(j) + " ? " + to_buffer(i, "mix") +
+                       " : " + cell + ");");
+              }
+            } else {
+              w.line(ring(r) + "[" + pos(r) + "] = " + to_buffer(i, "mix") + ";");
+            }
             w.line(pos(r) + " = " + pos(r) + " + 1 >= " + delay_len(r) + " ? 0 : " + pos(r) + " + 1;");
             const std::string out = p.output_read ? loop_value(r) : std::string("mix");
             if (p.dry_mix)  // wet x out + dry x input, the CPU's fmuladd
@@ -565,64 +586,102 @@ void emit_prefetch(Writer& w) {
   w.close();
 }
 
-// A fused loop's samples in blocks of kCudaLoopAhead, from `n` (declared here) while a whole
-// block remains; the caller runs the rest one at a time. Each sample reads the line's cell that
-// was written a delay ago, then writes it: loaded one sample at a time, every sample would wait
-// a memory latency for its cell and its input (ptxas cannot tell the next cell from the one
-// just written), on top of the body's own serial latency. Where the line holds at least two
-// blocks, the next block's cells and inputs are loaded while this block computes: its cells
-// are the block after the ones this block writes, so no write of this block reaches them.
+// A fused loop's samples in blocks of kCudaLoopAhead, from `n` while a whole block remains; the
+// caller runs the rest one at a time. Each sample reads the line's cell that was written a delay
+// ago, then writes it. One sample at a time through memory, every sample would wait a memory
+// latency for its cell and its input (ptxas cannot tell the next cell from the one just
+// written), on top of the body's own serial latency. Here each block's inputs are loaded while
+// the block before computes, and brought into L2 kCudaLoopPrefetch samples before that. The
+// line's cells: with `registers` (a line shorter than two blocks, emit_loop_registers) they are
+// in registers; else they are loaded with the inputs, a block ahead: the next block's cells lie
+// past the ones this block writes, so no write of this block reaches them.
 template <class OneSample>
-void emit_loop_blocks(Writer& w, const Types& ty, std::size_t read, const OneSample& one_sample) {
+void emit_loop_blocks(Writer& w, const Types& ty, std::size_t read, int registers, const OneSample& one_sample) {
   const int ahead = kCudaLoopAhead;
   const std::string len = ChainBody::delay_len(read), ring = ChainBody::ring(read), pos = ChainBody::pos(read);
   const std::string& T = ty.compute.t;  // the line's cells
   const std::string& S = ty.signal.t;
-  auto cells = [&](const std::string& prefix, const std::string& first_sample, const std::string& first_cell) {
-    w.line("long long at = " + first_cell + ";");
+  const bool cells_ahead = registers == 0;
+  auto load = [&](const std::string& prefix, const std::string& first_sample, const std::string& first_cell) {
+    if (cells_ahead) w.line("long long at = " + first_cell + ";");
     for (int j = 0; j < ahead; ++j) {
-      if (j > 0) w.line("at = at + 1 >= " + len + " ? 0 : at + 1;");
-      w.line(prefix + "line" + str(j) + " = " + ring + "[at];");
+      if (cells_ahead) {
+        if (j > 0) w.line("at = at + 1 >= " + len + " ? 0 : at + 1;");
+        w.line(prefix + "line" + str(j) + " = " + ring + "[at];");
+      }
       w.line(prefix + "in" + str(j) + " = x[(" + first_sample + " + " + str(j) + ") * sample_stride];");
     }
   };
-  w.line("long long n = 0;");
-  w.open("if (" + len + " >= " + str(2 * ahead) + " && samples >= " + str(ahead) + ") {");
-  w.line("// blocks of " + str(ahead) + " samples: the next block's line cells and inputs load while this one computes");
-  std::string declare_line = T + " ", declare_in = S + " ";
-  for (int j = 0; j < ahead; ++j) {
-    declare_line += std::string(j ? ", " : "") + "line" + str(j);
-    declare_in += std::string(j ? ", " : "") + "in" + str(j);
-  }
-  w.line(declare_line + ";");
-  w.line(declare_in + ";");
+  auto declare = [&](const std::string& type, const std::string& name, const std::string& init) {
+    std::string line = type + " ";
+    for (int j = 0; j < ahead; ++j) line += std::string(j ? ", " : "") + name + str(j) + init;
+    w.line(line + ";");
+  };
+  w.open("if (samples >= " + str(ahead) + ") {");
+  w.line("// blocks of " + str(ahead) + " samples: the next block's inputs" + (cells_ahead ? " and line cells" : "") +
+         " load while this one computes");
+  if (cells_ahead) declare(T, "line", "");
+  declare(S, "in", "");
   w.open("{");
-  cells("", "n", pos);
+  load("", "n", pos);
   w.close();
   w.open("for (; n + " + str(ahead) + " <= samples; n += " + str(ahead) + ") {");
-  std::string next_line = T + " ", next_in = S + " ";
-  for (int j = 0; j < ahead; ++j) {
-    next_line += std::string(j ? ", " : "") + "next_line" + str(j) + " = 0";
-    next_in += std::string(j ? ", " : "") + "next_in" + str(j) + " = 0";
-  }
-  w.line(next_line + ";");
-  w.line(next_in + ";");
+  if (cells_ahead) declare(T, "next_line", " = 0");
+  declare(S, "next_in", " = 0");
   const std::string later = str(kCudaLoopPrefetch);
   w.open("if (n + " + later + " + " + str(ahead) + " <= samples) {  // the block " + later + " samples on, into L2");
   for (int j = 0; j < ahead; ++j) w.line("fxc_prefetch_l2(x + (n + " + later + " + " + str(j) + ") * sample_stride);");
   w.close();
   w.open("if (n + " + str(2 * ahead) + " <= samples) {  // the next block");
-  cells("next_", "n + " + str(ahead), pos + " + " + str(ahead) + " >= " + len + " ? " + pos + " + " + str(ahead) +
-                                           " - " + len + " : " + pos + " + " + str(ahead));
+  load("next_", "n + " + str(ahead),
+       pos + " + " + str(ahead) + " >= " + len + " ? " + pos + " + " + str(ahead) + " - " + len + " : " + pos + " + " +
+           str(ahead));
   w.close();
   for (int j = 0; j < ahead; ++j) {
     w.open("{");
-    one_sample("(n + " + str(j) + ")", "in" + str(j), "line" + str(j));
+    one_sample("(n + " + str(j) + ")", "in" + str(j),
+               cells_ahead ? LoopAccess{"line" + str(j)} : LoopAccess{"", registers});
     w.close();
   }
-  for (int j = 0; j < ahead; ++j) w.line("line" + str(j) + " = next_line" + str(j) + ", in" + str(j) + " = next_in" + str(j) + ";");
+  for (int j = 0; j < ahead; ++j)
+    w.line((cells_ahead ? "line" + str(j) + " = next_line" + str(j) + ", " : std::string()) + "in" + str(j) +
+           " = next_in" + str(j) + ";");
   w.close();
   w.close();
+}
+
+// A fused loop whose line is shorter than two blocks of kCudaLoopAhead: a block's cells cannot
+// be loaded a block ahead (some are written within the block before), and through memory a
+// sample would wait for the write before it every `len` samples. The whole line lives in
+// registers instead, loaded at the start and stored at the end; each sample reads the oldest and
+// shifts the mix in (LoopAccess): 2 x kCudaLoopAhead - 1 registers. Blocks as emit_loop_blocks,
+// then the last samples one at a time.
+template <class OneSample>
+void emit_loop_registers(Writer& w, const Types& ty, std::size_t read, const OneSample& one_sample) {
+  const int cells = 2 * kCudaLoopAhead - 1;
+  const std::string len = ChainBody::delay_len(read), ring = ChainBody::ring(read), pos = ChainBody::pos(read);
+  const std::string& T = ty.compute.t;
+  w.line("// the line's " + len + " cells in registers, oldest first");
+  for (int j = 0; j < cells; ++j)
+    w.line(T + " cell" + str(j) + " = 0;  const bool shift" + str(j) + " = " + str(j + 1) + " < " + len + ", newest" +
+           str(j) + " = " + str(j + 1) + " == " + len + ";");
+  auto walk = [&](bool store) {
+    w.open("{");
+    w.line("long long at = " + pos + ";");
+    for (int j = 0; j < cells; ++j) {
+      w.open("if (" + str(j) + " < " + len + ") {");
+      w.line(store ? ring + "[at] = cell" + str(j) + ";" : "cell" + str(j) + " = " + ring + "[at];");
+      w.line("at = at + 1 >= " + len + " ? 0 : at + 1;");
+      w.close();
+    }
+    w.close();
+  };
+  walk(false);
+  emit_loop_blocks(w, ty, read, cells, one_sample);
+  w.open("for (; n < samples; ++n) {");
+  one_sample("n", "", LoopAccess{"", cells});
+  w.close();
+  walk(true);
 }
 
 void emit_thread_per_channel(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
@@ -643,20 +702,29 @@ void emit_thread_per_channel(Writer& w, const CudaKernelInfo& k, const ir::Chain
   w.line("const " + ty.signal.t + "* const x = in + c * channel_stride;");
   w.line(ty.signal.t + "* const y = out + c * channel_stride;");
   // Sample `n` from the input `input` (a read of x by default).
-  auto one_sample = [&](const std::string& n, const std::string& input, const std::string& loop_read) {
+  auto one_sample = [&](const std::string& n, const std::string& input, const LoopAccess& loop) {
     w.line(ty.value.t + " v = " + ty.load(input.empty() ? "x[" + n + " * sample_stride]" : input) + ";");
-    body.sample(w, static_cast<std::size_t>(-1), loop_read);
+    body.sample(w, static_cast<std::size_t>(-1), loop);
     w.line("y[" + n + " * sample_stride] = " + ty.store(body.result()) + ";");
   };
   const int read = body.loop_read_stage();
   if (read < 0) {
     w.open("for (long long n = 0; n < samples; ++n) {");
-    one_sample("n", "", "");
+    one_sample("n", "", {});
     w.close();
   } else {
-    emit_loop_blocks(w, ty, static_cast<std::size_t>(read), one_sample);
+    // A fused loop: its line in registers where it is short, else in blocks that load ahead,
+    // then the last samples of a call one at a time through memory.
+    const auto r = static_cast<std::size_t>(read);
+    w.line("long long n = 0;");
+    w.open("if (" + ChainBody::delay_len(r) + " < " + str(2 * kCudaLoopAhead) + ") {");
+    emit_loop_registers(w, ty, r, one_sample);
+    w.close();
+    w.open("else {");
+    emit_loop_blocks(w, ty, r, 0, one_sample);
+    w.close();
     w.open("for (; n < samples; ++n) {");
-    one_sample("n", "", "");
+    one_sample("n", "", {});
     w.close();
   }
   body.store_state(w, "st");

@@ -46,9 +46,10 @@ inline constexpr int kCudaFftSharedBytes = 32768;
 /// loaded), 32 KiB in float64 at 64 threads.
 inline constexpr int kCudaWavefrontThreads = 64;
 /// A fused loop's kernel (a chain with loop_read ... loop_write, one thread per channel) runs
-/// blocks of this many samples where its line holds two blocks: it loads the next block's line
-/// cells and inputs while this block computes (those cells were written a delay ago and lie
-/// past this block's writes), so that one memory latency serves a block and overlaps it.
+/// blocks of this many samples: it loads the next block's inputs while this block computes, and
+/// where its line holds two blocks the next block's line cells with them (written a delay ago,
+/// past this block's writes), so that one memory latency serves a block and overlaps it. A
+/// shorter line lives in 2 x kCudaLoopAhead - 1 registers for the call.
 inline constexpr int kCudaLoopAhead = 8;
 /// It also brings the inputs this many samples on into L2: a block of a one-section body takes
 /// some 200 cycles, a DRAM load some 900, an L2 hit some 270 (docs/cuda-performance-model.md).

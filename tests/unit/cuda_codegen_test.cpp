@@ -251,8 +251,8 @@ TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
     if (info.kind != codegen::CudaKernelKind::sum) CHECK(info.kind == codegen::CudaKernelKind::chain_thread_per_channel);
 
   // Loops through one mix: one chain kernel each (fuse-loops), a thread per channel, no
-  // feedback kernels; the kernel loads its line's cells kCudaLoopAhead at a time, a block
-  // ahead where the line holds two blocks.
+  // feedback kernels; a short line lives in registers, a longer one is loaded kCudaLoopAhead
+  // cells at a time, a block ahead.
   {
     const Case* loops = nullptr;
     for (const Case& c : kCases)
@@ -273,7 +273,9 @@ TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
     CHECK(fused == 3);
     auto source = codegen::emit_cuda_source(g);
     REQUIRE(source);
-    CHECK(count(*source, "if (len0 >= " + std::to_string(2 * codegen::kCudaLoopAhead) + " && ") == 3);
+    CHECK(count(*source, "if (len0 < " + std::to_string(2 * codegen::kCudaLoopAhead) + ") {") == 3);
+    // The shift into the registers: each loop's 8 samples of a block and its last ones.
+    CHECK(count(*source, "cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);") == 3 * (codegen::kCudaLoopAhead + 1));
 
     // gpu_fuse_loops=0 keeps the loops' feedback nodes: a read and a write kernel each.
     DiagnosticEngine diags;

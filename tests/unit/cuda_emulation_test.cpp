@@ -1165,8 +1165,8 @@ void check_loop_update_values(const DeviceFactory& make) {
 
 // Loops through one mix (fuse-loops) run as one chain kernel, a thread per channel, their line
 // in its state: one launch per block, where unfused they launch every kernel of the loop once
-// per pass of the delay's length. Delays below kCudaLoopAhead (8), below twice that (the
-// kernel's blocks of cells loaded a block ahead need two), at it and above, each form fuse-loops makes (the mix read outside, the line's
+// per pass of the delay's length. Delays of 1 to 15 samples (the line in registers), 16 and
+// more (blocks of kCudaLoopAhead cells loaded a block ahead), each form fuse-loops makes (the mix read outside, the line's
 // sample read outside, an allpass's dry mix), both layouts and types: against the interpreter,
 // the same graph unfused, streams in blocks of every remainder with the state API, and new
 // values (a new delay restarts the line, as on the CPU).
@@ -1183,6 +1183,7 @@ std::vector<FusedLoopCase> fused_loop_cases() {
       {"echo, 1 sample", "input x : 2\n" + echo(1), 2},
       {"echo, 5 samples", "input x : 2\n" + echo(5), 2},
       {"echo, 8 samples", "input x : 2\n" + echo(8), 2},
+      {"echo, 15 samples", "input x : 2\n" + echo(15), 2},
       {"echo, 16 samples", "input x : 2\n" + echo(16), 2},
       {"echo, 37 samples", "input x : 2\n" + echo(37), 2},
       {"echo, 40 channels", "input x : 40\n" + echo(19), 40},

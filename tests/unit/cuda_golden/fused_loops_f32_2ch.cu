@@ -72,235 +72,723 @@ extern "C" __global__ void fxc_chain_3(
   const float* const x = in + c * channel_stride;
   float* const y = out + c * channel_stride;
   long long n = 0;
-  if (len0 >= 16 && samples >= 8) {
-    // blocks of 8 samples: the next block's line cells and inputs load while this one computes
-    float line0, line1, line2, line3, line4, line5, line6, line7;
-    float in0, in1, in2, in3, in4, in5, in6, in7;
+  if (len0 < 16) {
+    // the line's len0 cells in registers, oldest first
+    float cell0 = 0;  const bool shift0 = 1 < len0, newest0 = 1 == len0;
+    float cell1 = 0;  const bool shift1 = 2 < len0, newest1 = 2 == len0;
+    float cell2 = 0;  const bool shift2 = 3 < len0, newest2 = 3 == len0;
+    float cell3 = 0;  const bool shift3 = 4 < len0, newest3 = 4 == len0;
+    float cell4 = 0;  const bool shift4 = 5 < len0, newest4 = 5 == len0;
+    float cell5 = 0;  const bool shift5 = 6 < len0, newest5 = 6 == len0;
+    float cell6 = 0;  const bool shift6 = 7 < len0, newest6 = 7 == len0;
+    float cell7 = 0;  const bool shift7 = 8 < len0, newest7 = 8 == len0;
+    float cell8 = 0;  const bool shift8 = 9 < len0, newest8 = 9 == len0;
+    float cell9 = 0;  const bool shift9 = 10 < len0, newest9 = 10 == len0;
+    float cell10 = 0;  const bool shift10 = 11 < len0, newest10 = 11 == len0;
+    float cell11 = 0;  const bool shift11 = 12 < len0, newest11 = 12 == len0;
+    float cell12 = 0;  const bool shift12 = 13 < len0, newest12 = 13 == len0;
+    float cell13 = 0;  const bool shift13 = 14 < len0, newest13 = 14 == len0;
+    float cell14 = 0;  const bool shift14 = 15 < len0, newest14 = 15 == len0;
     {
       long long at = pos0;
-      line0 = ring0[at];
-      in0 = x[(n + 0) * sample_stride];
-      at = at + 1 >= len0 ? 0 : at + 1;
-      line1 = ring0[at];
-      in1 = x[(n + 1) * sample_stride];
-      at = at + 1 >= len0 ? 0 : at + 1;
-      line2 = ring0[at];
-      in2 = x[(n + 2) * sample_stride];
-      at = at + 1 >= len0 ? 0 : at + 1;
-      line3 = ring0[at];
-      in3 = x[(n + 3) * sample_stride];
-      at = at + 1 >= len0 ? 0 : at + 1;
-      line4 = ring0[at];
-      in4 = x[(n + 4) * sample_stride];
-      at = at + 1 >= len0 ? 0 : at + 1;
-      line5 = ring0[at];
-      in5 = x[(n + 5) * sample_stride];
-      at = at + 1 >= len0 ? 0 : at + 1;
-      line6 = ring0[at];
-      in6 = x[(n + 6) * sample_stride];
-      at = at + 1 >= len0 ? 0 : at + 1;
-      line7 = ring0[at];
-      in7 = x[(n + 7) * sample_stride];
+      if (0 < len0) {
+        cell0 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (1 < len0) {
+        cell1 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (2 < len0) {
+        cell2 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (3 < len0) {
+        cell3 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (4 < len0) {
+        cell4 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (5 < len0) {
+        cell5 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (6 < len0) {
+        cell6 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (7 < len0) {
+        cell7 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (8 < len0) {
+        cell8 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (9 < len0) {
+        cell9 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (10 < len0) {
+        cell10 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (11 < len0) {
+        cell11 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (12 < len0) {
+        cell12 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (13 < len0) {
+        cell13 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (14 < len0) {
+        cell14 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
     }
-    for (; n + 8 <= samples; n += 8) {
-      float next_line0 = 0, next_line1 = 0, next_line2 = 0, next_line3 = 0, next_line4 = 0, next_line5 = 0, next_line6 = 0, next_line7 = 0;
-      float next_in0 = 0, next_in1 = 0, next_in2 = 0, next_in3 = 0, next_in4 = 0, next_in5 = 0, next_in6 = 0, next_in7 = 0;
-      if (n + 64 + 8 <= samples) {  // the block 64 samples on, into L2
-        fxc_prefetch_l2(x + (n + 64 + 0) * sample_stride);
-        fxc_prefetch_l2(x + (n + 64 + 1) * sample_stride);
-        fxc_prefetch_l2(x + (n + 64 + 2) * sample_stride);
-        fxc_prefetch_l2(x + (n + 64 + 3) * sample_stride);
-        fxc_prefetch_l2(x + (n + 64 + 4) * sample_stride);
-        fxc_prefetch_l2(x + (n + 64 + 5) * sample_stride);
-        fxc_prefetch_l2(x + (n + 64 + 6) * sample_stride);
-        fxc_prefetch_l2(x + (n + 64 + 7) * sample_stride);
+    if (samples >= 8) {
+      // blocks of 8 samples: the next block's inputs load while this one computes
+      float in0, in1, in2, in3, in4, in5, in6, in7;
+      {
+        in0 = x[(n + 0) * sample_stride];
+        in1 = x[(n + 1) * sample_stride];
+        in2 = x[(n + 2) * sample_stride];
+        in3 = x[(n + 3) * sample_stride];
+        in4 = x[(n + 4) * sample_stride];
+        in5 = x[(n + 5) * sample_stride];
+        in6 = x[(n + 6) * sample_stride];
+        in7 = x[(n + 7) * sample_stride];
       }
-      if (n + 16 <= samples) {  // the next block
-        long long at = pos0 + 8 >= len0 ? pos0 + 8 - len0 : pos0 + 8;
-        next_line0 = ring0[at];
-        next_in0 = x[(n + 8 + 0) * sample_stride];
+      for (; n + 8 <= samples; n += 8) {
+        float next_in0 = 0, next_in1 = 0, next_in2 = 0, next_in3 = 0, next_in4 = 0, next_in5 = 0, next_in6 = 0, next_in7 = 0;
+        if (n + 64 + 8 <= samples) {  // the block 64 samples on, into L2
+          fxc_prefetch_l2(x + (n + 64 + 0) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 1) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 2) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 3) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 4) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 5) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 6) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 7) * sample_stride);
+        }
+        if (n + 16 <= samples) {  // the next block
+          next_in0 = x[(n + 8 + 0) * sample_stride];
+          next_in1 = x[(n + 8 + 1) * sample_stride];
+          next_in2 = x[(n + 8 + 2) * sample_stride];
+          next_in3 = x[(n + 8 + 3) * sample_stride];
+          next_in4 = x[(n + 8 + 4) * sample_stride];
+          next_in5 = x[(n + 8 + 5) * sample_stride];
+          next_in6 = x[(n + 8 + 6) * sample_stride];
+          next_in7 = x[(n + 8 + 7) * sample_stride];
+        }
+        {
+          float v = in0;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = cell0;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
+            v = o;
+          }
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+            cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+            cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+            cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+            cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+            cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+            cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+            cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+            cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+            cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+            cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+            cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+            cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+            cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+            cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 0) * sample_stride] = v;
+        }
+        {
+          float v = in1;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = cell0;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
+            v = o;
+          }
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+            cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+            cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+            cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+            cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+            cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+            cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+            cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+            cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+            cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+            cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+            cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+            cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+            cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+            cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 1) * sample_stride] = v;
+        }
+        {
+          float v = in2;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = cell0;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
+            v = o;
+          }
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+            cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+            cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+            cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+            cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+            cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+            cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+            cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+            cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+            cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+            cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+            cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+            cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+            cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+            cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 2) * sample_stride] = v;
+        }
+        {
+          float v = in3;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = cell0;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
+            v = o;
+          }
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+            cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+            cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+            cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+            cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+            cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+            cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+            cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+            cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+            cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+            cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+            cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+            cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+            cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+            cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 3) * sample_stride] = v;
+        }
+        {
+          float v = in4;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = cell0;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
+            v = o;
+          }
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+            cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+            cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+            cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+            cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+            cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+            cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+            cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+            cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+            cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+            cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+            cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+            cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+            cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+            cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 4) * sample_stride] = v;
+        }
+        {
+          float v = in5;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = cell0;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
+            v = o;
+          }
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+            cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+            cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+            cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+            cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+            cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+            cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+            cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+            cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+            cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+            cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+            cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+            cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+            cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+            cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 5) * sample_stride] = v;
+        }
+        {
+          float v = in6;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = cell0;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
+            v = o;
+          }
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+            cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+            cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+            cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+            cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+            cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+            cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+            cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+            cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+            cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+            cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+            cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+            cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+            cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+            cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 6) * sample_stride] = v;
+        }
+        {
+          float v = in7;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = cell0;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
+            v = o;
+          }
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+            cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+            cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+            cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+            cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+            cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+            cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+            cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+            cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+            cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+            cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+            cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+            cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+            cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+            cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 7) * sample_stride] = v;
+        }
+        in0 = next_in0;
+        in1 = next_in1;
+        in2 = next_in2;
+        in3 = next_in3;
+        in4 = next_in4;
+        in5 = next_in5;
+        in6 = next_in6;
+        in7 = next_in7;
+      }
+    }
+    for (; n < samples; ++n) {
+      float v = x[n * sample_stride];
+      const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+      const float loop_v0 = cell0;  // the line's sample from len0 ago
+      v = loop_v0;
+      {  // stage 1 (sos), section 0: transposed direct form II
+        const float o = fmaf(s1_0_b0, v, z1_0_0);
+        z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
+        z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
+        v = o;
+      }
+      {  // stage 2 (loop_write): the mix into the line
+        const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+        cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+        cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+        cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+        cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+        cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+        cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+        cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+        cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+        cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+        cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+        cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+        cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+        cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+        cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+        cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+        pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+        v = mix;
+      }
+      y[n * sample_stride] = v;
+    }
+    {
+      long long at = pos0;
+      if (0 < len0) {
+        ring0[at] = cell0;
         at = at + 1 >= len0 ? 0 : at + 1;
-        next_line1 = ring0[at];
-        next_in1 = x[(n + 8 + 1) * sample_stride];
+      }
+      if (1 < len0) {
+        ring0[at] = cell1;
         at = at + 1 >= len0 ? 0 : at + 1;
-        next_line2 = ring0[at];
-        next_in2 = x[(n + 8 + 2) * sample_stride];
+      }
+      if (2 < len0) {
+        ring0[at] = cell2;
         at = at + 1 >= len0 ? 0 : at + 1;
-        next_line3 = ring0[at];
-        next_in3 = x[(n + 8 + 3) * sample_stride];
+      }
+      if (3 < len0) {
+        ring0[at] = cell3;
         at = at + 1 >= len0 ? 0 : at + 1;
-        next_line4 = ring0[at];
-        next_in4 = x[(n + 8 + 4) * sample_stride];
+      }
+      if (4 < len0) {
+        ring0[at] = cell4;
         at = at + 1 >= len0 ? 0 : at + 1;
-        next_line5 = ring0[at];
-        next_in5 = x[(n + 8 + 5) * sample_stride];
+      }
+      if (5 < len0) {
+        ring0[at] = cell5;
         at = at + 1 >= len0 ? 0 : at + 1;
-        next_line6 = ring0[at];
-        next_in6 = x[(n + 8 + 6) * sample_stride];
+      }
+      if (6 < len0) {
+        ring0[at] = cell6;
         at = at + 1 >= len0 ? 0 : at + 1;
-        next_line7 = ring0[at];
-        next_in7 = x[(n + 8 + 7) * sample_stride];
       }
+      if (7 < len0) {
+        ring0[at] = cell7;
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (8 < len0) {
+        ring0[at] = cell8;
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (9 < len0) {
+        ring0[at] = cell9;
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (10 < len0) {
+        ring0[at] = cell10;
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (11 < len0) {
+        ring0[at] = cell11;
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (12 < len0) {
+        ring0[at] = cell12;
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (13 < len0) {
+        ring0[at] = cell13;
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (14 < len0) {
+        ring0[at] = cell14;
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+    }
+  }
+  else {
+    if (samples >= 8) {
+      // blocks of 8 samples: the next block's inputs and line cells load while this one computes
+      float line0, line1, line2, line3, line4, line5, line6, line7;
+      float in0, in1, in2, in3, in4, in5, in6, in7;
       {
-        float v = in0;
-        const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
-        const float loop_v0 = line0;  // the line's sample from len0 ago
-        v = loop_v0;
-        {  // stage 1 (sos), section 0: transposed direct form II
-          const float o = fmaf(s1_0_b0, v, z1_0_0);
-          z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
-          z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
-          v = o;
-        }
-        {  // stage 2 (loop_write): the mix into the line
-          const float mix = lw2_0 * loop_in0 + lw2_1 * v;
-          ring0[pos0] = mix;
-          pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
-          v = mix;
-        }
-        y[(n + 0) * sample_stride] = v;
+        long long at = pos0;
+        line0 = ring0[at];
+        in0 = x[(n + 0) * sample_stride];
+        at = at + 1 >= len0 ? 0 : at + 1;
+        line1 = ring0[at];
+        in1 = x[(n + 1) * sample_stride];
+        at = at + 1 >= len0 ? 0 : at + 1;
+        line2 = ring0[at];
+        in2 = x[(n + 2) * sample_stride];
+        at = at + 1 >= len0 ? 0 : at + 1;
+        line3 = ring0[at];
+        in3 = x[(n + 3) * sample_stride];
+        at = at + 1 >= len0 ? 0 : at + 1;
+        line4 = ring0[at];
+        in4 = x[(n + 4) * sample_stride];
+        at = at + 1 >= len0 ? 0 : at + 1;
+        line5 = ring0[at];
+        in5 = x[(n + 5) * sample_stride];
+        at = at + 1 >= len0 ? 0 : at + 1;
+        line6 = ring0[at];
+        in6 = x[(n + 6) * sample_stride];
+        at = at + 1 >= len0 ? 0 : at + 1;
+        line7 = ring0[at];
+        in7 = x[(n + 7) * sample_stride];
       }
-      {
-        float v = in1;
-        const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
-        const float loop_v0 = line1;  // the line's sample from len0 ago
-        v = loop_v0;
-        {  // stage 1 (sos), section 0: transposed direct form II
-          const float o = fmaf(s1_0_b0, v, z1_0_0);
-          z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
-          z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
-          v = o;
+      for (; n + 8 <= samples; n += 8) {
+        float next_line0 = 0, next_line1 = 0, next_line2 = 0, next_line3 = 0, next_line4 = 0, next_line5 = 0, next_line6 = 0, next_line7 = 0;
+        float next_in0 = 0, next_in1 = 0, next_in2 = 0, next_in3 = 0, next_in4 = 0, next_in5 = 0, next_in6 = 0, next_in7 = 0;
+        if (n + 64 + 8 <= samples) {  // the block 64 samples on, into L2
+          fxc_prefetch_l2(x + (n + 64 + 0) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 1) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 2) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 3) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 4) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 5) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 6) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 7) * sample_stride);
         }
-        {  // stage 2 (loop_write): the mix into the line
-          const float mix = lw2_0 * loop_in0 + lw2_1 * v;
-          ring0[pos0] = mix;
-          pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
-          v = mix;
+        if (n + 16 <= samples) {  // the next block
+          long long at = pos0 + 8 >= len0 ? pos0 + 8 - len0 : pos0 + 8;
+          next_line0 = ring0[at];
+          next_in0 = x[(n + 8 + 0) * sample_stride];
+          at = at + 1 >= len0 ? 0 : at + 1;
+          next_line1 = ring0[at];
+          next_in1 = x[(n + 8 + 1) * sample_stride];
+          at = at + 1 >= len0 ? 0 : at + 1;
+          next_line2 = ring0[at];
+          next_in2 = x[(n + 8 + 2) * sample_stride];
+          at = at + 1 >= len0 ? 0 : at + 1;
+          next_line3 = ring0[at];
+          next_in3 = x[(n + 8 + 3) * sample_stride];
+          at = at + 1 >= len0 ? 0 : at + 1;
+          next_line4 = ring0[at];
+          next_in4 = x[(n + 8 + 4) * sample_stride];
+          at = at + 1 >= len0 ? 0 : at + 1;
+          next_line5 = ring0[at];
+          next_in5 = x[(n + 8 + 5) * sample_stride];
+          at = at + 1 >= len0 ? 0 : at + 1;
+          next_line6 = ring0[at];
+          next_in6 = x[(n + 8 + 6) * sample_stride];
+          at = at + 1 >= len0 ? 0 : at + 1;
+          next_line7 = ring0[at];
+          next_in7 = x[(n + 8 + 7) * sample_stride];
         }
-        y[(n + 1) * sample_stride] = v;
+        {
+          float v = in0;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = line0;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
+            v = o;
+          }
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            ring0[pos0] = mix;
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 0) * sample_stride] = v;
+        }
+        {
+          float v = in1;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = line1;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
+            v = o;
+          }
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            ring0[pos0] = mix;
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 1) * sample_stride] = v;
+        }
+        {
+          float v = in2;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = line2;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
+            v = o;
+          }
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            ring0[pos0] = mix;
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 2) * sample_stride] = v;
+        }
+        {
+          float v = in3;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = line3;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
+            v = o;
+          }
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            ring0[pos0] = mix;
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 3) * sample_stride] = v;
+        }
+        {
+          float v = in4;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = line4;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
+            v = o;
+          }
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            ring0[pos0] = mix;
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 4) * sample_stride] = v;
+        }
+        {
+          float v = in5;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = line5;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
+            v = o;
+          }
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            ring0[pos0] = mix;
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 5) * sample_stride] = v;
+        }
+        {
+          float v = in6;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = line6;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
+            v = o;
+          }
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            ring0[pos0] = mix;
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 6) * sample_stride] = v;
+        }
+        {
+          float v = in7;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = line7;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
+            v = o;
+          }
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            ring0[pos0] = mix;
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 7) * sample_stride] = v;
+        }
+        line0 = next_line0, in0 = next_in0;
+        line1 = next_line1, in1 = next_in1;
+        line2 = next_line2, in2 = next_in2;
+        line3 = next_line3, in3 = next_in3;
+        line4 = next_line4, in4 = next_in4;
+        line5 = next_line5, in5 = next_in5;
+        line6 = next_line6, in6 = next_in6;
+        line7 = next_line7, in7 = next_in7;
       }
-      {
-        float v = in2;
-        const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
-        const float loop_v0 = line2;  // the line's sample from len0 ago
-        v = loop_v0;
-        {  // stage 1 (sos), section 0: transposed direct form II
-          const float o = fmaf(s1_0_b0, v, z1_0_0);
-          z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
-          z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
-          v = o;
-        }
-        {  // stage 2 (loop_write): the mix into the line
-          const float mix = lw2_0 * loop_in0 + lw2_1 * v;
-          ring0[pos0] = mix;
-          pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
-          v = mix;
-        }
-        y[(n + 2) * sample_stride] = v;
-      }
-      {
-        float v = in3;
-        const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
-        const float loop_v0 = line3;  // the line's sample from len0 ago
-        v = loop_v0;
-        {  // stage 1 (sos), section 0: transposed direct form II
-          const float o = fmaf(s1_0_b0, v, z1_0_0);
-          z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
-          z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
-          v = o;
-        }
-        {  // stage 2 (loop_write): the mix into the line
-          const float mix = lw2_0 * loop_in0 + lw2_1 * v;
-          ring0[pos0] = mix;
-          pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
-          v = mix;
-        }
-        y[(n + 3) * sample_stride] = v;
-      }
-      {
-        float v = in4;
-        const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
-        const float loop_v0 = line4;  // the line's sample from len0 ago
-        v = loop_v0;
-        {  // stage 1 (sos), section 0: transposed direct form II
-          const float o = fmaf(s1_0_b0, v, z1_0_0);
-          z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
-          z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
-          v = o;
-        }
-        {  // stage 2 (loop_write): the mix into the line
-          const float mix = lw2_0 * loop_in0 + lw2_1 * v;
-          ring0[pos0] = mix;
-          pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
-          v = mix;
-        }
-        y[(n + 4) * sample_stride] = v;
-      }
-      {
-        float v = in5;
-        const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
-        const float loop_v0 = line5;  // the line's sample from len0 ago
-        v = loop_v0;
-        {  // stage 1 (sos), section 0: transposed direct form II
-          const float o = fmaf(s1_0_b0, v, z1_0_0);
-          z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
-          z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
-          v = o;
-        }
-        {  // stage 2 (loop_write): the mix into the line
-          const float mix = lw2_0 * loop_in0 + lw2_1 * v;
-          ring0[pos0] = mix;
-          pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
-          v = mix;
-        }
-        y[(n + 5) * sample_stride] = v;
-      }
-      {
-        float v = in6;
-        const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
-        const float loop_v0 = line6;  // the line's sample from len0 ago
-        v = loop_v0;
-        {  // stage 1 (sos), section 0: transposed direct form II
-          const float o = fmaf(s1_0_b0, v, z1_0_0);
-          z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
-          z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
-          v = o;
-        }
-        {  // stage 2 (loop_write): the mix into the line
-          const float mix = lw2_0 * loop_in0 + lw2_1 * v;
-          ring0[pos0] = mix;
-          pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
-          v = mix;
-        }
-        y[(n + 6) * sample_stride] = v;
-      }
-      {
-        float v = in7;
-        const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
-        const float loop_v0 = line7;  // the line's sample from len0 ago
-        v = loop_v0;
-        {  // stage 1 (sos), section 0: transposed direct form II
-          const float o = fmaf(s1_0_b0, v, z1_0_0);
-          z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
-          z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
-          v = o;
-        }
-        {  // stage 2 (loop_write): the mix into the line
-          const float mix = lw2_0 * loop_in0 + lw2_1 * v;
-          ring0[pos0] = mix;
-          pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
-          v = mix;
-        }
-        y[(n + 7) * sample_stride] = v;
-      }
-      line0 = next_line0, in0 = next_in0;
-      line1 = next_line1, in1 = next_in1;
-      line2 = next_line2, in2 = next_in2;
-      line3 = next_line3, in3 = next_in3;
-      line4 = next_line4, in4 = next_in4;
-      line5 = next_line5, in5 = next_in5;
-      line6 = next_line6, in6 = next_in6;
-      line7 = next_line7, in7 = next_in7;
     }
   }
   for (; n < samples; ++n) {
@@ -347,187 +835,621 @@ extern "C" __global__ void fxc_chain_4(
   const float* const x = in + c * channel_stride;
   float* const y = out + c * channel_stride;
   long long n = 0;
-  if (len0 >= 16 && samples >= 8) {
-    // blocks of 8 samples: the next block's line cells and inputs load while this one computes
-    float line0, line1, line2, line3, line4, line5, line6, line7;
-    float in0, in1, in2, in3, in4, in5, in6, in7;
+  if (len0 < 16) {
+    // the line's len0 cells in registers, oldest first
+    float cell0 = 0;  const bool shift0 = 1 < len0, newest0 = 1 == len0;
+    float cell1 = 0;  const bool shift1 = 2 < len0, newest1 = 2 == len0;
+    float cell2 = 0;  const bool shift2 = 3 < len0, newest2 = 3 == len0;
+    float cell3 = 0;  const bool shift3 = 4 < len0, newest3 = 4 == len0;
+    float cell4 = 0;  const bool shift4 = 5 < len0, newest4 = 5 == len0;
+    float cell5 = 0;  const bool shift5 = 6 < len0, newest5 = 6 == len0;
+    float cell6 = 0;  const bool shift6 = 7 < len0, newest6 = 7 == len0;
+    float cell7 = 0;  const bool shift7 = 8 < len0, newest7 = 8 == len0;
+    float cell8 = 0;  const bool shift8 = 9 < len0, newest8 = 9 == len0;
+    float cell9 = 0;  const bool shift9 = 10 < len0, newest9 = 10 == len0;
+    float cell10 = 0;  const bool shift10 = 11 < len0, newest10 = 11 == len0;
+    float cell11 = 0;  const bool shift11 = 12 < len0, newest11 = 12 == len0;
+    float cell12 = 0;  const bool shift12 = 13 < len0, newest12 = 13 == len0;
+    float cell13 = 0;  const bool shift13 = 14 < len0, newest13 = 14 == len0;
+    float cell14 = 0;  const bool shift14 = 15 < len0, newest14 = 15 == len0;
     {
       long long at = pos0;
-      line0 = ring0[at];
-      in0 = x[(n + 0) * sample_stride];
-      at = at + 1 >= len0 ? 0 : at + 1;
-      line1 = ring0[at];
-      in1 = x[(n + 1) * sample_stride];
-      at = at + 1 >= len0 ? 0 : at + 1;
-      line2 = ring0[at];
-      in2 = x[(n + 2) * sample_stride];
-      at = at + 1 >= len0 ? 0 : at + 1;
-      line3 = ring0[at];
-      in3 = x[(n + 3) * sample_stride];
-      at = at + 1 >= len0 ? 0 : at + 1;
-      line4 = ring0[at];
-      in4 = x[(n + 4) * sample_stride];
-      at = at + 1 >= len0 ? 0 : at + 1;
-      line5 = ring0[at];
-      in5 = x[(n + 5) * sample_stride];
-      at = at + 1 >= len0 ? 0 : at + 1;
-      line6 = ring0[at];
-      in6 = x[(n + 6) * sample_stride];
-      at = at + 1 >= len0 ? 0 : at + 1;
-      line7 = ring0[at];
-      in7 = x[(n + 7) * sample_stride];
+      if (0 < len0) {
+        cell0 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (1 < len0) {
+        cell1 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (2 < len0) {
+        cell2 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (3 < len0) {
+        cell3 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (4 < len0) {
+        cell4 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (5 < len0) {
+        cell5 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (6 < len0) {
+        cell6 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (7 < len0) {
+        cell7 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (8 < len0) {
+        cell8 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (9 < len0) {
+        cell9 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (10 < len0) {
+        cell10 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (11 < len0) {
+        cell11 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (12 < len0) {
+        cell12 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (13 < len0) {
+        cell13 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (14 < len0) {
+        cell14 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
     }
-    for (; n + 8 <= samples; n += 8) {
-      float next_line0 = 0, next_line1 = 0, next_line2 = 0, next_line3 = 0, next_line4 = 0, next_line5 = 0, next_line6 = 0, next_line7 = 0;
-      float next_in0 = 0, next_in1 = 0, next_in2 = 0, next_in3 = 0, next_in4 = 0, next_in5 = 0, next_in6 = 0, next_in7 = 0;
-      if (n + 64 + 8 <= samples) {  // the block 64 samples on, into L2
-        fxc_prefetch_l2(x + (n + 64 + 0) * sample_stride);
-        fxc_prefetch_l2(x + (n + 64 + 1) * sample_stride);
-        fxc_prefetch_l2(x + (n + 64 + 2) * sample_stride);
-        fxc_prefetch_l2(x + (n + 64 + 3) * sample_stride);
-        fxc_prefetch_l2(x + (n + 64 + 4) * sample_stride);
-        fxc_prefetch_l2(x + (n + 64 + 5) * sample_stride);
-        fxc_prefetch_l2(x + (n + 64 + 6) * sample_stride);
-        fxc_prefetch_l2(x + (n + 64 + 7) * sample_stride);
+    if (samples >= 8) {
+      // blocks of 8 samples: the next block's inputs load while this one computes
+      float in0, in1, in2, in3, in4, in5, in6, in7;
+      {
+        in0 = x[(n + 0) * sample_stride];
+        in1 = x[(n + 1) * sample_stride];
+        in2 = x[(n + 2) * sample_stride];
+        in3 = x[(n + 3) * sample_stride];
+        in4 = x[(n + 4) * sample_stride];
+        in5 = x[(n + 5) * sample_stride];
+        in6 = x[(n + 6) * sample_stride];
+        in7 = x[(n + 7) * sample_stride];
       }
-      if (n + 16 <= samples) {  // the next block
-        long long at = pos0 + 8 >= len0 ? pos0 + 8 - len0 : pos0 + 8;
-        next_line0 = ring0[at];
-        next_in0 = x[(n + 8 + 0) * sample_stride];
+      for (; n + 8 <= samples; n += 8) {
+        float next_in0 = 0, next_in1 = 0, next_in2 = 0, next_in3 = 0, next_in4 = 0, next_in5 = 0, next_in6 = 0, next_in7 = 0;
+        if (n + 64 + 8 <= samples) {  // the block 64 samples on, into L2
+          fxc_prefetch_l2(x + (n + 64 + 0) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 1) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 2) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 3) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 4) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 5) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 6) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 7) * sample_stride);
+        }
+        if (n + 16 <= samples) {  // the next block
+          next_in0 = x[(n + 8 + 0) * sample_stride];
+          next_in1 = x[(n + 8 + 1) * sample_stride];
+          next_in2 = x[(n + 8 + 2) * sample_stride];
+          next_in3 = x[(n + 8 + 3) * sample_stride];
+          next_in4 = x[(n + 8 + 4) * sample_stride];
+          next_in5 = x[(n + 8 + 5) * sample_stride];
+          next_in6 = x[(n + 8 + 6) * sample_stride];
+          next_in7 = x[(n + 8 + 7) * sample_stride];
+        }
+        {
+          float v = in0;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = cell0;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (loop_write): the mix into the line
+            const float mix = lw1_0 * loop_in0 + lw1_1 * v;
+            cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+            cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+            cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+            cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+            cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+            cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+            cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+            cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+            cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+            cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+            cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+            cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+            cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+            cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+            cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = fmaf(lw1_3, loop_in0, lw1_2 * loop_v0);  // the mix after the loop (dry_mix)
+          }
+          y[(n + 0) * sample_stride] = v;
+        }
+        {
+          float v = in1;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = cell0;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (loop_write): the mix into the line
+            const float mix = lw1_0 * loop_in0 + lw1_1 * v;
+            cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+            cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+            cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+            cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+            cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+            cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+            cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+            cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+            cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+            cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+            cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+            cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+            cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+            cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+            cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = fmaf(lw1_3, loop_in0, lw1_2 * loop_v0);  // the mix after the loop (dry_mix)
+          }
+          y[(n + 1) * sample_stride] = v;
+        }
+        {
+          float v = in2;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = cell0;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (loop_write): the mix into the line
+            const float mix = lw1_0 * loop_in0 + lw1_1 * v;
+            cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+            cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+            cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+            cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+            cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+            cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+            cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+            cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+            cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+            cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+            cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+            cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+            cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+            cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+            cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = fmaf(lw1_3, loop_in0, lw1_2 * loop_v0);  // the mix after the loop (dry_mix)
+          }
+          y[(n + 2) * sample_stride] = v;
+        }
+        {
+          float v = in3;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = cell0;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (loop_write): the mix into the line
+            const float mix = lw1_0 * loop_in0 + lw1_1 * v;
+            cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+            cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+            cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+            cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+            cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+            cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+            cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+            cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+            cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+            cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+            cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+            cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+            cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+            cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+            cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = fmaf(lw1_3, loop_in0, lw1_2 * loop_v0);  // the mix after the loop (dry_mix)
+          }
+          y[(n + 3) * sample_stride] = v;
+        }
+        {
+          float v = in4;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = cell0;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (loop_write): the mix into the line
+            const float mix = lw1_0 * loop_in0 + lw1_1 * v;
+            cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+            cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+            cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+            cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+            cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+            cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+            cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+            cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+            cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+            cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+            cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+            cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+            cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+            cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+            cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = fmaf(lw1_3, loop_in0, lw1_2 * loop_v0);  // the mix after the loop (dry_mix)
+          }
+          y[(n + 4) * sample_stride] = v;
+        }
+        {
+          float v = in5;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = cell0;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (loop_write): the mix into the line
+            const float mix = lw1_0 * loop_in0 + lw1_1 * v;
+            cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+            cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+            cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+            cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+            cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+            cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+            cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+            cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+            cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+            cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+            cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+            cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+            cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+            cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+            cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = fmaf(lw1_3, loop_in0, lw1_2 * loop_v0);  // the mix after the loop (dry_mix)
+          }
+          y[(n + 5) * sample_stride] = v;
+        }
+        {
+          float v = in6;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = cell0;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (loop_write): the mix into the line
+            const float mix = lw1_0 * loop_in0 + lw1_1 * v;
+            cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+            cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+            cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+            cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+            cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+            cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+            cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+            cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+            cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+            cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+            cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+            cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+            cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+            cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+            cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = fmaf(lw1_3, loop_in0, lw1_2 * loop_v0);  // the mix after the loop (dry_mix)
+          }
+          y[(n + 6) * sample_stride] = v;
+        }
+        {
+          float v = in7;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = cell0;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (loop_write): the mix into the line
+            const float mix = lw1_0 * loop_in0 + lw1_1 * v;
+            cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+            cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+            cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+            cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+            cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+            cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+            cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+            cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+            cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+            cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+            cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+            cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+            cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+            cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+            cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = fmaf(lw1_3, loop_in0, lw1_2 * loop_v0);  // the mix after the loop (dry_mix)
+          }
+          y[(n + 7) * sample_stride] = v;
+        }
+        in0 = next_in0;
+        in1 = next_in1;
+        in2 = next_in2;
+        in3 = next_in3;
+        in4 = next_in4;
+        in5 = next_in5;
+        in6 = next_in6;
+        in7 = next_in7;
+      }
+    }
+    for (; n < samples; ++n) {
+      float v = x[n * sample_stride];
+      const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+      const float loop_v0 = cell0;  // the line's sample from len0 ago
+      v = loop_v0;
+      {  // stage 1 (loop_write): the mix into the line
+        const float mix = lw1_0 * loop_in0 + lw1_1 * v;
+        cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+        cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+        cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+        cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+        cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+        cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+        cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+        cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+        cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+        cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+        cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+        cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+        cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+        cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+        cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+        pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+        v = fmaf(lw1_3, loop_in0, lw1_2 * loop_v0);  // the mix after the loop (dry_mix)
+      }
+      y[n * sample_stride] = v;
+    }
+    {
+      long long at = pos0;
+      if (0 < len0) {
+        ring0[at] = cell0;
         at = at + 1 >= len0 ? 0 : at + 1;
-        next_line1 = ring0[at];
-        next_in1 = x[(n + 8 + 1) * sample_stride];
+      }
+      if (1 < len0) {
+        ring0[at] = cell1;
         at = at + 1 >= len0 ? 0 : at + 1;
-        next_line2 = ring0[at];
-        next_in2 = x[(n + 8 + 2) * sample_stride];
+      }
+      if (2 < len0) {
+        ring0[at] = cell2;
         at = at + 1 >= len0 ? 0 : at + 1;
-        next_line3 = ring0[at];
-        next_in3 = x[(n + 8 + 3) * sample_stride];
+      }
+      if (3 < len0) {
+        ring0[at] = cell3;
         at = at + 1 >= len0 ? 0 : at + 1;
-        next_line4 = ring0[at];
-        next_in4 = x[(n + 8 + 4) * sample_stride];
+      }
+      if (4 < len0) {
+        ring0[at] = cell4;
         at = at + 1 >= len0 ? 0 : at + 1;
-        next_line5 = ring0[at];
-        next_in5 = x[(n + 8 + 5) * sample_stride];
+      }
+      if (5 < len0) {
+        ring0[at] = cell5;
         at = at + 1 >= len0 ? 0 : at + 1;
-        next_line6 = ring0[at];
-        next_in6 = x[(n + 8 + 6) * sample_stride];
+      }
+      if (6 < len0) {
+        ring0[at] = cell6;
         at = at + 1 >= len0 ? 0 : at + 1;
-        next_line7 = ring0[at];
-        next_in7 = x[(n + 8 + 7) * sample_stride];
       }
+      if (7 < len0) {
+        ring0[at] = cell7;
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (8 < len0) {
+        ring0[at] = cell8;
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (9 < len0) {
+        ring0[at] = cell9;
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (10 < len0) {
+        ring0[at] = cell10;
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (11 < len0) {
+        ring0[at] = cell11;
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (12 < len0) {
+        ring0[at] = cell12;
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (13 < len0) {
+        ring0[at] = cell13;
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (14 < len0) {
+        ring0[at] = cell14;
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+    }
+  }
+  else {
+    if (samples >= 8) {
+      // blocks of 8 samples: the next block's inputs and line cells load while this one computes
+      float line0, line1, line2, line3, line4, line5, line6, line7;
+      float in0, in1, in2, in3, in4, in5, in6, in7;
       {
-        float v = in0;
-        const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
-        const float loop_v0 = line0;  // the line's sample from len0 ago
-        v = loop_v0;
-        {  // stage 1 (loop_write): the mix into the line
-          const float mix = lw1_0 * loop_in0 + lw1_1 * v;
-          ring0[pos0] = mix;
-          pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
-          v = fmaf(lw1_3, loop_in0, lw1_2 * loop_v0);  // the mix after the loop (dry_mix)
-        }
-        y[(n + 0) * sample_stride] = v;
+        long long at = pos0;
+        line0 = ring0[at];
+        in0 = x[(n + 0) * sample_stride];
+        at = at + 1 >= len0 ? 0 : at + 1;
+        line1 = ring0[at];
+        in1 = x[(n + 1) * sample_stride];
+        at = at + 1 >= len0 ? 0 : at + 1;
+        line2 = ring0[at];
+        in2 = x[(n + 2) * sample_stride];
+        at = at + 1 >= len0 ? 0 : at + 1;
+        line3 = ring0[at];
+        in3 = x[(n + 3) * sample_stride];
+        at = at + 1 >= len0 ? 0 : at + 1;
+        line4 = ring0[at];
+        in4 = x[(n + 4) * sample_stride];
+        at = at + 1 >= len0 ? 0 : at + 1;
+        line5 = ring0[at];
+        in5 = x[(n + 5) * sample_stride];
+        at = at + 1 >= len0 ? 0 : at + 1;
+        line6 = ring0[at];
+        in6 = x[(n + 6) * sample_stride];
+        at = at + 1 >= len0 ? 0 : at + 1;
+        line7 = ring0[at];
+        in7 = x[(n + 7) * sample_stride];
       }
-      {
-        float v = in1;
-        const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
-        const float loop_v0 = line1;  // the line's sample from len0 ago
-        v = loop_v0;
-        {  // stage 1 (loop_write): the mix into the line
-          const float mix = lw1_0 * loop_in0 + lw1_1 * v;
-          ring0[pos0] = mix;
-          pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
-          v = fmaf(lw1_3, loop_in0, lw1_2 * loop_v0);  // the mix after the loop (dry_mix)
+      for (; n + 8 <= samples; n += 8) {
+        float next_line0 = 0, next_line1 = 0, next_line2 = 0, next_line3 = 0, next_line4 = 0, next_line5 = 0, next_line6 = 0, next_line7 = 0;
+        float next_in0 = 0, next_in1 = 0, next_in2 = 0, next_in3 = 0, next_in4 = 0, next_in5 = 0, next_in6 = 0, next_in7 = 0;
+        if (n + 64 + 8 <= samples) {  // the block 64 samples on, into L2
+          fxc_prefetch_l2(x + (n + 64 + 0) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 1) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 2) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 3) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 4) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 5) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 6) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 7) * sample_stride);
         }
-        y[(n + 1) * sample_stride] = v;
-      }
-      {
-        float v = in2;
-        const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
-        const float loop_v0 = line2;  // the line's sample from len0 ago
-        v = loop_v0;
-        {  // stage 1 (loop_write): the mix into the line
-          const float mix = lw1_0 * loop_in0 + lw1_1 * v;
-          ring0[pos0] = mix;
-          pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
-          v = fmaf(lw1_3, loop_in0, lw1_2 * loop_v0);  // the mix after the loop (dry_mix)
+        if (n + 16 <= samples) {  // the next block
+          long long at = pos0 + 8 >= len0 ? pos0 + 8 - len0 : pos0 + 8;
+          next_line0 = ring0[at];
+          next_in0 = x[(n + 8 + 0) * sample_stride];
+          at = at + 1 >= len0 ? 0 : at + 1;
+          next_line1 = ring0[at];
+          next_in1 = x[(n + 8 + 1) * sample_stride];
+          at = at + 1 >= len0 ? 0 : at + 1;
+          next_line2 = ring0[at];
+          next_in2 = x[(n + 8 + 2) * sample_stride];
+          at = at + 1 >= len0 ? 0 : at + 1;
+          next_line3 = ring0[at];
+          next_in3 = x[(n + 8 + 3) * sample_stride];
+          at = at + 1 >= len0 ? 0 : at + 1;
+          next_line4 = ring0[at];
+          next_in4 = x[(n + 8 + 4) * sample_stride];
+          at = at + 1 >= len0 ? 0 : at + 1;
+          next_line5 = ring0[at];
+          next_in5 = x[(n + 8 + 5) * sample_stride];
+          at = at + 1 >= len0 ? 0 : at + 1;
+          next_line6 = ring0[at];
+          next_in6 = x[(n + 8 + 6) * sample_stride];
+          at = at + 1 >= len0 ? 0 : at + 1;
+          next_line7 = ring0[at];
+          next_in7 = x[(n + 8 + 7) * sample_stride];
         }
-        y[(n + 2) * sample_stride] = v;
-      }
-      {
-        float v = in3;
-        const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
-        const float loop_v0 = line3;  // the line's sample from len0 ago
-        v = loop_v0;
-        {  // stage 1 (loop_write): the mix into the line
-          const float mix = lw1_0 * loop_in0 + lw1_1 * v;
-          ring0[pos0] = mix;
-          pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
-          v = fmaf(lw1_3, loop_in0, lw1_2 * loop_v0);  // the mix after the loop (dry_mix)
+        {
+          float v = in0;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = line0;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (loop_write): the mix into the line
+            const float mix = lw1_0 * loop_in0 + lw1_1 * v;
+            ring0[pos0] = mix;
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = fmaf(lw1_3, loop_in0, lw1_2 * loop_v0);  // the mix after the loop (dry_mix)
+          }
+          y[(n + 0) * sample_stride] = v;
         }
-        y[(n + 3) * sample_stride] = v;
-      }
-      {
-        float v = in4;
-        const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
-        const float loop_v0 = line4;  // the line's sample from len0 ago
-        v = loop_v0;
-        {  // stage 1 (loop_write): the mix into the line
-          const float mix = lw1_0 * loop_in0 + lw1_1 * v;
-          ring0[pos0] = mix;
-          pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
-          v = fmaf(lw1_3, loop_in0, lw1_2 * loop_v0);  // the mix after the loop (dry_mix)
+        {
+          float v = in1;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = line1;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (loop_write): the mix into the line
+            const float mix = lw1_0 * loop_in0 + lw1_1 * v;
+            ring0[pos0] = mix;
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = fmaf(lw1_3, loop_in0, lw1_2 * loop_v0);  // the mix after the loop (dry_mix)
+          }
+          y[(n + 1) * sample_stride] = v;
         }
-        y[(n + 4) * sample_stride] = v;
-      }
-      {
-        float v = in5;
-        const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
-        const float loop_v0 = line5;  // the line's sample from len0 ago
-        v = loop_v0;
-        {  // stage 1 (loop_write): the mix into the line
-          const float mix = lw1_0 * loop_in0 + lw1_1 * v;
-          ring0[pos0] = mix;
-          pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
-          v = fmaf(lw1_3, loop_in0, lw1_2 * loop_v0);  // the mix after the loop (dry_mix)
+        {
+          float v = in2;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = line2;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (loop_write): the mix into the line
+            const float mix = lw1_0 * loop_in0 + lw1_1 * v;
+            ring0[pos0] = mix;
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = fmaf(lw1_3, loop_in0, lw1_2 * loop_v0);  // the mix after the loop (dry_mix)
+          }
+          y[(n + 2) * sample_stride] = v;
         }
-        y[(n + 5) * sample_stride] = v;
-      }
-      {
-        float v = in6;
-        const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
-        const float loop_v0 = line6;  // the line's sample from len0 ago
-        v = loop_v0;
-        {  // stage 1 (loop_write): the mix into the line
-          const float mix = lw1_0 * loop_in0 + lw1_1 * v;
-          ring0[pos0] = mix;
-          pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
-          v = fmaf(lw1_3, loop_in0, lw1_2 * loop_v0);  // the mix after the loop (dry_mix)
+        {
+          float v = in3;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = line3;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (loop_write): the mix into the line
+            const float mix = lw1_0 * loop_in0 + lw1_1 * v;
+            ring0[pos0] = mix;
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = fmaf(lw1_3, loop_in0, lw1_2 * loop_v0);  // the mix after the loop (dry_mix)
+          }
+          y[(n + 3) * sample_stride] = v;
         }
-        y[(n + 6) * sample_stride] = v;
-      }
-      {
-        float v = in7;
-        const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
-        const float loop_v0 = line7;  // the line's sample from len0 ago
-        v = loop_v0;
-        {  // stage 1 (loop_write): the mix into the line
-          const float mix = lw1_0 * loop_in0 + lw1_1 * v;
-          ring0[pos0] = mix;
-          pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
-          v = fmaf(lw1_3, loop_in0, lw1_2 * loop_v0);  // the mix after the loop (dry_mix)
+        {
+          float v = in4;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = line4;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (loop_write): the mix into the line
+            const float mix = lw1_0 * loop_in0 + lw1_1 * v;
+            ring0[pos0] = mix;
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = fmaf(lw1_3, loop_in0, lw1_2 * loop_v0);  // the mix after the loop (dry_mix)
+          }
+          y[(n + 4) * sample_stride] = v;
         }
-        y[(n + 7) * sample_stride] = v;
+        {
+          float v = in5;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = line5;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (loop_write): the mix into the line
+            const float mix = lw1_0 * loop_in0 + lw1_1 * v;
+            ring0[pos0] = mix;
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = fmaf(lw1_3, loop_in0, lw1_2 * loop_v0);  // the mix after the loop (dry_mix)
+          }
+          y[(n + 5) * sample_stride] = v;
+        }
+        {
+          float v = in6;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = line6;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (loop_write): the mix into the line
+            const float mix = lw1_0 * loop_in0 + lw1_1 * v;
+            ring0[pos0] = mix;
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = fmaf(lw1_3, loop_in0, lw1_2 * loop_v0);  // the mix after the loop (dry_mix)
+          }
+          y[(n + 6) * sample_stride] = v;
+        }
+        {
+          float v = in7;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = line7;  // the line's sample from len0 ago
+          v = loop_v0;
+          {  // stage 1 (loop_write): the mix into the line
+            const float mix = lw1_0 * loop_in0 + lw1_1 * v;
+            ring0[pos0] = mix;
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = fmaf(lw1_3, loop_in0, lw1_2 * loop_v0);  // the mix after the loop (dry_mix)
+          }
+          y[(n + 7) * sample_stride] = v;
+        }
+        line0 = next_line0, in0 = next_in0;
+        line1 = next_line1, in1 = next_in1;
+        line2 = next_line2, in2 = next_in2;
+        line3 = next_line3, in3 = next_in3;
+        line4 = next_line4, in4 = next_in4;
+        line5 = next_line5, in5 = next_in5;
+        line6 = next_line6, in6 = next_in6;
+        line7 = next_line7, in7 = next_in7;
       }
-      line0 = next_line0, in0 = next_in0;
-      line1 = next_line1, in1 = next_in1;
-      line2 = next_line2, in2 = next_in2;
-      line3 = next_line3, in3 = next_in3;
-      line4 = next_line4, in4 = next_in4;
-      line5 = next_line5, in5 = next_in5;
-      line6 = next_line6, in6 = next_in6;
-      line7 = next_line7, in7 = next_in7;
     }
   }
   for (; n < samples; ++n) {
@@ -564,195 +1486,638 @@ extern "C" __global__ void fxc_chain_5(
   const float* const x = in + c * channel_stride;
   float* const y = out + c * channel_stride;
   long long n = 0;
-  if (len0 >= 16 && samples >= 8) {
-    // blocks of 8 samples: the next block's line cells and inputs load while this one computes
-    float line0, line1, line2, line3, line4, line5, line6, line7;
-    float in0, in1, in2, in3, in4, in5, in6, in7;
+  if (len0 < 16) {
+    // the line's len0 cells in registers, oldest first
+    float cell0 = 0;  const bool shift0 = 1 < len0, newest0 = 1 == len0;
+    float cell1 = 0;  const bool shift1 = 2 < len0, newest1 = 2 == len0;
+    float cell2 = 0;  const bool shift2 = 3 < len0, newest2 = 3 == len0;
+    float cell3 = 0;  const bool shift3 = 4 < len0, newest3 = 4 == len0;
+    float cell4 = 0;  const bool shift4 = 5 < len0, newest4 = 5 == len0;
+    float cell5 = 0;  const bool shift5 = 6 < len0, newest5 = 6 == len0;
+    float cell6 = 0;  const bool shift6 = 7 < len0, newest6 = 7 == len0;
+    float cell7 = 0;  const bool shift7 = 8 < len0, newest7 = 8 == len0;
+    float cell8 = 0;  const bool shift8 = 9 < len0, newest8 = 9 == len0;
+    float cell9 = 0;  const bool shift9 = 10 < len0, newest9 = 10 == len0;
+    float cell10 = 0;  const bool shift10 = 11 < len0, newest10 = 11 == len0;
+    float cell11 = 0;  const bool shift11 = 12 < len0, newest11 = 12 == len0;
+    float cell12 = 0;  const bool shift12 = 13 < len0, newest12 = 13 == len0;
+    float cell13 = 0;  const bool shift13 = 14 < len0, newest13 = 14 == len0;
+    float cell14 = 0;  const bool shift14 = 15 < len0, newest14 = 15 == len0;
     {
       long long at = pos0;
-      line0 = ring0[at];
-      in0 = x[(n + 0) * sample_stride];
-      at = at + 1 >= len0 ? 0 : at + 1;
-      line1 = ring0[at];
-      in1 = x[(n + 1) * sample_stride];
-      at = at + 1 >= len0 ? 0 : at + 1;
-      line2 = ring0[at];
-      in2 = x[(n + 2) * sample_stride];
-      at = at + 1 >= len0 ? 0 : at + 1;
-      line3 = ring0[at];
-      in3 = x[(n + 3) * sample_stride];
-      at = at + 1 >= len0 ? 0 : at + 1;
-      line4 = ring0[at];
-      in4 = x[(n + 4) * sample_stride];
-      at = at + 1 >= len0 ? 0 : at + 1;
-      line5 = ring0[at];
-      in5 = x[(n + 5) * sample_stride];
-      at = at + 1 >= len0 ? 0 : at + 1;
-      line6 = ring0[at];
-      in6 = x[(n + 6) * sample_stride];
-      at = at + 1 >= len0 ? 0 : at + 1;
-      line7 = ring0[at];
-      in7 = x[(n + 7) * sample_stride];
+      if (0 < len0) {
+        cell0 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (1 < len0) {
+        cell1 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (2 < len0) {
+        cell2 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (3 < len0) {
+        cell3 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (4 < len0) {
+        cell4 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (5 < len0) {
+        cell5 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (6 < len0) {
+        cell6 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (7 < len0) {
+        cell7 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (8 < len0) {
+        cell8 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (9 < len0) {
+        cell9 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (10 < len0) {
+        cell10 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (11 < len0) {
+        cell11 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (12 < len0) {
+        cell12 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (13 < len0) {
+        cell13 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (14 < len0) {
+        cell14 = ring0[at];
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
     }
-    for (; n + 8 <= samples; n += 8) {
-      float next_line0 = 0, next_line1 = 0, next_line2 = 0, next_line3 = 0, next_line4 = 0, next_line5 = 0, next_line6 = 0, next_line7 = 0;
-      float next_in0 = 0, next_in1 = 0, next_in2 = 0, next_in3 = 0, next_in4 = 0, next_in5 = 0, next_in6 = 0, next_in7 = 0;
-      if (n + 64 + 8 <= samples) {  // the block 64 samples on, into L2
-        fxc_prefetch_l2(x + (n + 64 + 0) * sample_stride);
-        fxc_prefetch_l2(x + (n + 64 + 1) * sample_stride);
-        fxc_prefetch_l2(x + (n + 64 + 2) * sample_stride);
-        fxc_prefetch_l2(x + (n + 64 + 3) * sample_stride);
-        fxc_prefetch_l2(x + (n + 64 + 4) * sample_stride);
-        fxc_prefetch_l2(x + (n + 64 + 5) * sample_stride);
-        fxc_prefetch_l2(x + (n + 64 + 6) * sample_stride);
-        fxc_prefetch_l2(x + (n + 64 + 7) * sample_stride);
+    if (samples >= 8) {
+      // blocks of 8 samples: the next block's inputs load while this one computes
+      float in0, in1, in2, in3, in4, in5, in6, in7;
+      {
+        in0 = x[(n + 0) * sample_stride];
+        in1 = x[(n + 1) * sample_stride];
+        in2 = x[(n + 2) * sample_stride];
+        in3 = x[(n + 3) * sample_stride];
+        in4 = x[(n + 4) * sample_stride];
+        in5 = x[(n + 5) * sample_stride];
+        in6 = x[(n + 6) * sample_stride];
+        in7 = x[(n + 7) * sample_stride];
       }
-      if (n + 16 <= samples) {  // the next block
-        long long at = pos0 + 8 >= len0 ? pos0 + 8 - len0 : pos0 + 8;
-        next_line0 = ring0[at];
-        next_in0 = x[(n + 8 + 0) * sample_stride];
+      for (; n + 8 <= samples; n += 8) {
+        float next_in0 = 0, next_in1 = 0, next_in2 = 0, next_in3 = 0, next_in4 = 0, next_in5 = 0, next_in6 = 0, next_in7 = 0;
+        if (n + 64 + 8 <= samples) {  // the block 64 samples on, into L2
+          fxc_prefetch_l2(x + (n + 64 + 0) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 1) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 2) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 3) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 4) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 5) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 6) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 7) * sample_stride);
+        }
+        if (n + 16 <= samples) {  // the next block
+          next_in0 = x[(n + 8 + 0) * sample_stride];
+          next_in1 = x[(n + 8 + 1) * sample_stride];
+          next_in2 = x[(n + 8 + 2) * sample_stride];
+          next_in3 = x[(n + 8 + 3) * sample_stride];
+          next_in4 = x[(n + 8 + 4) * sample_stride];
+          next_in5 = x[(n + 8 + 5) * sample_stride];
+          next_in6 = x[(n + 8 + 6) * sample_stride];
+          next_in7 = x[(n + 8 + 7) * sample_stride];
+        }
+        {
+          float v = in0;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = cell0;  // the line's sample from len0 ago
+          v = loop_v0;
+          v = tanhf(v);  // stage 1 (tanh)
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+            cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+            cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+            cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+            cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+            cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+            cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+            cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+            cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+            cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+            cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+            cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+            cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+            cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+            cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 0) * sample_stride] = v;
+        }
+        {
+          float v = in1;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = cell0;  // the line's sample from len0 ago
+          v = loop_v0;
+          v = tanhf(v);  // stage 1 (tanh)
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+            cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+            cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+            cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+            cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+            cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+            cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+            cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+            cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+            cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+            cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+            cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+            cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+            cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+            cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 1) * sample_stride] = v;
+        }
+        {
+          float v = in2;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = cell0;  // the line's sample from len0 ago
+          v = loop_v0;
+          v = tanhf(v);  // stage 1 (tanh)
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+            cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+            cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+            cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+            cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+            cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+            cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+            cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+            cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+            cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+            cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+            cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+            cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+            cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+            cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 2) * sample_stride] = v;
+        }
+        {
+          float v = in3;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = cell0;  // the line's sample from len0 ago
+          v = loop_v0;
+          v = tanhf(v);  // stage 1 (tanh)
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+            cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+            cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+            cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+            cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+            cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+            cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+            cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+            cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+            cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+            cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+            cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+            cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+            cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+            cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 3) * sample_stride] = v;
+        }
+        {
+          float v = in4;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = cell0;  // the line's sample from len0 ago
+          v = loop_v0;
+          v = tanhf(v);  // stage 1 (tanh)
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+            cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+            cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+            cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+            cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+            cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+            cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+            cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+            cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+            cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+            cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+            cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+            cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+            cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+            cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 4) * sample_stride] = v;
+        }
+        {
+          float v = in5;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = cell0;  // the line's sample from len0 ago
+          v = loop_v0;
+          v = tanhf(v);  // stage 1 (tanh)
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+            cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+            cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+            cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+            cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+            cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+            cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+            cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+            cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+            cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+            cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+            cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+            cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+            cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+            cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 5) * sample_stride] = v;
+        }
+        {
+          float v = in6;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = cell0;  // the line's sample from len0 ago
+          v = loop_v0;
+          v = tanhf(v);  // stage 1 (tanh)
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+            cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+            cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+            cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+            cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+            cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+            cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+            cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+            cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+            cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+            cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+            cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+            cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+            cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+            cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 6) * sample_stride] = v;
+        }
+        {
+          float v = in7;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = cell0;  // the line's sample from len0 ago
+          v = loop_v0;
+          v = tanhf(v);  // stage 1 (tanh)
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+            cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+            cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+            cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+            cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+            cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+            cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+            cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+            cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+            cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+            cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+            cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+            cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+            cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+            cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 7) * sample_stride] = v;
+        }
+        in0 = next_in0;
+        in1 = next_in1;
+        in2 = next_in2;
+        in3 = next_in3;
+        in4 = next_in4;
+        in5 = next_in5;
+        in6 = next_in6;
+        in7 = next_in7;
+      }
+    }
+    for (; n < samples; ++n) {
+      float v = x[n * sample_stride];
+      const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+      const float loop_v0 = cell0;  // the line's sample from len0 ago
+      v = loop_v0;
+      v = tanhf(v);  // stage 1 (tanh)
+      {  // stage 2 (loop_write): the mix into the line
+        const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+        cell0 = shift0 ? cell1 : (newest0 ? mix : cell0);
+        cell1 = shift1 ? cell2 : (newest1 ? mix : cell1);
+        cell2 = shift2 ? cell3 : (newest2 ? mix : cell2);
+        cell3 = shift3 ? cell4 : (newest3 ? mix : cell3);
+        cell4 = shift4 ? cell5 : (newest4 ? mix : cell4);
+        cell5 = shift5 ? cell6 : (newest5 ? mix : cell5);
+        cell6 = shift6 ? cell7 : (newest6 ? mix : cell6);
+        cell7 = shift7 ? cell8 : (newest7 ? mix : cell7);
+        cell8 = shift8 ? cell9 : (newest8 ? mix : cell8);
+        cell9 = shift9 ? cell10 : (newest9 ? mix : cell9);
+        cell10 = shift10 ? cell11 : (newest10 ? mix : cell10);
+        cell11 = shift11 ? cell12 : (newest11 ? mix : cell11);
+        cell12 = shift12 ? cell13 : (newest12 ? mix : cell12);
+        cell13 = shift13 ? cell14 : (newest13 ? mix : cell13);
+        cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);
+        pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+        v = mix;
+      }
+      y[n * sample_stride] = v;
+    }
+    {
+      long long at = pos0;
+      if (0 < len0) {
+        ring0[at] = cell0;
         at = at + 1 >= len0 ? 0 : at + 1;
-        next_line1 = ring0[at];
-        next_in1 = x[(n + 8 + 1) * sample_stride];
+      }
+      if (1 < len0) {
+        ring0[at] = cell1;
         at = at + 1 >= len0 ? 0 : at + 1;
-        next_line2 = ring0[at];
-        next_in2 = x[(n + 8 + 2) * sample_stride];
+      }
+      if (2 < len0) {
+        ring0[at] = cell2;
         at = at + 1 >= len0 ? 0 : at + 1;
-        next_line3 = ring0[at];
-        next_in3 = x[(n + 8 + 3) * sample_stride];
+      }
+      if (3 < len0) {
+        ring0[at] = cell3;
         at = at + 1 >= len0 ? 0 : at + 1;
-        next_line4 = ring0[at];
-        next_in4 = x[(n + 8 + 4) * sample_stride];
+      }
+      if (4 < len0) {
+        ring0[at] = cell4;
         at = at + 1 >= len0 ? 0 : at + 1;
-        next_line5 = ring0[at];
-        next_in5 = x[(n + 8 + 5) * sample_stride];
+      }
+      if (5 < len0) {
+        ring0[at] = cell5;
         at = at + 1 >= len0 ? 0 : at + 1;
-        next_line6 = ring0[at];
-        next_in6 = x[(n + 8 + 6) * sample_stride];
+      }
+      if (6 < len0) {
+        ring0[at] = cell6;
         at = at + 1 >= len0 ? 0 : at + 1;
-        next_line7 = ring0[at];
-        next_in7 = x[(n + 8 + 7) * sample_stride];
       }
+      if (7 < len0) {
+        ring0[at] = cell7;
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (8 < len0) {
+        ring0[at] = cell8;
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (9 < len0) {
+        ring0[at] = cell9;
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (10 < len0) {
+        ring0[at] = cell10;
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (11 < len0) {
+        ring0[at] = cell11;
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (12 < len0) {
+        ring0[at] = cell12;
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (13 < len0) {
+        ring0[at] = cell13;
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+      if (14 < len0) {
+        ring0[at] = cell14;
+        at = at + 1 >= len0 ? 0 : at + 1;
+      }
+    }
+  }
+  else {
+    if (samples >= 8) {
+      // blocks of 8 samples: the next block's inputs and line cells load while this one computes
+      float line0, line1, line2, line3, line4, line5, line6, line7;
+      float in0, in1, in2, in3, in4, in5, in6, in7;
       {
-        float v = in0;
-        const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
-        const float loop_v0 = line0;  // the line's sample from len0 ago
-        v = loop_v0;
-        v = tanhf(v);  // stage 1 (tanh)
-        {  // stage 2 (loop_write): the mix into the line
-          const float mix = lw2_0 * loop_in0 + lw2_1 * v;
-          ring0[pos0] = mix;
-          pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
-          v = mix;
-        }
-        y[(n + 0) * sample_stride] = v;
+        long long at = pos0;
+        line0 = ring0[at];
+        in0 = x[(n + 0) * sample_stride];
+        at = at + 1 >= len0 ? 0 : at + 1;
+        line1 = ring0[at];
+        in1 = x[(n + 1) * sample_stride];
+        at = at + 1 >= len0 ? 0 : at + 1;
+        line2 = ring0[at];
+        in2 = x[(n + 2) * sample_stride];
+        at = at + 1 >= len0 ? 0 : at + 1;
+        line3 = ring0[at];
+        in3 = x[(n + 3) * sample_stride];
+        at = at + 1 >= len0 ? 0 : at + 1;
+        line4 = ring0[at];
+        in4 = x[(n + 4) * sample_stride];
+        at = at + 1 >= len0 ? 0 : at + 1;
+        line5 = ring0[at];
+        in5 = x[(n + 5) * sample_stride];
+        at = at + 1 >= len0 ? 0 : at + 1;
+        line6 = ring0[at];
+        in6 = x[(n + 6) * sample_stride];
+        at = at + 1 >= len0 ? 0 : at + 1;
+        line7 = ring0[at];
+        in7 = x[(n + 7) * sample_stride];
       }
-      {
-        float v = in1;
-        const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
-        const float loop_v0 = line1;  // the line's sample from len0 ago
-        v = loop_v0;
-        v = tanhf(v);  // stage 1 (tanh)
-        {  // stage 2 (loop_write): the mix into the line
-          const float mix = lw2_0 * loop_in0 + lw2_1 * v;
-          ring0[pos0] = mix;
-          pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
-          v = mix;
+      for (; n + 8 <= samples; n += 8) {
+        float next_line0 = 0, next_line1 = 0, next_line2 = 0, next_line3 = 0, next_line4 = 0, next_line5 = 0, next_line6 = 0, next_line7 = 0;
+        float next_in0 = 0, next_in1 = 0, next_in2 = 0, next_in3 = 0, next_in4 = 0, next_in5 = 0, next_in6 = 0, next_in7 = 0;
+        if (n + 64 + 8 <= samples) {  // the block 64 samples on, into L2
+          fxc_prefetch_l2(x + (n + 64 + 0) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 1) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 2) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 3) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 4) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 5) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 6) * sample_stride);
+          fxc_prefetch_l2(x + (n + 64 + 7) * sample_stride);
         }
-        y[(n + 1) * sample_stride] = v;
-      }
-      {
-        float v = in2;
-        const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
-        const float loop_v0 = line2;  // the line's sample from len0 ago
-        v = loop_v0;
-        v = tanhf(v);  // stage 1 (tanh)
-        {  // stage 2 (loop_write): the mix into the line
-          const float mix = lw2_0 * loop_in0 + lw2_1 * v;
-          ring0[pos0] = mix;
-          pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
-          v = mix;
+        if (n + 16 <= samples) {  // the next block
+          long long at = pos0 + 8 >= len0 ? pos0 + 8 - len0 : pos0 + 8;
+          next_line0 = ring0[at];
+          next_in0 = x[(n + 8 + 0) * sample_stride];
+          at = at + 1 >= len0 ? 0 : at + 1;
+          next_line1 = ring0[at];
+          next_in1 = x[(n + 8 + 1) * sample_stride];
+          at = at + 1 >= len0 ? 0 : at + 1;
+          next_line2 = ring0[at];
+          next_in2 = x[(n + 8 + 2) * sample_stride];
+          at = at + 1 >= len0 ? 0 : at + 1;
+          next_line3 = ring0[at];
+          next_in3 = x[(n + 8 + 3) * sample_stride];
+          at = at + 1 >= len0 ? 0 : at + 1;
+          next_line4 = ring0[at];
+          next_in4 = x[(n + 8 + 4) * sample_stride];
+          at = at + 1 >= len0 ? 0 : at + 1;
+          next_line5 = ring0[at];
+          next_in5 = x[(n + 8 + 5) * sample_stride];
+          at = at + 1 >= len0 ? 0 : at + 1;
+          next_line6 = ring0[at];
+          next_in6 = x[(n + 8 + 6) * sample_stride];
+          at = at + 1 >= len0 ? 0 : at + 1;
+          next_line7 = ring0[at];
+          next_in7 = x[(n + 8 + 7) * sample_stride];
         }
-        y[(n + 2) * sample_stride] = v;
-      }
-      {
-        float v = in3;
-        const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
-        const float loop_v0 = line3;  // the line's sample from len0 ago
-        v = loop_v0;
-        v = tanhf(v);  // stage 1 (tanh)
-        {  // stage 2 (loop_write): the mix into the line
-          const float mix = lw2_0 * loop_in0 + lw2_1 * v;
-          ring0[pos0] = mix;
-          pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
-          v = mix;
+        {
+          float v = in0;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = line0;  // the line's sample from len0 ago
+          v = loop_v0;
+          v = tanhf(v);  // stage 1 (tanh)
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            ring0[pos0] = mix;
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 0) * sample_stride] = v;
         }
-        y[(n + 3) * sample_stride] = v;
-      }
-      {
-        float v = in4;
-        const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
-        const float loop_v0 = line4;  // the line's sample from len0 ago
-        v = loop_v0;
-        v = tanhf(v);  // stage 1 (tanh)
-        {  // stage 2 (loop_write): the mix into the line
-          const float mix = lw2_0 * loop_in0 + lw2_1 * v;
-          ring0[pos0] = mix;
-          pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
-          v = mix;
+        {
+          float v = in1;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = line1;  // the line's sample from len0 ago
+          v = loop_v0;
+          v = tanhf(v);  // stage 1 (tanh)
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            ring0[pos0] = mix;
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 1) * sample_stride] = v;
         }
-        y[(n + 4) * sample_stride] = v;
-      }
-      {
-        float v = in5;
-        const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
-        const float loop_v0 = line5;  // the line's sample from len0 ago
-        v = loop_v0;
-        v = tanhf(v);  // stage 1 (tanh)
-        {  // stage 2 (loop_write): the mix into the line
-          const float mix = lw2_0 * loop_in0 + lw2_1 * v;
-          ring0[pos0] = mix;
-          pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
-          v = mix;
+        {
+          float v = in2;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = line2;  // the line's sample from len0 ago
+          v = loop_v0;
+          v = tanhf(v);  // stage 1 (tanh)
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            ring0[pos0] = mix;
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 2) * sample_stride] = v;
         }
-        y[(n + 5) * sample_stride] = v;
-      }
-      {
-        float v = in6;
-        const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
-        const float loop_v0 = line6;  // the line's sample from len0 ago
-        v = loop_v0;
-        v = tanhf(v);  // stage 1 (tanh)
-        {  // stage 2 (loop_write): the mix into the line
-          const float mix = lw2_0 * loop_in0 + lw2_1 * v;
-          ring0[pos0] = mix;
-          pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
-          v = mix;
+        {
+          float v = in3;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = line3;  // the line's sample from len0 ago
+          v = loop_v0;
+          v = tanhf(v);  // stage 1 (tanh)
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            ring0[pos0] = mix;
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 3) * sample_stride] = v;
         }
-        y[(n + 6) * sample_stride] = v;
-      }
-      {
-        float v = in7;
-        const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
-        const float loop_v0 = line7;  // the line's sample from len0 ago
-        v = loop_v0;
-        v = tanhf(v);  // stage 1 (tanh)
-        {  // stage 2 (loop_write): the mix into the line
-          const float mix = lw2_0 * loop_in0 + lw2_1 * v;
-          ring0[pos0] = mix;
-          pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
-          v = mix;
+        {
+          float v = in4;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = line4;  // the line's sample from len0 ago
+          v = loop_v0;
+          v = tanhf(v);  // stage 1 (tanh)
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            ring0[pos0] = mix;
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 4) * sample_stride] = v;
         }
-        y[(n + 7) * sample_stride] = v;
+        {
+          float v = in5;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = line5;  // the line's sample from len0 ago
+          v = loop_v0;
+          v = tanhf(v);  // stage 1 (tanh)
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            ring0[pos0] = mix;
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 5) * sample_stride] = v;
+        }
+        {
+          float v = in6;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = line6;  // the line's sample from len0 ago
+          v = loop_v0;
+          v = tanhf(v);  // stage 1 (tanh)
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            ring0[pos0] = mix;
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 6) * sample_stride] = v;
+        }
+        {
+          float v = in7;
+          const float loop_in0 = v;  // stage 0 (loop_read): the loop's input, for its loop_write
+          const float loop_v0 = line7;  // the line's sample from len0 ago
+          v = loop_v0;
+          v = tanhf(v);  // stage 1 (tanh)
+          {  // stage 2 (loop_write): the mix into the line
+            const float mix = lw2_0 * loop_in0 + lw2_1 * v;
+            ring0[pos0] = mix;
+            pos0 = pos0 + 1 >= len0 ? 0 : pos0 + 1;
+            v = mix;
+          }
+          y[(n + 7) * sample_stride] = v;
+        }
+        line0 = next_line0, in0 = next_in0;
+        line1 = next_line1, in1 = next_in1;
+        line2 = next_line2, in2 = next_in2;
+        line3 = next_line3, in3 = next_in3;
+        line4 = next_line4, in4 = next_in4;
+        line5 = next_line5, in5 = next_in5;
+        line6 = next_line6, in6 = next_in6;
+        line7 = next_line7, in7 = next_in7;
       }
-      line0 = next_line0, in0 = next_in0;
-      line1 = next_line1, in1 = next_in1;
-      line2 = next_line2, in2 = next_in2;
-      line3 = next_line3, in3 = next_in3;
-      line4 = next_line4, in4 = next_in4;
-      line5 = next_line5, in5 = next_in5;
-      line6 = next_line6, in6 = next_in6;
-      line7 = next_line7, in7 = next_in7;
     }
   }
   for (; n < samples; ++n) {
