@@ -570,16 +570,16 @@ void header(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain, const Ch
     }
 }
 
-// fxc_prefetch_l2: brings the cache line at `p` into L2 (PTX prefetch.global.L2), for a serial
-// kernel whose next block would otherwise wait a DRAM latency for its inputs. It returns
-// nothing, so host C++ (the emulation) compiles it as nothing.
+// fxc_prefetch_l2: brings the cache line at `p` into L2 (PTX prefetch.L2 on a generic
+// address), for a serial kernel whose next block would otherwise wait a DRAM latency for its
+// inputs. It returns nothing, so host C++ (the emulation) compiles it as nothing.
 void emit_prefetch(Writer& w) {
   w.line("// A fused loop's thread reads its inputs a few samples at a time, each block after the last:");
   w.line("// the inputs of a later block are brought into L2 first, so that its loads wait an L2");
   w.line("// latency, not a DRAM one.");
   w.open("__device__ inline void fxc_prefetch_l2(const void* p) {");
   w.line("#if defined(__CUDACC__)");
-  w.line("asm volatile(\"prefetch.global.L2 [%0];\" : : \"l\"(p));");
+  w.line("asm volatile(\"prefetch.L2 [%0];\" : : \"l\"(p));");
   w.line("#else");
   w.line("(void)p;");
   w.line("#endif");
@@ -629,8 +629,12 @@ void emit_loop_blocks(Writer& w, const Types& ty, std::size_t read, int register
   if (cells_ahead) declare(T, "next_line", " = 0");
   declare(S, "next_in", " = 0");
   const std::string later = str(kCudaLoopPrefetch);
+  // A planar block of 8 samples lies in one or two cache lines; an interleaved one in 8 rows.
   w.open("if (n + " + later + " + " + str(ahead) + " <= samples) {  // the block " + later + " samples on, into L2");
+  w.line("if (sample_stride == 1) fxc_prefetch_l2(x + n + " + later + ");");
+  w.open("else {");
   for (int j = 0; j < ahead; ++j) w.line("fxc_prefetch_l2(x + (n + " + later + " + " + str(j) + ") * sample_stride);");
+  w.close();
   w.close();
   w.open("if (n + " + str(2 * ahead) + " <= samples) {  // the next block");
   load("next_", "n + " + str(ahead),
@@ -714,7 +718,8 @@ void emit_thread_per_channel(Writer& w, const CudaKernelInfo& k, const ir::Chain
     w.close();
   } else {
     // A fused loop: its line in registers where it is short, else in blocks that load ahead,
-    // then the last samples of a call one at a time through memory.
+    // then the last samples of a call one at a time (in registers for a short line, through
+    // memory otherwise).
     const auto r = static_cast<std::size_t>(read);
     w.line("long long n = 0;");
     w.open("if (" + ChainBody::delay_len(r) + " < " + str(2 * kCudaLoopAhead) + ") {");

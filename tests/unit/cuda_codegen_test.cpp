@@ -274,6 +274,13 @@ TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
     auto source = codegen::emit_cuda_source(g);
     REQUIRE(source);
     CHECK(count(*source, "if (len0 < " + std::to_string(2 * codegen::kCudaLoopAhead) + ") {") == 3);
+    // The L2 prefetch is nothing on the emulation: its guard keeps it inside the signal (the
+    // 8 samples kCudaLoopPrefetch on), in both of a loop's forms.
+    const std::string later = std::to_string(codegen::kCudaLoopPrefetch), ahead = std::to_string(codegen::kCudaLoopAhead);
+    CHECK(count(*source, "if (n + " + later + " + " + ahead + " <= samples) {") == 3 * 2);
+    CHECK(count(*source, "fxc_prefetch_l2(x + (n + " + later + " + " + std::to_string(codegen::kCudaLoopAhead - 1) +
+                             ") * sample_stride);") == 3 * 2);
+    CHECK(count(*source, "if (sample_stride == 1) fxc_prefetch_l2(x + n + " + later + ");") == 3 * 2);
     // The shift into the registers: each loop's 8 samples of a block and its last ones.
     CHECK(count(*source, "cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);") == 3 * (codegen::kCudaLoopAhead + 1));
 

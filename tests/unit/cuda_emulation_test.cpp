@@ -1231,14 +1231,15 @@ void check_fused_loops(const DeviceFactory& make) {
         REQUIRE(apart);
         CHECK(worst_error(*got, *apart) <= tolerance);
       }
-      if (dtype == DType::f32) continue;
-      // Streams: blocks below, at and above kCudaLoopAhead, each remainder, the same bits as
-      // the whole signal (each sample's arithmetic does not depend on where a block begins).
+      // Streams: blocks below, at and above kCudaLoopAhead and twice it, each remainder, the
+      // same bits as the whole signal (each sample's arithmetic does not depend on where a
+      // block begins): a short line goes back to memory between calls, a long one's position
+      // starts a call anywhere in it. Float32 too: the saturated loop keeps float64 state.
       std::vector<Signal> inputs = noise(p.designed, 300, ++seed, dtype, c.channels);
       auto whole = execute_cuda(p.program, inputs);
       REQUIRE(whole);
       CudaStream stream(p.program);
-      CHECK(identical(run_blocks(stream, inputs, {3, 8, 17, 1, 64, 9}), *whole));
+      CHECK(identical(run_blocks(stream, inputs, {3, 8, 17, 1, 64, 9, 15, 16}), *whole));
       REQUIRE(stream.reset());
       std::vector<Signal> first, second;
       for (const Signal& s : inputs) {
@@ -1260,7 +1261,8 @@ void check_fused_loops(const DeviceFactory& make) {
       std::vector<Signal> tail;
       for (const Signal& s : *whole) {
         Signal t(s.channels(), 255);
-        for (std::size_t ch = 0; ch < s.channels(); ++ch) std::copy_n(s.f64(ch).begin() + 45, 255, t.f64(ch).begin());
+        for (std::size_t ch = 0; ch < s.channels(); ++ch)
+          for (std::size_t i = 0; i < 255; ++i) t.f64(ch)[i] = s.at(ch, 45 + i);
         tail.push_back(std::move(t));
       }
       CHECK(identical(again, tail));

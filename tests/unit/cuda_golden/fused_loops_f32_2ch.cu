@@ -10,7 +10,7 @@
 // latency, not a DRAM one.
 __device__ inline void fxc_prefetch_l2(const void* p) {
   #if defined(__CUDACC__)
-  asm volatile("prefetch.global.L2 [%0];" : : "l"(p));
+  asm volatile("prefetch.L2 [%0];" : : "l"(p));
   #else
   (void)p;
   #endif
@@ -168,14 +168,17 @@ extern "C" __global__ void fxc_chain_3(
       for (; n + 8 <= samples; n += 8) {
         float next_in0 = 0, next_in1 = 0, next_in2 = 0, next_in3 = 0, next_in4 = 0, next_in5 = 0, next_in6 = 0, next_in7 = 0;
         if (n + 64 + 8 <= samples) {  // the block 64 samples on, into L2
-          fxc_prefetch_l2(x + (n + 64 + 0) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 1) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 2) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 3) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 4) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 5) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 6) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 7) * sample_stride);
+          if (sample_stride == 1) fxc_prefetch_l2(x + n + 64);
+          else {
+            fxc_prefetch_l2(x + (n + 64 + 0) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 1) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 2) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 3) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 4) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 5) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 6) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 7) * sample_stride);
+          }
         }
         if (n + 16 <= samples) {  // the next block
           next_in0 = x[(n + 8 + 0) * sample_stride];
@@ -593,14 +596,17 @@ extern "C" __global__ void fxc_chain_3(
         float next_line0 = 0, next_line1 = 0, next_line2 = 0, next_line3 = 0, next_line4 = 0, next_line5 = 0, next_line6 = 0, next_line7 = 0;
         float next_in0 = 0, next_in1 = 0, next_in2 = 0, next_in3 = 0, next_in4 = 0, next_in5 = 0, next_in6 = 0, next_in7 = 0;
         if (n + 64 + 8 <= samples) {  // the block 64 samples on, into L2
-          fxc_prefetch_l2(x + (n + 64 + 0) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 1) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 2) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 3) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 4) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 5) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 6) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 7) * sample_stride);
+          if (sample_stride == 1) fxc_prefetch_l2(x + n + 64);
+          else {
+            fxc_prefetch_l2(x + (n + 64 + 0) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 1) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 2) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 3) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 4) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 5) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 6) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 7) * sample_stride);
+          }
         }
         if (n + 16 <= samples) {  // the next block
           long long at = pos0 + 8 >= len0 ? pos0 + 8 - len0 : pos0 + 8;
@@ -931,14 +937,17 @@ extern "C" __global__ void fxc_chain_4(
       for (; n + 8 <= samples; n += 8) {
         float next_in0 = 0, next_in1 = 0, next_in2 = 0, next_in3 = 0, next_in4 = 0, next_in5 = 0, next_in6 = 0, next_in7 = 0;
         if (n + 64 + 8 <= samples) {  // the block 64 samples on, into L2
-          fxc_prefetch_l2(x + (n + 64 + 0) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 1) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 2) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 3) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 4) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 5) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 6) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 7) * sample_stride);
+          if (sample_stride == 1) fxc_prefetch_l2(x + n + 64);
+          else {
+            fxc_prefetch_l2(x + (n + 64 + 0) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 1) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 2) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 3) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 4) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 5) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 6) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 7) * sample_stride);
+          }
         }
         if (n + 16 <= samples) {  // the next block
           next_in0 = x[(n + 8 + 0) * sample_stride];
@@ -1302,14 +1311,17 @@ extern "C" __global__ void fxc_chain_4(
         float next_line0 = 0, next_line1 = 0, next_line2 = 0, next_line3 = 0, next_line4 = 0, next_line5 = 0, next_line6 = 0, next_line7 = 0;
         float next_in0 = 0, next_in1 = 0, next_in2 = 0, next_in3 = 0, next_in4 = 0, next_in5 = 0, next_in6 = 0, next_in7 = 0;
         if (n + 64 + 8 <= samples) {  // the block 64 samples on, into L2
-          fxc_prefetch_l2(x + (n + 64 + 0) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 1) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 2) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 3) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 4) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 5) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 6) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 7) * sample_stride);
+          if (sample_stride == 1) fxc_prefetch_l2(x + n + 64);
+          else {
+            fxc_prefetch_l2(x + (n + 64 + 0) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 1) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 2) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 3) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 4) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 5) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 6) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 7) * sample_stride);
+          }
         }
         if (n + 16 <= samples) {  // the next block
           long long at = pos0 + 8 >= len0 ? pos0 + 8 - len0 : pos0 + 8;
@@ -1582,14 +1594,17 @@ extern "C" __global__ void fxc_chain_5(
       for (; n + 8 <= samples; n += 8) {
         float next_in0 = 0, next_in1 = 0, next_in2 = 0, next_in3 = 0, next_in4 = 0, next_in5 = 0, next_in6 = 0, next_in7 = 0;
         if (n + 64 + 8 <= samples) {  // the block 64 samples on, into L2
-          fxc_prefetch_l2(x + (n + 64 + 0) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 1) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 2) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 3) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 4) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 5) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 6) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 7) * sample_stride);
+          if (sample_stride == 1) fxc_prefetch_l2(x + n + 64);
+          else {
+            fxc_prefetch_l2(x + (n + 64 + 0) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 1) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 2) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 3) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 4) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 5) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 6) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 7) * sample_stride);
+          }
         }
         if (n + 16 <= samples) {  // the next block
           next_in0 = x[(n + 8 + 0) * sample_stride];
@@ -1962,14 +1977,17 @@ extern "C" __global__ void fxc_chain_5(
         float next_line0 = 0, next_line1 = 0, next_line2 = 0, next_line3 = 0, next_line4 = 0, next_line5 = 0, next_line6 = 0, next_line7 = 0;
         float next_in0 = 0, next_in1 = 0, next_in2 = 0, next_in3 = 0, next_in4 = 0, next_in5 = 0, next_in6 = 0, next_in7 = 0;
         if (n + 64 + 8 <= samples) {  // the block 64 samples on, into L2
-          fxc_prefetch_l2(x + (n + 64 + 0) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 1) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 2) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 3) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 4) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 5) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 6) * sample_stride);
-          fxc_prefetch_l2(x + (n + 64 + 7) * sample_stride);
+          if (sample_stride == 1) fxc_prefetch_l2(x + n + 64);
+          else {
+            fxc_prefetch_l2(x + (n + 64 + 0) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 1) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 2) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 3) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 4) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 5) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 6) * sample_stride);
+            fxc_prefetch_l2(x + (n + 64 + 7) * sample_stride);
+          }
         }
         if (n + 16 <= samples) {  // the next block
           long long at = pos0 + 8 >= len0 ? pos0 + 8 - len0 : pos0 + 8;
