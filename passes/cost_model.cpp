@@ -331,10 +331,9 @@ ChainSummary summarize(const ir::Chain& chain) {
   summary.steps = ir::wavefront_steps(chain.stages);
   summary.partial_lanes_vectorize_f32 = ir::partial_lanes_vectorize(chain.stages, false);
   summary.partial_lanes_vectorize_f64 = ir::partial_lanes_vectorize(chain.stages, true);
-  const bool fused_loop = ir::has_loop(chain.stages);
-  summary.fused_loop = fused_loop;
+  summary.fused_loop = ir::has_loop(chain.stages);
   for (const ir::Stage& stage : chain.stages) {
-    summary.linear = summary.linear && !fused_loop &&
+    summary.linear = summary.linear && !summary.fused_loop &&
                      (std::holds_alternative<ir::SosCascade>(stage) || std::holds_alternative<ir::Gain>(stage));
     if (auto* sos = std::get_if<ir::SosCascade>(&stage)) {
       summary.sections += static_cast<int>(sos->sections.size());

@@ -2129,19 +2129,18 @@ Expected<std::string, std::string> emit_cuda_source(const ir::Graph& g) {
   w.line("//   planar [channel][sample]: channel_stride = samples, sample_stride = 1;");
   w.line("//   interleaved [sample][channel]: channel_stride = 1, sample_stride = channels (coalesced");
   w.line("//   for one thread per channel: a warp's 32 loads of sample n are adjacent).");
-  const bool pairs = std::any_of(kernels->begin(), kernels->end(), [&](const CudaKernelInfo& k) {
-    const auto* chain = std::get_if<ir::Chain>(&g.node(k.node).op);
-    return chain && ir::float_pairs(chain->state_precision);
-  });
-  if (pairs) {
+  // Helpers go in once, before the first kernel that uses them.
+  auto any_chain = [&](auto holds) {
+    return std::any_of(kernels->begin(), kernels->end(), [&](const CudaKernelInfo& k) {
+      const auto* chain = std::get_if<ir::Chain>(&g.node(k.node).op);
+      return chain && holds(*chain);
+    });
+  };
+  if (any_chain([](const ir::Chain& c) { return ir::float_pairs(c.state_precision); })) {
     w.line();
     emit_float_pairs(w);
   }
-  const bool loops = std::any_of(kernels->begin(), kernels->end(), [&](const CudaKernelInfo& k) {
-    const auto* chain = std::get_if<ir::Chain>(&g.node(k.node).op);
-    return chain && ir::has_loop(chain->stages);
-  });
-  if (loops) {
+  if (any_chain([](const ir::Chain& c) { return ir::has_loop(c.stages); })) {
     w.line();
     emit_prefetch(w);
   }
