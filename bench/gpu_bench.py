@@ -451,12 +451,15 @@ def main():
     p.add_argument("--max-samples", type=float, default=None,
                    help="shorten a row whose channels x samples exceed this (the row's name says so)")
     p.add_argument("--only", default="", help="run only the workloads whose name contains this text")
+    p.add_argument("--rows", default="all", choices=["all", "primary", "secondary"],
+                   help="primary: the targets' rows and the vocal example end to end; secondary: the rest")
     p.add_argument("--dry-run", action="store_true", help="print what would run; needs no GPU")
     args = p.parse_args()
     t_start = time.perf_counter()
     b = 4 if args.dtype == "f32" else 8
     budget = args.peer_budget_s / (3 if args.quick else 1)
-    rows_plan = [(w, True) for w in PRIMARY] + [(w, False) for w in SECONDARY]
+    rows_plan = [(w, True) for w in PRIMARY if args.rows != "secondary"] + \
+        [(w, False) for w in SECONDARY if args.rows != "primary"]
     rows_plan = [r for r in rows_plan if args.only.lower() in r[0][0].lower()]
     vocal_s = 10 if args.quick else 60
 
@@ -617,7 +620,7 @@ def main():
     for w, primary in rows_plan:
         if primary and in_time(w[0]):
             do_row(w, True)
-    if not args.only and in_time("vocal end to end"):
+    if not args.only and args.rows != "secondary" and in_time("vocal end to end"):
         e2e = vocal_end_to_end(args, vocal_s)
         ways = [("", "one file per process")] + [
             (f"_corpus{j}", f"a corpus of {VOCAL_CORPUS_FILES} files in one process, --jobs {j}, per file")

@@ -3,14 +3,36 @@
 # The GPU checks, in one run on a machine with an NVIDIA GPU, from the bundle that
 # scripts/make-gpu-bundle.sh made (carried as .devbundle/): the CUDA device tests (each test
 # case its own process, in parallel: they are bound by NVRTC on the CPU), the e2e CUDA test,
-# then bench/gpu_bench.py (sequential, alone on the GPU). Logs go to $OUT (default /tmp/gpu-out).
+# then, alone on the GPU and in this order: bench/gpu_bench.py's primary rows (the targets), a
+# same-run A/B of each GPU strategy, Nsight Compute's view of W1 and the vocal example, a trace of
+# a fresh vocal run, the A/B's second round and gpu_bench.py's other rows. Logs go to $OUT
+# (default /tmp/gpu-out).
 #
-#   bash scripts/gpu-check.sh [--quick] [gpu_bench.py options...]
+#   bash scripts/gpu-check.sh [--budget-s S] [gpu_bench.py options...] 2>&1 | tee $OUT/gpu-check.log
+#
+# --budget-s (default 520): the whole script's wall time. Each section starts only while the time
+# it needs is left, so that a device call's limit never cuts off what the sections before it
+# wrote; each section's start time is printed ("== name at T s").
 set -u
-bench_args=("$@")
+budget_s=520
+bench_args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --budget-s) budget_s=$2; shift 2 ;;
+    *) bench_args+=("$1"); shift ;;
+  esac
+done
+left() { echo $((budget_s - SECONDS)); }
+# section NAME SECONDS_NEEDED: whether to run it (and say so, with the time).
+section() {
+  if [ "$(left)" -lt "$2" ]; then echo "== $1: skipped at $SECONDS s ($(left) s left, needs $2)"; return 1; fi
+  echo "== $1 at $SECONDS s"
+}
 root=$(pwd -P)
+# $OUT brings back at most 8 files: the logs, ab.txt, and raw.tar.xz (Nsight's CSVs, the traces).
 out=${OUT:-/tmp/gpu-out}
-mkdir -p "$out"
+raw=/tmp/gpu-raw
+mkdir -p "$out" "$raw"
 tar -xJf .devbundle/bundle.tar.xz -C /tmp || exit 1
 export LD_LIBRARY_PATH=/tmp/bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 mkdir -p build-dev/tools/fxc build-dev/tests/e2e
@@ -26,46 +48,59 @@ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem,tem
 build-dev/tools/fxc/fxc info 2>&1 | tee "$out/info.txt"
 
 export FXC_REQUIRE_CUDA_DEVICE=1
-start=$SECONDS
-build-dev/tests/fxc_unit_tests --list-test-cases --test-case="CUDA device*" | grep '^CUDA device' |
-  sed 's/,.*//; s/$/*/' > /tmp/cases.txt
-i=0
-while read -r pattern; do
-  i=$((i + 1))
-  (timeout 150 build-dev/tests/fxc_unit_tests "--test-case=$pattern" > "/tmp/case$i.log" 2>&1
-   echo "rc=$? $pattern" >> "/tmp/case$i.log") &
-done < /tmp/cases.txt
-(timeout 150 build-dev/tests/e2e/fxc_e2e_tests "--test-case=CUDA device*" > /tmp/case_e2e.log 2>&1
- echo "rc=$? e2e CUDA device*" >> /tmp/case_e2e.log) &
-wait
-cat /tmp/case*.log > "$out/tests.log"
-echo "== CUDA device tests: $((SECONDS - start)) s"
-grep -h '^rc=' /tmp/case*.log
-grep -h -B2 -A12 'ERROR\|FAILED\|Assertion\|SIGSEGV\|exception' /tmp/case*.log | head -150
+if section "CUDA device tests" 130; then
+  start=$SECONDS
+  build-dev/tests/fxc_unit_tests --list-test-cases --test-case="CUDA device*" | grep '^CUDA device' |
+    sed 's/,.*//; s/$/*/' > /tmp/cases.txt
+  i=0
+  while read -r pattern; do
+    i=$((i + 1))
+    (timeout 120 build-dev/tests/fxc_unit_tests "--test-case=$pattern" > "/tmp/case$i.log" 2>&1
+     echo "rc=$? $pattern" >> "/tmp/case$i.log") &
+  done < /tmp/cases.txt
+  (timeout 120 build-dev/tests/e2e/fxc_e2e_tests "--test-case=CUDA device*" > /tmp/case_e2e.log 2>&1
+   echo "rc=$? e2e CUDA device*" >> /tmp/case_e2e.log) &
+  wait
+  cat /tmp/case*.log > "$out/tests.log"
+  echo "== CUDA device tests: $((SECONDS - start)) s"
+  grep -h '^rc=' /tmp/case*.log
+  grep -h -B2 -A12 'ERROR\|FAILED\|Assertion\|SIGSEGV\|exception' /tmp/case*.log | head -150
+fi
 
-# Same-run A/B on this GPU, alternated, two rounds. fxc bench prints the run from host memory
-# (pieces, three streams) and device_resident (Program::run_device on the signal in GPU
-# memory), medians of 5.
-#   ab_mixed.txt: W1 (8 ch x 120 s, float32) with split-precision's mixed chain (the default:
-#     6 sections in float64, 9 in float32) and without it (split_error=0: all 15 in float64);
-#   ab_fir.txt: W3 (1 ch x 60 s, its FIRs fused into one of 511 taps) by FFT overlap-save (the
-#     default, fir_fft) and direct in shared-memory tiles (gpu_fir_fft_min_taps=1e9);
-#   ab_longfir.txt: a FIR of 24001 taps (2 ch x 2 s: the float64 reference check convolves
-#     directly on the host) partitioned (the default, fir_partitioned) and tiled;
-#   ab_wave.txt / ab_wave1024.txt: W1 (8 ch x 120 s) and W4's chain (1024 ch x 6 s) with the chunk
-#     passes' wavefront (the default) and without it (gpu_wavefront_max_steps=0);
-#   ab_pairs.txt: W1 (8 ch x 120 s, float32) with its float64 sections in float pairs (forced:
+# The targets first: gpu_bench.py's primary rows (W1, W4's chain on 1024 channels, W5, the vocal
+# example) and the vocal example end to end, with the time left after the sections below.
+if section "gpu_bench.py primary rows" 150; then
+  PYTHONUNBUFFERED=1 timeout 240 python3 bench/gpu_bench.py --fxc build-dev/tools/fxc/fxc \
+    "${bench_args[@]}" --rows primary 2>&1 | tee "$out/bench.log"
+fi
+
+# Same-run A/B on this GPU, alternated, two rounds (the second without the float64 reference
+# check, which only the first needs), each run a line of ab.txt named by its first word. fxc bench
+# prints the run from host memory (pieces, three streams) and device_resident (Program::run_device
+# on the signal in GPU memory), medians of 5. Each run needs 45 s of the budget.
+#   mixed: W1 (8 ch x 120 s, float32) with split-precision's mixed chain (the default: 6 sections
+#     in float64, 9 in float32) and without it (split_error=0: all 15 in float64);
+#   fir: W3 (1 ch x 60 s, its FIRs fused into one of 511 taps) by FFT overlap-save (the default,
+#     fir_fft) and direct in shared-memory tiles (gpu_fir_fft_min_taps=1e9);
+#   longfir: a FIR of 24001 taps (2 ch x 2 s: the float64 reference check convolves directly on
+#     the host) partitioned (the default, fir_partitioned) and tiled;
+#   wave / wave1024: W1 (8 ch x 120 s) and W4's chain (1024 ch x 6 s) with the chunk passes'
+#     wavefront (the default) and without it (gpu_wavefront_max_steps=0);
+#   pairs: W1 (8 ch x 120 s, float32) with its float64 sections in float pairs (forced:
 #     gpu_float_pairs_max_f64_rate=1; the default takes them only where float64 runs at 1:32 or
 #     slower) and in float64 (=0): on an H100 or H200 pairs should lose, by what the model's
 #     pair_ops predicts (docs/cuda-performance-model.md, the L4 table), which this calibrates;
-#   ab_loops.txt / ab_freeverb.txt: the stereo echo (bench/workloads/loop_echo.fx, 2 ch x 10 s)
-#     and Freeverb (loop_freeverb.fx, 8 ch x 10 s) with their loops fused (the default: one
-#     kernel a loop, a thread per channel) and unfused (gpu_fuse_loops=0: the loop's kernels
-#     once per pass of its delay); `python3 bench/gpu_model.py --loops` predicts both.
+#   loops / freeverb: the stereo echo (bench/workloads/loop_echo.fx, 2 ch x 10 s) and Freeverb
+#     (loop_freeverb.fx, 8 ch x 10 s) with their loops fused (the default: one kernel a loop, a
+#     thread per channel) and unfused (gpu_fuse_loops=0: the loop's kernels once per pass of its
+#     delay); `python3 bench/gpu_model.py --loops` predicts both.
 ab() {  # name workload channels seconds fs threshold round
-  timeout 120 build-dev/tools/fxc/fxc bench "$2" --channels "$3" --seconds "$4" --fs "$5" \
-    --target cuda --json --threshold "$6" > "/tmp/ab_$1_$6_$7.json" 2> "/tmp/ab.err" || tail -3 /tmp/ab.err
-  python3 - "/tmp/ab_$1_$6_$7.json" "$1 $6" "$7" <<'PY' | tee -a "$out/ab_$1.txt"
+  [ "$(left)" -ge 45 ] || { echo "A/B $1 $6 round $7: skipped, $(left) s left"; return; }
+  local check=()
+  if [ "$7" != 1 ] || [ $(( $3 * ${4%.*} * $5 )) -gt 50000000 ]; then check=(--no-check); fi
+  timeout 45 build-dev/tools/fxc/fxc bench "$2" --channels "$3" --seconds "$4" --fs "$5" \
+    --target cuda --json --threshold "$6" "${check[@]}" > "/tmp/ab_$1_$6_$7.json" 2> "/tmp/ab.err" || tail -3 /tmp/ab.err
+  python3 - "/tmp/ab_$1_$6_$7.json" "$1 $6" "$7" <<'PY' | tee -a "$out/ab.txt"
 import json, sys
 try:
     j = json.load(open(sys.argv[1]))
@@ -77,32 +112,35 @@ print(f"A/B {sys.argv[2]:>28} round {sys.argv[3]}: host memory {fused.get('media
       f"GPU memory {dev.get('median_ms', '?')} ms, largest error against float64 {j.get('max_abs_error_vs_f64_reference', '?')}")
 PY
 }
-for round in 1 2; do
-  for threshold in split_error=5e-7 split_error=0; do
-    ab mixed bench/workloads/w1_api.fx 8 120 44100 "$threshold" "$round"
-  done
-  for threshold in gpu_fir_fft_min_taps=64 gpu_fir_fft_min_taps=1e9; do
-    ab fir bench/workloads/w3_fir.fx 1 60 44100 "$threshold" "$round"
-    ab longfir bench/workloads/long_fir.fx 2 2 48000 "$threshold" "$round"
-  done
-  for threshold in gpu_wavefront_max_steps=48 gpu_wavefront_max_steps=0; do
-    ab wave bench/workloads/w1_api.fx 8 120 44100 "$threshold" "$round"
-    ab wave1024 bench/workloads/w4_profile.fx 1024 6 48000 "$threshold" "$round"
+ab_round() {  # round; the newest strategies first
+  for threshold in gpu_fuse_loops=1 gpu_fuse_loops=0; do
+    ab loops bench/workloads/loop_echo.fx 2 10 48000 "$threshold" "$1"
+    ab freeverb bench/workloads/loop_freeverb.fx 8 10 44100 "$threshold" "$1"
   done
   for threshold in gpu_float_pairs_max_f64_rate=0 gpu_float_pairs_max_f64_rate=1; do
-    ab pairs bench/workloads/w1_api.fx 8 120 44100 "$threshold" "$round"
+    ab pairs bench/workloads/w1_api.fx 8 120 44100 "$threshold" "$1"
   done
-  for threshold in gpu_fuse_loops=1 gpu_fuse_loops=0; do
-    ab loops bench/workloads/loop_echo.fx 2 10 48000 "$threshold" "$round"
-    ab freeverb bench/workloads/loop_freeverb.fx 8 10 44100 "$threshold" "$round"
+  for threshold in gpu_wavefront_max_steps=48 gpu_wavefront_max_steps=0; do
+    ab wave bench/workloads/w1_api.fx 8 120 44100 "$threshold" "$1"
+    ab wave1024 bench/workloads/w4_profile.fx 1024 6 48000 "$threshold" "$1"
   done
-done
+  for threshold in gpu_fir_fft_min_taps=64 gpu_fir_fft_min_taps=1e9; do
+    ab longfir bench/workloads/long_fir.fx 2 2 48000 "$threshold" "$1"
+    ab fir bench/workloads/w3_fir.fx 1 60 44100 "$threshold" "$1"
+  done
+  for threshold in split_error=5e-7 split_error=0; do
+    ab mixed bench/workloads/w1_api.fx 8 120 44100 "$threshold" "$1"
+  done
+}
+section "A/B round 1" 60 && ab_round 1
 
 # From Nsight Compute, on W1 (8 ch x 120 s) and the vocal example (stereo, 60 s) run from a file
 # as `fxc run` runs them: first where W1's chunk passes wait (below), then each kernel's time
 # (gpu__time_duration per launch).
 ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-if [ -n "$ncu" ]; then
+if [ -z "$ncu" ]; then
+  echo "ncu not found: no per-kernel times"
+elif section "Nsight Compute" 150; then
   python3 - <<'PY'
 import numpy as np, scipy.io.wavfile as wav
 rng = np.random.default_rng(1)
@@ -112,13 +150,13 @@ PY
   # Why the chunk passes wait: warp states, issue slots and occupancy of W1's two chunk passes
   # (one launch each, its first piece), with the wavefront and without it.
   for threshold in gpu_wavefront_max_steps=48 gpu_wavefront_max_steps=0; do
-    timeout 150 "$ncu" --section WarpStateStats --section SchedulerStats --section Occupancy \
+    timeout 60 "$ncu" --clock-control none --section WarpStateStats --section SchedulerStats --section Occupancy \
       --section ComputeWorkloadAnalysis --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
       --kernel-name regex:'chunk_states|fxc_chain_1$' --launch-count 2 \
       --csv --page details build-dev/tools/fxc/fxc run bench/workloads/w1_api.fx -i /tmp/w1.wav \
-      -o /tmp/w1_out.wav --target cuda --threshold "$threshold" > "$out/ncu_w1_$threshold.csv" \
+      -o /tmp/w1_out.wav --target cuda --threshold "$threshold" > "$raw/ncu_w1_$threshold.csv" \
       2> /tmp/ncu_stall.err || tail -3 /tmp/ncu_stall.err
-    python3 - "$out/ncu_w1_$threshold.csv" "$threshold" <<'PY'
+    python3 - "$raw/ncu_w1_$threshold.csv" "$threshold" <<'PY'
 import csv, sys
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 5]
 if not rows:
@@ -142,9 +180,9 @@ PY
   # Each kernel's time.
   for job in "w1 bench/workloads/w1_api.fx /tmp/w1.wav" "vocal examples/vocal.fx /tmp/vocal.wav"; do
     set -- $job
-    timeout 120 "$ncu" --metrics gpu__time_duration.sum --csv build-dev/tools/fxc/fxc run "$2" -i "$3" \
-      -o "/tmp/$1_out.wav" --target cuda > "$out/ncu_$1.csv" 2> "/tmp/ncu_$1.err" || tail -3 "/tmp/ncu_$1.err"
-    python3 - "$out/ncu_$1.csv" "$1" <<'PY'
+    timeout 60 "$ncu" --clock-control none --metrics gpu__time_duration.sum --csv build-dev/tools/fxc/fxc run "$2" -i "$3" \
+      -o "/tmp/$1_out.wav" --target cuda > "$raw/ncu_$1.csv" 2> "/tmp/ncu_$1.err" || tail -3 "/tmp/ncu_$1.err"
+    python3 - "$raw/ncu_$1.csv" "$1" <<'PY'
 import csv, sys, collections
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 5]
 if not rows:
@@ -160,13 +198,12 @@ for name, us in sorted(total.items(), key=lambda x: -x[1]):
     print(f"  {us:10.1f} us  {count[name]:4d} x  {name}")
 PY
   done
-else
-  echo "ncu not found: no per-kernel times"
 fi
 
 # Where a fresh `fxc run --target cuda` of the vocal example spends its wall time (the target
 # of 5x the CPU end to end): a Chrome trace of each target's second run (the kernel cache warm),
 # its spans summed by name, beside the process's wall time.
+if section "vocal trace" 60; then
 python3 - <<'PY'
 import numpy as np, scipy.io.wavfile as wav
 wav.write("/tmp/vocal_trace.wav", 48000, (np.random.default_rng(3).random((48000 * 60, 2), dtype=np.float32) - 0.5))
@@ -178,8 +215,8 @@ for target in cpu cuda; do
       --target $target --trace "/tmp/trace_$target.json" 2> /tmp/trace.err || tail -3 /tmp/trace.err
     wall_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
   done
-  cp "/tmp/trace_$target.json" "$out/trace_vocal_$target.json" 2>/dev/null
-  python3 - "/tmp/trace_$target.json" "$target" "$wall_ms" <<'PY' | tee -a "$out/trace_vocal.txt"
+  cp "/tmp/trace_$target.json" "$raw/trace_vocal_$target.json" 2>/dev/null
+  python3 - "/tmp/trace_$target.json" "$target" "$wall_ms" <<'PY' | cat
 import collections, json, sys
 try:
     events = json.load(open(sys.argv[1]))["traceEvents"]
@@ -193,5 +230,13 @@ for name, ms in sorted(total.items(), key=lambda x: -x[1])[:14]:
     print(f"  {ms:9.2f}  {count[name]:4d} x  {name}")
 PY
 done
+fi
 
-PYTHONUNBUFFERED=1 python3 bench/gpu_bench.py --fxc build-dev/tools/fxc/fxc "${bench_args[@]}" 2>&1 | tee "$out/bench.log"
+section "A/B round 2" 60 && ab_round 2
+
+if section "gpu_bench.py secondary rows" 60; then
+  PYTHONUNBUFFERED=1 timeout $(( $(left) - 5 )) python3 bench/gpu_bench.py --fxc build-dev/tools/fxc/fxc \
+    "${bench_args[@]}" --rows secondary --deadline-s $(( $(left) - 40 )) 2>&1 | tee "$out/bench_secondary.log"
+fi
+tar -C "$raw" -cJf "$out/raw.tar.xz" . 2>/dev/null
+echo "== done at $SECONDS s"
