@@ -148,8 +148,8 @@ Schedule choose_iir(const ChainSummary& chain, int channels, const PassContext& 
     const int chunk = t.gpu_chunk_length > 0 ? t.gpu_chunk_length : choose_gpu_chunk(total, length, c.target.gpu);
     std::string reason = fmt::format("{}{}: fewer than the GPU's {} threads, chunked scan over time, L={}", who,
                                      how_long, fill, chunk);
-    // A thread's steps run one after another on each sample otherwise, each waiting on the
-    // last: the chunk passes measured latency-bound (docs/cuda-performance-model.md).
+    // Off by default (measured no faster on an H200: passes::StrategyThresholds); where set,
+    // a thread's steps overlap instead of each waiting on the last.
     if (chain.steps >= 2 && chain.steps <= t.gpu_wavefront_max_steps) {
       const int group = ir::wavefront_group(chain.steps);
       return {ir::IirStrategy::gpu_chunked_wavefront, chunk, {}, 0,

@@ -86,11 +86,11 @@ struct StrategyThresholds {
   /// sections, plus one per other stage) as a wavefront (ir::IirStrategy::gpu_chunked_wavefront):
   /// each step on another sample, so a thread's steps do not wait on each other. Past
   /// ir::kGpuWavefrontMaxStages steps (the output pass's ring tile holds 32 samples of lag) the
-  /// steps go in groups, a stage each (ir::wavefront_group). 48 by ptxas's spills (sm_90):
-  /// up to 36 sections the wavefront spills no more than the plain passes, at 48 about as much,
-  /// at 62 twice as much (both spill past about 30 float64 sections); not measured on a GPU.
-  /// 0 or 1 turns it off, to compare (scripts/gpu-check.sh).
-  int gpu_wavefront_max_steps = 48;
+  /// steps go in groups, a stage each (ir::wavefront_group). 0 (off) by measurement: on an H200
+  /// (2026-11-30) W1 ran 1.64 ms with it and 1.65 ms without, W4's chain on 1024 channels 3.38
+  /// and 2.98 ms, and a 65-step chain compiles in twice the time. Set it (48 keeps ptxas's
+  /// spills on sm_90 no worse than the plain passes') to compare (scripts/gpu-check.sh).
+  int gpu_wavefront_max_steps = 0;
   /// GPU: a float32 chain whose sections need float64 arithmetic (state_precision f64 or
   /// mixed) does it in pairs of floats (`pairs`, `mixed_pairs`: hi + lo, about 48 bits) on a
   /// device whose float64 rate is at most this fraction of float32's. A section costs 5

@@ -178,10 +178,16 @@ for r in rows[1:]:
 PY
   done
   # Each kernel's time.
-  for job in "w1 bench/workloads/w1_api.fx /tmp/w1.wav" "vocal examples/vocal.fx /tmp/vocal.wav"; do
+  # w1_bench: fxc bench's runs of W1 whole (from host memory, unfused, then on GPU memory), where
+  # `fxc run` (w1) goes in pieces of 2^20 frames.
+  for job in "w1 run bench/workloads/w1_api.fx -i /tmp/w1.wav -o /tmp/w1_out.wav" \
+             "vocal run examples/vocal.fx -i /tmp/vocal.wav -o /tmp/vocal_out.wav" \
+             "w1_bench bench bench/workloads/w1_api.fx --channels 8 --seconds 120 --fs 44100 --repeat 1 --no-check"; do
     set -- $job
-    timeout 60 "$ncu" --clock-control none --metrics gpu__time_duration.sum --csv build-dev/tools/fxc/fxc run "$2" -i "$3" \
-      -o "/tmp/$1_out.wav" --target cuda > "$raw/ncu_$1.csv" 2> "/tmp/ncu_$1.err" || tail -3 "/tmp/ncu_$1.err"
+    name=$1; shift
+    timeout 60 "$ncu" --clock-control none --metrics gpu__time_duration.sum --csv build-dev/tools/fxc/fxc "$@" \
+      --target cuda > "$raw/ncu_$name.csv" 2> "/tmp/ncu_$name.err" || tail -3 "/tmp/ncu_$name.err"
+    set -- "$name"
     python3 - "$raw/ncu_$1.csv" "$1" <<'PY'
 import csv, sys, collections
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 5]
@@ -190,7 +196,7 @@ if not rows:
 head = rows[0]; k, v, u = head.index("Kernel Name"), head.index("Metric Value"), head.index("Metric Unit")
 total, count = collections.defaultdict(float), collections.Counter()
 for r in rows[1:]:
-    scale = {"nsecond": 1e-3, "usecond": 1, "msecond": 1e3}.get(r[u], float("nan"))
+    scale = {"ns": 1e-3, "us": 1, "ms": 1e3, "nsecond": 1e-3, "usecond": 1, "msecond": 1e3}.get(r[u], float("nan"))
     name = r[k].split("(")[0]
     total[name] += float(r[v].replace(",", "")) * scale; count[name] += 1
 print(f"ncu {sys.argv[2]}: {sum(total.values()):.1f} us in {sum(count.values())} launches")

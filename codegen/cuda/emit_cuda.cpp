@@ -688,6 +688,40 @@ void emit_loop_registers(Writer& w, const Types& ty, std::size_t read, const One
   walk(true);
 }
 
+// A thread's samples `from` up to (not including) `below` of its own channel, read from x, each
+// through `one_sample(n, input)` in order, their inputs kCudaSampleAhead ahead: the next block's
+// loads are in flight while this block computes, from `row` (the thread's row of shared memory,
+// kCudaSampleAhead values at least). Loaded as the arithmetic needs them, each sample waited out
+// a memory round trip whenever too few warps were there to cover it. The arithmetic and its
+// order are the plain loop's.
+template <class OneSample>
+void emit_samples_ahead(Writer& w, const Types& ty, const std::string& from, const std::string& below,
+                        const std::string& row, const OneSample& one_sample) {
+  const int ahead = kCudaSampleAhead;
+  const std::string& S = ty.signal.t;
+  auto load = [&](const std::string& first) {
+    for (int j = 0; j < ahead; ++j) {
+      const std::string n = "(" + first + " + " + str(j) + ")";
+      w.line("next" + str(j) + " = " + n + " < " + below + " ? x[" + n + " * sample_stride] : " + S + "(0);");
+    }
+  };
+  w.open("{  // inputs " + str(ahead) + " samples ahead: the next block's load while this one computes");
+  std::string names;
+  for (int j = 0; j < ahead; ++j) names += std::string(j ? ", " : "") + "next" + str(j);
+  w.line(S + " " + names + ";");
+  load(from);
+  w.open("for (long long n0 = " + from + "; n0 < " + below + "; n0 += " + str(ahead) + ") {");
+  for (int j = 0; j < ahead; ++j) w.line(row + "[" + str(j) + "] = next" + str(j) + ";");
+  w.open("if (n0 + " + str(ahead) + " < " + below + ") {");
+  load("n0 + " + str(ahead));
+  w.close();
+  w.open("for (long long n = n0; n < n0 + " + str(ahead) + " && n < " + below + "; ++n) {");
+  one_sample("n", row + "[n - n0]");
+  w.close();
+  w.close();
+  w.close();
+}
+
 void emit_thread_per_channel(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
   Types ty = types_of(k, chain);
   const Scalar& s = ty.compute;
@@ -713,9 +747,10 @@ void emit_thread_per_channel(Writer& w, const CudaKernelInfo& k, const ir::Chain
   };
   const int read = body.loop_read_stage();
   if (read < 0) {
-    w.open("for (long long n = 0; n < samples; ++n) {");
-    one_sample("n", "", {});
-    w.close();
+    w.line("__shared__ " + ty.signal.t + " ahead[" + str(kCudaBlockThreads) + "][" + str(kCudaSampleAhead + 1) +
+           "];  // padded: no bank conflicts");
+    emit_samples_ahead(w, ty, "0", "samples", "ahead[threadIdx.x]",
+                       [&](const std::string& n, const std::string& input) { one_sample(n, input, {}); });
   } else {
     // A fused loop: its line in registers where it is short, else in blocks that load ahead,
     // then the last samples of a call one at a time (in registers for a short line, through
@@ -882,22 +917,24 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
     w.close();
   };
 
-  w.open("if (sample_stride == 1) {");
-  w.line("// Planar: the block's threads take neighbouring chunks. Each step of 32 samples goes through a");
-  w.line("// shared tile that warps load (and store) 32 neighbouring samples of one chunk at a time,");
-  w.line("// one transaction, instead of 32 loads L samples apart.");
   // A wavefront's output pass keeps a ring of 64 samples per chunk (sample m at column m % 64);
   // its chunk_states pass, which writes no output, the tile of 32 (column m % 32).
   const bool ring = k.wavefront && output;
   const std::string mask = ring ? "63" : "31";
   if (ring) {
-    w.line("// A ring of 64 samples per chunk: sample m at column m % 64. A result leaves the wavefront " + lag);
-    w.line("// samples after its input came in, into its input's column; it leaves the ring before that");
-    w.line("// column takes sample m + 64.");
+    w.line("// Planar: a ring of 64 samples per chunk: sample m at column m % 64. A result leaves the");
+    w.line("// wavefront " + lag + " samples after its input came in, into its input's column; it leaves the");
+    w.line("// ring before that column takes sample m + 64.");
     w.line("__shared__ " + T + " tile[" + threads + "][65];  // padded: a thread's row has no bank conflicts");
   } else {
+    w.line("// Planar: a tile of 32 samples per chunk. Interleaved: a thread's next samples, in its row.");
     w.line("__shared__ " + T + " tile[" + threads + "][33];  // padded: a thread's row has no bank conflicts");
   }
+  static_assert(kCudaSampleAhead <= 32, "the interleaved passes stage a thread's samples in its row of the tile");
+  w.open("if (sample_stride == 1) {");
+  w.line("// Planar: the block's threads take neighbouring chunks. Each step of 32 samples goes through a");
+  w.line("// shared tile that warps load (and store) 32 neighbouring samples of one chunk at a time,");
+  w.line("// one transaction, instead of 32 loads L samples apart.");
   w.line("const long long first = (long long)blockIdx.x * blockDim.x;");
   w.line("const long long t = first + threadIdx.x;");
   w.line("const long long c = t / chunks, k = t % chunks;");
@@ -916,18 +953,32 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
   }
   w.open("for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize");
   w.line("__syncthreads();  // the last tile is done with (and, the first time, the row tables are written)");
-  w.open("for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {");
+  // Warp w takes rows w, w + warps, ...: 32 rows. A batch's loads are all in flight before its
+  // first store to the tile (kCudaTileLoadBatch).
+  const std::string warps = str((k.wavefront ? kCudaWavefrontThreads : kCudaBlockThreads) / 32);
+  static_assert(32 % kCudaTileLoadBatch == 0 && kCudaBlockThreads % 32 == 0 && kCudaWavefrontThreads % 32 == 0);
+  const std::string batch = str(kCudaTileLoadBatch);
+  const std::string row = "threadIdx.x / 32 + (r0 + r) * " + warps;
+  w.line("#pragma unroll");
+  w.open("for (int r0 = 0; r0 < 32; r0 += " + batch + ") {  // a batch of the warp's rows");
+  w.line(T + " v[" + batch + "];");
+  w.line("#pragma unroll");
+  w.open("for (int r = 0; r < " + batch + "; ++r) {");
+  w.line("const int i = " + row + ";");
   w.line("const long long at = row_at[i];");
-  if (k.wavefront) {
-    if (output) {
-      w.line("// Samples j - 64 .. j - 33 left the wavefront by iteration j - 33 + " + lag + " < j: out, before");
-      w.line("// their columns take samples j .. j + 31.");
-      w.line("if (at >= 0 && j >= 64 && j - 64 + lane < row_left[i]) out[at + j - 64 + lane] = tile[i][(j + lane) & 63];");
-    }
-    w.line("tile[i][(j + lane) & " + mask + "] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : " + T + "(0);");
-  } else {
-    w.line("tile[i][lane] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : " + T + "(0);");
+  w.line("v[r] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : " + T + "(0);");
+  w.close();
+  w.line("#pragma unroll");
+  w.open("for (int r = 0; r < " + batch + "; ++r) {");
+  w.line("const int i = " + row + ";");
+  if (k.wavefront && output) {
+    w.line("// Samples j - 64 .. j - 33 left the wavefront by iteration j - 33 + " + lag + " < j: out, before");
+    w.line("// their columns take samples j .. j + 31.");
+    w.line("const long long at = row_at[i];");
+    w.line("if (at >= 0 && j >= 64 && j - 64 + lane < row_left[i]) out[at + j - 64 + lane] = tile[i][(j + lane) & 63];");
   }
+  w.line(std::string("tile[i][") + (k.wavefront ? "(j + lane) & " + mask : std::string("lane")) + "] = v[r];");
+  w.close();
   w.close();
   w.line("__syncthreads();");
   if (k.wavefront) {
@@ -992,11 +1043,11 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
     iterations("", "n < count", false, load, store);
     iterations("n = count > " + lag + " ? count : " + lag, "n < count + " + lag, true, load, store);
   } else {
-    w.open("for (long long n = begin; n < end; ++n) {");
-    w.line(ty.value.t + " v = " + ty.load("x[n * sample_stride]") + ";");
-    body.sample(w, stop);
-    if (output) w.line("y[n * sample_stride] = " + ty.store(body.result()) + ";");
-    w.close();
+    emit_samples_ahead(w, ty, "begin", "end", "tile[threadIdx.x]", [&](const std::string& n, const std::string& input) {
+      w.line(ty.value.t + " v = " + ty.load(input) + ";");
+      body.sample(w, stop);
+      if (output) w.line("y[" + n + " * sample_stride] = " + ty.store(body.result()) + ";");
+    });
   }
   finish();
   w.close();

@@ -45,6 +45,16 @@ inline constexpr int kCudaFftSharedBytes = 32768;
 /// row of the ring tile holds 64 samples (ir::kGpuWavefrontMaxStages - 1 of lag, then 32 being
 /// loaded), 32 KiB in float64 at 64 threads.
 inline constexpr int kCudaWavefrontThreads = 64;
+/// The chunk passes' planar tile: each warp loads its 32 rows (32 samples of one chunk each) in
+/// batches of this many, a batch's loads all issued before its first store to the tile. Loaded
+/// and stored one row at a time, each store waited out its load's memory round trip, 32 a step:
+/// the chunk passes' long-scoreboard stalls on an H200 (docs/cuda-performance-model.md).
+inline constexpr int kCudaTileLoadBatch = 8;
+/// A thread that walks its own channel's samples (one thread per channel, and the interleaved
+/// chunk passes) loads them this many ahead: the next block's inputs into registers while this
+/// block computes from the thread's row of shared memory, so that a sample waits on shared
+/// memory, not on a DRAM round trip (docs/cuda-performance-model.md, "What the H200 run said").
+inline constexpr int kCudaSampleAhead = 8;
 /// A fused loop's kernel (a chain with loop_read ... loop_write, one thread per channel) runs
 /// blocks of this many samples: it loads the next block's inputs while this block computes, and
 /// where its line holds two blocks the next block's line cells with them (written a delay ago,
@@ -178,7 +188,7 @@ enum class CudaKernelKind {
 struct CudaEntry {
   std::string symbol;
   std::vector<std::string> parameters;
-  bool synchronizes = false;  ///< uses __syncthreads and shared memory
+  bool synchronizes = false;  ///< uses __syncthreads (shared memory that threads share)
 };
 
 struct CudaKernelInfo {

@@ -92,9 +92,10 @@ struct Prepared {
   std::shared_ptr<const CudaProgram> program;
 };
 
-// chunked: the chunked scan as the cost model builds it (a wavefront where the chain fits);
-// chunked_plain: its chunk passes one sample through every step before the next.
-enum class Force { per_channel, chunked, chunked_plain, default_, direct_fir };
+// chunked: the chunked scan as the cost model builds it (by default, its chunk passes one sample
+// through every step before the next); chunked_plain: so whatever the default;
+// chunked_wavefront: its chunk passes a wavefront wherever the chain fits.
+enum class Force { per_channel, chunked, chunked_plain, chunked_wavefront, default_, direct_fir };
 
 // The graph with its filters designed, for the reference interpreter.
 ir::Graph design(const ir::Graph& g, int channels) {
@@ -108,8 +109,9 @@ ir::Graph design(const ir::Graph& g, int channels) {
 passes::StrategyThresholds forced(Force force, int chunk) {
   passes::StrategyThresholds thresholds;
   if (force == Force::per_channel) thresholds.gpu_min_channels = 1;
-  if (force == Force::chunked || force == Force::chunked_plain) thresholds.gpu_min_channels = 1 << 30;
-  if (force == Force::chunked) thresholds.gpu_wavefront_max_steps = 1 << 20;  // every chain it can take
+  if (force == Force::chunked || force == Force::chunked_plain || force == Force::chunked_wavefront)
+    thresholds.gpu_min_channels = 1 << 30;
+  if (force == Force::chunked_wavefront) thresholds.gpu_wavefront_max_steps = 1 << 20;  // every chain it can take
   if (force == Force::chunked_plain) thresholds.gpu_wavefront_max_steps = 0;
   if (force == Force::direct_fir) thresholds.gpu_fir_fft_min_taps = 1 << 30;
   thresholds.gpu_chunk_length = chunk;
@@ -743,7 +745,7 @@ void check_mixed_state(const DeviceFactory& make) {
   // the compressor in float32 its own precision (1e-5 of the peak, docs/fx-language.md).
   // A wavefront converts the float64 step's result as it enters the first float32 step.
   const Case cases[] = {
-      {"scan, chunked", kMixedScanFx, Force::chunked, true, 1e-6, "float v = float(p1);"},
+      {"scan, chunked, a wavefront", kMixedScanFx, Force::chunked_wavefront, true, 1e-6, "float v = float(p1);"},
       {"scan, chunked, no wavefront", kMixedScanFx, Force::chunked_plain, true, 1e-6, "float v32 = float(v);"},
       {"scan, one thread per channel", kMixedScanFx, Force::per_channel, false, 1e-6, "float v32 = float(v);"},
       {"tail, one thread per channel", kMixedTailFx, Force::default_, false, 2e-5, "float v32 = float(v);"},
@@ -818,12 +820,13 @@ void check_float_pairs(const DeviceFactory& make) {
   const ir::Graph close_poles = test::fx_graph("input x : 2\noutput x | butter(4, 5 Hz) | gain(2)\n", "close_poles");
   const Case cases[] = {
       {"5 Hz lowpass, one thread per channel", close_poles, Force::per_channel, P::pairs, 1e-7,
-       "fxc_ff v = fxc_ff(x[n * sample_stride]);"},
-      {"5 Hz lowpass, chunked", close_poles, Force::chunked, P::pairs, 1e-7,
+       "fxc_ff v = fxc_ff(ahead[threadIdx.x][n - n0]);"},
+      {"5 Hz lowpass, chunked, a wavefront", close_poles, Force::chunked_wavefront, P::pairs, 1e-7,
        "fxc_ff v = fxc_ff(tile[threadIdx.x][(n) & 31]);"},
       {"5 Hz lowpass, chunked, no wavefront", close_poles, Force::chunked_plain, P::pairs, 1e-7,
        "fxc_ff v = fxc_ff(tile[threadIdx.x][i]);"},
-      {"scan, chunked", test::fx_graph(kMixedScanFx, "mixed"), Force::chunked, P::mixed_pairs, 1e-6,
+      {"scan, chunked, a wavefront", test::fx_graph(kMixedScanFx, "mixed"), Force::chunked_wavefront, P::mixed_pairs,
+       1e-6,
        "float v = float(p1);"},
       {"scan, chunked, no wavefront", test::fx_graph(kMixedScanFx, "mixed"), Force::chunked_plain, P::mixed_pairs,
        1e-6, "float v32 = float(v);"},
@@ -1499,8 +1502,9 @@ bool has_mixed_chain(const ir::Graph& g) {
 // same order with the same arithmetic. Chains of 2 to 33 steps (the ring tile's 32 samples of
 // lag), and of 36 and 65 steps in stages of two, float64 and mixed float32 state, planar and
 // interleaved, chunks shorter than the lag, not multiples of the 32-sample tile, a last chunk
-// of one sample; and against the interpreter.
-void check_wavefront(const DeviceFactory& make) {
+// of one sample; and against the interpreter. The cases of `min_steps` to `max_steps` steps (a
+// real device compiles each twice with NVRTC: its test runs them in three parts, side by side).
+void check_wavefront(const DeviceFactory& make, int min_steps = 0, int max_steps = 1 << 20) {
   struct Case : ScanCase {
     int steps;
   };
@@ -1526,10 +1530,11 @@ void check_wavefront(const DeviceFactory& make) {
   };
   int mixed = 0;
   for (const Case& c : cases) {
+    if (c.steps < min_steps || c.steps > max_steps) continue;
     for (DType dtype : {DType::f64, DType::f32}) {
       CAPTURE(std::string(c.name));
       CAPTURE(name(dtype));
-      Prepared wave = prepare(make, c.graph(), c.channels, dtype, Force::chunked, c.chunk);
+      Prepared wave = prepare(make, c.graph(), c.channels, dtype, Force::chunked_wavefront, c.chunk);
       Prepared plain = prepare(make, c.graph(), c.channels, dtype, Force::chunked_plain, c.chunk);
       REQUIRE(has_wavefront(wave));
       REQUIRE(!has_wavefront(plain));
@@ -1552,18 +1557,19 @@ void check_wavefront(const DeviceFactory& make) {
       CHECK(identical(run_blocks(a, inputs, blocks), run_blocks(b, inputs, blocks)));
     }
   }
+  if (min_steps > 2 || max_steps < 65) return;
   CHECK(mixed > 1);  // W1 and the 65 steps in float32: float64 sections, then float32 ones
   // The stages: one per step up to 33 steps, then groups of wavefront_group steps.
   CHECK(ir::wavefront_group(33) == 1);
   CHECK(ir::wavefront_group(34) == 2);
   CHECK(ir::wavefront_group(66) == 2);
   CHECK(ir::wavefront_group(67) == 3);
-  // By default (gpu_wavefront_max_steps = 48) a chain of more steps runs the plain passes.
-  Prepared past = prepare(make, grouped_wavefront_graph(), 2, DType::f64, Force::default_, 64);
-  CHECK(count_kind(past, codegen::CudaKernelKind::chain_chunked_scan) == 1);
-  CHECK(!has_wavefront(past));
-  Prepared within = prepare(make, wide_state_graph(), 2, DType::f64, Force::default_, 64);
-  CHECK(has_wavefront(within));
+  // By default (gpu_wavefront_max_steps = 0: measured no faster) every chain runs the plain passes.
+  for (ir::Graph (*graph)() : {grouped_wavefront_graph, wide_state_graph, w1_graph}) {
+    Prepared plain = prepare(make, graph(), 2, DType::f64, Force::default_, 64);
+    CHECK(count_kind(plain, codegen::CudaKernelKind::chain_chunked_scan) == 1);
+    CHECK(!has_wavefront(plain));
+  }
   for (int steps = 2; steps <= 500; ++steps) {
     const int group = ir::wavefront_group(steps), stages = ir::wavefront_stages(steps);
     CHECK(stages <= ir::kGpuWavefrontMaxStages);
@@ -2134,8 +2140,14 @@ TEST_CASE("CUDA device: every kernel kind, odd sizes") {
 TEST_CASE("CUDA device: the chunked scan's carry over many groups, tails, wide states, both layouts") {
   if (auto gpu = real_device()) check_chunked_carry(gpu);
 }
-TEST_CASE("CUDA device: the chunk passes' wavefront equals them sample by sample, bit for bit") {
-  if (auto gpu = real_device()) check_wavefront(gpu);
+TEST_CASE("CUDA device: the chunk passes' wavefront equals them sample by sample, up to 10 steps") {
+  if (auto gpu = real_device()) check_wavefront(gpu, 2, 10);
+}
+TEST_CASE("CUDA device: the chunk passes' wavefront equals them sample by sample, 33 steps") {
+  if (auto gpu = real_device()) check_wavefront(gpu, 11, 33);
+}
+TEST_CASE("CUDA device: the chunk passes' wavefront equals them sample by sample, in stages past 33 steps") {
+  if (auto gpu = real_device()) check_wavefront(gpu, 34, 65);
 }
 TEST_CASE("CUDA device: whole runs in pieces through fixed staging, reused from run to run") {
   if (auto gpu = real_device()) check_pieces(gpu);

@@ -28,11 +28,12 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
   const double s0_0_b2 = params[2];
   const double s0_0_a1 = params[3];
   const double s0_0_a2 = params[4];
+  // Planar: a tile of 32 samples per chunk. Interleaved: a thread's next samples, in its row.
+  __shared__ float tile[128][33];  // padded: a thread's row has no bank conflicts
   if (sample_stride == 1) {
     // Planar: the block's threads take neighbouring chunks. Each step of 32 samples goes through a
     // shared tile that warps load (and store) 32 neighbouring samples of one chunk at a time,
     // one transaction, instead of 32 loads L samples apart.
-    __shared__ float tile[128][33];  // padded: a thread's row has no bank conflicts
     const long long first = (long long)blockIdx.x * blockDim.x;
     const long long t = first + threadIdx.x;
     const long long c = t / chunks, k = t % chunks;
@@ -48,9 +49,20 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     double z0_0_1 = double(0);
     for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
       __syncthreads();  // the last tile is done with (and, the first time, the row tables are written)
-      for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
-        const long long at = row_at[i];
-        tile[i][lane] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : float(0);
+      #pragma unroll
+      for (int r0 = 0; r0 < 32; r0 += 8) {  // a batch of the warp's rows
+        float v[8];
+        #pragma unroll
+        for (int r = 0; r < 8; ++r) {
+          const int i = threadIdx.x / 32 + (r0 + r) * 4;
+          const long long at = row_at[i];
+          v[r] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : float(0);
+        }
+        #pragma unroll
+        for (int r = 0; r < 8; ++r) {
+          const int i = threadIdx.x / 32 + (r0 + r) * 4;
+          tile[i][lane] = v[r];
+        }
       }
       __syncthreads();
       if (t < rows) {
@@ -80,13 +92,44 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     double z0_0_0 = double(0);
     double z0_0_1 = double(0);
     const float* const x = in + c * channel_stride;
-    for (long long n = begin; n < end; ++n) {
-      double v = double(x[n * sample_stride]);
-      {  // stage 0 (sos), section 0: transposed direct form II
-        const double o = fma(s0_0_b0, v, z0_0_0);
-        z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-        z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-        v = o;
+    {  // inputs 8 samples ahead: the next block's load while this one computes
+      float next0, next1, next2, next3, next4, next5, next6, next7;
+      next0 = (begin + 0) < end ? x[(begin + 0) * sample_stride] : float(0);
+      next1 = (begin + 1) < end ? x[(begin + 1) * sample_stride] : float(0);
+      next2 = (begin + 2) < end ? x[(begin + 2) * sample_stride] : float(0);
+      next3 = (begin + 3) < end ? x[(begin + 3) * sample_stride] : float(0);
+      next4 = (begin + 4) < end ? x[(begin + 4) * sample_stride] : float(0);
+      next5 = (begin + 5) < end ? x[(begin + 5) * sample_stride] : float(0);
+      next6 = (begin + 6) < end ? x[(begin + 6) * sample_stride] : float(0);
+      next7 = (begin + 7) < end ? x[(begin + 7) * sample_stride] : float(0);
+      for (long long n0 = begin; n0 < end; n0 += 8) {
+        tile[threadIdx.x][0] = next0;
+        tile[threadIdx.x][1] = next1;
+        tile[threadIdx.x][2] = next2;
+        tile[threadIdx.x][3] = next3;
+        tile[threadIdx.x][4] = next4;
+        tile[threadIdx.x][5] = next5;
+        tile[threadIdx.x][6] = next6;
+        tile[threadIdx.x][7] = next7;
+        if (n0 + 8 < end) {
+          next0 = (n0 + 8 + 0) < end ? x[(n0 + 8 + 0) * sample_stride] : float(0);
+          next1 = (n0 + 8 + 1) < end ? x[(n0 + 8 + 1) * sample_stride] : float(0);
+          next2 = (n0 + 8 + 2) < end ? x[(n0 + 8 + 2) * sample_stride] : float(0);
+          next3 = (n0 + 8 + 3) < end ? x[(n0 + 8 + 3) * sample_stride] : float(0);
+          next4 = (n0 + 8 + 4) < end ? x[(n0 + 8 + 4) * sample_stride] : float(0);
+          next5 = (n0 + 8 + 5) < end ? x[(n0 + 8 + 5) * sample_stride] : float(0);
+          next6 = (n0 + 8 + 6) < end ? x[(n0 + 8 + 6) * sample_stride] : float(0);
+          next7 = (n0 + 8 + 7) < end ? x[(n0 + 8 + 7) * sample_stride] : float(0);
+        }
+        for (long long n = n0; n < n0 + 8 && n < end; ++n) {
+          double v = double(tile[threadIdx.x][n - n0]);
+          {  // stage 0 (sos), section 0: transposed direct form II
+            const double o = fma(s0_0_b0, v, z0_0_0);
+            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+            v = o;
+          }
+        }
       }
     }
     double* const e = chunk_state + (c * chunks + k) * D;
@@ -226,11 +269,12 @@ extern "C" __global__ void fxc_chain_1(
   const double s0_0_b2 = params[2];
   const double s0_0_a1 = params[3];
   const double s0_0_a2 = params[4];
+  // Planar: a tile of 32 samples per chunk. Interleaved: a thread's next samples, in its row.
+  __shared__ float tile[128][33];  // padded: a thread's row has no bank conflicts
   if (sample_stride == 1) {
     // Planar: the block's threads take neighbouring chunks. Each step of 32 samples goes through a
     // shared tile that warps load (and store) 32 neighbouring samples of one chunk at a time,
     // one transaction, instead of 32 loads L samples apart.
-    __shared__ float tile[128][33];  // padded: a thread's row has no bank conflicts
     const long long first = (long long)blockIdx.x * blockDim.x;
     const long long t = first + threadIdx.x;
     const long long c = t / chunks, k = t % chunks;
@@ -247,9 +291,20 @@ extern "C" __global__ void fxc_chain_1(
     double z0_0_1 = st[1];
     for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
       __syncthreads();  // the last tile is done with (and, the first time, the row tables are written)
-      for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
-        const long long at = row_at[i];
-        tile[i][lane] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : float(0);
+      #pragma unroll
+      for (int r0 = 0; r0 < 32; r0 += 8) {  // a batch of the warp's rows
+        float v[8];
+        #pragma unroll
+        for (int r = 0; r < 8; ++r) {
+          const int i = threadIdx.x / 32 + (r0 + r) * 4;
+          const long long at = row_at[i];
+          v[r] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : float(0);
+        }
+        #pragma unroll
+        for (int r = 0; r < 8; ++r) {
+          const int i = threadIdx.x / 32 + (r0 + r) * 4;
+          tile[i][lane] = v[r];
+        }
       }
       __syncthreads();
       if (t < rows) {
@@ -289,15 +344,46 @@ extern "C" __global__ void fxc_chain_1(
     double z0_0_1 = st[1];
     const float* const x = in + c * channel_stride;
     float* const y = out + c * channel_stride;
-    for (long long n = begin; n < end; ++n) {
-      double v = double(x[n * sample_stride]);
-      {  // stage 0 (sos), section 0: transposed direct form II
-        const double o = fma(s0_0_b0, v, z0_0_0);
-        z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-        z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-        v = o;
+    {  // inputs 8 samples ahead: the next block's load while this one computes
+      float next0, next1, next2, next3, next4, next5, next6, next7;
+      next0 = (begin + 0) < end ? x[(begin + 0) * sample_stride] : float(0);
+      next1 = (begin + 1) < end ? x[(begin + 1) * sample_stride] : float(0);
+      next2 = (begin + 2) < end ? x[(begin + 2) * sample_stride] : float(0);
+      next3 = (begin + 3) < end ? x[(begin + 3) * sample_stride] : float(0);
+      next4 = (begin + 4) < end ? x[(begin + 4) * sample_stride] : float(0);
+      next5 = (begin + 5) < end ? x[(begin + 5) * sample_stride] : float(0);
+      next6 = (begin + 6) < end ? x[(begin + 6) * sample_stride] : float(0);
+      next7 = (begin + 7) < end ? x[(begin + 7) * sample_stride] : float(0);
+      for (long long n0 = begin; n0 < end; n0 += 8) {
+        tile[threadIdx.x][0] = next0;
+        tile[threadIdx.x][1] = next1;
+        tile[threadIdx.x][2] = next2;
+        tile[threadIdx.x][3] = next3;
+        tile[threadIdx.x][4] = next4;
+        tile[threadIdx.x][5] = next5;
+        tile[threadIdx.x][6] = next6;
+        tile[threadIdx.x][7] = next7;
+        if (n0 + 8 < end) {
+          next0 = (n0 + 8 + 0) < end ? x[(n0 + 8 + 0) * sample_stride] : float(0);
+          next1 = (n0 + 8 + 1) < end ? x[(n0 + 8 + 1) * sample_stride] : float(0);
+          next2 = (n0 + 8 + 2) < end ? x[(n0 + 8 + 2) * sample_stride] : float(0);
+          next3 = (n0 + 8 + 3) < end ? x[(n0 + 8 + 3) * sample_stride] : float(0);
+          next4 = (n0 + 8 + 4) < end ? x[(n0 + 8 + 4) * sample_stride] : float(0);
+          next5 = (n0 + 8 + 5) < end ? x[(n0 + 8 + 5) * sample_stride] : float(0);
+          next6 = (n0 + 8 + 6) < end ? x[(n0 + 8 + 6) * sample_stride] : float(0);
+          next7 = (n0 + 8 + 7) < end ? x[(n0 + 8 + 7) * sample_stride] : float(0);
+        }
+        for (long long n = n0; n < n0 + 8 && n < end; ++n) {
+          double v = double(tile[threadIdx.x][n - n0]);
+          {  // stage 0 (sos), section 0: transposed direct form II
+            const double o = fma(s0_0_b0, v, z0_0_0);
+            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+            v = o;
+          }
+          y[n * sample_stride] = float(v);
+        }
       }
-      y[n * sample_stride] = float(v);
     }
     if (k == chunks - 1) {  // the channel's last chunk ends where the stream goes on
       double* const fin = state + c * D;

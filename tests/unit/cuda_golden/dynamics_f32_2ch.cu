@@ -72,69 +72,101 @@ extern "C" __global__ void fxc_chain_1(
   double count4 = st[40];
   const float* const x = in + c * channel_stride;
   float* const y = out + c * channel_stride;
-  for (long long n = 0; n < samples; ++n) {
-    double v = double(x[n * sample_stride]);
-    {  // stage 0 (sos), section 0: transposed direct form II
-      const double o = fma(s0_0_b0, v, z0_0_0);
-      z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-      z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-      v = o;
-    }
-    {  // stage 1 (dynamics, compressor)
-      double m = fabs(v);
-      m = m < double(1e-10) ? double(1e-10) : m;
-      const double xg = double(20) * log10(m);
-      const double d = xg - dyn1_0;
-      const double two_d = double(2) * d;
-      const bool in_knee = dyn1_2 > double(0) && fabs(two_d) <= dyn1_2;
-      const double half_w = double(0.5) * dyn1_2;
-      double input = v;
-      const double u = d + half_w;
-      const double target = two_d > dyn1_2 ? dyn1_1 * d : (in_knee ? dyn1_1 * (u * u) / (double(2) * dyn1_2) : double(0));
-      { const double a = (target > env1) ? dyn1_4 : dyn1_5; env1 = fma(a, env1, (double(1) - a) * target); }
-      v = exp((dyn1_3 - env1) * double(0.11512925464970229)) * input;
-    }
-    {  // stage 2 (dynamics, gate)
-      double m = fabs(v);
-      m = m < double(1e-10) ? double(1e-10) : m;
-      const double xg = double(20) * log10(m);
-      const double d = xg - dyn2_0;
-      double input = v;
-      const double up = count2 + double(1), cap = dyn2_6 + double(1);
-      count2 = xg >= dyn2_0 ? double(0) : (cap < up ? cap : up);
-      const double target = count2 <= dyn2_6 ? double(0) : dyn2_7;
-      { const double a = (target < env2) ? dyn2_4 : dyn2_5; env2 = fma(a, env2, (double(1) - a) * target); }
-      v = exp((dyn2_3 - env2) * double(0.11512925464970229)) * input;
-    }
-    {  // stage 3 (dynamics, limiter)
-      double m = fabs(v);
-      m = m < double(1e-10) ? double(1e-10) : m;
-      const double xg = double(20) * log10(m);
-      const double d = xg - dyn3_0;
-      double input = v;
-      double target = d > double(0) ? d : double(0);  // max(0, max(d, 0)); a NaN gives 0
-      double z = target < double(ring3[30]) ? double(ring3[30]) : target;
-      z = z < double((ring3 + 20)[pos3]) ? double((ring3 + 20)[pos3]) : z;
-      input = ring3[pos3];
-      ring3[pos3] = v;
-      (ring3 + 10)[pos3] = target;
-      ring3[30] = ring3[30] < target ? target : ring3[30];
-      if (++pos3 >= 10) {  // the block is whole: its suffix maxima
-        double m = 0;
-        for (long long k = 9; k >= 0; --k) { m = m < (ring3 + 10)[k] ? (ring3 + 10)[k] : m; (ring3 + 20)[k] = m; }
-        ring3[30] = 0;
-        pos3 = 0;
+  __shared__ float ahead[128][9];  // padded: no bank conflicts
+  {  // inputs 8 samples ahead: the next block's load while this one computes
+    float next0, next1, next2, next3, next4, next5, next6, next7;
+    next0 = (0 + 0) < samples ? x[(0 + 0) * sample_stride] : float(0);
+    next1 = (0 + 1) < samples ? x[(0 + 1) * sample_stride] : float(0);
+    next2 = (0 + 2) < samples ? x[(0 + 2) * sample_stride] : float(0);
+    next3 = (0 + 3) < samples ? x[(0 + 3) * sample_stride] : float(0);
+    next4 = (0 + 4) < samples ? x[(0 + 4) * sample_stride] : float(0);
+    next5 = (0 + 5) < samples ? x[(0 + 5) * sample_stride] : float(0);
+    next6 = (0 + 6) < samples ? x[(0 + 6) * sample_stride] : float(0);
+    next7 = (0 + 7) < samples ? x[(0 + 7) * sample_stride] : float(0);
+    for (long long n0 = 0; n0 < samples; n0 += 8) {
+      ahead[threadIdx.x][0] = next0;
+      ahead[threadIdx.x][1] = next1;
+      ahead[threadIdx.x][2] = next2;
+      ahead[threadIdx.x][3] = next3;
+      ahead[threadIdx.x][4] = next4;
+      ahead[threadIdx.x][5] = next5;
+      ahead[threadIdx.x][6] = next6;
+      ahead[threadIdx.x][7] = next7;
+      if (n0 + 8 < samples) {
+        next0 = (n0 + 8 + 0) < samples ? x[(n0 + 8 + 0) * sample_stride] : float(0);
+        next1 = (n0 + 8 + 1) < samples ? x[(n0 + 8 + 1) * sample_stride] : float(0);
+        next2 = (n0 + 8 + 2) < samples ? x[(n0 + 8 + 2) * sample_stride] : float(0);
+        next3 = (n0 + 8 + 3) < samples ? x[(n0 + 8 + 3) * sample_stride] : float(0);
+        next4 = (n0 + 8 + 4) < samples ? x[(n0 + 8 + 4) * sample_stride] : float(0);
+        next5 = (n0 + 8 + 5) < samples ? x[(n0 + 8 + 5) * sample_stride] : float(0);
+        next6 = (n0 + 8 + 6) < samples ? x[(n0 + 8 + 6) * sample_stride] : float(0);
+        next7 = (n0 + 8 + 7) < samples ? x[(n0 + 8 + 7) * sample_stride] : float(0);
       }
-      target = z;
-      env3 = target > env3 ? target : fma(dyn3_5, env3, (double(1) - dyn3_5) * target);
-      v = exp((dyn3_3 - env3) * double(0.11512925464970229)) * input;
+      for (long long n = n0; n < n0 + 8 && n < samples; ++n) {
+        double v = double(ahead[threadIdx.x][n - n0]);
+        {  // stage 0 (sos), section 0: transposed direct form II
+          const double o = fma(s0_0_b0, v, z0_0_0);
+          z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+          z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+          v = o;
+        }
+        {  // stage 1 (dynamics, compressor)
+          double m = fabs(v);
+          m = m < double(1e-10) ? double(1e-10) : m;
+          const double xg = double(20) * log10(m);
+          const double d = xg - dyn1_0;
+          const double two_d = double(2) * d;
+          const bool in_knee = dyn1_2 > double(0) && fabs(two_d) <= dyn1_2;
+          const double half_w = double(0.5) * dyn1_2;
+          double input = v;
+          const double u = d + half_w;
+          const double target = two_d > dyn1_2 ? dyn1_1 * d : (in_knee ? dyn1_1 * (u * u) / (double(2) * dyn1_2) : double(0));
+          { const double a = (target > env1) ? dyn1_4 : dyn1_5; env1 = fma(a, env1, (double(1) - a) * target); }
+          v = exp((dyn1_3 - env1) * double(0.11512925464970229)) * input;
+        }
+        {  // stage 2 (dynamics, gate)
+          double m = fabs(v);
+          m = m < double(1e-10) ? double(1e-10) : m;
+          const double xg = double(20) * log10(m);
+          const double d = xg - dyn2_0;
+          double input = v;
+          const double up = count2 + double(1), cap = dyn2_6 + double(1);
+          count2 = xg >= dyn2_0 ? double(0) : (cap < up ? cap : up);
+          const double target = count2 <= dyn2_6 ? double(0) : dyn2_7;
+          { const double a = (target < env2) ? dyn2_4 : dyn2_5; env2 = fma(a, env2, (double(1) - a) * target); }
+          v = exp((dyn2_3 - env2) * double(0.11512925464970229)) * input;
+        }
+        {  // stage 3 (dynamics, limiter)
+          double m = fabs(v);
+          m = m < double(1e-10) ? double(1e-10) : m;
+          const double xg = double(20) * log10(m);
+          const double d = xg - dyn3_0;
+          double input = v;
+          double target = d > double(0) ? d : double(0);  // max(0, max(d, 0)); a NaN gives 0
+          double z = target < double(ring3[30]) ? double(ring3[30]) : target;
+          z = z < double((ring3 + 20)[pos3]) ? double((ring3 + 20)[pos3]) : z;
+          input = ring3[pos3];
+          ring3[pos3] = v;
+          (ring3 + 10)[pos3] = target;
+          ring3[30] = ring3[30] < target ? target : ring3[30];
+          if (++pos3 >= 10) {  // the block is whole: its suffix maxima
+            double m = 0;
+            for (long long k = 9; k >= 0; --k) { m = m < (ring3 + 10)[k] ? (ring3 + 10)[k] : m; (ring3 + 20)[k] = m; }
+            ring3[30] = 0;
+            pos3 = 0;
+          }
+          target = z;
+          env3 = target > env3 ? target : fma(dyn3_5, env3, (double(1) - dyn3_5) * target);
+          v = exp((dyn3_3 - env3) * double(0.11512925464970229)) * input;
+        }
+        {  // stage 4 (dynamics, envelope)
+          const double e = v * v;
+          { const double a = (e > env4) ? dyn4_4 : dyn4_5; env4 = fma(a, env4, (double(1) - a) * e); }
+          v = sqrt(env4);
+        }
+        y[n * sample_stride] = float(v);
+      }
     }
-    {  // stage 4 (dynamics, envelope)
-      const double e = v * v;
-      { const double a = (e > env4) ? dyn4_4 : dyn4_5; env4 = fma(a, env4, (double(1) - a) * e); }
-      v = sqrt(env4);
-    }
-    y[n * sample_stride] = float(v);
   }
   st[0] = z0_0_0;
   st[1] = z0_0_1;

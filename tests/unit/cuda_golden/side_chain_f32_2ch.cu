@@ -28,24 +28,56 @@ extern "C" __global__ void fxc_chain_2(
   float count0 = st[1];
   const float* const x = in + c * channel_stride;
   float* const y = out + c * channel_stride;
-  for (long long n = 0; n < samples; ++n) {
-    float v = x[n * sample_stride];
-    {  // stage 0 (dynamics, compressor)
-      float m = fabsf(v);
-      m = m < float(1e-10) ? float(1e-10) : m;
-      const float xg = float(20) * log10f(m);
-      const float d = xg - dyn0_0;
-      const float two_d = float(2) * d;
-      const bool in_knee = dyn0_2 > float(0) && fabsf(two_d) <= dyn0_2;
-      const float half_w = float(0.5) * dyn0_2;
-      float input = v;
-      const float u = d + half_w;
-      const float target = two_d > dyn0_2 ? dyn0_1 * d : (in_knee ? dyn0_1 * (u * u) / (float(2) * dyn0_2) : float(0));
-      { const float a = (target > env0) ? dyn0_4 : dyn0_5; env0 = fmaf(a, env0, (float(1) - a) * target); }
-      v = expf((dyn0_3 - env0) * float(0.11512925464970229));  // the gain (a side-chain's)
-      (void)input;
+  __shared__ float ahead[128][9];  // padded: no bank conflicts
+  {  // inputs 8 samples ahead: the next block's load while this one computes
+    float next0, next1, next2, next3, next4, next5, next6, next7;
+    next0 = (0 + 0) < samples ? x[(0 + 0) * sample_stride] : float(0);
+    next1 = (0 + 1) < samples ? x[(0 + 1) * sample_stride] : float(0);
+    next2 = (0 + 2) < samples ? x[(0 + 2) * sample_stride] : float(0);
+    next3 = (0 + 3) < samples ? x[(0 + 3) * sample_stride] : float(0);
+    next4 = (0 + 4) < samples ? x[(0 + 4) * sample_stride] : float(0);
+    next5 = (0 + 5) < samples ? x[(0 + 5) * sample_stride] : float(0);
+    next6 = (0 + 6) < samples ? x[(0 + 6) * sample_stride] : float(0);
+    next7 = (0 + 7) < samples ? x[(0 + 7) * sample_stride] : float(0);
+    for (long long n0 = 0; n0 < samples; n0 += 8) {
+      ahead[threadIdx.x][0] = next0;
+      ahead[threadIdx.x][1] = next1;
+      ahead[threadIdx.x][2] = next2;
+      ahead[threadIdx.x][3] = next3;
+      ahead[threadIdx.x][4] = next4;
+      ahead[threadIdx.x][5] = next5;
+      ahead[threadIdx.x][6] = next6;
+      ahead[threadIdx.x][7] = next7;
+      if (n0 + 8 < samples) {
+        next0 = (n0 + 8 + 0) < samples ? x[(n0 + 8 + 0) * sample_stride] : float(0);
+        next1 = (n0 + 8 + 1) < samples ? x[(n0 + 8 + 1) * sample_stride] : float(0);
+        next2 = (n0 + 8 + 2) < samples ? x[(n0 + 8 + 2) * sample_stride] : float(0);
+        next3 = (n0 + 8 + 3) < samples ? x[(n0 + 8 + 3) * sample_stride] : float(0);
+        next4 = (n0 + 8 + 4) < samples ? x[(n0 + 8 + 4) * sample_stride] : float(0);
+        next5 = (n0 + 8 + 5) < samples ? x[(n0 + 8 + 5) * sample_stride] : float(0);
+        next6 = (n0 + 8 + 6) < samples ? x[(n0 + 8 + 6) * sample_stride] : float(0);
+        next7 = (n0 + 8 + 7) < samples ? x[(n0 + 8 + 7) * sample_stride] : float(0);
+      }
+      for (long long n = n0; n < n0 + 8 && n < samples; ++n) {
+        float v = ahead[threadIdx.x][n - n0];
+        {  // stage 0 (dynamics, compressor)
+          float m = fabsf(v);
+          m = m < float(1e-10) ? float(1e-10) : m;
+          const float xg = float(20) * log10f(m);
+          const float d = xg - dyn0_0;
+          const float two_d = float(2) * d;
+          const bool in_knee = dyn0_2 > float(0) && fabsf(two_d) <= dyn0_2;
+          const float half_w = float(0.5) * dyn0_2;
+          float input = v;
+          const float u = d + half_w;
+          const float target = two_d > dyn0_2 ? dyn0_1 * d : (in_knee ? dyn0_1 * (u * u) / (float(2) * dyn0_2) : float(0));
+          { const float a = (target > env0) ? dyn0_4 : dyn0_5; env0 = fmaf(a, env0, (float(1) - a) * target); }
+          v = expf((dyn0_3 - env0) * float(0.11512925464970229));  // the gain (a side-chain's)
+          (void)input;
+        }
+        y[n * sample_stride] = v;
+      }
     }
-    y[n * sample_stride] = v;
   }
   st[0] = env0;
   st[1] = count0;
@@ -136,33 +168,65 @@ extern "C" __global__ void fxc_chain_5(
   long long pos0 = positions[c * 1 + 0];
   const float* const x = in + c * channel_stride;
   float* const y = out + c * channel_stride;
-  for (long long n = 0; n < samples; ++n) {
-    float v = x[n * sample_stride];
-    {  // stage 0 (dynamics, limiter)
-      float m = fabsf(v);
-      m = m < float(1e-10) ? float(1e-10) : m;
-      const float xg = float(20) * log10f(m);
-      const float d = xg - dyn0_0;
-      float input = v;
-      float target = d > float(0) ? d : float(0);  // max(0, max(d, 0)); a NaN gives 0
-      float z = target < float(ring0[30]) ? float(ring0[30]) : target;
-      z = z < float((ring0 + 20)[pos0]) ? float((ring0 + 20)[pos0]) : z;
-      input = ring0[pos0];
-      ring0[pos0] = v;
-      (ring0 + 10)[pos0] = target;
-      ring0[30] = ring0[30] < target ? target : ring0[30];
-      if (++pos0 >= 10) {  // the block is whole: its suffix maxima
-        float m = 0;
-        for (long long k = 9; k >= 0; --k) { m = m < (ring0 + 10)[k] ? (ring0 + 10)[k] : m; (ring0 + 20)[k] = m; }
-        ring0[30] = 0;
-        pos0 = 0;
+  __shared__ float ahead[128][9];  // padded: no bank conflicts
+  {  // inputs 8 samples ahead: the next block's load while this one computes
+    float next0, next1, next2, next3, next4, next5, next6, next7;
+    next0 = (0 + 0) < samples ? x[(0 + 0) * sample_stride] : float(0);
+    next1 = (0 + 1) < samples ? x[(0 + 1) * sample_stride] : float(0);
+    next2 = (0 + 2) < samples ? x[(0 + 2) * sample_stride] : float(0);
+    next3 = (0 + 3) < samples ? x[(0 + 3) * sample_stride] : float(0);
+    next4 = (0 + 4) < samples ? x[(0 + 4) * sample_stride] : float(0);
+    next5 = (0 + 5) < samples ? x[(0 + 5) * sample_stride] : float(0);
+    next6 = (0 + 6) < samples ? x[(0 + 6) * sample_stride] : float(0);
+    next7 = (0 + 7) < samples ? x[(0 + 7) * sample_stride] : float(0);
+    for (long long n0 = 0; n0 < samples; n0 += 8) {
+      ahead[threadIdx.x][0] = next0;
+      ahead[threadIdx.x][1] = next1;
+      ahead[threadIdx.x][2] = next2;
+      ahead[threadIdx.x][3] = next3;
+      ahead[threadIdx.x][4] = next4;
+      ahead[threadIdx.x][5] = next5;
+      ahead[threadIdx.x][6] = next6;
+      ahead[threadIdx.x][7] = next7;
+      if (n0 + 8 < samples) {
+        next0 = (n0 + 8 + 0) < samples ? x[(n0 + 8 + 0) * sample_stride] : float(0);
+        next1 = (n0 + 8 + 1) < samples ? x[(n0 + 8 + 1) * sample_stride] : float(0);
+        next2 = (n0 + 8 + 2) < samples ? x[(n0 + 8 + 2) * sample_stride] : float(0);
+        next3 = (n0 + 8 + 3) < samples ? x[(n0 + 8 + 3) * sample_stride] : float(0);
+        next4 = (n0 + 8 + 4) < samples ? x[(n0 + 8 + 4) * sample_stride] : float(0);
+        next5 = (n0 + 8 + 5) < samples ? x[(n0 + 8 + 5) * sample_stride] : float(0);
+        next6 = (n0 + 8 + 6) < samples ? x[(n0 + 8 + 6) * sample_stride] : float(0);
+        next7 = (n0 + 8 + 7) < samples ? x[(n0 + 8 + 7) * sample_stride] : float(0);
       }
-      target = z;
-      env0 = target > env0 ? target : fmaf(dyn0_5, env0, (float(1) - dyn0_5) * target);
-      v = expf((dyn0_3 - env0) * float(0.11512925464970229));  // the gain (a side-chain's)
-      (void)input;
+      for (long long n = n0; n < n0 + 8 && n < samples; ++n) {
+        float v = ahead[threadIdx.x][n - n0];
+        {  // stage 0 (dynamics, limiter)
+          float m = fabsf(v);
+          m = m < float(1e-10) ? float(1e-10) : m;
+          const float xg = float(20) * log10f(m);
+          const float d = xg - dyn0_0;
+          float input = v;
+          float target = d > float(0) ? d : float(0);  // max(0, max(d, 0)); a NaN gives 0
+          float z = target < float(ring0[30]) ? float(ring0[30]) : target;
+          z = z < float((ring0 + 20)[pos0]) ? float((ring0 + 20)[pos0]) : z;
+          input = ring0[pos0];
+          ring0[pos0] = v;
+          (ring0 + 10)[pos0] = target;
+          ring0[30] = ring0[30] < target ? target : ring0[30];
+          if (++pos0 >= 10) {  // the block is whole: its suffix maxima
+            float m = 0;
+            for (long long k = 9; k >= 0; --k) { m = m < (ring0 + 10)[k] ? (ring0 + 10)[k] : m; (ring0 + 20)[k] = m; }
+            ring0[30] = 0;
+            pos0 = 0;
+          }
+          target = z;
+          env0 = target > env0 ? target : fmaf(dyn0_5, env0, (float(1) - dyn0_5) * target);
+          v = expf((dyn0_3 - env0) * float(0.11512925464970229));  // the gain (a side-chain's)
+          (void)input;
+        }
+        y[n * sample_stride] = v;
+      }
     }
-    y[n * sample_stride] = v;
   }
   st[0] = env0;
   st[1] = count0;

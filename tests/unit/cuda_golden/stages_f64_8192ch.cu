@@ -72,47 +72,79 @@ extern "C" __global__ void fxc_chain_3(
   long long pos6 = positions[c * 3 + 1];
   const double* const x = in + c * channel_stride;
   double* const y = out + c * channel_stride;
-  for (long long n = 0; n < samples; ++n) {
-    double v = x[n * sample_stride];
-    {  // stage 0 (sos), section 0: transposed direct form II
-      const double o = fma(s0_0_b0, v, z0_0_0);
-      z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-      z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-      v = o;
-    }
-    {  // stage 0 (sos), section 1: transposed direct form II
-      const double o = fma(s0_1_b0, v, z0_1_0);
-      z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
-      z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-      v = o;
-    }
-    {  // stage 1 (fir), 3 taps: direct form over the ring
-      ring1[pos1] = v;
-      double acc = double(0);
-      for (long long k = 0; k < 3; ++k) {
-        long long back = pos1 - k;
-        if (back < 0) back += 3;
-        acc = fma(params[10 + k], ring1[back], acc);
+  __shared__ double ahead[128][9];  // padded: no bank conflicts
+  {  // inputs 8 samples ahead: the next block's load while this one computes
+    double next0, next1, next2, next3, next4, next5, next6, next7;
+    next0 = (0 + 0) < samples ? x[(0 + 0) * sample_stride] : double(0);
+    next1 = (0 + 1) < samples ? x[(0 + 1) * sample_stride] : double(0);
+    next2 = (0 + 2) < samples ? x[(0 + 2) * sample_stride] : double(0);
+    next3 = (0 + 3) < samples ? x[(0 + 3) * sample_stride] : double(0);
+    next4 = (0 + 4) < samples ? x[(0 + 4) * sample_stride] : double(0);
+    next5 = (0 + 5) < samples ? x[(0 + 5) * sample_stride] : double(0);
+    next6 = (0 + 6) < samples ? x[(0 + 6) * sample_stride] : double(0);
+    next7 = (0 + 7) < samples ? x[(0 + 7) * sample_stride] : double(0);
+    for (long long n0 = 0; n0 < samples; n0 += 8) {
+      ahead[threadIdx.x][0] = next0;
+      ahead[threadIdx.x][1] = next1;
+      ahead[threadIdx.x][2] = next2;
+      ahead[threadIdx.x][3] = next3;
+      ahead[threadIdx.x][4] = next4;
+      ahead[threadIdx.x][5] = next5;
+      ahead[threadIdx.x][6] = next6;
+      ahead[threadIdx.x][7] = next7;
+      if (n0 + 8 < samples) {
+        next0 = (n0 + 8 + 0) < samples ? x[(n0 + 8 + 0) * sample_stride] : double(0);
+        next1 = (n0 + 8 + 1) < samples ? x[(n0 + 8 + 1) * sample_stride] : double(0);
+        next2 = (n0 + 8 + 2) < samples ? x[(n0 + 8 + 2) * sample_stride] : double(0);
+        next3 = (n0 + 8 + 3) < samples ? x[(n0 + 8 + 3) * sample_stride] : double(0);
+        next4 = (n0 + 8 + 4) < samples ? x[(n0 + 8 + 4) * sample_stride] : double(0);
+        next5 = (n0 + 8 + 5) < samples ? x[(n0 + 8 + 5) * sample_stride] : double(0);
+        next6 = (n0 + 8 + 6) < samples ? x[(n0 + 8 + 6) * sample_stride] : double(0);
+        next7 = (n0 + 8 + 7) < samples ? x[(n0 + 8 + 7) * sample_stride] : double(0);
       }
-      pos1 = pos1 + 1 >= 3 ? 0 : pos1 + 1;
-      v = acc;
+      for (long long n = n0; n < n0 + 8 && n < samples; ++n) {
+        double v = ahead[threadIdx.x][n - n0];
+        {  // stage 0 (sos), section 0: transposed direct form II
+          const double o = fma(s0_0_b0, v, z0_0_0);
+          z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+          z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+          v = o;
+        }
+        {  // stage 0 (sos), section 1: transposed direct form II
+          const double o = fma(s0_1_b0, v, z0_1_0);
+          z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+          z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+          v = o;
+        }
+        {  // stage 1 (fir), 3 taps: direct form over the ring
+          ring1[pos1] = v;
+          double acc = double(0);
+          for (long long k = 0; k < 3; ++k) {
+            long long back = pos1 - k;
+            if (back < 0) back += 3;
+            acc = fma(params[10 + k], ring1[back], acc);
+          }
+          pos1 = pos1 + 1 >= 3 ? 0 : pos1 + 1;
+          v = acc;
+        }
+        if (len2 != 0) {  // stage 2 (delay): ring of len2 samples
+          const double old = ring2[pos2];
+          ring2[pos2] = v;
+          pos2 = pos2 + 1 >= len2 ? 0 : pos2 + 1;
+          v = old;
+        }
+        v = v < lo3 ? lo3 : (hi3 < v ? hi3 : v);  // stage 3 (clip): std::clamp's comparisons, NaN passes
+        v = tanh(v);  // stage 4 (tanh)
+        v = v * g5;  // stage 5 (gain)
+        if (len6 != 0) {  // stage 6 (delay): ring of len6 samples
+          const double old = ring6[pos6];
+          ring6[pos6] = v;
+          pos6 = pos6 + 1 >= len6 ? 0 : pos6 + 1;
+          v = old;
+        }
+        y[n * sample_stride] = v;
+      }
     }
-    if (len2 != 0) {  // stage 2 (delay): ring of len2 samples
-      const double old = ring2[pos2];
-      ring2[pos2] = v;
-      pos2 = pos2 + 1 >= len2 ? 0 : pos2 + 1;
-      v = old;
-    }
-    v = v < lo3 ? lo3 : (hi3 < v ? hi3 : v);  // stage 3 (clip): std::clamp's comparisons, NaN passes
-    v = tanh(v);  // stage 4 (tanh)
-    v = v * g5;  // stage 5 (gain)
-    if (len6 != 0) {  // stage 6 (delay): ring of len6 samples
-      const double old = ring6[pos6];
-      ring6[pos6] = v;
-      pos6 = pos6 + 1 >= len6 ? 0 : pos6 + 1;
-      v = old;
-    }
-    y[n * sample_stride] = v;
   }
   st[0] = z0_0_0;
   st[1] = z0_0_1;

@@ -226,15 +226,47 @@ extern "C" __global__ void fxc_chain_6(
   float z0_0_1 = st[1];
   const float* const x = in + c * channel_stride;
   float* const y = out + c * channel_stride;
-  for (long long n = 0; n < samples; ++n) {
-    float v = x[n * sample_stride];
-    {  // stage 0 (sos), section 0: transposed direct form II
-      const float o = fmaf(s0_0_b0, v, z0_0_0);
-      z0_0_0 = fmaf(s0_0_b1, v, fmaf(-s0_0_a1, o, z0_0_1));
-      z0_0_1 = fmaf(-s0_0_a2, o, s0_0_b2 * v);
-      v = o;
+  __shared__ float ahead[128][9];  // padded: no bank conflicts
+  {  // inputs 8 samples ahead: the next block's load while this one computes
+    float next0, next1, next2, next3, next4, next5, next6, next7;
+    next0 = (0 + 0) < samples ? x[(0 + 0) * sample_stride] : float(0);
+    next1 = (0 + 1) < samples ? x[(0 + 1) * sample_stride] : float(0);
+    next2 = (0 + 2) < samples ? x[(0 + 2) * sample_stride] : float(0);
+    next3 = (0 + 3) < samples ? x[(0 + 3) * sample_stride] : float(0);
+    next4 = (0 + 4) < samples ? x[(0 + 4) * sample_stride] : float(0);
+    next5 = (0 + 5) < samples ? x[(0 + 5) * sample_stride] : float(0);
+    next6 = (0 + 6) < samples ? x[(0 + 6) * sample_stride] : float(0);
+    next7 = (0 + 7) < samples ? x[(0 + 7) * sample_stride] : float(0);
+    for (long long n0 = 0; n0 < samples; n0 += 8) {
+      ahead[threadIdx.x][0] = next0;
+      ahead[threadIdx.x][1] = next1;
+      ahead[threadIdx.x][2] = next2;
+      ahead[threadIdx.x][3] = next3;
+      ahead[threadIdx.x][4] = next4;
+      ahead[threadIdx.x][5] = next5;
+      ahead[threadIdx.x][6] = next6;
+      ahead[threadIdx.x][7] = next7;
+      if (n0 + 8 < samples) {
+        next0 = (n0 + 8 + 0) < samples ? x[(n0 + 8 + 0) * sample_stride] : float(0);
+        next1 = (n0 + 8 + 1) < samples ? x[(n0 + 8 + 1) * sample_stride] : float(0);
+        next2 = (n0 + 8 + 2) < samples ? x[(n0 + 8 + 2) * sample_stride] : float(0);
+        next3 = (n0 + 8 + 3) < samples ? x[(n0 + 8 + 3) * sample_stride] : float(0);
+        next4 = (n0 + 8 + 4) < samples ? x[(n0 + 8 + 4) * sample_stride] : float(0);
+        next5 = (n0 + 8 + 5) < samples ? x[(n0 + 8 + 5) * sample_stride] : float(0);
+        next6 = (n0 + 8 + 6) < samples ? x[(n0 + 8 + 6) * sample_stride] : float(0);
+        next7 = (n0 + 8 + 7) < samples ? x[(n0 + 8 + 7) * sample_stride] : float(0);
+      }
+      for (long long n = n0; n < n0 + 8 && n < samples; ++n) {
+        float v = ahead[threadIdx.x][n - n0];
+        {  // stage 0 (sos), section 0: transposed direct form II
+          const float o = fmaf(s0_0_b0, v, z0_0_0);
+          z0_0_0 = fmaf(s0_0_b1, v, fmaf(-s0_0_a1, o, z0_0_1));
+          z0_0_1 = fmaf(-s0_0_a2, o, s0_0_b2 * v);
+          v = o;
+        }
+        y[n * sample_stride] = v;
+      }
     }
-    y[n * sample_stride] = v;
   }
   st[0] = z0_0_0;
   st[1] = z0_0_1;

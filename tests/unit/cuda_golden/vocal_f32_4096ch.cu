@@ -6,7 +6,7 @@
 //   for one thread per channel: a warp's 32 loads of sample n are adjacent).
 
 // chain %1: sos(2) | sos(2) | tanh
-// gpu_chunked_wavefront, L=256: one thread per (channel, chunk), its 5 steps as a wavefront
+// gpu_chunked_scan, L=256: one thread per (channel, chunk)
 // params: 20, state per channel: 8, delays: 0, rings: 0
 // state in double; arithmetic in double for stage 0's sections, in float after (state_precision mixed); samples are float
 // Chunked scan over time, chunks of L = 256 samples in groups of 32 (chunk_state: double[channels][chunks][8]):
@@ -46,11 +46,12 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
   const float s1_1_b2 = float(params[17]);
   const float s1_1_a1 = float(params[18]);
   const float s1_1_a2 = float(params[19]);
+  // Planar: a tile of 32 samples per chunk. Interleaved: a thread's next samples, in its row.
+  __shared__ float tile[128][33];  // padded: a thread's row has no bank conflicts
   if (sample_stride == 1) {
     // Planar: the block's threads take neighbouring chunks. Each step of 32 samples goes through a
     // shared tile that warps load (and store) 32 neighbouring samples of one chunk at a time,
     // one transaction, instead of 32 loads L samples apart.
-    __shared__ float tile[64][33];  // padded: a thread's row has no bank conflicts
     const long long first = (long long)blockIdx.x * blockDim.x;
     const long long t = first + threadIdx.x;
     const long long c = t / chunks, k = t % chunks;
@@ -59,7 +60,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     // Each tile row's chunk, from the thread that runs it: where it starts in the signal (-1 past
     // the last row) and how many samples the signal has from there. Read at every step instead of
     // dividing by `chunks` for every row a thread loads.
-    __shared__ long long row_at[64], row_left[64];
+    __shared__ long long row_at[128], row_left[128];
     row_at[threadIdx.x] = t < rows ? c * channel_stride + begin : -1;
     row_left[threadIdx.x] = samples - begin;
     double z0_0_0 = double(0);
@@ -70,159 +71,51 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     float z1_0_1 = float(0);
     float z1_1_0 = float(0);
     float z1_1_1 = float(0);
-    const long long count = t < rows ? end - begin : 0;  // this thread's samples
-    double p1 = 0;  // stage 1's next input
-    double p2 = 0;  // stage 2's next input
-    float p3 = 0;  // stage 3's next input
     for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
       __syncthreads();  // the last tile is done with (and, the first time, the row tables are written)
-      for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
-        const long long at = row_at[i];
-        tile[i][(j + lane) & 31] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : float(0);
+      #pragma unroll
+      for (int r0 = 0; r0 < 32; r0 += 8) {  // a batch of the warp's rows
+        float v[8];
+        #pragma unroll
+        for (int r = 0; r < 8; ++r) {
+          const int i = threadIdx.x / 32 + (r0 + r) * 4;
+          const long long at = row_at[i];
+          v[r] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : float(0);
+        }
+        #pragma unroll
+        for (int r = 0; r < 8; ++r) {
+          const int i = threadIdx.x / 32 + (r0 + r) * 4;
+          tile[i][lane] = v[r];
+        }
       }
       __syncthreads();
-      if (count > j) {  // the thread's chunk has samples in this tile
-        long long n = j;
-        // The first iterations: steps beyond the first sample wait (predicated).
-        for (; n < j + 32 && n < 3; ++n) {
-          {  // stage 3
-            const bool ok = n - 3 >= 0 && n - 3 < count;
-            float v = p3;
-            {  // stage 1 (sos), section 1: transposed direct form II
-              const float o = fmaf(s1_1_b0, v, z1_1_0);
-              const float n0 = fmaf(s1_1_b1, v, fmaf(-s1_1_a1, o, z1_1_1)), n1 = fmaf(-s1_1_a2, o, s1_1_b2 * v);
-              z1_1_0 = ok ? n0 : z1_1_0;
-              z1_1_1 = ok ? n1 : z1_1_1;
-              v = o;
-            }
+      if (t < rows) {
+        for (int i = 0; i < 32 && begin + j + i < end; ++i) {
+          double v = double(tile[threadIdx.x][i]);
+          {  // stage 0 (sos), section 0: transposed direct form II
+            const double o = fma(s0_0_b0, v, z0_0_0);
+            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+            v = o;
           }
-          {  // stage 2
-            const bool ok = n - 2 >= 0 && n - 2 < count;
-            float v = float(p2);
-            {  // stage 1 (sos), section 0: transposed direct form II
-              const float o = fmaf(s1_0_b0, v, z1_0_0);
-              const float n0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1)), n1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
-              z1_0_0 = ok ? n0 : z1_0_0;
-              z1_0_1 = ok ? n1 : z1_0_1;
-              v = o;
-            }
-            p3 = v;
+          {  // stage 0 (sos), section 1: transposed direct form II
+            const double o = fma(s0_1_b0, v, z0_1_0);
+            z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+            z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+            v = o;
           }
-          {  // stage 1
-            const bool ok = n - 1 >= 0 && n - 1 < count;
-            double v = p1;
-            {  // stage 0 (sos), section 1: transposed direct form II
-              const double o = fma(s0_1_b0, v, z0_1_0);
-              const double n0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1)), n1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-              z0_1_0 = ok ? n0 : z0_1_0;
-              z0_1_1 = ok ? n1 : z0_1_1;
-              v = o;
-            }
-            p2 = v;
+          float v32 = float(v);  // float64 sections done: float32 from here
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v32, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+            v32 = o;
           }
-          {  // stage 0
-            const bool ok = n - 0 >= 0 && n - 0 < count;
-            double v = ok ? double(tile[threadIdx.x][(n) & 31]) : double(0);
-            {  // stage 0 (sos), section 0: transposed direct form II
-              const double o = fma(s0_0_b0, v, z0_0_0);
-              const double n0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1)), n1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-              z0_0_0 = ok ? n0 : z0_0_0;
-              z0_0_1 = ok ? n1 : z0_0_1;
-              v = o;
-            }
-            p1 = v;
-          }
-        }
-        for (; n < j + 32 && n < count; ++n) {
-          {  // stage 3 on sample n - 3
-            float v = p3;
-            {  // stage 1 (sos), section 1: transposed direct form II
-              const float o = fmaf(s1_1_b0, v, z1_1_0);
-              z1_1_0 = fmaf(s1_1_b1, v, fmaf(-s1_1_a1, o, z1_1_1));
-              z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v);
-              v = o;
-            }
-          }
-          {  // stage 2 on sample n - 2
-            float v = float(p2);
-            {  // stage 1 (sos), section 0: transposed direct form II
-              const float o = fmaf(s1_0_b0, v, z1_0_0);
-              z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
-              z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
-              v = o;
-            }
-            p3 = v;
-          }
-          {  // stage 1 on sample n - 1
-            double v = p1;
-            {  // stage 0 (sos), section 1: transposed direct form II
-              const double o = fma(s0_1_b0, v, z0_1_0);
-              z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
-              z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-              v = o;
-            }
-            p2 = v;
-          }
-          {  // stage 0 on sample n - 0
-            double v = double(tile[threadIdx.x][(n) & 31]);
-            {  // stage 0 (sos), section 0: transposed direct form II
-              const double o = fma(s0_0_b0, v, z0_0_0);
-              z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-              z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-              v = o;
-            }
-            p1 = v;
-          }
-        }
-        if (count <= j + 32) {  // the chunk ends in this tile: its last samples through the later steps
-          for (n = count > 3 ? count : 3; n < count + 3; ++n) {
-            {  // stage 3
-              const bool ok = n - 3 >= 0 && n - 3 < count;
-              float v = p3;
-              {  // stage 1 (sos), section 1: transposed direct form II
-                const float o = fmaf(s1_1_b0, v, z1_1_0);
-                const float n0 = fmaf(s1_1_b1, v, fmaf(-s1_1_a1, o, z1_1_1)), n1 = fmaf(-s1_1_a2, o, s1_1_b2 * v);
-                z1_1_0 = ok ? n0 : z1_1_0;
-                z1_1_1 = ok ? n1 : z1_1_1;
-                v = o;
-              }
-            }
-            {  // stage 2
-              const bool ok = n - 2 >= 0 && n - 2 < count;
-              float v = float(p2);
-              {  // stage 1 (sos), section 0: transposed direct form II
-                const float o = fmaf(s1_0_b0, v, z1_0_0);
-                const float n0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1)), n1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
-                z1_0_0 = ok ? n0 : z1_0_0;
-                z1_0_1 = ok ? n1 : z1_0_1;
-                v = o;
-              }
-              p3 = v;
-            }
-            {  // stage 1
-              const bool ok = n - 1 >= 0 && n - 1 < count;
-              double v = p1;
-              {  // stage 0 (sos), section 1: transposed direct form II
-                const double o = fma(s0_1_b0, v, z0_1_0);
-                const double n0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1)), n1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-                z0_1_0 = ok ? n0 : z0_1_0;
-                z0_1_1 = ok ? n1 : z0_1_1;
-                v = o;
-              }
-              p2 = v;
-            }
-            {  // stage 0
-              const bool ok = n - 0 >= 0 && n - 0 < count;
-              double v = ok ? double(tile[threadIdx.x][(n) & 31]) : double(0);
-              {  // stage 0 (sos), section 0: transposed direct form II
-                const double o = fma(s0_0_b0, v, z0_0_0);
-                const double n0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1)), n1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-                z0_0_0 = ok ? n0 : z0_0_0;
-                z0_0_1 = ok ? n1 : z0_0_1;
-                v = o;
-              }
-              p1 = v;
-            }
+          {  // stage 1 (sos), section 1: transposed direct form II
+            const float o = fmaf(s1_1_b0, v32, z1_1_0);
+            z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+            z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+            v32 = o;
           }
         }
       }
@@ -254,148 +147,63 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     float z1_1_0 = float(0);
     float z1_1_1 = float(0);
     const float* const x = in + c * channel_stride;
-    const long long count = end - begin;
-    double p1 = 0;  // stage 1's next input
-    double p2 = 0;  // stage 2's next input
-    float p3 = 0;  // stage 3's next input
-    long long n = 0;
-    for (; n < 3; ++n) {
-      {  // stage 3
-        const bool ok = n - 3 >= 0 && n - 3 < count;
-        float v = p3;
-        {  // stage 1 (sos), section 1: transposed direct form II
-          const float o = fmaf(s1_1_b0, v, z1_1_0);
-          const float n0 = fmaf(s1_1_b1, v, fmaf(-s1_1_a1, o, z1_1_1)), n1 = fmaf(-s1_1_a2, o, s1_1_b2 * v);
-          z1_1_0 = ok ? n0 : z1_1_0;
-          z1_1_1 = ok ? n1 : z1_1_1;
-          v = o;
+    {  // inputs 8 samples ahead: the next block's load while this one computes
+      float next0, next1, next2, next3, next4, next5, next6, next7;
+      next0 = (begin + 0) < end ? x[(begin + 0) * sample_stride] : float(0);
+      next1 = (begin + 1) < end ? x[(begin + 1) * sample_stride] : float(0);
+      next2 = (begin + 2) < end ? x[(begin + 2) * sample_stride] : float(0);
+      next3 = (begin + 3) < end ? x[(begin + 3) * sample_stride] : float(0);
+      next4 = (begin + 4) < end ? x[(begin + 4) * sample_stride] : float(0);
+      next5 = (begin + 5) < end ? x[(begin + 5) * sample_stride] : float(0);
+      next6 = (begin + 6) < end ? x[(begin + 6) * sample_stride] : float(0);
+      next7 = (begin + 7) < end ? x[(begin + 7) * sample_stride] : float(0);
+      for (long long n0 = begin; n0 < end; n0 += 8) {
+        tile[threadIdx.x][0] = next0;
+        tile[threadIdx.x][1] = next1;
+        tile[threadIdx.x][2] = next2;
+        tile[threadIdx.x][3] = next3;
+        tile[threadIdx.x][4] = next4;
+        tile[threadIdx.x][5] = next5;
+        tile[threadIdx.x][6] = next6;
+        tile[threadIdx.x][7] = next7;
+        if (n0 + 8 < end) {
+          next0 = (n0 + 8 + 0) < end ? x[(n0 + 8 + 0) * sample_stride] : float(0);
+          next1 = (n0 + 8 + 1) < end ? x[(n0 + 8 + 1) * sample_stride] : float(0);
+          next2 = (n0 + 8 + 2) < end ? x[(n0 + 8 + 2) * sample_stride] : float(0);
+          next3 = (n0 + 8 + 3) < end ? x[(n0 + 8 + 3) * sample_stride] : float(0);
+          next4 = (n0 + 8 + 4) < end ? x[(n0 + 8 + 4) * sample_stride] : float(0);
+          next5 = (n0 + 8 + 5) < end ? x[(n0 + 8 + 5) * sample_stride] : float(0);
+          next6 = (n0 + 8 + 6) < end ? x[(n0 + 8 + 6) * sample_stride] : float(0);
+          next7 = (n0 + 8 + 7) < end ? x[(n0 + 8 + 7) * sample_stride] : float(0);
         }
-      }
-      {  // stage 2
-        const bool ok = n - 2 >= 0 && n - 2 < count;
-        float v = float(p2);
-        {  // stage 1 (sos), section 0: transposed direct form II
-          const float o = fmaf(s1_0_b0, v, z1_0_0);
-          const float n0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1)), n1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
-          z1_0_0 = ok ? n0 : z1_0_0;
-          z1_0_1 = ok ? n1 : z1_0_1;
-          v = o;
+        for (long long n = n0; n < n0 + 8 && n < end; ++n) {
+          double v = double(tile[threadIdx.x][n - n0]);
+          {  // stage 0 (sos), section 0: transposed direct form II
+            const double o = fma(s0_0_b0, v, z0_0_0);
+            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 1: transposed direct form II
+            const double o = fma(s0_1_b0, v, z0_1_0);
+            z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+            z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+            v = o;
+          }
+          float v32 = float(v);  // float64 sections done: float32 from here
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v32, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+            v32 = o;
+          }
+          {  // stage 1 (sos), section 1: transposed direct form II
+            const float o = fmaf(s1_1_b0, v32, z1_1_0);
+            z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+            z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+            v32 = o;
+          }
         }
-        p3 = v;
-      }
-      {  // stage 1
-        const bool ok = n - 1 >= 0 && n - 1 < count;
-        double v = p1;
-        {  // stage 0 (sos), section 1: transposed direct form II
-          const double o = fma(s0_1_b0, v, z0_1_0);
-          const double n0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1)), n1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-          z0_1_0 = ok ? n0 : z0_1_0;
-          z0_1_1 = ok ? n1 : z0_1_1;
-          v = o;
-        }
-        p2 = v;
-      }
-      {  // stage 0
-        const bool ok = n - 0 >= 0 && n - 0 < count;
-        double v = ok ? double(x[(begin + n) * sample_stride]) : double(0);
-        {  // stage 0 (sos), section 0: transposed direct form II
-          const double o = fma(s0_0_b0, v, z0_0_0);
-          const double n0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1)), n1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-          z0_0_0 = ok ? n0 : z0_0_0;
-          z0_0_1 = ok ? n1 : z0_0_1;
-          v = o;
-        }
-        p1 = v;
-      }
-    }
-    for (; n < count; ++n) {
-      {  // stage 3 on sample n - 3
-        float v = p3;
-        {  // stage 1 (sos), section 1: transposed direct form II
-          const float o = fmaf(s1_1_b0, v, z1_1_0);
-          z1_1_0 = fmaf(s1_1_b1, v, fmaf(-s1_1_a1, o, z1_1_1));
-          z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v);
-          v = o;
-        }
-      }
-      {  // stage 2 on sample n - 2
-        float v = float(p2);
-        {  // stage 1 (sos), section 0: transposed direct form II
-          const float o = fmaf(s1_0_b0, v, z1_0_0);
-          z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
-          z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
-          v = o;
-        }
-        p3 = v;
-      }
-      {  // stage 1 on sample n - 1
-        double v = p1;
-        {  // stage 0 (sos), section 1: transposed direct form II
-          const double o = fma(s0_1_b0, v, z0_1_0);
-          z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
-          z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-          v = o;
-        }
-        p2 = v;
-      }
-      {  // stage 0 on sample n - 0
-        double v = double(x[(begin + n) * sample_stride]);
-        {  // stage 0 (sos), section 0: transposed direct form II
-          const double o = fma(s0_0_b0, v, z0_0_0);
-          z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-          z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-          v = o;
-        }
-        p1 = v;
-      }
-    }
-    for (n = count > 3 ? count : 3; n < count + 3; ++n) {
-      {  // stage 3
-        const bool ok = n - 3 >= 0 && n - 3 < count;
-        float v = p3;
-        {  // stage 1 (sos), section 1: transposed direct form II
-          const float o = fmaf(s1_1_b0, v, z1_1_0);
-          const float n0 = fmaf(s1_1_b1, v, fmaf(-s1_1_a1, o, z1_1_1)), n1 = fmaf(-s1_1_a2, o, s1_1_b2 * v);
-          z1_1_0 = ok ? n0 : z1_1_0;
-          z1_1_1 = ok ? n1 : z1_1_1;
-          v = o;
-        }
-      }
-      {  // stage 2
-        const bool ok = n - 2 >= 0 && n - 2 < count;
-        float v = float(p2);
-        {  // stage 1 (sos), section 0: transposed direct form II
-          const float o = fmaf(s1_0_b0, v, z1_0_0);
-          const float n0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1)), n1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
-          z1_0_0 = ok ? n0 : z1_0_0;
-          z1_0_1 = ok ? n1 : z1_0_1;
-          v = o;
-        }
-        p3 = v;
-      }
-      {  // stage 1
-        const bool ok = n - 1 >= 0 && n - 1 < count;
-        double v = p1;
-        {  // stage 0 (sos), section 1: transposed direct form II
-          const double o = fma(s0_1_b0, v, z0_1_0);
-          const double n0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1)), n1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-          z0_1_0 = ok ? n0 : z0_1_0;
-          z0_1_1 = ok ? n1 : z0_1_1;
-          v = o;
-        }
-        p2 = v;
-      }
-      {  // stage 0
-        const bool ok = n - 0 >= 0 && n - 0 < count;
-        double v = ok ? double(x[(begin + n) * sample_stride]) : double(0);
-        {  // stage 0 (sos), section 0: transposed direct form II
-          const double o = fma(s0_0_b0, v, z0_0_0);
-          const double n0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1)), n1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-          z0_0_0 = ok ? n0 : z0_0_0;
-          z0_0_1 = ok ? n1 : z0_0_1;
-          v = o;
-        }
-        p1 = v;
       }
     }
     double* const e = chunk_state + (c * chunks + k) * D;
@@ -559,14 +367,12 @@ extern "C" __global__ void fxc_chain_1(
   const float s1_1_b2 = float(params[17]);
   const float s1_1_a1 = float(params[18]);
   const float s1_1_a2 = float(params[19]);
+  // Planar: a tile of 32 samples per chunk. Interleaved: a thread's next samples, in its row.
+  __shared__ float tile[128][33];  // padded: a thread's row has no bank conflicts
   if (sample_stride == 1) {
     // Planar: the block's threads take neighbouring chunks. Each step of 32 samples goes through a
     // shared tile that warps load (and store) 32 neighbouring samples of one chunk at a time,
     // one transaction, instead of 32 loads L samples apart.
-    // A ring of 64 samples per chunk: sample m at column m % 64. A result leaves the wavefront 4
-    // samples after its input came in, into its input's column; it leaves the ring before that
-    // column takes sample m + 64.
-    __shared__ float tile[64][65];  // padded: a thread's row has no bank conflicts
     const long long first = (long long)blockIdx.x * blockDim.x;
     const long long t = first + threadIdx.x;
     const long long c = t / chunks, k = t % chunks;
@@ -575,7 +381,7 @@ extern "C" __global__ void fxc_chain_1(
     // Each tile row's chunk, from the thread that runs it: where it starts in the signal (-1 past
     // the last row) and how many samples the signal has from there. Read at every step instead of
     // dividing by `chunks` for every row a thread loads.
-    __shared__ long long row_at[64], row_left[64];
+    __shared__ long long row_at[128], row_left[128];
     row_at[threadIdx.x] = t < rows ? c * channel_stride + begin : -1;
     row_left[threadIdx.x] = samples - begin;
     const double* const st = chunk_state + (t < rows ? t : 0) * D;  // the chunk's true start state
@@ -587,192 +393,60 @@ extern "C" __global__ void fxc_chain_1(
     float z1_0_1 = float(st[5]);
     float z1_1_0 = float(st[6]);
     float z1_1_1 = float(st[7]);
-    const long long count = t < rows ? end - begin : 0;  // this thread's samples
-    double p1 = 0;  // stage 1's next input
-    double p2 = 0;  // stage 2's next input
-    float p3 = 0;  // stage 3's next input
-    float p4 = 0;  // stage 4's next input
     for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
       __syncthreads();  // the last tile is done with (and, the first time, the row tables are written)
-      for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
-        const long long at = row_at[i];
-        // Samples j - 64 .. j - 33 left the wavefront by iteration j - 33 + 4 < j: out, before
-        // their columns take samples j .. j + 31.
-        if (at >= 0 && j >= 64 && j - 64 + lane < row_left[i]) out[at + j - 64 + lane] = tile[i][(j + lane) & 63];
-        tile[i][(j + lane) & 63] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : float(0);
+      #pragma unroll
+      for (int r0 = 0; r0 < 32; r0 += 8) {  // a batch of the warp's rows
+        float v[8];
+        #pragma unroll
+        for (int r = 0; r < 8; ++r) {
+          const int i = threadIdx.x / 32 + (r0 + r) * 4;
+          const long long at = row_at[i];
+          v[r] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : float(0);
+        }
+        #pragma unroll
+        for (int r = 0; r < 8; ++r) {
+          const int i = threadIdx.x / 32 + (r0 + r) * 4;
+          tile[i][lane] = v[r];
+        }
       }
       __syncthreads();
-      if (count > j) {  // the thread's chunk has samples in this tile
-        long long n = j;
-        // The first iterations: steps beyond the first sample wait (predicated).
-        for (; n < j + 32 && n < 4; ++n) {
-          {  // stage 4
-            const bool ok = n - 4 >= 0 && n - 4 < count;
-            float v = p4;
-            v = tanhf(v);  // stage 2 (tanh)
-            if (ok) tile[threadIdx.x][(n - 4) & 63] = float(v);
+      if (t < rows) {
+        for (int i = 0; i < 32 && begin + j + i < end; ++i) {
+          double v = double(tile[threadIdx.x][i]);
+          {  // stage 0 (sos), section 0: transposed direct form II
+            const double o = fma(s0_0_b0, v, z0_0_0);
+            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+            v = o;
           }
-          {  // stage 3
-            const bool ok = n - 3 >= 0 && n - 3 < count;
-            float v = p3;
-            {  // stage 1 (sos), section 1: transposed direct form II
-              const float o = fmaf(s1_1_b0, v, z1_1_0);
-              const float n0 = fmaf(s1_1_b1, v, fmaf(-s1_1_a1, o, z1_1_1)), n1 = fmaf(-s1_1_a2, o, s1_1_b2 * v);
-              z1_1_0 = ok ? n0 : z1_1_0;
-              z1_1_1 = ok ? n1 : z1_1_1;
-              v = o;
-            }
-            p4 = v;
+          {  // stage 0 (sos), section 1: transposed direct form II
+            const double o = fma(s0_1_b0, v, z0_1_0);
+            z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+            z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+            v = o;
           }
-          {  // stage 2
-            const bool ok = n - 2 >= 0 && n - 2 < count;
-            float v = float(p2);
-            {  // stage 1 (sos), section 0: transposed direct form II
-              const float o = fmaf(s1_0_b0, v, z1_0_0);
-              const float n0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1)), n1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
-              z1_0_0 = ok ? n0 : z1_0_0;
-              z1_0_1 = ok ? n1 : z1_0_1;
-              v = o;
-            }
-            p3 = v;
+          float v32 = float(v);  // float64 sections done: float32 from here
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v32, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+            v32 = o;
           }
-          {  // stage 1
-            const bool ok = n - 1 >= 0 && n - 1 < count;
-            double v = p1;
-            {  // stage 0 (sos), section 1: transposed direct form II
-              const double o = fma(s0_1_b0, v, z0_1_0);
-              const double n0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1)), n1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-              z0_1_0 = ok ? n0 : z0_1_0;
-              z0_1_1 = ok ? n1 : z0_1_1;
-              v = o;
-            }
-            p2 = v;
+          {  // stage 1 (sos), section 1: transposed direct form II
+            const float o = fmaf(s1_1_b0, v32, z1_1_0);
+            z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+            z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+            v32 = o;
           }
-          {  // stage 0
-            const bool ok = n - 0 >= 0 && n - 0 < count;
-            double v = ok ? double(tile[threadIdx.x][(n) & 63]) : double(0);
-            {  // stage 0 (sos), section 0: transposed direct form II
-              const double o = fma(s0_0_b0, v, z0_0_0);
-              const double n0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1)), n1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-              z0_0_0 = ok ? n0 : z0_0_0;
-              z0_0_1 = ok ? n1 : z0_0_1;
-              v = o;
-            }
-            p1 = v;
-          }
-        }
-        for (; n < j + 32 && n < count; ++n) {
-          {  // stage 4 on sample n - 4
-            float v = p4;
-            v = tanhf(v);  // stage 2 (tanh)
-            tile[threadIdx.x][(n - 4) & 63] = float(v);
-          }
-          {  // stage 3 on sample n - 3
-            float v = p3;
-            {  // stage 1 (sos), section 1: transposed direct form II
-              const float o = fmaf(s1_1_b0, v, z1_1_0);
-              z1_1_0 = fmaf(s1_1_b1, v, fmaf(-s1_1_a1, o, z1_1_1));
-              z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v);
-              v = o;
-            }
-            p4 = v;
-          }
-          {  // stage 2 on sample n - 2
-            float v = float(p2);
-            {  // stage 1 (sos), section 0: transposed direct form II
-              const float o = fmaf(s1_0_b0, v, z1_0_0);
-              z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
-              z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
-              v = o;
-            }
-            p3 = v;
-          }
-          {  // stage 1 on sample n - 1
-            double v = p1;
-            {  // stage 0 (sos), section 1: transposed direct form II
-              const double o = fma(s0_1_b0, v, z0_1_0);
-              z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
-              z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-              v = o;
-            }
-            p2 = v;
-          }
-          {  // stage 0 on sample n - 0
-            double v = double(tile[threadIdx.x][(n) & 63]);
-            {  // stage 0 (sos), section 0: transposed direct form II
-              const double o = fma(s0_0_b0, v, z0_0_0);
-              z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-              z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-              v = o;
-            }
-            p1 = v;
-          }
-        }
-        if (count <= j + 32) {  // the chunk ends in this tile: its last samples through the later steps
-          for (n = count > 4 ? count : 4; n < count + 4; ++n) {
-            {  // stage 4
-              const bool ok = n - 4 >= 0 && n - 4 < count;
-              float v = p4;
-              v = tanhf(v);  // stage 2 (tanh)
-              if (ok) tile[threadIdx.x][(n - 4) & 63] = float(v);
-            }
-            {  // stage 3
-              const bool ok = n - 3 >= 0 && n - 3 < count;
-              float v = p3;
-              {  // stage 1 (sos), section 1: transposed direct form II
-                const float o = fmaf(s1_1_b0, v, z1_1_0);
-                const float n0 = fmaf(s1_1_b1, v, fmaf(-s1_1_a1, o, z1_1_1)), n1 = fmaf(-s1_1_a2, o, s1_1_b2 * v);
-                z1_1_0 = ok ? n0 : z1_1_0;
-                z1_1_1 = ok ? n1 : z1_1_1;
-                v = o;
-              }
-              p4 = v;
-            }
-            {  // stage 2
-              const bool ok = n - 2 >= 0 && n - 2 < count;
-              float v = float(p2);
-              {  // stage 1 (sos), section 0: transposed direct form II
-                const float o = fmaf(s1_0_b0, v, z1_0_0);
-                const float n0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1)), n1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
-                z1_0_0 = ok ? n0 : z1_0_0;
-                z1_0_1 = ok ? n1 : z1_0_1;
-                v = o;
-              }
-              p3 = v;
-            }
-            {  // stage 1
-              const bool ok = n - 1 >= 0 && n - 1 < count;
-              double v = p1;
-              {  // stage 0 (sos), section 1: transposed direct form II
-                const double o = fma(s0_1_b0, v, z0_1_0);
-                const double n0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1)), n1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-                z0_1_0 = ok ? n0 : z0_1_0;
-                z0_1_1 = ok ? n1 : z0_1_1;
-                v = o;
-              }
-              p2 = v;
-            }
-            {  // stage 0
-              const bool ok = n - 0 >= 0 && n - 0 < count;
-              double v = ok ? double(tile[threadIdx.x][(n) & 63]) : double(0);
-              {  // stage 0 (sos), section 0: transposed direct form II
-                const double o = fma(s0_0_b0, v, z0_0_0);
-                const double n0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1)), n1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-                z0_0_0 = ok ? n0 : z0_0_0;
-                z0_0_1 = ok ? n1 : z0_0_1;
-                v = o;
-              }
-              p1 = v;
-            }
-          }
+          v32 = tanhf(v32);  // stage 2 (tanh)
+          tile[threadIdx.x][i] = float(v32);
         }
       }
-    }
-    __syncthreads();
-    for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {  // the ring's last 64 samples out
-      const long long at = row_at[i];
-      for (long long m = 192 + lane; m < 256; m += 32) {
-        if (at >= 0 && m >= 0 && m < L && m < row_left[i]) out[at + m] = tile[i][m & 63];
+      __syncthreads();
+      for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
+        const long long at = row_at[i];
+        if (at >= 0 && j + lane < L && j + lane < row_left[i]) out[at + j + lane] = tile[i][lane];
       }
     }
     if (t < rows) {
@@ -806,169 +480,65 @@ extern "C" __global__ void fxc_chain_1(
     float z1_1_1 = float(st[7]);
     const float* const x = in + c * channel_stride;
     float* const y = out + c * channel_stride;
-    const long long count = end - begin;
-    double p1 = 0;  // stage 1's next input
-    double p2 = 0;  // stage 2's next input
-    float p3 = 0;  // stage 3's next input
-    float p4 = 0;  // stage 4's next input
-    long long n = 0;
-    for (; n < 4; ++n) {
-      {  // stage 4
-        const bool ok = n - 4 >= 0 && n - 4 < count;
-        float v = p4;
-        v = tanhf(v);  // stage 2 (tanh)
-        if (ok) y[(begin + n - 4) * sample_stride] = float(v);
-      }
-      {  // stage 3
-        const bool ok = n - 3 >= 0 && n - 3 < count;
-        float v = p3;
-        {  // stage 1 (sos), section 1: transposed direct form II
-          const float o = fmaf(s1_1_b0, v, z1_1_0);
-          const float n0 = fmaf(s1_1_b1, v, fmaf(-s1_1_a1, o, z1_1_1)), n1 = fmaf(-s1_1_a2, o, s1_1_b2 * v);
-          z1_1_0 = ok ? n0 : z1_1_0;
-          z1_1_1 = ok ? n1 : z1_1_1;
-          v = o;
+    {  // inputs 8 samples ahead: the next block's load while this one computes
+      float next0, next1, next2, next3, next4, next5, next6, next7;
+      next0 = (begin + 0) < end ? x[(begin + 0) * sample_stride] : float(0);
+      next1 = (begin + 1) < end ? x[(begin + 1) * sample_stride] : float(0);
+      next2 = (begin + 2) < end ? x[(begin + 2) * sample_stride] : float(0);
+      next3 = (begin + 3) < end ? x[(begin + 3) * sample_stride] : float(0);
+      next4 = (begin + 4) < end ? x[(begin + 4) * sample_stride] : float(0);
+      next5 = (begin + 5) < end ? x[(begin + 5) * sample_stride] : float(0);
+      next6 = (begin + 6) < end ? x[(begin + 6) * sample_stride] : float(0);
+      next7 = (begin + 7) < end ? x[(begin + 7) * sample_stride] : float(0);
+      for (long long n0 = begin; n0 < end; n0 += 8) {
+        tile[threadIdx.x][0] = next0;
+        tile[threadIdx.x][1] = next1;
+        tile[threadIdx.x][2] = next2;
+        tile[threadIdx.x][3] = next3;
+        tile[threadIdx.x][4] = next4;
+        tile[threadIdx.x][5] = next5;
+        tile[threadIdx.x][6] = next6;
+        tile[threadIdx.x][7] = next7;
+        if (n0 + 8 < end) {
+          next0 = (n0 + 8 + 0) < end ? x[(n0 + 8 + 0) * sample_stride] : float(0);
+          next1 = (n0 + 8 + 1) < end ? x[(n0 + 8 + 1) * sample_stride] : float(0);
+          next2 = (n0 + 8 + 2) < end ? x[(n0 + 8 + 2) * sample_stride] : float(0);
+          next3 = (n0 + 8 + 3) < end ? x[(n0 + 8 + 3) * sample_stride] : float(0);
+          next4 = (n0 + 8 + 4) < end ? x[(n0 + 8 + 4) * sample_stride] : float(0);
+          next5 = (n0 + 8 + 5) < end ? x[(n0 + 8 + 5) * sample_stride] : float(0);
+          next6 = (n0 + 8 + 6) < end ? x[(n0 + 8 + 6) * sample_stride] : float(0);
+          next7 = (n0 + 8 + 7) < end ? x[(n0 + 8 + 7) * sample_stride] : float(0);
         }
-        p4 = v;
-      }
-      {  // stage 2
-        const bool ok = n - 2 >= 0 && n - 2 < count;
-        float v = float(p2);
-        {  // stage 1 (sos), section 0: transposed direct form II
-          const float o = fmaf(s1_0_b0, v, z1_0_0);
-          const float n0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1)), n1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
-          z1_0_0 = ok ? n0 : z1_0_0;
-          z1_0_1 = ok ? n1 : z1_0_1;
-          v = o;
+        for (long long n = n0; n < n0 + 8 && n < end; ++n) {
+          double v = double(tile[threadIdx.x][n - n0]);
+          {  // stage 0 (sos), section 0: transposed direct form II
+            const double o = fma(s0_0_b0, v, z0_0_0);
+            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 1: transposed direct form II
+            const double o = fma(s0_1_b0, v, z0_1_0);
+            z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+            z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+            v = o;
+          }
+          float v32 = float(v);  // float64 sections done: float32 from here
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v32, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+            v32 = o;
+          }
+          {  // stage 1 (sos), section 1: transposed direct form II
+            const float o = fmaf(s1_1_b0, v32, z1_1_0);
+            z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+            z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+            v32 = o;
+          }
+          v32 = tanhf(v32);  // stage 2 (tanh)
+          y[n * sample_stride] = float(v32);
         }
-        p3 = v;
-      }
-      {  // stage 1
-        const bool ok = n - 1 >= 0 && n - 1 < count;
-        double v = p1;
-        {  // stage 0 (sos), section 1: transposed direct form II
-          const double o = fma(s0_1_b0, v, z0_1_0);
-          const double n0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1)), n1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-          z0_1_0 = ok ? n0 : z0_1_0;
-          z0_1_1 = ok ? n1 : z0_1_1;
-          v = o;
-        }
-        p2 = v;
-      }
-      {  // stage 0
-        const bool ok = n - 0 >= 0 && n - 0 < count;
-        double v = ok ? double(x[(begin + n) * sample_stride]) : double(0);
-        {  // stage 0 (sos), section 0: transposed direct form II
-          const double o = fma(s0_0_b0, v, z0_0_0);
-          const double n0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1)), n1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-          z0_0_0 = ok ? n0 : z0_0_0;
-          z0_0_1 = ok ? n1 : z0_0_1;
-          v = o;
-        }
-        p1 = v;
-      }
-    }
-    for (; n < count; ++n) {
-      {  // stage 4 on sample n - 4
-        float v = p4;
-        v = tanhf(v);  // stage 2 (tanh)
-        y[(begin + n - 4) * sample_stride] = float(v);
-      }
-      {  // stage 3 on sample n - 3
-        float v = p3;
-        {  // stage 1 (sos), section 1: transposed direct form II
-          const float o = fmaf(s1_1_b0, v, z1_1_0);
-          z1_1_0 = fmaf(s1_1_b1, v, fmaf(-s1_1_a1, o, z1_1_1));
-          z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v);
-          v = o;
-        }
-        p4 = v;
-      }
-      {  // stage 2 on sample n - 2
-        float v = float(p2);
-        {  // stage 1 (sos), section 0: transposed direct form II
-          const float o = fmaf(s1_0_b0, v, z1_0_0);
-          z1_0_0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1));
-          z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
-          v = o;
-        }
-        p3 = v;
-      }
-      {  // stage 1 on sample n - 1
-        double v = p1;
-        {  // stage 0 (sos), section 1: transposed direct form II
-          const double o = fma(s0_1_b0, v, z0_1_0);
-          z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
-          z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-          v = o;
-        }
-        p2 = v;
-      }
-      {  // stage 0 on sample n - 0
-        double v = double(x[(begin + n) * sample_stride]);
-        {  // stage 0 (sos), section 0: transposed direct form II
-          const double o = fma(s0_0_b0, v, z0_0_0);
-          z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-          z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-          v = o;
-        }
-        p1 = v;
-      }
-    }
-    for (n = count > 4 ? count : 4; n < count + 4; ++n) {
-      {  // stage 4
-        const bool ok = n - 4 >= 0 && n - 4 < count;
-        float v = p4;
-        v = tanhf(v);  // stage 2 (tanh)
-        if (ok) y[(begin + n - 4) * sample_stride] = float(v);
-      }
-      {  // stage 3
-        const bool ok = n - 3 >= 0 && n - 3 < count;
-        float v = p3;
-        {  // stage 1 (sos), section 1: transposed direct form II
-          const float o = fmaf(s1_1_b0, v, z1_1_0);
-          const float n0 = fmaf(s1_1_b1, v, fmaf(-s1_1_a1, o, z1_1_1)), n1 = fmaf(-s1_1_a2, o, s1_1_b2 * v);
-          z1_1_0 = ok ? n0 : z1_1_0;
-          z1_1_1 = ok ? n1 : z1_1_1;
-          v = o;
-        }
-        p4 = v;
-      }
-      {  // stage 2
-        const bool ok = n - 2 >= 0 && n - 2 < count;
-        float v = float(p2);
-        {  // stage 1 (sos), section 0: transposed direct form II
-          const float o = fmaf(s1_0_b0, v, z1_0_0);
-          const float n0 = fmaf(s1_0_b1, v, fmaf(-s1_0_a1, o, z1_0_1)), n1 = fmaf(-s1_0_a2, o, s1_0_b2 * v);
-          z1_0_0 = ok ? n0 : z1_0_0;
-          z1_0_1 = ok ? n1 : z1_0_1;
-          v = o;
-        }
-        p3 = v;
-      }
-      {  // stage 1
-        const bool ok = n - 1 >= 0 && n - 1 < count;
-        double v = p1;
-        {  // stage 0 (sos), section 1: transposed direct form II
-          const double o = fma(s0_1_b0, v, z0_1_0);
-          const double n0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1)), n1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-          z0_1_0 = ok ? n0 : z0_1_0;
-          z0_1_1 = ok ? n1 : z0_1_1;
-          v = o;
-        }
-        p2 = v;
-      }
-      {  // stage 0
-        const bool ok = n - 0 >= 0 && n - 0 < count;
-        double v = ok ? double(x[(begin + n) * sample_stride]) : double(0);
-        {  // stage 0 (sos), section 0: transposed direct form II
-          const double o = fma(s0_0_b0, v, z0_0_0);
-          const double n0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1)), n1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-          z0_0_0 = ok ? n0 : z0_0_0;
-          z0_0_1 = ok ? n1 : z0_0_1;
-          v = o;
-        }
-        p1 = v;
       }
     }
     if (k == chunks - 1) {  // the channel's last chunk ends where the stream goes on

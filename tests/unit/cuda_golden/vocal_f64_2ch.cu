@@ -6,7 +6,7 @@
 //   for one thread per channel: a warp's 32 loads of sample n are adjacent).
 
 // chain %1: sos(4) | tanh
-// gpu_chunked_wavefront, L=256: one thread per (channel, chunk), its 5 steps as a wavefront
+// gpu_chunked_scan, L=256: one thread per (channel, chunk)
 // params: 20, state per channel: 8, delays: 0, rings: 0
 // Chunked scan over time, chunks of L = 256 samples in groups of 32 (chunk_state: double[channels][chunks][8]):
 // 0. fxc_chain_1_chunk_states: each chunk from zero state, its final state e[k] only;
@@ -45,11 +45,12 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
   const double s0_3_b2 = params[17];
   const double s0_3_a1 = params[18];
   const double s0_3_a2 = params[19];
+  // Planar: a tile of 32 samples per chunk. Interleaved: a thread's next samples, in its row.
+  __shared__ double tile[128][33];  // padded: a thread's row has no bank conflicts
   if (sample_stride == 1) {
     // Planar: the block's threads take neighbouring chunks. Each step of 32 samples goes through a
     // shared tile that warps load (and store) 32 neighbouring samples of one chunk at a time,
     // one transaction, instead of 32 loads L samples apart.
-    __shared__ double tile[64][33];  // padded: a thread's row has no bank conflicts
     const long long first = (long long)blockIdx.x * blockDim.x;
     const long long t = first + threadIdx.x;
     const long long c = t / chunks, k = t % chunks;
@@ -58,7 +59,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     // Each tile row's chunk, from the thread that runs it: where it starts in the signal (-1 past
     // the last row) and how many samples the signal has from there. Read at every step instead of
     // dividing by `chunks` for every row a thread loads.
-    __shared__ long long row_at[64], row_left[64];
+    __shared__ long long row_at[128], row_left[128];
     row_at[threadIdx.x] = t < rows ? c * channel_stride + begin : -1;
     row_left[threadIdx.x] = samples - begin;
     double z0_0_0 = double(0);
@@ -69,159 +70,50 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     double z0_2_1 = double(0);
     double z0_3_0 = double(0);
     double z0_3_1 = double(0);
-    const long long count = t < rows ? end - begin : 0;  // this thread's samples
-    double p1 = 0;  // stage 1's next input
-    double p2 = 0;  // stage 2's next input
-    double p3 = 0;  // stage 3's next input
     for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
       __syncthreads();  // the last tile is done with (and, the first time, the row tables are written)
-      for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
-        const long long at = row_at[i];
-        tile[i][(j + lane) & 31] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : double(0);
+      #pragma unroll
+      for (int r0 = 0; r0 < 32; r0 += 8) {  // a batch of the warp's rows
+        double v[8];
+        #pragma unroll
+        for (int r = 0; r < 8; ++r) {
+          const int i = threadIdx.x / 32 + (r0 + r) * 4;
+          const long long at = row_at[i];
+          v[r] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : double(0);
+        }
+        #pragma unroll
+        for (int r = 0; r < 8; ++r) {
+          const int i = threadIdx.x / 32 + (r0 + r) * 4;
+          tile[i][lane] = v[r];
+        }
       }
       __syncthreads();
-      if (count > j) {  // the thread's chunk has samples in this tile
-        long long n = j;
-        // The first iterations: steps beyond the first sample wait (predicated).
-        for (; n < j + 32 && n < 3; ++n) {
-          {  // stage 3
-            const bool ok = n - 3 >= 0 && n - 3 < count;
-            double v = p3;
-            {  // stage 0 (sos), section 3: transposed direct form II
-              const double o = fma(s0_3_b0, v, z0_3_0);
-              const double n0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1)), n1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-              z0_3_0 = ok ? n0 : z0_3_0;
-              z0_3_1 = ok ? n1 : z0_3_1;
-              v = o;
-            }
+      if (t < rows) {
+        for (int i = 0; i < 32 && begin + j + i < end; ++i) {
+          double v = tile[threadIdx.x][i];
+          {  // stage 0 (sos), section 0: transposed direct form II
+            const double o = fma(s0_0_b0, v, z0_0_0);
+            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+            v = o;
           }
-          {  // stage 2
-            const bool ok = n - 2 >= 0 && n - 2 < count;
-            double v = p2;
-            {  // stage 0 (sos), section 2: transposed direct form II
-              const double o = fma(s0_2_b0, v, z0_2_0);
-              const double n0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1)), n1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-              z0_2_0 = ok ? n0 : z0_2_0;
-              z0_2_1 = ok ? n1 : z0_2_1;
-              v = o;
-            }
-            p3 = v;
+          {  // stage 0 (sos), section 1: transposed direct form II
+            const double o = fma(s0_1_b0, v, z0_1_0);
+            z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+            z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+            v = o;
           }
-          {  // stage 1
-            const bool ok = n - 1 >= 0 && n - 1 < count;
-            double v = p1;
-            {  // stage 0 (sos), section 1: transposed direct form II
-              const double o = fma(s0_1_b0, v, z0_1_0);
-              const double n0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1)), n1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-              z0_1_0 = ok ? n0 : z0_1_0;
-              z0_1_1 = ok ? n1 : z0_1_1;
-              v = o;
-            }
-            p2 = v;
+          {  // stage 0 (sos), section 2: transposed direct form II
+            const double o = fma(s0_2_b0, v, z0_2_0);
+            z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
+            z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
+            v = o;
           }
-          {  // stage 0
-            const bool ok = n - 0 >= 0 && n - 0 < count;
-            double v = ok ? tile[threadIdx.x][(n) & 31] : double(0);
-            {  // stage 0 (sos), section 0: transposed direct form II
-              const double o = fma(s0_0_b0, v, z0_0_0);
-              const double n0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1)), n1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-              z0_0_0 = ok ? n0 : z0_0_0;
-              z0_0_1 = ok ? n1 : z0_0_1;
-              v = o;
-            }
-            p1 = v;
-          }
-        }
-        for (; n < j + 32 && n < count; ++n) {
-          {  // stage 3 on sample n - 3
-            double v = p3;
-            {  // stage 0 (sos), section 3: transposed direct form II
-              const double o = fma(s0_3_b0, v, z0_3_0);
-              z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
-              z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-              v = o;
-            }
-          }
-          {  // stage 2 on sample n - 2
-            double v = p2;
-            {  // stage 0 (sos), section 2: transposed direct form II
-              const double o = fma(s0_2_b0, v, z0_2_0);
-              z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
-              z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-              v = o;
-            }
-            p3 = v;
-          }
-          {  // stage 1 on sample n - 1
-            double v = p1;
-            {  // stage 0 (sos), section 1: transposed direct form II
-              const double o = fma(s0_1_b0, v, z0_1_0);
-              z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
-              z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-              v = o;
-            }
-            p2 = v;
-          }
-          {  // stage 0 on sample n - 0
-            double v = tile[threadIdx.x][(n) & 31];
-            {  // stage 0 (sos), section 0: transposed direct form II
-              const double o = fma(s0_0_b0, v, z0_0_0);
-              z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-              z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-              v = o;
-            }
-            p1 = v;
-          }
-        }
-        if (count <= j + 32) {  // the chunk ends in this tile: its last samples through the later steps
-          for (n = count > 3 ? count : 3; n < count + 3; ++n) {
-            {  // stage 3
-              const bool ok = n - 3 >= 0 && n - 3 < count;
-              double v = p3;
-              {  // stage 0 (sos), section 3: transposed direct form II
-                const double o = fma(s0_3_b0, v, z0_3_0);
-                const double n0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1)), n1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-                z0_3_0 = ok ? n0 : z0_3_0;
-                z0_3_1 = ok ? n1 : z0_3_1;
-                v = o;
-              }
-            }
-            {  // stage 2
-              const bool ok = n - 2 >= 0 && n - 2 < count;
-              double v = p2;
-              {  // stage 0 (sos), section 2: transposed direct form II
-                const double o = fma(s0_2_b0, v, z0_2_0);
-                const double n0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1)), n1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-                z0_2_0 = ok ? n0 : z0_2_0;
-                z0_2_1 = ok ? n1 : z0_2_1;
-                v = o;
-              }
-              p3 = v;
-            }
-            {  // stage 1
-              const bool ok = n - 1 >= 0 && n - 1 < count;
-              double v = p1;
-              {  // stage 0 (sos), section 1: transposed direct form II
-                const double o = fma(s0_1_b0, v, z0_1_0);
-                const double n0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1)), n1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-                z0_1_0 = ok ? n0 : z0_1_0;
-                z0_1_1 = ok ? n1 : z0_1_1;
-                v = o;
-              }
-              p2 = v;
-            }
-            {  // stage 0
-              const bool ok = n - 0 >= 0 && n - 0 < count;
-              double v = ok ? tile[threadIdx.x][(n) & 31] : double(0);
-              {  // stage 0 (sos), section 0: transposed direct form II
-                const double o = fma(s0_0_b0, v, z0_0_0);
-                const double n0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1)), n1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-                z0_0_0 = ok ? n0 : z0_0_0;
-                z0_0_1 = ok ? n1 : z0_0_1;
-                v = o;
-              }
-              p1 = v;
-            }
+          {  // stage 0 (sos), section 3: transposed direct form II
+            const double o = fma(s0_3_b0, v, z0_3_0);
+            z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
+            z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
+            v = o;
           }
         }
       }
@@ -253,148 +145,62 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     double z0_3_0 = double(0);
     double z0_3_1 = double(0);
     const double* const x = in + c * channel_stride;
-    const long long count = end - begin;
-    double p1 = 0;  // stage 1's next input
-    double p2 = 0;  // stage 2's next input
-    double p3 = 0;  // stage 3's next input
-    long long n = 0;
-    for (; n < 3; ++n) {
-      {  // stage 3
-        const bool ok = n - 3 >= 0 && n - 3 < count;
-        double v = p3;
-        {  // stage 0 (sos), section 3: transposed direct form II
-          const double o = fma(s0_3_b0, v, z0_3_0);
-          const double n0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1)), n1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-          z0_3_0 = ok ? n0 : z0_3_0;
-          z0_3_1 = ok ? n1 : z0_3_1;
-          v = o;
+    {  // inputs 8 samples ahead: the next block's load while this one computes
+      double next0, next1, next2, next3, next4, next5, next6, next7;
+      next0 = (begin + 0) < end ? x[(begin + 0) * sample_stride] : double(0);
+      next1 = (begin + 1) < end ? x[(begin + 1) * sample_stride] : double(0);
+      next2 = (begin + 2) < end ? x[(begin + 2) * sample_stride] : double(0);
+      next3 = (begin + 3) < end ? x[(begin + 3) * sample_stride] : double(0);
+      next4 = (begin + 4) < end ? x[(begin + 4) * sample_stride] : double(0);
+      next5 = (begin + 5) < end ? x[(begin + 5) * sample_stride] : double(0);
+      next6 = (begin + 6) < end ? x[(begin + 6) * sample_stride] : double(0);
+      next7 = (begin + 7) < end ? x[(begin + 7) * sample_stride] : double(0);
+      for (long long n0 = begin; n0 < end; n0 += 8) {
+        tile[threadIdx.x][0] = next0;
+        tile[threadIdx.x][1] = next1;
+        tile[threadIdx.x][2] = next2;
+        tile[threadIdx.x][3] = next3;
+        tile[threadIdx.x][4] = next4;
+        tile[threadIdx.x][5] = next5;
+        tile[threadIdx.x][6] = next6;
+        tile[threadIdx.x][7] = next7;
+        if (n0 + 8 < end) {
+          next0 = (n0 + 8 + 0) < end ? x[(n0 + 8 + 0) * sample_stride] : double(0);
+          next1 = (n0 + 8 + 1) < end ? x[(n0 + 8 + 1) * sample_stride] : double(0);
+          next2 = (n0 + 8 + 2) < end ? x[(n0 + 8 + 2) * sample_stride] : double(0);
+          next3 = (n0 + 8 + 3) < end ? x[(n0 + 8 + 3) * sample_stride] : double(0);
+          next4 = (n0 + 8 + 4) < end ? x[(n0 + 8 + 4) * sample_stride] : double(0);
+          next5 = (n0 + 8 + 5) < end ? x[(n0 + 8 + 5) * sample_stride] : double(0);
+          next6 = (n0 + 8 + 6) < end ? x[(n0 + 8 + 6) * sample_stride] : double(0);
+          next7 = (n0 + 8 + 7) < end ? x[(n0 + 8 + 7) * sample_stride] : double(0);
         }
-      }
-      {  // stage 2
-        const bool ok = n - 2 >= 0 && n - 2 < count;
-        double v = p2;
-        {  // stage 0 (sos), section 2: transposed direct form II
-          const double o = fma(s0_2_b0, v, z0_2_0);
-          const double n0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1)), n1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-          z0_2_0 = ok ? n0 : z0_2_0;
-          z0_2_1 = ok ? n1 : z0_2_1;
-          v = o;
+        for (long long n = n0; n < n0 + 8 && n < end; ++n) {
+          double v = tile[threadIdx.x][n - n0];
+          {  // stage 0 (sos), section 0: transposed direct form II
+            const double o = fma(s0_0_b0, v, z0_0_0);
+            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 1: transposed direct form II
+            const double o = fma(s0_1_b0, v, z0_1_0);
+            z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+            z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 2: transposed direct form II
+            const double o = fma(s0_2_b0, v, z0_2_0);
+            z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
+            z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 3: transposed direct form II
+            const double o = fma(s0_3_b0, v, z0_3_0);
+            z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
+            z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
+            v = o;
+          }
         }
-        p3 = v;
-      }
-      {  // stage 1
-        const bool ok = n - 1 >= 0 && n - 1 < count;
-        double v = p1;
-        {  // stage 0 (sos), section 1: transposed direct form II
-          const double o = fma(s0_1_b0, v, z0_1_0);
-          const double n0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1)), n1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-          z0_1_0 = ok ? n0 : z0_1_0;
-          z0_1_1 = ok ? n1 : z0_1_1;
-          v = o;
-        }
-        p2 = v;
-      }
-      {  // stage 0
-        const bool ok = n - 0 >= 0 && n - 0 < count;
-        double v = ok ? x[(begin + n) * sample_stride] : double(0);
-        {  // stage 0 (sos), section 0: transposed direct form II
-          const double o = fma(s0_0_b0, v, z0_0_0);
-          const double n0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1)), n1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-          z0_0_0 = ok ? n0 : z0_0_0;
-          z0_0_1 = ok ? n1 : z0_0_1;
-          v = o;
-        }
-        p1 = v;
-      }
-    }
-    for (; n < count; ++n) {
-      {  // stage 3 on sample n - 3
-        double v = p3;
-        {  // stage 0 (sos), section 3: transposed direct form II
-          const double o = fma(s0_3_b0, v, z0_3_0);
-          z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
-          z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-          v = o;
-        }
-      }
-      {  // stage 2 on sample n - 2
-        double v = p2;
-        {  // stage 0 (sos), section 2: transposed direct form II
-          const double o = fma(s0_2_b0, v, z0_2_0);
-          z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
-          z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-          v = o;
-        }
-        p3 = v;
-      }
-      {  // stage 1 on sample n - 1
-        double v = p1;
-        {  // stage 0 (sos), section 1: transposed direct form II
-          const double o = fma(s0_1_b0, v, z0_1_0);
-          z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
-          z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-          v = o;
-        }
-        p2 = v;
-      }
-      {  // stage 0 on sample n - 0
-        double v = x[(begin + n) * sample_stride];
-        {  // stage 0 (sos), section 0: transposed direct form II
-          const double o = fma(s0_0_b0, v, z0_0_0);
-          z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-          z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-          v = o;
-        }
-        p1 = v;
-      }
-    }
-    for (n = count > 3 ? count : 3; n < count + 3; ++n) {
-      {  // stage 3
-        const bool ok = n - 3 >= 0 && n - 3 < count;
-        double v = p3;
-        {  // stage 0 (sos), section 3: transposed direct form II
-          const double o = fma(s0_3_b0, v, z0_3_0);
-          const double n0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1)), n1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-          z0_3_0 = ok ? n0 : z0_3_0;
-          z0_3_1 = ok ? n1 : z0_3_1;
-          v = o;
-        }
-      }
-      {  // stage 2
-        const bool ok = n - 2 >= 0 && n - 2 < count;
-        double v = p2;
-        {  // stage 0 (sos), section 2: transposed direct form II
-          const double o = fma(s0_2_b0, v, z0_2_0);
-          const double n0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1)), n1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-          z0_2_0 = ok ? n0 : z0_2_0;
-          z0_2_1 = ok ? n1 : z0_2_1;
-          v = o;
-        }
-        p3 = v;
-      }
-      {  // stage 1
-        const bool ok = n - 1 >= 0 && n - 1 < count;
-        double v = p1;
-        {  // stage 0 (sos), section 1: transposed direct form II
-          const double o = fma(s0_1_b0, v, z0_1_0);
-          const double n0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1)), n1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-          z0_1_0 = ok ? n0 : z0_1_0;
-          z0_1_1 = ok ? n1 : z0_1_1;
-          v = o;
-        }
-        p2 = v;
-      }
-      {  // stage 0
-        const bool ok = n - 0 >= 0 && n - 0 < count;
-        double v = ok ? x[(begin + n) * sample_stride] : double(0);
-        {  // stage 0 (sos), section 0: transposed direct form II
-          const double o = fma(s0_0_b0, v, z0_0_0);
-          const double n0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1)), n1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-          z0_0_0 = ok ? n0 : z0_0_0;
-          z0_0_1 = ok ? n1 : z0_0_1;
-          v = o;
-        }
-        p1 = v;
       }
     }
     double* const e = chunk_state + (c * chunks + k) * D;
@@ -558,14 +364,12 @@ extern "C" __global__ void fxc_chain_1(
   const double s0_3_b2 = params[17];
   const double s0_3_a1 = params[18];
   const double s0_3_a2 = params[19];
+  // Planar: a tile of 32 samples per chunk. Interleaved: a thread's next samples, in its row.
+  __shared__ double tile[128][33];  // padded: a thread's row has no bank conflicts
   if (sample_stride == 1) {
     // Planar: the block's threads take neighbouring chunks. Each step of 32 samples goes through a
     // shared tile that warps load (and store) 32 neighbouring samples of one chunk at a time,
     // one transaction, instead of 32 loads L samples apart.
-    // A ring of 64 samples per chunk: sample m at column m % 64. A result leaves the wavefront 4
-    // samples after its input came in, into its input's column; it leaves the ring before that
-    // column takes sample m + 64.
-    __shared__ double tile[64][65];  // padded: a thread's row has no bank conflicts
     const long long first = (long long)blockIdx.x * blockDim.x;
     const long long t = first + threadIdx.x;
     const long long c = t / chunks, k = t % chunks;
@@ -574,7 +378,7 @@ extern "C" __global__ void fxc_chain_1(
     // Each tile row's chunk, from the thread that runs it: where it starts in the signal (-1 past
     // the last row) and how many samples the signal has from there. Read at every step instead of
     // dividing by `chunks` for every row a thread loads.
-    __shared__ long long row_at[64], row_left[64];
+    __shared__ long long row_at[128], row_left[128];
     row_at[threadIdx.x] = t < rows ? c * channel_stride + begin : -1;
     row_left[threadIdx.x] = samples - begin;
     const double* const st = chunk_state + (t < rows ? t : 0) * D;  // the chunk's true start state
@@ -586,192 +390,59 @@ extern "C" __global__ void fxc_chain_1(
     double z0_2_1 = st[5];
     double z0_3_0 = st[6];
     double z0_3_1 = st[7];
-    const long long count = t < rows ? end - begin : 0;  // this thread's samples
-    double p1 = 0;  // stage 1's next input
-    double p2 = 0;  // stage 2's next input
-    double p3 = 0;  // stage 3's next input
-    double p4 = 0;  // stage 4's next input
     for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
       __syncthreads();  // the last tile is done with (and, the first time, the row tables are written)
-      for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
-        const long long at = row_at[i];
-        // Samples j - 64 .. j - 33 left the wavefront by iteration j - 33 + 4 < j: out, before
-        // their columns take samples j .. j + 31.
-        if (at >= 0 && j >= 64 && j - 64 + lane < row_left[i]) out[at + j - 64 + lane] = tile[i][(j + lane) & 63];
-        tile[i][(j + lane) & 63] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : double(0);
+      #pragma unroll
+      for (int r0 = 0; r0 < 32; r0 += 8) {  // a batch of the warp's rows
+        double v[8];
+        #pragma unroll
+        for (int r = 0; r < 8; ++r) {
+          const int i = threadIdx.x / 32 + (r0 + r) * 4;
+          const long long at = row_at[i];
+          v[r] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : double(0);
+        }
+        #pragma unroll
+        for (int r = 0; r < 8; ++r) {
+          const int i = threadIdx.x / 32 + (r0 + r) * 4;
+          tile[i][lane] = v[r];
+        }
       }
       __syncthreads();
-      if (count > j) {  // the thread's chunk has samples in this tile
-        long long n = j;
-        // The first iterations: steps beyond the first sample wait (predicated).
-        for (; n < j + 32 && n < 4; ++n) {
-          {  // stage 4
-            const bool ok = n - 4 >= 0 && n - 4 < count;
-            double v = p4;
-            v = tanh(v);  // stage 1 (tanh)
-            if (ok) tile[threadIdx.x][(n - 4) & 63] = v;
+      if (t < rows) {
+        for (int i = 0; i < 32 && begin + j + i < end; ++i) {
+          double v = tile[threadIdx.x][i];
+          {  // stage 0 (sos), section 0: transposed direct form II
+            const double o = fma(s0_0_b0, v, z0_0_0);
+            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+            v = o;
           }
-          {  // stage 3
-            const bool ok = n - 3 >= 0 && n - 3 < count;
-            double v = p3;
-            {  // stage 0 (sos), section 3: transposed direct form II
-              const double o = fma(s0_3_b0, v, z0_3_0);
-              const double n0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1)), n1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-              z0_3_0 = ok ? n0 : z0_3_0;
-              z0_3_1 = ok ? n1 : z0_3_1;
-              v = o;
-            }
-            p4 = v;
+          {  // stage 0 (sos), section 1: transposed direct form II
+            const double o = fma(s0_1_b0, v, z0_1_0);
+            z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+            z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+            v = o;
           }
-          {  // stage 2
-            const bool ok = n - 2 >= 0 && n - 2 < count;
-            double v = p2;
-            {  // stage 0 (sos), section 2: transposed direct form II
-              const double o = fma(s0_2_b0, v, z0_2_0);
-              const double n0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1)), n1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-              z0_2_0 = ok ? n0 : z0_2_0;
-              z0_2_1 = ok ? n1 : z0_2_1;
-              v = o;
-            }
-            p3 = v;
+          {  // stage 0 (sos), section 2: transposed direct form II
+            const double o = fma(s0_2_b0, v, z0_2_0);
+            z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
+            z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
+            v = o;
           }
-          {  // stage 1
-            const bool ok = n - 1 >= 0 && n - 1 < count;
-            double v = p1;
-            {  // stage 0 (sos), section 1: transposed direct form II
-              const double o = fma(s0_1_b0, v, z0_1_0);
-              const double n0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1)), n1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-              z0_1_0 = ok ? n0 : z0_1_0;
-              z0_1_1 = ok ? n1 : z0_1_1;
-              v = o;
-            }
-            p2 = v;
+          {  // stage 0 (sos), section 3: transposed direct form II
+            const double o = fma(s0_3_b0, v, z0_3_0);
+            z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
+            z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
+            v = o;
           }
-          {  // stage 0
-            const bool ok = n - 0 >= 0 && n - 0 < count;
-            double v = ok ? tile[threadIdx.x][(n) & 63] : double(0);
-            {  // stage 0 (sos), section 0: transposed direct form II
-              const double o = fma(s0_0_b0, v, z0_0_0);
-              const double n0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1)), n1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-              z0_0_0 = ok ? n0 : z0_0_0;
-              z0_0_1 = ok ? n1 : z0_0_1;
-              v = o;
-            }
-            p1 = v;
-          }
-        }
-        for (; n < j + 32 && n < count; ++n) {
-          {  // stage 4 on sample n - 4
-            double v = p4;
-            v = tanh(v);  // stage 1 (tanh)
-            tile[threadIdx.x][(n - 4) & 63] = v;
-          }
-          {  // stage 3 on sample n - 3
-            double v = p3;
-            {  // stage 0 (sos), section 3: transposed direct form II
-              const double o = fma(s0_3_b0, v, z0_3_0);
-              z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
-              z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-              v = o;
-            }
-            p4 = v;
-          }
-          {  // stage 2 on sample n - 2
-            double v = p2;
-            {  // stage 0 (sos), section 2: transposed direct form II
-              const double o = fma(s0_2_b0, v, z0_2_0);
-              z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
-              z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-              v = o;
-            }
-            p3 = v;
-          }
-          {  // stage 1 on sample n - 1
-            double v = p1;
-            {  // stage 0 (sos), section 1: transposed direct form II
-              const double o = fma(s0_1_b0, v, z0_1_0);
-              z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
-              z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-              v = o;
-            }
-            p2 = v;
-          }
-          {  // stage 0 on sample n - 0
-            double v = tile[threadIdx.x][(n) & 63];
-            {  // stage 0 (sos), section 0: transposed direct form II
-              const double o = fma(s0_0_b0, v, z0_0_0);
-              z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-              z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-              v = o;
-            }
-            p1 = v;
-          }
-        }
-        if (count <= j + 32) {  // the chunk ends in this tile: its last samples through the later steps
-          for (n = count > 4 ? count : 4; n < count + 4; ++n) {
-            {  // stage 4
-              const bool ok = n - 4 >= 0 && n - 4 < count;
-              double v = p4;
-              v = tanh(v);  // stage 1 (tanh)
-              if (ok) tile[threadIdx.x][(n - 4) & 63] = v;
-            }
-            {  // stage 3
-              const bool ok = n - 3 >= 0 && n - 3 < count;
-              double v = p3;
-              {  // stage 0 (sos), section 3: transposed direct form II
-                const double o = fma(s0_3_b0, v, z0_3_0);
-                const double n0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1)), n1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-                z0_3_0 = ok ? n0 : z0_3_0;
-                z0_3_1 = ok ? n1 : z0_3_1;
-                v = o;
-              }
-              p4 = v;
-            }
-            {  // stage 2
-              const bool ok = n - 2 >= 0 && n - 2 < count;
-              double v = p2;
-              {  // stage 0 (sos), section 2: transposed direct form II
-                const double o = fma(s0_2_b0, v, z0_2_0);
-                const double n0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1)), n1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-                z0_2_0 = ok ? n0 : z0_2_0;
-                z0_2_1 = ok ? n1 : z0_2_1;
-                v = o;
-              }
-              p3 = v;
-            }
-            {  // stage 1
-              const bool ok = n - 1 >= 0 && n - 1 < count;
-              double v = p1;
-              {  // stage 0 (sos), section 1: transposed direct form II
-                const double o = fma(s0_1_b0, v, z0_1_0);
-                const double n0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1)), n1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-                z0_1_0 = ok ? n0 : z0_1_0;
-                z0_1_1 = ok ? n1 : z0_1_1;
-                v = o;
-              }
-              p2 = v;
-            }
-            {  // stage 0
-              const bool ok = n - 0 >= 0 && n - 0 < count;
-              double v = ok ? tile[threadIdx.x][(n) & 63] : double(0);
-              {  // stage 0 (sos), section 0: transposed direct form II
-                const double o = fma(s0_0_b0, v, z0_0_0);
-                const double n0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1)), n1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-                z0_0_0 = ok ? n0 : z0_0_0;
-                z0_0_1 = ok ? n1 : z0_0_1;
-                v = o;
-              }
-              p1 = v;
-            }
-          }
+          v = tanh(v);  // stage 1 (tanh)
+          tile[threadIdx.x][i] = v;
         }
       }
-    }
-    __syncthreads();
-    for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {  // the ring's last 64 samples out
-      const long long at = row_at[i];
-      for (long long m = 192 + lane; m < 256; m += 32) {
-        if (at >= 0 && m >= 0 && m < L && m < row_left[i]) out[at + m] = tile[i][m & 63];
+      __syncthreads();
+      for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
+        const long long at = row_at[i];
+        if (at >= 0 && j + lane < L && j + lane < row_left[i]) out[at + j + lane] = tile[i][lane];
       }
     }
     if (t < rows) {
@@ -805,169 +476,64 @@ extern "C" __global__ void fxc_chain_1(
     double z0_3_1 = st[7];
     const double* const x = in + c * channel_stride;
     double* const y = out + c * channel_stride;
-    const long long count = end - begin;
-    double p1 = 0;  // stage 1's next input
-    double p2 = 0;  // stage 2's next input
-    double p3 = 0;  // stage 3's next input
-    double p4 = 0;  // stage 4's next input
-    long long n = 0;
-    for (; n < 4; ++n) {
-      {  // stage 4
-        const bool ok = n - 4 >= 0 && n - 4 < count;
-        double v = p4;
-        v = tanh(v);  // stage 1 (tanh)
-        if (ok) y[(begin + n - 4) * sample_stride] = v;
-      }
-      {  // stage 3
-        const bool ok = n - 3 >= 0 && n - 3 < count;
-        double v = p3;
-        {  // stage 0 (sos), section 3: transposed direct form II
-          const double o = fma(s0_3_b0, v, z0_3_0);
-          const double n0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1)), n1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-          z0_3_0 = ok ? n0 : z0_3_0;
-          z0_3_1 = ok ? n1 : z0_3_1;
-          v = o;
+    {  // inputs 8 samples ahead: the next block's load while this one computes
+      double next0, next1, next2, next3, next4, next5, next6, next7;
+      next0 = (begin + 0) < end ? x[(begin + 0) * sample_stride] : double(0);
+      next1 = (begin + 1) < end ? x[(begin + 1) * sample_stride] : double(0);
+      next2 = (begin + 2) < end ? x[(begin + 2) * sample_stride] : double(0);
+      next3 = (begin + 3) < end ? x[(begin + 3) * sample_stride] : double(0);
+      next4 = (begin + 4) < end ? x[(begin + 4) * sample_stride] : double(0);
+      next5 = (begin + 5) < end ? x[(begin + 5) * sample_stride] : double(0);
+      next6 = (begin + 6) < end ? x[(begin + 6) * sample_stride] : double(0);
+      next7 = (begin + 7) < end ? x[(begin + 7) * sample_stride] : double(0);
+      for (long long n0 = begin; n0 < end; n0 += 8) {
+        tile[threadIdx.x][0] = next0;
+        tile[threadIdx.x][1] = next1;
+        tile[threadIdx.x][2] = next2;
+        tile[threadIdx.x][3] = next3;
+        tile[threadIdx.x][4] = next4;
+        tile[threadIdx.x][5] = next5;
+        tile[threadIdx.x][6] = next6;
+        tile[threadIdx.x][7] = next7;
+        if (n0 + 8 < end) {
+          next0 = (n0 + 8 + 0) < end ? x[(n0 + 8 + 0) * sample_stride] : double(0);
+          next1 = (n0 + 8 + 1) < end ? x[(n0 + 8 + 1) * sample_stride] : double(0);
+          next2 = (n0 + 8 + 2) < end ? x[(n0 + 8 + 2) * sample_stride] : double(0);
+          next3 = (n0 + 8 + 3) < end ? x[(n0 + 8 + 3) * sample_stride] : double(0);
+          next4 = (n0 + 8 + 4) < end ? x[(n0 + 8 + 4) * sample_stride] : double(0);
+          next5 = (n0 + 8 + 5) < end ? x[(n0 + 8 + 5) * sample_stride] : double(0);
+          next6 = (n0 + 8 + 6) < end ? x[(n0 + 8 + 6) * sample_stride] : double(0);
+          next7 = (n0 + 8 + 7) < end ? x[(n0 + 8 + 7) * sample_stride] : double(0);
         }
-        p4 = v;
-      }
-      {  // stage 2
-        const bool ok = n - 2 >= 0 && n - 2 < count;
-        double v = p2;
-        {  // stage 0 (sos), section 2: transposed direct form II
-          const double o = fma(s0_2_b0, v, z0_2_0);
-          const double n0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1)), n1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-          z0_2_0 = ok ? n0 : z0_2_0;
-          z0_2_1 = ok ? n1 : z0_2_1;
-          v = o;
+        for (long long n = n0; n < n0 + 8 && n < end; ++n) {
+          double v = tile[threadIdx.x][n - n0];
+          {  // stage 0 (sos), section 0: transposed direct form II
+            const double o = fma(s0_0_b0, v, z0_0_0);
+            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 1: transposed direct form II
+            const double o = fma(s0_1_b0, v, z0_1_0);
+            z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+            z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 2: transposed direct form II
+            const double o = fma(s0_2_b0, v, z0_2_0);
+            z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
+            z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 3: transposed direct form II
+            const double o = fma(s0_3_b0, v, z0_3_0);
+            z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
+            z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
+            v = o;
+          }
+          v = tanh(v);  // stage 1 (tanh)
+          y[n * sample_stride] = v;
         }
-        p3 = v;
-      }
-      {  // stage 1
-        const bool ok = n - 1 >= 0 && n - 1 < count;
-        double v = p1;
-        {  // stage 0 (sos), section 1: transposed direct form II
-          const double o = fma(s0_1_b0, v, z0_1_0);
-          const double n0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1)), n1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-          z0_1_0 = ok ? n0 : z0_1_0;
-          z0_1_1 = ok ? n1 : z0_1_1;
-          v = o;
-        }
-        p2 = v;
-      }
-      {  // stage 0
-        const bool ok = n - 0 >= 0 && n - 0 < count;
-        double v = ok ? x[(begin + n) * sample_stride] : double(0);
-        {  // stage 0 (sos), section 0: transposed direct form II
-          const double o = fma(s0_0_b0, v, z0_0_0);
-          const double n0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1)), n1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-          z0_0_0 = ok ? n0 : z0_0_0;
-          z0_0_1 = ok ? n1 : z0_0_1;
-          v = o;
-        }
-        p1 = v;
-      }
-    }
-    for (; n < count; ++n) {
-      {  // stage 4 on sample n - 4
-        double v = p4;
-        v = tanh(v);  // stage 1 (tanh)
-        y[(begin + n - 4) * sample_stride] = v;
-      }
-      {  // stage 3 on sample n - 3
-        double v = p3;
-        {  // stage 0 (sos), section 3: transposed direct form II
-          const double o = fma(s0_3_b0, v, z0_3_0);
-          z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
-          z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-          v = o;
-        }
-        p4 = v;
-      }
-      {  // stage 2 on sample n - 2
-        double v = p2;
-        {  // stage 0 (sos), section 2: transposed direct form II
-          const double o = fma(s0_2_b0, v, z0_2_0);
-          z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
-          z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-          v = o;
-        }
-        p3 = v;
-      }
-      {  // stage 1 on sample n - 1
-        double v = p1;
-        {  // stage 0 (sos), section 1: transposed direct form II
-          const double o = fma(s0_1_b0, v, z0_1_0);
-          z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
-          z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-          v = o;
-        }
-        p2 = v;
-      }
-      {  // stage 0 on sample n - 0
-        double v = x[(begin + n) * sample_stride];
-        {  // stage 0 (sos), section 0: transposed direct form II
-          const double o = fma(s0_0_b0, v, z0_0_0);
-          z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-          z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-          v = o;
-        }
-        p1 = v;
-      }
-    }
-    for (n = count > 4 ? count : 4; n < count + 4; ++n) {
-      {  // stage 4
-        const bool ok = n - 4 >= 0 && n - 4 < count;
-        double v = p4;
-        v = tanh(v);  // stage 1 (tanh)
-        if (ok) y[(begin + n - 4) * sample_stride] = v;
-      }
-      {  // stage 3
-        const bool ok = n - 3 >= 0 && n - 3 < count;
-        double v = p3;
-        {  // stage 0 (sos), section 3: transposed direct form II
-          const double o = fma(s0_3_b0, v, z0_3_0);
-          const double n0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1)), n1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-          z0_3_0 = ok ? n0 : z0_3_0;
-          z0_3_1 = ok ? n1 : z0_3_1;
-          v = o;
-        }
-        p4 = v;
-      }
-      {  // stage 2
-        const bool ok = n - 2 >= 0 && n - 2 < count;
-        double v = p2;
-        {  // stage 0 (sos), section 2: transposed direct form II
-          const double o = fma(s0_2_b0, v, z0_2_0);
-          const double n0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1)), n1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-          z0_2_0 = ok ? n0 : z0_2_0;
-          z0_2_1 = ok ? n1 : z0_2_1;
-          v = o;
-        }
-        p3 = v;
-      }
-      {  // stage 1
-        const bool ok = n - 1 >= 0 && n - 1 < count;
-        double v = p1;
-        {  // stage 0 (sos), section 1: transposed direct form II
-          const double o = fma(s0_1_b0, v, z0_1_0);
-          const double n0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1)), n1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-          z0_1_0 = ok ? n0 : z0_1_0;
-          z0_1_1 = ok ? n1 : z0_1_1;
-          v = o;
-        }
-        p2 = v;
-      }
-      {  // stage 0
-        const bool ok = n - 0 >= 0 && n - 0 < count;
-        double v = ok ? x[(begin + n) * sample_stride] : double(0);
-        {  // stage 0 (sos), section 0: transposed direct form II
-          const double o = fma(s0_0_b0, v, z0_0_0);
-          const double n0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1)), n1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-          z0_0_0 = ok ? n0 : z0_0_0;
-          z0_0_1 = ok ? n1 : z0_0_1;
-          v = o;
-        }
-        p1 = v;
       }
     }
     if (k == chunks - 1) {  // the channel's last chunk ends where the stream goes on
