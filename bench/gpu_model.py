@@ -57,7 +57,10 @@ ASSUMPTIONS = dict(
                              # the worker pool): W1 from host memory, 340 MB staged, measured 12.8 ms (H100 host, 2026-11-27)
     tanh_f64_ops=30,         # float64 pipe instructions of one double tanh (libdevice, estimated)
     tanh_f64_path=20,        # of them, dependent (critical path, in FMA latencies)
-    interleaved_unroll=4,    # loads in flight per thread in the interleaved loop (ptxas 13.0 hoists 4)
+    interleaved_unroll=4,    # loads in flight per thread in the interleaved loop before kCudaSampleAhead
+                             # (--what-if loads-as-needed; ptxas 13.0 hoists 4)
+    tile_load_batch=8,       # codegen::kCudaTileLoadBatch: a warp's tile rows whose loads are in flight at once
+    sample_ahead=8,          # codegen::kCudaSampleAhead: inputs loaded a block ahead by a thread of its channel
     error_feedback_ops=3,    # --what-if f32-state: extra float32 ops per section-sample of a float32 form
                              # (bench/float32_forms.cpp's: 7 in all)
     pair_ops=120,            # float32 ops per section-sample in float pairs (state_precision pairs, mixed_pairs):
@@ -75,8 +78,11 @@ WHAT_IF = {
                  "highpass's rumble (docs/cuda.md, Not done)",
     "const-coeffs": "coefficients from kernel parameters/constant memory instead of registers "
                     "(registers: 40 + 4 per section in float64, 40 + 2 in float32)",
-    "no-wavefront": "the chunk passes take one sample through every section before the next "
-                    "(gpu_wavefront_max_steps=0: blocks of 128, one FMA latency per section and sample at best)",
+    "wavefront": "the chunk passes run the chain's steps as a wavefront (gpu_wavefront_max_steps=48: blocks "
+                 "of 64, one section's recurrence per sample); off by default since the H200 measured it no faster",
+    "loads-as-needed": "the code the H200 measured on 2026-11-30: the planar tile's 32 rows loaded and stored "
+                       "one at a time (32 memory round trips a step) and interleaved inputs loaded as needed "
+                       "(interleaved_unroll in flight), where they now go in batches of 8 and 8 samples ahead",
     "no-pairs": "float64 arithmetic stays float64 on a device with slow float64 "
                 "(gpu_float_pairs_max_f64_rate=0; the code takes float pairs there)",
 }
@@ -98,8 +104,8 @@ WAVE_STATES_SMEM = 64 * 33 * 4 + 2 * 64 * 8  # its chunk_states pass's tile of 3
 # state_precision f64: poles near the unit circle, as for W4's chain; mixed where split-precision
 # leaves only `f64_sections` of them in float64 and the rest in float32, as for W1); regs: ptxas's
 # registers per thread for (chunk_states, output pass) of `fxc dump --emit cuda --dtype f32`
-# compiled for sm_90 (CUDA 13.0, --fmad=false --ftz=true), with the chunk passes' wavefront (the
-# default since 2026-11-28; regs_plain: without it); extra: other kernels of the graph.
+# compiled for sm_90 (CUDA 13.0, --fmad=false --ftz=true), with the chunk passes' wavefront
+# (--what-if wavefront; regs_plain: without it, the default); extra: other kernels of the graph.
 WORKLOADS = [
     dict(id="W1 8 ch x 120 s", channels=8, seconds=120, fs=44100, sections=15, state="mixed", f64_sections=6,
          regs=(166, 166), regs_plain=(168, 166), target=("floor", 3.0)),
@@ -284,7 +290,7 @@ def kernels_for(w, dev, a):
     # mixed: the first `hot` sections in float64, the others in float32 (4 ops, the f32 pipe)
     hot = w.get("f64_sections", S) if f64 else 0
     cold_ops = 4 * (S - hot) if f64 else 0
-    wave = "no-wavefront" not in wi  # every workload's chain has 2 to 33 steps
+    wave = "wavefront" in wi  # every workload's chain has 2 to 33 steps
     regs = w["regs"] if wave else w.get("regs_plain", w["regs"])
     block, tile_smem = (WAVE_BLOCK, WAVE_TILE_SMEM) if wave else (BLOCK, TILE_SMEM)
     states_smem = WAVE_STATES_SMEM if wave else TILE_SMEM
@@ -318,11 +324,21 @@ def kernels_for(w, dev, a):
         per_sample_path = hot * a["pair_path"] * lat + (S - hot) * a["fma_latency_f32"]
     else:
         per_sample_path = hot * lat + (S - hot) * a["fma_latency_f32"] if f64 else S * lat
-    if interleaved:
+    # Memory round trips a thread waits out. Planar: per step of 32 samples, a warp's 32 tile rows
+    # in batches whose loads are in flight at once (one at a time before: the H200's long-scoreboard
+    # stalls). Interleaved: a block of inputs loads while the one before computes, so a block waits
+    # for the longer of the two (before: loads as the arithmetic needed them, a few in flight).
+    as_needed = "loads-as-needed" in wi
+    if interleaved and as_needed:
         u = a["interleaved_unroll"]
         pass_cycles = lambda extra: math.ceil(L / u) * (a["dram_latency"] + u * (per_sample_path + extra))
+    elif interleaved:
+        u = a["sample_ahead"]
+        pass_cycles = lambda extra: a["dram_latency"] + math.ceil(L / u) * max(a["dram_latency"],
+                                                                               u * (per_sample_path + extra))
     else:
-        pass_cycles = lambda extra: math.ceil(L / 32) * (a["dram_latency"] + 2 * a["sync_cycles"]
+        trips = 32 if as_needed else math.ceil(32 / a["tile_load_batch"])
+        pass_cycles = lambda extra: math.ceil(L / 32) * (trips * a["dram_latency"] + 2 * a["sync_cycles"]
                                                        + 32 * (per_sample_path + extra))
     # 0. chunk_states
     res = resident_threads(dev, regs[0], block, states_smem)
