@@ -691,9 +691,9 @@ void emit_loop_registers(Writer& w, const Types& ty, std::size_t read, const One
 // A thread's samples `from` up to (not including) `below` of its own channel, read from x, each
 // through `one_sample(n, input)` in order, their inputs kCudaSampleAhead ahead: the next block's
 // loads are in flight while this block computes, from `row` (the thread's row of shared memory,
-// kCudaSampleAhead values at least). Loaded as the arithmetic needs them, each sample waited out
-// a memory round trip whenever too few warps were there to cover it. The arithmetic and its
-// order are the plain loop's.
+// kCudaSampleAhead values at least). The loop this replaces loaded each sample as the arithmetic
+// needed it, so each waited out a memory round trip whenever too few warps were there to cover it.
+// The arithmetic and its order are that loop's.
 template <class OneSample>
 void emit_samples_ahead(Writer& w, const Types& ty, const std::string& from, const std::string& below,
                         const std::string& row, const OneSample& one_sample) {
@@ -747,6 +747,7 @@ void emit_thread_per_channel(Writer& w, const CudaKernelInfo& k, const ir::Chain
   };
   const int read = body.loop_read_stage();
   if (read < 0) {
+    // A row per thread of the block cuda_launch launches (kCudaBlockThreads).
     w.line("__shared__ " + ty.signal.t + " ahead[" + str(kCudaBlockThreads) + "][" + str(kCudaSampleAhead + 1) +
            "];  // padded: no bank conflicts");
     emit_samples_ahead(w, ty, "0", "samples", "ahead[threadIdx.x]",
@@ -954,19 +955,20 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
   w.open("for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize");
   w.line("__syncthreads();  // the last tile is done with (and, the first time, the row tables are written)");
   // Warp w takes rows w, w + warps, ...: 32 rows. A batch's loads are all in flight before its
-  // first store to the tile (kCudaTileLoadBatch).
+  // first store to the tile (kCudaTileLoadBatch). `warps` is the launch's (cuda_launch launches
+  // exactly `threads` a block): every row's table entry is written.
   const std::string warps = str((k.wavefront ? kCudaWavefrontThreads : kCudaBlockThreads) / 32);
   static_assert(32 % kCudaTileLoadBatch == 0 && kCudaBlockThreads % 32 == 0 && kCudaWavefrontThreads % 32 == 0);
   const std::string batch = str(kCudaTileLoadBatch);
   const std::string row = "threadIdx.x / 32 + (r0 + r) * " + warps;
   w.line("#pragma unroll");
   w.open("for (int r0 = 0; r0 < 32; r0 += " + batch + ") {  // a batch of the warp's rows");
-  w.line(T + " v[" + batch + "];");
+  w.line(T + " loaded[" + batch + "];");
   w.line("#pragma unroll");
   w.open("for (int r = 0; r < " + batch + "; ++r) {");
   w.line("const int i = " + row + ";");
   w.line("const long long at = row_at[i];");
-  w.line("v[r] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : " + T + "(0);");
+  w.line("loaded[r] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : " + T + "(0);");
   w.close();
   w.line("#pragma unroll");
   w.open("for (int r = 0; r < " + batch + "; ++r) {");
@@ -977,7 +979,7 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
     w.line("const long long at = row_at[i];");
     w.line("if (at >= 0 && j >= 64 && j - 64 + lane < row_left[i]) out[at + j - 64 + lane] = tile[i][(j + lane) & 63];");
   }
-  w.line(std::string("tile[i][") + (k.wavefront ? "(j + lane) & " + mask : std::string("lane")) + "] = v[r];");
+  w.line(std::string("tile[i][") + (k.wavefront ? "(j + lane) & " + mask : std::string("lane")) + "] = loaded[r];");
   w.close();
   w.close();
   w.line("__syncthreads();");

@@ -92,6 +92,7 @@ struct Case {
   DType dtype;
   std::int64_t length;  // guides select_strategy
   double f64_rate = 0.5;  // the device's float64 rate: 1:64 does float64 arithmetic in float pairs
+  int wavefront_max_steps = 0;  // thresholds.gpu_wavefront_max_steps: off by default
 };
 
 const Case kCases[] = {
@@ -121,6 +122,8 @@ const Case kCases[] = {
     // (W1: state_precision pairs) and one thread per channel (mixed_pairs after split-precision).
     {"w1_f32_8ch_pairs", w1_graph, 8, DType::f32, 441000, 1.0 / 64},
     {"vocal_f32_4096ch_pairs", test::vocal_graph, 4096, DType::f32, 48000, 1.0 / 64},
+    // The chunk passes' wavefront, asked for (off by default): its output pass's ring tile.
+    {"w1_f32_8ch_wavefront", w1_graph, 8, DType::f32, 441000, 0.5, 48},
 };
 
 ir::Graph schedule(const Case& c) {
@@ -130,6 +133,7 @@ ir::Graph schedule(const Case& c) {
   passes::GpuProperties gpu;
   gpu.f64_rate = c.f64_rate;
   context.target = passes::cuda_target(gpu);
+  context.thresholds.gpu_wavefront_max_steps = c.wavefront_max_steps;
   auto scheduled = passes::run_pipeline(c.graph(), context);
   REQUIRE_MESSAGE(scheduled, diags.str());
   return std::move(*scheduled);
@@ -244,11 +248,35 @@ TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
   CHECK((*k)[0].chunk_length == 256);  // 8 x 441000 samples: too few for longer chunks (choose_gpu_chunk)
   CHECK((*k)[0].entries.size() == 5);     // chunk states, group sums, group scan, chunk starts, output
   CHECK((*k)[0].state_dimension == 30);  // W1: 15 sections
+  CHECK(!(*k)[0].wavefront);             // off by default (measured no faster on an H200)
+  CHECK(codegen::cuda_launch((*k)[0], 0, 8, 441000).block == codegen::kCudaBlockThreads);
+  {
+    // The planar tile's rows in batches, each batch's loads before its stores; interleaved, a
+    // thread's inputs a block ahead through its row of the tile.
+    auto source = codegen::emit_cuda_source(w1);
+    REQUIRE(source);
+    CHECK(count(*source, "float loaded[" + std::to_string(codegen::kCudaTileLoadBatch) + "];") == 2);
+    CHECK(count(*source, "inputs " + std::to_string(codegen::kCudaSampleAhead) + " samples ahead") == 2);
+    CHECK(count(*source, "tile[threadIdx.x][n - n0]") == 2);
+  }
+  for (const Case& c : kCases) {
+    if (std::string(c.name) != "w1_f32_8ch_wavefront") continue;
+    auto wave = codegen::cuda_kernels(schedule(c));
+    REQUIRE(wave);
+    REQUIRE(wave->size() == 1);
+    CHECK((*wave)[0].wavefront);
+    CHECK(codegen::cuda_launch((*wave)[0], 0, 8, 441000).block == codegen::kCudaWavefrontThreads);
+  }
   ir::Graph stages = schedule(kCases[5]);  // 1 channel, but tanh and clip: not chunked
   auto s = codegen::cuda_kernels(stages);
   REQUIRE(s);
   for (const codegen::CudaKernelInfo& info : *s)
     if (info.kind != codegen::CudaKernelKind::sum) CHECK(info.kind == codegen::CudaKernelKind::chain_thread_per_channel);
+  {
+    auto source = codegen::emit_cuda_source(stages);  // one thread per channel: inputs ahead too
+    REQUIRE(source);
+    CHECK(count(*source, "ahead[threadIdx.x][n - n0]") >= 1);
+  }
 
   // Loops through one mix: one chain kernel each (fuse-loops), a thread per channel, no
   // feedback kernels; a short line lives in registers, a longer one is loaded kCudaLoopAhead

@@ -4,7 +4,9 @@
 // A kernel that synchronizes runs each CUDA thread of a block on a thread of the emulator's
 // pool (cuda_emulation_context.h), with a std::barrier for __syncthreads and one more between
 // blocks (a block's __shared__ arrays are the next block's); others run their threads in a
-// loop. __shared__ arrays become function statics. The pool's threads are made once per
+// loop. __shared__ arrays become function statics (so two host threads must not launch one
+// module's kernel at once: no test does, and a launch that synchronizes takes the pool's lock).
+// The pool's threads are made once per
 // process, not per block or launch: under AddressSanitizer a thread costs milliseconds, and a
 // launch has thousands of blocks.
 #pragma once

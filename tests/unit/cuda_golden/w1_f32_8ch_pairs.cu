@@ -216,17 +216,17 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
       __syncthreads();  // the last tile is done with (and, the first time, the row tables are written)
       #pragma unroll
       for (int r0 = 0; r0 < 32; r0 += 8) {  // a batch of the warp's rows
-        float v[8];
+        float loaded[8];
         #pragma unroll
         for (int r = 0; r < 8; ++r) {
           const int i = threadIdx.x / 32 + (r0 + r) * 4;
           const long long at = row_at[i];
-          v[r] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : float(0);
+          loaded[r] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : float(0);
         }
         #pragma unroll
         for (int r = 0; r < 8; ++r) {
           const int i = threadIdx.x / 32 + (r0 + r) * 4;
-          tile[i][lane] = v[r];
+          tile[i][lane] = loaded[r];
         }
       }
       __syncthreads();
@@ -822,17 +822,17 @@ extern "C" __global__ void fxc_chain_1(
       __syncthreads();  // the last tile is done with (and, the first time, the row tables are written)
       #pragma unroll
       for (int r0 = 0; r0 < 32; r0 += 8) {  // a batch of the warp's rows
-        float v[8];
+        float loaded[8];
         #pragma unroll
         for (int r = 0; r < 8; ++r) {
           const int i = threadIdx.x / 32 + (r0 + r) * 4;
           const long long at = row_at[i];
-          v[r] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : float(0);
+          loaded[r] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : float(0);
         }
         #pragma unroll
         for (int r = 0; r < 8; ++r) {
           const int i = threadIdx.x / 32 + (r0 + r) * 4;
-          tile[i][lane] = v[r];
+          tile[i][lane] = loaded[r];
         }
       }
       __syncthreads();
