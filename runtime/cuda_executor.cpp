@@ -556,6 +556,7 @@ struct CudaStream::Impl {
   // Buffers for blocks of up to `n` samples. Growing them invalidates the recorded graphs,
   // which point at the old buffers.
   GpuStatus grow(long long n) {
+    TraceSpan span("allocate device buffers", "cuda", {{"samples", std::to_string(n)}});
     drop_graphs();
     capacity = 0;  // until every buffer is there: a failed allocation leaves none to use
     signals.clear();
@@ -612,6 +613,9 @@ struct CudaStream::Impl {
   // device memory needs none). Replacing it drops the recorded graphs, which copy through it.
   GpuStatus grow_staging(long long n, int sets = 1) {
     if (n <= staging_capacity && sets <= staging_sets) return std::monostate{};
+    // A fresh process's first run pays this: the trace shows how much of its "GPU run" it is
+    // (the vocal example's took 50 ms on an H200, where its kernels take under 1 ms).
+    TraceSpan span("allocate pinned staging", "cuda", {{"samples", std::to_string(n)}, {"sets", std::to_string(sets)}});
     drop_graphs();
     n = std::max(n, staging_capacity);
     sets = std::max(sets, staging_sets);

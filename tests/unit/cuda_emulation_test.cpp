@@ -2071,7 +2071,7 @@ TEST_CASE("CUDA emulation: a stream in blocks equals the whole signal; graphs re
 TEST_CASE("CUDA emulation: update_values keeps the state, a new shape is refused") {
   check_update_values(emulated());
 }
-TEST_CASE("CUDA emulation: --trace shows the module load and each run, a new stream then a pooled one") {
+TEST_CASE("CUDA emulation: --trace shows the module load and each run, a new stream then a pooled one, and its allocations") {
   Trace& trace = Trace::global();
   trace.enable();
   Prepared p = prepare(emulated(), test::vocal_graph(), 2, DType::f32, Force::default_);
@@ -2087,6 +2087,15 @@ TEST_CASE("CUDA emulation: --trace shows the module load and each run, a new str
   CHECK(first != std::string::npos);
   CHECK(second != std::string::npos);
   CHECK(first < second);
+  // The new stream's allocations, once: the pooled run reuses them.
+  auto count = [&](const std::string& what) {
+    int n = 0;
+    for (std::size_t at = json.find(what); at != std::string::npos; at = json.find(what, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count("\"allocate device buffers\"") == 1);
+  CHECK(count("\"allocate pinned staging\"") == 1);
+  CHECK(json.find("\"allocate pinned staging\"") < first);  // inside the first run, which ends after it
 }
 TEST_CASE("CUDA emulation: many channels run interleaved") { check_many_channels(emulated()); }
 TEST_CASE("CUDA emulation: long FIRs by FFT overlap-save equal the interpreter and the direct kernel") {
