@@ -147,16 +147,20 @@ rng = np.random.default_rng(1)
 wav.write("/tmp/w1.wav", 44100, (rng.random((44100 * 120, 8), dtype=np.float32) * 2 - 1))
 wav.write("/tmp/vocal.wav", 48000, (rng.random((48000 * 60, 2), dtype=np.float32) * 2 - 1))
 PY
-  # Why the chunk passes wait: warp states, issue slots and occupancy of W1's two chunk passes
-  # (one launch each, its first piece), with the wavefront and without it.
-  for threshold in gpu_wavefront_max_steps=48 gpu_wavefront_max_steps=0; do
+  # Why the warps wait: warp states, issue slots and occupancy of W1's two chunk passes (one
+  # launch each: `fxc run`'s first piece) as they run by default and with the wavefront, and of
+  # the fused loop of the stereo echo (a warp of two threads; `fxc bench`'s first launch).
+  for job in "w1_plain regex:chunk_states|fxc_chain_1$ 2 run bench/workloads/w1_api.fx -i /tmp/w1.wav -o /tmp/w1_out.wav" \
+             "w1_wavefront regex:chunk_states|fxc_chain_1$ 2 run bench/workloads/w1_api.fx -i /tmp/w1.wav -o /tmp/w1_out.wav --threshold gpu_wavefront_max_steps=48" \
+             "echo_fused regex:fxc_chain_[0-9]+$ 1 bench bench/workloads/loop_echo.fx --channels 2 --seconds 2 --repeat 1 --no-check"; do
+    set -f; set -- $job; set +f  # the kernel regexes are not file patterns
+    name=$1 kernels=$2 count=$3; shift 3
     timeout 60 "$ncu" --clock-control none --section WarpStateStats --section SchedulerStats --section Occupancy \
       --section ComputeWorkloadAnalysis --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
-      --kernel-name regex:'chunk_states|fxc_chain_1$' --launch-count 2 \
-      --csv --page details build-dev/tools/fxc/fxc run bench/workloads/w1_api.fx -i /tmp/w1.wav \
-      -o /tmp/w1_out.wav --target cuda --threshold "$threshold" > "$raw/ncu_w1_$threshold.csv" \
-      2> /tmp/ncu_stall.err || tail -3 /tmp/ncu_stall.err
-    python3 - "$raw/ncu_w1_$threshold.csv" "$threshold" <<'PY'
+      --kernel-name "$kernels" --launch-count "$count" --csv --page details build-dev/tools/fxc/fxc "$@" \
+      --target cuda > "$raw/ncu_stalls_$name.csv" 2> /tmp/ncu_stall.err || tail -3 /tmp/ncu_stall.err
+    set -- "$name"
+    python3 - "$raw/ncu_stalls_$1.csv" "$1" <<'PY'
 import csv, sys
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 5]
 if not rows:
@@ -166,7 +170,7 @@ k, m, u, v = (head.index(c) for c in ("Kernel Name", "Metric Name", "Metric Unit
 keep = ("Warp Cycles Per Issued Instruction", "Issue Slots Busy", "No Eligible", "Active Warps Per Scheduler",
         "Eligible Warps Per Scheduler", "Achieved Occupancy", "Theoretical Occupancy", "Registers Per Thread",
         "Executed Ipc Active", "Block Limit Registers", "Block Limit Shared Mem")
-print(f"ncu stalls, W1, {sys.argv[2]}:")
+print(f"ncu stalls, {sys.argv[2]}:")
 for r in rows[1:]:
     stall = r[m].startswith("smsp__average_warps_issue_stalled_")
     try:
