@@ -25,6 +25,7 @@
 #include "codegen/cuda/nvrtc.h"
 #include "cuda_loop_graphs.h"
 #include "expected_text.h"
+#include "occurrences.h"
 #include "frontend/dsl.h"
 #include "passes/pipeline.h"
 #include "runtime/gpu_device.h"
@@ -139,11 +140,7 @@ ir::Graph schedule(const Case& c) {
   return std::move(*scheduled);
 }
 
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
+using test::occurrences;
 
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -211,19 +208,19 @@ TEST_CASE("CUDA source: deterministic, one kernel per chain and sum, golden") {
           k.kind != codegen::CudaKernelKind::feedback)
         chain_entries += static_cast<int>(k.entries.size());
       for (const codegen::CudaEntry& e : k.entries)
-        CHECK(count(text, "__global__ void " + e.symbol + "(") == 1);
+        CHECK(occurrences(text, "__global__ void " + e.symbol + "(") == 1);
       if (k.kind == codegen::CudaKernelKind::chain_chunked_scan)  // narrow states: the walks need no bound
         CHECK(codegen::cuda_launch(k, 1, 1, 1 << 20).block <= 256);
     }
-    CHECK(count(text, "extern \"C\" __global__ void fxc_chain_") == chain_entries);
-    CHECK(count(text, "extern \"C\" __global__ void fxc_sum_") == sums);
-    CHECK(count(text, "extern \"C\" __global__ void fxc_route_") == routes);
-    CHECK(count(text, "extern \"C\" __global__ void fxc_feedback_") == 2 * feedbacks);  // read, write
+    CHECK(occurrences(text, "extern \"C\" __global__ void fxc_chain_") == chain_entries);
+    CHECK(occurrences(text, "extern \"C\" __global__ void fxc_sum_") == sums);
+    CHECK(occurrences(text, "extern \"C\" __global__ void fxc_route_") == routes);
+    CHECK(occurrences(text, "extern \"C\" __global__ void fxc_feedback_") == 2 * feedbacks);  // read, write
     for (std::uint32_t id : codegen::kernel_node_ids(g))
       if (ir::holds<ir::Chain>(g.node(id)))
-        CHECK(count(text, "__global__ void fxc_chain_" + std::to_string(id) + "(") == 1);
-    if (c.dtype == DType::f64) CHECK(count(*source, "float") == count(*source, "float64"));  // comments say float64
-    else if (!wide) CHECK(count(*source, "double") == 0);
+        CHECK(occurrences(text, "__global__ void fxc_chain_" + std::to_string(id) + "(") == 1);
+    if (c.dtype == DType::f64) CHECK(occurrences(*source, "float") == occurrences(*source, "float64"));  // comments say float64
+    else if (!wide) CHECK(occurrences(*source, "double") == 0);
 
     fs::path golden = golden_dir() / (std::string(c.name) + ".cu");
     if (update) {
@@ -255,9 +252,9 @@ TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
     // thread's inputs a block ahead through its row of the tile.
     auto source = codegen::emit_cuda_source(w1);
     REQUIRE(source);
-    CHECK(count(*source, "float loaded[" + std::to_string(codegen::kCudaTileLoadBatch) + "];") == 2);
-    CHECK(count(*source, "inputs " + std::to_string(codegen::kCudaSampleAhead) + " samples ahead") == 2);
-    CHECK(count(*source, "tile[threadIdx.x][n - n0]") == 2);
+    CHECK(occurrences(*source, "float loaded[" + std::to_string(codegen::kCudaTileLoadBatch) + "];") == 2);
+    CHECK(occurrences(*source, "inputs " + std::to_string(codegen::kCudaSampleAhead) + " samples ahead") == 2);
+    CHECK(occurrences(*source, "tile[threadIdx.x][n - n0]") == 2);
   }
   for (const Case& c : kCases) {
     if (std::string(c.name) != "w1_f32_8ch_wavefront") continue;
@@ -275,7 +272,7 @@ TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
   {
     auto source = codegen::emit_cuda_source(stages);  // one thread per channel: inputs ahead too
     REQUIRE(source);
-    CHECK(count(*source, "ahead[threadIdx.x][n - n0]") >= 1);
+    CHECK(occurrences(*source, "ahead[threadIdx.x][n - n0]") >= 1);
   }
 
   // Loops through one mix: one chain kernel each (fuse-loops), a thread per channel, no
@@ -301,16 +298,16 @@ TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
     CHECK(fused == 3);
     auto source = codegen::emit_cuda_source(g);
     REQUIRE(source);
-    CHECK(count(*source, "if (len0 < " + std::to_string(2 * codegen::kCudaLoopAhead) + ") {") == 3);
+    CHECK(occurrences(*source, "if (len0 < " + std::to_string(2 * codegen::kCudaLoopAhead) + ") {") == 3);
     // The L2 prefetch is nothing on the emulation: its guard keeps it inside the signal (the
     // 8 samples kCudaLoopPrefetch on), in both of a loop's forms.
     const std::string later = std::to_string(codegen::kCudaLoopPrefetch), ahead = std::to_string(codegen::kCudaLoopAhead);
-    CHECK(count(*source, "if (n + " + later + " + " + ahead + " <= samples) {") == 3 * 2);
-    CHECK(count(*source, "fxc_prefetch_l2(x + (n + " + later + " + " + std::to_string(codegen::kCudaLoopAhead - 1) +
+    CHECK(occurrences(*source, "if (n + " + later + " + " + ahead + " <= samples) {") == 3 * 2);
+    CHECK(occurrences(*source, "fxc_prefetch_l2(x + (n + " + later + " + " + std::to_string(codegen::kCudaLoopAhead - 1) +
                              ") * sample_stride);") == 3 * 2);
-    CHECK(count(*source, "if (sample_stride == 1) fxc_prefetch_l2(x + n + " + later + ");") == 3 * 2);
+    CHECK(occurrences(*source, "if (sample_stride == 1) fxc_prefetch_l2(x + n + " + later + ");") == 3 * 2);
     // The shift into the registers: each loop's 8 samples of a block and its last ones.
-    CHECK(count(*source, "cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);") == 3 * (codegen::kCudaLoopAhead + 1));
+    CHECK(occurrences(*source, "cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);") == 3 * (codegen::kCudaLoopAhead + 1));
 
     // gpu_fuse_loops=0 keeps the loops' feedback nodes: a read and a write kernel each.
     DiagnosticEngine diags;
@@ -421,7 +418,7 @@ TEST_CASE("CUDA source: a wide state's carry walks are bounded by their block, s
     CHECK(k.state_dimension == 260);
     for (std::size_t entry : {1, 3}) {
       CHECK(codegen::cuda_launch(k, entry, 2, 1 << 20).block == 288);
-      bounded += count(*source, "__launch_bounds__(288) " + k.entries[entry].symbol + "(");
+      bounded += occurrences(*source, "__launch_bounds__(288) " + k.entries[entry].symbol + "(");
     }
   }
   CHECK(bounded == 2);
@@ -528,9 +525,7 @@ TEST_CASE("the CUDA driver status") {
 TEST_CASE("open_cuda_device takes the device open_cuda_device_early opened") {
   auto waits = [] {
     std::string json = Trace::global().to_json();
-    std::size_t n = 0;
-    for (std::size_t at = 0; (at = json.find("\"wait for CUDA device\"", at)) != std::string::npos; ++at) ++n;
-    return n;
+    return static_cast<std::size_t>(occurrences(json, "\"wait for CUDA device\""));
   };
   Trace::global().enable();
   auto direct = open_cuda_device();

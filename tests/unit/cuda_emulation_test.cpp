@@ -39,6 +39,7 @@
 #include "driver/compile_cuda.h"
 #include "driver/run_batch.h"
 #include "expected_text.h"
+#include "occurrences.h"
 #include "frontend/dsl.h"
 #include "ir/graph_algorithms.h"
 #include "passes/cost_model.h"
@@ -2088,13 +2089,8 @@ TEST_CASE("CUDA emulation: --trace shows the module load and each run, a new str
   CHECK(second != std::string::npos);
   CHECK(first < second);
   // The new stream's allocations, once: the pooled run reuses them.
-  auto count = [&](const std::string& what) {
-    int n = 0;
-    for (std::size_t at = json.find(what); at != std::string::npos; at = json.find(what, at + 1)) ++n;
-    return n;
-  };
-  CHECK(count("\"allocate device buffers\"") == 1);
-  CHECK(count("\"allocate pinned staging\"") == 1);
+  CHECK(test::occurrences(json, "\"allocate device buffers\"") == 1);
+  CHECK(test::occurrences(json, "\"allocate pinned staging\"") == 1);
   CHECK(json.find("\"allocate pinned staging\"") < first);  // inside the first run, which ends after it
 }
 TEST_CASE("CUDA emulation: many channels run interleaved") { check_many_channels(emulated()); }
