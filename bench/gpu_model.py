@@ -59,7 +59,7 @@ ASSUMPTIONS = dict(
     tanh_f64_path=20,        # of them, dependent (critical path, in FMA latencies)
     interleaved_unroll=4,    # loads in flight per thread in the interleaved loop before kCudaSampleAhead
                              # (--what-if loads-as-needed; ptxas 13.0 hoists 4)
-    tile_load_batch=8,       # codegen::kCudaTileLoadBatch: a warp's tile rows whose loads are in flight at once
+    tile_half=16,            # codegen::kCudaTileHalf: the planar tile's halves, one copying in while the other computes
     sample_ahead=8,          # codegen::kCudaSampleAhead: inputs loaded a block ahead by a thread of its channel
     error_feedback_ops=3,    # --what-if f32-state: extra float32 ops per section-sample of a float32 form
                              # (bench/float32_forms.cpp's: 7 in all)
@@ -81,8 +81,9 @@ WHAT_IF = {
     "wavefront": "the chunk passes run the chain's steps as a wavefront (gpu_wavefront_max_steps=48: blocks "
                  "of 64, one section's recurrence per sample); off by default since the H200 measured it no faster",
     "loads-as-needed": "the code the H200 measured on 2026-11-30: the planar tile's 32 rows loaded and stored "
-                       "one at a time (32 memory round trips a step) and interleaved inputs loaded as needed "
-                       "(interleaved_unroll in flight), where they now go in batches of 8 and 8 samples ahead",
+                       "one at a time (32 memory round trips a step of 32 samples) and interleaved inputs loaded "
+                       "as needed (interleaved_unroll in flight), where the tile's halves now take turns (one "
+                       "copying in while the block computes from the other) and inputs load 8 samples ahead",
     "no-pairs": "float64 arithmetic stays float64 on a device with slow float64 "
                 "(gpu_float_pairs_max_f64_rate=0; the code takes float pairs there)",
 }
@@ -105,28 +106,30 @@ WAVE_STATES_SMEM = 64 * 33 * 4 + 2 * 64 * 8  # its chunk_states pass's tile of 3
 # leaves only `f64_sections` of them in float64 and the rest in float32, as for W1); regs: ptxas's
 # registers per thread for (chunk_states, output pass) of `fxc dump --emit cuda --dtype f32`
 # compiled for sm_90 (CUDA 13.0, --fmad=false --ftz=true), with the chunk passes' wavefront
-# (--what-if wavefront; regs_plain: without it, the default); extra: other kernels of the graph.
+# (--what-if wavefront, 2026-11-28; regs_plain: without it, the default, 2026-11-30: the tile's
+# halves and the interleaved inputs 8 ahead, which take 80 / 88 of W4's 80 / 90); extra: other
+# kernels of the graph.
 WORKLOADS = [
     dict(id="W1 8 ch x 120 s", channels=8, seconds=120, fs=44100, sections=15, state="mixed", f64_sections=6,
-         regs=(166, 166), regs_plain=(168, 166), target=("floor", 3.0)),
+         regs=(166, 166), regs_plain=(168, 168), target=("floor", 3.0)),
     dict(id="W4 chain 1024 ch x 60 s", channels=1024, seconds=60, fs=48000, sections=6, state="f64",
-         regs=(56, 64), regs_plain=(48, 52), target=("floor", 2.0)),
+         regs=(56, 64), regs_plain=(80, 90), target=("floor", 2.0)),
     dict(id="W5 1 ch x 600 s", channels=1, seconds=600, fs=44100, sections=6, state="f64",
-         regs=(90, 98), regs_plain=(76, 78)),
+         regs=(90, 98), regs_plain=(80, 90)),
     dict(id="W6 256 x 1 s stereo (512 ch)", channels=512, seconds=1, fs=48000, sections=6, state="f64",
-         regs=(56, 64), regs_plain=(48, 52), target=("launches", 1)),
+         regs=(56, 64), regs_plain=(80, 90), target=("launches", 1)),
     dict(id="vocal 2 ch x 60 s", channels=2, seconds=60, fs=48000, sections=4, state="mixed", f64_sections=2,
-         regs=(60, 56), regs_plain=(44, 48), tail="tanh",
+         regs=(60, 56), regs_plain=(56, 64), tail="tanh",
          extra=[dict(kind="delay", line=240, regs=32), dict(kind="sum", operands=2, regs=25)]),
     dict(id="W2 8 ch x 60 s", channels=8, seconds=60, fs=44100, sections=4, state="f32",
-         regs=(47, 48), regs_plain=(38, 39)),
+         regs=(47, 48), regs_plain=(48, 56)),
     # bench/gpu_bench.py's other IIR rows
     dict(id="W1 1024 ch x 10 s (gpu_bench)", channels=1024, seconds=10, fs=44100, sections=15, state="mixed",
-         f64_sections=6, regs=(166, 166), regs_plain=(168, 166)),
+         f64_sections=6, regs=(166, 166), regs_plain=(168, 168)),
     dict(id="W2 1 ch x 300 s (gpu_bench)", channels=1, seconds=300, fs=44100, sections=4, state="f32",
-         regs=(47, 48), regs_plain=(38, 39)),
+         regs=(47, 48), regs_plain=(48, 56)),
     dict(id="W4 2 ch x 10 s (gpu_bench)", channels=2, seconds=10, fs=48000, sections=6, state="f64",
-         regs=(56, 64), regs_plain=(48, 52)),
+         regs=(56, 64), regs_plain=(80, 90)),
     # W3: five FIRs fused into one of 511 taps, FFT overlap-save (fir_fft) of 2048 points
     dict(id="W3 1 ch x 60 s (fir_fft)", channels=1, seconds=60, fs=44100, fir_taps=511, fft=2048, regs=48),
     # bench/workloads/long_fir.fx: a FIR of 24001 taps, partitioned (fir_partitioned) in 12
@@ -136,6 +139,15 @@ WORKLOADS = [
 ]
 
 SIGNAL_BYTES = 4  # float32 samples in and out (the design's workloads)
+SECTION_OPS = 5   # instructions of a section's sample: o = b0 v + z0; z0 = b1 v - a1 o + z1; z1 = b2 v - a2 o
+SCHEDULERS_PER_SM = 4  # each issues at most one warp instruction a cycle
+# Instructions a chunk pass's thread issues per sample besides its sections' and tail's (SASS of
+# `fxc dump --emit cuda --dtype f32`, sm_90, CUDA 13.0, 2026-11-30, per half step of 16
+# samples: the tile's copies (12 instructions each, one a sample), its reads, the loop): W2
+# (float32) 22, W4's chain (float64) 26, W1 (mixed) 28 in chunk_states; the output pass about
+# 15 more (its results into the tile, and the stores).
+PASS_OVERHEAD = dict(f32=22, f64=26, mixed=28)
+OUTPUT_OVERHEAD = 15
 
 
 def resident_threads(dev, regs, block, smem=0):
@@ -166,11 +178,12 @@ def chunk_length(channels, samples, dev):
 class Kernel:
     # pipe_ops_f32: a mixed chain's float32 sections, on the float32 pipe beside the float64 one.
     def __init__(self, name, launches=1, bytes_=0.0, pipe_ops=0.0, pipe="f64", cvts=0.0, flops=0.0,
-                 latency_cycles=0.0, pipe_ops_f32=0.0, smem_words=0.0):
+                 latency_cycles=0.0, pipe_ops_f32=0.0, smem_words=0.0, instructions=0.0):
         self.name, self.launches, self.bytes, self.pipe_ops, self.pipe = name, launches, bytes_, pipe_ops, pipe
         self.cvts, self.flops, self.latency_cycles = cvts, flops, latency_cycles
         self.pipe_ops_f32 = pipe_ops_f32
         self.smem_words = smem_words  # 4-byte shared-memory accesses (32 banks: 32 per SM per cycle)
+        self.instructions = instructions  # thread instructions, where counted (the chunk passes)
 
     def times(self, dev):
         clock = dev["clock_ghz"] * 1e9
@@ -183,6 +196,8 @@ class Kernel:
         bounds = {"memory": memory, f"{self.pipe} pipe": throughput, "latency": latency}
         if self.smem_words:
             bounds["shared memory"] = self.smem_words / (dev["sms"] * 32 * clock)
+        if self.instructions:  # a warp instruction per scheduler per cycle, at best
+            bounds["issue"] = self.instructions / 32 / (dev["sms"] * SCHEDULERS_PER_SM * clock)
         bound = max(bounds, key=bounds.get)
         return bounds, bound, bounds[bound]
 
@@ -286,10 +301,12 @@ def kernels_for(w, dev, a):
     f64 = w["state"] in ("f64", "mixed") and "f32-state" not in wi
     # float pairs: the float64 sections' arithmetic in pairs of floats on the float32 pipe
     pairs = f64 and "no-pairs" not in wi and dev["f64_per_sm"] / dev["f32_per_sm"] <= a["pairs_max_f64_rate"]
-    ops = 4 if f64 or w["state"] == "f32" else 4 + a["error_feedback_ops"]
-    # mixed: the first `hot` sections in float64, the others in float32 (4 ops, the f32 pipe)
+    # A section's sample: 4 FMAs and a product (SASS: 5 float64 or float32 instructions);
+    # --what-if f32-state's form takes 7.
+    ops = SECTION_OPS if f64 or w["state"] == "f32" else 4 + a["error_feedback_ops"]
+    # mixed: the first `hot` sections in float64, the others in float32 (5 ops, the f32 pipe)
     hot = w.get("f64_sections", S) if f64 else 0
-    cold_ops = 4 * (S - hot) if f64 else 0
+    cold_ops = SECTION_OPS * (S - hot) if f64 else 0
     wave = "wavefront" in wi  # every workload's chain has 2 to 33 steps
     regs = w["regs"] if wave else w.get("regs_plain", w["regs"])
     block, tile_smem = (WAVE_BLOCK, WAVE_TILE_SMEM) if wave else (BLOCK, TILE_SMEM)
@@ -324,8 +341,8 @@ def kernels_for(w, dev, a):
         per_sample_path = hot * a["pair_path"] * lat + (S - hot) * a["fma_latency_f32"]
     else:
         per_sample_path = hot * lat + (S - hot) * a["fma_latency_f32"] if f64 else S * lat
-    # Memory round trips a thread waits out. Planar: per step of 32 samples, a warp's 32 tile rows
-    # in batches whose loads are in flight at once (one at a time before: the H200's long-scoreboard
+    # Memory round trips a thread waits out. Planar: a chunk's first half tile (the next half
+    # copies in while a half computes; one row at a time before: the H200's long-scoreboard
     # stalls). Interleaved: a block of inputs loads while the one before computes, so a block waits
     # for the longer of the two (before: loads as the arithmetic needed them, a few in flight).
     as_needed = "loads-as-needed" in wi
@@ -336,10 +353,15 @@ def kernels_for(w, dev, a):
         u = a["sample_ahead"]
         pass_cycles = lambda extra: a["dram_latency"] + math.ceil(L / u) * max(a["dram_latency"],
                                                                                u * (per_sample_path + extra))
-    else:
-        trips = 32 if as_needed else math.ceil(32 / a["tile_load_batch"])
-        pass_cycles = lambda extra: math.ceil(L / 32) * (trips * a["dram_latency"] + 2 * a["sync_cycles"]
+    elif as_needed:
+        pass_cycles = lambda extra: math.ceil(L / 32) * (32 * a["dram_latency"] + 2 * a["sync_cycles"]
                                                        + 32 * (per_sample_path + extra))
+    else:
+        # The tile's halves take turns: a half's copies wait only where its samples' arithmetic is
+        # shorter than a memory round trip, and a chunk's first half waits one.
+        h = a["tile_half"]
+        pass_cycles = lambda extra: a["dram_latency"] + math.ceil(L / h) * (
+            3 * a["sync_cycles"] + max(a["dram_latency"], h * (per_sample_path + extra)))
     # 0. chunk_states
     res = resident_threads(dev, regs[0], block, states_smem)
     sect_ops = hot * ops if f64 else S * ops
@@ -348,9 +370,12 @@ def kernels_for(w, dev, a):
     # conversions: the load into float64, and in a mixed chain the one back to float32 after its
     # float64 sections (the output pass then stores float32 as it is)
     cvt_in = (2 if f64 and hot < S else 1) if f64 and not pairs else 0
+    kind = "f32" if not f64 else ("mixed" if hot < S else "f64")
+    per_sample = sect_ops + cold_ops + cvt_in + PASS_OVERHEAD[kind]
     ks.append(Kernel("chunk_states", 1, C * N * sb + T * state_bytes, C * N * sect_ops, pipe,
                      cvt_in * C * N, C * N * S * (2 * ops - 1),
-                     waves(T, block, res, dev) * pass_cycles(0), C * N * cold_ops)),
+                     waves(T, block, res, dev) * pass_cycles(0), C * N * cold_ops,
+                     instructions=C * N * per_sample)),
     # 1. group_sums and 3. chunk_starts: one block per (channel, group), a thread per row, G steps
     # The group's 32 chunk states are loaded before the walk (one memory latency per block); a
     # thread's row of A^L is in registers (up to 32 rows, else read from shared memory each step);
@@ -375,7 +400,8 @@ def kernels_for(w, dev, a):
     res = resident_threads(dev, regs[1], block, tile_smem)
     ks.append(Kernel("output", 1, 2 * C * N * sb + T * state_bytes, C * N * (sect_ops + tail_ops), pipe,
                      2 * C * N if f64 and not pairs else 0, C * N * (S * (2 * ops - 1) + tail_ops * 2),
-                     waves(T, block, res, dev) * pass_cycles(tail_path), C * N * cold_ops))
+                     waves(T, block, res, dev) * pass_cycles(tail_path), C * N * cold_ops,
+                     instructions=C * N * (per_sample + tail_ops + OUTPUT_OVERHEAD)))
     for e in w.get("extra", []):
         if e["kind"] == "delay":
             # chain_elementwise (codegen/cuda/emit_cuda.cpp): a grid-stride loop over (channel,
@@ -471,11 +497,13 @@ def detail(results):
     for r in results:
         out += ["", f"**{r['workload']}** (L = {r['L']}, {r['groups']} groups per channel, {r['scan_steps']} scan "
                     f"steps)", "",
-                "| kernel | launches | MB | memory | pipe | latency | time | bound |", "|---|---|---|---|---|---|---|---|"]
+                "| kernel | launches | MB | memory | pipe | issue | latency | time | bound |",
+                "|---|---|---|---|---|---|---|---|---|"]
         for k in r["kernels"]:
             pipe = next(v for key, v in k.items() if key.endswith("pipe_s"))
+            issue = fmt_t(k["issue_s"]) if "issue_s" in k else "-"
             out.append(f"| {k['kernel']} | {k['launches']} | {k['bytes'] / 1e6:,.1f} | {fmt_t(k['memory_s'])} | "
-                       f"{fmt_t(pipe)} | {fmt_t(k['latency_s'])} | {fmt_t(k['time_s'])} | {k['bound']} |")
+                       f"{fmt_t(pipe)} | {issue} | {fmt_t(k['latency_s'])} | {fmt_t(k['time_s'])} | {k['bound']} |")
     return "\n".join(out)
 
 

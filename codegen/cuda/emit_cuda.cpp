@@ -586,6 +586,43 @@ void emit_prefetch(Writer& w) {
   w.close();
 }
 
+// fxc_copy_async and its group calls: a copy from global to shared memory that runs while the
+// thread goes on (PTX cp.async, sm_80 and later: no register holds the value, and nothing
+// waits until fxc_copy_wait), the chunk passes' planar tile. A copy that is not `valid` writes
+// a zero and reads nothing (src-size 0; `from` must still point into the signal), so that
+// every copy is issued unpredicated: a branch around each made ptxas recompute its addresses.
+// fxc_copy_commit closes the thread's copies since the last into a group; fxc_copy_wait<N>
+// waits until at most the N newest groups are still under way (a __syncthreads after it shows
+// them to the block). Before sm_80, and in host C++ (the emulation), the copy is a load and a
+// store, and the rest nothing.
+void emit_async_copy(Writer& w) {
+  w.line("// The chunk passes copy their planar tile's samples in while they compute from the last ones.");
+  w.line("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800");
+  w.line("#define FXC_COPY_ASYNC 1");
+  w.line("#endif");
+  w.line("template <class T>");
+  w.open("__device__ inline void fxc_copy_async(T* to, const T* from, bool valid) {");
+  w.line("#ifdef FXC_COPY_ASYNC");
+  w.line("const unsigned shared = (unsigned)__cvta_generic_to_shared(to);");
+  w.line("asm volatile(\"cp.async.ca.shared.global [%0], [%1], %2, %3;\" : : \"r\"(shared), \"l\"(from), \"n\"(sizeof(T)),");
+  w.line("             \"r\"(valid ? (unsigned)sizeof(T) : 0u) : \"memory\");");
+  w.line("#else");
+  w.line("*to = valid ? *from : T(0);");
+  w.line("#endif");
+  w.close();
+  w.open("__device__ inline void fxc_copy_commit() {");
+  w.line("#ifdef FXC_COPY_ASYNC");
+  w.line("asm volatile(\"cp.async.commit_group;\" : : : \"memory\");");
+  w.line("#endif");
+  w.close();
+  w.line("template <int N>");
+  w.open("__device__ inline void fxc_copy_wait() {");
+  w.line("#ifdef FXC_COPY_ASYNC");
+  w.line("asm volatile(\"cp.async.wait_group %0;\" : : \"n\"(N) : \"memory\");");
+  w.line("#endif");
+  w.close();
+}
+
 // A fused loop's samples in blocks of kCudaLoopAhead, from `n` while a whole block remains; the
 // caller runs the rest one at a time. Each sample reads the line's cell that was written a delay
 // ago, then writes it. One sample at a time through memory, every sample would wait a memory
@@ -919,7 +956,8 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
   };
 
   // A wavefront's output pass keeps a ring of 64 samples per chunk (sample m at column m % 64);
-  // its chunk_states pass, which writes no output, the tile of 32 (column m % 32).
+  // its chunk_states pass, which writes no output, the tile of 32 (column m % 32). Without the
+  // wavefront the tile's two halves of kCudaTileHalf samples take turns.
   const bool ring = k.wavefront && output;
   const std::string mask = ring ? "63" : "31";
   if (ring) {
@@ -932,58 +970,49 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
     w.line("__shared__ " + T + " tile[" + threads + "][33];  // padded: a thread's row has no bank conflicts");
   }
   static_assert(kCudaSampleAhead <= 32, "the interleaved passes stage a thread's samples in its row of the tile");
+  static_assert(2 * kCudaTileHalf == 32 && kCudaBlockThreads % 32 == 0 && kCudaWavefrontThreads % 32 == 0);
+  // `warps` is the launch's (cuda_launch launches exactly `threads` a block): every row's table
+  // entry is written.
+  const std::string warps = str((k.wavefront ? kCudaWavefrontThreads : kCudaBlockThreads) / 32);
+  const std::string half = str(kCudaTileHalf);
   w.open("if (sample_stride == 1) {");
-  w.line("// Planar: the block's threads take neighbouring chunks. Each step of 32 samples goes through a");
-  w.line("// shared tile that warps load (and store) 32 neighbouring samples of one chunk at a time,");
-  w.line("// one transaction, instead of 32 loads L samples apart.");
+  w.line("// Planar: the block's threads take neighbouring chunks, and their samples go through a shared");
+  w.line("// tile that warps fill (and empty) with neighbouring samples of one chunk, one transaction,");
+  w.line("// instead of loads L samples apart.");
   w.line("const long long first = (long long)blockIdx.x * blockDim.x;");
   w.line("const long long t = first + threadIdx.x;");
   w.line("const long long c = t / chunks, k = t % chunks;");
   w.line("const long long begin = k * L, end = begin + L < samples ? begin + L : samples;");
   w.line("const int lane = threadIdx.x % 32;");
-  w.line("// Each tile row's chunk, from the thread that runs it: where it starts in the signal (-1 past");
-  w.line("// the last row) and how many samples the signal has from there. Read at every step instead of");
-  w.line("// dividing by `chunks` for every row a thread loads.");
-  w.line("__shared__ long long row_at[" + threads + "], row_left[" + threads + "];");
-  w.line("row_at[threadIdx.x] = t < rows ? c * channel_stride + begin : -1;");
-  w.line("row_left[threadIdx.x] = samples - begin;");
+  w.line("// Each tile row's chunk, from the thread that runs it: where it starts in the signal and how");
+  w.line("// many samples it has (none past the last row). Read at every step instead of dividing by");
+  w.line("// `chunks` for every row a thread copies.");
+  w.line("__shared__ long long row_at[" + threads + "];");
+  w.line("__shared__ int row_count[" + threads + "];");
+  w.line("row_at[threadIdx.x] = t < rows ? c * channel_stride + begin : 0;");
+  w.line("row_count[threadIdx.x] = t < rows ? (int)(end - begin) : 0;");
   start("t < rows ? t : 0");
   if (k.wavefront) {
     w.line("const long long count = t < rows ? end - begin : 0;  // this thread's samples");
     wave.declare(w);
-  }
-  w.open("for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize");
-  w.line("__syncthreads();  // the last tile is done with (and, the first time, the row tables are written)");
-  // Warp w takes rows w, w + warps, ...: 32 rows. A batch's loads are all in flight before its
-  // first store to the tile (kCudaTileLoadBatch). `warps` is the launch's (cuda_launch launches
-  // exactly `threads` a block): every row's table entry is written.
-  const std::string warps = str((k.wavefront ? kCudaWavefrontThreads : kCudaBlockThreads) / 32);
-  static_assert(32 % kCudaTileLoadBatch == 0 && kCudaBlockThreads % 32 == 0 && kCudaWavefrontThreads % 32 == 0);
-  const std::string batch = str(kCudaTileLoadBatch);
-  const std::string row = "threadIdx.x / 32 + (r0 + r) * " + warps;
-  w.line("#pragma unroll");
-  w.open("for (int r0 = 0; r0 < 32; r0 += " + batch + ") {  // a batch of the warp's rows");
-  w.line(T + " loaded[" + batch + "];");
-  w.line("#pragma unroll");
-  w.open("for (int r = 0; r < " + batch + "; ++r) {");
-  w.line("const int i = " + row + ";");
-  w.line("const long long at = row_at[i];");
-  w.line("loaded[r] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : " + T + "(0);");
-  w.close();
-  w.line("#pragma unroll");
-  w.open("for (int r = 0; r < " + batch + "; ++r) {");
-  w.line("const int i = " + row + ";");
-  if (k.wavefront && output) {
-    w.line("// Samples j - 64 .. j - 33 left the wavefront by iteration j - 33 + " + lag + " < j: out, before");
-    w.line("// their columns take samples j .. j + 31.");
+    w.open("for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize");
+    w.line("__syncthreads();  // the last tile is done with (and, the first time, the row tables are written)");
+    w.line("// Warp w takes rows w, w + " + warps + ", ...: its 32 rows' copies are all in flight before it waits.");
+    w.line("#pragma unroll");
+    w.open("for (int r = 0; r < 32; ++r) {");
+    w.line("const int i = threadIdx.x / 32 + r * " + warps + ";");
     w.line("const long long at = row_at[i];");
-    w.line("if (at >= 0 && j >= 64 && j - 64 + lane < row_left[i]) out[at + j - 64 + lane] = tile[i][(j + lane) & 63];");
-  }
-  w.line(std::string("tile[i][") + (k.wavefront ? "(j + lane) & " + mask : std::string("lane")) + "] = loaded[r];");
-  w.close();
-  w.close();
-  w.line("__syncthreads();");
-  if (k.wavefront) {
+    if (output) {
+      w.line("// Samples j - 64 .. j - 33 left the wavefront by iteration j - 33 + " + lag + " < j: out, before");
+      w.line("// their columns take samples j .. j + 31 (the same thread reads a column, then copies into it).");
+      w.line("if (j >= 64 && j - 64 + lane < row_count[i]) out[at + j - 64 + lane] = tile[i][(j + lane) & 63];");
+    }
+    w.line("const bool valid = j + lane < row_count[i];");
+    w.line("fxc_copy_async(&tile[i][(j + lane) & " + mask + "], in + at + (valid ? j + lane : 0), valid);");
+    w.close();
+    w.line("fxc_copy_commit();");
+    w.line("fxc_copy_wait<0>();  // this thread's copies are in");
+    w.line("__syncthreads();  // and every thread's");
     auto load = [&](const std::string& n) { return ty.load("tile[threadIdx.x][(" + n + ") & " + mask + "]"); };
     auto store = [&](const std::string& m, const std::string& v) { return "tile[threadIdx.x][(" + m + ") & " + mask + "] = " + v; };
     w.open("if (count > j) {  // the thread's chunk has samples in this tile");
@@ -995,31 +1024,63 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
     iterations("n = count > " + lag + " ? count : " + lag, "n < count + " + lag, true, load, store);
     w.close();
     w.close();
+    w.close();
+    if (output) {
+      const long long tiles_end = (static_cast<long long>(k.chunk_length) + 31) / 32 * 32;
+      w.line("__syncthreads();");
+      w.open("for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {  // the ring's last 64 samples out");
+      w.line("const long long at = row_at[i];");
+      w.open("for (long long m = " + str(tiles_end - 64) + " + lane; m < " + str(tiles_end) + "; m += 32) {");
+      w.line("if (m >= 0 && m < row_count[i]) out[at + m] = tile[i][m & 63];");
+      w.close();
+      w.close();
+    }
   } else {
+    // Copy r of warp w takes rows i0 + (r % per) * warps + (r / per) * 32, i0 = w + (lane / 16) * 16:
+    // two rows 16 apart (their halves of a row of 33 fall on different banks), all of the block's
+    // rows over the 16 copies, at offsets from i0 that unrolling makes constants.
+    constexpr int kWarps = kCudaBlockThreads / 32, kPer = kCudaTileHalf / kWarps;
+    static_assert(kCudaTileHalf % kWarps == 0);
+    auto pair_row = [&]() {
+      w.line("const int i = i0 + (r % " + str(kPer) + ") * " + str(kWarps) + " + (r / " + str(kPer) + ") * 32;");
+    };
+    w.line("// The tile's two halves of " + half + " samples take turns: while the block computes from one, the");
+    w.line("// next samples copy into the other, so only a chunk's first step waits for memory.");
+    w.line("const int i0 = threadIdx.x / 32 + (lane / 16) * 16;  // this thread's first row to copy");
+    w.open("for (int j = -" + half + "; j < L; j += " + half + ") {  // samples j + " + half +
+           " on copy in, samples j on are computed");
+    w.line("__syncthreads();  // the half they copy into is done with (the first time: the row tables are written)");
+    w.open("if (j + " + half + " < L) {");
+    w.line("const int h = (j + " + half + ") & " + half + ";  // that half's first column");
+    w.line("#pragma unroll");
+    w.open("for (int r = 0; r < " + half + "; ++r) {");
+    pair_row();
+    w.line("const int m = j + " + half + " + lane % 16;  // the sample in its chunk");
+    w.line("const bool valid = m < row_count[i];");
+    w.line("fxc_copy_async(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid);");
+    w.close();
+    w.close();
+    w.line("fxc_copy_commit();");
+    w.line("if (j < 0) continue;");
+    w.line("fxc_copy_wait<1>();  // this thread's copies of samples j on are in (those of the next half may not be)");
+    w.line("__syncthreads();  // and every thread's");
+    w.line("const int h = j & " + half + ";");
     w.open("if (t < rows) {");
-    w.open("for (int i = 0; i < 32 && begin + j + i < end; ++i) {");
-    w.line(ty.value.t + " v = " + ty.load("tile[threadIdx.x][i]") + ";");
+    w.open("for (int i = 0; i < " + half + " && begin + j + i < end; ++i) {");
+    w.line(ty.value.t + " v = " + ty.load("tile[threadIdx.x][h + i]") + ";");
     body.sample(w, stop);
-    if (output) w.line("tile[threadIdx.x][i] = " + ty.store(body.result()) + ";");
+    if (output) w.line("tile[threadIdx.x][h + i] = " + ty.store(body.result()) + ";");
     w.close();
     w.close();
     if (output) {
       w.line("__syncthreads();");
-      w.open("for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {");
-      w.line("const long long at = row_at[i];");
-      w.line("if (at >= 0 && j + lane < L && j + lane < row_left[i]) out[at + j + lane] = tile[i][lane];");
+      w.line("#pragma unroll");
+      w.open("for (int r = 0; r < " + half + "; ++r) {");
+      pair_row();
+      w.line("const int m = j + lane % 16;");
+      w.line("if (m < row_count[i]) out[row_at[i] + m] = tile[i][h + lane % 16];");
       w.close();
     }
-  }
-  w.close();
-  if (k.wavefront && output) {
-    const long long tiles_end = (static_cast<long long>(k.chunk_length) + 31) / 32 * 32;
-    w.line("__syncthreads();");
-    w.open("for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {  // the ring's last 64 samples out");
-    w.line("const long long at = row_at[i];");
-    w.open("for (long long m = " + str(tiles_end - 64) + " + lane; m < " + str(tiles_end) + "; m += 32) {");
-    w.line("if (at >= 0 && m >= 0 && m < L && m < row_left[i]) out[at + m] = tile[i][m & 63];");
-    w.close();
     w.close();
   }
   w.open("if (t < rows) {");
@@ -2196,6 +2257,11 @@ Expected<std::string, std::string> emit_cuda_source(const ir::Graph& g) {
   if (any_chain([](const ir::Chain& c) { return ir::has_loop(c.stages); })) {
     w.line();
     emit_prefetch(w);
+  }
+  if (std::any_of(kernels->begin(), kernels->end(),
+                  [](const CudaKernelInfo& k) { return k.kind == CudaKernelKind::chain_chunked_scan; })) {
+    w.line();
+    emit_async_copy(w);
   }
   for (const CudaKernelInfo& k : *kernels) {
     w.line();

@@ -45,11 +45,13 @@ inline constexpr int kCudaFftSharedBytes = 32768;
 /// row of the ring tile holds 64 samples (ir::kGpuWavefrontMaxStages - 1 of lag, then 32 being
 /// loaded), 32 KiB in float64 at 64 threads.
 inline constexpr int kCudaWavefrontThreads = 64;
-/// The chunk passes' planar tile: each warp loads its 32 rows (32 samples of one chunk each) in
-/// batches of this many, a batch's loads all issued before its first store to the tile. Loaded
-/// and stored one row at a time, each store waited out its load's memory round trip, 32 a step:
-/// the chunk passes' long-scoreboard stalls on an H200 (docs/cuda-performance-model.md).
-inline constexpr int kCudaTileLoadBatch = 8;
+/// The chunk passes' planar tile (without the wavefront) is two halves of this many samples
+/// per chunk that take turns: while a block computes from one half, the next samples copy into
+/// the other (fxc_copy_async: cp.async from sm_80 on, no registers held), so a step waits for no
+/// memory round trip but its chunk's first. Loaded a row at a time, each store to the tile
+/// waited out its load, 32 a step: the chunk passes' long-scoreboard stalls on an H200
+/// (docs/cuda-performance-model.md, "What the H200 run said").
+inline constexpr int kCudaTileHalf = 16;
 /// A thread that walks its own channel's samples (one thread per channel, and the interleaved
 /// chunk passes) loads them this many ahead: the next block's inputs into registers while this
 /// block computes from the thread's row of shared memory, so that a sample waits on shared

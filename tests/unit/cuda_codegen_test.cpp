@@ -248,11 +248,15 @@ TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
   CHECK(!(*k)[0].wavefront);             // off by default (measured no faster on an H200)
   CHECK(codegen::cuda_launch((*k)[0], 0, 8, 441000).block == codegen::kCudaBlockThreads);
   {
-    // The planar tile's rows in batches, each batch's loads before its stores; interleaved, a
-    // thread's inputs a block ahead through its row of the tile.
+    // The planar tile's halves take turns: each pass copies the next half in (one helper for
+    // both) and waits for all but the newest group; interleaved, a thread's inputs a block ahead
+    // through its row of the tile.
     auto source = codegen::emit_cuda_source(w1);
     REQUIRE(source);
-    CHECK(occurrences(*source, "float loaded[" + std::to_string(codegen::kCudaTileLoadBatch) + "];") == 2);
+    CHECK(occurrences(*source, "__device__ inline void fxc_copy_async(") == 1);
+    CHECK(occurrences(*source, "fxc_copy_async(&tile[i][h + lane % 16]") == 2);
+    CHECK(occurrences(*source, "fxc_copy_wait<1>();") == 2);
+    CHECK(occurrences(*source, "j += " + std::to_string(codegen::kCudaTileHalf) + ")") == 2);
     CHECK(occurrences(*source, "inputs " + std::to_string(codegen::kCudaSampleAhead) + " samples ahead") == 2);
     CHECK(occurrences(*source, "tile[threadIdx.x][n - n0]") == 2);
   }
@@ -263,6 +267,10 @@ TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
     REQUIRE(wave->size() == 1);
     CHECK((*wave)[0].wavefront);
     CHECK(codegen::cuda_launch((*wave)[0], 0, 8, 441000).block == codegen::kCudaWavefrontThreads);
+    auto source = codegen::emit_cuda_source(schedule(c));  // a whole tile's copies, then the wait
+    REQUIRE(source);
+    CHECK(occurrences(*source, "fxc_copy_wait<0>();") == 2);
+    CHECK(occurrences(*source, "fxc_copy_wait<1>();") == 0);
   }
   ir::Graph stages = schedule(kCases[5]);  // 1 channel, but tanh and clip: not chunked
   auto s = codegen::cuda_kernels(stages);

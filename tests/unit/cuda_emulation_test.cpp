@@ -825,7 +825,7 @@ void check_float_pairs(const DeviceFactory& make) {
       {"5 Hz lowpass, chunked, a wavefront", close_poles, Force::chunked_wavefront, P::pairs, 1e-7,
        "fxc_ff v = fxc_ff(tile[threadIdx.x][(n) & 31]);"},
       {"5 Hz lowpass, chunked, no wavefront", close_poles, Force::chunked_plain, P::pairs, 1e-7,
-       "fxc_ff v = fxc_ff(tile[threadIdx.x][i]);"},
+       "fxc_ff v = fxc_ff(tile[threadIdx.x][h + i]);"},
       {"scan, chunked, a wavefront", test::fx_graph(kMixedScanFx, "mixed"), Force::chunked_wavefront, P::mixed_pairs,
        1e-6,
        "float v = float(p1);"},

@@ -5,6 +5,32 @@
 //   interleaved [sample][channel]: channel_stride = 1, sample_stride = channels (coalesced
 //   for one thread per channel: a warp's 32 loads of sample n are adjacent).
 
+// The chunk passes copy their planar tile's samples in while they compute from the last ones.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define FXC_COPY_ASYNC 1
+#endif
+template <class T>
+__device__ inline void fxc_copy_async(T* to, const T* from, bool valid) {
+  #ifdef FXC_COPY_ASYNC
+  const unsigned shared = (unsigned)__cvta_generic_to_shared(to);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" : : "r"(shared), "l"(from), "n"(sizeof(T)),
+               "r"(valid ? (unsigned)sizeof(T) : 0u) : "memory");
+  #else
+  *to = valid ? *from : T(0);
+  #endif
+}
+__device__ inline void fxc_copy_commit() {
+  #ifdef FXC_COPY_ASYNC
+  asm volatile("cp.async.commit_group;" : : : "memory");
+  #endif
+}
+template <int N>
+__device__ inline void fxc_copy_wait() {
+  #ifdef FXC_COPY_ASYNC
+  asm volatile("cp.async.wait_group %0;" : : "n"(N) : "memory");
+  #endif
+}
+
 // chain %1: sos(15)
 // gpu_chunked_scan, L=256: one thread per (channel, chunk)
 // params: 75, state per channel: 30, delays: 0, rings: 0
@@ -115,20 +141,21 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
   // Planar: a tile of 32 samples per chunk. Interleaved: a thread's next samples, in its row.
   __shared__ float tile[128][33];  // padded: a thread's row has no bank conflicts
   if (sample_stride == 1) {
-    // Planar: the block's threads take neighbouring chunks. Each step of 32 samples goes through a
-    // shared tile that warps load (and store) 32 neighbouring samples of one chunk at a time,
-    // one transaction, instead of 32 loads L samples apart.
+    // Planar: the block's threads take neighbouring chunks, and their samples go through a shared
+    // tile that warps fill (and empty) with neighbouring samples of one chunk, one transaction,
+    // instead of loads L samples apart.
     const long long first = (long long)blockIdx.x * blockDim.x;
     const long long t = first + threadIdx.x;
     const long long c = t / chunks, k = t % chunks;
     const long long begin = k * L, end = begin + L < samples ? begin + L : samples;
     const int lane = threadIdx.x % 32;
-    // Each tile row's chunk, from the thread that runs it: where it starts in the signal (-1 past
-    // the last row) and how many samples the signal has from there. Read at every step instead of
-    // dividing by `chunks` for every row a thread loads.
-    __shared__ long long row_at[128], row_left[128];
-    row_at[threadIdx.x] = t < rows ? c * channel_stride + begin : -1;
-    row_left[threadIdx.x] = samples - begin;
+    // Each tile row's chunk, from the thread that runs it: where it starts in the signal and how
+    // many samples it has (none past the last row). Read at every step instead of dividing by
+    // `chunks` for every row a thread copies.
+    __shared__ long long row_at[128];
+    __shared__ int row_count[128];
+    row_at[threadIdx.x] = t < rows ? c * channel_stride + begin : 0;
+    row_count[threadIdx.x] = t < rows ? (int)(end - begin) : 0;
     double z0_0_0 = double(0);
     double z0_0_1 = double(0);
     double z0_1_0 = double(0);
@@ -159,27 +186,29 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     double z0_13_1 = double(0);
     double z0_14_0 = double(0);
     double z0_14_1 = double(0);
-    for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
-      __syncthreads();  // the last tile is done with (and, the first time, the row tables are written)
-      #pragma unroll
-      for (int r0 = 0; r0 < 32; r0 += 8) {  // a batch of the warp's rows
-        float loaded[8];
+    // The tile's two halves of 16 samples take turns: while the block computes from one, the
+    // next samples copy into the other, so only a chunk's first step waits for memory.
+    const int i0 = threadIdx.x / 32 + (lane / 16) * 16;  // this thread's first row to copy
+    for (int j = -16; j < L; j += 16) {  // samples j + 16 on copy in, samples j on are computed
+      __syncthreads();  // the half they copy into is done with (the first time: the row tables are written)
+      if (j + 16 < L) {
+        const int h = (j + 16) & 16;  // that half's first column
         #pragma unroll
-        for (int r = 0; r < 8; ++r) {
-          const int i = threadIdx.x / 32 + (r0 + r) * 4;
-          const long long at = row_at[i];
-          loaded[r] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : float(0);
-        }
-        #pragma unroll
-        for (int r = 0; r < 8; ++r) {
-          const int i = threadIdx.x / 32 + (r0 + r) * 4;
-          tile[i][lane] = loaded[r];
+        for (int r = 0; r < 16; ++r) {
+          const int i = i0 + (r % 4) * 4 + (r / 4) * 32;
+          const int m = j + 16 + lane % 16;  // the sample in its chunk
+          const bool valid = m < row_count[i];
+          fxc_copy_async(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid);
         }
       }
-      __syncthreads();
+      fxc_copy_commit();
+      if (j < 0) continue;
+      fxc_copy_wait<1>();  // this thread's copies of samples j on are in (those of the next half may not be)
+      __syncthreads();  // and every thread's
+      const int h = j & 16;
       if (t < rows) {
-        for (int i = 0; i < 32 && begin + j + i < end; ++i) {
-          double v = double(tile[threadIdx.x][i]);
+        for (int i = 0; i < 16 && begin + j + i < end; ++i) {
+          double v = double(tile[threadIdx.x][h + i]);
           {  // stage 0 (sos), section 0: transposed direct form II
             const double o = fma(s0_0_b0, v, z0_0_0);
             z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
@@ -720,20 +749,21 @@ extern "C" __global__ void fxc_chain_1(
   // Planar: a tile of 32 samples per chunk. Interleaved: a thread's next samples, in its row.
   __shared__ float tile[128][33];  // padded: a thread's row has no bank conflicts
   if (sample_stride == 1) {
-    // Planar: the block's threads take neighbouring chunks. Each step of 32 samples goes through a
-    // shared tile that warps load (and store) 32 neighbouring samples of one chunk at a time,
-    // one transaction, instead of 32 loads L samples apart.
+    // Planar: the block's threads take neighbouring chunks, and their samples go through a shared
+    // tile that warps fill (and empty) with neighbouring samples of one chunk, one transaction,
+    // instead of loads L samples apart.
     const long long first = (long long)blockIdx.x * blockDim.x;
     const long long t = first + threadIdx.x;
     const long long c = t / chunks, k = t % chunks;
     const long long begin = k * L, end = begin + L < samples ? begin + L : samples;
     const int lane = threadIdx.x % 32;
-    // Each tile row's chunk, from the thread that runs it: where it starts in the signal (-1 past
-    // the last row) and how many samples the signal has from there. Read at every step instead of
-    // dividing by `chunks` for every row a thread loads.
-    __shared__ long long row_at[128], row_left[128];
-    row_at[threadIdx.x] = t < rows ? c * channel_stride + begin : -1;
-    row_left[threadIdx.x] = samples - begin;
+    // Each tile row's chunk, from the thread that runs it: where it starts in the signal and how
+    // many samples it has (none past the last row). Read at every step instead of dividing by
+    // `chunks` for every row a thread copies.
+    __shared__ long long row_at[128];
+    __shared__ int row_count[128];
+    row_at[threadIdx.x] = t < rows ? c * channel_stride + begin : 0;
+    row_count[threadIdx.x] = t < rows ? (int)(end - begin) : 0;
     const double* const st = chunk_state + (t < rows ? t : 0) * D;  // the chunk's true start state
     double z0_0_0 = st[0];
     double z0_0_1 = st[1];
@@ -765,27 +795,29 @@ extern "C" __global__ void fxc_chain_1(
     double z0_13_1 = st[27];
     double z0_14_0 = st[28];
     double z0_14_1 = st[29];
-    for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
-      __syncthreads();  // the last tile is done with (and, the first time, the row tables are written)
-      #pragma unroll
-      for (int r0 = 0; r0 < 32; r0 += 8) {  // a batch of the warp's rows
-        float loaded[8];
+    // The tile's two halves of 16 samples take turns: while the block computes from one, the
+    // next samples copy into the other, so only a chunk's first step waits for memory.
+    const int i0 = threadIdx.x / 32 + (lane / 16) * 16;  // this thread's first row to copy
+    for (int j = -16; j < L; j += 16) {  // samples j + 16 on copy in, samples j on are computed
+      __syncthreads();  // the half they copy into is done with (the first time: the row tables are written)
+      if (j + 16 < L) {
+        const int h = (j + 16) & 16;  // that half's first column
         #pragma unroll
-        for (int r = 0; r < 8; ++r) {
-          const int i = threadIdx.x / 32 + (r0 + r) * 4;
-          const long long at = row_at[i];
-          loaded[r] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : float(0);
-        }
-        #pragma unroll
-        for (int r = 0; r < 8; ++r) {
-          const int i = threadIdx.x / 32 + (r0 + r) * 4;
-          tile[i][lane] = loaded[r];
+        for (int r = 0; r < 16; ++r) {
+          const int i = i0 + (r % 4) * 4 + (r / 4) * 32;
+          const int m = j + 16 + lane % 16;  // the sample in its chunk
+          const bool valid = m < row_count[i];
+          fxc_copy_async(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid);
         }
       }
-      __syncthreads();
+      fxc_copy_commit();
+      if (j < 0) continue;
+      fxc_copy_wait<1>();  // this thread's copies of samples j on are in (those of the next half may not be)
+      __syncthreads();  // and every thread's
+      const int h = j & 16;
       if (t < rows) {
-        for (int i = 0; i < 32 && begin + j + i < end; ++i) {
-          double v = double(tile[threadIdx.x][i]);
+        for (int i = 0; i < 16 && begin + j + i < end; ++i) {
+          double v = double(tile[threadIdx.x][h + i]);
           {  // stage 0 (sos), section 0: transposed direct form II
             const double o = fma(s0_0_b0, v, z0_0_0);
             z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
@@ -876,13 +908,15 @@ extern "C" __global__ void fxc_chain_1(
             z0_14_1 = fma(-s0_14_a2, o, s0_14_b2 * v);
             v = o;
           }
-          tile[threadIdx.x][i] = float(v);
+          tile[threadIdx.x][h + i] = float(v);
         }
       }
       __syncthreads();
-      for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {
-        const long long at = row_at[i];
-        if (at >= 0 && j + lane < L && j + lane < row_left[i]) out[at + j + lane] = tile[i][lane];
+      #pragma unroll
+      for (int r = 0; r < 16; ++r) {
+        const int i = i0 + (r % 4) * 4 + (r / 4) * 32;
+        const int m = j + lane % 16;
+        if (m < row_count[i]) out[row_at[i] + m] = tile[i][h + lane % 16];
       }
     }
     if (t < rows) {

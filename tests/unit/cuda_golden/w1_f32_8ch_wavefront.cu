@@ -5,6 +5,32 @@
 //   interleaved [sample][channel]: channel_stride = 1, sample_stride = channels (coalesced
 //   for one thread per channel: a warp's 32 loads of sample n are adjacent).
 
+// The chunk passes copy their planar tile's samples in while they compute from the last ones.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define FXC_COPY_ASYNC 1
+#endif
+template <class T>
+__device__ inline void fxc_copy_async(T* to, const T* from, bool valid) {
+  #ifdef FXC_COPY_ASYNC
+  const unsigned shared = (unsigned)__cvta_generic_to_shared(to);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" : : "r"(shared), "l"(from), "n"(sizeof(T)),
+               "r"(valid ? (unsigned)sizeof(T) : 0u) : "memory");
+  #else
+  *to = valid ? *from : T(0);
+  #endif
+}
+__device__ inline void fxc_copy_commit() {
+  #ifdef FXC_COPY_ASYNC
+  asm volatile("cp.async.commit_group;" : : : "memory");
+  #endif
+}
+template <int N>
+__device__ inline void fxc_copy_wait() {
+  #ifdef FXC_COPY_ASYNC
+  asm volatile("cp.async.wait_group %0;" : : "n"(N) : "memory");
+  #endif
+}
+
 // chain %1: sos(15)
 // gpu_chunked_wavefront, L=256: one thread per (channel, chunk), its 15 steps as a wavefront
 // params: 75, state per channel: 30, delays: 0, rings: 0
@@ -115,20 +141,21 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
   // Planar: a tile of 32 samples per chunk. Interleaved: a thread's next samples, in its row.
   __shared__ float tile[64][33];  // padded: a thread's row has no bank conflicts
   if (sample_stride == 1) {
-    // Planar: the block's threads take neighbouring chunks. Each step of 32 samples goes through a
-    // shared tile that warps load (and store) 32 neighbouring samples of one chunk at a time,
-    // one transaction, instead of 32 loads L samples apart.
+    // Planar: the block's threads take neighbouring chunks, and their samples go through a shared
+    // tile that warps fill (and empty) with neighbouring samples of one chunk, one transaction,
+    // instead of loads L samples apart.
     const long long first = (long long)blockIdx.x * blockDim.x;
     const long long t = first + threadIdx.x;
     const long long c = t / chunks, k = t % chunks;
     const long long begin = k * L, end = begin + L < samples ? begin + L : samples;
     const int lane = threadIdx.x % 32;
-    // Each tile row's chunk, from the thread that runs it: where it starts in the signal (-1 past
-    // the last row) and how many samples the signal has from there. Read at every step instead of
-    // dividing by `chunks` for every row a thread loads.
-    __shared__ long long row_at[64], row_left[64];
-    row_at[threadIdx.x] = t < rows ? c * channel_stride + begin : -1;
-    row_left[threadIdx.x] = samples - begin;
+    // Each tile row's chunk, from the thread that runs it: where it starts in the signal and how
+    // many samples it has (none past the last row). Read at every step instead of dividing by
+    // `chunks` for every row a thread copies.
+    __shared__ long long row_at[64];
+    __shared__ int row_count[64];
+    row_at[threadIdx.x] = t < rows ? c * channel_stride + begin : 0;
+    row_count[threadIdx.x] = t < rows ? (int)(end - begin) : 0;
     double z0_0_0 = double(0);
     double z0_0_1 = double(0);
     double z0_1_0 = double(0);
@@ -176,22 +203,17 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     double p14 = 0;  // stage 14's next input
     for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
       __syncthreads();  // the last tile is done with (and, the first time, the row tables are written)
+      // Warp w takes rows w, w + 2, ...: its 32 rows' copies are all in flight before it waits.
       #pragma unroll
-      for (int r0 = 0; r0 < 32; r0 += 8) {  // a batch of the warp's rows
-        float loaded[8];
-        #pragma unroll
-        for (int r = 0; r < 8; ++r) {
-          const int i = threadIdx.x / 32 + (r0 + r) * 2;
-          const long long at = row_at[i];
-          loaded[r] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : float(0);
-        }
-        #pragma unroll
-        for (int r = 0; r < 8; ++r) {
-          const int i = threadIdx.x / 32 + (r0 + r) * 2;
-          tile[i][(j + lane) & 31] = loaded[r];
-        }
+      for (int r = 0; r < 32; ++r) {
+        const int i = threadIdx.x / 32 + r * 2;
+        const long long at = row_at[i];
+        const bool valid = j + lane < row_count[i];
+        fxc_copy_async(&tile[i][(j + lane) & 31], in + at + (valid ? j + lane : 0), valid);
       }
-      __syncthreads();
+      fxc_copy_commit();
+      fxc_copy_wait<0>();  // this thread's copies are in
+      __syncthreads();  // and every thread's
       if (count > j) {  // the thread's chunk has samples in this tile
         long long n = j;
         // The first iterations: steps beyond the first sample wait (predicated).
@@ -1566,20 +1588,21 @@ extern "C" __global__ void fxc_chain_1(
   // ring before that column takes sample m + 64.
   __shared__ float tile[64][65];  // padded: a thread's row has no bank conflicts
   if (sample_stride == 1) {
-    // Planar: the block's threads take neighbouring chunks. Each step of 32 samples goes through a
-    // shared tile that warps load (and store) 32 neighbouring samples of one chunk at a time,
-    // one transaction, instead of 32 loads L samples apart.
+    // Planar: the block's threads take neighbouring chunks, and their samples go through a shared
+    // tile that warps fill (and empty) with neighbouring samples of one chunk, one transaction,
+    // instead of loads L samples apart.
     const long long first = (long long)blockIdx.x * blockDim.x;
     const long long t = first + threadIdx.x;
     const long long c = t / chunks, k = t % chunks;
     const long long begin = k * L, end = begin + L < samples ? begin + L : samples;
     const int lane = threadIdx.x % 32;
-    // Each tile row's chunk, from the thread that runs it: where it starts in the signal (-1 past
-    // the last row) and how many samples the signal has from there. Read at every step instead of
-    // dividing by `chunks` for every row a thread loads.
-    __shared__ long long row_at[64], row_left[64];
-    row_at[threadIdx.x] = t < rows ? c * channel_stride + begin : -1;
-    row_left[threadIdx.x] = samples - begin;
+    // Each tile row's chunk, from the thread that runs it: where it starts in the signal and how
+    // many samples it has (none past the last row). Read at every step instead of dividing by
+    // `chunks` for every row a thread copies.
+    __shared__ long long row_at[64];
+    __shared__ int row_count[64];
+    row_at[threadIdx.x] = t < rows ? c * channel_stride + begin : 0;
+    row_count[threadIdx.x] = t < rows ? (int)(end - begin) : 0;
     const double* const st = chunk_state + (t < rows ? t : 0) * D;  // the chunk's true start state
     double z0_0_0 = st[0];
     double z0_0_1 = st[1];
@@ -1628,26 +1651,20 @@ extern "C" __global__ void fxc_chain_1(
     double p14 = 0;  // stage 14's next input
     for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
       __syncthreads();  // the last tile is done with (and, the first time, the row tables are written)
+      // Warp w takes rows w, w + 2, ...: its 32 rows' copies are all in flight before it waits.
       #pragma unroll
-      for (int r0 = 0; r0 < 32; r0 += 8) {  // a batch of the warp's rows
-        float loaded[8];
-        #pragma unroll
-        for (int r = 0; r < 8; ++r) {
-          const int i = threadIdx.x / 32 + (r0 + r) * 2;
-          const long long at = row_at[i];
-          loaded[r] = at >= 0 && j + lane < L && j + lane < row_left[i] ? in[at + j + lane] : float(0);
-        }
-        #pragma unroll
-        for (int r = 0; r < 8; ++r) {
-          const int i = threadIdx.x / 32 + (r0 + r) * 2;
-          // Samples j - 64 .. j - 33 left the wavefront by iteration j - 33 + 14 < j: out, before
-          // their columns take samples j .. j + 31.
-          const long long at = row_at[i];
-          if (at >= 0 && j >= 64 && j - 64 + lane < row_left[i]) out[at + j - 64 + lane] = tile[i][(j + lane) & 63];
-          tile[i][(j + lane) & 63] = loaded[r];
-        }
+      for (int r = 0; r < 32; ++r) {
+        const int i = threadIdx.x / 32 + r * 2;
+        const long long at = row_at[i];
+        // Samples j - 64 .. j - 33 left the wavefront by iteration j - 33 + 14 < j: out, before
+        // their columns take samples j .. j + 31 (the same thread reads a column, then copies into it).
+        if (j >= 64 && j - 64 + lane < row_count[i]) out[at + j - 64 + lane] = tile[i][(j + lane) & 63];
+        const bool valid = j + lane < row_count[i];
+        fxc_copy_async(&tile[i][(j + lane) & 63], in + at + (valid ? j + lane : 0), valid);
       }
-      __syncthreads();
+      fxc_copy_commit();
+      fxc_copy_wait<0>();  // this thread's copies are in
+      __syncthreads();  // and every thread's
       if (count > j) {  // the thread's chunk has samples in this tile
         long long n = j;
         // The first iterations: steps beyond the first sample wait (predicated).
@@ -2175,7 +2192,7 @@ extern "C" __global__ void fxc_chain_1(
     for (int i = threadIdx.x / 32; i < blockDim.x; i += blockDim.x / 32) {  // the ring's last 64 samples out
       const long long at = row_at[i];
       for (long long m = 192 + lane; m < 256; m += 32) {
-        if (at >= 0 && m >= 0 && m < L && m < row_left[i]) out[at + m] = tile[i][m & 63];
+        if (m >= 0 && m < row_count[i]) out[at + m] = tile[i][m & 63];
       }
     }
     if (t < rows) {
