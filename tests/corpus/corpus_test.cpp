@@ -17,6 +17,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -27,6 +28,7 @@
 #include "corpus/file_list.h"
 #include "corpus/output_names.h"
 #include "corpus/pending_outputs.h"
+#include "corpus/sample_scan.h"
 #include "expected_text.h"
 #include "formats/signal_file.h"
 
@@ -327,6 +329,70 @@ TEST_CASE("CorpusRunner writes what a Program run writes and keeps the input's s
   auto ok = fxc::write_signal_file("direct.wav", y, 44100.0, fxc::WriteOptions{"pcm16"});
   REQUIRE(ok);
   CHECK(bytes_of("direct.wav") == bytes_of("out/a.wav"));
+  double peak = 0;  // the manifest's peak: the run's largest |sample|, before the file's rounding
+  for (std::size_t c = 0; c < y.channels(); ++c)
+    for (double v : y.f64(c)) peak = std::max(peak, std::abs(v));
+  CHECK(r.peak == peak);
+}
+
+namespace {
+
+// The scans against plain loops, on signals whose lengths leave a tail past the scans' lanes.
+template <class T>
+fxc::Signal signal_of(const std::vector<std::vector<T>>& channels) {
+  const fxc::DType dtype = sizeof(T) == 4 ? fxc::DType::f32 : fxc::DType::f64;
+  fxc::Signal s(channels.size(), channels.empty() ? 0 : channels[0].size(), dtype);
+  for (std::size_t c = 0; c < channels.size(); ++c)
+    for (std::size_t i = 0; i < channels[c].size(); ++i) {
+      if constexpr (sizeof(T) == 4) s.f32(c)[i] = channels[c][i];
+      else s.f64(c)[i] = channels[c][i];
+    }
+  return s;
+}
+
+template <class T>
+void check_scans_of_type() {
+  const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
+  for (std::size_t n : {0, 1, 7, 8, 9, 23, 1000}) {
+    CAPTURE(n);
+    std::vector<std::vector<T>> x(3, std::vector<T>(n));
+    for (std::size_t c = 0; c < 3; ++c)
+      for (std::size_t i = 0; i < n; ++i) x[c][i] = static_cast<T>(std::sin(0.37 * static_cast<double>(i * 3 + c)) * 0.9);
+    double expect = 0;
+    for (auto& ch : x)
+      for (T v : ch) expect = std::max(expect, std::abs(static_cast<double>(v)));
+    CHECK(fxc::corpus::peak_magnitude(signal_of(x)) == expect);
+    CHECK(fxc::corpus::non_finite_samples(signal_of(x)).nans == 0);
+    if (n == 0) continue;
+    // The largest magnitude negative, in the last sample (the tail past the lanes where n % 8).
+    x[2][n - 1] = T(-1.5);
+    CHECK(fxc::corpus::peak_magnitude(signal_of(x)) == 1.5);
+    x[1][n / 2] = -inf;
+    CHECK(fxc::corpus::peak_magnitude(signal_of(x)) == std::numeric_limits<double>::infinity());
+    // A NaN anywhere makes the peak NaN, before or after the infinity.
+    x[0][n - 1] = nan;
+    CHECK(std::isnan(fxc::corpus::peak_magnitude(signal_of(x))));
+    const fxc::corpus::NonFiniteSamples f = fxc::corpus::non_finite_samples(signal_of(x));
+    CHECK(f.nans == 1);
+    CHECK(f.infinities == 1);
+    // The first by sample index, then by channel: the infinity at n / 2 (channel 1) unless the
+    // NaN's n - 1 is lower, which it never is; equal (n = 1) goes to channel 0.
+    CHECK(f.first_sample == n / 2);
+    CHECK(f.first_channel == (n / 2 == n - 1 ? 0u : 1u));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the corpus's sample scans: peak (NaN wins), non-finite counts and the first place") {
+  check_scans_of_type<float>();
+  check_scans_of_type<double>();
+  CHECK(std::isnan(fxc::corpus::larger_peak(std::nan(""), 2.0)));
+  CHECK(std::isnan(fxc::corpus::larger_peak(2.0, std::nan(""))));
+  CHECK(fxc::corpus::larger_peak(2.0, 3.0) == 3.0);
+  const std::string warning = fxc::corpus::non_finite_warning(
+      signal_of(std::vector<std::vector<double>>{{0, 1, std::nan("")}, {0, -INFINITY, 0}}), "x.wav");
+  CHECK(warning.find("holds 1 NaN and 1 infinite sample(s), the first at sample 1 of channel 1") != std::string::npos);
 }
 
 TEST_CASE("CorpusRunner runs each file at its own rate and channel count") {

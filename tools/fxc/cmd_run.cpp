@@ -347,8 +347,12 @@ int run(const RunOptions& o) {
   {
     TraceSpan span("write outputs", "io");
     auto write = [&](const std::string& path, const Signal& s) -> Expected<std::monostate, std::string> {
-      if (path != "-") return pending.write(path, s.converted(dtype), fs_hz, write_options);
-      auto bytes = encode_signal(s.converted(dtype), pipe_extension, fs_hz, write_options);
+      // Converted only where the run's type is not the file's: a copy of a long signal costs
+      // about what reading it does.
+      const Signal converted = s.dtype() == dtype ? Signal() : s.converted(dtype);
+      const Signal& out = s.dtype() == dtype ? s : converted;
+      if (path != "-") return pending.write(path, out, fs_hz, write_options);
+      auto bytes = encode_signal(out, pipe_extension, fs_hz, write_options);
       if (!bytes) return Unexpected{bytes.error()};
       piped = std::move(bytes).value();
       return std::monostate{};
