@@ -107,29 +107,30 @@ WAVE_STATES_SMEM = 64 * 33 * 4 + 2 * 64 * 8  # its chunk_states pass's tile of 3
 # registers per thread for (chunk_states, output pass) of `fxc dump --emit cuda --dtype f32`
 # compiled for sm_90 (CUDA 13.0, --fmad=false --ftz=true), with the chunk passes' wavefront
 # (--what-if wavefront, 2026-11-28; regs_plain: without it, the default, 2026-11-30: the tile's
-# halves and the interleaved inputs 8 ahead, which take 80 / 88 of W4's 80 / 90); extra: other
+# halves moving 16 bytes a lane and the interleaved inputs 8 ahead, which take 80 / 88 of W4's
+# 80 / 96); extra: other
 # kernels of the graph.
 WORKLOADS = [
     dict(id="W1 8 ch x 120 s", channels=8, seconds=120, fs=44100, sections=15, state="mixed", f64_sections=6,
-         regs=(166, 166), regs_plain=(168, 168), target=("floor", 3.0)),
+         regs=(166, 166), regs_plain=(164, 159), target=("floor", 3.0)),
     dict(id="W4 chain 1024 ch x 60 s", channels=1024, seconds=60, fs=48000, sections=6, state="f64",
-         regs=(56, 64), regs_plain=(80, 90), target=("floor", 2.0)),
+         regs=(56, 64), regs_plain=(80, 96), target=("floor", 2.0)),
     dict(id="W5 1 ch x 600 s", channels=1, seconds=600, fs=44100, sections=6, state="f64",
-         regs=(90, 98), regs_plain=(80, 90)),
+         regs=(90, 98), regs_plain=(80, 96)),
     dict(id="W6 256 x 1 s stereo (512 ch)", channels=512, seconds=1, fs=48000, sections=6, state="f64",
-         regs=(56, 64), regs_plain=(80, 90), target=("launches", 1)),
+         regs=(56, 64), regs_plain=(80, 96), target=("launches", 1)),
     dict(id="vocal 2 ch x 60 s", channels=2, seconds=60, fs=48000, sections=4, state="mixed", f64_sections=2,
-         regs=(60, 56), regs_plain=(56, 64), tail="tanh",
+         regs=(60, 56), regs_plain=(56, 72), tail="tanh",
          extra=[dict(kind="delay", line=240, regs=32), dict(kind="sum", operands=2, regs=25)]),
     dict(id="W2 8 ch x 60 s", channels=8, seconds=60, fs=44100, sections=4, state="f32",
          regs=(47, 48), regs_plain=(48, 56)),
     # bench/gpu_bench.py's other IIR rows
     dict(id="W1 1024 ch x 10 s (gpu_bench)", channels=1024, seconds=10, fs=44100, sections=15, state="mixed",
-         f64_sections=6, regs=(166, 166), regs_plain=(168, 168)),
+         f64_sections=6, regs=(166, 166), regs_plain=(164, 159)),
     dict(id="W2 1 ch x 300 s (gpu_bench)", channels=1, seconds=300, fs=44100, sections=4, state="f32",
          regs=(47, 48), regs_plain=(48, 56)),
     dict(id="W4 2 ch x 10 s (gpu_bench)", channels=2, seconds=10, fs=48000, sections=6, state="f64",
-         regs=(56, 64), regs_plain=(80, 90)),
+         regs=(56, 64), regs_plain=(80, 96)),
     # W3: five FIRs fused into one of 511 taps, FFT overlap-save (fir_fft) of 2048 points
     dict(id="W3 1 ch x 60 s (fir_fft)", channels=1, seconds=60, fs=44100, fir_taps=511, fft=2048, regs=48),
     # bench/workloads/long_fir.fx: a FIR of 24001 taps, partitioned (fir_partitioned) in 12
@@ -141,13 +142,17 @@ WORKLOADS = [
 SIGNAL_BYTES = 4  # float32 samples in and out (the design's workloads)
 SECTION_OPS = 5   # instructions of a section's sample: o = b0 v + z0; z0 = b1 v - a1 o + z1; z1 = b2 v - a2 o
 SCHEDULERS_PER_SM = 4  # each issues at most one warp instruction a cycle
-# Instructions a chunk pass's thread issues per sample besides its sections' and tail's (SASS of
+# Instructions a chunk pass's thread issues per sample besides its sections', tail's and input
+# conversions (SASS of
 # `fxc dump --emit cuda --dtype f32`, sm_90, CUDA 13.0, 2026-11-30, per half step of 16
-# samples: the tile's copies (12 instructions each, one a sample), its reads, the loop): W2
-# (float32) 22, W4's chain (float64) 26, W1 (mixed) 28 in chunk_states; the output pass about
-# 15 more (its results into the tile, and the stores).
-PASS_OVERHEAD = dict(f32=22, f64=26, mixed=28)
-OUTPUT_OVERHEAD = 15
+# samples, where the rows are 16-byte aligned and whole groups of 4, as in every workload here:
+# the tile's copies (four 16-byte ones a thread), its reads (one 16-byte read per 4 samples),
+# the flushes around conversions, the loop and the step's barriers and bounds): W2 (float32) 13,
+# W4's chain (float64) 15, W1 (mixed) 15 in chunk_states; the output pass 8-12 more (its results into the
+# tile, four 16-byte stores). Unaligned rows take 4-byte copies and stores, one a sample: 22 /
+# 26 / 28 and 15 more (the first version of the halves, the same day).
+PASS_OVERHEAD = dict(f32=13, f64=15, mixed=15)
+OUTPUT_OVERHEAD = 10
 
 
 def resident_threads(dev, regs, block, smem=0):

@@ -26,15 +26,16 @@ int carry_block_threads(int state_dimension) { return (state_dimension + 31) / 3
 // explicitly so no overload resolution can pick a double function for a float.
 struct Scalar {
   std::string t, fma, tanh, fabs, sqrt, log10, exp;
+  int bytes = 0;  // of one value
 };
 Scalar scalar_of(DType dtype) {
-  if (dtype == DType::f32) return {"float", "fmaf", "tanhf", "fabsf", "sqrtf", "log10f", "expf"};
-  return {"double", "fma", "tanh", "fabs", "sqrt", "log10", "exp"};
+  if (dtype == DType::f32) return {"float", "fmaf", "tanhf", "fabsf", "sqrtf", "log10f", "expf", 4};
+  return {"double", "fma", "tanh", "fabs", "sqrt", "log10", "exp", 8};
 }
 // Float64 arithmetic in pairs of floats (state_precision pairs and mixed_pairs; the type and
 // its operators: emit_float_pairs). Only sections and gains compute in it: products and fused
 // multiply-adds.
-Scalar float_pair_scalar() { return {"fxc_ff", "fxc_ff_fma", "", "", "", "", ""}; }
+Scalar float_pair_scalar() { return {"fxc_ff", "fxc_ff_fma", "", "", "", "", "", 8}; }
 
 // Lines of source with indentation.
 class Writer {
@@ -586,28 +587,28 @@ void emit_prefetch(Writer& w) {
   w.close();
 }
 
-// fxc_copy_async and its group calls: a copy from global to shared memory that runs while the
-// thread goes on (PTX cp.async, sm_80 and later: no register holds the value, and nothing
-// waits until fxc_copy_wait), the chunk passes' planar tile. A copy that is not `valid` writes
-// a zero and reads nothing (src-size 0; `from` must still point into the signal), so that
-// every copy is issued unpredicated: a branch around each made ptxas recompute its addresses.
-// fxc_copy_commit closes the thread's copies since the last into a group; fxc_copy_wait<N>
-// waits until at most the N newest groups are still under way (a __syncthreads after it shows
-// them to the block). Before sm_80, and in host C++ (the emulation), the copy is a load and a
-// store, and the rest nothing.
+// fxc_copy_async and its group calls: a copy of Bytes (4, 8 or 16) from global to shared memory
+// that runs while the thread goes on (PTX cp.async, sm_80 and later: no register holds the
+// value, and nothing waits until fxc_copy_wait), the chunk passes' planar tile. It reads
+// `valid` bytes of them and writes zeros for the rest (src-size: a copy past the chunk's end
+// reads nothing; `from` must still point into the signal), so that every copy is issued
+// unpredicated: a branch around each made ptxas recompute its addresses. fxc_copy_commit closes
+// the thread's copies since the last into a group; fxc_copy_wait<N> waits until at most the N
+// newest groups are still under way (a __syncthreads after it shows them to the block). Before
+// sm_80, and in host C++ (the emulation), the copy is a load and a store, and the rest nothing.
 void emit_async_copy(Writer& w) {
   w.line("// The chunk passes copy their planar tile's samples in while they compute from the last ones.");
   w.line("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800");
   w.line("#define FXC_COPY_ASYNC 1");
   w.line("#endif");
-  w.line("template <class T>");
-  w.open("__device__ inline void fxc_copy_async(T* to, const T* from, bool valid) {");
+  w.line("template <int Bytes, class T>");
+  w.open("__device__ inline void fxc_copy_async(T* to, const T* from, unsigned valid) {");
   w.line("#ifdef FXC_COPY_ASYNC");
   w.line("const unsigned shared = (unsigned)__cvta_generic_to_shared(to);");
-  w.line("asm volatile(\"cp.async.ca.shared.global [%0], [%1], %2, %3;\" : : \"r\"(shared), \"l\"(from), \"n\"(sizeof(T)),");
-  w.line("             \"r\"(valid ? (unsigned)sizeof(T) : 0u) : \"memory\");");
+  w.line("asm volatile(\"cp.async.ca.shared.global [%0], [%1], %2, %3;\" : : \"r\"(shared), \"l\"(from), \"n\"(Bytes),");
+  w.line("             \"r\"(valid) : \"memory\");");
   w.line("#else");
-  w.line("*to = valid ? *from : T(0);");
+  w.line("for (unsigned e = 0; e < Bytes / sizeof(T); ++e) to[e] = e < valid / sizeof(T) ? from[e] : T(0);");
   w.line("#endif");
   w.close();
   w.open("__device__ inline void fxc_copy_commit() {");
@@ -965,9 +966,15 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
     w.line("// wavefront " + lag + " samples after its input came in, into its input's column; it leaves the");
     w.line("// ring before that column takes sample m + 64.");
     w.line("__shared__ " + T + " tile[" + threads + "][65];  // padded: a thread's row has no bank conflicts");
-  } else {
+  } else if (k.wavefront) {
     w.line("// Planar: a tile of 32 samples per chunk. Interleaved: a thread's next samples, in its row.");
     w.line("__shared__ " + T + " tile[" + threads + "][33];  // padded: a thread's row has no bank conflicts");
+  } else {
+    // Rows 16 bytes of banks apart (kCudaTileBytes): 36 float32 or 34 float64 samples.
+    const std::string stride = str(ty.signal.bytes == 4 ? 36 : 34);
+    w.line("// Planar: a tile of 32 samples per chunk, rows 16-byte aligned and 16 bytes of banks apart.");
+    w.line("// Interleaved: a thread's next samples, in its row of 33 (no bank conflicts).");
+    w.line("__shared__ __align__(16) " + T + " tile[" + threads + "][" + stride + "];");
   }
   static_assert(kCudaSampleAhead <= 32, "the interleaved passes stage a thread's samples in its row of the tile");
   static_assert(2 * kCudaTileHalf == 32 && kCudaBlockThreads % 32 == 0 && kCudaWavefrontThreads % 32 == 0);
@@ -1008,7 +1015,8 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
       w.line("if (j >= 64 && j - 64 + lane < row_count[i]) out[at + j - 64 + lane] = tile[i][(j + lane) & 63];");
     }
     w.line("const bool valid = j + lane < row_count[i];");
-    w.line("fxc_copy_async(&tile[i][(j + lane) & " + mask + "], in + at + (valid ? j + lane : 0), valid);");
+    w.line("fxc_copy_async<sizeof(" + T + ")>(&tile[i][(j + lane) & " + mask + "], in + at + (valid ? j + lane : 0), valid ? sizeof(" +
+           T + ") : 0u);");
     w.close();
     w.line("fxc_copy_commit();");
     w.line("fxc_copy_wait<0>();  // this thread's copies are in");
@@ -1036,28 +1044,60 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
       w.close();
     }
   } else {
-    // Copy r of warp w takes rows i0 + (r % per) * warps + (r / per) * 32, i0 = w + (lane / 16) * 16:
-    // two rows 16 apart (their halves of a row of 33 fall on different banks), all of the block's
-    // rows over the 16 copies, at offsets from i0 that unrolling makes constants.
+    // Narrow copies (4 or 8 bytes a lane, any alignment): copy r of warp w takes rows
+    // i0 + (r % per) * warps + (r / per) * 32, i0 = w + (lane / 16) * 16: two rows 16 apart (their
+    // halves of a row fall on different banks), all of the block's rows over the 16 copies, at
+    // offsets from i0 that unrolling makes constants.
     constexpr int kWarps = kCudaBlockThreads / 32, kPer = kCudaTileHalf / kWarps;
     static_assert(kCudaTileHalf % kWarps == 0);
     auto pair_row = [&]() {
       w.line("const int i = i0 + (r % " + str(kPer) + ") * " + str(kWarps) + " + (r / " + str(kPer) + ") * 32;");
     };
+    // Wide copies (16 bytes a lane, V samples, where every row starts 16-byte aligned): a row's
+    // half is 16 / V lanes, so a copy takes 2V rows, and a thread 16 / V copies. Copy r of warp
+    // w takes rows 2V (w + warps r) + the lane's slot; in float32 the slots are permuted so that
+    // the two rows of a quarter warp (whose 16-byte accesses go together) are 4 apart, 64 bytes
+    // of banks apart at the row stride of 144 bytes.
+    const int v = kCudaTileBytes / ty.signal.bytes;  // samples in 16 bytes
+    const std::string V = str(v), lanes_per_row = str(kCudaTileHalf / v), rows_per_copy = str(2 * v);
+    auto wide_row = [&]() {
+      const std::string slot = "lane / " + lanes_per_row;
+      w.line("const int i = " + rows_per_copy + " * (threadIdx.x / 32 + r * " + str(kWarps) + ") + " +
+             (v == 4 ? "(" + slot + ") / 2 + ((" + slot + ") % 2) * 4" : slot) + ";");
+      w.line("const int c0 = (lane % " + lanes_per_row + ") * " + V + ";  // the copy's first column in the half");
+    };
+    const std::string vec = ty.signal.t + str(v);  // float4, double2
+    const char* const member[] = {"x", "y", "z", "w"};
     w.line("// The tile's two halves of " + half + " samples take turns: while the block computes from one, the");
-    w.line("// next samples copy into the other, so only a chunk's first step waits for memory.");
-    w.line("const int i0 = threadIdx.x / 32 + (lane / 16) * 16;  // this thread's first row to copy");
+    w.line("// next samples copy into the other, so only a chunk's first step waits for memory. Where");
+    w.line("// every row starts 16-byte aligned and holds whole groups of " + V + " samples, a lane copies, reads and");
+    w.line("// stores " + V + " at a time.");
+    w.line("const bool wide = ((unsigned long long)in & 15) == 0 && " +
+           std::string(output ? "((unsigned long long)out & 15) == 0 && " : "") + "channel_stride % " + V +
+           " == 0 && samples % " + V + " == 0 && L % " + V + " == 0;");
+    w.line("const int i0 = threadIdx.x / 32 + (lane / 16) * 16;  // narrow copies: this thread's first row");
     w.open("for (int j = -" + half + "; j < L; j += " + half + ") {  // samples j + " + half +
            " on copy in, samples j on are computed");
     w.line("__syncthreads();  // the half they copy into is done with (the first time: the row tables are written)");
     w.open("if (j + " + half + " < L) {");
     w.line("const int h = (j + " + half + ") & " + half + ";  // that half's first column");
+    w.open("if (wide) {");
+    w.line("#pragma unroll");
+    w.open("for (int r = 0; r < " + str(kCudaTileHalf / v) + "; ++r) {");
+    wide_row();
+    w.line("const int m = j + " + half + " + c0;  // the copy's first sample in its chunk: all " + V + " in it, or none");
+    w.line("const bool valid = m < row_count[i];");
+    w.line("fxc_copy_async<16>(&tile[i][h + c0], in + row_at[i] + (valid ? m : 0), valid ? 16u : 0u);");
+    w.close();
+    w.reopen("} else {");
     w.line("#pragma unroll");
     w.open("for (int r = 0; r < " + half + "; ++r) {");
     pair_row();
     w.line("const int m = j + " + half + " + lane % 16;  // the sample in its chunk");
     w.line("const bool valid = m < row_count[i];");
-    w.line("fxc_copy_async(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid);");
+    w.line("fxc_copy_async<sizeof(" + T + ")>(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid ? sizeof(" +
+           T + ") : 0u);");
+    w.close();
     w.close();
     w.close();
     w.line("fxc_copy_commit();");
@@ -1065,20 +1105,43 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
     w.line("fxc_copy_wait<1>();  // this thread's copies of samples j on are in (those of the next half may not be)");
     w.line("__syncthreads();  // and every thread's");
     w.line("const int h = j & " + half + ";");
-    w.open("if (t < rows) {");
-    w.open("for (int i = 0; i < " + half + " && begin + j + i < end; ++i) {");
+    w.line("const int count = t < rows && end - begin > j ? (int)(end - begin - j < " + half + " ? end - begin - j : " + half +
+           ") : 0;  // this thread's samples in the half");
+    w.line("int i = 0;");
+    w.open("for (; i + " + V + " <= count; i += " + V + ") {  // " + V + " samples a shared-memory access");
+    w.line("const " + vec + " q = *reinterpret_cast<const " + vec + "*>(&tile[threadIdx.x][h + i]);");
+    if (output) w.line(vec + " r;");
+    for (int e = 0; e < v; ++e) {
+      w.open("{");
+      w.line(ty.value.t + " v = " + ty.load(std::string("q.") + member[e]) + ";");
+      body.sample(w, stop);
+      if (output) w.line(std::string("r.") + member[e] + " = " + ty.store(body.result()) + ";");
+      w.close();
+    }
+    if (output) w.line("*reinterpret_cast<" + vec + "*>(&tile[threadIdx.x][h + i]) = r;");
+    w.close();
+    w.open("for (; i < count; ++i) {  // the chunk's last samples");
     w.line(ty.value.t + " v = " + ty.load("tile[threadIdx.x][h + i]") + ";");
     body.sample(w, stop);
     if (output) w.line("tile[threadIdx.x][h + i] = " + ty.store(body.result()) + ";");
     w.close();
-    w.close();
     if (output) {
       w.line("__syncthreads();");
+      w.open("if (wide) {");
+      w.line("#pragma unroll");
+      w.open("for (int r = 0; r < " + str(kCudaTileHalf / v) + "; ++r) {");
+      wide_row();
+      w.line("const int m = j + c0;");
+      w.line("if (m < row_count[i]) *reinterpret_cast<" + vec + "*>(out + row_at[i] + m) = *reinterpret_cast<const " + vec +
+             "*>(&tile[i][h + c0]);");
+      w.close();
+      w.reopen("} else {");
       w.line("#pragma unroll");
       w.open("for (int r = 0; r < " + half + "; ++r) {");
       pair_row();
       w.line("const int m = j + lane % 16;");
       w.line("if (m < row_count[i]) out[row_at[i] + m] = tile[i][h + lane % 16];");
+      w.close();
       w.close();
     }
     w.close();
@@ -1106,7 +1169,9 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
     iterations("", "n < count", false, load, store);
     iterations("n = count > " + lag + " ? count : " + lag, "n < count + " + lag, true, load, store);
   } else {
-    emit_samples_ahead(w, ty, "begin", "end", "tile[threadIdx.x]", [&](const std::string& n, const std::string& input) {
+    if (!k.wavefront) w.line(T + " (* const ahead)[33] = reinterpret_cast<" + T + " (*)[33]>(&tile[0][0]);  // rows of 33");
+    const std::string row = k.wavefront ? "tile[threadIdx.x]" : "ahead[threadIdx.x]";
+    emit_samples_ahead(w, ty, "begin", "end", row, [&](const std::string& n, const std::string& input) {
       w.line(ty.value.t + " v = " + ty.load(input) + ";");
       body.sample(w, stop);
       if (output) w.line("y[" + n + " * sample_stride] = " + ty.store(body.result()) + ";");

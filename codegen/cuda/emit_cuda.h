@@ -52,6 +52,12 @@ inline constexpr int kCudaWavefrontThreads = 64;
 /// waited out its load, 32 a step: the chunk passes' long-scoreboard stalls on an H200
 /// (docs/cuda-performance-model.md, "What the H200 run said").
 inline constexpr int kCudaTileHalf = 16;
+/// Where every row of a planar signal starts 16-byte aligned (the base, and the channel stride a
+/// multiple of the samples in 16 bytes), the tile's lanes copy, read and store this many bytes at
+/// a time: a thread's copies and stores of a half step go from 16 to 4 (float32) or 8 (float64).
+/// Its rows are then 144 (float32) or 272 (float64) bytes apart: 16-byte aligned, and 16 bytes of
+/// banks apart, so that a quarter warp's 16-byte reads of 8 rows share no bank.
+inline constexpr int kCudaTileBytes = 16;
 /// A thread that walks its own channel's samples (one thread per channel, and the interleaved
 /// chunk passes) loads them this many ahead: the next block's inputs into registers while this
 /// block computes from the thread's row of shared memory, so that a sample waits on shared

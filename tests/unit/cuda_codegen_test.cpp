@@ -249,16 +249,25 @@ TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
   CHECK(codegen::cuda_launch((*k)[0], 0, 8, 441000).block == codegen::kCudaBlockThreads);
   {
     // The planar tile's halves take turns: each pass copies the next half in (one helper for
-    // both) and waits for all but the newest group; interleaved, a thread's inputs a block ahead
-    // through its row of the tile.
+    // both), 16 bytes a lane where the rows are aligned and 4 where not, and waits for all but
+    // the newest group; a thread reads its row 4 samples at a time and the output pass stores
+    // 16 bytes a lane where it can; interleaved, a thread's inputs a block ahead through its row
+    // of 33 in the same shared memory.
     auto source = codegen::emit_cuda_source(w1);
     REQUIRE(source);
     CHECK(occurrences(*source, "__device__ inline void fxc_copy_async(") == 1);
-    CHECK(occurrences(*source, "fxc_copy_async(&tile[i][h + lane % 16]") == 2);
+    CHECK(occurrences(*source, "fxc_copy_async<16>(&tile[i][h + c0]") == 2);
+    CHECK(occurrences(*source, "fxc_copy_async<sizeof(float)>(&tile[i][h + lane % 16]") == 2);
     CHECK(occurrences(*source, "fxc_copy_wait<1>();") == 2);
     CHECK(occurrences(*source, "j += " + std::to_string(codegen::kCudaTileHalf) + ")") == 2);
+    CHECK(occurrences(*source, "const float4 q = *reinterpret_cast<const float4*>(&tile[threadIdx.x][h + i]);") == 2);
+    CHECK(occurrences(*source, "*reinterpret_cast<float4*>(out + row_at[i] + m)") == 1);
+    CHECK(occurrences(*source, "__shared__ __align__(16) float tile[128][36];") == 2);
+    // 16 bytes a lane only where every row and every group of 4 is 16-byte aligned.
+    CHECK(occurrences(*source, "const bool wide = ((unsigned long long)in & 15) == 0 && ((unsigned long long)out & 15) == 0 && "
+                               "channel_stride % 4 == 0 && samples % 4 == 0 && L % 4 == 0;") == 1);
     CHECK(occurrences(*source, "inputs " + std::to_string(codegen::kCudaSampleAhead) + " samples ahead") == 2);
-    CHECK(occurrences(*source, "tile[threadIdx.x][n - n0]") == 2);
+    CHECK(occurrences(*source, "ahead[threadIdx.x][n - n0]") == 2);
   }
   for (const Case& c : kCases) {
     if (std::string(c.name) != "w1_f32_8ch_wavefront") continue;

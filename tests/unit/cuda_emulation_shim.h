@@ -49,6 +49,15 @@ static inline int __syncthreads_or(int predicate) {
 #define __device__
 #define __shared__ static
 #define __launch_bounds__(threads)
+#define __align__(bytes) __attribute__((aligned(bytes)))
+
+// CUDA's 16-byte vector types, as the chunk passes' planar tile reads and stores them.
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
+struct alignas(16) double2 {
+  double x, y;
+};
 
 using std::fma;
 using std::tanh;

@@ -9,14 +9,14 @@
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define FXC_COPY_ASYNC 1
 #endif
-template <class T>
-__device__ inline void fxc_copy_async(T* to, const T* from, bool valid) {
+template <int Bytes, class T>
+__device__ inline void fxc_copy_async(T* to, const T* from, unsigned valid) {
   #ifdef FXC_COPY_ASYNC
   const unsigned shared = (unsigned)__cvta_generic_to_shared(to);
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" : : "r"(shared), "l"(from), "n"(sizeof(T)),
-               "r"(valid ? (unsigned)sizeof(T) : 0u) : "memory");
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" : : "r"(shared), "l"(from), "n"(Bytes),
+               "r"(valid) : "memory");
   #else
-  *to = valid ? *from : T(0);
+  for (unsigned e = 0; e < Bytes / sizeof(T); ++e) to[e] = e < valid / sizeof(T) ? from[e] : T(0);
   #endif
 }
 __device__ inline void fxc_copy_commit() {
@@ -72,8 +72,9 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
   const float s1_1_b2 = float(params[17]);
   const float s1_1_a1 = float(params[18]);
   const float s1_1_a2 = float(params[19]);
-  // Planar: a tile of 32 samples per chunk. Interleaved: a thread's next samples, in its row.
-  __shared__ float tile[128][33];  // padded: a thread's row has no bank conflicts
+  // Planar: a tile of 32 samples per chunk, rows 16-byte aligned and 16 bytes of banks apart.
+  // Interleaved: a thread's next samples, in its row of 33 (no bank conflicts).
+  __shared__ __align__(16) float tile[128][36];
   if (sample_stride == 1) {
     // Planar: the block's threads take neighbouring chunks, and their samples go through a shared
     // tile that warps fill (and empty) with neighbouring samples of one chunk, one transaction,
@@ -99,18 +100,32 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     float z1_1_0 = float(0);
     float z1_1_1 = float(0);
     // The tile's two halves of 16 samples take turns: while the block computes from one, the
-    // next samples copy into the other, so only a chunk's first step waits for memory.
-    const int i0 = threadIdx.x / 32 + (lane / 16) * 16;  // this thread's first row to copy
+    // next samples copy into the other, so only a chunk's first step waits for memory. Where
+    // every row starts 16-byte aligned and holds whole groups of 4 samples, a lane copies, reads and
+    // stores 4 at a time.
+    const bool wide = ((unsigned long long)in & 15) == 0 && channel_stride % 4 == 0 && samples % 4 == 0 && L % 4 == 0;
+    const int i0 = threadIdx.x / 32 + (lane / 16) * 16;  // narrow copies: this thread's first row
     for (int j = -16; j < L; j += 16) {  // samples j + 16 on copy in, samples j on are computed
       __syncthreads();  // the half they copy into is done with (the first time: the row tables are written)
       if (j + 16 < L) {
         const int h = (j + 16) & 16;  // that half's first column
-        #pragma unroll
-        for (int r = 0; r < 16; ++r) {
-          const int i = i0 + (r % 4) * 4 + (r / 4) * 32;
-          const int m = j + 16 + lane % 16;  // the sample in its chunk
-          const bool valid = m < row_count[i];
-          fxc_copy_async(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid);
+        if (wide) {
+          #pragma unroll
+          for (int r = 0; r < 4; ++r) {
+            const int i = 8 * (threadIdx.x / 32 + r * 4) + (lane / 4) / 2 + ((lane / 4) % 2) * 4;
+            const int c0 = (lane % 4) * 4;  // the copy's first column in the half
+            const int m = j + 16 + c0;  // the copy's first sample in its chunk: all 4 in it, or none
+            const bool valid = m < row_count[i];
+            fxc_copy_async<16>(&tile[i][h + c0], in + row_at[i] + (valid ? m : 0), valid ? 16u : 0u);
+          }
+        } else {
+          #pragma unroll
+          for (int r = 0; r < 16; ++r) {
+            const int i = i0 + (r % 4) * 4 + (r / 4) * 32;
+            const int m = j + 16 + lane % 16;  // the sample in its chunk
+            const bool valid = m < row_count[i];
+            fxc_copy_async<sizeof(float)>(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid ? sizeof(float) : 0u);
+          }
         }
       }
       fxc_copy_commit();
@@ -118,9 +133,12 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
       fxc_copy_wait<1>();  // this thread's copies of samples j on are in (those of the next half may not be)
       __syncthreads();  // and every thread's
       const int h = j & 16;
-      if (t < rows) {
-        for (int i = 0; i < 16 && begin + j + i < end; ++i) {
-          double v = double(tile[threadIdx.x][h + i]);
+      const int count = t < rows && end - begin > j ? (int)(end - begin - j < 16 ? end - begin - j : 16) : 0;  // this thread's samples in the half
+      int i = 0;
+      for (; i + 4 <= count; i += 4) {  // 4 samples a shared-memory access
+        const float4 q = *reinterpret_cast<const float4*>(&tile[threadIdx.x][h + i]);
+        {
+          double v = double(q.x);
           {  // stage 0 (sos), section 0: transposed direct form II
             const double o = fma(s0_0_b0, v, z0_0_0);
             z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
@@ -146,6 +164,118 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
             v32 = o;
           }
+        }
+        {
+          double v = double(q.y);
+          {  // stage 0 (sos), section 0: transposed direct form II
+            const double o = fma(s0_0_b0, v, z0_0_0);
+            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 1: transposed direct form II
+            const double o = fma(s0_1_b0, v, z0_1_0);
+            z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+            z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+            v = o;
+          }
+          float v32 = float(v);  // float64 sections done: float32 from here
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v32, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+            v32 = o;
+          }
+          {  // stage 1 (sos), section 1: transposed direct form II
+            const float o = fmaf(s1_1_b0, v32, z1_1_0);
+            z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+            z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+            v32 = o;
+          }
+        }
+        {
+          double v = double(q.z);
+          {  // stage 0 (sos), section 0: transposed direct form II
+            const double o = fma(s0_0_b0, v, z0_0_0);
+            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 1: transposed direct form II
+            const double o = fma(s0_1_b0, v, z0_1_0);
+            z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+            z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+            v = o;
+          }
+          float v32 = float(v);  // float64 sections done: float32 from here
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v32, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+            v32 = o;
+          }
+          {  // stage 1 (sos), section 1: transposed direct form II
+            const float o = fmaf(s1_1_b0, v32, z1_1_0);
+            z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+            z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+            v32 = o;
+          }
+        }
+        {
+          double v = double(q.w);
+          {  // stage 0 (sos), section 0: transposed direct form II
+            const double o = fma(s0_0_b0, v, z0_0_0);
+            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 1: transposed direct form II
+            const double o = fma(s0_1_b0, v, z0_1_0);
+            z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+            z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+            v = o;
+          }
+          float v32 = float(v);  // float64 sections done: float32 from here
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v32, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+            v32 = o;
+          }
+          {  // stage 1 (sos), section 1: transposed direct form II
+            const float o = fmaf(s1_1_b0, v32, z1_1_0);
+            z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+            z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+            v32 = o;
+          }
+        }
+      }
+      for (; i < count; ++i) {  // the chunk's last samples
+        double v = double(tile[threadIdx.x][h + i]);
+        {  // stage 0 (sos), section 0: transposed direct form II
+          const double o = fma(s0_0_b0, v, z0_0_0);
+          z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+          z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+          v = o;
+        }
+        {  // stage 0 (sos), section 1: transposed direct form II
+          const double o = fma(s0_1_b0, v, z0_1_0);
+          z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+          z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+          v = o;
+        }
+        float v32 = float(v);  // float64 sections done: float32 from here
+        {  // stage 1 (sos), section 0: transposed direct form II
+          const float o = fmaf(s1_0_b0, v32, z1_0_0);
+          z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+          z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+          v32 = o;
+        }
+        {  // stage 1 (sos), section 1: transposed direct form II
+          const float o = fmaf(s1_1_b0, v32, z1_1_0);
+          z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+          z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+          v32 = o;
         }
       }
     }
@@ -176,6 +306,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     float z1_1_0 = float(0);
     float z1_1_1 = float(0);
     const float* const x = in + c * channel_stride;
+    float (* const ahead)[33] = reinterpret_cast<float (*)[33]>(&tile[0][0]);  // rows of 33
     {  // inputs 8 samples ahead: the next block's load while this one computes
       float next0, next1, next2, next3, next4, next5, next6, next7;
       next0 = (begin + 0) < end ? x[(begin + 0) * sample_stride] : float(0);
@@ -187,14 +318,14 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
       next6 = (begin + 6) < end ? x[(begin + 6) * sample_stride] : float(0);
       next7 = (begin + 7) < end ? x[(begin + 7) * sample_stride] : float(0);
       for (long long n0 = begin; n0 < end; n0 += 8) {
-        tile[threadIdx.x][0] = next0;
-        tile[threadIdx.x][1] = next1;
-        tile[threadIdx.x][2] = next2;
-        tile[threadIdx.x][3] = next3;
-        tile[threadIdx.x][4] = next4;
-        tile[threadIdx.x][5] = next5;
-        tile[threadIdx.x][6] = next6;
-        tile[threadIdx.x][7] = next7;
+        ahead[threadIdx.x][0] = next0;
+        ahead[threadIdx.x][1] = next1;
+        ahead[threadIdx.x][2] = next2;
+        ahead[threadIdx.x][3] = next3;
+        ahead[threadIdx.x][4] = next4;
+        ahead[threadIdx.x][5] = next5;
+        ahead[threadIdx.x][6] = next6;
+        ahead[threadIdx.x][7] = next7;
         if (n0 + 8 < end) {
           next0 = (n0 + 8 + 0) < end ? x[(n0 + 8 + 0) * sample_stride] : float(0);
           next1 = (n0 + 8 + 1) < end ? x[(n0 + 8 + 1) * sample_stride] : float(0);
@@ -206,7 +337,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
           next7 = (n0 + 8 + 7) < end ? x[(n0 + 8 + 7) * sample_stride] : float(0);
         }
         for (long long n = n0; n < n0 + 8 && n < end; ++n) {
-          double v = double(tile[threadIdx.x][n - n0]);
+          double v = double(ahead[threadIdx.x][n - n0]);
           {  // stage 0 (sos), section 0: transposed direct form II
             const double o = fma(s0_0_b0, v, z0_0_0);
             z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
@@ -396,8 +527,9 @@ extern "C" __global__ void fxc_chain_1(
   const float s1_1_b2 = float(params[17]);
   const float s1_1_a1 = float(params[18]);
   const float s1_1_a2 = float(params[19]);
-  // Planar: a tile of 32 samples per chunk. Interleaved: a thread's next samples, in its row.
-  __shared__ float tile[128][33];  // padded: a thread's row has no bank conflicts
+  // Planar: a tile of 32 samples per chunk, rows 16-byte aligned and 16 bytes of banks apart.
+  // Interleaved: a thread's next samples, in its row of 33 (no bank conflicts).
+  __shared__ __align__(16) float tile[128][36];
   if (sample_stride == 1) {
     // Planar: the block's threads take neighbouring chunks, and their samples go through a shared
     // tile that warps fill (and empty) with neighbouring samples of one chunk, one transaction,
@@ -424,18 +556,32 @@ extern "C" __global__ void fxc_chain_1(
     float z1_1_0 = float(st[6]);
     float z1_1_1 = float(st[7]);
     // The tile's two halves of 16 samples take turns: while the block computes from one, the
-    // next samples copy into the other, so only a chunk's first step waits for memory.
-    const int i0 = threadIdx.x / 32 + (lane / 16) * 16;  // this thread's first row to copy
+    // next samples copy into the other, so only a chunk's first step waits for memory. Where
+    // every row starts 16-byte aligned and holds whole groups of 4 samples, a lane copies, reads and
+    // stores 4 at a time.
+    const bool wide = ((unsigned long long)in & 15) == 0 && ((unsigned long long)out & 15) == 0 && channel_stride % 4 == 0 && samples % 4 == 0 && L % 4 == 0;
+    const int i0 = threadIdx.x / 32 + (lane / 16) * 16;  // narrow copies: this thread's first row
     for (int j = -16; j < L; j += 16) {  // samples j + 16 on copy in, samples j on are computed
       __syncthreads();  // the half they copy into is done with (the first time: the row tables are written)
       if (j + 16 < L) {
         const int h = (j + 16) & 16;  // that half's first column
-        #pragma unroll
-        for (int r = 0; r < 16; ++r) {
-          const int i = i0 + (r % 4) * 4 + (r / 4) * 32;
-          const int m = j + 16 + lane % 16;  // the sample in its chunk
-          const bool valid = m < row_count[i];
-          fxc_copy_async(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid);
+        if (wide) {
+          #pragma unroll
+          for (int r = 0; r < 4; ++r) {
+            const int i = 8 * (threadIdx.x / 32 + r * 4) + (lane / 4) / 2 + ((lane / 4) % 2) * 4;
+            const int c0 = (lane % 4) * 4;  // the copy's first column in the half
+            const int m = j + 16 + c0;  // the copy's first sample in its chunk: all 4 in it, or none
+            const bool valid = m < row_count[i];
+            fxc_copy_async<16>(&tile[i][h + c0], in + row_at[i] + (valid ? m : 0), valid ? 16u : 0u);
+          }
+        } else {
+          #pragma unroll
+          for (int r = 0; r < 16; ++r) {
+            const int i = i0 + (r % 4) * 4 + (r / 4) * 32;
+            const int m = j + 16 + lane % 16;  // the sample in its chunk
+            const bool valid = m < row_count[i];
+            fxc_copy_async<sizeof(float)>(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid ? sizeof(float) : 0u);
+          }
         }
       }
       fxc_copy_commit();
@@ -443,9 +589,13 @@ extern "C" __global__ void fxc_chain_1(
       fxc_copy_wait<1>();  // this thread's copies of samples j on are in (those of the next half may not be)
       __syncthreads();  // and every thread's
       const int h = j & 16;
-      if (t < rows) {
-        for (int i = 0; i < 16 && begin + j + i < end; ++i) {
-          double v = double(tile[threadIdx.x][h + i]);
+      const int count = t < rows && end - begin > j ? (int)(end - begin - j < 16 ? end - begin - j : 16) : 0;  // this thread's samples in the half
+      int i = 0;
+      for (; i + 4 <= count; i += 4) {  // 4 samples a shared-memory access
+        const float4 q = *reinterpret_cast<const float4*>(&tile[threadIdx.x][h + i]);
+        float4 r;
+        {
+          double v = double(q.x);
           {  // stage 0 (sos), section 0: transposed direct form II
             const double o = fma(s0_0_b0, v, z0_0_0);
             z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
@@ -472,15 +622,146 @@ extern "C" __global__ void fxc_chain_1(
             v32 = o;
           }
           v32 = tanhf(v32);  // stage 2 (tanh)
-          tile[threadIdx.x][h + i] = float(v32);
+          r.x = float(v32);
         }
+        {
+          double v = double(q.y);
+          {  // stage 0 (sos), section 0: transposed direct form II
+            const double o = fma(s0_0_b0, v, z0_0_0);
+            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 1: transposed direct form II
+            const double o = fma(s0_1_b0, v, z0_1_0);
+            z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+            z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+            v = o;
+          }
+          float v32 = float(v);  // float64 sections done: float32 from here
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v32, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+            v32 = o;
+          }
+          {  // stage 1 (sos), section 1: transposed direct form II
+            const float o = fmaf(s1_1_b0, v32, z1_1_0);
+            z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+            z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+            v32 = o;
+          }
+          v32 = tanhf(v32);  // stage 2 (tanh)
+          r.y = float(v32);
+        }
+        {
+          double v = double(q.z);
+          {  // stage 0 (sos), section 0: transposed direct form II
+            const double o = fma(s0_0_b0, v, z0_0_0);
+            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 1: transposed direct form II
+            const double o = fma(s0_1_b0, v, z0_1_0);
+            z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+            z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+            v = o;
+          }
+          float v32 = float(v);  // float64 sections done: float32 from here
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v32, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+            v32 = o;
+          }
+          {  // stage 1 (sos), section 1: transposed direct form II
+            const float o = fmaf(s1_1_b0, v32, z1_1_0);
+            z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+            z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+            v32 = o;
+          }
+          v32 = tanhf(v32);  // stage 2 (tanh)
+          r.z = float(v32);
+        }
+        {
+          double v = double(q.w);
+          {  // stage 0 (sos), section 0: transposed direct form II
+            const double o = fma(s0_0_b0, v, z0_0_0);
+            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+            v = o;
+          }
+          {  // stage 0 (sos), section 1: transposed direct form II
+            const double o = fma(s0_1_b0, v, z0_1_0);
+            z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+            z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+            v = o;
+          }
+          float v32 = float(v);  // float64 sections done: float32 from here
+          {  // stage 1 (sos), section 0: transposed direct form II
+            const float o = fmaf(s1_0_b0, v32, z1_0_0);
+            z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+            v32 = o;
+          }
+          {  // stage 1 (sos), section 1: transposed direct form II
+            const float o = fmaf(s1_1_b0, v32, z1_1_0);
+            z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+            z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+            v32 = o;
+          }
+          v32 = tanhf(v32);  // stage 2 (tanh)
+          r.w = float(v32);
+        }
+        *reinterpret_cast<float4*>(&tile[threadIdx.x][h + i]) = r;
+      }
+      for (; i < count; ++i) {  // the chunk's last samples
+        double v = double(tile[threadIdx.x][h + i]);
+        {  // stage 0 (sos), section 0: transposed direct form II
+          const double o = fma(s0_0_b0, v, z0_0_0);
+          z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+          z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+          v = o;
+        }
+        {  // stage 0 (sos), section 1: transposed direct form II
+          const double o = fma(s0_1_b0, v, z0_1_0);
+          z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+          z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+          v = o;
+        }
+        float v32 = float(v);  // float64 sections done: float32 from here
+        {  // stage 1 (sos), section 0: transposed direct form II
+          const float o = fmaf(s1_0_b0, v32, z1_0_0);
+          z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+          z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+          v32 = o;
+        }
+        {  // stage 1 (sos), section 1: transposed direct form II
+          const float o = fmaf(s1_1_b0, v32, z1_1_0);
+          z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+          z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+          v32 = o;
+        }
+        v32 = tanhf(v32);  // stage 2 (tanh)
+        tile[threadIdx.x][h + i] = float(v32);
       }
       __syncthreads();
-      #pragma unroll
-      for (int r = 0; r < 16; ++r) {
-        const int i = i0 + (r % 4) * 4 + (r / 4) * 32;
-        const int m = j + lane % 16;
-        if (m < row_count[i]) out[row_at[i] + m] = tile[i][h + lane % 16];
+      if (wide) {
+        #pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          const int i = 8 * (threadIdx.x / 32 + r * 4) + (lane / 4) / 2 + ((lane / 4) % 2) * 4;
+          const int c0 = (lane % 4) * 4;  // the copy's first column in the half
+          const int m = j + c0;
+          if (m < row_count[i]) *reinterpret_cast<float4*>(out + row_at[i] + m) = *reinterpret_cast<const float4*>(&tile[i][h + c0]);
+        }
+      } else {
+        #pragma unroll
+        for (int r = 0; r < 16; ++r) {
+          const int i = i0 + (r % 4) * 4 + (r / 4) * 32;
+          const int m = j + lane % 16;
+          if (m < row_count[i]) out[row_at[i] + m] = tile[i][h + lane % 16];
+        }
       }
     }
     if (t < rows) {
@@ -514,6 +795,7 @@ extern "C" __global__ void fxc_chain_1(
     float z1_1_1 = float(st[7]);
     const float* const x = in + c * channel_stride;
     float* const y = out + c * channel_stride;
+    float (* const ahead)[33] = reinterpret_cast<float (*)[33]>(&tile[0][0]);  // rows of 33
     {  // inputs 8 samples ahead: the next block's load while this one computes
       float next0, next1, next2, next3, next4, next5, next6, next7;
       next0 = (begin + 0) < end ? x[(begin + 0) * sample_stride] : float(0);
@@ -525,14 +807,14 @@ extern "C" __global__ void fxc_chain_1(
       next6 = (begin + 6) < end ? x[(begin + 6) * sample_stride] : float(0);
       next7 = (begin + 7) < end ? x[(begin + 7) * sample_stride] : float(0);
       for (long long n0 = begin; n0 < end; n0 += 8) {
-        tile[threadIdx.x][0] = next0;
-        tile[threadIdx.x][1] = next1;
-        tile[threadIdx.x][2] = next2;
-        tile[threadIdx.x][3] = next3;
-        tile[threadIdx.x][4] = next4;
-        tile[threadIdx.x][5] = next5;
-        tile[threadIdx.x][6] = next6;
-        tile[threadIdx.x][7] = next7;
+        ahead[threadIdx.x][0] = next0;
+        ahead[threadIdx.x][1] = next1;
+        ahead[threadIdx.x][2] = next2;
+        ahead[threadIdx.x][3] = next3;
+        ahead[threadIdx.x][4] = next4;
+        ahead[threadIdx.x][5] = next5;
+        ahead[threadIdx.x][6] = next6;
+        ahead[threadIdx.x][7] = next7;
         if (n0 + 8 < end) {
           next0 = (n0 + 8 + 0) < end ? x[(n0 + 8 + 0) * sample_stride] : float(0);
           next1 = (n0 + 8 + 1) < end ? x[(n0 + 8 + 1) * sample_stride] : float(0);
@@ -544,7 +826,7 @@ extern "C" __global__ void fxc_chain_1(
           next7 = (n0 + 8 + 7) < end ? x[(n0 + 8 + 7) * sample_stride] : float(0);
         }
         for (long long n = n0; n < n0 + 8 && n < end; ++n) {
-          double v = double(tile[threadIdx.x][n - n0]);
+          double v = double(ahead[threadIdx.x][n - n0]);
           {  // stage 0 (sos), section 0: transposed direct form II
             const double o = fma(s0_0_b0, v, z0_0_0);
             z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
