@@ -7,7 +7,7 @@ memory floor (read the input once, write the output once at the device's bandwid
 
 Nothing here was measured on a GPU. Every device figure and latency is an assumption, written
 down in DEVICES and ASSUMPTIONS below and in docs/cuda-performance-model.md, which also gives
-the formulas. The kernels are the ones codegen/cuda/emit_cuda.cpp generates (docs/cuda.md,
+the formulas. The kernels are the ones codegen/cuda/ generates (docs/cuda.md,
 Kernels): the chunked scan's five entries, one thread per channel, sums. The strategy and chunk
 length follow passes/cost_model.cpp (choose_iir's CUDA branch, choose_gpu_chunk) for the
 device; registers per thread are ptxas's (CUDA 13.0, sm_90) for the generated source of each
@@ -208,7 +208,7 @@ class Kernel:
 
 
 def fir_fft_kernels(w, dev, a):
-    """fir_fft (codegen/cuda/emit_cuda.cpp): a block of up to 256 threads per (channel, pair of
+    """fir_fft (codegen/cuda/emit_fir.cpp): a block of up to 256 threads per (channel, pair of
     segments); two complex FFTs of `fft` points in shared memory per pair, each segment giving
     fft - (taps - 1) outputs; then the ring's update, a block of 128 threads per channel, a
     thread per input."""
@@ -246,7 +246,7 @@ def fir_fft_kernels(w, dev, a):
 
 
 def fir_partitioned_kernels(w, dev, a):
-    """fir_partitioned (codegen/cuda/emit_cuda.cpp): segments of half = fft / 2 samples, the taps
+    """fir_partitioned (codegen/cuda/emit_fir.cpp): segments of half = fft / 2 samples, the taps
     in P partitions of `half`. The spectra pass: a block of 256 threads per pair of input
     segments, one complex FFT of `fft` points, both half spectra written (half + 1 complex
     points each). The inverse pass: a block per pair of output segments, each thread a bin:
