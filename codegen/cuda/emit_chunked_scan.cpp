@@ -7,26 +7,28 @@ namespace fxc::codegen::cuda_source {
 
 // fxc_copy_async and its group calls: a copy of Bytes (4, 8 or 16) from global to shared memory
 // that runs while the thread goes on (PTX cp.async, sm_80 and later: no register holds the
-// value, and nothing waits until fxc_copy_wait), the chunk passes' planar tile. It reads
-// `valid` bytes of them and writes zeros for the rest (src-size: a copy past the chunk's end
-// reads nothing; `from` must still point into the signal), so that every copy is issued
-// unpredicated: a branch around each made ptxas recompute its addresses. fxc_copy_commit closes
-// the thread's copies since the last into a group; fxc_copy_wait<N> waits until at most the N
-// newest groups are still under way (a __syncthreads after it shows them to the block). Before
-// sm_80, and in host C++ (the emulation), the copy is a load and a store, and the rest nothing.
+// value, and nothing waits until fxc_copy_wait), the chunk passes' planar tile. A copy that is
+// not `valid` (past its chunk's end) reads nothing and writes zeros (ignore-src; `from` must
+// still point into the signal), so that every copy is issued unpredicated: a branch around
+// each made ptxas recompute its addresses. fxc_copy_commit closes the thread's copies since the
+// last into a group; fxc_copy_wait<N> waits until at most the N newest groups are still under
+// way (a __syncthreads after it shows them to the block). An async copy acts as if a new thread
+// made it when it is issued, so it never overtakes the thread's own earlier accesses (the
+// wavefront's output pass reads a ring column, then copies into it). Before sm_80, and in host
+// C++ (the emulation), the copy is a load and a store, and the rest nothing.
 void emit_async_copy(Writer& w) {
   w.line("// The chunk passes copy their planar tile's samples in while they compute from the last ones.");
   w.line("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800");
   w.line("#define FXC_COPY_ASYNC 1");
   w.line("#endif");
   w.line("template <int Bytes, class T>");
-  w.open("__device__ inline void fxc_copy_async(T* to, const T* from, unsigned valid) {");
+  w.open("__device__ inline void fxc_copy_async(T* to, const T* from, bool valid) {");
   w.line("#ifdef FXC_COPY_ASYNC");
   w.line("const unsigned shared = (unsigned)__cvta_generic_to_shared(to);");
-  w.line("asm volatile(\"cp.async.ca.shared.global [%0], [%1], %2, %3;\" : : \"r\"(shared), \"l\"(from), \"n\"(Bytes),");
-  w.line("             \"r\"(valid) : \"memory\");");
+  w.line("asm volatile(\"{ .reg .pred ignore; setp.eq.u32 ignore, %3, 0; cp.async.ca.shared.global [%0], [%1], %2, ignore; }\"");
+  w.line("             : : \"r\"(shared), \"l\"(from), \"n\"(Bytes), \"r\"((unsigned)valid) : \"memory\");");
   w.line("#else");
-  w.line("for (unsigned e = 0; e < Bytes / sizeof(T); ++e) to[e] = e < valid / sizeof(T) ? from[e] : T(0);");
+  w.line("for (unsigned e = 0; e < Bytes / sizeof(T); ++e) to[e] = valid ? from[e] : T(0);");
   w.line("#endif");
   w.close();
   w.open("__device__ inline void fxc_copy_commit() {");
@@ -249,8 +251,7 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
       w.line("if (j >= 64 && j - 64 + lane < row_count[i]) out[at + j - 64 + lane] = tile[i][(j + lane) & 63];");
     }
     w.line("const bool valid = j + lane < row_count[i];");
-    w.line("fxc_copy_async<sizeof(" + T + ")>(&tile[i][(j + lane) & " + mask + "], in + at + (valid ? j + lane : 0), valid ? sizeof(" +
-           T + ") : 0u);");
+    w.line("fxc_copy_async<sizeof(" + T + ")>(&tile[i][(j + lane) & " + mask + "], in + at + (valid ? j + lane : 0), valid);");
     w.close();
     w.line("fxc_copy_commit();");
     w.line("fxc_copy_wait<0>();  // this thread's copies are in");
@@ -279,14 +280,13 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
     }
   } else {
     // Narrow copies (4 or 8 bytes a lane, any alignment): copy r of warp w takes rows
-    // i0 + (r % per) * warps + (r / per) * 32, i0 = w + (lane / 16) * 16: two rows 16 apart (their
-    // halves of a row fall on different banks), all of the block's rows over the 16 copies, at
-    // offsets from i0 that unrolling makes constants.
-    constexpr int kWarps = kCudaBlockThreads / 32, kPer = kCudaTileHalf / kWarps;
-    static_assert(kCudaTileHalf % kWarps == 0);
-    auto pair_row = [&]() {
-      w.line("const int i = i0 + (r % " + str(kPer) + ") * " + str(kWarps) + " + (r / " + str(kPer) + ") * 32;");
-    };
+    // i0 + (r % 4) * 8 + (r / 4) * 32, i0 = w + (lane / 16) * 4: the two half warps' rows 4 apart,
+    // which at a row stride of 36 float32 samples puts their halves on different banks (16 apart
+    // put them on the same ones: a review found it), all of the block's rows over the 16 copies,
+    // at offsets from i0 that unrolling makes constants.
+    constexpr int kWarps = kCudaBlockThreads / 32;
+    static_assert(kWarps == 4, "the narrow copies' rows assume 4 warps a block");
+    auto pair_row = [&]() { w.line("const int i = i0 + (r % 4) * 8 + (r / 4) * 32;"); };
     // Wide copies (16 bytes a lane, V samples, where every row starts 16-byte aligned): a row's
     // half is 16 / V lanes, so a copy takes 2V rows, and a thread 16 / V copies. Copy r of warp
     // w takes rows 2V (w + warps r) + the lane's slot; in float32 the slots are permuted so that
@@ -309,7 +309,7 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
     w.line("const bool wide = ((unsigned long long)in & 15) == 0 && " +
            std::string(output ? "((unsigned long long)out & 15) == 0 && " : "") + "channel_stride % " + V +
            " == 0 && samples % " + V + " == 0 && L % " + V + " == 0;");
-    w.line("const int i0 = threadIdx.x / 32 + (lane / 16) * 16;  // narrow copies: this thread's first row");
+    w.line("const int i0 = threadIdx.x / 32 + (lane / 16) * 4;  // narrow copies: this thread's first row");
     w.open("for (int j = -" + half + "; j < L; j += " + half + ") {  // samples j + " + half +
            " on copy in, samples j on are computed");
     w.line("__syncthreads();  // the half they copy into is done with (the first time: the row tables are written)");
@@ -321,7 +321,7 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
     wide_row();
     w.line("const int m = j + " + half + " + c0;  // the copy's first sample in its chunk: all " + V + " in it, or none");
     w.line("const bool valid = m < row_count[i];");
-    w.line("fxc_copy_async<16>(&tile[i][h + c0], in + row_at[i] + (valid ? m : 0), valid ? 16u : 0u);");
+    w.line("fxc_copy_async<16>(&tile[i][h + c0], in + row_at[i] + (valid ? m : 0), valid);");
     w.close();
     w.reopen("} else {");
     w.line("#pragma unroll");
@@ -329,8 +329,7 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
     pair_row();
     w.line("const int m = j + " + half + " + lane % 16;  // the sample in its chunk");
     w.line("const bool valid = m < row_count[i];");
-    w.line("fxc_copy_async<sizeof(" + T + ")>(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid ? sizeof(" +
-           T + ") : 0u);");
+    w.line("fxc_copy_async<sizeof(" + T + ")>(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid);");
     w.close();
     w.close();
     w.close();

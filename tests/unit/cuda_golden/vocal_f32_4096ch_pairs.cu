@@ -63,13 +63,13 @@ __device__ inline fxc_ff fxc_ff_fma(fxc_ff a, fxc_ff b, fxc_ff c) { return a * b
 #define FXC_COPY_ASYNC 1
 #endif
 template <int Bytes, class T>
-__device__ inline void fxc_copy_async(T* to, const T* from, unsigned valid) {
+__device__ inline void fxc_copy_async(T* to, const T* from, bool valid) {
   #ifdef FXC_COPY_ASYNC
   const unsigned shared = (unsigned)__cvta_generic_to_shared(to);
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" : : "r"(shared), "l"(from), "n"(Bytes),
-               "r"(valid) : "memory");
+  asm volatile("{ .reg .pred ignore; setp.eq.u32 ignore, %3, 0; cp.async.ca.shared.global [%0], [%1], %2, ignore; }"
+               : : "r"(shared), "l"(from), "n"(Bytes), "r"((unsigned)valid) : "memory");
   #else
-  for (unsigned e = 0; e < Bytes / sizeof(T); ++e) to[e] = e < valid / sizeof(T) ? from[e] : T(0);
+  for (unsigned e = 0; e < Bytes / sizeof(T); ++e) to[e] = valid ? from[e] : T(0);
   #endif
 }
 __device__ inline void fxc_copy_commit() {
@@ -157,7 +157,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     // every row starts 16-byte aligned and holds whole groups of 4 samples, a lane copies, reads and
     // stores 4 at a time.
     const bool wide = ((unsigned long long)in & 15) == 0 && channel_stride % 4 == 0 && samples % 4 == 0 && L % 4 == 0;
-    const int i0 = threadIdx.x / 32 + (lane / 16) * 16;  // narrow copies: this thread's first row
+    const int i0 = threadIdx.x / 32 + (lane / 16) * 4;  // narrow copies: this thread's first row
     for (int j = -16; j < L; j += 16) {  // samples j + 16 on copy in, samples j on are computed
       __syncthreads();  // the half they copy into is done with (the first time: the row tables are written)
       if (j + 16 < L) {
@@ -169,15 +169,15 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             const int c0 = (lane % 4) * 4;  // the copy's first column in the half
             const int m = j + 16 + c0;  // the copy's first sample in its chunk: all 4 in it, or none
             const bool valid = m < row_count[i];
-            fxc_copy_async<16>(&tile[i][h + c0], in + row_at[i] + (valid ? m : 0), valid ? 16u : 0u);
+            fxc_copy_async<16>(&tile[i][h + c0], in + row_at[i] + (valid ? m : 0), valid);
           }
         } else {
           #pragma unroll
           for (int r = 0; r < 16; ++r) {
-            const int i = i0 + (r % 4) * 4 + (r / 4) * 32;
+            const int i = i0 + (r % 4) * 8 + (r / 4) * 32;
             const int m = j + 16 + lane % 16;  // the sample in its chunk
             const bool valid = m < row_count[i];
-            fxc_copy_async<sizeof(float)>(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid ? sizeof(float) : 0u);
+            fxc_copy_async<sizeof(float)>(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid);
           }
         }
       }
@@ -613,7 +613,7 @@ extern "C" __global__ void fxc_chain_1(
     // every row starts 16-byte aligned and holds whole groups of 4 samples, a lane copies, reads and
     // stores 4 at a time.
     const bool wide = ((unsigned long long)in & 15) == 0 && ((unsigned long long)out & 15) == 0 && channel_stride % 4 == 0 && samples % 4 == 0 && L % 4 == 0;
-    const int i0 = threadIdx.x / 32 + (lane / 16) * 16;  // narrow copies: this thread's first row
+    const int i0 = threadIdx.x / 32 + (lane / 16) * 4;  // narrow copies: this thread's first row
     for (int j = -16; j < L; j += 16) {  // samples j + 16 on copy in, samples j on are computed
       __syncthreads();  // the half they copy into is done with (the first time: the row tables are written)
       if (j + 16 < L) {
@@ -625,15 +625,15 @@ extern "C" __global__ void fxc_chain_1(
             const int c0 = (lane % 4) * 4;  // the copy's first column in the half
             const int m = j + 16 + c0;  // the copy's first sample in its chunk: all 4 in it, or none
             const bool valid = m < row_count[i];
-            fxc_copy_async<16>(&tile[i][h + c0], in + row_at[i] + (valid ? m : 0), valid ? 16u : 0u);
+            fxc_copy_async<16>(&tile[i][h + c0], in + row_at[i] + (valid ? m : 0), valid);
           }
         } else {
           #pragma unroll
           for (int r = 0; r < 16; ++r) {
-            const int i = i0 + (r % 4) * 4 + (r / 4) * 32;
+            const int i = i0 + (r % 4) * 8 + (r / 4) * 32;
             const int m = j + 16 + lane % 16;  // the sample in its chunk
             const bool valid = m < row_count[i];
-            fxc_copy_async<sizeof(float)>(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid ? sizeof(float) : 0u);
+            fxc_copy_async<sizeof(float)>(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid);
           }
         }
       }
@@ -811,7 +811,7 @@ extern "C" __global__ void fxc_chain_1(
       } else {
         #pragma unroll
         for (int r = 0; r < 16; ++r) {
-          const int i = i0 + (r % 4) * 4 + (r / 4) * 32;
+          const int i = i0 + (r % 4) * 8 + (r / 4) * 32;
           const int m = j + lane % 16;
           if (m < row_count[i]) out[row_at[i] + m] = tile[i][h + lane % 16];
         }

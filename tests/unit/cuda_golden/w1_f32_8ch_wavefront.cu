@@ -10,13 +10,13 @@
 #define FXC_COPY_ASYNC 1
 #endif
 template <int Bytes, class T>
-__device__ inline void fxc_copy_async(T* to, const T* from, unsigned valid) {
+__device__ inline void fxc_copy_async(T* to, const T* from, bool valid) {
   #ifdef FXC_COPY_ASYNC
   const unsigned shared = (unsigned)__cvta_generic_to_shared(to);
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" : : "r"(shared), "l"(from), "n"(Bytes),
-               "r"(valid) : "memory");
+  asm volatile("{ .reg .pred ignore; setp.eq.u32 ignore, %3, 0; cp.async.ca.shared.global [%0], [%1], %2, ignore; }"
+               : : "r"(shared), "l"(from), "n"(Bytes), "r"((unsigned)valid) : "memory");
   #else
-  for (unsigned e = 0; e < Bytes / sizeof(T); ++e) to[e] = e < valid / sizeof(T) ? from[e] : T(0);
+  for (unsigned e = 0; e < Bytes / sizeof(T); ++e) to[e] = valid ? from[e] : T(0);
   #endif
 }
 __device__ inline void fxc_copy_commit() {
@@ -209,7 +209,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         const int i = threadIdx.x / 32 + r * 2;
         const long long at = row_at[i];
         const bool valid = j + lane < row_count[i];
-        fxc_copy_async<sizeof(float)>(&tile[i][(j + lane) & 31], in + at + (valid ? j + lane : 0), valid ? sizeof(float) : 0u);
+        fxc_copy_async<sizeof(float)>(&tile[i][(j + lane) & 31], in + at + (valid ? j + lane : 0), valid);
       }
       fxc_copy_commit();
       fxc_copy_wait<0>();  // this thread's copies are in
@@ -1660,7 +1660,7 @@ extern "C" __global__ void fxc_chain_1(
         // their columns take samples j .. j + 31 (the same thread reads a column, then copies into it).
         if (j >= 64 && j - 64 + lane < row_count[i]) out[at + j - 64 + lane] = tile[i][(j + lane) & 63];
         const bool valid = j + lane < row_count[i];
-        fxc_copy_async<sizeof(float)>(&tile[i][(j + lane) & 63], in + at + (valid ? j + lane : 0), valid ? sizeof(float) : 0u);
+        fxc_copy_async<sizeof(float)>(&tile[i][(j + lane) & 63], in + at + (valid ? j + lane : 0), valid);
       }
       fxc_copy_commit();
       fxc_copy_wait<0>();  // this thread's copies are in
