@@ -95,7 +95,7 @@ CARRY_PARTIALS = 4  # codegen::kCudaCarryPartialSums
 CARRY_REGS = 168    # group_sums / chunk_starts with the row in registers (ptxas 13.0, W1: 166 / 168)
 CARRY_REGS_WIDE = 96  # more than 32 state rows: the row is read from shared memory (not measured)
 SCAN_THREADS = 256
-TILE_SMEM = 128 * 33 * 4  # the chunk passes' shared tile (16896 bytes per block, ptxas)
+TILE_SMEM = 128 * 36 * 4 + 128 * (8 + 4)  # the chunk passes' tile and row tables (19968 bytes per block, ptxas)
 WAVE_TILE_SMEM = 64 * 65 * 4 + 2 * 64 * 8  # a wavefront output pass's ring tile and row tables (17664 bytes, ptxas)
 WAVE_STATES_SMEM = 64 * 33 * 4 + 2 * 64 * 8  # its chunk_states pass's tile of 32 samples (9472 bytes)
 
@@ -108,8 +108,7 @@ WAVE_STATES_SMEM = 64 * 33 * 4 + 2 * 64 * 8  # its chunk_states pass's tile of 3
 # compiled for sm_90 (CUDA 13.0, --fmad=false --ftz=true), with the chunk passes' wavefront
 # (--what-if wavefront, 2026-11-28; regs_plain: without it, the default, 2026-11-30: the tile's
 # halves moving 16 bytes a lane and the interleaved inputs 8 ahead, which take 80 / 88 of W4's
-# 80 / 96); extra: other
-# kernels of the graph.
+# 80 / 96); extra: other kernels of the graph.
 WORKLOADS = [
     dict(id="W1 8 ch x 120 s", channels=8, seconds=120, fs=44100, sections=15, state="mixed", f64_sections=6,
          regs=(166, 166), regs_plain=(164, 159), target=("floor", 3.0)),
@@ -143,14 +142,13 @@ SIGNAL_BYTES = 4  # float32 samples in and out (the design's workloads)
 SECTION_OPS = 5   # instructions of a section's sample: o = b0 v + z0; z0 = b1 v - a1 o + z1; z1 = b2 v - a2 o
 SCHEDULERS_PER_SM = 4  # each issues at most one warp instruction a cycle
 # Instructions a chunk pass's thread issues per sample besides its sections', tail's and input
-# conversions (SASS of
-# `fxc dump --emit cuda --dtype f32`, sm_90, CUDA 13.0, 2026-11-30, per half step of 16
-# samples, where the rows are 16-byte aligned and whole groups of 4, as in every workload here:
-# the tile's copies (four 16-byte ones a thread), its reads (one 16-byte read per 4 samples),
-# the flushes around conversions, the loop and the step's barriers and bounds): W2 (float32) 13,
-# W4's chain (float64) 15, W1 (mixed) 15 in chunk_states; the output pass 8-12 more (its results into the
-# tile, four 16-byte stores). Unaligned rows take 4-byte copies and stores, one a sample: 22 /
-# 26 / 28 and 15 more (the first version of the halves, the same day).
+# conversions (SASS of `fxc dump --emit cuda --dtype f32`, sm_90, CUDA 13.0, 2026-11-30, per half
+# step of 16 samples, where the rows are 16-byte aligned and whole groups of 4, as in every
+# workload here: the tile's copies (four 16-byte ones a thread), its reads (one 16-byte read per
+# 4 samples), the flushes around conversions, the loop and the step's barriers and bounds): W2
+# (float32) 13, W4's chain (float64) 15, W1 (mixed) 15 in chunk_states; the output pass 8-12 more
+# (its results into the tile, four 16-byte stores). Unaligned rows take 4-byte copies and
+# stores, one a sample: 22 / 26 / 28 and 15 more (the first version of the halves, that day).
 PASS_OVERHEAD = dict(f32=13, f64=15, mixed=15)
 OUTPUT_OVERHEAD = 10
 

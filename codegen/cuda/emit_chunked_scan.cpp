@@ -402,9 +402,8 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
     iterations("", "n < count", false, load, store);
     iterations("n = count > " + lag + " ? count : " + lag, "n < count + " + lag, true, load, store);
   } else {
-    if (!k.wavefront) w.line(T + " (* const ahead)[33] = reinterpret_cast<" + T + " (*)[33]>(&tile[0][0]);  // rows of 33");
-    const std::string row = k.wavefront ? "tile[threadIdx.x]" : "ahead[threadIdx.x]";
-    emit_samples_ahead(w, ty, "begin", "end", row, [&](const std::string& n, const std::string& input) {
+    w.line(T + " (* const ahead)[33] = reinterpret_cast<" + T + " (*)[33]>(&tile[0][0]);  // rows of 33");
+    emit_samples_ahead(w, ty, "begin", "end", "ahead[threadIdx.x]", [&](const std::string& n, const std::string& input) {
       w.line(ty.value.t + " v = " + ty.load(input) + ";");
       body.sample(w, stop);
       if (output) w.line("y[" + n + " * sample_stride] = " + ty.store(body.result()) + ";");
