@@ -84,6 +84,9 @@ WHAT_IF = {
                        "one at a time (32 memory round trips a step of 32 samples) and interleaved inputs loaded "
                        "as needed (interleaved_unroll in flight), where the tile's halves now take turns (one "
                        "copying in while the block computes from the other) and inputs load 8 samples ahead",
+    "no-table": "the code before 2026-11-30's state table: the chunk_states pass runs the chain's sections over "
+                "each chunk (5 instructions a section and sample, float32 ones in a mixed chain) instead of summing "
+                "D products with a table",
     "no-pairs": "float64 arithmetic stays float64 on a device with slow float64 "
                 "(gpu_float_pairs_max_f64_rate=0; the code takes float pairs there)",
 }
@@ -151,6 +154,14 @@ SCHEDULERS_PER_SM = 4  # each issues at most one warp instruction a cycle
 # stores, one a sample: 22 / 26 / 28 and 15 more (the first version of the halves, that day).
 PASS_OVERHEAD = dict(f32=13, f64=15, mixed=15)
 OUTPUT_OVERHEAD = 10
+# The chunk_states pass with a state table (codegen::kCudaStateTableMaxRows: sections in float64,
+# D = 2 x sections at most 48): a sample is D float64 FMAs, D / 2 16-byte shared-memory reads of
+# the table's row (a broadcast), the conversion (2), and this much more per sample: the copies of
+# the tile's and the table's halves, the loop and the barriers (SASS, sm_90, CUDA 13.0,
+# 2026-11-30, 16-byte rows: W1 (D = 30) 55 instructions a sample in all, W4's chain (D = 12) 26).
+STATE_TABLE_MAX_ROWS = 48
+TABLE_OVERHEAD = 7
+TABLE_REGS = {30: 146, 12: 80}  # ptxas, the same day: W1, W4's chain (D: registers)
 
 
 def resident_threads(dev, regs, block, smem=0):
@@ -366,7 +377,6 @@ def kernels_for(w, dev, a):
         pass_cycles = lambda extra: a["dram_latency"] + math.ceil(L / h) * (
             3 * a["sync_cycles"] + max(a["dram_latency"], h * (per_sample_path + extra)))
     # 0. chunk_states
-    res = resident_threads(dev, regs[0], block, states_smem)
     sect_ops = hot * ops if f64 else S * ops
     if pairs:  # on the float32 pipe with the float32 sections
         sect_ops, cold_ops = hot * a["pair_ops"] + cold_ops, 0
@@ -375,10 +385,24 @@ def kernels_for(w, dev, a):
     cvt_in = (2 if f64 and hot < S else 1) if f64 and not pairs else 0
     kind = "f32" if not f64 else ("mixed" if hot < S else "f64")
     per_sample = sect_ops + cold_ops + cvt_in + PASS_OVERHEAD[kind]
-    ks.append(Kernel("chunk_states", 1, C * N * sb + T * state_bytes, C * N * sect_ops, pipe,
-                     cvt_in * C * N, C * N * S * (2 * ops - 1),
-                     waves(T, block, res, dev) * pass_cycles(0), C * N * cold_ops,
-                     instructions=C * N * per_sample)),
+    table = f64 and not pairs and D <= STATE_TABLE_MAX_ROWS and "no-table" not in wi
+    if table:
+        # D independent float64 FMAs a sample: a thread's path is its own issue (the FMAs of a
+        # warp take two cycles each of its scheduler's float64 unit), not a recurrence.
+        table_sample = D + D // 2 + 2 + TABLE_OVERHEAD
+        res = resident_threads(dev, TABLE_REGS.get(D, regs[0]), BLOCK, TILE_SMEM + 32 * D * 8)
+        table_path = max(table_sample, 2 * D)
+        table_cycles = a["dram_latency"] + math.ceil(L / a["tile_half"]) * (
+            3 * a["sync_cycles"] + max(a["dram_latency"], a["tile_half"] * table_path))
+        ks.append(Kernel("chunk_states", 1, C * N * sb + T * state_bytes, C * N * D, "f64", 2 * C * N,
+                         2 * C * N * D, waves(T, BLOCK, res, dev) * table_cycles, 0,
+                         instructions=C * N * table_sample))
+    else:
+        res = resident_threads(dev, regs[0], block, states_smem)
+        ks.append(Kernel("chunk_states", 1, C * N * sb + T * state_bytes, C * N * sect_ops, pipe,
+                         cvt_in * C * N, C * N * S * (2 * ops - 1),
+                         waves(T, block, res, dev) * pass_cycles(0), C * N * cold_ops,
+                         instructions=C * N * per_sample))
     # 1. group_sums and 3. chunk_starts: one block per (channel, group), a thread per row, G steps
     # The group's 32 chunk states are loaded before the walk (one memory latency per block); a
     # thread's row of A^L is in registers (up to 32 rows, else read from shared memory each step);

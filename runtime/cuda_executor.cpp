@@ -97,6 +97,9 @@ struct KernelMemory {
   /// transposed), each chunk's state, each group's sum and the scan's second buffer.
   DeviceBuffer scan_matrices, chunk_state, group_totals, group_scan;
   int scan_steps = 0;
+  /// CudaKernelInfo::state_table: what each of a chunk's samples adds to its end state
+  /// (LinearChain::input_to_state, L x D).
+  DeviceBuffer state_table;
   DeviceBuffer fft_tables;  // fir_fft, fir_partitioned: the taps' spectra and the twiddles
   DeviceBuffer fft_spectra;  // fir_partitioned: the input segments' spectra of a block
   DeviceBuffer weights;                      // a sum's weights, a matrix's gains
@@ -501,7 +504,8 @@ struct CudaStream::Impl {
   }
 
   // The chunked scan's matrices for `steps` steps of its scan over groups, transposed as the
-  // kernels read them (codegen/cuda/emit_cuda.h): A^L, then (A^(L G))^(2^t).
+  // kernels read them (codegen/cuda/emit_cuda.h): A^L, then (A^(L G))^(2^t); and its state
+  // table where the zero-state pass sums with one.
   GpuStatus upload_scan_matrices(std::size_t i, const ir::Chain& chain, int steps) {
     const CudaKernelInfo& k = program->kernels[i];
     KernelMemory& m = memory[i];
@@ -517,6 +521,10 @@ struct CudaStream::Impl {
     for (int t = 0; t < steps; ++t)
       append_transposed(linear.transition_power((static_cast<std::int64_t>(k.chunk_length) * codegen::kCudaCarryGroup) << t));
     FXC_TRY(write_or_replace(m.scan_matrices, all.data(), all.size() * sizeof(double)));
+    if (k.state_table) {
+      const std::vector<double> table = linear.input_to_state(k.chunk_length);
+      FXC_TRY(write_or_replace(m.state_table, table.data(), table.size() * sizeof(double)));
+    }
     m.scan_steps = steps;
     return std::monostate{};
   }
@@ -752,7 +760,10 @@ struct CudaStream::Impl {
         const std::size_t matrix = static_cast<std::size_t>(k.state_dimension) * k.state_dimension * sizeof(double);
         const DevicePtr buffers[2] = {m.group_scan.get(), m.group_totals.get()};
         const int steps = codegen::cuda_carry_steps((samples + k.chunk_length - 1) / k.chunk_length);
-        launches.push_back({0, {in, ch, N, cs, ss, m.params.get(), m.chunk_state.get()}});
+        if (k.state_table)
+          launches.push_back({0, {in, ch, N, cs, ss, m.state_table.get(), m.chunk_state.get()}});
+        else
+          launches.push_back({0, {in, ch, N, cs, ss, m.params.get(), m.chunk_state.get()}});
         launches.push_back({1, {ch, N, a_chunk, m.chunk_state.get(), m.group_totals.get()}});
         for (int t = 0; t < steps; ++t)
           launches.push_back({2, {ch, N, static_cast<std::uint64_t>(t), a_chunk + (1 + t) * matrix,

@@ -2,6 +2,7 @@
 #include "runtime/linear_chain.h"
 
 #include <algorithm>
+#include <cstddef>
 
 namespace fxc {
 namespace {
@@ -67,6 +68,20 @@ std::vector<double> LinearChain::transition_power(std::int64_t n) const {
     n >>= 1;
   }
   return result;
+}
+
+std::vector<double> LinearChain::input_to_state(std::int64_t length) const {
+  const auto d = static_cast<std::size_t>(dimension_);
+  const auto rows = static_cast<std::size_t>(std::max<std::int64_t>(length, 0));
+  std::vector<double> r(rows * d, 0.0);
+  std::vector<double> z(d, 0.0);
+  if (rows == 0 || d == 0) return r;
+  step(z.data(), 1.0);  // B
+  for (std::size_t n = rows; n-- > 0;) {  // row n is A^(length - 1 - n) B
+    std::copy(z.begin(), z.end(), r.begin() + static_cast<std::ptrdiff_t>(n * d));
+    step(z.data(), 0.0);
+  }
+  return r;
 }
 
 }  // namespace fxc

@@ -30,6 +30,12 @@ class LinearChain {
   /// what float32 would.
   std::vector<double> transition_power(std::int64_t n) const;
 
+  /// What each of `length` input samples adds to the state at their end, from zero state:
+  /// that state is sum over n < length of R[n] x[n], with R[n] = A^(length - 1 - n) B (B: the
+  /// state one sample of 1 leaves). Row-major, length x D, row n = R[n]; in float64, a step
+  /// of zero input at a time (no matrix products).
+  std::vector<double> input_to_state(std::int64_t length) const;
+
  private:
   struct Op {
     bool is_gain;

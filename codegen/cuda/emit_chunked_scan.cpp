@@ -135,6 +135,141 @@ class Wavefront {
   bool output_;
 };
 
+// The planar tile of the chunk passes without the wavefront: two halves of kCudaTileHalf
+// samples per chunk that take turns. While the block computes from one half, the next samples
+// copy into the other (fxc_copy_async), so only a chunk's first step waits for memory.
+class HalfTile {
+ public:
+  explicit HalfTile(const Types& ty) : ty_(ty), v_(kCudaTileBytes / ty.signal.bytes) {}
+
+  /// The shared tile: kCudaBlockThreads rows (chunks), 16 bytes of banks apart.
+  void declare(Writer& w) const {
+    // Rows 16 bytes of banks apart (kCudaTileBytes): 36 float32 or 34 float64 samples.
+    const std::string stride = str(ty_.signal.bytes == 4 ? 36 : 34);
+    w.line("// Planar: a tile of 32 samples per chunk, rows 16-byte aligned and 16 bytes of banks apart.");
+    w.line("// Interleaved: a thread's next samples, in its row of 33 (no bank conflicts).");
+    w.line("__shared__ __align__(16) " + ty_.signal.t + " tile[" + str(kCudaBlockThreads) + "][" + stride + "];");
+  }
+
+  /// Opens the loop over the chunk's halves (j: the first sample of the half to compute) and
+  /// emits its start: a barrier, the next half's copies (then `more_copies`, which may use h,
+  /// that half's first column, and j), and the wait for this half's. The caller computes from
+  /// columns h .. h + kCudaTileHalf - 1, then closes the loop. Needs `lane`, `L`, `row_at` and
+  /// `row_count`; `output`: the pass also stores from the tile (store_half), so `out` must be
+  /// 16-byte aligned for wide stores too.
+  template <class MoreCopies>
+  void open_loop(Writer& w, bool output, const MoreCopies& more_copies) const {
+    const std::string half = str(kCudaTileHalf), V = str(v_);
+    w.line("// The tile's two halves of " + half + " samples take turns: while the block computes from one, the");
+    w.line("// next samples copy into the other, so only a chunk's first step waits for memory. Where");
+    w.line("// every row starts 16-byte aligned and holds whole groups of " + V + " samples, a lane copies, reads and");
+    w.line("// stores " + V + " at a time.");
+    w.line("const bool wide = ((unsigned long long)in & 15) == 0 && " +
+           std::string(output ? "((unsigned long long)out & 15) == 0 && " : "") + "channel_stride % " + V +
+           " == 0 && samples % " + V + " == 0 && L % " + V + " == 0;");
+    w.line("const int i0 = threadIdx.x / 32 + (lane / 16) * 4;  // narrow copies: this thread's first row");
+    w.open("for (int j = -" + half + "; j < L; j += " + half + ") {  // samples j + " + half +
+           " on copy in, samples j on are computed");
+    w.line("__syncthreads();  // the half they copy into is done with (the first time: the row tables are written)");
+    w.open("if (j + " + half + " < L) {");
+    w.line("const int h = (j + " + half + ") & " + half + ";  // that half's first column");
+    w.open("if (wide) {");
+    w.line("#pragma unroll");
+    w.open("for (int r = 0; r < " + str(kCudaTileHalf / v_) + "; ++r) {");
+    wide_row(w);
+    w.line("const int m = j + " + half + " + c0;  // the copy's first sample in its chunk: all " + V + " in it, or none");
+    w.line("const bool valid = m < row_count[i];");
+    w.line("fxc_copy_async<16>(&tile[i][h + c0], in + row_at[i] + (valid ? m : 0), valid);");
+    w.close();
+    w.reopen("} else {");
+    w.line("#pragma unroll");
+    w.open("for (int r = 0; r < " + half + "; ++r) {");
+    pair_row(w);
+    w.line("const int m = j + " + half + " + lane % 16;  // the sample in its chunk");
+    w.line("const bool valid = m < row_count[i];");
+    w.line("fxc_copy_async<sizeof(" + ty_.signal.t + ")>(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid);");
+    w.close();
+    w.close();
+    more_copies();
+    w.close();
+    w.line("fxc_copy_commit();");
+    w.line("if (j < 0) continue;");
+    w.line("fxc_copy_wait<1>();  // this thread's copies of samples j on are in (those of the next half may not be)");
+    w.line("__syncthreads();  // and every thread's");
+    w.line("const int h = j & " + half + ";");
+  }
+
+  /// The half's outputs from the tile (columns h on, samples j on) to `out`, each row by the
+  /// warps that copied it in.
+  void store_half(Writer& w) const {
+    const std::string half = str(kCudaTileHalf), vec = ty_.signal.t + str(v_);
+    w.line("__syncthreads();");
+    w.open("if (wide) {");
+    w.line("#pragma unroll");
+    w.open("for (int r = 0; r < " + str(kCudaTileHalf / v_) + "; ++r) {");
+    wide_row(w);
+    w.line("const int m = j + c0;");
+    w.line("if (m < row_count[i]) *reinterpret_cast<" + vec + "*>(out + row_at[i] + m) = *reinterpret_cast<const " + vec +
+           "*>(&tile[i][h + c0]);");
+    w.close();
+    w.reopen("} else {");
+    w.line("#pragma unroll");
+    w.open("for (int r = 0; r < " + half + "; ++r) {");
+    pair_row(w);
+    w.line("const int m = j + lane % 16;");
+    w.line("if (m < row_count[i]) out[row_at[i] + m] = tile[i][h + lane % 16];");
+    w.close();
+    w.close();
+  }
+
+  /// Samples a thread reads from its row with one vector access (float4, double2).
+  int samples_per_access() const { return v_; }
+
+ private:
+  // Narrow copies (4 or 8 bytes a lane, any alignment): copy r of warp w takes rows
+  // i0 + (r % 4) * 8 + (r / 4) * 32, i0 = w + (lane / 16) * 4: the two half warps' rows 4 apart,
+  // which at a row stride of 36 float32 samples puts their halves on different banks (16 apart
+  // put them on the same ones: a review found it), all of the block's rows over the 16 copies,
+  // at offsets from i0 that unrolling makes constants.
+  static void pair_row(Writer& w) {
+    static_assert(kCudaBlockThreads / 32 == 4, "the narrow copies' rows assume 4 warps a block");
+    w.line("const int i = i0 + (r % 4) * 8 + (r / 4) * 32;");
+  }
+  // Wide copies (16 bytes a lane, V samples, where every row starts 16-byte aligned): a row's
+  // half is 16 / V lanes, so a copy takes 2V rows, and a thread 16 / V copies. Copy r of warp
+  // w takes rows 2V (w + warps r) + the lane's slot; in float32 the slots are permuted so that
+  // the two rows of a quarter warp (whose 16-byte accesses go together) are 4 apart, 64 bytes
+  // of banks apart at the row stride of 144 bytes.
+  void wide_row(Writer& w) const {
+    const std::string lanes_per_row = str(kCudaTileHalf / v_), slot = "lane / " + lanes_per_row;
+    w.line("const int i = " + str(2 * v_) + " * (threadIdx.x / 32 + r * " + str(kCudaBlockThreads / 32) + ") + " +
+           (v_ == 4 ? "(" + slot + ") / 2 + ((" + slot + ") % 2) * 4" : slot) + ";");
+    w.line("const int c0 = (lane % " + lanes_per_row + ") * " + str(v_) + ";  // the copy's first column in the half");
+  }
+
+  const Types& ty_;
+  int v_;  // samples in 16 bytes
+};
+
+// The planar chunk passes' start: this thread's (channel, chunk) and the block's row tables.
+void emit_planar_rows(Writer& w, const std::string& threads) {
+  w.line("// Planar: the block's threads take neighbouring chunks, and their samples go through a shared");
+  w.line("// tile that warps fill (and empty) with neighbouring samples of one chunk, one transaction,");
+  w.line("// instead of loads L samples apart.");
+  w.line("const long long first = (long long)blockIdx.x * blockDim.x;");
+  w.line("const long long t = first + threadIdx.x;");
+  w.line("const long long c = t / chunks, k = t % chunks;");
+  w.line("const long long begin = k * L, end = begin + L < samples ? begin + L : samples;");
+  w.line("const int lane = threadIdx.x % 32;");
+  w.line("// Each tile row's chunk, from the thread that runs it: where it starts in the signal and how");
+  w.line("// many samples it has (none past the last row). Read at every step instead of dividing by");
+  w.line("// `chunks` for every row a thread copies.");
+  w.line("__shared__ long long row_at[" + threads + "];");
+  w.line("__shared__ int row_count[" + threads + "];");
+  w.line("row_at[threadIdx.x] = t < rows ? c * channel_stride + begin : 0;");
+  w.line("row_count[threadIdx.x] = t < rows ? (int)(end - begin) : 0;");
+}
+
 // Passes 0 and 4 share the chunk loop: pass 0 runs the scanned prefix from zero state and
 // stores only its final state; pass 4 runs the whole chain from the chunk's true start state,
 // writes the output and, for a channel's last chunk, the stream's new state.
@@ -195,6 +330,7 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
   // A wavefront's output pass keeps a ring of 64 samples per chunk (sample m at column m % 64);
   // its chunk_states pass, which writes no output, the tile of 32 (column m % 32). Without the
   // wavefront the tile's two halves of kCudaTileHalf samples take turns.
+  const HalfTile halves(ty);
   const bool ring = k.wavefront && output;
   const std::string mask = ring ? "63" : "31";
   if (ring) {
@@ -206,11 +342,7 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
     w.line("// Planar: a tile of 32 samples per chunk. Interleaved: a thread's next samples, in its row.");
     w.line("__shared__ " + T + " tile[" + threads + "][33];  // padded: a thread's row has no bank conflicts");
   } else {
-    // Rows 16 bytes of banks apart (kCudaTileBytes): 36 float32 or 34 float64 samples.
-    const std::string stride = str(ty.signal.bytes == 4 ? 36 : 34);
-    w.line("// Planar: a tile of 32 samples per chunk, rows 16-byte aligned and 16 bytes of banks apart.");
-    w.line("// Interleaved: a thread's next samples, in its row of 33 (no bank conflicts).");
-    w.line("__shared__ __align__(16) " + T + " tile[" + threads + "][" + stride + "];");
+    halves.declare(w);
   }
   static_assert(kCudaSampleAhead <= 32, "the interleaved passes stage a thread's samples in its row of the tile");
   static_assert(2 * kCudaTileHalf == 32 && kCudaBlockThreads % 32 == 0 && kCudaWavefrontThreads % 32 == 0);
@@ -219,21 +351,7 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
   const std::string warps = str((k.wavefront ? kCudaWavefrontThreads : kCudaBlockThreads) / 32);
   const std::string half = str(kCudaTileHalf);
   w.open("if (sample_stride == 1) {");
-  w.line("// Planar: the block's threads take neighbouring chunks, and their samples go through a shared");
-  w.line("// tile that warps fill (and empty) with neighbouring samples of one chunk, one transaction,");
-  w.line("// instead of loads L samples apart.");
-  w.line("const long long first = (long long)blockIdx.x * blockDim.x;");
-  w.line("const long long t = first + threadIdx.x;");
-  w.line("const long long c = t / chunks, k = t % chunks;");
-  w.line("const long long begin = k * L, end = begin + L < samples ? begin + L : samples;");
-  w.line("const int lane = threadIdx.x % 32;");
-  w.line("// Each tile row's chunk, from the thread that runs it: where it starts in the signal and how");
-  w.line("// many samples it has (none past the last row). Read at every step instead of dividing by");
-  w.line("// `chunks` for every row a thread copies.");
-  w.line("__shared__ long long row_at[" + threads + "];");
-  w.line("__shared__ int row_count[" + threads + "];");
-  w.line("row_at[threadIdx.x] = t < rows ? c * channel_stride + begin : 0;");
-  w.line("row_count[threadIdx.x] = t < rows ? (int)(end - begin) : 0;");
+  emit_planar_rows(w, threads);
   start("t < rows ? t : 0");
   if (k.wavefront) {
     w.line("const long long count = t < rows ? end - begin : 0;  // this thread's samples");
@@ -279,65 +397,10 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
       w.close();
     }
   } else {
-    // Narrow copies (4 or 8 bytes a lane, any alignment): copy r of warp w takes rows
-    // i0 + (r % 4) * 8 + (r / 4) * 32, i0 = w + (lane / 16) * 4: the two half warps' rows 4 apart,
-    // which at a row stride of 36 float32 samples puts their halves on different banks (16 apart
-    // put them on the same ones: a review found it), all of the block's rows over the 16 copies,
-    // at offsets from i0 that unrolling makes constants.
-    constexpr int kWarps = kCudaBlockThreads / 32;
-    static_assert(kWarps == 4, "the narrow copies' rows assume 4 warps a block");
-    auto pair_row = [&]() { w.line("const int i = i0 + (r % 4) * 8 + (r / 4) * 32;"); };
-    // Wide copies (16 bytes a lane, V samples, where every row starts 16-byte aligned): a row's
-    // half is 16 / V lanes, so a copy takes 2V rows, and a thread 16 / V copies. Copy r of warp
-    // w takes rows 2V (w + warps r) + the lane's slot; in float32 the slots are permuted so that
-    // the two rows of a quarter warp (whose 16-byte accesses go together) are 4 apart, 64 bytes
-    // of banks apart at the row stride of 144 bytes.
-    const int v = kCudaTileBytes / ty.signal.bytes;  // samples in 16 bytes
-    const std::string V = str(v), lanes_per_row = str(kCudaTileHalf / v), rows_per_copy = str(2 * v);
-    auto wide_row = [&]() {
-      const std::string slot = "lane / " + lanes_per_row;
-      w.line("const int i = " + rows_per_copy + " * (threadIdx.x / 32 + r * " + str(kWarps) + ") + " +
-             (v == 4 ? "(" + slot + ") / 2 + ((" + slot + ") % 2) * 4" : slot) + ";");
-      w.line("const int c0 = (lane % " + lanes_per_row + ") * " + V + ";  // the copy's first column in the half");
-    };
-    const std::string vec = ty.signal.t + str(v);  // float4, double2
+    const int v = halves.samples_per_access();
+    const std::string V = str(v), vec = ty.signal.t + str(v);  // float4, double2
     const char* const member[] = {"x", "y", "z", "w"};
-    w.line("// The tile's two halves of " + half + " samples take turns: while the block computes from one, the");
-    w.line("// next samples copy into the other, so only a chunk's first step waits for memory. Where");
-    w.line("// every row starts 16-byte aligned and holds whole groups of " + V + " samples, a lane copies, reads and");
-    w.line("// stores " + V + " at a time.");
-    w.line("const bool wide = ((unsigned long long)in & 15) == 0 && " +
-           std::string(output ? "((unsigned long long)out & 15) == 0 && " : "") + "channel_stride % " + V +
-           " == 0 && samples % " + V + " == 0 && L % " + V + " == 0;");
-    w.line("const int i0 = threadIdx.x / 32 + (lane / 16) * 4;  // narrow copies: this thread's first row");
-    w.open("for (int j = -" + half + "; j < L; j += " + half + ") {  // samples j + " + half +
-           " on copy in, samples j on are computed");
-    w.line("__syncthreads();  // the half they copy into is done with (the first time: the row tables are written)");
-    w.open("if (j + " + half + " < L) {");
-    w.line("const int h = (j + " + half + ") & " + half + ";  // that half's first column");
-    w.open("if (wide) {");
-    w.line("#pragma unroll");
-    w.open("for (int r = 0; r < " + str(kCudaTileHalf / v) + "; ++r) {");
-    wide_row();
-    w.line("const int m = j + " + half + " + c0;  // the copy's first sample in its chunk: all " + V + " in it, or none");
-    w.line("const bool valid = m < row_count[i];");
-    w.line("fxc_copy_async<16>(&tile[i][h + c0], in + row_at[i] + (valid ? m : 0), valid);");
-    w.close();
-    w.reopen("} else {");
-    w.line("#pragma unroll");
-    w.open("for (int r = 0; r < " + half + "; ++r) {");
-    pair_row();
-    w.line("const int m = j + " + half + " + lane % 16;  // the sample in its chunk");
-    w.line("const bool valid = m < row_count[i];");
-    w.line("fxc_copy_async<sizeof(" + T + ")>(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid);");
-    w.close();
-    w.close();
-    w.close();
-    w.line("fxc_copy_commit();");
-    w.line("if (j < 0) continue;");
-    w.line("fxc_copy_wait<1>();  // this thread's copies of samples j on are in (those of the next half may not be)");
-    w.line("__syncthreads();  // and every thread's");
-    w.line("const int h = j & " + half + ";");
+    halves.open_loop(w, output, [] {});
     w.line("const int count = t < rows && end - begin > j ? (int)(end - begin - j < " + half + " ? end - begin - j : " + half +
            ") : 0;  // this thread's samples in the half");
     w.line("int i = 0;");
@@ -358,25 +421,7 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
     body.sample(w, stop);
     if (output) w.line("tile[threadIdx.x][h + i] = " + ty.store(body.result()) + ";");
     w.close();
-    if (output) {
-      w.line("__syncthreads();");
-      w.open("if (wide) {");
-      w.line("#pragma unroll");
-      w.open("for (int r = 0; r < " + str(kCudaTileHalf / v) + "; ++r) {");
-      wide_row();
-      w.line("const int m = j + c0;");
-      w.line("if (m < row_count[i]) *reinterpret_cast<" + vec + "*>(out + row_at[i] + m) = *reinterpret_cast<const " + vec +
-             "*>(&tile[i][h + c0]);");
-      w.close();
-      w.reopen("} else {");
-      w.line("#pragma unroll");
-      w.open("for (int r = 0; r < " + half + "; ++r) {");
-      pair_row();
-      w.line("const int m = j + lane % 16;");
-      w.line("if (m < row_count[i]) out[row_at[i] + m] = tile[i][h + lane % 16];");
-      w.close();
-      w.close();
-    }
+    if (output) halves.store_half(w);
     w.close();
   }
   w.open("if (t < rows) {");
@@ -410,6 +455,95 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
     });
   }
   finish();
+  w.close();
+  w.close();
+}
+
+// Pass 0 with CudaKernelInfo::state_table: each chunk's end state from zero state as a sum over
+// its samples, e = sum_n R[n] x[n], R[n] = A^(L - 1 - n) B (state_table, double[L][D]). The
+// sections' recurrence took 5 dependent operations a section and sample; the sum takes D = 2 x
+// sections independent FMAs a sample in float64, whatever the sections' precision (the carry is
+// float64 anyway). Planar: R's rows come through shared memory with the samples, a half at a
+// time, and every thread of a block reads the same row (a broadcast). Interleaved: the warp's
+// threads are on one chunk, so they read the same row of R through the cache.
+void emit_chunk_states_by_table(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
+  Types ty = types_of(k, chain);
+  const std::string& T = ty.signal.t;
+  const int d = k.state_dimension;
+  const std::string D = str(d), half = str(kCudaTileHalf), threads = str(kCudaBlockThreads);
+  const HalfTile halves(ty);
+  const int v = halves.samples_per_access();
+  const std::string vec = T + str(v);
+  const char* const member[] = {"x", "y", "z", "w"};
+  w.open("extern \"C\" __global__ void " + k.entries[0].symbol + "(");
+  w.line("const " + T + "* __restrict__ in, " + kSignalArgs + ",");
+  w.line("const double* __restrict__ state_table, double* __restrict__ chunk_state) {");
+  w.line("const long long L = " + str(k.chunk_length) + ";");
+  w.line("const int D = " + D + ";");
+  w.line("const long long chunks = (samples + L - 1) / L;");
+  w.line("const long long rows = channels * chunks;  // (channel, chunk) pairs");
+  w.line("// The chunk's end state from zero: D sums, independent of each other (registers: every index");
+  w.line("// below is a constant once unrolled).");
+  w.line("double e[D];");
+  w.line("#pragma unroll");
+  w.line("for (int r = 0; r < D; ++r) e[r] = 0;");
+  // One sample `x` (a double) into the sums with R's row `row` (a pointer to D doubles, 16-byte aligned).
+  auto accumulate = [&](const std::string& row, const std::string& x) {
+    w.line("#pragma unroll");
+    w.open("for (int r = 0; r < D; r += 2) {");
+    w.line("const double2 a = *reinterpret_cast<const double2*>(" + row + " + r);");
+    w.line("e[r] = fma(a.x, " + x + ", e[r]);");
+    w.line("e[r + 1] = fma(a.y, " + x + ", e[r + 1]);");
+    w.close();
+  };
+  auto store_sums = [&]() {
+    w.line("double* const to = chunk_state + (c * chunks + k) * D;  // (a last chunk shorter than L: unread)");
+    w.line("#pragma unroll");
+    w.line("for (int r = 0; r < D; ++r) to[r] = e[r];");
+  };
+  halves.declare(w);
+  w.line("__shared__ __align__(16) double table[32][D];  // R's rows for the tile's two halves (column m: row m % 32)");
+  w.open("if (sample_stride == 1) {");
+  emit_planar_rows(w, threads);
+  halves.open_loop(w, false, [&] {
+    w.line("// R's rows for that half, to the same columns of `table` (zeros past L), 16 bytes a copy.");
+    w.line("#pragma unroll");
+    w.open("for (int q0 = 0; q0 < " + half + " * D / 2; q0 += " + threads + ") {");
+    w.line("const int q = q0 + threadIdx.x, row = q / (D / 2), col = q % (D / 2) * 2;");
+    w.line("const bool valid = j + " + half + " + row < L;");
+    w.line("if (q < " + half + " * D / 2) fxc_copy_async<16>(&table[h + row][col], state_table + (valid ? (j + " + half +
+           " + row) * D + col : 0), valid);");
+    w.close();
+  });
+  w.line("// Every sample of the half, the chunk's or not: the copies left zeros past its end.");
+  w.line("#pragma unroll");
+  w.open("for (int i = 0; i < " + half + "; i += " + str(v) + ") {");
+  w.line("const " + vec + " q = *reinterpret_cast<const " + vec + "*>(&tile[threadIdx.x][h + i]);");
+  for (int e = 0; e < v; ++e) {
+    w.open("{");
+    w.line("const double x = " + std::string(T == "double" ? "" : "double") + "(q." + member[e] + ");");
+    accumulate("&table[h + i + " + str(e) + "][0]", "x");
+    w.close();
+  }
+  w.close();
+  w.close();
+  w.open("if (t < rows) {");
+  store_sums();
+  w.close();
+  w.reopen("} else {");
+  w.line("// Interleaved: neighbouring threads take neighbouring channels of one chunk, so a warp's loads");
+  w.line("// of sample n are adjacent, and its reads of R's row n are one.");
+  w.line("const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;");
+  w.line("if (t >= rows) return;");
+  w.line("const long long c = t % channels, k = t / channels;");
+  w.line("const long long begin = k * L, end = begin + L < samples ? begin + L : samples;");
+  w.line("const " + T + "* const x = in + c * channel_stride;");
+  w.line(T + " (* const ahead)[33] = reinterpret_cast<" + T + " (*)[33]>(&tile[0][0]);  // rows of 33");
+  emit_samples_ahead(w, ty, "begin", "end", "ahead[threadIdx.x]", [&](const std::string& n, const std::string& input) {
+    w.line("const double u = " + std::string(T == "double" ? "" : "double") + "(" + input + ");");
+    accumulate("state_table + (" + n + " - begin) * D", "u");
+  });
+  store_sums();
   w.close();
   w.close();
 }
@@ -540,13 +674,17 @@ void emit_chunked_scan(Writer& w, const CudaKernelInfo& k, const ir::Chain& chai
   const std::string d = str(k.state_dimension);
   w.line("// Chunked scan over time, chunks of L = " + str(k.chunk_length) + " samples in groups of " +
          str(kCudaCarryGroup) + " (chunk_state: double[channels][chunks][" + d + "]):");
-  w.line("// 0. " + k.entries[0].symbol + ": each chunk from zero state, its final state e[k] only;");
+  w.line("// 0. " + k.entries[0].symbol + ": each chunk from zero state, its final state e[k] only" +
+         std::string(k.state_table ? " (a sum with the table R)" : "") + ";");
   w.line("// 1. " + k.entries[1].symbol + ": each group's sum from a zero start, t = A^L t + e[k];");
   w.line("// 2. " + k.entries[2].symbol + ": log-depth scan over the groups from the stream's state;");
   w.line("// 3. " + k.entries[3].symbol + ": each chunk's true start state s[k] within its group;");
   w.line("// 4. " + k.symbol + ": each chunk again from s[k], writing the output" +
          std::string(ir::scanned_prefix(chain.stages) < chain.stages.size() ? " (the memoryless tail too)" : "") + ".");
-  emit_chunk_pass(w, k, chain, false);
+  if (k.state_table)
+    emit_chunk_states_by_table(w, k, chain);
+  else
+    emit_chunk_pass(w, k, chain, false);
   w.line();
   emit_group_walk(w, k, false);
   w.line();

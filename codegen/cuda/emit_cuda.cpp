@@ -448,7 +448,10 @@ std::vector<CudaEntry> entries_of(const CudaKernelInfo& k) {
                     {"const " + s + "*", "const long long*", s + "*", s + "* const*", "long long*"}),
                false}};
     case CudaKernelKind::chain_chunked_scan:
-      return {{k.symbol + "_chunk_states", with(signal({"const " + t + "*"}), {"const " + s + "*", "double*"}), true},
+      return {{k.symbol + "_chunk_states",
+               k.state_table ? with(signal({"const " + t + "*"}), {"const double*", "double*"})
+                             : with(signal({"const " + t + "*"}), {"const " + s + "*", "double*"}),
+               true},
               {k.symbol + "_group_sums", {"long long", "long long", "const double*", "const double*", "double*"}, true},
               {k.symbol + "_group_scan",
                {"long long", "long long", "long long", "const double*", "const double*", "double*", "const " + s + "*"},
@@ -498,6 +501,14 @@ bool cuda_chunked_scan_applies(const ir::Chain& chain) {
   return ir::scanned_prefix(chain.stages) > 0 && layout_of(chain).state_per_channel <= 1024;
 }
 
+bool cuda_state_table_applies(const ir::Chain& chain, DType signal, int chunk_length) {
+  const bool float64_sections =
+      !ir::float_pairs(chain.state_precision) && (ir::float64_state(chain.state_precision) || signal == DType::f64);
+  const int rows = layout_of(chain).state_per_channel;
+  return float64_sections && cuda_chunked_scan_applies(chain) && rows <= kCudaStateTableMaxRows &&
+         static_cast<long long>(chunk_length) * rows <= kCudaStateTableMaxCells;
+}
+
 int cuda_carry_steps(long long chunks) {
   const long long groups = (chunks + kCudaCarryGroup - 1) / kCudaCarryGroup;
   int steps = 1;
@@ -536,7 +547,8 @@ CudaLaunch cuda_launch(const CudaKernelInfo& k, std::size_t entry, long long cha
       const long long groups = (chunks + kCudaCarryGroup - 1) / kCudaCarryGroup;
       if (entry == 1 || entry == 3) return {channels * groups, carry_block_threads(k.state_dimension)};
       if (entry == 2) return {(channels * groups * k.state_dimension + kCudaScanThreads - 1) / kCudaScanThreads, kCudaScanThreads};
-      const int block = k.wavefront ? kCudaWavefrontThreads : kCudaBlockThreads;  // the chunk passes
+      const bool wavefront = k.wavefront && !(entry == 0 && k.state_table);
+      const int block = wavefront ? kCudaWavefrontThreads : kCudaBlockThreads;  // the chunk passes
       return {(channels * chunks + block - 1) / block, block};
     }
     case CudaKernelKind::fir_tiled:
@@ -635,8 +647,10 @@ Expected<std::vector<CudaKernelInfo>, std::string> cuda_kernels(const ir::Graph&
           k.chunk_length = chain->chunk_length;
           k.state_dimension = layout_of(*chain).state_per_channel;
           k.wavefront = chain->strategy == S::gpu_chunked_wavefront;
+          k.state_table = cuda_state_table_applies(*chain, k.dtype, k.chunk_length);
           k.note = std::string(ir::name(chain->strategy)) + ", L=" + str(chain->chunk_length) +
                    ": one thread per (channel, chunk)";
+          if (k.state_table) k.note += ", each chunk's end state summed with a table";
           if (k.wavefront) {
             const int steps = ir::wavefront_steps(chain->stages);
             if (steps < 2)

@@ -58,6 +58,16 @@ inline constexpr int kCudaTileHalf = 16;
 /// Its rows are then 144 (float32) or 272 (float64) bytes apart: 16-byte aligned, and 16 bytes of
 /// banks apart, so that a quarter warp's 16-byte reads of 8 rows share no bank.
 inline constexpr int kCudaTileBytes = 16;
+/// The chunked scan's zero-state pass takes each chunk's end state as a sum over its samples,
+/// e = sum_n R[n] x[n] with R[n] = A^(L - 1 - n) B (a table the runtime computes in float64,
+/// LinearChain::input_to_state), instead of running the chain's sections over them, where the
+/// sections run in float64 (state_precision f64 or mixed) and the state has at most this many
+/// rows: D fused multiply-adds a sample (D = 2 x sections) against 5 a section, and no
+/// recurrence, so nothing waits on an FMA's latency. Past 24 sections the sums' registers
+/// would crowd out the rest.
+inline constexpr int kCudaStateTableMaxRows = 48;
+/// ... and the table (L x D float64) at most this many cells (8 MiB).
+inline constexpr long long kCudaStateTableMaxCells = 1LL << 20;
 /// A thread that walks its own channel's samples (one thread per channel, and the interleaved
 /// chunk passes) loads them this many ahead: the next block's inputs into registers while this
 /// block computes from the thread's row of shared memory, so that a sample waits on shared
@@ -86,7 +96,13 @@ enum class CudaKernelKind {
   /// D the state rows):
   /// 0. fxc_chain_N_chunk_states(in, channels, samples, channel_stride, sample_stride, params,
   ///   chunk_state): one thread per (channel, chunk) runs its chunk from zero state and writes
-  ///   only its final state e[k], no output;
+  ///   only its final state e[k], no output. With CudaKernelInfo::state_table,
+  ///   fxc_chain_N_chunk_states(in, channels, samples, channel_stride, sample_stride,
+  ///   state_table, chunk_state) sums e[k] = sum_n R[n] x[k L + n] instead, R = state_table
+  ///   (double[L][D], row n A^(L - 1 - n) B), in blocks of kCudaBlockThreads whatever the
+  ///   wavefront. A channel's last
+  ///   chunk, when shorter than L, then holds A^(L - count) times its end state; nothing reads
+  ///   it (the carry needs every chunk's end but the last's);
   /// 1. fxc_chain_N_group_sums(channels, samples, a_chunk, chunk_state, totals): one block per
   ///   (channel, group), a thread per state row: the group's end state from a zero start,
   ///   t = A^L t + e[k] over its chunks (a_chunk: A^L);
@@ -212,6 +228,8 @@ struct CudaKernelInfo {
   /// chain_chunked_scan: the chunk passes pipeline the chain's steps (ir::IirStrategy::
   /// gpu_chunked_wavefront), in blocks of kCudaWavefrontThreads.
   bool wavefront = false;
+  /// chain_chunked_scan: entry 0 sums each chunk's end state with a table (kCudaStateTableMaxRows).
+  bool state_table = false;
   int fft_length = 0;              ///< fir_fft: points per FFT (a power of two >= 2 x taps); fir_partitioned: < 2 x taps
   int fir_taps = 0;                ///< fir_fft, fir_partitioned: the FIR's taps
   std::string note;                ///< why this kind, for people (and the source's comment)
@@ -265,6 +283,12 @@ Expected<std::vector<CudaKernelInfo>, std::string> cuda_kernels(const ir::Graph&
 /// section, then only memoryless ones (ir::scanned_prefix), and a state of at most 1024 rows
 /// (a carry block's threads).
 bool cuda_chunked_scan_applies(const ir::Chain& chain);
+
+/// True when a chunked scan of `chain` on a signal of type `signal` in chunks of `chunk_length`
+/// sums its chunks' end states with a table (CudaKernelInfo::state_table): its sections run in
+/// float64 (not float pairs), and the state and table are within kCudaStateTableMaxRows and
+/// kCudaStateTableMaxCells.
+bool cuda_state_table_applies(const ir::Chain& chain, DType signal, int chunk_length);
 
 /// Readable, deterministic CUDA C++ for every kernel of `scheduled` (what
 /// `fxc dump --emit cuda` prints). Compile it with codegen::compile_cuda, whose options

@@ -247,6 +247,45 @@ TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
   CHECK((*k)[0].state_dimension == 30);  // W1: 15 sections
   CHECK(!(*k)[0].wavefront);             // off by default (measured no faster on an H200)
   CHECK(codegen::cuda_launch((*k)[0], 0, 8, 441000).block == codegen::kCudaBlockThreads);
+  // Its first 6 sections in float64 (state_precision mixed): the zero-state pass sums with a
+  // table of L x 30, its rows through shared memory with the samples.
+  CHECK((*k)[0].state_table);
+  CHECK((*k)[0].entries[0].parameters.size() == 7);  // in, the signal's 4, state_table, chunk_state
+  {
+    auto source = codegen::emit_cuda_source(w1);
+    REQUIRE(source);
+    CHECK(occurrences(*source, "const double* __restrict__ state_table, double* __restrict__ chunk_state) {") == 1);
+    CHECK(occurrences(*source, "__shared__ __align__(16) double table[32][D];") == 1);
+    CHECK(occurrences(*source, "fxc_copy_async<16>(&table[h + row][col]") == 1);
+    CHECK(occurrences(*source, "e[r] = fma(a.x, x, e[r]);") == 4);  // 4 samples a float4 of the tile
+    CHECK(occurrences(*source, "e[r] = fma(a.x, u, e[r]);") == 1);  // interleaved: a sample at a time
+  }
+  // Where it does not apply: float pairs (a device with slow float64), more than
+  // kCudaStateTableMaxRows state rows or kCudaStateTableMaxCells cells, a float32 chain.
+  for (const Case& c : kCases)
+    if (std::string(c.name) == "w1_f32_8ch_pairs") {
+      auto pairs = codegen::cuda_kernels(schedule(c));
+      REQUIRE(pairs);
+      CHECK((*pairs)[0].kind == codegen::CudaKernelKind::chain_chunked_scan);
+      CHECK(!(*pairs)[0].state_table);
+    }
+  {
+    ir::Chain chain;
+    chain.state_precision = ir::StatePrecision::f64;
+    ir::SosCascade sos;
+    sos.sections.assign(24, design::Section{1, 0, 0, 0.5, 0});
+    chain.stages.push_back(sos);
+    CHECK(codegen::cuda_state_table_applies(chain, DType::f32, 1024));  // 48 rows
+    CHECK(!codegen::cuda_state_table_applies(chain, DType::f32, (1 << 20) / 48 + 1));  // too many cells
+    chain.state_precision = ir::StatePrecision::signal;
+    CHECK(!codegen::cuda_state_table_applies(chain, DType::f32, 1024));  // float32 sections
+    CHECK(codegen::cuda_state_table_applies(chain, DType::f64, 1024));
+    chain.state_precision = ir::StatePrecision::pairs;
+    CHECK(!codegen::cuda_state_table_applies(chain, DType::f32, 1024));
+    chain.state_precision = ir::StatePrecision::f64;
+    std::get<ir::SosCascade>(chain.stages[0]).sections.emplace_back(design::Section{1, 0, 0, 0.5, 0});
+    CHECK(!codegen::cuda_state_table_applies(chain, DType::f32, 1024));  // 50 rows
+  }
   {
     // The planar tile's halves take turns: each pass copies the next half in (one helper for
     // both), 16 bytes a lane where the rows are aligned and 4 where not, and waits for all but
@@ -275,11 +314,13 @@ TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
     REQUIRE(wave);
     REQUIRE(wave->size() == 1);
     CHECK((*wave)[0].wavefront);
-    CHECK(codegen::cuda_launch((*wave)[0], 0, 8, 441000).block == codegen::kCudaWavefrontThreads);
+    CHECK((*wave)[0].state_table);  // the zero-state pass sums with its table whatever the wavefront
+    CHECK(codegen::cuda_launch((*wave)[0], 0, 8, 441000).block == codegen::kCudaBlockThreads);
+    CHECK(codegen::cuda_launch((*wave)[0], 4, 8, 441000).block == codegen::kCudaWavefrontThreads);
     auto source = codegen::emit_cuda_source(schedule(c));  // a whole tile's copies, then the wait
     REQUIRE(source);
-    CHECK(occurrences(*source, "fxc_copy_wait<0>();") == 2);
-    CHECK(occurrences(*source, "fxc_copy_wait<1>();") == 0);
+    CHECK(occurrences(*source, "fxc_copy_wait<0>();") == 1);  // the output pass
+    CHECK(occurrences(*source, "fxc_copy_wait<1>();") == 1);  // the table's halves
   }
   ir::Graph stages = schedule(kCases[5]);  // 1 channel, but tanh and clip: not chunked
   auto s = codegen::cuda_kernels(stages);

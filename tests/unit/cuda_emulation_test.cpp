@@ -1440,6 +1440,14 @@ void check_chunked_carry(const DeviceFactory& make) {
       Prepared p = prepare(make, c.graph(), c.channels, dtype, Force::chunked, c.chunk);
       REQUIRE(count_kind(p, codegen::CudaKernelKind::chain_chunked_scan) == 1);
       CHECK(CudaStream(p.program).interleaved() == (c.channels >= 32));
+      // The zero-state pass sums each chunk's end state with a table where the sections run in
+      // float64 and the state has at most kCudaStateTableMaxRows rows, else runs them.
+      for (const codegen::CudaKernelInfo& k : p.program->kernels) {
+        if (k.kind != codegen::CudaKernelKind::chain_chunked_scan) continue;
+        const auto& chain = std::get<ir::Chain>(p.scheduled.node(k.node).op);
+        const bool float64 = dtype == DType::f64 || ir::float64_state(chain.state_precision);
+        CHECK(k.state_table == (float64 && k.state_dimension <= codegen::kCudaStateTableMaxRows));
+      }
       const long long chunks = (static_cast<long long>(c.samples) + c.chunk - 1) / c.chunk;
       const int steps = codegen::cuda_carry_steps(chunks);
       CHECK(steps >= (chunks > 32 * 16 ? 5 : 1));

@@ -32,31 +32,31 @@ __device__ inline void fxc_copy_wait() {
 }
 
 // chain %1: sos(1)
-// gpu_chunked_scan, L=256: one thread per (channel, chunk)
+// gpu_chunked_scan, L=256: one thread per (channel, chunk), each chunk's end state summed with a table
 // params: 5, state per channel: 2, delays: 0, rings: 0
 // state and arithmetic in double (state_precision f64); samples are float
 // Chunked scan over time, chunks of L = 256 samples in groups of 32 (chunk_state: double[channels][chunks][2]):
-// 0. fxc_chain_1_chunk_states: each chunk from zero state, its final state e[k] only;
+// 0. fxc_chain_1_chunk_states: each chunk from zero state, its final state e[k] only (a sum with the table R);
 // 1. fxc_chain_1_group_sums: each group's sum from a zero start, t = A^L t + e[k];
 // 2. fxc_chain_1_group_scan: log-depth scan over the groups from the stream's state;
 // 3. fxc_chain_1_chunk_starts: each chunk's true start state s[k] within its group;
 // 4. fxc_chain_1: each chunk again from s[k], writing the output.
 extern "C" __global__ void fxc_chain_1_chunk_states(
   const float* __restrict__ in, long long channels, long long samples, long long channel_stride, long long sample_stride,
-  const double* __restrict__ params, double* __restrict__ chunk_state) {
+  const double* __restrict__ state_table, double* __restrict__ chunk_state) {
   const long long L = 256;
-  const long long D = 2;
+  const int D = 2;
   const long long chunks = (samples + L - 1) / L;
   const long long rows = channels * chunks;  // (channel, chunk) pairs
-  // stage 0 (sos), section 0: b0 b1 b2 a1 a2
-  const double s0_0_b0 = params[0];
-  const double s0_0_b1 = params[1];
-  const double s0_0_b2 = params[2];
-  const double s0_0_a1 = params[3];
-  const double s0_0_a2 = params[4];
+  // The chunk's end state from zero: D sums, independent of each other (registers: every index
+  // below is a constant once unrolled).
+  double e[D];
+  #pragma unroll
+  for (int r = 0; r < D; ++r) e[r] = 0;
   // Planar: a tile of 32 samples per chunk, rows 16-byte aligned and 16 bytes of banks apart.
   // Interleaved: a thread's next samples, in its row of 33 (no bank conflicts).
   __shared__ __align__(16) float tile[128][36];
+  __shared__ __align__(16) double table[32][D];  // R's rows for the tile's two halves (column m: row m % 32)
   if (sample_stride == 1) {
     // Planar: the block's threads take neighbouring chunks, and their samples go through a shared
     // tile that warps fill (and empty) with neighbouring samples of one chunk, one transaction,
@@ -73,8 +73,6 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     __shared__ int row_count[128];
     row_at[threadIdx.x] = t < rows ? c * channel_stride + begin : 0;
     row_count[threadIdx.x] = t < rows ? (int)(end - begin) : 0;
-    double z0_0_0 = double(0);
-    double z0_0_1 = double(0);
     // The tile's two halves of 16 samples take turns: while the block computes from one, the
     // next samples copy into the other, so only a chunk's first step waits for memory. Where
     // every row starts 16-byte aligned and holds whole groups of 4 samples, a lane copies, reads and
@@ -103,77 +101,73 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             fxc_copy_async<sizeof(float)>(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid);
           }
         }
+        // R's rows for that half, to the same columns of `table` (zeros past L), 16 bytes a copy.
+        #pragma unroll
+        for (int q0 = 0; q0 < 16 * D / 2; q0 += 128) {
+          const int q = q0 + threadIdx.x, row = q / (D / 2), col = q % (D / 2) * 2;
+          const bool valid = j + 16 + row < L;
+          if (q < 16 * D / 2) fxc_copy_async<16>(&table[h + row][col], state_table + (valid ? (j + 16 + row) * D + col : 0), valid);
+        }
       }
       fxc_copy_commit();
       if (j < 0) continue;
       fxc_copy_wait<1>();  // this thread's copies of samples j on are in (those of the next half may not be)
       __syncthreads();  // and every thread's
       const int h = j & 16;
-      const int count = t < rows && end - begin > j ? (int)(end - begin - j < 16 ? end - begin - j : 16) : 0;  // this thread's samples in the half
-      int i = 0;
-      for (; i + 4 <= count; i += 4) {  // 4 samples a shared-memory access
+      // Every sample of the half, the chunk's or not: the copies left zeros past its end.
+      #pragma unroll
+      for (int i = 0; i < 16; i += 4) {
         const float4 q = *reinterpret_cast<const float4*>(&tile[threadIdx.x][h + i]);
         {
-          double v = double(q.x);
-          {  // stage 0 (sos), section 0: transposed direct form II
-            const double o = fma(s0_0_b0, v, z0_0_0);
-            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-            v = o;
+          const double x = double(q.x);
+          #pragma unroll
+          for (int r = 0; r < D; r += 2) {
+            const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 0][0] + r);
+            e[r] = fma(a.x, x, e[r]);
+            e[r + 1] = fma(a.y, x, e[r + 1]);
           }
         }
         {
-          double v = double(q.y);
-          {  // stage 0 (sos), section 0: transposed direct form II
-            const double o = fma(s0_0_b0, v, z0_0_0);
-            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-            v = o;
+          const double x = double(q.y);
+          #pragma unroll
+          for (int r = 0; r < D; r += 2) {
+            const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 1][0] + r);
+            e[r] = fma(a.x, x, e[r]);
+            e[r + 1] = fma(a.y, x, e[r + 1]);
           }
         }
         {
-          double v = double(q.z);
-          {  // stage 0 (sos), section 0: transposed direct form II
-            const double o = fma(s0_0_b0, v, z0_0_0);
-            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-            v = o;
+          const double x = double(q.z);
+          #pragma unroll
+          for (int r = 0; r < D; r += 2) {
+            const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 2][0] + r);
+            e[r] = fma(a.x, x, e[r]);
+            e[r + 1] = fma(a.y, x, e[r + 1]);
           }
         }
         {
-          double v = double(q.w);
-          {  // stage 0 (sos), section 0: transposed direct form II
-            const double o = fma(s0_0_b0, v, z0_0_0);
-            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-            v = o;
+          const double x = double(q.w);
+          #pragma unroll
+          for (int r = 0; r < D; r += 2) {
+            const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 3][0] + r);
+            e[r] = fma(a.x, x, e[r]);
+            e[r + 1] = fma(a.y, x, e[r + 1]);
           }
-        }
-      }
-      for (; i < count; ++i) {  // the chunk's last samples
-        double v = double(tile[threadIdx.x][h + i]);
-        {  // stage 0 (sos), section 0: transposed direct form II
-          const double o = fma(s0_0_b0, v, z0_0_0);
-          z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-          z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-          v = o;
         }
       }
     }
     if (t < rows) {
-      double* const e = chunk_state + (c * chunks + k) * D;
-      e[0] = z0_0_0;
-      e[1] = z0_0_1;
+      double* const to = chunk_state + (c * chunks + k) * D;  // (a last chunk shorter than L: unread)
+      #pragma unroll
+      for (int r = 0; r < D; ++r) to[r] = e[r];
     }
   } else {
     // Interleaved: neighbouring threads take neighbouring channels of one chunk, so a warp's loads
-    // of sample n are adjacent.
+    // of sample n are adjacent, and its reads of R's row n are one.
     const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= rows) return;
     const long long c = t % channels, k = t / channels;
     const long long begin = k * L, end = begin + L < samples ? begin + L : samples;
-    double z0_0_0 = double(0);
-    double z0_0_1 = double(0);
     const float* const x = in + c * channel_stride;
     float (* const ahead)[33] = reinterpret_cast<float (*)[33]>(&tile[0][0]);  // rows of 33
     {  // inputs 8 samples ahead: the next block's load while this one computes
@@ -206,19 +200,19 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
           next7 = (n0 + 8 + 7) < end ? x[(n0 + 8 + 7) * sample_stride] : float(0);
         }
         for (long long n = n0; n < n0 + 8 && n < end; ++n) {
-          double v = double(ahead[threadIdx.x][n - n0]);
-          {  // stage 0 (sos), section 0: transposed direct form II
-            const double o = fma(s0_0_b0, v, z0_0_0);
-            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-            v = o;
+          const double u = double(ahead[threadIdx.x][n - n0]);
+          #pragma unroll
+          for (int r = 0; r < D; r += 2) {
+            const double2 a = *reinterpret_cast<const double2*>(state_table + (n - begin) * D + r);
+            e[r] = fma(a.x, u, e[r]);
+            e[r + 1] = fma(a.y, u, e[r + 1]);
           }
         }
       }
     }
-    double* const e = chunk_state + (c * chunks + k) * D;
-    e[0] = z0_0_0;
-    e[1] = z0_0_1;
+    double* const to = chunk_state + (c * chunks + k) * D;  // (a last chunk shorter than L: unread)
+    #pragma unroll
+    for (int r = 0; r < D; ++r) to[r] = e[r];
   }
 }
 

@@ -32,48 +32,30 @@ __device__ inline void fxc_copy_wait() {
 }
 
 // chain %1: sos(4) | tanh
-// gpu_chunked_scan, L=256: one thread per (channel, chunk)
+// gpu_chunked_scan, L=256: one thread per (channel, chunk), each chunk's end state summed with a table
 // params: 20, state per channel: 8, delays: 0, rings: 0
 // Chunked scan over time, chunks of L = 256 samples in groups of 32 (chunk_state: double[channels][chunks][8]):
-// 0. fxc_chain_1_chunk_states: each chunk from zero state, its final state e[k] only;
+// 0. fxc_chain_1_chunk_states: each chunk from zero state, its final state e[k] only (a sum with the table R);
 // 1. fxc_chain_1_group_sums: each group's sum from a zero start, t = A^L t + e[k];
 // 2. fxc_chain_1_group_scan: log-depth scan over the groups from the stream's state;
 // 3. fxc_chain_1_chunk_starts: each chunk's true start state s[k] within its group;
 // 4. fxc_chain_1: each chunk again from s[k], writing the output (the memoryless tail too).
 extern "C" __global__ void fxc_chain_1_chunk_states(
   const double* __restrict__ in, long long channels, long long samples, long long channel_stride, long long sample_stride,
-  const double* __restrict__ params, double* __restrict__ chunk_state) {
+  const double* __restrict__ state_table, double* __restrict__ chunk_state) {
   const long long L = 256;
-  const long long D = 8;
+  const int D = 8;
   const long long chunks = (samples + L - 1) / L;
   const long long rows = channels * chunks;  // (channel, chunk) pairs
-  // stage 0 (sos), section 0: b0 b1 b2 a1 a2
-  const double s0_0_b0 = params[0];
-  const double s0_0_b1 = params[1];
-  const double s0_0_b2 = params[2];
-  const double s0_0_a1 = params[3];
-  const double s0_0_a2 = params[4];
-  // stage 0 (sos), section 1: b0 b1 b2 a1 a2
-  const double s0_1_b0 = params[5];
-  const double s0_1_b1 = params[6];
-  const double s0_1_b2 = params[7];
-  const double s0_1_a1 = params[8];
-  const double s0_1_a2 = params[9];
-  // stage 0 (sos), section 2: b0 b1 b2 a1 a2
-  const double s0_2_b0 = params[10];
-  const double s0_2_b1 = params[11];
-  const double s0_2_b2 = params[12];
-  const double s0_2_a1 = params[13];
-  const double s0_2_a2 = params[14];
-  // stage 0 (sos), section 3: b0 b1 b2 a1 a2
-  const double s0_3_b0 = params[15];
-  const double s0_3_b1 = params[16];
-  const double s0_3_b2 = params[17];
-  const double s0_3_a1 = params[18];
-  const double s0_3_a2 = params[19];
+  // The chunk's end state from zero: D sums, independent of each other (registers: every index
+  // below is a constant once unrolled).
+  double e[D];
+  #pragma unroll
+  for (int r = 0; r < D; ++r) e[r] = 0;
   // Planar: a tile of 32 samples per chunk, rows 16-byte aligned and 16 bytes of banks apart.
   // Interleaved: a thread's next samples, in its row of 33 (no bank conflicts).
   __shared__ __align__(16) double tile[128][34];
+  __shared__ __align__(16) double table[32][D];  // R's rows for the tile's two halves (column m: row m % 32)
   if (sample_stride == 1) {
     // Planar: the block's threads take neighbouring chunks, and their samples go through a shared
     // tile that warps fill (and empty) with neighbouring samples of one chunk, one transaction,
@@ -90,14 +72,6 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     __shared__ int row_count[128];
     row_at[threadIdx.x] = t < rows ? c * channel_stride + begin : 0;
     row_count[threadIdx.x] = t < rows ? (int)(end - begin) : 0;
-    double z0_0_0 = double(0);
-    double z0_0_1 = double(0);
-    double z0_1_0 = double(0);
-    double z0_1_1 = double(0);
-    double z0_2_0 = double(0);
-    double z0_2_1 = double(0);
-    double z0_3_0 = double(0);
-    double z0_3_1 = double(0);
     // The tile's two halves of 16 samples take turns: while the block computes from one, the
     // next samples copy into the other, so only a chunk's first step waits for memory. Where
     // every row starts 16-byte aligned and holds whole groups of 2 samples, a lane copies, reads and
@@ -126,125 +100,55 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             fxc_copy_async<sizeof(double)>(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid);
           }
         }
+        // R's rows for that half, to the same columns of `table` (zeros past L), 16 bytes a copy.
+        #pragma unroll
+        for (int q0 = 0; q0 < 16 * D / 2; q0 += 128) {
+          const int q = q0 + threadIdx.x, row = q / (D / 2), col = q % (D / 2) * 2;
+          const bool valid = j + 16 + row < L;
+          if (q < 16 * D / 2) fxc_copy_async<16>(&table[h + row][col], state_table + (valid ? (j + 16 + row) * D + col : 0), valid);
+        }
       }
       fxc_copy_commit();
       if (j < 0) continue;
       fxc_copy_wait<1>();  // this thread's copies of samples j on are in (those of the next half may not be)
       __syncthreads();  // and every thread's
       const int h = j & 16;
-      const int count = t < rows && end - begin > j ? (int)(end - begin - j < 16 ? end - begin - j : 16) : 0;  // this thread's samples in the half
-      int i = 0;
-      for (; i + 2 <= count; i += 2) {  // 2 samples a shared-memory access
+      // Every sample of the half, the chunk's or not: the copies left zeros past its end.
+      #pragma unroll
+      for (int i = 0; i < 16; i += 2) {
         const double2 q = *reinterpret_cast<const double2*>(&tile[threadIdx.x][h + i]);
         {
-          double v = q.x;
-          {  // stage 0 (sos), section 0: transposed direct form II
-            const double o = fma(s0_0_b0, v, z0_0_0);
-            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 1: transposed direct form II
-            const double o = fma(s0_1_b0, v, z0_1_0);
-            z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
-            z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 2: transposed direct form II
-            const double o = fma(s0_2_b0, v, z0_2_0);
-            z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
-            z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 3: transposed direct form II
-            const double o = fma(s0_3_b0, v, z0_3_0);
-            z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
-            z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-            v = o;
+          const double x = (q.x);
+          #pragma unroll
+          for (int r = 0; r < D; r += 2) {
+            const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 0][0] + r);
+            e[r] = fma(a.x, x, e[r]);
+            e[r + 1] = fma(a.y, x, e[r + 1]);
           }
         }
         {
-          double v = q.y;
-          {  // stage 0 (sos), section 0: transposed direct form II
-            const double o = fma(s0_0_b0, v, z0_0_0);
-            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-            v = o;
+          const double x = (q.y);
+          #pragma unroll
+          for (int r = 0; r < D; r += 2) {
+            const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 1][0] + r);
+            e[r] = fma(a.x, x, e[r]);
+            e[r + 1] = fma(a.y, x, e[r + 1]);
           }
-          {  // stage 0 (sos), section 1: transposed direct form II
-            const double o = fma(s0_1_b0, v, z0_1_0);
-            z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
-            z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 2: transposed direct form II
-            const double o = fma(s0_2_b0, v, z0_2_0);
-            z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
-            z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 3: transposed direct form II
-            const double o = fma(s0_3_b0, v, z0_3_0);
-            z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
-            z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-            v = o;
-          }
-        }
-      }
-      for (; i < count; ++i) {  // the chunk's last samples
-        double v = tile[threadIdx.x][h + i];
-        {  // stage 0 (sos), section 0: transposed direct form II
-          const double o = fma(s0_0_b0, v, z0_0_0);
-          z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-          z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-          v = o;
-        }
-        {  // stage 0 (sos), section 1: transposed direct form II
-          const double o = fma(s0_1_b0, v, z0_1_0);
-          z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
-          z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-          v = o;
-        }
-        {  // stage 0 (sos), section 2: transposed direct form II
-          const double o = fma(s0_2_b0, v, z0_2_0);
-          z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
-          z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-          v = o;
-        }
-        {  // stage 0 (sos), section 3: transposed direct form II
-          const double o = fma(s0_3_b0, v, z0_3_0);
-          z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
-          z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-          v = o;
         }
       }
     }
     if (t < rows) {
-      double* const e = chunk_state + (c * chunks + k) * D;
-      e[0] = z0_0_0;
-      e[1] = z0_0_1;
-      e[2] = z0_1_0;
-      e[3] = z0_1_1;
-      e[4] = z0_2_0;
-      e[5] = z0_2_1;
-      e[6] = z0_3_0;
-      e[7] = z0_3_1;
+      double* const to = chunk_state + (c * chunks + k) * D;  // (a last chunk shorter than L: unread)
+      #pragma unroll
+      for (int r = 0; r < D; ++r) to[r] = e[r];
     }
   } else {
     // Interleaved: neighbouring threads take neighbouring channels of one chunk, so a warp's loads
-    // of sample n are adjacent.
+    // of sample n are adjacent, and its reads of R's row n are one.
     const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= rows) return;
     const long long c = t % channels, k = t / channels;
     const long long begin = k * L, end = begin + L < samples ? begin + L : samples;
-    double z0_0_0 = double(0);
-    double z0_0_1 = double(0);
-    double z0_1_0 = double(0);
-    double z0_1_1 = double(0);
-    double z0_2_0 = double(0);
-    double z0_2_1 = double(0);
-    double z0_3_0 = double(0);
-    double z0_3_1 = double(0);
     const double* const x = in + c * channel_stride;
     double (* const ahead)[33] = reinterpret_cast<double (*)[33]>(&tile[0][0]);  // rows of 33
     {  // inputs 8 samples ahead: the next block's load while this one computes
@@ -277,43 +181,19 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
           next7 = (n0 + 8 + 7) < end ? x[(n0 + 8 + 7) * sample_stride] : double(0);
         }
         for (long long n = n0; n < n0 + 8 && n < end; ++n) {
-          double v = ahead[threadIdx.x][n - n0];
-          {  // stage 0 (sos), section 0: transposed direct form II
-            const double o = fma(s0_0_b0, v, z0_0_0);
-            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 1: transposed direct form II
-            const double o = fma(s0_1_b0, v, z0_1_0);
-            z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
-            z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 2: transposed direct form II
-            const double o = fma(s0_2_b0, v, z0_2_0);
-            z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
-            z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 3: transposed direct form II
-            const double o = fma(s0_3_b0, v, z0_3_0);
-            z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
-            z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-            v = o;
+          const double u = (ahead[threadIdx.x][n - n0]);
+          #pragma unroll
+          for (int r = 0; r < D; r += 2) {
+            const double2 a = *reinterpret_cast<const double2*>(state_table + (n - begin) * D + r);
+            e[r] = fma(a.x, u, e[r]);
+            e[r + 1] = fma(a.y, u, e[r + 1]);
           }
         }
       }
     }
-    double* const e = chunk_state + (c * chunks + k) * D;
-    e[0] = z0_0_0;
-    e[1] = z0_0_1;
-    e[2] = z0_1_0;
-    e[3] = z0_1_1;
-    e[4] = z0_2_0;
-    e[5] = z0_2_1;
-    e[6] = z0_3_0;
-    e[7] = z0_3_1;
+    double* const to = chunk_state + (c * chunks + k) * D;  // (a last chunk shorter than L: unread)
+    #pragma unroll
+    for (int r = 0; r < D; ++r) to[r] = e[r];
   }
 }
 

@@ -32,114 +32,31 @@ __device__ inline void fxc_copy_wait() {
 }
 
 // chain %1: sos(15)
-// gpu_chunked_wavefront, L=256: one thread per (channel, chunk), its 15 steps as a wavefront
+// gpu_chunked_wavefront, L=256: one thread per (channel, chunk), each chunk's end state summed with a table, its 15 steps as a wavefront
 // params: 75, state per channel: 30, delays: 0, rings: 0
 // state and arithmetic in double (state_precision f64); samples are float
 // Chunked scan over time, chunks of L = 256 samples in groups of 32 (chunk_state: double[channels][chunks][30]):
-// 0. fxc_chain_1_chunk_states: each chunk from zero state, its final state e[k] only;
+// 0. fxc_chain_1_chunk_states: each chunk from zero state, its final state e[k] only (a sum with the table R);
 // 1. fxc_chain_1_group_sums: each group's sum from a zero start, t = A^L t + e[k];
 // 2. fxc_chain_1_group_scan: log-depth scan over the groups from the stream's state;
 // 3. fxc_chain_1_chunk_starts: each chunk's true start state s[k] within its group;
 // 4. fxc_chain_1: each chunk again from s[k], writing the output.
 extern "C" __global__ void fxc_chain_1_chunk_states(
   const float* __restrict__ in, long long channels, long long samples, long long channel_stride, long long sample_stride,
-  const double* __restrict__ params, double* __restrict__ chunk_state) {
+  const double* __restrict__ state_table, double* __restrict__ chunk_state) {
   const long long L = 256;
-  const long long D = 30;
+  const int D = 30;
   const long long chunks = (samples + L - 1) / L;
   const long long rows = channels * chunks;  // (channel, chunk) pairs
-  // stage 0 (sos), section 0: b0 b1 b2 a1 a2
-  const double s0_0_b0 = params[0];
-  const double s0_0_b1 = params[1];
-  const double s0_0_b2 = params[2];
-  const double s0_0_a1 = params[3];
-  const double s0_0_a2 = params[4];
-  // stage 0 (sos), section 1: b0 b1 b2 a1 a2
-  const double s0_1_b0 = params[5];
-  const double s0_1_b1 = params[6];
-  const double s0_1_b2 = params[7];
-  const double s0_1_a1 = params[8];
-  const double s0_1_a2 = params[9];
-  // stage 0 (sos), section 2: b0 b1 b2 a1 a2
-  const double s0_2_b0 = params[10];
-  const double s0_2_b1 = params[11];
-  const double s0_2_b2 = params[12];
-  const double s0_2_a1 = params[13];
-  const double s0_2_a2 = params[14];
-  // stage 0 (sos), section 3: b0 b1 b2 a1 a2
-  const double s0_3_b0 = params[15];
-  const double s0_3_b1 = params[16];
-  const double s0_3_b2 = params[17];
-  const double s0_3_a1 = params[18];
-  const double s0_3_a2 = params[19];
-  // stage 0 (sos), section 4: b0 b1 b2 a1 a2
-  const double s0_4_b0 = params[20];
-  const double s0_4_b1 = params[21];
-  const double s0_4_b2 = params[22];
-  const double s0_4_a1 = params[23];
-  const double s0_4_a2 = params[24];
-  // stage 0 (sos), section 5: b0 b1 b2 a1 a2
-  const double s0_5_b0 = params[25];
-  const double s0_5_b1 = params[26];
-  const double s0_5_b2 = params[27];
-  const double s0_5_a1 = params[28];
-  const double s0_5_a2 = params[29];
-  // stage 0 (sos), section 6: b0 b1 b2 a1 a2
-  const double s0_6_b0 = params[30];
-  const double s0_6_b1 = params[31];
-  const double s0_6_b2 = params[32];
-  const double s0_6_a1 = params[33];
-  const double s0_6_a2 = params[34];
-  // stage 0 (sos), section 7: b0 b1 b2 a1 a2
-  const double s0_7_b0 = params[35];
-  const double s0_7_b1 = params[36];
-  const double s0_7_b2 = params[37];
-  const double s0_7_a1 = params[38];
-  const double s0_7_a2 = params[39];
-  // stage 0 (sos), section 8: b0 b1 b2 a1 a2
-  const double s0_8_b0 = params[40];
-  const double s0_8_b1 = params[41];
-  const double s0_8_b2 = params[42];
-  const double s0_8_a1 = params[43];
-  const double s0_8_a2 = params[44];
-  // stage 0 (sos), section 9: b0 b1 b2 a1 a2
-  const double s0_9_b0 = params[45];
-  const double s0_9_b1 = params[46];
-  const double s0_9_b2 = params[47];
-  const double s0_9_a1 = params[48];
-  const double s0_9_a2 = params[49];
-  // stage 0 (sos), section 10: b0 b1 b2 a1 a2
-  const double s0_10_b0 = params[50];
-  const double s0_10_b1 = params[51];
-  const double s0_10_b2 = params[52];
-  const double s0_10_a1 = params[53];
-  const double s0_10_a2 = params[54];
-  // stage 0 (sos), section 11: b0 b1 b2 a1 a2
-  const double s0_11_b0 = params[55];
-  const double s0_11_b1 = params[56];
-  const double s0_11_b2 = params[57];
-  const double s0_11_a1 = params[58];
-  const double s0_11_a2 = params[59];
-  // stage 0 (sos), section 12: b0 b1 b2 a1 a2
-  const double s0_12_b0 = params[60];
-  const double s0_12_b1 = params[61];
-  const double s0_12_b2 = params[62];
-  const double s0_12_a1 = params[63];
-  const double s0_12_a2 = params[64];
-  // stage 0 (sos), section 13: b0 b1 b2 a1 a2
-  const double s0_13_b0 = params[65];
-  const double s0_13_b1 = params[66];
-  const double s0_13_b2 = params[67];
-  const double s0_13_a1 = params[68];
-  const double s0_13_a2 = params[69];
-  // stage 0 (sos), section 14: b0 b1 b2 a1 a2
-  const double s0_14_b0 = params[70];
-  const double s0_14_b1 = params[71];
-  const double s0_14_b2 = params[72];
-  const double s0_14_a1 = params[73];
-  const double s0_14_a2 = params[74];
-  // Planar: a tile of 32 samples per chunk. Interleaved: a thread's next samples, in its row.
-  __shared__ float tile[64][33];  // padded: a thread's row has no bank conflicts
+  // The chunk's end state from zero: D sums, independent of each other (registers: every index
+  // below is a constant once unrolled).
+  double e[D];
+  #pragma unroll
+  for (int r = 0; r < D; ++r) e[r] = 0;
+  // Planar: a tile of 32 samples per chunk, rows 16-byte aligned and 16 bytes of banks apart.
+  // Interleaved: a thread's next samples, in its row of 33 (no bank conflicts).
+  __shared__ __align__(16) float tile[128][36];
+  __shared__ __align__(16) double table[32][D];  // R's rows for the tile's two halves (column m: row m % 32)
   if (sample_stride == 1) {
     // Planar: the block's threads take neighbouring chunks, and their samples go through a shared
     // tile that warps fill (and empty) with neighbouring samples of one chunk, one transaction,
@@ -152,1219 +69,150 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     // Each tile row's chunk, from the thread that runs it: where it starts in the signal and how
     // many samples it has (none past the last row). Read at every step instead of dividing by
     // `chunks` for every row a thread copies.
-    __shared__ long long row_at[64];
-    __shared__ int row_count[64];
+    __shared__ long long row_at[128];
+    __shared__ int row_count[128];
     row_at[threadIdx.x] = t < rows ? c * channel_stride + begin : 0;
     row_count[threadIdx.x] = t < rows ? (int)(end - begin) : 0;
-    double z0_0_0 = double(0);
-    double z0_0_1 = double(0);
-    double z0_1_0 = double(0);
-    double z0_1_1 = double(0);
-    double z0_2_0 = double(0);
-    double z0_2_1 = double(0);
-    double z0_3_0 = double(0);
-    double z0_3_1 = double(0);
-    double z0_4_0 = double(0);
-    double z0_4_1 = double(0);
-    double z0_5_0 = double(0);
-    double z0_5_1 = double(0);
-    double z0_6_0 = double(0);
-    double z0_6_1 = double(0);
-    double z0_7_0 = double(0);
-    double z0_7_1 = double(0);
-    double z0_8_0 = double(0);
-    double z0_8_1 = double(0);
-    double z0_9_0 = double(0);
-    double z0_9_1 = double(0);
-    double z0_10_0 = double(0);
-    double z0_10_1 = double(0);
-    double z0_11_0 = double(0);
-    double z0_11_1 = double(0);
-    double z0_12_0 = double(0);
-    double z0_12_1 = double(0);
-    double z0_13_0 = double(0);
-    double z0_13_1 = double(0);
-    double z0_14_0 = double(0);
-    double z0_14_1 = double(0);
-    const long long count = t < rows ? end - begin : 0;  // this thread's samples
-    double p1 = 0;  // stage 1's next input
-    double p2 = 0;  // stage 2's next input
-    double p3 = 0;  // stage 3's next input
-    double p4 = 0;  // stage 4's next input
-    double p5 = 0;  // stage 5's next input
-    double p6 = 0;  // stage 6's next input
-    double p7 = 0;  // stage 7's next input
-    double p8 = 0;  // stage 8's next input
-    double p9 = 0;  // stage 9's next input
-    double p10 = 0;  // stage 10's next input
-    double p11 = 0;  // stage 11's next input
-    double p12 = 0;  // stage 12's next input
-    double p13 = 0;  // stage 13's next input
-    double p14 = 0;  // stage 14's next input
-    for (long long j = 0; j < L; j += 32) {  // every thread takes every step: they synchronize
-      __syncthreads();  // the last tile is done with (and, the first time, the row tables are written)
-      // Warp w takes rows w, w + 2, ...: its 32 rows' copies are all in flight before it waits.
-      #pragma unroll
-      for (int r = 0; r < 32; ++r) {
-        const int i = threadIdx.x / 32 + r * 2;
-        const long long at = row_at[i];
-        const bool valid = j + lane < row_count[i];
-        fxc_copy_async<sizeof(float)>(&tile[i][(j + lane) & 31], in + at + (valid ? j + lane : 0), valid);
+    // The tile's two halves of 16 samples take turns: while the block computes from one, the
+    // next samples copy into the other, so only a chunk's first step waits for memory. Where
+    // every row starts 16-byte aligned and holds whole groups of 4 samples, a lane copies, reads and
+    // stores 4 at a time.
+    const bool wide = ((unsigned long long)in & 15) == 0 && channel_stride % 4 == 0 && samples % 4 == 0 && L % 4 == 0;
+    const int i0 = threadIdx.x / 32 + (lane / 16) * 4;  // narrow copies: this thread's first row
+    for (int j = -16; j < L; j += 16) {  // samples j + 16 on copy in, samples j on are computed
+      __syncthreads();  // the half they copy into is done with (the first time: the row tables are written)
+      if (j + 16 < L) {
+        const int h = (j + 16) & 16;  // that half's first column
+        if (wide) {
+          #pragma unroll
+          for (int r = 0; r < 4; ++r) {
+            const int i = 8 * (threadIdx.x / 32 + r * 4) + (lane / 4) / 2 + ((lane / 4) % 2) * 4;
+            const int c0 = (lane % 4) * 4;  // the copy's first column in the half
+            const int m = j + 16 + c0;  // the copy's first sample in its chunk: all 4 in it, or none
+            const bool valid = m < row_count[i];
+            fxc_copy_async<16>(&tile[i][h + c0], in + row_at[i] + (valid ? m : 0), valid);
+          }
+        } else {
+          #pragma unroll
+          for (int r = 0; r < 16; ++r) {
+            const int i = i0 + (r % 4) * 8 + (r / 4) * 32;
+            const int m = j + 16 + lane % 16;  // the sample in its chunk
+            const bool valid = m < row_count[i];
+            fxc_copy_async<sizeof(float)>(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid);
+          }
+        }
+        // R's rows for that half, to the same columns of `table` (zeros past L), 16 bytes a copy.
+        #pragma unroll
+        for (int q0 = 0; q0 < 16 * D / 2; q0 += 128) {
+          const int q = q0 + threadIdx.x, row = q / (D / 2), col = q % (D / 2) * 2;
+          const bool valid = j + 16 + row < L;
+          if (q < 16 * D / 2) fxc_copy_async<16>(&table[h + row][col], state_table + (valid ? (j + 16 + row) * D + col : 0), valid);
+        }
       }
       fxc_copy_commit();
-      fxc_copy_wait<0>();  // this thread's copies are in
+      if (j < 0) continue;
+      fxc_copy_wait<1>();  // this thread's copies of samples j on are in (those of the next half may not be)
       __syncthreads();  // and every thread's
-      if (count > j) {  // the thread's chunk has samples in this tile
-        long long n = j;
-        // The first iterations: steps beyond the first sample wait (predicated).
-        for (; n < j + 32 && n < 14; ++n) {
-          {  // stage 14
-            const bool ok = n - 14 >= 0 && n - 14 < count;
-            double v = p14;
-            {  // stage 0 (sos), section 14: transposed direct form II
-              const double o = fma(s0_14_b0, v, z0_14_0);
-              const double n0 = fma(s0_14_b1, v, fma(-s0_14_a1, o, z0_14_1)), n1 = fma(-s0_14_a2, o, s0_14_b2 * v);
-              z0_14_0 = ok ? n0 : z0_14_0;
-              z0_14_1 = ok ? n1 : z0_14_1;
-              v = o;
-            }
-          }
-          {  // stage 13
-            const bool ok = n - 13 >= 0 && n - 13 < count;
-            double v = p13;
-            {  // stage 0 (sos), section 13: transposed direct form II
-              const double o = fma(s0_13_b0, v, z0_13_0);
-              const double n0 = fma(s0_13_b1, v, fma(-s0_13_a1, o, z0_13_1)), n1 = fma(-s0_13_a2, o, s0_13_b2 * v);
-              z0_13_0 = ok ? n0 : z0_13_0;
-              z0_13_1 = ok ? n1 : z0_13_1;
-              v = o;
-            }
-            p14 = v;
-          }
-          {  // stage 12
-            const bool ok = n - 12 >= 0 && n - 12 < count;
-            double v = p12;
-            {  // stage 0 (sos), section 12: transposed direct form II
-              const double o = fma(s0_12_b0, v, z0_12_0);
-              const double n0 = fma(s0_12_b1, v, fma(-s0_12_a1, o, z0_12_1)), n1 = fma(-s0_12_a2, o, s0_12_b2 * v);
-              z0_12_0 = ok ? n0 : z0_12_0;
-              z0_12_1 = ok ? n1 : z0_12_1;
-              v = o;
-            }
-            p13 = v;
-          }
-          {  // stage 11
-            const bool ok = n - 11 >= 0 && n - 11 < count;
-            double v = p11;
-            {  // stage 0 (sos), section 11: transposed direct form II
-              const double o = fma(s0_11_b0, v, z0_11_0);
-              const double n0 = fma(s0_11_b1, v, fma(-s0_11_a1, o, z0_11_1)), n1 = fma(-s0_11_a2, o, s0_11_b2 * v);
-              z0_11_0 = ok ? n0 : z0_11_0;
-              z0_11_1 = ok ? n1 : z0_11_1;
-              v = o;
-            }
-            p12 = v;
-          }
-          {  // stage 10
-            const bool ok = n - 10 >= 0 && n - 10 < count;
-            double v = p10;
-            {  // stage 0 (sos), section 10: transposed direct form II
-              const double o = fma(s0_10_b0, v, z0_10_0);
-              const double n0 = fma(s0_10_b1, v, fma(-s0_10_a1, o, z0_10_1)), n1 = fma(-s0_10_a2, o, s0_10_b2 * v);
-              z0_10_0 = ok ? n0 : z0_10_0;
-              z0_10_1 = ok ? n1 : z0_10_1;
-              v = o;
-            }
-            p11 = v;
-          }
-          {  // stage 9
-            const bool ok = n - 9 >= 0 && n - 9 < count;
-            double v = p9;
-            {  // stage 0 (sos), section 9: transposed direct form II
-              const double o = fma(s0_9_b0, v, z0_9_0);
-              const double n0 = fma(s0_9_b1, v, fma(-s0_9_a1, o, z0_9_1)), n1 = fma(-s0_9_a2, o, s0_9_b2 * v);
-              z0_9_0 = ok ? n0 : z0_9_0;
-              z0_9_1 = ok ? n1 : z0_9_1;
-              v = o;
-            }
-            p10 = v;
-          }
-          {  // stage 8
-            const bool ok = n - 8 >= 0 && n - 8 < count;
-            double v = p8;
-            {  // stage 0 (sos), section 8: transposed direct form II
-              const double o = fma(s0_8_b0, v, z0_8_0);
-              const double n0 = fma(s0_8_b1, v, fma(-s0_8_a1, o, z0_8_1)), n1 = fma(-s0_8_a2, o, s0_8_b2 * v);
-              z0_8_0 = ok ? n0 : z0_8_0;
-              z0_8_1 = ok ? n1 : z0_8_1;
-              v = o;
-            }
-            p9 = v;
-          }
-          {  // stage 7
-            const bool ok = n - 7 >= 0 && n - 7 < count;
-            double v = p7;
-            {  // stage 0 (sos), section 7: transposed direct form II
-              const double o = fma(s0_7_b0, v, z0_7_0);
-              const double n0 = fma(s0_7_b1, v, fma(-s0_7_a1, o, z0_7_1)), n1 = fma(-s0_7_a2, o, s0_7_b2 * v);
-              z0_7_0 = ok ? n0 : z0_7_0;
-              z0_7_1 = ok ? n1 : z0_7_1;
-              v = o;
-            }
-            p8 = v;
-          }
-          {  // stage 6
-            const bool ok = n - 6 >= 0 && n - 6 < count;
-            double v = p6;
-            {  // stage 0 (sos), section 6: transposed direct form II
-              const double o = fma(s0_6_b0, v, z0_6_0);
-              const double n0 = fma(s0_6_b1, v, fma(-s0_6_a1, o, z0_6_1)), n1 = fma(-s0_6_a2, o, s0_6_b2 * v);
-              z0_6_0 = ok ? n0 : z0_6_0;
-              z0_6_1 = ok ? n1 : z0_6_1;
-              v = o;
-            }
-            p7 = v;
-          }
-          {  // stage 5
-            const bool ok = n - 5 >= 0 && n - 5 < count;
-            double v = p5;
-            {  // stage 0 (sos), section 5: transposed direct form II
-              const double o = fma(s0_5_b0, v, z0_5_0);
-              const double n0 = fma(s0_5_b1, v, fma(-s0_5_a1, o, z0_5_1)), n1 = fma(-s0_5_a2, o, s0_5_b2 * v);
-              z0_5_0 = ok ? n0 : z0_5_0;
-              z0_5_1 = ok ? n1 : z0_5_1;
-              v = o;
-            }
-            p6 = v;
-          }
-          {  // stage 4
-            const bool ok = n - 4 >= 0 && n - 4 < count;
-            double v = p4;
-            {  // stage 0 (sos), section 4: transposed direct form II
-              const double o = fma(s0_4_b0, v, z0_4_0);
-              const double n0 = fma(s0_4_b1, v, fma(-s0_4_a1, o, z0_4_1)), n1 = fma(-s0_4_a2, o, s0_4_b2 * v);
-              z0_4_0 = ok ? n0 : z0_4_0;
-              z0_4_1 = ok ? n1 : z0_4_1;
-              v = o;
-            }
-            p5 = v;
-          }
-          {  // stage 3
-            const bool ok = n - 3 >= 0 && n - 3 < count;
-            double v = p3;
-            {  // stage 0 (sos), section 3: transposed direct form II
-              const double o = fma(s0_3_b0, v, z0_3_0);
-              const double n0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1)), n1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-              z0_3_0 = ok ? n0 : z0_3_0;
-              z0_3_1 = ok ? n1 : z0_3_1;
-              v = o;
-            }
-            p4 = v;
-          }
-          {  // stage 2
-            const bool ok = n - 2 >= 0 && n - 2 < count;
-            double v = p2;
-            {  // stage 0 (sos), section 2: transposed direct form II
-              const double o = fma(s0_2_b0, v, z0_2_0);
-              const double n0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1)), n1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-              z0_2_0 = ok ? n0 : z0_2_0;
-              z0_2_1 = ok ? n1 : z0_2_1;
-              v = o;
-            }
-            p3 = v;
-          }
-          {  // stage 1
-            const bool ok = n - 1 >= 0 && n - 1 < count;
-            double v = p1;
-            {  // stage 0 (sos), section 1: transposed direct form II
-              const double o = fma(s0_1_b0, v, z0_1_0);
-              const double n0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1)), n1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-              z0_1_0 = ok ? n0 : z0_1_0;
-              z0_1_1 = ok ? n1 : z0_1_1;
-              v = o;
-            }
-            p2 = v;
-          }
-          {  // stage 0
-            const bool ok = n - 0 >= 0 && n - 0 < count;
-            double v = ok ? double(tile[threadIdx.x][(n) & 31]) : double(0);
-            {  // stage 0 (sos), section 0: transposed direct form II
-              const double o = fma(s0_0_b0, v, z0_0_0);
-              const double n0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1)), n1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-              z0_0_0 = ok ? n0 : z0_0_0;
-              z0_0_1 = ok ? n1 : z0_0_1;
-              v = o;
-            }
-            p1 = v;
+      const int h = j & 16;
+      // Every sample of the half, the chunk's or not: the copies left zeros past its end.
+      #pragma unroll
+      for (int i = 0; i < 16; i += 4) {
+        const float4 q = *reinterpret_cast<const float4*>(&tile[threadIdx.x][h + i]);
+        {
+          const double x = double(q.x);
+          #pragma unroll
+          for (int r = 0; r < D; r += 2) {
+            const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 0][0] + r);
+            e[r] = fma(a.x, x, e[r]);
+            e[r + 1] = fma(a.y, x, e[r + 1]);
           }
         }
-        for (; n < j + 32 && n < count; ++n) {
-          {  // stage 14 on sample n - 14
-            double v = p14;
-            {  // stage 0 (sos), section 14: transposed direct form II
-              const double o = fma(s0_14_b0, v, z0_14_0);
-              z0_14_0 = fma(s0_14_b1, v, fma(-s0_14_a1, o, z0_14_1));
-              z0_14_1 = fma(-s0_14_a2, o, s0_14_b2 * v);
-              v = o;
-            }
-          }
-          {  // stage 13 on sample n - 13
-            double v = p13;
-            {  // stage 0 (sos), section 13: transposed direct form II
-              const double o = fma(s0_13_b0, v, z0_13_0);
-              z0_13_0 = fma(s0_13_b1, v, fma(-s0_13_a1, o, z0_13_1));
-              z0_13_1 = fma(-s0_13_a2, o, s0_13_b2 * v);
-              v = o;
-            }
-            p14 = v;
-          }
-          {  // stage 12 on sample n - 12
-            double v = p12;
-            {  // stage 0 (sos), section 12: transposed direct form II
-              const double o = fma(s0_12_b0, v, z0_12_0);
-              z0_12_0 = fma(s0_12_b1, v, fma(-s0_12_a1, o, z0_12_1));
-              z0_12_1 = fma(-s0_12_a2, o, s0_12_b2 * v);
-              v = o;
-            }
-            p13 = v;
-          }
-          {  // stage 11 on sample n - 11
-            double v = p11;
-            {  // stage 0 (sos), section 11: transposed direct form II
-              const double o = fma(s0_11_b0, v, z0_11_0);
-              z0_11_0 = fma(s0_11_b1, v, fma(-s0_11_a1, o, z0_11_1));
-              z0_11_1 = fma(-s0_11_a2, o, s0_11_b2 * v);
-              v = o;
-            }
-            p12 = v;
-          }
-          {  // stage 10 on sample n - 10
-            double v = p10;
-            {  // stage 0 (sos), section 10: transposed direct form II
-              const double o = fma(s0_10_b0, v, z0_10_0);
-              z0_10_0 = fma(s0_10_b1, v, fma(-s0_10_a1, o, z0_10_1));
-              z0_10_1 = fma(-s0_10_a2, o, s0_10_b2 * v);
-              v = o;
-            }
-            p11 = v;
-          }
-          {  // stage 9 on sample n - 9
-            double v = p9;
-            {  // stage 0 (sos), section 9: transposed direct form II
-              const double o = fma(s0_9_b0, v, z0_9_0);
-              z0_9_0 = fma(s0_9_b1, v, fma(-s0_9_a1, o, z0_9_1));
-              z0_9_1 = fma(-s0_9_a2, o, s0_9_b2 * v);
-              v = o;
-            }
-            p10 = v;
-          }
-          {  // stage 8 on sample n - 8
-            double v = p8;
-            {  // stage 0 (sos), section 8: transposed direct form II
-              const double o = fma(s0_8_b0, v, z0_8_0);
-              z0_8_0 = fma(s0_8_b1, v, fma(-s0_8_a1, o, z0_8_1));
-              z0_8_1 = fma(-s0_8_a2, o, s0_8_b2 * v);
-              v = o;
-            }
-            p9 = v;
-          }
-          {  // stage 7 on sample n - 7
-            double v = p7;
-            {  // stage 0 (sos), section 7: transposed direct form II
-              const double o = fma(s0_7_b0, v, z0_7_0);
-              z0_7_0 = fma(s0_7_b1, v, fma(-s0_7_a1, o, z0_7_1));
-              z0_7_1 = fma(-s0_7_a2, o, s0_7_b2 * v);
-              v = o;
-            }
-            p8 = v;
-          }
-          {  // stage 6 on sample n - 6
-            double v = p6;
-            {  // stage 0 (sos), section 6: transposed direct form II
-              const double o = fma(s0_6_b0, v, z0_6_0);
-              z0_6_0 = fma(s0_6_b1, v, fma(-s0_6_a1, o, z0_6_1));
-              z0_6_1 = fma(-s0_6_a2, o, s0_6_b2 * v);
-              v = o;
-            }
-            p7 = v;
-          }
-          {  // stage 5 on sample n - 5
-            double v = p5;
-            {  // stage 0 (sos), section 5: transposed direct form II
-              const double o = fma(s0_5_b0, v, z0_5_0);
-              z0_5_0 = fma(s0_5_b1, v, fma(-s0_5_a1, o, z0_5_1));
-              z0_5_1 = fma(-s0_5_a2, o, s0_5_b2 * v);
-              v = o;
-            }
-            p6 = v;
-          }
-          {  // stage 4 on sample n - 4
-            double v = p4;
-            {  // stage 0 (sos), section 4: transposed direct form II
-              const double o = fma(s0_4_b0, v, z0_4_0);
-              z0_4_0 = fma(s0_4_b1, v, fma(-s0_4_a1, o, z0_4_1));
-              z0_4_1 = fma(-s0_4_a2, o, s0_4_b2 * v);
-              v = o;
-            }
-            p5 = v;
-          }
-          {  // stage 3 on sample n - 3
-            double v = p3;
-            {  // stage 0 (sos), section 3: transposed direct form II
-              const double o = fma(s0_3_b0, v, z0_3_0);
-              z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
-              z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-              v = o;
-            }
-            p4 = v;
-          }
-          {  // stage 2 on sample n - 2
-            double v = p2;
-            {  // stage 0 (sos), section 2: transposed direct form II
-              const double o = fma(s0_2_b0, v, z0_2_0);
-              z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
-              z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-              v = o;
-            }
-            p3 = v;
-          }
-          {  // stage 1 on sample n - 1
-            double v = p1;
-            {  // stage 0 (sos), section 1: transposed direct form II
-              const double o = fma(s0_1_b0, v, z0_1_0);
-              z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
-              z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-              v = o;
-            }
-            p2 = v;
-          }
-          {  // stage 0 on sample n - 0
-            double v = double(tile[threadIdx.x][(n) & 31]);
-            {  // stage 0 (sos), section 0: transposed direct form II
-              const double o = fma(s0_0_b0, v, z0_0_0);
-              z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-              z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-              v = o;
-            }
-            p1 = v;
+        {
+          const double x = double(q.y);
+          #pragma unroll
+          for (int r = 0; r < D; r += 2) {
+            const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 1][0] + r);
+            e[r] = fma(a.x, x, e[r]);
+            e[r + 1] = fma(a.y, x, e[r + 1]);
           }
         }
-        if (count <= j + 32) {  // the chunk ends in this tile: its last samples through the later steps
-          for (n = count > 14 ? count : 14; n < count + 14; ++n) {
-            {  // stage 14
-              const bool ok = n - 14 >= 0 && n - 14 < count;
-              double v = p14;
-              {  // stage 0 (sos), section 14: transposed direct form II
-                const double o = fma(s0_14_b0, v, z0_14_0);
-                const double n0 = fma(s0_14_b1, v, fma(-s0_14_a1, o, z0_14_1)), n1 = fma(-s0_14_a2, o, s0_14_b2 * v);
-                z0_14_0 = ok ? n0 : z0_14_0;
-                z0_14_1 = ok ? n1 : z0_14_1;
-                v = o;
-              }
-            }
-            {  // stage 13
-              const bool ok = n - 13 >= 0 && n - 13 < count;
-              double v = p13;
-              {  // stage 0 (sos), section 13: transposed direct form II
-                const double o = fma(s0_13_b0, v, z0_13_0);
-                const double n0 = fma(s0_13_b1, v, fma(-s0_13_a1, o, z0_13_1)), n1 = fma(-s0_13_a2, o, s0_13_b2 * v);
-                z0_13_0 = ok ? n0 : z0_13_0;
-                z0_13_1 = ok ? n1 : z0_13_1;
-                v = o;
-              }
-              p14 = v;
-            }
-            {  // stage 12
-              const bool ok = n - 12 >= 0 && n - 12 < count;
-              double v = p12;
-              {  // stage 0 (sos), section 12: transposed direct form II
-                const double o = fma(s0_12_b0, v, z0_12_0);
-                const double n0 = fma(s0_12_b1, v, fma(-s0_12_a1, o, z0_12_1)), n1 = fma(-s0_12_a2, o, s0_12_b2 * v);
-                z0_12_0 = ok ? n0 : z0_12_0;
-                z0_12_1 = ok ? n1 : z0_12_1;
-                v = o;
-              }
-              p13 = v;
-            }
-            {  // stage 11
-              const bool ok = n - 11 >= 0 && n - 11 < count;
-              double v = p11;
-              {  // stage 0 (sos), section 11: transposed direct form II
-                const double o = fma(s0_11_b0, v, z0_11_0);
-                const double n0 = fma(s0_11_b1, v, fma(-s0_11_a1, o, z0_11_1)), n1 = fma(-s0_11_a2, o, s0_11_b2 * v);
-                z0_11_0 = ok ? n0 : z0_11_0;
-                z0_11_1 = ok ? n1 : z0_11_1;
-                v = o;
-              }
-              p12 = v;
-            }
-            {  // stage 10
-              const bool ok = n - 10 >= 0 && n - 10 < count;
-              double v = p10;
-              {  // stage 0 (sos), section 10: transposed direct form II
-                const double o = fma(s0_10_b0, v, z0_10_0);
-                const double n0 = fma(s0_10_b1, v, fma(-s0_10_a1, o, z0_10_1)), n1 = fma(-s0_10_a2, o, s0_10_b2 * v);
-                z0_10_0 = ok ? n0 : z0_10_0;
-                z0_10_1 = ok ? n1 : z0_10_1;
-                v = o;
-              }
-              p11 = v;
-            }
-            {  // stage 9
-              const bool ok = n - 9 >= 0 && n - 9 < count;
-              double v = p9;
-              {  // stage 0 (sos), section 9: transposed direct form II
-                const double o = fma(s0_9_b0, v, z0_9_0);
-                const double n0 = fma(s0_9_b1, v, fma(-s0_9_a1, o, z0_9_1)), n1 = fma(-s0_9_a2, o, s0_9_b2 * v);
-                z0_9_0 = ok ? n0 : z0_9_0;
-                z0_9_1 = ok ? n1 : z0_9_1;
-                v = o;
-              }
-              p10 = v;
-            }
-            {  // stage 8
-              const bool ok = n - 8 >= 0 && n - 8 < count;
-              double v = p8;
-              {  // stage 0 (sos), section 8: transposed direct form II
-                const double o = fma(s0_8_b0, v, z0_8_0);
-                const double n0 = fma(s0_8_b1, v, fma(-s0_8_a1, o, z0_8_1)), n1 = fma(-s0_8_a2, o, s0_8_b2 * v);
-                z0_8_0 = ok ? n0 : z0_8_0;
-                z0_8_1 = ok ? n1 : z0_8_1;
-                v = o;
-              }
-              p9 = v;
-            }
-            {  // stage 7
-              const bool ok = n - 7 >= 0 && n - 7 < count;
-              double v = p7;
-              {  // stage 0 (sos), section 7: transposed direct form II
-                const double o = fma(s0_7_b0, v, z0_7_0);
-                const double n0 = fma(s0_7_b1, v, fma(-s0_7_a1, o, z0_7_1)), n1 = fma(-s0_7_a2, o, s0_7_b2 * v);
-                z0_7_0 = ok ? n0 : z0_7_0;
-                z0_7_1 = ok ? n1 : z0_7_1;
-                v = o;
-              }
-              p8 = v;
-            }
-            {  // stage 6
-              const bool ok = n - 6 >= 0 && n - 6 < count;
-              double v = p6;
-              {  // stage 0 (sos), section 6: transposed direct form II
-                const double o = fma(s0_6_b0, v, z0_6_0);
-                const double n0 = fma(s0_6_b1, v, fma(-s0_6_a1, o, z0_6_1)), n1 = fma(-s0_6_a2, o, s0_6_b2 * v);
-                z0_6_0 = ok ? n0 : z0_6_0;
-                z0_6_1 = ok ? n1 : z0_6_1;
-                v = o;
-              }
-              p7 = v;
-            }
-            {  // stage 5
-              const bool ok = n - 5 >= 0 && n - 5 < count;
-              double v = p5;
-              {  // stage 0 (sos), section 5: transposed direct form II
-                const double o = fma(s0_5_b0, v, z0_5_0);
-                const double n0 = fma(s0_5_b1, v, fma(-s0_5_a1, o, z0_5_1)), n1 = fma(-s0_5_a2, o, s0_5_b2 * v);
-                z0_5_0 = ok ? n0 : z0_5_0;
-                z0_5_1 = ok ? n1 : z0_5_1;
-                v = o;
-              }
-              p6 = v;
-            }
-            {  // stage 4
-              const bool ok = n - 4 >= 0 && n - 4 < count;
-              double v = p4;
-              {  // stage 0 (sos), section 4: transposed direct form II
-                const double o = fma(s0_4_b0, v, z0_4_0);
-                const double n0 = fma(s0_4_b1, v, fma(-s0_4_a1, o, z0_4_1)), n1 = fma(-s0_4_a2, o, s0_4_b2 * v);
-                z0_4_0 = ok ? n0 : z0_4_0;
-                z0_4_1 = ok ? n1 : z0_4_1;
-                v = o;
-              }
-              p5 = v;
-            }
-            {  // stage 3
-              const bool ok = n - 3 >= 0 && n - 3 < count;
-              double v = p3;
-              {  // stage 0 (sos), section 3: transposed direct form II
-                const double o = fma(s0_3_b0, v, z0_3_0);
-                const double n0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1)), n1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-                z0_3_0 = ok ? n0 : z0_3_0;
-                z0_3_1 = ok ? n1 : z0_3_1;
-                v = o;
-              }
-              p4 = v;
-            }
-            {  // stage 2
-              const bool ok = n - 2 >= 0 && n - 2 < count;
-              double v = p2;
-              {  // stage 0 (sos), section 2: transposed direct form II
-                const double o = fma(s0_2_b0, v, z0_2_0);
-                const double n0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1)), n1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-                z0_2_0 = ok ? n0 : z0_2_0;
-                z0_2_1 = ok ? n1 : z0_2_1;
-                v = o;
-              }
-              p3 = v;
-            }
-            {  // stage 1
-              const bool ok = n - 1 >= 0 && n - 1 < count;
-              double v = p1;
-              {  // stage 0 (sos), section 1: transposed direct form II
-                const double o = fma(s0_1_b0, v, z0_1_0);
-                const double n0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1)), n1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-                z0_1_0 = ok ? n0 : z0_1_0;
-                z0_1_1 = ok ? n1 : z0_1_1;
-                v = o;
-              }
-              p2 = v;
-            }
-            {  // stage 0
-              const bool ok = n - 0 >= 0 && n - 0 < count;
-              double v = ok ? double(tile[threadIdx.x][(n) & 31]) : double(0);
-              {  // stage 0 (sos), section 0: transposed direct form II
-                const double o = fma(s0_0_b0, v, z0_0_0);
-                const double n0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1)), n1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-                z0_0_0 = ok ? n0 : z0_0_0;
-                z0_0_1 = ok ? n1 : z0_0_1;
-                v = o;
-              }
-              p1 = v;
-            }
+        {
+          const double x = double(q.z);
+          #pragma unroll
+          for (int r = 0; r < D; r += 2) {
+            const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 2][0] + r);
+            e[r] = fma(a.x, x, e[r]);
+            e[r + 1] = fma(a.y, x, e[r + 1]);
+          }
+        }
+        {
+          const double x = double(q.w);
+          #pragma unroll
+          for (int r = 0; r < D; r += 2) {
+            const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 3][0] + r);
+            e[r] = fma(a.x, x, e[r]);
+            e[r + 1] = fma(a.y, x, e[r + 1]);
           }
         }
       }
     }
     if (t < rows) {
-      double* const e = chunk_state + (c * chunks + k) * D;
-      e[0] = z0_0_0;
-      e[1] = z0_0_1;
-      e[2] = z0_1_0;
-      e[3] = z0_1_1;
-      e[4] = z0_2_0;
-      e[5] = z0_2_1;
-      e[6] = z0_3_0;
-      e[7] = z0_3_1;
-      e[8] = z0_4_0;
-      e[9] = z0_4_1;
-      e[10] = z0_5_0;
-      e[11] = z0_5_1;
-      e[12] = z0_6_0;
-      e[13] = z0_6_1;
-      e[14] = z0_7_0;
-      e[15] = z0_7_1;
-      e[16] = z0_8_0;
-      e[17] = z0_8_1;
-      e[18] = z0_9_0;
-      e[19] = z0_9_1;
-      e[20] = z0_10_0;
-      e[21] = z0_10_1;
-      e[22] = z0_11_0;
-      e[23] = z0_11_1;
-      e[24] = z0_12_0;
-      e[25] = z0_12_1;
-      e[26] = z0_13_0;
-      e[27] = z0_13_1;
-      e[28] = z0_14_0;
-      e[29] = z0_14_1;
+      double* const to = chunk_state + (c * chunks + k) * D;  // (a last chunk shorter than L: unread)
+      #pragma unroll
+      for (int r = 0; r < D; ++r) to[r] = e[r];
     }
   } else {
     // Interleaved: neighbouring threads take neighbouring channels of one chunk, so a warp's loads
-    // of sample n are adjacent.
+    // of sample n are adjacent, and its reads of R's row n are one.
     const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= rows) return;
     const long long c = t % channels, k = t / channels;
     const long long begin = k * L, end = begin + L < samples ? begin + L : samples;
-    double z0_0_0 = double(0);
-    double z0_0_1 = double(0);
-    double z0_1_0 = double(0);
-    double z0_1_1 = double(0);
-    double z0_2_0 = double(0);
-    double z0_2_1 = double(0);
-    double z0_3_0 = double(0);
-    double z0_3_1 = double(0);
-    double z0_4_0 = double(0);
-    double z0_4_1 = double(0);
-    double z0_5_0 = double(0);
-    double z0_5_1 = double(0);
-    double z0_6_0 = double(0);
-    double z0_6_1 = double(0);
-    double z0_7_0 = double(0);
-    double z0_7_1 = double(0);
-    double z0_8_0 = double(0);
-    double z0_8_1 = double(0);
-    double z0_9_0 = double(0);
-    double z0_9_1 = double(0);
-    double z0_10_0 = double(0);
-    double z0_10_1 = double(0);
-    double z0_11_0 = double(0);
-    double z0_11_1 = double(0);
-    double z0_12_0 = double(0);
-    double z0_12_1 = double(0);
-    double z0_13_0 = double(0);
-    double z0_13_1 = double(0);
-    double z0_14_0 = double(0);
-    double z0_14_1 = double(0);
     const float* const x = in + c * channel_stride;
-    const long long count = end - begin;
-    double p1 = 0;  // stage 1's next input
-    double p2 = 0;  // stage 2's next input
-    double p3 = 0;  // stage 3's next input
-    double p4 = 0;  // stage 4's next input
-    double p5 = 0;  // stage 5's next input
-    double p6 = 0;  // stage 6's next input
-    double p7 = 0;  // stage 7's next input
-    double p8 = 0;  // stage 8's next input
-    double p9 = 0;  // stage 9's next input
-    double p10 = 0;  // stage 10's next input
-    double p11 = 0;  // stage 11's next input
-    double p12 = 0;  // stage 12's next input
-    double p13 = 0;  // stage 13's next input
-    double p14 = 0;  // stage 14's next input
-    long long n = 0;
-    for (; n < 14; ++n) {
-      {  // stage 14
-        const bool ok = n - 14 >= 0 && n - 14 < count;
-        double v = p14;
-        {  // stage 0 (sos), section 14: transposed direct form II
-          const double o = fma(s0_14_b0, v, z0_14_0);
-          const double n0 = fma(s0_14_b1, v, fma(-s0_14_a1, o, z0_14_1)), n1 = fma(-s0_14_a2, o, s0_14_b2 * v);
-          z0_14_0 = ok ? n0 : z0_14_0;
-          z0_14_1 = ok ? n1 : z0_14_1;
-          v = o;
+    float (* const ahead)[33] = reinterpret_cast<float (*)[33]>(&tile[0][0]);  // rows of 33
+    {  // inputs 8 samples ahead: the next block's load while this one computes
+      float next0, next1, next2, next3, next4, next5, next6, next7;
+      next0 = (begin + 0) < end ? x[(begin + 0) * sample_stride] : float(0);
+      next1 = (begin + 1) < end ? x[(begin + 1) * sample_stride] : float(0);
+      next2 = (begin + 2) < end ? x[(begin + 2) * sample_stride] : float(0);
+      next3 = (begin + 3) < end ? x[(begin + 3) * sample_stride] : float(0);
+      next4 = (begin + 4) < end ? x[(begin + 4) * sample_stride] : float(0);
+      next5 = (begin + 5) < end ? x[(begin + 5) * sample_stride] : float(0);
+      next6 = (begin + 6) < end ? x[(begin + 6) * sample_stride] : float(0);
+      next7 = (begin + 7) < end ? x[(begin + 7) * sample_stride] : float(0);
+      for (long long n0 = begin; n0 < end; n0 += 8) {
+        ahead[threadIdx.x][0] = next0;
+        ahead[threadIdx.x][1] = next1;
+        ahead[threadIdx.x][2] = next2;
+        ahead[threadIdx.x][3] = next3;
+        ahead[threadIdx.x][4] = next4;
+        ahead[threadIdx.x][5] = next5;
+        ahead[threadIdx.x][6] = next6;
+        ahead[threadIdx.x][7] = next7;
+        if (n0 + 8 < end) {
+          next0 = (n0 + 8 + 0) < end ? x[(n0 + 8 + 0) * sample_stride] : float(0);
+          next1 = (n0 + 8 + 1) < end ? x[(n0 + 8 + 1) * sample_stride] : float(0);
+          next2 = (n0 + 8 + 2) < end ? x[(n0 + 8 + 2) * sample_stride] : float(0);
+          next3 = (n0 + 8 + 3) < end ? x[(n0 + 8 + 3) * sample_stride] : float(0);
+          next4 = (n0 + 8 + 4) < end ? x[(n0 + 8 + 4) * sample_stride] : float(0);
+          next5 = (n0 + 8 + 5) < end ? x[(n0 + 8 + 5) * sample_stride] : float(0);
+          next6 = (n0 + 8 + 6) < end ? x[(n0 + 8 + 6) * sample_stride] : float(0);
+          next7 = (n0 + 8 + 7) < end ? x[(n0 + 8 + 7) * sample_stride] : float(0);
         }
-      }
-      {  // stage 13
-        const bool ok = n - 13 >= 0 && n - 13 < count;
-        double v = p13;
-        {  // stage 0 (sos), section 13: transposed direct form II
-          const double o = fma(s0_13_b0, v, z0_13_0);
-          const double n0 = fma(s0_13_b1, v, fma(-s0_13_a1, o, z0_13_1)), n1 = fma(-s0_13_a2, o, s0_13_b2 * v);
-          z0_13_0 = ok ? n0 : z0_13_0;
-          z0_13_1 = ok ? n1 : z0_13_1;
-          v = o;
+        for (long long n = n0; n < n0 + 8 && n < end; ++n) {
+          const double u = double(ahead[threadIdx.x][n - n0]);
+          #pragma unroll
+          for (int r = 0; r < D; r += 2) {
+            const double2 a = *reinterpret_cast<const double2*>(state_table + (n - begin) * D + r);
+            e[r] = fma(a.x, u, e[r]);
+            e[r + 1] = fma(a.y, u, e[r + 1]);
+          }
         }
-        p14 = v;
-      }
-      {  // stage 12
-        const bool ok = n - 12 >= 0 && n - 12 < count;
-        double v = p12;
-        {  // stage 0 (sos), section 12: transposed direct form II
-          const double o = fma(s0_12_b0, v, z0_12_0);
-          const double n0 = fma(s0_12_b1, v, fma(-s0_12_a1, o, z0_12_1)), n1 = fma(-s0_12_a2, o, s0_12_b2 * v);
-          z0_12_0 = ok ? n0 : z0_12_0;
-          z0_12_1 = ok ? n1 : z0_12_1;
-          v = o;
-        }
-        p13 = v;
-      }
-      {  // stage 11
-        const bool ok = n - 11 >= 0 && n - 11 < count;
-        double v = p11;
-        {  // stage 0 (sos), section 11: transposed direct form II
-          const double o = fma(s0_11_b0, v, z0_11_0);
-          const double n0 = fma(s0_11_b1, v, fma(-s0_11_a1, o, z0_11_1)), n1 = fma(-s0_11_a2, o, s0_11_b2 * v);
-          z0_11_0 = ok ? n0 : z0_11_0;
-          z0_11_1 = ok ? n1 : z0_11_1;
-          v = o;
-        }
-        p12 = v;
-      }
-      {  // stage 10
-        const bool ok = n - 10 >= 0 && n - 10 < count;
-        double v = p10;
-        {  // stage 0 (sos), section 10: transposed direct form II
-          const double o = fma(s0_10_b0, v, z0_10_0);
-          const double n0 = fma(s0_10_b1, v, fma(-s0_10_a1, o, z0_10_1)), n1 = fma(-s0_10_a2, o, s0_10_b2 * v);
-          z0_10_0 = ok ? n0 : z0_10_0;
-          z0_10_1 = ok ? n1 : z0_10_1;
-          v = o;
-        }
-        p11 = v;
-      }
-      {  // stage 9
-        const bool ok = n - 9 >= 0 && n - 9 < count;
-        double v = p9;
-        {  // stage 0 (sos), section 9: transposed direct form II
-          const double o = fma(s0_9_b0, v, z0_9_0);
-          const double n0 = fma(s0_9_b1, v, fma(-s0_9_a1, o, z0_9_1)), n1 = fma(-s0_9_a2, o, s0_9_b2 * v);
-          z0_9_0 = ok ? n0 : z0_9_0;
-          z0_9_1 = ok ? n1 : z0_9_1;
-          v = o;
-        }
-        p10 = v;
-      }
-      {  // stage 8
-        const bool ok = n - 8 >= 0 && n - 8 < count;
-        double v = p8;
-        {  // stage 0 (sos), section 8: transposed direct form II
-          const double o = fma(s0_8_b0, v, z0_8_0);
-          const double n0 = fma(s0_8_b1, v, fma(-s0_8_a1, o, z0_8_1)), n1 = fma(-s0_8_a2, o, s0_8_b2 * v);
-          z0_8_0 = ok ? n0 : z0_8_0;
-          z0_8_1 = ok ? n1 : z0_8_1;
-          v = o;
-        }
-        p9 = v;
-      }
-      {  // stage 7
-        const bool ok = n - 7 >= 0 && n - 7 < count;
-        double v = p7;
-        {  // stage 0 (sos), section 7: transposed direct form II
-          const double o = fma(s0_7_b0, v, z0_7_0);
-          const double n0 = fma(s0_7_b1, v, fma(-s0_7_a1, o, z0_7_1)), n1 = fma(-s0_7_a2, o, s0_7_b2 * v);
-          z0_7_0 = ok ? n0 : z0_7_0;
-          z0_7_1 = ok ? n1 : z0_7_1;
-          v = o;
-        }
-        p8 = v;
-      }
-      {  // stage 6
-        const bool ok = n - 6 >= 0 && n - 6 < count;
-        double v = p6;
-        {  // stage 0 (sos), section 6: transposed direct form II
-          const double o = fma(s0_6_b0, v, z0_6_0);
-          const double n0 = fma(s0_6_b1, v, fma(-s0_6_a1, o, z0_6_1)), n1 = fma(-s0_6_a2, o, s0_6_b2 * v);
-          z0_6_0 = ok ? n0 : z0_6_0;
-          z0_6_1 = ok ? n1 : z0_6_1;
-          v = o;
-        }
-        p7 = v;
-      }
-      {  // stage 5
-        const bool ok = n - 5 >= 0 && n - 5 < count;
-        double v = p5;
-        {  // stage 0 (sos), section 5: transposed direct form II
-          const double o = fma(s0_5_b0, v, z0_5_0);
-          const double n0 = fma(s0_5_b1, v, fma(-s0_5_a1, o, z0_5_1)), n1 = fma(-s0_5_a2, o, s0_5_b2 * v);
-          z0_5_0 = ok ? n0 : z0_5_0;
-          z0_5_1 = ok ? n1 : z0_5_1;
-          v = o;
-        }
-        p6 = v;
-      }
-      {  // stage 4
-        const bool ok = n - 4 >= 0 && n - 4 < count;
-        double v = p4;
-        {  // stage 0 (sos), section 4: transposed direct form II
-          const double o = fma(s0_4_b0, v, z0_4_0);
-          const double n0 = fma(s0_4_b1, v, fma(-s0_4_a1, o, z0_4_1)), n1 = fma(-s0_4_a2, o, s0_4_b2 * v);
-          z0_4_0 = ok ? n0 : z0_4_0;
-          z0_4_1 = ok ? n1 : z0_4_1;
-          v = o;
-        }
-        p5 = v;
-      }
-      {  // stage 3
-        const bool ok = n - 3 >= 0 && n - 3 < count;
-        double v = p3;
-        {  // stage 0 (sos), section 3: transposed direct form II
-          const double o = fma(s0_3_b0, v, z0_3_0);
-          const double n0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1)), n1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-          z0_3_0 = ok ? n0 : z0_3_0;
-          z0_3_1 = ok ? n1 : z0_3_1;
-          v = o;
-        }
-        p4 = v;
-      }
-      {  // stage 2
-        const bool ok = n - 2 >= 0 && n - 2 < count;
-        double v = p2;
-        {  // stage 0 (sos), section 2: transposed direct form II
-          const double o = fma(s0_2_b0, v, z0_2_0);
-          const double n0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1)), n1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-          z0_2_0 = ok ? n0 : z0_2_0;
-          z0_2_1 = ok ? n1 : z0_2_1;
-          v = o;
-        }
-        p3 = v;
-      }
-      {  // stage 1
-        const bool ok = n - 1 >= 0 && n - 1 < count;
-        double v = p1;
-        {  // stage 0 (sos), section 1: transposed direct form II
-          const double o = fma(s0_1_b0, v, z0_1_0);
-          const double n0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1)), n1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-          z0_1_0 = ok ? n0 : z0_1_0;
-          z0_1_1 = ok ? n1 : z0_1_1;
-          v = o;
-        }
-        p2 = v;
-      }
-      {  // stage 0
-        const bool ok = n - 0 >= 0 && n - 0 < count;
-        double v = ok ? double(x[(begin + n) * sample_stride]) : double(0);
-        {  // stage 0 (sos), section 0: transposed direct form II
-          const double o = fma(s0_0_b0, v, z0_0_0);
-          const double n0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1)), n1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-          z0_0_0 = ok ? n0 : z0_0_0;
-          z0_0_1 = ok ? n1 : z0_0_1;
-          v = o;
-        }
-        p1 = v;
       }
     }
-    for (; n < count; ++n) {
-      {  // stage 14 on sample n - 14
-        double v = p14;
-        {  // stage 0 (sos), section 14: transposed direct form II
-          const double o = fma(s0_14_b0, v, z0_14_0);
-          z0_14_0 = fma(s0_14_b1, v, fma(-s0_14_a1, o, z0_14_1));
-          z0_14_1 = fma(-s0_14_a2, o, s0_14_b2 * v);
-          v = o;
-        }
-      }
-      {  // stage 13 on sample n - 13
-        double v = p13;
-        {  // stage 0 (sos), section 13: transposed direct form II
-          const double o = fma(s0_13_b0, v, z0_13_0);
-          z0_13_0 = fma(s0_13_b1, v, fma(-s0_13_a1, o, z0_13_1));
-          z0_13_1 = fma(-s0_13_a2, o, s0_13_b2 * v);
-          v = o;
-        }
-        p14 = v;
-      }
-      {  // stage 12 on sample n - 12
-        double v = p12;
-        {  // stage 0 (sos), section 12: transposed direct form II
-          const double o = fma(s0_12_b0, v, z0_12_0);
-          z0_12_0 = fma(s0_12_b1, v, fma(-s0_12_a1, o, z0_12_1));
-          z0_12_1 = fma(-s0_12_a2, o, s0_12_b2 * v);
-          v = o;
-        }
-        p13 = v;
-      }
-      {  // stage 11 on sample n - 11
-        double v = p11;
-        {  // stage 0 (sos), section 11: transposed direct form II
-          const double o = fma(s0_11_b0, v, z0_11_0);
-          z0_11_0 = fma(s0_11_b1, v, fma(-s0_11_a1, o, z0_11_1));
-          z0_11_1 = fma(-s0_11_a2, o, s0_11_b2 * v);
-          v = o;
-        }
-        p12 = v;
-      }
-      {  // stage 10 on sample n - 10
-        double v = p10;
-        {  // stage 0 (sos), section 10: transposed direct form II
-          const double o = fma(s0_10_b0, v, z0_10_0);
-          z0_10_0 = fma(s0_10_b1, v, fma(-s0_10_a1, o, z0_10_1));
-          z0_10_1 = fma(-s0_10_a2, o, s0_10_b2 * v);
-          v = o;
-        }
-        p11 = v;
-      }
-      {  // stage 9 on sample n - 9
-        double v = p9;
-        {  // stage 0 (sos), section 9: transposed direct form II
-          const double o = fma(s0_9_b0, v, z0_9_0);
-          z0_9_0 = fma(s0_9_b1, v, fma(-s0_9_a1, o, z0_9_1));
-          z0_9_1 = fma(-s0_9_a2, o, s0_9_b2 * v);
-          v = o;
-        }
-        p10 = v;
-      }
-      {  // stage 8 on sample n - 8
-        double v = p8;
-        {  // stage 0 (sos), section 8: transposed direct form II
-          const double o = fma(s0_8_b0, v, z0_8_0);
-          z0_8_0 = fma(s0_8_b1, v, fma(-s0_8_a1, o, z0_8_1));
-          z0_8_1 = fma(-s0_8_a2, o, s0_8_b2 * v);
-          v = o;
-        }
-        p9 = v;
-      }
-      {  // stage 7 on sample n - 7
-        double v = p7;
-        {  // stage 0 (sos), section 7: transposed direct form II
-          const double o = fma(s0_7_b0, v, z0_7_0);
-          z0_7_0 = fma(s0_7_b1, v, fma(-s0_7_a1, o, z0_7_1));
-          z0_7_1 = fma(-s0_7_a2, o, s0_7_b2 * v);
-          v = o;
-        }
-        p8 = v;
-      }
-      {  // stage 6 on sample n - 6
-        double v = p6;
-        {  // stage 0 (sos), section 6: transposed direct form II
-          const double o = fma(s0_6_b0, v, z0_6_0);
-          z0_6_0 = fma(s0_6_b1, v, fma(-s0_6_a1, o, z0_6_1));
-          z0_6_1 = fma(-s0_6_a2, o, s0_6_b2 * v);
-          v = o;
-        }
-        p7 = v;
-      }
-      {  // stage 5 on sample n - 5
-        double v = p5;
-        {  // stage 0 (sos), section 5: transposed direct form II
-          const double o = fma(s0_5_b0, v, z0_5_0);
-          z0_5_0 = fma(s0_5_b1, v, fma(-s0_5_a1, o, z0_5_1));
-          z0_5_1 = fma(-s0_5_a2, o, s0_5_b2 * v);
-          v = o;
-        }
-        p6 = v;
-      }
-      {  // stage 4 on sample n - 4
-        double v = p4;
-        {  // stage 0 (sos), section 4: transposed direct form II
-          const double o = fma(s0_4_b0, v, z0_4_0);
-          z0_4_0 = fma(s0_4_b1, v, fma(-s0_4_a1, o, z0_4_1));
-          z0_4_1 = fma(-s0_4_a2, o, s0_4_b2 * v);
-          v = o;
-        }
-        p5 = v;
-      }
-      {  // stage 3 on sample n - 3
-        double v = p3;
-        {  // stage 0 (sos), section 3: transposed direct form II
-          const double o = fma(s0_3_b0, v, z0_3_0);
-          z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
-          z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-          v = o;
-        }
-        p4 = v;
-      }
-      {  // stage 2 on sample n - 2
-        double v = p2;
-        {  // stage 0 (sos), section 2: transposed direct form II
-          const double o = fma(s0_2_b0, v, z0_2_0);
-          z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
-          z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-          v = o;
-        }
-        p3 = v;
-      }
-      {  // stage 1 on sample n - 1
-        double v = p1;
-        {  // stage 0 (sos), section 1: transposed direct form II
-          const double o = fma(s0_1_b0, v, z0_1_0);
-          z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
-          z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-          v = o;
-        }
-        p2 = v;
-      }
-      {  // stage 0 on sample n - 0
-        double v = double(x[(begin + n) * sample_stride]);
-        {  // stage 0 (sos), section 0: transposed direct form II
-          const double o = fma(s0_0_b0, v, z0_0_0);
-          z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-          z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-          v = o;
-        }
-        p1 = v;
-      }
-    }
-    for (n = count > 14 ? count : 14; n < count + 14; ++n) {
-      {  // stage 14
-        const bool ok = n - 14 >= 0 && n - 14 < count;
-        double v = p14;
-        {  // stage 0 (sos), section 14: transposed direct form II
-          const double o = fma(s0_14_b0, v, z0_14_0);
-          const double n0 = fma(s0_14_b1, v, fma(-s0_14_a1, o, z0_14_1)), n1 = fma(-s0_14_a2, o, s0_14_b2 * v);
-          z0_14_0 = ok ? n0 : z0_14_0;
-          z0_14_1 = ok ? n1 : z0_14_1;
-          v = o;
-        }
-      }
-      {  // stage 13
-        const bool ok = n - 13 >= 0 && n - 13 < count;
-        double v = p13;
-        {  // stage 0 (sos), section 13: transposed direct form II
-          const double o = fma(s0_13_b0, v, z0_13_0);
-          const double n0 = fma(s0_13_b1, v, fma(-s0_13_a1, o, z0_13_1)), n1 = fma(-s0_13_a2, o, s0_13_b2 * v);
-          z0_13_0 = ok ? n0 : z0_13_0;
-          z0_13_1 = ok ? n1 : z0_13_1;
-          v = o;
-        }
-        p14 = v;
-      }
-      {  // stage 12
-        const bool ok = n - 12 >= 0 && n - 12 < count;
-        double v = p12;
-        {  // stage 0 (sos), section 12: transposed direct form II
-          const double o = fma(s0_12_b0, v, z0_12_0);
-          const double n0 = fma(s0_12_b1, v, fma(-s0_12_a1, o, z0_12_1)), n1 = fma(-s0_12_a2, o, s0_12_b2 * v);
-          z0_12_0 = ok ? n0 : z0_12_0;
-          z0_12_1 = ok ? n1 : z0_12_1;
-          v = o;
-        }
-        p13 = v;
-      }
-      {  // stage 11
-        const bool ok = n - 11 >= 0 && n - 11 < count;
-        double v = p11;
-        {  // stage 0 (sos), section 11: transposed direct form II
-          const double o = fma(s0_11_b0, v, z0_11_0);
-          const double n0 = fma(s0_11_b1, v, fma(-s0_11_a1, o, z0_11_1)), n1 = fma(-s0_11_a2, o, s0_11_b2 * v);
-          z0_11_0 = ok ? n0 : z0_11_0;
-          z0_11_1 = ok ? n1 : z0_11_1;
-          v = o;
-        }
-        p12 = v;
-      }
-      {  // stage 10
-        const bool ok = n - 10 >= 0 && n - 10 < count;
-        double v = p10;
-        {  // stage 0 (sos), section 10: transposed direct form II
-          const double o = fma(s0_10_b0, v, z0_10_0);
-          const double n0 = fma(s0_10_b1, v, fma(-s0_10_a1, o, z0_10_1)), n1 = fma(-s0_10_a2, o, s0_10_b2 * v);
-          z0_10_0 = ok ? n0 : z0_10_0;
-          z0_10_1 = ok ? n1 : z0_10_1;
-          v = o;
-        }
-        p11 = v;
-      }
-      {  // stage 9
-        const bool ok = n - 9 >= 0 && n - 9 < count;
-        double v = p9;
-        {  // stage 0 (sos), section 9: transposed direct form II
-          const double o = fma(s0_9_b0, v, z0_9_0);
-          const double n0 = fma(s0_9_b1, v, fma(-s0_9_a1, o, z0_9_1)), n1 = fma(-s0_9_a2, o, s0_9_b2 * v);
-          z0_9_0 = ok ? n0 : z0_9_0;
-          z0_9_1 = ok ? n1 : z0_9_1;
-          v = o;
-        }
-        p10 = v;
-      }
-      {  // stage 8
-        const bool ok = n - 8 >= 0 && n - 8 < count;
-        double v = p8;
-        {  // stage 0 (sos), section 8: transposed direct form II
-          const double o = fma(s0_8_b0, v, z0_8_0);
-          const double n0 = fma(s0_8_b1, v, fma(-s0_8_a1, o, z0_8_1)), n1 = fma(-s0_8_a2, o, s0_8_b2 * v);
-          z0_8_0 = ok ? n0 : z0_8_0;
-          z0_8_1 = ok ? n1 : z0_8_1;
-          v = o;
-        }
-        p9 = v;
-      }
-      {  // stage 7
-        const bool ok = n - 7 >= 0 && n - 7 < count;
-        double v = p7;
-        {  // stage 0 (sos), section 7: transposed direct form II
-          const double o = fma(s0_7_b0, v, z0_7_0);
-          const double n0 = fma(s0_7_b1, v, fma(-s0_7_a1, o, z0_7_1)), n1 = fma(-s0_7_a2, o, s0_7_b2 * v);
-          z0_7_0 = ok ? n0 : z0_7_0;
-          z0_7_1 = ok ? n1 : z0_7_1;
-          v = o;
-        }
-        p8 = v;
-      }
-      {  // stage 6
-        const bool ok = n - 6 >= 0 && n - 6 < count;
-        double v = p6;
-        {  // stage 0 (sos), section 6: transposed direct form II
-          const double o = fma(s0_6_b0, v, z0_6_0);
-          const double n0 = fma(s0_6_b1, v, fma(-s0_6_a1, o, z0_6_1)), n1 = fma(-s0_6_a2, o, s0_6_b2 * v);
-          z0_6_0 = ok ? n0 : z0_6_0;
-          z0_6_1 = ok ? n1 : z0_6_1;
-          v = o;
-        }
-        p7 = v;
-      }
-      {  // stage 5
-        const bool ok = n - 5 >= 0 && n - 5 < count;
-        double v = p5;
-        {  // stage 0 (sos), section 5: transposed direct form II
-          const double o = fma(s0_5_b0, v, z0_5_0);
-          const double n0 = fma(s0_5_b1, v, fma(-s0_5_a1, o, z0_5_1)), n1 = fma(-s0_5_a2, o, s0_5_b2 * v);
-          z0_5_0 = ok ? n0 : z0_5_0;
-          z0_5_1 = ok ? n1 : z0_5_1;
-          v = o;
-        }
-        p6 = v;
-      }
-      {  // stage 4
-        const bool ok = n - 4 >= 0 && n - 4 < count;
-        double v = p4;
-        {  // stage 0 (sos), section 4: transposed direct form II
-          const double o = fma(s0_4_b0, v, z0_4_0);
-          const double n0 = fma(s0_4_b1, v, fma(-s0_4_a1, o, z0_4_1)), n1 = fma(-s0_4_a2, o, s0_4_b2 * v);
-          z0_4_0 = ok ? n0 : z0_4_0;
-          z0_4_1 = ok ? n1 : z0_4_1;
-          v = o;
-        }
-        p5 = v;
-      }
-      {  // stage 3
-        const bool ok = n - 3 >= 0 && n - 3 < count;
-        double v = p3;
-        {  // stage 0 (sos), section 3: transposed direct form II
-          const double o = fma(s0_3_b0, v, z0_3_0);
-          const double n0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1)), n1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-          z0_3_0 = ok ? n0 : z0_3_0;
-          z0_3_1 = ok ? n1 : z0_3_1;
-          v = o;
-        }
-        p4 = v;
-      }
-      {  // stage 2
-        const bool ok = n - 2 >= 0 && n - 2 < count;
-        double v = p2;
-        {  // stage 0 (sos), section 2: transposed direct form II
-          const double o = fma(s0_2_b0, v, z0_2_0);
-          const double n0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1)), n1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-          z0_2_0 = ok ? n0 : z0_2_0;
-          z0_2_1 = ok ? n1 : z0_2_1;
-          v = o;
-        }
-        p3 = v;
-      }
-      {  // stage 1
-        const bool ok = n - 1 >= 0 && n - 1 < count;
-        double v = p1;
-        {  // stage 0 (sos), section 1: transposed direct form II
-          const double o = fma(s0_1_b0, v, z0_1_0);
-          const double n0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1)), n1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-          z0_1_0 = ok ? n0 : z0_1_0;
-          z0_1_1 = ok ? n1 : z0_1_1;
-          v = o;
-        }
-        p2 = v;
-      }
-      {  // stage 0
-        const bool ok = n - 0 >= 0 && n - 0 < count;
-        double v = ok ? double(x[(begin + n) * sample_stride]) : double(0);
-        {  // stage 0 (sos), section 0: transposed direct form II
-          const double o = fma(s0_0_b0, v, z0_0_0);
-          const double n0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1)), n1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-          z0_0_0 = ok ? n0 : z0_0_0;
-          z0_0_1 = ok ? n1 : z0_0_1;
-          v = o;
-        }
-        p1 = v;
-      }
-    }
-    double* const e = chunk_state + (c * chunks + k) * D;
-    e[0] = z0_0_0;
-    e[1] = z0_0_1;
-    e[2] = z0_1_0;
-    e[3] = z0_1_1;
-    e[4] = z0_2_0;
-    e[5] = z0_2_1;
-    e[6] = z0_3_0;
-    e[7] = z0_3_1;
-    e[8] = z0_4_0;
-    e[9] = z0_4_1;
-    e[10] = z0_5_0;
-    e[11] = z0_5_1;
-    e[12] = z0_6_0;
-    e[13] = z0_6_1;
-    e[14] = z0_7_0;
-    e[15] = z0_7_1;
-    e[16] = z0_8_0;
-    e[17] = z0_8_1;
-    e[18] = z0_9_0;
-    e[19] = z0_9_1;
-    e[20] = z0_10_0;
-    e[21] = z0_10_1;
-    e[22] = z0_11_0;
-    e[23] = z0_11_1;
-    e[24] = z0_12_0;
-    e[25] = z0_12_1;
-    e[26] = z0_13_0;
-    e[27] = z0_13_1;
-    e[28] = z0_14_0;
-    e[29] = z0_14_1;
+    double* const to = chunk_state + (c * chunks + k) * D;  // (a last chunk shorter than L: unread)
+    #pragma unroll
+    for (int r = 0; r < D; ++r) to[r] = e[r];
   }
 }
 

@@ -32,114 +32,30 @@ __device__ inline void fxc_copy_wait() {
 }
 
 // chain %1: sos(15)
-// gpu_chunked_scan, L=1024: one thread per (channel, chunk)
+// gpu_chunked_scan, L=1024: one thread per (channel, chunk), each chunk's end state summed with a table
 // params: 75, state per channel: 30, delays: 0, rings: 0
 // Chunked scan over time, chunks of L = 1024 samples in groups of 32 (chunk_state: double[channels][chunks][30]):
-// 0. fxc_chain_1_chunk_states: each chunk from zero state, its final state e[k] only;
+// 0. fxc_chain_1_chunk_states: each chunk from zero state, its final state e[k] only (a sum with the table R);
 // 1. fxc_chain_1_group_sums: each group's sum from a zero start, t = A^L t + e[k];
 // 2. fxc_chain_1_group_scan: log-depth scan over the groups from the stream's state;
 // 3. fxc_chain_1_chunk_starts: each chunk's true start state s[k] within its group;
 // 4. fxc_chain_1: each chunk again from s[k], writing the output.
 extern "C" __global__ void fxc_chain_1_chunk_states(
   const double* __restrict__ in, long long channels, long long samples, long long channel_stride, long long sample_stride,
-  const double* __restrict__ params, double* __restrict__ chunk_state) {
+  const double* __restrict__ state_table, double* __restrict__ chunk_state) {
   const long long L = 1024;
-  const long long D = 30;
+  const int D = 30;
   const long long chunks = (samples + L - 1) / L;
   const long long rows = channels * chunks;  // (channel, chunk) pairs
-  // stage 0 (sos), section 0: b0 b1 b2 a1 a2
-  const double s0_0_b0 = params[0];
-  const double s0_0_b1 = params[1];
-  const double s0_0_b2 = params[2];
-  const double s0_0_a1 = params[3];
-  const double s0_0_a2 = params[4];
-  // stage 0 (sos), section 1: b0 b1 b2 a1 a2
-  const double s0_1_b0 = params[5];
-  const double s0_1_b1 = params[6];
-  const double s0_1_b2 = params[7];
-  const double s0_1_a1 = params[8];
-  const double s0_1_a2 = params[9];
-  // stage 0 (sos), section 2: b0 b1 b2 a1 a2
-  const double s0_2_b0 = params[10];
-  const double s0_2_b1 = params[11];
-  const double s0_2_b2 = params[12];
-  const double s0_2_a1 = params[13];
-  const double s0_2_a2 = params[14];
-  // stage 0 (sos), section 3: b0 b1 b2 a1 a2
-  const double s0_3_b0 = params[15];
-  const double s0_3_b1 = params[16];
-  const double s0_3_b2 = params[17];
-  const double s0_3_a1 = params[18];
-  const double s0_3_a2 = params[19];
-  // stage 0 (sos), section 4: b0 b1 b2 a1 a2
-  const double s0_4_b0 = params[20];
-  const double s0_4_b1 = params[21];
-  const double s0_4_b2 = params[22];
-  const double s0_4_a1 = params[23];
-  const double s0_4_a2 = params[24];
-  // stage 0 (sos), section 5: b0 b1 b2 a1 a2
-  const double s0_5_b0 = params[25];
-  const double s0_5_b1 = params[26];
-  const double s0_5_b2 = params[27];
-  const double s0_5_a1 = params[28];
-  const double s0_5_a2 = params[29];
-  // stage 0 (sos), section 6: b0 b1 b2 a1 a2
-  const double s0_6_b0 = params[30];
-  const double s0_6_b1 = params[31];
-  const double s0_6_b2 = params[32];
-  const double s0_6_a1 = params[33];
-  const double s0_6_a2 = params[34];
-  // stage 0 (sos), section 7: b0 b1 b2 a1 a2
-  const double s0_7_b0 = params[35];
-  const double s0_7_b1 = params[36];
-  const double s0_7_b2 = params[37];
-  const double s0_7_a1 = params[38];
-  const double s0_7_a2 = params[39];
-  // stage 0 (sos), section 8: b0 b1 b2 a1 a2
-  const double s0_8_b0 = params[40];
-  const double s0_8_b1 = params[41];
-  const double s0_8_b2 = params[42];
-  const double s0_8_a1 = params[43];
-  const double s0_8_a2 = params[44];
-  // stage 0 (sos), section 9: b0 b1 b2 a1 a2
-  const double s0_9_b0 = params[45];
-  const double s0_9_b1 = params[46];
-  const double s0_9_b2 = params[47];
-  const double s0_9_a1 = params[48];
-  const double s0_9_a2 = params[49];
-  // stage 0 (sos), section 10: b0 b1 b2 a1 a2
-  const double s0_10_b0 = params[50];
-  const double s0_10_b1 = params[51];
-  const double s0_10_b2 = params[52];
-  const double s0_10_a1 = params[53];
-  const double s0_10_a2 = params[54];
-  // stage 0 (sos), section 11: b0 b1 b2 a1 a2
-  const double s0_11_b0 = params[55];
-  const double s0_11_b1 = params[56];
-  const double s0_11_b2 = params[57];
-  const double s0_11_a1 = params[58];
-  const double s0_11_a2 = params[59];
-  // stage 0 (sos), section 12: b0 b1 b2 a1 a2
-  const double s0_12_b0 = params[60];
-  const double s0_12_b1 = params[61];
-  const double s0_12_b2 = params[62];
-  const double s0_12_a1 = params[63];
-  const double s0_12_a2 = params[64];
-  // stage 0 (sos), section 13: b0 b1 b2 a1 a2
-  const double s0_13_b0 = params[65];
-  const double s0_13_b1 = params[66];
-  const double s0_13_b2 = params[67];
-  const double s0_13_a1 = params[68];
-  const double s0_13_a2 = params[69];
-  // stage 0 (sos), section 14: b0 b1 b2 a1 a2
-  const double s0_14_b0 = params[70];
-  const double s0_14_b1 = params[71];
-  const double s0_14_b2 = params[72];
-  const double s0_14_a1 = params[73];
-  const double s0_14_a2 = params[74];
+  // The chunk's end state from zero: D sums, independent of each other (registers: every index
+  // below is a constant once unrolled).
+  double e[D];
+  #pragma unroll
+  for (int r = 0; r < D; ++r) e[r] = 0;
   // Planar: a tile of 32 samples per chunk, rows 16-byte aligned and 16 bytes of banks apart.
   // Interleaved: a thread's next samples, in its row of 33 (no bank conflicts).
   __shared__ __align__(16) double tile[128][34];
+  __shared__ __align__(16) double table[32][D];  // R's rows for the tile's two halves (column m: row m % 32)
   if (sample_stride == 1) {
     // Planar: the block's threads take neighbouring chunks, and their samples go through a shared
     // tile that warps fill (and empty) with neighbouring samples of one chunk, one transaction,
@@ -156,36 +72,6 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     __shared__ int row_count[128];
     row_at[threadIdx.x] = t < rows ? c * channel_stride + begin : 0;
     row_count[threadIdx.x] = t < rows ? (int)(end - begin) : 0;
-    double z0_0_0 = double(0);
-    double z0_0_1 = double(0);
-    double z0_1_0 = double(0);
-    double z0_1_1 = double(0);
-    double z0_2_0 = double(0);
-    double z0_2_1 = double(0);
-    double z0_3_0 = double(0);
-    double z0_3_1 = double(0);
-    double z0_4_0 = double(0);
-    double z0_4_1 = double(0);
-    double z0_5_0 = double(0);
-    double z0_5_1 = double(0);
-    double z0_6_0 = double(0);
-    double z0_6_1 = double(0);
-    double z0_7_0 = double(0);
-    double z0_7_1 = double(0);
-    double z0_8_0 = double(0);
-    double z0_8_1 = double(0);
-    double z0_9_0 = double(0);
-    double z0_9_1 = double(0);
-    double z0_10_0 = double(0);
-    double z0_10_1 = double(0);
-    double z0_11_0 = double(0);
-    double z0_11_1 = double(0);
-    double z0_12_0 = double(0);
-    double z0_12_1 = double(0);
-    double z0_13_0 = double(0);
-    double z0_13_1 = double(0);
-    double z0_14_0 = double(0);
-    double z0_14_1 = double(0);
     // The tile's two halves of 16 samples take turns: while the block computes from one, the
     // next samples copy into the other, so only a chunk's first step waits for memory. Where
     // every row starts 16-byte aligned and holds whole groups of 2 samples, a lane copies, reads and
@@ -214,367 +100,55 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             fxc_copy_async<sizeof(double)>(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid);
           }
         }
+        // R's rows for that half, to the same columns of `table` (zeros past L), 16 bytes a copy.
+        #pragma unroll
+        for (int q0 = 0; q0 < 16 * D / 2; q0 += 128) {
+          const int q = q0 + threadIdx.x, row = q / (D / 2), col = q % (D / 2) * 2;
+          const bool valid = j + 16 + row < L;
+          if (q < 16 * D / 2) fxc_copy_async<16>(&table[h + row][col], state_table + (valid ? (j + 16 + row) * D + col : 0), valid);
+        }
       }
       fxc_copy_commit();
       if (j < 0) continue;
       fxc_copy_wait<1>();  // this thread's copies of samples j on are in (those of the next half may not be)
       __syncthreads();  // and every thread's
       const int h = j & 16;
-      const int count = t < rows && end - begin > j ? (int)(end - begin - j < 16 ? end - begin - j : 16) : 0;  // this thread's samples in the half
-      int i = 0;
-      for (; i + 2 <= count; i += 2) {  // 2 samples a shared-memory access
+      // Every sample of the half, the chunk's or not: the copies left zeros past its end.
+      #pragma unroll
+      for (int i = 0; i < 16; i += 2) {
         const double2 q = *reinterpret_cast<const double2*>(&tile[threadIdx.x][h + i]);
         {
-          double v = q.x;
-          {  // stage 0 (sos), section 0: transposed direct form II
-            const double o = fma(s0_0_b0, v, z0_0_0);
-            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 1: transposed direct form II
-            const double o = fma(s0_1_b0, v, z0_1_0);
-            z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
-            z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 2: transposed direct form II
-            const double o = fma(s0_2_b0, v, z0_2_0);
-            z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
-            z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 3: transposed direct form II
-            const double o = fma(s0_3_b0, v, z0_3_0);
-            z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
-            z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 4: transposed direct form II
-            const double o = fma(s0_4_b0, v, z0_4_0);
-            z0_4_0 = fma(s0_4_b1, v, fma(-s0_4_a1, o, z0_4_1));
-            z0_4_1 = fma(-s0_4_a2, o, s0_4_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 5: transposed direct form II
-            const double o = fma(s0_5_b0, v, z0_5_0);
-            z0_5_0 = fma(s0_5_b1, v, fma(-s0_5_a1, o, z0_5_1));
-            z0_5_1 = fma(-s0_5_a2, o, s0_5_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 6: transposed direct form II
-            const double o = fma(s0_6_b0, v, z0_6_0);
-            z0_6_0 = fma(s0_6_b1, v, fma(-s0_6_a1, o, z0_6_1));
-            z0_6_1 = fma(-s0_6_a2, o, s0_6_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 7: transposed direct form II
-            const double o = fma(s0_7_b0, v, z0_7_0);
-            z0_7_0 = fma(s0_7_b1, v, fma(-s0_7_a1, o, z0_7_1));
-            z0_7_1 = fma(-s0_7_a2, o, s0_7_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 8: transposed direct form II
-            const double o = fma(s0_8_b0, v, z0_8_0);
-            z0_8_0 = fma(s0_8_b1, v, fma(-s0_8_a1, o, z0_8_1));
-            z0_8_1 = fma(-s0_8_a2, o, s0_8_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 9: transposed direct form II
-            const double o = fma(s0_9_b0, v, z0_9_0);
-            z0_9_0 = fma(s0_9_b1, v, fma(-s0_9_a1, o, z0_9_1));
-            z0_9_1 = fma(-s0_9_a2, o, s0_9_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 10: transposed direct form II
-            const double o = fma(s0_10_b0, v, z0_10_0);
-            z0_10_0 = fma(s0_10_b1, v, fma(-s0_10_a1, o, z0_10_1));
-            z0_10_1 = fma(-s0_10_a2, o, s0_10_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 11: transposed direct form II
-            const double o = fma(s0_11_b0, v, z0_11_0);
-            z0_11_0 = fma(s0_11_b1, v, fma(-s0_11_a1, o, z0_11_1));
-            z0_11_1 = fma(-s0_11_a2, o, s0_11_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 12: transposed direct form II
-            const double o = fma(s0_12_b0, v, z0_12_0);
-            z0_12_0 = fma(s0_12_b1, v, fma(-s0_12_a1, o, z0_12_1));
-            z0_12_1 = fma(-s0_12_a2, o, s0_12_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 13: transposed direct form II
-            const double o = fma(s0_13_b0, v, z0_13_0);
-            z0_13_0 = fma(s0_13_b1, v, fma(-s0_13_a1, o, z0_13_1));
-            z0_13_1 = fma(-s0_13_a2, o, s0_13_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 14: transposed direct form II
-            const double o = fma(s0_14_b0, v, z0_14_0);
-            z0_14_0 = fma(s0_14_b1, v, fma(-s0_14_a1, o, z0_14_1));
-            z0_14_1 = fma(-s0_14_a2, o, s0_14_b2 * v);
-            v = o;
+          const double x = (q.x);
+          #pragma unroll
+          for (int r = 0; r < D; r += 2) {
+            const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 0][0] + r);
+            e[r] = fma(a.x, x, e[r]);
+            e[r + 1] = fma(a.y, x, e[r + 1]);
           }
         }
         {
-          double v = q.y;
-          {  // stage 0 (sos), section 0: transposed direct form II
-            const double o = fma(s0_0_b0, v, z0_0_0);
-            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-            v = o;
+          const double x = (q.y);
+          #pragma unroll
+          for (int r = 0; r < D; r += 2) {
+            const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 1][0] + r);
+            e[r] = fma(a.x, x, e[r]);
+            e[r + 1] = fma(a.y, x, e[r + 1]);
           }
-          {  // stage 0 (sos), section 1: transposed direct form II
-            const double o = fma(s0_1_b0, v, z0_1_0);
-            z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
-            z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 2: transposed direct form II
-            const double o = fma(s0_2_b0, v, z0_2_0);
-            z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
-            z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 3: transposed direct form II
-            const double o = fma(s0_3_b0, v, z0_3_0);
-            z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
-            z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 4: transposed direct form II
-            const double o = fma(s0_4_b0, v, z0_4_0);
-            z0_4_0 = fma(s0_4_b1, v, fma(-s0_4_a1, o, z0_4_1));
-            z0_4_1 = fma(-s0_4_a2, o, s0_4_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 5: transposed direct form II
-            const double o = fma(s0_5_b0, v, z0_5_0);
-            z0_5_0 = fma(s0_5_b1, v, fma(-s0_5_a1, o, z0_5_1));
-            z0_5_1 = fma(-s0_5_a2, o, s0_5_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 6: transposed direct form II
-            const double o = fma(s0_6_b0, v, z0_6_0);
-            z0_6_0 = fma(s0_6_b1, v, fma(-s0_6_a1, o, z0_6_1));
-            z0_6_1 = fma(-s0_6_a2, o, s0_6_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 7: transposed direct form II
-            const double o = fma(s0_7_b0, v, z0_7_0);
-            z0_7_0 = fma(s0_7_b1, v, fma(-s0_7_a1, o, z0_7_1));
-            z0_7_1 = fma(-s0_7_a2, o, s0_7_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 8: transposed direct form II
-            const double o = fma(s0_8_b0, v, z0_8_0);
-            z0_8_0 = fma(s0_8_b1, v, fma(-s0_8_a1, o, z0_8_1));
-            z0_8_1 = fma(-s0_8_a2, o, s0_8_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 9: transposed direct form II
-            const double o = fma(s0_9_b0, v, z0_9_0);
-            z0_9_0 = fma(s0_9_b1, v, fma(-s0_9_a1, o, z0_9_1));
-            z0_9_1 = fma(-s0_9_a2, o, s0_9_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 10: transposed direct form II
-            const double o = fma(s0_10_b0, v, z0_10_0);
-            z0_10_0 = fma(s0_10_b1, v, fma(-s0_10_a1, o, z0_10_1));
-            z0_10_1 = fma(-s0_10_a2, o, s0_10_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 11: transposed direct form II
-            const double o = fma(s0_11_b0, v, z0_11_0);
-            z0_11_0 = fma(s0_11_b1, v, fma(-s0_11_a1, o, z0_11_1));
-            z0_11_1 = fma(-s0_11_a2, o, s0_11_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 12: transposed direct form II
-            const double o = fma(s0_12_b0, v, z0_12_0);
-            z0_12_0 = fma(s0_12_b1, v, fma(-s0_12_a1, o, z0_12_1));
-            z0_12_1 = fma(-s0_12_a2, o, s0_12_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 13: transposed direct form II
-            const double o = fma(s0_13_b0, v, z0_13_0);
-            z0_13_0 = fma(s0_13_b1, v, fma(-s0_13_a1, o, z0_13_1));
-            z0_13_1 = fma(-s0_13_a2, o, s0_13_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 14: transposed direct form II
-            const double o = fma(s0_14_b0, v, z0_14_0);
-            z0_14_0 = fma(s0_14_b1, v, fma(-s0_14_a1, o, z0_14_1));
-            z0_14_1 = fma(-s0_14_a2, o, s0_14_b2 * v);
-            v = o;
-          }
-        }
-      }
-      for (; i < count; ++i) {  // the chunk's last samples
-        double v = tile[threadIdx.x][h + i];
-        {  // stage 0 (sos), section 0: transposed direct form II
-          const double o = fma(s0_0_b0, v, z0_0_0);
-          z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-          z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-          v = o;
-        }
-        {  // stage 0 (sos), section 1: transposed direct form II
-          const double o = fma(s0_1_b0, v, z0_1_0);
-          z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
-          z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-          v = o;
-        }
-        {  // stage 0 (sos), section 2: transposed direct form II
-          const double o = fma(s0_2_b0, v, z0_2_0);
-          z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
-          z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-          v = o;
-        }
-        {  // stage 0 (sos), section 3: transposed direct form II
-          const double o = fma(s0_3_b0, v, z0_3_0);
-          z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
-          z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-          v = o;
-        }
-        {  // stage 0 (sos), section 4: transposed direct form II
-          const double o = fma(s0_4_b0, v, z0_4_0);
-          z0_4_0 = fma(s0_4_b1, v, fma(-s0_4_a1, o, z0_4_1));
-          z0_4_1 = fma(-s0_4_a2, o, s0_4_b2 * v);
-          v = o;
-        }
-        {  // stage 0 (sos), section 5: transposed direct form II
-          const double o = fma(s0_5_b0, v, z0_5_0);
-          z0_5_0 = fma(s0_5_b1, v, fma(-s0_5_a1, o, z0_5_1));
-          z0_5_1 = fma(-s0_5_a2, o, s0_5_b2 * v);
-          v = o;
-        }
-        {  // stage 0 (sos), section 6: transposed direct form II
-          const double o = fma(s0_6_b0, v, z0_6_0);
-          z0_6_0 = fma(s0_6_b1, v, fma(-s0_6_a1, o, z0_6_1));
-          z0_6_1 = fma(-s0_6_a2, o, s0_6_b2 * v);
-          v = o;
-        }
-        {  // stage 0 (sos), section 7: transposed direct form II
-          const double o = fma(s0_7_b0, v, z0_7_0);
-          z0_7_0 = fma(s0_7_b1, v, fma(-s0_7_a1, o, z0_7_1));
-          z0_7_1 = fma(-s0_7_a2, o, s0_7_b2 * v);
-          v = o;
-        }
-        {  // stage 0 (sos), section 8: transposed direct form II
-          const double o = fma(s0_8_b0, v, z0_8_0);
-          z0_8_0 = fma(s0_8_b1, v, fma(-s0_8_a1, o, z0_8_1));
-          z0_8_1 = fma(-s0_8_a2, o, s0_8_b2 * v);
-          v = o;
-        }
-        {  // stage 0 (sos), section 9: transposed direct form II
-          const double o = fma(s0_9_b0, v, z0_9_0);
-          z0_9_0 = fma(s0_9_b1, v, fma(-s0_9_a1, o, z0_9_1));
-          z0_9_1 = fma(-s0_9_a2, o, s0_9_b2 * v);
-          v = o;
-        }
-        {  // stage 0 (sos), section 10: transposed direct form II
-          const double o = fma(s0_10_b0, v, z0_10_0);
-          z0_10_0 = fma(s0_10_b1, v, fma(-s0_10_a1, o, z0_10_1));
-          z0_10_1 = fma(-s0_10_a2, o, s0_10_b2 * v);
-          v = o;
-        }
-        {  // stage 0 (sos), section 11: transposed direct form II
-          const double o = fma(s0_11_b0, v, z0_11_0);
-          z0_11_0 = fma(s0_11_b1, v, fma(-s0_11_a1, o, z0_11_1));
-          z0_11_1 = fma(-s0_11_a2, o, s0_11_b2 * v);
-          v = o;
-        }
-        {  // stage 0 (sos), section 12: transposed direct form II
-          const double o = fma(s0_12_b0, v, z0_12_0);
-          z0_12_0 = fma(s0_12_b1, v, fma(-s0_12_a1, o, z0_12_1));
-          z0_12_1 = fma(-s0_12_a2, o, s0_12_b2 * v);
-          v = o;
-        }
-        {  // stage 0 (sos), section 13: transposed direct form II
-          const double o = fma(s0_13_b0, v, z0_13_0);
-          z0_13_0 = fma(s0_13_b1, v, fma(-s0_13_a1, o, z0_13_1));
-          z0_13_1 = fma(-s0_13_a2, o, s0_13_b2 * v);
-          v = o;
-        }
-        {  // stage 0 (sos), section 14: transposed direct form II
-          const double o = fma(s0_14_b0, v, z0_14_0);
-          z0_14_0 = fma(s0_14_b1, v, fma(-s0_14_a1, o, z0_14_1));
-          z0_14_1 = fma(-s0_14_a2, o, s0_14_b2 * v);
-          v = o;
         }
       }
     }
     if (t < rows) {
-      double* const e = chunk_state + (c * chunks + k) * D;
-      e[0] = z0_0_0;
-      e[1] = z0_0_1;
-      e[2] = z0_1_0;
-      e[3] = z0_1_1;
-      e[4] = z0_2_0;
-      e[5] = z0_2_1;
-      e[6] = z0_3_0;
-      e[7] = z0_3_1;
-      e[8] = z0_4_0;
-      e[9] = z0_4_1;
-      e[10] = z0_5_0;
-      e[11] = z0_5_1;
-      e[12] = z0_6_0;
-      e[13] = z0_6_1;
-      e[14] = z0_7_0;
-      e[15] = z0_7_1;
-      e[16] = z0_8_0;
-      e[17] = z0_8_1;
-      e[18] = z0_9_0;
-      e[19] = z0_9_1;
-      e[20] = z0_10_0;
-      e[21] = z0_10_1;
-      e[22] = z0_11_0;
-      e[23] = z0_11_1;
-      e[24] = z0_12_0;
-      e[25] = z0_12_1;
-      e[26] = z0_13_0;
-      e[27] = z0_13_1;
-      e[28] = z0_14_0;
-      e[29] = z0_14_1;
+      double* const to = chunk_state + (c * chunks + k) * D;  // (a last chunk shorter than L: unread)
+      #pragma unroll
+      for (int r = 0; r < D; ++r) to[r] = e[r];
     }
   } else {
     // Interleaved: neighbouring threads take neighbouring channels of one chunk, so a warp's loads
-    // of sample n are adjacent.
+    // of sample n are adjacent, and its reads of R's row n are one.
     const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= rows) return;
     const long long c = t % channels, k = t / channels;
     const long long begin = k * L, end = begin + L < samples ? begin + L : samples;
-    double z0_0_0 = double(0);
-    double z0_0_1 = double(0);
-    double z0_1_0 = double(0);
-    double z0_1_1 = double(0);
-    double z0_2_0 = double(0);
-    double z0_2_1 = double(0);
-    double z0_3_0 = double(0);
-    double z0_3_1 = double(0);
-    double z0_4_0 = double(0);
-    double z0_4_1 = double(0);
-    double z0_5_0 = double(0);
-    double z0_5_1 = double(0);
-    double z0_6_0 = double(0);
-    double z0_6_1 = double(0);
-    double z0_7_0 = double(0);
-    double z0_7_1 = double(0);
-    double z0_8_0 = double(0);
-    double z0_8_1 = double(0);
-    double z0_9_0 = double(0);
-    double z0_9_1 = double(0);
-    double z0_10_0 = double(0);
-    double z0_10_1 = double(0);
-    double z0_11_0 = double(0);
-    double z0_11_1 = double(0);
-    double z0_12_0 = double(0);
-    double z0_12_1 = double(0);
-    double z0_13_0 = double(0);
-    double z0_13_1 = double(0);
-    double z0_14_0 = double(0);
-    double z0_14_1 = double(0);
     const double* const x = in + c * channel_stride;
     double (* const ahead)[33] = reinterpret_cast<double (*)[33]>(&tile[0][0]);  // rows of 33
     {  // inputs 8 samples ahead: the next block's load while this one computes
@@ -607,131 +181,19 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
           next7 = (n0 + 8 + 7) < end ? x[(n0 + 8 + 7) * sample_stride] : double(0);
         }
         for (long long n = n0; n < n0 + 8 && n < end; ++n) {
-          double v = ahead[threadIdx.x][n - n0];
-          {  // stage 0 (sos), section 0: transposed direct form II
-            const double o = fma(s0_0_b0, v, z0_0_0);
-            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 1: transposed direct form II
-            const double o = fma(s0_1_b0, v, z0_1_0);
-            z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
-            z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 2: transposed direct form II
-            const double o = fma(s0_2_b0, v, z0_2_0);
-            z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
-            z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 3: transposed direct form II
-            const double o = fma(s0_3_b0, v, z0_3_0);
-            z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
-            z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 4: transposed direct form II
-            const double o = fma(s0_4_b0, v, z0_4_0);
-            z0_4_0 = fma(s0_4_b1, v, fma(-s0_4_a1, o, z0_4_1));
-            z0_4_1 = fma(-s0_4_a2, o, s0_4_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 5: transposed direct form II
-            const double o = fma(s0_5_b0, v, z0_5_0);
-            z0_5_0 = fma(s0_5_b1, v, fma(-s0_5_a1, o, z0_5_1));
-            z0_5_1 = fma(-s0_5_a2, o, s0_5_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 6: transposed direct form II
-            const double o = fma(s0_6_b0, v, z0_6_0);
-            z0_6_0 = fma(s0_6_b1, v, fma(-s0_6_a1, o, z0_6_1));
-            z0_6_1 = fma(-s0_6_a2, o, s0_6_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 7: transposed direct form II
-            const double o = fma(s0_7_b0, v, z0_7_0);
-            z0_7_0 = fma(s0_7_b1, v, fma(-s0_7_a1, o, z0_7_1));
-            z0_7_1 = fma(-s0_7_a2, o, s0_7_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 8: transposed direct form II
-            const double o = fma(s0_8_b0, v, z0_8_0);
-            z0_8_0 = fma(s0_8_b1, v, fma(-s0_8_a1, o, z0_8_1));
-            z0_8_1 = fma(-s0_8_a2, o, s0_8_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 9: transposed direct form II
-            const double o = fma(s0_9_b0, v, z0_9_0);
-            z0_9_0 = fma(s0_9_b1, v, fma(-s0_9_a1, o, z0_9_1));
-            z0_9_1 = fma(-s0_9_a2, o, s0_9_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 10: transposed direct form II
-            const double o = fma(s0_10_b0, v, z0_10_0);
-            z0_10_0 = fma(s0_10_b1, v, fma(-s0_10_a1, o, z0_10_1));
-            z0_10_1 = fma(-s0_10_a2, o, s0_10_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 11: transposed direct form II
-            const double o = fma(s0_11_b0, v, z0_11_0);
-            z0_11_0 = fma(s0_11_b1, v, fma(-s0_11_a1, o, z0_11_1));
-            z0_11_1 = fma(-s0_11_a2, o, s0_11_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 12: transposed direct form II
-            const double o = fma(s0_12_b0, v, z0_12_0);
-            z0_12_0 = fma(s0_12_b1, v, fma(-s0_12_a1, o, z0_12_1));
-            z0_12_1 = fma(-s0_12_a2, o, s0_12_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 13: transposed direct form II
-            const double o = fma(s0_13_b0, v, z0_13_0);
-            z0_13_0 = fma(s0_13_b1, v, fma(-s0_13_a1, o, z0_13_1));
-            z0_13_1 = fma(-s0_13_a2, o, s0_13_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 14: transposed direct form II
-            const double o = fma(s0_14_b0, v, z0_14_0);
-            z0_14_0 = fma(s0_14_b1, v, fma(-s0_14_a1, o, z0_14_1));
-            z0_14_1 = fma(-s0_14_a2, o, s0_14_b2 * v);
-            v = o;
+          const double u = (ahead[threadIdx.x][n - n0]);
+          #pragma unroll
+          for (int r = 0; r < D; r += 2) {
+            const double2 a = *reinterpret_cast<const double2*>(state_table + (n - begin) * D + r);
+            e[r] = fma(a.x, u, e[r]);
+            e[r + 1] = fma(a.y, u, e[r + 1]);
           }
         }
       }
     }
-    double* const e = chunk_state + (c * chunks + k) * D;
-    e[0] = z0_0_0;
-    e[1] = z0_0_1;
-    e[2] = z0_1_0;
-    e[3] = z0_1_1;
-    e[4] = z0_2_0;
-    e[5] = z0_2_1;
-    e[6] = z0_3_0;
-    e[7] = z0_3_1;
-    e[8] = z0_4_0;
-    e[9] = z0_4_1;
-    e[10] = z0_5_0;
-    e[11] = z0_5_1;
-    e[12] = z0_6_0;
-    e[13] = z0_6_1;
-    e[14] = z0_7_0;
-    e[15] = z0_7_1;
-    e[16] = z0_8_0;
-    e[17] = z0_8_1;
-    e[18] = z0_9_0;
-    e[19] = z0_9_1;
-    e[20] = z0_10_0;
-    e[21] = z0_10_1;
-    e[22] = z0_11_0;
-    e[23] = z0_11_1;
-    e[24] = z0_12_0;
-    e[25] = z0_12_1;
-    e[26] = z0_13_0;
-    e[27] = z0_13_1;
-    e[28] = z0_14_0;
-    e[29] = z0_14_1;
+    double* const to = chunk_state + (c * chunks + k) * D;  // (a last chunk shorter than L: unread)
+    #pragma unroll
+    for (int r = 0; r < D; ++r) to[r] = e[r];
   }
 }
 
