@@ -467,6 +467,9 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
 // time, and every thread of a block reads the same row (a broadcast). Interleaved: the warp's
 // threads are on one chunk, so they read the same row of R through the cache.
 void emit_chunk_states_by_table(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
+  // Static shared memory, at most 48 KiB a block: the float64 tile, the table's two halves at
+  // the most rows, the row tables (48640 bytes, as ptxas reports for 24 float64 sections).
+  static_assert(kCudaBlockThreads * 34 * 8 + 32 * kCudaStateTableMaxRows * 8 + kCudaBlockThreads * 12 <= 48 * 1024);
   Types ty = types_of(k, chain);
   const std::string& T = ty.signal.t;
   const int d = k.state_dimension;
