@@ -140,12 +140,17 @@ class Wavefront {
 // copy into the other (fxc_copy_async), so only a chunk's first step waits for memory.
 class HalfTile {
  public:
+  /// A row's stride in samples of `bytes` (4 or 8): 16 bytes of banks apart (kCudaTileBytes).
+  static constexpr int stride(int bytes) { return bytes == 4 ? 36 : 34; }
+  /// The tile's bytes and its row tables' (row_at, row_count) for samples of `bytes`.
+  static constexpr int tile_bytes(int bytes) { return kCudaBlockThreads * stride(bytes) * bytes; }
+  static constexpr int row_table_bytes() { return kCudaBlockThreads * (8 + 4); }
+
   explicit HalfTile(const Types& ty) : ty_(ty), v_(kCudaTileBytes / ty.signal.bytes) {}
 
   /// The shared tile: kCudaBlockThreads rows (chunks), 16 bytes of banks apart.
   void declare(Writer& w) const {
-    // Rows 16 bytes of banks apart (kCudaTileBytes): 36 float32 or 34 float64 samples.
-    const std::string stride = str(ty_.signal.bytes == 4 ? 36 : 34);
+    const std::string stride = str(HalfTile::stride(ty_.signal.bytes));
     w.line("// Planar: a tile of 32 samples per chunk, rows 16-byte aligned and 16 bytes of banks apart.");
     w.line("// Interleaved: a thread's next samples, in its row of 33 (no bank conflicts).");
     w.line("__shared__ __align__(16) " + ty_.signal.t + " tile[" + str(kCudaBlockThreads) + "][" + stride + "];");
@@ -469,7 +474,8 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
 void emit_chunk_states_by_table(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
   // Static shared memory, at most 48 KiB a block: the float64 tile, the table's two halves at
   // the most rows, the row tables (48640 bytes, as ptxas reports for 24 float64 sections).
-  static_assert(kCudaBlockThreads * 34 * 8 + 32 * kCudaStateTableMaxRows * 8 + kCudaBlockThreads * 12 <= 48 * 1024);
+  static_assert(HalfTile::tile_bytes(8) + 2 * kCudaTileHalf * kCudaStateTableMaxRows * 8 + HalfTile::row_table_bytes() <=
+                48 * 1024);
   Types ty = types_of(k, chain);
   const std::string& T = ty.signal.t;
   const int d = k.state_dimension;
@@ -505,6 +511,7 @@ void emit_chunk_states_by_table(Writer& w, const CudaKernelInfo& k, const ir::Ch
     w.line("for (int r = 0; r < D; ++r) to[r] = e[r];");
   };
   halves.declare(w);
+  static_assert(2 * kCudaTileHalf == 32, "the table's rows for both halves");
   w.line("__shared__ __align__(16) double table[32][D];  // R's rows for the tile's two halves (column m: row m % 32)");
   w.open("if (sample_stride == 1) {");
   emit_planar_rows(w, threads);

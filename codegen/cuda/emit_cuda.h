@@ -61,7 +61,8 @@ inline constexpr int kCudaTileBytes = 16;
 /// The chunked scan's zero-state pass takes each chunk's end state as a sum over its samples,
 /// e = sum_n R[n] x[n] with R[n] = A^(L - 1 - n) B (a table the runtime computes in float64,
 /// LinearChain::input_to_state), instead of running the chain's sections over them, where the
-/// sections run in float64 (state_precision f64 or mixed) and the state has at most this many
+/// chain's first sections run in float64 (state_precision f64, or mixed: the first stage's, then
+/// float32; or a float64 signal) and the state has at most this many
 /// rows: D fused multiply-adds a sample (D = 2 x sections) against 5 a section, and no
 /// recurrence, so nothing waits on an FMA's latency. Past 24 sections the sums' registers
 /// would crowd out the rest.

@@ -1410,6 +1410,12 @@ ir::Graph wide_state_graph() {  // 36 sections: a 72 x 72 matrix, read through t
   return make_graph("wide_state", {output("y", y)});
 }
 
+ir::Graph table_limit_graph() {  // 24 sections: 48 state rows, the most a state table takes
+  Flow y = input("x");
+  for (int i = 0; i < 4; ++i) y = y | butter(12, Frequency{30.0 + 500.0 * i});
+  return make_graph("table_limit", {output("y", y)});
+}
+
 // A graph run as the chunked scan on `channels` channels of `samples`, chunks of `chunk`.
 struct ScanCase {
   const char* name;
@@ -1431,6 +1437,8 @@ void check_chunked_carry(const DeviceFactory& make) {
       {"tail, L=7", scan_tail_graph, 3, 7, 3001},
       {"tail interleaved, L=100", scan_tail_graph, 33, 100, 3500},
       {"wide state, L=5", wide_state_graph, 2, 5, 1700},
+      {"48 rows (the table's most), L=19", table_limit_graph, 2, 19, 1500},
+      {"48 rows interleaved, L=21", table_limit_graph, 33, 21, 900},
   };
   double worst[2] = {0, 0};
   for (const ScanCase& c : cases) {
