@@ -711,6 +711,15 @@ struct CudaStream::Impl {
       for (long long start = 0, p = 0; start < n; start += pass, ++p) {
         const long long samples = std::min(pass, n - start);
         for (std::size_t i : regions[r].kernels) {
+          if (const int side = program->side_of[i]; side >= 0) {
+            // One launch for the group, where its first member comes (the others' inputs
+            // are ready there too: codegen::cuda_side_by_side).
+            if (program->side_by_side[static_cast<std::size_t>(side)].members.front() != i) continue;
+            auto count = enqueue_side_by_side(static_cast<std::size_t>(side), n, start, samples);
+            if (!count) return count;
+            launches += *count;
+            continue;
+          }
           auto count = enqueue_kernel(i, n, start, p, samples, false);
           if (!count) return count;
           launches += *count;
@@ -723,6 +732,34 @@ struct CudaStream::Impl {
       }
     }
     return launches;
+  }
+
+  // A chain_thread_per_channel kernel's arguments for the `samples` from `start` of a block
+  // of `n` samples.
+  std::vector<std::uint64_t> thread_per_channel_args(std::size_t i, long long n, long long start, long long samples) const {
+    const CudaKernelInfo& k = program->kernels[i];
+    const KernelMemory& m = memory[i];
+    const ir::Node& node = g.node(k.node);
+    const std::uint64_t ch = m.channels;
+    const std::uint64_t cs = interleaved ? 1 : n, ss = interleaved ? ch : 1;
+    return {at(node.operands[0], start), at(k.node, start), ch, static_cast<std::uint64_t>(samples), cs, ss,
+            m.params.get(), m.delay_lengths.get(), m.state.get(), m.line_ptrs.get(), m.positions.get()};
+  }
+
+  // Side-by-side group `side`'s one launch: its members' arguments one after another.
+  Expected<int, std::string> enqueue_side_by_side(std::size_t side, long long n, long long start, long long samples) {
+    const codegen::CudaSideBySide& group = program->side_by_side[side];
+    std::vector<std::uint64_t> args;
+    std::vector<long long> channels;
+    for (std::size_t i : group.members) {
+      const std::vector<std::uint64_t> member = thread_per_channel_args(i, n, start, samples);
+      args.insert(args.end(), member.begin(), member.end());
+      channels.push_back(static_cast<long long>(memory[i].channels));
+    }
+    const codegen::CudaLaunch shape = codegen::cuda_side_launch(channels);
+    if (shape.grid == 0 || samples <= 0) return 0;
+    FXC_TRY(device->launch(program->side_functions[side], shape, args));
+    return 1;
   }
 
   // Kernel i's launches for the pass `p` of a block of `n` samples, the `samples` from `start`;
@@ -750,8 +787,7 @@ struct CudaStream::Impl {
     std::vector<Launch> launches;
     switch (k.kind) {
       case CudaKernelKind::chain_thread_per_channel:
-        launches = {{0, {in, out, ch, N, cs, ss, m.params.get(), m.delay_lengths.get(), m.state.get(),
-                         m.line_ptrs.get(), m.positions.get()}}};
+        launches = {{0, thread_per_channel_args(i, n, start, samples)}};
         break;
       case CudaKernelKind::chain_chunked_scan: {
         // The scan's steps ping-pong between the groups' sums and a second buffer; the last
@@ -1317,6 +1353,12 @@ Expected<std::shared_ptr<const CudaProgram>, std::string> load_cuda_program(std:
   }
   std::vector<codegen::CudaEntry> entries;
   for (const CudaKernelInfo& k : program->kernels) entries.insert(entries.end(), k.entries.begin(), k.entries.end());
+  program->side_by_side = codegen::cuda_side_by_side(scheduled, program->kernels);
+  program->side_of.assign(program->kernels.size(), -1);
+  for (std::size_t s = 0; s < program->side_by_side.size(); ++s) {
+    entries.push_back(program->side_by_side[s].entry);
+    for (std::size_t i : program->side_by_side[s].members) program->side_of[i] = static_cast<int>(s);
+  }
   const DType signal = codegen::cuda_signal_dtype(scheduled);
   const std::vector<codegen::CudaEntry> layout = codegen::cuda_layout_entries(signal);
   entries.insert(entries.end(), layout.begin(), layout.end());
@@ -1336,6 +1378,11 @@ Expected<std::shared_ptr<const CudaProgram>, std::string> load_cuda_program(std:
       functions.push_back(*f);
     }
     program->functions.push_back(std::move(functions));
+  }
+  for (const codegen::CudaSideBySide& side : program->side_by_side) {
+    auto f = device->function(*module, side.symbol);
+    if (!f) return Unexpected{f.error()};
+    program->side_functions.push_back(*f);
   }
   return std::shared_ptr<const CudaProgram>(std::move(program));
 }

@@ -63,6 +63,11 @@ struct CudaProgram {
   std::shared_ptr<GpuDevice> device;
   GpuDevice::Handle module = 0;
   std::vector<std::vector<GpuDevice::Handle>> functions;  ///< [kernel][entry]
+  /// Kernels launched side by side (codegen::cuda_side_by_side), each group's function, and
+  /// for each kernel its group or -1.
+  std::vector<codegen::CudaSideBySide> side_by_side;
+  std::vector<GpuDevice::Handle> side_functions;
+  std::vector<int> side_of;
   /// codegen::cuda_layout_entries: fxc_interleave, fxc_deinterleave.
   std::array<GpuDevice::Handle, 2> layout_functions{};
   /// Streams that whole runs reuse, with their staging and device buffers. Last: it goes first.

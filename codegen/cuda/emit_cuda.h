@@ -243,6 +243,28 @@ struct CudaLaunch {
   int block = 1;
 };
 
+/// Independent kernels that one launch runs side by side: chains of one thread per channel
+/// (a reverb's combs, a multiband compressor's bands), each as narrow as its channels, whose
+/// inputs are all ready where the first of them would launch. The launch's blocks go to the
+/// members in turn, each member's ceil(channels / kCudaBlockThreads) of them; a member's
+/// kernel is then a __device__ function (`<symbol>_run`, its __global__ a call of it) that
+/// the side kernel calls with the member's arguments. Members come from one stretch of
+/// ir::loop_order outside loops (the CUDA runtime's regions), at most kCudaSideByMaxMembers,
+/// their shared memory together within kCudaSideBySharedBytes.
+struct CudaSideBySide {
+  std::string symbol;                ///< fxc_side_<the first member's node>
+  std::vector<std::size_t> members;  ///< indices into the kernel list, in launch order
+  CudaEntry entry;                   ///< the members' entry 0 parameters, one member after another
+};
+inline constexpr std::size_t kCudaSideByMaxMembers = 32;  ///< 11 parameters of 8 bytes each: 2.8 KiB of 4
+inline constexpr long long kCudaSideBySharedBytes = 48 * 1024;
+
+/// The side-by-side groups of `kernels` (cuda_kernels of `scheduled`), in launch order; none
+/// where ir::loop_order has no order.
+std::vector<CudaSideBySide> cuda_side_by_side(const ir::Graph& scheduled, const std::vector<CudaKernelInfo>& kernels);
+/// Its launch: the members' blocks one after another, member m's for `channels[m]` channels.
+CudaLaunch cuda_side_launch(const std::vector<long long>& channels);
+
 /// The chunked scan's log-depth steps (launches of its group_scan entry) for `chunks` chunks
 /// of one channel: ceil(log2(groups)), at least 1 (step 0 also brings in the stream's state).
 int cuda_carry_steps(long long chunks);

@@ -366,6 +366,18 @@ TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
     CHECK(occurrences(*source, "if (sample_stride == 1) fxc_prefetch_l2(x + n + " + later + ");") == 3 * 2);
     // The shift into the registers: each loop's 8 samples of a block and its last ones.
     CHECK(occurrences(*source, "cell14 = shift14 ? cell14 : (newest14 ? mix : cell14);") == 3 * (codegen::kCudaLoopAhead + 1));
+    // The three loops read x alone: one launch runs them side by side, each loop's body a
+    // __device__ function that the side kernel and the loop's own entry call.
+    const std::vector<codegen::CudaSideBySide> sides = codegen::cuda_side_by_side(g, *kernels);
+    REQUIRE(sides.size() == 1);
+    CHECK(sides[0].members.size() == 3);
+    CHECK(sides[0].entry.parameters.size() == 3 * (*kernels)[sides[0].members[0]].entries[0].parameters.size());
+    CHECK(occurrences(*source, "extern \"C\" __global__ void " + sides[0].symbol + "(") == 1);
+    CHECK(occurrences(*source, "__device__ __noinline__ void fxc_chain_") == 3);
+    CHECK(occurrences(*source, "_run(b * blockDim.x + threadIdx.x, in_") == 3);
+    CHECK(occurrences(*source, "_run((long long)blockIdx.x * blockDim.x + threadIdx.x, in, out,") == 3);
+    CHECK(codegen::cuda_side_launch({130, 3, 0}).grid == 3);  // 2 + 1 + none
+    CHECK(codegen::cuda_side_launch({130, 3, 0}).block == codegen::kCudaBlockThreads);
 
     // gpu_fuse_loops=0 keeps the loops' feedback nodes: a read and a write kernel each.
     DiagnosticEngine diags;
@@ -460,6 +472,51 @@ ir::Graph wide_state_graph() {
   Flow y = input("x");
   for (int i = 0; i < 130; ++i) y = y | peaking(Frequency{200.0 + 13.0 * i}, 2.0, 1_dB);
   return make_graph("wide_state", {output("y", y)});
+}
+
+// Which kernels go side by side: independent chains of one thread per channel, as many as fit
+// kCudaSideBySharedBytes of shared memory together, none that reads another's output.
+TEST_CASE("CUDA source: side-by-side groups hold independent kernels within their shared memory") {
+  // Seven compressors in float64, each on x: a row of 9 doubles a thread for its inputs ahead
+  // (9216 bytes a block), so 5 fit in 48 KiB; the mix reads them all.
+  std::string fx = "input x : 2\n";
+  std::string sum;
+  for (int i = 0; i < 7; ++i) {
+    fx += "c" + std::to_string(i) + " = x | compressor(" + std::to_string(-10 - i) + " dB, 4, 1 ms, 10 ms)\n";
+    sum += (i ? " + c" : "c") + std::to_string(i);
+  }
+  fx += "output " + sum + "\n";
+  const ir::Graph bands = test::fx_graph(fx, "bands");
+  DiagnosticEngine diags;
+  auto scheduled_in = [&](DType dtype) {
+    passes::PassContext context{diags, {48000.0, 2, dtype}};
+    context.target = passes::cuda_target();
+    auto scheduled = passes::run_pipeline(bands, context);
+    REQUIRE_MESSAGE(scheduled, diags.str());
+    return std::move(*scheduled);
+  };
+  const ir::Graph scheduled = scheduled_in(DType::f64);
+  auto kernels = codegen::cuda_kernels(scheduled);
+  REQUIRE(kernels);
+  const auto sides = codegen::cuda_side_by_side(scheduled, *kernels);
+  REQUIRE(sides.size() == 2);
+  CHECK(sides[0].members.size() == 5);
+  CHECK(sides[1].members.size() == 2);
+  for (const auto& side : sides)
+    for (std::size_t i : side.members) {
+      CHECK((*kernels)[i].kind == codegen::CudaKernelKind::chain_thread_per_channel);
+      CHECK(ir::holds<ir::Input>(scheduled.node(scheduled.node((*kernels)[i].node).operands[0])));
+    }
+  auto source = codegen::emit_cuda_source(scheduled);
+  REQUIRE(source);
+  CHECK(occurrences(*source, "__device__ __noinline__ void fxc_chain_") == 7);
+  // In float32 the rows are half as large: all seven in one launch.
+  const ir::Graph narrow = scheduled_in(DType::f32);
+  auto narrow_kernels = codegen::cuda_kernels(narrow);
+  REQUIRE(narrow_kernels);
+  const auto one = codegen::cuda_side_by_side(narrow, *narrow_kernels);
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].members.size() == 7);
 }
 
 TEST_CASE("CUDA source: a wide state's carry walks are bounded by their block, so their registers fit it") {

@@ -49,6 +49,7 @@ static inline int __syncthreads_or(int predicate) {
 #define __device__
 #define __shared__ static
 #define __launch_bounds__(threads)
+#define __noinline__ __attribute__((noinline))
 #define __align__(bytes) __attribute__((aligned(bytes)))
 
 // CUDA's 16-byte vector types, as the chunk passes' planar tile reads and stores them.

@@ -1205,6 +1205,47 @@ std::vector<FusedLoopCase> fused_loop_cases() {
   };
 }
 
+// Independent kernels of one thread per channel run side by side in one launch
+// (codegen::cuda_side_by_side): three loops on two inputs of 130 and 3 channels (the first
+// member takes two blocks of the launch), and a fourth loop on the first's output, which must
+// wait for it and so launches on its own; against the interpreter, whole and in blocks.
+void check_side_by_side(const DeviceFactory& make) {
+  const std::string fx =
+      "input a : 130\ninput b : 3\n"
+      "ya = a + 0.5 * (ya | delay(5) | lowpass(2 kHz))\n"
+      "yb = b + 0.9 * (yb | delay(1) | tanh())\n"
+      "za = a + 0.3 * (za | delay(7) | tanh())\n"
+      "w = ya + 0.2 * (w | delay(3) | tanh())\n"
+      "output ya\noutput yb\noutput za\noutput w\n";
+  for (DType dtype : {DType::f64, DType::f32}) {
+    CAPTURE(name(dtype));
+    Prepared p = prepare(make, test::fx_graph(fx, "beside"), 2, dtype, Force::default_);
+    REQUIRE(p.program->kernels.size() == 4);
+    REQUIRE(p.program->side_by_side.size() == 1);
+    const codegen::CudaSideBySide& side = p.program->side_by_side[0];
+    CHECK(side.members.size() == 3);
+    CHECK(side.entry.parameters.size() == 3 * p.program->kernels[side.members[0]].entries[0].parameters.size());
+    for (std::size_t i : side.members) {  // the loops on the inputs, not the one on ya
+      const ir::Node& member = p.scheduled.node(p.program->kernels[i].node);
+      CHECK(ir::holds<ir::Input>(p.scheduled.node(member.operands[0])));
+      CHECK(p.program->side_of[i] == 0);
+    }
+    const double tolerance = dtype == DType::f64 ? 1e-9 : 1e-5;
+    std::vector<Signal> inputs = noise(p.designed, 300, 31, dtype, 2);
+    auto want = interpret(p.designed, inputs);
+    REQUIRE(want);
+    const std::uint64_t launches = counters().gpu_launches;
+    auto got = execute_cuda(p.program, inputs);
+    REQUIRE(got);
+    // The graph's kernels' launches (the layout transposes are not counted): the three side
+    // by side once, the fourth loop once.
+    CHECK(counters().gpu_launches - launches == 2);
+    CHECK(worst_error(*got, *want) <= tolerance);
+    CudaStream stream(p.program);
+    CHECK(worst_error(run_blocks(stream, inputs, {1, 100, 199}), *want) <= tolerance);
+  }
+}
+
 void check_fused_loops(const DeviceFactory& make) {
   std::uint64_t seed = 500;
   for (const FusedLoopCase& c : fused_loop_cases()) {
@@ -2142,6 +2183,9 @@ TEST_CASE("CUDA emulation: update_values on a loop restarts a changed feedback l
 TEST_CASE("CUDA emulation: loops through one mix run fused, one launch per block, and equal the interpreter") {
   check_fused_loops(emulated());
 }
+TEST_CASE("CUDA emulation: independent kernels of a thread per channel run side by side in one launch") {
+  check_side_by_side(emulated());
+}
 TEST_CASE("CUDA emulation: update_values on a fused loop restarts a changed line as the CPU does") {
   check_loop_update_values(emulated(), true);
 }
@@ -2226,6 +2270,9 @@ TEST_CASE("CUDA device: select and matrix and concat equal the interpreter in bo
 }
 TEST_CASE("CUDA device: loops through one mix run fused, one launch per block, and equal the interpreter") {
   if (auto gpu = real_device()) check_fused_loops(gpu);
+}
+TEST_CASE("CUDA device: independent kernels of a thread per channel run side by side in one launch") {
+  if (auto gpu = real_device()) check_side_by_side(gpu);
 }
 TEST_CASE("CUDA device: update_values on a fused loop restarts a changed line as the CPU does") {
   if (auto gpu = real_device()) check_loop_update_values(gpu, true);

@@ -8,11 +8,19 @@
 // chain %1: sos(12) | fir(31)
 // one thread per channel (gpu_thread_per_channel)
 // params: 91, state per channel: 55, delays: 0, rings: 1
-extern "C" __global__ void fxc_chain_1(
-  const double* __restrict__ in, double* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
-  const double* __restrict__ params, const long long* __restrict__ delay_lengths,
-  double* __restrict__ state, double* const* __restrict__ delay_lines, long long* __restrict__ positions) {
-  const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+// It runs beside other kernels (fxc_chain_1_run is called by a side-by-side kernel).
+__device__ __noinline__ void fxc_chain_1_run(const long long c,
+  const double* __restrict__ in,
+  double* __restrict__ out,
+  long long channels,
+  long long samples,
+  long long channel_stride,
+  long long sample_stride,
+  const double* __restrict__ params,
+  const long long* __restrict__ delay_lengths,
+  double* __restrict__ state,
+  double* const* __restrict__ delay_lines,
+  long long* __restrict__ positions) {
   if (c >= channels) return;
   // stage 0 (sos), section 0: b0 b1 b2 a1 a2
   const double s0_0_b0 = params[0];
@@ -260,15 +268,37 @@ extern "C" __global__ void fxc_chain_1(
   st[23] = z0_11_1;
   positions[c * 1 + 0] = pos1;
 }
+extern "C" __global__ void fxc_chain_1(
+  const double* __restrict__ in,
+  double* __restrict__ out,
+  long long channels,
+  long long samples,
+  long long channel_stride,
+  long long sample_stride,
+  const double* __restrict__ params,
+  const long long* __restrict__ delay_lengths,
+  double* __restrict__ state,
+  double* const* __restrict__ delay_lines,
+  long long* __restrict__ positions) {
+  fxc_chain_1_run((long long)blockIdx.x * blockDim.x + threadIdx.x, in, out, channels, samples, channel_stride, sample_stride, params, delay_lengths, state, delay_lines, positions);
+}
 
 // chain %4: sos(2) | fir(3) | delay | clip
 // one thread per channel (gpu_thread_per_channel)
 // params: 15, state per channel: 7, delays: 1, rings: 1
-extern "C" __global__ void fxc_chain_4(
-  const double* __restrict__ in, double* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
-  const double* __restrict__ params, const long long* __restrict__ delay_lengths,
-  double* __restrict__ state, double* const* __restrict__ delay_lines, long long* __restrict__ positions) {
-  const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+// It runs beside other kernels (fxc_chain_4_run is called by a side-by-side kernel).
+__device__ __noinline__ void fxc_chain_4_run(const long long c,
+  const double* __restrict__ in,
+  double* __restrict__ out,
+  long long channels,
+  long long samples,
+  long long channel_stride,
+  long long sample_stride,
+  const double* __restrict__ params,
+  const long long* __restrict__ delay_lengths,
+  double* __restrict__ state,
+  double* const* __restrict__ delay_lines,
+  long long* __restrict__ positions) {
   if (c >= channels) return;
   // stage 0 (sos), section 0: b0 b1 b2 a1 a2
   const double s0_0_b0 = params[0];
@@ -369,6 +399,20 @@ extern "C" __global__ void fxc_chain_4(
   positions[c * 2 + 1] = pos1;
   positions[c * 2 + 0] = pos2;
 }
+extern "C" __global__ void fxc_chain_4(
+  const double* __restrict__ in,
+  double* __restrict__ out,
+  long long channels,
+  long long samples,
+  long long channel_stride,
+  long long sample_stride,
+  const double* __restrict__ params,
+  const long long* __restrict__ delay_lengths,
+  double* __restrict__ state,
+  double* const* __restrict__ delay_lines,
+  long long* __restrict__ positions) {
+  fxc_chain_4_run((long long)blockIdx.x * blockDim.x + threadIdx.x, in, out, channels, samples, channel_stride, sample_stride, params, delay_lengths, state, delay_lines, positions);
+}
 
 // sum %5: 2 operands; out = 0, then out += weights[i] * operands[i] in operand order
 extern "C" __global__ void fxc_sum_5(
@@ -395,6 +439,50 @@ extern "C" __global__ void fxc_sum_5(
     acc = acc + weights[0] * operands[0][at];
     acc = acc + weights[1] * operands[1][at];
     out[at] = acc;
+  }
+}
+
+// 2 kernels side by side, independent of each other, each one thread per channel: one launch
+// whose blocks go to each member in turn.
+extern "C" __global__ void fxc_side_1(
+  const double* __restrict__ in_0,
+  double* __restrict__ out_0,
+  long long channels_0,
+  long long samples_0,
+  long long channel_stride_0,
+  long long sample_stride_0,
+  const double* __restrict__ params_0,
+  const long long* __restrict__ delay_lengths_0,
+  double* __restrict__ state_0,
+  double* const* __restrict__ delay_lines_0,
+  long long* __restrict__ positions_0,
+  const double* __restrict__ in_1,
+  double* __restrict__ out_1,
+  long long channels_1,
+  long long samples_1,
+  long long channel_stride_1,
+  long long sample_stride_1,
+  const double* __restrict__ params_1,
+  const long long* __restrict__ delay_lengths_1,
+  double* __restrict__ state_1,
+  double* const* __restrict__ delay_lines_1,
+  long long* __restrict__ positions_1) {
+  long long b = blockIdx.x;  // the block among the current member's
+  {  // fxc_chain_1
+    const long long blocks = (channels_0 + blockDim.x - 1) / blockDim.x;
+    if (b < blocks) {
+      fxc_chain_1_run(b * blockDim.x + threadIdx.x, in_0, out_0, channels_0, samples_0, channel_stride_0, sample_stride_0, params_0, delay_lengths_0, state_0, delay_lines_0, positions_0);
+      return;
+    }
+    b -= blocks;
+  }
+  {  // fxc_chain_4
+    const long long blocks = (channels_1 + blockDim.x - 1) / blockDim.x;
+    if (b < blocks) {
+      fxc_chain_4_run(b * blockDim.x + threadIdx.x, in_1, out_1, channels_1, samples_1, channel_stride_1, sample_stride_1, params_1, delay_lengths_1, state_1, delay_lines_1, positions_1);
+      return;
+    }
+    b -= blocks;
   }
 }
 

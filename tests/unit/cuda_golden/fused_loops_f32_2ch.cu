@@ -48,11 +48,19 @@ extern "C" __global__ void fxc_sum_1(
 // chain %3: loop_read | sos(1) | loop_write
 // one thread per channel (gpu_thread_per_channel)
 // params: 7, state per channel: 2, delays: 1, rings: 0
-extern "C" __global__ void fxc_chain_3(
-  const float* __restrict__ in, float* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
-  const float* __restrict__ params, const long long* __restrict__ delay_lengths,
-  float* __restrict__ state, float* const* __restrict__ delay_lines, long long* __restrict__ positions) {
-  const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+// It runs beside other kernels (fxc_chain_3_run is called by a side-by-side kernel).
+__device__ __noinline__ void fxc_chain_3_run(const long long c,
+  const float* __restrict__ in,
+  float* __restrict__ out,
+  long long channels,
+  long long samples,
+  long long channel_stride,
+  long long sample_stride,
+  const float* __restrict__ params,
+  const long long* __restrict__ delay_lengths,
+  float* __restrict__ state,
+  float* const* __restrict__ delay_lines,
+  long long* __restrict__ positions) {
   if (c >= channels) return;
   const long long len0 = delay_lengths[0];  // stage 0 (loop_read)
   // stage 1 (sos), section 0: b0 b1 b2 a1 a2
@@ -820,15 +828,37 @@ extern "C" __global__ void fxc_chain_3(
   st[0] = z1_0_0;
   st[1] = z1_0_1;
 }
+extern "C" __global__ void fxc_chain_3(
+  const float* __restrict__ in,
+  float* __restrict__ out,
+  long long channels,
+  long long samples,
+  long long channel_stride,
+  long long sample_stride,
+  const float* __restrict__ params,
+  const long long* __restrict__ delay_lengths,
+  float* __restrict__ state,
+  float* const* __restrict__ delay_lines,
+  long long* __restrict__ positions) {
+  fxc_chain_3_run((long long)blockIdx.x * blockDim.x + threadIdx.x, in, out, channels, samples, channel_stride, sample_stride, params, delay_lengths, state, delay_lines, positions);
+}
 
 // chain %4: loop_read | loop_write
 // no IIR stage: one thread per channel
 // params: 4, state per channel: 0, delays: 1, rings: 0
-extern "C" __global__ void fxc_chain_4(
-  const float* __restrict__ in, float* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
-  const float* __restrict__ params, const long long* __restrict__ delay_lengths,
-  float* __restrict__ state, float* const* __restrict__ delay_lines, long long* __restrict__ positions) {
-  const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+// It runs beside other kernels (fxc_chain_4_run is called by a side-by-side kernel).
+__device__ __noinline__ void fxc_chain_4_run(const long long c,
+  const float* __restrict__ in,
+  float* __restrict__ out,
+  long long channels,
+  long long samples,
+  long long channel_stride,
+  long long sample_stride,
+  const float* __restrict__ params,
+  const long long* __restrict__ delay_lengths,
+  float* __restrict__ state,
+  float* const* __restrict__ delay_lines,
+  long long* __restrict__ positions) {
   if (c >= channels) return;
   const long long len0 = delay_lengths[0];  // stage 0 (loop_read)
   // stage 1 (loop_write): input_weight loop_weight wet_weight dry_weight
@@ -1479,15 +1509,37 @@ extern "C" __global__ void fxc_chain_4(
   }
   positions[c * 1 + 0] = pos0;
 }
+extern "C" __global__ void fxc_chain_4(
+  const float* __restrict__ in,
+  float* __restrict__ out,
+  long long channels,
+  long long samples,
+  long long channel_stride,
+  long long sample_stride,
+  const float* __restrict__ params,
+  const long long* __restrict__ delay_lengths,
+  float* __restrict__ state,
+  float* const* __restrict__ delay_lines,
+  long long* __restrict__ positions) {
+  fxc_chain_4_run((long long)blockIdx.x * blockDim.x + threadIdx.x, in, out, channels, samples, channel_stride, sample_stride, params, delay_lengths, state, delay_lines, positions);
+}
 
 // chain %5: loop_read | tanh | loop_write
 // no IIR stage: one thread per channel
 // params: 2, state per channel: 0, delays: 1, rings: 0
-extern "C" __global__ void fxc_chain_5(
-  const float* __restrict__ in, float* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
-  const float* __restrict__ params, const long long* __restrict__ delay_lengths,
-  float* __restrict__ state, float* const* __restrict__ delay_lines, long long* __restrict__ positions) {
-  const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+// It runs beside other kernels (fxc_chain_5_run is called by a side-by-side kernel).
+__device__ __noinline__ void fxc_chain_5_run(const long long c,
+  const float* __restrict__ in,
+  float* __restrict__ out,
+  long long channels,
+  long long samples,
+  long long channel_stride,
+  long long sample_stride,
+  const float* __restrict__ params,
+  const long long* __restrict__ delay_lengths,
+  float* __restrict__ state,
+  float* const* __restrict__ delay_lines,
+  long long* __restrict__ positions) {
   if (c >= channels) return;
   const long long len0 = delay_lengths[0];  // stage 0 (loop_read)
   // stage 2 (loop_write): input_weight loop_weight
@@ -2153,6 +2205,83 @@ extern "C" __global__ void fxc_chain_5(
     y[n * sample_stride] = v;
   }
   positions[c * 1 + 0] = pos0;
+}
+extern "C" __global__ void fxc_chain_5(
+  const float* __restrict__ in,
+  float* __restrict__ out,
+  long long channels,
+  long long samples,
+  long long channel_stride,
+  long long sample_stride,
+  const float* __restrict__ params,
+  const long long* __restrict__ delay_lengths,
+  float* __restrict__ state,
+  float* const* __restrict__ delay_lines,
+  long long* __restrict__ positions) {
+  fxc_chain_5_run((long long)blockIdx.x * blockDim.x + threadIdx.x, in, out, channels, samples, channel_stride, sample_stride, params, delay_lengths, state, delay_lines, positions);
+}
+
+// 3 kernels side by side, independent of each other, each one thread per channel: one launch
+// whose blocks go to each member in turn.
+extern "C" __global__ void fxc_side_3(
+  const float* __restrict__ in_0,
+  float* __restrict__ out_0,
+  long long channels_0,
+  long long samples_0,
+  long long channel_stride_0,
+  long long sample_stride_0,
+  const float* __restrict__ params_0,
+  const long long* __restrict__ delay_lengths_0,
+  float* __restrict__ state_0,
+  float* const* __restrict__ delay_lines_0,
+  long long* __restrict__ positions_0,
+  const float* __restrict__ in_1,
+  float* __restrict__ out_1,
+  long long channels_1,
+  long long samples_1,
+  long long channel_stride_1,
+  long long sample_stride_1,
+  const float* __restrict__ params_1,
+  const long long* __restrict__ delay_lengths_1,
+  float* __restrict__ state_1,
+  float* const* __restrict__ delay_lines_1,
+  long long* __restrict__ positions_1,
+  const float* __restrict__ in_2,
+  float* __restrict__ out_2,
+  long long channels_2,
+  long long samples_2,
+  long long channel_stride_2,
+  long long sample_stride_2,
+  const float* __restrict__ params_2,
+  const long long* __restrict__ delay_lengths_2,
+  float* __restrict__ state_2,
+  float* const* __restrict__ delay_lines_2,
+  long long* __restrict__ positions_2) {
+  long long b = blockIdx.x;  // the block among the current member's
+  {  // fxc_chain_3
+    const long long blocks = (channels_0 + blockDim.x - 1) / blockDim.x;
+    if (b < blocks) {
+      fxc_chain_3_run(b * blockDim.x + threadIdx.x, in_0, out_0, channels_0, samples_0, channel_stride_0, sample_stride_0, params_0, delay_lengths_0, state_0, delay_lines_0, positions_0);
+      return;
+    }
+    b -= blocks;
+  }
+  {  // fxc_chain_4
+    const long long blocks = (channels_1 + blockDim.x - 1) / blockDim.x;
+    if (b < blocks) {
+      fxc_chain_4_run(b * blockDim.x + threadIdx.x, in_1, out_1, channels_1, samples_1, channel_stride_1, sample_stride_1, params_1, delay_lengths_1, state_1, delay_lines_1, positions_1);
+      return;
+    }
+    b -= blocks;
+  }
+  {  // fxc_chain_5
+    const long long blocks = (channels_2 + blockDim.x - 1) / blockDim.x;
+    if (b < blocks) {
+      fxc_chain_5_run(b * blockDim.x + threadIdx.x, in_2, out_2, channels_2, samples_2, channel_stride_2, sample_stride_2, params_2, delay_lengths_2, state_2, delay_lines_2, positions_2);
+      return;
+    }
+    b -= blocks;
+  }
 }
 
 // Layout: planar rows <-> frames of channels, for the copies of an interleaved stream.
