@@ -218,6 +218,8 @@ struct CudaStream::Impl {
     for (const ir::Node& node : g.nodes()) interleaved = !planar && (interleaved || node.type.channels >= 32);
     memory.resize(program->kernels.size());
     if (!plan_regions()) broken = "the graph has a cycle without a feedback node";
+    else if (!side_by_side_in_regions())
+      broken = "internal error: kernels side by side span the runtime's regions (codegen::cuda_side_by_side)";
     if (auto stream = device->create_stream(); !stream) broken = stream.error();
     else own_stream = *stream;
     if (broken.empty()) {
@@ -292,6 +294,18 @@ struct CudaStream::Impl {
       regions.back().kernels.push_back(i);
       if (program->kernels[i].kind == CudaKernelKind::feedback) regions.back().feedbacks.push_back(i);
       region_of[i] = regions.size() - 1;
+    }
+    return true;
+  }
+
+  // Each side-by-side group within one region without feedback kernels, so that its launch
+  // at the first member's place runs once per block, as each member's would.
+  bool side_by_side_in_regions() const {
+    for (const codegen::CudaSideBySide& side : program->side_by_side) {
+      const std::size_t r = region_of[side.members.front()];
+      if (!regions[r].feedbacks.empty()) return false;
+      for (std::size_t i : side.members)
+        if (region_of[i] != r) return false;
     }
     return true;
   }
@@ -742,7 +756,8 @@ struct CudaStream::Impl {
     const ir::Node& node = g.node(k.node);
     const std::uint64_t ch = m.channels;
     const std::uint64_t cs = interleaved ? 1 : n, ss = interleaved ? ch : 1;
-    return {at(node.operands[0], start), at(k.node, start), ch, static_cast<std::uint64_t>(samples), cs, ss,
+    return {node.operands.empty() ? 0 : at(node.operands[0], start), at(k.node, start), ch,
+            static_cast<std::uint64_t>(samples), cs, ss,
             m.params.get(), m.delay_lengths.get(), m.state.get(), m.line_ptrs.get(), m.positions.get()};
   }
 

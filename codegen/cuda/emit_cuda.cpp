@@ -168,9 +168,12 @@ void emit_thread_per_channel(Writer& w, const CudaKernelInfo& k, const ir::Chain
   if (beside) {
     // Not inlined: the side-by-side kernel and this kernel's own entry call one body, which
     // ptxas then compiles once (Freeverb's 8 combs: 5.0 s of nvcc against 6.9 inlined, 80
-    // registers against 92; a call a thread, not a sample).
-    w.line("// It runs beside other kernels (" + k.symbol + "_run is called by a side-by-side kernel).");
-    w.open("__device__ __noinline__ void " + k.symbol + "_run(const long long c,");
+    // registers against 92; a call a thread, not a sample). Its row of inputs ahead comes from
+    // the caller's shared memory, which the side-by-side kernel declares once for all of its
+    // members (declared here, each member's would add up in the side kernel's blocks).
+    w.line("// It runs beside other kernels (" + k.symbol + "_run is called by a side-by-side kernel);");
+    w.line("// `ahead`: this thread's row of " + str(kCudaSampleAhead + 1) + " in the caller's shared memory.");
+    w.open("__device__ __noinline__ void " + k.symbol + "_run(const long long c, " + ty.signal.t + "* const ahead,");
     const auto params = thread_per_channel_params(k, chain);
     for (std::size_t i = 0; i < params.size(); ++i)
       w.line(params[i].first + " " + params[i].second + (i + 1 < params.size() ? "," : ") {"));
@@ -196,11 +199,13 @@ void emit_thread_per_channel(Writer& w, const CudaKernelInfo& k, const ir::Chain
   const int read = body.loop_read_stage();
   if (read < 0) {
     // A row per thread of the block cuda_launch launches (kCudaBlockThreads).
-    w.line("__shared__ " + ty.signal.t + " ahead[" + str(kCudaBlockThreads) + "][" + str(kCudaSampleAhead + 1) +
-           "];  // padded: no bank conflicts");
-    emit_samples_ahead(w, ty, "0", "samples", "ahead[threadIdx.x]",
+    if (!beside)
+      w.line("__shared__ " + ty.signal.t + " ahead[" + str(kCudaBlockThreads) + "][" + str(kCudaSampleAhead + 1) +
+             "];  // padded: no bank conflicts");
+    emit_samples_ahead(w, ty, "0", "samples", beside ? "ahead" : "ahead[threadIdx.x]",
                        [&](const std::string& n, const std::string& input) { one_sample(n, input, {}); });
   } else {
+    if (beside) w.line("(void)ahead;  // a loop keeps no row of inputs ahead");
     // A fused loop: its line in registers where it is short, else in blocks that load ahead,
     // then the last samples of a call one at a time (in registers for a short line, through
     // memory otherwise).
@@ -226,7 +231,11 @@ void emit_thread_per_channel(Writer& w, const CudaKernelInfo& k, const ir::Chain
       w.line(params[i].first + " " + params[i].second + (i + 1 < params.size() ? "," : ") {"));
       names += ", " + params[i].second;
     }
-    w.line(k.symbol + "_run((long long)blockIdx.x * blockDim.x + threadIdx.x" + names + ");");
+    if (read < 0)
+      w.line("__shared__ " + ty.signal.t + " ahead[" + str(kCudaBlockThreads) + "][" + str(kCudaSampleAhead + 1) +
+             "];  // padded: no bank conflicts");
+    w.line(k.symbol + "_run((long long)blockIdx.x * blockDim.x + threadIdx.x, " +
+           (read < 0 ? "ahead[threadIdx.x]" : "nullptr") + names + ");");
     w.close();
   }
 }
@@ -246,6 +255,14 @@ void emit_side_by_side(Writer& w, const CudaSideBySide& side, const std::vector<
       w.line(params[i].first + " " + params[i].second +
              (i + 1 < params.size() || m + 1 < side.members.size() ? "," : ") {"));
   }
+  // A member without a loop keeps a row of inputs ahead a thread (emit_thread_per_channel).
+  auto keeps_rows = [&](std::size_t i) { return !ir::has_loop(std::get<ir::Chain>(g.node(kernels[i].node).op).stages); };
+  if (std::any_of(side.members.begin(), side.members.end(), keeps_rows)) {
+    const std::string& T = scalar_of(kernels[side.members[0]].dtype).t;  // every member's (cuda_side_by_side)
+    w.line("// The members' rows of inputs ahead, one block's for all of them (a block runs one member).");
+    w.line("__shared__ " + T + " ahead[" + str(kCudaBlockThreads) + "][" + str(kCudaSampleAhead + 1) +
+           "];  // padded: no bank conflicts");
+  }
   w.line("long long b = blockIdx.x;  // the block among the current member's");
   for (std::size_t m = 0; m < side.members.size(); ++m) {
     const CudaKernelInfo& k = kernels[side.members[m]];
@@ -256,7 +273,8 @@ void emit_side_by_side(Writer& w, const CudaSideBySide& side, const std::vector<
     w.open("{  // " + k.symbol);
     w.line("const long long blocks = (channels_" + M + " + blockDim.x - 1) / blockDim.x;");
     w.open("if (b < blocks) {");
-    w.line(k.symbol + "_run(b * blockDim.x + threadIdx.x" + names + ");");
+    w.line(k.symbol + "_run(b * blockDim.x + threadIdx.x, " + (keeps_rows(side.members[m]) ? "ahead[threadIdx.x]" : "nullptr") +
+           names + ");");
     w.line("return;");
     w.close();
     w.line("b -= blocks;");

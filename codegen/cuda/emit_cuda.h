@@ -248,16 +248,16 @@ struct CudaLaunch {
 /// inputs are all ready where the first of them would launch. The launch's blocks go to the
 /// members in turn, each member's ceil(channels / kCudaBlockThreads) of them; a member's
 /// kernel is then a __device__ function (`<symbol>_run`, its __global__ a call of it) that
-/// the side kernel calls with the member's arguments. Members come from one stretch of
-/// ir::loop_order outside loops (the CUDA runtime's regions), at most kCudaSideByMaxMembers,
-/// their shared memory together within kCudaSideBySharedBytes.
+/// the side kernel calls with the member's arguments and its thread's row of inputs ahead
+/// (one shared array for every member: a block runs one member). Members come from one
+/// stretch of ir::loop_order outside loops (the CUDA runtime's regions), have one sample type,
+/// and are at most kCudaSideByMaxMembers.
 struct CudaSideBySide {
   std::string symbol;                ///< fxc_side_<the first member's node>
   std::vector<std::size_t> members;  ///< indices into the kernel list, in launch order
   CudaEntry entry;                   ///< the members' entry 0 parameters, one member after another
 };
 inline constexpr std::size_t kCudaSideByMaxMembers = 32;  ///< 11 parameters of 8 bytes each: 2.8 KiB of 4
-inline constexpr long long kCudaSideBySharedBytes = 48 * 1024;
 
 /// The side-by-side groups of `kernels` (cuda_kernels of `scheduled`), in launch order; none
 /// where ir::loop_order has no order.

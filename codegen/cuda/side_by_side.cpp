@@ -8,16 +8,6 @@
 #include "ir/graph_algorithms.h"
 
 namespace fxc::codegen {
-namespace {
-
-// Static shared memory a member's kernel declares: one thread per channel keeps a row of
-// inputs ahead a thread (emit_samples_ahead), a fused loop none.
-long long shared_bytes(const CudaKernelInfo& k, const ir::Chain& chain) {
-  if (ir::has_loop(chain.stages)) return 0;
-  return static_cast<long long>(kCudaBlockThreads) * (kCudaSampleAhead + 1) * static_cast<long long>(size_of(k.dtype));
-}
-
-}  // namespace
 
 std::vector<CudaSideBySide> cuda_side_by_side(const ir::Graph& g, const std::vector<CudaKernelInfo>& kernels) {
   const auto order = ir::loop_order(g);
@@ -36,10 +26,13 @@ std::vector<CudaSideBySide> cuda_side_by_side(const ir::Graph& g, const std::vec
   auto candidate = [&](ir::NodeId id) {
     return order->loop[id] < 0 && kernels[kernel_of[id]].kind == CudaKernelKind::chain_thread_per_channel;
   };
-  // Launched at position p, node `id` finds its operands ready when each is launched before p.
+  // Launched at position p, node `id` finds its operands ready when each is an input or
+  // launched before p.
   auto ready_at = [&](ir::NodeId id, long long p) {
-    for (ir::NodeId operand : g.node(id).operands)
+    for (ir::NodeId operand : g.node(id).operands) {
+      if (position[operand] < 0 && !ir::holds<ir::Input>(g.node(operand))) return false;
       if (position[operand] >= p) return false;
+    }
     return true;
   };
   std::vector<bool> taken(g.size(), false);
@@ -47,16 +40,16 @@ std::vector<CudaSideBySide> cuda_side_by_side(const ir::Graph& g, const std::vec
   for (std::size_t p = 0; p < launched.size(); ++p) {
     const ir::NodeId first = launched[p];
     if (taken[first] || !candidate(first)) continue;
+    if (!ready_at(first, static_cast<long long>(p))) continue;
     std::vector<ir::NodeId> members = {first};
-    long long shared = shared_bytes(kernels[kernel_of[first]], std::get<ir::Chain>(g.node(first).op));
-    // Later kernels of the same stretch outside loops that need nothing launched from p on.
+    // Later kernels of the same stretch outside loops, of the same sample type (the side
+    // kernel's one shared row of inputs ahead a thread), that need nothing launched from p on.
     for (std::size_t q = p + 1; q < launched.size() && members.size() < kCudaSideByMaxMembers; ++q) {
       const ir::NodeId id = launched[q];
       if (order->loop[id] >= 0) break;  // a loop's region: the stretch ends
-      if (taken[id] || !candidate(id) || !ready_at(id, static_cast<long long>(p))) continue;
-      const long long bytes = shared_bytes(kernels[kernel_of[id]], std::get<ir::Chain>(g.node(id).op));
-      if (shared + bytes > kCudaSideBySharedBytes) continue;
-      shared += bytes;
+      if (taken[id] || !candidate(id) || kernels[kernel_of[id]].dtype != kernels[kernel_of[first]].dtype ||
+          !ready_at(id, static_cast<long long>(p)))
+        continue;
       members.push_back(id);
     }
     if (members.size() < 2) continue;

@@ -374,8 +374,9 @@ TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
     CHECK(sides[0].entry.parameters.size() == 3 * (*kernels)[sides[0].members[0]].entries[0].parameters.size());
     CHECK(occurrences(*source, "extern \"C\" __global__ void " + sides[0].symbol + "(") == 1);
     CHECK(occurrences(*source, "__device__ __noinline__ void fxc_chain_") == 3);
-    CHECK(occurrences(*source, "_run(b * blockDim.x + threadIdx.x, in_") == 3);
-    CHECK(occurrences(*source, "_run((long long)blockIdx.x * blockDim.x + threadIdx.x, in, out,") == 3);
+    CHECK(occurrences(*source, "_run(b * blockDim.x + threadIdx.x, nullptr, in_") == 3);  // loops: no row ahead
+    CHECK(occurrences(*source, "_run((long long)blockIdx.x * blockDim.x + threadIdx.x, nullptr, in, out,") == 3);
+    CHECK(occurrences(*source, "(void)ahead;  // a loop keeps no row of inputs ahead") == 3);
     CHECK(codegen::cuda_side_launch({130, 3, 0}).grid == 3);  // 2 + 1 + none
     CHECK(codegen::cuda_side_launch({130, 3, 0}).block == codegen::kCudaBlockThreads);
 
@@ -474,49 +475,61 @@ ir::Graph wide_state_graph() {
   return make_graph("wide_state", {output("y", y)});
 }
 
-// Which kernels go side by side: independent chains of one thread per channel, as many as fit
-// kCudaSideBySharedBytes of shared memory together, none that reads another's output.
-TEST_CASE("CUDA source: side-by-side groups hold independent kernels within their shared memory") {
-  // Seven compressors in float64, each on x: a row of 9 doubles a thread for its inputs ahead
-  // (9216 bytes a block), so 5 fit in 48 KiB; the mix reads them all.
-  std::string fx = "input x : 2\n";
-  std::string sum;
-  for (int i = 0; i < 7; ++i) {
-    fx += "c" + std::to_string(i) + " = x | compressor(" + std::to_string(-10 - i) + " dB, 4, 1 ms, 10 ms)\n";
-    sum += (i ? " + c" : "c") + std::to_string(i);
-  }
-  fx += "output " + sum + "\n";
-  const ir::Graph bands = test::fx_graph(fx, "bands");
+// Which kernels go side by side: independent chains of one thread per channel, none that reads
+// another's output, at most kCudaSideByMaxMembers; the side kernel's one shared row a thread.
+TEST_CASE("CUDA source: side-by-side groups hold independent kernels, the readers of a member after them") {
   DiagnosticEngine diags;
-  auto scheduled_in = [&](DType dtype) {
+  auto scheduled_in = [&](const ir::Graph& graph, DType dtype) {
     passes::PassContext context{diags, {48000.0, 2, dtype}};
     context.target = passes::cuda_target();
-    auto scheduled = passes::run_pipeline(bands, context);
+    auto scheduled = passes::run_pipeline(graph, context);
     REQUIRE_MESSAGE(scheduled, diags.str());
     return std::move(*scheduled);
   };
-  const ir::Graph scheduled = scheduled_in(DType::f64);
-  auto kernels = codegen::cuda_kernels(scheduled);
-  REQUIRE(kernels);
-  const auto sides = codegen::cuda_side_by_side(scheduled, *kernels);
-  REQUIRE(sides.size() == 2);
-  CHECK(sides[0].members.size() == 5);
-  CHECK(sides[1].members.size() == 2);
-  for (const auto& side : sides)
-    for (std::size_t i : side.members) {
+  // a, b and e read x; m reads a (a sum), c reads m: launched after the group, which runs
+  // where a comes, before m.
+  const ir::Graph mix = test::fx_graph(
+      "input x : 2\n"
+      "a = x | compressor(-10 dB, 4, 1 ms, 10 ms)\n"
+      "m = x + a\n"
+      "b = x | compressor(-12 dB, 4, 1 ms, 10 ms)\n"
+      "c = m | compressor(-14 dB, 4, 1 ms, 10 ms)\n"
+      "e = x | compressor(-18 dB, 4, 1 ms, 10 ms)\n"
+      "output c + b + e\n",
+      "mix");
+  for (DType dtype : {DType::f64, DType::f32}) {
+    CAPTURE(name(dtype));
+    const ir::Graph scheduled = scheduled_in(mix, dtype);
+    auto kernels = codegen::cuda_kernels(scheduled);
+    REQUIRE(kernels);
+    const auto sides = codegen::cuda_side_by_side(scheduled, *kernels);
+    REQUIRE(sides.size() == 1);
+    CHECK(sides[0].members.size() == 3);
+    for (std::size_t i : sides[0].members) {
       CHECK((*kernels)[i].kind == codegen::CudaKernelKind::chain_thread_per_channel);
       CHECK(ir::holds<ir::Input>(scheduled.node(scheduled.node((*kernels)[i].node).operands[0])));
     }
-  auto source = codegen::emit_cuda_source(scheduled);
-  REQUIRE(source);
-  CHECK(occurrences(*source, "__device__ __noinline__ void fxc_chain_") == 7);
-  // In float32 the rows are half as large: all seven in one launch.
-  const ir::Graph narrow = scheduled_in(DType::f32);
-  auto narrow_kernels = codegen::cuda_kernels(narrow);
-  REQUIRE(narrow_kernels);
-  const auto one = codegen::cuda_side_by_side(narrow, *narrow_kernels);
-  REQUIRE(one.size() == 1);
-  CHECK(one[0].members.size() == 7);
+    auto source = codegen::emit_cuda_source(scheduled);
+    REQUIRE(source);
+    CHECK(occurrences(*source, "__device__ __noinline__ void fxc_chain_") == 3);
+    // A row of inputs ahead: in each member's own entry, once in the side kernel for all three,
+    // and in c's kernel.
+    const std::string t = dtype == DType::f64 ? "double" : "float";
+    CHECK(occurrences(*source, "__shared__ " + t + " ahead[" + std::to_string(codegen::kCudaBlockThreads) + "][") == 5);
+  }
+  // Forty on one input: groups of at most kCudaSideByMaxMembers.
+  std::string fx = "input x : 2\n", sum;
+  for (int i = 0; i < 40; ++i) {
+    fx += "c" + std::to_string(i) + " = x | compressor(" + std::to_string(-10 - i) + " dB, 4, 1 ms, 10 ms)\n";
+    sum += (i ? " + c" : "c") + std::to_string(i);
+  }
+  const ir::Graph forty = scheduled_in(test::fx_graph(fx + "output " + sum + "\n", "forty"), DType::f32);
+  auto kernels = codegen::cuda_kernels(forty);
+  REQUIRE(kernels);
+  const auto sides = codegen::cuda_side_by_side(forty, *kernels);
+  REQUIRE(sides.size() == 2);
+  CHECK(sides[0].members.size() == codegen::kCudaSideByMaxMembers);
+  CHECK(sides[1].members.size() == 40 - codegen::kCudaSideByMaxMembers);
 }
 
 TEST_CASE("CUDA source: a wide state's carry walks are bounded by their block, so their registers fit it") {

@@ -1206,44 +1206,66 @@ std::vector<FusedLoopCase> fused_loop_cases() {
 }
 
 // Independent kernels of one thread per channel run side by side in one launch
-// (codegen::cuda_side_by_side): three loops on two inputs of 130 and 3 channels (the first
-// member takes two blocks of the launch), and a fourth loop on the first's output, which must
-// wait for it and so launches on its own; against the interpreter, whole and in blocks.
+// (codegen::cuda_side_by_side), against the interpreter, whole and in blocks:
+// - three loops on two inputs of 130 and 3 channels (the first member takes two blocks of the
+//   launch; interleaved), and a fourth loop on the first's output, which must wait for it and
+//   so launches on its own: 2 launches;
+// - three compressors on a stereo input (planar; each keeps a row of inputs ahead in the side
+//   kernel's one shared array) and, between them in launch order, a sum that reads the first
+//   and a compressor on that sum: the group runs where the first comes, before the sum: 4
+//   launches (the group, the sum, the compressor, the output's sum).
 void check_side_by_side(const DeviceFactory& make) {
-  const std::string fx =
-      "input a : 130\ninput b : 3\n"
-      "ya = a + 0.5 * (ya | delay(5) | lowpass(2 kHz))\n"
-      "yb = b + 0.9 * (yb | delay(1) | tanh())\n"
-      "za = a + 0.3 * (za | delay(7) | tanh())\n"
-      "w = ya + 0.2 * (w | delay(3) | tanh())\n"
-      "output ya\noutput yb\noutput za\noutput w\n";
-  for (DType dtype : {DType::f64, DType::f32}) {
-    CAPTURE(name(dtype));
-    Prepared p = prepare(make, test::fx_graph(fx, "beside"), 2, dtype, Force::default_);
-    REQUIRE(p.program->kernels.size() == 4);
-    REQUIRE(p.program->side_by_side.size() == 1);
-    const codegen::CudaSideBySide& side = p.program->side_by_side[0];
-    CHECK(side.members.size() == 3);
-    CHECK(side.entry.parameters.size() == 3 * p.program->kernels[side.members[0]].entries[0].parameters.size());
-    for (std::size_t i : side.members) {  // the loops on the inputs, not the one on ya
-      const ir::Node& member = p.scheduled.node(p.program->kernels[i].node);
-      CHECK(ir::holds<ir::Input>(p.scheduled.node(member.operands[0])));
-      CHECK(p.program->side_of[i] == 0);
+  struct Case {
+    const char* name;
+    std::string fx;
+    std::size_t members;
+    std::uint64_t launches;
+  };
+  const Case cases[] = {
+      {"loops, 130 and 3 channels",
+       "input a : 130\ninput b : 3\n"
+       "ya = a + 0.5 * (ya | delay(5) | lowpass(2 kHz))\n"
+       "yb = b + 0.9 * (yb | delay(1) | tanh())\n"
+       "za = a + 0.3 * (za | delay(7) | tanh())\n"
+       "w = ya + 0.2 * (w | delay(3) | tanh())\n"
+       "output ya\noutput yb\noutput za\noutput w\n",
+       3, 2},
+      {"compressors, a reader between them",
+       "input x : 2\n"
+       "a = x | compressor(-10 dB, 4, 1 ms, 10 ms)\n"
+       "m = x + a\n"
+       "b = x | compressor(-12 dB, 4, 1 ms, 10 ms)\n"
+       "c = m | compressor(-14 dB, 4, 1 ms, 10 ms)\n"
+       "e = x | compressor(-18 dB, 4, 1 ms, 10 ms)\n"
+       "output c + b + e\n",
+       3, 4},
+  };
+  for (const Case& c : cases)
+    for (DType dtype : {DType::f64, DType::f32}) {
+      CAPTURE(std::string(c.name));
+      CAPTURE(name(dtype));
+      Prepared p = prepare(make, test::fx_graph(c.fx, "beside"), 2, dtype, Force::default_);
+      REQUIRE(p.program->side_by_side.size() == 1);
+      const codegen::CudaSideBySide& side = p.program->side_by_side[0];
+      CHECK(side.members.size() == c.members);
+      CHECK(side.entry.parameters.size() == c.members * p.program->kernels[side.members[0]].entries[0].parameters.size());
+      for (std::size_t i : side.members) {  // the kernels on the inputs, none on another's output
+        const ir::Node& member = p.scheduled.node(p.program->kernels[i].node);
+        CHECK(ir::holds<ir::Input>(p.scheduled.node(member.operands[0])));
+        CHECK(p.program->side_of[i] == 0);
+      }
+      const double tolerance = dtype == DType::f64 ? 1e-9 : 1e-5;
+      std::vector<Signal> inputs = noise(p.designed, 300, 31, dtype, 2);
+      auto want = interpret(p.designed, inputs);
+      REQUIRE(want);
+      const std::uint64_t launches = counters().gpu_launches;
+      auto got = execute_cuda(p.program, inputs);
+      REQUIRE(got);
+      CHECK(counters().gpu_launches - launches == c.launches);  // the layout transposes are not counted
+      CHECK(worst_error(*got, *want) <= tolerance);
+      CudaStream stream(p.program);
+      CHECK(worst_error(run_blocks(stream, inputs, {1, 100, 199}), *want) <= tolerance);
     }
-    const double tolerance = dtype == DType::f64 ? 1e-9 : 1e-5;
-    std::vector<Signal> inputs = noise(p.designed, 300, 31, dtype, 2);
-    auto want = interpret(p.designed, inputs);
-    REQUIRE(want);
-    const std::uint64_t launches = counters().gpu_launches;
-    auto got = execute_cuda(p.program, inputs);
-    REQUIRE(got);
-    // The graph's kernels' launches (the layout transposes are not counted): the three side
-    // by side once, the fourth loop once.
-    CHECK(counters().gpu_launches - launches == 2);
-    CHECK(worst_error(*got, *want) <= tolerance);
-    CudaStream stream(p.program);
-    CHECK(worst_error(run_blocks(stream, inputs, {1, 100, 199}), *want) <= tolerance);
-  }
 }
 
 void check_fused_loops(const DeviceFactory& make) {

@@ -8,8 +8,9 @@
 // chain %1: sos(12) | fir(31)
 // one thread per channel (gpu_thread_per_channel)
 // params: 91, state per channel: 55, delays: 0, rings: 1
-// It runs beside other kernels (fxc_chain_1_run is called by a side-by-side kernel).
-__device__ __noinline__ void fxc_chain_1_run(const long long c,
+// It runs beside other kernels (fxc_chain_1_run is called by a side-by-side kernel);
+// `ahead`: this thread's row of 9 in the caller's shared memory.
+__device__ __noinline__ void fxc_chain_1_run(const long long c, double* const ahead,
   const double* __restrict__ in,
   double* __restrict__ out,
   long long channels,
@@ -123,7 +124,6 @@ __device__ __noinline__ void fxc_chain_1_run(const long long c,
   long long pos1 = positions[c * 1 + 0];
   const double* const x = in + c * channel_stride;
   double* const y = out + c * channel_stride;
-  __shared__ double ahead[128][9];  // padded: no bank conflicts
   {  // inputs 8 samples ahead: the next block's load while this one computes
     double next0, next1, next2, next3, next4, next5, next6, next7;
     next0 = (0 + 0) < samples ? x[(0 + 0) * sample_stride] : double(0);
@@ -135,14 +135,14 @@ __device__ __noinline__ void fxc_chain_1_run(const long long c,
     next6 = (0 + 6) < samples ? x[(0 + 6) * sample_stride] : double(0);
     next7 = (0 + 7) < samples ? x[(0 + 7) * sample_stride] : double(0);
     for (long long n0 = 0; n0 < samples; n0 += 8) {
-      ahead[threadIdx.x][0] = next0;
-      ahead[threadIdx.x][1] = next1;
-      ahead[threadIdx.x][2] = next2;
-      ahead[threadIdx.x][3] = next3;
-      ahead[threadIdx.x][4] = next4;
-      ahead[threadIdx.x][5] = next5;
-      ahead[threadIdx.x][6] = next6;
-      ahead[threadIdx.x][7] = next7;
+      ahead[0] = next0;
+      ahead[1] = next1;
+      ahead[2] = next2;
+      ahead[3] = next3;
+      ahead[4] = next4;
+      ahead[5] = next5;
+      ahead[6] = next6;
+      ahead[7] = next7;
       if (n0 + 8 < samples) {
         next0 = (n0 + 8 + 0) < samples ? x[(n0 + 8 + 0) * sample_stride] : double(0);
         next1 = (n0 + 8 + 1) < samples ? x[(n0 + 8 + 1) * sample_stride] : double(0);
@@ -154,7 +154,7 @@ __device__ __noinline__ void fxc_chain_1_run(const long long c,
         next7 = (n0 + 8 + 7) < samples ? x[(n0 + 8 + 7) * sample_stride] : double(0);
       }
       for (long long n = n0; n < n0 + 8 && n < samples; ++n) {
-        double v = ahead[threadIdx.x][n - n0];
+        double v = ahead[n - n0];
         {  // stage 0 (sos), section 0: transposed direct form II
           const double o = fma(s0_0_b0, v, z0_0_0);
           z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
@@ -280,14 +280,16 @@ extern "C" __global__ void fxc_chain_1(
   double* __restrict__ state,
   double* const* __restrict__ delay_lines,
   long long* __restrict__ positions) {
-  fxc_chain_1_run((long long)blockIdx.x * blockDim.x + threadIdx.x, in, out, channels, samples, channel_stride, sample_stride, params, delay_lengths, state, delay_lines, positions);
+  __shared__ double ahead[128][9];  // padded: no bank conflicts
+  fxc_chain_1_run((long long)blockIdx.x * blockDim.x + threadIdx.x, ahead[threadIdx.x], in, out, channels, samples, channel_stride, sample_stride, params, delay_lengths, state, delay_lines, positions);
 }
 
 // chain %4: sos(2) | fir(3) | delay | clip
 // one thread per channel (gpu_thread_per_channel)
 // params: 15, state per channel: 7, delays: 1, rings: 1
-// It runs beside other kernels (fxc_chain_4_run is called by a side-by-side kernel).
-__device__ __noinline__ void fxc_chain_4_run(const long long c,
+// It runs beside other kernels (fxc_chain_4_run is called by a side-by-side kernel);
+// `ahead`: this thread's row of 9 in the caller's shared memory.
+__device__ __noinline__ void fxc_chain_4_run(const long long c, double* const ahead,
   const double* __restrict__ in,
   double* __restrict__ out,
   long long channels,
@@ -326,7 +328,6 @@ __device__ __noinline__ void fxc_chain_4_run(const long long c,
   long long pos2 = positions[c * 2 + 0];
   const double* const x = in + c * channel_stride;
   double* const y = out + c * channel_stride;
-  __shared__ double ahead[128][9];  // padded: no bank conflicts
   {  // inputs 8 samples ahead: the next block's load while this one computes
     double next0, next1, next2, next3, next4, next5, next6, next7;
     next0 = (0 + 0) < samples ? x[(0 + 0) * sample_stride] : double(0);
@@ -338,14 +339,14 @@ __device__ __noinline__ void fxc_chain_4_run(const long long c,
     next6 = (0 + 6) < samples ? x[(0 + 6) * sample_stride] : double(0);
     next7 = (0 + 7) < samples ? x[(0 + 7) * sample_stride] : double(0);
     for (long long n0 = 0; n0 < samples; n0 += 8) {
-      ahead[threadIdx.x][0] = next0;
-      ahead[threadIdx.x][1] = next1;
-      ahead[threadIdx.x][2] = next2;
-      ahead[threadIdx.x][3] = next3;
-      ahead[threadIdx.x][4] = next4;
-      ahead[threadIdx.x][5] = next5;
-      ahead[threadIdx.x][6] = next6;
-      ahead[threadIdx.x][7] = next7;
+      ahead[0] = next0;
+      ahead[1] = next1;
+      ahead[2] = next2;
+      ahead[3] = next3;
+      ahead[4] = next4;
+      ahead[5] = next5;
+      ahead[6] = next6;
+      ahead[7] = next7;
       if (n0 + 8 < samples) {
         next0 = (n0 + 8 + 0) < samples ? x[(n0 + 8 + 0) * sample_stride] : double(0);
         next1 = (n0 + 8 + 1) < samples ? x[(n0 + 8 + 1) * sample_stride] : double(0);
@@ -357,7 +358,7 @@ __device__ __noinline__ void fxc_chain_4_run(const long long c,
         next7 = (n0 + 8 + 7) < samples ? x[(n0 + 8 + 7) * sample_stride] : double(0);
       }
       for (long long n = n0; n < n0 + 8 && n < samples; ++n) {
-        double v = ahead[threadIdx.x][n - n0];
+        double v = ahead[n - n0];
         {  // stage 0 (sos), section 0: transposed direct form II
           const double o = fma(s0_0_b0, v, z0_0_0);
           z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
@@ -411,7 +412,8 @@ extern "C" __global__ void fxc_chain_4(
   double* __restrict__ state,
   double* const* __restrict__ delay_lines,
   long long* __restrict__ positions) {
-  fxc_chain_4_run((long long)blockIdx.x * blockDim.x + threadIdx.x, in, out, channels, samples, channel_stride, sample_stride, params, delay_lengths, state, delay_lines, positions);
+  __shared__ double ahead[128][9];  // padded: no bank conflicts
+  fxc_chain_4_run((long long)blockIdx.x * blockDim.x + threadIdx.x, ahead[threadIdx.x], in, out, channels, samples, channel_stride, sample_stride, params, delay_lengths, state, delay_lines, positions);
 }
 
 // sum %5: 2 operands; out = 0, then out += weights[i] * operands[i] in operand order
@@ -467,11 +469,13 @@ extern "C" __global__ void fxc_side_1(
   double* __restrict__ state_1,
   double* const* __restrict__ delay_lines_1,
   long long* __restrict__ positions_1) {
+  // The members' rows of inputs ahead, one block's for all of them (a block runs one member).
+  __shared__ double ahead[128][9];  // padded: no bank conflicts
   long long b = blockIdx.x;  // the block among the current member's
   {  // fxc_chain_1
     const long long blocks = (channels_0 + blockDim.x - 1) / blockDim.x;
     if (b < blocks) {
-      fxc_chain_1_run(b * blockDim.x + threadIdx.x, in_0, out_0, channels_0, samples_0, channel_stride_0, sample_stride_0, params_0, delay_lengths_0, state_0, delay_lines_0, positions_0);
+      fxc_chain_1_run(b * blockDim.x + threadIdx.x, ahead[threadIdx.x], in_0, out_0, channels_0, samples_0, channel_stride_0, sample_stride_0, params_0, delay_lengths_0, state_0, delay_lines_0, positions_0);
       return;
     }
     b -= blocks;
@@ -479,7 +483,7 @@ extern "C" __global__ void fxc_side_1(
   {  // fxc_chain_4
     const long long blocks = (channels_1 + blockDim.x - 1) / blockDim.x;
     if (b < blocks) {
-      fxc_chain_4_run(b * blockDim.x + threadIdx.x, in_1, out_1, channels_1, samples_1, channel_stride_1, sample_stride_1, params_1, delay_lengths_1, state_1, delay_lines_1, positions_1);
+      fxc_chain_4_run(b * blockDim.x + threadIdx.x, ahead[threadIdx.x], in_1, out_1, channels_1, samples_1, channel_stride_1, sample_stride_1, params_1, delay_lengths_1, state_1, delay_lines_1, positions_1);
       return;
     }
     b -= blocks;

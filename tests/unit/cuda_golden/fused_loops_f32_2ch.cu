@@ -48,8 +48,9 @@ extern "C" __global__ void fxc_sum_1(
 // chain %3: loop_read | sos(1) | loop_write
 // one thread per channel (gpu_thread_per_channel)
 // params: 7, state per channel: 2, delays: 1, rings: 0
-// It runs beside other kernels (fxc_chain_3_run is called by a side-by-side kernel).
-__device__ __noinline__ void fxc_chain_3_run(const long long c,
+// It runs beside other kernels (fxc_chain_3_run is called by a side-by-side kernel);
+// `ahead`: this thread's row of 9 in the caller's shared memory.
+__device__ __noinline__ void fxc_chain_3_run(const long long c, float* const ahead,
   const float* __restrict__ in,
   float* __restrict__ out,
   long long channels,
@@ -79,6 +80,7 @@ __device__ __noinline__ void fxc_chain_3_run(const long long c,
   float z1_0_1 = st[1];
   const float* const x = in + c * channel_stride;
   float* const y = out + c * channel_stride;
+  (void)ahead;  // a loop keeps no row of inputs ahead
   long long n = 0;
   if (len0 < 16) {
     // the line's len0 cells in registers, oldest first
@@ -840,14 +842,15 @@ extern "C" __global__ void fxc_chain_3(
   float* __restrict__ state,
   float* const* __restrict__ delay_lines,
   long long* __restrict__ positions) {
-  fxc_chain_3_run((long long)blockIdx.x * blockDim.x + threadIdx.x, in, out, channels, samples, channel_stride, sample_stride, params, delay_lengths, state, delay_lines, positions);
+  fxc_chain_3_run((long long)blockIdx.x * blockDim.x + threadIdx.x, nullptr, in, out, channels, samples, channel_stride, sample_stride, params, delay_lengths, state, delay_lines, positions);
 }
 
 // chain %4: loop_read | loop_write
 // no IIR stage: one thread per channel
 // params: 4, state per channel: 0, delays: 1, rings: 0
-// It runs beside other kernels (fxc_chain_4_run is called by a side-by-side kernel).
-__device__ __noinline__ void fxc_chain_4_run(const long long c,
+// It runs beside other kernels (fxc_chain_4_run is called by a side-by-side kernel);
+// `ahead`: this thread's row of 9 in the caller's shared memory.
+__device__ __noinline__ void fxc_chain_4_run(const long long c, float* const ahead,
   const float* __restrict__ in,
   float* __restrict__ out,
   long long channels,
@@ -870,6 +873,7 @@ __device__ __noinline__ void fxc_chain_4_run(const long long c,
   long long pos0 = positions[c * 1 + 0];
   const float* const x = in + c * channel_stride;
   float* const y = out + c * channel_stride;
+  (void)ahead;  // a loop keeps no row of inputs ahead
   long long n = 0;
   if (len0 < 16) {
     // the line's len0 cells in registers, oldest first
@@ -1521,14 +1525,15 @@ extern "C" __global__ void fxc_chain_4(
   float* __restrict__ state,
   float* const* __restrict__ delay_lines,
   long long* __restrict__ positions) {
-  fxc_chain_4_run((long long)blockIdx.x * blockDim.x + threadIdx.x, in, out, channels, samples, channel_stride, sample_stride, params, delay_lengths, state, delay_lines, positions);
+  fxc_chain_4_run((long long)blockIdx.x * blockDim.x + threadIdx.x, nullptr, in, out, channels, samples, channel_stride, sample_stride, params, delay_lengths, state, delay_lines, positions);
 }
 
 // chain %5: loop_read | tanh | loop_write
 // no IIR stage: one thread per channel
 // params: 2, state per channel: 0, delays: 1, rings: 0
-// It runs beside other kernels (fxc_chain_5_run is called by a side-by-side kernel).
-__device__ __noinline__ void fxc_chain_5_run(const long long c,
+// It runs beside other kernels (fxc_chain_5_run is called by a side-by-side kernel);
+// `ahead`: this thread's row of 9 in the caller's shared memory.
+__device__ __noinline__ void fxc_chain_5_run(const long long c, float* const ahead,
   const float* __restrict__ in,
   float* __restrict__ out,
   long long channels,
@@ -1549,6 +1554,7 @@ __device__ __noinline__ void fxc_chain_5_run(const long long c,
   long long pos0 = positions[c * 1 + 0];
   const float* const x = in + c * channel_stride;
   float* const y = out + c * channel_stride;
+  (void)ahead;  // a loop keeps no row of inputs ahead
   long long n = 0;
   if (len0 < 16) {
     // the line's len0 cells in registers, oldest first
@@ -2218,7 +2224,7 @@ extern "C" __global__ void fxc_chain_5(
   float* __restrict__ state,
   float* const* __restrict__ delay_lines,
   long long* __restrict__ positions) {
-  fxc_chain_5_run((long long)blockIdx.x * blockDim.x + threadIdx.x, in, out, channels, samples, channel_stride, sample_stride, params, delay_lengths, state, delay_lines, positions);
+  fxc_chain_5_run((long long)blockIdx.x * blockDim.x + threadIdx.x, nullptr, in, out, channels, samples, channel_stride, sample_stride, params, delay_lengths, state, delay_lines, positions);
 }
 
 // 3 kernels side by side, independent of each other, each one thread per channel: one launch
@@ -2261,7 +2267,7 @@ extern "C" __global__ void fxc_side_3(
   {  // fxc_chain_3
     const long long blocks = (channels_0 + blockDim.x - 1) / blockDim.x;
     if (b < blocks) {
-      fxc_chain_3_run(b * blockDim.x + threadIdx.x, in_0, out_0, channels_0, samples_0, channel_stride_0, sample_stride_0, params_0, delay_lengths_0, state_0, delay_lines_0, positions_0);
+      fxc_chain_3_run(b * blockDim.x + threadIdx.x, nullptr, in_0, out_0, channels_0, samples_0, channel_stride_0, sample_stride_0, params_0, delay_lengths_0, state_0, delay_lines_0, positions_0);
       return;
     }
     b -= blocks;
@@ -2269,7 +2275,7 @@ extern "C" __global__ void fxc_side_3(
   {  // fxc_chain_4
     const long long blocks = (channels_1 + blockDim.x - 1) / blockDim.x;
     if (b < blocks) {
-      fxc_chain_4_run(b * blockDim.x + threadIdx.x, in_1, out_1, channels_1, samples_1, channel_stride_1, sample_stride_1, params_1, delay_lengths_1, state_1, delay_lines_1, positions_1);
+      fxc_chain_4_run(b * blockDim.x + threadIdx.x, nullptr, in_1, out_1, channels_1, samples_1, channel_stride_1, sample_stride_1, params_1, delay_lengths_1, state_1, delay_lines_1, positions_1);
       return;
     }
     b -= blocks;
@@ -2277,7 +2283,7 @@ extern "C" __global__ void fxc_side_3(
   {  // fxc_chain_5
     const long long blocks = (channels_2 + blockDim.x - 1) / blockDim.x;
     if (b < blocks) {
-      fxc_chain_5_run(b * blockDim.x + threadIdx.x, in_2, out_2, channels_2, samples_2, channel_stride_2, sample_stride_2, params_2, delay_lengths_2, state_2, delay_lines_2, positions_2);
+      fxc_chain_5_run(b * blockDim.x + threadIdx.x, nullptr, in_2, out_2, channels_2, samples_2, channel_stride_2, sample_stride_2, params_2, delay_lengths_2, state_2, delay_lines_2, positions_2);
       return;
     }
     b -= blocks;
