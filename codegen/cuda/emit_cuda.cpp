@@ -138,23 +138,35 @@ void emit_loop_registers(Writer& w, const Types& ty, std::size_t read, const One
 
 
 // A chain_thread_per_channel kernel's parameters (entry 0), as (type, name), each name with
-// `suffix` (a side-by-side kernel's member m: "_m").
-std::vector<std::pair<std::string, std::string>> thread_per_channel_params(const CudaKernelInfo& k,
-                                                                           const ir::Chain& chain,
-                                                                           const std::string& suffix = {}) {
-  Types ty = types_of(k, chain);
-  const std::string& t = ty.signal.t;
-  const std::string& s = ty.compute.t;
-  const std::vector<std::pair<std::string, std::string>> params = {
-      {"const " + t + "* __restrict__", "in"},         {t + "* __restrict__", "out"},
-      {"long long", "channels"},                       {"long long", "samples"},
-      {"long long", "channel_stride"},                 {"long long", "sample_stride"},
-      {"const " + s + "* __restrict__", "params"},     {"const long long* __restrict__", "delay_lengths"},
-      {s + "* __restrict__", "state"},                 {s + "* const* __restrict__", "delay_lines"},
-      {"long long* __restrict__", "positions"}};
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& [type, name] : params) out.emplace_back(type, name + suffix);
+// `suffix` (a side-by-side kernel's member m: "_m"). The one list that entries_of, the
+// kernel's signature and a side-by-side kernel's take.
+using Parameters = std::vector<std::pair<std::string, std::string>>;
+Parameters thread_per_channel_params(const CudaKernelInfo& k, const std::string& suffix = {}) {
+  const std::string t = scalar_of(k.dtype).t, s = scalar_of(k.state_dtype).t;
+  Parameters out = {{"const " + t + "*", "in"},          {t + "*", "out"},
+                    {"long long", "channels"},           {"long long", "samples"},
+                    {"long long", "channel_stride"},     {"long long", "sample_stride"},
+                    {"const " + s + "*", "params"},      {"const long long*", "delay_lengths"},
+                    {s + "*", "state"},                  {s + "* const*", "delay_lines"},
+                    {"long long*", "positions"}};
+  for (auto& parameter : out) parameter.second += suffix;
   return out;
+}
+
+// `parameters` one a line, each pointer __restrict__ (no two of a kernel's buffers overlap),
+// the last followed by `end` (", " between lists, ") {" to open the body).
+void emit_parameters(Writer& w, const Parameters& parameters, const std::string& end) {
+  for (std::size_t i = 0; i < parameters.size(); ++i) {
+    const auto& [type, name] = parameters[i];
+    w.line(type + (type.back() == '*' ? " __restrict__ " : " ") + name + (i + 1 < parameters.size() ? "," : end));
+  }
+}
+
+// The names of `parameters`, each after ", " (the arguments of a call that passes them on).
+std::string argument_names(const Parameters& parameters) {
+  std::string names;
+  for (const auto& parameter : parameters) names += ", " + parameter.second;
+  return names;
 }
 
 // `beside`: the kernel is a member of a side-by-side launch (CudaSideBySide): its body is the
@@ -174,14 +186,10 @@ void emit_thread_per_channel(Writer& w, const CudaKernelInfo& k, const ir::Chain
     w.line("// It runs beside other kernels (" + k.symbol + "_run is called by a side-by-side kernel);");
     w.line("// `ahead`: this thread's row of " + str(kCudaSampleAhead + 1) + " in the caller's shared memory.");
     w.open("__device__ __noinline__ void " + k.symbol + "_run(const long long c, " + ty.signal.t + "* const ahead,");
-    const auto params = thread_per_channel_params(k, chain);
-    for (std::size_t i = 0; i < params.size(); ++i)
-      w.line(params[i].first + " " + params[i].second + (i + 1 < params.size() ? "," : ") {"));
+    emit_parameters(w, thread_per_channel_params(k), ") {");
   } else {
     w.open("extern \"C\" __global__ void " + k.symbol + "(");
-    w.line("const " + ty.signal.t + "* __restrict__ in, " + ty.signal.t + "* __restrict__ out, " + kSignalArgs + ",");
-    w.line("const " + s.t + "* __restrict__ params, const long long* __restrict__ delay_lengths,");
-    w.line(s.t + "* __restrict__ state, " + s.t + "* const* __restrict__ delay_lines, long long* __restrict__ positions) {");
+    emit_parameters(w, thread_per_channel_params(k), ") {");
     w.line("const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;");
   }
   w.line("if (c >= channels) return;");
@@ -225,17 +233,13 @@ void emit_thread_per_channel(Writer& w, const CudaKernelInfo& k, const ir::Chain
   w.close();
   if (beside) {
     w.open("extern \"C\" __global__ void " + k.symbol + "(");
-    const auto params = thread_per_channel_params(k, chain);
-    std::string names;
-    for (std::size_t i = 0; i < params.size(); ++i) {
-      w.line(params[i].first + " " + params[i].second + (i + 1 < params.size() ? "," : ") {"));
-      names += ", " + params[i].second;
-    }
+    const Parameters params = thread_per_channel_params(k);
+    emit_parameters(w, params, ") {");
     if (read < 0)
       w.line("__shared__ " + ty.signal.t + " ahead[" + str(kCudaBlockThreads) + "][" + str(kCudaSampleAhead + 1) +
              "];  // padded: no bank conflicts");
     w.line(k.symbol + "_run((long long)blockIdx.x * blockDim.x + threadIdx.x, " +
-           (read < 0 ? "ahead[threadIdx.x]" : "nullptr") + names + ");");
+           (read < 0 ? "ahead[threadIdx.x]" : "nullptr") + argument_names(params) + ");");
     w.close();
   }
 }
@@ -248,12 +252,10 @@ void emit_side_by_side(Writer& w, const CudaSideBySide& side, const std::vector<
          " kernels side by side, independent of each other, each one thread per channel: one launch");
   w.line("// whose blocks go to each member in turn.");
   w.open("extern \"C\" __global__ void " + side.symbol + "(");
+  std::vector<Parameters> params;  // each member's
   for (std::size_t m = 0; m < side.members.size(); ++m) {
-    const CudaKernelInfo& k = kernels[side.members[m]];
-    const auto params = thread_per_channel_params(k, std::get<ir::Chain>(g.node(k.node).op), "_" + str(static_cast<long long>(m)));
-    for (std::size_t i = 0; i < params.size(); ++i)
-      w.line(params[i].first + " " + params[i].second +
-             (i + 1 < params.size() || m + 1 < side.members.size() ? "," : ") {"));
+    params.push_back(thread_per_channel_params(kernels[side.members[m]], "_" + str(static_cast<long long>(m))));
+    emit_parameters(w, params.back(), m + 1 < side.members.size() ? "," : ") {");
   }
   // A member without a loop keeps a row of inputs ahead a thread (emit_thread_per_channel).
   auto keeps_rows = [&](std::size_t i) { return !ir::has_loop(std::get<ir::Chain>(g.node(kernels[i].node).op).stages); };
@@ -267,14 +269,11 @@ void emit_side_by_side(Writer& w, const CudaSideBySide& side, const std::vector<
   for (std::size_t m = 0; m < side.members.size(); ++m) {
     const CudaKernelInfo& k = kernels[side.members[m]];
     const std::string M = str(static_cast<long long>(m));
-    const auto params = thread_per_channel_params(k, std::get<ir::Chain>(g.node(k.node).op), "_" + M);
-    std::string names;
-    for (const auto& p : params) names += ", " + p.second;
     w.open("{  // " + k.symbol);
     w.line("const long long blocks = (channels_" + M + " + blockDim.x - 1) / blockDim.x;");
     w.open("if (b < blocks) {");
     w.line(k.symbol + "_run(b * blockDim.x + threadIdx.x, " + (keeps_rows(side.members[m]) ? "ahead[threadIdx.x]" : "nullptr") +
-           names + ");");
+           argument_names(params[m]) + ");");
     w.line("return;");
     w.close();
     w.line("b -= blocks;");
@@ -541,11 +540,11 @@ std::vector<CudaEntry> entries_of(const CudaKernelInfo& k) {
     return v;
   };
   switch (k.kind) {
-    case CudaKernelKind::chain_thread_per_channel:
-      return {{k.symbol,
-               with(signal({"const " + t + "*", t + "*"}),
-                    {"const " + s + "*", "const long long*", s + "*", s + "* const*", "long long*"}),
-               false}};
+    case CudaKernelKind::chain_thread_per_channel: {
+      std::vector<std::string> types;
+      for (const auto& parameter : thread_per_channel_params(k)) types.push_back(parameter.first);
+      return {{k.symbol, types, false}};
+    }
     case CudaKernelKind::chain_chunked_scan:
       return {{k.symbol + "_chunk_states",
                k.state_table ? with(signal({"const " + t + "*"}), {"const double*", "double*"})

@@ -10,9 +10,17 @@
 // params: 37, state per channel: 41, delays: 0, rings: 1
 // state and arithmetic in double (state_precision f64); samples are float
 extern "C" __global__ void fxc_chain_1(
-  const float* __restrict__ in, float* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
-  const double* __restrict__ params, const long long* __restrict__ delay_lengths,
-  double* __restrict__ state, double* const* __restrict__ delay_lines, long long* __restrict__ positions) {
+  const float* __restrict__ in,
+  float* __restrict__ out,
+  long long channels,
+  long long samples,
+  long long channel_stride,
+  long long sample_stride,
+  const double* __restrict__ params,
+  const long long* __restrict__ delay_lengths,
+  double* __restrict__ state,
+  double* const* __restrict__ delay_lines,
+  long long* __restrict__ positions) {
   const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= channels) return;
   // stage 0 (sos), section 0: b0 b1 b2 a1 a2

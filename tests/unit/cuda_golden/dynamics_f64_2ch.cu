@@ -9,9 +9,17 @@
 // one thread per channel (gpu_thread_per_channel)
 // params: 37, state per channel: 41, delays: 0, rings: 1
 extern "C" __global__ void fxc_chain_1(
-  const double* __restrict__ in, double* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
-  const double* __restrict__ params, const long long* __restrict__ delay_lengths,
-  double* __restrict__ state, double* const* __restrict__ delay_lines, long long* __restrict__ positions) {
+  const double* __restrict__ in,
+  double* __restrict__ out,
+  long long channels,
+  long long samples,
+  long long channel_stride,
+  long long sample_stride,
+  const double* __restrict__ params,
+  const long long* __restrict__ delay_lengths,
+  double* __restrict__ state,
+  double* const* __restrict__ delay_lines,
+  long long* __restrict__ positions) {
   const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= channels) return;
   // stage 0 (sos), section 0: b0 b1 b2 a1 a2

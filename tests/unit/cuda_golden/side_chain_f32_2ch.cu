@@ -9,9 +9,17 @@
 // one thread per channel (gpu_thread_per_channel)
 // params: 8, state per channel: 2, delays: 0, rings: 0
 extern "C" __global__ void fxc_chain_2(
-  const float* __restrict__ in, float* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
-  const float* __restrict__ params, const long long* __restrict__ delay_lengths,
-  float* __restrict__ state, float* const* __restrict__ delay_lines, long long* __restrict__ positions) {
+  const float* __restrict__ in,
+  float* __restrict__ out,
+  long long channels,
+  long long samples,
+  long long channel_stride,
+  long long sample_stride,
+  const float* __restrict__ params,
+  const long long* __restrict__ delay_lengths,
+  float* __restrict__ state,
+  float* const* __restrict__ delay_lines,
+  long long* __restrict__ positions) {
   const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= channels) return;
   // stage 0 (dynamics): threshold, slope, knee, makeup, alpha_A, alpha_R, hold, closed (chain_layout.h)
@@ -147,9 +155,17 @@ extern "C" __global__ void fxc_route_4(
 // one thread per channel (gpu_thread_per_channel)
 // params: 8, state per channel: 33, delays: 0, rings: 1
 extern "C" __global__ void fxc_chain_5(
-  const float* __restrict__ in, float* __restrict__ out, long long channels, long long samples, long long channel_stride, long long sample_stride,
-  const float* __restrict__ params, const long long* __restrict__ delay_lengths,
-  float* __restrict__ state, float* const* __restrict__ delay_lines, long long* __restrict__ positions) {
+  const float* __restrict__ in,
+  float* __restrict__ out,
+  long long channels,
+  long long samples,
+  long long channel_stride,
+  long long sample_stride,
+  const float* __restrict__ params,
+  const long long* __restrict__ delay_lengths,
+  float* __restrict__ state,
+  float* const* __restrict__ delay_lines,
+  long long* __restrict__ positions) {
   const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= channels) return;
   // stage 0 (dynamics): threshold, slope, knee, makeup, alpha_A, alpha_R, hold, closed (chain_layout.h)
