@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "codegen/cpu/cpu_compiler.h"
@@ -358,6 +359,64 @@ std::vector<Signal> Program::Impl::run(std::span<const Signal> inputs) const {
                                      : execute_cuda(now->cuda, inputs);
   if (!out) throw_error(out.error(), "fxc-run");
   return std::move(*out);
+}
+
+std::vector<Signal> Program::Impl::run_consuming(std::vector<Signal> inputs) const {
+  if (options_.target == Target::reference) return run(inputs);
+  int channels = channels_for(inputs);
+  std::shared_ptr<const CompiledValues> now = current(channels);
+  DiagnosticEngine diags = source_.diagnostics();
+  auto bound = bind_inputs(now->lowered, inputs, diags);
+  if (!bound) throw_diagnostics(diags);
+  std::vector<ir::NodeId> bound_inputs = bound->inputs(), compiled_inputs = now->scheduled.inputs();
+  bool as_compiled = bound_inputs.size() == compiled_inputs.size();
+  for (std::size_t i = 0; as_compiled && i < bound_inputs.size(); ++i)
+    as_compiled = bound->node(bound_inputs[i]).type.channels == now->scheduled.node(compiled_inputs[i]).type.channels;
+  // What run() does otherwise: other channel counts, and its words for a wrong number of signals.
+  if (!as_compiled || inputs.size() != compiled_inputs.size())
+    return run(inputs);
+
+  const DType dtype = options_.dtype;
+  const std::size_t frames = inputs.empty() ? 0 : inputs[0].samples();
+  for (Signal& s : inputs)
+    if (s.dtype() != dtype) s = s.converted(dtype);
+  auto channel_pointers = [](Signal& s) {
+    std::vector<void*> p;
+    for (std::size_t c = 0; c < s.channels(); ++c)
+      p.push_back(s.dtype() == DType::f32 ? static_cast<void*>(s.f32(c).data()) : s.f64(c).data());
+    return p;
+  };
+  // Each output is an input's memory where one of its channel count is left, else new.
+  const std::vector<ir::NodeId> out_ids = now->scheduled.outputs();
+  std::vector<Signal> outputs(out_ids.size());
+  std::vector<std::optional<std::size_t>> reused(out_ids.size());
+  std::vector<bool> taken(inputs.size(), false);
+  for (std::size_t k = 0; k < out_ids.size(); ++k) {
+    const auto want = static_cast<std::size_t>(now->scheduled.node(out_ids[k]).type.channels);
+    for (std::size_t i = 0; i < inputs.size() && !reused[k]; ++i)
+      if (!taken[i] && inputs[i].channels() == want && inputs[i].samples() == frames) {
+        taken[i] = true;
+        reused[k] = i;
+      }
+    if (!reused[k]) outputs[k] = Signal(want, frames, dtype, Signal::Uninitialized{});
+  }
+  std::vector<std::vector<void*>> in_channels, out_channels;
+  for (Signal& s : inputs) in_channels.push_back(channel_pointers(s));
+  for (std::size_t k = 0; k < outputs.size(); ++k)
+    out_channels.push_back(reused[k] ? in_channels[*reused[k]] : channel_pointers(outputs[k]));
+  std::vector<const void* const*> in;
+  std::vector<void* const*> out;
+  for (const auto& p : in_channels) in.push_back(const_cast<const void* const*>(p.data()));
+  for (const auto& p : out_channels) out.push_back(p.data());
+  auto done = options_.target == Target::cpu ? now->cpu_runner->run_into(in, out, frames)
+                                             : execute_cuda_into(now->cuda, in, out, frames);
+  if (!done) throw_error(done.error(), "fxc-run");
+  for (std::size_t k = 0; k < outputs.size(); ++k)
+    if (reused[k]) {
+      outputs[k] = std::move(inputs[*reused[k]]);
+      outputs[k].set_source({});
+    }
+  return outputs;
 }
 
 std::vector<Signal> Program::Impl::run_bound(const ir::Graph& bound, const Specialization& spec,

@@ -61,6 +61,10 @@ struct Program::Impl {
   std::vector<std::pair<int, double>> resolve(const std::vector<ParamValue>& values) const;
 
   std::vector<Signal> run(std::span<const Signal> inputs) const;
+  /// run() on inputs the caller gives up: each output takes the memory of an input left over
+  /// of its channel count (converted to the run's sample type first), and the run writes it
+  /// in place; the other outputs are allocated.
+  std::vector<Signal> run_consuming(std::vector<Signal> inputs) const;
   /// A run whose inputs' channel counts differ from the compiled ones' (two inputs declared
   /// without a count, given signals of different counts): `bound` compiled for them, once.
   std::vector<Signal> run_bound(const ir::Graph& bound, const Specialization& spec,

@@ -14,6 +14,22 @@
 #include "runtime/thread_pool.h"
 
 namespace fxc {
+
+// Memory fresh to a process costs a page fault and the system's zeroing per page, which was
+// most of a long whole run's time with slots the signal's length (8 channels x 60 s of two
+// chains summed: 787 -> 279 MB, and the whole command 800 -> 395 ms, in pieces).
+constexpr std::size_t kSlotPieceFrames = std::size_t{1} << 16;
+
+std::size_t slot_piece_frames(const ir::Graph& g, const ExecutionPlan& plan, DType signal, std::size_t frames,
+                              int threads) {
+  std::size_t piece = kSlotPieceFrames;
+  for (const ExecutionPlan::Step& step : plan.steps) {
+    const int whole = step_threads(g, plan, step, signal, frames, threads);
+    while (piece < frames && step_threads(g, plan, step, signal, piece, threads) < whole) piece *= 2;
+  }
+  return piece;
+}
+
 namespace {
 
 // Slot memory for one whole-signal run: only the slots the run uses, each sized for the run.
@@ -66,6 +82,19 @@ std::size_t piece_frames(const ir::Graph& g, const ExecutionPlan& plan, const Gr
   return piece;
 }
 
+// Whether a whole run keeps a value between kernels in a slot (rather than every kernel
+// reading the caller's inputs and writing its outputs), and no step splits the signal in
+// time chunks itself (the chunked scan).
+bool values_in_slots(const ir::Graph& g, const ExecutionPlan& plan, const RunMemory& memory) {
+  bool in_slots = false;
+  for (const ExecutionPlan::Step& step : plan.steps) {
+    if (const auto* chain = std::get_if<ir::Chain>(&g.node(step.node).op))
+      if (chain->strategy == ir::IirStrategy::chunked_scan) return false;
+    in_slots = in_slots || slot_in_use(plan, memory, step.slot);
+  }
+  return in_slots;
+}
+
 template <class T>
 void run_whole(const ir::Graph& g, const ExecutionPlan& plan, const GraphValues& values, GraphState<T>& state,
                const CallerSignals& io, RunMemory& memory, SlotBuffers& slots) {
@@ -75,8 +104,14 @@ void run_whole(const ir::Graph& g, const ExecutionPlan& plan, const GraphValues&
   // fused loops when several kernels pass values on through memory: Freeverb's 18 fused
   // kernels took 330 ms whole and 248 ms in pieces, a fused echo alone 9.4 ms whole and 18.8
   // ms in pieces (same run).
-  const bool pieces = !plan.loops.empty() || (plan.fused_loops && plan.steps.size() > 2);
-  const std::size_t piece_length = pieces ? piece_frames(g, plan, state) : io.frames;
+  const bool loop_pieces = !plan.loops.empty() || (plan.fused_loops && plan.steps.size() > 2);
+  // Graphs whose kernels pass values on through slots, so that the slots are not the signal's
+  // length (slot_piece_frames).
+  const bool slot_pieces = !loop_pieces && values_in_slots(g, plan, memory);
+  const DType signal = std::is_same_v<T, float> ? DType::f32 : DType::f64;
+  const std::size_t piece_length = loop_pieces   ? piece_frames(g, plan, state)
+                                   : slot_pieces ? slot_piece_frames(g, plan, signal, io.frames, options.threads)
+                                                 : io.frames;
   if (io.frames <= piece_length) {
     slots.provide<T>(plan, io.frames, memory);
     run_graph(g, plan, values, state, io, memory, options);

@@ -40,7 +40,16 @@ Expected<std::monostate, std::string> execute_cpu_into(const ir::Graph& schedule
                                                        std::span<void* const* const> outputs,
                                                        std::size_t frames);
 
-struct RunMemory;  // runtime/run_graph.h
+struct RunMemory;      // runtime/run_graph.h
+struct ExecutionPlan;  // runtime/execution_plan.h
+
+/// A whole run (execute_cpu, CpuRunner, CpuStream) whose kernels pass values on through
+/// memory of its own (slots) goes in pieces of this many frames, so that the slots are this
+/// long rather than the signal's, and the values a kernel writes are still in cache when the
+/// next reads them: 2^16 frames, doubled until every step gets as many threads in a piece
+/// as over `frames` (run_graph.h, step_threads). Graphs with a chunked scan run whole.
+std::size_t slot_piece_frames(const ir::Graph& scheduled, const ExecutionPlan& plan, DType signal, std::size_t frames,
+                              int threads);
 
 /// The whole-signal runs of one scheduled graph, as execute_cpu and execute_cpu_into, with
 /// what does not depend on the signal made once, at the first run: the execution plan, the

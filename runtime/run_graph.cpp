@@ -50,29 +50,81 @@ bool safe_to_write_directly(const ExecutionPlan& plan, const CallerSignals& io, 
   return true;
 }
 
-// A time-lanes FIR chain (passes::fir_time_lanes) over fewer channels than threads, split in
-// time instead: part p > 0 starts `warm_up` samples early (every FIR's taps - 1, added) from a
-// zeroed state of its own, its outputs there thrown away, after which its rings hold the true
-// inputs of each FIR; each output then adds the same products in the same order as one call
-// gives, bit for bit. Part 0 runs on the caller's state; the last part's state becomes the
-// caller's. Returns false (nothing run) where the parts would not pay or the outputs overlap
-// the inputs (a part's warm-up would read what the part before it writes).
-template <class C>
-bool run_time_parts(const ir::Chain& chain, FxcChainKernel kernel, const FxcChainArgs& args, std::size_t channels,
-                    std::size_t frames, int threads, double min_work_per_part) {
+// About a millisecond of work per part, so that waking a worker (microseconds) is noise.
+constexpr double kMinWorkPerPart = 1 << 20;
+
+// The FIR stages' warm-up (every FIR's taps - 1, added) and taps.
+std::pair<std::size_t, std::size_t> fir_warm_up_and_taps(const ir::Chain& chain) {
   std::size_t warm_up = 0, taps = 0;
   for (const ir::Stage& stage : chain.stages)
     if (const auto* fir = std::get_if<ir::FirFilter>(&stage)) {
       warm_up += fir->taps.size() - 1;
       taps += fir->taps.size();
     }
-  // A sample costs about a multiply-add per tap of a vector of 8 (float32 ones at least).
+  return {warm_up, taps};
+}
+
+// How a chain's call over `frames` frames splits across `threads`: the one decision that
+// run_channel_parts acts on and whole runs cut into pieces keep (thread_parts).
+struct ThreadSplit {
+  int time_parts = 1;     ///< a time-lanes FIR over fewer channels than threads: parts in time
+  int channel_parts = 1;  ///< else (or where the time parts cannot run): ranges of channels
+  int lanes = 1;          ///< channels of a vector group; a channel part is whole groups
+};
+
+ThreadSplit thread_split(const ir::Chain& chain, std::size_t channels, std::size_t frames, DType signal,
+                         int threads) {
+  ThreadSplit split;
+  // Streams and Processors (threads 1) and short calls go straight to the kernel: nothing
+  // below may cost a real-time block anything.
+  if (threads <= 1) return split;
+  if (channels < static_cast<std::size_t>(threads) &&
+      passes::fir_time_lanes(chain, signal, static_cast<std::int64_t>(channels))) {
+    const auto [warm_up, taps] = fir_warm_up_and_taps(chain);
+    // A sample costs about a multiply-add per tap of a vector of 8 (float32 ones at least).
+    const double work = static_cast<double>(channels) * static_cast<double>(frames) *
+                        (1.0 + static_cast<double>(taps) / 8.0);
+    const std::size_t min_part = std::max<std::size_t>(4 * warm_up, 4096);
+    split.time_parts = std::max(1, static_cast<int>(std::min<double>(
+                                       {static_cast<double>(threads), work / kMinWorkPerPart,
+                                        static_cast<double>(frames / min_part)})));
+  }
   const double work = static_cast<double>(channels) * static_cast<double>(frames) *
-                      (1.0 + static_cast<double>(taps) / 8.0);
-  const std::size_t min_part = std::max<std::size_t>(4 * warm_up, 4096);
-  const int parts = static_cast<int>(std::min<double>(
-      {static_cast<double>(threads), work / min_work_per_part, static_cast<double>(frames / min_part)}));
-  if (parts <= 1) return false;
+                      static_cast<double>(std::max<std::size_t>(1, chain.stages.size()));
+  if (work < 2 * kMinWorkPerPart) return split;
+  // A part is whole vector groups where the kernel has them (channel lanes with at least a
+  // group's channels, or a vector remainder; the remainder goes with the last part), else
+  // single channels (the kernel's per-channel loop: fewer channels than lanes, the wavefront,
+  // sequential code).
+  static const passes::Target host = passes::host_target();  // asking costs microseconds
+  const bool f32 = codegen::compute_dtype(chain, signal) == DType::f32;
+  const int vector_lanes = host.lanes(f32 ? DType::f32 : DType::f64);
+  // A vector remainder (codegen::partial_group_vectorized) stays whole: with fewer channels
+  // than lanes, one call.
+  const auto count = static_cast<std::int64_t>(channels);
+  split.lanes = codegen::lanes_across_channels(chain, signal, count) &&
+                        (channels >= static_cast<std::size_t>(vector_lanes) ||
+                         codegen::partial_group_vectorized(chain, signal, count))
+                    ? vector_lanes
+                    : 1;
+  const std::size_t groups = channels / static_cast<std::size_t>(split.lanes);
+  split.channel_parts = std::max(1, static_cast<int>(std::min<double>(
+                                        {static_cast<double>(threads), static_cast<double>(groups),
+                                         work / kMinWorkPerPart})));
+  return split;
+}
+
+// A time-lanes FIR chain (passes::fir_time_lanes) over fewer channels than threads, split in
+// time instead, in `parts`: part p > 0 starts `warm_up` samples early (every FIR's taps - 1,
+// added) from a zeroed state of its own, its outputs there thrown away, after which its rings
+// hold the true inputs of each FIR; each output then adds the same products in the same order
+// as one call gives, bit for bit. Part 0 runs on the caller's state; the last part's state
+// becomes the caller's. Returns false (nothing run) where the outputs overlap the inputs (a
+// part's warm-up would read what the part before it writes).
+template <class C>
+bool run_time_parts(const ir::Chain& chain, FxcChainKernel kernel, const FxcChainArgs& args, std::size_t channels,
+                    std::size_t frames, int parts) {
+  const std::size_t warm_up = fir_warm_up_and_taps(chain).first;
   for (std::size_t a = 0; a < channels; ++a)
     for (std::size_t b = 0; b < channels; ++b) {
       const auto in = reinterpret_cast<std::uintptr_t>(args.in[a]);
@@ -135,53 +187,22 @@ bool run_time_parts(const ir::Chain& chain, FxcChainKernel kernel, const FxcChai
   return true;
 }
 
-// The kernel over its channels, split across the shared pool's threads when the work is
-// large enough to pay for waking them: each part a range of channels (the kernel
-// keeps everything per channel: state, delay lines and ring positions are channel-major, so a
-// part is the same call on offset pointers), the same arithmetic per channel as one call.
+// The kernel over its channels, split across the shared pool's threads as thread_split says:
+// each part a range of channels (the kernel keeps everything per channel: state, delay lines
+// and ring positions are channel-major, so a part is the same call on offset pointers), the
+// same arithmetic per channel as one call.
 template <class C>
 void run_channel_parts(const ir::Chain& chain, FxcChainKernel kernel, const FxcChainArgs& args, std::size_t channels,
                        std::size_t frames, DType signal, int threads) {
-  // About a millisecond of work per part, so that waking a worker (microseconds) is noise.
-  constexpr double kMinWorkPerPart = 1 << 20;
-  // Streams and Processors (threads 1) and short calls go straight to the kernel: nothing
-  // below may cost a real-time block anything.
-  const double work = static_cast<double>(channels) * static_cast<double>(frames) *
-                      static_cast<double>(std::max<std::size_t>(1, chain.stages.size()));
-  if (threads <= 1) {
-    kernel(&args);
-    return;
-  }
-  // Fewer channels than threads: a FIR chain in time lanes splits in time.
-  if (channels < static_cast<std::size_t>(threads) &&
-      passes::fir_time_lanes(chain, signal, static_cast<std::int64_t>(channels)) &&
-      run_time_parts<C>(chain, kernel, args, channels, frames, threads, kMinWorkPerPart))
-    return;
-  if (work < 2 * kMinWorkPerPart) {
-    kernel(&args);
-    return;
-  }
-  // A part is whole vector groups where the kernel has them (channel lanes with at least a
-  // group's channels, or a vector remainder; the remainder goes with the last part), else
-  // single channels (the kernel's per-channel loop: fewer channels than lanes, the wavefront,
-  // sequential code).
-  static const passes::Target host = passes::host_target();  // asking costs microseconds
-  const int vector_lanes = host.lanes(std::is_same_v<C, float> ? DType::f32 : DType::f64);
-  // A vector remainder (codegen::partial_group_vectorized) stays whole: with fewer channels
-  // than lanes, one call.
-  const auto count = static_cast<std::int64_t>(channels);
-  const int lanes = codegen::lanes_across_channels(chain, signal, count) &&
-                            (channels >= static_cast<std::size_t>(vector_lanes) ||
-                             codegen::partial_group_vectorized(chain, signal, count))
-                        ? vector_lanes
-                        : 1;
-  const std::size_t groups = channels / static_cast<std::size_t>(lanes);
-  int parts = static_cast<int>(std::min<double>({static_cast<double>(threads), static_cast<double>(groups),
-                                                 work / kMinWorkPerPart}));
+  const ThreadSplit split = thread_split(chain, channels, frames, signal, threads);
+  if (split.time_parts > 1 && run_time_parts<C>(chain, kernel, args, channels, frames, split.time_parts)) return;
+  const int parts = split.channel_parts;
+  const int lanes = split.lanes;
   if (parts <= 1) {
     kernel(&args);
     return;
   }
+  const std::size_t groups = channels / static_cast<std::size_t>(lanes);
   const codegen::ChainLayout layout = codegen::layout_of(chain);
   const std::size_t groups_per_part = (groups + static_cast<std::size_t>(parts) - 1) / static_cast<std::size_t>(parts);
   ThreadPool::shared().run(parts, [&](int p) {
@@ -302,6 +323,16 @@ void copy_output(const ExecutionPlan& plan, const CallerSignals& io, std::size_t
 }
 
 }  // namespace
+
+int step_threads(const ir::Graph& scheduled, const ExecutionPlan& plan, const ExecutionPlan::Step& step,
+                 DType signal, std::size_t frames, int threads) {
+  if (step.kind != ExecutionPlan::Kind::chain || !step.kernel) return 1;
+  const auto& chain = std::get<ir::Chain>(scheduled.node(step.node).op);
+  if (chain.strategy == ir::IirStrategy::chunked_scan && chunked_scan_applies(chain)) return threads;
+  const ThreadSplit split =
+      thread_split(chain, static_cast<std::size_t>(plan.channels[step.node]), frames, signal, threads);
+  return std::max(split.time_parts, split.channel_parts);
+}
 
 void size_run_memory(const ir::Graph& scheduled, const ExecutionPlan& plan, RunMemory& memory) {
   memory.slots.assign(plan.slot_channels.size(), nullptr);

@@ -72,6 +72,12 @@ void choose_direct_outputs(const ExecutionPlan& plan, const CallerSignals& io, s
 /// whole-signal run provides only those.
 bool slot_in_use(const ExecutionPlan& plan, const RunMemory& memory, int slot);
 
+/// The threads a run with `threads` gives `step` over `frames` frames (1 for all but a chain
+/// with a kernel split across channels or time): a whole run cut into pieces makes them long
+/// enough to give each step as many as the whole signal does.
+int step_threads(const ir::Graph& scheduled, const ExecutionPlan& plan, const ExecutionPlan::Step& step,
+                 DType signal, std::size_t frames, int threads);
+
 struct RunOptions {
   bool trace = false;  ///< a span per kernel in the global trace (allocates)
   int threads = 1;     ///< for the chunked scan

@@ -217,6 +217,12 @@ class Program {
   /// Owning conveniences: one signal per input in, one per output back (in the Program's dtype).
   std::vector<Signal> run(const std::vector<Signal>& inputs) const;
   Signal run(const Signal& input) const;
+  /// The same run on inputs the caller gives up (std::move): each output takes the memory of
+  /// an input of its channel count, if one is left, and is computed over it in place, so that
+  /// the run allocates no new signal there (for a long signal, fresh memory is a large part of
+  /// the time: the system zeroes every page on first touch). The results are run()'s.
+  std::vector<Signal> run(std::vector<Signal>&& inputs) const;
+  Signal run(Signal&& input) const;
   /// Many signals through the graph at once, one dispatch per kernel for all of them: each
   /// item is one signal per input; items may differ in length.
   std::vector<std::vector<Signal>> run_batch(const std::vector<std::vector<Signal>>& items) const;

@@ -212,10 +212,13 @@ TEST_CASE("integer encodings round to the nearest step, without bias, and clip; 
                  Case{"a32.wav", "pcm32", 32}, Case{"a16.flac", "pcm16", 16}, Case{"a24.flac", "pcm24", 24},
                  Case{"a16.aiff", "pcm16", 16}}) {
     CAPTURE(c.file);
+    const double full = std::ldexp(1.0, c.bits - 1);
+    // Halfway between two steps, either sign: ties go to the even step.
+    for (std::size_t m = 0; m < 8; ++m)
+      s.f64(0)[4 + m] = (m % 2 ? -1.0 : 1.0) * (static_cast<double>(m / 2) + 0.5) / full;
     REQUIRE(write_signal_file(dir / c.file, s, 48000.0, WriteOptions{c.subtype}));
     auto back = read_signal_file(dir / c.file, DType::f64);
     REQUIRE(back);
-    const double full = std::ldexp(1.0, c.bits - 1);
     double bias = 0;
     bool exact = true;
     for (std::size_t i = 0; i < s.samples(); ++i) {
@@ -226,6 +229,9 @@ TEST_CASE("integer encodings round to the nearest step, without bias, and clip; 
       if (std::abs(v) < 1) bias += back->signal.at(0, i) - v;
     }
     CHECK(exact);
+    CHECK(back->signal.at(0, 4) == 0.0);          // 0.5 steps: 0
+    CHECK(back->signal.at(0, 6) == 2.0 / full);   // 1.5 steps: 2
+    CHECK(back->signal.at(0, 7) == -2.0 / full);  // -1.5 steps: -2
     CHECK(std::abs(bias / static_cast<double>(s.samples())) < 0.05 / full);  // truncation gave -0.5 / full
   }
   // μ-law and A-law: loud samples clip with their sign (they wrapped around, or crashed).
