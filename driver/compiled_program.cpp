@@ -386,12 +386,28 @@ std::vector<Signal> Program::Impl::run_consuming(std::vector<Signal> inputs) con
       p.push_back(s.dtype() == DType::f32 ? static_cast<void*>(s.f32(c).data()) : s.f64(c).data());
     return p;
   };
-  // Each output is an input's memory where one of its channel count is left, else new.
+  // Each output is an input's memory where one of its channel count is left, else new. An
+  // output that passes an input straight through takes that input's memory (nothing to copy)
+  // or new memory: the run copies such outputs one after another, and one written over
+  // another passed-through input overwrote it before it was read (two inputs swapped).
   const std::vector<ir::NodeId> out_ids = now->scheduled.outputs();
   std::vector<Signal> outputs(out_ids.size());
   std::vector<std::optional<std::size_t>> reused(out_ids.size());
-  std::vector<bool> taken(inputs.size(), false);
+  std::vector<bool> taken(inputs.size(), false), placed(out_ids.size(), false);
   for (std::size_t k = 0; k < out_ids.size(); ++k) {
+    const ir::NodeId source = now->scheduled.node(out_ids[k]).operands[0];
+    const auto it = std::find(compiled_inputs.begin(), compiled_inputs.end(), source);
+    if (it == compiled_inputs.end()) continue;
+    const auto i = static_cast<std::size_t>(it - compiled_inputs.begin());
+    placed[k] = true;
+    if (!taken[i]) {
+      taken[i] = true;
+      reused[k] = i;
+    }
+    if (!reused[k]) outputs[k] = Signal(inputs[i].channels(), frames, dtype, Signal::Uninitialized{});
+  }
+  for (std::size_t k = 0; k < out_ids.size(); ++k) {
+    if (placed[k]) continue;
     const auto want = static_cast<std::size_t>(now->scheduled.node(out_ids[k]).type.channels);
     for (std::size_t i = 0; i < inputs.size() && !reused[k]; ++i)
       if (!taken[i] && inputs[i].channels() == want && inputs[i].samples() == frames) {

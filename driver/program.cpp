@@ -162,7 +162,7 @@ std::vector<Signal> Program::run(std::vector<Signal>&& inputs) const { return im
 Signal Program::run(const Signal& input) const {
   std::vector<Signal> out = impl().run(std::span<const Signal>(&input, 1));  // no copy of the input
   if (out.size() != 1)
-    throw_error("Program::run(const Signal&) is for a graph of one output; this one has " +
+    throw_error("Program::run(Signal) is for a graph of one output; this one has " +
                 std::to_string(out.size()) + ": use run(std::vector<Signal>)");
   return std::move(out[0]);
 }
@@ -172,8 +172,8 @@ Signal Program::run(Signal&& input) const {
   inputs.push_back(std::move(input));
   std::vector<Signal> out = impl().run_consuming(std::move(inputs));
   if (out.size() != 1)
-    throw_error("Program::run(Signal&&) is for a graph of one output; this one has " + std::to_string(out.size()) +
-                ": use run(std::vector<Signal>)");
+    throw_error("Program::run(Signal) is for a graph of one output; this one has " +
+                std::to_string(out.size()) + ": use run(std::vector<Signal>)");
   return std::move(out[0]);
 }
 

@@ -356,7 +356,8 @@ int integer_bits(int subtype) {
 // clips to [-1 + step, ...]: libsndfile's μ-law and A-law encoders take the most negative int
 // for the most positive. No library call per sample (ldexp and nearbyint were a third of a
 // corpus run writing pcm24): the bounds are made once, and adding and taking away 1.5 x 2^52
-// rounds |x| < 2^51 to an integer in the current rounding mode, as nearbyint does.
+// rounds |x| < 2^51 to the nearest integer, ties to even, in the default rounding mode, which
+// fxc never changes (a host that sets another gets another rounding for negative values).
 class Quantiser {
  public:
   Quantiser(int bits, bool symmetric)

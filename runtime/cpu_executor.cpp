@@ -83,13 +83,15 @@ std::size_t piece_frames(const ir::Graph& g, const ExecutionPlan& plan, const Gr
 }
 
 // Whether a whole run keeps a value between kernels in a slot (rather than every kernel
-// reading the caller's inputs and writing its outputs), and no step splits the signal in
-// time chunks itself (the chunked scan).
+// reading the caller's inputs and writing its outputs), and every step gives the same bits in
+// pieces: not a chunked scan (its chunks start at each call) nor an FFT FIR (overlap-save
+// steps from the start of each call, so pieces moved its frames and the rounding, and with
+// the piece length, the thread count).
 bool values_in_slots(const ir::Graph& g, const ExecutionPlan& plan, const RunMemory& memory) {
   bool in_slots = false;
   for (const ExecutionPlan::Step& step : plan.steps) {
     if (const auto* chain = std::get_if<ir::Chain>(&g.node(step.node).op))
-      if (chain->strategy == ir::IirStrategy::chunked_scan) return false;
+      if (chain->strategy == ir::IirStrategy::chunked_scan || !step.kernel) return false;
     in_slots = in_slots || slot_in_use(plan, memory, step.slot);
   }
   return in_slots;

@@ -47,7 +47,8 @@ struct ExecutionPlan;  // runtime/execution_plan.h
 /// memory of its own (slots) goes in pieces of this many frames, so that the slots are this
 /// long rather than the signal's, and the values a kernel writes are still in cache when the
 /// next reads them: 2^16 frames, doubled until every step gets as many threads in a piece
-/// as over `frames` (run_graph.h, step_threads). Graphs with a chunked scan run whole.
+/// as over `frames` (run_graph.h, step_threads). Graphs with a chunked scan or an FFT FIR run
+/// whole: in pieces, their rounding would follow the pieces (and so the thread count).
 std::size_t slot_piece_frames(const ir::Graph& scheduled, const ExecutionPlan& plan, DType signal, std::size_t frames,
                               int threads);
 

@@ -322,6 +322,64 @@ void copy_output(const ExecutionPlan& plan, const CallerSignals& io, std::size_t
   }
 }
 
+// The outputs that are an input as it is, channel by channel. In place, one such copy may
+// write over an input that another reads (two inputs swapped: each was given the other's
+// copy). A copy whose destination no other pending copy reads goes first, while every input
+// it might overwrite is still as it came; what is left then are cycles (a destination is an
+// input channel exactly, or overlaps none: the in-place rule), each turned by swapping its
+// ranges along it, without memory of its own.
+void copy_passed_through(const ExecutionPlan& plan, const CallerSignals& io, std::size_t sample_bytes,
+                         RunMemory& memory) {
+  auto& copies = memory.passed_through;  // reserved by size_run_memory: nothing allocates
+  copies.clear();
+  for (std::size_t o = 0; o < plan.outputs.size(); ++o) {
+    if (memory.direct[o] || plan.output_step[o] != plan.steps.size()) continue;
+    for (int c = 0; c < plan.channels[plan.outputs[o]]; ++c) {
+      auto* to = static_cast<std::byte*>(io.outputs[o][c]) + io.offset * sample_bytes;
+      const auto* from = static_cast<const std::byte*>(memory.table[plan.row[plan.output_source[o]] + c]);
+      if (to != from) copies.push_back({to, from});
+    }
+  }
+  const std::size_t bytes = io.frames * sample_bytes;
+  if (bytes == 0) return;
+  auto take = [&](std::size_t k) {
+    const auto copy = copies[k];
+    copies[k] = copies.back();
+    copies.pop_back();
+    return copy;
+  };
+  auto read_elsewhere = [&](std::size_t k) {
+    for (std::size_t j = 0; j < copies.size(); ++j)
+      if (j != k && copies[j].second == copies[k].first) return true;
+    return false;
+  };
+  while (!copies.empty()) {
+    bool copied = false;
+    for (std::size_t k = 0; k < copies.size();) {
+      if (read_elsewhere(k)) {
+        ++k;
+        continue;
+      }
+      const auto [to, from] = take(k);
+      std::memmove(to, from, bytes);
+      copied = true;
+    }
+    if (copied) continue;
+    // A cycle A <- B <- C ... <- A: swapping A with B puts B's samples in A and A's in B, then
+    // B with C, and so on; the last copy (... <- A) is then done.
+    const std::byte* const start = copies[0].first;
+    std::size_t k = 0;
+    while (true) {
+      const auto [to, from] = take(k);
+      if (from == start) break;
+      std::swap_ranges(to, to + bytes, const_cast<std::byte*>(from));
+      auto next = std::find_if(copies.begin(), copies.end(), [&](const auto& c) { return c.first == from; });
+      if (next == copies.end()) break;  // not a cycle: the in-place rule was broken
+      k = static_cast<std::size_t>(next - copies.begin());
+    }
+  }
+}
+
 }  // namespace
 
 int step_threads(const ir::Graph& scheduled, const ExecutionPlan& plan, const ExecutionPlan::Step& step,
@@ -340,6 +398,10 @@ void size_run_memory(const ir::Graph& scheduled, const ExecutionPlan& plan, RunM
   memory.sum_inputs.assign(plan.max_sum_pointers, nullptr);
   memory.delay_lines.assign(plan.max_delay_lines, nullptr);
   memory.direct.assign(plan.outputs.size(), 0);
+  std::size_t output_channels = 0;
+  for (ir::NodeId id : plan.outputs) output_channels += static_cast<std::size_t>(plan.channels[id]);
+  memory.passed_through.clear();
+  memory.passed_through.reserve(output_channels);
   const bool f32 = dtype_of(scheduled) == DType::f32;
   auto size = [&](auto& list, bool used) {
     list.clear();
@@ -580,10 +642,9 @@ void run_graph(const ir::Graph& g, const ExecutionPlan& plan, const GraphValues&
   }
   // Outputs that are an input as it is first: their input may share memory with another
   // output's (in place), which the copies from slots would overwrite.
-  for (int pass = 0; pass < 2; ++pass)
-    for (std::size_t o = 0; o < plan.outputs.size(); ++o)
-      if (!memory.direct[o] && (plan.output_step[o] == plan.steps.size()) == (pass == 0))
-        copy_output(plan, io, sizeof(T), o, memory);
+  copy_passed_through(plan, io, sizeof(T), memory);
+  for (std::size_t o = 0; o < plan.outputs.size(); ++o)
+    if (!memory.direct[o] && plan.output_step[o] != plan.steps.size()) copy_output(plan, io, sizeof(T), o, memory);
 }
 
 template void run_graph(const ir::Graph&, const ExecutionPlan&, const GraphValues&, GraphState<float>&,

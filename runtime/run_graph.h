@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "ir/graph.h"
@@ -38,6 +39,8 @@ struct RunMemory {
   std::vector<const void*> sum_inputs;
   std::vector<void*> delay_lines;
   std::vector<char> direct;       ///< per output: its source computes into the caller's memory
+  /// The copies of outputs that are an input as it is: (to, from) per channel.
+  std::vector<std::pair<std::byte*, const std::byte*>> passed_through;
   /// By node: FFT overlap-save chains, in the graph's signal type (one of the two lists).
   std::vector<std::unique_ptr<FftConvolver<float>>> fft_f32;
   std::vector<std::unique_ptr<FftConvolver<double>>> fft_f64;

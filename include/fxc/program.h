@@ -220,7 +220,8 @@ class Program {
   /// The same run on inputs the caller gives up (std::move): each output takes the memory of
   /// an input of its channel count, if one is left, and is computed over it in place, so that
   /// the run allocates no new signal there (for a long signal, fresh memory is a large part of
-  /// the time: the system zeroes every page on first touch). The results are run()'s.
+  /// the time: the system zeroes every page on first touch). The results are run()'s. After
+  /// an Error the inputs are gone (moved from).
   std::vector<Signal> run(std::vector<Signal>&& inputs) const;
   Signal run(Signal&& input) const;
   /// Many signals through the graph at once, one dispatch per kernel for all of them: each

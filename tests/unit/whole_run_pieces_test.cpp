@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <random>
 
 #include "block_test_support.h"
 #include "runtime/counters.h"
@@ -127,6 +128,40 @@ TEST_CASE("whole runs without values in slots, or with a chunked scan, go in one
   REQUIRE(plan);
   std::vector<Signal> mono = noise_signals(1, 1, kFrames, DType::f64, 2);
   CHECK(dispatches_of([&] { REQUIRE(execute_cpu(scan.scheduled, *scan.kernels, mono)); }) == plan->steps.size());
+}
+
+TEST_CASE("whole runs with an FFT FIR go in one piece: the same bits on any thread count") {
+  // Overlap-save steps from the start of each call: in pieces its frames moved, and its
+  // rounding with them (and with the piece length, the thread count).
+  ThreadsKept kept;
+  constexpr std::size_t kFrames = 300001;
+  std::mt19937_64 rng(5);
+  std::vector<double> taps(300);
+  for (double& t : taps) t = std::uniform_real_distribution<double>(-1, 1)(rng) / 300;
+  for (int channels : {1, 8}) {
+    CAPTURE(channels);
+    Flow x = input("x", channels);
+    Compiled c = compile_graph(
+        make_graph("fft", {output("y", x | fir(taps) | delay(1_ms) | butter(4, 1_kHz, lowpass))}), channels,
+        DType::f64, static_cast<std::int64_t>(kFrames));
+    bool fft = false;
+    for (const ir::Node& n : c.scheduled.nodes())
+      if (const auto* chain = std::get_if<ir::Chain>(&n.op)) fft |= chain->fir_method == ir::FirMethod::fft_overlap_save;
+    REQUIRE(fft);
+    auto plan = plan_execution(c.scheduled, *c.kernels);
+    REQUIRE(plan);
+    std::vector<Signal> in = noise_signals(1, channels, kFrames, DType::f64, 9);
+    ThreadPool::shared().set_threads(1);
+    Expected<std::vector<Signal>, std::string> one = Unexpected{std::string()};
+    CHECK(dispatches_of([&] { one = execute_cpu(c.scheduled, *c.kernels, in); }) == plan->steps.size());
+    REQUIRE(one);
+    for (int threads : {2, 4}) {
+      ThreadPool::shared().set_threads(threads);
+      auto many = execute_cpu(c.scheduled, *c.kernels, in);
+      REQUIRE(many);
+      CHECK(bit_equal((*many)[0], (*one)[0]));
+    }
+  }
 }
 
 }  // namespace
