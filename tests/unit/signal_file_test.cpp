@@ -179,7 +179,14 @@ TEST_CASE("WAV float round trip is exact for f32 and within float rounding for f
   CHECK(back64->signal.dtype() == DType::f64);
   // The file holds float32: rounding to nearest costs at most half an ulp, 2^-25 below 1.0.
   CHECK(max_abs_difference(back64->signal, s64) <= std::ldexp(1.0, -25));
-  CHECK(dir.entries() == std::vector<std::string>{"a.wav", "b.wav"});
+  // Each sample is the nearest float32 (a cast, as libsndfile's own double path writes it),
+  // big-endian AIFF too.
+  CHECK(bit_identical(back64->signal, s64.converted(DType::f32).converted(DType::f64)));
+  REQUIRE(write_signal_file(dir / "c.aiff", s64, 44100.0, {}));
+  auto aiff = read_signal_file(dir / "c.aiff", DType::f64);
+  REQUIRE(aiff);
+  CHECK(bit_identical(aiff->signal, s64.converted(DType::f32).converted(DType::f64)));
+  CHECK(dir.entries() == std::vector<std::string>{"a.wav", "b.wav", "c.aiff"});
 }
 
 TEST_CASE("WAV pcm16 round trip is within one 16-bit step") {
