@@ -159,6 +159,11 @@ TEST_CASE("in place, outputs that pass inputs through over each other's memory g
       {"input a : 1\ninput b : 1\noutput p = b\noutput q = a\noutput s = a | gain(2)\noutput t = a\n",
        {0, 1, -1, -1}},
       {"input a : 2\ninput b : 2\noutput p = b\noutput q = a\n", {0, 1}},
+      // A chain (p must read b before q writes over it) and two swaps at once.
+      {"input a : 1\ninput b : 1\ninput c : 1\noutput q = c\noutput p = b\n", {1, 0}},
+      {"input a : 1\ninput b : 1\ninput c : 1\ninput d : 1\n"
+       "output p = b\noutput q = a\noutput r = d\noutput s = c\noutput t = a | gain(3)\n",
+       {0, 1, 2, 3, -1}},
   };
   for (const Case& c : cases) {
     CAPTURE(c.graph);
