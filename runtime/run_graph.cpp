@@ -327,7 +327,8 @@ void copy_output(const ExecutionPlan& plan, const CallerSignals& io, std::size_t
 // copy). A copy whose destination no other pending copy reads goes first, while every input
 // it might overwrite is still as it came; what is left then are cycles (a destination is an
 // input channel exactly, or overlaps none: the in-place rule), each turned by swapping its
-// ranges along it, without memory of its own.
+// ranges along it, without memory of its own (a cycle through inputs that partly overlap one
+// another has no such turn: the in-place rule excludes them).
 void copy_passed_through(const ExecutionPlan& plan, const CallerSignals& io, std::size_t sample_bytes,
                          RunMemory& memory) {
   auto& copies = memory.passed_through;  // reserved by size_run_memory: nothing allocates
@@ -348,9 +349,11 @@ void copy_passed_through(const ExecutionPlan& plan, const CallerSignals& io, std
     copies.pop_back();
     return copy;
   };
+  // Ranges, not only pointers: inputs that share memory, one starting inside the other.
   auto read_elsewhere = [&](std::size_t k) {
     for (std::size_t j = 0; j < copies.size(); ++j)
-      if (j != k && copies[j].second == copies[k].first) return true;
+      if (j != k && overlaps(copies[k].first, copies[k].first + bytes, copies[j].second, copies[j].second + bytes))
+        return true;
     return false;
   };
   while (!copies.empty()) {

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -221,4 +222,28 @@ TEST_CASE("in place, outputs that pass inputs through over each other's memory g
       }
     }
   }
+}
+
+// One buffer given as two inputs, the second 10 samples in: an output passed through from the
+// second (to memory of its own) reads samples that another passed-through output is written
+// over (exactly the first input's memory). Found by a review: the copies compared pointers.
+TEST_CASE("in place, a passed-through input that starts inside another input is read before it is written") {
+  fxc::Program program =
+      fxc::Program::from_source("input a : 1\ninput b : 1\ninput c : 1\noutput p = c\noutput q = b\n", options());
+  constexpr std::size_t kFrames = 100, kShift = 10;
+  std::vector<double> buffer(kFrames + kShift), c(kFrames), q(kFrames);
+  for (std::size_t i = 0; i < buffer.size(); ++i) buffer[i] = static_cast<double>(i + 1);
+  for (std::size_t i = 0; i < kFrames; ++i) c[i] = -static_cast<double>(i + 1);
+  const std::vector<double> want_p = c;
+  const std::vector<double> want_q(buffer.begin() + kShift, buffer.end());
+  const double* a_in[] = {buffer.data()};
+  const double* b_in[] = {buffer.data() + kShift};
+  const double* c_in[] = {c.data()};
+  double* p_out[] = {buffer.data()};  // exactly input a's memory
+  double* q_out[] = {q.data()};
+  std::vector<const double* const*> ins = {a_in, b_in, c_in};
+  std::vector<double* const*> outs = {p_out, q_out};
+  program.run(std::span<const double* const* const>(ins), std::span<double* const* const>(outs), kFrames);
+  CHECK(std::equal(q.begin(), q.end(), want_q.begin()));
+  CHECK(std::equal(buffer.begin(), buffer.begin() + kFrames, want_p.begin()));
 }
