@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <variant>
 
 #include "codegen/cpu/cpu_compiler.h"
 #include "codegen/cuda/emit_cuda.h"
@@ -338,7 +339,8 @@ int Program::Impl::channels_for(std::span<const Signal> inputs) const {
   return 0;
 }
 
-std::vector<Signal> Program::Impl::run(std::span<const Signal> inputs) const {
+std::variant<std::vector<Signal>, std::shared_ptr<const CompiledValues>> Program::Impl::run_unless_compiled(
+    std::span<const Signal> inputs) const {
   int channels = channels_for(inputs);
   std::shared_ptr<const CompiledValues> now = current(channels);
   DiagnosticEngine diags = source_.diagnostics();
@@ -354,6 +356,13 @@ std::vector<Signal> Program::Impl::run(std::span<const Signal> inputs) const {
   for (std::size_t i = 0; as_compiled && i < bound_inputs.size(); ++i)
     as_compiled = bound->node(bound_inputs[i]).type.channels == now->scheduled.node(compiled_inputs[i]).type.channels;
   if (!as_compiled) return run_bound(*bound, *specialization(channels), inputs);
+  return now;
+}
+
+std::vector<Signal> Program::Impl::run(std::span<const Signal> inputs) const {
+  auto ran = run_unless_compiled(inputs);
+  if (auto* out = std::get_if<std::vector<Signal>>(&ran)) return std::move(*out);
+  const auto& now = std::get<std::shared_ptr<const CompiledValues>>(ran);
   Expected<std::vector<Signal>, std::string> out =
       options_.target == Target::cpu ? now->cpu_runner->run(inputs)
                                      : execute_cuda(now->cuda, inputs);
@@ -362,19 +371,12 @@ std::vector<Signal> Program::Impl::run(std::span<const Signal> inputs) const {
 }
 
 std::vector<Signal> Program::Impl::run_consuming(std::vector<Signal> inputs) const {
-  if (options_.target == Target::reference) return run(inputs);
-  int channels = channels_for(inputs);
-  std::shared_ptr<const CompiledValues> now = current(channels);
-  DiagnosticEngine diags = source_.diagnostics();
-  auto bound = bind_inputs(now->lowered, inputs, diags);
-  if (!bound) throw_diagnostics(diags);
-  std::vector<ir::NodeId> bound_inputs = bound->inputs(), compiled_inputs = now->scheduled.inputs();
-  bool as_compiled = bound_inputs.size() == compiled_inputs.size();
-  for (std::size_t i = 0; as_compiled && i < bound_inputs.size(); ++i)
-    as_compiled = bound->node(bound_inputs[i]).type.channels == now->scheduled.node(compiled_inputs[i]).type.channels;
-  // What run() does otherwise: other channel counts, and its words for a wrong number of signals.
-  if (!as_compiled || inputs.size() != compiled_inputs.size())
-    return run(inputs);
+  auto ran = run_unless_compiled(inputs);
+  if (auto* out = std::get_if<std::vector<Signal>>(&ran)) return std::move(*out);
+  const auto now = std::get<std::shared_ptr<const CompiledValues>>(std::move(ran));
+  const std::vector<ir::NodeId> compiled_inputs = now->scheduled.inputs();
+  // run()'s words for a wrong number of signals (the kernels' runner checks the count).
+  if (inputs.size() != compiled_inputs.size()) return run(inputs);
 
   const DType dtype = options_.dtype;
   const std::size_t frames = inputs.empty() ? 0 : inputs[0].samples();

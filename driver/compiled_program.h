@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "driver/graph_source.h"
@@ -60,6 +61,12 @@ struct Program::Impl {
   /// Ids and numbers for set(), text values parsed in their parameters' units.
   std::vector<std::pair<int, double>> resolve(const std::vector<ParamValue>& values) const;
 
+  /// Binds `inputs` to the current values' graph (throwing the diagnostics of inputs that do
+  /// not fit it) and runs them where the compiled kernels do not take them as they are: on the
+  /// interpreter, or compiled for their channel counts (run_bound). Returns those outputs, or
+  /// the values whose kernels take the inputs (run() and run_consuming() then run them).
+  std::variant<std::vector<Signal>, std::shared_ptr<const CompiledValues>> run_unless_compiled(
+      std::span<const Signal> inputs) const;
   std::vector<Signal> run(std::span<const Signal> inputs) const;
   /// run() on inputs the caller gives up: each output takes the memory of an input left over
   /// of its channel count (converted to the run's sample type first), and the run writes it

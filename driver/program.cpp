@@ -159,22 +159,22 @@ double Program::get(std::string_view name) const { return impl().value(impl().pa
 std::vector<Signal> Program::run(const std::vector<Signal>& inputs) const { return impl().run(inputs); }
 std::vector<Signal> Program::run(std::vector<Signal>&& inputs) const { return impl().run_consuming(std::move(inputs)); }
 
-Signal Program::run(const Signal& input) const {
-  std::vector<Signal> out = impl().run(std::span<const Signal>(&input, 1));  // no copy of the input
+// The one output of run(Signal).
+static Signal only_output(std::vector<Signal> out) {
   if (out.size() != 1)
     throw_error("Program::run(Signal) is for a graph of one output; this one has " +
                 std::to_string(out.size()) + ": use run(std::vector<Signal>)");
   return std::move(out[0]);
 }
 
+Signal Program::run(const Signal& input) const {
+  return only_output(impl().run(std::span<const Signal>(&input, 1)));  // no copy of the input
+}
+
 Signal Program::run(Signal&& input) const {
   std::vector<Signal> inputs;
   inputs.push_back(std::move(input));
-  std::vector<Signal> out = impl().run_consuming(std::move(inputs));
-  if (out.size() != 1)
-    throw_error("Program::run(Signal) is for a graph of one output; this one has " +
-                std::to_string(out.size()) + ": use run(std::vector<Signal>)");
-  return std::move(out[0]);
+  return only_output(impl().run_consuming(std::move(inputs)));
 }
 
 template <class T>

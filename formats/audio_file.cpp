@@ -530,36 +530,29 @@ Expected<std::monostate, std::string> write_audio(int fd, const Signal& signal,
   std::vector<std::int32_t> chunk_int(bits ? chunk_frames * channels : 0);
   std::vector<double> chunk64(!bits && !as_float ? chunk_frames * channels : 0);
   std::vector<float> chunk32(as_float ? chunk_frames * channels : 0);
+  // The chunk's frames of every channel into `to`, interleaved, each sample through `convert`.
+  auto interleave = [&](auto* to, std::size_t start, std::size_t frames, auto convert) {
+    for (std::size_t c = 0; c < channels; ++c) {
+      if (signal.dtype() == DType::f64) {
+        auto in = signal.f64(c);
+        for (std::size_t i = 0; i < frames; ++i) to[i * channels + c] = convert(in[start + i]);
+      } else {
+        auto in = signal.f32(c);
+        for (std::size_t i = 0; i < frames; ++i) to[i * channels + c] = convert(in[start + i]);
+      }
+    }
+  };
   for (std::size_t start = 0; start < signal.samples(); start += chunk_frames) {
     const std::size_t frames = std::min(chunk_frames, signal.samples() - start);
     sf_count_t written;
     if (bits) {
-      for (std::size_t c = 0; c < channels; ++c) {
-        if (signal.dtype() == DType::f64) {
-          auto in = signal.f64(c);
-          for (std::size_t i = 0; i < frames; ++i) chunk_int[i * channels + c] = quantised(in[start + i]);
-        } else {
-          auto in = signal.f32(c);
-          for (std::size_t i = 0; i < frames; ++i) chunk_int[i * channels + c] = quantised(in[start + i]);
-        }
-      }
+      interleave(chunk_int.data(), start, frames, quantised);
       written = sf_writef_int(sf.get(), chunk_int.data(), static_cast<sf_count_t>(frames));
     } else if (!as_float) {
-      for (std::size_t c = 0; c < channels; ++c) {
-        auto in = signal.f64(c);
-        for (std::size_t i = 0; i < frames; ++i) chunk64[i * channels + c] = in[start + i];
-      }
+      interleave(chunk64.data(), start, frames, [](double v) { return v; });
       written = sf_writef_double(sf.get(), chunk64.data(), static_cast<sf_count_t>(frames));
     } else {
-      for (std::size_t c = 0; c < channels; ++c) {
-        if (signal.dtype() == DType::f64) {
-          auto in = signal.f64(c);
-          for (std::size_t i = 0; i < frames; ++i) chunk32[i * channels + c] = static_cast<float>(in[start + i]);
-        } else {
-          auto in = signal.f32(c);
-          for (std::size_t i = 0; i < frames; ++i) chunk32[i * channels + c] = in[start + i];
-        }
-      }
+      interleave(chunk32.data(), start, frames, [](auto v) { return static_cast<float>(v); });
       written = sf_writef_float(sf.get(), chunk32.data(), static_cast<sf_count_t>(frames));
     }
     if (written != static_cast<sf_count_t>(frames))

@@ -82,12 +82,12 @@ std::size_t piece_frames(const ir::Graph& g, const ExecutionPlan& plan, const Gr
   return piece;
 }
 
-// Whether a whole run keeps a value between kernels in a slot (rather than every kernel
-// reading the caller's inputs and writing its outputs), and every step gives the same bits in
-// pieces: not a chunked scan (its chunks start at each call) nor an FFT FIR (overlap-save
+// Whether a whole run goes in slot pieces: it keeps a value between kernels in a slot (rather
+// than every kernel reading the caller's inputs and writing its outputs), and every step gives
+// the same bits in pieces: not a chunked scan (its chunks start at each call) nor an FFT FIR (overlap-save
 // steps from the start of each call, so pieces moved its frames and the rounding, and with
 // the piece length, the thread count).
-bool values_in_slots(const ir::Graph& g, const ExecutionPlan& plan, const RunMemory& memory) {
+bool slot_pieces_apply(const ir::Graph& g, const ExecutionPlan& plan, const RunMemory& memory) {
   bool in_slots = false;
   for (const ExecutionPlan::Step& step : plan.steps) {
     if (const auto* chain = std::get_if<ir::Chain>(&g.node(step.node).op))
@@ -109,7 +109,7 @@ void run_whole(const ir::Graph& g, const ExecutionPlan& plan, const GraphValues&
   const bool loop_pieces = !plan.loops.empty() || (plan.fused_loops && plan.steps.size() > 2);
   // Graphs whose kernels pass values on through slots, so that the slots are not the signal's
   // length (slot_piece_frames).
-  const bool slot_pieces = !loop_pieces && values_in_slots(g, plan, memory);
+  const bool slot_pieces = !loop_pieces && slot_pieces_apply(g, plan, memory);
   const DType signal = std::is_same_v<T, float> ? DType::f32 : DType::f64;
   const std::size_t piece_length = loop_pieces   ? piece_frames(g, plan, state)
                                    : slot_pieces ? slot_piece_frames(g, plan, signal, io.frames, options.threads)

@@ -65,7 +65,7 @@ std::pair<std::size_t, std::size_t> fir_warm_up_and_taps(const ir::Chain& chain)
 }
 
 // How a chain's call over `frames` frames splits across `threads`: the one decision that
-// run_channel_parts acts on and whole runs cut into pieces keep (thread_parts).
+// run_channel_parts acts on and whole runs cut into pieces keep (step_threads).
 struct ThreadSplit {
   int time_parts = 1;     ///< a time-lanes FIR over fewer channels than threads: parts in time
   int channel_parts = 1;  ///< else (or where the time parts cannot run): ranges of channels
@@ -97,8 +97,7 @@ ThreadSplit thread_split(const ir::Chain& chain, std::size_t channels, std::size
   // single channels (the kernel's per-channel loop: fewer channels than lanes, the wavefront,
   // sequential code).
   static const passes::Target host = passes::host_target();  // asking costs microseconds
-  const bool f32 = codegen::compute_dtype(chain, signal) == DType::f32;
-  const int vector_lanes = host.lanes(f32 ? DType::f32 : DType::f64);
+  const int vector_lanes = host.lanes(codegen::compute_dtype(chain, signal));
   // A vector remainder (codegen::partial_group_vectorized) stays whole: with fewer channels
   // than lanes, one call.
   const auto count = static_cast<std::int64_t>(channels);
