@@ -98,8 +98,8 @@ def check_vocal_coefficients(fxc, fs):
     want = [cookbook("lowshelf", 200, fs, -2), cookbook("peaking", 3000, fs, 3, q=1.0), cookbook("highshelf", 10000, fs, 1.5)]
     if len(sections) != 4:
         return False, f"vocal coefficients: expected 4 sos sections in fxc's IR, found {len(sections)}"
-    d_hp = max(abs(a - b) for a, b in zip(hp, sections[0]))
-    d_eq = max(abs(a - b) for w, s in zip(want, sections[1:]) for a, b in zip(w, s))
+    d_hp = max_diff(hp, sections[0])  # NaN-aware, where the builtin max() drops a NaN after the first item
+    d_eq = max_diff(want, sections[1:])
     ok = d_hp == 0 and d_eq < 1e-15
     return ok, (f"vocal coefficients: dyn_vocal.dsp's butter section vs fxc's IR {d_hp:.1e}; "
                 f"fxc's lowshelf/peaking/highshelf vs the cookbook formulas {d_eq:.1e}")

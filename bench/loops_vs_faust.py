@@ -62,8 +62,8 @@ def check_echo_coefficients(fxc):
                         check=True, capture_output=True, text=True).stdout
     m = re.search(r"sections=\[\[([^\]]*)\]\]", ir)
     fx = [float(v) for v in m.group(1).split(",")] if m else None
-    d_dsp = max(abs(a - b) for a, b in zip(dsp, want))
-    d_fx = max(abs(a - b) for a, b in zip(fx, want)) if fx else float("nan")
+    d_dsp = max_diff(dsp, want)  # NaN-aware, where the builtin max() drops a NaN after the first item
+    d_fx = max_diff(fx, want) if fx else float("nan")
     ok = d_dsp < 1e-15 and d_fx < 1e-15
     return ok, f"echo biquad: loop_echo.dsp vs cookbook formulas {d_dsp:.1e}, fxc IR vs formulas {d_fx:.1e}"
 

@@ -14,8 +14,11 @@ namespace fxc::codegen::cuda_source {
 // last into a group; fxc_copy_wait<N> waits until at most the N newest groups are still under
 // way (a __syncthreads after it shows them to the block). An async copy acts as if a new thread
 // made it when it is issued, so it never overtakes the thread's own earlier accesses (the
-// wavefront's output pass reads a ring column, then copies into it). Before sm_80, and in host
-// C++ (the emulation), the copy is a load and a store, and the rest nothing.
+// wavefront's output pass reads a ring column, then copies into it). Before sm_80 the copy is a
+// load and a store, and the rest nothing. The host emulation (FXC_EMULATION,
+// tests/unit/cuda_emulation_shim.h) runs cp.async's rules instead: the copy lands at the wait
+// that covers its group, its destination reads as NaN until then, and a misaligned address
+// fails the launch, as on the GPU.
 void emit_async_copy(Writer& w) {
   w.line("// The chunk passes copy their planar tile's samples in while they compute from the last ones.");
   w.line("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800");
@@ -27,6 +30,8 @@ void emit_async_copy(Writer& w) {
   w.line("const unsigned shared = (unsigned)__cvta_generic_to_shared(to);");
   w.line("asm volatile(\"{ .reg .pred ignore; setp.eq.u32 ignore, %3, 0; cp.async.ca.shared.global [%0], [%1], %2, ignore; }\"");
   w.line("             : : \"r\"(shared), \"l\"(from), \"n\"(Bytes), \"r\"((unsigned)valid) : \"memory\");");
+  w.line("#elif defined(FXC_EMULATION)");
+  w.line("fxc_emu_copy_async<Bytes>(to, from, valid);");
   w.line("#else");
   w.line("for (unsigned e = 0; e < Bytes / sizeof(T); ++e) to[e] = valid ? from[e] : T(0);");
   w.line("#endif");
@@ -34,12 +39,16 @@ void emit_async_copy(Writer& w) {
   w.open("__device__ inline void fxc_copy_commit() {");
   w.line("#ifdef FXC_COPY_ASYNC");
   w.line("asm volatile(\"cp.async.commit_group;\" : : : \"memory\");");
+  w.line("#elif defined(FXC_EMULATION)");
+  w.line("fxc_emu_copy_commit();");
   w.line("#endif");
   w.close();
   w.line("template <int N>");
   w.open("__device__ inline void fxc_copy_wait() {");
   w.line("#ifdef FXC_COPY_ASYNC");
   w.line("asm volatile(\"cp.async.wait_group %0;\" : : \"n\"(N) : \"memory\");");
+  w.line("#elif defined(FXC_EMULATION)");
+  w.line("fxc_emu_copy_wait(N);");
   w.line("#endif");
   w.close();
 }

@@ -18,6 +18,9 @@
 
 #include "api_test_support.h"
 #include "runtime/counters.h"  // to check that set() never compiles
+#include "worse.h"
+
+using fxc::test::worse;
 
 namespace {
 
@@ -71,7 +74,7 @@ double resumed_difference(const fxc::Program& program, const fxc::Signal& x, con
   fxc::Signal rest = run_processor(second, tail, seed + 1, block);
   double worst = 0;
   for (std::size_t c = 0; c < channels; ++c)
-    for (std::size_t n = 0; n < tail.samples(); ++n) worst = std::max(worst, std::abs(rest.at(c, n) - whole.at(c, cut + n)));
+    for (std::size_t n = 0; n < tail.samples(); ++n) worst = worse(worst, std::abs(rest.at(c, n) - whole.at(c, cut + n)));
   return worst;
 }
 
@@ -371,7 +374,7 @@ TEST_CASE("float32 dynamics: the vector log2 and exp2 keep the gain within 1e-6 
       for (std::size_t n = 0; n < samples; ++n) {
         double in = x.at(c, n);
         if (std::abs(20 * std::log10(std::abs(in)) - s.step_at) < 1e-3) continue;
-        worst = std::max(worst, std::abs(got.at(c, n) / in - want.at(c, n) / in) / std::abs(want.at(c, n) / in));
+        worst = worse(worst, std::abs(got.at(c, n) / in - want.at(c, n) / in) / std::abs(want.at(c, n) / in));
       }
     MESSAGE(s.text << ": largest relative gain error " << worst);
     CHECK(worst <= 1e-6);

@@ -14,6 +14,9 @@
 
 #include "api_test_support.h"
 #include "runtime/counters.h"  // to check that set() never compiles
+#include "worse.h"
+
+using fxc::test::worse;
 
 namespace {
 
@@ -808,7 +811,7 @@ TEST_CASE("float32 tanh: within 2e-7 of float64 tanh, special values as the C li
       } else if (std::abs(in) < std::numeric_limits<float>::min()) {
         CHECK(got == 0);  // kernels run with denormals off: a subnormal input reads as zero
       } else {
-        worst = std::max(worst, std::abs(got - want) / std::abs(want));
+        worst = worse(worst, std::abs(got - want) / std::abs(want));
       }
     }
   MESSAGE("float32 tanh: largest relative error " << worst);
@@ -838,7 +841,7 @@ TEST_CASE("float32 tanh after a float64-state filter stays within 1e-6 of the fl
   fxc::Signal got = program.run(x.converted(fxc::DType::f32));
   double worst = 0;
   for (std::size_t c = 0; c < 9; ++c)
-    for (std::size_t n = 0; n < x.samples(); ++n) worst = std::max(worst, std::abs(got.at(c, n) - want.at(c, n)));
+    for (std::size_t n = 0; n < x.samples(); ++n) worst = worse(worst, std::abs(got.at(c, n) - want.at(c, n)));
   MESSAGE("largest error " << worst);
   CHECK(worst <= 1e-6);
 }
@@ -1028,7 +1031,7 @@ TEST_CASE("partial groups of lanes: every channel count equals its channels run 
             dtype == fxc::DType::f64 ? void(one.f64(0)[n] = x.f64(c)[n]) : void(one.f32(0)[n] = x.f32(c)[n]);
           fxc::Signal alone = mono.run(one);
           double worst = 0;
-          for (std::size_t n = 0; n < x.samples(); ++n) worst = std::max(worst, std::abs(alone.at(0, n) - whole.at(c, n)));
+          for (std::size_t n = 0; n < x.samples(); ++n) worst = worse(worst, std::abs(alone.at(0, n) - whole.at(c, n)));
           CHECK(worst == 0);
         }
         fxc::Signal want =

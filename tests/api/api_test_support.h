@@ -11,6 +11,7 @@
 #include <cmath>
 #include <random>
 #include <vector>
+#include "worse.h"
 
 namespace fxc::test {
 
@@ -30,7 +31,7 @@ inline double relative_error(const Signal& a, const Signal& b) {
   double worst = 0, scale = 0;
   for (std::size_t c = 0; c < a.channels(); ++c)
     for (std::size_t i = 0; i < a.samples(); ++i) {
-      worst = std::max(worst, std::abs(a.at(c, i) - b.at(c, i)));
+      worst = worse(worst, std::abs(a.at(c, i) - b.at(c, i)));
       scale = std::max(scale, std::abs(b.at(c, i)));
     }
   return scale > 0 ? worst / scale : worst;

@@ -16,6 +16,9 @@
 
 #include "e2e_support.h"
 #include "formats/signal_file.h"
+#include "worse.h"
+
+using fxc::test::worse;
 
 namespace fs = std::filesystem;
 using namespace fxc::e2e;
@@ -53,7 +56,7 @@ double relative_error(const fxc::Signal& a, const fxc::Signal& b) {
   double worst = 0, peak = 0;
   for (std::size_t c = 0; c < a.channels(); ++c)
     for (std::size_t n = 0; n < a.samples(); ++n) {
-      worst = std::max(worst, std::abs(a.at(c, n) - b.at(c, n)));
+      worst = worse(worst, std::abs(a.at(c, n) - b.at(c, n)));
       peak = std::max(peak, std::abs(b.at(c, n)));
     }
   return worst / peak;
@@ -120,7 +123,7 @@ TEST_CASE("a dynamics stage's state, saved and loaded, continues a run exactly (
     double worst = 0;
     for (std::size_t ch = 0; ch < whole.channels(); ++ch)
       for (std::size_t n = 0; n < whole.samples(); ++n)
-        worst = std::max(worst, std::abs(whole.at(ch, n) - (n < half ? a.at(ch, n) : b.at(ch, n - half))));
+        worst = worse(worst, std::abs(whole.at(ch, n) - (n < half ? a.at(ch, n) : b.at(ch, n - half))));
     CHECK(worst == 0);
   }
 }

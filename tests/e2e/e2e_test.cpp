@@ -46,6 +46,9 @@
 #include "e2e_support.h"
 #include "run_command.h"
 #include "formats/signal_file.h"
+#include "worse.h"
+
+using fxc::test::worse;
 
 namespace fs = std::filesystem;
 using fxc::test::CommandResult;
@@ -564,7 +567,7 @@ TEST_CASE("several -i/-o groups run as one batch, each output as if run alone") 
     REQUIRE(batch->signal.samples() == alone->signal.samples());
     double worst = 0;
     for (std::size_t n = 0; n < batch->signal.samples(); ++n)
-      worst = std::max(worst, std::abs(batch->signal.at(0, n) - alone->signal.at(0, n)));
+      worst = worse(worst, std::abs(batch->signal.at(0, n) - alone->signal.at(0, n)));
     CHECK(worst <= 1e-12);  // float64; another strategy may run the batch (see docs/streaming.md)
   }
   check_failure(run_fxc({"run", graph("crossover.fx"), "-i", data("crossover_in.wav"), "-i",
@@ -844,7 +847,7 @@ TEST_CASE("--save-state then --load-state continues a delay longer than the seco
   REQUIRE(tail);
   double worst = 0;
   for (std::size_t i = 0; i < 300; ++i)
-    worst = std::max(worst, std::abs(tail->signal.at(0, i) - whole->signal.at(0, 1500 + i)));
+    worst = worse(worst, std::abs(tail->signal.at(0, i) - whole->signal.at(0, 1500 + i)));
   CHECK(worst < 1e-12);
 }
 
@@ -898,7 +901,7 @@ TEST_CASE("--save-state then --load-state continue an FFT FIR across files of an
       double worst = 0, peak = 0;
       for (std::size_t c = 0; c < 2; ++c)
         for (std::size_t i = 0; i < total - cut; ++i) {
-          worst = std::max(worst, std::abs(tail->signal.at(c, i) - whole->signal.at(c, cut + i)));
+          worst = worse(worst, std::abs(tail->signal.at(c, i) - whole->signal.at(c, cut + i)));
           peak = std::max(peak, std::abs(whole->signal.at(c, cut + i)));
         }
       CHECK(worst < 1e-12 * peak);

@@ -13,6 +13,9 @@
 #include "e2e_support.h"
 #include "formats/signal_file.h"
 #include "run_command.h"
+#include "worse.h"
+
+using fxc::test::worse;
 
 namespace fs = std::filesystem;
 using fxc::test::CommandResult;
@@ -29,7 +32,7 @@ double max_difference(const fxc::Signal& a, const fxc::Signal& b) {
   REQUIRE(a.samples() == b.samples());
   double worst = 0;
   for (std::size_t c = 0; c < a.channels(); ++c)
-    for (std::size_t n = 0; n < a.samples(); ++n) worst = std::max(worst, std::abs(a.at(c, n) - b.at(c, n)));
+    for (std::size_t n = 0; n < a.samples(); ++n) worst = worse(worst, std::abs(a.at(c, n) - b.at(c, n)));
   return worst;
 }
 
@@ -57,7 +60,7 @@ TEST_CASE("a looped graph runs the same whole and in blocks and equals the refer
   fxc::Signal dry = load(dir / "dry.npy"), x = load(dir / "x.npy");
   double worst = 0;
   for (std::size_t c = 0; c < 2; ++c)
-    for (std::size_t n = 0; n < x.samples(); ++n) worst = std::max(worst, std::abs(dry.at(c, n) - 0.7 * x.at(c, n)));
+    for (std::size_t n = 0; n < x.samples(); ++n) worst = worse(worst, std::abs(dry.at(c, n) - 0.7 * x.at(c, n)));
   CHECK(worst < 1e-15);
   CHECK(max_difference(load(dir / "whole.npy"), dry) > 0.01);  // and with it, the echoes
 
@@ -111,7 +114,7 @@ TEST_CASE("a loop's state saved at the end of one run continues in the next") {
   double worst = 0;
   for (std::size_t c = 0; c < 2; ++c)
     for (std::size_t n = 0; n < b.samples(); ++n)
-      worst = std::max(worst, std::abs(second.at(c, n) - whole.at(c, a.samples() + n)));
+      worst = worse(worst, std::abs(second.at(c, n) - whole.at(c, a.samples() + n)));
   CHECK(worst < 1e-13);
 }
 

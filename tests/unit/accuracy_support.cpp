@@ -9,6 +9,9 @@
 
 #include "expected_text.h"
 #include "passes/pipeline.h"
+#include "worse.h"
+
+using fxc::test::worse;
 
 namespace fxc::test {
 
@@ -41,9 +44,9 @@ double relative_rms_error(const std::vector<Signal>& got, const std::vector<Sign
       }
       if (want[o].samples() == 0) continue;
       double count = static_cast<double>(want[o].samples());
-      // A NaN anywhere makes the error NaN; max() would drop it.
+      // A NaN anywhere makes the error NaN, and the worst NaN.
       double e = std::sqrt(err / count) / std::max(std::sqrt(ref / count), floor);
-      worst = std::isnan(e) || std::isnan(worst) ? NAN : std::max(worst, e);
+      worst = worse(worst, e);
     }
   }
   return worst;

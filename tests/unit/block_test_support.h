@@ -20,6 +20,7 @@
 #include "runtime/block_executor.h"
 #include "runtime/cpu_executor.h"
 #include "driver/kernel_cache.h"
+#include "worse.h"
 
 namespace fxc::test {
 
@@ -145,7 +146,7 @@ inline double relative_difference(const Signal& a, const Signal& b) {
   double diff = 0, peak = 0;
   for (std::size_t c = 0; c < a.channels(); ++c)
     for (std::size_t n = 0; n < a.samples(); ++n) {
-      diff = std::max(diff, std::abs(a.at(c, n) - b.at(c, n)));
+      diff = worse(diff, std::abs(a.at(c, n) - b.at(c, n)));
       peak = std::max(peak, std::abs(b.at(c, n)));
     }
   return peak > 0 ? diff / peak : diff;

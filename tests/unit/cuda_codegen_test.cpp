@@ -219,6 +219,13 @@ TEST_CASE("CUDA source: deterministic, one kernel per chain and sum, golden") {
     for (std::uint32_t id : codegen::kernel_node_ids(g))
       if (ir::holds<ir::Chain>(g.node(id)))
         CHECK(occurrences(text, "__global__ void fxc_chain_" + std::to_string(id) + "(") == 1);
+    // A 16-byte async copy faults on the GPU unless its shared destination is 16-byte aligned,
+    // which the host emulation cannot see (its arrays of 16 bytes or more are aligned anyway).
+    static const std::regex copy16(R"(fxc_copy_async<16>\(&(\w+)\[)");
+    for (auto m = std::sregex_iterator(text.begin(), text.end(), copy16); m != std::sregex_iterator(); ++m) {
+      CAPTURE((*m)[1].str());
+      CHECK(std::regex_search(text, std::regex(R"(__shared__ __align__\(16\) \w+ )" + (*m)[1].str() + R"(\[)")));
+    }
     if (c.dtype == DType::f64) CHECK(occurrences(*source, "float") == occurrences(*source, "float64"));  // comments say float64
     else if (!wide) CHECK(occurrences(*source, "double") == 0);
 

@@ -8,14 +8,26 @@
 #pragma once
 
 #include <barrier>
+#include <vector>
 
 struct FxcDim3 {
   unsigned x = 0, y = 0, z = 0;
 };
 
+/// An async copy (cp.async) under way: its bytes, taken when it was issued, land in `to` at
+/// the wait that covers its group (cuda_emulation_shim.h).
+struct FxcPendingCopy {
+  void* to = nullptr;
+  unsigned char bytes[16] = {};
+  unsigned size = 0;
+  long long group = -1;  ///< -1 until a commit closes it into a group
+};
+
 struct FxcThreadContext {
   FxcDim3 thread_idx, block_idx, block_dim, grid_dim;
   std::barrier<>* barrier = nullptr;  ///< the block's, for __syncthreads
+  std::vector<FxcPendingCopy> copies;  ///< the thread's async copies under way
+  long long committed = 0;             ///< the thread's groups closed so far
 };
 
 /// Returns the calling thread's context.

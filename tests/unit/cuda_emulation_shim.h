@@ -8,8 +8,10 @@
 // module's kernel at once: no test does, and a launch that synchronizes takes the pool's lock).
 // The pool's threads are made once per
 // process, not per block or launch: under AddressSanitizer a thread costs milliseconds, and a
-// launch has thousands of blocks.
+// launch has thousands of blocks. Async copies (cp.async) keep the GPU's rules, below.
 #pragma once
+
+#define FXC_EMULATION 1  // the generated source's async copies call the shim's (fxc_emu_copy_async)
 
 #include <atomic>
 #include <barrier>
@@ -45,9 +47,63 @@ static inline int __syncthreads_or(int predicate) {
   return result;
 }
 
+// The first fault of a launch (a misaligned async copy): the launcher returns it, and the
+// emulator fails the launch with it, as the driver fails a kernel that faults.
+static std::atomic<const char*> fxc_fault{nullptr};
+static inline void fxc_emu_fault(const char* what) {
+  const char* none = nullptr;
+  fxc_fault.compare_exchange_strong(none, what);
+}
+
+// cp.async as the GPU runs it (PTX ISA, "cp.async"), where the host fallback of the generated
+// fxc_copy_async would copy at once and so hide a missing wait: a copy is issued now and lands
+// at the thread's first wait that leaves fewer groups than its own under way; until then its
+// destination reads as NaN (all bits set), so a sample read too early spoils the output. Its
+// bytes are taken when it is issued: the chunk passes copy from inputs no kernel writes. Both
+// addresses must be aligned to the copy's size (else the GPU faults with a misaligned address).
+template <int Bytes, class T>
+static inline void fxc_emu_copy_async(T* to, const T* from, bool valid) {
+  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes");
+  if (reinterpret_cast<std::uintptr_t>(to) % Bytes != 0 || reinterpret_cast<std::uintptr_t>(from) % Bytes != 0) {
+    fxc_emu_fault("misaligned address: an async copy (cp.async) whose source or destination is not aligned to its size");
+    return;
+  }
+  FxcPendingCopy copy;
+  copy.to = to;
+  copy.size = Bytes;
+  if (valid) std::memcpy(copy.bytes, from, Bytes);  // else zeros (ignore-src)
+  std::memset(to, 0xff, Bytes);
+  fxc_context()->copies.push_back(copy);
+}
+
+static inline void fxc_emu_copy_commit() {
+  FxcThreadContext& c = *fxc_context();
+  ++c.committed;
+  for (FxcPendingCopy& copy : c.copies)
+    if (copy.group < 0) copy.group = c.committed;
+}
+
+// cp.async.wait_group N: every committed group but the N newest has landed.
+static inline void fxc_emu_copy_wait(int newest_left) {
+  FxcThreadContext& c = *fxc_context();
+  std::size_t kept = 0;
+  for (FxcPendingCopy& copy : c.copies) {
+    if (copy.group >= 0 && copy.group <= c.committed - newest_left)
+      std::memcpy(copy.to, copy.bytes, copy.size);
+    else
+      c.copies[kept++] = copy;
+  }
+  c.copies.resize(kept);
+}
+
 #define __global__
 #define __device__
-#define __shared__ static
+// __shared__ arrays are statics in a section of their own, so that each block can start with
+// them all NaN (fxc_poison_shared): on a GPU a block's shared memory holds whatever was there,
+// and a kernel that reads an element its block has not written is wrong there. (GCC 12
+// ignores the attribute on a static inside a template function, without a word: such an
+// array would not be poisoned. No generated kernel is a template.)
+#define __shared__ static __attribute__((section("fxc_shared")))
 #define __launch_bounds__(threads)
 #define __noinline__ __attribute__((noinline))
 #define __align__(bytes) __attribute__((aligned(bytes)))
@@ -72,6 +128,12 @@ static T fxc_arg(std::uint64_t bits) {
 }
 
 
+extern "C" char __start_fxc_shared[] __attribute__((weak, visibility("hidden")));
+extern "C" char __stop_fxc_shared[] __attribute__((weak, visibility("hidden")));
+static void fxc_poison_shared() {
+  if (__start_fxc_shared != nullptr) std::memset(__start_fxc_shared, 0xff, static_cast<std::size_t>(__stop_fxc_shared - __start_fxc_shared));
+}
+
 template <class F>
 static void fxc_emulate(long long grid, int block, bool synchronizes, F body) {
   auto run = [&](long long b, int t) {
@@ -80,17 +142,26 @@ static void fxc_emulate(long long grid, int block, bool synchronizes, F body) {
     c.thread_idx = {static_cast<unsigned>(t), 0, 0};
     c.block_dim = {static_cast<unsigned>(block), 1, 1};
     c.grid_dim = {static_cast<unsigned>(grid), 1, 1};
+    c.copies.clear();  // a thread starts with no copies under way
+    c.committed = 0;
     body();
+    // Copies still under way when a thread ends land in a shared array that the block no
+    // longer reads (the next block's is fresh on a GPU, undefined until written).
+    c.copies.clear();
   };
   if (!synchronizes) {
-    for (long long b = 0; b < grid; ++b)
+    for (long long b = 0; b < grid; ++b) {
+      fxc_poison_shared();
       for (int t = 0; t < block; ++t) run(b, t);
+    }
     return;
   }
   std::barrier<> barrier(block);
   auto part = [&](int t) {
     fxc_context()->barrier = &barrier;
     for (long long b = 0; b < grid; ++b) {
+      if (t == 0) fxc_poison_shared();
+      barrier.arrive_and_wait();  // a fresh block's shared memory, before any thread of it runs
       run(b, t);
       barrier.arrive_and_wait();  // the block's shared arrays are read before the next block's
     }

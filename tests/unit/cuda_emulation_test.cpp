@@ -52,6 +52,9 @@
 #include "support/trace.h"
 #include "test_graphs.h"
 #include "test_skip.h"
+#include "worse.h"
+
+using fxc::test::worse;
 
 namespace fxc {
 namespace {
@@ -182,7 +185,7 @@ double worst_error(const std::vector<Signal>& got, const std::vector<Signal>& wa
         ref += want[o].at(c, n) * want[o].at(c, n);
         ++count;
       }
-    if (count) worst = std::max(worst, std::sqrt(err / count) / std::max(std::sqrt(ref / count), floor));
+    if (count) worst = worse(worst, std::sqrt(err / count) / std::max(std::sqrt(ref / count), floor));
   }
   return worst;
 }
@@ -299,7 +302,7 @@ void check_random_graphs(const DeviceFactory& make) {
         // to 9.6e-5 (200 seeds, 257 samples, cpu_backend_test.cpp); here 7.1e-6 (it was
         // 4.4e-4 before chains near the unit circle kept float64 state).
         CHECK(e <= (dtype == DType::f64 ? 1e-9 : 1e-4));
-        worst[f][d] = std::max(worst[f][d], e);
+        worst[f][d] = worse(worst[f][d], e);
       }
   }
   CHECK(chunked > 0);
@@ -346,7 +349,7 @@ void check_every_kind(const DeviceFactory& make) {
         // float32: float32-state chains below radius 0.99 (stages' raw sections, the
         // every-kind designs) may cost 107 dB (5e-6); measured 3.2e-7.
         CHECK(e <= (dtype == DType::f64 ? 1e-9 : 5e-6));
-        worst[dtype == DType::f32] = std::max(worst[dtype == DType::f32], e);
+        worst[dtype == DType::f32] = worse(worst[dtype == DType::f32], e);
       }
     }
   }
@@ -422,7 +425,7 @@ void check_update_values(const DeviceFactory& make) {
   run_blocks(reference, inputs, {100});
   auto c = run_blocks(reference, inputs, {100});
   double worst = 0;
-  for (std::size_t i = 200; i < 400; ++i) worst = std::max(worst, std::abs(b[0].at(1, i) - 2 * c[0].at(1, i)));
+  for (std::size_t i = 200; i < 400; ++i) worst = worse(worst, std::abs(b[0].at(1, i) - 2 * c[0].at(1, i)));
   CHECK(worst <= 1e-9);
   CHECK(std::abs(b[0].at(1, 0) - c[0].at(1, 0)) < 1e-9);  // the first samples are still the delay line's, old gain
   CHECK_FALSE(stream.update_values(prepare(make, w1_graph(), 2, DType::f64, Force::per_channel).scheduled));
@@ -528,7 +531,7 @@ void check_fft_fir(const DeviceFactory& make) {
     for (std::size_t samples : {std::size_t{1}, step - 1, step, step + 1, 2 * step, 2 * step + 1, 3 * step + 7}) {
       CAPTURE(samples);
       const double e = check_fft_fir_run(p, direct, samples, samples, c.dtype);
-      worst[c.dtype == DType::f32] = std::max(worst[c.dtype == DType::f32], e);
+      worst[c.dtype == DType::f32] = worse(worst[c.dtype == DType::f32], e);
     }
   }
   MESSAGE("FFT overlap-save on the GPU, worst relative RMS error: f64 " << worst[0] << ", f32 " << worst[1]);
@@ -584,7 +587,7 @@ void check_partitioned_fir(const DeviceFactory& make) {
     for (std::size_t samples : {std::size_t{1}, half - 1, half, half + 1, 2 * half, 2 * half + 1, 7 * half + 7}) {
       CAPTURE(samples);
       const double e = check_fft_fir_run(p, direct, samples, samples + 1, c.dtype);
-      worst[c.dtype == DType::f32] = std::max(worst[c.dtype == DType::f32], e);
+      worst[c.dtype == DType::f32] = worse(worst[c.dtype == DType::f32], e);
     }
   }
   MESSAGE("partitioned FFT overlap-save on the GPU, worst relative RMS error: f64 " << worst[0] << ", f32 "
@@ -930,7 +933,7 @@ void check_batch(const DeviceFactory& make) {
       // lowpass sections in float32): split-precision's 5e-7 bound plus the output's rounding;
       // measured 4.1-4.8e-7.
       CHECK(e <= (c.dtype == DType::f64 ? 1e-9 : 1e-6));
-      worst = std::max(worst, e);
+      worst = worse(worst, e);
     }
     MESSAGE("batch " << std::string(c.name) << " (" << name(c.dtype) << "): " << entries
                      << " launches for the lot, worst relative RMS error " << worst);
@@ -1037,7 +1040,7 @@ void check_loops(const DeviceFactory& make) {
           // loops recirculate the float32-state filters' rounding (5e-6 in check_every_kind)
           // at loop gains up to 0.9; measured 3.1e-6 (the tangle).
           CHECK(e <= (dtype == DType::f64 ? 1e-9 : 1e-5));
-          worst[dtype == DType::f32] = std::max(worst[dtype == DType::f32], e);
+          worst[dtype == DType::f32] = worse(worst[dtype == DType::f32], e);
           if (dtype == DType::f32 && e == worst[1]) worst_f32 = c.name;
         }
       }
@@ -1380,7 +1383,7 @@ void check_routing(const DeviceFactory& make) {
         // Routing copies exactly and mixes in the CPU's order; float32: the biquads' float32
         // state (5e-6, as check_every_kind); measured 1e-7.
         CHECK(e <= (dtype == DType::f64 ? 1e-9 : 5e-6));
-        worst[dtype == DType::f32] = std::max(worst[dtype == DType::f32], e);
+        worst[dtype == DType::f32] = worse(worst[dtype == DType::f32], e);
       }
       if (dtype == DType::f64) {
         std::vector<Signal> inputs = noise(p.designed, 900, 3, dtype, 2);
@@ -1534,7 +1537,7 @@ void check_chunked_carry(const DeviceFactory& make) {
       // check_every_kind (5e-6); the tail's tanh and clip only shrink errors.
       double e = worst_error(*got, *want);
       CHECK(e <= (dtype == DType::f64 ? 1e-9 : 5e-6));
-      worst[dtype == DType::f32] = std::max(worst[dtype == DType::f32], e);
+      worst[dtype == DType::f32] = worse(worst[dtype == DType::f32], e);
       // A stream in blocks of several groups each: the last chunk hands its state on.
       if (dtype == DType::f64) {
         CudaStream stream(p.program);
@@ -1747,7 +1750,7 @@ void check_batch_on_device(const DeviceFactory& make) {
         REQUIRE(device->synchronize());
         for (std::size_t ch = 0; ch < w.channels(); ++ch)
           for (std::size_t i = 0; i < n; ++i) REQUIRE(got.at(ch, i) == w.at(ch, i));
-        worst = std::max(worst, worst_error({got}, {(*alone)[o]}));
+        worst = worse(worst, worst_error({got}, {(*alone)[o]}));
       }
     }
     MESSAGE(std::string(c.name) << ": items in device memory against the interpreter, worst relative RMS error " << worst);
@@ -1874,7 +1877,7 @@ void check_caller_memory(const DeviceFactory& make, GpuDevice::Handle stream) {
       REQUIRE(p.device->synchronize());
       double worst = 0;
       for (std::size_t ch = 0; ch < got.channels(); ++ch)
-        for (std::size_t i = 0; i < n; ++i) worst = std::max(worst, std::abs(got.at(ch, i) - (*want)[0].at(ch, i)));
+        for (std::size_t i = 0; i < n; ++i) worst = worse(worst, std::abs(got.at(ch, i) - (*want)[0].at(ch, i)));
       CHECK(worst == 0);
     }
     // Bad calls: a message, nothing launched.
@@ -1912,7 +1915,7 @@ void check_caller_memory(const DeviceFactory& make, GpuDevice::Handle stream) {
   }
   double worst = 0;
   for (std::size_t ch = 0; ch < 2; ++ch)
-    for (std::size_t i = 0; i < 1000; ++i) worst = std::max(worst, std::abs(back[ch * 1000 + i] - (*want)[0].at(ch, i)));
+    for (std::size_t i = 0; i < 1000; ++i) worst = worse(worst, std::abs(back[ch * 1000 + i] - (*want)[0].at(ch, i)));
   CHECK(worst <= 1e-9);
   CudaStream host_stream(p.program);
   DevicePtr ins[] = {*d_in}, outs[] = {*d_out};

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 #include <vector>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cuda_emulation_context.h"
@@ -27,11 +28,11 @@ namespace {
 std::string emulation_source(const std::string& source, const std::vector<codegen::CudaEntry>& entries) {
   std::string out = "#include \"cuda_emulation_shim.h\"\n" + source + "\n// Launchers for the host emulation.\n";
   for (const codegen::CudaEntry& e : entries) {
-    out += "extern \"C\" void fxc_emu_" + e.symbol + "(const std::uint64_t* a, long long grid, int block) {\n";
+    out += "extern \"C\" const char* fxc_emu_" + e.symbol + "(const std::uint64_t* a, long long grid, int block) {\n";
     out += "  fxc_emulate(grid, block, " + std::string(e.synchronizes ? "true" : "false") + ", [&] { " + e.symbol + "(";
     for (std::size_t i = 0; i < e.parameters.size(); ++i)
       out += (i ? ", " : "") + std::string("fxc_arg<") + e.parameters[i] + ">(a[" + std::to_string(i) + "])";
-    out += "); });\n}\n";
+    out += "); });\n  return fxc_fault.exchange(nullptr);  // the launch's first fault, if any\n}\n";
   }
   return out;
 }
@@ -111,7 +112,7 @@ std::map<std::string, void*> libraries;  // by the source's SHA-256: one compile
 
 EmulatedDevice::~EmulatedDevice() {
   (void)drain_all();
-  for (auto& [p, bytes] : allocations_) std::free(reinterpret_cast<void*>(p));
+  for (auto& [p, mapping] : mappings_) munmap(mapping.base, mapping.bytes);
 }
 
 bool EmulatedDevice::page_locked(const void* p, std::size_t bytes) const {
@@ -205,13 +206,27 @@ GpuStatus EmulatedDevice::check(DevicePtr p, std::size_t bytes) const {
   return std::monostate{};
 }
 
+// A buffer ends where a page nobody may touch begins, so that a kernel (or a copy) that reads
+// or writes past its end faults (SIGSEGV, the test process stops there) instead of reading
+// slack or a neighbour unseen, as a GPU would let it within cuMemAlloc's granules. Buffers
+// start 16-byte aligned (the kernels' widest access; cuMemAlloc's are 256-byte aligned, so
+// the kernels test alignment rather than assume it), leaving at most 15 bytes of slack.
 Expected<DevicePtr, std::string> EmulatedDevice::allocate(std::size_t bytes) {
-  std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, rounded);
-  if (!p) return Unexpected{std::string("emulation: out of memory")};
-  std::memset(p, 0xA5, rounded);  // uninitialized memory is garbage, as on a GPU
-  allocations_[reinterpret_cast<DevicePtr>(p)] = std::max<std::size_t>(bytes, 1);
-  return reinterpret_cast<DevicePtr>(p);
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t body = (std::max<std::size_t>(bytes, 1) + 15) / 16 * 16;
+  const std::size_t pages = (body + page - 1) / page * page;
+  void* base = mmap(nullptr, pages + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED) return Unexpected{std::string("emulation: out of memory")};
+  if (mprotect(static_cast<char*>(base) + pages, page, PROT_NONE) != 0) {
+    munmap(base, pages + page);
+    return Unexpected{std::string("emulation: cannot protect a guard page")};
+  }
+  char* p = static_cast<char*>(base) + pages - body;
+  std::memset(p, 0xA5, body);  // uninitialized memory is garbage, as on a GPU
+  const auto at = reinterpret_cast<DevicePtr>(p);
+  allocations_[at] = std::max<std::size_t>(bytes, 1);
+  mappings_[at] = {base, pages + page};
+  return at;
 }
 
 void EmulatedDevice::release(DevicePtr p) noexcept {
@@ -219,7 +234,11 @@ void EmulatedDevice::release(DevicePtr p) noexcept {
   // nothing reaches, already reported by a sync) is dropped, not left to touch freed memory.
   if (!drain_all()) queues_.clear();
   host_allocations_.erase(p);
-  if (allocations_.erase(p)) std::free(reinterpret_cast<void*>(p));
+  if (allocations_.erase(p)) {
+    const Mapping mapping = mappings_.at(p);
+    mappings_.erase(p);
+    munmap(mapping.base, mapping.bytes);
+  }
 }
 
 Expected<void*, std::string> EmulatedDevice::allocate_host(std::size_t bytes) {
@@ -348,8 +367,9 @@ GpuStatus EmulatedDevice::launch(Handle function, const codegen::CudaLaunch& sha
   Launcher f = functions_[function];
   last_launch_stream = stream_in_use;
   return run([this, f, shape, args] {
-    f(args.data(), shape.grid, shape.block);
+    const char* fault = f(args.data(), shape.grid, shape.block);
     ++launches;
+    if (fault) return GpuStatus(Unexpected{"emulation: the kernel faulted: " + std::string(fault)});
     return GpuStatus(std::monostate{});
   });
 }

@@ -5,7 +5,8 @@
 // memory; copies and launches run at once, or are recorded between begin_capture and
 // end_capture and replayed by launch_graph, as CUDA graphs. It checks the kernels' logic and
 // the runtime's launch shapes, arguments and buffers; not the GPU's timing, memory model or
-// float32 math library.
+// float32 math library. A buffer is followed by a page nobody may touch: a kernel or copy that
+// runs past its end faults.
 //
 // With a deferred Order, work is not run when it is ordered but queued on its stream, as a
 // GPU would, and runs only when the host must see it (synchronize, synchronize_event, a copy
@@ -114,8 +115,13 @@ class EmulatedDevice final : public GpuDevice {
   GpuStatus run(std::function<GpuStatus()> op);
   GpuStatus check(DevicePtr p, std::size_t bytes) const;
 
-  using Launcher = void (*)(const std::uint64_t*, long long, int);
-  std::map<DevicePtr, std::size_t> allocations_;
+  using Launcher = const char* (*)(const std::uint64_t*, long long, int);  ///< returns the launch's fault, or null
+  std::map<DevicePtr, std::size_t> allocations_;  // bytes asked for, by address
+  struct Mapping {
+    void* base = nullptr;
+    std::size_t bytes = 0;  // the buffer's pages and its guard page (allocate)
+  };
+  std::map<DevicePtr, Mapping> mappings_;
   std::set<DevicePtr> host_allocations_;  // page-locked ones (allocate_host)
   std::vector<std::map<std::string, Launcher>> modules_;
   std::vector<Launcher> functions_;

@@ -11,6 +11,9 @@
 #include <string>
 
 #include "design/filter_design.h"
+#include "worse.h"
+
+using fxc::test::worse;
 
 namespace fxc::design {
 namespace {
@@ -57,7 +60,7 @@ TEST_CASE("design_biquad matches the cookbook formulas") {
     for (int i = 0; i < 5; ++i) {
       const double error = std::abs(ours[i] - expected[i]) / scale;
       CHECK(error <= 1e-12);
-      worst = std::max(worst, error);
+      worst = worse(worst, error);
     }
   }
   MESSAGE("worst biquad coefficient error (relative to the section's largest): " << worst);

@@ -11,6 +11,9 @@
 
 #include "design/filter_design.h"
 #include "expected_text.h"
+#include "worse.h"
+
+using fxc::test::worse;
 
 namespace fxc::design {
 
@@ -43,7 +46,7 @@ TEST_CASE("design_firwin matches SciPy's firwin") {
     for (std::size_t i = 0; i < expected.size(); ++i) {
       const double error = std::abs((*taps)[i] - expected[i]);
       CHECK(error <= 1e-12);
-      worst = std::max(worst, error);
+      worst = worse(worst, error);
     }
   }
   MESSAGE("worst firwin tap error: " << worst);

@@ -14,6 +14,9 @@
 
 #include "design/filter_design.h"
 #include "expected_text.h"
+#include "worse.h"
+
+using fxc::test::worse;
 
 namespace fxc::design {
 namespace {
@@ -78,7 +81,7 @@ TEST_CASE("tf_to_sos matches SciPy's tf2sos") {
         const double lfilter_error = std::abs(frequency_response(*ours, wi) - tf_response(b, a, wi));
         CHECK(lfilter_error / scale <= 1e-9);
       }
-      worst = std::max(worst, error);
+      worst = worse(worst, error);
     }
   }
   MESSAGE("worst tf_to_sos response error: " << worst);

@@ -10,6 +10,9 @@
 #include <vector>
 
 #include "runtime/linear_chain.h"
+#include "worse.h"
+
+using fxc::test::worse;
 
 namespace fxc {
 namespace {
@@ -49,7 +52,7 @@ TEST_CASE("LinearChain: the input-to-state table sums to the state the chain's s
       double sum = 0;
       for (std::size_t n = 0; n < x.size(); ++n) sum += table[n * d + r] * x[n];
       scale = std::max(scale, std::abs(stepped[r]));
-      worst = std::max(worst, std::abs(sum - stepped[r]));
+      worst = worse(worst, std::abs(sum - stepped[r]));
     }
     // The same float64 operations in another order: rounding only (measured about 1e-15 of the
     // largest state).

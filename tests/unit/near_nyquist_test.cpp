@@ -14,6 +14,9 @@
 #include "passes/strategy_thresholds.h"
 #include "runtime/cpu_executor.h"
 #include "runtime/reference_interpreter.h"
+#include "worse.h"
+
+using fxc::test::worse;
 
 namespace fxc {
 namespace {
@@ -84,7 +87,7 @@ TEST_CASE("float32 designs at 20 to 23.9 kHz stay within the documented bound on
       MESSAGE(d.name << ", " << what << ": pole radius " << radius << ", " << ir::name(chain.strategy)
                      << ", state " << ir::name(chain.state_precision) << ": relative RMS error " << e);
       CHECK(e <= (wide ? 1e-7 : 5e-6));
-      worst[wide] = std::max(worst[wide], e);
+      worst[wide] = worse(worst[wide], e);
     }
   }
   MESSAGE("worst: float32 state " << worst[0] << ", float64 state " << worst[1]);

@@ -15,6 +15,9 @@
 #include "passes/pipeline.h"
 #include "random_graphs.h"
 #include "runtime/reference_interpreter.h"
+#include "worse.h"
+
+using fxc::test::worse;
 
 namespace fxc {
 namespace {
@@ -35,7 +38,7 @@ double relative(const Signal& a, const Signal& b, double floor = 1e-3) {
   double worst = 0, scale = floor;
   for (std::size_t c = 0; c < a.channels(); ++c)
     for (std::size_t n = 0; n < a.samples(); ++n) {
-      worst = std::max(worst, std::abs(a.at(c, n) - b.at(c, n)));
+      worst = worse(worst, std::abs(a.at(c, n) - b.at(c, n)));
       scale = std::max(scale, std::abs(b.at(c, n)));
     }
   return worst / scale;

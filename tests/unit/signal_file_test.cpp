@@ -26,6 +26,9 @@
 
 #include "formats/audio_file.h"
 #include "formats/npy_file.h"
+#include "worse.h"
+
+using fxc::test::worse;
 
 namespace fs = std::filesystem;
 using namespace fxc;
@@ -74,7 +77,7 @@ double max_abs_difference(const Signal& a, const Signal& b) {
   double worst = 0;
   for (std::size_t c = 0; c < a.channels(); ++c)
     for (std::size_t i = 0; i < a.samples(); ++i)
-      worst = std::max(worst, std::abs(a.at(c, i) - b.at(c, i)));
+      worst = worse(worst, std::abs(a.at(c, i) - b.at(c, i)));
   return worst;
 }
 

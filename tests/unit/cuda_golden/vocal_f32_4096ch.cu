@@ -15,6 +15,8 @@ __device__ inline void fxc_copy_async(T* to, const T* from, bool valid) {
   const unsigned shared = (unsigned)__cvta_generic_to_shared(to);
   asm volatile("{ .reg .pred ignore; setp.eq.u32 ignore, %3, 0; cp.async.ca.shared.global [%0], [%1], %2, ignore; }"
                : : "r"(shared), "l"(from), "n"(Bytes), "r"((unsigned)valid) : "memory");
+  #elif defined(FXC_EMULATION)
+  fxc_emu_copy_async<Bytes>(to, from, valid);
   #else
   for (unsigned e = 0; e < Bytes / sizeof(T); ++e) to[e] = valid ? from[e] : T(0);
   #endif
@@ -22,12 +24,16 @@ __device__ inline void fxc_copy_async(T* to, const T* from, bool valid) {
 __device__ inline void fxc_copy_commit() {
   #ifdef FXC_COPY_ASYNC
   asm volatile("cp.async.commit_group;" : : : "memory");
+  #elif defined(FXC_EMULATION)
+  fxc_emu_copy_commit();
   #endif
 }
 template <int N>
 __device__ inline void fxc_copy_wait() {
   #ifdef FXC_COPY_ASYNC
   asm volatile("cp.async.wait_group %0;" : : "n"(N) : "memory");
+  #elif defined(FXC_EMULATION)
+  fxc_emu_copy_wait(N);
   #endif
 }
 
