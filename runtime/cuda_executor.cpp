@@ -202,7 +202,7 @@ struct CudaStream::Impl {
   /// with the launches each replays.
   struct Recorded {
     GpuDevice::Handle graph = 0;
-    int launches = 0;
+    long long launches = 0;
     std::uint64_t last_use = 0;
   };
   static constexpr std::size_t kMaxGraphs = 16;
@@ -546,6 +546,7 @@ struct CudaStream::Impl {
   // What blocks of `n` samples need beyond the buffers: the sums' and routes' operand tables
   // for each pass.
   GpuStatus prepare(long long n) {
+    FXC_TRY(ensure_signals());
     for (std::size_t i = 0; i < program->kernels.size(); ++i) {
       const CudaKernelInfo& k = program->kernels[i];
       KernelMemory& m = memory[i];
@@ -575,8 +576,24 @@ struct CudaStream::Impl {
     return value(id) + skip;
   }
 
-  // Buffers for blocks of up to `n` samples. Growing them invalidates the recorded graphs,
-  // which point at the old buffers.
+  // The nodes' own buffers for `capacity` samples, each made when a run first needs it
+  // (prepare): a run on the caller's device memory reads its inputs where they are and writes
+  // an output whose operand nothing else reads where the caller wants it, so those nodes need
+  // none (at 1024 channels x 60 s, a float64 buffer is 23.6 GB). A failed allocation leaves
+  // the others for the next run to make.
+  GpuStatus ensure_signals() {
+    const std::size_t t = size_of(dtype);
+    for (ir::NodeId id = 0; id < g.size(); ++id) {
+      if (ir::holds<ir::Output>(g.node(id)) || signals[id].get() || (id < bound.size() && bound[id])) continue;
+      auto b = allocate(channels_of(id) * static_cast<std::size_t>(capacity) * t);
+      if (!b) return Unexpected{b.error()};
+      signals[id] = std::move(*b);
+    }
+    return std::monostate{};
+  }
+
+  // Buffers for blocks of up to `n` samples (the nodes' own, made by ensure_signals). Growing
+  // them invalidates the recorded graphs, which point at the old buffers.
   GpuStatus grow(long long n) {
     TraceSpan span("allocate device buffers", "cuda", {{"samples", std::to_string(n)}});
     drop_graphs();
@@ -584,12 +601,6 @@ struct CudaStream::Impl {
     signals.clear();
     signals.resize(g.size());
     std::size_t t = size_of(dtype);
-    for (ir::NodeId id = 0; id < g.size(); ++id) {
-      if (ir::holds<ir::Output>(g.node(id))) continue;
-      auto b = allocate(channels_of(id) * n * t);
-      if (!b) return Unexpected{b.error()};
-      signals[id] = std::move(*b);
-    }
     layout_in.clear();
     layout_out.clear();
     if (interleaved) {
@@ -666,7 +677,7 @@ struct CudaStream::Impl {
   // Copies in, every kernel, copies out: what a block does on the stream. Returns the launches.
   // A loop's kernels run in passes of pass_length samples over the block's buffers, each
   // feedback line written after the loop's other kernels of a pass (the CPU's run_loop).
-  Expected<int, std::string> enqueue(long long n, int set = 0) {
+  Expected<long long, std::string> enqueue(long long n, int set = 0) {
     FXC_TRY(enqueue_copies_in(n, set));
     auto launches = enqueue_kernels(n);
     if (!launches) return launches;
@@ -718,8 +729,8 @@ struct CudaStream::Impl {
   }
 
   // Every kernel over a block of `n` samples already in the device signals.
-  Expected<int, std::string> enqueue_kernels(long long n) {
-    int launches = 0;
+  Expected<long long, std::string> enqueue_kernels(long long n) {
+    long long launches = 0;
     for (std::size_t r = 0; r < regions.size(); ++r) {
       const long long pass = pass_length(r, n);
       for (long long start = 0, p = 0; start < n; start += pass, ++p) {
@@ -762,7 +773,7 @@ struct CudaStream::Impl {
   }
 
   // Side-by-side group `side`'s one launch: its members' arguments one after another.
-  Expected<int, std::string> enqueue_side_by_side(std::size_t side, long long n, long long start, long long samples) {
+  Expected<long long, std::string> enqueue_side_by_side(std::size_t side, long long n, long long start, long long samples) {
     const codegen::CudaSideBySide& group = program->side_by_side[side];
     std::vector<std::uint64_t> args;
     std::vector<long long> channels;
@@ -779,7 +790,7 @@ struct CudaStream::Impl {
 
   // Kernel i's launches for the pass `p` of a block of `n` samples, the `samples` from `start`;
   // for a feedback node its read, or with `write` its write. Returns the launches.
-  Expected<int, std::string> enqueue_kernel(std::size_t i, long long n, long long start, long long p,
+  Expected<long long, std::string> enqueue_kernel(std::size_t i, long long n, long long start, long long p,
                                             long long samples, bool write) {
     const CudaKernelInfo& k = program->kernels[i];
     const KernelMemory& m = memory[i];
@@ -945,7 +956,7 @@ struct CudaStream::Impl {
   }
 
   // A run's launches and the samples it copied each way, in the process's counters.
-  void count_run(int launches, long long n) const {
+  void count_run(long long launches, long long n) const {
     std::uint64_t bytes = 0;
     for (ir::NodeId id : g.inputs()) bytes += channels_of(id) * n * size_of(dtype);
     for (ir::NodeId id : g.outputs()) bytes += channels_of(id) * n * size_of(dtype);
@@ -1017,7 +1028,7 @@ struct CudaStream::Impl {
     FXC_TRY(grow_staging(piece, n > piece ? 2 : 1));
     FXC_TRY(prepare(piece));
     if (n % piece) FXC_TRY(prepare(n % piece));
-    int launches = 0;
+    long long launches = 0;
     auto length_of = [&](long long start) { return std::min(piece, n - start); };
     if (n > piece && outputs_apart_from_inputs()) {
       FXC_TRY(run_pieces_overlapped(in, out, n, piece, launches));
@@ -1134,7 +1145,7 @@ struct CudaStream::Impl {
   // k's copies out and stages them out; staging set k % 2 is free again by then (piece k - 1's
   // copies, in and out, are done).
   GpuStatus run_pieces_overlapped(std::span<const void* const* const> in, std::span<void* const* const> out,
-                                  long long n, long long piece, int& launches) {
+                                  long long n, long long piece, long long& launches) {
     FXC_TRY(make_piece_streams());
     FXC_TRY(grow_piece_in(piece));
     // On an error, copies already queued on the other streams may still read or write the
@@ -1198,7 +1209,7 @@ struct CudaStream::Impl {
       const std::vector<Signal> converted = converted_inputs(in, src);
       stage_in_all(arrays_of(channel_pointers(src)), 0, static_cast<std::size_t>(n), 0);
     }
-    int launches = 0;
+    long long launches = 0;
     if (use_graphs) {
       auto found = graphs.find(n);
       if (found == graphs.end()) {
@@ -1232,7 +1243,7 @@ struct CudaStream::Impl {
   // Whole signals in caller device memory (planar rows) through the graph on `stream`, from
   // the stream's state. Inputs are read where they are; an output whose operand nothing else
   // reads is written where the caller wants it, the others are copied there at the end.
-  Expected<int, std::string> process_device(std::span<const DevicePtr> in, std::span<const DevicePtr> out, long long n,
+  Expected<long long, std::string> process_device(std::span<const DevicePtr> in, std::span<const DevicePtr> out, long long n,
                                             GpuDevice::Handle stream) {
     if (!broken.empty()) return Unexpected{broken};
     if (!planar_only)
@@ -1463,7 +1474,7 @@ CudaStream::CudaStream(std::shared_ptr<const CudaProgram> program, bool use_grap
 CudaStream::CudaStream(std::shared_ptr<const CudaProgram> program, DeviceLayout layout)
     : impl_(std::make_unique<Impl>(std::move(program), false, layout == DeviceLayout::planar)) {}
 
-Expected<int, std::string> CudaStream::process_device(std::span<const DevicePtr> inputs,
+Expected<long long, std::string> CudaStream::process_device(std::span<const DevicePtr> inputs,
                                                      std::span<const DevicePtr> outputs, std::size_t frames,
                                                      GpuDevice::Handle stream) {
   StreamScope on(impl_->device, impl_->own_stream);

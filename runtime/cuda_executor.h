@@ -154,7 +154,7 @@ class CudaStream {
                                                            std::size_t piece_frames);
   /// The next block in caller device memory (execute_cuda_on_device's contract), the state
   /// carried as by process. Needs a DeviceLayout::planar stream. Returns the kernel launches.
-  Expected<int, std::string> process_device(std::span<const DevicePtr> inputs, std::span<const DevicePtr> outputs,
+  Expected<long long, std::string> process_device(std::span<const DevicePtr> inputs, std::span<const DevicePtr> outputs,
                                             std::size_t frames, GpuDevice::Handle stream = 0);
 
   /// Back to zero state, as before the first block.

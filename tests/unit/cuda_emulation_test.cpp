@@ -2142,6 +2142,34 @@ TEST_CASE("CUDA emulation: streams, caller memory and batches keep their order w
 TEST_CASE("CUDA emulation: signals in caller device memory, on the caller's stream") {
   check_caller_memory(emulated(), 0x5eed);
 }
+TEST_CASE("CUDA emulation: a run on caller device memory makes no buffer for its inputs or direct outputs") {
+  // W1 chunked: input -> chain -> output, the chain written where the caller wants it.
+  Prepared p = prepare(emulated(), w1_graph(), 2, DType::f32, Force::chunked);
+  auto* device = dynamic_cast<test::EmulatedDevice*>(p.device.get());
+  REQUIRE(device);
+  const std::size_t n = 777, bytes = 2 * n * sizeof(float);
+  std::vector<Signal> inputs = noise(p.designed, n, 3, DType::f32, 2);
+  const Signal typed = inputs[0].converted(DType::f32);
+  auto in = p.device->allocate(bytes), out = p.device->allocate(bytes);
+  REQUIRE(in);
+  REQUIRE(out);
+  for (std::size_t ch = 0; ch < 2; ++ch)
+    REQUIRE(p.device->copy_to_device(*in + ch * n * sizeof(float), typed.f32(ch).data(), n * sizeof(float)));
+  REQUIRE(execute_cuda_on_device(p.program, std::vector<DevicePtr>{*in}, std::vector<DevicePtr>{*out}, n, 0));
+  CHECK(device->allocations_of(bytes) == 2);  // the caller's input and output alone
+  auto want = execute_cuda(p.program, inputs);  // from host memory: the nodes' own buffers
+  REQUIRE(want);
+  Signal got(2, n, DType::f32, Signal::Uninitialized{});
+  for (std::size_t ch = 0; ch < 2; ++ch)
+    REQUIRE(p.device->copy_to_host(got.f32(ch).data(), *out + ch * n * sizeof(float), n * sizeof(float)));
+  REQUIRE(p.device->synchronize());
+  for (std::size_t ch = 0; ch < 2; ++ch)
+    for (std::size_t i = 0; i < n; ++i) REQUIRE(got.at(ch, i) == (*want)[0].at(ch, i));
+  // And back on caller memory after the host run, with the buffers that run made.
+  REQUIRE(execute_cuda_on_device(p.program, std::vector<DevicePtr>{*in}, std::vector<DevicePtr>{*out}, n, 0));
+  p.device->release(*in);
+  p.device->release(*out);
+}
 TEST_CASE("CUDA emulation: a batch compiled for other values lends its kernels to new ones") {
   check_batch_new_values(emulated());
 }

@@ -18,6 +18,7 @@
 // read.
 #pragma once
 
+#include <algorithm>
 #include <deque>
 #include <functional>
 #include <map>
@@ -81,6 +82,11 @@ class EmulatedDevice final : public GpuDevice {
   int launches = 0;        ///< kernel launches run (replays included)
   int graph_launches = 0;  ///< graph replays
   std::size_t live_allocations() const { return allocations_.size(); }
+  /// Live allocations of exactly `bytes`.
+  std::size_t allocations_of(std::size_t bytes) const {
+    return static_cast<std::size_t>(
+        std::count_if(allocations_.begin(), allocations_.end(), [&](const auto& a) { return a.second == bytes; }));
+  }
 
  private:
   // Where an event was recorded: done once `stream` has run `count` ops.
