@@ -142,12 +142,11 @@ static void fxc_emulate(long long grid, int block, bool synchronizes, F body) {
     c.thread_idx = {static_cast<unsigned>(t), 0, 0};
     c.block_dim = {static_cast<unsigned>(block), 1, 1};
     c.grid_dim = {static_cast<unsigned>(grid), 1, 1};
-    c.copies.clear();  // a thread starts with no copies under way
+    // A thread starts with no copies under way: those a thread left when it ended would land
+    // in a shared array its block no longer reads.
+    c.copies.clear();
     c.committed = 0;
     body();
-    // Copies still under way when a thread ends land in a shared array that the block no
-    // longer reads (the next block's is fresh on a GPU, undefined until written).
-    c.copies.clear();
   };
   if (!synchronizes) {
     for (long long b = 0; b < grid; ++b) {

@@ -112,7 +112,7 @@ std::map<std::string, void*> libraries;  // by the source's SHA-256: one compile
 
 EmulatedDevice::~EmulatedDevice() {
   (void)drain_all();
-  for (auto& [p, mapping] : mappings_) munmap(mapping.base, mapping.bytes);
+  for (auto& [p, a] : allocations_) munmap(a.base, a.mapped);
 }
 
 bool EmulatedDevice::page_locked(const void* p, std::size_t bytes) const {
@@ -120,7 +120,7 @@ bool EmulatedDevice::page_locked(const void* p, std::size_t bytes) const {
   auto it = allocations_.upper_bound(at);
   if (it == allocations_.begin()) return false;
   --it;
-  return host_allocations_.count(it->first) && at + bytes <= it->first + it->second;
+  return host_allocations_.count(it->first) && at + bytes <= it->first + it->second.bytes;
 }
 
 GpuStatus EmulatedDevice::drain(const Mark& target) {
@@ -202,7 +202,7 @@ GpuStatus EmulatedDevice::check(DevicePtr p, std::size_t bytes) const {
   auto it = allocations_.upper_bound(p);
   if (it == allocations_.begin()) return Unexpected{std::string("emulation: a copy touches unallocated memory")};
   --it;
-  if (p + bytes > it->first + it->second) return Unexpected{std::string("emulation: a copy overruns its buffer")};
+  if (p + bytes > it->first + it->second.bytes) return Unexpected{std::string("emulation: a copy overruns its buffer")};
   return std::monostate{};
 }
 
@@ -224,8 +224,7 @@ Expected<DevicePtr, std::string> EmulatedDevice::allocate(std::size_t bytes) {
   char* p = static_cast<char*>(base) + pages - body;
   std::memset(p, 0xA5, body);  // uninitialized memory is garbage, as on a GPU
   const auto at = reinterpret_cast<DevicePtr>(p);
-  allocations_[at] = std::max<std::size_t>(bytes, 1);
-  mappings_[at] = {base, pages + page};
+  allocations_[at] = {std::max<std::size_t>(bytes, 1), base, pages + page};
   return at;
 }
 
@@ -234,10 +233,9 @@ void EmulatedDevice::release(DevicePtr p) noexcept {
   // nothing reaches, already reported by a sync) is dropped, not left to touch freed memory.
   if (!drain_all()) queues_.clear();
   host_allocations_.erase(p);
-  if (allocations_.erase(p)) {
-    const Mapping mapping = mappings_.at(p);
-    mappings_.erase(p);
-    munmap(mapping.base, mapping.bytes);
+  if (auto it = allocations_.find(p); it != allocations_.end()) {
+    munmap(it->second.base, it->second.mapped);
+    allocations_.erase(it);
   }
 }
 

@@ -85,7 +85,7 @@ class EmulatedDevice final : public GpuDevice {
   /// Live allocations of exactly `bytes`.
   std::size_t allocations_of(std::size_t bytes) const {
     return static_cast<std::size_t>(
-        std::count_if(allocations_.begin(), allocations_.end(), [&](const auto& a) { return a.second == bytes; }));
+        std::count_if(allocations_.begin(), allocations_.end(), [&](const auto& a) { return a.second.bytes == bytes; }));
   }
 
  private:
@@ -122,12 +122,12 @@ class EmulatedDevice final : public GpuDevice {
   GpuStatus check(DevicePtr p, std::size_t bytes) const;
 
   using Launcher = const char* (*)(const std::uint64_t*, long long, int);  ///< returns the launch's fault, or null
-  std::map<DevicePtr, std::size_t> allocations_;  // bytes asked for, by address
-  struct Mapping {
-    void* base = nullptr;
-    std::size_t bytes = 0;  // the buffer's pages and its guard page (allocate)
+  struct Allocation {
+    std::size_t bytes = 0;   // asked for
+    void* base = nullptr;    // the mapping: the buffer's pages and its guard page (allocate)
+    std::size_t mapped = 0;
   };
-  std::map<DevicePtr, Mapping> mappings_;
+  std::map<DevicePtr, Allocation> allocations_;  // by address
   std::set<DevicePtr> host_allocations_;  // page-locked ones (allocate_host)
   std::vector<std::map<std::string, Launcher>> modules_;
   std::vector<Launcher> functions_;
