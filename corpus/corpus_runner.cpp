@@ -48,7 +48,11 @@ Options default_corpus_options() {
 }
 
 std::string non_finite_warning(const Signal& s, const std::string& path) {
-  const auto [nans, infinities, first, first_channel] = non_finite_samples(s);
+  return non_finite_warning(non_finite_samples(s), path);
+}
+
+std::string non_finite_warning(const NonFiniteSamples& found, const std::string& path) {
+  const auto [nans, infinities, first, first_channel] = found;
   if (nans + infinities == 0) return {};
   return "'" + path + "' holds " + std::to_string(nans) + " NaN and " + std::to_string(infinities) +
          " infinite sample(s), the first at sample " + std::to_string(first) + " of channel " +

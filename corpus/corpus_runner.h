@@ -13,6 +13,7 @@
 #include <fxc/fxc.h>
 
 #include "corpus/file_list.h"
+#include "corpus/sample_scan.h"
 #include "runtime/signal.h"
 
 namespace fxc::corpus {
@@ -78,5 +79,7 @@ class CorpusRunner {
 /// The warning `fxc run` gives for an input that holds NaN or infinite samples (they are not
 /// errors, but seldom meant), or "" for one that holds none.
 std::string non_finite_warning(const Signal& signal, const std::string& path);
+/// The same from counts gathered over a file's blocks (sample_scan.h).
+std::string non_finite_warning(const NonFiniteSamples& found, const std::string& path);
 
 }  // namespace fxc::corpus

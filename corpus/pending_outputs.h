@@ -50,9 +50,17 @@ class PendingOutputs {
   }
   /// Bytes as they are (a stream state), under a pending name like the signals.
   Expected<std::monostate, std::string> write_bytes(const std::string& path, const std::string& bytes) {
+    return write_to(path, [&](int fd) { return write_all(fd, bytes.data(), bytes.size()); });
+  }
+  /// An output whose bytes `write(fd)` writes to its open file (readable too), under a pending
+  /// name like the signals: what a run writing its outputs a block at a time calls once per
+  /// output, the next output's write_to (and at the last, the run) inside it. Errors name
+  /// `path`; an error `write` returns is its reason ("cannot write 'PATH': " goes before it).
+  template <class Write>
+  Expected<std::monostate, std::string> write_to(const std::string& path, Write write) {
     return write_with(path, [&](const std::string& name) {
       return write_file_atomically(
-          name, [&](int fd, const std::string&) { return write_all(fd, bytes.data(), bytes.size()); },
+          name, [&](int fd, const std::string&) { return write(fd); },
           name != path ? AtLink::replace : AtLink::follow);
     });
   }

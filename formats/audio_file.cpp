@@ -197,62 +197,149 @@ Expected<SignalFile, std::string> read_audio_file(const std::string& path, DType
   return read_audio_fd(file.fd, path, dtype);
 }
 
+namespace {
+
+// An audio file opened for reading, its header checked. `promised` is the frame count the
+// header gives where the file's size can hold it, else 0 (an unknown length). The header only
+// guides a reader: a damaged one must not make it allocate gigabytes, so a count the file's
+// size cannot hold (even at 64 samples per byte, beyond any codec's ratio on real audio) reads
+// as unknown.
+struct OpenedAudio {
+  SndfilePtr sf;
+  SF_INFO info{};
+  std::size_t promised = 0;
+};
+
+// Returns the reason when the file cannot be read.
+Expected<OpenedAudio, std::string> open_for_reading(int fd) {
+  using E = Unexpected<std::string>;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) return E{std::string("it is a directory")};
+  OpenedAudio file;
+  auto opened = open_sndfile(fd, SFM_READ, file.info);
+  if (!opened) return E{opened.error()};
+  file.sf = std::move(opened).value();
+  if (file.info.channels <= 0) return E{std::string("the file has no channels")};
+  if (file.info.samplerate <= 0) return E{std::string("the file has no valid sample rate")};
+  if (auto truncated = truncation_in_log(file.sf.get())) return E{*truncated};
+  const auto channels = static_cast<std::size_t>(file.info.channels);
+  if (file.info.frames > 0 && file.info.frames != SF_COUNT_MAX &&
+      static_cast<double>(file.info.frames) * static_cast<double>(channels) <=
+          64.0 * static_cast<double>(st.st_size) + static_cast<double>(std::size_t{1} << 24))
+    file.promised = static_cast<std::size_t>(file.info.frames);
+  return file;
+}
+
+// Frames [0, frames) of the interleaved `from` into samples [start, start + frames) of each of
+// `to`'s channels, while they are in cache.
+void spread(const double* from, std::size_t frames, Signal& to, std::size_t start) {
+  const std::size_t channels = to.channels();
+  for (std::size_t c = 0; c < channels; ++c) {
+    if (to.dtype() == DType::f64) {
+      double* out = to.f64(c).data() + start;
+      for (std::size_t i = 0; i < frames; ++i) out[i] = from[i * channels + c];
+    } else {
+      float* out = to.f32(c).data() + start;
+      for (std::size_t i = 0; i < frames; ++i) out[i] = static_cast<float>(from[i * channels + c]);
+    }
+  }
+}
+
+std::string short_by(sf_count_t promised, std::size_t read) {
+  return "truncated: the header promises " + std::to_string(promised) + " frames but only " + std::to_string(read) +
+         " could be read";
+}
+
+class AudioReader final : public SignalReader {
+ public:
+  AudioReader(OpenedAudio file, std::string name)
+      : file_(std::move(file)), name_(std::move(name)),
+        chunk_frames_(frames_per_chunk(static_cast<std::size_t>(file_.info.channels))),
+        chunk_(chunk_frames_ * static_cast<std::size_t>(file_.info.channels)) {
+    channels_ = static_cast<std::size_t>(file_.info.channels);
+    frames_ = file_.promised;
+    sample_rate_hz_ = static_cast<double>(file_.info.samplerate);
+  }
+
+  Expected<std::monostate, std::string> read(Signal& into, std::size_t frames) override {
+    auto fail = [&](const std::string& reason) { return Unexpected{"cannot read '" + name_ + "': " + reason}; };
+    for (std::size_t done = 0; done < frames;) {
+      const std::size_t want = std::min({chunk_frames_, frames - done, frames_ - read_});
+      const sf_count_t got = want ? sf_readf_double(file_.sf.get(), chunk_.data(), static_cast<sf_count_t>(want)) : 0;
+      if (got > 0) {
+        spread(chunk_.data(), static_cast<std::size_t>(got), into, done);
+        done += static_cast<std::size_t>(got);
+        read_ += static_cast<std::size_t>(got);
+      }
+      // A short read goes on as the whole read does, to the read that gives nothing: the file
+      // ended early (or more was asked for than the header promised).
+      if (got <= 0) {
+        if (sf_error(file_.sf.get()) != SF_ERR_NO_ERROR) return fail(tidy(sf_strerror(file_.sf.get())));
+        return fail(short_by(file_.info.frames, read_));
+      }
+    }
+    // A whole read takes the frames past a header's count too; a stream, which promised its
+    // length to the outputs' headers, cannot.
+    if (read_ == frames_) {
+      if (sf_readf_double(file_.sf.get(), chunk_.data(), 1) > 0)
+        return fail("the file holds more frames than its header's " + std::to_string(frames_) +
+                    " (a damaged header); run it without --block, which reads a file whole");
+      if (sf_error(file_.sf.get()) != SF_ERR_NO_ERROR) return fail(tidy(sf_strerror(file_.sf.get())));
+    }
+    return std::monostate{};
+  }
+
+ private:
+  OpenedAudio file_;
+  std::string name_;
+  std::size_t chunk_frames_;
+  std::vector<double> chunk_;  // interleaved
+  std::size_t read_ = 0;
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<SignalReader>, std::string> open_audio_reader(int fd, const std::string& name) {
+  auto opened = open_for_reading(fd);
+  if (!opened) return Unexpected{"cannot read '" + name + "': " + opened.error()};
+  // No usable length: unknown, more than the file holds, or 0, which may be a placeholder (a
+  // WAV saved from a pipe: read_signal_file reads it to its end) and is otherwise an empty
+  // file, as cheap to read whole.
+  if (opened->promised == 0) return std::unique_ptr<SignalReader>();
+  return std::unique_ptr<SignalReader>(new AudioReader(std::move(opened).value(), name));
+}
+
 Expected<SignalFile, std::string> read_audio_fd(int fd, const std::string& name, DType dtype) {
   auto fail = [&](const std::string& reason) {
     return Unexpected{"cannot read '" + name + "': " + reason};
   };
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) return fail("it is a directory");
-
-  SF_INFO info{};
-  auto opened = open_sndfile(fd, SFM_READ, info);
+  auto opened = open_for_reading(fd);
   if (!opened) return fail(opened.error());
-  SndfilePtr sf = std::move(opened).value();
-  if (info.channels <= 0) return fail("the file has no channels");
-  if (info.samplerate <= 0) return fail("the file has no valid sample rate");
-  if (auto truncated = truncation_in_log(sf.get())) return fail(*truncated);
+  SNDFILE* sf = opened->sf.get();
+  const SF_INFO& info = opened->info;
+  const std::size_t promised = opened->promised;
 
   const auto channels = static_cast<std::size_t>(info.channels);
   const auto chunk_frames = static_cast<sf_count_t>(frames_per_chunk(channels));
   std::vector<double> chunk(static_cast<std::size_t>(chunk_frames) * channels);
-  // Each chunk is spread into the channels of `head` while it is in cache, for the frames the
-  // header promises. The header only guides this: a damaged one must not make us allocate
-  // gigabytes, so a count the file's size cannot hold (even at 64 samples per byte, beyond
-  // any codec's ratio on real audio) reads as an unknown length, and frames past the promise
-  // (or all of them, for an unknown length) collect in `rest`.
-  std::size_t promised = 0;
-  if (info.frames > 0 && info.frames != SF_COUNT_MAX &&
-      static_cast<double>(info.frames) * static_cast<double>(channels) <=
-          64.0 * static_cast<double>(st.st_size) + static_cast<double>(std::size_t{1} << 24))
-    promised = static_cast<std::size_t>(info.frames);
+  // Each chunk is spread into the channels of `head`, for the frames the header promises;
+  // frames past the promise (or all of them, for an unknown length) collect in `rest`.
   Signal head(channels, promised, dtype, Signal::Uninitialized{});
-  auto spread = [&](const double* from, std::size_t start, std::size_t frames, Signal& to) {
-    for (std::size_t c = 0; c < channels; ++c) {
-      if (dtype == DType::f64) {
-        double* out = to.f64(c).data() + start;
-        for (std::size_t i = 0; i < frames; ++i) out[i] = from[i * channels + c];
-      } else {
-        float* out = to.f32(c).data() + start;
-        for (std::size_t i = 0; i < frames; ++i) out[i] = static_cast<float>(from[i * channels + c]);
-      }
-    }
-  };
   std::size_t total = 0;
   std::vector<double> rest;  // interleaved
   while (true) {
-    sf_count_t n = sf_readf_double(sf.get(), chunk.data(), chunk_frames);
+    sf_count_t n = sf_readf_double(sf, chunk.data(), chunk_frames);
     if (n <= 0) break;
     auto frames = static_cast<std::size_t>(n);
     std::size_t into_head = total < promised ? std::min(frames, promised - total) : 0;
-    spread(chunk.data(), total, into_head, head);
+    spread(chunk.data(), into_head, head, total);
     rest.insert(rest.end(), chunk.begin() + static_cast<std::ptrdiff_t>(into_head * channels),
                 chunk.begin() + static_cast<std::ptrdiff_t>(frames * channels));
     total += frames;
   }
-  if (sf_error(sf.get()) != SF_ERR_NO_ERROR) return fail(tidy(sf_strerror(sf.get())));
+  if (sf_error(sf) != SF_ERR_NO_ERROR) return fail(tidy(sf_strerror(sf)));
   if (info.frames != SF_COUNT_MAX && total < static_cast<std::size_t>(info.frames))
-    return fail("truncated: the header promises " + std::to_string(info.frames) +
-                " frames but only " + std::to_string(total) + " could be read");
+    return fail(short_by(info.frames, total));
 
   Signal signal = std::move(head);
   if (!rest.empty()) {  // an unknown length, or frames past the header's count
@@ -261,7 +348,7 @@ Expected<SignalFile, std::string> read_audio_fd(int fd, const std::string& name,
       if (dtype == DType::f64) std::copy_n(signal.f64(c).data(), promised, all.f64(c).data());
       else std::copy_n(signal.f32(c).data(), promised, all.f32(c).data());
     }
-    spread(rest.data(), promised, total - promised, all);
+    spread(rest.data(), total - promised, all, promised);
     signal = std::move(all);
   }
   return SignalFile{std::move(signal), static_cast<double>(info.samplerate), subtype_name(info.format)};
@@ -440,55 +527,162 @@ std::uint32_t ogg_crc(const unsigned char* page, std::size_t size) {
 
 // libsndfile gives an Ogg stream a serial number from the time of day, so that two writes of
 // one signal differed in every page (the serial and each page's CRC). Files of one stream need
-// no particular serial: every page gets the same fixed one, and its CRC again.
+// no particular serial: every page gets the same fixed one, and its CRC again. A page at a
+// time (at most 27 + 255 + 255 x 255 bytes), so that a long output is not held in memory.
 Expected<std::monostate, std::string> fix_ogg_serial(int fd) {
   using E = Unexpected<std::string>;
   constexpr std::uint32_t kSerial = 0x66786301;  // "fxc", 1
   struct stat st{};
   if (::fstat(fd, &st) != 0) return E{std::strerror(errno)};
   if (!S_ISREG(st.st_mode)) return std::monostate{};  // a device or pipe written in place
-  std::vector<unsigned char> bytes(static_cast<std::size_t>(st.st_size));
-  if (::pread(fd, bytes.data(), bytes.size(), 0) != static_cast<ssize_t>(bytes.size()))
-    return E{std::string("cannot read back the Ogg file libsndfile wrote")};
-  for (std::size_t at = 0; at < bytes.size();) {
+  const auto file_size = static_cast<std::uint64_t>(st.st_size);
+  std::vector<unsigned char> page(27 + 255 + 255 * 255);
+  auto read_at = [&](unsigned char* to, std::size_t size, std::uint64_t at) {
+    return ::pread(fd, to, size, static_cast<off_t>(at)) == static_cast<ssize_t>(size);
+  };
+  const E unreadable{std::string("libsndfile wrote an Ogg file fxc cannot read back")};
+  for (std::uint64_t at = 0; at < file_size;) {
     // Header: "OggS", version, type, granule (8), serial (4) at 14, sequence (4), CRC (4) at
     // 22, segment count at 26, then the segment sizes and the body.
-    if (bytes.size() - at < 27 || std::memcmp(&bytes[at], "OggS", 4) != 0)
-      return E{std::string("libsndfile wrote an Ogg file fxc cannot read back")};
-    const std::size_t segments = bytes[at + 26];
-    if (bytes.size() - at < 27 + segments) return E{std::string("libsndfile wrote an Ogg file fxc cannot read back")};
+    if (file_size - at < 27 || !read_at(page.data(), 27, at) || std::memcmp(page.data(), "OggS", 4) != 0)
+      return unreadable;
+    const std::size_t segments = page[26];
+    if (file_size - at < 27 + segments || !read_at(page.data() + 27, segments, at + 27)) return unreadable;
     std::size_t size = 27 + segments;
-    for (std::size_t k = 0; k < segments; ++k) size += bytes[at + 27 + k];
-    if (bytes.size() - at < size) return E{std::string("libsndfile wrote an Ogg file fxc cannot read back")};
+    for (std::size_t k = 0; k < segments; ++k) size += page[27 + k];
+    if (file_size - at < size || !read_at(page.data() + 27 + segments, size - 27 - segments, at + 27 + segments))
+      return unreadable;
     for (int k = 0; k < 4; ++k) {
-      bytes[at + 14 + static_cast<std::size_t>(k)] = static_cast<unsigned char>(kSerial >> (8 * k));
-      bytes[at + 22 + static_cast<std::size_t>(k)] = 0;
+      page[14 + static_cast<std::size_t>(k)] = static_cast<unsigned char>(kSerial >> (8 * k));
+      page[22 + static_cast<std::size_t>(k)] = 0;
     }
-    const std::uint32_t crc = ogg_crc(&bytes[at], size);
-    for (int k = 0; k < 4; ++k) bytes[at + 22 + static_cast<std::size_t>(k)] = static_cast<unsigned char>(crc >> (8 * k));
+    const std::uint32_t crc = ogg_crc(page.data(), size);
+    for (int k = 0; k < 4; ++k) page[22 + static_cast<std::size_t>(k)] = static_cast<unsigned char>(crc >> (8 * k));
+    if (::pwrite(fd, page.data(), size, static_cast<off_t>(at)) != static_cast<ssize_t>(size))
+      return E{std::strerror(errno)};
     at += size;
   }
-  if (::pwrite(fd, bytes.data(), bytes.size(), 0) != static_cast<ssize_t>(bytes.size()))
-    return E{std::strerror(errno)};
   return std::monostate{};
 }
 
 }  // namespace
 
-Expected<std::monostate, std::string> write_audio(int fd, const Signal& signal,
-                                                  double sample_rate_hz,
-                                                  const AudioFormat& format) {
+namespace {
+
+class AudioWriter final : public SignalWriter {
+ public:
+  AudioWriter(int fd, SndfilePtr sf, std::size_t channels, std::size_t frames, DType dtype, const AudioFormat& format)
+      : fd_(fd), sf_(std::move(sf)), channels_(channels), frames_(frames), format_(format),
+        subtype_(format.sf_format & SF_FORMAT_SUBMASK), bits_(integer_bits(subtype_)),
+        quantised_(bits_ ? bits_ : 32, subtype_ == SF_FORMAT_ULAW || subtype_ == SF_FORMAT_ALAW),
+        chunk_frames_(frames_per_chunk(channels)),
+        // float64 samples into a float file are rounded here, as libsndfile's double path rounds
+        // them (a cast), so that libsndfile writes our chunk as it is: its double path converted
+        // 8 KiB at a time, two thirds of writing the vocal example's 60 s stereo output.
+        as_float_(!bits_ && (dtype == DType::f32 || subtype_ == SF_FORMAT_FLOAT)) {
+    const std::size_t samples = chunk_frames_ * channels_;
+    if (bits_) chunk_int_.resize(samples);
+    else if (as_float_) chunk32_.resize(samples);
+    else chunk64_.resize(samples);
+  }
+
+  // The frames gather in the chunk and go to libsndfile a whole chunk at a time, whatever pieces
+  // they came in: a lossy encoder's bytes depend on how its input was split (Vorbis' do), and
+  // a file must not depend on the blocks of the run that wrote it.
+  Expected<std::monostate, std::string> write(const Signal& from, std::size_t start, std::size_t frames) override {
+    for (std::size_t at = start; at < start + frames;) {
+      const std::size_t n = std::min(chunk_frames_ - held_, start + frames - at);
+      if (bits_) interleave(from, chunk_int_.data(), at, n, quantised_);
+      else if (!as_float_) interleave(from, chunk64_.data(), at, n, [](double v) { return v; });
+      else interleave(from, chunk32_.data(), at, n, [](auto v) { return static_cast<float>(v); });
+      held_ += n;
+      at += n;
+      if (held_ == chunk_frames_)
+        if (auto ok = flush(); !ok) return ok;
+    }
+    return std::monostate{};
+  }
+
+  Expected<std::monostate, std::string> finish() override {
+    using E = Unexpected<std::string>;
+    if (auto ok = flush(); !ok) return ok;
+    const int container = format_.sf_format & SF_FORMAT_TYPEMASK;
+    // libsndfile starts a FLAC stream at its first samples: with none, it would close a file of
+    // 0 bytes, which no reader (libsndfile included) takes for FLAC. Its header now makes an
+    // empty FLAC file (a length of 0, which FLAC reads as unknown: no samples follow).
+    if (frames_ == 0 && container == SF_FORMAT_FLAC) sf_command(sf_.get(), SFC_UPDATE_HEADER_NOW, nullptr, 0);
+    // Closing writes the final header (and, for Ogg, the last pages): it can fail too.
+    if (int err = sf_close(sf_.release())) return E{tidy(sf_error_number(err))};
+    if (container == SF_FORMAT_OGG) return fix_ogg_serial(fd_);
+    const std::uint64_t data_bytes = static_cast<std::uint64_t>(channels_) * frames_;
+    const bool byte_samples = subtype_ == SF_FORMAT_PCM_S8 || subtype_ == SF_FORMAT_PCM_U8 ||
+                              subtype_ == SF_FORMAT_ULAW || subtype_ == SF_FORMAT_ALAW;
+    if (container == SF_FORMAT_AIFF && byte_samples && data_bytes % 2 == 1 && data_bytes < 0xFFFFFFF0u)
+      return repair_aiff_frame_count(fd_, static_cast<std::uint32_t>(frames_), data_bytes);
+    return std::monostate{};
+  }
+
+ private:
+  // The chunk's frames to libsndfile.
+  Expected<std::monostate, std::string> flush() {
+    if (held_ == 0) return std::monostate{};
+    const auto n = static_cast<sf_count_t>(held_);
+    const sf_count_t written = bits_       ? sf_writef_int(sf_.get(), chunk_int_.data(), n)
+                               : as_float_ ? sf_writef_float(sf_.get(), chunk32_.data(), n)
+                                           : sf_writef_double(sf_.get(), chunk64_.data(), n);
+    held_ = 0;
+    if (written != n)
+      return Unexpected{sf_error(sf_.get()) ? tidy(sf_strerror(sf_.get())) : std::string("the write was incomplete")};
+    return std::monostate{};
+  }
+
+  // Frames [start, start + frames) of every channel of `from` into the chunk after its held
+  // frames, interleaved, each sample through `convert`.
+  template <class T, class Convert>
+  void interleave(const Signal& from, T* chunk, std::size_t start, std::size_t frames, Convert convert) const {
+    T* to = chunk + held_ * channels_;
+    for (std::size_t c = 0; c < channels_; ++c) {
+      if (from.dtype() == DType::f64) {
+        auto in = from.f64(c);
+        for (std::size_t i = 0; i < frames; ++i) to[i * channels_ + c] = convert(in[start + i]);
+      } else {
+        auto in = from.f32(c);
+        for (std::size_t i = 0; i < frames; ++i) to[i * channels_ + c] = convert(in[start + i]);
+      }
+    }
+  }
+
+  int fd_;
+  SndfilePtr sf_;
+  std::size_t channels_, frames_;
+  AudioFormat format_;
+  int subtype_, bits_;
+  Quantiser quantised_;
+  std::size_t chunk_frames_;
+  std::size_t held_ = 0;  // frames in the chunk, not yet given to libsndfile
+  bool as_float_;
+  std::vector<std::int32_t> chunk_int_;
+  std::vector<double> chunk64_;
+  std::vector<float> chunk32_;
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<SignalWriter>, std::string> open_audio_writer(int fd, std::size_t channels,
+                                                                       std::size_t frames, DType dtype,
+                                                                       double sample_rate_hz,
+                                                                       const AudioFormat& format) {
   using E = Unexpected<std::string>;
   if (!(sample_rate_hz >= 1 && sample_rate_hz <= INT_MAX) ||
       sample_rate_hz != std::floor(sample_rate_hz))
     return E{"audio files store the sample rate as a whole number of Hz from 1 to " +
              std::to_string(INT_MAX) + ", not " + format_double(sample_rate_hz) +
              " (write a .npy file, which stores none)"};
-  if (std::optional<std::string> beyond = channels_beyond(format, signal.channels())) return E{*beyond};
+  if (std::optional<std::string> beyond = channels_beyond(format, channels)) return E{*beyond};
 
   SF_INFO info{};
   info.samplerate = static_cast<int>(sample_rate_hz);
-  info.channels = static_cast<int>(signal.channels());
+  info.channels = static_cast<int>(channels);
   info.format = format.sf_format;
   // Plain WAV cannot describe more than 4 GiB of data; RF64 is WAV's 64-bit successor.
   const int subtype = format.sf_format & SF_FORMAT_SUBMASK;
@@ -499,80 +693,32 @@ Expected<std::monostate, std::string> write_audio(int fd, const Signal& signal,
         : subtype == SF_FORMAT_PCM_16                                                           ? 2
         : subtype == SF_FORMAT_PCM_U8 || subtype == SF_FORMAT_ULAW || subtype == SF_FORMAT_ALAW ? 1
                                                                                                 : 4;
-    const double data_bytes = static_cast<double>(signal.channels()) *
-                              static_cast<double>(signal.samples()) * bytes_per_sample;
+    const double data_bytes = static_cast<double>(channels) * static_cast<double>(frames) * bytes_per_sample;
     if (data_bytes > 4294967295.0 - (1 << 20)) info.format = SF_FORMAT_RF64 | subtype;
   }
 
   auto opened = open_sndfile(fd, SFM_WRITE, info);
   if (!opened) return E{opened.error()};
   SndfilePtr sf = std::move(opened).value();
-  const int bits = integer_bits(subtype);
-  const Quantiser quantised(bits ? bits : 32, subtype == SF_FORMAT_ULAW || subtype == SF_FORMAT_ALAW);
   // The lossy codecs take floats; without this libsndfile would wrap their out-of-range
   // samples around rather than clip them. Integer encodings are quantised here (integer_bits).
-  if (bits == 0 && subtype != SF_FORMAT_FLOAT && subtype != SF_FORMAT_DOUBLE)
+  if (integer_bits(subtype) == 0 && subtype != SF_FORMAT_FLOAT && subtype != SF_FORMAT_DOUBLE)
     sf_command(sf.get(), SFC_SET_CLIPPING, nullptr, SF_TRUE);
-
   // A float WAV's or AIFF's PEAK chunk holds the second it was written: no chunk, so that one
   // signal gives one file's bytes whenever it is written (corpora.md; readers do not need it).
   // Not for an empty AIFF: libsndfile 1.2 then leaves its first, longer header's bytes behind
   // the final one, read back as 4 frames.
-  if (signal.samples() > 0 || (format.sf_format & SF_FORMAT_TYPEMASK) != SF_FORMAT_AIFF)
+  if (frames > 0 || (format.sf_format & SF_FORMAT_TYPEMASK) != SF_FORMAT_AIFF)
     sf_command(sf.get(), SFC_SET_ADD_PEAK_CHUNK, nullptr, SF_FALSE);
+  return std::unique_ptr<SignalWriter>(new AudioWriter(fd, std::move(sf), channels, frames, dtype, format));
+}
 
-  const std::size_t channels = signal.channels();
-  const std::size_t chunk_frames = frames_per_chunk(channels);
-  // float64 samples into a float file are rounded here, as libsndfile's double path rounds
-  // them (a cast), so that libsndfile writes our chunk as it is: its double path converted 8
-  // KiB at a time, two thirds of writing the vocal example's 60 s stereo output.
-  const bool as_float = !bits && (signal.dtype() == DType::f32 || subtype == SF_FORMAT_FLOAT);
-  std::vector<std::int32_t> chunk_int(bits ? chunk_frames * channels : 0);
-  std::vector<double> chunk64(!bits && !as_float ? chunk_frames * channels : 0);
-  std::vector<float> chunk32(as_float ? chunk_frames * channels : 0);
-  // The chunk's frames of every channel into `to`, interleaved, each sample through `convert`.
-  auto interleave = [&](auto* to, std::size_t start, std::size_t frames, auto convert) {
-    for (std::size_t c = 0; c < channels; ++c) {
-      if (signal.dtype() == DType::f64) {
-        auto in = signal.f64(c);
-        for (std::size_t i = 0; i < frames; ++i) to[i * channels + c] = convert(in[start + i]);
-      } else {
-        auto in = signal.f32(c);
-        for (std::size_t i = 0; i < frames; ++i) to[i * channels + c] = convert(in[start + i]);
-      }
-    }
-  };
-  for (std::size_t start = 0; start < signal.samples(); start += chunk_frames) {
-    const std::size_t frames = std::min(chunk_frames, signal.samples() - start);
-    sf_count_t written;
-    if (bits) {
-      interleave(chunk_int.data(), start, frames, quantised);
-      written = sf_writef_int(sf.get(), chunk_int.data(), static_cast<sf_count_t>(frames));
-    } else if (!as_float) {
-      interleave(chunk64.data(), start, frames, [](double v) { return v; });
-      written = sf_writef_double(sf.get(), chunk64.data(), static_cast<sf_count_t>(frames));
-    } else {
-      interleave(chunk32.data(), start, frames, [](auto v) { return static_cast<float>(v); });
-      written = sf_writef_float(sf.get(), chunk32.data(), static_cast<sf_count_t>(frames));
-    }
-    if (written != static_cast<sf_count_t>(frames))
-      return E{sf_error(sf.get()) ? tidy(sf_strerror(sf.get())) : "the write was incomplete"};
-  }
-  // libsndfile starts a FLAC stream at its first samples: with none, it would close a file of 0
-  // bytes, which no reader (libsndfile included) takes for FLAC. Its header now makes an empty
-  // FLAC file (a length of 0, which FLAC reads as unknown: no samples follow).
-  if (signal.samples() == 0 && (format.sf_format & SF_FORMAT_TYPEMASK) == SF_FORMAT_FLAC)
-    sf_command(sf.get(), SFC_UPDATE_HEADER_NOW, nullptr, 0);
-  // Closing writes the final header (and, for Ogg, the last pages): it can fail too.
-  if (int err = sf_close(sf.release())) return E{tidy(sf_error_number(err))};
-  if ((format.sf_format & SF_FORMAT_TYPEMASK) == SF_FORMAT_OGG) return fix_ogg_serial(fd);
-  const std::uint64_t data_bytes = static_cast<std::uint64_t>(channels) * signal.samples();
-  const bool byte_samples = subtype == SF_FORMAT_PCM_S8 || subtype == SF_FORMAT_PCM_U8 ||
-                            subtype == SF_FORMAT_ULAW || subtype == SF_FORMAT_ALAW;
-  if ((format.sf_format & SF_FORMAT_TYPEMASK) == SF_FORMAT_AIFF && byte_samples && data_bytes % 2 == 1 &&
-      data_bytes < 0xFFFFFFF0u)
-    return repair_aiff_frame_count(fd, static_cast<std::uint32_t>(signal.samples()), data_bytes);
-  return std::monostate{};
+Expected<std::monostate, std::string> write_audio(int fd, const Signal& signal, double sample_rate_hz,
+                                                  const AudioFormat& format) {
+  auto writer = open_audio_writer(fd, signal.channels(), signal.samples(), signal.dtype(), sample_rate_hz, format);
+  if (!writer) return Unexpected{writer.error()};
+  if (auto ok = (*writer)->write(signal, 0, signal.samples()); !ok) return ok;
+  return (*writer)->finish();
 }
 
 }  // namespace fxc

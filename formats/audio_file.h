@@ -3,12 +3,15 @@
 // larger than 4 GiB), FLAC, Ogg and AIFF with a chosen sample encoding.
 #pragma once
 
+#include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
 
 #include "ir/dtype.h"
 #include "formats/signal_file.h"
+#include "formats/signal_stream.h"
 #include "support/expected.h"
 
 namespace fxc {
@@ -43,5 +46,18 @@ std::optional<std::string> channels_beyond(const AudioFormat& format, std::size_
 /// Writes `signal` to the open descriptor `fd`. Returns the reason on failure.
 Expected<std::monostate, std::string> write_audio(int fd, const Signal& signal,
                                                   double sample_rate_hz, const AudioFormat& format);
+
+/// The same a block at a time (signal_stream.h): `channels` x `frames` samples of `dtype`
+/// (which, with the format, decides how samples are handed to libsndfile, as write_audio's
+/// signal's does). Returns the reason on failure.
+Expected<std::unique_ptr<SignalWriter>, std::string> open_audio_writer(int fd, std::size_t channels,
+                                                                       std::size_t frames, DType dtype,
+                                                                       double sample_rate_hz,
+                                                                       const AudioFormat& format);
+
+/// An audio file on the open regular file `fd` read a block at a time; nullptr where its
+/// header gives no usable length (read_audio_fd reads those whole). `name` stands for it in
+/// messages.
+Expected<std::unique_ptr<SignalReader>, std::string> open_audio_reader(int fd, const std::string& name);
 
 }  // namespace fxc

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -261,7 +262,18 @@ std::optional<std::string> read_planar(int fd, Signal& s) {
   return std::nullopt;
 }
 
-Expected<Signal, std::string> read_npy(int fd, std::uint64_t file_size) {
+// Where an array's samples lie in a file whose header was read and checked.
+struct NpyLayout {
+  NpyHeader header;
+  std::uint64_t channels = 0, samples = 0;
+  std::uint64_t data_offset = 0;
+  // With one channel the two orders store the same bytes.
+  bool interleaved() const { return header.fortran_order && channels > 1; }
+};
+
+// Reads the header from the file's start (leaving the offset at the data) and checks the
+// data's size against the file's.
+Expected<NpyLayout, std::string> read_npy_layout(int fd, std::uint64_t file_size) {
   using E = Unexpected<std::string>;
   unsigned char prefix[12];
   // The magic is told apart from a header cut short after it (8 or 9 bytes: the magic and
@@ -288,7 +300,9 @@ Expected<Signal, std::string> read_npy(int fd, std::uint64_t file_size) {
 
   auto parsed = HeaderParser(header_text).parse();
   if (!parsed) return E{parsed.error()};
-  const NpyHeader& header = *parsed;
+  NpyLayout layout;
+  layout.header = std::move(parsed).value();
+  const NpyHeader& header = layout.header;
 
   if (header.shape.empty() || header.shape.size() > 2)
     return E{"shape " + shape_text(header.shape) + " has " + std::to_string(header.shape.size()) +
@@ -314,16 +328,169 @@ Expected<Signal, std::string> read_npy(int fd, std::uint64_t file_size) {
   if (data_size < available)
     return E{std::to_string(available - data_size) + " unexpected bytes after the data of shape " +
              shape_text(header.shape)};
+  layout.channels = channels;
+  layout.samples = samples;
+  layout.data_offset = data_offset;
+  return layout;
+}
 
-  Signal signal(static_cast<std::size_t>(channels), static_cast<std::size_t>(samples),
-                header.dtype);
-  // With one channel the two orders store the same bytes.
-  auto err =
-      header.fortran_order && channels > 1 ? read_interleaved(fd, signal) : read_planar(fd, signal);
+Expected<Signal, std::string> read_npy(int fd, std::uint64_t file_size) {
+  using E = Unexpected<std::string>;
+  auto layout = read_npy_layout(fd, file_size);
+  if (!layout) return E{layout.error()};
+  Signal signal(static_cast<std::size_t>(layout->channels), static_cast<std::size_t>(layout->samples),
+                layout->header.dtype);
+  auto err = layout->interleaved() ? read_interleaved(fd, signal) : read_planar(fd, signal);
   if (err) return E{*err == "unexpected end of file" ? "truncated .npy file" : *err};
-  if (header.big_endian != (std::endian::native == std::endian::big)) byteswap_signal(signal);
+  if (layout->header.big_endian != (std::endian::native == std::endian::big)) byteswap_signal(signal);
   return signal;
 }
+
+// Reads exactly `size` bytes at `offset`; nullopt on success, else the reason.
+std::optional<std::string> pread_exact(int fd, void* data, std::size_t size, std::uint64_t offset) {
+  char* p = static_cast<char*>(data);
+  while (size > 0) {
+    ssize_t n = ::pread(fd, p, std::min<std::size_t>(size, std::size_t{1} << 30), static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return std::string(std::strerror(errno));
+    }
+    if (n == 0) return std::string("truncated .npy file");  // it shrank after its size was checked
+    p += n;
+    offset += static_cast<std::uint64_t>(n);
+    size -= static_cast<std::size_t>(n);
+  }
+  return std::nullopt;
+}
+
+// Writes exactly `size` bytes at `offset`; nullopt on success, else the reason.
+std::optional<std::string> pwrite_exact(int fd, const void* data, std::size_t size, std::uint64_t offset) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    ssize_t n = ::pwrite(fd, p, std::min<std::size_t>(size, std::size_t{1} << 30), static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return std::string(std::strerror(errno));
+    }
+    p += n;
+    offset += static_cast<std::uint64_t>(n);
+    size -= static_cast<std::size_t>(n);
+  }
+  return std::nullopt;
+}
+
+// Item `i` of `bytes` (in the file's dtype and byte order) as a sample of type T, converted as
+// a whole read converts (Signal::converted: a cast).
+template <class T>
+T sample_at(const unsigned char* bytes, std::size_t i, const NpyHeader& header) {
+  const bool swap = header.big_endian != (std::endian::native == std::endian::big);
+  auto load = [&](auto v) {
+    unsigned char b[sizeof v];
+    std::memcpy(b, bytes + i * sizeof v, sizeof v);
+    if (swap) std::reverse(b, b + sizeof v);
+    std::memcpy(&v, b, sizeof v);
+    return static_cast<T>(v);
+  };
+  return header.dtype == DType::f32 ? load(float{}) : load(double{});
+}
+
+class NpyReader final : public SignalReader {
+ public:
+  NpyReader(int fd, std::string name, NpyLayout layout) : fd_(fd), name_(std::move(name)), layout_(std::move(layout)) {
+    channels_ = static_cast<std::size_t>(layout_.channels);
+    frames_ = static_cast<std::size_t>(layout_.samples);
+  }
+  ~NpyReader() override { ::close(fd_); }
+
+  Expected<std::monostate, std::string> read(Signal& into, std::size_t frames) override {
+    auto fail = [&](const std::string& reason) { return Unexpected{"cannot read '" + name_ + "': " + reason}; };
+    if (frames > frames_ - read_) return fail("truncated .npy file");
+    const std::size_t item = size_of(layout_.header.dtype);
+    // The file's samples of [read_, read_ + frames): one run per channel, or one of frames.
+    const std::size_t runs = layout_.interleaved() ? 1 : channels_;
+    const std::size_t run_items = layout_.interleaved() ? frames * channels_ : frames;
+    const bool as_stored = !layout_.interleaved() && into.dtype() == layout_.header.dtype &&
+                           layout_.header.big_endian == (std::endian::native == std::endian::big);
+    for (std::size_t r = 0; r < runs; ++r) {
+      const std::uint64_t first = layout_.interleaved() ? read_ * channels_ : r * layout_.samples + read_;
+      if (as_stored) {  // straight into the channel
+        void* to = into.dtype() == DType::f32 ? static_cast<void*>(into.f32(r).data())
+                                              : static_cast<void*>(into.f64(r).data());
+        if (auto err = pread_exact(fd_, to, frames * item, layout_.data_offset + first * item)) return fail(*err);
+        continue;
+      }
+      bytes_.resize(run_items * item);
+      if (auto err = pread_exact(fd_, bytes_.data(), bytes_.size(), layout_.data_offset + first * item))
+        return fail(*err);
+      for (std::size_t c = layout_.interleaved() ? 0 : r; c < (layout_.interleaved() ? channels_ : r + 1); ++c) {
+        const std::size_t stride = layout_.interleaved() ? channels_ : 1, offset = layout_.interleaved() ? c : 0;
+        if (into.dtype() == DType::f32) {
+          float* out = into.f32(c).data();
+          for (std::size_t i = 0; i < frames; ++i) out[i] = sample_at<float>(bytes_.data(), i * stride + offset, layout_.header);
+        } else {
+          double* out = into.f64(c).data();
+          for (std::size_t i = 0; i < frames; ++i) out[i] = sample_at<double>(bytes_.data(), i * stride + offset, layout_.header);
+        }
+      }
+    }
+    read_ += frames;
+    return std::monostate{};
+  }
+
+ private:
+  int fd_;
+  std::string name_;
+  NpyLayout layout_;
+  std::size_t read_ = 0;
+  std::vector<unsigned char> bytes_;
+};
+
+class NpyWriter final : public SignalWriter {
+ public:
+  NpyWriter(int fd, std::size_t channels, std::size_t frames, DType dtype, std::uint64_t data_offset)
+      : fd_(fd), channels_(channels), frames_(frames), dtype_(dtype), data_offset_(data_offset) {}
+
+  Expected<std::monostate, std::string> write(const Signal& from, std::size_t start, std::size_t frames) override {
+    using E = Unexpected<std::string>;
+    const std::size_t item = size_of(dtype_);
+    if (frames > frames_ - written_) return E{std::string("more samples than the header says")};
+    // A whole signal at once (or one channel) is written in order, which a pipe takes; blocks
+    // of several channels go to their places in the [channels, samples] array.
+    const bool in_order = channels_ == 1 || (written_ == 0 && frames == frames_);
+    for (std::size_t c = 0; c < channels_; ++c) {
+      const void* data = dtype_ == DType::f32 ? static_cast<const void*>(from.f32(c).data() + start)
+                                              : static_cast<const void*>(from.f64(c).data() + start);
+      std::vector<unsigned char> swapped;
+      if constexpr (std::endian::native == std::endian::big) {  // the file says '<'
+        swapped.assign(static_cast<const unsigned char*>(data), static_cast<const unsigned char*>(data) + frames * item);
+        for (std::size_t i = 0; i < frames; ++i) std::reverse(&swapped[i * item], &swapped[i * item] + item);
+        data = swapped.data();
+      }
+      if (in_order) {
+        if (auto w = write_all(fd_, data, frames * item); !w) return w;
+      } else if (auto err = pwrite_exact(fd_, data, frames * item,
+                                         data_offset_ + (static_cast<std::uint64_t>(c) * frames_ + written_) * item)) {
+        return E{*err};
+      }
+    }
+    written_ += frames;
+    return std::monostate{};
+  }
+
+  Expected<std::monostate, std::string> finish() override {
+    if (written_ != frames_)
+      return Unexpected{"internal error: " + std::to_string(written_) + " of " + std::to_string(frames_) +
+                        " frames were written"};
+    return std::monostate{};
+  }
+
+ private:
+  int fd_;
+  std::size_t channels_, frames_;
+  DType dtype_;
+  std::uint64_t data_offset_;
+  std::size_t written_ = 0;
+};
 
 }  // namespace
 
@@ -351,11 +518,12 @@ Expected<Signal, std::string> read_npy_fd(int fd, const std::string& name, DType
   return signal->converted(dtype);
 }
 
-Expected<std::monostate, std::string> write_npy(int fd, const Signal& signal) {
+Expected<std::unique_ptr<SignalWriter>, std::string> open_npy_writer(int fd, std::size_t channels,
+                                                                     std::size_t frames, DType dtype) {
   std::string dict = "{'descr': '";
-  dict += signal.dtype() == DType::f32 ? "<f4" : "<f8";
-  dict += "', 'fortran_order': False, 'shape': (" + std::to_string(signal.channels()) + ", " +
-          std::to_string(signal.samples()) + "), }";
+  dict += dtype == DType::f32 ? "<f4" : "<f8";
+  dict += "', 'fortran_order': False, 'shape': (" + std::to_string(channels) + ", " + std::to_string(frames) +
+          "), }";
   // Version 1.0: magic, 2 version bytes, 2 length bytes; the data starts on a 64-byte boundary
   // (NumPy's own rule, which lets readers map the data aligned).
   const std::size_t prefix_size = kMagicSize + 4;
@@ -371,29 +539,31 @@ Expected<std::monostate, std::string> write_npy(int fd, const Signal& signal) {
   head += static_cast<char>(header_size & 0xff);
   head += static_cast<char>(header_size >> 8);
   head += dict;
-  if (auto w = write_all(fd, head.data(), head.size()); !w) return w;
+  if (auto w = write_all(fd, head.data(), head.size()); !w) return Unexpected{w.error()};
+  return std::unique_ptr<SignalWriter>(new NpyWriter(fd, channels, frames, dtype, head.size()));
+}
 
-  const std::size_t item = size_of(signal.dtype());
-  for (std::size_t c = 0; c < signal.channels(); ++c) {
-    const void* data = signal.dtype() == DType::f32
-                           ? static_cast<const void*>(signal.f32(c).data())
-                           : static_cast<const void*>(signal.f64(c).data());
-    if constexpr (std::endian::native == std::endian::little) {
-      if (auto w = write_all(fd, data, signal.samples() * item); !w) return w;
-    } else {
-      // Big-endian hosts swap a copy: the file says '<'.
-      Signal one(1, signal.samples(), signal.dtype());
-      std::memcpy(signal.dtype() == DType::f32 ? static_cast<void*>(one.f32(0).data())
-                                               : static_cast<void*>(one.f64(0).data()),
-                  data, signal.samples() * item);
-      byteswap_signal(one);
-      const void* swapped = signal.dtype() == DType::f32
-                                ? static_cast<const void*>(one.f32(0).data())
-                                : static_cast<const void*>(one.f64(0).data());
-      if (auto w = write_all(fd, swapped, signal.samples() * item); !w) return w;
-    }
-  }
-  return std::monostate{};
+Expected<std::monostate, std::string> write_npy(int fd, const Signal& signal) {
+  auto writer = open_npy_writer(fd, signal.channels(), signal.samples(), signal.dtype());
+  if (!writer) return Unexpected{writer.error()};
+  if (auto ok = (*writer)->write(signal, 0, signal.samples()); !ok) return ok;
+  return (*writer)->finish();
+}
+
+Expected<std::unique_ptr<SignalReader>, std::string> open_npy_reader(const std::string& path) {
+  auto fail = [&](const std::string& reason) {
+    return Unexpected{"cannot read '" + path + "': " + reason};
+  };
+  Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
+  if (file.fd < 0) return fail(std::strerror(errno));
+  struct stat st {};
+  if (::fstat(file.fd, &st) != 0) return fail(std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return std::unique_ptr<SignalReader>();  // a whole read says what it is
+  auto layout = read_npy_layout(file.fd, static_cast<std::uint64_t>(st.st_size));
+  if (!layout) return fail(layout.error());
+  auto reader = std::unique_ptr<SignalReader>(new NpyReader(file.fd, path, std::move(layout).value()));
+  file.fd = -1;  // the reader's now
+  return reader;
 }
 
 }  // namespace fxc

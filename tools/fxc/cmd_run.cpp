@@ -30,6 +30,7 @@
 #include "tools/fxc/progress_bar.h"
 #include "tools/fxc/run_options.h"
 #include "tools/fxc/stream_blocks.h"
+#include "tools/fxc/stream_files.h"
 
 namespace fxc::cli {
 Expected<std::monostate, std::string> write_trace(const std::string& path) {
@@ -201,6 +202,16 @@ int run(const RunOptions& o) {
   if (o.target == "cuda") open_cuda_device_early();
 
   DType dtype = *parse_dtype(o.dtype);
+  bool stream = o.block || state_files;
+  // A stream on files reads its inputs and writes its outputs a chunk at a time, so that memory
+  // does not grow with the file (docs/cli.md, --block). Standard input and output, pipes and
+  // devices, a length only the whole file tells, CUDA and batches are run whole.
+  std::vector<std::unique_ptr<SignalReader>> readers;
+  if (stream && o.target == "cpu" && items == 1 && outputs_streamable(o.outputs)) {
+    auto opened = open_streamed_inputs(o.inputs);
+    if (!opened) return user_error(opened.error());
+    readers = std::move(opened).value();
+  }
   DiagnosticEngine diags;  // warnings about the inputs
   std::vector<Signal> signals;
   std::optional<double> fs_hz = o.fs_hz;
@@ -213,7 +224,13 @@ int run(const RunOptions& o) {
   for (std::string path : o.inputs) {
     TraceSpan span("read " + path, "io");
     bool npy = false;
-    auto file = path == "-" ? read_stdin(dtype, npy) : read_signal_file(path, dtype);
+    // A streamed input stands here as its channels without samples; its frames come later.
+    const std::size_t i = signals.size();
+    auto file = !readers.empty()
+                    ? Expected<SignalFile, std::string>(SignalFile{
+                          Signal(readers[i]->channels(), 0, dtype), readers[i]->sample_rate_hz(), std::nullopt})
+                : path == "-" ? read_stdin(dtype, npy)
+                              : read_signal_file(path, dtype);
     if (path == "-") {
       path = "<stdin>";
       if (o.pipe_format.empty()) pipe_extension = npy ? ".npy" : ".wav";
@@ -234,11 +251,10 @@ int run(const RunOptions& o) {
     signals.push_back(std::move(file->signal));
   }
   phases.emplace_back("read inputs", ms_since(started) - phases.back().second);
+  std::size_t total = !readers.empty() ? readers[0]->frames() : signals.empty() ? 0 : signals[0].samples();
   std::uint64_t input_bytes = 0;  // for --stats (the run may take the inputs' memory)
-  for (const Signal& s : signals) input_bytes += s.channels() * s.samples() * size_of(dtype);
+  for (const Signal& s : signals) input_bytes += s.channels() * (readers.empty() ? s.samples() : total) * size_of(dtype);
 
-  std::size_t total = signals.empty() ? 0 : signals[0].samples();
-  bool stream = o.block || state_files;
   // Blocks: --block's, or for state files alone the whole signal in 64 Ki-frame calls (the
   // state carries across them exactly). A Processor is prepared for at most 2^20 frames a call
   // and splits longer ones.
@@ -284,6 +300,8 @@ int run(const RunOptions& o) {
   std::vector<Signal> results;
   std::vector<std::vector<Signal>> batch_results;
   std::optional<std::string> saved_state;  // --save-state: written with the outputs
+  std::uint64_t streamed_bytes = 0;        // outputs written during a streamed run
+  corpus::PendingOutputs pending;
   try {
     Program program = program_from_file(o.graph, options);
     // An output its format cannot hold (9 channels to FLAC) is found before the run, not after.
@@ -305,6 +323,14 @@ int run(const RunOptions& o) {
       // As a whole run checks them: the blocks are read through pointers nothing else checks
       // (a file of too few channels crashed the run, one of too many lost them).
       processor->check_inputs(signals);
+      // Streamed inputs stand there without their samples: their lengths are checked here,
+      // after their channels, as a whole run checks them.
+      for (std::size_t i = 1; i < readers.size(); ++i)
+        if (readers[i]->frames() != total)
+          return user_error("inputs have different lengths: '" + o.inputs[0] + "' has " + std::to_string(total) +
+                                " samples, '" + o.inputs[i] + "' has " + std::to_string(readers[i]->frames()) +
+                                " (every input of a graph must have the same length)",
+                            "fxc-length");
     }
     if (options.target != Target::reference) phases.emplace_back("compile", ms_since(phase_start));
     phase_start = Clock::now();
@@ -323,10 +349,21 @@ int run(const RunOptions& o) {
           return user_error("cannot load '" + o.load_state + "': " + e.message());
         }
       }
-      for (const PortInfo& port : program.outputs())
-        results.emplace_back(static_cast<std::size_t>(port.channels), total, dtype, Signal::Uninitialized{});
       ProgressBar progress(total, "samples", progress_mode(o));
-      stream_blocks(*processor, signals, results, block, [&](std::size_t done) { progress.update(done); });
+      if (!readers.empty()) {
+        StreamedFiles files{&readers, &o.inputs, &o.outputs, {}, total, block, dtype, fs_hz, write_options};
+        for (const PortInfo& port : program.outputs()) {
+          files.output_channels.push_back(static_cast<std::size_t>(port.channels));
+          streamed_bytes += static_cast<std::uint64_t>(port.channels) * total * size_of(dtype);
+        }
+        auto warnings = stream_files(*processor, files, pending, [&](std::size_t done) { progress.update(done); });
+        if (!warnings) return user_error(warnings.error());
+        for (const std::string& warning : *warnings) diags.warning({}, warning, "fxc-input");
+      } else {
+        for (const PortInfo& port : program.outputs())
+          results.emplace_back(static_cast<std::size_t>(port.channels), total, dtype, Signal::Uninitialized{});
+        stream_blocks(*processor, signals, results, block, [&](std::size_t done) { progress.update(done); });
+      }
       if (!o.save_state.empty()) saved_state = processor->save_state();
     } else if (o.block) {
       results = program.run_in_blocks(signals, block);  // CUDA: a CUDA graph per block length
@@ -344,7 +381,6 @@ int run(const RunOptions& o) {
   report(diags);  // warnings about the inputs, if any
 
   phase_start = Clock::now();
-  corpus::PendingOutputs pending;
   std::optional<std::string> piped;  // the bytes for standard output, written before the state and the files
   {
     TraceSpan span("write outputs", "io");
@@ -383,7 +419,7 @@ int run(const RunOptions& o) {
 
   if (o.stats) {
     auto [compiles, memory_hits, disk_hits, dispatches] = before_stats;
-    std::uint64_t bytes = input_bytes;
+    std::uint64_t bytes = input_bytes + streamed_bytes;
     for (const Signal& s : results) bytes += s.channels() * s.samples() * size_of(dtype);
     for (const auto& item : batch_results)
       for (const Signal& s : item) bytes += s.channels() * s.samples() * size_of(dtype);

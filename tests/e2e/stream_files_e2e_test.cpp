@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: Apache-2.0
+// `fxc run --block` on files: inputs read and outputs written a chunk at a time. The bytes of
+// the whole-signal stream (which standard input still takes), memory that does not grow with
+// the file, and nothing written when a file fails half-way.
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "e2e_support.h"
+
+using namespace fxc::e2e;
+
+namespace {
+
+constexpr const char* kEightChannels =
+    "graph eq\ninput x : 8\noutput y = x | butter(4, 1 kHz) | peaking(2 kHz, 1, 3 dB) | gain(-3 dB)\n";
+
+std::string bytes_of(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// `fxc ARGS...` with standard input from `stdin_path`: `-i -` reads it whole, as every input
+// was read before streams read files.
+CommandResult run_fxc_from(const std::vector<std::string>& args, const fs::path& cwd, const fs::path& stdin_path) {
+  std::vector<std::string> argv{FXC_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return fxc::test::run_command(argv, cwd, {}, stdin_path);
+}
+
+long peak_rss_kib(const std::string& err) {
+  const std::size_t at = err.find("peak RSS");
+  REQUIRE(at != std::string::npos);
+  return std::strtol(err.c_str() + at + 8, nullptr, 10);
+}
+
+}  // namespace
+
+TEST_CASE("--block on files writes the whole-signal stream's bytes, in every format, over several chunks") {
+  TempDir dir;
+  write_bytes(dir / "g.fx", kEightChannels);
+  // Eight channels are read and written 2^17 frames at a time: this is two chunks and a bit.
+  const std::size_t frames = (std::size_t{1} << 18) + 4321;
+  write_noise(dir / "in.npy", 8, frames, 11);  // float64, converted to the run's float32
+  REQUIRE(fxc::write_signal_file((dir / "in.wav").string(), load(dir / "in.npy"), 48000,
+                                 fxc::WriteOptions{std::string("pcm24")}));
+  struct Case {
+    std::string input, output;
+    std::vector<std::string> options;
+  };
+  const std::vector<Case> cases = {
+      {"in.npy", "out.npy", {"--fs", "48000"}},
+      {"in.npy", "out.wav", {"--fs", "48000"}},
+      {"in.wav", "out16.wav", {"--subtype", "pcm16"}},
+      {"in.wav", "out.flac", {}},
+      {"in.wav", "out.aiff", {"--subtype", "pcm24"}},
+      {"in.wav", "out64.npy", {"--dtype", "f64"}},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.input);
+    CAPTURE(c.output);
+    std::vector<std::string> streamed{"run", "g.fx", "-i", c.input, "-o", "streamed_" + c.output, "--block", "1000"};
+    std::vector<std::string> whole{"run", "g.fx", "-i", "-", "-o", "whole_" + c.output, "--block", "1000"};
+    streamed.insert(streamed.end(), c.options.begin(), c.options.end());
+    whole.insert(whole.end(), c.options.begin(), c.options.end());
+    require_success(run_fxc(streamed, dir.path()));
+    require_success(run_fxc_from(whole, dir.path(), dir / c.input));
+    const std::string bytes = bytes_of(dir / ("streamed_" + c.output));
+    CHECK(bytes.size() > frames * 8);
+    CHECK(bytes == bytes_of(dir / ("whole_" + c.output)));
+  }
+  // Nothing else is left beside the outputs (no pending or temporary file).
+  CHECK(dir.entries().size() == 2 + 1 + 2 * cases.size());
+}
+
+TEST_CASE("--block on files keeps memory to its chunks, whatever the file's length") {
+  TempDir dir;
+  write_bytes(dir / "g.fx", "graph eq\ninput x : 2\noutput y = x | butter(2, 100 Hz, highpass) | gain(-1 dB)\n");
+  write_noise(dir / "short.npy", 2, 48000, 1);
+  // 128 MB of float64 in, as much out: a whole read alone would add 128 MB of samples.
+  const std::size_t frames = std::size_t{1} << 23;
+  write_noise(dir / "long.npy", 2, frames, 2);
+  auto run = [&](const std::string& input) {
+    CommandResult r = run_fxc({"run", "g.fx", "-i", input, "--fs", "48000", "--dtype", "f64", "-o", "out_" + input,
+                               "--block", "512", "--stats"},
+                              dir.path());
+    INFO(show(r));
+    REQUIRE(r.exit_code == 0);
+    return peak_rss_kib(r.err);
+  };
+  run("short.npy");  // compiles (and fills the kernel cache) once, so that the two below do not
+  const long short_kib = run("short.npy"), long_kib = run("long.npy");
+  INFO("peak RSS: short file " << short_kib << " KiB, long file " << long_kib << " KiB");
+  CHECK(long_kib < short_kib + 48 * 1024);
+  // And the output is the stream's: the last sample as a whole-signal stream computes it.
+  require_success(run_fxc_from({"run", "g.fx", "-i", "-", "--fs", "48000", "--dtype", "f64", "-o", "whole.npy",
+                                "--block", "512"},
+                               dir.path(), dir / "long.npy"));
+  CHECK(bytes_of(dir / "out_long.npy") == bytes_of(dir / "whole.npy"));
+}
+
+TEST_CASE("--block on files that fail half-way leaves every output as it was") {
+  TempDir dir;
+  write_bytes(dir / "g.fx", kEightChannels);
+  const std::size_t frames = 600000;  // four chunks of eight channels and a part
+  write_noise(dir / "in.npy", 8, frames, 3);
+  REQUIRE(fxc::write_signal_file((dir / "in.flac").string(), load(dir / "in.npy"), 48000, {}));
+  const std::string flac = bytes_of(dir / "in.flac");
+  write_bytes(dir / "cut.flac", flac.substr(0, flac.size() * 6 / 10));  // ends in the second chunk
+  write_bytes(dir / "out.wav", "earlier bytes");
+  const std::vector<std::string> before = dir.entries();
+  CommandResult r = run_fxc({"run", "g.fx", "-i", "cut.flac", "-o", "out.wav", "--block", "64"}, dir.path());
+  check_failure(r, 1, "error: cannot read 'cut.flac': ");
+  CHECK(bytes_of(dir / "out.wav") == "earlier bytes");
+  CHECK(dir.entries() == before);
+
+  // Inputs of different lengths are refused before anything is written.
+  write_bytes(dir / "two.fx", "graph two\ninput a : 1\ninput b : 1\noutput y = a + b\n");
+  write_noise(dir / "a.npy", 1, 1000, 4);
+  write_noise(dir / "b.npy", 1, 999, 5);
+  check_failure(run_fxc({"run", "two.fx", "-i", "a.npy", "-i", "b.npy", "--fs", "48000", "-o", "out.wav", "--block",
+                         "64"},
+                        dir.path()),
+                1, "inputs have different lengths: 'a.npy' has 1000 samples, 'b.npy' has 999");
+  CHECK(bytes_of(dir / "out.wav") == "earlier bytes");
+}
+
+TEST_CASE("--block on files with several inputs and outputs: the whole stream's bytes, and each output's own error") {
+  TempDir dir;
+  // Two stereo inputs, two outputs (tests/e2e/graphs/multi_io.fx).
+  const std::string graph = std::string(FXC_E2E_DIR) + "/graphs/multi_io.fx";
+  write_noise(dir / "a.npy", 2, 300000, 8);
+  write_noise(dir / "b.npy", 2, 300000, 9);
+  require_success(run_fxc({"run", graph, "-i", "a.npy", "-i", "b.npy", "--fs", "48000", "-o", "mix.flac", "-o",
+                           "diff.npy", "--block", "100"},
+                          dir.path()));
+  require_success(run_fxc_from({"run", graph, "-i", "-", "-i", "b.npy", "--fs", "48000", "-o", "whole_mix.flac", "-o",
+                                "whole_diff.npy", "--block", "100"},
+                               dir.path(), dir / "a.npy"));
+  CHECK(bytes_of(dir / "mix.flac") == bytes_of(dir / "whole_mix.flac"));
+  CHECK(bytes_of(dir / "diff.npy") == bytes_of(dir / "whole_diff.npy"));
+
+  // The second output cannot be opened (an audio file's rate is a whole number of Hz): its
+  // message names it alone, and the first output stays as it was.
+  const std::string mix_before = bytes_of(dir / "diff.npy");
+  check_failure(run_fxc({"run", graph, "-i", "a.npy", "-i", "b.npy", "--fs", "48000.5", "-o", "diff.npy", "-o",
+                         "mix.wav", "--block", "100"},
+                        dir.path()),
+                1, "error: cannot write 'mix.wav': audio files store the sample rate as a whole number of Hz");
+  CHECK(bytes_of(dir / "diff.npy") == mix_before);
+  CHECK_FALSE(fs::exists(dir / "mix.wav"));
+}

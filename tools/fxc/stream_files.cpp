@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tools/fxc/stream_files.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "corpus/corpus_runner.h"
+#include "corpus/sample_scan.h"
+#include "support/file_io.h"
+#include "tools/fxc/stream_blocks.h"
+
+namespace fxc::cli {
+
+bool outputs_streamable(const std::vector<std::string>& outputs) {
+  namespace fs = std::filesystem;
+  return std::all_of(outputs.begin(), outputs.end(), [](const std::string& path) {
+    if (path == "-") return false;
+    std::error_code error;
+    const fs::file_type type = fs::status(written_path(path), error).type();
+    return type == fs::file_type::regular || type == fs::file_type::not_found;
+  });
+}
+
+Expected<std::vector<std::unique_ptr<SignalReader>>, std::string> open_streamed_inputs(
+    const std::vector<std::string>& inputs) {
+  std::vector<std::unique_ptr<SignalReader>> readers;
+  for (const std::string& path : inputs) {
+    if (path == "-") return std::vector<std::unique_ptr<SignalReader>>{};
+    auto reader = open_signal_reader(path);
+    if (!reader) return Unexpected{reader.error()};
+    if (!*reader) return std::vector<std::unique_ptr<SignalReader>>{};
+    readers.push_back(std::move(reader).value());
+  }
+  return readers;
+}
+
+namespace {
+
+// Frames read, run and written at a time: whole Processor blocks, about 1 Mi samples of the
+// widest port (4 MiB in float32), so that a file's calls to libsndfile and to the system are
+// long while its memory stays small.
+std::size_t chunk_frames(const StreamedFiles& files) {
+  std::size_t widest = 1;
+  for (const auto& reader : *files.readers) widest = std::max(widest, reader->channels());
+  for (std::size_t channels : files.output_channels) widest = std::max(widest, channels);
+  const std::size_t target = std::max<std::size_t>(1, (std::size_t{1} << 20) / widest);
+  return files.block * std::max<std::size_t>(1, target / files.block);
+}
+
+}  // namespace
+
+Expected<std::vector<std::string>, std::string> stream_files(Processor& processor, const StreamedFiles& files,
+                                                             corpus::PendingOutputs& pending,
+                                                             const std::function<void(std::size_t)>& progress) {
+  const std::vector<std::string>& outputs = *files.outputs;
+  std::vector<std::unique_ptr<SignalReader>>& readers = *files.readers;
+  std::vector<std::unique_ptr<SignalWriter>> writers(outputs.size());
+  std::vector<corpus::NonFiniteSamples> non_finite(readers.size());
+
+  // Every chunk: read each input, run the blocks, append each output.
+  auto run = [&]() -> Expected<std::monostate, std::string> {
+    const std::size_t chunk = chunk_frames(files);
+    std::vector<Signal> in, out;
+    for (std::size_t start = 0; start < files.frames; start += chunk) {
+      const std::size_t frames = std::min(chunk, files.frames - start);
+      if (in.empty() || in[0].samples() != frames) {  // the first chunk, and a shorter last one
+        in.clear();
+        out.clear();
+        for (const auto& reader : readers) in.emplace_back(reader->channels(), frames, files.dtype, Signal::Uninitialized{});
+        for (std::size_t channels : files.output_channels)
+          out.emplace_back(channels, frames, files.dtype, Signal::Uninitialized{});
+      }
+      for (std::size_t i = 0; i < readers.size(); ++i) {
+        if (auto ok = readers[i]->read(in[i], frames); !ok) return Unexpected{ok.error()};
+        const corpus::NonFiniteSamples found = corpus::non_finite_samples(in[i]);
+        corpus::NonFiniteSamples& seen = non_finite[i];
+        if (seen.nans + seen.infinities == 0 && found.nans + found.infinities > 0) {
+          seen.first_sample = start + found.first_sample;
+          seen.first_channel = found.first_channel;
+        }
+        seen.nans += found.nans;
+        seen.infinities += found.infinities;
+      }
+      stream_blocks(processor, in, out, files.block, [&](std::size_t done) {
+        if (progress) progress(start + done);
+      });
+      for (std::size_t k = 0; k < outputs.size(); ++k)
+        if (auto ok = writers[k]->write(out[k], 0, frames); !ok)
+          return Unexpected{"cannot write '" + outputs[k] + "': " + ok.error()};
+    }
+    return std::monostate{};
+  };
+
+  // Each output is opened inside the one before it (its pending file exists while the next
+  // opens and the chunks run), and completed before it is closed and placed.
+  std::optional<std::string> failure;  // the first whole message: from the run, or about one output
+  std::function<Expected<std::monostate, std::string>(std::size_t)> open_from =
+      [&](std::size_t k) -> Expected<std::monostate, std::string> {
+    if (k == outputs.size()) {
+      auto ran = run();
+      if (!ran) {
+        failure = ran.error();
+        return Unexpected{ran.error()};
+      }
+      return std::monostate{};
+    }
+    auto written = pending.write_to(outputs[k], [&](int fd) -> Expected<std::monostate, std::string> {
+      auto writer = open_signal_writer(fd, lower_extension(outputs[k]), files.output_channels[k], files.frames,
+                                       files.dtype, files.sample_rate_hz, files.write_options);
+      if (!writer) return Unexpected{writer.error()};
+      writers[k] = std::move(writer).value();
+      if (auto ok = open_from(k + 1); !ok) return ok;
+      return writers[k]->finish();
+    });
+    // The innermost failure is the one to report; the outer outputs' wrappings would name them.
+    if (!written && !failure) failure = written.error();
+    return written;
+  };
+  if (auto written = open_from(0); !written) return Unexpected{failure.value_or(written.error())};
+
+  std::vector<std::string> warnings;
+  for (std::size_t i = 0; i < readers.size(); ++i)
+    if (std::string w = corpus::non_finite_warning(non_finite[i], (*files.inputs)[i]); !w.empty())
+      warnings.push_back(std::move(w));
+  return warnings;
+}
+
+}  // namespace fxc::cli

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+// `fxc run --block` (and the state files) on files: inputs read and outputs written a chunk at
+// a time around the Processor's blocks, so that memory does not grow with the file.
+#pragma once
+
+#include <fxc/fxc.h>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "corpus/pending_outputs.h"
+#include "formats/signal_stream.h"
+
+namespace fxc::cli {
+
+/// Whether every output can be written a block at a time: a file or a new name, not standard
+/// output, a device or a pipe (which are written whole, as they always were).
+bool outputs_streamable(const std::vector<std::string>& outputs);
+
+/// Opens every input to be read a block at a time; empty where any can only be read whole
+/// (standard input, a pipe, a length its header does not give): then all are read whole.
+Expected<std::vector<std::unique_ptr<SignalReader>>, std::string> open_streamed_inputs(
+    const std::vector<std::string>& inputs);
+
+struct StreamedFiles {
+  std::vector<std::unique_ptr<SignalReader>>* readers = nullptr;
+  const std::vector<std::string>* inputs = nullptr;   ///< names, for the warnings
+  const std::vector<std::string>* outputs = nullptr;  ///< one per output port
+  std::vector<std::size_t> output_channels;          ///< per output port
+  std::size_t frames = 0;  ///< of every input, and so of every output
+  std::size_t block = 0;   ///< frames per Processor call
+  DType dtype = DType::f32;
+  std::optional<double> sample_rate_hz;
+  WriteOptions write_options;
+};
+
+/// Runs `processor` over the inputs' frames in calls of `files.block` frames (the calls a
+/// whole-signal stream makes, so the output is the same to the bit), and writes the outputs
+/// under `pending`'s names as they come; `progress(frames done)` after each block. Returns a
+/// warning per input that holds NaN or infinite samples. Errors are whole messages ("cannot
+/// read 'IN': ...", "cannot write 'OUT': ..."); nothing is committed.
+Expected<std::vector<std::string>, std::string> stream_files(Processor& processor, const StreamedFiles& files,
+                                                             corpus::PendingOutputs& pending,
+                                                             const std::function<void(std::size_t)>& progress);
+
+}  // namespace fxc::cli
