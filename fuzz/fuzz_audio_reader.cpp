@@ -9,18 +9,22 @@
 // channel and frame counts, truncation, the log, the conversion to planar samples.
 //
 // The dtype asked for alternates with the input's size, so both conversions are exercised.
+// Differential: the file read a block at a time gives the same samples (streamed_read_check.h).
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 
 #include "fuzz/fuzz_support.h"
 #include "formats/audio_file.h"
+#include "fuzz/streamed_read_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace fxc;
   fuzz::MemoryFile file(data, size);
   const DType dtype = size % 2 ? DType::f32 : DType::f64;
   auto read = read_audio_file(file.path(), dtype);
+  fuzz::check_streamed_read(read, open_signal_reader(file.path()), read ? &read->signal : nullptr,
+                            read ? read->sample_rate_hz : std::nullopt, dtype, size);
   if (!read) return 0;
   if (read->signal.dtype() != dtype) fuzz::property_failed("read_audio_file returned another dtype");
   if (read->signal.channels() == 0) fuzz::property_failed("read_audio_file returned no channels");
