@@ -4,6 +4,7 @@
 // the file, and nothing written when a file fails half-way.
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -150,4 +151,23 @@ TEST_CASE("--block on files with several inputs and outputs: the whole stream's 
                 1, "error: cannot write 'mix.wav': audio files store the sample rate as a whole number of Hz");
   CHECK(bytes_of(dir / "diff.npy") == mix_before);
   CHECK_FALSE(fs::exists(dir / "mix.wav"));
+}
+
+TEST_CASE("--block on files warns of NaN and infinite samples as a whole run does, counted over every chunk") {
+  TempDir dir;
+  write_bytes(dir / "g.fx", "graph g\ninput x : 8\noutput y = x | gain(-1 dB)\n");
+  fxc::Signal x(8, 300000, fxc::DType::f32);
+  x.f32(2)[250000] = std::numeric_limits<float>::infinity();  // the third chunk
+  x.f32(5)[200001] = std::numeric_limits<float>::quiet_NaN();  // the second: the first found
+  x.f32(7)[299999] = std::numeric_limits<float>::quiet_NaN();
+  REQUIRE(fxc::write_signal_file((dir / "x.npy").string(), x, std::nullopt, {}));
+  CommandResult whole = run_fxc({"run", "g.fx", "-i", "x.npy", "--fs", "48000", "-o", "whole.npy"}, dir.path());
+  CommandResult streamed =
+      run_fxc({"run", "g.fx", "-i", "x.npy", "--fs", "48000", "-o", "streamed.npy", "--block", "64"}, dir.path());
+  INFO(show(streamed));
+  REQUIRE(whole.exit_code == 0);
+  REQUIRE(streamed.exit_code == 0);
+  CHECK(whole.err.find("'x.npy' holds 2 NaN and 1 infinite sample(s), the first at sample 200001 of channel 5") !=
+        std::string::npos);
+  CHECK(streamed.err == whole.err);
 }

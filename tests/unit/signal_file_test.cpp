@@ -3,6 +3,7 @@
 // failed write changes nothing on disk.
 #include "expected_text.h"
 #include "formats/signal_file.h"
+#include "temp_dir.h"
 
 #include <doctest/doctest.h>
 #include <fcntl.h>
@@ -35,27 +36,7 @@ using namespace fxc;
 
 namespace {
 
-// A fresh directory per test case, removed with everything in it afterwards.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() /
-           ("fxc-signal-file-test-" + std::to_string(rd()) + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-  std::vector<std::string> entries() const {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(path)) names.push_back(e.path().filename());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-};
+using fxc::test::TempDir;
 
 // Distinct, non-trivial values in (-1, 1) on every channel.
 Signal test_signal(std::size_t channels, std::size_t samples, DType dtype) {

@@ -21,25 +21,14 @@
 
 #include "formats/signal_file.h"
 #include "support/file_io.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace fxc;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() / ("fxc-signal-stream-test-" + std::to_string(rd()) + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
+using fxc::test::TempDir;
 
 // Loud enough to clip in places (the quantisers' edges), distinct on every channel.
 Signal test_signal(std::size_t channels, std::size_t samples, DType dtype) {
