@@ -483,7 +483,8 @@ void add_run_command(CLI::App& app, Action& action) {
                   "Encoding of audio outputs: pcm16, pcm24, pcm32, float, double, ... (WAV "
                   "default: float)");
   cmd->add_option("--block", o->block,
-                  "Process in blocks of N samples through the stream path (state carried exactly)");
+                  "Process in blocks of N samples through the stream path (state carried exactly); on the CPU, "
+                  "files are read and written a chunk at a time, so memory does not grow with the file");
   cmd->add_option("--threshold", o->thresholds,
                   "Override a cost-model threshold: NAME=VALUE (see docs/passes.md), e.g. "
                   "f64_state_pole_radius=2 to keep float32 state everywhere");
