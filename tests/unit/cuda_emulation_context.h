@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// The state of an emulated CUDA thread (its indices and its block's barrier). It lives in the
-// test executable's thread-local storage (cuda_emulator.cpp), and each compiled module reaches
+// The state of an emulated CUDA thread (its indices and its async copies). It lives in the
+// test executable (a fiber's, or the thread's own storage) (cuda_emulator.cpp), and each compiled module reaches
 // it through a function that the emulator binds after dlopen (cuda_emulation_shim.h): a module
 // with thread-local variables of its own takes a slot of dynamic TLS, and with a few dozen
 // such modules loaded, LeakSanitizer's scan of dynamic TLS at exit read a bogus range and
 // crashed ("Tracer caught signal 11"), failing scripts/sanitize.sh.
 #pragma once
 
-#include <barrier>
 #include <vector>
 
 struct FxcDim3 {
@@ -25,16 +24,17 @@ struct FxcPendingCopy {
 
 struct FxcThreadContext {
   FxcDim3 thread_idx, block_idx, block_dim, grid_dim;
-  std::barrier<>* barrier = nullptr;  ///< the block's, for __syncthreads
   std::vector<FxcPendingCopy> copies;  ///< the thread's async copies under way
   long long committed = 0;             ///< the thread's groups closed so far
 };
 
-/// Returns the calling thread's context.
+/// Returns the running CUDA thread's context.
 using FxcThreadContextFn = FxcThreadContext* (*)();
 
-/// Runs a job of `width` parts, part t on thread t of the emulator's one pool (each part
-/// calls `part(job, t)`), and returns when all are done. One pool for every module: a pool per
-/// module kept its threads for the process's life (modules stay loaded), and a test process
-/// that loads a hundred modules of 256-thread blocks ran out of threads or memory maps.
+/// Runs a job of `width` parts, `part(job, t)` on fiber t of the emulator's (one fiber per
+/// CUDA thread of a block, taking turns on the calling thread), and returns when all are done.
+/// The emulator's for every module: the fibers' stacks are made once per process.
 using FxcRunFn = void (*)(int width, void (*part)(void* job, int t), void* job);
+
+/// __syncthreads among the running job's fibers.
+using FxcSyncFn = void (*)();

@@ -1,20 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // Lets the CUDA C++ that fxc generates compile as host C++, to check the kernels' logic
 // without a GPU (tests/unit/cuda_emulator.cpp). A launch runs its blocks one after another.
-// A kernel that synchronizes runs each CUDA thread of a block on a thread of the emulator's
-// pool (cuda_emulation_context.h), with a std::barrier for __syncthreads and one more between
-// blocks (a block's __shared__ arrays are the next block's); others run their threads in a
-// loop. __shared__ arrays become function statics (so two host threads must not launch one
-// module's kernel at once: no test does, and a launch that synchronizes takes the pool's lock).
-// The pool's threads are made once per
-// process, not per block or launch: under AddressSanitizer a thread costs milliseconds, and a
-// launch has thousands of blocks. Async copies (cp.async) keep the GPU's rules, below.
+// A kernel that synchronizes runs each CUDA thread of a block as a fiber of the emulator's
+// (cuda_emulation_context.h), which take turns from one __syncthreads to the next, with one
+// more barrier between blocks (a block's __shared__ arrays are the next block's); others run
+// their threads in a loop. __shared__ arrays become function statics (so two host threads must
+// not launch one module's kernel at once: no test does, and a launch that synchronizes takes
+// the emulator's lock). Async copies (cp.async) keep the GPU's rules, below.
 #pragma once
 
 #define FXC_EMULATION 1  // the generated source's async copies call the shim's (fxc_emu_copy_async)
 
 #include <atomic>
-#include <barrier>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -25,13 +22,15 @@
 // The emulated thread's indices are the test executable's thread-local state, not this
 // module's (cuda_emulation_context.h says why); the emulator binds the accessor after dlopen.
 static FxcThreadContextFn fxc_context = nullptr;
-static FxcRunFn fxc_run = nullptr;  // the emulator's thread pool, shared by every module
-extern "C" void fxc_emu_bind(FxcThreadContextFn context, FxcRunFn run) {
+static FxcRunFn fxc_run = nullptr;    // the emulator's fibers, shared by every module
+static FxcSyncFn fxc_sync = nullptr;  // their barrier
+extern "C" void fxc_emu_bind(FxcThreadContextFn context, FxcRunFn run, FxcSyncFn sync) {
   fxc_context = context;
   fxc_run = run;
+  fxc_sync = sync;
 }
 
-static inline void __syncthreads() { fxc_context()->barrier->arrive_and_wait(); }
+static inline void __syncthreads() { fxc_sync(); }
 
 // Nonzero for every thread of the block when `predicate` is nonzero for any. The flag is the
 // module's (blocks run one after another); the third barrier keeps a thread that is already
@@ -155,14 +154,12 @@ static void fxc_emulate(long long grid, int block, bool synchronizes, F body) {
     }
     return;
   }
-  std::barrier<> barrier(block);
   auto part = [&](int t) {
-    fxc_context()->barrier = &barrier;
     for (long long b = 0; b < grid; ++b) {
       if (t == 0) fxc_poison_shared();
-      barrier.arrive_and_wait();  // a fresh block's shared memory, before any thread of it runs
+      fxc_sync();  // a fresh block's shared memory, before any thread of it runs
       run(b, t);
-      barrier.arrive_and_wait();  // the block's shared arrays are read before the next block's
+      fxc_sync();  // the block's shared arrays are read before the next block's
     }
   };
   using Part = decltype(part);

@@ -4,23 +4,19 @@
 #include <dlfcn.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "cuda_emulation_context.h"
+#include "emulation_fibers.h"
+#include "emulation_modules.h"
 #include "support/sha256.h"
 
 namespace fxc::test {
-namespace fs = std::filesystem;
 namespace {
 
 // The generated source, then one launcher per entry point: it unpacks the 8-byte arguments
@@ -37,76 +33,8 @@ std::string emulation_source(const std::string& source, const std::vector<codege
   return out;
 }
 
-FxcThreadContext* thread_context() {
-  static thread_local FxcThreadContext context;
-  return &context;
-}
-
-// Threads that run a job of `width` parts, part t on thread t, and wait for the next: the
-// blocks of every module's synchronizing kernels (FxcRunFn). One job at a time (`launch`
-// serializes callers); the threads live as long as the process.
-class Pool {
- public:
-  ~Pool() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    for (std::thread& t : threads_) t.join();
-  }
-  void run(int width, void (*part)(void*, int), void* job) {
-    std::lock_guard<std::mutex> launch(launch_);
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (static_cast<int>(threads_.size()) < width) {
-      const int t = static_cast<int>(threads_.size());
-      threads_.emplace_back([this, t] { work(t); });
-    }
-    part_ = part;
-    job_ = job;
-    width_ = width;
-    running_ = width;
-    ++generation_;
-    wake_.notify_all();
-    done_.wait(lock, [this] { return running_ == 0; });
-    part_ = nullptr;
-    job_ = nullptr;
-  }
-
- private:
-  void work(int t) {
-    long long seen = 0;
-    std::unique_lock<std::mutex> lock(mutex_);
-    for (;;) {
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-      if (t >= width_) continue;
-      void (*part)(void*, int) = part_;
-      void* job = job_;
-      lock.unlock();
-      part(job, t);
-      lock.lock();
-      if (--running_ == 0) done_.notify_one();
-    }
-  }
-  std::mutex launch_, mutex_;
-  std::condition_variable wake_, done_;
-  std::vector<std::thread> threads_;
-  void (*part_)(void*, int) = nullptr;
-  void* job_ = nullptr;
-  long long generation_ = 0;
-  int width_ = 0, running_ = 0;
-  bool stop_ = false;
-};
-
-void run_on_pool(int width, void (*part)(void*, int), void* job) {
-  static Pool pool;
-  pool.run(width, part, job);
-}
-
 std::mutex library_mutex;
-std::map<std::string, void*> libraries;  // by the source's SHA-256: one compile per source per process
+std::map<std::string, void*> libraries;  // by the source's SHA-256: one dlopen per source per process
 
 }  // namespace
 
@@ -312,30 +240,20 @@ GpuStatus EmulatedDevice::fill_zero(DevicePtr to, std::size_t bytes) {
 Expected<GpuDevice::Handle, std::string> EmulatedDevice::load_module(
     const std::string& source, const std::string&, const std::vector<codegen::CudaEntry>& module_entries) {
   std::string text = emulation_source(source, module_entries);
-  std::string key = sha256_hex(text);
+  const std::string key = sha256_hex(text);
   void* library = nullptr;
   {
     std::lock_guard lock(library_mutex);
     if (auto it = libraries.find(key); it != libraries.end()) library = it->second;
   }
   if (!library) {
-    fs::path dir = fs::temp_directory_path() / ("fxc_cuda_emulation_" + std::to_string(getpid()));
-    fs::create_directories(dir);
-    fs::path cpp = dir / (key.substr(0, 16) + ".cpp"), so = dir / (key.substr(0, 16) + ".so"),
-             log = dir / (key.substr(0, 16) + ".log");
-    std::ofstream(cpp) << text;
-    std::string command = std::string(FXC_HOST_CXX) + " -std=c++20 -O1 -ffp-contract=off -fPIC -shared -pthread -I" +
-                          FXC_CUDA_SHIM_DIR + " " + cpp.string() + " -o " + so.string() + " > " + log.string() + " 2>&1";
-    if (std::system(command.c_str()) != 0) {
-      std::ifstream in(log);
-      std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      return Unexpected{"emulation: the host compiler rejected the generated source (" + cpp.string() + "):\n" + output};
-    }
-    library = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+    auto so = emulation_library(text);
+    if (!so) return Unexpected{so.error()};
+    library = dlopen(so->c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!library) return Unexpected{std::string("emulation: dlopen: ") + dlerror()};
-    auto bind = reinterpret_cast<void (*)(FxcThreadContextFn, FxcRunFn)>(dlsym(library, "fxc_emu_bind"));
+    auto bind = reinterpret_cast<void (*)(FxcThreadContextFn, FxcRunFn, FxcSyncFn)>(dlsym(library, "fxc_emu_bind"));
     if (!bind) return Unexpected{std::string("emulation: the module lacks fxc_emu_bind")};
-    bind(&thread_context, &run_on_pool);
+    bind(&emulated_thread_context, &run_fibers, &sync_fibers);
     std::lock_guard lock(library_mutex);
     libraries[key] = library;
   }
