@@ -32,9 +32,10 @@ struct FxcThreadContext {
 using FxcThreadContextFn = FxcThreadContext* (*)();
 
 /// Runs a job of `width` parts, `part(job, t)` on fiber t of the emulator's (one fiber per
-/// CUDA thread of a block, taking turns on the calling thread), and returns when all are done.
-/// The emulator's for every module: the fibers' stacks are made once per process.
-using FxcRunFn = void (*)(int width, void (*part)(void* job, int t), void* job);
+/// CUDA thread of a block, taking turns on the calling thread), and returns when all are done:
+/// null, or the fault that fails the launch. The emulator's for every module: the fibers'
+/// stacks are made once per process.
+using FxcRunFn = const char* (*)(int width, void (*part)(void* job, int t), void* job);
 
-/// __syncthreads among the running job's fibers.
-using FxcSyncFn = void (*)();
+/// __syncthreads among the running job's fibers: null, or a fault.
+using FxcSyncFn = const char* (*)();

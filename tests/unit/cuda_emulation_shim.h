@@ -30,7 +30,10 @@ extern "C" void fxc_emu_bind(FxcThreadContextFn context, FxcRunFn run, FxcSyncFn
   fxc_sync = sync;
 }
 
-static inline void __syncthreads() { fxc_sync(); }
+static inline void fxc_emu_fault(const char* what);
+static inline void __syncthreads() {
+  if (const char* fault = fxc_sync()) fxc_emu_fault(fault);
+}
 
 // Nonzero for every thread of the block when `predicate` is nonzero for any. The flag is the
 // module's (blocks run one after another); the third barrier keeps a thread that is already
@@ -46,7 +49,8 @@ static inline int __syncthreads_or(int predicate) {
   return result;
 }
 
-// The first fault of a launch (a misaligned async copy): the launcher returns it, and the
+// The first fault of a launch (a misaligned async copy, barriers its threads do not all
+// reach): the launcher returns it, and the
 // emulator fails the launch with it, as the driver fails a kernel that faults.
 static std::atomic<const char*> fxc_fault{nullptr};
 static inline void fxc_emu_fault(const char* what) {
@@ -157,13 +161,14 @@ static void fxc_emulate(long long grid, int block, bool synchronizes, F body) {
   auto part = [&](int t) {
     for (long long b = 0; b < grid; ++b) {
       if (t == 0) fxc_poison_shared();
-      fxc_sync();  // a fresh block's shared memory, before any thread of it runs
+      __syncthreads();  // a fresh block's shared memory, before any thread of it runs
       run(b, t);
-      fxc_sync();  // the block's shared arrays are read before the next block's
+      __syncthreads();  // the block's shared arrays are read before the next block's
     }
   };
   using Part = decltype(part);
-  fxc_run(block, [](void* job, int t) { (*static_cast<Part*>(job))(t); }, &part);
+  if (const char* fault = fxc_run(block, [](void* job, int t) { (*static_cast<Part*>(job))(t); }, &part))
+    fxc_emu_fault(fault);
 }
 
 // What the generated kernels read, after the shim's own code.

@@ -22,7 +22,9 @@ namespace {
 // The generated source, then one launcher per entry point: it unpacks the 8-byte arguments
 // by the entry's parameter types and runs the grid.
 std::string emulation_source(const std::string& source, const std::vector<codegen::CudaEntry>& entries) {
-  std::string out = "#include \"cuda_emulation_shim.h\"\n" + source + "\n// Launchers for the host emulation.\n";
+  // Angle brackets: the shim is looked for (and its precompiled form) in the -I directories
+  // alone, not beside the source in the module cache.
+  std::string out = "#include <cuda_emulation_shim.h>\n" + source + "\n// Launchers for the host emulation.\n";
   for (const codegen::CudaEntry& e : entries) {
     out += "extern \"C\" const char* fxc_emu_" + e.symbol + "(const std::uint64_t* a, long long grid, int block) {\n";
     out += "  fxc_emulate(grid, block, " + std::string(e.synchronizes ? "true" : "false") + ", [&] { " + e.symbol + "(";
@@ -250,6 +252,11 @@ Expected<GpuDevice::Handle, std::string> EmulatedDevice::load_module(
     auto so = emulation_library(text);
     if (!so) return Unexpected{so.error()};
     library = dlopen(so->c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!library) {  // a cached library that does not load (damaged, or removed meanwhile): once more, compiled now
+      so = emulation_library(text, true);
+      if (!so) return Unexpected{so.error()};
+      library = dlopen(so->c_str(), RTLD_NOW | RTLD_LOCAL);
+    }
     if (!library) return Unexpected{std::string("emulation: dlopen: ") + dlerror()};
     auto bind = reinterpret_cast<void (*)(FxcThreadContextFn, FxcRunFn, FxcSyncFn)>(dlsym(library, "fxc_emu_bind"));
     if (!bind) return Unexpected{std::string("emulation: the module lacks fxc_emu_bind")};

@@ -2,7 +2,8 @@
 // The host emulation keeps the GPU's rules where its kernels could break them unseen
 // (cuda_emulation_shim.h): an async copy (cp.async, the chunk passes' planar tile) lands only
 // at the wait that covers its group; a misaligned one fails the launch; a block's shared memory
-// holds nothing of the block before it; a kernel that reads past its buffer faults. Each case is a small kernel with the generated
+// holds nothing of the block before it; a kernel that reads past its buffer faults; barriers
+// that a block's threads do not all reach fail the launch. Each case is a small kernel with the generated
 // source's own fxc_copy_async (codegen/cuda/emit_chunked_scan.cpp), right and wrong: without
 // these rules every wrong one passed.
 #include <doctest/doctest.h>
@@ -206,6 +207,51 @@ TEST_CASE("CUDA emulation: a kernel that reads past its buffer's end faults") {
   }
   device.release(*in);
   device.release(*out);
+}
+
+TEST_CASE("CUDA emulation: barriers its threads do not all reach fail the launch, and a missing one shows") {
+  SUBCASE("a thread that returns before the barrier the others wait at") {
+    auto out = run_kernel(
+        "  if (threadIdx.x == 2) return;\n"
+        "  __syncthreads();\n"
+        "  out[4 * blockIdx.x + threadIdx.x] = 1;\n");
+    REQUIRE_FALSE(out);
+    CHECK(out.error().find("a thread ended while others of its block waited at __syncthreads") != std::string::npos);
+    auto next = run_kernel(copy_then("  fxc_copy_wait<0>();\n"));  // the next launch is not blamed
+    REQUIRE(next);
+  }
+  SUBCASE("__syncthreads in a kernel launched as one that does not synchronize") {
+    auto out = run_kernel("  __syncthreads();\n  out[threadIdx.x] = 1;\n", false);
+    REQUIRE_FALSE(out);
+    CHECK(out.error().find("does not synchronize") != std::string::npos);
+  }
+  SUBCASE("a value read without a barrier after its write, whichever thread writes it") {
+    // Thread `writer` writes v again after the barrier, and every thread reads v without
+    // another: a thread whose turn comes before the writer's reads the old value, in every
+    // run (the turns' order is fixed; it moves round the block from barrier to barrier and
+    // block to block, and goes up the block in one launch and down it in the next).
+    for (int writer = 0; writer < 4; ++writer) {
+      CAPTURE(writer);
+      auto body = [&](bool barrier) {
+        const std::string w = std::to_string(writer);
+        return "  __shared__ float v;\n  const int t = threadIdx.x;\n  if (t == " + w + ") v = 1;\n  __syncthreads();\n" +
+               "  if (t == " + w + ") v = 10;\n" + (barrier ? "  __syncthreads();\n" : "") +
+               "  out[4 * blockIdx.x + t] = v;\n";
+      };
+      int stale = 0;
+      for (int launch = 0; launch < 2; ++launch) {
+        auto out = run_kernel(body(false));
+        REQUIRE(out);
+        for (float v : *out) stale += v == 1;
+      }
+      CHECK(stale > 0);
+      for (int launch = 0; launch < 2; ++launch) {  // with the barrier, every launch reads 10
+        auto out = run_kernel(body(true));
+        REQUIRE(out);
+        for (float v : *out) CHECK(v == 10);
+      }
+    }
+  }
 }
 
 }  // namespace fxc::test

@@ -6,6 +6,7 @@
 #include <ucontext.h>
 
 #include <cstddef>
+#include <cstdlib>
 #include <mutex>
 #include <stdexcept>
 #include <vector>
@@ -56,13 +57,18 @@ class FiberRunner {
     for (Fiber& f : fibers_) munmap(f.mapped, kStackBytes + kGuardBytes);
   }
 
-  void run(int width, void (*part)(void*, int), void* job) {
+  const char* run(int width, void (*part)(void*, int), void* job) {
     std::lock_guard<std::mutex> one_launch(mutex_);  // __shared__ arrays are module statics
     while (static_cast<int>(fibers_.size()) < width) fibers_.push_back(make_fiber());
     part_ = part;
     job_ = job;
     width_ = running_ = width;
     arrived_ = 0;
+    fault_ = nullptr;
+    // The turns go up the block in one launch and down it in the next, so that a missing
+    // barrier shows whichever way round its threads depend on each other.
+    downward_ = !downward_;
+    step_ = downward_ ? width - 1 : 1;
     for (int t = 0; t < width; ++t) {
       Fiber& f = fibers_[t];
       f.done = false;
@@ -82,16 +88,20 @@ class FiberRunner {
     switch_context(&launcher_, &fibers_[0].ucontext);
     after_switch(fake_stack);
     current_fiber = nullptr;
+    return fault_;
   }
 
-  /// __syncthreads: waits until every unfinished fiber of the block has arrived.
-  void sync() {
+  /// __syncthreads: waits until every unfinished fiber of the block has arrived. Outside a
+  /// launch's fibers (a kernel not marked as synchronizing) it is a fault.
+  const char* sync() {
+    if (!current_fiber) return "__syncthreads in a kernel launched as one that does not synchronize";
     if (++arrived_ == running_) {
       open();
-      return;
+      return nullptr;
     }
     const long long generation = generation_;
     while (generation_ == generation) switch_to(next_after(current_), true);
+    return nullptr;
   }
 
  private:
@@ -114,7 +124,8 @@ class FiberRunner {
     f.mapped = mmap(nullptr, kStackBytes + kGuardBytes, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
     if (f.mapped == MAP_FAILED) throw std::runtime_error("emulation: no memory for a fiber's stack");
-    mprotect(f.mapped, kGuardBytes, PROT_NONE);
+    if (mprotect(f.mapped, kGuardBytes, PROT_NONE) != 0)
+      throw std::runtime_error("emulation: cannot protect a fiber's guard page");
     f.stack = static_cast<char*>(f.mapped) + kGuardBytes;
     return f;
   }
@@ -127,15 +138,16 @@ class FiberRunner {
   }
 
   int next_after(int t) const {
-    for (int step = 1; step <= width_; ++step) {
-      const int next = (t + step) % width_;
+    for (int k = 1; k <= width_; ++k) {
+      const int next = static_cast<int>((t + static_cast<long long>(k) * step_) % width_);
       if (!fibers_[next].done) return next;
     }
     return -1;
   }
 
   // From the current fiber to fiber `to` (-1: back to the launcher). `returns`: whether the
-  // current fiber will run again (else its fake stacks go).
+  // current fiber will run again (else its fake stacks go: a dying fiber's switch_to reads
+  // nothing of its frame after the switch, which it never returns from).
   void switch_to(int to, bool returns) {
     const int from = current_;
     if (to == from) return;
@@ -156,9 +168,13 @@ class FiberRunner {
   void finish_current() {
     fibers_[current_].done = true;
     --running_;
-    // A block whose other threads all wait at a barrier: it opens (threads that have exited
-    // do not count, as on the GPU since Volta).
-    if (running_ > 0 && arrived_ == running_) open();
+    // Every thread passes as many barriers (fxc_emulate adds one after each block): one that
+    // ends while others wait at a barrier is a kernel whose threads do not, which a GPU
+    // leaves undefined. The launch fails; the others go on, so that it ends.
+    if (arrived_ > 0) {
+      fault_ = "a thread ended while others of its block waited at __syncthreads";
+      if (arrived_ == running_) open();
+    }
     switch_to(running_ == 0 ? -1 : next_after(current_), false);
   }
 
@@ -169,7 +185,9 @@ class FiberRunner {
   std::size_t launcher_stack_size_ = 0;          // AddressSanitizer's switch back to it
   void (*part_)(void*, int) = nullptr;
   void* job_ = nullptr;
-  int width_ = 0, running_ = 0, arrived_ = 0, current_ = 0;
+  int width_ = 0, running_ = 0, arrived_ = 0, current_ = 0, step_ = 1;
+  bool downward_ = true;  // the last launch's turns went down the block
+  const char* fault_ = nullptr;  // the launch's
   long long generation_ = 0;
 };
 
@@ -185,6 +203,7 @@ void FiberRunner::start() {
   else after_switch(nullptr);
   r.part_(r.job_, r.current_);
   r.finish_current();
+  std::abort();  // not reached: the last fiber switches back to the launcher (uc_link is null)
 }
 
 }  // namespace
@@ -194,8 +213,8 @@ FxcThreadContext* emulated_thread_context() {
   return current_fiber ? current_fiber : &context;
 }
 
-void run_fibers(int width, void (*part)(void*, int), void* job) { fiber_runner().run(width, part, job); }
+const char* run_fibers(int width, void (*part)(void*, int), void* job) { return fiber_runner().run(width, part, job); }
 
-void sync_fibers() { fiber_runner().sync(); }
+const char* sync_fibers() { return fiber_runner().sync(); }
 
 }  // namespace fxc::test

@@ -4,9 +4,10 @@
 // next, and the barrier opens once every unfinished one has arrived. OS threads with a
 // std::barrier did the same at the cost of the scheduler: 128 to 1024 threads contending for
 // two cores at every barrier (the suite's run, its modules compiled: 3.7 minutes with threads,
-// 50 s with fibers, on 2 cores). One thread at a time
-// also makes a missing barrier fail every run, not when the timing shows it: a thread runs
-// ahead to its next barrier and reads what its neighbours have not written (NaN: the rules).
+// 50 s with fibers, on 2 cores). Turns taken in a fixed order also make a missing barrier show
+// the same way in every run, not when the timing happens to: a thread runs ahead to its next
+// barrier and reads what its neighbours have not written (NaN: the rules). The order goes up
+// the block in one launch and down it in the next.
 #pragma once
 
 #include "cuda_emulation_context.h"
@@ -18,11 +19,12 @@ namespace fxc::test {
 FxcThreadContext* emulated_thread_context();
 
 /// Runs `part(job, t)` for t in [0, width) as fibers on the calling thread, and returns when
-/// all are done (FxcRunFn). One launch at a time, from any thread.
-void run_fibers(int width, void (*part)(void*, int), void* job);
+/// all are done (FxcRunFn): null, or the launch's fault (a thread that ended while others
+/// waited at a barrier). One launch at a time, from any thread.
+const char* run_fibers(int width, void (*part)(void*, int), void* job);
 
 /// __syncthreads among the running fibers (FxcSyncFn): returns once every unfinished one has
-/// called it.
-void sync_fibers();
+/// called it; null, or a fault (called outside a launch's fibers).
+const char* sync_fibers();
 
 }  // namespace fxc::test

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "emulation_modules.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <iterator>
+#include <regex>
 
 #include "support/sha256.h"
 
@@ -19,72 +23,85 @@ std::string read_text(const fs::path& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+// A path as one word of a shell command, whatever characters it holds.
+std::string quoted(const fs::path& path) {
+  std::string out = "'";
+  for (char c : path.string()) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 bool run_quietly(const std::string& command, const fs::path& log) {
-  return std::system((command + " > " + log.string() + " 2>&1").c_str()) == 0;
+  return std::system((command + " > " + quoted(log) + " 2>&1").c_str()) == 0;
+}
+
+// A name of this process's own, for what it writes before renaming it into place: another
+// process (or thread) compiling the same source at once, or one killed midway, leaves no
+// partial file under the final name.
+std::string own_suffix() {
+  static std::atomic<unsigned> count{0};
+  return "." + std::to_string(getpid()) + "." + std::to_string(count++);
+}
+
+// Whether `dir` is this user's alone: a cache others can write into could hand this process a
+// library of theirs to load.
+bool private_directory(const fs::path& dir) {
+  struct stat st {};
+  return lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
+         (st.st_mode & (S_IWGRP | S_IWOTH)) == 0 && access(dir.c_str(), W_OK) == 0;
 }
 
 class ModuleCompiler {
  public:
-  ModuleCompiler() {
-    const std::string shim_dir = FXC_CUDA_SHIM_DIR;
-    if (const char* dir = std::getenv("FXC_CUDA_EMULATION_CACHE"); dir && *dir) cache_ = dir;
-    else cache_ = fs::temp_directory_path() / ("fxc-cuda-emulation-cache-" + std::to_string(getuid()));
-    fs::create_directories(cache_);
-    const fs::path version_log = cache_ / ("version." + std::to_string(getpid()));
-    run_quietly(std::string(FXC_HOST_CXX) + " --version", version_log);
-    identity_ = sha256_hex(std::string(FXC_HOST_CXX) + "\n" + read_text(version_log) + "\n" + kFlags + "\n" +
-                           read_text(fs::path(shim_dir) / "cuda_emulation_shim.h") + "\n" +
-                           read_text(fs::path(shim_dir) / "cuda_emulation_context.h"));
-    fs::remove(version_log);
-    remove_stale();
-    // The precompiled shim, found before the shim itself: a directory of its own, searched
-    // first. A failure to build it only costs time (each module then parses the headers).
-    const fs::path pch_dir = cache_ / ("shim-" + identity_.substr(0, 32));
-    const fs::path pch = pch_dir / "cuda_emulation_shim.h.gch";
-    if (!fs::exists(pch)) {
-      fs::create_directories(pch_dir);
-      const fs::path partial = pch_dir / ("gch.partial." + std::to_string(getpid()));
-      if (run_quietly(std::string(FXC_HOST_CXX) + " " + kFlags + " -x c++-header " + shim_dir +
-                          "/cuda_emulation_shim.h -o " + partial.string(),
-                      partial.string() + ".log"))
-        fs::rename(partial, pch);
-      fs::remove(partial);
-      fs::remove(partial.string() + ".log");
-    }
+  ModuleCompiler() : shim_dir_(FXC_CUDA_SHIM_DIR) {
+    cache_ = cache_directory(fresh_);
+    // The identity covers what decides a library besides its source: the compiler (its path
+    // and version), the flags, and the shim as the compiler sees it, system headers and
+    // predefined macros included (preprocessed).
+    const std::string mine = own_suffix();
+    const fs::path version = cache_ / ("version" + mine), shim = cache_ / ("shim" + mine + ".ii"),
+                   log = cache_ / ("shim" + mine + ".log");
+    run_quietly(std::string(FXC_HOST_CXX) + " --version", version);
+    run_quietly(std::string(FXC_HOST_CXX) + " " + kFlags + " -E -P -dD " + quoted(shim_dir_ / "cuda_emulation_shim.h") +
+                    " -o " + quoted(shim),
+                log);
+    identity_ = sha256_hex(std::string(FXC_HOST_CXX) + "\n" + read_text(version) + "\n" + kFlags + "\n" + read_text(shim));
     std::error_code ignored;
-    if (fs::exists(pch)) {
-      includes_ = "-I" + pch_dir.string() + " ";
-      fs::last_write_time(pch_dir, fs::file_time_type::clock::now(), ignored);  // used: kept
-    }
-    includes_ += "-I" + shim_dir;
+    for (const fs::path& made : {version, shim, log}) fs::remove(made, ignored);
+    remove_stale();
+    includes_ = precompiled_shim() + "-I" + quoted(shim_dir_);
   }
 
-  /// The library of `text`, compiled now or earlier; an error holds the compiler's output.
-  Expected<fs::path, std::string> library(const std::string& text) const {
+  ~ModuleCompiler() {
+    std::error_code ignored;
+    if (fresh_) fs::remove_all(cache_, ignored);  // a private directory of this process's
+  }
+
+  /// The library of `text`, compiled now or earlier (`rebuild`: now, whatever the cache holds);
+  /// an error holds the compiler's output.
+  Expected<fs::path, std::string> library(const std::string& text, bool rebuild) const {
     const std::string key = sha256_hex(identity_ + text).substr(0, 32);
     const fs::path so = cache_ / (key + ".so");
     std::error_code ignored;
-    if (fs::exists(so)) {
+    if (!rebuild && fs::exists(so)) {
       fs::last_write_time(so, fs::file_time_type::clock::now(), ignored);  // used: kept
       return so;
     }
-    // Written under names of this process's own, then renamed into place: another process
-    // compiling the same source at once, or one killed midway, leaves no partial library.
-    const std::string mine = "." + std::to_string(getpid());
+    const std::string mine = own_suffix();
     const fs::path cpp = cache_ / (key + mine + ".cpp"), partial = cache_ / (key + mine + ".so"),
                    log = cache_ / (key + mine + ".log");
     std::ofstream(cpp) << text;
-    if (!run_quietly(std::string(FXC_HOST_CXX) + " " + kFlags + " -shared " + includes_ + " " + cpp.string() +
-                         " -o " + partial.string(),
+    if (!run_quietly(std::string(FXC_HOST_CXX) + " " + kFlags + " -shared " + includes_ + " " + quoted(cpp) + " -o " +
+                         quoted(partial),
                      log)) {
       const std::string output = read_text(log);
       fs::remove(partial, ignored);
       fs::remove(log, ignored);
       return Unexpected{"emulation: the host compiler rejected the generated source (" + cpp.string() + "):\n" + output};
     }
-    fs::rename(partial, so);
+    fs::rename(partial, so, ignored);
     fs::remove(cpp, ignored);
     fs::remove(log, ignored);
+    if (ignored) return Unexpected{"emulation: cannot keep " + so.string() + ": " + ignored.message()};
     return so;
   }
 
@@ -93,21 +110,80 @@ class ModuleCompiler {
   // against 50 (2 cores); the arithmetic is the same (no contraction either way).
   static constexpr const char* kFlags = "-std=c++20 -O0 -ffp-contract=off -fPIC -pthread";
 
+  // FXC_CUDA_EMULATION_CACHE, else a directory per user under the system's temporary one;
+  // where that is not this user's alone (or cannot be made), a fresh private one, and nothing
+  // is kept across processes.
+  static fs::path cache_directory(bool& fresh) {
+    fs::path dir;
+    if (const char* named = std::getenv("FXC_CUDA_EMULATION_CACHE"); named && *named) dir = named;
+    else dir = fs::temp_directory_path() / ("fxc-cuda-emulation-cache-" + std::to_string(getuid()));
+    std::error_code error;
+    if (fs::create_directories(dir, error)) fs::permissions(dir, fs::perms::owner_all, error);
+    if (private_directory(dir)) return dir;
+    std::string made = (fs::temp_directory_path() / "fxc-cuda-emulation-XXXXXX").string();
+    if (!mkdtemp(made.data())) throw std::runtime_error("emulation: cannot make a directory for its modules");
+    std::cerr << "emulation: " << dir << " is not this user's alone; its modules go to " << made
+              << " and are not kept\n";
+    fresh = true;
+    return made;
+  }
+
+  // The shim's headers, which the host compiler would parse again for each of the suite's
+  // ~250 modules (about a second each), precompiled once per identity: "-I<its directory> ",
+  // searched before the shim's own. Checked in use (-Winvalid-pch, -H), since GCC ignores a
+  // precompiled header it cannot use without a word; one that is not used is made again once,
+  // and then left out (each module then parses the headers).
+  std::string precompiled_shim() const {
+    const fs::path dir = cache_ / ("shim-" + identity_.substr(0, 32)), pch = dir / "cuda_emulation_shim.h.gch";
+    std::error_code ignored;
+    fs::create_directories(dir, ignored);
+    const std::string include = "-I" + quoted(dir) + " ";
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      if (attempt > 0 || !fs::exists(pch)) {
+        const fs::path partial = dir / ("gch" + own_suffix());
+        if (run_quietly(std::string(FXC_HOST_CXX) + " " + kFlags + " -x c++-header " +
+                            quoted(shim_dir_ / "cuda_emulation_shim.h") + " -o " + quoted(partial),
+                        partial.string() + ".log"))
+          fs::rename(partial, pch, ignored);
+        fs::remove(partial, ignored);
+        fs::remove(partial.string() + ".log", ignored);
+      }
+      const fs::path probe = dir / ("probe" + own_suffix() + ".cpp"), log = dir / ("probe" + own_suffix() + ".log");
+      std::ofstream(probe) << "#include <cuda_emulation_shim.h>\n";
+      run_quietly(std::string(FXC_HOST_CXX) + " " + kFlags + " -Winvalid-pch -H -fsyntax-only " + include + "-I" +
+                      quoted(shim_dir_) + " " + quoted(probe),
+                  log);
+      const bool used = read_text(log).find("! " + pch.string()) != std::string::npos;
+      fs::remove(probe, ignored);
+      fs::remove(log, ignored);
+      if (used) {
+        fs::last_write_time(dir, fs::file_time_type::clock::now(), ignored);  // used: kept
+        return include;
+      }
+    }
+    return "";
+  }
+
+  // Removes what this cache made and nothing else (the directory may be one the user named):
+  // libraries and precompiled shims unused for 30 days, what a process left half-written (a
+  // name with its pid) after a day.
   void remove_stale() const {
+    static const std::regex kept(R"([0-9a-f]{32}\.so|shim-[0-9a-f]{32})");
+    static const std::regex partial(R"(([0-9a-f]{32}|version|shim)\.[0-9]+\.[0-9]+(\.cpp|\.so|\.log|\.ii)?)");
     const auto now = fs::file_time_type::clock::now();
     std::error_code ignored;
     for (const auto& entry : fs::directory_iterator(cache_, ignored)) {
+      const std::string name = entry.path().filename().string();
       const auto age = now - entry.last_write_time(ignored);
-      // Libraries and precompiled shims are kept 30 days from their last use; what a process
-      // left half-written (a name with its pid), a day.
-      const bool kept = entry.is_directory(ignored) ||
-                        (entry.path().extension() == ".so" && entry.path().stem().extension().empty());
-      if (age > std::chrono::hours(24 * (kept ? 30 : 1))) fs::remove_all(entry.path(), ignored);
+      if ((std::regex_match(name, kept) && age > std::chrono::hours(24 * 30)) ||
+          (std::regex_match(name, partial) && age > std::chrono::hours(24)))
+        fs::remove_all(entry.path(), ignored);
     }
   }
 
-  fs::path cache_;
-  std::string identity_;  // the compiler, its flags and the shim's headers, hashed
+  fs::path shim_dir_, cache_;
+  bool fresh_ = false;  // cache_ is a private directory made for this process
+  std::string identity_;  // the compiler, its flags and the shim as it sees it, hashed
   std::string includes_;
 };
 
@@ -118,6 +194,8 @@ const ModuleCompiler& module_compiler() {
 
 }  // namespace
 
-Expected<fs::path, std::string> emulation_library(const std::string& text) { return module_compiler().library(text); }
+Expected<fs::path, std::string> emulation_library(const std::string& text, bool rebuild) {
+  return module_compiler().library(text, rebuild);
+}
 
 }  // namespace fxc::test
