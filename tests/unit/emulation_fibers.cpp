@@ -46,7 +46,7 @@ int switch_context(ucontext_t* from, const ucontext_t* to) {
 #else
 void before_switch(void**, const void*, std::size_t) {}
 void after_switch(void*) {}
-void after_first_switch(const void**, std::size_t* from_size) { *from_size = 1; }
+void after_first_switch(const void**, std::size_t*) {}
 void clear_stack(void*, std::size_t) {}
 int switch_context(ucontext_t* from, const ucontext_t* to) { return swapcontext(from, to); }
 #endif
@@ -68,7 +68,6 @@ class FiberRunner {
     // The turns go up the block in one launch and down it in the next, so that a missing
     // barrier shows whichever way round its threads depend on each other.
     downward_ = !downward_;
-    step_ = downward_ ? width - 1 : 1;
     for (int t = 0; t < width; ++t) {
       Fiber& f = fibers_[t];
       f.done = false;
@@ -82,7 +81,6 @@ class FiberRunner {
     }
     current_ = 0;
     current_fiber = &fibers_[0].context;
-    launcher_stack_size_ = 0;  // learnt by the first fiber
     void* fake_stack = nullptr;
     before_switch(&fake_stack, fibers_[0].stack, kStackBytes);
     switch_context(&launcher_, &fibers_[0].ucontext);
@@ -138,8 +136,9 @@ class FiberRunner {
   }
 
   int next_after(int t) const {
+    const int step = downward_ ? width_ - 1 : 1;
     for (int k = 1; k <= width_; ++k) {
-      const int next = static_cast<int>((t + static_cast<long long>(k) * step_) % width_);
+      const int next = static_cast<int>((t + static_cast<long long>(k) * step) % width_);
       if (!fibers_[next].done) return next;
     }
     return -1;
@@ -185,8 +184,8 @@ class FiberRunner {
   std::size_t launcher_stack_size_ = 0;          // AddressSanitizer's switch back to it
   void (*part_)(void*, int) = nullptr;
   void* job_ = nullptr;
-  int width_ = 0, running_ = 0, arrived_ = 0, current_ = 0, step_ = 1;
-  bool downward_ = true;  // the last launch's turns went down the block
+  int width_ = 0, running_ = 0, arrived_ = 0, current_ = 0;
+  bool downward_ = true;  // this launch's turns go down the block
   const char* fault_ = nullptr;  // the launch's
   long long generation_ = 0;
 };
@@ -198,8 +197,8 @@ FiberRunner& fiber_runner() {
 
 void FiberRunner::start() {
   FiberRunner& r = fiber_runner();
-  // The first fiber comes from the launcher's stack: its bounds are where the last one returns.
-  if (r.launcher_stack_size_ == 0) after_first_switch(&r.launcher_stack_bottom_, &r.launcher_stack_size_);
+  // Fiber 0 starts first, from the launcher's stack: its bounds are where the last one returns.
+  if (r.current_ == 0) after_first_switch(&r.launcher_stack_bottom_, &r.launcher_stack_size_);
   else after_switch(nullptr);
   r.part_(r.job_, r.current_);
   r.finish_current();

@@ -9,18 +9,19 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
-#include <iterator>
 #include <regex>
 
+#include "support/file_io.h"
 #include "support/sha256.h"
 
 namespace fxc::test {
 namespace fs = std::filesystem;
 namespace {
 
+// A file the compiler wrote (a log, its output); empty where it wrote none.
 std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto text = read_whole_file(path.string());
+  return text ? *text : std::string();
 }
 
 // A path as one word of a shell command, whatever characters it holds.
@@ -98,10 +99,11 @@ class ModuleCompiler {
       fs::remove(log, ignored);
       return Unexpected{"emulation: the host compiler rejected the generated source (" + cpp.string() + "):\n" + output};
     }
-    fs::rename(partial, so, ignored);
+    std::error_code kept;
+    fs::rename(partial, so, kept);
     fs::remove(cpp, ignored);
     fs::remove(log, ignored);
-    if (ignored) return Unexpected{"emulation: cannot keep " + so.string() + ": " + ignored.message()};
+    if (kept) return Unexpected{"emulation: cannot keep " + so.string() + ": " + kept.message()};
     return so;
   }
 

@@ -11,19 +11,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <string>
 
+#include "support/file_io.h"
 #include "temp_dir.h"
 
 namespace fxc::test {
 namespace {
 namespace fs = std::filesystem;
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
 // Runs one small emulation case (two modules) in a child with the cache in `cache`; returns
 // its exit status, its stderr in `err`.
@@ -73,7 +68,11 @@ TEST_CASE("CUDA emulation: the module cache keeps its own files, and only for a 
     if (e.path().extension() == ".so") std::ofstream(e.path(), std::ios::trunc) << "not a library";
   REQUIRE(run_child(cache, err) == 0);
   for (const auto& e : fs::directory_iterator(cache))
-    if (e.path().extension() == ".so") CHECK(read_text(e.path()).compare(0, 4, "\x7f" "ELF") == 0);
+    if (e.path().extension() == ".so") {
+      auto bytes = read_whole_file(e.path().string());
+      REQUIRE(bytes);
+      CHECK(bytes->compare(0, 4, "\x7f" "ELF") == 0);
+    }
 
   // A directory others may write to: not used. A private one is made for the process, said on
   // stderr, and removed at its end.
@@ -81,7 +80,9 @@ TEST_CASE("CUDA emulation: the module cache keeps its own files, and only for a 
   fs::create_directories(shared);
   fs::permissions(shared, fs::perms::all);
   REQUIRE(run_child(shared, err) == 0);
-  const std::string said = read_text(err);
+  auto stderr_text = read_whole_file(err.string());
+  REQUIRE(stderr_text);
+  const std::string said = *stderr_text;
   CHECK(said.find("is not this user's alone; its modules go to ") != std::string::npos);
   CHECK(libraries_in(shared) == 0);
   const std::size_t at = said.find("its modules go to ") + std::string("its modules go to ").size();
