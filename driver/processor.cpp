@@ -3,7 +3,8 @@
 // (runtime/block_executor.h), which prepare() makes with every buffer, state and delay line
 // allocated, so that process() allocates nothing and takes no lock. set() compiles the new
 // values on the calling thread and stages them; the executor takes the newest at the start
-// of its next block.
+// of its next block. On Target::cuda the blocks run through a CudaStream instead
+// (runtime/cuda_executor.h): staged through page-locked memory, a CUDA graph per block length.
 #include <fxc/processor.h>
 #include <fxc/program.h>
 
@@ -11,6 +12,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 
 #include "support/api_error.h"
 #include "support/float_format.h"
@@ -22,6 +24,10 @@ namespace fxc {
 
 
 namespace {
+
+// A Processor's blocks are at most this long (a delay of the block length, 2^24 frames, is the
+// longest a stream's buffers serve).
+constexpr std::size_t kMaxBlock = std::size_t{1} << 24;
 
 // Planar pointer arrays for the executor, one per port, filled per call without allocating.
 template <class P>
@@ -79,6 +85,16 @@ struct Processor::Impl {
   std::shared_ptr<const Specialization> spec;
   std::size_t max_block = 0;
   std::optional<BlockExecutor> executor;
+  // Target::cuda: the stream the blocks run on; the values set() compiled last, for the next
+  // block to take (under `staged_mutex`, held only to hand them over); and the first device
+  // error a block met (process() cannot throw), under `error_mutex`.
+  std::optional<CudaStream> cuda;
+  std::optional<ir::Graph> staged;
+  std::mutex staged_mutex;
+  std::string device_error;
+  mutable std::mutex error_mutex;
+  PortPointers<const void*> step_in;  // CUDA: the pointers of one step of a call longer than max_block
+  PortPointers<void*> step_out;
   std::vector<int> input_channels, output_channels;
   DType dtype = DType::f32;
   PortPointers<const void*> in_ptrs;
@@ -116,14 +132,78 @@ struct Processor::Impl {
     return true;
   }
 
+  bool prepared() const { return executor || cuda; }
+
+  // The pointer arrays for the ports, and conversion buffers for the other sample type, made
+  // by prepare() so that process() never allocates.
+  void size_buffers() {
+    in_ptrs.size(input_channels);
+    out_ptrs.size(output_channels);
+    step_in.size(input_channels);
+    step_out.size(output_channels);
+    std::size_t other_bytes = dtype == DType::f32 ? sizeof(float) : sizeof(double);  // G's
+    in_convert.clear();
+    out_convert.clear();
+    for (int c : input_channels) in_convert.emplace_back(static_cast<std::size_t>(c) * max_block * other_bytes);
+    for (int c : output_channels) out_convert.emplace_back(static_cast<std::size_t>(c) * max_block * other_bytes);
+  }
+
+  // One call's blocks between in_ptrs and out_ptrs, in the Program's sample type. false: the
+  // device failed (CUDA), and the outputs are to be zeros.
+  bool run_blocks(std::size_t frames) noexcept {
+    if (executor) {
+      executor->process(in_ptrs.ports, out_ptrs.ports, frames);
+      return true;
+    }
+    return run_cuda_blocks(frames);
+  }
+
+  // CUDA: staged values first, then the call in steps of at most max_block frames.
+  bool run_cuda_blocks(std::size_t frames) noexcept {
+    try {
+      if (failed()) return false;
+      std::optional<ir::Graph> values;
+      {
+        std::lock_guard lock(staged_mutex);
+        values.swap(staged);
+      }
+      if (values)
+        if (auto ok = cuda->update_values(*values); !ok) return fail(ok.error());
+      const std::size_t t = size_of(dtype);
+      for (std::size_t start = 0; start < frames; start += max_block) {
+        const std::size_t count = std::min(max_block, frames - start);
+        for (std::size_t k = 0; k < in_ptrs.channels.size(); ++k)
+          for (std::size_t c = 0; c < in_ptrs.channels[k].size(); ++c)
+            step_in.channels[k][c] = static_cast<const std::byte*>(in_ptrs.channels[k][c]) + start * t;
+        for (std::size_t k = 0; k < out_ptrs.channels.size(); ++k)
+          for (std::size_t c = 0; c < out_ptrs.channels[k].size(); ++c)
+            step_out.channels[k][c] = static_cast<std::byte*>(out_ptrs.channels[k][c]) + start * t;
+        if (auto ok = cuda->process_into(step_in.ports, step_out.ports, count); !ok) return fail(ok.error());
+      }
+      return true;
+    } catch (const std::exception& e) {  // an allocation for a new block length
+      return fail(e.what());
+    }
+  }
+
+  bool failed() const {
+    std::lock_guard lock(error_mutex);
+    return !device_error.empty();
+  }
+  bool fail(const std::string& error) noexcept {
+    std::lock_guard lock(error_mutex);
+    if (device_error.empty()) device_error = error.empty() ? "a CUDA call failed" : error;
+    return false;
+  }
+
   template <class T>
   void run(std::span<const T* const* const> inputs, std::span<T* const* const> outputs, std::size_t frames) noexcept {
-    if (!executor || inputs.size() != input_channels.size() || outputs.size() != output_channels.size()) {
+    if (!prepared() || inputs.size() != input_channels.size() || outputs.size() != output_channels.size()) {
       zero(outputs, output_channels, frames);
       return;
     }
     if (frames == 0) {  // no samples: staged values are still taken, and no pointer is read
-      executor->process(in_ptrs.ports, out_ptrs.ports, 0);
+      run_blocks(0);
       return;
     }
     if (!present(inputs, input_channels, frames) || !present(outputs, output_channels, frames)) {
@@ -136,7 +216,7 @@ struct Processor::Impl {
         for (int c = 0; c < input_channels[k]; ++c) in_ptrs.channels[k][c] = inputs[k][c];
       for (std::size_t k = 0; k < outputs.size(); ++k)
         for (int c = 0; c < output_channels[k]; ++c) out_ptrs.channels[k][c] = outputs[k][c];
-      executor->process(in_ptrs.ports, out_ptrs.ports, frames);
+      if (!run_blocks(frames)) zero(outputs, output_channels, frames);
       return;
     }
     if (dtype == DType::f32) convert_run<T, float>(inputs, outputs, frames);
@@ -158,7 +238,10 @@ struct Processor::Impl {
       for (std::size_t k = 0; k < outputs.size(); ++k)
         for (int c = 0; c < output_channels[k]; ++c)
           out_ptrs.channels[k][c] = reinterpret_cast<G*>(out_convert[k].data()) + static_cast<std::size_t>(c) * max_block;
-      executor->process(in_ptrs.ports, out_ptrs.ports, count);
+      if (!run_blocks(count)) {
+        zero(outputs, output_channels, frames);
+        return;
+      }
       for (std::size_t k = 0; k < outputs.size(); ++k)
         for (int c = 0; c < output_channels[k]; ++c) {
           const G* from = reinterpret_cast<const G*>(out_convert[k].data()) + static_cast<std::size_t>(c) * max_block;
@@ -169,8 +252,8 @@ struct Processor::Impl {
 };
 
 Processor::Processor(const Program& program) : impl_(std::make_unique<Impl>(program)) {
-  if (program.options().target != Target::cpu)
-    throw_error("a Processor runs compiled CPU kernels: compile the Program with Target::cpu", "fxc-api");
+  if (program.options().target == Target::reference)
+    throw_error("a Processor runs compiled kernels: compile the Program with Target::cpu or Target::cuda", "fxc-api");
 }
 Processor::Impl& Processor::impl() const {
   if (!impl_) throw_error("this fxc::Processor was moved from: assign a Processor to it before using it", "fxc-api");
@@ -246,6 +329,10 @@ std::vector<Signal> Program::run_in_blocks(const std::vector<Signal>& inputs, st
   return outputs;
 }
 
+namespace {
+void prepare_cuda(Processor::Impl& s, const Program::Impl& program, std::size_t max_block, std::size_t max_frames);
+}
+
 Processor Program::processor() const {
   Processor p(*this);
   p.prepare();
@@ -258,10 +345,14 @@ void Processor::prepare(std::size_t max_block, std::size_t max_frames) {
   // crash where they raced, on freed memory), or its values missed the new one.
   std::lock_guard lock(s.control);
   const Options& o = s.program.options();
+  if (o.target == Target::cuda) {
+    prepare_cuda(s, s.program.impl(), max_block, max_frames);
+    return;
+  }
   // Everything is made first and kept only once all of it was: a prepare() that throws
   // leaves the Processor as it was (max_block() included), still processing as before.
   const std::size_t block = max_block ? max_block : (o.max_block ? o.max_block : 4096);
-  if (block > (std::size_t{1} << 24))
+  if (block > kMaxBlock)
     throw_error("a Processor's blocks are at most 16777216 frames; got " + std::to_string(block));
   std::vector<int> input_channels, output_channels;
   for (const PortInfo& p : s.program.inputs()) {
@@ -281,14 +372,57 @@ void Processor::prepare(std::size_t max_block, std::size_t max_frames) {
   s.spec = std::move(spec);
   s.dtype = o.dtype;
   s.executor.emplace(std::move(*made));
-  s.in_ptrs.size(s.input_channels);
-  s.out_ptrs.size(s.output_channels);
-  // Conversion buffers for the other sample type, made here so that process() never allocates.
-  std::size_t other_bytes = o.dtype == DType::f32 ? sizeof(float) : sizeof(double);
-  s.in_convert.clear();
-  s.out_convert.clear();
-  for (int c : s.input_channels) s.in_convert.emplace_back(static_cast<std::size_t>(c) * s.max_block * other_bytes);
-  for (int c : s.output_channels) s.out_convert.emplace_back(static_cast<std::size_t>(c) * s.max_block * other_bytes);
+  s.size_buffers();
+}
+
+namespace {
+
+void prepare_cuda(Processor::Impl& s, const Program::Impl& program, std::size_t max_block, std::size_t max_frames) {
+  const Options& o = s.program.options();
+  std::vector<int> input_channels, output_channels;
+  for (const PortInfo& p : s.program.inputs()) {
+    if (p.channels == 0)
+      throw_error("the input '" + p.name + "' declares no channel count: give Options::channels for a Processor");
+    input_channels.push_back(p.channels);
+  }
+  // The whole signal's schedule, as Program::run's: the chunked scan runs within each block.
+  auto spec = program.specialization(o.channels);
+  std::shared_ptr<const CompiledValues> now = program.current(o.channels);
+  // By default the piece length of a whole run from host memory (runtime/cuda_executor.h), so
+  // that blocks of it give Program::run's output bit for bit; no longer than the stream, whose
+  // run would take one piece of its length.
+  std::size_t piece = std::min(cuda_piece_frames(*now->cuda), kMaxBlock);
+  if (max_frames > 0) piece = std::min(piece, max_frames);
+  const std::size_t block = max_block ? max_block : o.max_block ? o.max_block : piece;
+  if (block > kMaxBlock)
+    throw_error("a Processor's blocks are at most 16777216 frames; got " + std::to_string(block));
+  for (ir::NodeId id : now->scheduled.outputs()) output_channels.push_back(now->scheduled.node(id).type.channels);
+  CudaStream stream(now->cuda);
+  if (auto ok = stream.reserve(block); !ok) throw_error("cannot prepare the Processor: " + ok.error(), "fxc-cuda");
+  s.executor.reset();
+  s.cuda.emplace(std::move(stream));
+  {
+    std::lock_guard lock(s.staged_mutex);
+    s.staged.reset();
+  }
+  {
+    std::lock_guard lock(s.error_mutex);
+    s.device_error.clear();
+  }
+  s.max_block = block;
+  s.input_channels = std::move(input_channels);
+  s.output_channels = std::move(output_channels);
+  s.spec = std::move(spec);
+  s.dtype = o.dtype;
+  s.size_buffers();
+}
+
+}  // namespace
+
+std::string Processor::device_error() const {
+  const Impl& s = impl();
+  std::lock_guard lock(s.error_mutex);
+  return s.device_error;
 }
 
 std::size_t Processor::max_block() const { return impl().max_block; }
@@ -311,7 +445,10 @@ void Processor::process(const double* const* input, double* const* output, std::
 }
 
 void Processor::reset() noexcept {
-  if (impl_ && impl_->executor) impl_->executor->reset();
+  if (!impl_) return;
+  if (impl_->executor) impl_->executor->reset();
+  if (impl_->cuda)
+    if (auto ok = impl_->cuda->reset(); !ok) impl_->fail(ok.error());
 }
 
 void Processor::set(std::string_view name, double value) { set(impl().program.param_id(name), value); }
@@ -324,7 +461,7 @@ void Processor::set_values(const std::vector<std::pair<int, double>>& values) {
   Impl& s = impl();
   if (values.empty()) return;
   std::lock_guard lock(s.control);
-  if (!s.executor) throw_error("call prepare() before set() on a Processor", "fxc-api");
+  if (!s.prepared()) throw_error("call prepare() before set() on a Processor", "fxc-api");
   std::vector<std::pair<int, double>> before;
   for (const auto& [id, value] : values) before.emplace_back(id, s.program.impl().value(id));
   s.program.impl().set(values);  // checks the ranges and that the stages accept them: all or none
@@ -336,7 +473,13 @@ void Processor::set_values(const std::vector<std::pair<int, double>>& values) {
     s.program.impl().set(before);
     throw_diagnostics(diags);
   }
-  // Staged together: the block that takes them takes all of them.
+  // Staged together: the block that takes them takes all of them. A CUDA stream writes them
+  // into its device buffers then (its delay lines grow there if they must).
+  if (s.cuda) {
+    std::lock_guard staged_lock(s.staged_mutex);
+    s.staged = compiled->scheduled;
+    return;
+  }
   if (auto staged = s.executor->stage_values(compiled->scheduled); !staged) {
     // A delay longer than prepare() reserved: its parameter has no declared range (or one
     // set() does not reach through the Program).
@@ -366,6 +509,7 @@ void Processor::set(std::string_view name, std::string_view value_with_unit) {
 std::string Processor::save_state() const {
   Impl& s = impl();
   std::lock_guard lock(s.control);
+  if (s.cuda) throw_error("save_state() keeps a CPU stream's state: not yet on Target::cuda", "fxc-api");
   if (!s.executor) throw_error("call prepare() before save_state()", "fxc-api");
   return s.executor->save_state();
 }
@@ -373,6 +517,7 @@ std::string Processor::save_state() const {
 void Processor::load_state(std::string_view bytes) {
   Impl& s = impl();
   std::lock_guard lock(s.control);
+  if (s.cuda) throw_error("load_state() keeps a CPU stream's state: not yet on Target::cuda", "fxc-api");
   if (!s.executor) throw_error("call prepare() before load_state()", "fxc-api");
   if (auto ok = s.executor->load_state(bytes); !ok)
     throw_error(ok.error(), "fxc-state");

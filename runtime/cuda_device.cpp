@@ -416,11 +416,32 @@ class EarlyOpen {
   static inline std::shared_ptr<GpuDevice>* left_open_ = nullptr;
 };
 
+// use_cuda_device_for_testing's device, for every ordinal.
+struct DeviceOverride {
+  std::mutex mutex;
+  std::shared_ptr<GpuDevice> device;
+  static DeviceOverride& global() {
+    static DeviceOverride override;
+    return override;
+  }
+};
+
 }  // namespace
 
 void open_cuda_device_early(int ordinal) { EarlyOpen::global().start(ordinal); }
 
+void use_cuda_device_for_testing(std::shared_ptr<GpuDevice> device) {
+  DeviceOverride& o = DeviceOverride::global();
+  std::lock_guard lock(o.mutex);
+  o.device = std::move(device);
+}
+
 Expected<std::shared_ptr<GpuDevice>, std::string> open_cuda_device(int ordinal) {
+  {
+    DeviceOverride& o = DeviceOverride::global();
+    std::lock_guard lock(o.mutex);
+    if (o.device) return o.device;
+  }
   if (auto early = EarlyOpen::global().take(ordinal)) return std::move(*early);
   return open_device_now(ordinal);
 }

@@ -1195,20 +1195,40 @@ struct CudaStream::Impl {
     auto length = check_inputs(in);
     if (!length) return Unexpected{length.error()};
     const long long n = *length;
-    std::vector<ir::NodeId> outputs = g.outputs();
     std::vector<Signal> out;
-    if (n == 0) {
-      for (ir::NodeId id : outputs) out.emplace_back(channels_of(id), 0, dtype);
-      return out;
-    }
+    for (ir::NodeId id : g.outputs())
+      out.emplace_back(channels_of(id), static_cast<std::size_t>(n), dtype, Signal::Uninitialized{});
+    std::vector<const Signal*> src;
+    const std::vector<Signal> converted = converted_inputs(in, src);
+    const auto in_pointers = channel_pointers(src);
+    const auto out_pointers = channel_pointers(out);
+    FXC_TRY(process_into(arrays_of(in_pointers), arrays_of(out_pointers), n));
+    return out;
+  }
+
+  // Buffers, staging and the per-length tables for blocks of up to `n` frames, made now.
+  GpuStatus reserve(long long n) {
+    if (!broken.empty()) return Unexpected{broken};
+    if (n == 0) return std::monostate{};
+    if (n > capacity) FXC_TRY(grow(n));
+    FXC_TRY(grow_staging(n));
+    return prepare(n);
+  }
+
+  // The next block between caller channel pointer arrays in the program's sample type, staged
+  // through staging set 0 and run as the CUDA graph recorded for its length (recorded on the
+  // first block of that length), or launched directly without graphs.
+  GpuStatus process_into(std::span<const void* const* const> in, std::span<void* const* const> out, long long n) {
+    if (!broken.empty()) return Unexpected{broken};
+    if (in.size() != g.inputs().size() || out.size() != g.outputs().size())
+      return Unexpected{"the graph has " + std::to_string(g.inputs().size()) + " input(s) and " +
+                        std::to_string(g.outputs().size()) + " output(s), got " + std::to_string(in.size()) +
+                        " and " + std::to_string(out.size())};
+    if (n == 0) return std::monostate{};
     if (n > capacity) FXC_TRY(grow(n));
     FXC_TRY(grow_staging(n));
     FXC_TRY(prepare(n));
-    {
-      std::vector<const Signal*> src;
-      const std::vector<Signal> converted = converted_inputs(in, src);
-      stage_in_all(arrays_of(channel_pointers(src)), 0, static_cast<std::size_t>(n), 0);
-    }
+    stage_in_all(in, 0, static_cast<std::size_t>(n), 0);
     long long launches = 0;
     if (use_graphs) {
       auto found = graphs.find(n);
@@ -1232,12 +1252,9 @@ struct CudaStream::Impl {
     }
     FXC_TRY(device->synchronize());
     evict_graphs(n);  // after the block: nothing in flight uses what goes
-    for (ir::NodeId id : outputs)
-      out.emplace_back(channels_of(id), static_cast<std::size_t>(n), dtype, Signal::Uninitialized{});
-    const auto out_pointers = channel_pointers(out);
-    stage_out_all(arrays_of(out_pointers), 0, static_cast<std::size_t>(n), 0);
+    stage_out_all(out, 0, static_cast<std::size_t>(n), 0);
     count_run(launches, n);
-    return out;
+    return std::monostate{};
   }
 
   // Whole signals in caller device memory (planar rows) through the graph on `stream`, from
@@ -1500,6 +1517,17 @@ CudaStream& CudaStream::operator=(CudaStream&&) noexcept = default;
 Expected<std::vector<Signal>, std::string> CudaStream::process(std::span<const Signal> block) {
   StreamScope on(impl_->device, impl_->own_stream);
   return impl_->process(block);
+}
+
+Expected<std::monostate, std::string> CudaStream::reserve(std::size_t frames) {
+  StreamScope on(impl_->device, impl_->own_stream);
+  return impl_->reserve(static_cast<long long>(frames));
+}
+
+Expected<std::monostate, std::string> CudaStream::process_into(std::span<const void* const* const> inputs,
+                                                              std::span<void* const* const> outputs, std::size_t frames) {
+  StreamScope on(impl_->device, impl_->own_stream);
+  return impl_->process_into(inputs, outputs, static_cast<long long>(frames));
 }
 
 Expected<std::vector<Signal>, std::string> CudaStream::process_whole(std::span<const Signal> inputs,

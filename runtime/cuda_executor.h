@@ -144,6 +144,15 @@ class CudaStream {
   CudaStream& operator=(CudaStream&&) noexcept;
 
   Expected<std::vector<Signal>, std::string> process(std::span<const Signal> block);
+  /// Makes now what blocks of up to `frames` frames need (device buffers, page-locked staging,
+  /// the tables of that length), so that such a block allocates nothing but, for a length not
+  /// seen before, its CUDA graph and tables.
+  Expected<std::monostate, std::string> reserve(std::size_t frames);
+  /// The same between caller channel pointers in the program's sample type: per graph input
+  /// and output, an array of a pointer per channel, `frames` long (a CUDA graph per length,
+  /// as process).
+  Expected<std::monostate, std::string> process_into(std::span<const void* const* const> inputs,
+                                                     std::span<void* const* const> outputs, std::size_t frames);
   /// A whole signal from the current state in pieces of at most `piece_frames` (execute_cuda).
   Expected<std::vector<Signal>, std::string> process_whole(std::span<const Signal> inputs, std::size_t piece_frames);
   /// The same between caller channel pointers in the program's sample type: per graph input

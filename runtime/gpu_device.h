@@ -111,4 +111,9 @@ Expected<std::shared_ptr<GpuDevice>, std::string> open_cuda_device(int ordinal =
 /// ready; later calls open as before. Does nothing while an earlier start is not taken.
 void open_cuda_device_early(int ordinal = 0);
 
+/// For tests: open_cuda_device returns `device` from now on (nullptr: the driver's again), so
+/// that the public API's CUDA paths (fxc::Program, fxc::Processor on Target::cuda) run on the
+/// host emulation (tests/unit/cuda_emulator.h) where no GPU is.
+void use_cuda_device_for_testing(std::shared_ptr<GpuDevice> device);
+
 }  // namespace fxc

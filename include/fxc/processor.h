@@ -30,6 +30,15 @@ class Program;
 /// its next block, without a lock. One Processor serves one audio thread. The control calls
 /// (set(), prepare(), save_state(), load_state()) take turns on a lock of their own: a set()
 /// during a prepare() waits for it, and its value holds in the new blocks.
+///
+/// On a Program compiled for Target::cuda the blocks run on the GPU (docs/cuda.md): prepare()
+/// allocates the device buffers and the page-locked staging for max_block frames, and each
+/// call copies its block in, replays the CUDA graph recorded for its length (recorded by the
+/// first call of that length), copies the outputs back and waits for them. There a call may
+/// allocate (a length it has not seen: its graph and tables), the set() values a block takes
+/// are written into the device's buffers at its start, and a device error cannot be thrown:
+/// that call's outputs and every later call's are zeros, and device_error() says why, until
+/// prepare() makes a new stream. save_state() and load_state() are CPU-only for now.
 class Processor {
  public:
   explicit Processor(const Program& program);
@@ -38,7 +47,10 @@ class Processor {
   ~Processor();
 
   /// Allocates for blocks of up to `max_block` frames (0: the Program's Options::max_block,
-  /// else 4096) and resets the state: block buffers, every filter's state, and each delay
+  /// else 4096; on Target::cuda, else the piece length of Program::run from host memory,
+  /// as many frames as 128 MiB holds for the inputs and outputs together, or `max_frames`
+  /// where that is shorter, so that calls of whole such blocks give Program::run's output
+  /// bit for bit) and resets the state: block buffers, every filter's state, and each delay
   /// line at the longest its parameters' declared ranges reach (a delay whose parameter has
   /// no range: its current length). Throws Error when that is more than 1 GiB (a delay range
   /// in the wrong unit) or the block is longer than 2^24 frames. Call it before process().
@@ -72,6 +84,10 @@ class Processor {
 
   /// Back to zero state, as after prepare(). Call it on the audio thread (or while it is idle).
   void reset() noexcept;
+
+  /// Target::cuda: the first error a call met on the device ("" if none, and always on the
+  /// CPU). From that call on, process() writes zeros; prepare() starts again.
+  std::string device_error() const;
 
   /// A new parameter value, in the parameter's unit (see Program::set). Thread-safe; takes
   /// effect at the start of the next block. Throws Error for an unknown name, a value the

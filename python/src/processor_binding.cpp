@@ -169,6 +169,13 @@ class PyProcessor {
     } else {
       go();
     }
+    raise_device_error();
+  }
+
+  // On the GPU a call cannot throw: one the device failed in wrote zeros. Never a silent zero.
+  void raise_device_error() const {
+    if (std::string failed = processor_.device_error(); !failed.empty())
+      refuse("the GPU failed during a block (its outputs are zeros; prepare a new Processor): " + failed);
   }
 
   template <class T>
@@ -178,8 +185,11 @@ class PyProcessor {
     for (const auto& c : ins) in.push_back(reinterpret_cast<const T* const*>(c.data()));
     std::vector<T* const*> out;
     for (const auto& c : outs) out.push_back(reinterpret_cast<T* const*>(c.data()));
-    nb::gil_scoped_release release;
-    processor_.process(std::span<const T* const* const>(in), std::span<T* const* const>(out), frames);
+    {
+      nb::gil_scoped_release release;
+      processor_.process(std::span<const T* const* const>(in), std::span<T* const* const>(out), frames);
+    }
+    raise_device_error();
   }
 
   Program program_;

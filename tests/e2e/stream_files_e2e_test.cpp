@@ -2,6 +2,8 @@
 // `fxc run --block` on files: inputs read and outputs written a chunk at a time. The bytes of
 // the whole-signal stream (which standard input still takes), memory that does not grow with
 // the file, and nothing written when a file fails half-way.
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "e2e_support.h"
+#include "test_skip.h"
 
 using namespace fxc::e2e;
 
@@ -170,4 +173,45 @@ TEST_CASE("--block on files warns of NaN and infinite samples as a whole run doe
   CHECK(whole.err.find("'x.npy' holds 2 NaN and 1 infinite sample(s), the first at sample 200001 of channel 5") !=
         std::string::npos);
   CHECK(streamed.err == whole.err);
+}
+
+TEST_CASE("CUDA device: --target cuda on files streams them in a whole run's pieces, to the whole run's bytes") {
+  TempDir dir;
+  write_bytes(dir / "g.fx", kEightChannels);
+  const std::size_t frames = (std::size_t{1} << 18) + 4321;
+  write_noise(dir / "in.npy", 8, frames, 5);
+  // A file streams through a Processor on the GPU; standard input is read whole and run by
+  // Program::run: the same pieces, so the same bytes, with --block or without.
+  for (const std::vector<std::string>& extra : {std::vector<std::string>{}, std::vector<std::string>{"--block", "1000"}}) {
+    CAPTURE(extra.size());
+    std::vector<std::string> streamed{"run", "g.fx", "-i", "in.npy", "--fs", "48000", "-o", "streamed.npy",
+                                      "--target", "cuda", "--stats"};
+    std::vector<std::string> whole{"run", "g.fx", "-i", "-", "--fs", "48000", "-o", "whole.npy", "--target", "cuda"};
+    streamed.insert(streamed.end(), extra.begin(), extra.end());
+    whole.insert(whole.end(), extra.begin(), extra.end());
+    CommandResult r = run_fxc(streamed, dir.path());
+    const char* require = std::getenv("FXC_REQUIRE_CUDA_DEVICE");
+    if (r.exit_code != 0 && r.err.rfind("error: no CUDA driver (libcuda.so.1 not found)", 0) == 0 &&
+        !(require && std::string(require) == "1")) {
+      CHECK(r.exit_code == 1);
+      CHECK_FALSE(fs::exists(dir / "streamed.npy"));
+      fxc::test::skip("no CUDA driver (libcuda.so.1 not found)");
+      return;
+    }
+    require_success(r);
+    CHECK(r.err.find("run (stream)") != std::string::npos);
+    require_success(run_fxc_from(whole, dir.path(), dir / "in.npy"));
+    CHECK(bytes_of(dir / "streamed.npy") == bytes_of(dir / "whole.npy"));
+    // And the CPU's samples, within float32 rounding.
+    require_success(run_fxc({"run", "g.fx", "-i", "in.npy", "--fs", "48000", "-o", "cpu.npy"}, dir.path()));
+    const fxc::Signal gpu = load(dir / "streamed.npy"), cpu = load(dir / "cpu.npy");
+    REQUIRE(gpu.samples() == frames);
+    double worst = 0, scale = 0;
+    for (std::size_t c = 0; c < 8; ++c)
+      for (std::size_t i = 0; i < frames; ++i) {
+        worst = std::max(worst, std::abs(gpu.at(c, i) - cpu.at(c, i)));
+        scale = std::max(scale, std::abs(cpu.at(c, i)));
+      }
+    CHECK(worst <= 2e-6 * scale);
+  }
 }

@@ -203,15 +203,27 @@ int run(const RunOptions& o) {
 
   DType dtype = *parse_dtype(o.dtype);
   bool stream = o.block || state_files;
+  const bool cuda = o.target == "cuda";
   // A stream on files reads its inputs and writes its outputs a chunk at a time, so that memory
-  // does not grow with the file (docs/cli.md, --block). Standard input and output, pipes and
-  // devices, a length only the whole file tells, CUDA and batches are run whole.
+  // does not grow with the file (docs/cli.md, --block); so does every CUDA run on files, in the
+  // pieces a whole run takes. Standard input and output, pipes and devices, a length only the
+  // whole file tells, and batches are run whole.
   std::vector<std::unique_ptr<SignalReader>> readers;
-  if (stream && o.target == "cpu" && items == 1 && outputs_streamable(o.outputs)) {
+  if ((stream || cuda) && items == 1 && outputs_streamable(o.outputs)) {
     auto opened = open_streamed_inputs(o.inputs);
     if (!opened) return user_error(opened.error());
     readers = std::move(opened).value();
+    // A whole run compiles for each undeclared input's own channel count; a stream binds one.
+    int undeclared = 0;
+    for (std::size_t i = 0; !stream && i < readers.size(); ++i)
+      if (info.inputs[i].channels == 0) {
+        const int channels = static_cast<int>(readers[i]->channels());
+        if (undeclared != 0 && channels != undeclared) readers.clear();
+        else undeclared = channels;
+      }
   }
+  // Through a Processor: --block, the state files, or a CUDA run on files.
+  const bool use_processor = stream || (cuda && !readers.empty());
   DiagnosticEngine diags;  // warnings about the inputs
   std::vector<Signal> signals;
   std::optional<double> fs_hz = o.fs_hz;
@@ -257,9 +269,10 @@ int run(const RunOptions& o) {
 
   // Blocks: --block's, or for state files alone the whole signal in 64 Ki-frame calls (the
   // state carries across them exactly). A Processor is prepared for at most 2^20 frames a call
-  // and splits longer ones.
+  // (2^24 on the GPU) and splits longer ones.
   std::size_t block = o.block ? static_cast<std::size_t>(*o.block) : std::size_t{1} << 16;
-  std::size_t prepared = std::clamp<std::size_t>(std::min(block, total), 1, std::size_t{1} << 20);
+  std::size_t prepared =
+      std::clamp<std::size_t>(std::min(block, total), 1, cuda ? std::size_t{1} << 24 : std::size_t{1} << 20);
 
   Options options;
   options.sample_rate_hz = *fs_hz;
@@ -275,7 +288,9 @@ int run(const RunOptions& o) {
   // The strategy follows what one call sees: the whole signal, one block, or the batch's
   // longest item (which the batch finds itself).
   options.signal_length = items > 1 ? 0 : stream ? prepared : total;
-  options.max_block = prepared;
+  // A CUDA run on files without --block streams in a whole run's pieces (the Processor's
+  // default on the GPU), not in --block's.
+  options.max_block = cuda && !stream ? 0 : prepared;
   // A Processor compiles the kernels for its blocks itself, and a batch for its wide graph.
   options.compile_kernels = !stream && items == 1;
   options.time_passes = o.time_passes;
@@ -317,9 +332,12 @@ int run(const RunOptions& o) {
           return user_error(ok.error());
     }
     std::optional<Processor> processor;
-    if (stream && options.target == Target::cpu) {
+    if (use_processor) {
       processor.emplace(program);
-      processor->prepare(prepared, std::max<std::size_t>(total, 1));
+      // A CUDA run on files without --block: the pieces Program::run takes (as long as the
+      // file, at most as many frames as 128 MiB holds), so the output is its, bit for bit.
+      processor->prepare(stream ? prepared : 0, std::max<std::size_t>(total, 1));
+      block = processor->max_block();
       // As a whole run checks them: the blocks are read through pointers nothing else checks
       // (a file of too few channels crashed the run, one of too many lost them).
       processor->check_inputs(signals);
@@ -364,9 +382,10 @@ int run(const RunOptions& o) {
           results.emplace_back(static_cast<std::size_t>(port.channels), total, dtype, Signal::Uninitialized{});
         stream_blocks(*processor, signals, results, block, [&](std::size_t done) { progress.update(done); });
       }
+      // A GPU that failed during the stream left zeros: the run fails, and no output is written.
+      if (std::string failed = processor->device_error(); !failed.empty())
+        return user_error("the GPU failed during the run: " + failed, "fxc-cuda");
       if (!o.save_state.empty()) saved_state = processor->save_state();
-    } else if (o.block) {
-      results = program.run_in_blocks(signals, block);  // CUDA: a CUDA graph per block length
     } else {
       // The inputs are given up: an output computes over an input's memory (in place)
       // rather than into fresh pages, which the system zeroes first (docs/performance.md).
@@ -376,7 +395,7 @@ int run(const RunOptions& o) {
   } catch (const Error& e) {
     return report(e);
   }
-  phases.emplace_back(o.target == "ref" ? "run (reference)" : stream ? "run (stream)" : "run",
+  phases.emplace_back(o.target == "ref" ? "run (reference)" : use_processor ? "run (stream)" : "run",
                       ms_since(phase_start));
   report(diags);  // warnings about the inputs, if any
 

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: Apache-2.0
+// fxc::Program and fxc::Processor on Target::cuda through the public header, as an embedder
+// and `fxc run --target cuda` call them: on the host emulation (use_cuda_device_for_testing)
+// and, where there is one, on the GPU.
+#include <fxc/fxc.h>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cuda_emulator.h"
+#include "runtime/gpu_device.h"
+#include "test_skip.h"
+#include "worse.h"
+
+namespace fxc {
+namespace {
+
+using fxc::test::worse;
+
+// Stereo, a live cutoff: the chunked scan on the GPU (few channels), values as arguments.
+constexpr const char* kEq =
+    "input x : 2\n"
+    "fc = 200 Hz in [20 Hz, 2 kHz]\n"
+    "output y = x | butter(4, fc, highpass) | peaking(1 kHz, 1.0, 3 dB) | gain(-2 dB)\n";
+
+// The vocal example: a chunked scan with a tanh folded in, a delay, a sum.
+constexpr const char* kVocal =
+    "input x : 2\n"
+    "clean = x | butter(4, 80 Hz, highpass)\n"
+    "tone  = clean | peaking(3 kHz, 1.0, 4 dB) | highshelf(10 kHz, -2 dB)\n"
+    "wet   = tone | tanh() | gain(-3 dB)\n"
+    "output 0.7 * wet + 0.3 * (x | delay(5 ms))\n";
+
+Options options_for(Target target, DType dtype = DType::f32) {
+  Options o;
+  o.sample_rate_hz = 48000;
+  o.dtype = dtype;
+  o.target = target;
+  o.cache_directory = "none";
+  return o;
+}
+
+Signal noise(std::size_t channels, std::size_t samples, DType dtype, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  Signal s(channels, samples, dtype);
+  for (std::size_t c = 0; c < channels; ++c)
+    for (std::size_t i = 0; i < samples; ++i) {
+      if (dtype == DType::f32) s.f32(c)[i] = static_cast<float>(u(rng));
+      else s.f64(c)[i] = u(rng);
+    }
+  return s;
+}
+
+// Largest |a - b| relative to the largest |b|.
+double relative_error(const Signal& a, const Signal& b) {
+  REQUIRE(a.channels() == b.channels());
+  REQUIRE(a.samples() == b.samples());
+  double worst = 0, scale = 0;
+  for (std::size_t c = 0; c < a.channels(); ++c)
+    for (std::size_t i = 0; i < a.samples(); ++i) {
+      worst = worse(worst, std::abs(a.at(c, i) - b.at(c, i)));
+      scale = std::max(scale, std::abs(b.at(c, i)));
+    }
+  return scale > 0 ? worst / scale : worst;
+}
+
+bool same_bits(const Signal& a, const Signal& b) {
+  if (a.channels() != b.channels() || a.samples() != b.samples() || a.dtype() != b.dtype()) return false;
+  for (std::size_t c = 0; c < a.channels(); ++c)
+    for (std::size_t i = 0; i < a.samples(); ++i)
+      if (a.dtype() == DType::f32 ? a.f32(c)[i] != b.f32(c)[i] : a.f64(c)[i] != b.f64(c)[i]) return false;
+  return true;
+}
+
+// `x` through `p` in calls of `lengths` frames in turn (the last as long as is left), one
+// input and one output, samples of type T (the Processor converts another type than its own).
+template <class T>
+Signal run_processor(Processor& p, const Signal& x, const std::vector<std::size_t>& lengths) {
+  const DType dtype = std::is_same_v<T, float> ? DType::f32 : DType::f64;
+  const Signal in = x.dtype() == dtype ? x : x.converted(dtype);
+  Signal out(x.channels(), x.samples(), dtype);
+  auto data = [](auto& s, std::size_t c) {
+    if constexpr (std::is_same_v<T, float>) return s.f32(c).data();
+    else return s.f64(c).data();
+  };
+  // NaN where nothing is written: a call that leaves its outputs alone fails every check.
+  for (std::size_t c = 0; c < out.channels(); ++c)
+    std::fill_n(data(out, c), out.samples(), std::numeric_limits<T>::quiet_NaN());
+  std::size_t k = 0;
+  for (std::size_t start = 0; start < x.samples(); ++k) {
+    const std::size_t frames = std::min(lengths[k % lengths.size()], x.samples() - start);
+    std::vector<const T*> ins;
+    std::vector<T*> outs;
+    for (std::size_t c = 0; c < x.channels(); ++c) {
+      ins.push_back(data(in, c) + start);
+      outs.push_back(data(out, c) + start);
+    }
+    p.process(ins.data(), outs.data(), frames);
+    start += frames;
+  }
+  return out;
+}
+
+// What the public API promises on Target::cuda, on whatever device open_cuda_device gives.
+void check_public_api() {
+  const std::size_t frames = 5000;
+  const Signal x = noise(2, frames, DType::f32, 7);
+  for (const char* text : {kEq, kVocal}) {
+    CAPTURE(std::string(text));
+    Program gpu = Program::from_source(text, options_for(Target::cuda));
+    Program cpu = Program::from_source(text, options_for(Target::cpu));
+    Program reference = Program::from_source(text, options_for(Target::reference, DType::f64));
+    const Signal whole = gpu.run(x);
+    const Signal want = reference.run(x.converted(DType::f64));
+    // float32 samples, float64 state where the poles need it: as the CPU's error.
+    CHECK(relative_error(whole, want) <= 2e-6);
+    CHECK(relative_error(whole, cpu.run(x)) <= 2e-6);
+
+    // By default a Processor's blocks are a whole run's pieces: one call of the whole signal
+    // is Program::run, bit for bit.
+    Processor whole_stream = gpu.processor();
+    CHECK(whole_stream.max_block() >= frames);
+    CHECK(same_bits(run_processor<float>(whole_stream, x, {frames}), whole));
+    CHECK(whole_stream.device_error().empty());
+
+    // Calls of whole blocks (a call longer than the block runs as several) are run_in_blocks.
+    const std::size_t block = 700;
+    const Signal in_blocks = gpu.run_in_blocks({x}, block)[0];
+    CHECK(relative_error(in_blocks, want) <= 2e-6);
+    Processor p(gpu);
+    p.prepare(block);
+    CHECK(p.max_block() == block);
+    CHECK(same_bits(run_processor<float>(p, x, {block, 3 * block, 2 * block}), in_blocks));
+    // Double samples into a float32 Program: converted on the way in and out.
+    p.reset();
+    const Signal as_double = run_processor<double>(p, x, {block});
+    CHECK(same_bits(as_double.converted(DType::f32), in_blocks));
+    // Blocks of other lengths (each recorded once as a CUDA graph) within rounding.
+    p.reset();
+    CHECK(relative_error(run_processor<float>(p, x, {1, 64, 699, 3, 1500}), want) <= 2e-6);
+    CHECK(p.device_error().empty());
+    // The state stays on the device: CPU-only calls say so.
+    CHECK_THROWS_AS((void)p.save_state(), Error);
+    CHECK_THROWS_AS(p.load_state(""), Error);
+  }
+
+  // set() from the stream: the next block takes the value, as the CPU's Processor does.
+  Program gpu = Program::from_source(kEq, options_for(Target::cuda));
+  Program cpu = Program::from_source(kEq, options_for(Target::cpu));
+  Processor on_gpu(gpu), on_cpu(cpu);
+  on_gpu.prepare(512);
+  on_cpu.prepare(512);
+  Signal got(2, frames, DType::f32), expected(2, frames, DType::f32);
+  auto half = [&](Processor& p, Signal& out, std::size_t start, std::size_t count) {
+    for (std::size_t at = start; at < start + count; at += 512) {
+      const std::size_t n = std::min<std::size_t>(512, start + count - at);
+      const float* in[] = {x.f32(0).data() + at, x.f32(1).data() + at};
+      float* o[] = {out.f32(0).data() + at, out.f32(1).data() + at};
+      p.process(in, o, n);
+    }
+  };
+  half(on_gpu, got, 0, 2048);
+  half(on_cpu, expected, 0, 2048);
+  on_gpu.set("fc", 1500.0);
+  on_cpu.set("fc", 1500.0);
+  CHECK(on_gpu.get("fc") == 1500.0);
+  half(on_gpu, got, 2048, frames - 2048);
+  half(on_cpu, expected, 2048, frames - 2048);
+  CHECK(relative_error(got, expected) <= 2e-6);
+  // The new value changed the output (the check above would pass with none taken by both).
+  Program unchanged = Program::from_source(kEq, options_for(Target::cpu));
+  CHECK(relative_error(unchanged.run(x), expected) > 1e-2);
+  // reset(): from zero state again, at the values set.
+  on_gpu.reset();
+  Program at_new = Program::from_source(kEq, options_for(Target::cuda));
+  at_new.set("fc", 1500.0);
+  Processor fresh(at_new);
+  fresh.prepare(512);
+  const Signal again = run_processor<float>(on_gpu, x, {512});
+  CHECK(same_bits(again, run_processor<float>(fresh, x, {512})));
+}
+
+// The emulation, until `failing` is set: from then on every launch and graph replay fails, as
+// a GPU's do after a fault (an illegal address ends the context).
+class FailingDevice final : public GpuDevice {
+ public:
+  bool failing = false;
+  std::string description() const override { return inner_.description(); }
+  std::string arch() const override { return inner_.arch(); }
+  Expected<DevicePtr, std::string> allocate(std::size_t bytes) override { return inner_.allocate(bytes); }
+  void release(DevicePtr p) noexcept override { inner_.release(p); }
+  Expected<void*, std::string> allocate_host(std::size_t bytes) override { return inner_.allocate_host(bytes); }
+  void release_host(void* p) noexcept override { inner_.release_host(p); }
+  GpuStatus copy_to_device(DevicePtr to, const void* from, std::size_t n) override {
+    return inner_.copy_to_device(to, from, n);
+  }
+  GpuStatus copy_to_host(void* to, DevicePtr from, std::size_t n) override { return inner_.copy_to_host(to, from, n); }
+  GpuStatus fill_zero(DevicePtr to, std::size_t n) override { return inner_.fill_zero(to, n); }
+  GpuStatus copy_on_device(DevicePtr to, DevicePtr from, std::size_t n) override {
+    return inner_.copy_on_device(to, from, n);
+  }
+  GpuStatus use_stream(Handle stream) override { return inner_.use_stream(stream); }
+  Expected<Handle, std::string> load_module(const std::string& source, const std::string& cubin,
+                                            const std::vector<codegen::CudaEntry>& entries) override {
+    return inner_.load_module(source, cubin, entries);
+  }
+  Expected<Handle, std::string> function(Handle module, const std::string& symbol) override {
+    return inner_.function(module, symbol);
+  }
+  GpuStatus launch(Handle f, const codegen::CudaLaunch& shape, const std::vector<std::uint64_t>& args) override {
+    if (failing) return Unexpected{std::string(kFault)};
+    return inner_.launch(f, shape, args);
+  }
+  GpuStatus synchronize() override { return inner_.synchronize(); }
+  Expected<Handle, std::string> create_stream() override { return inner_.create_stream(); }
+  void destroy_stream(Handle stream) noexcept override { inner_.destroy_stream(stream); }
+  Expected<Handle, std::string> create_event() override { return inner_.create_event(); }
+  void destroy_event(Handle event) noexcept override { inner_.destroy_event(event); }
+  GpuStatus record_event(Handle event) override { return inner_.record_event(event); }
+  GpuStatus wait_event(Handle event) override { return inner_.wait_event(event); }
+  GpuStatus synchronize_event(Handle event) override { return inner_.synchronize_event(event); }
+  GpuStatus begin_capture() override { return inner_.begin_capture(); }
+  Expected<Handle, std::string> end_capture() override { return inner_.end_capture(); }
+  GpuStatus launch_graph(Handle graph) override {
+    if (failing) return Unexpected{std::string(kFault)};
+    return inner_.launch_graph(graph);
+  }
+  void destroy_graph(Handle graph) noexcept override { inner_.destroy_graph(graph); }
+
+  static constexpr const char* kFault = "CUDA error 700 (an illegal memory access was encountered)";
+
+ private:
+  test::EmulatedDevice inner_;
+};
+
+// use_cuda_device_for_testing for a scope. Programs made earlier in the process are forgotten
+// on the way in and out: a Program made again from the same text copies the first one, whose
+// kernels were loaded on the device of its time.
+struct UseDevice {
+  explicit UseDevice(std::shared_ptr<GpuDevice> device) {
+    clear_kernel_memory_cache();
+    use_cuda_device_for_testing(std::move(device));
+  }
+  ~UseDevice() {
+    use_cuda_device_for_testing(nullptr);
+    clear_kernel_memory_cache();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("CUDA emulation: fxc::Program and fxc::Processor on Target::cuda through the public API") {
+  UseDevice emulated(std::make_shared<test::EmulatedDevice>());
+  check_public_api();
+  // No GPU for the reference target's Processor either way.
+  CHECK_THROWS_AS(Processor(Program::from_source(kEq, options_for(Target::reference))), Error);
+}
+
+TEST_CASE("CUDA emulation: a device error in a Processor's call gives zeros and device_error(), not a crash") {
+  auto device = std::make_shared<FailingDevice>();
+  UseDevice emulated(device);
+  Program gpu = Program::from_source(kEq, options_for(Target::cuda));
+  Processor p(gpu);
+  p.prepare(256);
+  const Signal x = noise(2, 1024, DType::f32, 3);
+  const Signal before = run_processor<float>(p, x, {256});
+  CHECK(relative_error(before, Signal(2, 1024, DType::f32)) > 0);  // not zeros
+  CHECK(p.device_error().empty());
+  device->failing = true;
+  const Signal after = run_processor<float>(p, x, {100, 924});
+  CHECK(p.device_error() == FailingDevice::kFault);
+  CHECK(same_bits(after, Signal(2, 1024, DType::f32)));  // zeros, every call
+  // The device works again, but the stream's state is lost: zeros until prepare().
+  device->failing = false;
+  CHECK(same_bits(run_processor<float>(p, x, {256}), Signal(2, 1024, DType::f32)));
+  CHECK(p.device_error() == FailingDevice::kFault);
+  p.prepare(256);
+  CHECK(p.device_error().empty());
+  CHECK(same_bits(run_processor<float>(p, x, {256}), before));
+  // Program::run says the same as an Error.
+  device->failing = true;
+  CHECK_THROWS_WITH_AS((void)gpu.run(x), doctest::Contains("illegal memory access"), Error);
+}
+
+
+
+TEST_CASE("CUDA device: fxc::Program and fxc::Processor on Target::cuda through the public API") {
+  // As the other "CUDA device" cases: only the exact no-driver message skips, and not where
+  // FXC_REQUIRE_CUDA_DEVICE=1 says a GPU is there.
+  auto opened = open_cuda_device();
+  if (!opened) {
+    const char* require = std::getenv("FXC_REQUIRE_CUDA_DEVICE");
+    if (require && std::string(require) == "1") FAIL("no CUDA device: " << opened.error());
+    if (opened.error().rfind("no CUDA driver", 0) != 0) FAIL("a CUDA driver is present but no device opens: " << opened.error());
+    test::skip("no CUDA device: " + opened.error());
+    return;
+  }
+  MESSAGE("CUDA device: " << (*opened)->description());
+  check_public_api();
+}
+
+}  // namespace fxc
