@@ -266,6 +266,21 @@ for jobs in 1 4; do
 done
 fi
 
+# A Processor on the GPU (since 2026-12-01): the cost of a block, what a plugin's callback or a
+# stream pays per call (copies, the graph's replay, the wait), against the CPU's Processor.
+if section "Processor blocks" 30; then
+  for block in 64 4096; do
+    for target in cpu cuda; do
+      if timeout 20 build-dev/tools/fxc/fxc bench examples/vocal.fx --seconds 2 --block $block --target $target \
+        > /tmp/block.out 2> /tmp/block.err; then
+        echo "--target $target, --block $block: $(sed -n 2,3p /tmp/block.out | tr -s ' ')"
+      else
+        echo "--target $target, --block $block: failed"; tail -3 /tmp/block.err
+      fi
+    done
+  done | tee "$out/processor_blocks.txt"
+fi
+
 section "A/B round 2" 60 && ab_round 2
 
 if section "gpu_bench.py secondary rows" 60; then
