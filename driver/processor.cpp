@@ -17,6 +17,7 @@
 #include "support/api_error.h"
 #include "support/float_format.h"
 #include "driver/compiled_program.h"
+#include "ir/hash.h"
 #include "runtime/bind_inputs.h"
 #include "runtime/block_executor.h"
 
@@ -141,11 +142,22 @@ struct Processor::Impl {
     out_ptrs.size(output_channels);
     step_in.size(input_channels);
     step_out.size(output_channels);
-    std::size_t other_bytes = dtype == DType::f32 ? sizeof(float) : sizeof(double);  // G's
-    in_convert.clear();
-    out_convert.clear();
-    for (int c : input_channels) in_convert.emplace_back(static_cast<std::size_t>(c) * max_block * other_bytes);
-    for (int c : output_channels) out_convert.emplace_back(static_cast<std::size_t>(c) * max_block * other_bytes);
+    in_convert.assign(input_channels.size(), {});
+    out_convert.assign(output_channels.size(), {});
+    // On the GPU a block may be a whole run's piece (up to 128 MiB of samples), and the
+    // conversions are seldom used (fxc run never does): they are made by the first call that
+    // needs them, as a GPU call may allocate anyway. On the CPU, here, zero-filled, so that no
+    // call allocates or faults their pages in.
+    if (!cuda) make_convert_buffers();
+  }
+
+  // The buffers of samples in the Program's type (G) for callers of the other type.
+  void make_convert_buffers() {
+    const std::size_t g_bytes = dtype == DType::f32 ? sizeof(float) : sizeof(double);
+    for (std::size_t k = 0; k < in_convert.size(); ++k)
+      in_convert[k].resize(static_cast<std::size_t>(input_channels[k]) * max_block * g_bytes);
+    for (std::size_t k = 0; k < out_convert.size(); ++k)
+      out_convert[k].resize(static_cast<std::size_t>(output_channels[k]) * max_block * g_bytes);
   }
 
   // One call's blocks between in_ptrs and out_ptrs, in the Program's sample type. false: the
@@ -227,6 +239,15 @@ struct Processor::Impl {
   template <class T, class G>
   void convert_run(std::span<const T* const* const> inputs, std::span<T* const* const> outputs,
                    std::size_t frames) noexcept {
+    if (cuda) {
+      try {
+        make_convert_buffers();
+      } catch (const std::exception& e) {
+        fail(std::string("cannot allocate the sample type's conversion buffers: ") + e.what());
+        zero(outputs, output_channels, frames);
+        return;
+      }
+    }
     for (std::size_t start = 0; start < frames; start += max_block) {
       std::size_t count = std::min(max_block, frames - start);
       for (std::size_t k = 0; k < inputs.size(); ++k)
@@ -476,8 +497,18 @@ void Processor::set_values(const std::vector<std::pair<int, double>>& values) {
   // Staged together: the block that takes them takes all of them. A CUDA stream writes them
   // into its device buffers then (its delay lines grow there if they must).
   if (s.cuda) {
-    std::lock_guard staged_lock(s.staged_mutex);
-    s.staged = compiled->scheduled;
+    // compile_values keeps the shape; were it another, the stream could not take it: refused
+    // here, as on the CPU, not as a device error in a later block.
+    if (ir::structural_hash(compiled->scheduled) != ir::structural_hash(s.cuda->graph())) {
+      s.program.impl().set(before);
+      internal_error("new values changed the CUDA stream's graph shape", __FILE__, __LINE__);
+    }
+    // Copied here, handed over under the lock (process() takes it only to swap).
+    std::optional<ir::Graph> next(std::move(compiled->scheduled));
+    {
+      std::lock_guard staged_lock(s.staged_mutex);
+      s.staged.swap(next);
+    }
     return;
   }
   if (auto staged = s.executor->stage_values(compiled->scheduled); !staged) {

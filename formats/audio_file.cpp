@@ -283,7 +283,8 @@ class AudioReader final : public SignalReader {
     if (read_ == frames_) {
       if (sf_readf_double(file_.sf.get(), chunk_.data(), 1) > 0)
         return fail("the file holds more frames than its header's " + std::to_string(frames_) +
-                    " (a damaged header); run it without --block, which reads a file whole");
+                    " (a damaged header); read it whole: from standard input (-i - < FILE), or on "
+                    "--target cpu without --block");
       if (sf_error(file_.sf.get()) != SF_ERR_NO_ERROR) return fail(tidy(sf_strerror(file_.sf.get())));
     }
     return std::monostate{};

@@ -35,8 +35,10 @@ class Program;
 /// allocates the device buffers and the page-locked staging for max_block frames, and each
 /// call copies its block in, replays the CUDA graph recorded for its length (recorded by the
 /// first call of that length), copies the outputs back and waits for them. There a call may
-/// allocate (a length it has not seen: its graph and tables), the set() values a block takes
-/// are written into the device's buffers at its start, and a device error cannot be thrown:
+/// allocate (a length it has not seen: its graph and tables; the first call in the other
+/// sample type: its conversion buffers), takes a lock only to take the values set() staged,
+/// which are written into the device's buffers at its start (a delay line whose length
+/// changes is replaced there, whatever prepare() reserved), and a device error cannot be thrown:
 /// that call's outputs and every later call's are zeros, and device_error() says why, until
 /// prepare() makes a new stream. save_state() and load_state() are CPU-only for now.
 class Processor {

@@ -180,8 +180,11 @@ TEST_CASE("CUDA device: --target cuda on files streams them in a whole run's pie
   write_bytes(dir / "g.fx", kEightChannels);
   const std::size_t frames = (std::size_t{1} << 18) + 4321;
   write_noise(dir / "in.npy", 8, frames, 5);
-  // A file streams through a Processor on the GPU; standard input is read whole and run by
-  // Program::run: the same pieces, so the same bytes, with --block or without.
+  // A file streams through a Processor on the GPU; standard input is read whole and, without
+  // --block, run by Program::run: the same pieces, so the same bytes (with --block both are a
+  // Processor's blocks: the bytes show that reading the file in chunks changes nothing). This
+  // file is one piece (2 Mi frames at 8 + 8 channels); the pieces test in
+  // tests/unit/cuda_emulation_test.cpp checks a stream of several against the whole run.
   for (const std::vector<std::string>& extra : {std::vector<std::string>{}, std::vector<std::string>{"--block", "1000"}}) {
     CAPTURE(extra.size());
     std::vector<std::string> streamed{"run", "g.fx", "-i", "in.npy", "--fs", "48000", "-o", "streamed.npy",
