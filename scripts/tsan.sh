@@ -24,7 +24,7 @@ start=$(date +%s)
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFXC_BUILD_BENCH=OFF \
   ${CXX:+-DCMAKE_CXX_COMPILER="$CXX"} \
   -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" >/dev/null
-cmake --build "$build" -j "$jobs" --target fxc_thread_tests fxc_realtime_tests fxc_corpus_tests
+cmake --build "$build" -j "$jobs" --target fxc_thread_tests fxc_realtime_tests fxc_corpus_tests fxc fxc_e2e_tests
 built=$(date +%s)
 
 log=$build/tsan-report
@@ -37,6 +37,11 @@ TSAN_OPTIONS="log_path=$log:halt_on_error=1:second_deadlock_stack=1:${TSAN_OPTIO
   "$build/tests/fxc_realtime_tests" || status=$?
 TSAN_OPTIONS="log_path=$log:halt_on_error=1:second_deadlock_stack=1:${TSAN_OPTIONS:-}" \
   "$build/tests/corpus/fxc_corpus_tests" "--test-case=CorpusRunner from several threads*" || status=$?
+# fxc run on files: the next chunk read and the last one written on threads of their own while
+# a chunk runs (tools/fxc/stream_files.cpp). The end-to-end cases start this build's fxc, which
+# inherits TSAN_OPTIONS and so reports into the same log.
+TSAN_OPTIONS="log_path=$log:halt_on_error=1:second_deadlock_stack=1:${TSAN_OPTIONS:-}" \
+  "$build/tests/e2e/fxc_e2e_tests" --min-test-cases=5 "--test-case=--block on files*" || status=$?
 done=$(date +%s)
 if compgen -G "$log.*" >/dev/null; then
   echo "== ThreadSanitizer reports:"

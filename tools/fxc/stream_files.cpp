@@ -2,6 +2,8 @@
 #include "tools/fxc/stream_files.h"
 
 #include <algorithm>
+#include <array>
+#include <future>
 #include <filesystem>
 
 #include "corpus/corpus_runner.h"
@@ -57,38 +59,78 @@ Expected<std::vector<std::string>, std::string> stream_files(Processor& processo
   std::vector<std::unique_ptr<SignalWriter>> writers(outputs.size());
   std::vector<corpus::NonFiniteSamples> non_finite(readers.size());
 
-  // Every chunk: read each input, run the blocks, append each output.
-  auto run = [&]() -> Expected<std::monostate, std::string> {
+  // Every chunk: read each input, run the blocks, append each output. The three overlap: the
+  // next chunk is read and the last one written, each on a thread of its own, while this one
+  // runs (two sets of chunk buffers a side). Reads and writes stay in file order, one at a
+  // time each, and an error is reported as one chunk after another would meet it.
+  using Status = Expected<std::monostate, std::string>;
+  auto run = [&]() -> Status {
     const std::size_t chunk = chunk_frames(files);
-    std::vector<Signal> in, out;
-    for (std::size_t start = 0; start < files.frames; start += chunk) {
-      const std::size_t frames = std::min(chunk, files.frames - start);
-      if (in.empty() || in[0].samples() != frames) {  // the first chunk, and a shorter last one
-        in.clear();
-        out.clear();
-        for (const auto& reader : readers) in.emplace_back(reader->channels(), frames, files.dtype, Signal::Uninitialized{});
-        for (std::size_t channels : files.output_channels)
-          out.emplace_back(channels, frames, files.dtype, Signal::Uninitialized{});
-      }
+    const std::size_t chunks = (files.frames + chunk - 1) / chunk;
+    auto length_of = [&](std::size_t k) { return std::min(chunk, files.frames - k * chunk); };
+    std::array<std::vector<Signal>, 2> in, out;
+    // Set k % 2's buffers for chunk k's length (the first chunk's, and a shorter last one's).
+    auto size_set = [&](std::array<std::vector<Signal>, 2>& sets, std::size_t k, const auto& channels_of) {
+      std::vector<Signal>& set = sets[k % 2];
+      const std::size_t frames = length_of(k);
+      if (!set.empty() && set[0].samples() == frames) return;
+      set.clear();
+      for (std::size_t c : channels_of()) set.emplace_back(c, frames, files.dtype, Signal::Uninitialized{});
+    };
+    auto input_channels = [&] {
+      std::vector<std::size_t> channels;
+      for (const auto& reader : readers) channels.push_back(reader->channels());
+      return channels;
+    };
+    auto output_channels = [&] { return files.output_channels; };
+    auto read = [&](std::size_t k) -> Status {
+      size_set(in, k, input_channels);
+      const std::size_t frames = length_of(k);
       for (std::size_t i = 0; i < readers.size(); ++i) {
-        if (auto ok = readers[i]->read(in[i], frames); !ok) return Unexpected{ok.error()};
-        const corpus::NonFiniteSamples found = corpus::non_finite_samples(in[i]);
+        Signal& into = in[k % 2][i];
+        if (auto ok = readers[i]->read(into, frames); !ok) return Unexpected{ok.error()};
+        const corpus::NonFiniteSamples found = corpus::non_finite_samples(into);
         corpus::NonFiniteSamples& seen = non_finite[i];
         if (seen.nans + seen.infinities == 0 && found.nans + found.infinities > 0) {
-          seen.first_sample = start + found.first_sample;
+          seen.first_sample = k * chunk + found.first_sample;
           seen.first_channel = found.first_channel;
         }
         seen.nans += found.nans;
         seen.infinities += found.infinities;
       }
-      stream_blocks(processor, in, out, files.block, [&](std::size_t done) {
+      return std::monostate{};
+    };
+    auto write = [&](std::size_t k) -> Status {
+      for (std::size_t o = 0; o < outputs.size(); ++o)
+        if (auto ok = writers[o]->write(out[k % 2][o], 0, length_of(k)); !ok)
+          return Unexpected{"cannot write '" + outputs[o] + "': " + ok.error()};
+      return std::monostate{};
+    };
+    // Every task is waited for before this returns (a future of std::async waits as it goes).
+    if (chunks == 0) return std::monostate{};
+    std::future<Status> reading = std::async(std::launch::async, read, std::size_t{0});
+    std::future<Status> writing;
+    for (std::size_t k = 0; k < chunks; ++k) {
+      Status got = reading.get();
+      if (!got) {
+        // Chunk k - 1's write came before this read, one chunk after another.
+        if (writing.valid())
+          if (Status wrote = writing.get(); !wrote) return wrote;
+        return got;
+      }
+      // In[(k + 1) % 2] held chunk k - 1, run already.
+      if (k + 1 < chunks) reading = std::async(std::launch::async, read, k + 1);
+      // Out[k % 2] held chunk k - 2, written before chunk k - 1's write began.
+      size_set(out, k, output_channels);
+      const std::size_t start = k * chunk;
+      stream_blocks(processor, in[k % 2], out[k % 2], files.block, [&](std::size_t done) {
         if (progress) progress(start + done);
       });
-      for (std::size_t k = 0; k < outputs.size(); ++k)
-        if (auto ok = writers[k]->write(out[k], 0, frames); !ok)
-          return Unexpected{"cannot write '" + outputs[k] + "': " + ok.error()};
+      if (writing.valid())
+        if (Status wrote = writing.get(); !wrote) return wrote;
+      writing = std::async(std::launch::async, write, k);
     }
-    return std::monostate{};
+    return writing.valid() ? writing.get() : Status(std::monostate{});
   };
 
   // Each output is opened inside the one before it (its pending file exists while the next

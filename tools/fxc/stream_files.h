@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// `fxc run --block` (and the state files) on files: inputs read and outputs written a chunk at
-// a time around the Processor's blocks, so that memory does not grow with the file.
+// `fxc run --block`, the state files and `--target cuda` on files: inputs read and outputs
+// written a chunk at a time around the Processor's blocks, so that memory does not grow with
+// the file; the next chunk read and the last written while one runs.
 #pragma once
 
 #include <fxc/fxc.h>
@@ -41,7 +42,8 @@ struct StreamedFiles {
 
 /// Runs `processor` over the inputs' frames in calls of `files.block` frames (the calls a
 /// whole-signal stream makes, so the output is the same to the bit), and writes the outputs
-/// under `pending`'s names as they come; `progress(frames done)` after each block. Returns a
+/// under `pending`'s names as they come (reading and writing on threads of their own, one
+/// chunk ahead and behind; the processor runs on the calling thread); `progress(frames done)` after each block. Returns a
 /// warning per input that holds NaN or infinite samples. Errors are whole messages ("cannot
 /// read 'IN': ...", "cannot write 'OUT': ..."); nothing is committed.
 Expected<std::vector<std::string>, std::string> stream_files(Processor& processor, const StreamedFiles& files,
