@@ -1013,15 +1013,22 @@ struct CudaStream::Impl {
     return out;
   }
 
+  // Whether a run on `inputs` and `outputs` pointer arrays can go: the stream set up, one
+  // array per graph input and output.
+  GpuStatus usable_with(std::size_t inputs, std::size_t outputs) const {
+    if (!broken.empty()) return Unexpected{broken};
+    if (inputs != g.inputs().size() || outputs != g.outputs().size())
+      return Unexpected{"the graph has " + std::to_string(g.inputs().size()) + " input(s) and " +
+                        std::to_string(g.outputs().size()) + " output(s), got " + std::to_string(inputs) + " and " +
+                        std::to_string(outputs)};
+    return std::monostate{};
+  }
+
   // The same between channel pointer arrays in the program's sample type (one array per graph
   // input and output, a pointer per channel), staged straight from and to them.
   GpuStatus process_whole_into(std::span<const void* const* const> in, std::span<void* const* const> out, long long n,
                                long long piece) {
-    if (!broken.empty()) return Unexpected{broken};
-    if (in.size() != g.inputs().size() || out.size() != g.outputs().size())
-      return Unexpected{"the graph has " + std::to_string(g.inputs().size()) + " input(s) and " +
-                        std::to_string(g.outputs().size()) + " output(s), got " + std::to_string(in.size()) +
-                        " and " + std::to_string(out.size())};
+    FXC_TRY(usable_with(in.size(), out.size()));
     if (n == 0) return std::monostate{};
     piece = std::min(piece, n);
     if (piece > capacity) FXC_TRY(grow(piece));
@@ -1219,11 +1226,7 @@ struct CudaStream::Impl {
   // through staging set 0 and run as the CUDA graph recorded for its length (recorded on the
   // first block of that length), or launched directly without graphs.
   GpuStatus process_into(std::span<const void* const* const> in, std::span<void* const* const> out, long long n) {
-    if (!broken.empty()) return Unexpected{broken};
-    if (in.size() != g.inputs().size() || out.size() != g.outputs().size())
-      return Unexpected{"the graph has " + std::to_string(g.inputs().size()) + " input(s) and " +
-                        std::to_string(g.outputs().size()) + " output(s), got " + std::to_string(in.size()) +
-                        " and " + std::to_string(out.size())};
+    FXC_TRY(usable_with(in.size(), out.size()));
     if (n == 0) return std::monostate{};
     if (n > capacity) FXC_TRY(grow(n));
     FXC_TRY(grow_staging(n));

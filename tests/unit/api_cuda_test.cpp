@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "../api/api_test_support.h"
 #include "cuda_emulator.h"
 #include "runtime/gpu_device.h"
 #include "test_skip.h"
@@ -40,39 +41,10 @@ constexpr const char* kVocal =
     "wet   = tone | tanh() | gain(-3 dB)\n"
     "output 0.7 * wet + 0.3 * (x | delay(5 ms))\n";
 
-Options options_for(Target target, DType dtype = DType::f32) {
-  Options o;
-  o.sample_rate_hz = 48000;
-  o.dtype = dtype;
-  o.target = target;
-  o.cache_directory = "none";
-  return o;
-}
-
-Signal noise(std::size_t channels, std::size_t samples, DType dtype, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
-  Signal s(channels, samples, dtype);
-  for (std::size_t c = 0; c < channels; ++c)
-    for (std::size_t i = 0; i < samples; ++i) {
-      if (dtype == DType::f32) s.f32(c)[i] = static_cast<float>(u(rng));
-      else s.f64(c)[i] = u(rng);
-    }
-  return s;
-}
-
-// Largest |a - b| relative to the largest |b|.
-double relative_error(const Signal& a, const Signal& b) {
-  REQUIRE(a.channels() == b.channels());
-  REQUIRE(a.samples() == b.samples());
-  double worst = 0, scale = 0;
-  for (std::size_t c = 0; c < a.channels(); ++c)
-    for (std::size_t i = 0; i < a.samples(); ++i) {
-      worst = worse(worst, std::abs(a.at(c, i) - b.at(c, i)));
-      scale = std::max(scale, std::abs(b.at(c, i)));
-    }
-  return scale > 0 ? worst / scale : worst;
-}
+// The public-API tests' helpers: options (48 kHz, no disk cache), seeded noise, relative error.
+Options options_for(Target target, DType dtype = DType::f32) { return test::options(dtype, target); }
+using test::noise;
+using test::relative_error;
 
 bool same_bits(const Signal& a, const Signal& b) {
   if (a.channels() != b.channels() || a.samples() != b.samples() || a.dtype() != b.dtype()) return false;
@@ -85,7 +57,7 @@ bool same_bits(const Signal& a, const Signal& b) {
 // `x` through `p` in calls of `lengths` frames in turn (the last as long as is left), one
 // input and one output, samples of type T (the Processor converts another type than its own).
 template <class T>
-Signal run_processor(Processor& p, const Signal& x, const std::vector<std::size_t>& lengths) {
+Signal stream_through(Processor& p, const Signal& x, const std::vector<std::size_t>& lengths) {
   const DType dtype = std::is_same_v<T, float> ? DType::f32 : DType::f64;
   const Signal in = x.dtype() == dtype ? x : x.converted(dtype);
   Signal out(x.channels(), x.samples(), dtype);
@@ -130,7 +102,7 @@ void check_public_api() {
     // is Program::run, bit for bit.
     Processor whole_stream = gpu.processor();
     CHECK(whole_stream.max_block() >= frames);
-    CHECK(same_bits(run_processor<float>(whole_stream, x, {frames}), whole));
+    CHECK(same_bits(stream_through<float>(whole_stream, x, {frames}), whole));
     CHECK(whole_stream.device_error().empty());
 
     // Calls of whole blocks (a call longer than the block runs as several) are run_in_blocks.
@@ -140,14 +112,14 @@ void check_public_api() {
     Processor p(gpu);
     p.prepare(block);
     CHECK(p.max_block() == block);
-    CHECK(same_bits(run_processor<float>(p, x, {block, 3 * block, 2 * block}), in_blocks));
+    CHECK(same_bits(stream_through<float>(p, x, {block, 3 * block, 2 * block}), in_blocks));
     // Double samples into a float32 Program: converted on the way in and out.
     p.reset();
-    const Signal as_double = run_processor<double>(p, x, {block});
+    const Signal as_double = stream_through<double>(p, x, {block});
     CHECK(same_bits(as_double.converted(DType::f32), in_blocks));
     // Blocks of other lengths (each recorded once as a CUDA graph) within rounding.
     p.reset();
-    CHECK(relative_error(run_processor<float>(p, x, {1, 64, 699, 3, 1500}), want) <= 2e-6);
+    CHECK(relative_error(stream_through<float>(p, x, {1, 64, 699, 3, 1500}), want) <= 2e-6);
     CHECK(p.device_error().empty());
     // The state stays on the device: CPU-only calls say so.
     CHECK_THROWS_AS((void)p.save_state(), Error);
@@ -186,8 +158,8 @@ void check_public_api() {
   at_new.set("fc", 1500.0);
   Processor fresh(at_new);
   fresh.prepare(512);
-  const Signal again = run_processor<float>(on_gpu, x, {512});
-  CHECK(same_bits(again, run_processor<float>(fresh, x, {512})));
+  const Signal again = stream_through<float>(on_gpu, x, {512});
+  CHECK(same_bits(again, stream_through<float>(fresh, x, {512})));
 }
 
 // The emulation, until `failing` is set: from then on every launch and graph replay fails, as
@@ -273,20 +245,20 @@ TEST_CASE("CUDA emulation: a device error in a Processor's call gives zeros and 
   Processor p(gpu);
   p.prepare(256);
   const Signal x = noise(2, 1024, DType::f32, 3);
-  const Signal before = run_processor<float>(p, x, {256});
+  const Signal before = stream_through<float>(p, x, {256});
   CHECK(relative_error(before, Signal(2, 1024, DType::f32)) > 0);  // not zeros
   CHECK(p.device_error().empty());
   device->failing = true;
-  const Signal after = run_processor<float>(p, x, {100, 924});
+  const Signal after = stream_through<float>(p, x, {100, 924});
   CHECK(p.device_error() == FailingDevice::kFault);
   CHECK(same_bits(after, Signal(2, 1024, DType::f32)));  // zeros, every call
   // The device works again, but the stream's state is lost: zeros until prepare().
   device->failing = false;
-  CHECK(same_bits(run_processor<float>(p, x, {256}), Signal(2, 1024, DType::f32)));
+  CHECK(same_bits(stream_through<float>(p, x, {256}), Signal(2, 1024, DType::f32)));
   CHECK(p.device_error() == FailingDevice::kFault);
   p.prepare(256);
   CHECK(p.device_error().empty());
-  CHECK(same_bits(run_processor<float>(p, x, {256}), before));
+  CHECK(same_bits(stream_through<float>(p, x, {256}), before));
   // Program::run says the same as an Error.
   device->failing = true;
   CHECK_THROWS_WITH_AS((void)gpu.run(x), doctest::Contains("illegal memory access"), Error);
