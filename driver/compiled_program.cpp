@@ -601,31 +601,55 @@ std::vector<Signal> Program::Impl::run_cuda_in_blocks(std::span<const Signal> in
   std::shared_ptr<const CompiledValues> now = current(channels_for(inputs));
   DiagnosticEngine diags = source_.diagnostics();
   if (!bind_inputs(now->lowered, inputs, diags)) throw_diagnostics(diags);
-  std::size_t total = inputs.empty() ? 0 : inputs[0].samples();
-  CudaStream stream(now->cuda);
+  const std::size_t total = inputs.empty() ? 0 : inputs[0].samples();
+  const DType dtype = codegen::cuda_signal_dtype(now->scheduled);
+  // The blocks are read through pointers: every input as the compiled graph binds it (two
+  // inputs declared without a count, given different counts, bind another graph than this).
+  const std::vector<ir::NodeId> ids = now->scheduled.inputs();
+  if (ids.size() != inputs.size())
+    throw_error("the graph has " + std::to_string(ids.size()) + " input(s), got " + std::to_string(inputs.size()) +
+                " signal(s)", "fxc-run");
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].channels() != static_cast<std::size_t>(now->scheduled.node(ids[i]).type.channels) ||
+        inputs[i].samples() != total)
+      throw_error("input " + std::to_string(i) + " does not match the bound graph (" +
+                      std::to_string(now->scheduled.node(ids[i]).type.channels) + " channels, " +
+                      std::to_string(total) + " samples): run_in_blocks binds one channel count for every input "
+                      "declared without one", "fxc-run");
+  // The inputs in the kernels' sample type; the outputs written in place, a block at a time.
+  std::vector<Signal> converted;
+  converted.reserve(inputs.size());
+  for (const Signal& s : inputs)
+    if (s.dtype() != dtype) converted.push_back(s.converted(dtype));
   std::vector<Signal> results;
-  for (std::size_t start = 0; start < total || (start == 0 && total == 0); start += block) {
-    std::size_t count = std::min(block, total - start);
-    std::vector<Signal> slices;
-    for (const Signal& s : inputs) {
-      Signal b(s.channels(), count, s.dtype(), Signal::Uninitialized{});
-      for (std::size_t c = 0; c < s.channels(); ++c) {
-        if (s.dtype() == DType::f32) std::copy_n(s.f32(c).begin() + start, count, b.f32(c).begin());
-        else std::copy_n(s.f64(c).begin() + start, count, b.f64(c).begin());
-      }
-      slices.push_back(std::move(b));
+  for (ir::NodeId id : now->scheduled.outputs())
+    results.emplace_back(static_cast<std::size_t>(now->scheduled.node(id).type.channels), total, dtype);
+  auto data = [&](const Signal& s, std::size_t c, std::size_t start) {
+    return dtype == DType::f32 ? static_cast<const void*>(s.f32(c).data() + start)
+                               : static_cast<const void*>(s.f64(c).data() + start);
+  };
+  std::vector<std::vector<const void*>> in(inputs.size());
+  std::vector<std::vector<void*>> out(results.size());
+  std::vector<const void* const*> in_ports;
+  std::vector<void* const*> out_ports;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    in[i].resize(inputs[i].channels());
+    in_ports.push_back(in[i].data());
+  }
+  for (std::size_t k = 0; k < results.size(); ++k) {
+    out[k].resize(results[k].channels());
+    out_ports.push_back(out[k].data());
+  }
+  CudaStream stream(now->cuda);
+  for (std::size_t start = 0; start < total; start += block) {
+    const std::size_t count = std::min(block, total - start);
+    for (std::size_t i = 0, k = 0; i < inputs.size(); ++i) {
+      const Signal& s = inputs[i].dtype() == dtype ? inputs[i] : converted[k++];
+      for (std::size_t c = 0; c < s.channels(); ++c) in[i][c] = data(s, c, start);
     }
-    auto out = stream.process(slices);
-    if (!out) throw_error(out.error(), "fxc-run");
-    if (results.empty())
-      for (const Signal& s : *out) results.emplace_back(s.channels(), total, s.dtype());
-    for (std::size_t k = 0; k < out->size(); ++k)
-      for (std::size_t c = 0; c < (*out)[k].channels(); ++c) {
-        if ((*out)[k].dtype() == DType::f32)
-          std::copy((*out)[k].f32(c).begin(), (*out)[k].f32(c).end(), results[k].f32(c).begin() + start);
-        else std::copy((*out)[k].f64(c).begin(), (*out)[k].f64(c).end(), results[k].f64(c).begin() + start);
-      }
-    if (total == 0) break;
+    for (std::size_t k = 0; k < results.size(); ++k)
+      for (std::size_t c = 0; c < results[k].channels(); ++c) out[k][c] = const_cast<void*>(data(results[k], c, start));
+    if (auto ok = stream.process_into(in_ports, out_ports, count); !ok) throw_error(ok.error(), "fxc-run");
   }
   return results;
 }

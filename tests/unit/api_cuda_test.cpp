@@ -126,6 +126,15 @@ void check_public_api() {
     CHECK_THROWS_AS(p.load_state(""), Error);
   }
 
+  // run_in_blocks reads its blocks through pointers: inputs of counts the compiled graph does
+  // not bind are refused, not read past their ends.
+  Program two = Program::from_source("input a\ninput b\noutput y = a | gain(2)\noutput z = b | gain(3)\n",
+                                     options_for(Target::cuda));
+  CHECK_THROWS_WITH_AS((void)two.run_in_blocks({noise(2, 300, DType::f32, 1), noise(1, 300, DType::f32, 2)}, 100),
+                       doctest::Contains("does not match the bound graph"), Error);
+  const std::vector<Signal> both = two.run_in_blocks({noise(2, 300, DType::f32, 1), noise(2, 300, DType::f32, 2)}, 100);
+  CHECK(relative_error(both[1], two.run({noise(2, 300, DType::f32, 1), noise(2, 300, DType::f32, 2)})[1]) == 0);
+
   // set() from the stream: the next block takes the value, as the CPU's Processor does.
   Program gpu = Program::from_source(kEq, options_for(Target::cuda));
   Program cpu = Program::from_source(kEq, options_for(Target::cpu));
