@@ -616,42 +616,37 @@ std::vector<Signal> Program::Impl::run_cuda_in_blocks(std::span<const Signal> in
                       std::to_string(now->scheduled.node(ids[i]).type.channels) + " channels, " +
                       std::to_string(total) + " samples): run_in_blocks binds one channel count for every input "
                       "declared without one", "fxc-run");
-  // The inputs in the kernels' sample type; the outputs written in place, a block at a time.
-  std::vector<Signal> converted;
-  converted.reserve(inputs.size());
-  for (const Signal& s : inputs)
-    if (s.dtype() != dtype) converted.push_back(s.converted(dtype));
-  std::vector<Signal> results;
-  for (ir::NodeId id : now->scheduled.outputs())
-    results.emplace_back(static_cast<std::size_t>(now->scheduled.node(id).type.channels), total, dtype);
-  auto data = [&](const Signal& s, std::size_t c, std::size_t start) {
-    return dtype == DType::f32 ? static_cast<const void*>(s.f32(c).data() + start)
-                               : static_cast<const void*>(s.f64(c).data() + start);
-  };
-  std::vector<std::vector<const void*>> in(inputs.size());
-  std::vector<std::vector<void*>> out(results.size());
-  std::vector<const void* const*> in_ports;
-  std::vector<void* const*> out_ports;
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    in[i].resize(inputs[i].channels());
-    in_ports.push_back(in[i].data());
-  }
-  for (std::size_t k = 0; k < results.size(); ++k) {
-    out[k].resize(results[k].channels());
-    out_ports.push_back(out[k].data());
-  }
+  // The outputs written in place, a block at a time.
+  PlanarRun run = planar_run(inputs, now->scheduled, dtype, total);
   CudaStream stream(now->cuda);
-  for (std::size_t start = 0; start < total; start += block) {
-    const std::size_t count = std::min(block, total - start);
-    for (std::size_t i = 0, k = 0; i < inputs.size(); ++i) {
-      const Signal& s = inputs[i].dtype() == dtype ? inputs[i] : converted[k++];
-      for (std::size_t c = 0; c < s.channels(); ++c) in[i][c] = data(s, c, start);
-    }
-    for (std::size_t k = 0; k < results.size(); ++k)
-      for (std::size_t c = 0; c < results[k].channels(); ++c) out[k][c] = const_cast<void*>(data(results[k], c, start));
-    if (auto ok = stream.process_into(in_ports, out_ports, count); !ok) throw_error(ok.error(), "fxc-run");
+  if (auto ok = stream.process_into(run.in_ports, run.out_ports, total, block); !ok) throw_error(ok.error(), "fxc-run");
+  return std::move(run.outputs);
+}
+
+PlanarRun planar_run(std::span<const Signal> inputs, const ir::Graph& scheduled, DType dtype, std::size_t frames) {
+  PlanarRun run;
+  run.converted.reserve(inputs.size());  // no reallocation: `in` points into it
+  for (const Signal& s : inputs)
+    if (s.dtype() != dtype) run.converted.push_back(s.converted(dtype));
+  for (ir::NodeId id : scheduled.outputs())
+    run.outputs.emplace_back(static_cast<std::size_t>(scheduled.node(id).type.channels), frames, dtype,
+                             Signal::Uninitialized{});
+  auto data = [&](const Signal& s, std::size_t c) {
+    return dtype == DType::f32 ? static_cast<const void*>(s.f32(c).data()) : static_cast<const void*>(s.f64(c).data());
+  };
+  run.in.resize(inputs.size());
+  run.out.resize(run.outputs.size());
+  for (std::size_t i = 0, k = 0; i < inputs.size(); ++i) {
+    const Signal& s = inputs[i].dtype() == dtype ? inputs[i] : run.converted[k++];
+    for (std::size_t c = 0; c < s.channels(); ++c) run.in[i].push_back(data(s, c));
+    run.in_ports.push_back(run.in[i].data());
   }
-  return results;
+  for (std::size_t k = 0; k < run.outputs.size(); ++k) {
+    for (std::size_t c = 0; c < run.outputs[k].channels(); ++c)
+      run.out[k].push_back(const_cast<void*>(data(run.outputs[k], c)));
+    run.out_ports.push_back(run.out[k].data());
+  }
+  return run;
 }
 
 void Program::Impl::refuse_if_ahead_of_time() const {

@@ -42,6 +42,18 @@ struct Specialization {
   std::shared_ptr<const CompiledValues> now;
 };
 
+/// Whole signals as the planar pointer arrays a runner takes, in `dtype`: the inputs (copies
+/// converted where of the other type) and new outputs of `scheduled`'s output channel counts,
+/// `frames` long.
+struct PlanarRun {
+  std::vector<Signal> converted, outputs;
+  std::vector<std::vector<const void*>> in;
+  std::vector<std::vector<void*>> out;
+  std::vector<const void* const*> in_ports;
+  std::vector<void* const*> out_ports;
+};
+PlanarRun planar_run(std::span<const Signal> inputs, const ir::Graph& scheduled, DType dtype, std::size_t frames);
+
 struct Program::Impl {
   Impl(driver::GraphSource source, const Options& options);
   Impl(const Impl& other);

@@ -30,6 +30,22 @@ namespace {
 // longest a stream's buffers serve).
 constexpr std::size_t kMaxBlock = std::size_t{1} << 24;
 
+// Every input's channel count, as a Processor's ports take them: declared, or Options::channels.
+std::vector<int> declared_input_channels(const Program& program) {
+  std::vector<int> channels;
+  for (const PortInfo& p : program.inputs()) {
+    if (p.channels == 0)
+      throw_error("the input '" + p.name + "' declares no channel count: give Options::channels for a Processor");
+    channels.push_back(p.channels);
+  }
+  return channels;
+}
+
+void check_block_length(std::size_t block) {
+  if (block > kMaxBlock)
+    throw_error("a Processor's blocks are at most 16777216 frames; got " + std::to_string(block));
+}
+
 // Planar pointer arrays for the executor, one per port, filled per call without allocating.
 template <class P>
 struct PortPointers {
@@ -94,8 +110,6 @@ struct Processor::Impl {
   std::mutex staged_mutex;
   std::string device_error;
   mutable std::mutex error_mutex;
-  PortPointers<const void*> step_in;  // CUDA: the pointers of one step of a call longer than max_block
-  PortPointers<void*> step_out;
   std::vector<int> input_channels, output_channels;
   DType dtype = DType::f32;
   PortPointers<const void*> in_ptrs;
@@ -140,8 +154,6 @@ struct Processor::Impl {
   void size_buffers() {
     in_ptrs.size(input_channels);
     out_ptrs.size(output_channels);
-    step_in.size(input_channels);
-    step_out.size(output_channels);
     in_convert.assign(input_channels.size(), {});
     out_convert.assign(output_channels.size(), {});
     // On the GPU a block may be a whole run's piece (up to 128 MiB of samples), and the
@@ -170,7 +182,7 @@ struct Processor::Impl {
     return run_cuda_blocks(frames);
   }
 
-  // CUDA: staged values first, then the call in steps of at most max_block frames.
+  // CUDA: staged values first, then the call in blocks of at most max_block frames.
   bool run_cuda_blocks(std::size_t frames) noexcept {
     try {
       if (failed()) return false;
@@ -181,17 +193,7 @@ struct Processor::Impl {
       }
       if (values)
         if (auto ok = cuda->update_values(*values); !ok) return fail(ok.error());
-      const std::size_t t = size_of(dtype);
-      for (std::size_t start = 0; start < frames; start += max_block) {
-        const std::size_t count = std::min(max_block, frames - start);
-        for (std::size_t k = 0; k < in_ptrs.channels.size(); ++k)
-          for (std::size_t c = 0; c < in_ptrs.channels[k].size(); ++c)
-            step_in.channels[k][c] = static_cast<const std::byte*>(in_ptrs.channels[k][c]) + start * t;
-        for (std::size_t k = 0; k < out_ptrs.channels.size(); ++k)
-          for (std::size_t c = 0; c < out_ptrs.channels[k].size(); ++c)
-            step_out.channels[k][c] = static_cast<std::byte*>(out_ptrs.channels[k][c]) + start * t;
-        if (auto ok = cuda->process_into(step_in.ports, step_out.ports, count); !ok) return fail(ok.error());
-      }
+      if (auto ok = cuda->process_into(in_ptrs.ports, out_ptrs.ports, frames, max_block); !ok) return fail(ok.error());
       return true;
     } catch (const std::exception& e) {  // an allocation for a new block length
       return fail(e.what());
@@ -321,33 +323,10 @@ std::vector<Signal> Program::run_in_blocks(const std::vector<Signal>& inputs, st
   auto executor = BlockExecutor::create(spec->now->scheduled, spec->now->kernels, block, spec->live.max_delay_lengths,
                                         std::max<std::size_t>(frames, 1));
   if (!executor) throw_error("cannot run in blocks: " + executor.error(), "fxc-api");
-  DType dtype = options().dtype;
-  std::vector<Signal> converted;  // inputs of the other sample type
-  for (const Signal& in : inputs)
-    if (in.dtype() != dtype) converted.push_back(in.converted(dtype));
-  std::vector<Signal> outputs;
-  for (ir::NodeId id : spec->now->scheduled.outputs())
-    outputs.emplace_back(static_cast<std::size_t>(spec->now->scheduled.node(id).type.channels), frames, dtype,
-                         Signal::Uninitialized{});
-  auto data = [&](const Signal& s, std::size_t c) {
-    return dtype == DType::f32 ? static_cast<const void*>(s.f32(c).data()) : static_cast<const void*>(s.f64(c).data());
-  };
-  std::vector<std::vector<const void*>> in(inputs.size());
-  std::vector<std::vector<void*>> out(outputs.size());
-  std::vector<const void* const*> in_ports;
-  std::vector<void* const*> out_ports;
-  for (std::size_t i = 0, k = 0; i < inputs.size(); ++i) {
-    const Signal& s = inputs[i].dtype() == dtype ? inputs[i] : converted[k++];
-    for (std::size_t c = 0; c < s.channels(); ++c) in[i].push_back(data(s, c));
-    in_ports.push_back(in[i].data());
-  }
-  for (std::size_t k = 0; k < outputs.size(); ++k) {
-    for (std::size_t c = 0; c < outputs[k].channels(); ++c) out[k].push_back(const_cast<void*>(data(outputs[k], c)));
-    out_ports.push_back(out[k].data());
-  }
+  PlanarRun run = planar_run(inputs, spec->now->scheduled, options().dtype, frames);
   // The executor splits the whole into blocks of `block` frames itself.
-  executor->process(in_ports, out_ports, frames);
-  return outputs;
+  executor->process(run.in_ports, run.out_ports, frames);
+  return std::move(run.outputs);
 }
 
 namespace {
@@ -373,14 +352,8 @@ void Processor::prepare(std::size_t max_block, std::size_t max_frames) {
   // Everything is made first and kept only once all of it was: a prepare() that throws
   // leaves the Processor as it was (max_block() included), still processing as before.
   const std::size_t block = max_block ? max_block : (o.max_block ? o.max_block : 4096);
-  if (block > kMaxBlock)
-    throw_error("a Processor's blocks are at most 16777216 frames; got " + std::to_string(block));
-  std::vector<int> input_channels, output_channels;
-  for (const PortInfo& p : s.program.inputs()) {
-    if (p.channels == 0)
-      throw_error("the input '" + p.name + "' declares no channel count: give Options::channels for a Processor");
-    input_channels.push_back(p.channels);
-  }
+  check_block_length(block);
+  std::vector<int> input_channels = declared_input_channels(s.program), output_channels;
   auto spec = stream_specialization(s.program.impl(), o.channels, block);
   for (ir::NodeId id : spec->now->scheduled.outputs())
     output_channels.push_back(spec->now->scheduled.node(id).type.channels);
@@ -400,12 +373,7 @@ namespace {
 
 void prepare_cuda(Processor::Impl& s, const Program::Impl& program, std::size_t max_block, std::size_t max_frames) {
   const Options& o = s.program.options();
-  std::vector<int> input_channels, output_channels;
-  for (const PortInfo& p : s.program.inputs()) {
-    if (p.channels == 0)
-      throw_error("the input '" + p.name + "' declares no channel count: give Options::channels for a Processor");
-    input_channels.push_back(p.channels);
-  }
+  std::vector<int> input_channels = declared_input_channels(s.program), output_channels;
   // The whole signal's schedule, as Program::run's: the chunked scan runs within each block.
   auto spec = program.specialization(o.channels);
   std::shared_ptr<const CompiledValues> now = program.current(o.channels);
@@ -415,8 +383,7 @@ void prepare_cuda(Processor::Impl& s, const Program::Impl& program, std::size_t 
   std::size_t piece = std::min(cuda_piece_frames(*now->cuda), kMaxBlock);
   if (max_frames > 0) piece = std::min(piece, max_frames);
   const std::size_t block = max_block ? max_block : o.max_block ? o.max_block : piece;
-  if (block > kMaxBlock)
-    throw_error("a Processor's blocks are at most 16777216 frames; got " + std::to_string(block));
+  check_block_length(block);
   for (ir::NodeId id : now->scheduled.outputs()) output_channels.push_back(now->scheduled.node(id).type.channels);
   CudaStream stream(now->cuda);
   if (auto ok = stream.reserve(block); !ok) throw_error("cannot prepare the Processor: " + ok.error(), "fxc-cuda");

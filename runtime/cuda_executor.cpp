@@ -210,6 +210,9 @@ struct CudaStream::Impl {
   std::uint64_t uses = 0;
   int recorded = 0;
   std::string broken;                               // a setup error, reported by process
+  /// process_into's pointers for one block of a longer call, by input / output and channel.
+  std::vector<std::vector<const void*>> step_in;
+  std::vector<std::vector<void*>> step_out;
 
   Impl(std::shared_ptr<const CudaProgram> p, bool graphs_on, bool planar)
       : program(std::move(p)), device(program->device.get()), g(program->scheduled), use_graphs(graphs_on),
@@ -1209,7 +1212,7 @@ struct CudaStream::Impl {
     const std::vector<Signal> converted = converted_inputs(in, src);
     const auto in_pointers = channel_pointers(src);
     const auto out_pointers = channel_pointers(out);
-    FXC_TRY(process_into(arrays_of(in_pointers), arrays_of(out_pointers), n));
+    FXC_TRY(process_into(arrays_of(in_pointers), arrays_of(out_pointers), n, 0));
     return out;
   }
 
@@ -1222,11 +1225,38 @@ struct CudaStream::Impl {
     return prepare(n);
   }
 
+  // `n` frames between caller channel pointer arrays in the program's sample type, in blocks
+  // of at most `block` frames (0: one block), each through process_block.
+  GpuStatus process_into(std::span<const void* const* const> in, std::span<void* const* const> out, long long n,
+                         long long block) {
+    FXC_TRY(usable_with(in.size(), out.size()));
+    if (block <= 0 || block >= n) return process_block(in, out, n);
+    // The pointer arrays of one block, made on the first call that needs them (the ports'
+    // channel counts never change).
+    const std::vector<ir::NodeId> inputs = g.inputs(), outputs = g.outputs();
+    if (step_in.size() != inputs.size() || step_out.size() != outputs.size()) {
+      step_in.clear();
+      step_out.clear();
+      for (ir::NodeId id : inputs) step_in.emplace_back(channels_of(id));
+      for (ir::NodeId id : outputs) step_out.emplace_back(channels_of(id));
+    }
+    const std::size_t t = size_of(dtype);
+    for (long long start = 0; start < n; start += block) {
+      const auto skip = static_cast<std::size_t>(start) * t;
+      for (std::size_t i = 0; i < step_in.size(); ++i)
+        for (std::size_t c = 0; c < step_in[i].size(); ++c)
+          step_in[i][c] = static_cast<const std::byte*>(in[i][c]) + skip;
+      for (std::size_t o = 0; o < step_out.size(); ++o)
+        for (std::size_t c = 0; c < step_out[o].size(); ++c) step_out[o][c] = static_cast<std::byte*>(out[o][c]) + skip;
+      FXC_TRY(process_block(arrays_of(step_in), arrays_of(step_out), std::min(block, n - start)));
+    }
+    return std::monostate{};
+  }
+
   // The next block between caller channel pointer arrays in the program's sample type, staged
   // through staging set 0 and run as the CUDA graph recorded for its length (recorded on the
   // first block of that length), or launched directly without graphs.
-  GpuStatus process_into(std::span<const void* const* const> in, std::span<void* const* const> out, long long n) {
-    FXC_TRY(usable_with(in.size(), out.size()));
+  GpuStatus process_block(std::span<const void* const* const> in, std::span<void* const* const> out, long long n) {
     if (n == 0) return std::monostate{};
     if (n > capacity) FXC_TRY(grow(n));
     FXC_TRY(grow_staging(n));
@@ -1528,9 +1558,10 @@ Expected<std::monostate, std::string> CudaStream::reserve(std::size_t frames) {
 }
 
 Expected<std::monostate, std::string> CudaStream::process_into(std::span<const void* const* const> inputs,
-                                                              std::span<void* const* const> outputs, std::size_t frames) {
+                                                              std::span<void* const* const> outputs, std::size_t frames,
+                                                              std::size_t block) {
   StreamScope on(impl_->device, impl_->own_stream);
-  return impl_->process_into(inputs, outputs, static_cast<long long>(frames));
+  return impl_->process_into(inputs, outputs, static_cast<long long>(frames), static_cast<long long>(block));
 }
 
 Expected<std::vector<Signal>, std::string> CudaStream::process_whole(std::span<const Signal> inputs,

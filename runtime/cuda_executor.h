@@ -149,10 +149,11 @@ class CudaStream {
   /// seen before, its CUDA graph and tables.
   Expected<std::monostate, std::string> reserve(std::size_t frames);
   /// The same between caller channel pointers in the program's sample type: per graph input
-  /// and output, an array of a pointer per channel, `frames` long (a CUDA graph per length,
-  /// as process).
+  /// and output, an array of a pointer per channel, `frames` long, in blocks of at most
+  /// `block` frames (0: one block), each as process runs one (a CUDA graph per length).
   Expected<std::monostate, std::string> process_into(std::span<const void* const* const> inputs,
-                                                     std::span<void* const* const> outputs, std::size_t frames);
+                                                     std::span<void* const* const> outputs, std::size_t frames,
+                                                     std::size_t block = 0);
   /// A whole signal from the current state in pieces of at most `piece_frames` (execute_cuda).
   Expected<std::vector<Signal>, std::string> process_whole(std::span<const Signal> inputs, std::size_t piece_frames);
   /// The same between caller channel pointers in the program's sample type: per graph input

@@ -70,19 +70,15 @@ Expected<std::vector<std::string>, std::string> stream_files(Processor& processo
     auto length_of = [&](std::size_t k) { return std::min(chunk, files.frames - k * chunk); };
     std::array<std::vector<Signal>, 2> in, out;
     // Set k % 2's buffers for chunk k's length (the first chunk's, and a shorter last one's).
-    auto size_set = [&](std::array<std::vector<Signal>, 2>& sets, std::size_t k, const auto& channels_of) {
+    auto size_set = [&](std::array<std::vector<Signal>, 2>& sets, std::size_t k, const std::vector<std::size_t>& channels) {
       std::vector<Signal>& set = sets[k % 2];
       const std::size_t frames = length_of(k);
       if (!set.empty() && set[0].samples() == frames) return;
       set.clear();
-      for (std::size_t c : channels_of()) set.emplace_back(c, frames, files.dtype, Signal::Uninitialized{});
+      for (std::size_t c : channels) set.emplace_back(c, frames, files.dtype, Signal::Uninitialized{});
     };
-    auto input_channels = [&] {
-      std::vector<std::size_t> channels;
-      for (const auto& reader : readers) channels.push_back(reader->channels());
-      return channels;
-    };
-    auto output_channels = [&] { return files.output_channels; };
+    std::vector<std::size_t> input_channels;
+    for (const auto& reader : readers) input_channels.push_back(reader->channels());
     auto read = [&](std::size_t k) -> Status {
       size_set(in, k, input_channels);
       const std::size_t frames = length_of(k);
@@ -121,7 +117,7 @@ Expected<std::vector<std::string>, std::string> stream_files(Processor& processo
       // In[(k + 1) % 2] held chunk k - 1, run already.
       if (k + 1 < chunks) reading = std::async(std::launch::async, read, k + 1);
       // Out[k % 2] held chunk k - 2, written before chunk k - 1's write began.
-      size_set(out, k, output_channels);
+      size_set(out, k, files.output_channels);
       const std::size_t start = k * chunk;
       stream_blocks(processor, in[k % 2], out[k % 2], files.block, [&](std::size_t done) {
         if (progress) progress(start + done);
