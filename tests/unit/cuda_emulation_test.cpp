@@ -37,6 +37,7 @@
 #include "cuda_loop_graphs.h"
 #include "driver/compile_cpu.h"
 #include "driver/compile_cuda.h"
+#include "driver/compiled_program.h"
 #include "driver/run_batch.h"
 #include "expected_text.h"
 #include "occurrences.h"
@@ -2012,33 +2013,9 @@ void check_pieces(const DeviceFactory& make) {
     // A stream's blocks of the piece length (a Processor on the GPU, fxc run on files) are
     // the same pieces: the same samples, bit for bit, through a CUDA graph per length.
     CudaStream stream(p.program);
-    const DType program_dtype = codegen::cuda_signal_dtype(p.program->scheduled);
-    std::vector<Signal> typed;  // process_into takes the program's sample type
-    for (const Signal& in : inputs) typed.push_back(in.dtype() == program_dtype ? in : in.converted(program_dtype));
-    std::vector<Signal> blocks;
-    for (const Signal& out : *first) blocks.emplace_back(out.channels(), 1001, out.dtype());
-    for (std::size_t start = 0; start < 1001; start += 100) {
-      const std::size_t n = std::min<std::size_t>(100, 1001 - start);
-      auto pointers = [&](auto& signals, auto type) {
-        std::vector<std::vector<decltype(type)>> channels;
-        for (auto& s : signals) {
-          std::vector<decltype(type)> ch;
-          for (std::size_t k = 0; k < s.channels(); ++k)
-            ch.push_back(s.dtype() == DType::f32 ? (decltype(type))(s.f32(k).data() + start)
-                                                 : (decltype(type))(s.f64(k).data() + start));
-          channels.push_back(std::move(ch));
-        }
-        return channels;
-      };
-      auto in = pointers(typed, static_cast<const void*>(nullptr));
-      auto out = pointers(blocks, static_cast<void*>(nullptr));
-      std::vector<const void* const*> in_arrays;
-      std::vector<void* const*> out_arrays;
-      for (auto& ch : in) in_arrays.push_back(ch.data());
-      for (auto& ch : out) out_arrays.push_back(ch.data());
-      REQUIRE(stream.process_into(in_arrays, out_arrays, n));
-    }
-    CHECK(identical(blocks, *first));
+    PlanarRun blocks = planar_run(inputs, p.program->scheduled, codegen::cuda_signal_dtype(p.program->scheduled), 1001);
+    REQUIRE(stream.process_into(blocks.in_ports, blocks.out_ports, 1001, 100));
+    CHECK(identical(blocks.outputs, *first));
     CHECK(stream.graphs_recorded() == 2);  // 100 frames, and the last 1
   }
   // Pieces large enough that staging splits them over the pool's threads, planar and
