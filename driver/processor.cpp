@@ -200,6 +200,27 @@ struct Processor::Impl {
     }
   }
 
+  // The values set() staged, now rather than at the next block (save_state and load_state,
+  // which the audio thread does not run beside). A device error is thrown.
+  void take_staged_values() {
+    if (std::string error = current_error(); !error.empty()) throw_error("the GPU failed: " + error, "fxc-cuda");
+    std::optional<ir::Graph> values;
+    {
+      std::lock_guard lock(staged_mutex);
+      values.swap(staged);
+    }
+    if (values)
+      if (auto ok = cuda->update_values(*values); !ok) {
+        fail(ok.error());
+        throw_error("the GPU failed: " + ok.error(), "fxc-cuda");
+      }
+  }
+
+  std::string current_error() const {
+    std::lock_guard lock(error_mutex);
+    return device_error;
+  }
+
   bool failed() const {
     std::lock_guard lock(error_mutex);
     return !device_error.empty();
@@ -507,18 +528,25 @@ void Processor::set(std::string_view name, std::string_view value_with_unit) {
 std::string Processor::save_state() const {
   Impl& s = impl();
   std::lock_guard lock(s.control);
-  if (s.cuda) throw_error("save_state() keeps a CPU stream's state: not yet on Target::cuda", "fxc-api");
-  if (!s.executor) throw_error("call prepare() before save_state()", "fxc-api");
-  return s.executor->save_state();
+  if (!s.prepared()) throw_error("call prepare() before save_state()", "fxc-api");
+  if (!s.cuda) return s.executor->save_state();
+  s.take_staged_values();
+  auto bytes = s.cuda->save_state();
+  if (!bytes) throw_error("save_state() on the GPU: " + bytes.error(), "fxc-cuda");
+  return std::move(bytes).value();
 }
 
 void Processor::load_state(std::string_view bytes) {
   Impl& s = impl();
   std::lock_guard lock(s.control);
-  if (s.cuda) throw_error("load_state() keeps a CPU stream's state: not yet on Target::cuda", "fxc-api");
-  if (!s.executor) throw_error("call prepare() before load_state()", "fxc-api");
-  if (auto ok = s.executor->load_state(bytes); !ok)
-    throw_error(ok.error(), "fxc-state");
+  if (!s.prepared()) throw_error("call prepare() before load_state()", "fxc-api");
+  if (!s.cuda) {
+    if (auto ok = s.executor->load_state(bytes); !ok) throw_error(ok.error(), "fxc-state");
+    return;
+  }
+  // Checked against the values the next block runs with, as on the CPU.
+  s.take_staged_values();
+  if (auto ok = s.cuda->load_state(bytes); !ok) throw_error(ok.error(), "fxc-state");
 }
 
 }  // namespace fxc

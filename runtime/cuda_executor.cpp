@@ -15,6 +15,8 @@
 #include "ir/hash.h"
 #include "passes/target.h"
 #include "runtime/counters.h"
+#include "runtime/cuda_stream_state.h"
+#include "runtime/stream_state_bytes.h"
 #include "runtime/execution_plan.h"
 #include "runtime/graph_values.h"
 #include "runtime/linear_chain.h"
@@ -126,10 +128,6 @@ std::vector<std::uint8_t> as_bytes(const std::vector<double>& values, DType dtyp
 }
 
 }  // namespace
-
-struct CudaStreamState {
-  std::vector<std::vector<std::vector<std::uint8_t>>> kernels;  // [kernel][state, positions, lines]
-};
 
 namespace {
 
@@ -1593,14 +1591,14 @@ Expected<std::shared_ptr<const CudaStreamState>, std::string> CudaStream::snapsh
   if (!s.broken.empty()) return Unexpected{s.broken};
   FXC_TRY(s.device->synchronize());
   auto state = std::make_shared<CudaStreamState>();
-  for (std::size_t i = 0; i < s.memory.size(); ++i) {
-    std::vector<std::vector<std::uint8_t>> kernel;
-    for (const DeviceBuffer* b : s.state_buffers(i)) {
-      std::vector<std::uint8_t> bytes(b->bytes());
-      if (!bytes.empty()) FXC_TRY(s.device->copy_to_host(bytes.data(), b->get(), bytes.size()));
-      kernel.push_back(std::move(bytes));
+  for (const KernelMemory& m : s.memory) {
+    CudaKernelState& kernel = state->kernels.emplace_back();
+    for (auto [buffer, bytes] : {std::pair{&m.state, &kernel.state}, std::pair{&m.positions, &kernel.positions},
+                                 std::pair{&m.lines, &kernel.lines}}) {
+      if (!buffer->get()) continue;
+      bytes->resize(buffer->bytes());
+      if (!bytes->empty()) FXC_TRY(s.device->copy_to_host(bytes->data(), buffer->get(), bytes->size()));
     }
-    state->kernels.push_back(std::move(kernel));
   }
   FXC_TRY(s.device->synchronize());
   return std::shared_ptr<const CudaStreamState>(std::move(state));
@@ -1613,14 +1611,36 @@ Expected<std::monostate, std::string> CudaStream::restore(const CudaStreamState&
   if (state.kernels.size() != s.memory.size())
     return Unexpected{std::string("the snapshot is of another graph")};
   for (std::size_t i = 0; i < s.memory.size(); ++i) {
-    auto buffers = s.state_buffers(i);
-    for (std::size_t b = 0; b < buffers.size(); ++b) {
-      if (state.kernels[i][b].size() != buffers[b]->bytes())
+    const KernelMemory& m = s.memory[i];
+    const CudaKernelState& kernel = state.kernels[i];
+    for (auto [buffer, bytes] : {std::pair{&m.state, &kernel.state}, std::pair{&m.positions, &kernel.positions},
+                                 std::pair{&m.lines, &kernel.lines}})
+      if (bytes->size() != (buffer->get() ? buffer->bytes() : 0))
         return Unexpected{std::string("the snapshot does not fit this stream (a delay length changed since)")};
-      FXC_TRY(s.device->copy_to_device(buffers[b]->get(), state.kernels[i][b].data(), buffers[b]->bytes()));
-    }
+    for (auto [buffer, bytes] : {std::pair{&m.state, &kernel.state}, std::pair{&m.positions, &kernel.positions},
+                                 std::pair{&m.lines, &kernel.lines}})
+      if (!bytes->empty()) FXC_TRY(s.device->copy_to_device(buffer->get(), bytes->data(), bytes->size()));
   }
   return s.device->synchronize();
+}
+
+Expected<std::string, std::string> CudaStream::save_state() const {
+  auto snap = snapshot();
+  if (!snap) return Unexpected{snap.error()};
+  auto state = host_stream_state(*impl_->program, impl_->g, **snap);
+  if (!state) return Unexpected{state.error()};
+  return save_stream_state(*state, impl_->g);
+}
+
+Expected<std::monostate, std::string> CudaStream::load_state(std::string_view bytes) {
+  Impl& s = *impl_;
+  auto loaded = load_stream_state(bytes, s.g, graph_values(s.g));
+  if (!loaded) return Unexpected{loaded.error()};
+  auto now = snapshot();  // the buffers' sizes
+  if (!now) return Unexpected{now.error()};
+  auto device_state = device_stream_state(*s.program, s.g, *loaded, **now);
+  if (!device_state) return Unexpected{device_state.error()};
+  return restore(*device_state);
 }
 
 Expected<std::monostate, std::string> CudaStream::update_values(const ir::Graph& scheduled) {

@@ -40,7 +40,9 @@ class Program;
 /// which are written into the device's buffers at its start (a delay line whose length
 /// changes is replaced there, whatever prepare() reserved), and a device error cannot be thrown:
 /// that call's outputs and every later call's are zeros, and device_error() says why, until
-/// prepare() makes a new stream. save_state() and load_state() are CPU-only for now.
+/// prepare() makes a new stream. save_state() and load_state() copy the device's state to
+/// and from the host in the CPU's format: a state saved on one target loads on the other where
+/// both schedule the graph to the same shape (docs/streaming.md).
 class Processor {
  public:
   explicit Processor(const Program& program);
@@ -105,8 +107,9 @@ class Processor {
   /// Error for an unknown name.
   double get(std::string_view name) const;
 
-  /// The state as bytes, to continue later in a Processor of the same graph shape
-  /// (`fxc run --save-state` writes the same format). Call with the audio thread idle. The
+  /// The state as bytes, to continue later in a Processor of the same graph shape, on this
+  /// target or the other (`fxc run --save-state` writes the same format). Call with the audio
+  /// thread idle. The
   /// state is the one the next block starts from: a delay whose length set() changed since
   /// the last block restarts its line there, so that the state loads where those values are
   /// set.

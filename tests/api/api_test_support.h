@@ -37,6 +37,16 @@ inline double relative_error(const Signal& a, const Signal& b) {
   return scale > 0 ? worst / scale : worst;
 }
 
+/// Whether every sample of `a` equals `b`'s (a NaN equals nothing: outputs left unwritten as
+/// NaN never pass).
+inline bool same_bits(const Signal& a, const Signal& b) {
+  if (a.channels() != b.channels() || a.samples() != b.samples() || a.dtype() != b.dtype()) return false;
+  for (std::size_t c = 0; c < a.channels(); ++c)
+    for (std::size_t i = 0; i < a.samples(); ++i)
+      if (a.dtype() == DType::f32 ? a.f32(c)[i] != b.f32(c)[i] : a.f64(c)[i] != b.f64(c)[i]) return false;
+  return true;
+}
+
 /// Uniform noise in [-1, 1], seeded.
 inline Signal noise(std::size_t channels, std::size_t samples, DType dtype, unsigned seed = 1) {
   std::mt19937 rng(seed);

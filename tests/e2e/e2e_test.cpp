@@ -473,6 +473,10 @@ TEST_CASE("--save-state and --load-state continue a stream in a later run, bit f
                 "error: cannot load 'bad.state': the stream state was saved from a graph of another shape");
   check_failure(run({"-i", "a.npy", "-o", "x.npy", "--load-state", "missing.state"}), 1,
                 "error: cannot read 'missing.state': No such file or directory");
+  // The reference interpreter keeps no stream (cpu and cuda do: docs/cli.md).
+  check_failure(run({"-i", "a.npy", "-o", "x.npy", "--save-state", "r.state", "--target", "ref"}), 1,
+                "use them with --target cpu or cuda");
+  CHECK_FALSE(fs::exists(dir.path() / "r.state"));
   check_failure(run({"-i", "a.npy", "-o", "x.npy", "--load-state", "s.state", "--target", "ref"}), 1,
                 "use them with --target cpu");
   CHECK_FALSE(fs::exists(dir / "x.npy"));

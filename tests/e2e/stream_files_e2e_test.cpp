@@ -218,3 +218,59 @@ TEST_CASE("CUDA device: --target cuda on files streams them in a whole run's pie
     CHECK(worst <= 2e-6 * scale);
   }
 }
+
+TEST_CASE("CUDA device: --save-state and --load-state on --target cuda continue a stream, on either target") {
+  TempDir dir;
+  write_bytes(dir / "g.fx", kEightChannels);
+  const std::size_t first = 70001, frames = first + 50000;
+  write_noise(dir / "ab.npy", 8, frames, 9);
+  const fxc::Signal ab = load(dir / "ab.npy");
+  fxc::Signal a(8, first), b(8, frames - first);
+  for (std::size_t c = 0; c < 8; ++c)
+    for (std::size_t n = 0; n < frames; ++n) (n < first ? a.f64(c)[n] : b.f64(c)[n - first]) = ab.at(c, n);
+  REQUIRE(fxc::write_signal_file((dir / "a.npy").string(), a, 48000, {}));
+  REQUIRE(fxc::write_signal_file((dir / "b.npy").string(), b, 48000, {}));
+  auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args{"run", "g.fx", "--fs", "48000", "--dtype", "f64"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_fxc(args, dir.path());
+  };
+  CommandResult r = run({"-i", "a.npy", "-o", "a_gpu.npy", "--target", "cuda", "--save-state", "gpu.state"});
+  const char* require = std::getenv("FXC_REQUIRE_CUDA_DEVICE");
+  if (r.exit_code != 0 && r.err.rfind("error: no CUDA driver (libcuda.so.1 not found)", 0) == 0 &&
+      !(require && std::string(require) == "1")) {
+    CHECK_FALSE(fs::exists(dir / "gpu.state"));
+    fxc::test::skip("no CUDA driver (libcuda.so.1 not found)");
+    return;
+  }
+  require_success(r);
+  require_success(run({"-i", "ab.npy", "-o", "whole.npy"}));
+  require_success(run({"-i", "a.npy", "-o", "a_cpu.npy", "--save-state", "cpu.state"}));
+  // The GPU's state goes on on the GPU (in blocks of 1000 too) and on the CPU; the CPU's on the GPU.
+  require_success(run({"-i", "b.npy", "-o", "b_gpu.npy", "--target", "cuda", "--load-state", "gpu.state"}));
+  require_success(run({"-i", "b.npy", "-o", "b_blocks.npy", "--target", "cuda", "--load-state", "gpu.state",
+                       "--block", "1000"}));
+  require_success(run({"-i", "b.npy", "-o", "b_cpu.npy", "--load-state", "gpu.state"}));
+  require_success(run({"-i", "b.npy", "-o", "b_cross.npy", "--target", "cuda", "--load-state", "cpu.state"}));
+  require_success(run({"-i", "b.npy", "-o", "b_cold.npy", "--target", "cuda"}));
+  const fxc::Signal whole = load(dir / "whole.npy");
+  // Within float64 rounding of the whole run on the CPU; NaN fails.
+  auto off = [&](const fxc::Signal& part, std::size_t start) {
+    REQUIRE(part.samples() + start <= frames);
+    double scale = 0;
+    std::size_t far = 0;
+    for (std::size_t c = 0; c < 8; ++c)
+      for (std::size_t n = 0; n < part.samples(); ++n) scale = std::max(scale, std::abs(whole.at(c, start + n)));
+    for (std::size_t c = 0; c < 8; ++c)
+      for (std::size_t n = 0; n < part.samples(); ++n)
+        if (!(std::abs(part.at(c, n) - whole.at(c, start + n)) <= 1e-9 * scale)) ++far;
+    return far;
+  };
+  CHECK(off(load(dir / "a_gpu.npy"), 0) == 0);
+  for (const char* name : {"b_gpu.npy", "b_blocks.npy", "b_cpu.npy", "b_cross.npy"}) {
+    CAPTURE(name);
+    CHECK(off(load(dir / name), first) == 0);
+  }
+  CHECK(off(load(dir / "b_cold.npy"), first) > 0);  // without the state: the check can fail
+}
+

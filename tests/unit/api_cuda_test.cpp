@@ -18,8 +18,8 @@
 
 #include "../api/api_test_support.h"
 #include "cuda_emulator.h"
+#include "cuda_test_device.h"
 #include "runtime/gpu_device.h"
-#include "test_skip.h"
 #include "worse.h"
 
 namespace fxc {
@@ -45,14 +45,8 @@ constexpr const char* kVocal =
 Options options_for(Target target, DType dtype = DType::f32) { return test::options(dtype, target); }
 using test::noise;
 using test::relative_error;
+using test::same_bits;
 
-bool same_bits(const Signal& a, const Signal& b) {
-  if (a.channels() != b.channels() || a.samples() != b.samples() || a.dtype() != b.dtype()) return false;
-  for (std::size_t c = 0; c < a.channels(); ++c)
-    for (std::size_t i = 0; i < a.samples(); ++i)
-      if (a.dtype() == DType::f32 ? a.f32(c)[i] != b.f32(c)[i] : a.f64(c)[i] != b.f64(c)[i]) return false;
-  return true;
-}
 
 // `x` through `p` in calls of `lengths` frames in turn (the last as long as is left), one
 // input and one output, samples of type T (the Processor converts another type than its own).
@@ -121,8 +115,10 @@ void check_public_api() {
     p.reset();
     CHECK(relative_error(stream_through<float>(p, x, {1, 64, 699, 3, 1500}), want) <= 2e-6);
     CHECK(p.device_error().empty());
-    // The state stays on the device: CPU-only calls say so.
-    CHECK_THROWS_AS((void)p.save_state(), Error);
+    // The state comes to the host and back (api_cuda_state_test.cpp checks it at length).
+    const std::string state = p.save_state();
+    CHECK(state.rfind("fxc stream state 1\n", 0) == 0);
+    p.load_state(state);
     CHECK_THROWS_AS(p.load_state(""), Error);
   }
 
@@ -224,24 +220,11 @@ class FailingDevice final : public GpuDevice {
   test::EmulatedDevice inner_;
 };
 
-// use_cuda_device_for_testing for a scope. Programs made earlier in the process are forgotten
-// on the way in and out: a Program made again from the same text copies the first one, whose
-// kernels were loaded on the device of its time.
-struct UseDevice {
-  explicit UseDevice(std::shared_ptr<GpuDevice> device) {
-    clear_kernel_memory_cache();
-    use_cuda_device_for_testing(std::move(device));
-  }
-  ~UseDevice() {
-    use_cuda_device_for_testing(nullptr);
-    clear_kernel_memory_cache();
-  }
-};
 
 }  // namespace
 
 TEST_CASE("CUDA emulation: fxc::Program and fxc::Processor on Target::cuda through the public API") {
-  UseDevice emulated(std::make_shared<test::EmulatedDevice>());
+  test::UseCudaDevice emulated(std::make_shared<test::EmulatedDevice>());
   check_public_api();
   // No GPU for the reference target's Processor either way.
   CHECK_THROWS_AS(Processor(Program::from_source(kEq, options_for(Target::reference))), Error);
@@ -249,7 +232,7 @@ TEST_CASE("CUDA emulation: fxc::Program and fxc::Processor on Target::cuda throu
 
 TEST_CASE("CUDA emulation: a device error in a Processor's call gives zeros and device_error(), not a crash") {
   auto device = std::make_shared<FailingDevice>();
-  UseDevice emulated(device);
+  test::UseCudaDevice emulated(device);
   Program gpu = Program::from_source(kEq, options_for(Target::cuda));
   Processor p(gpu);
   p.prepare(256);
@@ -273,20 +256,9 @@ TEST_CASE("CUDA emulation: a device error in a Processor's call gives zeros and 
   CHECK_THROWS_WITH_AS((void)gpu.run(x), doctest::Contains("illegal memory access"), Error);
 }
 
-
-
 TEST_CASE("CUDA device: fxc::Program and fxc::Processor on Target::cuda through the public API") {
-  // As the other "CUDA device" cases: only the exact no-driver message skips, and not where
-  // FXC_REQUIRE_CUDA_DEVICE=1 says a GPU is there.
-  auto opened = open_cuda_device();
-  if (!opened) {
-    const char* require = std::getenv("FXC_REQUIRE_CUDA_DEVICE");
-    if (require && std::string(require) == "1") FAIL("no CUDA device: " << opened.error());
-    if (opened.error().rfind("no CUDA driver", 0) != 0) FAIL("a CUDA driver is present but no device opens: " << opened.error());
-    test::skip("no CUDA device: " + opened.error());
-    return;
-  }
-  MESSAGE("CUDA device: " << (*opened)->description());
+  // The process's own device: the real one, which open_cuda_device gives without the hook.
+  if (!test::real_cuda_device()) return;
   check_public_api();
 }
 

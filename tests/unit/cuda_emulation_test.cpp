@@ -35,6 +35,7 @@
 #include "codegen/cuda/nvrtc.h"
 #include "cuda_emulator.h"
 #include "cuda_loop_graphs.h"
+#include "cuda_test_device.h"
 #include "driver/compile_cpu.h"
 #include "driver/compile_cuda.h"
 #include "driver/compiled_program.h"
@@ -69,24 +70,10 @@ DeviceFactory emulated(test::EmulatedDevice::Order order = test::EmulatedDevice:
   return [order] { return std::make_shared<test::EmulatedDevice>(order); };
 }
 
-// The GPU. Without one, only the exact no-driver message is a reason to skip (the case calls
-// test::skip and returns, and the runner exits 77: CTest shows cuda_device as "Skipped");
-// any other failure to open a device fails, and FXC_REQUIRE_CUDA_DEVICE=1 (set where a GPU is
-// expected; .ci/run sets it when nvidia-smi lists one) makes the no-driver case fail too.
+// The GPU (test::real_cuda_device: a skip without a driver).
 DeviceFactory real_device() {
-  static const std::string kNoDriver =
-      "no CUDA driver (libcuda.so.1 not found): --target cuda needs an NVIDIA GPU and its driver; use --target cpu";
-  auto opened = open_cuda_device();
-  if (!opened) {
-    const char* require = std::getenv("FXC_REQUIRE_CUDA_DEVICE");
-    if (require && std::string(require) == "1")
-      FAIL("no CUDA device: " << opened.error() << " (FXC_REQUIRE_CUDA_DEVICE=1 requires one)");
-    if (opened.error() != kNoDriver) FAIL("a CUDA driver is present but no device opens: " << opened.error());
-    test::skip("no CUDA device: " + opened.error());
-    return {};
-  }
-  MESSAGE("CUDA device: " << (*opened)->description());
-  std::shared_ptr<GpuDevice> device = *opened;
+  std::shared_ptr<GpuDevice> device = test::real_cuda_device();
+  if (!device) return {};
   return [device] { return device; };
 }
 

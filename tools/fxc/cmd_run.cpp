@@ -126,8 +126,8 @@ int run(const RunOptions& o) {
   if (o.block && o.target == "ref") return user_error("--block runs compiled kernels: use it with --target cpu or cuda");
   auto thresholds = parse_thresholds(o.thresholds);
   if (!thresholds) return user_error(thresholds.error(), "fxc-threshold");
-  if ((!o.load_state.empty() || !o.save_state.empty()) && o.target != "cpu")
-    return user_error("--load-state and --save-state keep a CPU stream's state: use them with --target cpu");
+  if ((!o.load_state.empty() || !o.save_state.empty()) && o.target == "ref")
+    return user_error("--load-state and --save-state keep a compiled stream's state: use them with --target cpu or cuda");
   for (const std::string& set : o.sets)
     if (auto eq = set.find('='); eq == std::string::npos || eq == 0)
       throw UsageError{"--set expects NAME=VALUE, got '" + set + "'"};

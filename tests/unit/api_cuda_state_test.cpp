@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: Apache-2.0
+// A Processor's state saved and loaded on Target::cuda (Processor::save_state, load_state;
+// runtime/cuda_stream_state.h): GPU to GPU bit for bit, and across targets, on the host
+// emulation and, where there is one, on the GPU.
+#include <fxc/fxc.h>
+
+#include <doctest/doctest.h>
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "../api/api_test_support.h"
+#include "cuda_emulator.h"
+#include "cuda_test_device.h"
+
+namespace fxc {
+namespace {
+
+using test::noise;
+using test::relative_error;
+using test::same_bits;
+
+
+// Frames [start, start + count) of `x` through `p` in calls of at most `call` frames, into
+// the same frames of `out` (samples of the Program's type).
+void process_range(Processor& p, const Signal& x, Signal& out, std::size_t start, std::size_t count, std::size_t call) {
+  const bool f32 = x.dtype() == DType::f32;
+  for (std::size_t at = start; at < start + count;) {
+    const std::size_t n = std::min(call, start + count - at);
+    std::vector<const void*> ins;
+    std::vector<void*> outs;
+    for (std::size_t c = 0; c < x.channels(); ++c) {
+      if (f32) {
+        ins.push_back(x.f32(c).data() + at);
+        outs.push_back(out.f32(c).data() + at);
+      } else {
+        ins.push_back(x.f64(c).data() + at);
+        outs.push_back(out.f64(c).data() + at);
+      }
+    }
+    if (f32) p.process(reinterpret_cast<const float* const*>(ins.data()), reinterpret_cast<float* const*>(outs.data()), n);
+    else p.process(reinterpret_cast<const double* const*>(ins.data()), reinterpret_cast<double* const*>(outs.data()), n);
+    at += n;
+  }
+}
+
+// The frames [start, end) of `s`.
+Signal frames_of(const Signal& s, std::size_t start, std::size_t end) {
+  Signal out(s.channels(), end - start, s.dtype());
+  for (std::size_t c = 0; c < s.channels(); ++c)
+    for (std::size_t i = start; i < end; ++i)
+      if (s.dtype() == DType::f32) out.f32(c)[i - start] = s.f32(c)[i];
+      else out.f64(c)[i - start] = s.f64(c)[i];
+  return out;
+}
+
+std::string taps_list(std::size_t taps) {
+  std::string list = "[";
+  for (std::size_t k = 0; k < taps; ++k)
+    list += (k ? ", " : "") + std::to_string(0.5 * std::exp(-0.01 * static_cast<double>(k)) * (k % 2 ? -0.3 : 1.0) /
+                                              static_cast<double>(taps / 8 + 1));
+  return list + "]";
+}
+
+constexpr const char* kVocal =
+    "input x : 2\nclean = x | butter(4, 80 Hz, highpass)\n"
+    "wet = clean | peaking(3 kHz, 1.0, 4 dB) | tanh() | gain(-3 dB)\n"
+    "output 0.7 * wet + 0.3 * (x | delay(5 ms))\n";
+
+struct Case {
+  std::string name, text;
+  DType dtype = DType::f32;
+  /// Whether the CPU schedules the graph to the GPU's shape, so that a state crosses targets.
+  bool crosses = true;
+};
+
+std::vector<Case> cases() {
+  return {
+      // The chunked scan on the GPU (sections, float64 state in a float32 signal), a live value.
+      {"sections", "input x : 2\nfc = 200 Hz in [20 Hz, 2 kHz]\n"
+                   "output y = x | butter(4, fc, highpass) | peaking(1 kHz, 1.0, 3 dB) | gain(-2 dB)\n"},
+      // The vocal example: the scan with a tanh, an elementwise delay (its line in time order on
+      // the GPU, a ring on the CPU), a sum.
+      // In float32 the GPU runs its sections in two precisions, the hot ones first
+      // (state_precision mixed), where the CPU keeps them in float64 in their order: two shapes.
+      {"vocal", kVocal, DType::f32, false},
+      {"vocal f64", kVocal, DType::f64},
+      // One thread per channel: sections and a delay ring in one chain, a short direct FIR.
+      {"ring", "input x : 2\noutput y = x | butter(2, 500 Hz) | delay(2 ms) | fir([0.25, 0.5, 0.25]) | gain(0.5)\n"},
+      // A lone direct FIR (tiled on the GPU).
+      {"fir tiled", "input x : 2\noutput y = x | fir(" + taps_list(40) + ")\n", DType::f64},
+      // By FFT overlap-save on both targets (float64: from 256 taps on the CPU, 64 on the GPU).
+      {"fir fft", "input x : 2\noutput y = x | fir(" + taps_list(300) + ")\n", DType::f64},
+      // Partitioned on the GPU (above 1024 taps in float64).
+      {"fir partitioned", "input x : 1\noutput y = x | fir(" + taps_list(1500) + ")\n", DType::f64},
+      // A lookahead limiter: its rings and their positions.
+      {"limiter", "input x : 2\noutput y = x | gain(12 dB) | limiter(-1 dB, 50 ms, lookahead=1 ms)\n"},
+      // A fused loop (its line in the chain) and an unfused one (a feedback node's line).
+      {"fused loop", "input x : 2\ny = x + 0.5 * (y | delay(3 ms) | lowpass(3 kHz))\noutput y\n"},
+      // 40 channels: interleaved on the GPU, the chunked scan and an elementwise delay.
+      {"interleaved", "input x : 40\noutput y = 0.5 * (x | butter(2, 300 Hz) | gain(0.5)) + 0.5 * (x | delay(1 ms))\n",
+       DType::f64},
+      {"unfused loop", "input x : 2\ny = x + 0.5 * (y | delay(3 ms) | fir([0.5, 0.5]))\noutput y\n"},
+  };
+}
+
+// Each case streamed to `split` frames, saved, loaded into a fresh Processor (GPU or CPU) and
+// streamed on, against one unbroken stream with the same calls.
+void check_state_files() {
+  const std::size_t frames = 3000, call = 512;
+  for (const Case& c : cases()) {
+    CAPTURE(c.name);
+    const Options options_gpu = test::options(c.dtype, Target::cuda);
+    const Options options_cpu = test::options(c.dtype, Target::cpu);
+    const Program gpu = Program::from_source(c.text, options_gpu);
+    const Program cpu = Program::from_source(c.text, options_cpu);
+    const std::size_t channels = c.text.find("x : 40") != std::string::npos ? 40
+                                 : c.text.find("x : 1") != std::string::npos ? 1
+                                                                              : 2;
+    const Signal x = noise(channels, frames, c.dtype, 11);
+    // 100: before a delay line wraps (the CPU's line is shorter than its delay); 1300: after.
+    for (std::size_t split : {std::size_t{100}, std::size_t{1300}}) {
+      CAPTURE(split);
+      auto unbroken = [&](const Program& program) {
+        Processor p(program);
+        p.prepare(call);
+        Signal out(channels, frames, c.dtype);
+        process_range(p, x, out, 0, split, call);
+        process_range(p, x, out, split, frames - split, call);
+        return out;
+      };
+      auto saved_after_split = [&](const Program& program, Signal& out) {
+        Processor p(program);
+        p.prepare(call);
+        process_range(p, x, out, 0, split, call);
+        return p.save_state();
+      };
+      auto go_on = [&](const Program& program, const std::string& state, Signal& out) {
+        Processor p(program);
+        p.prepare(call);
+        p.load_state(state);
+        process_range(p, x, out, split, frames - split, call);
+      };
+      const Signal want_gpu = unbroken(gpu), want_cpu = unbroken(cpu);
+      Signal got(channels, frames, c.dtype);
+      const std::string from_gpu = saved_after_split(gpu, got);
+      go_on(gpu, from_gpu, got);
+      CHECK(same_bits(got, want_gpu));
+      // Without the state the rest differs: the check above can fail.
+      Processor fresh(gpu);
+      fresh.prepare(call);
+      Signal cold(channels, frames, c.dtype);
+      process_range(fresh, x, cold, split, frames - split, call);
+      CHECK(relative_error(frames_of(cold, split, frames), frames_of(want_gpu, split, frames)) > 1e-6);
+      // A GPU's state is a CPU stream's bytes: `fxc run --save-state` files load on either.
+      const double tolerance = c.dtype == DType::f32 ? 2e-6 : 1e-12;
+      Signal cpu_after_gpu = want_cpu, gpu_after_cpu = want_gpu;
+      Signal cpu_part(channels, frames, c.dtype);
+      const std::string from_cpu = saved_after_split(cpu, cpu_part);
+      if (c.crosses) {
+        go_on(cpu, from_gpu, cpu_after_gpu);
+        go_on(gpu, from_cpu, gpu_after_cpu);
+        CHECK(relative_error(frames_of(cpu_after_gpu, split, frames), frames_of(want_cpu, split, frames)) <= tolerance);
+        CHECK(relative_error(frames_of(gpu_after_cpu, split, frames), frames_of(want_gpu, split, frames)) <= tolerance);
+      } else {
+        Processor p(cpu);
+        p.prepare(call);
+        CHECK_THROWS_WITH_AS(p.load_state(from_gpu), doctest::Contains("another shape"), Error);
+      }
+    }
+  }
+
+  // Bad bytes are refused, and the stream goes on from the state it had.
+  const Program gpu = Program::from_source(cases()[0].text, test::options(DType::f32, Target::cuda));
+  const Program vocal = Program::from_source(kVocal, test::options(DType::f32, Target::cuda));
+  const Signal x = noise(2, frames, DType::f32, 5);
+  Processor p(gpu), q(gpu), other(vocal);
+  p.prepare(call);
+  q.prepare(call);
+  other.prepare(call);
+  Signal a(2, frames, DType::f32), b(2, frames, DType::f32);
+  process_range(p, x, a, 0, 1000, call);
+  process_range(q, x, b, 0, 1000, call);
+  std::string state = p.save_state();
+  CHECK_THROWS_WITH_AS(p.load_state("not a state"), doctest::Contains("not an fxc stream state"), Error);
+  std::string damaged = state;
+  damaged.back() = static_cast<char>(damaged.back() ^ 1);
+  CHECK_THROWS_WITH_AS(p.load_state(damaged), doctest::Contains("damaged"), Error);
+  CHECK_THROWS_WITH_AS(p.load_state(state.substr(0, state.size() - 9)), doctest::Contains("damaged"), Error);
+  CHECK_THROWS_WITH_AS(other.load_state(state), doctest::Contains("another shape"), Error);
+  process_range(p, x, a, 1000, frames - 1000, call);
+  process_range(q, x, b, 1000, frames - 1000, call);
+  CHECK(same_bits(a, b));
+  // A value set() staged is taken first: the state is the one the next block starts from.
+  p.set("fc", 900.0);
+  q.set("fc", 900.0);
+  state = p.save_state();
+  q.load_state(state);
+  Signal c1(2, frames, DType::f32), c2(2, frames, DType::f32);
+  process_range(p, x, c1, 0, frames, call);
+  process_range(q, x, c2, 0, frames, call);
+  CHECK(same_bits(c1, c2));
+  // Before prepare(): an error, not a crash.
+  Processor unprepared(gpu);
+  CHECK_THROWS_WITH_AS((void)unprepared.save_state(), doctest::Contains("prepare()"), Error);
+  CHECK_THROWS_WITH_AS(unprepared.load_state(state), doctest::Contains("prepare()"), Error);
+}
+
+
+}  // namespace
+
+TEST_CASE("CUDA emulation: a Processor's state saved and loaded on Target::cuda, and across targets") {
+  test::UseCudaDevice emulated(std::make_shared<test::EmulatedDevice>());
+  check_state_files();
+}
+
+TEST_CASE("CUDA device: a Processor's state saved and loaded on Target::cuda, and across targets") {
+  if (!test::real_cuda_device()) return;
+  check_state_files();
+}
+
+}  // namespace fxc
