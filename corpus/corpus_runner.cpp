@@ -15,6 +15,9 @@
 
 #include "corpus/pending_outputs.h"
 #include "corpus/sample_scan.h"
+#include "corpus/stream_blocks.h"
+#include "corpus/stream_files.h"
+#include "formats/signal_stream.h"
 #include "formats/signal_file.h"
 #include "support/file_io.h"
 #include "support/trace.h"
@@ -90,6 +93,21 @@ CorpusRunner::CorpusRunner(std::string graph, bool is_source, RunnerOptions opti
 
 const std::vector<std::string>& CorpusRunner::output_names() const { return output_names_; }
 
+Program CorpusRunner::compile(const Options& o, double fs_hz, int channels) const {
+  // The first file of a shape compiles its kernels while the other files of that shape wait,
+  // so that every shape compiles once (later files of it are copies from the process's
+  // Program cache); files of other shapes go on meanwhile.
+  std::shared_ptr<std::mutex> shape_lock;
+  {
+    std::lock_guard lock(shapes_->mutex);
+    auto& slot = shapes_->compiling[{fs_hz, channels}];
+    if (!slot) slot = std::make_shared<std::mutex>();
+    shape_lock = slot;
+  }
+  std::lock_guard compiling(*shape_lock);
+  return Program::from_source(source_, o, name_);
+}
+
 FileResult CorpusRunner::process(const InputFile& input, const std::vector<std::string>& outputs) const {
   auto started = std::chrono::steady_clock::now();
   FileResult r;
@@ -117,43 +135,80 @@ FileResult CorpusRunner::process(const InputFile& input, const std::vector<std::
 
   try {
     const Options& base = options_.options;
+    const std::size_t block = options_.block;
+    // With a block length, a file whose format allows is read a chunk at a time during the
+    // run (fxc run --block): it stands here as its channels without samples.
+    std::vector<std::unique_ptr<SignalReader>> readers;
+    if (block > 0) {
+      auto reader = open_signal_reader(input.path);
+      if (!reader) return fail(reader.error());
+      if (*reader) readers.push_back(std::move(reader).value());
+    }
     std::optional<TraceSpan> reading(std::in_place, "read " + input.path, "io");
-    auto file = read_signal_file(input.path, base.dtype);
+    auto file = !readers.empty() ? Expected<SignalFile, std::string>(SignalFile{
+                                       Signal(readers[0]->channels(), 0, base.dtype), readers[0]->sample_rate_hz(),
+                                       readers[0]->subtype()})
+                                 : read_signal_file(input.path, base.dtype);
     reading.reset();
     if (!file) return fail(file.error());
     Signal& signal = file->signal;
     signal.set_source(input.path);  // messages about it name the file
-    r.frames = signal.samples();
+    r.frames = readers.empty() ? signal.samples() : readers[0]->frames();
     r.channels = static_cast<int>(signal.channels());
     double fs_hz = base.sample_rate_hz > 0 ? base.sample_rate_hz : file->sample_rate_hz.value_or(0);
     if (!(fs_hz > 0)) return fail("'" + input.path + "' carries no sample rate (a .npy file): give it with --fs (fs= in Python)");
     r.sample_rate_hz = fs_hz;
+    // (A streamed file's samples are scanned as they are read.)
     if (std::string w = non_finite_warning(signal, input.path); !w.empty()) r.warnings += "warning: " + w + " [fxc-input]\n";
 
-    // The options `fxc run -i FILE` compiles with (tools/fxc/cmd_run.cpp), so that the
-    // outputs are the same bytes.
+    // The options `fxc run -i FILE` (with --block N) compiles with (tools/fxc/cmd_run.cpp), so
+    // that the outputs are the same bytes.
+    const auto frames = static_cast<std::size_t>(r.frames);
     Options o = base;
     o.sample_rate_hz = fs_hz;
     if (declared_channels_ == 0 && o.channels == 0) o.channels = r.channels;
-    o.signal_length = r.frames;
-    o.max_block = std::clamp<std::size_t>(std::min<std::size_t>(std::size_t{1} << 16, r.frames), 1, std::size_t{1} << 20);
-    o.compile_kernels = true;
+    // A stream's blocks: at most 2^20 frames a call (2^24 on the GPU), split by the Processor.
+    const std::size_t prepared = std::clamp<std::size_t>(
+        std::min(block, frames), 1, base.target == Target::cuda ? std::size_t{1} << 24 : std::size_t{1} << 20);
+    if (block > 0) {
+      o.signal_length = prepared;
+      o.max_block = prepared;
+      o.compile_kernels = false;  // the Processor compiles for its blocks
+    } else {
+      o.signal_length = frames;
+      o.max_block = std::clamp<std::size_t>(std::min<std::size_t>(std::size_t{1} << 16, frames), 1, std::size_t{1} << 20);
+      o.compile_kernels = true;
+    }
+
+    // Each output's encoding: --subtype, else the input's where the container holds it.
+    std::vector<WriteOptions> writes;
+    for (const std::string& path : outputs) {
+      WriteOptions write{options_.subtype};
+      std::string ext = lower_extension(path);
+      if (!write.subtype && file->subtype && ext != ".npy" && audio_subtype_available(ext, *file->subtype))
+        write.subtype = file->subtype;
+      writes.push_back(write);
+    }
+    // The outputs' directories and formats, just before they are first written.
+    auto ready_outputs = [&]() -> std::optional<std::string> {
+      for (std::size_t k = 0; k < outputs.size(); ++k) {
+        const std::string& path = outputs[k];
+        if (options_.create_directories) {
+          std::filesystem::path dir = std::filesystem::path(path).parent_path();
+          std::error_code error;
+          if (!dir.empty()) std::filesystem::create_directories(dir, error);
+          if (error) return "cannot write '" + path + "': cannot make its directory: " + error.message();
+        }
+        if (auto ok = check_output_format(path, writes[k]); !ok) return ok.error();
+      }
+      return std::nullopt;
+    };
 
     std::vector<Signal> results;
+    PendingOutputs pending;
+    bool written = false;  // streamed: the outputs are written, pending
     try {
-      // The first file of a shape compiles its kernels while the other files of that shape
-      // wait, so that every shape compiles once (later files of it are copies from the
-      // process's Program cache); files of other shapes go on meanwhile.
-      std::shared_ptr<std::mutex> shape_lock;
-      {
-        std::lock_guard lock(shapes_->mutex);
-        auto& slot = shapes_->compiling[{fs_hz, r.channels}];
-        if (!slot) slot = std::make_shared<std::mutex>();
-        shape_lock = slot;
-      }
-      std::unique_lock compiling(*shape_lock);
-      Program program = Program::from_source(source_, o, name_);
-      compiling.unlock();
+      Program program = compile(o, fs_hz, r.channels);
       // An output its format cannot hold is found before the run, not after it.
       const std::vector<PortInfo> ports = program.outputs();
       for (std::size_t k = 0; k < outputs.size() && k < ports.size(); ++k)
@@ -165,9 +220,32 @@ FileResult CorpusRunner::process(const InputFile& input, const std::vector<std::
       // copy of it (the vector's initializer list) was a sixth of a corpus file's time.
       std::vector<Signal> inputs;
       inputs.push_back(std::move(signal));
-      // Given up: the output computes over the input's memory where it has the input's
-      // channel count, rather than into fresh pages (which the system zeroes first).
-      results = program.run(std::move(inputs));
+      if (block == 0) {
+        // Given up: the output computes over the input's memory where it has the input's
+        // channel count, rather than into fresh pages (which the system zeroes first).
+        results = program.run(std::move(inputs));
+      } else {
+        Processor processor(program);
+        processor.prepare(prepared, std::max<std::size_t>(frames, 1));
+        processor.check_inputs(inputs);  // the blocks are read through pointers nothing else checks
+        if (!readers.empty()) {
+          if (auto error = ready_outputs()) return fail(*error);
+          const std::vector<std::string> names{input.path};
+          StreamedFiles files{&readers, &names, &outputs, {}, frames, processor.max_block(), base.dtype, fs_hz, writes};
+          for (const PortInfo& port : ports) files.output_channels.push_back(static_cast<std::size_t>(port.channels));
+          auto streamed = stream_files(processor, files, pending, {});
+          if (!streamed) return fail(streamed.error());
+          for (const std::string& w : streamed->warnings) r.warnings += "warning: " + w + " [fxc-input]\n";
+          r.peak = streamed->peak;
+          written = true;
+        } else {
+          for (const PortInfo& port : ports)
+            results.emplace_back(static_cast<std::size_t>(port.channels), frames, base.dtype, Signal::Uninitialized{});
+          stream_blocks(processor, inputs, results, processor.max_block());
+        }
+        if (std::string failed = processor.device_error(); !failed.empty())
+          return fail("'" + input.path + "': the GPU failed during the run: " + failed);
+      }
       if (std::string w = program.warnings(); !w.empty()) {
         std::lock_guard lock(shapes_->mutex);
         if (shapes_->warned.insert(w).second) r.warnings += w;
@@ -180,24 +258,14 @@ FileResult CorpusRunner::process(const InputFile& input, const std::vector<std::
       return fail("'" + input.path + "' (" + std::to_string(static_cast<long long>(fs_hz)) + " Hz, " +
                   std::to_string(r.channels) + " channel(s)): " + what);
     }
-    TraceSpan writing("write outputs", "io", {{"file", input.path}});
-    PendingOutputs pending;
-    for (std::size_t k = 0; k < outputs.size(); ++k) {
-      const std::string& path = outputs[k];
-      WriteOptions write{options_.subtype};
-      std::string ext = lower_extension(path);
-      if (!write.subtype && file->subtype && ext != ".npy" && audio_subtype_available(ext, *file->subtype))
-        write.subtype = file->subtype;
-      if (options_.create_directories) {
-        std::filesystem::path dir = std::filesystem::path(path).parent_path();
-        std::error_code error;
-        if (!dir.empty()) std::filesystem::create_directories(dir, error);
-        if (error) return fail("cannot write '" + path + "': cannot make its directory: " + error.message());
+    if (!written) {
+      TraceSpan writing("write outputs", "io", {{"file", input.path}});
+      if (auto error = ready_outputs()) return fail(*error);
+      for (std::size_t k = 0; k < outputs.size(); ++k) {
+        Signal out = results[k].dtype() == base.dtype ? std::move(results[k]) : results[k].converted(base.dtype);
+        r.peak = larger_peak(r.peak, peak_magnitude(out));
+        if (auto ok = pending.write(outputs[k], out, fs_hz, writes[k]); !ok) return fail(ok.error());
       }
-      if (auto ok = check_output_format(path, write); !ok) return fail(ok.error());
-      Signal out = results[k].dtype() == base.dtype ? std::move(results[k]) : results[k].converted(base.dtype);
-      r.peak = larger_peak(r.peak, peak_magnitude(out));
-      if (auto ok = pending.write(path, out, fs_hz, write); !ok) return fail(ok.error());
     }
     if (auto ok = pending.commit(); !ok) return fail(ok.error());
     return finish(FileResult::Status::written);

@@ -46,6 +46,10 @@ struct RunnerOptions {
   /// output's container can hold it, else the container's default.
   std::optional<std::string> subtype;
   bool skip_existing = false;       ///< a file whose outputs all exist is skipped, not run
+  /// > 0: each file runs through an fxc::Processor in blocks of this many frames, read and
+  /// written a chunk at a time where its format allows (`fxc run --block`), so that a job's
+  /// memory does not grow with its file.
+  std::size_t block = 0;
   bool create_directories = true;   ///< make the outputs' directories
 };
 
@@ -69,6 +73,9 @@ class CorpusRunner {
 
  private:
   struct Shapes;  // the (rate, channels) shapes compiled so far
+  // The Program for a file of `fs_hz` and `channels` compiled with `o`, the first file of a
+  // shape compiling while the others of it wait.
+  Program compile(const Options& o, double fs_hz, int channels) const;
   std::string source_, name_;
   RunnerOptions options_;
   int declared_channels_ = 0;  // the graph input's declared count, 0 for none

@@ -259,6 +259,7 @@ class AudioReader final : public SignalReader {
     channels_ = static_cast<std::size_t>(file_.info.channels);
     frames_ = file_.promised;
     sample_rate_hz_ = static_cast<double>(file_.info.samplerate);
+    subtype_ = subtype_name(file_.info.format);
   }
 
   Expected<std::monostate, std::string> read(Signal& into, std::size_t frames) override {

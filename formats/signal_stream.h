@@ -26,6 +26,8 @@ class SignalReader {
   std::size_t frames() const { return frames_; }
   /// Audio files store one; .npy files none.
   std::optional<double> sample_rate_hz() const { return sample_rate_hz_; }
+  /// An audio file's encoding, as a whole read's SignalFile::subtype names it; .npy files none.
+  const std::optional<std::string>& subtype() const { return subtype_; }
 
   /// Reads the next `frames` frames into samples [0, frames) of each of `into`'s channels
   /// (channels() of them), converted to `into`'s dtype as a whole read converts them. Errors read "cannot read 'PATH': REASON": fewer frames than the header
@@ -36,6 +38,7 @@ class SignalReader {
   std::size_t channels_ = 0;
   std::size_t frames_ = 0;
   std::optional<double> sample_rate_hz_;
+  std::optional<std::string> subtype_;
 };
 
 /// Opens `path` to be read a block at a time. nullptr, not an error, where only a whole read

@@ -94,6 +94,13 @@ inline long stats_counter(const std::string& err, const std::string& name) {
   return std::strtol(err.c_str() + at + name.size() + 2, nullptr, 10);
 }
 
+/// The process's peak resident memory that --stats printed ("peak RSS ... KiB").
+inline long peak_rss_kib(const std::string& err) {
+  const std::size_t at = err.find("peak RSS");
+  REQUIRE(at != std::string::npos);
+  return std::strtol(err.c_str() + at + 8, nullptr, 10);
+}
+
 /// A signal file fxc wrote, in float64 (the test fails if it cannot be read).
 // Seeded noise in [-0.5, 0.5), written as float64 .npy at 48 kHz.
 inline void write_noise(const fs::path& path, std::size_t channels, std::size_t samples, unsigned seed) {

@@ -33,12 +33,6 @@ CommandResult run_fxc_from(const std::vector<std::string>& args, const fs::path&
   return fxc::test::run_command(argv, cwd, {}, stdin_path);
 }
 
-long peak_rss_kib(const std::string& err) {
-  const std::size_t at = err.find("peak RSS");
-  REQUIRE(at != std::string::npos);
-  return std::strtol(err.c_str() + at + 8, nullptr, 10);
-}
-
 }  // namespace
 
 TEST_CASE("--block on files writes the whole-signal stream's bytes, in every format, over several chunks") {

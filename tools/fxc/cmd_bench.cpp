@@ -22,7 +22,7 @@
 #include "runtime/gpu_device.h"
 #include "support/float_format.h"
 #include "tools/fxc/commands.h"
-#include "tools/fxc/stream_blocks.h"
+#include "corpus/stream_blocks.h"
 
 namespace fxc::cli {
 namespace {
@@ -142,7 +142,7 @@ int bench_stream(const BenchOptions& o, const Options& options) {
   for (int r = 0; r < o.repeat + 1; ++r) {  // the first pass warms up
     processor.reset();
     auto start = Clock::now();
-    stream_blocks(processor, inputs, outputs, block);
+    corpus::stream_blocks(processor, inputs, outputs, block);
     if (r > 0) per_block_us.push_back(ms_since(start) * 1e3 / static_cast<double>(blocks));
   }
   // A host's deadline is per call, and some calls do more than others (a partitioned FIR's
@@ -152,7 +152,7 @@ int bench_stream(const BenchOptions& o, const Options& options) {
   call_us.reserve(blocks);
   processor.reset();
   auto call_start = Clock::now();
-  stream_blocks(
+  corpus::stream_blocks(
       processor, inputs, outputs, block,
       [&](std::size_t) { call_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - call_start).count()); },
       [&] { call_start = Clock::now(); });

@@ -29,8 +29,8 @@
 #include "tools/fxc/commands.h"
 #include "tools/fxc/progress_bar.h"
 #include "tools/fxc/run_options.h"
-#include "tools/fxc/stream_blocks.h"
-#include "tools/fxc/stream_files.h"
+#include "corpus/stream_blocks.h"
+#include "corpus/stream_files.h"
 
 namespace fxc::cli {
 Expected<std::monostate, std::string> write_trace(const std::string& path) {
@@ -209,8 +209,8 @@ int run(const RunOptions& o) {
   // pieces a whole run takes. Standard input and output, pipes and devices, a length only the
   // whole file tells, and batches are run whole.
   std::vector<std::unique_ptr<SignalReader>> readers;
-  if ((stream || cuda) && items == 1 && outputs_streamable(o.outputs)) {
-    auto opened = open_streamed_inputs(o.inputs);
+  if ((stream || cuda) && items == 1 && corpus::outputs_streamable(o.outputs)) {
+    auto opened = corpus::open_streamed_inputs(o.inputs);
     if (!opened) return user_error(opened.error());
     readers = std::move(opened).value();
     // A whole run compiles for each undeclared input's own channel count; a stream binds one.
@@ -369,18 +369,20 @@ int run(const RunOptions& o) {
       }
       ProgressBar progress(total, "samples", progress_mode(o));
       if (!readers.empty()) {
-        StreamedFiles files{&readers, &o.inputs, &o.outputs, {}, total, block, dtype, fs_hz, write_options};
+        corpus::StreamedFiles files{&readers, &o.inputs, &o.outputs, {}, total, block, dtype, fs_hz,
+                                    std::vector<WriteOptions>(o.outputs.size(), write_options)};
         for (const PortInfo& port : program.outputs()) {
           files.output_channels.push_back(static_cast<std::size_t>(port.channels));
           streamed_bytes += static_cast<std::uint64_t>(port.channels) * total * size_of(dtype);
         }
-        auto warnings = stream_files(*processor, files, pending, [&](std::size_t done) { progress.update(done); });
-        if (!warnings) return user_error(warnings.error());
-        for (const std::string& warning : *warnings) diags.warning({}, warning, "fxc-input");
+        auto streamed =
+            corpus::stream_files(*processor, files, pending, [&](std::size_t done) { progress.update(done); });
+        if (!streamed) return user_error(streamed.error());
+        for (const std::string& warning : streamed->warnings) diags.warning({}, warning, "fxc-input");
       } else {
         for (const PortInfo& port : program.outputs())
           results.emplace_back(static_cast<std::size_t>(port.channels), total, dtype, Signal::Uninitialized{});
-        stream_blocks(*processor, signals, results, block, [&](std::size_t done) { progress.update(done); });
+        corpus::stream_blocks(*processor, signals, results, block, [&](std::size_t done) { progress.update(done); });
       }
       // A GPU that failed during the stream left zeros: the run fails, and no output is written.
       if (std::string failed = processor->device_error(); !failed.empty())

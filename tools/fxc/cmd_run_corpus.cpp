@@ -71,7 +71,8 @@ int run_corpus(const RunOptions& o) {
                      std::to_string(o.outputs.size())};
   if (std::find(o.inputs.begin(), o.inputs.end(), "-") != o.inputs.end())
     throw UsageError{"standard input ('-i -') is one signal: it cannot be part of a corpus run"};
-  if (o.block) throw UsageError{"--block streams one file: it cannot be used with a corpus run"};
+  if (o.block && *o.block < 1) return user_error("--block must be at least 1, got " + std::to_string(*o.block));
+  if (o.block && o.target == "ref") return user_error("--block runs compiled kernels: use it with --target cpu or cuda");
   if (o.batch) throw UsageError{"--batch runs -i/-o groups as one batch: a corpus run takes its files one by one"};
   if (o.trace == "-") throw UsageError{"--trace takes a file name; '-' (standard input or output) is for -i and -o"};
   if (!o.load_state.empty() || !o.save_state.empty())
@@ -107,6 +108,8 @@ int run_corpus(const RunOptions& o) {
   options.log = &std::cerr;
   runner_options.subtype = o.subtype;
   runner_options.skip_existing = o.skip_existing;
+  // Each file streamed in blocks, as `fxc run -i FILE --block N` streams one.
+  runner_options.block = o.block ? static_cast<std::size_t>(*o.block) : 0;
 
   // Said once, not as every file's failure to make its directory.
   if (std::error_code error; !o.out_dir.empty() && std::filesystem::exists(o.out_dir, error) &&

@@ -11,7 +11,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace fxc::cli {
+namespace fxc::corpus {
 
 namespace detail {
 template <class T>
@@ -61,4 +61,4 @@ inline void stream_blocks(Processor& processor, const std::vector<Signal>& input
     detail::stream_blocks<double>(processor, inputs, outputs, block, after_block, before_block);
 }
 
-}  // namespace fxc::cli
+}  // namespace fxc::corpus

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "tools/fxc/stream_files.h"
+#include "corpus/stream_files.h"
 
 #include <algorithm>
 #include <array>
@@ -9,9 +9,9 @@
 #include "corpus/corpus_runner.h"
 #include "corpus/sample_scan.h"
 #include "support/file_io.h"
-#include "tools/fxc/stream_blocks.h"
+#include "corpus/stream_blocks.h"
 
-namespace fxc::cli {
+namespace fxc::corpus {
 
 bool outputs_streamable(const std::vector<std::string>& outputs) {
   namespace fs = std::filesystem;
@@ -51,13 +51,14 @@ std::size_t chunk_frames(const StreamedFiles& files) {
 
 }  // namespace
 
-Expected<std::vector<std::string>, std::string> stream_files(Processor& processor, const StreamedFiles& files,
-                                                             corpus::PendingOutputs& pending,
+Expected<StreamedRun, std::string> stream_files(Processor& processor, const StreamedFiles& files,
+                                                             PendingOutputs& pending,
                                                              const std::function<void(std::size_t)>& progress) {
   const std::vector<std::string>& outputs = *files.outputs;
   std::vector<std::unique_ptr<SignalReader>>& readers = *files.readers;
   std::vector<std::unique_ptr<SignalWriter>> writers(outputs.size());
-  std::vector<corpus::NonFiniteSamples> non_finite(readers.size());
+  std::vector<NonFiniteSamples> non_finite(readers.size());
+  double peak = 0;  // of the chunks written (one write task at a time)
 
   // Every chunk: read each input, run the blocks, append each output. The three overlap: the
   // next chunk is read and the last one written, each on a thread of its own, while this one
@@ -85,8 +86,8 @@ Expected<std::vector<std::string>, std::string> stream_files(Processor& processo
       for (std::size_t i = 0; i < readers.size(); ++i) {
         Signal& into = in[k % 2][i];
         if (auto ok = readers[i]->read(into, frames); !ok) return Unexpected{ok.error()};
-        const corpus::NonFiniteSamples found = corpus::non_finite_samples(into);
-        corpus::NonFiniteSamples& seen = non_finite[i];
+        const NonFiniteSamples found = non_finite_samples(into);
+        NonFiniteSamples& seen = non_finite[i];
         if (seen.nans + seen.infinities == 0 && found.nans + found.infinities > 0) {
           seen.first_sample = k * chunk + found.first_sample;
           seen.first_channel = found.first_channel;
@@ -97,9 +98,11 @@ Expected<std::vector<std::string>, std::string> stream_files(Processor& processo
       return std::monostate{};
     };
     auto write = [&](std::size_t k) -> Status {
-      for (std::size_t o = 0; o < outputs.size(); ++o)
+      for (std::size_t o = 0; o < outputs.size(); ++o) {
+        peak = larger_peak(peak, peak_magnitude(out[k % 2][o]));
         if (auto ok = writers[o]->write(out[k % 2][o], 0, length_of(k)); !ok)
           return Unexpected{"cannot write '" + outputs[o] + "': " + ok.error()};
+      }
       return std::monostate{};
     };
     // Every task is waited for before this returns (a future of std::async waits as it goes).
@@ -144,7 +147,7 @@ Expected<std::vector<std::string>, std::string> stream_files(Processor& processo
     }
     auto written = pending.write_to(outputs[k], [&](int fd) -> Expected<std::monostate, std::string> {
       auto writer = open_signal_writer(fd, lower_extension(outputs[k]), files.output_channels[k], files.frames,
-                                       files.dtype, files.sample_rate_hz, files.write_options);
+                                       files.dtype, files.sample_rate_hz, files.write_options.at(k));
       if (!writer) return Unexpected{writer.error()};
       writers[k] = std::move(writer).value();
       if (auto ok = open_from(k + 1); !ok) return ok;
@@ -156,11 +159,12 @@ Expected<std::vector<std::string>, std::string> stream_files(Processor& processo
   };
   if (auto written = open_from(0); !written) return Unexpected{failure.value_or(written.error())};
 
-  std::vector<std::string> warnings;
+  StreamedRun result;
+  result.peak = peak;
   for (std::size_t i = 0; i < readers.size(); ++i)
-    if (std::string w = corpus::non_finite_warning(non_finite[i], (*files.inputs)[i]); !w.empty())
-      warnings.push_back(std::move(w));
-  return warnings;
+    if (std::string w = non_finite_warning(non_finite[i], (*files.inputs)[i]); !w.empty())
+      result.warnings.push_back(std::move(w));
+  return result;
 }
 
-}  // namespace fxc::cli
+}  // namespace fxc::corpus

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// `fxc run --block`, the state files and `--target cuda` on files: inputs read and outputs
-// written a chunk at a time around the Processor's blocks, so that memory does not grow with
-// the file; the next chunk read and the last written while one runs.
+// `fxc run --block` (one file, or each file of a corpus), the state files and `--target cuda`
+// on files: inputs read and outputs written a chunk at a time around the Processor's blocks,
+// so that memory does not grow with the file; the next chunk read and the last written while
+// one runs.
 #pragma once
 
 #include <fxc/fxc.h>
@@ -17,7 +18,7 @@
 #include "corpus/pending_outputs.h"
 #include "formats/signal_stream.h"
 
-namespace fxc::cli {
+namespace fxc::corpus {
 
 /// Whether every output can be written a block at a time: a file or a new name, not standard
 /// output, a device or a pipe (which are written whole, as they always were).
@@ -37,17 +38,22 @@ struct StreamedFiles {
   std::size_t block = 0;   ///< frames per Processor call
   DType dtype = DType::f32;
   std::optional<double> sample_rate_hz;
-  WriteOptions write_options;
+  std::vector<WriteOptions> write_options;  ///< per output port
+};
+
+struct StreamedRun {
+  std::vector<std::string> warnings;  ///< one per input that holds NaN or infinite samples
+  double peak = 0;                    ///< the largest |sample| written, over all outputs
 };
 
 /// Runs `processor` over the inputs' frames in calls of `files.block` frames (the calls a
 /// whole-signal stream makes, so the output is the same to the bit), and writes the outputs
 /// under `pending`'s names as they come (reading and writing on threads of their own, one
-/// chunk ahead and behind; the processor runs on the calling thread); `progress(frames done)` after each block. Returns a
-/// warning per input that holds NaN or infinite samples. Errors are whole messages ("cannot
-/// read 'IN': ...", "cannot write 'OUT': ..."); nothing is committed.
-Expected<std::vector<std::string>, std::string> stream_files(Processor& processor, const StreamedFiles& files,
-                                                             corpus::PendingOutputs& pending,
+/// chunk ahead and behind; the processor runs on the calling thread); `progress(frames done)`
+/// after each block. Errors are whole messages ("cannot read 'IN': ...", "cannot write 'OUT':
+/// ..."); nothing is committed.
+Expected<StreamedRun, std::string> stream_files(Processor& processor, const StreamedFiles& files,
+                                                             PendingOutputs& pending,
                                                              const std::function<void(std::size_t)>& progress);
 
-}  // namespace fxc::cli
+}  // namespace fxc::corpus
