@@ -27,8 +27,9 @@ def _runner(key):
     with _runners_lock:
         runner = _runners.get(key)
         if runner is None:
-            source, name, fs, dtype, settings, cache_dir, subtype, skip_existing = key
-            runner = _core.CorpusRunner(source, name, fs, dtype, list(settings), cache_dir, subtype, skip_existing)
+            source, name, fs, dtype, settings, cache_dir, subtype, skip_existing, block = key
+            runner = _core.CorpusRunner(source, name, fs, dtype, list(settings), cache_dir, subtype, skip_existing,
+                                        block)
             _runners[key] = runner
         return runner
 
@@ -77,7 +78,7 @@ def _forget_runners():
 
 
 def process_files(graph, files, out_dir=None, pattern=None, client=None, *, fs=None, dtype="float64",
-                  subtype=None, skip_existing=False, files_per_task=8, cache_dir="", **params):
+                  subtype=None, skip_existing=False, files_per_task=8, cache_dir="", block=None, **params):
     """Runs every file through `graph` on a Dask cluster and returns the manifest: one dict per
     input with ``input``, ``outputs``, ``status`` ("written", "skipped" or "failed"),
     ``message``, ``warnings``, ``frames``, ``sample_rate``, ``channels``, ``peak``, ``seconds`` and ``worker``.
@@ -89,7 +90,10 @@ def process_files(graph, files, out_dir=None, pattern=None, client=None, *, fs=N
     Paths are made absolute here, since the workers' working directories are not the client's.
     client: a ``distributed.Client``; None: the current one (``distributed.get_client()``).
     fs: force a sample rate (None: each file's own); dtype: the computation's sample type
-    ("float64" as ``fxc run`` computes by default). A file's failure is a row with status
+    ("float64" as ``fxc run`` computes by default). block: None runs each file whole; N runs it
+    through a Processor in blocks of N frames, read and written a chunk at a time, as
+    ``fxc run --block N`` does (the same bytes), so that a worker's memory does not grow with
+    its file. A file's failure is a row with status
     "failed"; it does not stop the others, nor does a task that fails as a whole (its files
     are rows with status "failed"). Rows come in the order of the sorted file list.
     """
@@ -104,6 +108,8 @@ def process_files(graph, files, out_dir=None, pattern=None, client=None, *, fs=N
                     code="fxc-usage")
     dtype = _sample_type(dtype, code="fxc-usage")
     _check_whole("files_per_task", files_per_task, 1, 2**31)
+    if block is not None:
+        _check_whole("block", block, 1, 2**31)
     if isinstance(graph, Program):
         values = {p["name"]: p["value"] for p in graph.params}
         params = {**values, **params}
@@ -131,7 +137,8 @@ def process_files(graph, files, out_dir=None, pattern=None, client=None, *, fs=N
                                    output_names)
     jobs = [(p, d, [os.fsdecode(o) for o in outs]) for (p, d), outs in zip(listed, named)]
 
-    key = (source, name, float(fs or 0), dtype, settings, os.fspath(cache_dir), subtype, bool(skip_existing))
+    key = (source, name, float(fs or 0), dtype, settings, os.fspath(cache_dir), subtype, bool(skip_existing),
+           int(block or 0))
     client = client or distributed.get_client()
     step = int(files_per_task)
     chunks = [jobs[i:i + step] for i in range(0, len(jobs), step)]

@@ -105,7 +105,7 @@ void bind_corpus(nb::module_& m) {
           "__init__",
           [](corpus::CorpusRunner* self, std::string source, std::string name, double fs, std::string dtype,
              std::vector<std::string> settings, std::string cache_dir, std::optional<std::string> subtype,
-             bool skip_existing) {
+             bool skip_existing, std::size_t block) {
             corpus::RunnerOptions o;  // `fxc run`'s options: the same kernels, the same bytes
             o.options.sample_rate_hz = fs;  // 0: each file's own
             o.options.dtype = parse_dtype(dtype);
@@ -113,11 +113,12 @@ void bind_corpus(nb::module_& m) {
             o.options.cache_directory = std::move(cache_dir);
             o.subtype = std::move(subtype);
             o.skip_existing = skip_existing;
+            o.block = block;  // 0: each file whole
             nb::gil_scoped_release release;
             new (self) corpus::CorpusRunner(std::move(source), true, std::move(o), std::move(name));
           },
           nb::arg("source"), nb::arg("name"), nb::arg("fs"), nb::arg("dtype"), nb::arg("settings"),
-          nb::arg("cache_dir"), nb::arg("subtype"), nb::arg("skip_existing"))
+          nb::arg("cache_dir"), nb::arg("subtype"), nb::arg("skip_existing"), nb::arg("block"))
       .def("output_names", &corpus::CorpusRunner::output_names)
       .def(
           "process",

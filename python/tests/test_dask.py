@@ -40,8 +40,8 @@ def cluster():
             yield client
 
 
-def cli_outputs(fxc_cli, graph, corpus, out):
-    subprocess.run([fxc_cli, "run", str(graph), "-i", str(corpus), "--out-dir", str(out), "--fs", "16000"],
+def cli_outputs(fxc_cli, graph, corpus, out, *extra):
+    subprocess.run([fxc_cli, "run", str(graph), "-i", str(corpus), "--out-dir", str(out), "--fs", "16000", *extra],
                    check=True, capture_output=True)
 
 
@@ -65,6 +65,17 @@ def test_outputs_are_the_command_lines_bytes(tmp_path, cluster, fxc_cli):
     assert all(m["frames"] == 4000 and m["peak"] > 0 for m in manifest)
     cli_outputs(fxc_cli, graph, corpus, tmp_path / "cli")
     assert len(same_tree(tmp_path / "cli", tmp_path / "out")) == 240
+
+
+def test_block_streams_each_file_to_the_command_lines_block_bytes(tmp_path, cluster, fxc_cli):
+    corpus = write_corpus(tmp_path / "corpus", 6, frames=70000)
+    graph = tmp_path / "g.fx"
+    graph.write_text(GRAPH)
+    manifest = fxc.dask.process_files(graph, [corpus], out_dir=tmp_path / "out", client=cluster, fs=16000, block=777)
+    assert {m["status"] for m in manifest} == {"written"}
+    assert all(m["frames"] == 70000 and m["peak"] > 0 for m in manifest)
+    cli_outputs(fxc_cli, graph, corpus, tmp_path / "cli", "--block", "777")
+    assert len(same_tree(tmp_path / "cli", tmp_path / "out")) == 6
 
 
 def test_a_failing_file_is_a_row_and_the_others_go_on(tmp_path, cluster):
@@ -160,7 +171,8 @@ def test_only_this_outputs_stale_pending_files_are_removed(tmp_path):
 
 
 @pytest.mark.parametrize("bad", [dict(fs=float("nan")), dict(fs=-1), dict(fs=True), dict(fs="48k"),
-                                 dict(dtype="int8"), dict(files_per_task=0), dict(files_per_task=2.5)])
+                                 dict(dtype="int8"), dict(files_per_task=0), dict(files_per_task=2.5),
+                                 dict(block=0), dict(block=1.5)])
 def test_bad_options_are_refused_before_any_task_is_sent(tmp_path, cluster, bad):
     corpus = write_corpus(tmp_path / "corpus", 2)
     out = tmp_path / "out"
