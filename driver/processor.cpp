@@ -20,6 +20,7 @@
 #include "ir/hash.h"
 #include "runtime/bind_inputs.h"
 #include "runtime/block_executor.h"
+#include "runtime/cuda_stream_state.h"
 
 namespace fxc {
 
@@ -546,7 +547,13 @@ void Processor::load_state(std::string_view bytes) {
   }
   // Checked against the values the next block runs with, as on the CPU.
   s.take_staged_values();
-  if (auto ok = s.cuda->load_state(bytes); !ok) throw_error(ok.error(), "fxc-state");
+  auto state = s.cuda->state_from_bytes(bytes);
+  if (!state) throw_error(state.error(), "fxc-state");  // the stream is as it was
+  // From here an error is the device's: the state is then unknown, as after a failed block.
+  if (auto ok = s.cuda->restore(*state); !ok) {
+    s.fail(ok.error());
+    throw_error("the GPU failed: " + ok.error(), "fxc-cuda");
+  }
 }
 
 }  // namespace fxc

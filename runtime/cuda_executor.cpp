@@ -419,6 +419,11 @@ struct CudaStream::Impl {
       drop_graphs();  // new delay lines
       std::size_t delays = values.delay_lengths.size();
       codegen::ChainLayout layout = codegen::layout_of(chain);
+      // A delay whose length changes restarts its line (zeros, position 0); the others keep
+      // theirs, as on the CPU (restart_changed_delays).
+      const std::vector<std::int64_t> old_lengths = std::move(m.delay_lengths_host);
+      const DeviceBuffer old_lines = std::move(m.lines);
+      auto kept = [&](std::size_t d) { return !first && d < old_lengths.size() && old_lengths[d] == values.delay_lengths[d]; };
       m.delay_lengths_host = values.delay_lengths;
       std::vector<std::int64_t> padded = values.delay_lengths;
       if (padded.empty()) padded.push_back(0);  // no zero-byte buffers
@@ -431,6 +436,21 @@ struct CudaStream::Impl {
       if (!lines) return Unexpected{lines.error()};
       m.lines = std::move(*lines);
       FXC_TRY(device->fill_zero(m.lines.get(), m.lines.bytes()));
+      if (!first) {
+        // The kept lines from the old buffer: [channel][delay][cells] in both.
+        std::size_t from = 0, to = 0;
+        for (std::size_t c = 0; c < m.channels; ++c)
+          for (std::size_t d = 0; d < delays; ++d) {
+            const std::size_t cells = static_cast<std::size_t>(std::max<std::int64_t>(values.delay_lengths[d], 1));
+            const std::size_t old_cells =
+                d < old_lengths.size() ? static_cast<std::size_t>(std::max<std::int64_t>(old_lengths[d], 1)) : 0;
+            const std::size_t bytes = cells * size_of(k.state_dtype);
+            if (kept(d))
+              FXC_TRY(device->copy_on_device(m.lines.get() + to, old_lines.get() + from, bytes));
+            from += old_cells * size_of(k.state_dtype);
+            to += bytes;
+          }
+      }
       std::vector<DevicePtr> pointers;
       DevicePtr at = m.lines.get();
       for (std::size_t c = 0; c < m.channels; ++c)
@@ -452,14 +472,15 @@ struct CudaStream::Impl {
         if (!next_table) return Unexpected{next_table.error()};
         m.next_line_ptrs = std::move(*next_table);
       }
-      if (!first && delays > 0) {  // the delays' ring positions restart; FIR positions stay
+      if (!first && delays > 0) {  // a changed delay's ring position restarts; the rest stay
         auto ok = device->synchronize();
         if (!ok) return ok;
         std::vector<std::int64_t> positions(m.channels * layout.positions_per_channel());
         FXC_TRY(device->copy_to_host(positions.data(), m.positions.get(), positions.size() * sizeof(std::int64_t)));
         FXC_TRY(device->synchronize());
         for (std::size_t c = 0; c < m.channels; ++c)
-          for (std::size_t d = 0; d < delays; ++d) positions[c * layout.positions_per_channel() + d] = 0;
+          for (std::size_t d = 0; d < delays; ++d)
+            if (!kept(d)) positions[c * layout.positions_per_channel() + d] = 0;
         FXC_TRY(device->copy_to_device(m.positions.get(), positions.data(), positions.size() * sizeof(std::int64_t)));
       }
     }
@@ -1610,17 +1631,19 @@ Expected<std::monostate, std::string> CudaStream::restore(const CudaStreamState&
   if (!s.broken.empty()) return Unexpected{s.broken};
   if (state.kernels.size() != s.memory.size())
     return Unexpected{std::string("the snapshot is of another graph")};
-  for (std::size_t i = 0; i < s.memory.size(); ++i) {
+  auto buffers_of = [&](std::size_t i) {
     const KernelMemory& m = s.memory[i];
     const CudaKernelState& kernel = state.kernels[i];
-    for (auto [buffer, bytes] : {std::pair{&m.state, &kernel.state}, std::pair{&m.positions, &kernel.positions},
-                                 std::pair{&m.lines, &kernel.lines}})
+    return std::array{std::pair{&m.state, &kernel.state}, std::pair{&m.positions, &kernel.positions},
+                      std::pair{&m.lines, &kernel.lines}};
+  };
+  for (std::size_t i = 0; i < s.memory.size(); ++i)
+    for (auto [buffer, bytes] : buffers_of(i))
       if (bytes->size() != (buffer->get() ? buffer->bytes() : 0))
         return Unexpected{std::string("the snapshot does not fit this stream (a delay length changed since)")};
-    for (auto [buffer, bytes] : {std::pair{&m.state, &kernel.state}, std::pair{&m.positions, &kernel.positions},
-                                 std::pair{&m.lines, &kernel.lines}})
+  for (std::size_t i = 0; i < s.memory.size(); ++i)
+    for (auto [buffer, bytes] : buffers_of(i))
       if (!bytes->empty()) FXC_TRY(s.device->copy_to_device(buffer->get(), bytes->data(), bytes->size()));
-  }
   return s.device->synchronize();
 }
 
@@ -1632,15 +1655,18 @@ Expected<std::string, std::string> CudaStream::save_state() const {
   return save_stream_state(*state, impl_->g);
 }
 
-Expected<std::monostate, std::string> CudaStream::load_state(std::string_view bytes) {
-  Impl& s = *impl_;
+Expected<CudaStreamState, std::string> CudaStream::state_from_bytes(std::string_view bytes) const {
+  const Impl& s = *impl_;
   auto loaded = load_stream_state(bytes, s.g, graph_values(s.g));
   if (!loaded) return Unexpected{loaded.error()};
-  auto now = snapshot();  // the buffers' sizes
-  if (!now) return Unexpected{now.error()};
-  auto device_state = device_stream_state(*s.program, s.g, *loaded, **now);
-  if (!device_state) return Unexpected{device_state.error()};
-  return restore(*device_state);
+  CudaStreamState sizes;  // the buffers' sizes, zeros
+  for (const KernelMemory& m : s.memory) {
+    CudaKernelState& kernel = sizes.kernels.emplace_back();
+    for (auto [buffer, bytes] : {std::pair{&m.state, &kernel.state}, std::pair{&m.positions, &kernel.positions},
+                                 std::pair{&m.lines, &kernel.lines}})
+      if (buffer->get()) bytes->resize(buffer->bytes());
+  }
+  return device_stream_state(*s.program, s.g, *loaded, sizes);
 }
 
 Expected<std::monostate, std::string> CudaStream::update_values(const ir::Graph& scheduled) {

@@ -172,13 +172,16 @@ class CudaStream {
   Expected<std::monostate, std::string> reset();
   /// A copy of the device state, to restore later.
   Expected<std::shared_ptr<const CudaStreamState>, std::string> snapshot() const;
+  /// Every buffer's size is checked before any is written: a snapshot that does not fit leaves
+  /// the state as it was; an error after that is the device's.
   Expected<std::monostate, std::string> restore(const CudaStreamState& state);
   /// The state as bytes in the CPU streams' format (runtime/stream_state_bytes.h), so that it
   /// loads into a stream of the same graph shape on either target (runtime/cuda_stream_state.h).
   Expected<std::string, std::string> save_state() const;
-  /// Replaces the state with one from save_state (a GPU's or a CPU stream's) for this graph's
-  /// shape and delay lengths. Fails, and keeps the current state, for bytes that do not fit.
-  Expected<std::monostate, std::string> load_state(std::string_view bytes);
+  /// The device state that bytes from save_state (a GPU's or a CPU stream's) for this graph's
+  /// shape and delay lengths give, for restore(). Touches no device: an error is about the
+  /// bytes, and the stream is as it was.
+  Expected<CudaStreamState, std::string> state_from_bytes(std::string_view bytes) const;
   /// New values for the same shape; the state is kept (a delay or feedback line whose length
   /// changes restarts from zeros, as on the CPU). Values are written into the buffers the
   /// recorded graphs read, so they keep replaying; a line of a new length drops them.

@@ -20,10 +20,12 @@ FirRing fir_ring_of(const ChainLayout& l, const ir::Chain& chain) {
 }
 
 // The source of input sample m of channel c for a lone FIR (into `v`): the signal, the ring
-// for the TAPS - 1 samples before it, zeros after it.
+// for the TAPS - 1 samples before it (what an output reads; the ring's oldest cell, x[-TAPS],
+// meets only the FFT kernels' zero-padded taps, and read would move their rounding with a
+// value a saved stream state does not keep: docs/streaming.md), zeros before and after.
 void emit_fir_input(Writer& w, const Types& ty, const std::string& m, const std::string& v) {
   w.line("if (" + m + " >= 0 && " + m + " < samples) " + v + " = " + ty.load("x[" + m + " * sample_stride]") + ";");
-  w.line("else if (" + m + " < 0 && " + m + " >= -TAPS) " + v + " = ring[pos + " + m + " < 0 ? pos + " + m +
+  w.line("else if (" + m + " < 0 && " + m + " > -TAPS) " + v + " = ring[pos + " + m + " < 0 ? pos + " + m +
          " + TAPS : pos + " + m + "];");
 }
 

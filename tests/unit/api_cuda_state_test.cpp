@@ -92,10 +92,18 @@ std::vector<Case> cases() {
       {"fir tiled", "input x : 2\noutput y = x | fir(" + taps_list(40) + ")\n", DType::f64},
       // By FFT overlap-save on both targets (float64: from 256 taps on the CPU, 64 on the GPU).
       {"fir fft", "input x : 2\noutput y = x | fir(" + taps_list(300) + ")\n", DType::f64},
+      // By FFT on the GPU (from 64 taps), directly on the CPU (below 256 in float64): the FIR
+      // method is part of the shape, so the state stays on its target.
+      {"fir fft, direct on the CPU", "input x : 2\noutput y = x | fir(" + taps_list(100) + ")\n", DType::f64, false},
       // Partitioned on the GPU (above 1024 taps in float64).
       {"fir partitioned", "input x : 1\noutput y = x | fir(" + taps_list(1500) + ")\n", DType::f64},
       // A lookahead limiter: its rings and their positions.
       {"limiter", "input x : 2\noutput y = x | gain(12 dB) | limiter(-1 dB, 50 ms, lookahead=1 ms)\n"},
+      // Two chains of one thread per channel launched side by side (a compressor, a gate), and
+      // a chain of two delays around sections.
+      {"side by side", "input x : 2\nsquash = x | compressor(-20 dB, 4, 5 ms, 80 ms, knee=6 dB)\n"
+                       "gated = x | gate(-30 dB, 1 ms, 50 ms)\noutput 0.5 * squash + 0.5 * gated\n"},
+      {"two delays", "input x : 2\noutput y = x | delay(1 ms) | butter(2, 3 kHz) | delay(7 ms)\n", DType::f64},
       // A fused loop (its line in the chain) and an unfused one (a feedback node's line).
       {"fused loop", "input x : 2\ny = x + 0.5 * (y | delay(3 ms) | lowpass(3 kHz))\noutput y\n"},
       // 40 channels: interleaved on the GPU, the chunked scan and an elementwise delay.
@@ -119,8 +127,9 @@ void check_state_files() {
                                  : c.text.find("x : 1") != std::string::npos ? 1
                                                                               : 2;
     const Signal x = noise(channels, frames, c.dtype, 11);
-    // 100: before a delay line wraps (the CPU's line is shorter than its delay); 1300: after.
-    for (std::size_t split : {std::size_t{100}, std::size_t{1300}}) {
+    // 100: before a delay line wraps (the CPU's line is shorter than its delay); 1300: after;
+    // 2600: after the 1500-tap FIR's ring is full.
+    for (std::size_t split : {std::size_t{100}, std::size_t{1300}, std::size_t{2600}}) {
       CAPTURE(split);
       auto unbroken = [&](const Program& program) {
         Processor p(program);
@@ -192,15 +201,34 @@ void check_state_files() {
   process_range(p, x, a, 1000, frames - 1000, call);
   process_range(q, x, b, 1000, frames - 1000, call);
   CHECK(same_bits(a, b));
-  // A value set() staged is taken first: the state is the one the next block starts from.
-  p.set("fc", 900.0);
-  q.set("fc", 900.0);
-  state = p.save_state();
-  q.load_state(state);
-  Signal c1(2, frames, DType::f32), c2(2, frames, DType::f32);
-  process_range(p, x, c1, 0, frames, call);
-  process_range(q, x, c2, 0, frames, call);
-  CHECK(same_bits(c1, c2));
+  // A value set() staged is taken first: the state is the one the next block starts from, so
+  // a delay's new length is in it (saved with the old one, it would be refused below).
+  const char* ranged = "input x : 2\nd = 5 ms in [1 ms, 20 ms]\noutput y = x | delay(d) | butter(2, 2 kHz)\n";
+  const Program delays = Program::from_source(ranged, test::options(DType::f32, Target::cuda));
+  Processor r(delays);
+  r.prepare(call);
+  Signal d1(2, frames, DType::f32), d2(2, frames, DType::f32);
+  process_range(r, x, d1, 0, 1000, call);
+  r.set("d", 0.012);
+  state = r.save_state();
+  // Into a Processor that has run a block at the new length (saved at the old one, the state
+  // would not fit it), and into one where the value is staged (checked against the old one,
+  // it would not fit either).
+  Processor s(delays), u(delays);
+  s.prepare(call);
+  s.set("d", 0.012);
+  Signal silence(2, call, DType::f32), ignored(2, call, DType::f32);
+  process_range(s, silence, ignored, 0, call, call);
+  u.prepare(call);
+  u.set("d", 0.012);
+  s.load_state(state);
+  u.load_state(state);
+  Signal d3(2, frames, DType::f32);
+  process_range(r, x, d1, 1000, frames - 1000, call);
+  process_range(s, x, d2, 1000, frames - 1000, call);
+  process_range(u, x, d3, 1000, frames - 1000, call);
+  CHECK(same_bits(frames_of(d1, 1000, frames), frames_of(d2, 1000, frames)));
+  CHECK(same_bits(frames_of(d1, 1000, frames), frames_of(d3, 1000, frames)));
   // Before prepare(): an error, not a crash.
   Processor unprepared(gpu);
   CHECK_THROWS_WITH_AS((void)unprepared.save_state(), doctest::Contains("prepare()"), Error);

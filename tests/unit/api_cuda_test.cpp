@@ -157,6 +157,24 @@ void check_public_api() {
   // The new value changed the output (the check above would pass with none taken by both).
   Program unchanged = Program::from_source(kEq, options_for(Target::cpu));
   CHECK(relative_error(unchanged.run(x), expected) > 1e-2);
+  // A new length for one delay of a chain restarts that line alone, as on the CPU (until
+  // 2026-12-01 the GPU restarted every line of the chain).
+  {
+    const char* two = "input x : 2\nd = 2 ms in [1 ms, 10 ms]\noutput y = x | delay(d) | butter(2, 3 kHz) | delay(3 ms)\n";
+    Program gpu_delays = Program::from_source(two, options_for(Target::cuda));
+    Program cpu_delays = Program::from_source(two, options_for(Target::cpu));
+    Processor a(gpu_delays), b(cpu_delays);
+    a.prepare(512);
+    b.prepare(512);
+    Signal on_gpu(2, frames, DType::f32), on_cpu(2, frames, DType::f32);
+    half(a, on_gpu, 0, 2048);
+    half(b, on_cpu, 0, 2048);
+    a.set("d", 0.004);
+    b.set("d", 0.004);
+    half(a, on_gpu, 2048, frames - 2048);
+    half(b, on_cpu, 2048, frames - 2048);
+    CHECK(relative_error(on_gpu, on_cpu) <= 2e-6);
+  }
   // reset(): from zero state again, at the values set.
   on_gpu.reset();
   Program at_new = Program::from_source(kEq, options_for(Target::cuda));

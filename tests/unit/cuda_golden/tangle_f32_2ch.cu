@@ -377,7 +377,7 @@ extern "C" __global__ void fxc_chain_9(
       const long long m = n0 - t0 - (TILE - 1) + j;
       float v = float(0);
       if (m >= 0 && m < samples) v = x[m * sample_stride];
-      else if (m < 0 && m >= -TAPS) v = ring[pos + m < 0 ? pos + m + TAPS : pos + m];
+      else if (m < 0 && m > -TAPS) v = ring[pos + m < 0 ? pos + m + TAPS : pos + m];
       xs[j] = v;
     }
     __syncthreads();

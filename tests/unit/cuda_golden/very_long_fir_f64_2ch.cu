@@ -37,9 +37,9 @@ extern "C" __global__ void fxc_chain_1_spectra(
     const long long m = (first - PARTS) * HALF + j, m2 = m + HALF;
     double v = double(0), v2 = double(0);
     if (m >= 0 && m < samples) v = x[m * sample_stride];
-    else if (m < 0 && m >= -TAPS) v = ring[pos + m < 0 ? pos + m + TAPS : pos + m];
+    else if (m < 0 && m > -TAPS) v = ring[pos + m < 0 ? pos + m + TAPS : pos + m];
     if (m2 >= 0 && m2 < samples) v2 = x[m2 * sample_stride];
-    else if (m2 < 0 && m2 >= -TAPS) v2 = ring[pos + m2 < 0 ? pos + m2 + TAPS : pos + m2];
+    else if (m2 < 0 && m2 > -TAPS) v2 = ring[pos + m2 < 0 ? pos + m2 + TAPS : pos + m2];
     re[j] = v;
     im[j] = v2;
   }
@@ -133,7 +133,7 @@ extern "C" __global__ void fxc_chain_1(
         const long long m = n - k;
         double v = double(0);
         if (m >= 0 && m < samples) v = x[m * sample_stride];
-        else if (m < 0 && m >= -TAPS) v = ring[pos + m < 0 ? pos + m + TAPS : pos + m];
+        else if (m < 0 && m > -TAPS) v = ring[pos + m < 0 ? pos + m + TAPS : pos + m];
         acc = fma(taps[k], v, acc);
       }
       y[n * sample_stride] = acc;
