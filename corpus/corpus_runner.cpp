@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <system_error>
 #include <new>
 #include <optional>
 #include <utility>
@@ -93,19 +94,19 @@ CorpusRunner::CorpusRunner(std::string graph, bool is_source, RunnerOptions opti
 
 const std::vector<std::string>& CorpusRunner::output_names() const { return output_names_; }
 
-Program CorpusRunner::compile(const Options& o, double fs_hz, int channels) const {
+std::unique_lock<std::mutex> CorpusRunner::compiling(double fs_hz, int channels) const {
   // The first file of a shape compiles its kernels while the other files of that shape wait,
   // so that every shape compiles once (later files of it are copies from the process's
-  // Program cache); files of other shapes go on meanwhile.
-  std::shared_ptr<std::mutex> shape_lock;
+  // Program cache, and find a Processor's kernels in the kernel cache); files of other shapes
+  // go on meanwhile. The mutexes live as long as the runner.
+  std::mutex* shape_lock = nullptr;
   {
     std::lock_guard lock(shapes_->mutex);
     auto& slot = shapes_->compiling[{fs_hz, channels}];
     if (!slot) slot = std::make_shared<std::mutex>();
-    shape_lock = slot;
+    shape_lock = slot.get();
   }
-  std::lock_guard compiling(*shape_lock);
-  return Program::from_source(source_, o, name_);
+  return std::unique_lock<std::mutex>(*shape_lock);
 }
 
 FileResult CorpusRunner::process(const InputFile& input, const std::vector<std::string>& outputs) const {
@@ -139,7 +140,7 @@ FileResult CorpusRunner::process(const InputFile& input, const std::vector<std::
     // With a block length, a file whose format allows is read a chunk at a time during the
     // run (fxc run --block): it stands here as its channels without samples.
     std::vector<std::unique_ptr<SignalReader>> readers;
-    if (block > 0) {
+    if (block > 0 && outputs_streamable(outputs)) {  // else written whole, as fxc run writes them
       auto reader = open_signal_reader(input.path);
       if (!reader) return fail(reader.error());
       if (*reader) readers.push_back(std::move(reader).value());
@@ -208,7 +209,15 @@ FileResult CorpusRunner::process(const InputFile& input, const std::vector<std::
     PendingOutputs pending;
     bool written = false;  // streamed: the outputs are written, pending
     try {
-      Program program = compile(o, fs_hz, r.channels);
+      std::unique_lock shape_lock = compiling(fs_hz, r.channels);
+      Program program = Program::from_source(source_, o, name_);
+      // A stream's kernels are compiled for its blocks by prepare(), under the same lock.
+      std::optional<Processor> processor;
+      if (block > 0) {
+        processor.emplace(program);
+        processor->prepare(prepared, std::max<std::size_t>(frames, 1));
+      }
+      shape_lock.unlock();
       // An output its format cannot hold is found before the run, not after it.
       const std::vector<PortInfo> ports = program.outputs();
       for (std::size_t k = 0; k < outputs.size() && k < ports.size(); ++k)
@@ -225,15 +234,13 @@ FileResult CorpusRunner::process(const InputFile& input, const std::vector<std::
         // channel count, rather than into fresh pages (which the system zeroes first).
         results = program.run(std::move(inputs));
       } else {
-        Processor processor(program);
-        processor.prepare(prepared, std::max<std::size_t>(frames, 1));
-        processor.check_inputs(inputs);  // the blocks are read through pointers nothing else checks
+        processor->check_inputs(inputs);  // the blocks are read through pointers nothing else checks
         if (!readers.empty()) {
           if (auto error = ready_outputs()) return fail(*error);
           const std::vector<std::string> names{input.path};
-          StreamedFiles files{&readers, &names, &outputs, {}, frames, processor.max_block(), base.dtype, fs_hz, writes};
+          StreamedFiles files{&readers, &names, &outputs, {}, frames, processor->max_block(), base.dtype, fs_hz, writes};
           for (const PortInfo& port : ports) files.output_channels.push_back(static_cast<std::size_t>(port.channels));
-          auto streamed = stream_files(processor, files, pending, {});
+          auto streamed = stream_files(*processor, files, pending, {});
           if (!streamed) return fail(streamed.error());
           for (const std::string& w : streamed->warnings) r.warnings += "warning: " + w + " [fxc-input]\n";
           r.peak = streamed->peak;
@@ -241,9 +248,9 @@ FileResult CorpusRunner::process(const InputFile& input, const std::vector<std::
         } else {
           for (const PortInfo& port : ports)
             results.emplace_back(static_cast<std::size_t>(port.channels), frames, base.dtype, Signal::Uninitialized{});
-          stream_blocks(processor, inputs, results, processor.max_block());
+          stream_blocks(*processor, inputs, results, processor->max_block());
         }
-        if (std::string failed = processor.device_error(); !failed.empty())
+        if (std::string failed = processor->device_error(); !failed.empty())
           return fail("'" + input.path + "': the GPU failed during the run: " + failed);
       }
       if (std::string w = program.warnings(); !w.empty()) {
@@ -271,6 +278,8 @@ FileResult CorpusRunner::process(const InputFile& input, const std::vector<std::
     return finish(FileResult::Status::written);
   } catch (const std::bad_alloc&) {
     return fail("'" + input.path + "': out of memory (fewer --jobs, or shorter files, need less)");
+  } catch (const std::system_error& e) {  // a stream's reading or writing thread not started
+    return fail("'" + input.path + "': " + e.what());
   }
 }
 

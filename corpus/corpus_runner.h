@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -73,9 +74,9 @@ class CorpusRunner {
 
  private:
   struct Shapes;  // the (rate, channels) shapes compiled so far
-  // The Program for a file of `fs_hz` and `channels` compiled with `o`, the first file of a
-  // shape compiling while the others of it wait.
-  Program compile(const Options& o, double fs_hz, int channels) const;
+  // The lock of files of `fs_hz` and `channels`, held while one compiles (its Program, and a
+  // Processor's kernels), so that the others of that shape wait and find them cached.
+  std::unique_lock<std::mutex> compiling(double fs_hz, int channels) const;
   std::string source_, name_;
   RunnerOptions options_;
   int declared_channels_ = 0;  // the graph input's declared count, 0 for none

@@ -38,7 +38,7 @@ TSAN_OPTIONS="log_path=$log:halt_on_error=1:second_deadlock_stack=1:${TSAN_OPTIO
 TSAN_OPTIONS="log_path=$log:halt_on_error=1:second_deadlock_stack=1:${TSAN_OPTIONS:-}" \
   "$build/tests/corpus/fxc_corpus_tests" "--test-case=CorpusRunner from several threads*" || status=$?
 # fxc run on files: the next chunk read and the last one written on threads of their own while
-# a chunk runs (tools/fxc/stream_files.cpp). The end-to-end cases start this build's fxc, which
+# a chunk runs (corpus/stream_files.cpp). The end-to-end cases start this build's fxc, which
 # inherits TSAN_OPTIONS and so reports into the same log.
 TSAN_OPTIONS="log_path=$log:halt_on_error=1:second_deadlock_stack=1:${TSAN_OPTIONS:-}" \
   "$build/tests/e2e/fxc_e2e_tests" --min-test-cases=5 "--test-case=--block on files*" || status=$?

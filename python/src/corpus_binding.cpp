@@ -118,7 +118,7 @@ void bind_corpus(nb::module_& m) {
             new (self) corpus::CorpusRunner(std::move(source), true, std::move(o), std::move(name));
           },
           nb::arg("source"), nb::arg("name"), nb::arg("fs"), nb::arg("dtype"), nb::arg("settings"),
-          nb::arg("cache_dir"), nb::arg("subtype"), nb::arg("skip_existing"), nb::arg("block"))
+          nb::arg("cache_dir"), nb::arg("subtype"), nb::arg("skip_existing"), nb::arg("block") = 0)
       .def("output_names", &corpus::CorpusRunner::output_names)
       .def(
           "process",
