@@ -146,9 +146,7 @@ FileResult CorpusRunner::process(const InputFile& input, const std::vector<std::
       if (*reader) readers.push_back(std::move(reader).value());
     }
     std::optional<TraceSpan> reading(std::in_place, "read " + input.path, "io");
-    auto file = !readers.empty() ? Expected<SignalFile, std::string>(SignalFile{
-                                       Signal(readers[0]->channels(), 0, base.dtype), readers[0]->sample_rate_hz(),
-                                       readers[0]->subtype()})
+    auto file = !readers.empty() ? Expected<SignalFile, std::string>(without_samples(*readers[0], base.dtype))
                                  : read_signal_file(input.path, base.dtype);
     reading.reset();
     if (!file) return fail(file.error());
@@ -168,9 +166,7 @@ FileResult CorpusRunner::process(const InputFile& input, const std::vector<std::
     Options o = base;
     o.sample_rate_hz = fs_hz;
     if (declared_channels_ == 0 && o.channels == 0) o.channels = r.channels;
-    // A stream's blocks: at most 2^20 frames a call (2^24 on the GPU), split by the Processor.
-    const std::size_t prepared = std::clamp<std::size_t>(
-        std::min(block, frames), 1, base.target == Target::cuda ? std::size_t{1} << 24 : std::size_t{1} << 20);
+    const std::size_t prepared = prepared_frames(block, frames, base.target == Target::cuda);
     if (block > 0) {
       o.signal_length = prepared;
       o.max_block = prepared;

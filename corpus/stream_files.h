@@ -7,6 +7,7 @@
 
 #include <fxc/fxc.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -19,6 +20,19 @@
 #include "formats/signal_stream.h"
 
 namespace fxc::corpus {
+
+/// The frames a stream of calls of `block` over `frames` prepares its Processor for: the
+/// block, at most the signal's length, at least 1, at most 2^20 frames (2^24 on the GPU; the
+/// Processor splits longer calls). `fxc run` and a corpus run agree on it, and so on the bytes.
+inline std::size_t prepared_frames(std::size_t block, std::size_t frames, bool cuda) {
+  return std::clamp<std::size_t>(std::min(block, frames), 1, cuda ? std::size_t{1} << 24 : std::size_t{1} << 20);
+}
+
+/// What a streamed file stands as before its frames are read: its channels without samples,
+/// its rate and encoding.
+inline SignalFile without_samples(const SignalReader& reader, DType dtype) {
+  return SignalFile{Signal(reader.channels(), 0, dtype), reader.sample_rate_hz(), reader.subtype()};
+}
 
 /// Whether every output can be written a block at a time: a file or a new name, not standard
 /// output, a device or a pipe (which are written whole, as they always were).

@@ -187,13 +187,7 @@ struct Processor::Impl {
   bool run_cuda_blocks(std::size_t frames) noexcept {
     try {
       if (failed()) return false;
-      std::optional<ir::Graph> values;
-      {
-        std::lock_guard lock(staged_mutex);
-        values.swap(staged);
-      }
-      if (values)
-        if (auto ok = cuda->update_values(*values); !ok) return fail(ok.error());
+      if (auto ok = apply_staged_values(); !ok) return fail(ok.error());
       if (auto ok = cuda->process_into(in_ptrs.ports, out_ptrs.ports, frames, max_block); !ok) return fail(ok.error());
       return true;
     } catch (const std::exception& e) {  // an allocation for a new block length
@@ -201,20 +195,25 @@ struct Processor::Impl {
     }
   }
 
-  // The values set() staged, now rather than at the next block (save_state and load_state,
-  // which the audio thread does not run beside). A device error is thrown.
-  void take_staged_values() {
-    if (std::string error = current_error(); !error.empty()) throw_error("the GPU failed: " + error, "fxc-cuda");
+  // CUDA: the values set() staged into the device's buffers (the lock held only to take them).
+  Expected<std::monostate, std::string> apply_staged_values() {
     std::optional<ir::Graph> values;
     {
       std::lock_guard lock(staged_mutex);
       values.swap(staged);
     }
-    if (values)
-      if (auto ok = cuda->update_values(*values); !ok) {
-        fail(ok.error());
-        throw_error("the GPU failed: " + ok.error(), "fxc-cuda");
-      }
+    if (!values) return std::monostate{};
+    return cuda->update_values(*values);
+  }
+
+  // The values set() staged, now rather than at the next block (save_state and load_state,
+  // which the audio thread does not run beside). A device error is thrown.
+  void take_staged_values() {
+    if (std::string error = current_error(); !error.empty()) throw_error("the GPU failed: " + error, "fxc-cuda");
+    if (auto ok = apply_staged_values(); !ok) {
+      fail(ok.error());
+      throw_error("the GPU failed: " + ok.error(), "fxc-cuda");
+    }
   }
 
   std::string current_error() const {
@@ -222,10 +221,7 @@ struct Processor::Impl {
     return device_error;
   }
 
-  bool failed() const {
-    std::lock_guard lock(error_mutex);
-    return !device_error.empty();
-  }
+  bool failed() const { return !current_error().empty(); }
   bool fail(const std::string& error) noexcept {
     std::lock_guard lock(error_mutex);
     if (device_error.empty()) device_error = error.empty() ? "a CUDA call failed" : error;
@@ -429,11 +425,7 @@ void prepare_cuda(Processor::Impl& s, const Program::Impl& program, std::size_t 
 
 }  // namespace
 
-std::string Processor::device_error() const {
-  const Impl& s = impl();
-  std::lock_guard lock(s.error_mutex);
-  return s.device_error;
-}
+std::string Processor::device_error() const { return impl().current_error(); }
 
 std::size_t Processor::max_block() const { return impl().max_block; }
 

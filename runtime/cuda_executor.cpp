@@ -1371,6 +1371,13 @@ struct CudaStream::Impl {
     return launches;
   }
 
+  // A kernel's state buffers beside their bytes in `kernel` (a snapshot's, CudaKernelState).
+  template <class KernelState>
+  static auto paired(const KernelMemory& m, KernelState& kernel) {
+    return std::array{std::pair{&m.state, &kernel.state}, std::pair{&m.positions, &kernel.positions},
+                      std::pair{&m.lines, &kernel.lines}};
+  }
+
   // The buffers a snapshot holds: section and FIR state, ring positions, delay lines, a
   // feedback node's line and positions (sums and routes have none).
   std::vector<const DeviceBuffer*> state_buffers(std::size_t i) const {
@@ -1613,9 +1620,7 @@ Expected<std::shared_ptr<const CudaStreamState>, std::string> CudaStream::snapsh
   FXC_TRY(s.device->synchronize());
   auto state = std::make_shared<CudaStreamState>();
   for (const KernelMemory& m : s.memory) {
-    CudaKernelState& kernel = state->kernels.emplace_back();
-    for (auto [buffer, bytes] : {std::pair{&m.state, &kernel.state}, std::pair{&m.positions, &kernel.positions},
-                                 std::pair{&m.lines, &kernel.lines}}) {
+    for (auto [buffer, bytes] : Impl::paired(m, state->kernels.emplace_back())) {
       if (!buffer->get()) continue;
       bytes->resize(buffer->bytes());
       if (!bytes->empty()) FXC_TRY(s.device->copy_to_host(bytes->data(), buffer->get(), bytes->size()));
@@ -1631,18 +1636,12 @@ Expected<std::monostate, std::string> CudaStream::restore(const CudaStreamState&
   if (!s.broken.empty()) return Unexpected{s.broken};
   if (state.kernels.size() != s.memory.size())
     return Unexpected{std::string("the snapshot is of another graph")};
-  auto buffers_of = [&](std::size_t i) {
-    const KernelMemory& m = s.memory[i];
-    const CudaKernelState& kernel = state.kernels[i];
-    return std::array{std::pair{&m.state, &kernel.state}, std::pair{&m.positions, &kernel.positions},
-                      std::pair{&m.lines, &kernel.lines}};
-  };
   for (std::size_t i = 0; i < s.memory.size(); ++i)
-    for (auto [buffer, bytes] : buffers_of(i))
+    for (auto [buffer, bytes] : Impl::paired(s.memory[i], state.kernels[i]))
       if (bytes->size() != (buffer->get() ? buffer->bytes() : 0))
         return Unexpected{std::string("the snapshot does not fit this stream (a delay length changed since)")};
   for (std::size_t i = 0; i < s.memory.size(); ++i)
-    for (auto [buffer, bytes] : buffers_of(i))
+    for (auto [buffer, bytes] : Impl::paired(s.memory[i], state.kernels[i]))
       if (!bytes->empty()) FXC_TRY(s.device->copy_to_device(buffer->get(), bytes->data(), bytes->size()));
   return s.device->synchronize();
 }
@@ -1660,12 +1659,9 @@ Expected<CudaStreamState, std::string> CudaStream::state_from_bytes(std::string_
   auto loaded = load_stream_state(bytes, s.g, graph_values(s.g));
   if (!loaded) return Unexpected{loaded.error()};
   CudaStreamState sizes;  // the buffers' sizes, zeros
-  for (const KernelMemory& m : s.memory) {
-    CudaKernelState& kernel = sizes.kernels.emplace_back();
-    for (auto [buffer, bytes] : {std::pair{&m.state, &kernel.state}, std::pair{&m.positions, &kernel.positions},
-                                 std::pair{&m.lines, &kernel.lines}})
+  for (const KernelMemory& m : s.memory)
+    for (auto [buffer, bytes] : Impl::paired(m, sizes.kernels.emplace_back()))
       if (buffer->get()) bytes->resize(buffer->bytes());
-  }
   return device_stream_state(*s.program, s.g, *loaded, sizes);
 }
 

@@ -120,7 +120,7 @@ Expected<std::monostate, std::string> to_host(const CudaProgram& program, const 
 
 template <class T>
 Expected<CudaStreamState, std::string> to_device(const CudaProgram& program, const ir::Graph& g,
-                                                 const GraphState<T>& state, const CudaStreamState& like) {
+                                                 GraphState<T>& state, const CudaStreamState& like) {
   CudaStreamState out = like;
   for (std::size_t i = 0; i < program.kernels.size(); ++i) {
     const codegen::CudaKernelInfo& k = program.kernels[i];
@@ -137,9 +137,7 @@ Expected<CudaStreamState, std::string> to_device(const CudaProgram& program, con
       to.lines = bytes_from(lines);
       to.positions = bytes_from(s.positions);
     } else if (const auto* chain = std::get_if<ir::Chain>(&node.op)) {
-      const auto& chains = state.template of<T>();
-      const bool wide = std::is_same_v<T, float> && codegen::compute_dtype(*chain, DType::f32) == DType::f64;
-      auto fill = [&](const auto& s) {
+      visit_chain_state(state, *chain, k.node, [&](const auto& s) {
         using C = typename std::decay_t<decltype(s.state)>::value_type;
         const codegen::ChainLayout layout = codegen::layout_of(*chain);
         const auto per_channel = static_cast<std::size_t>(layout.positions_per_channel());
@@ -175,12 +173,7 @@ Expected<CudaStreamState, std::string> to_device(const CudaProgram& program, con
         to.state = bytes_from(ring_state);
         to.positions = bytes_from(positions);
         if (!lines.empty()) to.lines = bytes_from(lines);
-      };
-      if (wide) {
-        if constexpr (std::is_same_v<T, float>) fill(state.wide_chains.at(k.node));
-      } else {
-        fill(chains.at(k.node));
-      }
+      });
     } else {
       continue;
     }

@@ -14,6 +14,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../api/api_test_support.h"
@@ -131,28 +132,34 @@ void check_public_api() {
   const std::vector<Signal> both = two.run_in_blocks({noise(2, 300, DType::f32, 1), noise(2, 300, DType::f32, 2)}, 100);
   CHECK(relative_error(both[1], two.run({noise(2, 300, DType::f32, 1), noise(2, 300, DType::f32, 2)})[1]) == 0);
 
-  // set() from the stream: the next block takes the value, as the CPU's Processor does.
+  // set() from the stream: the next block takes the value, as the CPU's Processor does. `x`
+  // through a GPU and a CPU Processor in blocks of 512, `name` set to `value` on both after
+  // 2048 frames; their outputs.
+  auto across_set = [&](Processor& on_gpu, Processor& on_cpu, const char* name, double value) {
+    on_gpu.prepare(512);
+    on_cpu.prepare(512);
+    Signal got(2, frames, DType::f32), expected(2, frames, DType::f32);
+    auto half = [&](Processor& p, Signal& out, std::size_t start, std::size_t count) {
+      for (std::size_t at = start; at < start + count; at += 512) {
+        const std::size_t n = std::min<std::size_t>(512, start + count - at);
+        const float* in[] = {x.f32(0).data() + at, x.f32(1).data() + at};
+        float* o[] = {out.f32(0).data() + at, out.f32(1).data() + at};
+        p.process(in, o, n);
+      }
+    };
+    half(on_gpu, got, 0, 2048);
+    half(on_cpu, expected, 0, 2048);
+    on_gpu.set(name, value);
+    on_cpu.set(name, value);
+    CHECK(on_gpu.get(name) == value);
+    half(on_gpu, got, 2048, frames - 2048);
+    half(on_cpu, expected, 2048, frames - 2048);
+    return std::pair{got, expected};
+  };
   Program gpu = Program::from_source(kEq, options_for(Target::cuda));
   Program cpu = Program::from_source(kEq, options_for(Target::cpu));
   Processor on_gpu(gpu), on_cpu(cpu);
-  on_gpu.prepare(512);
-  on_cpu.prepare(512);
-  Signal got(2, frames, DType::f32), expected(2, frames, DType::f32);
-  auto half = [&](Processor& p, Signal& out, std::size_t start, std::size_t count) {
-    for (std::size_t at = start; at < start + count; at += 512) {
-      const std::size_t n = std::min<std::size_t>(512, start + count - at);
-      const float* in[] = {x.f32(0).data() + at, x.f32(1).data() + at};
-      float* o[] = {out.f32(0).data() + at, out.f32(1).data() + at};
-      p.process(in, o, n);
-    }
-  };
-  half(on_gpu, got, 0, 2048);
-  half(on_cpu, expected, 0, 2048);
-  on_gpu.set("fc", 1500.0);
-  on_cpu.set("fc", 1500.0);
-  CHECK(on_gpu.get("fc") == 1500.0);
-  half(on_gpu, got, 2048, frames - 2048);
-  half(on_cpu, expected, 2048, frames - 2048);
+  const auto [got, expected] = across_set(on_gpu, on_cpu, "fc", 1500.0);
   CHECK(relative_error(got, expected) <= 2e-6);
   // The new value changed the output (the check above would pass with none taken by both).
   Program unchanged = Program::from_source(kEq, options_for(Target::cpu));
@@ -161,19 +168,10 @@ void check_public_api() {
   // 2026-12-01 the GPU restarted every line of the chain).
   {
     const char* two = "input x : 2\nd = 2 ms in [1 ms, 10 ms]\noutput y = x | delay(d) | butter(2, 3 kHz) | delay(3 ms)\n";
-    Program gpu_delays = Program::from_source(two, options_for(Target::cuda));
-    Program cpu_delays = Program::from_source(two, options_for(Target::cpu));
-    Processor a(gpu_delays), b(cpu_delays);
-    a.prepare(512);
-    b.prepare(512);
-    Signal on_gpu(2, frames, DType::f32), on_cpu(2, frames, DType::f32);
-    half(a, on_gpu, 0, 2048);
-    half(b, on_cpu, 0, 2048);
-    a.set("d", 0.004);
-    b.set("d", 0.004);
-    half(a, on_gpu, 2048, frames - 2048);
-    half(b, on_cpu, 2048, frames - 2048);
-    CHECK(relative_error(on_gpu, on_cpu) <= 2e-6);
+    Processor a(Program::from_source(two, options_for(Target::cuda)));
+    Processor b(Program::from_source(two, options_for(Target::cpu)));
+    const auto [on_gpu_delays, on_cpu_delays] = across_set(a, b, "d", 0.004);
+    CHECK(relative_error(on_gpu_delays, on_cpu_delays) <= 2e-6);
   }
   // reset(): from zero state again, at the values set.
   on_gpu.reset();

@@ -238,10 +238,8 @@ int run(const RunOptions& o) {
     bool npy = false;
     // A streamed input stands here as its channels without samples; its frames come later.
     const std::size_t i = signals.size();
-    auto file = !readers.empty()
-                    ? Expected<SignalFile, std::string>(SignalFile{
-                          Signal(readers[i]->channels(), 0, dtype), readers[i]->sample_rate_hz(), std::nullopt})
-                : path == "-" ? read_stdin(dtype, npy)
+    auto file = !readers.empty() ? Expected<SignalFile, std::string>(corpus::without_samples(*readers[i], dtype))
+                : path == "-"       ? read_stdin(dtype, npy)
                               : read_signal_file(path, dtype);
     if (path == "-") {
       path = "<stdin>";
@@ -271,8 +269,7 @@ int run(const RunOptions& o) {
   // state carries across them exactly). A Processor is prepared for at most 2^20 frames a call
   // (2^24 on the GPU) and splits longer ones.
   std::size_t block = o.block ? static_cast<std::size_t>(*o.block) : std::size_t{1} << 16;
-  std::size_t prepared =
-      std::clamp<std::size_t>(std::min(block, total), 1, cuda ? std::size_t{1} << 24 : std::size_t{1} << 20);
+  std::size_t prepared = corpus::prepared_frames(block, total, cuda);
 
   Options options;
   options.sample_rate_hz = *fs_hz;
