@@ -203,12 +203,18 @@ std::vector<int> fft_blocks_of(const ir::Graph& g) {
 
 // What a state file's graph line holds: schedule_free_hash with the FFT blocks left out, since
 // they follow the length of one call too (passes::fft_block_for) and a state converts between
-// them (read_chains). Equal to schedule_free_hash for a graph without FFT FIR chains.
+// them (read_chains), and float pairs named as the float64 they stand for: a GPU with slow
+// float64 computes in pairs of floats what the CPU computes in float64, in the same float64
+// buffers (ir::StatePrecision), so their states are one. Equal to schedule_free_hash for a
+// graph without FFT FIR chains or float pairs.
 std::string state_shape_hash(const ir::Graph& scheduled) {
   ir::Graph g = scheduled;
   for (ir::NodeId id = 0; id < g.size(); ++id)
-    if (auto* chain = std::get_if<ir::Chain>(&g.node(id).op); chain && codegen::runs_in_runtime(*chain))
-      chain->fft_block = 0;
+    if (auto* chain = std::get_if<ir::Chain>(&g.node(id).op)) {
+      if (codegen::runs_in_runtime(*chain)) chain->fft_block = 0;
+      if (chain->state_precision == ir::StatePrecision::pairs) chain->state_precision = ir::StatePrecision::f64;
+      if (chain->state_precision == ir::StatePrecision::mixed_pairs) chain->state_precision = ir::StatePrecision::mixed;
+    }
   return schedule_free_hash(g, false);
 }
 

@@ -68,18 +68,25 @@ constexpr const char* kVocal =
     "wet = clean | peaking(3 kHz, 1.0, 4 dB) | tanh() | gain(-3 dB)\n"
     "output 0.7 * wet + 0.3 * (x | delay(5 ms))\n";
 
+constexpr const char* kSections =
+    "input x : 2\nfc = 200 Hz in [20 Hz, 2 kHz]\n"
+    "output y = x | butter(4, fc, highpass) | peaking(1 kHz, 1.0, 3 dB) | gain(-2 dB)\n";
+
 struct Case {
   std::string name, text;
   DType dtype = DType::f32;
   /// Whether the CPU schedules the graph to the GPU's shape, so that a state crosses targets.
   bool crosses = true;
+  /// Cost-model thresholds for both targets (the CPU ignores the GPU's).
+  std::vector<std::pair<std::string, double>> thresholds{};
+  /// What the GPU's schedule (its "ir-opt" dump) must hold for the case to test its shape.
+  std::string shown{};
 };
 
 std::vector<Case> cases() {
   return {
       // The chunked scan on the GPU (sections, float64 state in a float32 signal), a live value.
-      {"sections", "input x : 2\nfc = 200 Hz in [20 Hz, 2 kHz]\n"
-                   "output y = x | butter(4, fc, highpass) | peaking(1 kHz, 1.0, 3 dB) | gain(-2 dB)\n"},
+      {"sections", kSections},
       // The vocal example: the scan with a tanh, an elementwise delay (its line in time order on
       // the GPU, a ring on the CPU), a sum.
       // In float32 the GPU runs its sections in two precisions, the hot ones first
@@ -110,6 +117,18 @@ std::vector<Case> cases() {
       {"interleaved", "input x : 40\noutput y = 0.5 * (x | butter(2, 300 Hz) | gain(0.5)) + 0.5 * (x | delay(1 ms))\n",
        DType::f64},
       {"unfused loop", "input x : 2\ny = x + 0.5 * (y | delay(3 ms) | fir([0.5, 0.5]))\noutput y\n"},
+      // The chunk passes as a wavefront (every step of a sample in flight at once).
+      {"sections, a wavefront", kSections, DType::f32, true, {{"gpu_wavefront_max_steps", 1 << 20}},
+       "strategy=gpu_chunked_wavefront"},
+      {"vocal f64, a wavefront", kVocal, DType::f64, true, {{"gpu_wavefront_max_steps", 1 << 20}},
+       "strategy=gpu_chunked_wavefront"},
+      // Float64 arithmetic in float pairs (a device with slow float64): every stage
+      // (state_precision pairs, a lone float64 chain), or the hot first stage of a mixed chain
+      // (mixed_pairs, the vocal chain in float32: two shapes, as without pairs).
+      {"sections in pairs", kSections, DType::f32, true, {{"gpu_float_pairs_max_f64_rate", 1}},
+       "state_precision=pairs"},
+      {"vocal in pairs", kVocal, DType::f32, false, {{"gpu_float_pairs_max_f64_rate", 1}},
+       "state_precision=mixed_pairs"},
   };
 }
 
@@ -119,10 +138,12 @@ void check_state_files() {
   const std::size_t frames = 3000, call = 512;
   for (const Case& c : cases()) {
     CAPTURE(c.name);
-    const Options options_gpu = test::options(c.dtype, Target::cuda);
-    const Options options_cpu = test::options(c.dtype, Target::cpu);
+    Options options_gpu = test::options(c.dtype, Target::cuda);
+    Options options_cpu = test::options(c.dtype, Target::cpu);
+    options_gpu.thresholds = options_cpu.thresholds = c.thresholds;
     const Program gpu = Program::from_source(c.text, options_gpu);
     const Program cpu = Program::from_source(c.text, options_cpu);
+    CHECK(gpu.dump("ir-opt").find(c.shown) != std::string::npos);
     const std::size_t channels = c.text.find("x : 40") != std::string::npos ? 40
                                  : c.text.find("x : 1") != std::string::npos ? 1
                                                                               : 2;
