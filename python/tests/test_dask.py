@@ -76,6 +76,18 @@ def test_block_streams_each_file_to_the_command_lines_block_bytes(tmp_path, clus
     assert all(m["frames"] == 70000 and m["peak"] > 0 for m in manifest)
     cli_outputs(fxc_cli, graph, corpus, tmp_path / "cli", "--block", "777")
     assert len(same_tree(tmp_path / "cli", tmp_path / "out")) == 6
+    # Both ran the corpus runner: each output is also a Processor's in blocks of 777, called
+    # from here (another path through the library), and one whole call's within rounding.
+    program = fxc.compile(GRAPH, fs=16000, dtype="float64")  # process_files' dtype, as fxc run's
+    for m in manifest:
+        x = np.load(m["input"])
+        x = x.reshape(1, -1) if x.ndim == 1 else x
+        p = program.processor(block=777, channels=x.shape[0])
+        blocks = np.concatenate([p(np.ascontiguousarray(x[:, k:k + 777])) for k in range(0, x.shape[1], 777)], axis=1)
+        got = np.load(m["outputs"][0])
+        np.testing.assert_array_equal(got, blocks)
+        whole = program(x)
+        assert np.max(np.abs(got - whole)) <= 1e-12 * np.max(np.abs(whole))
 
 
 def test_a_failing_file_is_a_row_and_the_others_go_on(tmp_path, cluster):
