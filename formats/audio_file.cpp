@@ -14,11 +14,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string_view>
 #include <vector>
 
+#include "support/file_io.h"
 #include "support/float_format.h"
 
 namespace fxc {
@@ -571,10 +573,65 @@ Expected<std::monostate, std::string> fix_ogg_serial(int fd) {
 
 namespace {
 
+// A descriptor read or written from where it stands, front to back, as libsndfile's virtual
+// I/O: sf_open_fd takes a descriptor that is not at its start (a regular file on standard
+// input after the header fxc read) for a file embedded in another, which headerless samples
+// cannot be, and may seek. This one cannot seek, on a pipe or a file alike.
+struct FdStream {
+  int fd = -1;
+  sf_count_t position = 0;
+  std::string error;  // why the last read or write failed (libsndfile sees a short one)
+
+  static sf_count_t length(void*) { return std::numeric_limits<sf_count_t>::max() / 2; }  // to its end
+  static sf_count_t seek(sf_count_t offset, int whence, void* self) {
+    auto* s = static_cast<FdStream*>(self);
+    const sf_count_t to = whence == SEEK_SET ? offset : whence == SEEK_CUR ? s->position + offset : -1;
+    return to == s->position ? to : -1;
+  }
+  static sf_count_t read(void* into, sf_count_t count, void* self) {
+    auto* s = static_cast<FdStream*>(self);
+    sf_count_t done = 0;
+    while (done < count) {
+      const ssize_t n = ::read(s->fd, static_cast<char*>(into) + done, static_cast<std::size_t>(count - done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) s->error = std::strerror(errno);
+      if (n <= 0) break;  // the end, or an error
+      done += n;
+    }
+    s->position += done;
+    return done;
+  }
+  static sf_count_t write(const void* from, sf_count_t count, void* self) {
+    auto* s = static_cast<FdStream*>(self);
+    auto ok = write_all(s->fd, from, static_cast<std::size_t>(count));
+    if (!ok) {
+      s->error = ok.error();
+      return 0;
+    }
+    s->position += count;
+    return count;
+  }
+  static sf_count_t tell(void* self) { return static_cast<FdStream*>(self)->position; }
+};
+
+// libsndfile on `stream`, which must outlive what it returns.
+Expected<SndfilePtr, std::string> open_sndfile_stream(FdStream& stream, int mode, SF_INFO& info) {
+  static SF_VIRTUAL_IO io{FdStream::length, FdStream::seek, FdStream::read, FdStream::write, FdStream::tell};
+  static std::mutex open_lock;  // the reason for a failed open is a global, as in open_sndfile
+  const std::lock_guard<std::mutex> lock(open_lock);
+  SNDFILE* sf = sf_open_virtual(&io, mode, &info, &stream);
+  if (!sf) return Unexpected{open_error(mode)};
+  return SndfilePtr(sf);
+}
+
 class AudioWriter final : public SignalWriter {
  public:
-  AudioWriter(int fd, SndfilePtr sf, std::size_t channels, std::size_t frames, DType dtype, const AudioFormat& format)
-      : fd_(fd), sf_(std::move(sf)), channels_(channels), frames_(frames), format_(format),
+  // `flush_each_write`: every write's frames go to libsndfile before it returns (a live
+  // stream's; only for encodings whose bytes do not depend on how the samples were split).
+  AudioWriter(int fd, SndfilePtr sf, std::size_t channels, std::size_t frames, DType dtype, const AudioFormat& format,
+              bool flush_each_write = false, std::shared_ptr<FdStream> stream = {})
+      : fd_(fd), stream_(std::move(stream)), sf_(std::move(sf)), channels_(channels), frames_(frames), format_(format),
+        flush_each_write_(flush_each_write),
         subtype_(format.sf_format & SF_FORMAT_SUBMASK), bits_(integer_bits(subtype_)),
         quantised_(bits_ ? bits_ : 32, subtype_ == SF_FORMAT_ULAW || subtype_ == SF_FORMAT_ALAW),
         chunk_frames_(frames_per_chunk(channels)),
@@ -602,6 +659,7 @@ class AudioWriter final : public SignalWriter {
       if (held_ == chunk_frames_)
         if (auto ok = flush(); !ok) return ok;
     }
+    if (flush_each_write_) return flush();
     return std::monostate{};
   }
 
@@ -634,7 +692,9 @@ class AudioWriter final : public SignalWriter {
                                            : sf_writef_double(sf_.get(), chunk64_.data(), n);
     held_ = 0;
     if (written != n)
-      return Unexpected{sf_error(sf_.get()) ? tidy(sf_strerror(sf_.get())) : std::string("the write was incomplete")};
+      return Unexpected{stream_ && !stream_->error.empty() ? stream_->error
+                        : sf_error(sf_.get())                ? tidy(sf_strerror(sf_.get()))
+                                                             : std::string("the write was incomplete")};
     return std::monostate{};
   }
 
@@ -655,9 +715,11 @@ class AudioWriter final : public SignalWriter {
   }
 
   int fd_;
+  std::shared_ptr<FdStream> stream_;  // what a stream's libsndfile writes through, if any: outlives sf_
   SndfilePtr sf_;
   std::size_t channels_, frames_;
   AudioFormat format_;
+  bool flush_each_write_;
   int subtype_, bits_;
   Quantiser quantised_;
   std::size_t chunk_frames_;
@@ -670,17 +732,34 @@ class AudioWriter final : public SignalWriter {
 
 }  // namespace
 
+namespace {
+
+// Why an audio file cannot store `sample_rate_hz` or `channels` in `format`; nothing when it can.
+std::optional<std::string> unwritable(std::size_t channels, double sample_rate_hz, const AudioFormat& format) {
+  if (!(sample_rate_hz >= 1 && sample_rate_hz <= INT_MAX) || sample_rate_hz != std::floor(sample_rate_hz))
+    return "audio files store the sample rate as a whole number of Hz from 1 to " + std::to_string(INT_MAX) +
+           ", not " + format_double(sample_rate_hz) + " (write a .npy file, which stores none)";
+  return channels_beyond(format, channels);
+}
+
+// libsndfile's headerless format for a WAV's samples in `format`'s encoding: little-endian,
+// 8-bit PCM unsigned, as in WAV.
+SF_INFO raw_wav_samples(std::size_t channels, double sample_rate_hz, const AudioFormat& format) {
+  SF_INFO info{};
+  info.samplerate = static_cast<int>(sample_rate_hz);
+  info.channels = static_cast<int>(channels);
+  info.format = SF_FORMAT_RAW | SF_ENDIAN_LITTLE | (format.sf_format & SF_FORMAT_SUBMASK);
+  return info;
+}
+
+}  // namespace
+
 Expected<std::unique_ptr<SignalWriter>, std::string> open_audio_writer(int fd, std::size_t channels,
                                                                        std::size_t frames, DType dtype,
                                                                        double sample_rate_hz,
                                                                        const AudioFormat& format) {
   using E = Unexpected<std::string>;
-  if (!(sample_rate_hz >= 1 && sample_rate_hz <= INT_MAX) ||
-      sample_rate_hz != std::floor(sample_rate_hz))
-    return E{"audio files store the sample rate as a whole number of Hz from 1 to " +
-             std::to_string(INT_MAX) + ", not " + format_double(sample_rate_hz) +
-             " (write a .npy file, which stores none)"};
-  if (std::optional<std::string> beyond = channels_beyond(format, channels)) return E{*beyond};
+  if (std::optional<std::string> why = unwritable(channels, sample_rate_hz, format)) return E{*why};
 
   SF_INFO info{};
   info.samplerate = static_cast<int>(sample_rate_hz);
@@ -713,6 +792,96 @@ Expected<std::unique_ptr<SignalWriter>, std::string> open_audio_writer(int fd, s
   if (frames > 0 || (format.sf_format & SF_FORMAT_TYPEMASK) != SF_FORMAT_AIFF)
     sf_command(sf.get(), SFC_SET_ADD_PEAK_CHUNK, nullptr, SF_FALSE);
   return std::unique_ptr<SignalWriter>(new AudioWriter(fd, std::move(sf), channels, frames, dtype, format));
+}
+
+WavEncoding wav_encoding(const AudioFormat& format) {
+  switch (format.sf_format & SF_FORMAT_SUBMASK) {
+    case SF_FORMAT_PCM_U8: return {1, 8};
+    case SF_FORMAT_PCM_16: return {1, 16};
+    case SF_FORMAT_PCM_24: return {1, 24};
+    case SF_FORMAT_PCM_32: return {1, 32};
+    case SF_FORMAT_FLOAT: return {3, 32};
+    case SF_FORMAT_DOUBLE: return {3, 64};
+    case SF_FORMAT_ALAW: return {6, 8};
+    case SF_FORMAT_ULAW: return {7, 8};
+    default: return {};
+  }
+}
+
+Expected<AudioFormat, std::string> wav_format_of(WavEncoding encoding) {
+  for (const char* name : {"pcm8", "pcm16", "pcm24", "pcm32", "float", "double", "alaw", "ulaw"}) {
+    auto format = audio_format_for(".wav", std::string(name));
+    if (format) {
+      const WavEncoding e = wav_encoding(*format);
+      if (e.tag == encoding.tag && e.bits == encoding.bits) return format;
+    }
+  }
+  return Unexpected{"its encoding (WAV format tag " + std::to_string(encoding.tag) + ", " +
+                    std::to_string(encoding.bits) + " bits) is not one fxc reads from a stream (integer PCM of 8, 16, "
+                    "24 or 32 bits, float, double, A-law, μ-law)"};
+}
+
+namespace {
+
+class WavSamples final : public WavSampleReader {
+ public:
+  WavSamples(std::unique_ptr<FdStream> stream, SndfilePtr sf, std::size_t channels)
+      : stream_(std::move(stream)), sf_(std::move(sf)), channels_(channels), chunk_frames_(frames_per_chunk(channels)),
+        chunk_(chunk_frames_ * channels) {}
+
+  Expected<std::size_t, std::string> read(Signal& into, std::size_t frames) override {
+    std::size_t done = 0;
+    while (done < frames) {
+      const std::size_t want = std::min(chunk_frames_, frames - done);
+      const sf_count_t got = sf_readf_double(sf_.get(), chunk_.data(), static_cast<sf_count_t>(want));
+      if (got > 0) {
+        spread(chunk_.data(), static_cast<std::size_t>(got), into, done);
+        done += static_cast<std::size_t>(got);
+      }
+      // libsndfile waits for the whole request on a pipe: a short read is the end.
+      if (got < static_cast<sf_count_t>(want)) {
+        if (!stream_->error.empty()) return Unexpected{stream_->error};
+        if (sf_error(sf_.get()) != SF_ERR_NO_ERROR) return Unexpected{tidy(sf_strerror(sf_.get()))};
+        break;
+      }
+    }
+    return done;
+  }
+
+ private:
+  std::unique_ptr<FdStream> stream_;  // outlives sf_
+  SndfilePtr sf_;
+  std::size_t channels_;
+  std::size_t chunk_frames_;
+  std::vector<double> chunk_;  // interleaved
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<WavSampleReader>, std::string> open_wav_sample_reader(int fd, std::size_t channels,
+                                                                               double sample_rate_hz,
+                                                                               const AudioFormat& format) {
+  SF_INFO info = raw_wav_samples(channels, sample_rate_hz, format);
+  auto stream = std::make_unique<FdStream>(FdStream{fd});
+  auto opened = open_sndfile_stream(*stream, SFM_READ, info);
+  if (!opened) return Unexpected{opened.error()};
+  return std::unique_ptr<WavSampleReader>(new WavSamples(std::move(stream), std::move(opened).value(), channels));
+}
+
+Expected<std::unique_ptr<SignalWriter>, std::string> open_wav_sample_writer(int fd, std::size_t channels, DType dtype,
+                                                                            double sample_rate_hz,
+                                                                            const AudioFormat& format) {
+  using E = Unexpected<std::string>;
+  if (std::optional<std::string> why = unwritable(channels, sample_rate_hz, format)) return E{*why};
+  SF_INFO info = raw_wav_samples(channels, sample_rate_hz, format);
+  auto stream = std::make_shared<FdStream>(FdStream{fd});
+  auto opened = open_sndfile_stream(*stream, SFM_WRITE, info);
+  if (!opened) return E{opened.error()};
+  // Every encoding a WAV stream takes is quantised here or written as floats (integer_bits):
+  // no libsndfile clipping, and its bytes do not depend on how the frames came.
+  return std::unique_ptr<SignalWriter>(new AudioWriter(fd, std::move(opened).value(), channels, 0, dtype,
+                                                       AudioFormat{info.format, format.description}, true,
+                                                       std::move(stream)));
 }
 
 Expected<std::monostate, std::string> write_audio(int fd, const Signal& signal, double sample_rate_hz,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,6 +55,41 @@ Expected<std::unique_ptr<SignalWriter>, std::string> open_audio_writer(int fd, s
                                                                        std::size_t frames, DType dtype,
                                                                        double sample_rate_hz,
                                                                        const AudioFormat& format);
+
+/// How a WAV's fmt chunk describes an encoding: its format tag (1 integer PCM, 3 IEEE float,
+/// 6 A-law, 7 μ-law) and bits per sample.
+struct WavEncoding {
+  std::uint16_t tag = 0;
+  std::uint16_t bits = 0;
+};
+
+/// The fmt chunk's fields for `format` (audio_format_for(".wav", ...)).
+WavEncoding wav_encoding(const AudioFormat& format);
+
+/// The WAV format a fmt chunk describes ("WAV pcm16", ...); the reason where fxc does not read
+/// that encoding from a stream (ADPCM, GSM, ...).
+Expected<AudioFormat, std::string> wav_format_of(WavEncoding encoding);
+
+/// The samples of a WAV's data chunk on `fd` from where it stands (a pipe whose header was
+/// read: formats/wav_pipe.h), `channels` interleaved in `format`'s encoding, converted as a
+/// WAV file's are read.
+class WavSampleReader {
+ public:
+  virtual ~WavSampleReader() = default;
+  /// Reads up to `frames` frames into samples [0, n) of `into`'s channels and returns n:
+  /// fewer only where the stream ended (0 after its end). Waits for them on a pipe.
+  virtual Expected<std::size_t, std::string> read(Signal& into, std::size_t frames) = 0;
+};
+Expected<std::unique_ptr<WavSampleReader>, std::string> open_wav_sample_reader(int fd, std::size_t channels,
+                                                                               double sample_rate_hz,
+                                                                               const AudioFormat& format);
+
+/// The samples of a WAV's data chunk written to `fd` from where it stands (after a header
+/// written by formats/wav_pipe.h), encoded as a WAV file's are; each write's frames are handed
+/// to the descriptor before it returns (a live stream's frames leave with their block).
+Expected<std::unique_ptr<SignalWriter>, std::string> open_wav_sample_writer(int fd, std::size_t channels, DType dtype,
+                                                                            double sample_rate_hz,
+                                                                            const AudioFormat& format);
 
 /// An audio file on the open regular file `fd` read a block at a time; nullptr where its
 /// header gives no usable length (read_audio_fd reads those whole). `name` stands for it in

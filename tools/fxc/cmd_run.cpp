@@ -55,6 +55,23 @@ bool is_corpus_run(const RunOptions& o) {
   return !o.out_dir.empty() || std::any_of(o.outputs.begin(), o.outputs.end(), corpus::has_pattern_field);
 }
 
+Options run_options(const RunOptions& o, const std::vector<std::pair<std::string, double>>& thresholds) {
+  Options options;
+  options.sample_rate_hz = o.fs_hz.value_or(0);
+  options.dtype = *parse_dtype(o.dtype);
+  options.target = o.target == "ref" ? Target::reference : o.target == "cuda" ? Target::cuda : Target::cpu;
+  options.cache_directory = o.cache_dir;
+  options.thresholds = thresholds;
+  options.settings = o.sets;
+  // The command line runs each graph once with the values it was given: constants without a
+  // declared range are compiled in (the fastest kernels for them); ranged ones stay live, so
+  // that every value of their ranges hits the kernel cache (docs/cli.md, --set).
+  options.live_unranged_params = false;
+  options.time_passes = o.time_passes;
+  options.log = &std::cerr;
+  return options;
+}
+
 namespace {
 
 // The signal read from standard input (`-i -`): the whole of it, .npy or audio by its first bytes.
@@ -120,8 +137,12 @@ double ms_since(Clock::time_point t) {
 }
 
 int run(const RunOptions& o) {
-  if (is_corpus_run(o)) return run_corpus(o);
+  if (is_corpus_run(o)) {
+    if (o.live_pipe) throw UsageError{"--live-pipe runs standard input to standard output: a corpus run writes files"};
+    return run_corpus(o);
+  }
   check_single_mode(o);
+  if (o.live_pipe) return run_live_pipe(o);
   if (o.block && *o.block < 1) return user_error("--block must be at least 1, got " + std::to_string(*o.block));
   if (o.block && o.target == "ref") return user_error("--block runs compiled kernels: use it with --target cpu or cuda");
   auto thresholds = parse_thresholds(o.thresholds);
@@ -271,17 +292,8 @@ int run(const RunOptions& o) {
   std::size_t block = o.block ? static_cast<std::size_t>(*o.block) : std::size_t{1} << 16;
   std::size_t prepared = corpus::prepared_frames(block, total, cuda);
 
-  Options options;
+  Options options = run_options(o, *thresholds);
   options.sample_rate_hz = *fs_hz;
-  options.dtype = dtype;
-  options.target = o.target == "ref" ? Target::reference : o.target == "cuda" ? Target::cuda : Target::cpu;
-  options.cache_directory = o.cache_dir;
-  options.thresholds = *thresholds;
-  options.settings = o.sets;
-  // The command line runs each graph once with the values it was given: constants without a
-  // declared range are compiled in (the fastest kernels for them); ranged ones stay live, so
-  // that every value of their ranges hits the kernel cache (docs/cli.md, --set).
-  options.live_unranged_params = false;
   // The strategy follows what one call sees: the whole signal, one block, or the batch's
   // longest item (which the batch finds itself).
   options.signal_length = items > 1 ? 0 : stream ? prepared : total;
@@ -290,8 +302,6 @@ int run(const RunOptions& o) {
   options.max_block = cuda && !stream ? 0 : prepared;
   // A Processor compiles the kernels for its blocks itself, and a batch for its wide graph.
   options.compile_kernels = !stream && items == 1;
-  options.time_passes = o.time_passes;
-  options.log = &std::cerr;
   // Inputs declared without a channel count take their signal's (the first such).
   for (std::size_t i = 0; i < want_in && options.channels == 0; ++i)
     if (info.inputs[i].channels == 0) options.channels = static_cast<int>(signals[i].channels());
@@ -488,6 +498,10 @@ void add_run_command(CLI::App& app, Action& action) {
   cmd->add_option("--pipe-format", o->pipe_format,
                   "Format of '-o -' (standard output): wav or npy (default: the kind of the input)")
       ->check(CLI::IsMember({"wav", "npy"}));
+  cmd->add_flag("--live-pipe", o->live_pipe,
+                "With --block N, -i - and -o -: read a WAV on standard input as it comes and write each block's "
+                "WAV output as soon as it is computed (live audio in a pipe; a run that fails part-way leaves "
+                "what it wrote)");
   cmd->add_option("--fs", o->fs_hz, "Sample rate in Hz (needed for .npy inputs; overrides the files')");
   cmd->add_option("--target", o->target,
                   "Where to run: cpu (compiled kernels), cuda (an NVIDIA GPU) or ref (the float64 reference interpreter)")
@@ -536,6 +550,7 @@ void add_run_command(CLI::App& app, Action& action) {
       "  fxc run eq.fx -i x.npy --fs 48000 -o y.npy --dtype f32\n"
       "  fxc run eq.fx --batch -i a.wav -i b.wav -i c.wav -o a_eq.wav -o b_eq.wav -o c_eq.wav   # a batch\n"
       "  fxc run eq.fx -i - -o - < in.wav > out.wav                            # a pipe (WAV or .npy)\n"
+      "  arecord -f S16_LE -r 48000 -c 2 | fxc run eq.fx --live-pipe --block 256 -i - -o - | aplay   # live\n"
       "Corpora (docs/corpora.md): --out-dir or an -o pattern runs every file on its own:\n"
       "  fxc run eq.fx -i corpus/ --out-dir out/ --jobs 4                      # out/ mirrors corpus/\n"
       "  fxc run eq.fx -i 'corpus/**/*.wav' -o 'out/{dir}/{stem}_eq.{ext}'     # globs expanded by fxc\n"

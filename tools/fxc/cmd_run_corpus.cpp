@@ -96,16 +96,8 @@ int run_corpus(const RunOptions& o) {
   auto started = std::chrono::steady_clock::now();
 
   corpus::RunnerOptions runner_options;
+  runner_options.options = run_options(o, *thresholds);  // as a one-file fxc run compiles
   Options& options = runner_options.options;
-  options.sample_rate_hz = o.fs_hz.value_or(0);
-  options.dtype = *parse_dtype(o.dtype);
-  options.target = o.target == "ref" ? Target::reference : o.target == "cuda" ? Target::cuda : Target::cpu;
-  options.cache_directory = o.cache_dir;
-  options.thresholds = *thresholds;
-  options.settings = o.sets;
-  options.live_unranged_params = false;  // as a one-file fxc run compiles
-  options.time_passes = o.time_passes;
-  options.log = &std::cerr;
   runner_options.subtype = o.subtype;
   runner_options.skip_existing = o.skip_existing;
   // Each file streamed in blocks, as `fxc run -i FILE --block N` streams one.

@@ -8,6 +8,8 @@
 #include <variant>
 #include <vector>
 
+#include <fxc/fxc.h>
+
 #include "support/expected.h"
 #include "tools/fxc/progress_bar.h"
 
@@ -31,6 +33,7 @@ struct RunOptions {
   int threads = 0;  // --threads: 0 for the default
   std::string pipe_format;  // --pipe-format wav|npy: "" follows the input's kind
   std::string progress = "auto";  // --progress auto|always|never
+  bool live_pipe = false;  ///< --live-pipe: a WAV on standard input run and written as it comes
   // Corpus mode.
   std::string out_dir;
   int jobs = 1;
@@ -46,6 +49,15 @@ bool is_corpus_run(const RunOptions& o);
 
 /// fxc run over a corpus (tools/fxc/cmd_run_corpus.cpp); returns the exit status.
 int run_corpus(const RunOptions& o);
+
+/// fxc run --live-pipe (tools/fxc/cmd_run_live.cpp): standard input to standard output a
+/// block at a time; returns the exit status.
+int run_live_pipe(const RunOptions& o);
+
+/// The Options every mode of fxc run compiles with, from its command line (`thresholds`
+/// parsed): the sample rate (--fs, else 0 until an input gives it), dtype, target, cache,
+/// thresholds, --set values, and constants without a range compiled in.
+Options run_options(const RunOptions& o, const std::vector<std::pair<std::string, double>>& thresholds);
 
 /// --trace: the Chrome trace so far, written whole or not at all; nothing without a path.
 Expected<std::monostate, std::string> write_trace(const std::string& path);
