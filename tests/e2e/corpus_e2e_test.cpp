@@ -28,13 +28,6 @@ using namespace fxc::e2e;
 
 namespace {
 
-// `fxc ARGS...` in `cwd`, standard input from `stdin_path`.
-CommandResult run_fxc_in(const std::vector<std::string>& args, const fs::path& cwd, const fs::path& stdin_path) {
-  std::vector<std::string> argv{FXC_BINARY};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return fxc::test::run_command(argv, cwd, {}, stdin_path);
-}
-
 // Noise of `seconds` at `fs_hz`, written in `subtype`.
 void write_noise(const fs::path& path, double fs_hz, std::size_t channels, double seconds, unsigned seed,
                  std::optional<std::string> subtype = "pcm16") {
@@ -361,7 +354,7 @@ TEST_CASE("-i - and -o - carry one WAV or .npy through pipes, byte for byte as f
   make_corpus(dir);
   write_noise(dir / "in.wav", 48000, 2, 0.2, 9, "float");
   require_success(run_fxc({"run", "g.fx", "-i", "in.wav", "-o", "file.wav"}, dir.path()));
-  CommandResult piped = run_fxc_in({"run", "g.fx", "-i", "-", "-o", "-"}, dir.path(), dir / "in.wav");
+  CommandResult piped = run_fxc_from({"run", "g.fx", "-i", "-", "-o", "-"}, dir.path(), dir / "in.wav");
   INFO(show(piped));
   REQUIRE(piped.exit_code == 0);
   CHECK(piped.err.empty());
@@ -372,15 +365,15 @@ TEST_CASE("-i - and -o - carry one WAV or .npy through pipes, byte for byte as f
   // .npy in, .npy out (standard output follows the input's kind).
   require_success(run_fxc({"run", "g.fx", "-i", "in.wav", "-o", "in.npy", "--dtype", "f32"}, dir.path()));
   require_success(run_fxc({"run", "g.fx", "-i", "in.npy", "--fs", "48000", "-o", "file.npy"}, dir.path()));
-  piped = run_fxc_in({"run", "g.fx", "-i", "-", "--fs", "48000", "-o", "-"}, dir.path(), dir / "in.npy");
+  piped = run_fxc_from({"run", "g.fx", "-i", "-", "--fs", "48000", "-o", "-"}, dir.path(), dir / "in.npy");
   INFO(show(piped));
   REQUIRE(piped.exit_code == 0);
   CHECK(piped.out == read_file_bytes(dir / "file.npy"));
   // A file in, .npy on the pipe when asked; an error goes to standard error only.
-  piped = run_fxc_in({"run", "g.fx", "-i", "corpus/a.wav", "-o", "-", "--pipe-format", "npy"}, dir.path(), "/dev/null");
+  piped = run_fxc_from({"run", "g.fx", "-i", "corpus/a.wav", "-o", "-", "--pipe-format", "npy"}, dir.path(), "/dev/null");
   require_success(run_fxc({"run", "g.fx", "-i", "corpus/a.wav", "-o", "a.npy"}, dir.path()));
   CHECK(piped.out == read_file_bytes(dir / "a.npy"));
-  check_failure(run_fxc_in({"run", "g.fx", "-i", "-", "-o", "-"}, dir.path(), "/dev/null"), 1,
+  check_failure(run_fxc_from({"run", "g.fx", "-i", "-", "-o", "-"}, dir.path(), "/dev/null"), 1,
                 "cannot read '<stdin>': standard input is empty");
 }
 

@@ -63,6 +63,14 @@ inline CommandResult run_fxc(const std::vector<std::string>& args, const fs::pat
   return fxc::test::run_command(argv, cwd, env);
 }
 
+// The same with standard input from `stdin_path` (`-i -` reads it).
+inline CommandResult run_fxc_from(const std::vector<std::string>& args, const fs::path& cwd,
+                                  const fs::path& stdin_path) {
+  std::vector<std::string> argv{FXC_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return fxc::test::run_command(argv, cwd, {}, stdin_path);
+}
+
 inline std::string show(const CommandResult& r) {
   return "exit status " + std::to_string(r.exit_code) + "\nstdout:\n" + r.out + "\nstderr:\n" + r.err;
 }

@@ -19,17 +19,6 @@ namespace {
 constexpr const char* kGraph =
     "input x : 2\noutput x | butter(4, 200 Hz, highpass) | peaking(1 kHz, 1, 3 dB) | delay(3 ms) | tanh()\n";
 
-std::string bytes_of(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-CommandResult run_fxc_from(const std::vector<std::string>& args, const fs::path& cwd, const fs::path& stdin_path) {
-  std::vector<std::string> argv{FXC_BINARY};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return fxc::test::run_command(argv, cwd, {}, stdin_path);
-}
-
 CommandResult run_shell(const std::string& script, const fs::path& cwd) {
   return fxc::test::run_command({"/bin/sh", "-c", script}, cwd, {});
 }
@@ -88,7 +77,7 @@ TEST_CASE("--live-pipe gives --block's samples, written as the blocks are done, 
     file.insert(file.end(), c.options.begin(), c.options.end());
     require_success(run_fxc(file, dir.path()));
     // The header says "to the end" (0xFFFFFFFF, as ffmpeg's): fxc and libsndfile read it so.
-    const std::string bytes = bytes_of(dir / "live.wav");
+    const std::string bytes = fxc::test::read_file_bytes(dir / "live.wav");
     REQUIRE(bytes.size() >= 44);
     CHECK(bytes.substr(4, 4) == std::string(4, '\xff'));
     CHECK(bytes.substr(36, 8) == std::string("data") + std::string(4, '\xff'));
@@ -96,7 +85,7 @@ TEST_CASE("--live-pipe gives --block's samples, written as the blocks are done, 
     CHECK(got.samples() == frames);
     CHECK(same_samples(got, want));
     // The samples are the file's to the byte: its data chunk is the file's last bytes.
-    const std::string file_bytes = bytes_of(dir / "file.wav");
+    const std::string file_bytes = fxc::test::read_file_bytes(dir / "file.wav");
     CHECK(file_bytes.substr(file_bytes.size() - (bytes.size() - 44)) == bytes.substr(44));
   }
 
@@ -107,7 +96,7 @@ TEST_CASE("--live-pipe gives --block's samples, written as the blocks are done, 
   REQUIRE(live(dir.path(), "once.wav", "twice.wav", {"--block", "512"}).exit_code == 0);
   require_success(run_fxc({"run", "g.fx", "-i", "once.wav", "-o", "twice_file.wav", "--block", "512"}, dir.path()));
   CHECK(same_samples(load(dir / "twice.wav"), load(dir / "twice_file.wav")));
-  std::string zero = bytes_of(dir / "in_float.wav");
+  std::string zero = fxc::test::read_file_bytes(dir / "in_float.wav");
   const std::size_t data = zero.find("data");
   REQUIRE(data != std::string::npos);
   put_le32(zero, 4, 0);
@@ -191,7 +180,7 @@ TEST_CASE("--live-pipe: what it refuses, a stream that ends early, and the state
 
   // A stream shorter than its header's length: the blocks before its end were sent (a live
   // pipe cannot take them back), the run fails (status 1), and no state is saved.
-  const std::string whole = bytes_of(dir / "in.wav");
+  const std::string whole = fxc::test::read_file_bytes(dir / "in.wav");
   write_bytes(dir / "short.wav", whole.substr(0, whole.size() / 2));
   CommandResult r = run_fxc_from(
       {"run", "g.fx", "--live-pipe", "--block", "64", "-i", "-", "-o", "-", "--save-state", "s.state"}, d,
@@ -209,7 +198,7 @@ TEST_CASE("--live-pipe: what it refuses, a stream that ends early, and the state
   CHECK(saved.exit_code == 0);
   CHECK(saved.err.empty());
   require_success(run_fxc({"run", "g.fx", "-i", "in.wav", "-o", "file.wav", "--block", "64", "--save-state", "file.state"}, d));
-  CHECK(bytes_of(dir / "live.state") == bytes_of(dir / "file.state"));
+  CHECK(fxc::test::read_file_bytes(dir / "live.state") == fxc::test::read_file_bytes(dir / "file.state"));
   CommandResult next = live(d, "in.wav", "next.wav", {"--block", "64", "--load-state", "live.state"});
   CHECK(next.exit_code == 0);
   require_success(run_fxc({"run", "g.fx", "-i", "in.wav", "-o", "next_file.wav", "--block", "64", "--load-state", "file.state"}, d));

@@ -20,19 +20,6 @@ namespace {
 constexpr const char* kEightChannels =
     "graph eq\ninput x : 8\noutput y = x | butter(4, 1 kHz) | peaking(2 kHz, 1, 3 dB) | gain(-3 dB)\n";
 
-std::string bytes_of(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// `fxc ARGS...` with standard input from `stdin_path`: `-i -` reads it whole, as every input
-// was read before streams read files.
-CommandResult run_fxc_from(const std::vector<std::string>& args, const fs::path& cwd, const fs::path& stdin_path) {
-  std::vector<std::string> argv{FXC_BINARY};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return fxc::test::run_command(argv, cwd, {}, stdin_path);
-}
-
 }  // namespace
 
 TEST_CASE("--block on files writes the whole-signal stream's bytes, in every format, over several chunks") {
@@ -64,9 +51,9 @@ TEST_CASE("--block on files writes the whole-signal stream's bytes, in every for
     whole.insert(whole.end(), c.options.begin(), c.options.end());
     require_success(run_fxc(streamed, dir.path()));
     require_success(run_fxc_from(whole, dir.path(), dir / c.input));
-    const std::string bytes = bytes_of(dir / ("streamed_" + c.output));
+    const std::string bytes = fxc::test::read_file_bytes(dir / ("streamed_" + c.output));
     CHECK(bytes.size() > frames * 8);
-    CHECK(bytes == bytes_of(dir / ("whole_" + c.output)));
+    CHECK(bytes == fxc::test::read_file_bytes(dir / ("whole_" + c.output)));
   }
   // Nothing else is left beside the outputs (no pending or temporary file).
   CHECK(dir.entries().size() == 2 + 1 + 2 * cases.size());
@@ -95,7 +82,7 @@ TEST_CASE("--block on files keeps memory to its chunks, whatever the file's leng
   require_success(run_fxc_from({"run", "g.fx", "-i", "-", "--fs", "48000", "--dtype", "f64", "-o", "whole.npy",
                                 "--block", "512"},
                                dir.path(), dir / "long.npy"));
-  CHECK(bytes_of(dir / "out_long.npy") == bytes_of(dir / "whole.npy"));
+  CHECK(fxc::test::read_file_bytes(dir / "out_long.npy") == fxc::test::read_file_bytes(dir / "whole.npy"));
 }
 
 TEST_CASE("--block on files that fail half-way leaves every output as it was") {
@@ -104,13 +91,13 @@ TEST_CASE("--block on files that fail half-way leaves every output as it was") {
   const std::size_t frames = 600000;  // four chunks of eight channels and a part
   write_noise(dir / "in.npy", 8, frames, 3);
   REQUIRE(fxc::write_signal_file((dir / "in.flac").string(), load(dir / "in.npy"), 48000, {}));
-  const std::string flac = bytes_of(dir / "in.flac");
+  const std::string flac = fxc::test::read_file_bytes(dir / "in.flac");
   write_bytes(dir / "cut.flac", flac.substr(0, flac.size() * 6 / 10));  // ends in the second chunk
   write_bytes(dir / "out.wav", "earlier bytes");
   const std::vector<std::string> before = dir.entries();
   CommandResult r = run_fxc({"run", "g.fx", "-i", "cut.flac", "-o", "out.wav", "--block", "64"}, dir.path());
   check_failure(r, 1, "error: cannot read 'cut.flac': ");
-  CHECK(bytes_of(dir / "out.wav") == "earlier bytes");
+  CHECK(fxc::test::read_file_bytes(dir / "out.wav") == "earlier bytes");
   CHECK(dir.entries() == before);
 
   // Inputs of different lengths are refused before anything is written.
@@ -121,7 +108,7 @@ TEST_CASE("--block on files that fail half-way leaves every output as it was") {
                          "64"},
                         dir.path()),
                 1, "inputs have different lengths: 'a.npy' has 1000 samples, 'b.npy' has 999");
-  CHECK(bytes_of(dir / "out.wav") == "earlier bytes");
+  CHECK(fxc::test::read_file_bytes(dir / "out.wav") == "earlier bytes");
 }
 
 TEST_CASE("--block on files with several inputs and outputs: the whole stream's bytes, and each output's own error") {
@@ -136,17 +123,17 @@ TEST_CASE("--block on files with several inputs and outputs: the whole stream's 
   require_success(run_fxc_from({"run", graph, "-i", "-", "-i", "b.npy", "--fs", "48000", "-o", "whole_mix.flac", "-o",
                                 "whole_diff.npy", "--block", "100"},
                                dir.path(), dir / "a.npy"));
-  CHECK(bytes_of(dir / "mix.flac") == bytes_of(dir / "whole_mix.flac"));
-  CHECK(bytes_of(dir / "diff.npy") == bytes_of(dir / "whole_diff.npy"));
+  CHECK(fxc::test::read_file_bytes(dir / "mix.flac") == fxc::test::read_file_bytes(dir / "whole_mix.flac"));
+  CHECK(fxc::test::read_file_bytes(dir / "diff.npy") == fxc::test::read_file_bytes(dir / "whole_diff.npy"));
 
   // The second output cannot be opened (an audio file's rate is a whole number of Hz): its
   // message names it alone, and the first output stays as it was.
-  const std::string mix_before = bytes_of(dir / "diff.npy");
+  const std::string mix_before = fxc::test::read_file_bytes(dir / "diff.npy");
   check_failure(run_fxc({"run", graph, "-i", "a.npy", "-i", "b.npy", "--fs", "48000.5", "-o", "diff.npy", "-o",
                          "mix.wav", "--block", "100"},
                         dir.path()),
                 1, "error: cannot write 'mix.wav': audio files store the sample rate as a whole number of Hz");
-  CHECK(bytes_of(dir / "diff.npy") == mix_before);
+  CHECK(fxc::test::read_file_bytes(dir / "diff.npy") == mix_before);
   CHECK_FALSE(fs::exists(dir / "mix.wav"));
 }
 
@@ -198,7 +185,7 @@ TEST_CASE("CUDA device: --target cuda on files streams them in a whole run's pie
     require_success(r);
     CHECK(r.err.find("run (stream)") != std::string::npos);
     require_success(run_fxc_from(whole, dir.path(), dir / "in.npy"));
-    CHECK(bytes_of(dir / "streamed.npy") == bytes_of(dir / "whole.npy"));
+    CHECK(fxc::test::read_file_bytes(dir / "streamed.npy") == fxc::test::read_file_bytes(dir / "whole.npy"));
     // And the CPU's samples, within float32 rounding.
     require_success(run_fxc({"run", "g.fx", "-i", "in.npy", "--fs", "48000", "-o", "cpu.npy"}, dir.path()));
     const fxc::Signal gpu = load(dir / "streamed.npy"), cpu = load(dir / "cpu.npy");
