@@ -204,3 +204,24 @@ TEST_CASE("--live-pipe: what it refuses, a stream that ends early, and the state
   require_success(run_fxc({"run", "g.fx", "-i", "in.wav", "-o", "next_file.wav", "--block", "64", "--load-state", "file.state"}, d));
   CHECK(same_samples(load(dir / "next.wav"), load(dir / "next_file.wav")));
 }
+
+TEST_CASE("CUDA device: --live-pipe on --target cuda gives --block's samples on the GPU") {
+  TempDir dir;
+  write_bytes(dir / "g.fx", kGraph);
+  write_noise(dir / "in.npy", 2, 30000, 6);
+  REQUIRE(fxc::write_signal_file((dir / "in.wav").string(), load(dir / "in.npy"), 48000, fxc::WriteOptions{}));
+  CommandResult r = live(dir.path(), "in.wav", "live.wav", {"--block", "512", "--target", "cuda"});
+  const char* require = std::getenv("FXC_REQUIRE_CUDA_DEVICE");
+  if (r.exit_code != 0 && r.err.rfind("error: no CUDA driver (libcuda.so.1 not found)", 0) == 0 &&
+      !(require && std::string(require) == "1")) {
+    CHECK(r.exit_code == 1);
+    CHECK(r.out.empty());  // nothing was sent: the device is needed before the header
+    fxc::test::skip("no CUDA driver (libcuda.so.1 not found)");
+    return;
+  }
+  INFO(show(r));
+  REQUIRE(r.exit_code == 0);
+  require_success(
+      run_fxc({"run", "g.fx", "-i", "in.wav", "-o", "file.wav", "--block", "512", "--target", "cuda"}, dir.path()));
+  CHECK(same_samples(load(dir / "live.wav"), load(dir / "file.wav")));
+}
