@@ -620,7 +620,7 @@ Expected<SndfilePtr, std::string> open_sndfile_stream(FdStream& stream, int mode
   static std::mutex open_lock;  // the reason for a failed open is a global, as in open_sndfile
   const std::lock_guard<std::mutex> lock(open_lock);
   SNDFILE* sf = sf_open_virtual(&io, mode, &info, &stream);
-  if (!sf) return Unexpected{open_error(mode)};
+  if (!sf) return Unexpected{"libsndfile cannot take these samples: " + tidy(sf_strerror(nullptr))};
   return SndfilePtr(sf);
 }
 

@@ -61,6 +61,7 @@ Expected<std::unique_ptr<WavPipeReader>, std::string> open_wav_pipe_reader(int f
   std::uint16_t channels = 0, block_align = 0;
   std::uint32_t rate = 0;
   std::uint64_t skipped = 0;
+  std::uint64_t consumed = sizeof riff;  // the stream's bytes before this chunk
   while (true) {
     unsigned char head[8];
     got = read_exactly(fd, head, sizeof head);
@@ -72,7 +73,8 @@ Expected<std::unique_ptr<WavPipeReader>, std::string> open_wav_pipe_reader(int f
       auto format = wav_format_of(*encoding);
       if (!format) return fail(format.error());
       if (channels == 0) return fail("the stream has no channels");
-      if (rate == 0) return fail("the stream has no valid sample rate");
+      if (channels > 1024) return fail("the stream has " + std::to_string(channels) + " channels; WAV holds at most 1024");
+      if (rate == 0 || rate > 0x7FFFFFFFu) return fail("the stream has no valid sample rate (" + std::to_string(rate) + " Hz)");
       const std::size_t frame_bytes = std::size_t{channels} * (encoding->bits / 8);
       if (block_align != frame_bytes)
         return fail("its fmt chunk's block size " + std::to_string(block_align) + " is not " +
@@ -82,11 +84,12 @@ Expected<std::unique_ptr<WavPipeReader>, std::string> open_wav_pipe_reader(int f
       reader->channels_ = channels;
       reader->sample_rate_hz_ = rate;
       reader->subtype_ = format->description.substr(format->description.find(' ') + 1);
-      // Placeholders of writers that stream: 0 where the RIFF size says nothing either (a
-      // RIFF size that holds the stream makes an empty data chunk real), and sizes from
-      // 0x7FFF0000 up (sox's, arecord's, ffmpeg's 0xFFFFFFFF), as a whole read takes them
-      // (formats/signal_file.cpp).
-      const bool riff_unknown = riff_size == 0 || riff_size >= 0x7FFF0000u;
+      // Placeholders of writers that stream: 0 where the RIFF size says nothing either or
+      // ends with this chunk (where it says that chunks follow, metadata after an empty data
+      // chunk, the stream is an empty WAV), and sizes from 0x7FFF0000 up (sox's, arecord's,
+      // ffmpeg's 0xFFFFFFFF), as a whole read takes them (formats/signal_file.cpp). A stream
+      // read to its end that ends here is empty all the same.
+      const bool riff_unknown = riff_size == 0 || riff_size >= 0x7FFF0000u || riff_size <= consumed;  // (consumed + 8 bytes, less the first 8)
       const bool placeholder = (size == 0 && riff_unknown) || size >= 0x7FFF0000u;
       if (!placeholder) reader->frames_ = size / frame_bytes;
       auto samples = open_wav_sample_reader(fd, channels, rate, *format);
@@ -108,9 +111,11 @@ Expected<std::unique_ptr<WavPipeReader>, std::string> open_wav_pipe_reader(int f
       // WAVE_FORMAT_EXTENSIBLE: the format tag is the sub-format GUID's first two bytes.
       if (tag == 0xFFFE && size >= 40) tag = le16(fmt + 24);
       encoding = WavEncoding{tag, bits};
+      consumed += 8 + std::uint64_t{size} + (size & 1);
       continue;
     }
     skipped += 8 + std::uint64_t{size} + (size & 1);
+    consumed += 8 + std::uint64_t{size} + (size & 1);
     if (skipped > kMaxHeaderBytes) return fail("no data chunk in its first 64 MiB");
     unsigned char discard[1 << 16];
     for (std::uint64_t left = std::uint64_t{size} + (size & 1); left > 0;) {

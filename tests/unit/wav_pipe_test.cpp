@@ -187,12 +187,23 @@ TEST_CASE("A WAV stream's placeholder lengths read to the end; a real length sto
     CHECK(got.at(1, 999) == want.at(1, 999));
   }
   {
-    // An empty data chunk where the RIFF size is the stream's: an empty WAV, not a placeholder.
-    Piped pipe(with_sizes(static_cast<std::uint32_t>(data + 8 - 8), 0).substr(0, data + 8));
+    // A data size of 0 where the RIFF size says that chunks follow the data: an empty WAV
+    // with metadata after its data, not a placeholder.
+    Piped pipe(with_sizes(static_cast<std::uint32_t>(data + 8 + 12 - 8), 0).substr(0, data + 8) + "LIST" + le32s(4) +
+               "INFO");
     auto reader = open_wav_pipe_reader(pipe.fd(), "<stdin>");
     REQUIRE(reader.has_value());
     CHECK((*reader)->frames() == std::optional<std::size_t>(0));
     CHECK(read_all(**reader, 100).samples() == 0);
+  }
+  {
+    // A RIFF size that ends with the data chunk's header (a writer that set it before the
+    // samples) says nothing about them: to the end, as a whole read takes it.
+    Piped pipe(with_sizes(static_cast<std::uint32_t>(data + 8 - 8), 0));
+    auto reader = open_wav_pipe_reader(pipe.fd(), "<stdin>");
+    REQUIRE(reader.has_value());
+    CHECK_FALSE((*reader)->frames().has_value());
+    CHECK(same(read_all(**reader, 1000), want));
   }
   {
     // Shorter than its header says: the frames there, then the error.
@@ -210,7 +221,7 @@ TEST_CASE("A WAV stream's placeholder lengths read to the end; a real length sto
 TEST_CASE("A WAV written to a pipe holds the file's sample bytes after a header that says 'to the end'") {
   TempDir dir;
   const Signal x = test_signal(2, 4000);
-  for (const char* subtype : {"pcm16", "pcm24", "float", "double", "ulaw"}) {
+  for (const char* subtype : {"pcm8", "pcm16", "pcm24", "pcm32", "float", "double", "ulaw", "alaw"}) {
     CAPTURE(subtype);
     const std::string file = (dir.path / "file.wav").string(), live = (dir.path / "live.wav").string();
     REQUIRE(write_signal_file(file, x, 48000, WriteOptions{std::string(subtype)}));
@@ -245,6 +256,9 @@ TEST_CASE("A WAV stream's damaged or unsupported header is an error that says wh
   adpcm[fmt + 8] = 2;  // format tag 2: Microsoft ADPCM
   misaligned[fmt + 8 + 12] = 3;  // block align 3 for 2 x 16 bits
   const std::string data_first = wav.substr(0, 12) + wav.substr(data);
+  std::string many = wav;
+  many[fmt + 8 + 2] = '\x01';
+  many[fmt + 8 + 3] = '\x04';  // 1025 channels
   struct Case {
     std::string bytes, message;
   };
@@ -256,6 +270,7 @@ TEST_CASE("A WAV stream's damaged or unsupported header is an error that says wh
       {adpcm, "(WAV format tag 2, 16 bits) is not one fxc reads from a stream"},
       {misaligned, "block size 3 is not 2 channels of 16 bits"},
       {data_first, "its data chunk comes before its fmt chunk"},
+      {many, "the stream has 1025 channels; WAV holds at most 1024"},
       {wav.substr(0, fmt + 12), "the stream ended in its fmt chunk"},
       {wav.substr(0, data), "the stream ended before its samples (no data chunk)"},
   };

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <iostream>
 
@@ -14,6 +15,7 @@
 #include "corpus/pending_outputs.h"
 #include "corpus/sample_scan.h"
 #include "corpus/stream_blocks.h"
+#include "corpus/stream_files.h"
 #include "formats/wav_pipe.h"
 #include "runtime/counters.h"
 #include "runtime/gpu_device.h"
@@ -73,12 +75,17 @@ int run_live_pipe(const RunOptions& o) {
   auto reader = open_wav_pipe_reader(STDIN_FILENO, "<stdin>");
   if (!reader) return user_error(reader.error());
   WavPipeReader& in = **reader;
-  const auto block = static_cast<std::size_t>(*o.block);
+  // As `fxc run --block N` prepares for a file of the header's length (corpus::prepared_frames:
+  // a block no longer than the stream, nor than a Processor's longest call), so that the
+  // kernels, and so the samples, are that run's.
+  const std::optional<std::size_t> length = in.frames();
+  const std::size_t prepared =
+      corpus::prepared_frames(static_cast<std::size_t>(*o.block), length.value_or(static_cast<std::size_t>(*o.block)), cuda);
   Options options = run_options(o, *thresholds);
   options.sample_rate_hz = o.fs_hz.value_or(in.sample_rate_hz());
   if (info.inputs[0].channels == 0) options.channels = static_cast<int>(in.channels());
-  options.signal_length = block;  // the strategy follows one call
-  options.max_block = block;
+  options.signal_length = prepared;  // the strategy follows one call
+  options.max_block = prepared;
   options.compile_kernels = false;  // the Processor compiles for its blocks
   const DType dtype = options.dtype;
 
@@ -86,13 +93,18 @@ int run_live_pipe(const RunOptions& o) {
   std::uint64_t frames = 0;
   corpus::NonFiniteSamples non_finite;
   std::optional<std::string> saved_state;
+  double compile_ms = 0;
   try {
+    const auto compiling = std::chrono::steady_clock::now();
     Program program = program_from_file(o.graph, options);
     const std::size_t out_channels = static_cast<std::size_t>(program.outputs()[0].channels);
     if (auto ok = check_output_channels("<stdout>.wav", out_channels, write_options, "<stdout>"); !ok)
       return user_error(ok.error());
+    if (std::string warnings = program.warnings(); !warnings.empty()) std::cerr << warnings;  // before the stream
     Processor processor(program);
-    processor.prepare(block);
+    processor.prepare(prepared, length ? std::max<std::size_t>(*length, 1) : 0);
+    const std::size_t block = processor.max_block();
+    compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - compiling).count();
     std::vector<Signal> ins, outs;
     ins.emplace_back(in.channels(), block, dtype);
     outs.emplace_back(out_channels, block, dtype);
@@ -138,7 +150,6 @@ int run_live_pipe(const RunOptions& o) {
     }
     if (auto ok = (*writer)->finish(); !ok) return user_error("cannot write '<stdout>': " + ok.error());
     if (!o.save_state.empty()) saved_state = processor.save_state();
-    if (std::string warnings = program.warnings(); !warnings.empty()) std::cerr << warnings;
   } catch (const Error& e) {
     return report(e);
   }
@@ -157,9 +168,9 @@ int run_live_pipe(const RunOptions& o) {
     auto [compiles, dispatches] = before;
     std::cerr << "fxc run statistics (--live-pipe)\n"
               << "  compiles          " << counters().compiles - compiles << "\n"
+              << "  compile           " << compile_ms << " ms (after the header came; the stream waited)\n"
               << "  kernel dispatches " << counters().dispatches - dispatches << "\n"
-              << "  frames            " << frames << " (" << (frames + block - 1) / block << " blocks of " << block
-              << ")\n"
+              << "  frames            " << frames << " (blocks of " << prepared << ")\n"
               << "  peak RSS          " << peak_rss_kib() << " KiB\n";
   }
   return kSuccess;
