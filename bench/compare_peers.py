@@ -5,6 +5,9 @@
 For each workload, on the same machine and in the same run:
   - fxc:   `fxc bench --json` on the workload's .fx file (fused and unfused kernels, float32);
   - SciPy: scipy.signal.sosfilt in float64 and float32 (lfilter per stage for W3's FIR chain);
+  - TorchFX (with --torchfx-python PYTHON, a Python that has torchfx: it needs torch >= 2.6 and
+           NumPy 2, so a venv of its own): TorchFX's own chains on the CPU, one thread, the faster
+           of its pipe and its fused SOS cascade (bench/peers/torchfx/torchfx_bench.py);
   - Faust: the same chain as Faust C++ (bench/peers/faust/*.dsp, written from SciPy's own SOS
            coefficients and FIR taps by gen_dsp.py), compiled with `faust -lang cpp` in float
            and with -double, wrapped in bench/peers/faust/harness.cpp and built with
@@ -19,6 +22,7 @@ Then it prints the medians, each peer's float32 max error against the float64 re
 
     /usr/bin/python3 bench/compare_peers.py [--fxc build/tools/fxc/fxc] [--quick] [--repeat 5]
                                             [--no-faust] [--no-check] [--markdown] [--only W2]
+                                            [--torchfx-python VENV/bin/python]
 
 --quick shortens the signals (the ratios are per-sample throughputs, so they compare).
 SciPy and Faust run on the same float32 noise (uniform in [-1, 1], seed 1234); fxc bench makes
@@ -159,7 +163,10 @@ def main():
                          "mono chain per channel, or (default) both, keeping the faster")
     ap.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
     ap.add_argument("--only", default="", help="run only workloads whose id starts with this (e.g. W3)")
+    ap.add_argument("--torchfx-python", default=os.environ.get("FXC_TORCHFX_PYTHON", ""),
+                    help="a Python with torchfx installed: adds the TorchFX column (default: $FXC_TORCHFX_PYTHON)")
     args = ap.parse_args()
+    torchfx_note = ""
 
     faust = Faust(args.peers_build, not args.no_faust)
     scratch = tempfile.mkdtemp(prefix="fxc-peers-")
@@ -224,6 +231,27 @@ def main():
                     if out_path and os.path.exists(out_path):
                         os.remove(out_path)
                 os.remove(noise_path)
+            if args.torchfx_python:
+                noise_path = os.path.join(scratch, "noise.f32")
+                out_path = None if args.no_check else os.path.join(scratch, "torchfx_out.f32")
+                x32.tofile(noise_path)
+                cmd = [args.torchfx_python, os.path.join(ROOT, "bench", "peers", "torchfx", "torchfx_bench.py"),
+                       "--workload", name.split()[0], "--fs", str(fs), "--channels", str(ch), "--samples", str(n),
+                       "--repeat", str(args.repeat), "--noise", noise_path] + (["--out", out_path] if out_path else [])
+                try:
+                    t = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+                    times["torchfx"] = t["median_ms"]
+                    torchfx_note = (f"TorchFX {t['torchfx']} (torch {t['torch']}, native kernels: {t['native']}); "
+                                    f"path per workload: ")
+                    faust_layout["torchfx"] = t["path"]
+                    if out_path:
+                        got = np.fromfile(out_path, dtype=np.float32).reshape(ch, n)
+                        err["torchfx"] = max_abs_error(got, reference)
+                        os.remove(out_path)
+                except (OSError, subprocess.CalledProcessError, ValueError, KeyError) as e:
+                    detail = getattr(e, "stderr", None) or str(e)
+                    torchfx_note = "TorchFX failed: " + (detail.strip().splitlines()[-1] if detail.strip() else str(e))
+                os.remove(noise_path)
             best_peer = min(times, key=times.get)
             f = fxc["fused"]["median_ms"]
             rows.append(dict(name=name, fxc=f, unfused=fxc["unfused"]["median_ms"], times=times,
@@ -233,7 +261,8 @@ def main():
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
-    peers = ["scipy f64", "scipy f32"] + (["faust f32", "faust f64"] if faust.available else [])
+    peers = ["scipy f64", "scipy f32"] + (["faust f32", "faust f64"] if faust.available else []) + \
+            (["torchfx"] if args.torchfx_python else [])
     head = f"{'workload':26} {'fxc f32':>8} {'unfused':>8} " + " ".join(f"{p:>9}" for p in peers) + \
            f" {'x best':>7} {'best peer':>10} {'compile':>8}" + (f" {'faust layout f32/f64':>21}" if faust.available else "")
     if not args.no_check:
@@ -243,14 +272,19 @@ def main():
         line = f"{r['name']:26} {r['fxc']:8.1f} {r['unfused']:8.1f} " + \
                " ".join(f"{r['times'][p]:9.1f}" if p in r['times'] else f"{'-':>9}" for p in peers) + \
                f" {r['x_best']:7.2f} {r['best_peer']:>10} {r['compile']:8.1f}" + \
-               (f" {r['faust_layout'].get('f32', '') + '/' + r['faust_layout'].get('f64', ''):>21}" if faust.available else "")
+               (f" {r['faust_layout'].get('f32', '') + '/' + r['faust_layout'].get('f64', ''):>21}" if faust.available else "") + \
+               (f" torchfx {r['faust_layout'].get('torchfx', '-')}" if args.torchfx_python else "")
         if not args.no_check:
             e = r["err"]
             line += f" {e['fxc'] if e['fxc'] is not None else float('nan'):8.1e} {e['scipy32']:11.1e}"
             if faust.available:
                 line += f" {e['faust32']:11.1e}" if "faust32" in e else f" {'-':>11}"
+            if args.torchfx_python:
+                line += f" torchfx err {e['torchfx']:.1e}" if "torchfx" in e else ""
         print(line)
     print("times in ms (medians of --repeat runs after a warm-up); scipy = sosfilt (lfilter per stage for W3);")
+    if args.torchfx_python:
+        print("torchfx = TorchFX's chains on the CPU, one thread, the faster of its pipe and its fused SOS cascade;")
     if faust.available:
         print("faust = Faust C++ (float / -double internally, float32 in and out), g++ -O3 -march=native; several channels as",
               {"best": "par(i, C, chain) or one instance per channel, whichever was faster;",
@@ -259,6 +293,8 @@ def main():
     print("against the float64 reference (fxc: its reference interpreter on its noise; peers: SciPy f64 on the same noise)")
     if faust.version:
         print(faust.version)
+    if torchfx_note:
+        print(torchfx_note + ("pipe = `wave | chain`, fused = FusedSOSCascade.from_chain" if "failed" not in torchfx_note else ""))
     if faust.note:
         print("note:", faust.note)
     for failure in faust.failures:
@@ -267,7 +303,8 @@ def main():
         print()
         cols = ["workload", "fxc f32", "fxc unfused"] + [p.replace("scipy", "SciPy").replace("faust", "Faust") for p in peers] + \
                ["x best", "fastest peer"] + ([] if args.no_check else ["max err fxc", "max err SciPy f32"] +
-                                             (["max err Faust f32"] if faust.available else []))
+                                             (["max err Faust f32"] if faust.available else []) +
+                                             (["max err TorchFX"] if args.torchfx_python else []))
         print("| " + " | ".join(cols) + " |")
         print("|" + "---|" * len(cols))
         for r in rows:
@@ -278,6 +315,8 @@ def main():
                 cells += [f"{e['fxc']:.1e}" if e["fxc"] is not None else "", f"{e['scipy32']:.1e}"]
                 if faust.available:
                     cells.append(f"{e['faust32']:.1e}" if "faust32" in e else "-")
+                if args.torchfx_python:
+                    cells.append(f"{e['torchfx']:.1e}" if "torchfx" in e else "-")
             print("| " + " | ".join(cells) + " |")
 
 
