@@ -25,7 +25,9 @@ loop echo on 2 ch x 60 s and Freeverb on 8 ch x 60 s), in this order:
   - peers:      torchaudio.functional.lfilter (one call per section; FIR: per stage) and
                 cupyx.scipy.signal.sosfilt (FIR: lfilter per stage; a FIR of more than
                 LONG_FIR_TAPS taps: torchaudio's and cupyx's fftconvolve) on the same device data
-                (cupy reads the torch tensor through DLPack on torch's stream), same CUDA events,
+                (cupy reads the torch tensor through DLPack on torch's stream), and, where torchfx
+                imports (its wheel carried: docs/cuda.md), TorchFX's own chain for W1-W4 (its fused
+                SOS cascade on the GPU; W3 its FFT FIR pipe): same CUDA events,
                 and "x" = peer / fxc device. Peers walk time serially, so a full-length call can
                 take minutes: each peer is timed on N/64, N/16, N/4, N samples while the next size
                 fits --peer-budget-s; a time marked '~' is extrapolated linearly from the largest
@@ -359,6 +361,20 @@ def peers(torch, x, builder, fs, repeat, budget_s):
     except Exception as e:
         out["cupyx"] = (None, note(e))
     free_gpu(torch)
+    try:
+        out["torchfx"] = (None, "no TorchFX chain for this workload")
+        workload = {w1: "W1", w2: "W2", w3: "W3", w4: "W4"}.get(builder)
+        if workload:
+            sys.path.insert(0, os.path.join(ROOT, "bench", "peers", "torchfx"))
+            from torchfx_bench import torchfx_paths  # imports torchfx: not installed is a note
+            paths = torchfx_paths(workload, fs, x.device)
+            name = "fused" if "fused" in paths else "pipe"  # its fastest path, as users would pick it
+            with torch.inference_mode():
+                ms, how = time_peer(torch, paths[name], x, fs, repeat, budget_s)
+            out["torchfx"] = (ms, f"{how}, {name}")
+    except Exception as e:
+        out["torchfx"] = (None, note(e))
+    free_gpu(torch)
     return out
 
 
@@ -475,14 +491,14 @@ def main():
     except Exception as e:
         torch, cuda_ok, torch_why = None, False, note(e)
     mods = {}
-    for m in ("torchaudio", "cupy"):
+    for m in ("torchaudio", "cupy", "torchfx"):
         try:
             __import__(m)
             mods[m] = "yes"
         except Exception as e:
             mods[m] = note(e)
     print(f"fxc package: {'yes' if fxc else fxc_why}; torch CUDA: {'yes' if cuda_ok else torch_why}; "
-          f"torchaudio: {mods['torchaudio']}; cupy: {mods['cupy']}")
+          f"torchaudio: {mods['torchaudio']}; cupy: {mods['cupy']}; torchfx: {mods['torchfx']}")
     dev_col = fxc is not None and cuda_ok
     if not dev_col:
         print("device-resident column: from fxc bench's run_device (the fxc package or torch CUDA is missing)")
@@ -642,7 +658,8 @@ def main():
     print()
     keys = ["workload", "C x N", "MB", "floor_us", "host_ms", "device_ms", "device_src", "device_vs_host", "x floor",
             "x copy floor", "device_err",
-            "host_err", "torchaudio_ms", "torchaudio / fxc", "torchaudio run", "cupyx_ms", "cupyx / fxc", "cupyx run"]
+            "host_err", "torchaudio_ms", "torchaudio / fxc", "torchaudio run", "cupyx_ms", "cupyx / fxc", "cupyx run",
+            "torchfx_ms", "torchfx / fxc", "torchfx run"]
     keys = [k for k in keys if any(k in r for r in rows)]
     print(" | ".join(keys))
     for r in rows:

@@ -44,6 +44,11 @@ if [ "$(readlink -f $built_at 2>/dev/null)" != "$root" ]; then
   if [ -e $built_at ]; then echo "$built_at exists and is not this checkout: the e2e test will not find fxc"
   else mkdir -p "$(dirname $built_at)" && ln -s "$root" $built_at; fi
 fi
+# Peers' wheels carried as .whl/ (scripts/fetch-gpu-wheels.sh: TorchFX), where there are any.
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl &&
+    export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH} || echo "the carried wheels did not install: no TorchFX row"
+fi
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv
 build-dev/tools/fxc/fxc info 2>&1 | tee "$out/info.txt"
 

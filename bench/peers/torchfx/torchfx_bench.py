@@ -40,6 +40,22 @@ def chain_for(workload, fs):
     raise SystemExit(f"unknown workload {workload}")
 
 
+def torchfx_paths(workload, fs, device):
+    """{path name: fn(x) -> y} on filters made now, on `device`: the pipe (`wave | chain`) and,
+    for IIR chains, the fused SOS cascade. TorchFX's filters keep their state from call to
+    call (a stream): make them again for an output to check."""
+    filters = chain_for(workload, fs)
+    for f in filters:
+        if hasattr(f, "compute_coefficients"):
+            f.compute_coefficients()
+    chain = torch.nn.Sequential(*filters).to(device)
+    made = {"pipe": lambda x: (fx.Wave(x, fs) | chain).ys}
+    if workload != "W3":
+        fused = fx.filter.fused.FusedSOSCascade.from_chain(chain).to(device)
+        made["fused"] = lambda x: fused(x)
+    return made
+
+
 def median_ms(fn, repeat):
     fn()  # warm-up (first-call allocation and dispatch)
     times = []
@@ -64,27 +80,11 @@ def main():
 
     x = np.fromfile(args.noise, dtype=np.float32).reshape(args.channels, args.samples)
     xt = torch.from_numpy(x)
-
-    def paths():
-        """Each path on filters made now: TorchFX's filters keep their state from call to call
-        (a stream), so the output checked comes from fresh ones."""
-        filters = chain_for(args.workload, args.fs)
-        for f in filters:
-            if hasattr(f, "compute_coefficients"):
-                f.compute_coefficients()
-        chain = torch.nn.Sequential(*filters)
-        wave = fx.Wave(xt, args.fs)
-        made = {"pipe": lambda: (wave | chain).ys}
-        if args.workload != "W3":
-            fused = fx.filter.fused.FusedSOSCascade.from_chain(chain)
-            made["fused"] = lambda: fused(xt)
-        return made
-
     with torch.inference_mode():
-        times = {name: median_ms(fn, args.repeat) for name, fn in paths().items()}
+        times = {name: median_ms(lambda: fn(xt), args.repeat) for name, fn in torchfx_paths(args.workload, args.fs, "cpu").items()}
         best = min(times, key=times.get)
         if args.out:
-            paths()[best]().to(torch.float32).numpy().tofile(args.out)
+            torchfx_paths(args.workload, args.fs, "cpu")[best](xt).to(torch.float32).numpy().tofile(args.out)
     print(json.dumps({"median_ms": times[best], "path": best, "times": times,
                       "torchfx": importlib.metadata.version("torchfx"), "torch": torch.__version__,
                       "native": bool(fx.is_native_available())}))
