@@ -28,6 +28,17 @@ struct NonFiniteSamples {
 };
 NonFiniteSamples non_finite_samples(const Signal& s);
 
+/// Adds to `seen` (of a stream's earlier pieces) what `found` counted in the piece that starts
+/// at sample `start`: the first stays the earliest.
+inline void add_piece(NonFiniteSamples& seen, const NonFiniteSamples& found, std::size_t start) {
+  if (seen.nans + seen.infinities == 0 && found.nans + found.infinities > 0) {
+    seen.first_sample = start + found.first_sample;
+    seen.first_channel = found.first_channel;
+  }
+  seen.nans += found.nans;
+  seen.infinities += found.infinities;
+}
+
 /// `a` or `b`, whichever is larger; NaN where either is.
 inline double larger_peak(double a, double b) { return a != a || b != b ? a + b : (a < b ? b : a); }
 

@@ -86,14 +86,7 @@ Expected<StreamedRun, std::string> stream_files(Processor& processor, const Stre
       for (std::size_t i = 0; i < readers.size(); ++i) {
         Signal& into = in[k % 2][i];
         if (auto ok = readers[i]->read(into, frames); !ok) return Unexpected{ok.error()};
-        const NonFiniteSamples found = non_finite_samples(into);
-        NonFiniteSamples& seen = non_finite[i];
-        if (seen.nans + seen.infinities == 0 && found.nans + found.infinities > 0) {
-          seen.first_sample = k * chunk + found.first_sample;
-          seen.first_channel = found.first_channel;
-        }
-        seen.nans += found.nans;
-        seen.infinities += found.infinities;
+        add_piece(non_finite[i], non_finite_samples(into), k * chunk);
       }
       return std::monostate{};
     };

@@ -2,10 +2,10 @@
 // `fxc run --live-pipe --block N -i - -o -`: a WAV on standard input run and written a block
 // at a time as it comes. The samples of `--block N` on files, output that leaves before the
 // input has ended, the placeholder lengths of streaming writers, and the errors.
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -193,6 +193,17 @@ TEST_CASE("--live-pipe: what it refuses, a stream that ends early, and the state
   CHECK(r.err.find("cannot read '<stdin>': truncated: the header promises 20000 frames") != std::string::npos);
   CHECK(r.out.size() > 44);
   CHECK_FALSE(fs::exists(dir / "s.state"));
+
+  // NaN and infinite input samples are counted over the blocks, as a file's are (a warning,
+  // the first by its place in the whole stream, not in its block).
+  fxc::Signal odd = load(dir / "in.npy");
+  odd.f64(1)[3000] = std::nan("");
+  odd.f64(0)[4000] = std::numeric_limits<double>::infinity();
+  REQUIRE(fxc::write_signal_file((dir / "odd.wav").string(), odd, 48000, fxc::WriteOptions{}));
+  CommandResult warned = live(d, "odd.wav", "odd_out.wav", {"--block", "64"});
+  CHECK(warned.exit_code == 0);
+  CHECK(warned.err.find("warning: '<stdin>' holds 1 NaN and 1 infinite sample(s), the first at sample 3000 of "
+                        "channel 1") != std::string::npos);
 
   // --save-state: the state at the end of the stream, the bytes --block on the file saves;
   // --load-state continues from it.

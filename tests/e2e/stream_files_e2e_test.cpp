@@ -4,8 +4,6 @@
 // the file, and nothing written when a file fails half-way.
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>

@@ -134,13 +134,7 @@ int run_live_pipe(const RunOptions& o) {
         ins[0] = std::move(last);
         outs[0] = Signal(out_channels, *got, dtype);
       }
-      const corpus::NonFiniteSamples found = corpus::non_finite_samples(ins[0]);
-      if (non_finite.nans + non_finite.infinities == 0 && found.nans + found.infinities > 0) {
-        non_finite.first_sample = frames + found.first_sample;
-        non_finite.first_channel = found.first_channel;
-      }
-      non_finite.nans += found.nans;
-      non_finite.infinities += found.infinities;
+      corpus::add_piece(non_finite, corpus::non_finite_samples(ins[0]), frames);
       corpus::stream_blocks(processor, ins, outs, block);
       if (std::string failed = processor.device_error(); !failed.empty())
         return user_error("the GPU failed during the run: " + failed, "fxc-cuda");
