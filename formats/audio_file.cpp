@@ -173,9 +173,15 @@ std::string open_error(int mode) {
 //   libsndfile is therefore given a duplicate that it owns and always closes;
 // - the reason for a failed open is a global, so opening and reading the reason is one
 //   critical section (opening reads only a header: short).
+// Held while libsndfile opens a file and its reason for a failure (a global) is read, by every
+// way this file opens one (open_sndfile, open_sndfile_stream).
+std::mutex& sndfile_open_lock() {
+  static std::mutex lock;
+  return lock;
+}
+
 Expected<SndfilePtr, std::string> open_sndfile(int fd, int mode, SF_INFO& info) {
-  static std::mutex open_lock;
-  const std::lock_guard<std::mutex> lock(open_lock);
+  const std::lock_guard<std::mutex> lock(sndfile_open_lock());
   const int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
   if (own < 0) return Unexpected{std::string(std::strerror(errno))};
   SNDFILE* sf = sf_open_fd(own, mode, &info, SF_TRUE);
@@ -617,8 +623,7 @@ struct FdStream {
 // libsndfile on `stream`, which must outlive what it returns.
 Expected<SndfilePtr, std::string> open_sndfile_stream(FdStream& stream, int mode, SF_INFO& info) {
   static SF_VIRTUAL_IO io{FdStream::length, FdStream::seek, FdStream::read, FdStream::write, FdStream::tell};
-  static std::mutex open_lock;  // the reason for a failed open is a global, as in open_sndfile
-  const std::lock_guard<std::mutex> lock(open_lock);
+  const std::lock_guard<std::mutex> lock(sndfile_open_lock());
   SNDFILE* sf = sf_open_virtual(&io, mode, &info, &stream);
   if (!sf) return Unexpected{"libsndfile cannot take these samples: " + tidy(sf_strerror(nullptr))};
   return SndfilePtr(sf);
