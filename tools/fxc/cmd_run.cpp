@@ -55,6 +55,16 @@ bool is_corpus_run(const RunOptions& o) {
   return !o.out_dir.empty() || std::any_of(o.outputs.begin(), o.outputs.end(), corpus::has_pattern_field);
 }
 
+std::optional<int> check_run_values(const RunOptions& o) {
+  for (const std::string& set : o.sets)
+    if (auto eq = set.find('='); eq == std::string::npos || eq == 0)
+      throw UsageError{"--set expects NAME=VALUE, got '" + set + "'"};
+  if (o.threads < 0) return user_error("--threads must be at least 1 (or 0 for the default), got " + std::to_string(o.threads));
+  if (o.fs_hz && !(*o.fs_hz > 0 && std::isfinite(*o.fs_hz)))
+    return user_error("--fs must be a positive number of Hz, got " + format_double(*o.fs_hz));
+  return std::nullopt;
+}
+
 Options run_options(const RunOptions& o, const std::vector<std::pair<std::string, double>>& thresholds) {
   Options options;
   options.sample_rate_hz = o.fs_hz.value_or(0);
@@ -149,14 +159,9 @@ int run(const RunOptions& o) {
   if (!thresholds) return user_error(thresholds.error(), "fxc-threshold");
   if ((!o.load_state.empty() || !o.save_state.empty()) && o.target == "ref")
     return user_error("--load-state and --save-state keep a compiled stream's state: use them with --target cpu or cuda");
-  for (const std::string& set : o.sets)
-    if (auto eq = set.find('='); eq == std::string::npos || eq == 0)
-      throw UsageError{"--set expects NAME=VALUE, got '" + set + "'"};
-  if (o.threads < 0) return user_error("--threads must be at least 1 (or 0 for the default), got " + std::to_string(o.threads));
+  if (std::optional<int> wrong = check_run_values(o)) return *wrong;
   set_threads(o.threads);
   if (!o.trace.empty()) Trace::global().enable();
-  if (o.fs_hz && !(*o.fs_hz > 0 && std::isfinite(*o.fs_hz)))
-    return user_error("--fs must be a positive number of Hz, got " + format_double(*o.fs_hz));
 
   // Nothing the run writes may be the graph, the state it loads, or another thing it writes;
   // only an output may replace an input (the inputs are read whole first: processing in

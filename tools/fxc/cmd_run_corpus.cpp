@@ -81,14 +81,9 @@ int run_corpus(const RunOptions& o) {
   if (o.jobs < 1) throw UsageError{"--jobs must be at least 1, got " + std::to_string(o.jobs)};
   std::pair<int, int> shard{1, 1};
   if (!o.shard.empty()) shard = parse_shard(o.shard);
-  for (const std::string& set : o.sets)
-    if (auto eq = set.find('='); eq == std::string::npos || eq == 0)
-      throw UsageError{"--set expects NAME=VALUE, got '" + set + "'"};
+  if (std::optional<int> wrong = check_run_values(o)) return *wrong;
   auto thresholds = parse_thresholds(o.thresholds);
   if (!thresholds) return user_error(thresholds.error(), "fxc-threshold");
-  if (o.threads < 0) return user_error("--threads must be at least 1 (or 0 for the default), got " + std::to_string(o.threads));
-  if (o.fs_hz && !(*o.fs_hz > 0 && std::isfinite(*o.fs_hz)))
-    return user_error("--fs must be a positive number of Hz, got " + format_double(*o.fs_hz));
   // The files are the parallelism: each job's run takes one thread unless --threads gives
   // the pool's size (then shared by all jobs).
   set_threads(o.threads > 0 ? o.threads : o.jobs > 1 ? 1 : 0);

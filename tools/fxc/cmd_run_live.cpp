@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cmath>
 #include <iostream>
 
 #include "corpus/corpus_runner.h"
@@ -20,7 +19,6 @@
 #include "runtime/counters.h"
 #include "runtime/gpu_device.h"
 #include "support/file_io.h"
-#include "support/float_format.h"
 #include "support/trace.h"
 #include "tools/fxc/cli_support.h"
 #include "tools/fxc/commands.h"
@@ -45,12 +43,7 @@ int run_live_pipe(const RunOptions& o) {
   if (o.target == "ref") return user_error("--live-pipe runs compiled kernels: use it with --target cpu or cuda");
   auto thresholds = parse_thresholds(o.thresholds);
   if (!thresholds) return user_error(thresholds.error(), "fxc-threshold");
-  for (const std::string& set : o.sets)
-    if (auto eq = set.find('='); eq == std::string::npos || eq == 0)
-      throw UsageError{"--set expects NAME=VALUE, got '" + set + "'"};
-  if (o.fs_hz && !(*o.fs_hz > 0 && std::isfinite(*o.fs_hz)))
-    return user_error("--fs must be a positive number of Hz, got " + format_double(*o.fs_hz));
-  if (o.threads < 0) return user_error("--threads must be at least 1 (or 0 for the default), got " + std::to_string(o.threads));
+  if (std::optional<int> wrong = check_run_values(o)) return *wrong;
   set_threads(o.threads);
   if (!o.trace.empty()) Trace::global().enable();
   check_paths_apart({{"--save-state", o.save_state}, {"--trace", o.trace}},

@@ -54,6 +54,10 @@ int run_corpus(const RunOptions& o);
 /// block at a time; returns the exit status.
 int run_live_pipe(const RunOptions& o);
 
+/// The values every mode of fxc run checks alike: --set's form (a UsageError), --threads and
+/// --fs. The exit status where one is wrong (its message printed), else nothing.
+std::optional<int> check_run_values(const RunOptions& o);
+
 /// The Options every mode of fxc run compiles with, from its command line (`thresholds`
 /// parsed): the sample rate (--fs, else 0 until an input gives it), dtype, target, cache,
 /// thresholds, --set values, and constants without a range compiled in.
