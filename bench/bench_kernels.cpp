@@ -14,10 +14,14 @@
 // wall-clock (chunked_scan runs its chunks on up to one thread per core); the CPU column is
 // the whole process's, so CPU > Time means more than one core was busy.
 //
+// real_fft_f32 and real_fft_f64 time fxc's FFT alone (runtime/real_fft.h), a forward and an
+// inverse transform of n real points per iteration: the FFT FIRs' (W3's) inner work.
+//
 //   build/bench/fxc_bench_kernels --benchmark_min_time=0.1
 //   build/bench/fxc_bench_kernels --benchmark_filter='w1_f32' --benchmark_repetitions=5
 #include <benchmark/benchmark.h>
 
+#include <complex>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -27,6 +31,7 @@
 #include "driver/compile_cpu.h"
 #include "runtime/counters.h"
 #include "runtime/cpu_executor.h"
+#include "runtime/real_fft.h"
 #include "runtime/reference_interpreter.h"
 
 namespace fxc::bench {
@@ -111,6 +116,25 @@ void w4_args(benchmark::internal::Benchmark* b) {
 void w3_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"ch", "n"})->ArgsProduct({{1, 8}, {kW3Samples}});
 }
+
+template <class T>
+void real_fft(benchmark::State& state) {
+  const std::size_t n = static_cast<std::size_t>(state.range(0));
+  RealFft<T> fft(n);
+  std::vector<T> x(n);
+  for (std::size_t j = 0; j < n; ++j) x[j] = static_cast<T>((j * 7919 % 1000) / 500.0 - 1.0);
+  std::vector<std::complex<T>> spectrum(fft.bins());
+  for (auto _ : state) {
+    fft.forward(x, spectrum);
+    fft.inverse(spectrum, x);
+    benchmark::DoNotOptimize(x.data());
+    for (T& v : x) v /= static_cast<T>(n);  // unnormalized: keep the signal's scale
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n));
+}
+
+BENCHMARK_TEMPLATE(real_fft, float)->Name("real_fft_f32")->RangeMultiplier(2)->Range(256, 8192);
+BENCHMARK_TEMPLATE(real_fft, double)->Name("real_fft_f64")->RangeMultiplier(2)->Range(256, 8192);
 
 BENCHMARK_CAPTURE(run_chain, w1_f32, &w1_api, DType::f32)->Apply(w1_args)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 BENCHMARK_CAPTURE(run_chain, w1_f64, &w1_api, DType::f64)->Apply(w1_args)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();

@@ -2,7 +2,7 @@
 # The library users link: one libfxc, shared (fxc_shared -> libfxc.so.0) and static
 # (fxc_static -> libfxc.a), each made of the object files of every internal library. The
 # internal libraries (fxc_support ... fxc_driver) stay as they are for the tests and the CLI.
-# Public API: include/fxc/ only. Everything else (LLVM, Boost, libsndfile, kissfft, OpenSSL,
+# Public API: include/fxc/ only. Everything else (LLVM, Boost, libsndfile, OpenSSL,
 # fmt, libdl) is a private dependency. See docs/install.md.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -10,7 +10,7 @@ include(CMakePackageConfigHelpers)
 # Link order does not matter for object files; this is every library fxc_driver pulls in.
 set(FXC_INTERNAL_LIBRARIES fxc_driver fxc_formats fxc_runtime fxc_codegen_cpu fxc_codegen_cuda fxc_codegen
     fxc_passes fxc_frontend fxc_ir fxc_design fxc_support)
-set(FXC_PRIVATE_DEPENDENCIES fmt::fmt OpenSSL::Crypto ${FXC_LLVM_LIBRARIES} PkgConfig::SNDFILE PkgConfig::KISSFFT
+set(FXC_PRIVATE_DEPENDENCIES fmt::fmt OpenSSL::Crypto ${FXC_LLVM_LIBRARIES} PkgConfig::SNDFILE
     ${CMAKE_DL_LIBS})
 
 set(fxc_objects)

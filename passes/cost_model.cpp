@@ -71,7 +71,7 @@ ir::FirMethod fir_method_for(std::size_t taps, const PassContext& context) {
     return taps >= static_cast<std::size_t>(context.thresholds.gpu_fir_fft_min_taps) ? ir::FirMethod::fft_overlap_save
                                                                                       : ir::FirMethod::direct;
   }
-  // float32 signals use KissFFT, float64 ones fxc's RealFft: each has its own crossover.
+  // RealFft in float32 and in float64 (runtime/real_fft.h): each has its own crossover.
   int min_taps = context.binding.dtype == DType::f64 ? context.thresholds.fir_fft_min_taps_f64
                                                      : context.thresholds.fir_fft_min_taps;
   return taps >= static_cast<std::size_t>(min_taps)

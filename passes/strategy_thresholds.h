@@ -38,16 +38,16 @@ struct StrategyThresholds {
   /// ratio x lanes^2 x decay samples, with chunks of at least ratio x lanes x decay. At 1 the
   /// correction costs at most the vector work; 0 ignores the decay.
   double chunk_decay_ratio = 1.0;
-  /// FFT overlap-save instead of direct FIR from this many taps (CPU, float32 signals:
-  /// KissFFT). Direct FIRs of a chain of FIRs and memoryless stages run in time lanes
-  /// (passes::fir_time_lanes, since 2026-11-30): a multiply-add a tap for a vector of
-  /// consecutive samples, even with the FFT at 400-440 taps on 1, 2 and 8 channels
-  /// (docs/passes.md). 32 before, when the direct kernel put channels in lanes; 64 before
+  /// FFT overlap-save instead of direct FIR from this many taps (CPU, float32 signals; the FFT
+  /// is runtime/real_fft.h). Direct FIRs of a chain of FIRs and memoryless stages run in time
+  /// lanes (passes::fir_time_lanes): a multiply-add a tap for a vector of consecutive samples,
+  /// even with the FFT at 192-224 taps on 1, 2 and 8 channels, behind it from 256
+  /// (docs/passes.md, 2026-12-01). 400 with KissFFT before; 32 before time lanes; 64 before
   /// 2026-11-29, with a scalar loop.
-  int fir_fft_min_taps = 400;
-  /// The same for float64 signals (fxc's RealFft, runtime/real_fft.h): even at about 260 taps
-  /// on 1, 2 and 8 channels.
-  int fir_fft_min_taps_f64 = 256;
+  int fir_fft_min_taps = 240;
+  /// The same for float64 signals: even at 160-176 taps on 1, 2 and 8 channels, behind from
+  /// 192. 256 before the FFT's radix-4 passes.
+  int fir_fft_min_taps_f64 = 176;
   /// FIRs from this many taps run in a chain of FIRs and memoryless stages (gain, clip, tanh)
   /// only, in time lanes or by FFT (CPU; passes/fuse_chains.cpp), not fused with sections,
   /// dynamics or delays, where a chain's FIRs share its budget of transposed taps

@@ -498,7 +498,7 @@ struct CudaStream::Impl {
     const CudaKernelInfo& k = program->kernels[i];
     const auto n = static_cast<std::size_t>(k.fft_length);
     const std::vector<double>& taps = std::get<ir::FirFilter>(chain.stages[0]).taps;
-    RealFft fft(n);
+    RealFft<double> fft(n);
     std::vector<double> padded(n);
     std::vector<std::complex<double>> bins(fft.bins());
     std::vector<double> tables;

@@ -4,16 +4,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include <kiss_fftr.h>
-
 #include "support/diagnostics.h"
 
 namespace fxc {
 namespace {
-
-// std::complex<float> is laid out as float[2] (the standard says so), as kiss_fft_cpx is.
-kiss_fft_cpx* as_kiss(std::complex<float>* p) { return reinterpret_cast<kiss_fft_cpx*>(p); }
-const kiss_fft_cpx* as_kiss(const std::complex<float>* p) { return reinterpret_cast<const kiss_fft_cpx*>(p); }
 
 template <class T>
 void convolve_plan(std::span<const double> taps, std::span<const T> x, std::span<T> y, int block,
@@ -26,25 +20,6 @@ void convolve_plan(std::span<const double> taps, std::span<const T> x, std::span
 }
 
 }  // namespace
-
-KissRealFft::KissRealFft(std::size_t size)
-    : forward_(kiss_fftr_alloc(static_cast<int>(size), 0, nullptr, nullptr)),
-      inverse_(kiss_fftr_alloc(static_cast<int>(size), 1, nullptr, nullptr)) {
-  FXC_INTERNAL_ASSERT(forward_ && inverse_, "cannot plan an FFT");
-}
-
-KissRealFft::~KissRealFft() {
-  kiss_fftr_free(forward_);
-  kiss_fftr_free(inverse_);
-}
-
-void KissRealFft::forward(std::span<const float> x, std::span<std::complex<float>> spectrum) noexcept {
-  kiss_fftr(forward_, x.data(), as_kiss(spectrum.data()));
-}
-
-void KissRealFft::inverse(std::span<const std::complex<float>> spectrum, std::span<float> x) noexcept {
-  kiss_fftri(inverse_, as_kiss(spectrum.data()), x.data());
-}
 
 template <class T>
 FftConvolver<T>::FftConvolver(std::size_t taps, int block)

@@ -1,40 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// FIR filtering by FFT overlap-save, for long filters: float32 signals through KissFFT,
-// float64 signals through fxc's own RealFft (runtime/real_fft.h).
+// FIR filtering by FFT overlap-save, for long filters, through fxc's RealFft
+// (runtime/real_fft.h) in the signal's type.
 #pragma once
 
 #include <complex>
 #include <cstddef>
 #include <span>
-#include <type_traits>
 #include <vector>
 
 #include "runtime/real_fft.h"
 
-struct kiss_fftr_state;
-
 namespace fxc {
-
-/// KissFFT's float32 real FFT behind RealFft's interface (inverse unnormalized, as RealFft's).
-class KissRealFft {
- public:
-  explicit KissRealFft(std::size_t size);
-  ~KissRealFft();
-  KissRealFft(const KissRealFft&) = delete;
-  KissRealFft& operator=(const KissRealFft&) = delete;
-
-  void forward(std::span<const float> x, std::span<std::complex<float>> spectrum) noexcept;
-  void inverse(std::span<const std::complex<float>> spectrum, std::span<float> x) noexcept;
-
- private:
-  kiss_fftr_state* forward_;
-  kiss_fftr_state* inverse_;
-};
-
-/// The real FFT of samples of type T: KissFFT for float (faster than RealFft in float64 and
-/// accurate to float32), RealFft for double.
-template <class T>
-using RealFftOf = std::conditional_t<std::is_same_v<T, float>, KissRealFft, RealFft>;
 
 /// The plans and work memory of overlap-save for a filter of `taps` taps with FFTs of `block`
 /// points (a power of two > taps) on samples of type T (float or double), made once so that
@@ -65,7 +41,7 @@ class FftConvolver {
 
  private:
   std::size_t taps_, n_;
-  RealFftOf<T> fft_;
+  RealFft<T> fft_;
   std::vector<T> frame_, out_, next_history_;
   std::vector<std::complex<T>> spectrum_;
 };

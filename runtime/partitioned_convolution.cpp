@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "support/diagnostics.h"
+#include "support/vector_clones.h"
 
 namespace fxc {
 
@@ -103,23 +104,7 @@ namespace {
 // shuffles: interleaved complex numbers took three shuffles for every four products, and were
 // the longest part of a short call. (Each sum is the one std::complex's operator* gives
 // without its Annex G checks for infinities, which would not vectorize.)
-// Wider vectors where the CPU has them, chosen when the program loads (an ifunc: x86-64 ELF
-// with glibc; not under a sanitizer, whose instrumentation of the resolver has crashed before
-// main). Elementwise, with no fused multiply-add (AVX2 without FMA; AVX-512F would bring FMA,
-// which the compiler may contract a * b + c into), so every version gives the same bits.
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define FXC_SANITIZED 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define FXC_SANITIZED 1
-#endif
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && defined(__GLIBC__) && !defined(FXC_SANITIZED)
-#define FXC_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define FXC_VECTOR_CLONES __attribute__((noinline))  // one function still; an ifunc is never inlined
-#endif
+// Wider vectors where the CPU has them (support/vector_clones.h).
 
 template <class T>
 void multiply_add_split(T* __restrict sum, const T* __restrict x, const T* __restrict h, std::size_t stride) noexcept {

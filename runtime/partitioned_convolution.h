@@ -172,7 +172,7 @@ class PartitionedConvolver {
   std::size_t capacity() const { return 2 * history_ + 8 * p_; }
 
   std::size_t taps_, p_, m_, history_, stride_;
-  RealFftOf<T> fft_;
+  RealFft<T> fft_;
   std::vector<T> frame_, out_;
   std::vector<std::complex<T>> spectrum_;  ///< an FFT's bins, before they are split or after merged
   std::vector<double> head_;

@@ -11,7 +11,6 @@ packages=(
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libsndfile1-dev                  # audio files
   libssl-dev                       # SHA-256 (libcrypto)
-  libkissfft-dev                   # FFT convolution
   libcairo2-dev                    # fxc freqz plots
   python3 python3-scipy python3-numpy  # reference-vector generation only
 )

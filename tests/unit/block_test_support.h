@@ -214,11 +214,11 @@ inline std::vector<StrategyCase> strategy_cases() {
                                                                  butter(2, v ? 500_Hz : 700_Hz))});
                    },
                    3, DType::f64, {}, S::none, F::direct, true});
-  // 201 taps and a gain on float64: direct, in time lanes (passes::fir_time_lanes), whose
+  // 151 taps and a gain on float64: direct, in time lanes (passes::fir_time_lanes), whose
   // calls run their last few samples through the ring, in the same order.
   cases.push_back({"time lanes FIR f64",
                    [](int v) {
-                     return make_graph("lanes64", {output("y", input("x", 2) | firwin(201, {v ? 3000.0 : 2000.0}) |
+                     return make_graph("lanes64", {output("y", input("x", 2) | firwin(151, {v ? 3000.0 : 2000.0}) |
                                                                    gain(v ? 0.5 : 2.0))});
                    },
                    2, DType::f64, {}, S::none, F::direct, true});

@@ -229,7 +229,7 @@ TEST_CASE("direct FIRs (time lanes, transposed in lanes, a loop over the ring): 
   const Case cases[] = {
       {"1 tap", make_graph("one", {output("y", x | fir(taps(1)))}), false, false, true, {}},
       {"15 taps", make_graph("fir15", {output("y", x | fir(taps(15)))}), false, false, true, {}},
-      {"200 taps and a gain", make_graph("fir200", {output("y", x | fir(taps(200)) | gain(2.0))}), false, false, true,
+      {"170 taps and a gain", make_graph("fir170", {output("y", x | fir(taps(170)) | gain(2.0))}), false, false, true,
        {}},
       {"40 and 40 taps with a tanh between",
        make_graph("two", {output("y", x | fir(taps(40)) | tanh() | fir(taps(40)))}), false, false, true, {}, true},
