@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "support/diagnostics.h"
 
@@ -68,12 +69,7 @@ void FftConvolver<T>::convolve(std::span<const double> taps, std::span<const std
     // directly to the outputs its taps reach (L multiply-adds for each such input, where the
     // step's direct sum would cost L per output), so that it reaches only those, as in the
     // reference interpreter.
-    bool finite = true;
-    for (std::size_t k = 0; k < kept + count; ++k)
-      if (!std::isfinite(frame_[k])) {
-        frame_[k] = T(0);
-        finite = false;
-      }
+    const bool finite = zero_nonfinite<T>(std::span<T>(frame_).first(kept + count));
     fft_.forward(frame_, spectrum_);
     // The product written out: std::complex's operator* checks for infinities and NaNs
     // (Annex G) and would not vectorize.
@@ -99,6 +95,21 @@ void FftConvolver<T>::convolve(std::span<const double> taps, std::span<const std
   }
 }
 
+// One pass over the frame with no branch, which the compiler vectorizes (|v| <= max is false for
+// NaNs and infinities), then a second only where it found one: a test and a branch per sample
+// had been two thirds of the time W3's convolutions spent outside the transforms.
+template <class T>
+bool zero_nonfinite(std::span<T> frame) noexcept {
+  unsigned bad = 0;
+  for (const T v : frame) bad |= !(std::fabs(v) <= std::numeric_limits<T>::max());
+  if (bad == 0) return true;
+  for (T& v : frame)
+    if (!std::isfinite(v)) v = T(0);
+  return false;
+}
+
+template bool zero_nonfinite<float>(std::span<float>) noexcept;
+template bool zero_nonfinite<double>(std::span<double>) noexcept;
 template class FftConvolver<float>;
 template class FftConvolver<double>;
 

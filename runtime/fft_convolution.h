@@ -46,6 +46,12 @@ class FftConvolver {
   std::vector<std::complex<T>> spectrum_;
 };
 
+/// Sets the NaNs and infinities in `frame` to 0 and says whether there were none: a transform
+/// would spread one to all of its points. FFT FIRs count such an input as 0 and add its
+/// products directly. Allocates nothing.
+template <class T>
+bool zero_nonfinite(std::span<T> frame) noexcept;
+
 extern template class FftConvolver<float>;
 extern template class FftConvolver<double>;
 

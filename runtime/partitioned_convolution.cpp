@@ -85,13 +85,7 @@ void PartitionedConvolver<T>::push_frame(PartitionedStream<T>& s, std::size_t en
             s.recent.begin() + static_cast<std::ptrdiff_t>(end), frame_.begin());
   // A NaN or an infinity would spread over the whole spectrum: it counts as 0 here, and
   // finish_tail adds its products directly.
-  bool finite = true;
-  for (T& v : frame_)
-    if (!std::isfinite(v)) {
-      v = T(0);
-      finite = false;
-    }
-  s.nonfinite[s.newest] = finite ? 0 : 1;
+  s.nonfinite[s.newest] = zero_nonfinite<T>(frame_) ? 0 : 1;
   fft_.forward(frame_, spectrum_);
   split_bins<T>(spectrum_, s.spectra.data() + s.newest * spectrum_size(), stride_);
 }

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <complex>
+#include <limits>
 #include <numbers>
 #include <random>
 #include <type_traits>
@@ -154,6 +155,28 @@ TEST_CASE_TEMPLATE("FFT overlap-save equals direct convolution in streamed piece
   double err = 0;
   for (std::size_t n = 0; n < x.size(); ++n) err = worse(err, std::abs(static_cast<double>(got[n]) - want[n]));
   CHECK(err <= tolerance * rms);
+}
+
+TEST_CASE_TEMPLATE("zero_nonfinite zeroes NaNs and infinities only, and says whether it found one", T, float, double) {
+  using limits = std::numeric_limits<T>;
+  const std::vector<T> finite = {T(0), T(-0.0), T(1.5), limits::max(), limits::lowest(), limits::denorm_min(),
+                                 -limits::denorm_min(), limits::min()};
+  std::vector<T> frame = finite;
+  CHECK(zero_nonfinite<T>(frame));
+  CHECK(frame == finite);
+  // One bad value anywhere in a frame longer than any vector, and each kind of bad value.
+  for (T bad : {limits::quiet_NaN(), -limits::quiet_NaN(), limits::infinity(), -limits::infinity()})
+    for (std::size_t at : {std::size_t{0}, std::size_t{5}, std::size_t{36}}) {
+      CAPTURE(at);
+      std::vector<T> many(37, T(0.25));
+      many[at] = bad;
+      CHECK_FALSE(zero_nonfinite<T>(many));
+      CHECK(many[at] == T(0));
+      for (std::size_t k = 0; k < many.size(); ++k)
+        if (k != at) CHECK(many[k] == T(0.25));
+    }
+  std::vector<T> empty;
+  CHECK(zero_nonfinite<T>(empty));
 }
 
 }  // namespace
