@@ -7,7 +7,6 @@
 #include <complex>
 #include <cstring>
 #include <map>
-#include <functional>
 #include <mutex>
 
 #include "codegen/chain_layout.h"
@@ -18,10 +17,11 @@
 #include "runtime/cuda_stream_state.h"
 #include "runtime/stream_state_bytes.h"
 #include "runtime/execution_plan.h"
+#include "runtime/gpu_resources.h"
 #include "runtime/graph_values.h"
+#include "runtime/host_staging.h"
 #include "runtime/linear_chain.h"
 #include "runtime/real_fft.h"
-#include "runtime/thread_pool.h"
 #include "support/trace.h"
 
 namespace fxc {
@@ -29,61 +29,6 @@ namespace {
 
 using codegen::CudaKernelInfo;
 using codegen::CudaKernelKind;
-
-// A device allocation, released with its owner.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  DeviceBuffer(GpuDevice* device, DevicePtr p, std::size_t bytes) : device_(device), p_(p), bytes_(bytes) {}
-  DeviceBuffer(DeviceBuffer&& o) noexcept { *this = std::move(o); }
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-    if (this != &o) {
-      reset();
-      std::swap(device_, o.device_);
-      std::swap(p_, o.p_);
-      std::swap(bytes_, o.bytes_);
-    }
-    return *this;
-  }
-  ~DeviceBuffer() { reset(); }
-  void reset() {
-    if (device_ && p_) device_->release(p_);
-    device_ = nullptr, p_ = 0, bytes_ = 0;
-  }
-  DevicePtr get() const { return p_; }
-  std::size_t bytes() const { return bytes_; }
-
- private:
-  GpuDevice* device_ = nullptr;
-  DevicePtr p_ = 0;
-  std::size_t bytes_ = 0;
-};
-
-class HostBuffer {
- public:
-  HostBuffer() = default;
-  HostBuffer(GpuDevice* device, void* p, std::size_t bytes) : device_(device), p_(p), bytes_(bytes) {}
-  HostBuffer(HostBuffer&& o) noexcept { *this = std::move(o); }
-  HostBuffer& operator=(HostBuffer&& o) noexcept {
-    if (this != &o) {
-      if (device_ && p_) device_->release_host(p_);
-      device_ = std::exchange(o.device_, nullptr);
-      p_ = std::exchange(o.p_, nullptr);
-      bytes_ = std::exchange(o.bytes_, 0);
-    }
-    return *this;
-  }
-  ~HostBuffer() {
-    if (device_ && p_) device_->release_host(p_);
-  }
-  void* get() const { return p_; }
-  std::size_t bytes() const { return bytes_; }
-
- private:
-  GpuDevice* device_ = nullptr;
-  void* p_ = nullptr;
-  std::size_t bytes_ = 0;
-};
 
 #define FXC_TRY(expr)                                     \
   do {                                                    \
@@ -129,26 +74,6 @@ std::vector<std::uint8_t> as_bytes(const std::vector<double>& values, DType dtyp
 
 }  // namespace
 
-namespace {
-
-// Sends this thread's device work to `stream` while it lives, then back to the device's own
-// (use_stream only selects: it cannot fail).
-class StreamScope {
- public:
-  /// `back`: the stream to return to (a CudaStream's own, when it sends some work elsewhere).
-  StreamScope(GpuDevice* device, GpuDevice::Handle stream, GpuDevice::Handle back = 0) : device_(device), back_(back) {
-    (void)device_->use_stream(stream);
-  }
-  ~StreamScope() { (void)device_->use_stream(back_); }
-  StreamScope(const StreamScope&) = delete;
-  StreamScope& operator=(const StreamScope&) = delete;
-
- private:
-  GpuDevice* device_;
-  GpuDevice::Handle back_;
-};
-
-}  // namespace
 
 struct CudaStream::Impl {
   std::shared_ptr<const CudaProgram> program;
@@ -901,38 +826,6 @@ struct CudaStream::Impl {
     return count;
   }
 
-  // Splits frames [0, n) of a staging copy over the shared pool's threads: a piece is up to
-  // 128 MB, and one core copies it at a fraction of the memory's bandwidth.
-  static void split_frames(std::size_t n, std::size_t channels, const std::function<void(std::size_t, std::size_t)>& copy) {
-    constexpr std::size_t kSamplesPerPart = std::size_t{1} << 18;  // 1 MB of float32: worth a thread
-    ThreadPool& pool = ThreadPool::shared();
-    const std::size_t wanted = std::max<std::size_t>(1, n * std::max<std::size_t>(channels, 1) / kSamplesPerPart);
-    const int parts = static_cast<int>(std::min<std::size_t>(wanted, static_cast<std::size_t>(pool.threads())));
-    if (parts <= 1) return copy(0, n);
-    pool.run(parts, [&](int p) {
-      std::size_t a = n * static_cast<std::size_t>(p) / static_cast<std::size_t>(parts);
-      std::size_t b = n * static_cast<std::size_t>(p + 1) / static_cast<std::size_t>(parts);
-      copy(a, b);
-    });
-  }
-  // Frames [start, start + n) of `ch` host channels into staging as planar rows of n samples
-  // (whatever the device layout: an interleaved stream transposes on the GPU, enqueue_copies_in).
-  template <class T>
-  static void stage_in(const void* const* channels, std::size_t ch, std::size_t start, std::size_t n, T* to) {
-    split_frames(n, ch, [&](std::size_t a, std::size_t b) {
-      for (std::size_t c = 0; c < ch; ++c) {
-        const T* from = static_cast<const T*>(channels[c]) + start;
-        std::copy(from + a, from + b, to + c * n + a);
-      }
-    });
-  }
-  template <class T>
-  static void stage_out(const T* from, void* const* channels, std::size_t ch, std::size_t start, std::size_t n) {
-    split_frames(n, ch, [&](std::size_t a, std::size_t b) {
-      for (std::size_t c = 0; c < ch; ++c)
-        std::copy(from + c * n + a, from + c * n + b, static_cast<T*>(channels[c]) + start + a);
-    });
-  }
   void stage_in_all(std::span<const void* const* const> in, std::size_t start, std::size_t n, int set) {
     std::vector<ir::NodeId> inputs = g.inputs();
     for (std::size_t i = 0; i < in.size(); ++i) {
@@ -949,34 +842,6 @@ struct CudaStream::Impl {
       else stage_out(static_cast<const double*>(staging_out[set][o].get()), out[o], ch, start, n);
     }
   }
-  // Signals' channels as the pointer arrays stage_in_all and stage_out_all take.
-  static std::vector<std::vector<const void*>> channel_pointers(std::span<const Signal* const> signals) {
-    std::vector<std::vector<const void*>> pointers;
-    for (const Signal* s : signals) {
-      std::vector<const void*> channels;
-      for (std::size_t c = 0; c < s->channels(); ++c)
-        channels.push_back(s->dtype() == DType::f32 ? static_cast<const void*>(s->f32(c).data()) : s->f64(c).data());
-      pointers.push_back(std::move(channels));
-    }
-    return pointers;
-  }
-  static std::vector<std::vector<void*>> channel_pointers(std::vector<Signal>& signals) {
-    std::vector<std::vector<void*>> pointers;
-    for (Signal& s : signals) {
-      std::vector<void*> channels;
-      for (std::size_t c = 0; c < s.channels(); ++c)
-        channels.push_back(s.dtype() == DType::f32 ? static_cast<void*>(s.f32(c).data()) : s.f64(c).data());
-      pointers.push_back(std::move(channels));
-    }
-    return pointers;
-  }
-  template <class P>
-  static std::vector<P* const*> arrays_of(const std::vector<std::vector<P*>>& pointers) {
-    std::vector<P* const*> arrays;
-    for (const auto& p : pointers) arrays.push_back(p.data());
-    return arrays;
-  }
-
   // A run's launches and the samples it copied each way, in the process's counters.
   void count_run(long long launches, long long n) const {
     std::uint64_t bytes = 0;
