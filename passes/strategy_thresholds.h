@@ -41,7 +41,7 @@ struct StrategyThresholds {
   /// FFT overlap-save instead of direct FIR from this many taps (CPU, float32 signals; the FFT
   /// is runtime/real_fft.h). Direct FIRs of a chain of FIRs and memoryless stages run in time
   /// lanes (passes::fir_time_lanes): a multiply-add a tap for a vector of consecutive samples,
-  /// even with the FFT at 192-224 taps on 1, 2 and 8 channels, behind it from 256
+  /// even with the FFT at 192-224 taps on 1, 2 and 8 channels, behind it from 256 on all
   /// (docs/passes.md, 2026-12-01). 400 with KissFFT before; 32 before time lanes; 64 before
   /// 2026-11-29, with a scalar loop.
   int fir_fft_min_taps = 240;

@@ -74,7 +74,6 @@ std::vector<std::uint8_t> as_bytes(const std::vector<double>& values, DType dtyp
 
 }  // namespace
 
-
 struct CudaStream::Impl {
   std::shared_ptr<const CudaProgram> program;
   GpuDevice* device;

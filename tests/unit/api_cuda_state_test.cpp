@@ -97,9 +97,9 @@ std::vector<Case> cases() {
       {"ring", "input x : 2\noutput y = x | butter(2, 500 Hz) | delay(2 ms) | fir([0.25, 0.5, 0.25]) | gain(0.5)\n"},
       // A lone direct FIR (tiled on the GPU).
       {"fir tiled", "input x : 2\noutput y = x | fir(" + taps_list(40) + ")\n", DType::f64},
-      // By FFT overlap-save on both targets (float64: from 256 taps on the CPU, 64 on the GPU).
+      // By FFT overlap-save on both targets (float64: from 176 taps on the CPU, 64 on the GPU).
       {"fir fft", "input x : 2\noutput y = x | fir(" + taps_list(300) + ")\n", DType::f64},
-      // By FFT on the GPU (from 64 taps), directly on the CPU (below 256 in float64): the FIR
+      // By FFT on the GPU (from 64 taps), directly on the CPU (below 176 in float64): the FIR
       // method is part of the shape, so the state stays on its target.
       {"fir fft, direct on the CPU", "input x : 2\noutput y = x | fir(" + taps_list(100) + ")\n", DType::f64, false},
       // Partitioned on the GPU (above 1024 taps in float64).

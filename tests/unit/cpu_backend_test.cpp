@@ -203,7 +203,7 @@ void check_each_channel_as_alone(const ir::Graph& g, DType dtype, const std::vec
 }
 
 TEST_CASE("direct FIRs (time lanes, transposed in lanes, a loop over the ring): within bound, each channel as alone, an infinity gone after the taps") {
-  // Tolerance: float64 1e-13, float32 1e-6 relative RMS (a FIR of at most 200 taps rounds a
+  // Tolerance: float64 1e-13, float32 1e-6 relative RMS (a FIR of at most 170 taps rounds a
   // few ulps of its output; measured below 1e-15 and 1e-7). Time lanes and the transposed form
   // add the taps in one order whatever the lanes, so a channel among eight (lanes) or past
   // them (the remainder) gives the bits it gives alone.

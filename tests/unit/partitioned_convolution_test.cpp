@@ -123,7 +123,7 @@ void check_calls_of_every_length(double tolerance) {
 TEST_CASE("a partitioned convolution equals direct sums in calls of every length, in place or not") {
   // Float64: FFTs of 64 to 1024 points (measured: see the MESSAGE, ~1e-16). Float32: the FFT
   // partitions' spectra in float32 (RealFft<float>) and partition 0 summed in float64, about the
-  // float32 overlap-save's 1e-7.
+  // float32 overlap-save's 1e-7 (measured 0.8e-7 to 2.2e-7 over the three partition sizes).
   check_calls_of_every_length<double>(1e-14);
   check_calls_of_every_length<float>(5e-7);
 }

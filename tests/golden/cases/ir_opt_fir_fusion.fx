@@ -1,6 +1,6 @@
 # RUN: fxc dump %s --emit ir-opt --fs 48000
-# FIR stages in series convolve into one; on a float64 signal (as dumped here) below 256 taps
-# they run directly (in time lanes), from 256 taps by FFT overlap-save (400 on float32). A
+# FIR stages in series convolve into one; on a float64 signal (as dumped here) below 176 taps
+# they run directly (in time lanes), from 176 taps by FFT overlap-save (240 on float32). A
 # fan-out point stops the fusion.
 graph firs
 input x : 1
