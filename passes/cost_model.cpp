@@ -162,17 +162,20 @@ Schedule choose_iir(const ChainSummary& chain, int channels, const PassContext& 
   if (total >= lanes)
     return {ir::IirStrategy::channel_lanes, 0, {}, 0,
             fmt::format("{} fill {} {} lanes", who, lanes, name(c.binding.dtype))};
-  // Time chunks fill every lane. Each chunk's start is then corrected one lane at a time over
-  // the filter's decay; with `lanes` chunks that costs lanes^2 x decay against the vector
-  // work over the whole signal, so the signal must be at least that long. Chunks are at least
-  // lanes x decay long for the same reason.
-  double decay = decay_samples(chain.max_pole_radius, c.binding.dtype);
+  // Time chunks fill every lane. Each chunk's start is then corrected over the filter's
+  // decay; with `lanes` chunks that costs about ratio x lanes^2 x decay against the vector
+  // work over the whole signal, so the signal must be at least that long. Where it is longer,
+  // chunks aim at lanes x decay or more, which keeps the corrections' share small: a chunk
+  // only just longer than its decay would be corrected over most of its length (W1's chain on
+  // one channel x 60 s took 1.2x as long in chunks of 1.4 x decay).
+  double decay = decay_samples(chain.max_pole_radius, chain.signal.value_or(c.binding.dtype));
   double weighted = t.chunk_decay_ratio > 0 ? t.chunk_decay_ratio * decay : 0;  // 0 x inf is 0
   double lanes2 = static_cast<double>(lanes) * lanes;
   if (chain.linear && std::isfinite(decay) && !too_short_for_chunks(length, total, lanes, t) &&
       static_cast<double>(*length) >= lanes2 * weighted) {
-    int chunk = static_cast<int>(std::min<double>(
-        std::max<double>(t.chunk_length, std::ceil(lanes * weighted)), 1 << 30));
+    const double longer_than_decay = t.chunk_decay_ratio > 0 ? lanes * decay : 0;
+    int chunk = static_cast<int>(
+        std::min<double>(std::max<double>(t.chunk_length, std::ceil(longer_than_decay)), 1 << 30));
     return {ir::IirStrategy::chunked_scan, chunk, {}, 0,
             fmt::format("{}{}: time chunks as SIMD lanes, L={}", who, how_long,
                         cpu_time_chunks(total, *length, lanes, chunk).length)};
@@ -295,7 +298,7 @@ Schedule choose_loop_chunks(const ChainSummary& chain, int channels, std::int64_
   // As few chunks per channel as fill the lanes (runtime/chunked_scan.cpp): each costs a fix-up.
   const int per_channel = lanes / std::gcd(lanes, total);
   const std::int64_t chunk = (block + per_channel - 1) / per_channel;
-  const double decay = decay_samples(chain.max_pole_radius, c.binding.dtype);
+  const double decay = decay_samples(chain.max_pole_radius, chain.signal.value_or(c.binding.dtype));
   const double weighted = t.chunk_decay_ratio > 0 ? t.chunk_decay_ratio * decay : 0;  // 0 x inf is 0
   if (chunk < kMinLoopChunk || !std::isfinite(weighted) || static_cast<double>(chunk) < lanes * weighted)
     return whole(fmt::format("blocks of {} samples are too short for time chunks of the filter (its decay: {:g} samples)",
@@ -313,6 +316,7 @@ Schedule choose_loop_body_chunks(const std::vector<ir::Stage>& stages, int chann
     if (!std::holds_alternative<ir::LoopRead>(stage) && !std::holds_alternative<ir::LoopWrite>(stage))
       body.stages.push_back(stage);
   ChainSummary summary = summarize(body);
+  summary.signal = context.binding.dtype;
   PassContext computing = context;
   if (choose_state_precision(summary, context) == ir::StatePrecision::f64) computing.binding.dtype = DType::f64;
   return choose_loop_chunks(summary, channels, block, computing);

@@ -71,6 +71,10 @@ struct ChainSummary {
   /// Holds a fused loop (ir::has_loop): each sample needs the line's sample of a delay ago.
   bool fused_loop = false;
   double max_pole_radius = 0;  ///< of all sections: how slowly the chain forgets its state
+  /// The signal's type, where the state's is wider: the CPU chunked scan follows a chunk's
+  /// response to its start state down to the signal type's precision (decay_samples). Unset:
+  /// the context's type.
+  std::optional<DType> signal;
   /// The sections' relative RMS error when run in float32 (float32_state_error); 0 when not
   /// measured (float64 signals, or a pole radius that already decides). A live chain's is the
   /// largest the live analysis measured over its range.

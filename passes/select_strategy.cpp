@@ -66,6 +66,7 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
     auto* chain = std::get_if<ir::Chain>(&out.node(id).op);
     if (!chain) continue;
     ChainSummary summary = summarize(*chain);
+    summary.signal = context.binding.dtype;
     const bool fused_loop = summary.fused_loop;
     const bool in_loop = loop_block[id].has_value();
     summary.in_loop = in_loop;

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
+
+#include "support/vector_clones.h"
 
 namespace fxc {
 namespace {
@@ -13,6 +16,46 @@ std::vector<double> multiply(const std::vector<double>& a, const std::vector<dou
     for (int k = 0; k < d; ++k)
       for (int j = 0; j < d; ++j) c[i * d + j] += a[i * d + k] * b[k * d + j];
   return c;
+}
+
+constexpr int kLanes = LinearChain::kDecayLanes;
+
+// Four doubles in GCC's (and clang's) vector extension: each operation is the scalar one per
+// element, rounded the same way, so lanes give step()'s bits; the compiler's own vectorizer
+// left these loops scalar (the state and the outputs may alias).
+using Vec4 = double __attribute__((vector_size(32)));
+constexpr int kVectors = kLanes / 4;
+static_assert(kLanes % 4 == 0);
+
+// LinearChain::decay, compiled for AVX2 and the baseline (no FMA: the same bits as step()).
+// Each expression is step()'s, lane by lane.
+FXC_VECTOR_CLONES void decay_lanes(const LinearChain::Op* ops, std::size_t op_count, double* z, double* y,
+                                   int samples) noexcept {
+  for (int i = 0; i < samples; ++i) {
+    Vec4 v[kVectors] = {};  // zero input
+    double* zk = z;
+    for (std::size_t o = 0; o < op_count; ++o) {
+      const LinearChain::Op& op = ops[o];
+      if (op.is_gain) {
+        for (Vec4& lanes : v) lanes = lanes * op.gain;
+        continue;
+      }
+      const design::Section& s = op.section;
+      for (int q = 0; q < kVectors; ++q) {
+        Vec4 z0, z1;  // memcpy: unaligned loads and stores
+        std::memcpy(&z0, zk + 4 * q, sizeof z0);
+        std::memcpy(&z1, zk + kLanes + 4 * q, sizeof z1);
+        const Vec4 out = s.b0 * v[q] + z0;
+        z0 = s.b1 * v[q] - s.a1 * out + z1;
+        z1 = s.b2 * v[q] - s.a2 * out;
+        std::memcpy(zk + 4 * q, &z0, sizeof z0);
+        std::memcpy(zk + kLanes + 4 * q, &z1, sizeof z1);
+        v[q] = out;
+      }
+      zk += 2 * kLanes;
+    }
+    std::memcpy(y + i * kLanes, v, sizeof v);
+  }
 }
 
 }  // namespace
@@ -43,6 +86,10 @@ double LinearChain::step(double* z, double x) const {
     k += 2;
   }
   return v;
+}
+
+void LinearChain::decay(double* z, double* y, int samples) const {
+  decay_lanes(ops_.data(), ops_.size(), z, y, samples);
 }
 
 std::vector<double> LinearChain::transition() const {

@@ -23,6 +23,16 @@ class LinearChain {
   /// One sample through the chain, transposed direct form II; advances `z`.
   double step(double* z, double x) const;
 
+  /// Chains that decay() runs side by side.
+  static constexpr int kDecayLanes = 8;
+
+  /// `samples` steps of zero input for kDecayLanes chains side by side: each lane as
+  /// step(z, 0.0) would advance it, with the same operations in the same order (the same
+  /// bits), the lanes in vectors. State r of lane l is z[r * kDecayLanes + l]; lane l's output
+  /// at step i goes to y[i * kDecayLanes + l]. The chunked scan's fix-up of many chunks at once:
+  /// one chain's step is a chain of dependent operations, eight of them are independent.
+  void decay(double* z, double* y, int samples) const;
+
   /// A: the state after one step with zero input, as a matrix (row-major, D x D).
   std::vector<double> transition() const;
 
@@ -36,12 +46,14 @@ class LinearChain {
   /// of zero input at a time (no matrix products).
   std::vector<double> input_to_state(std::int64_t length) const;
 
- private:
+  /// A stage as step() runs it: a gain or a section.
   struct Op {
     bool is_gain;
     double gain;
     design::Section section;
   };
+
+ private:
   std::vector<Op> ops_;
   int dimension_ = 0;
 };

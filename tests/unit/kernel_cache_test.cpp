@@ -397,14 +397,14 @@ TEST_CASE("a value that changes a chain's schedule gets its own kernels and runs
       // Bound: float32 state on r = 0.83 measures 3.7e-7 here (2^-24 rounding amplified by
       // about 1/(1 - r) = 6), float64 state 2.3e-8 (output rounding only).
       {"state_precision", DType::f32, 3000, 2000, 20, 1e-6},
-      // float64, 200000 samples: the fix-up of 2 kHz is short enough for the chunked scan,
-      // 20 Hz's is not (16 x 21850 samples > 200000): chunked_scan -> sequential (and the
-      // chunk length with it, to 0).
+      // float64, 100000 samples: the fix-up of 2 kHz is short enough for the chunked scan,
+      // 20 Hz's is not (0.35 x 16 x 21850 samples > 100000; chunk_decay_ratio 0.35):
+      // chunked_scan -> sequential (and the chunk length with it, to 0).
       // Bound: float64 recurrences, 1e-9 as every float64 comparison.
-      {"strategy chunk_length", DType::f64, 200000, 2000, 20, 1e-9},
-      // float64, 400000 samples: both chunked, chunks of max(65536, 4 x decay) samples: 65536
-      // at 2 kHz, 87400 at 20 Hz.
-      {"chunk_length", DType::f64, 400000, 2000, 20, 1e-9},
+      {"strategy chunk_length", DType::f64, 100000, 2000, 20, 1e-9},
+      // float64, 800000 samples: both chunked, chunks of max(65536, 0.35 x 4 x decay)
+      // samples: 65536 at 2 kHz, about 122000 at 5 Hz (pole radius 0.99954).
+      {"chunk_length", DType::f64, 800000, 2000, 5, 1e-9},
   };
   for (const Flip& flip : flips) {
     CAPTURE(flip.fields);

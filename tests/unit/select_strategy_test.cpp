@@ -88,14 +88,16 @@ TEST_CASE("strategies for the standard workloads on a 2-core AVX2 CPU") {
        "8 channels fill 8 f32 lanes", 2},
       {"W1 8 ch f64", 8, 120, 44100, DType::f64, 1, cpu, S::channel_lanes, F::none,
        "8 channels fill 4 f64 lanes"},
-      // W1's 20 Hz Chebyshev forgets its state slowly (about 77000 samples to 1e-19 in
-      // float64): time chunks must be long, and only long signals pay for them.
+      // W1's 20 Hz Chebyshev forgets its state slowly (about 40400 samples to 1e-10, a float32
+      // signal's precision): time chunks must be long, and only long signals pay for them
+      // (chunk_decay_ratio 0.35 x 16 lanes^2 x 40400 = 226000 samples), in chunks of at least
+      // 4 lanes x 40400.
       {"W1 chain 1 ch 300 s", 1, 300, 44100, DType::f32, 1, cpu, S::chunked_scan, F::none,
-       "1 channel, 300 s: time chunks as SIMD lanes, L=300681" "; float64 state (pole radius 0.999434 >= 0.99)"},
+       "1 channel, 300 s: time chunks as SIMD lanes, L=165375" "; float64 state (pole radius 0.999434 >= 0.99)"},
       {"W1 chain 1 ch 5 s", 1, 5, 44100, DType::f32, 1, cpu, S::section_wavefront, F::none,
        "1 channel, 15 sections: section wavefront hides the recurrence latency" "; float64 state (pole radius 0.999434 >= 0.99)"},
-      {"W1 chain 2 ch 10 s", 2, 10, 44100, DType::f32, 1, cpu, S::channel_lanes, F::none,
-       "2 channels fill 2 of 4 f64 lanes" "; float64 state (pole radius 0.999434 >= 0.99)"},
+      {"W1 chain 2 ch 10 s", 2, 10, 44100, DType::f32, 1, cpu, S::chunked_scan, F::none,
+       "2 channels, 10 s: time chunks as SIMD lanes, L=220500" "; float64 state (pole radius 0.999434 >= 0.99)"},
       {"1 ch 2 s", 1, 2, 44100, DType::f32, 1, cpu, S::section_wavefront, F::none,
        "1 channel, 15 sections: section wavefront hides the recurrence latency" "; float64 state (pole radius 0.999434 >= 0.99)"},
   };
