@@ -84,11 +84,11 @@ void run(const ir::Chain& chain, FxcChainKernel kernel, const void* const* in, v
 
   // Each chunk's output plus its response to its true starting state, with zero input, until
   // that response is below what the output type can hold: checked every 32 samples. Chunks
-  // step side by side, LinearChain::kDecayLanes at a time (LinearChain::decay, vectors across
-  // them; one at a time, a chunk's step was a chain of dependent operations, 40% of W5's
-  // time), and each stops where it would alone, so the bits are a lone chunk's.
+  // step side by side, 8 or 4 at a time (LinearChain::decay, vectors across them; one at a
+  // time, a chunk's step was a chain of dependent operations, 29% of W5's chunked scan), and
+  // each stops where it would alone, so the bits are a lone chunk's.
   const double tolerance = std::is_same_v<T, float> ? 1e-10 : 1e-19;
-  constexpr int kWidth = LinearChain::kDecayLanes;
+  constexpr int kMaxWidth = LinearChain::kDecayLanes;
   constexpr std::int64_t kCheck = 32;
   std::vector<std::int64_t> decaying, endless;
   for (std::int64_t lane = 0; lane < lane_count; ++lane) {
@@ -98,21 +98,28 @@ void run(const ir::Chain& chain, FxcChainKernel kernel, const void* const* in, v
     if (!std::all_of(z, z + d, [](double v) { return std::isfinite(v); })) endless.push_back(lane);
     else if (std::any_of(z, z + d, [](double v) { return v != 0; })) decaying.push_back(lane);
   }
-  const auto groups = static_cast<std::int64_t>((decaying.size() + kWidth - 1) / kWidth);
+  // Groups of 8 give each step two independent vectors; groups of 4 leave fewer lanes idle
+  // where there are few chunks (a channel of four chunks has three to fix up) and give every
+  // thread a group where there are few groups.
+  const auto count = static_cast<std::int64_t>(decaying.size());
+  const int width = count <= LinearChain::kNarrowDecayLanes || (count + kMaxWidth - 1) / kMaxWidth < threads
+                        ? LinearChain::kNarrowDecayLanes
+                        : kMaxWidth;
+  const std::int64_t groups = (count + width - 1) / width;
   parallel_for(groups, 1, threads, [&](std::int64_t begin, std::int64_t end) {
-    std::vector<double> z(static_cast<std::size_t>(d) * kWidth), response(kCheck * kWidth);
+    std::vector<double> z(static_cast<std::size_t>(d) * width), response(kCheck * width);
     for (std::int64_t group = begin; group < end; ++group) {
-      std::array<T*, kWidth> y{};  // null: a lane without a chunk, or one that has decayed
-      std::array<double, kWidth> limit{};
+      std::array<T*, kMaxWidth> y{};  // null: a lane without a chunk, or one that has decayed
+      std::array<double, kMaxWidth> limit{};
       std::fill(z.begin(), z.end(), 0.0);
       int running = 0;
-      for (int l = 0; l < kWidth; ++l) {
-        const std::size_t k = static_cast<std::size_t>(group) * kWidth + l;
-        if (k >= decaying.size()) continue;
+      for (int l = 0; l < width; ++l) {
+        const std::int64_t k = group * width + l;
+        if (k >= count) continue;
         const double* start = starts.data() + decaying[k] * d;
         double scale = 0;
         for (int r = 0; r < d; ++r) {
-          z[r * kWidth + l] = start[r];
+          z[r * width + l] = start[r];
           scale = std::max(scale, std::abs(start[r]));
         }
         limit[l] = tolerance * scale;
@@ -121,14 +128,14 @@ void run(const ir::Chain& chain, FxcChainKernel kernel, const void* const* in, v
       }
       for (std::int64_t i = 0; i < length && running > 0; i += kCheck) {
         const int n = static_cast<int>(std::min(kCheck, length - i));
-        linear.decay(z.data(), response.data(), n);
-        for (int l = 0; l < kWidth; ++l) {
+        linear.decay(z.data(), response.data(), n, width);
+        for (int l = 0; l < width; ++l) {
           if (!y[l]) continue;
           T* out = y[l] + i;
-          for (int j = 0; j < n; ++j) out[j] = static_cast<T>(out[j] + response[j * kWidth + l]);
+          for (int j = 0; j < n; ++j) out[j] = static_cast<T>(out[j] + response[j * width + l]);
           if (n < kCheck) continue;
           double left = 0;
-          for (int r = 0; r < d; ++r) left = std::max(left, std::abs(z[r * kWidth + l]));
+          for (int r = 0; r < d; ++r) left = std::max(left, std::abs(z[r * width + l]));
           if (left <= limit[l]) {
             y[l] = nullptr;
             --running;

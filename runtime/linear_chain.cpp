@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <stdexcept>
 
 #include "support/vector_clones.h"
 
@@ -18,19 +19,16 @@ std::vector<double> multiply(const std::vector<double>& a, const std::vector<dou
   return c;
 }
 
-constexpr int kLanes = LinearChain::kDecayLanes;
-
 // Four doubles in GCC's (and clang's) vector extension: each operation is the scalar one per
 // element, rounded the same way, so lanes give step()'s bits; the compiler's own vectorizer
 // left these loops scalar (the state and the outputs may alias).
 using Vec4 = double __attribute__((vector_size(32)));
-constexpr int kVectors = kLanes / 4;
-static_assert(kLanes % 4 == 0);
 
-// LinearChain::decay, compiled for AVX2 and the baseline (no FMA: the same bits as step()).
-// Each expression is step()'s, lane by lane.
-FXC_VECTOR_CLONES void decay_lanes(const LinearChain::Op* ops, std::size_t op_count, double* z, double* y,
-                                   int samples) noexcept {
+// LinearChain::decay over 4 x kVectors lanes; each expression is step()'s, lane by lane.
+template <int kVectors>
+[[gnu::always_inline]] inline void decay_body(const LinearChain::Op* ops, std::size_t op_count, double* z, double* y,
+                                              int samples) noexcept {
+  constexpr int kLanes = 4 * kVectors;
   for (int i = 0; i < samples; ++i) {
     Vec4 v[kVectors] = {};  // zero input
     double* zk = z;
@@ -56,6 +54,18 @@ FXC_VECTOR_CLONES void decay_lanes(const LinearChain::Op* ops, std::size_t op_co
     }
     std::memcpy(y + i * kLanes, v, sizeof v);
   }
+}
+
+// Compiled for AVX2 and the baseline (no FMA: the same bits as step()). Eight lanes are two
+// independent vectors a step, which hides more of each one's latency; four waste none on
+// a group of four chunks or fewer.
+FXC_VECTOR_CLONES void decay_8_lanes(const LinearChain::Op* ops, std::size_t op_count, double* z, double* y,
+                                     int samples) noexcept {
+  decay_body<2>(ops, op_count, z, y, samples);
+}
+FXC_VECTOR_CLONES void decay_4_lanes(const LinearChain::Op* ops, std::size_t op_count, double* z, double* y,
+                                     int samples) noexcept {
+  decay_body<1>(ops, op_count, z, y, samples);
 }
 
 }  // namespace
@@ -88,8 +98,10 @@ double LinearChain::step(double* z, double x) const {
   return v;
 }
 
-void LinearChain::decay(double* z, double* y, int samples) const {
-  decay_lanes(ops_.data(), ops_.size(), z, y, samples);
+void LinearChain::decay(double* z, double* y, int samples, int lanes) const {
+  if (lanes == kDecayLanes) decay_8_lanes(ops_.data(), ops_.size(), z, y, samples);
+  else if (lanes == kNarrowDecayLanes) decay_4_lanes(ops_.data(), ops_.size(), z, y, samples);
+  else throw std::invalid_argument("LinearChain::decay runs 4 or 8 lanes");
 }
 
 std::vector<double> LinearChain::transition() const {

@@ -23,15 +23,17 @@ class LinearChain {
   /// One sample through the chain, transposed direct form II; advances `z`.
   double step(double* z, double x) const;
 
-  /// Chains that decay() runs side by side.
+  /// Chains that decay() runs side by side: 8, or 4 where no more are needed.
   static constexpr int kDecayLanes = 8;
+  static constexpr int kNarrowDecayLanes = 4;
 
-  /// `samples` steps of zero input for kDecayLanes chains side by side: each lane as
-  /// step(z, 0.0) would advance it, with the same operations in the same order (the same
-  /// bits), the lanes in vectors. State r of lane l is z[r * kDecayLanes + l]; lane l's output
-  /// at step i goes to y[i * kDecayLanes + l]. The chunked scan's fix-up of many chunks at once:
-  /// one chain's step is a chain of dependent operations, eight of them are independent.
-  void decay(double* z, double* y, int samples) const;
+  /// `samples` steps of zero input for `lanes` chains side by side (kDecayLanes or
+  /// kNarrowDecayLanes): each lane as step(z, 0.0) would advance it, with the same operations
+  /// in the same order (the same bits), the lanes in vectors. State r of lane l is
+  /// z[r * lanes + l]; lane l's output at step i goes to y[i * lanes + l]. The chunked scan's
+  /// fix-up of many chunks at once: one chain's step is a chain of dependent operations, those
+  /// of several chains are independent.
+  void decay(double* z, double* y, int samples, int lanes) const;
 
   /// A: the state after one step with zero input, as a matrix (row-major, D x D).
   std::vector<double> transition() const;

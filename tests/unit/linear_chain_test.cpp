@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "runtime/linear_chain.h"
@@ -89,38 +90,42 @@ TEST_CASE("LinearChain: A^n carries a state as n steps of zero input do") {
   }
 }
 
-TEST_CASE("LinearChain: decay steps eight states side by side with step's bits") {
+TEST_CASE("LinearChain: decay steps eight or four states side by side with step's bits") {
   // Bit for bit, not within a tolerance: the chunked scan's outputs must not depend on how
   // many chunks it fixes up at once, nor on whether the CPU has AVX2 (no FMA in either).
   ir::Chain with_negative_gain = test_chain();
   with_negative_gain.stages.insert(with_negative_gain.stages.begin(), ir::Gain{-1.5});  // 0 * -1.5 is -0.0
-  for (const ir::Chain& description : {test_chain(), with_negative_gain}) {
-    const LinearChain chain(description);
-    const auto d = static_cast<std::size_t>(chain.dimension());
-    constexpr auto kLanes = static_cast<std::size_t>(LinearChain::kDecayLanes);
-    std::vector<std::vector<double>> lanes;
-    for (std::size_t l = 0; l < kLanes; ++l) lanes.push_back(noise(d, 10 + static_cast<unsigned>(l)));
-    std::fill(lanes[3].begin(), lanes[3].end(), 0.0);  // a lane at rest stays at rest
-    lanes[5][0] = 1e300;                                // and one far from the others' scale
-    std::vector<double> z(d * kLanes);
-    for (std::size_t r = 0; r < d; ++r)
-      for (std::size_t l = 0; l < kLanes; ++l) z[r * kLanes + l] = lanes[l][r];
-    for (int samples : {1, 32, 5}) {  // in calls of any length, as the fix-up's last block
-      CAPTURE(samples);
-      std::vector<double> y(static_cast<std::size_t>(samples) * kLanes);
-      chain.decay(z.data(), y.data(), samples);
-      for (std::size_t l = 0; l < kLanes; ++l) {
-        CAPTURE(l);
-        for (int i = 0; i < samples; ++i) {
-          const double want = chain.step(lanes[l].data(), 0.0);
-          const double got = y[static_cast<std::size_t>(i) * kLanes + l];
-          CHECK(std::signbit(got) == std::signbit(want));
-          CHECK(got == want);
+  for (const ir::Chain& description : {test_chain(), with_negative_gain})
+    for (int width : {LinearChain::kDecayLanes, LinearChain::kNarrowDecayLanes}) {
+      CAPTURE(width);
+      const LinearChain chain(description);
+      const auto d = static_cast<std::size_t>(chain.dimension());
+      const auto lanes_wide = static_cast<std::size_t>(width);
+      std::vector<std::vector<double>> lanes;
+      for (std::size_t l = 0; l < lanes_wide; ++l) lanes.push_back(noise(d, 10 + static_cast<unsigned>(l)));
+      std::fill(lanes[3].begin(), lanes[3].end(), 0.0);  // a lane at rest stays at rest
+      lanes[1][0] = 1e300;                                // and one far from the others' scale
+      std::vector<double> z(d * lanes_wide);
+      for (std::size_t r = 0; r < d; ++r)
+        for (std::size_t l = 0; l < lanes_wide; ++l) z[r * lanes_wide + l] = lanes[l][r];
+      for (int samples : {1, 32, 5}) {  // in calls of any length, as the fix-up's last block
+        CAPTURE(samples);
+        std::vector<double> y(static_cast<std::size_t>(samples) * lanes_wide);
+        chain.decay(z.data(), y.data(), samples, width);
+        for (std::size_t l = 0; l < lanes_wide; ++l) {
+          CAPTURE(l);
+          for (int i = 0; i < samples; ++i) {
+            const double want = chain.step(lanes[l].data(), 0.0);
+            const double got = y[static_cast<std::size_t>(i) * lanes_wide + l];
+            CHECK(std::signbit(got) == std::signbit(want));
+            CHECK(got == want);
+          }
+          for (std::size_t r = 0; r < d; ++r) CHECK(z[r * lanes_wide + l] == lanes[l][r]);
         }
-        for (std::size_t r = 0; r < d; ++r) CHECK(z[r * kLanes + l] == lanes[l][r]);
       }
     }
-  }
+  double z = 0, y = 0;
+  CHECK_THROWS_AS(LinearChain(test_chain()).decay(&z, &y, 1, 2), std::invalid_argument);
 }
 
 }  // namespace
