@@ -27,19 +27,24 @@ struct Tdf2 {
   }
 };
 
-// The measurement of one cascade: Narrow's error against Wide's.
+// The measurement of one cascade: Narrow's error against Wide's. The noise goes through the
+// first `prefix` sections in Wide in both, rounded to Narrow before the rest in the narrow
+// cascade (split-precision's hot part, whose float64 output a float32 signal carries on).
 template <class Narrow, class Wide>
-double measure(const std::vector<design::Section>& sections) {
-  std::vector<Tdf2<Narrow>> narrow(sections.begin(), sections.end());
-  std::vector<Tdf2<Wide>> wide(sections.begin(), sections.end());
+double measure_after(const std::vector<design::Section>& sections, std::size_t prefix) {
+  std::vector<Tdf2<Wide>> before(sections.begin(), sections.begin() + static_cast<std::ptrdiff_t>(prefix));
+  std::vector<Tdf2<Narrow>> narrow(sections.begin() + static_cast<std::ptrdiff_t>(prefix), sections.end());
+  std::vector<Tdf2<Wide>> wide(sections.begin() + static_cast<std::ptrdiff_t>(prefix), sections.end());
   constexpr int kWarmUp = 4096, kMeasured = 8192;  // r < 0.99: 0.99^4096 < 1e-17
   std::uint64_t seed = 0x9e3779b97f4a7c15ULL;
   double error2 = 0, signal2 = 0;
   for (int n = 0; n < kWarmUp + kMeasured; ++n) {
     seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;  // a fixed LCG: the same every compile
     float x = static_cast<float>(static_cast<double>(seed >> 40) / static_cast<double>(1ULL << 24) * 2 - 1);
-    Narrow yn = x;
-    Wide yw = x;
+    Wide shared = x;
+    for (auto& s : before) shared = s.step(shared);
+    Narrow yn = static_cast<Narrow>(shared);
+    Wide yw = shared;
     for (auto& s : narrow) yn = s.step(yn);
     for (auto& s : wide) yw = s.step(yw);
     if (!std::isfinite(yn) || !std::isfinite(yw)) return INFINITY;
@@ -54,20 +59,21 @@ double measure(const std::vector<design::Section>& sections) {
   return std::sqrt(error2 / std::max(signal2, floor2));
 }
 
-// `measured(sections)`, remembered by coefficients: every set() of a live parameter
-// schedules (and designs) the graph again, and what it does not reach would be measured again
-// to the same result.
-template <double (*measured)(const std::vector<design::Section>&)>
-double remembered(const std::vector<design::Section>& sections) {
-  if (sections.empty()) return 0;
+// `measured(sections, prefix)`, remembered by coefficients and prefix: every set() of a live
+// parameter schedules (and designs) the graph again, and what it does not reach would be
+// measured again to the same result.
+template <double (*measured)(const std::vector<design::Section>&, std::size_t)>
+double remembered(const std::vector<design::Section>& sections, std::size_t prefix = 0) {
+  if (sections.size() <= prefix) return 0;
   static std::mutex mutex;
   static std::unordered_map<std::string, double> known;
   std::string key(reinterpret_cast<const char*>(sections.data()), sections.size() * sizeof(design::Section));
+  key.append(reinterpret_cast<const char*>(&prefix), sizeof prefix);
   {
     std::lock_guard lock(mutex);
     if (auto it = known.find(key); it != known.end()) return it->second;
   }
-  double error = measured(sections);
+  double error = measured(sections, prefix);
   std::lock_guard lock(mutex);
   if (known.size() >= 4096) known.clear();
   known.emplace(std::move(key), error);
@@ -77,13 +83,20 @@ double remembered(const std::vector<design::Section>& sections) {
 }  // namespace
 
 double float32_state_error(const std::vector<design::Section>& sections) {
-  return remembered<measure<float, double>>(sections);
+  return remembered<measure_after<float, double>>(sections);
+}
+
+double float32_state_error_after(const std::vector<design::Section>& before,
+                                 const std::vector<design::Section>& sections) {
+  std::vector<design::Section> all = before;
+  all.insert(all.end(), sections.begin(), sections.end());
+  return remembered<measure_after<float, double>>(all, before.size());
 }
 
 double float64_state_error(const std::vector<design::Section>& sections) {
   // x86's long double has 11 more bits; where it has none (another platform), nothing is known.
   if constexpr (std::numeric_limits<long double>::digits <= std::numeric_limits<double>::digits) return 0;
-  else return remembered<measure<double, long double>>(sections);
+  else return remembered<measure_after<double, long double>>(sections);
 }
 
 }  // namespace fxc::passes

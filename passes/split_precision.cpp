@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "design/filter_design.h"
+#include "passes/cost_model.h"
 #include "passes/precision_estimate.h"
 
 namespace fxc::passes {
@@ -69,17 +70,21 @@ std::optional<Split> partition(const ir::Chain& chain, const PassContext& contex
 }
 
 // Whether the cold part keeps float64 quality in float32: its sections' own float32 error,
-// measured, at most thresholds.split_error. (A radius below the threshold is not enough: high-order
-// designs near Nyquist lose 90 dB with every pole inside it.) With dynamics in it, the part is
-// as precise as a float32 dynamics stage can be (1e-5 of the peak, docs/fx-language.md): its
-// sections then need only the bound a float32 chain of them alone gets (select_strategy's).
+// measured where they will run (after the hot ones, on their output rounded to float32), at
+// most thresholds.split_error. (A radius below the threshold is not enough: high-order designs
+// near Nyquist lose 90 dB with every pole inside it; and sections that keep it on noise can
+// lose it on the hot part's output: a wide band-stop after a low lowpass.) With dynamics in
+// it, the part is as precise as a float32 dynamics stage can be (1e-5 of the peak,
+// docs/fx-language.md): its sections then need only the bound a float32 chain of them alone
+// gets (select_strategy's).
 bool cold_part_keeps_quality(const Split& split, const PassContext& context) {
   std::vector<design::Section> cold_cascade;
   for (const ir::Stage& stage : split.cold.stages)
     if (const auto* sos = std::get_if<ir::SosCascade>(&stage))
       cold_cascade.insert(cold_cascade.end(), sos->sections.begin(), sos->sections.end());
+  const auto& hot = std::get<ir::SosCascade>(split.hot.stages[0]).sections;
   const double bound = split.dynamics > 0 ? context.thresholds.f64_state_error : context.thresholds.split_error;
-  return float32_state_error(cold_cascade) <= bound;
+  return float32_state_error_after(hot, cold_cascade) <= bound;
 }
 
 // On a GPU, whether the cold part can compute in float32 for less: a FIR's taps and ring, and
@@ -94,15 +99,31 @@ bool cold_part_reads_float64_per_tap(const Split& split) {
   return false;
 }
 
+// Whether select_strategy would run `chain` on `channels` channels (each item's, in a batch) in
+// time chunks, computing in `compute`.
+bool runs_in_time_chunks(const ir::Chain& chain, int channels, DType compute, const PassContext& context) {
+  ChainSummary summary = summarize(chain);
+  summary.signal = context.binding.dtype;
+  PassContext computing = context;
+  computing.binding.dtype = compute;
+  return choose_schedule(summary, channels, computing).strategy == ir::IirStrategy::chunked_scan;
+}
+
 // On the CPU, whether two chains cost less than one. Whole: every section at float64's width.
 // Split: the hot ones so, the rest at float32's, plus one more pass over the signal between
 // the two chains, written and read back through memory: kPassCost sections' worth per vector
 // group. (Measured: W6's 512 channels x 1 s took 2x as long split, 46 against 23 ms, where
 // counting the pass as one section predicted a gain; W1's 8 channels x 120 s gain 0.64x
-// single-threaded.) One channel runs a wavefront, a sequential loop or the chunked scan, whose
-// cost follows other rules: it stays whole.
-bool split_pays_on_cpu(const Split& split, int channels, const PassContext& context) {
-  if (channels < 2) return false;
+// single-threaded.)
+// Where the whole chain runs in time chunks, the chunks fill the lanes whatever the channels:
+// a section costs channels / lanes vector operations a sample. There a tie splits too, for
+// what the count leaves out: each chunk's fix-up runs every section of its chain over the
+// slowest one's decay, so the cold sections' share of it goes (measured, one thread, split
+// against whole: W1's chain at 44.1 kHz on one channel x 10 s 1.6-2.0x, 2 ch x 10 s 1.9x,
+// 1 ch x 60 s 1.9x; W4's chain on 2 ch x 3 s 1.1-1.45x, W5 1.1-1.3x).
+// One channel otherwise runs a wavefront or a sequential loop, whose cost follows other rules:
+// it stays whole.
+bool split_pays_on_cpu(const Split& split, const ir::Chain& whole_chain, int channels, const PassContext& context) {
   constexpr int kPassCost = 4;
   // A dynamics stage in sections' worth per vector group (measured: a compressor on 64
   // channels x 10 s, AVX2, 91 ms in float32 against 565 ms in float64, where a section costs
@@ -110,6 +131,16 @@ bool split_pays_on_cpu(const Split& split, int channels, const PassContext& cont
   constexpr int kDynamicsCost32 = 12, kDynamicsCost64 = 40;
   const int lanes32 = context.target.lanes(DType::f32), lanes64 = context.target.lanes(DType::f64);
   const int hot_sections = static_cast<int>(std::get<ir::SosCascade>(split.hot.stages[0]).sections.size());
+  const int per_item = std::max(channels / std::max(context.binding.batch, 1), 1);
+  if (runs_in_time_chunks(whole_chain, per_item, DType::f64, context)) {  // sections and gains only
+    auto chunked_ops = [&](int sections, int lanes) { return static_cast<double>(sections) * channels / lanes; };
+    const double cold = runs_in_time_chunks(split.cold, per_item, DType::f32, context)
+                            ? chunked_ops(split.cold_sections, lanes32)
+                            : vector_ops(split.cold_sections, channels, lanes32);
+    const double parts = chunked_ops(hot_sections, lanes64) + cold + chunked_ops(kPassCost, lanes32);
+    return parts <= chunked_ops(hot_sections + split.cold_sections, lanes64);
+  }
+  if (channels < 2) return false;
   const double whole =
       vector_ops(hot_sections + split.cold_sections + kDynamicsCost64 * split.dynamics, channels, lanes64);
   const double parts = vector_ops(hot_sections, channels, lanes64) +
@@ -138,7 +169,7 @@ ir::Graph split_precision(const ir::Graph& graph, PassContext& context) {
       // On a GPU the split is inside the kernel, for nothing: the hot sections run first in
       // float64 and the rest in float32 in the same pass over the signal. On the CPU it is a
       // second kernel at another vector width, which must pay for its pass.
-      if (parts[id] && !gpu && !split_pays_on_cpu(*parts[id], channels, context)) parts[id].reset();
+      if (parts[id] && !gpu && !split_pays_on_cpu(*parts[id], *chain, channels, context)) parts[id].reset();
       if (parts[id] && gpu && cold_part_reads_float64_per_tap(*parts[id])) parts[id].reset();
       if (parts[id] && !cold_part_keeps_quality(*parts[id], context)) parts[id].reset();
     }

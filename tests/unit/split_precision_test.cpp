@@ -8,6 +8,8 @@
 #include "design/filter_design.h"
 #include "frontend/dsl.h"
 #include "passes/pipeline.h"
+#include "passes/precision_estimate.h"
+#include "driver/kernel_cache.h"
 #include "runtime/cpu_executor.h"
 #include "runtime/reference_interpreter.h"
 
@@ -184,6 +186,92 @@ TEST_CASE("split chains compute what the reference interpreter does") {
     INFO("relative RMS error " << error);
     CHECK(error < 1e-6);
   }
+}
+
+TEST_CASE("in time chunks the split pays on few channels: W1's chain on one and two") {
+  // Time chunks fill the lanes whatever the channels, so the float32 sections run at twice
+  // float64's width, and the slow sections' fix-up leaves them out (one thread, split against
+  // whole: 1.6-2.0x on one channel x 10 s). Shorter signals run a wavefront: whole.
+  for (int channels : {1, 2}) {
+    CAPTURE(channels);
+    DiagnosticEngine diags;
+    passes::PassContext context{diags, {44100, channels, DType::f32}};
+    context.target = {passes::TargetKind::cpu, 32, 2};
+    context.binding.length_samples = 441000;
+    auto ten_seconds = passes::run_pipeline(test::w1_graph(), context);
+    REQUIRE(ten_seconds);
+    auto chains = test::chains_of(*ten_seconds);
+    REQUIRE(chains.size() == 2);
+    CHECK(chains[0]->state_precision == ir::StatePrecision::f64);
+    CHECK(sections_of(*chains[0]) == 6);
+    for (const ir::Chain* chain : chains) CHECK(chain->strategy == ir::IirStrategy::chunked_scan);
+  }
+  DiagnosticEngine diags;
+  passes::PassContext context{diags, {44100, 1, DType::f32}};
+  context.target = {passes::TargetKind::cpu, 32, 2};
+  context.binding.length_samples = 44100;
+  auto one_second = passes::run_pipeline(test::w1_graph(), context);
+  REQUIRE(one_second);
+  REQUIRE(test::chains_of(*one_second).size() == 1);
+  CHECK(test::chains_of(*one_second)[0]->strategy == ir::IirStrategy::section_wavefront);
+}
+
+TEST_CASE("the float32 part keeps float64 quality where it runs: after the float64 sections") {
+  // A graph of the random precision test (float32_precision_test.cpp) at 192 kHz: a wide
+  // band-stop near Nyquist keeps 5e-7 in float32 on noise, but not on the output of the 433 Hz
+  // lowpass the split would put before it (measured 1.7e-4 against the interpreter, split).
+  Flow x = input("x");
+  const ir::Graph graph = make_graph(
+      "r", {output("y", x | cheby2(3, Level{56.770581648814144}, Band{Frequency{37286.23444618507}, Frequency{94080}},
+                                   design::BandType::bandstop) |
+                             butter(8, Frequency{433.14985919831656}))});
+  constexpr double fs = 192000;
+  constexpr std::int64_t length = 48000;
+  auto schedule = [&](const char* split_error) {
+    DiagnosticEngine diags;
+    passes::PassContext context{diags, {fs, 1, DType::f32}};
+    context.target = {passes::TargetKind::cpu, 32, 2};
+    context.binding.length_samples = length;
+    REQUIRE_FALSE(context.thresholds.set("split_error", split_error));
+    auto result = passes::run_pipeline(graph, context);
+    REQUIRE(result);
+    return std::move(*result);
+  };
+  // Allowed any error, it splits (one channel in time chunks: it would pay), and shows why it
+  // must not: the same sections measure within the bound alone and far over it where they run.
+  const ir::Graph loose = schedule("1");
+  auto parts = test::chains_of(loose);
+  REQUIRE(parts.size() == 2);
+  auto sections = [](const ir::Chain& chain) {
+    std::vector<design::Section> all;
+    for (const ir::Stage& s : chain.stages)
+      if (auto* sos = std::get_if<ir::SosCascade>(&s)) all.insert(all.end(), sos->sections.begin(), sos->sections.end());
+    return all;
+  };
+  const double alone = passes::float32_state_error(sections(*parts[1]));
+  const double after = passes::float32_state_error_after(sections(*parts[0]), sections(*parts[1]));
+  MESSAGE("the band-stop in float32: " << alone << " on noise, " << after << " after the lowpass");
+  CHECK(alone <= 5e-7);
+  CHECK(after > 5e-7);
+  // At the default bound it stays whole, and computes what the interpreter does.
+  const ir::Graph kept = schedule("5e-7");
+  REQUIRE(test::chains_of(kept).size() == 1);
+  DiagnosticEngine diags;
+  KernelCache cache("");
+  auto kernels = cache.cpu_kernels(kept, diags);
+  REQUIRE(kernels);
+  std::vector<Signal> inputs = test::noise_inputs(1, 1, static_cast<std::size_t>(length), DType::f32, 11);
+  std::vector<Signal> narrow{inputs[0].converted(DType::f32)};
+  auto got = execute_cpu(kept, **kernels, narrow);
+  REQUIRE(got);
+  passes::PassContext designing{diags, {fs, 1, DType::f64}};
+  auto designed = passes::run_pipeline(graph, designing, {.passes = {"infer-types", "design-filters"}});
+  REQUIRE(designed);
+  auto want = run_reference(*designed, fs, inputs, diags);
+  REQUIRE(want);
+  const double error = test::relative_rms_error(*got, *want);
+  INFO("relative RMS error " << error);
+  CHECK(error < 1e-6);
 }
 
 }  // namespace fxc
