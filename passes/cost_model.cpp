@@ -91,11 +91,12 @@ double fir_cost(std::size_t taps, const PassContext& context) {
   return (transforms + 8 * partitions * (n / 2 + 1)) / (n / 2);
 }
 
+double decay_tolerance(DType signal) { return signal == DType::f32 ? 1e-10 : 1e-19; }
+
 double decay_samples(double r, DType dtype) {
   if (r >= 1 || !std::isfinite(r)) return INFINITY;
   if (r <= 0) return 1;
-  double tolerance = dtype == DType::f32 ? 1e-10 : 1e-19;
-  return std::ceil(std::log(tolerance) / std::log(r));
+  return std::ceil(std::log(decay_tolerance(dtype)) / std::log(r));
 }
 
 namespace {

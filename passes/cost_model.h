@@ -108,9 +108,12 @@ bool fir_time_lanes(const ir::Chain& chain, DType signal, std::int64_t channels)
 /// for every value of its live parameters, and for any channel count.
 std::string live_chain_shape(const ir::Chain& chain);
 
-/// Samples until a state decays below the precision of `dtype` (r^n < 1e-10 for float32,
-/// 1e-19 for float64), for pole radius `r`; infinite for r >= 1. The chunked scan's fix-up
-/// of each chunk runs this long.
+/// How far below its start the CPU chunked scan follows a chunk's response to its start state
+/// on a `signal` output (runtime/chunked_scan.h): 1e-10 for float32, 1e-19 for float64.
+double decay_tolerance(DType signal);
+
+/// Samples until a state decays below decay_tolerance(dtype) (r^n), for pole radius `r`;
+/// infinite for r >= 1. The chunked scan's fix-up of each chunk runs about this long.
 double decay_samples(double max_pole_radius, DType dtype);
 
 /// GPUs whose float64 rate is below this fraction of float32's (consumer and L4/L40S parts:

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "design/filter_design.h"
+#include "ir/graph_algorithms.h"
 #include "passes/cost_model.h"
 #include "passes/precision_estimate.h"
 
@@ -72,8 +73,9 @@ std::optional<Split> partition(const ir::Chain& chain, const PassContext& contex
 // Whether the cold part keeps float64 quality in float32: its sections' own float32 error,
 // measured where they will run (after the hot ones, on their output rounded to float32), at
 // most thresholds.split_error. (A radius below the threshold is not enough: high-order designs
-// near Nyquist lose 90 dB with every pole inside it; and sections that keep it on noise can
-// lose it on the hot part's output: a wide band-stop after a low lowpass.) With dynamics in
+// near Nyquist lose 90 dB with every pole inside it; and sections measured alone on noise can
+// hide their error under the measurement's floor and lose it on the hot part's output: a wide
+// band-stop near Nyquist after a low lowpass, float32_state_error_after.) With dynamics in
 // it, the part is as precise as a float32 dynamics stage can be (1e-5 of the peak,
 // docs/fx-language.md): its sections then need only the bound a float32 chain of them alone
 // gets (select_strategy's).
@@ -158,6 +160,12 @@ ir::Graph split_precision(const ir::Graph& graph, PassContext& context) {
   // Ids are worked out first: a feedback node may read a node after it.
   std::vector<std::optional<Split>> parts(graph.size());
   std::vector<ir::NodeId> moved(graph.size());  // old id -> new id
+  // On the CPU a graph with a loop runs in pieces, with no chain in time chunks
+  // (select_strategy): its chains are weighed without the signal's length, as it schedules them.
+  PassContext weighing = context;
+  if (const auto order = ir::loop_order(graph);
+      !gpu && order && std::any_of(order->loop.begin(), order->loop.end(), [](int loop) { return loop >= 0; }))
+    weighing.binding.length_samples.reset();
   ir::NodeId next = 0;
   for (ir::NodeId id = 0; id < graph.size(); ++id) {
     const ir::Node& node = graph.node(id);
@@ -169,7 +177,7 @@ ir::Graph split_precision(const ir::Graph& graph, PassContext& context) {
       // On a GPU the split is inside the kernel, for nothing: the hot sections run first in
       // float64 and the rest in float32 in the same pass over the signal. On the CPU it is a
       // second kernel at another vector width, which must pay for its pass.
-      if (parts[id] && !gpu && !split_pays_on_cpu(*parts[id], *chain, channels, context)) parts[id].reset();
+      if (parts[id] && !gpu && !split_pays_on_cpu(*parts[id], *chain, channels, weighing)) parts[id].reset();
       if (parts[id] && gpu && cold_part_reads_float64_per_tap(*parts[id])) parts[id].reset();
       if (parts[id] && !cold_part_keeps_quality(*parts[id], context)) parts[id].reset();
     }

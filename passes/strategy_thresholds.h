@@ -34,7 +34,7 @@ struct StrategyThresholds {
   /// short, passes::cpu_time_chunks); see chunk_decay_ratio.
   int chunk_length = 65536;
   /// The chunked scan corrects each chunk over the filter's decay (`decay` samples, from the
-  /// largest pole radius, down to the signal type's precision), eight chunks at a time
+  /// largest pole radius, down to the signal type's precision), eight or four chunks at a time
   /// (LinearChain::decay): it is chosen only when the signal has at least ratio x lanes^2 x
   /// decay samples (in a loop, for blocks of chunks of at least ratio x lanes x decay), and
   /// then aims at chunks of at least lanes x decay. At 1 the correction of one chunk at a time

@@ -31,6 +31,89 @@ void parallel_for(std::int64_t count, std::int64_t grain, int threads, F work) {
   });
 }
 
+}  // namespace
+
+template <class T>
+void add_start_responses(const LinearChain& linear, const std::vector<double>& starts, T* const* out,
+                         std::int64_t chunks, std::int64_t length, double tolerance, int threads) {
+  // Chunks step side by side, 8 or 4 at a time (LinearChain::decay, vectors across them; one
+  // at a time, a chunk's step was a chain of dependent operations, 29% of W5's chunked scan),
+  // and each stops where it would alone, so the bits are a lone chunk's.
+  const int d = linear.dimension();
+  constexpr int kMaxWidth = LinearChain::kDecayLanes;
+  constexpr std::int64_t kCheck = 32;
+  std::vector<std::int64_t> decaying, endless;
+  for (std::int64_t lane = 0; lane < chunks; ++lane) {
+    const double* z = starts.data() + lane * d;
+    // A NaN or infinite state (after a NaN or an infinity in the input) never decays: as in
+    // a sequential run, it reaches every later sample of the chunk.
+    if (!std::all_of(z, z + d, [](double v) { return std::isfinite(v); })) endless.push_back(lane);
+    else if (std::any_of(z, z + d, [](double v) { return v != 0; })) decaying.push_back(lane);
+  }
+  // Groups of 8 give each step two independent vectors; groups of 4 leave fewer lanes idle
+  // where there are few chunks (a channel of four chunks has three to fix up) and give every
+  // thread a group where there are few groups.
+  const auto count = static_cast<std::int64_t>(decaying.size());
+  const int width = count <= LinearChain::kNarrowDecayLanes || (count + kMaxWidth - 1) / kMaxWidth < threads
+                        ? LinearChain::kNarrowDecayLanes
+                        : kMaxWidth;
+  const std::int64_t groups = (count + width - 1) / width;
+  parallel_for(groups, 1, threads, [&](std::int64_t begin, std::int64_t end) {
+    std::vector<double> z(static_cast<std::size_t>(d) * width), response(kCheck * width);
+    for (std::int64_t group = begin; group < end; ++group) {
+      std::array<T*, kMaxWidth> y{};  // null: a lane without a chunk, or one that has decayed
+      std::array<double, kMaxWidth> limit{};
+      std::fill(z.begin(), z.end(), 0.0);
+      int running = 0;
+      for (int l = 0; l < width; ++l) {
+        const std::int64_t chunk = group * width + l;
+        if (chunk >= count) continue;
+        const double* start = starts.data() + decaying[chunk] * d;
+        double scale = 0;
+        for (int r = 0; r < d; ++r) {
+          z[r * width + l] = start[r];
+          scale = std::max(scale, std::abs(start[r]));
+        }
+        limit[l] = tolerance * scale;
+        y[l] = out[decaying[chunk]];
+        ++running;
+      }
+      for (std::int64_t i = 0; i < length && running > 0; i += kCheck) {
+        const int n = static_cast<int>(std::min(kCheck, length - i));
+        linear.decay(z.data(), response.data(), n, width);
+        for (int l = 0; l < width; ++l) {
+          if (!y[l]) continue;
+          T* samples = y[l] + i;
+          for (int j = 0; j < n; ++j) samples[j] = static_cast<T>(samples[j] + response[j * width + l]);
+          if (n < kCheck) continue;
+          double left = 0;
+          for (int r = 0; r < d; ++r) left = std::max(left, std::abs(z[r * width + l]));
+          if (left <= limit[l]) {
+            y[l] = nullptr;
+            --running;
+          }
+        }
+      }
+    }
+  });
+  parallel_for(static_cast<std::int64_t>(endless.size()), 1, threads, [&](std::int64_t begin, std::int64_t end) {
+    std::vector<double> z(static_cast<std::size_t>(d));
+    for (std::int64_t e = begin; e < end; ++e) {
+      const std::int64_t lane = endless[e];
+      std::copy(starts.begin() + lane * d, starts.begin() + (lane + 1) * d, z.begin());
+      T* y = out[lane];
+      for (std::int64_t i = 0; i < length; ++i) y[i] = static_cast<T>(y[i] + linear.step(z.data(), 0.0));
+    }
+  });
+}
+
+template void add_start_responses<float>(const LinearChain&, const std::vector<double>&, float* const*, std::int64_t,
+                                         std::int64_t, double, int);
+template void add_start_responses<double>(const LinearChain&, const std::vector<double>&, double* const*,
+                                          std::int64_t, std::int64_t, double, int);
+
+namespace {
+
 // T: the signal's type; C: the kernel's coefficients and state (compute_dtype).
 template <class T, class C>
 void run(const ir::Chain& chain, FxcChainKernel kernel, const void* const* in, void* const* out,
@@ -82,73 +165,11 @@ void run(const ir::Chain& chain, FxcChainKernel kernel, const void* const* in, v
     tail_state[c] = carry;
   }
 
-  // Each chunk's output plus its response to its true starting state, with zero input, until
-  // that response is below what the output type can hold: checked every 32 samples. Chunks
-  // step side by side, 8 or 4 at a time (LinearChain::decay, vectors across them; one at a
-  // time, a chunk's step was a chain of dependent operations, 29% of W5's chunked scan), and
-  // each stops where it would alone, so the bits are a lone chunk's.
-  const double tolerance = std::is_same_v<T, float> ? 1e-10 : 1e-19;
-  constexpr int kMaxWidth = LinearChain::kDecayLanes;
-  constexpr std::int64_t kCheck = 32;
-  std::vector<std::int64_t> decaying, endless;
-  for (std::int64_t lane = 0; lane < lane_count; ++lane) {
-    const double* z = starts.data() + lane * d;
-    // A NaN or infinite state (after a NaN or an infinity in the input) never decays: as in
-    // a sequential run, it reaches every later sample of the chunk.
-    if (!std::all_of(z, z + d, [](double v) { return std::isfinite(v); })) endless.push_back(lane);
-    else if (std::any_of(z, z + d, [](double v) { return v != 0; })) decaying.push_back(lane);
-  }
-  // Groups of 8 give each step two independent vectors; groups of 4 leave fewer lanes idle
-  // where there are few chunks (a channel of four chunks has three to fix up) and give every
-  // thread a group where there are few groups.
-  const auto count = static_cast<std::int64_t>(decaying.size());
-  const int width = count <= LinearChain::kNarrowDecayLanes || (count + kMaxWidth - 1) / kMaxWidth < threads
-                        ? LinearChain::kNarrowDecayLanes
-                        : kMaxWidth;
-  const std::int64_t groups = (count + width - 1) / width;
-  parallel_for(groups, 1, threads, [&](std::int64_t begin, std::int64_t end) {
-    std::vector<double> z(static_cast<std::size_t>(d) * width), response(kCheck * width);
-    for (std::int64_t group = begin; group < end; ++group) {
-      std::array<T*, kMaxWidth> y{};  // null: a lane without a chunk, or one that has decayed
-      std::array<double, kMaxWidth> limit{};
-      std::fill(z.begin(), z.end(), 0.0);
-      int running = 0;
-      for (int l = 0; l < width; ++l) {
-        const std::int64_t k = group * width + l;
-        if (k >= count) continue;
-        const double* start = starts.data() + decaying[k] * d;
-        double scale = 0;
-        for (int r = 0; r < d; ++r) {
-          z[r * width + l] = start[r];
-          scale = std::max(scale, std::abs(start[r]));
-        }
-        limit[l] = tolerance * scale;
-        y[l] = static_cast<T*>(out_ptrs[decaying[k]]);
-        ++running;
-      }
-      for (std::int64_t i = 0; i < length && running > 0; i += kCheck) {
-        const int n = static_cast<int>(std::min(kCheck, length - i));
-        linear.decay(z.data(), response.data(), n, width);
-        for (int l = 0; l < width; ++l) {
-          if (!y[l]) continue;
-          T* out = y[l] + i;
-          for (int j = 0; j < n; ++j) out[j] = static_cast<T>(out[j] + response[j * width + l]);
-          if (n < kCheck) continue;
-          double left = 0;
-          for (int r = 0; r < d; ++r) left = std::max(left, std::abs(z[r * width + l]));
-          if (left <= limit[l]) {
-            y[l] = nullptr;
-            --running;
-          }
-        }
-      }
-    }
-  });
-  for (std::int64_t lane : endless) {
-    std::vector<double> z(starts.begin() + lane * d, starts.begin() + (lane + 1) * d);
-    T* y = static_cast<T*>(out_ptrs[lane]);
-    for (std::int64_t i = 0; i < length; ++i) y[i] = static_cast<T>(y[i] + linear.step(z.data(), 0.0));
-  }
+  // Each chunk's output plus its response to its true starting state.
+  std::vector<T*> chunk_outputs(lane_count);
+  for (std::int64_t lane = 0; lane < lane_count; ++lane) chunk_outputs[lane] = static_cast<T*>(out_ptrs[lane]);
+  add_start_responses<T>(linear, starts, chunk_outputs.data(), lane_count, length,
+                         passes::decay_tolerance(std::is_same_v<T, float> ? DType::f32 : DType::f64), threads);
 
   // The samples after the last whole chunk, one at a time from the carried state.
   for (std::int64_t c = 0; c < channels; ++c) {

@@ -9,9 +9,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <vector>
+
 #include "codegen/kernel_abi.h"
 #include "ir/nodes.h"
 #include "ir/dtype.h"
+#include "runtime/linear_chain.h"
 
 namespace fxc {
 
@@ -26,5 +29,15 @@ bool chunked_scan_applies(const ir::Chain& chain);
 void run_chunked_scan(const ir::Chain& chain, FxcChainKernel kernel, const void* const* in,
                       void* const* out, std::size_t channels, std::size_t samples, DType signal,
                       void* state, int lanes, int threads);
+
+/// The chunked scan's fix-up: adds to each of `chunks` chunks (`out[k]`, `length` samples) the
+/// chain's response to its start state (`starts`, chunks x dimension, float64) with zero input,
+/// until that state falls to `tolerance` times its largest element (checked every 32 samples);
+/// a state with a NaN or an infinity runs the whole chunk. Chunks step side by side in vectors
+/// (LinearChain::decay) on `threads` threads, each giving what one at a time with
+/// LinearChain::step gives, bit for bit.
+template <class T>
+void add_start_responses(const LinearChain& linear, const std::vector<double>& starts, T* const* out,
+                         std::int64_t chunks, std::int64_t length, double tolerance, int threads);
 
 }  // namespace fxc

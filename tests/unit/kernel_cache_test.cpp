@@ -398,13 +398,15 @@ TEST_CASE("a value that changes a chain's schedule gets its own kernels and runs
       // about 1/(1 - r) = 6), float64 state 2.3e-8 (output rounding only).
       {"state_precision", DType::f32, 3000, 2000, 20, 1e-6},
       // float64, 100000 samples: the fix-up of 2 kHz is short enough for the chunked scan,
-      // 20 Hz's is not (0.35 x 16 x 21850 samples > 100000; chunk_decay_ratio 0.35):
+      // 20 Hz's is not (0.35 x 16 x 21850 samples > 100000, chunk_decay_ratio 0.35; with
+      // AVX-512's 8 float64 lanes, 0.35 x 64 x 21850):
       // chunked_scan -> sequential (and the chunk length with it, to 0).
       // Bound: float64 recurrences, 1e-9 as every float64 comparison.
       {"strategy chunk_length", DType::f64, 100000, 2000, 20, 1e-9},
-      // float64, 800000 samples: both chunked, chunks of max(65536, 0.35 x 4 x decay)
-      // samples: 65536 at 2 kHz, about 122000 at 5 Hz (pole radius 0.99954).
-      {"chunk_length", DType::f64, 800000, 2000, 5, 1e-9},
+      // float64, 2400000 samples: both chunked (with AVX-512's 8 float64 lanes too: 0.35 x 64 x
+      // 94532 = 2.1 M samples at 5 Hz), in chunks aimed at max(65536, lanes x decay): 65536 at
+      // 2 kHz, 4 x 94532 = 378128 at 5 Hz with AVX2 (pole radius 0.99954).
+      {"chunk_length", DType::f64, 2400000, 2000, 5, 1e-9},
   };
   for (const Flip& flip : flips) {
     CAPTURE(flip.fields);

@@ -88,10 +88,10 @@ TEST_CASE("strategies for the standard workloads on a 2-core AVX2 CPU") {
        "8 channels fill 8 f32 lanes", 2},
       {"W1 8 ch f64", 8, 120, 44100, DType::f64, 1, cpu, S::channel_lanes, F::none,
        "8 channels fill 4 f64 lanes"},
-      // W1's 20 Hz Chebyshev forgets its state slowly (about 40400 samples to 1e-10, a float32
+      // W1's 20 Hz Chebyshev forgets its state slowly (40687 samples to 1e-10, a float32
       // signal's precision): time chunks must be long, and only long signals pay for them
-      // (chunk_decay_ratio 0.35 x 16 lanes^2 x 40400 = 226000 samples), in chunks of at least
-      // 4 lanes x 40400.
+      // (chunk_decay_ratio 0.35 x 16 lanes^2 x 40687 = 228000 samples), in chunks aimed at
+      // 4 lanes x 40687 or more.
       // In time chunks, split too: the nine lowpass sections at float32's width and without the
       // slow sections' fix-up (split_precision).
       {"W1 chain 1 ch 300 s", 1, 300, 44100, DType::f32, 1, cpu, S::chunked_scan, F::none,

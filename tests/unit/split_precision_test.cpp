@@ -7,6 +7,7 @@
 #include "test_graphs.h"
 #include "design/filter_design.h"
 #include "frontend/dsl.h"
+#include "frontend/fx_file.h"
 #include "passes/pipeline.h"
 #include "passes/precision_estimate.h"
 #include "driver/kernel_cache.h"
@@ -214,12 +215,34 @@ TEST_CASE("in time chunks the split pays on few channels: W1's chain on one and 
   REQUIRE(one_second);
   REQUIRE(test::chains_of(*one_second).size() == 1);
   CHECK(test::chains_of(*one_second)[0]->strategy == ir::IirStrategy::section_wavefront);
+  // A graph with a loop runs in pieces on the CPU, none of its chains in time chunks: W1's
+  // chain beside an echo is weighed as a wavefront, as it runs, and stays whole.
+  auto with_loop = frontend::compile_fx_source(R"(graph w1loop
+input x : 1
+e = x + 0.5 * (e | delay(250 ms) | lowpass(3 kHz))
+output y = x | cheby1(4, 0.1 dB, 20 Hz, highpass) | cheby1(4, 0.1 dB, 60 Hz, highpass) | cheby1(4, 0.1 dB, 65 Hz, highpass) | butter(5, 5000 Hz) | butter(5, 4900 Hz) | butter(5, 4850 Hz)
+output z = e
+)",
+                                               "w1loop.fx", diags);
+  REQUIRE_MESSAGE(with_loop, diags.str());
+  context.binding.length_samples = 441000;
+  auto scheduled_loop = passes::run_pipeline(*with_loop, context);
+  REQUIRE(scheduled_loop);
+  int f64_chains = 0;
+  for (const ir::Chain* chain : test::chains_of(*scheduled_loop))
+    if (chain->state_precision == ir::StatePrecision::f64) {
+      ++f64_chains;
+      CHECK(sections_of(*chain) == 15);
+      CHECK(chain->strategy == ir::IirStrategy::section_wavefront);
+    }
+  CHECK(f64_chains == 1);
 }
 
 TEST_CASE("the float32 part keeps float64 quality where it runs: after the float64 sections") {
   // A graph of the random precision test (float32_precision_test.cpp) at 192 kHz: a wide
-  // band-stop near Nyquist keeps 5e-7 in float32 on noise, but not on the output of the 433 Hz
-  // lowpass the split would put before it (measured 1.7e-4 against the interpreter, split).
+  // band-stop near Nyquist measures within 5e-7 in float32 on noise (its output alone is near
+  // silence, under the measurement's floor), but not on the output of the 433 Hz lowpass the
+  // split would put before it (1.7e-4 against the interpreter, split).
   Flow x = input("x");
   const ir::Graph graph = make_graph(
       "r", {output("y", x | cheby2(3, Level{56.770581648814144}, Band{Frequency{37286.23444618507}, Frequency{94080}},
