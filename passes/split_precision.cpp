@@ -79,14 +79,29 @@ std::optional<Split> partition(const ir::Chain& chain, const PassContext& contex
 // it, the part is as precise as a float32 dynamics stage can be (1e-5 of the peak,
 // docs/fx-language.md): its sections then need only the bound a float32 chain of them alone
 // gets (select_strategy's).
-bool cold_part_keeps_quality(const Split& split, const PassContext& context) {
-  std::vector<design::Section> cold_cascade;
+std::vector<design::Section> cold_sections(const Split& split) {
+  std::vector<design::Section> cascade;
   for (const ir::Stage& stage : split.cold.stages)
     if (const auto* sos = std::get_if<ir::SosCascade>(&stage))
-      cold_cascade.insert(cold_cascade.end(), sos->sections.begin(), sos->sections.end());
+      cascade.insert(cascade.end(), sos->sections.begin(), sos->sections.end());
+  return cascade;
+}
+
+bool cold_part_keeps_quality(const Split& split, const PassContext& context) {
   const auto& hot = std::get<ir::SosCascade>(split.hot.stages[0]).sections;
   const double bound = split.dynamics > 0 ? context.thresholds.f64_state_error : context.thresholds.split_error;
-  return float32_state_error_after(hot, cold_cascade) <= bound;
+  return float32_state_error_after(hot, cold_sections(split)) <= bound;
+}
+
+// On the CPU the cold part is a chain of its own, whose precision select_strategy chooses as
+// for any chain: from its sections' float32 error measured alone on noise. Where that says
+// float64, the split would buy a second pass over the signal and no float32 width, which is
+// what split_pays_on_cpu counted on: the chain stays whole.
+bool cold_part_runs_in_float32(const Split& split, const PassContext& context) {
+  ChainSummary summary = summarize(split.cold);
+  summary.signal = DType::f32;
+  if (summary.sections > 0) summary.float32_error = float32_state_error(cold_sections(split));
+  return choose_state_precision(summary, context) == ir::StatePrecision::signal;
 }
 
 // On a GPU, whether the cold part can compute in float32 for less: a FIR's taps and ring, and
@@ -180,6 +195,7 @@ ir::Graph split_precision(const ir::Graph& graph, PassContext& context) {
       if (parts[id] && !gpu && !split_pays_on_cpu(*parts[id], *chain, channels, weighing)) parts[id].reset();
       if (parts[id] && gpu && cold_part_reads_float64_per_tap(*parts[id])) parts[id].reset();
       if (parts[id] && !cold_part_keeps_quality(*parts[id], context)) parts[id].reset();
+      if (parts[id] && !gpu && !cold_part_runs_in_float32(*parts[id], context)) parts[id].reset();
     }
     if (parts[id] && !gpu) ++next;  // the hot part comes first
     moved[id] = next++;

@@ -163,6 +163,30 @@ TEST_CASE("the split_error threshold bounds the float32 part, and 0 turns the sp
   CHECK(t.set("split_error", "-1"));  // a message
 }
 
+TEST_CASE("on the CPU the split needs its float32 part to run in float32") {
+  // The float32 chain chooses its own precision, from its sections' error alone: where that
+  // says float64 (here every float32 error is too much), splitting would add a pass and keep
+  // float64's width, so W1 on 8 channels stays one float64 chain.
+  auto run = [](const char* f64_state_error) {
+    DiagnosticEngine diags;
+    passes::PassContext context{diags, {44100, 8, DType::f32}};
+    context.target = {passes::TargetKind::cpu, 32, 2};
+    REQUIRE_FALSE(context.thresholds.set("f64_state_error", f64_state_error));
+    auto result = passes::run_pipeline(test::w1_graph(), context);
+    REQUIRE(result);
+    return std::move(*result);
+  };
+  const ir::Graph strict = run("1e-12");
+  auto chains = test::chains_of(strict);
+  REQUIRE(chains.size() == 1);
+  CHECK(chains[0]->state_precision == ir::StatePrecision::f64);
+  CHECK(sections_of(*chains[0]) == 15);
+  const ir::Graph usual = run("3e-5");
+  auto parts = test::chains_of(usual);
+  REQUIRE(parts.size() == 2);
+  CHECK(parts[1]->state_precision == ir::StatePrecision::signal);
+}
+
 TEST_CASE("split chains compute what the reference interpreter does") {
   // Against the float64 interpreter on 16 channels of noise, relative RMS: the split chain at
   // the bound of a float32 chain with float64 state (docs/errors.md: the output rounding,
