@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <set>
+#include <utility>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -93,7 +94,7 @@ int compile(const CompileOptions& o) {
         }
       }
       if (usable.empty()) throw *first;
-      channel_counts = usable;
+      channel_counts = std::move(usable);
     }
     if (o.target == "cuda" || o.target == "all")
       for (DType dtype : dtypes)
