@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "design/filter_design.h"
+#include "passes/precision_estimate.h"
 
 namespace fxc::passes {
 
@@ -224,6 +225,17 @@ bool radius_decides_precision(const ChainSummary& chain, const PassContext& cont
   // over the range still decides).
   const bool measured_only = slow_float64(context.target) && chain.float32_error > 0 && !chain.live;
   return !measured_only && chain.sections > 0 && chain.max_pole_radius >= context.thresholds.f64_state_pole_radius;
+}
+
+void measure_float32_error(const ir::Chain& chain, ChainSummary& summary, const PassContext& context) {
+  const StrategyThresholds& t = context.thresholds;
+  if (context.binding.dtype != DType::f32 || summary.sections == 0 || t.f64_state_pole_radius > 1) return;
+  if (summary.max_pole_radius >= t.f64_state_pole_radius && !slow_float64(context.target)) return;
+  std::vector<design::Section> cascade;
+  for (const ir::Stage& stage : chain.stages)
+    if (const auto* sos = std::get_if<ir::SosCascade>(&stage))
+      cascade.insert(cascade.end(), sos->sections.begin(), sos->sections.end());
+  summary.float32_error = float32_state_error(cascade);
 }
 
 ir::StatePrecision choose_state_precision(const ChainSummary& chain, const PassContext& context) {

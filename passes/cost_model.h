@@ -129,6 +129,12 @@ bool float_pairs_pay(const PassContext& context);
 /// the float32 error was measured (that then decides alone).
 bool radius_decides_precision(const ChainSummary& chain, const PassContext& context);
 
+/// Measures `chain`'s float32 error into `summary.float32_error` where it can decide the
+/// precision (choose_state_precision): a float32 binding, sections whose radius does not
+/// decide already (or a GPU with slow float64, where the error decides alone), and a radius
+/// threshold of at most 1. A live chain's error comes from the live analysis instead.
+void measure_float32_error(const ir::Chain& chain, ChainSummary& summary, const PassContext& context);
+
 /// Float64 for a float32 binding whose chain has a pole at least
 /// thresholds.f64_state_pole_radius from the origin, or whose sections measure more than
 /// thresholds.f64_state_error in float32; otherwise the signal's own type. A radius threshold

@@ -9,10 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "design/filter_design.h"
 #include "ir/graph_algorithms.h"
 #include "passes/cost_model.h"
-#include "passes/precision_estimate.h"
 
 namespace fxc::passes {
 
@@ -85,20 +83,11 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
       summary.max_pole_radius = std::max(summary.max_pole_radius, live->pole_radius);
       summary.float32_error = live->float32_error;  // measured at the range's sampled values
     }
-    // Measured here only where it can decide: a float32 chain whose values are fixed (a live
-    // chain's the live analysis measured over its range) and whose radius does not decide
-    // already.
-    // On a GPU with slow float64 the radius does not decide: the measured error does.
+    // A chain whose values are fixed is measured (a live chain's error is the live analysis's,
+    // over its range).
     const StrategyThresholds& t = context.thresholds;
     const bool slow_f64 = slow_float64(context.target);
-    if (context.binding.dtype == DType::f32 && summary.sections > 0 && !out.node(id).live &&
-        (summary.max_pole_radius < t.f64_state_pole_radius || slow_f64) && t.f64_state_pole_radius <= 1) {
-      std::vector<design::Section> cascade;
-      for (const ir::Stage& stage : chain->stages)
-        if (auto* sos = std::get_if<ir::SosCascade>(&stage))
-          cascade.insert(cascade.end(), sos->sections.begin(), sos->sections.end());
-      summary.float32_error = float32_state_error(cascade);
-    }
+    if (!out.node(id).live) measure_float32_error(*chain, summary, context);
     ir::StatePrecision precision = choose_state_precision(summary, context);
     PassContext computing = in_loop || pieces ? blocked : context;
     if (precision == ir::StatePrecision::f64) computing.binding.dtype = DType::f64;

@@ -100,7 +100,7 @@ bool cold_part_keeps_quality(const Split& split, const PassContext& context) {
 bool cold_part_runs_in_float32(const Split& split, const PassContext& context) {
   ChainSummary summary = summarize(split.cold);
   summary.signal = DType::f32;
-  if (summary.sections > 0) summary.float32_error = float32_state_error(cold_sections(split));
+  measure_float32_error(split.cold, summary, context);
   return choose_state_precision(summary, context) == ir::StatePrecision::signal;
 }
 
