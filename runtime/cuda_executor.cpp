@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "codegen/chain_layout.h"
 #include "ir/graph_algorithms.h"
@@ -58,6 +59,15 @@ struct KernelMemory {
 };
 
 constexpr std::size_t kNoKernel = static_cast<std::size_t>(-1);
+
+// Ends `span` and, when tracing, opens the next step of a run from host memory in it ("stage
+// in", "wait for GPU", "stage out"), so that a trace splits a GPU run's wall time into the
+// host's copies and the device's work. Made only when tracing: a Processor's every block goes
+// through here, and a span's strings would allocate.
+void next_host_step(std::optional<TraceSpan>& span, const char* step, long long samples) {
+  span.reset();
+  if (Trace::global().enabled()) span.emplace(step, "cuda", Trace::Args{{"samples", std::to_string(samples)}});
+}
 
 std::vector<std::uint8_t> as_bytes(const std::vector<double>& values, DType dtype) {
   std::vector<std::uint8_t> out(values.size() * size_of(dtype));
@@ -929,22 +939,32 @@ struct CudaStream::Impl {
       count_run(launches, n);
       return std::monostate{};
     }
+    std::optional<TraceSpan> step;
+    next_host_step(step, "stage in", length_of(0));
     stage_in_all(in, 0, static_cast<std::size_t>(length_of(0)), 0);
+    step.reset();  // launches go between the steps
     auto first = enqueue(length_of(0), 0);
     if (!first) return Unexpected{first.error()};
     launches += *first;
     for (long long start = 0, k = 0; start < n; start += piece, ++k) {
       const long long next = start + piece;
       const int set = static_cast<int>(k % 2), other = 1 - set;
-      if (next < n) stage_in_all(in, static_cast<std::size_t>(next), static_cast<std::size_t>(length_of(next)), other);
+      if (next < n) {
+        next_host_step(step, "stage in", length_of(next));
+        stage_in_all(in, static_cast<std::size_t>(next), static_cast<std::size_t>(length_of(next)), other);
+      }
+      next_host_step(step, "wait for GPU", length_of(start));
       FXC_TRY(device->synchronize());
+      step.reset();
       if (next < n) {
         auto count = enqueue(length_of(next), other);
         if (!count) return Unexpected{count.error()};
         launches += *count;
       }
+      next_host_step(step, "stage out", length_of(start));
       stage_out_all(out, static_cast<std::size_t>(start), static_cast<std::size_t>(length_of(start)), set);
     }
+    step.reset();
     evict_graphs(piece);
     count_run(launches, n);
     return std::monostate{};
@@ -1068,18 +1088,26 @@ struct CudaStream::Impl {
       FXC_TRY(enqueue_copies_out(len, set));
       return device->record_event(copied[set]);
     };
+    std::optional<TraceSpan> step;
+    next_host_step(step, "stage in", length_of(0));
     stage_in_all(in, 0, static_cast<std::size_t>(length_of(0)), 0);
+    step.reset();  // launches go between the steps
     FXC_TRY(launch_piece(0, 0));
     for (long long start = 0, k = 0; start < n; start += piece, ++k) {
       const long long next = start + piece;
       const int set = static_cast<int>(k % 2), other = 1 - set;
       if (next < n) {
+        next_host_step(step, "stage in", length_of(next));
         stage_in_all(in, static_cast<std::size_t>(next), static_cast<std::size_t>(length_of(next)), other);
+        step.reset();
         FXC_TRY(launch_piece(next, other));
       }
+      next_host_step(step, "wait for GPU", length_of(start));
       FXC_TRY(device->synchronize_event(copied[set]));
+      next_host_step(step, "stage out", length_of(start));
       stage_out_all(out, static_cast<std::size_t>(start), static_cast<std::size_t>(length_of(start)), set);
     }
+    step.reset();
     settle.done = true;
     return device->synchronize();
   }
@@ -1144,7 +1172,10 @@ struct CudaStream::Impl {
     if (n > capacity) FXC_TRY(grow(n));
     FXC_TRY(grow_staging(n));
     FXC_TRY(prepare(n));
+    std::optional<TraceSpan> step;
+    next_host_step(step, "stage in", n);
     stage_in_all(in, 0, static_cast<std::size_t>(n), 0);
+    step.reset();  // the launch (and a first block's graph capture) between the steps
     long long launches = 0;
     if (use_graphs) {
       auto found = graphs.find(n);
@@ -1166,9 +1197,13 @@ struct CudaStream::Impl {
       if (!count) return Unexpected{count.error()};
       launches = *count;
     }
+    next_host_step(step, "wait for GPU", n);
     FXC_TRY(device->synchronize());
+    step.reset();
     evict_graphs(n);  // after the block: nothing in flight uses what goes
+    next_host_step(step, "stage out", n);
     stage_out_all(out, 0, static_cast<std::size_t>(n), 0);
+    step.reset();
     count_run(launches, n);
     return std::monostate{};
   }

@@ -2198,6 +2198,35 @@ TEST_CASE("CUDA emulation: --trace shows the module load and each run, a new str
   CHECK(test::occurrences(json, "\"allocate pinned staging\"") == 1);
   CHECK(json.find("\"allocate pinned staging\"") < first);  // inside the first run, which ends after it
 }
+TEST_CASE("CUDA emulation: --trace splits a run from host memory into staging in, waiting for the GPU and staging out") {
+  Trace& trace = Trace::global();
+  Prepared p = prepare(emulated(), test::vocal_graph(), 2, DType::f64, Force::default_);
+  std::vector<Signal> inputs = noise(p.designed, 3000, 5, DType::f64, 2);  // run_blocks' type
+  const char* steps[] = {"\"stage in\"", "\"wait for GPU\"", "\"stage out\""};
+  // The steps recorded by `run` (the trace keeps every earlier test's events too).
+  auto steps_of = [&](auto run) {
+    std::array<std::size_t, 3> before{}, added{};
+    const std::string earlier = trace.to_json();
+    for (int k = 0; k < 3; ++k) before[k] = test::occurrences(earlier, steps[k]);
+    trace.enable();
+    run();
+    const std::string json = trace.to_json();
+    trace.disable();
+    for (int k = 0; k < 3; ++k) added[k] = test::occurrences(json, steps[k]) - before[k];
+    return added;
+  };
+  using Counts = std::array<std::size_t, 3>;
+  // A whole run in one piece, in three overlapped pieces, and a stream's three blocks: each
+  // piece and each block staged in, waited for and staged out once.
+  CHECK(steps_of([&] { REQUIRE(execute_cuda(p.program, inputs)); }) == Counts{1, 1, 1});
+  CHECK(steps_of([&] { REQUIRE(execute_cuda(p.program, inputs, 1000)); }) == Counts{3, 3, 3});
+  CudaStream stream(p.program);
+  CHECK(steps_of([&] { run_blocks(stream, inputs, {1000}); }) == Counts{3, 3, 3});
+  // Tracing off, nothing is recorded (a Processor's blocks take this path).
+  const std::size_t all = trace.to_json().size();
+  run_blocks(stream, inputs, {1000});
+  CHECK(trace.to_json().size() == all);
+}
 TEST_CASE("CUDA emulation: many channels run interleaved") { check_many_channels(emulated()); }
 TEST_CASE("CUDA emulation: long FIRs by FFT overlap-save equal the interpreter and the direct kernel") {
   check_fft_fir(emulated());
