@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "design/filter_design.h"
+#include "ir/graph_algorithms.h"
 #include "passes/precision_estimate.h"
 
 namespace fxc::passes {
@@ -225,6 +226,20 @@ bool radius_decides_precision(const ChainSummary& chain, const PassContext& cont
   // over the range still decides).
   const bool measured_only = slow_float64(context.target) && chain.float32_error > 0 && !chain.live;
   return !measured_only && chain.sections > 0 && chain.max_pole_radius >= context.thresholds.f64_state_pole_radius;
+}
+
+bool cpu_runs_in_pieces(const ir::Graph& graph) {
+  const auto order = ir::loop_order(graph);
+  std::size_t kernels = 0;  // the runtime's steps: every node but the inputs and outputs
+  bool feedback_loop = false, fused_loop = false;
+  for (ir::NodeId id = 0; id < graph.size(); ++id) {
+    const ir::Node& node = graph.node(id);
+    if (ir::holds<ir::Input>(node) || ir::holds<ir::Output>(node)) continue;
+    ++kernels;
+    feedback_loop = feedback_loop || (order && order->loop[id] >= 0);
+    if (const auto* chain = std::get_if<ir::Chain>(&node.op)) fused_loop = fused_loop || ir::has_loop(chain->stages);
+  }
+  return feedback_loop || (fused_loop && kernels > 2);
 }
 
 void measure_float32_error(const ir::Chain& chain, ChainSummary& summary, const PassContext& context) {

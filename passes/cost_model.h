@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/graph.h"
 #include "ir/nodes.h"
 #include "passes/pass_context.h"
 
@@ -128,6 +129,14 @@ bool float_pairs_pay(const PassContext& context);
 /// pole at least thresholds.f64_state_pole_radius out, except on a GPU with slow float64 where
 /// the float32 error was measured (that then decides alone).
 bool radius_decides_precision(const ChainSummary& chain, const PassContext& context);
+
+/// Whether the CPU runtime runs a whole signal through `graph` in pieces of a few thousand
+/// frames, as a stream would (runtime/cpu_executor.cpp): where it has a feedback loop (whose
+/// kernels run in blocks no longer than its shortest delay anyway), or a fused loop among more
+/// than two kernels (which pass values on through memory that pieces keep in cache). Then no
+/// chain sees the whole signal: select_strategy and split_precision weigh its chains without
+/// the signal's length, and the runtime cuts by this same rule.
+bool cpu_runs_in_pieces(const ir::Graph& graph);
 
 /// Measures `chain`'s float32 error into `summary.float32_error` where it can decide the
 /// precision (choose_state_precision): a float32 binding, sections whose radius does not

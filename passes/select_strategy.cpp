@@ -54,12 +54,11 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
   ir::Graph out = graph;
   const std::vector<std::optional<std::int64_t>> loop_block = explain_loops(out);
   // A loop's blocks are short next to a signal: a chunked scan, which splits one whole
-  // signal, has none inside a loop; on the CPU a graph with loops runs in pieces of a few
-  // thousand frames (runtime/cpu_executor.cpp), so none anywhere.
+  // signal, has none inside a loop; on the CPU a graph with loops may run in pieces of a few
+  // thousand frames (cpu_runs_in_pieces), and then none anywhere.
   PassContext blocked = context;
   blocked.binding.length_samples.reset();
-  const bool pieces = context.target.kind == TargetKind::cpu &&
-                      std::any_of(loop_block.begin(), loop_block.end(), [](auto& b) { return b.has_value(); });
+  const bool pieces = context.target.kind == TargetKind::cpu && cpu_runs_in_pieces(out);
   for (ir::NodeId id = 0; id < out.size(); ++id) {
     auto* chain = std::get_if<ir::Chain>(&out.node(id).op);
     if (!chain) continue;
@@ -92,6 +91,12 @@ ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
     PassContext computing = in_loop || pieces ? blocked : context;
     if (precision == ir::StatePrecision::f64) computing.binding.dtype = DType::f64;
     Schedule s = choose_schedule(summary, out.node(id).type.channels, computing);
+    if (pieces && !in_loop && !fused_loop && s.strategy != ir::IirStrategy::chunked_scan) {
+      PassContext whole_signal = context;
+      whole_signal.binding.dtype = computing.binding.dtype;
+      if (choose_schedule(summary, out.node(id).type.channels, whole_signal).strategy == ir::IirStrategy::chunked_scan)
+        s.reason += "; not in time chunks: the graph's loop makes the CPU run it in pieces of a few thousand frames";
+    }
     if (in_loop && *loop_block[id] > 0) {
       PassContext whole = context;
       whole.binding.dtype = computing.binding.dtype;

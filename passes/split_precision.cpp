@@ -5,7 +5,6 @@
 #include <optional>
 
 #include "design/filter_design.h"
-#include "ir/graph_algorithms.h"
 #include "passes/cost_model.h"
 #include "passes/precision_estimate.h"
 
@@ -175,12 +174,11 @@ ir::Graph split_precision(const ir::Graph& graph, PassContext& context) {
   // Ids are worked out first: a feedback node may read a node after it.
   std::vector<std::optional<Split>> parts(graph.size());
   std::vector<ir::NodeId> moved(graph.size());  // old id -> new id
-  // On the CPU a graph with a loop runs in pieces, with no chain in time chunks
-  // (select_strategy): its chains are weighed without the signal's length, as it schedules them.
+  // On the CPU a graph that runs in pieces has no chain in time chunks (select_strategy): its
+  // chains are weighed without the signal's length, as it schedules them. (A split adds a
+  // kernel, which can put a graph with a fused loop in pieces; it is weighed as it stands.)
   PassContext weighing = context;
-  if (const auto order = ir::loop_order(graph);
-      !gpu && order && std::any_of(order->loop.begin(), order->loop.end(), [](int loop) { return loop >= 0; }))
-    weighing.binding.length_samples.reset();
+  if (!gpu && cpu_runs_in_pieces(graph)) weighing.binding.length_samples.reset();
   ir::NodeId next = 0;
   for (ir::NodeId id = 0; id < graph.size(); ++id) {
     const ir::Node& node = graph.node(id);

@@ -105,8 +105,8 @@ void run_whole(const ir::Graph& g, const ExecutionPlan& plan, const GraphValues&
   // Loops in blocks always go in pieces (their slots would otherwise be the signal's length);
   // fused loops when several kernels pass values on through memory: Freeverb's 18 fused
   // kernels took 330 ms whole and 248 ms in pieces, a fused echo alone 9.4 ms whole and 18.8
-  // ms in pieces (same run).
-  const bool loop_pieces = !plan.loops.empty() || (plan.fused_loops && plan.steps.size() > 2);
+  // ms in pieces (same run). The passes chose the chains' strategies by the same rule.
+  const bool loop_pieces = plan.runs_in_pieces;
   // Graphs whose kernels pass values on through slots, so that the slots are not the signal's
   // length (slot_piece_frames).
   const bool slot_pieces = !loop_pieces && slot_pieces_apply(g, plan, memory);

@@ -5,6 +5,7 @@
 
 #include "codegen/chain_layout.h"
 #include "ir/graph_algorithms.h"
+#include "passes/cost_model.h"
 
 namespace fxc {
 
@@ -129,6 +130,7 @@ Expected<ExecutionPlan, std::string> plan_execution(const ir::Graph& g, const co
     plan.output_direct.push_back(computed && !taken[source]);
     taken[source] = 1;
   }
+  plan.runs_in_pieces = passes::cpu_runs_in_pieces(g);
   return plan;
 }
 

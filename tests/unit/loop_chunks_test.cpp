@@ -14,7 +14,10 @@
 
 #include "accuracy_support.h"
 #include "block_test_support.h"
+#include "frontend/fx_file.h"
+#include "ir/print.h"
 #include "passes/cost_model.h"
+#include "passes/pipeline.h"
 
 namespace fxc {
 namespace {
@@ -95,6 +98,63 @@ TEST_CASE("choose_loop_chunks: few channels, a long block, a long signal, a filt
   // float64: 4 lanes, 2 chunks per channel.
   auto f64 = avx2_context(diags, DType::f64, 48000 * 60);
   CHECK(passes::choose_loop_chunks(lowpass, 2, 12000, f64).chunk_length == 6000);
+}
+
+TEST_CASE("a graph the CPU runs in pieces schedules its chains without the signal's length, as they run") {
+  // A highpass on one channel beside a loop. With a 1 ms delay the loop fuses into one
+  // kernel; with the tanh after it that is 3 kernels, and the runtime runs the whole signal in
+  // pieces of a few thousand frames: a chunked scan planned for 600 s would run one chunk a
+  // piece there (1 ch x 120 s: 99.9 ms, against 53.5 ms as a wavefront).
+  auto graph = [](const std::string& delay, const std::string& after) {
+    return "graph g\ninput x : 1\nh = x | butter(6, 80 Hz, highpass) | peaking(1 kHz, 1, 3 dB)\n"
+           "y = h + 0.5 * (y | delay(" + delay + ") | lowpass(3 kHz))\noutput 0.7 * (y" + after + ")\noutput h\n";
+  };
+  struct Case {
+    std::string text;
+    bool pieces;
+  };
+  const Case cases[] = {
+      {"graph g\ninput x : 1\noutput x | butter(6, 80 Hz, highpass) | peaking(1 kHz, 1, 3 dB)\n", false},
+      {graph("1 ms", " | tanh()"), true},  // fused, among 3 kernels
+      {"graph g\ninput x : 1\nh = x | butter(6, 80 Hz, highpass) | peaking(1 kHz, 1, 3 dB)\n"
+       "y = h + 0.5 * (y | delay(1 ms) | lowpass(3 kHz))\noutput y\n",
+       false},  // fused, among 2 kernels: whole
+      {graph("250 ms", ""), true},  // a feedback loop (unfused: its lowpass in time chunks)
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.text);
+    DiagnosticEngine diags;
+    auto parsed = frontend::compile_fx_source(c.text, "g.fx", diags);
+    REQUIRE_MESSAGE(parsed, diags.str());
+    // float64: the highpass stays one chain (no split-precision).
+    passes::PassContext context = avx2_context(diags, DType::f64, 48000 * 600);
+    context.binding.channels = 1;
+    auto scheduled = passes::run_pipeline(*parsed, context);
+    REQUIRE(scheduled);
+    CHECK(passes::cpu_runs_in_pieces(*scheduled) == c.pieces);
+    // The highpass's chain (its 4 sections): in time chunks where it sees the whole signal, a
+    // wavefront where it runs in pieces.
+    CAPTURE(ir::to_text(*scheduled));
+    int highpasses = 0;
+    for (const ir::Chain* chain : test::chains_of(*scheduled)) {
+      const auto* sos = chain->stages.empty() ? nullptr : std::get_if<ir::SosCascade>(&chain->stages[0]);
+      if (!sos || sos->sections.size() != 4) continue;
+      ++highpasses;
+      CHECK(chain->strategy == (c.pieces ? ir::IirStrategy::section_wavefront : ir::IirStrategy::chunked_scan));
+      CHECK((chain->reason.find("the graph's loop makes the CPU run it in pieces") != std::string::npos) == c.pieces);
+    }
+    CHECK(highpasses == 1);
+  }
+  // And it runs as the reference does.
+  Options o = options(DType::f32, 48000 * 20);
+  Program program = Program::from_source(graph("1 ms", " | tanh()"), o);
+  Options reference = o;
+  reference.target = Target::reference;
+  std::vector<Signal> x{noise(1, 48000 * 20, 3)};
+  std::vector<Signal> want = Program::from_source(graph("1 ms", " | tanh()"), reference).run(x);
+  x[0] = x[0].converted(DType::f32);
+  std::vector<Signal> got = program.run(x);
+  for (std::size_t k = 0; k < got.size(); ++k) CHECK(relative(got[k], want[k]) < 1e-5);
 }
 
 TEST_CASE("an echo with a long delay runs unfused, its filter in time chunks, and equals the reference") {
