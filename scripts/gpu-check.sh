@@ -233,7 +233,7 @@ for e in events:
         continue
     name = e["name"].split(" /")[0] if e["name"].startswith(("read /", "write /")) else e["name"]
     total[name] += e["dur"] / 1e3; count[name] += 1
-print(f"vocal, {sys.argv[2]}: {sys.argv[3]} ms wall; spans (ms summed over threads, count):")
+print(f"{sys.argv[2]}: {sys.argv[3]} ms wall; spans (ms summed over threads, count):")
 for name, ms in sorted(total.items(), key=lambda x: -x[1])[:16]:
     print(f"  {ms:9.2f}  {count[name]:4d} x  {name}")
 PY
@@ -255,7 +255,7 @@ for target in cpu cuda; do
     wall_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
   done
   cp "/tmp/trace_$target.json" "$raw/trace_vocal_$target.json" 2>/dev/null
-  trace_summary "/tmp/trace_$target.json" "fresh process, --target $target" "$wall_ms"
+  trace_summary "/tmp/trace_$target.json" "vocal, fresh process, --target $target" "$wall_ms"
 done
 for jobs in 1 4; do
   for target in cpu cuda; do
@@ -266,9 +266,31 @@ for jobs in 1 4; do
       --jobs $jobs --target $target --trace "/tmp/trace_corpus.json" 2> /tmp/trace.err || tail -3 /tmp/trace.err
     wall_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
     cp /tmp/trace_corpus.json "$raw/trace_vocal_corpus_${target}_jobs$jobs.json" 2>/dev/null
-    trace_summary /tmp/trace_corpus.json "corpus of 8 files, --jobs $jobs, --target $target" "$wall_ms"
+    trace_summary /tmp/trace_corpus.json "vocal, corpus of 8 files, --jobs $jobs, --target $target" "$wall_ms"
   done
 done
+fi
+
+# Where W1 from host memory spends its time (20.0 ms on the H200 against 1.63 ms on GPU memory,
+# 2026-11-30): `fxc run` of an 8 ch x 120 s .npy (each target's second fresh run), its trace's
+# spans summed, so that `stage in`, `wait for GPU` and `stage out` (since 2026-12-02) split the
+# GPU run into the host's copies and the device's work.
+if section "W1 trace" 40; then
+python3 -c "
+import numpy as np
+np.save('/tmp/w1_trace.npy', (np.random.default_rng(4).random((8, 44100 * 120), dtype=np.float32) - 0.5))
+"
+for target in cpu cuda; do
+  for run in 1 2; do
+    t0=$(date +%s%N)
+    timeout 30 build-dev/tools/fxc/fxc run bench/workloads/w1_api.fx -i /tmp/w1_trace.npy -o /tmp/w1_trace_out.npy \
+      --fs 44100 --dtype f32 --target $target --trace "/tmp/trace_w1_$target.json" 2> /tmp/trace.err || tail -3 /tmp/trace.err
+    wall_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  done
+  cp "/tmp/trace_w1_$target.json" "$raw/trace_w1_$target.json" 2>/dev/null
+  trace_summary "/tmp/trace_w1_$target.json" "W1 8 ch x 120 s .npy, fresh process, --target $target" "$wall_ms"
+done
+rm -f /tmp/w1_trace.npy /tmp/w1_trace_out.npy
 fi
 
 # A Processor on the GPU (since 2026-12-01): the cost of a block, what a plugin's callback or a
