@@ -228,18 +228,18 @@ bool radius_decides_precision(const ChainSummary& chain, const PassContext& cont
   return !measured_only && chain.sections > 0 && chain.max_pole_radius >= context.thresholds.f64_state_pole_radius;
 }
 
-bool cpu_runs_in_pieces(const ir::Graph& graph) {
+bool cpu_runs_in_pieces(const ir::Graph& graph, int extra_steps) {
   const auto order = ir::loop_order(graph);
-  std::size_t kernels = 0;  // the runtime's steps: every node but the inputs and outputs
+  int steps = extra_steps;  // the runtime's ExecutionPlan steps: every node but the inputs and outputs
   bool feedback_loop = false, fused_loop = false;
   for (ir::NodeId id = 0; id < graph.size(); ++id) {
     const ir::Node& node = graph.node(id);
     if (ir::holds<ir::Input>(node) || ir::holds<ir::Output>(node)) continue;
-    ++kernels;
+    ++steps;
     feedback_loop = feedback_loop || (order && order->loop[id] >= 0);
     if (const auto* chain = std::get_if<ir::Chain>(&node.op)) fused_loop = fused_loop || ir::has_loop(chain->stages);
   }
-  return feedback_loop || (fused_loop && kernels > 2);
+  return feedback_loop || (fused_loop && steps > 2);
 }
 
 void measure_float32_error(const ir::Chain& chain, ChainSummary& summary, const PassContext& context) {

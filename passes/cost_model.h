@@ -132,11 +132,13 @@ bool radius_decides_precision(const ChainSummary& chain, const PassContext& cont
 
 /// Whether the CPU runtime runs a whole signal through `graph` in pieces of a few thousand
 /// frames, as a stream would (runtime/cpu_executor.cpp): where it has a feedback loop (whose
-/// kernels run in blocks no longer than its shortest delay anyway), or a fused loop among more
-/// than two kernels (which pass values on through memory that pieces keep in cache). Then no
-/// chain sees the whole signal: select_strategy and split_precision weigh its chains without
-/// the signal's length, and the runtime cuts by this same rule.
-bool cpu_runs_in_pieces(const ir::Graph& graph);
+/// steps run in blocks no longer than its shortest delay anyway), or a fused loop among more
+/// than two steps (kernels that pass values on through memory, which pieces keep in cache; a
+/// step is every node but the inputs and outputs). Then no chain sees the whole signal:
+/// select_strategy and split_precision weigh its chains without the signal's length, and the
+/// runtime cuts by this same rule. `extra_steps`: as it would be with that many more steps
+/// (a split's).
+bool cpu_runs_in_pieces(const ir::Graph& graph, int extra_steps = 0);
 
 /// Measures `chain`'s float32 error into `summary.float32_error` where it can decide the
 /// precision (choose_state_precision): a float32 binding, sections whose radius does not

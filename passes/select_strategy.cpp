@@ -17,10 +17,11 @@ namespace fxc::passes {
 namespace {
 
 // Each loop runs in blocks no longer than its shortest feedback delay (runtime/run_graph.h);
-// each feedback node says so, and which delay sets the length. Returns, by node, that length
-// for the nodes of a loop (nullopt elsewhere), or 0 where a feedback delay of the loop is
-// live: its blocks change with a value that may not change the kernels' shape.
-std::vector<std::optional<std::int64_t>> explain_loops(ir::Graph& graph) {
+// each feedback node says so, which delay sets the length, and how the rest of the graph runs
+// (`cpu`: in pieces, cpu_runs_in_pieces). Returns, by node, that length for the nodes of a
+// loop (nullopt elsewhere), or 0 where a feedback delay of the loop is live: its blocks change
+// with a value that may not change the kernels' shape.
+std::vector<std::optional<std::int64_t>> explain_loops(ir::Graph& graph, bool cpu) {
   std::vector<std::optional<std::int64_t>> block(graph.size());
   auto order = ir::loop_order(graph);
   if (!order) return block;
@@ -42,8 +43,10 @@ std::vector<std::optional<std::int64_t>> explain_loops(ir::Graph& graph) {
       f->reason = fmt::format(
           "its loop runs in blocks of up to {:g} samples{}: every kernel of the loop runs vectorised over a "
           "block, and the block's feedback values were all written before it, since no delay of the loop is "
-          "shorter; the rest of the graph runs over whole signals",
-          amount, by == id ? " (this delay, the loop's shortest)" : fmt::format(" (the loop's shortest delay, %{})", by));
+          "shorter; {}",
+          amount, by == id ? " (this delay, the loop's shortest)" : fmt::format(" (the loop's shortest delay, %{})", by),
+          cpu ? "the whole graph runs in pieces of a few thousand frames, as a stream would"
+              : "the rest of the graph runs over whole signals");
   }
   return block;
 }
@@ -52,7 +55,7 @@ std::vector<std::optional<std::int64_t>> explain_loops(ir::Graph& graph) {
 
 ir::Graph select_strategy(const ir::Graph& graph, PassContext& context) {
   ir::Graph out = graph;
-  const std::vector<std::optional<std::int64_t>> loop_block = explain_loops(out);
+  const std::vector<std::optional<std::int64_t>> loop_block = explain_loops(out, context.target.kind == TargetKind::cpu);
   // A loop's blocks are short next to a signal: a chunked scan, which splits one whole
   // signal, has none inside a loop; on the CPU a graph with loops may run in pieces of a few
   // thousand frames (cpu_runs_in_pieces), and then none anywhere.

@@ -175,10 +175,11 @@ ir::Graph split_precision(const ir::Graph& graph, PassContext& context) {
   std::vector<std::optional<Split>> parts(graph.size());
   std::vector<ir::NodeId> moved(graph.size());  // old id -> new id
   // On the CPU a graph that runs in pieces has no chain in time chunks (select_strategy): its
-  // chains are weighed without the signal's length, as it schedules them. (A split adds a
-  // kernel, which can put a graph with a fused loop in pieces; it is weighed as it stands.)
+  // chains are weighed without the signal's length, as it schedules them.
+  const bool pieces = !gpu && cpu_runs_in_pieces(graph);
   PassContext weighing = context;
-  if (!gpu && cpu_runs_in_pieces(graph)) weighing.binding.length_samples.reset();
+  if (pieces) weighing.binding.length_samples.reset();
+  int splits = 0;  // on the CPU, each a step more
   ir::NodeId next = 0;
   for (ir::NodeId id = 0; id < graph.size(); ++id) {
     const ir::Node& node = graph.node(id);
@@ -194,6 +195,11 @@ ir::Graph split_precision(const ir::Graph& graph, PassContext& context) {
       if (parts[id] && gpu && cold_part_reads_float64_per_tap(*parts[id])) parts[id].reset();
       if (parts[id] && !cold_part_keeps_quality(*parts[id], context)) parts[id].reset();
       if (parts[id] && !gpu && !cold_part_runs_in_float32(*parts[id], context)) parts[id].reset();
+      // A split is a step more, which can put a graph with a fused loop in pieces: then none of
+      // its chains would keep the time chunks or the length the split was weighed with (and a
+      // fused echo alone ran twice as long in pieces). Such a chain stays whole.
+      if (parts[id] && !gpu && !pieces && cpu_runs_in_pieces(graph, splits + 1)) parts[id].reset();
+      if (parts[id] && !gpu) ++splits;
     }
     if (parts[id] && !gpu) ++next;  // the hot part comes first
     moved[id] = next++;

@@ -44,7 +44,6 @@ Expected<ExecutionPlan, std::string> plan_execution(const ir::Graph& g, const co
       else if (codegen::compute_dtype(*chain, node.type.dtype) != node.type.dtype)
         return Unexpected{"internal error (a bug in fxc): FFT convolution scheduled in float64 state for the "
                           "float32 chain %" + std::to_string(id)};
-      plan.fused_loops = plan.fused_loops || ir::has_loop(chain->stages);
       std::size_t delays = static_cast<std::size_t>(codegen::layout_of(*chain).delay_count);
       plan.max_delay_lines = std::max(plan.max_delay_lines, delays * static_cast<std::size_t>(plan.channels[id]));
     } else if (ir::is_routing(node.op)) {

@@ -58,9 +58,8 @@ struct ExecutionPlan {
     std::vector<std::size_t> feedback_steps;
   };
   std::vector<Loop> loops;
-  bool fused_loops = false;  ///< a chain holds a loop (loop_read ... loop_write)
   /// A whole run goes in pieces of a few thousand frames (passes::cpu_runs_in_pieces, the rule
-  /// the passes scheduled the chains by: a feedback loop, or a fused one among 3+ kernels).
+  /// the passes scheduled the chains by: a feedback loop, or a fused one among 3+ steps).
   bool runs_in_pieces = false;
   std::vector<int> step_loop;  ///< by step: its index in loops, or -1
 };

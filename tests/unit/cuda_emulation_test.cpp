@@ -23,6 +23,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -2177,15 +2179,32 @@ TEST_CASE("CUDA emulation: a stream in blocks equals the whole signal; graphs re
 TEST_CASE("CUDA emulation: update_values keeps the state, a new shape is refused") {
   check_update_values(emulated());
 }
-TEST_CASE("CUDA emulation: --trace shows the module load and each run, a new stream then a pooled one, and its allocations") {
+// The events the global trace recorded since `before` (an earlier to_json), which may hold
+// other test cases' events: to_json writes one event a line, in the order recorded.
+std::string events_since(const std::string& before, const std::string& after) {
+  const auto skip = std::count(before.begin(), before.end(), '\n') - 1;  // the header and each earlier event
+  std::size_t at = 0;
+  for (long k = 0; k < skip; ++k) at = after.find('\n', at) + 1;
+  return after.substr(at);
+}
+// The events `run` records with tracing on.
+template <class Run>
+std::string traced(Run run) {
   Trace& trace = Trace::global();
+  const std::string before = trace.to_json();
   trace.enable();
-  Prepared p = prepare(emulated(), test::vocal_graph(), 2, DType::f32, Force::default_);
-  std::vector<Signal> inputs = noise(p.designed, 3000, 5, DType::f32, 2);
-  REQUIRE(execute_cuda(p.program, inputs));
-  REQUIRE(execute_cuda(p.program, inputs));
-  const std::string json = trace.to_json();
+  run();
   trace.disable();
+  return events_since(before, trace.to_json());
+}
+
+TEST_CASE("CUDA emulation: --trace shows the module load and each run, a new stream then a pooled one, and its allocations") {
+  const std::string json = traced([] {
+    Prepared p = prepare(emulated(), test::vocal_graph(), 2, DType::f32, Force::default_);
+    std::vector<Signal> inputs = noise(p.designed, 3000, 5, DType::f32, 2);
+    REQUIRE(execute_cuda(p.program, inputs));
+    REQUIRE(execute_cuda(p.program, inputs));
+  });
   CHECK(json.find("\"load CUDA module\"") != std::string::npos);
   // Events are recorded as spans end: the first run's before the second's.
   const std::size_t first = json.find("\"stream\": \"new\"");
@@ -2199,33 +2218,25 @@ TEST_CASE("CUDA emulation: --trace shows the module load and each run, a new str
   CHECK(json.find("\"allocate pinned staging\"") < first);  // inside the first run, which ends after it
 }
 TEST_CASE("CUDA emulation: --trace splits a run from host memory into staging in, waiting for the GPU and staging out") {
-  Trace& trace = Trace::global();
   Prepared p = prepare(emulated(), test::vocal_graph(), 2, DType::f64, Force::default_);
   std::vector<Signal> inputs = noise(p.designed, 3000, 5, DType::f64, 2);  // run_blocks' type
-  const char* steps[] = {"\"stage in\"", "\"wait for GPU\"", "\"stage out\""};
-  // The steps recorded by `run` (the trace keeps every earlier test's events too).
-  auto steps_of = [&](auto run) {
-    std::array<std::size_t, 3> before{}, added{};
-    const std::string earlier = trace.to_json();
-    for (int k = 0; k < 3; ++k) before[k] = test::occurrences(earlier, steps[k]);
-    trace.enable();
-    run();
-    const std::string json = trace.to_json();
-    trace.disable();
-    for (int k = 0; k < 3; ++k) added[k] = test::occurrences(json, steps[k]) - before[k];
-    return added;
-  };
   using Counts = std::array<std::size_t, 3>;
+  auto steps_of = [](const std::string& json) {
+    return Counts{test::occurrences(json, "\"stage in\""), test::occurrences(json, "\"wait for GPU\""),
+                  test::occurrences(json, "\"stage out\"")};
+  };
   // A whole run in one piece, in three overlapped pieces, and a stream's three blocks: each
   // piece and each block staged in, waited for and staged out once.
-  CHECK(steps_of([&] { REQUIRE(execute_cuda(p.program, inputs)); }) == Counts{1, 1, 1});
-  CHECK(steps_of([&] { REQUIRE(execute_cuda(p.program, inputs, 1000)); }) == Counts{3, 3, 3});
+  CHECK(steps_of(traced([&] { REQUIRE(execute_cuda(p.program, inputs)); })) == Counts{1, 1, 1});
+  CHECK(steps_of(traced([&] { REQUIRE(execute_cuda(p.program, inputs, 1000)); })) == Counts{3, 3, 3});
   CudaStream stream(p.program);
-  CHECK(steps_of([&] { run_blocks(stream, inputs, {1000}); }) == Counts{3, 3, 3});
-  // Tracing off, nothing is recorded (a Processor's blocks take this path).
-  const std::size_t all = trace.to_json().size();
-  run_blocks(stream, inputs, {1000});
-  CHECK(trace.to_json().size() == all);
+  CHECK(steps_of(traced([&] { run_blocks(stream, inputs, {1000}); })) == Counts{3, 3, 3});
+  // Pieces one after another on one stream, where an output is an input passed straight through.
+  Flow x = input("x");
+  Prepared through = prepare(emulated(), make_graph("through", {output("y", x), output("z", x | butter(2, 1000_Hz))}), 2,
+                             DType::f64, Force::default_);
+  CHECK(steps_of(traced([&] { REQUIRE(execute_cuda(through.program, noise(through.designed, 3000, 6, DType::f64, 2), 1000)); })) ==
+        Counts{3, 3, 3});
 }
 TEST_CASE("CUDA emulation: many channels run interleaved") { check_many_channels(emulated()); }
 TEST_CASE("CUDA emulation: long FIRs by FFT overlap-save equal the interpreter and the direct kernel") {

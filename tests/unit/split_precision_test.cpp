@@ -8,6 +8,7 @@
 #include "design/filter_design.h"
 #include "frontend/dsl.h"
 #include "frontend/fx_file.h"
+#include "passes/cost_model.h"
 #include "passes/pipeline.h"
 #include "passes/precision_estimate.h"
 #include "driver/kernel_cache.h"
@@ -260,6 +261,25 @@ output z = e
       CHECK(chain->strategy == ir::IirStrategy::section_wavefront);
     }
   CHECK(f64_chains == 1);
+  // Beside a fused loop, the graph is 2 steps and runs whole: W1's chain on one channel would
+  // split in time chunks, but a split is a third step, which would put the graph in pieces
+  // (passes::cpu_runs_in_pieces) and cost both parts their chunks (1 ch x 120 s, one thread:
+  // 106 ms split in pieces, against 59 ms whole in time chunks). It stays whole.
+  auto with_fused_loop = frontend::compile_fx_source(R"(graph w1fused
+input x : 1
+h = x | cheby1(4, 0.1 dB, 20 Hz, highpass) | cheby1(4, 0.1 dB, 60 Hz, highpass) | cheby1(4, 0.1 dB, 65 Hz, highpass) | butter(5, 5000 Hz) | butter(5, 4900 Hz) | butter(5, 4850 Hz)
+y = h + 0.5 * (y | delay(1 ms) | lowpass(3 kHz))
+output y
+)",
+                                                     "w1fused.fx", diags);
+  REQUIRE_MESSAGE(with_fused_loop, diags.str());
+  auto scheduled_fused = passes::run_pipeline(*with_fused_loop, context);
+  REQUIRE(scheduled_fused);
+  CHECK_FALSE(passes::cpu_runs_in_pieces(*scheduled_fused));
+  const auto fused_chains = test::chains_of(*scheduled_fused);
+  REQUIRE(fused_chains.size() == 2);  // W1's chain, whole, and the fused loop
+  CHECK(sections_of(*fused_chains[0]) == 15);
+  CHECK(fused_chains[0]->strategy == ir::IirStrategy::chunked_scan);
 }
 
 TEST_CASE("the float32 part keeps float64 quality where it runs: after the float64 sections") {
