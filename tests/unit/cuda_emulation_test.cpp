@@ -2220,7 +2220,7 @@ TEST_CASE("CUDA emulation: --trace shows the module load and each run, a new str
 TEST_CASE("CUDA emulation: --trace splits a run from host memory into staging in, waiting for the GPU and staging out") {
   Prepared p = prepare(emulated(), test::vocal_graph(), 2, DType::f64, Force::default_);
   std::vector<Signal> inputs = noise(p.designed, 3000, 5, DType::f64, 2);  // run_blocks' type
-  using Counts = std::array<std::size_t, 3>;
+  using Counts = std::array<int, 3>;
   auto steps_of = [](const std::string& json) {
     return Counts{test::occurrences(json, "\"stage in\""), test::occurrences(json, "\"wait for GPU\""),
                   test::occurrences(json, "\"stage out\"")};
