@@ -10,6 +10,10 @@
 //   w1_planar     W1 into the caller's buffers
 //   w6_batch      W6 (256 x 1 s stereo at 48 kHz): one Program::run_batch
 //   w6_separate   the same 256 signals as 256 Program::run calls
+//   w5_run_length W5 (1 ch x 60 s at 44.1 kHz): a Program without Options::signal_length,
+//                 which schedules each run for its length (since 2026-12-02: the chunked scan)
+//   w5_no_length  the same scheduled for no long signal (signal_length 1), as every Program
+//                 without a signal_length was before
 //   program_memory_hit  W1's Program made again from the same text and options
 //   page_faults   minor page faults per call (getrusage)
 //
@@ -32,11 +36,12 @@ long minor_faults() {
   return usage.ru_minflt;
 }
 
-fxc::Program compile(const char* workload, double rate, int channels) {
+fxc::Program compile(const char* workload, double rate, int channels, std::size_t signal_length = 0) {
   fxc::Options o;
   o.sample_rate_hz = rate;
   o.dtype = fxc::DType::f32;
   o.channels = channels;
+  o.signal_length = signal_length;
   o.cache_directory = "none";
   return fxc::Program::from_file(std::string(FXC_WORKLOAD_DIR) + "/" + workload, o);
 }
@@ -91,10 +96,26 @@ void whole_planar(benchmark::State& state, const char* workload, double seconds)
   finish(state, faults, x.channels() * x.samples());
 }
 
+void mono_owning(benchmark::State& state, const char* workload, double seconds, std::size_t signal_length) {
+  fxc::Program program = compile(workload, 44100, 1, signal_length);
+  fxc::Signal x = noise(1, static_cast<std::size_t>(seconds * 44100), 1);
+  benchmark::DoNotOptimize(program.run(x));  // compiles for this length, faults memory in
+  long faults = 0;
+  for (auto _ : state) {
+    long before = minor_faults();
+    fxc::Signal y = program.run(x);
+    benchmark::DoNotOptimize(y.f32(0).data());
+    faults += minor_faults() - before;
+  }
+  finish(state, faults, x.samples());
+}
+
 void w2_owning(benchmark::State& state) { whole_owning(state, "w2_iir.fx", 60); }
 void w2_planar(benchmark::State& state) { whole_planar(state, "w2_iir.fx", 60); }
 void w1_owning(benchmark::State& state) { whole_owning(state, "w1_api.fx", 120); }
 void w1_planar(benchmark::State& state) { whole_planar(state, "w1_api.fx", 120); }
+void w5_run_length(benchmark::State& state) { mono_owning(state, "w5_long_mono.fx", 60, 0); }
+void w5_no_length(benchmark::State& state) { mono_owning(state, "w5_long_mono.fx", 60, 1); }
 
 std::vector<std::vector<fxc::Signal>> w6_items() {
   std::vector<std::vector<fxc::Signal>> items;
@@ -151,6 +172,8 @@ BENCHMARK(w2_owning)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(w2_planar)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(w1_owning)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(w1_planar)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(w5_run_length)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(w5_no_length)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(w6_batch)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(w6_separate)->Unit(benchmark::kMillisecond)->UseRealTime();
 

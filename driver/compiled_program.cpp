@@ -86,17 +86,18 @@ Program::Impl::Impl(const Impl& other)
       target_(other.target_) {
   std::lock_guard lock(other.mutex_);
   values_ = other.values_;
-  for (const auto& [channels, spec] : other.specs_) specs_[channels] = std::make_shared<Specialization>(*spec);
+  for (const auto& [key, spec] : other.specs_) specs_[key] = std::make_shared<Specialization>(*spec);
   warnings_ = other.warnings_;
 }
 
-CompileRequest Program::Impl::base_request(int channels) const {
+CompileRequest Program::Impl::base_request(int channels, int length_class) const {
   CompileRequest r;
   r.sample_rate_hz = options_.sample_rate_hz;
   r.dtype = options_.dtype;
   r.channels = channels;
   r.cache_directory = options_.cache_directory == "none" ? std::string() : options_.cache_directory;
   if (options_.signal_length > 0) r.length_samples = static_cast<std::int64_t>(options_.signal_length);
+  else if (length_class > 0) r.length_samples = class_frames(length_class);
   if (!options_.fuse) {
     // Each stage its own kernel: only the passes that make kernels run, none that merges.
     r.fusion = false;
@@ -120,7 +121,7 @@ std::vector<PortInfo> Program::Impl::ports(bool inputs) const {
   // Outputs follow their inputs: the compiled graph knows their counts.
   std::lock_guard lock(mutex_);
   if (!inputs && !specs_.empty()) {
-    auto it = specs_.find(options_.channels);
+    auto it = specs_.find({options_.channels, 0});
     const ir::Graph& scheduled = (it != specs_.end() ? it->second : specs_.begin()->second)->now->scheduled;
     std::vector<ir::NodeId> ids = scheduled.outputs();
     std::vector<std::int64_t> latency = ir::lookahead_latency(scheduled);
@@ -255,13 +256,22 @@ bool Program::Impl::compile_kernels(const Specialization& spec, CompiledValues& 
   return true;
 }
 
-std::shared_ptr<const Specialization> Program::Impl::specialization(int channels, bool kernels) const {
+int Program::Impl::length_class(std::size_t frames) const {
+  if (options_.signal_length > 0 || options_.target != Target::cpu || frames < kLongRunFrames) return 0;
+  int c = 1;
+  while (c < 40 && frames >= 2 * static_cast<std::size_t>(class_frames(c))) ++c;
+  return c;
+}
+
+std::shared_ptr<const Specialization> Program::Impl::specialization(int channels, bool kernels, int length_class) const {
   std::lock_guard lock(mutex_);
-  if (auto it = specs_.find(channels); it != specs_.end()) return it->second;
+  if (auto it = specs_.find({channels, length_class}); it != specs_.end()) return it->second;
   auto spec = std::make_shared<Specialization>();
   spec->channels = channels;
-  spec->request = base_request(channels);
-  // Whole signals: no length guides the strategy (a Processor sets its block length).
+  spec->length_class = length_class;
+  spec->request = base_request(channels, length_class);
+  // Whole signals: Options::signal_length, or the length class's shortest length, guides the
+  // strategy (a Processor sets its block length).
   DiagnosticEngine diags = source_.diagnostics();
   auto live = driver::analyse_live_parameters(source_, values_, spec->request, target_,
                                               options_.live_unranged_params, diags);
@@ -275,7 +285,7 @@ std::shared_ptr<const Specialization> Program::Impl::specialization(int channels
   if (std::any_of(diags.diagnostics().begin(), diags.diagnostics().end(),
                   [](const Diagnostic& d) { return d.severity == Severity::warning; }))
     warnings_ += diags.str();
-  specs_[channels] = spec;
+  specs_[{channels, length_class}] = spec;
   return spec;
 }
 
@@ -306,7 +316,7 @@ void Program::Impl::set(const std::vector<std::pair<int, double>>& values) {
   ParamValues next = values_;
   for (std::size_t k = 0; k < values.size(); ++k) next[decls[k]->name] = values[k].second;
   std::vector<std::pair<std::shared_ptr<Specialization>, std::shared_ptr<const CompiledValues>>> made;
-  for (const auto& [channels, spec] : specs_) {
+  for (const auto& [key, spec] : specs_) {
     DiagnosticEngine diags = source_.diagnostics();
     auto compiled = compile_values(*spec, next, diags);
     if (!compiled) throw_diagnostics(diags);
@@ -342,7 +352,8 @@ int Program::Impl::channels_for(std::span<const Signal> inputs) const {
 std::variant<std::vector<Signal>, std::shared_ptr<const CompiledValues>> Program::Impl::run_unless_compiled(
     std::span<const Signal> inputs) const {
   int channels = channels_for(inputs);
-  std::shared_ptr<const CompiledValues> now = current(channels);
+  const int length = length_class(inputs.empty() ? 0 : inputs[0].samples());
+  std::shared_ptr<const CompiledValues> now = current(channels, length);
   DiagnosticEngine diags = source_.diagnostics();
   auto bound = bind_inputs(now->lowered, inputs, diags);
   if (!bound) throw_diagnostics(diags);
@@ -355,7 +366,7 @@ std::variant<std::vector<Signal>, std::shared_ptr<const CompiledValues>> Program
   bool as_compiled = bound_inputs.size() == compiled_inputs.size();
   for (std::size_t i = 0; as_compiled && i < bound_inputs.size(); ++i)
     as_compiled = bound->node(bound_inputs[i]).type.channels == now->scheduled.node(compiled_inputs[i]).type.channels;
-  if (!as_compiled) return run_bound(*bound, *specialization(channels), inputs);
+  if (!as_compiled) return run_bound(*bound, *specialization(channels, true, length), inputs);
   return now;
 }
 
@@ -656,8 +667,8 @@ void Program::Impl::refuse_if_ahead_of_time() const {
                 "this machine's GPU", "fxc-cuda");
 }
 
-std::shared_ptr<const CompiledValues> Program::Impl::current(int channels) const {
-  auto spec = specialization(channels);
+std::shared_ptr<const CompiledValues> Program::Impl::current(int channels, int length_class) const {
+  auto spec = specialization(channels, true, length_class);
   std::lock_guard lock(mutex_);
   refuse_if_ahead_of_time();
   if (options_.target != Target::reference && !spec->now->kernels && !spec->now->cuda) {
@@ -665,7 +676,7 @@ std::shared_ptr<const CompiledValues> Program::Impl::current(int channels) const
     auto with_kernels = std::make_shared<CompiledValues>(*spec->now);
     DiagnosticEngine diags = source_.diagnostics();
     if (!compile_kernels(*spec, *with_kernels, diags)) throw_diagnostics(diags);
-    specs_.at(channels)->now = std::move(with_kernels);
+    specs_.at({channels, length_class})->now = std::move(with_kernels);
   }
   return spec->now;
 }
@@ -725,7 +736,7 @@ std::string Program::Impl::dump(const DumpOptions& o) const {
     std::lock_guard lock(mutex_);
     if (options_.channels == 0 && specs_.empty())
       throw_error("the graph's channel counts are not known yet: give Options::channels or run a signal first");
-    channels = options_.channels ? options_.channels : specs_.begin()->first;
+    channels = options_.channels ? options_.channels : specs_.begin()->first.first;
   }
   auto spec = specialization(channels, false);  // a dump reads graphs, not kernels
   std::shared_ptr<const CompiledValues> now;
@@ -801,7 +812,7 @@ std::vector<FrequencyResponse> Program::Impl::frequency_response(const std::vect
   DiagnosticEngine diags = source_.diagnostics();
   auto lowered = source_.lower(values, diags);
   if (!lowered) throw_diagnostics(diags);
-  CompileRequest request = base_request(1);
+  CompileRequest request = base_request(1, 0);
   request.dtype = DType::f64;
   request.pipeline = {};
   request.pipeline.passes = {"infer-types", "design-filters"};

@@ -5,6 +5,7 @@
 
 #include <fxc/program.h>
 
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -37,6 +39,7 @@ struct CompiledValues {
 /// The compilation for one channel count of undeclared inputs (0: every input declares its).
 struct Specialization {
   int channels = 0;
+  int length_class = 0;  ///< Program::Impl::length_class: 0 for Options::signal_length's (or no) length
   CompileRequest request;  ///< with the live chains' bounds
   driver::LiveAnalysis live;
   std::shared_ptr<const CompiledValues> now;
@@ -88,9 +91,19 @@ struct Program::Impl {
   /// without a count, given signals of different counts): `bound` compiled for them, once.
   std::vector<Signal> run_bound(const ir::Graph& bound, const Specialization& spec,
                                 std::span<const Signal> inputs) const;
-  /// The current values of the specialisation for `channels` (as specialization() takes it),
-  /// with their kernels.
-  std::shared_ptr<const CompiledValues> current(int channels) const;
+  /// The current values of the specialisation for `channels` and `length_class` (as
+  /// specialization() takes them), with their kernels.
+  std::shared_ptr<const CompiledValues> current(int channels, int length_class = 0) const;
+  /// Which schedule a whole run of `frames` frames takes where Options::signal_length gives
+  /// none (on the CPU): 0 below kLongRunFrames (no length: no time chunks, as for any length
+  /// before 2026-12-02), else 1 + floor(log2(frames / kLongRunFrames)), a class scheduled for
+  /// its shortest length (class_frames), so that whatever it chooses for that length pays for
+  /// every run in it. With signal_length, or on the GPU: always 0.
+  int length_class(std::size_t frames) const;
+  static constexpr std::size_t kLongRunFrames = std::size_t{1} << 16;
+  static std::int64_t class_frames(int length_class) {
+    return static_cast<std::int64_t>(kLongRunFrames) << (length_class - 1);
+  }
   std::vector<Signal> run_cuda_in_blocks(std::span<const Signal> inputs, std::size_t block) const;
   void run_device(std::span<const DeviceArray> inputs, std::span<const DeviceArray> outputs,
                   std::uintptr_t cuda_stream) const;
@@ -111,7 +124,7 @@ struct Program::Impl {
   /// `kernels` false: a new one is scheduled without its kernels, for callers that compile
   /// their own from its lowered graph (batches, dumps); current() compiles them when a run
   /// needs them.
-  std::shared_ptr<const Specialization> specialization(int channels, bool kernels = true) const;
+  std::shared_ptr<const Specialization> specialization(int channels, bool kernels = true, int length_class = 0) const;
   /// The values of `spec` compiled at `values`: errors go to `diags`. Checks that the
   /// shape is the one compiled (an InternalError otherwise: never a silent recompile).
   /// `kernels` false leaves a new specialisation's kernels for later (as
@@ -128,7 +141,7 @@ struct Program::Impl {
   int channels_for(std::span<const Signal> inputs) const;
 
  private:
-  CompileRequest base_request(int channels) const;
+  CompileRequest base_request(int channels, int length_class) const;
   /// Throws for a CUDA Program compiled ahead of time for a named architecture.
   void refuse_if_ahead_of_time() const;
 
@@ -138,7 +151,8 @@ struct Program::Impl {
   passes::Target target_;
   mutable std::mutex mutex_;
   ParamValues values_;
-  mutable std::map<int, std::shared_ptr<Specialization>> specs_;
+  /// By (channels, length class).
+  mutable std::map<std::pair<int, int>, std::shared_ptr<Specialization>> specs_;
   /// run_batch_device's programs by (items, frames), each for the values it was compiled at
   /// (a set() makes new ones); at most kDeviceBatches, the least recently used dropped first.
   struct DeviceBatch {

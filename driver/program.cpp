@@ -195,7 +195,8 @@ static void run_planar(const Program::Impl& impl, std::span<const T* const* cons
   // GPU: staged straight from and to it).
   const Target target = impl.options().target;
   if ((target == Target::cpu || target == Target::cuda) && (dtype == DType::f32) == std::is_same_v<T, float>) {
-    std::shared_ptr<const CompiledValues> now = impl.current(impl.options().channels);  // as channels_for() binds
+    std::shared_ptr<const CompiledValues> now =
+        impl.current(impl.options().channels, impl.length_class(frames));  // as channels_for() binds
     std::vector<ir::NodeId> out_ids = now->scheduled.outputs();
     if (outputs.size() != out_ids.size())
       throw_error("the graph has " + std::to_string(out_ids.size()) + " output(s), got " +

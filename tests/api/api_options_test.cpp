@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <filesystem>
@@ -15,6 +16,7 @@
 
 #include "api_test_support.h"
 #include "runtime/counters.h"  // to check what compiles
+#include "support/trace.h"    // to see what a run chose
 #include "worse.h"
 
 using fxc::test::worse;
@@ -115,6 +117,54 @@ TEST_CASE("signal_length lets a long mono signal take the chunked scan, and runs
   CHECK(max_difference(chunked.run(x), plain.run(x)) < 1e-12);  // float64: rounding only
   fxc::Signal short_x = noise(1, 100, fxc::DType::f64, 2);  // shorter than it was scheduled for
   CHECK(max_difference(chunked.run(short_x), plain.run(short_x)) < 1e-12);
+}
+
+// The strategies the kernels of `program.run(x)` ran with, from --trace's kernel spans.
+std::string strategies_of_run(const fxc::Program& program, const fxc::Signal& x) {
+  fxc::Trace& trace = fxc::Trace::global();
+  const std::string before = trace.to_json();
+  trace.enable();
+  (void)program.run(x);
+  trace.disable();
+  // to_json writes one event a line, in the order recorded: this run's are past the earlier ones.
+  const std::string after = trace.to_json();
+  std::size_t at_run = 0;
+  for (auto k = std::count(before.begin(), before.end(), '\n') - 1; k > 0; --k) at_run = after.find('\n', at_run) + 1;
+  const std::string json = after.substr(at_run);
+  std::string strategies;
+  for (std::size_t at = json.find("\"strategy\": \""); at != std::string::npos; at = json.find("\"strategy\": \"", at + 1)) {
+    const std::size_t from = at + std::string("\"strategy\": \"").size();
+    strategies += json.substr(from, json.find('"', from) - from) + " ";
+  }
+  return strategies;
+}
+
+TEST_CASE("without signal_length, a long run takes its length's schedule: the chunked scan for a long mono signal") {
+  const char* src = "input x : 1\noutput y = x | butter(2, 1 kHz)\n";
+  fxc::Program program = fxc::Program::from_source(src, options());
+  fxc::Program reference = fxc::Program::from_source(src, options(fxc::DType::f64, fxc::Target::reference));
+  // The dump, and runs shorter than 2^16 frames, take no length: no time chunks.
+  CHECK(program.dump("ir-opt").find("strategy=chunked_scan") == std::string::npos);
+  const fxc::Signal short_x = noise(1, 1000, fxc::DType::f64, 2);
+  CHECK(strategies_of_run(program, short_x).find("chunked_scan") == std::string::npos);
+  // A run of 300000 frames is scheduled for 262144 (its class's shortest length): time chunks.
+  const fxc::Signal long_x = noise(1, 300000, fxc::DType::f64);
+  CHECK(strategies_of_run(program, long_x) == "chunked_scan ");
+  CHECK(max_difference(program.run(long_x), reference.run(long_x)) < 1e-12);  // float64: rounding only
+  CHECK(max_difference(program.run(short_x), reference.run(short_x)) < 1e-12);
+  // The planar form takes the same schedule.
+  fxc::Signal planar(1, long_x.samples());
+  const double* in_channels[] = {long_x.f64(0).data()};
+  double* out_channels[] = {planar.f64(0).data()};
+  program.run(in_channels, out_channels, long_x.samples());
+  CHECK(max_difference(planar, program.run(long_x)) == 0);
+  // A signal_length is the caller's word, whatever a run's length: here short, so no chunks.
+  fxc::Options told = options();
+  told.signal_length = 1000;
+  CHECK(strategies_of_run(fxc::Program::from_source(src, told), long_x).find("chunked_scan") == std::string::npos);
+  // Several channels fill the lanes whatever the length: the long schedule is the same.
+  fxc::Program wide = fxc::Program::from_source("input x : 8\noutput y = x | butter(2, 1 kHz)\n", options());
+  CHECK(strategies_of_run(wide, noise(8, 300000, fxc::DType::f64)) == "channel_lanes ");
 }
 
 TEST_CASE("compile_kernels false: dumps without kernels or a GPU, kernels at the first run") {
