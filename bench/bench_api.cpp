@@ -13,7 +13,8 @@
 //   w5_run_length W5 (1 ch x 60 s at 44.1 kHz): a Program without Options::signal_length,
 //                 which schedules each run for its length (since 2026-12-02: the chunked scan)
 //   w5_no_length  the same scheduled for no long signal (signal_length 1), as every Program
-//                 without a signal_length was before
+//                 without a signal_length was before (the same as no length for a graph
+//                 without FIRs, whose FFT block a length would choose)
 //   program_memory_hit  W1's Program made again from the same text and options
 //   page_faults   minor page faults per call (getrusage)
 //

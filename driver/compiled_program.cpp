@@ -86,7 +86,10 @@ Program::Impl::Impl(const Impl& other)
       target_(other.target_) {
   std::lock_guard lock(other.mutex_);
   values_ = other.values_;
-  for (const auto& [key, spec] : other.specs_) specs_[key] = std::make_shared<Specialization>(*spec);
+  // The length classes' schedules are made again where the copy runs long signals (a
+  // Processor's copy never does, and would otherwise reschedule them at every set()).
+  for (const auto& [key, spec] : other.specs_)
+    if (key.second == 0) specs_[key] = std::make_shared<Specialization>(*spec);
   warnings_ = other.warnings_;
 }
 
@@ -273,10 +276,19 @@ std::shared_ptr<const Specialization> Program::Impl::specialization(int channels
   // Whole signals: Options::signal_length, or the length class's shortest length, guides the
   // strategy (a Processor sets its block length).
   DiagnosticEngine diags = source_.diagnostics();
-  auto live = driver::analyse_live_parameters(source_, values_, spec->request, target_,
-                                              options_.live_unranged_params, diags);
-  if (!live) throw_diagnostics(diags);
-  spec->live = std::move(*live);
+  // A length class takes the live analysis of its channel count's schedule for no length,
+  // which samples every ranged value (seconds for a ranged graphic equaliser): its chains'
+  // bounds do not depend on the length. Where the class's graph numbers its chains otherwise
+  // (a precision split for the length), select_strategy finds no bounds for them and takes
+  // the worst their ranges allow: slower, never wrong.
+  if (auto no_length = specs_.find({channels, 0}); length_class > 0 && no_length != specs_.end()) {
+    spec->live = no_length->second->live;
+  } else {
+    auto live = driver::analyse_live_parameters(source_, values_, spec->request, target_,
+                                                options_.live_unranged_params, diags);
+    if (!live) throw_diagnostics(diags);
+    spec->live = std::move(*live);
+  }
   spec->request.live_chains = spec->live.chains;
   spec->request.live_designed_nodes = spec->live.designed_nodes;
   auto now = compile_values(*spec, values_, diags, kernels);
@@ -317,17 +329,20 @@ void Program::Impl::set(const std::vector<std::pair<int, double>>& values) {
   for (std::size_t k = 0; k < values.size(); ++k) next[decls[k]->name] = values[k].second;
   std::vector<std::pair<std::shared_ptr<Specialization>, std::shared_ptr<const CompiledValues>>> made;
   for (const auto& [key, spec] : specs_) {
+    if (key.second > 0) continue;  // a length class's schedule: made again at its next run
     DiagnosticEngine diags = source_.diagnostics();
     auto compiled = compile_values(*spec, next, diags);
     if (!compiled) throw_diagnostics(diags);
     made.emplace_back(spec, std::make_shared<const CompiledValues>(std::move(*compiled)));
   }
-  if (specs_.empty()) {  // nothing compiled yet: still check that the stages accept them
+  if (made.empty()) {  // nothing compiled for no length yet: still check that the stages accept them
     DiagnosticEngine diags = source_.diagnostics();
     if (!source_.lower(next, diags)) throw_diagnostics(diags);
   }
-  // Under the lock that runs take their values under: all at once.
+  // Under the lock that runs take their values under: all at once. The length classes go, so
+  // that a set() costs what it did before they were (a run of one holds its values meanwhile).
   for (auto& [spec, compiled] : made) spec->now = std::move(compiled);
+  std::erase_if(specs_, [](const auto& entry) { return entry.first.second > 0; });
   values_ = std::move(next);
 }
 
@@ -676,7 +691,11 @@ std::shared_ptr<const CompiledValues> Program::Impl::current(int channels, int l
     auto with_kernels = std::make_shared<CompiledValues>(*spec->now);
     DiagnosticEngine diags = source_.diagnostics();
     if (!compile_kernels(*spec, *with_kernels, diags)) throw_diagnostics(diags);
-    specs_.at({channels, length_class})->now = std::move(with_kernels);
+    std::shared_ptr<const CompiledValues> compiled = std::move(with_kernels);
+    // Kept for the next run, unless a set() dropped this length class meanwhile.
+    if (auto it = specs_.find({channels, length_class}); it != specs_.end() && it->second == spec)
+      it->second->now = compiled;
+    return compiled;
   }
   return spec->now;
 }

@@ -46,10 +46,10 @@ struct Options {
   /// anything is compiled, so it may also set what cannot change live (a filter order), and
   /// errors point at the constant. Applied before `params`.
   std::vector<std::string> settings{};
-  /// The length, in frames, of the signals run() will mostly get; 0: each run's own (on the
-  /// CPU, a run of at least 2^16 frames is scheduled for its length class, lengths within a
-  /// factor of two sharing one schedule, made at the class's first run; shorter runs take no
-  /// length). Only the strategy depends on it: a long signal with few channels may be cut into
+  /// The length, in frames, of the signals run() will mostly get; 0: none given (on the CPU a
+  /// run of at least 2^16 frames is then scheduled for the shortest length of its class, the
+  /// lengths within a factor of two, made at the class's first run; shorter runs take no
+  /// length; docs/api.md "Signal length"). Only the strategy depends on it: a long signal with few channels may be cut into
   /// time chunks that run side by side in SIMD lanes (the chunked scan), which pays only on
   /// long signals. Runs of any length stay correct.
   std::size_t signal_length = 0;

@@ -110,7 +110,9 @@ TEST_CASE("signal_length lets a long mono signal take the chunked scan, and runs
   fxc::Options o = options();
   o.signal_length = 1 << 20;
   fxc::Program chunked = fxc::Program::from_source(src, o);
-  fxc::Program plain = fxc::Program::from_source(src, options());
+  fxc::Options short_signals = options();
+  short_signals.signal_length = 1000;  // without a length a run this long takes its class's schedule
+  fxc::Program plain = fxc::Program::from_source(src, short_signals);
   CHECK(chunked.dump("ir-opt").find("strategy=chunked_scan") != std::string::npos);
   CHECK(plain.dump("ir-opt").find("strategy=chunked_scan") == std::string::npos);
   fxc::Signal x = noise(1, 300000, fxc::DType::f64);
@@ -162,6 +164,19 @@ TEST_CASE("without signal_length, a long run takes its length's schedule: the ch
   fxc::Options told = options();
   told.signal_length = 1000;
   CHECK(strategies_of_run(fxc::Program::from_source(src, told), long_x).find("chunked_scan") == std::string::npos);
+  // A live parameter: the class takes the no-length schedule's live analysis; a set() drops
+  // the class's schedule, and the next long run makes it again at the new value.
+  const char* ranged = "input x : 1\nfc = 1 kHz in [200 Hz, 5 kHz]\noutput y = x | butter(2, fc)\n";
+  fxc::Program live = fxc::Program::from_source(ranged, options());
+  fxc::Program live_reference = fxc::Program::from_source(ranged, options(fxc::DType::f64, fxc::Target::reference));
+  CHECK(strategies_of_run(live, long_x) == "chunked_scan ");
+  live.set("fc", 3000.0);
+  live_reference.set("fc", 3000.0);
+  CHECK(strategies_of_run(live, long_x) == "chunked_scan ");
+  CHECK(max_difference(live.run(long_x), live_reference.run(long_x)) < 1e-12);
+  // A copy (a Processor's is one) makes its own classes' schedules when it runs long signals.
+  const fxc::Program copy = live;
+  CHECK(max_difference(copy.run(long_x), live_reference.run(long_x)) < 1e-12);
   // Several channels fill the lanes whatever the length: the long schedule is the same.
   fxc::Program wide = fxc::Program::from_source("input x : 8\noutput y = x | butter(2, 1 kHz)\n", options());
   CHECK(strategies_of_run(wide, noise(8, 300000, fxc::DType::f64)) == "channel_lanes ");
