@@ -276,13 +276,14 @@ std::shared_ptr<const Specialization> Program::Impl::specialization(int channels
   // Whole signals: Options::signal_length, or the length class's shortest length, guides the
   // strategy (a Processor sets its block length).
   DiagnosticEngine diags = source_.diagnostics();
-  // A length class takes the live analysis of its channel count's schedule for no length,
-  // which samples every ranged value (seconds for a ranged graphic equaliser): its chains'
-  // bounds do not depend on the length. Where the class's graph numbers its chains otherwise
-  // (a precision split for the length), select_strategy finds no bounds for them and takes
-  // the worst their ranges allow: slower, never wrong.
-  if (auto no_length = specs_.find({channels, 0}); length_class > 0 && no_length != specs_.end()) {
-    spec->live = no_length->second->live;
+  // A length class takes the live analysis of another schedule of its channel count (the one
+  // for no length where there is one), which samples every ranged value (seconds for a ranged
+  // graphic equaliser): its chains' bounds do not depend on the length. Where the class's graph
+  // numbers its chains otherwise (a precision split for the length), select_strategy finds no
+  // bounds for them and takes the worst their ranges allow: slower, never wrong.
+  auto analysed = specs_.lower_bound({channels, 0});
+  if (length_class > 0 && analysed != specs_.end() && analysed->first.first == channels) {
+    spec->live = analysed->second->live;
   } else {
     auto live = driver::analyse_live_parameters(source_, values_, spec->request, target_,
                                                 options_.live_unranged_params, diags);

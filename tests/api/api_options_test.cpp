@@ -177,6 +177,16 @@ TEST_CASE("without signal_length, a long run takes its length's schedule: the ch
   // A copy (a Processor's is one) makes its own classes' schedules when it runs long signals.
   const fxc::Program copy = live;
   CHECK(max_difference(copy.run(long_x), live_reference.run(long_x)) < 1e-12);
+  // An input without a declared count: the first run may be a long one, before any schedule
+  // for no length; a second class takes the first's live analysis.
+  const char* undeclared_src = "input x\nfc = 1 kHz in [200 Hz, 5 kHz]\noutput y = x | butter(2, fc)\n";
+  fxc::Program undeclared = fxc::Program::from_source(undeclared_src, options());
+  CHECK(strategies_of_run(undeclared, long_x) == "chunked_scan ");
+  const fxc::Signal longer_x = noise(1, 700000, fxc::DType::f64, 3);  // the next class
+  CHECK(strategies_of_run(undeclared, longer_x) == "chunked_scan ");
+  CHECK(max_difference(undeclared.run(longer_x),
+                       fxc::Program::from_source(undeclared_src, options(fxc::DType::f64, fxc::Target::reference))
+                           .run(longer_x)) < 1e-12);
   // Several channels fill the lanes whatever the length: the long schedule is the same.
   fxc::Program wide = fxc::Program::from_source("input x : 8\noutput y = x | butter(2, 1 kHz)\n", options());
   CHECK(strategies_of_run(wide, noise(8, 300000, fxc::DType::f64)) == "channel_lanes ");
