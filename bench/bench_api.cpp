@@ -62,9 +62,10 @@ void finish(benchmark::State& state, long faults, std::size_t samples_per_call) 
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * samples_per_call));
 }
 
-void whole_owning(benchmark::State& state, const char* workload, double seconds) {
-  fxc::Program program = compile(workload, 44100, 8);
-  fxc::Signal x = noise(8, static_cast<std::size_t>(seconds * 44100), 1);
+void whole_owning(benchmark::State& state, const char* workload, double seconds, int channels = 8,
+                  std::size_t signal_length = 0) {
+  fxc::Program program = compile(workload, 44100, channels, signal_length);
+  fxc::Signal x = noise(static_cast<std::size_t>(channels), static_cast<std::size_t>(seconds * 44100), 1);
   benchmark::DoNotOptimize(program.run(x));  // compiles for this length, faults memory in
   long faults = 0;
   for (auto _ : state) {
@@ -97,26 +98,12 @@ void whole_planar(benchmark::State& state, const char* workload, double seconds)
   finish(state, faults, x.channels() * x.samples());
 }
 
-void mono_owning(benchmark::State& state, const char* workload, double seconds, std::size_t signal_length) {
-  fxc::Program program = compile(workload, 44100, 1, signal_length);
-  fxc::Signal x = noise(1, static_cast<std::size_t>(seconds * 44100), 1);
-  benchmark::DoNotOptimize(program.run(x));  // compiles for this length, faults memory in
-  long faults = 0;
-  for (auto _ : state) {
-    long before = minor_faults();
-    fxc::Signal y = program.run(x);
-    benchmark::DoNotOptimize(y.f32(0).data());
-    faults += minor_faults() - before;
-  }
-  finish(state, faults, x.samples());
-}
-
 void w2_owning(benchmark::State& state) { whole_owning(state, "w2_iir.fx", 60); }
 void w2_planar(benchmark::State& state) { whole_planar(state, "w2_iir.fx", 60); }
 void w1_owning(benchmark::State& state) { whole_owning(state, "w1_api.fx", 120); }
 void w1_planar(benchmark::State& state) { whole_planar(state, "w1_api.fx", 120); }
-void w5_run_length(benchmark::State& state) { mono_owning(state, "w5_long_mono.fx", 60, 0); }
-void w5_no_length(benchmark::State& state) { mono_owning(state, "w5_long_mono.fx", 60, 1); }
+void w5_run_length(benchmark::State& state) { whole_owning(state, "w5_long_mono.fx", 60, 1, 0); }
+void w5_no_length(benchmark::State& state) { whole_owning(state, "w5_long_mono.fx", 60, 1, 1); }
 
 std::vector<std::vector<fxc::Signal>> w6_items() {
   std::vector<std::vector<fxc::Signal>> items;

@@ -2,6 +2,7 @@
 #include "driver/compiled_program.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
@@ -260,10 +261,9 @@ bool Program::Impl::compile_kernels(const Specialization& spec, CompiledValues& 
 }
 
 int Program::Impl::length_class(std::size_t frames) const {
-  if (options_.signal_length > 0 || options_.target != Target::cpu || frames < kLongRunFrames) return 0;
-  int c = 1;
-  while (c < 40 && frames >= 2 * static_cast<std::size_t>(class_frames(c))) ++c;
-  return c;
+  if (options_.signal_length > 0 || options_.target != Target::cpu) return 0;
+  // 0 below kLongRunFrames; capped where class_frames would overflow (no signal is that long).
+  return std::min(static_cast<int>(std::bit_width(frames / kLongRunFrames)), 40);
 }
 
 std::shared_ptr<const Specialization> Program::Impl::specialization(int channels, bool kernels, int length_class) const {
@@ -271,7 +271,6 @@ std::shared_ptr<const Specialization> Program::Impl::specialization(int channels
   if (auto it = specs_.find({channels, length_class}); it != specs_.end()) return it->second;
   auto spec = std::make_shared<Specialization>();
   spec->channels = channels;
-  spec->length_class = length_class;
   spec->request = base_request(channels, length_class);
   // Whole signals: Options::signal_length, or the length class's shortest length, guides the
   // strategy (a Processor sets its block length).

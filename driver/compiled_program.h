@@ -39,7 +39,6 @@ struct CompiledValues {
 /// The compilation for one channel count of undeclared inputs (0: every input declares its).
 struct Specialization {
   int channels = 0;
-  int length_class = 0;  ///< Program::Impl::length_class: 0 for Options::signal_length's (or no) length
   CompileRequest request;  ///< with the live chains' bounds
   driver::LiveAnalysis live;
   std::shared_ptr<const CompiledValues> now;
