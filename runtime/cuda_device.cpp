@@ -155,6 +155,7 @@ class DriverDevice final : public GpuDevice {
       return Unexpected{"cuModuleLoadData rejected the " + std::string(ptx ? "PTX" : "cubin") + " (" +
                         std::to_string(cubin.size()) + " bytes, for " + arch_ + "): " + error(r)};
     }
+    std::lock_guard lock(tables_mutex_);
     modules_.push_back(m);
     return reinterpret_cast<Handle>(m);
   }
@@ -231,23 +232,34 @@ class DriverDevice final : public GpuDevice {
       d_.GraphDestroy(graph);
       return Unexpected{"cuGraphInstantiateWithFlags: " + error(r)};
     }
+    std::lock_guard lock(tables_mutex_);
     Handle h = ++last_graph_;
     graphs_[h] = {graph, exec};
     return h;
   }
   GpuStatus launch_graph(Handle graph) override {
-    auto it = graphs_.find(graph);
-    if (it == graphs_.end()) return Unexpected{std::string("internal error (a bug in fxc): unknown CUDA graph")};
+    CUgraphExec exec = nullptr;
+    {
+      std::lock_guard lock(tables_mutex_);
+      auto it = graphs_.find(graph);
+      if (it == graphs_.end()) return Unexpected{std::string("internal error (a bug in fxc): unknown CUDA graph")};
+      exec = it->second.exec;  // only the stream that recorded it destroys it, not meanwhile
+    }
     bind();
-    return check(d_.GraphLaunch(it->second.exec, stream()), "cuGraphLaunch");
+    return check(d_.GraphLaunch(exec, stream()), "cuGraphLaunch");
   }
   void destroy_graph(Handle graph) noexcept override {
-    auto it = graphs_.find(graph);
-    if (it == graphs_.end()) return;
+    Graph destroyed{};
+    {
+      std::lock_guard lock(tables_mutex_);
+      auto it = graphs_.find(graph);
+      if (it == graphs_.end()) return;
+      destroyed = it->second;
+      graphs_.erase(it);
+    }
     bind();
-    d_.GraphExecDestroy(it->second.exec);
-    d_.GraphDestroy(it->second.graph);
-    graphs_.erase(it);
+    d_.GraphExecDestroy(destroyed.exec);
+    d_.GraphDestroy(destroyed.graph);
   }
 
  private:
@@ -278,6 +290,10 @@ class DriverDevice final : public GpuDevice {
   CUstream stream() const { return caller_device == this ? caller_stream : own_stream_; }
   std::string description_, arch_;
   passes::GpuProperties properties_;
+  // One device serves every stream of its programs, and those run on callers' threads at once
+  // (a corpus's jobs, a plugin's instances, Python threads): what follows changes under this
+  // lock. The driver's own calls are thread-safe.
+  std::mutex tables_mutex_;
   std::vector<CUmodule> modules_;
   std::map<Handle, Graph> graphs_;
   Handle last_graph_ = 0;

@@ -217,9 +217,12 @@ fi
 
 # Where `fxc run --target cuda` of the vocal example spends its wall time (the target of 5x the
 # CPU end to end): a Chrome trace of each target's second fresh run (the kernel cache warm), then
-# of a corpus of 8 such files in one process with --jobs 1 and 4 (gpu_bench.py times the same:
-# the cuda corpus ran 140 and 79 ms a file on the H200, 2026-11-30, where its GPU work is about 2 ms),
-# each trace's spans summed by name, beside the process's wall time.
+# of a corpus of 8 such files in one process with --jobs 1 and 4, each file of its own length
+# (60 s down to 49.5 s), as a real corpus's are: each length is a Program of its own, with its
+# own page-locked staging on the GPU ("allocate pinned staging" in the trace; gpu_bench.py's
+# corpus of 8 copies of one file, which share one Program, ran 140 and 79 ms a file on the H200,
+# 2026-11-30, where its GPU work is about 2 ms), each trace's spans summed by name, beside the
+# process's wall time.
 trace_summary() {  # TRACE_JSON LABEL WALL_MS
   python3 - "$1" "$2" "$3" <<'PY' | cat
 import collections, json, sys
@@ -243,9 +246,9 @@ python3 - <<'PY'
 import numpy as np, os, scipy.io.wavfile as wav
 wav.write("/tmp/vocal_trace.wav", 48000, (np.random.default_rng(3).random((48000 * 60, 2), dtype=np.float32) - 0.5))
 os.makedirs("/tmp/vocal_corpus", exist_ok=True)
+x = wav.read("/tmp/vocal_trace.wav")[1]
 for k in range(8):
-    if not os.path.exists(f"/tmp/vocal_corpus/take{k}.wav"):
-        os.link("/tmp/vocal_trace.wav", f"/tmp/vocal_corpus/take{k}.wav")
+    wav.write(f"/tmp/vocal_corpus/take{k}.wav", 48000, x[: 48000 * 60 - k * 72000])
 PY
 for target in cpu cuda; do
   for run in 1 2; do
@@ -266,7 +269,7 @@ for jobs in 1 4; do
       --jobs $jobs --target $target --trace "/tmp/trace_corpus.json" 2> /tmp/trace.err || tail -3 /tmp/trace.err
     wall_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
     cp /tmp/trace_corpus.json "$raw/trace_vocal_corpus_${target}_jobs$jobs.json" 2>/dev/null
-    trace_summary /tmp/trace_corpus.json "vocal, corpus of 8 files, --jobs $jobs, --target $target" "$wall_ms"
+    trace_summary /tmp/trace_corpus.json "vocal, corpus of 8 files of 49.5-60 s, --jobs $jobs, --target $target" "$wall_ms"
   done
 done
 fi

@@ -14,6 +14,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -236,6 +237,52 @@ class FailingDevice final : public GpuDevice {
   test::EmulatedDevice inner_;
 };
 
+// One Program's Processors and whole runs on several threads at once, as a corpus's jobs or a
+// plugin's instances run them: every thread's outputs are the single-threaded ones, bit for bit.
+// The device, its module and its table of recorded CUDA graphs serve every stream at once
+// (four streams record graphs of the same block lengths side by side).
+void check_concurrent_use() {
+  const std::size_t frames = 3000;
+  const Signal x = noise(2, frames, DType::f32, 11);
+  Program gpu = Program::from_source(kEq, options_for(Target::cuda));
+  const std::vector<std::vector<std::size_t>> lengths = {{256}, {100, 924}, {1000, 24, 7}, {333}};
+  std::vector<Signal> want_stream;
+  for (const auto& l : lengths) {
+    Processor p(gpu);
+    p.prepare(1024);
+    want_stream.push_back(stream_through<float>(p, x, l));
+  }
+  const Signal want_run = gpu.run(x);
+  constexpr int kThreads = 4;
+  std::vector<int> wrong(kThreads, 0);
+  std::vector<std::string> errors(kThreads);
+  {
+    std::vector<std::jthread> threads;
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back([&, t] {
+        try {
+          Processor p(gpu);
+          p.prepare(1024);
+          for (int round = 0; round < 2; ++round)
+            for (std::size_t k = 0; k < lengths.size(); ++k) {
+              const std::size_t which = (k + static_cast<std::size_t>(t)) % lengths.size();
+              p.reset();
+              if (!same_bits(stream_through<float>(p, x, lengths[which]), want_stream[which])) ++wrong[t];
+              if (!same_bits(gpu.run(x), want_run)) ++wrong[t];
+            }
+          errors[t] = p.device_error();
+        } catch (const std::exception& e) {
+          errors[t] = e.what();
+        }
+      });
+  }
+  for (int t = 0; t < kThreads; ++t) {
+    CAPTURE(t);
+    CHECK(errors[t] == "");
+    CHECK(wrong[t] == 0);
+  }
+}
+
 
 }  // namespace
 
@@ -244,6 +291,11 @@ TEST_CASE("CUDA emulation: fxc::Program and fxc::Processor on Target::cuda throu
   check_public_api();
   // No GPU for the reference target's Processor either way.
   CHECK_THROWS_AS(Processor(Program::from_source(kEq, options_for(Target::reference))), Error);
+}
+
+TEST_CASE("CUDA emulation: one Program's Processors and runs on several threads at once") {
+  test::UseCudaDevice emulated(std::make_shared<test::EmulatedDevice>());
+  check_concurrent_use();
 }
 
 TEST_CASE("CUDA emulation: a device error in a Processor's call gives zeros and device_error(), not a crash") {
@@ -276,6 +328,11 @@ TEST_CASE("CUDA device: fxc::Program and fxc::Processor on Target::cuda through 
   // The process's own device: the real one, which open_cuda_device gives without the hook.
   if (!test::real_cuda_device()) return;
   check_public_api();
+}
+
+TEST_CASE("CUDA device: one Program's Processors and runs on several threads at once") {
+  if (!test::real_cuda_device()) return;
+  check_concurrent_use();
 }
 
 }  // namespace fxc

@@ -41,6 +41,7 @@ std::map<std::string, void*> libraries;  // by the source's SHA-256: one dlopen 
 }  // namespace
 
 EmulatedDevice::~EmulatedDevice() {
+  std::lock_guard lock(mutex_);
   (void)drain_all();
   for (auto& [p, a] : allocations_) munmap(a.base, a.mapped);
 }
@@ -90,28 +91,32 @@ GpuStatus EmulatedDevice::drain_all() {
 }
 
 GpuStatus EmulatedDevice::synchronize() {
-  if (capturing_) return Unexpected{std::string("emulation: a synchronize during a capture (CUDA refuses it)")};
+  std::lock_guard lock(mutex_);
+  if (capturing()) return Unexpected{std::string("emulation: a synchronize during a capture (CUDA refuses it)")};
   if (!deferred()) return std::monostate{};
   return drain(now());
 }
 
 void EmulatedDevice::destroy_stream(Handle stream) noexcept {
+  std::lock_guard lock(mutex_);
   ++streams_destroyed;
   if (deferred()) (void)drain({stream, queues_[stream].ordered});  // as cuStreamDestroy: its work completes
 }
 
 GpuStatus EmulatedDevice::record_event(Handle event) {
-  if (capturing_) return Unexpected{std::string("emulation: an event recorded during a capture (not modelled)")};
+  std::lock_guard lock(mutex_);
+  if (capturing()) return Unexpected{std::string("emulation: an event recorded during a capture (not modelled)")};
   recorded_[event] = deferred() ? now() : Mark{};
   ++events_recorded;
   return std::monostate{};
 }
 
 GpuStatus EmulatedDevice::wait_event(Handle event) {
+  std::lock_guard lock(mutex_);
   auto mark = recorded(event);
   if (!mark) return Unexpected{mark.error()};
   ++events_waited;
-  if (capturing_) return Unexpected{std::string("emulation: a wait on an event during a capture (not modelled)")};
+  if (capturing()) return Unexpected{std::string("emulation: a wait on an event during a capture (not modelled)")};
   if (deferred()) {
     Queue& q = queues_[stream_in_use];
     q.ops.push_back({{}, *mark});
@@ -121,7 +126,8 @@ GpuStatus EmulatedDevice::wait_event(Handle event) {
 }
 
 GpuStatus EmulatedDevice::synchronize_event(Handle event) {
-  if (capturing_) return Unexpected{std::string("emulation: a host wait during a capture (CUDA refuses it)")};
+  std::lock_guard lock(mutex_);
+  if (capturing()) return Unexpected{std::string("emulation: a host wait during a capture (CUDA refuses it)")};
   auto mark = recorded(event);
   if (!mark) return Unexpected{mark.error()};
   ++events_waited;
@@ -142,6 +148,7 @@ GpuStatus EmulatedDevice::check(DevicePtr p, std::size_t bytes) const {
 // start 16-byte aligned (the kernels' widest access; cuMemAlloc's are 256-byte aligned, so
 // the kernels test alignment rather than assume it), leaving at most 15 bytes of slack.
 Expected<DevicePtr, std::string> EmulatedDevice::allocate(std::size_t bytes) {
+  std::lock_guard lock(mutex_);
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   const std::size_t body = (std::max<std::size_t>(bytes, 1) + 15) / 16 * 16;
   const std::size_t pages = (body + page - 1) / page * page;
@@ -159,6 +166,7 @@ Expected<DevicePtr, std::string> EmulatedDevice::allocate(std::size_t bytes) {
 }
 
 void EmulatedDevice::release(DevicePtr p) noexcept {
+  std::lock_guard lock(mutex_);
   // As cuMemFree, which waits for the work that may still use it. Work that cannot run (a wait
   // nothing reaches, already reported by a sync) is dropped, not left to touch freed memory.
   if (!drain_all()) queues_.clear();
@@ -170,6 +178,7 @@ void EmulatedDevice::release(DevicePtr p) noexcept {
 }
 
 Expected<void*, std::string> EmulatedDevice::allocate_host(std::size_t bytes) {
+  std::lock_guard lock(mutex_);
   auto p = allocate(bytes);
   if (!p) return Unexpected{p.error()};
   host_allocations_.insert(*p);
@@ -179,8 +188,8 @@ Expected<void*, std::string> EmulatedDevice::allocate_host(std::size_t bytes) {
 void EmulatedDevice::release_host(void* p) noexcept { release(reinterpret_cast<DevicePtr>(p)); }
 
 GpuStatus EmulatedDevice::run(std::function<GpuStatus()> op) {
-  if (capturing_) {
-    recording_.push_back(std::move(op));
+  if (auto it = recording_.find(std::this_thread::get_id()); it != recording_.end()) {
+    it->second.push_back(std::move(op));
     return std::monostate{};
   }
   if (!deferred()) return op();
@@ -191,9 +200,10 @@ GpuStatus EmulatedDevice::run(std::function<GpuStatus()> op) {
 }
 
 GpuStatus EmulatedDevice::copy_to_device(DevicePtr to, const void* from, std::size_t bytes) {
+  std::lock_guard lock(mutex_);
   if (auto ok = check(to, bytes); !ok) return ok;
   last_copy_to_device_stream = stream_in_use;
-  if (deferred() && !capturing_ && !page_locked(from, bytes)) {
+  if (deferred() && !capturing() && !page_locked(from, bytes)) {
     // The driver stages pageable memory before it returns: the caller may reuse it at once.
     auto staged = std::make_shared<std::vector<unsigned char>>(static_cast<const unsigned char*>(from),
                                                                static_cast<const unsigned char*>(from) + bytes);
@@ -209,8 +219,9 @@ GpuStatus EmulatedDevice::copy_to_device(DevicePtr to, const void* from, std::si
 }
 
 GpuStatus EmulatedDevice::copy_to_host(void* to, DevicePtr from, std::size_t bytes) {
+  std::lock_guard lock(mutex_);
   if (auto ok = check(from, bytes); !ok) return ok;
-  if (capturing_ && !page_locked(to, bytes))
+  if (capturing() && !page_locked(to, bytes))
     return Unexpected{std::string("emulation: a copy to pageable memory during a capture (CUDA refuses it)")};
   last_copy_to_host_stream = stream_in_use;
   auto ok = run([=] {
@@ -223,6 +234,7 @@ GpuStatus EmulatedDevice::copy_to_host(void* to, DevicePtr from, std::size_t byt
 }
 
 GpuStatus EmulatedDevice::copy_on_device(DevicePtr to, DevicePtr from, std::size_t bytes) {
+  std::lock_guard lock(mutex_);
   if (auto ok = check(to, bytes); !ok) return ok;
   if (auto ok = check(from, bytes); !ok) return ok;
   return run([=] {
@@ -232,6 +244,7 @@ GpuStatus EmulatedDevice::copy_on_device(DevicePtr to, DevicePtr from, std::size
 }
 
 GpuStatus EmulatedDevice::fill_zero(DevicePtr to, std::size_t bytes) {
+  std::lock_guard lock(mutex_);
   if (auto ok = check(to, bytes); !ok) return ok;
   return run([=] {
     std::memset(reinterpret_cast<void*>(to), 0, bytes);
@@ -241,6 +254,7 @@ GpuStatus EmulatedDevice::fill_zero(DevicePtr to, std::size_t bytes) {
 
 Expected<GpuDevice::Handle, std::string> EmulatedDevice::load_module(
     const std::string& source, const std::string&, const std::vector<codegen::CudaEntry>& module_entries) {
+  std::lock_guard lock(mutex_);
   std::string text = emulation_source(source, module_entries);
   const std::string key = sha256_hex(text);
   void* library = nullptr;
@@ -275,6 +289,7 @@ Expected<GpuDevice::Handle, std::string> EmulatedDevice::load_module(
 }
 
 Expected<GpuDevice::Handle, std::string> EmulatedDevice::function(Handle module, const std::string& symbol) {
+  std::lock_guard lock(mutex_);
   if (module >= modules_.size()) return Unexpected{std::string("emulation: unknown module")};
   auto it = modules_[module].find(symbol);
   if (it == modules_[module].end()) return Unexpected{"the module has no kernel " + symbol};
@@ -284,6 +299,7 @@ Expected<GpuDevice::Handle, std::string> EmulatedDevice::function(Handle module,
 
 GpuStatus EmulatedDevice::launch(Handle function, const codegen::CudaLaunch& shape,
                                  const std::vector<std::uint64_t>& args) {
+  std::lock_guard lock(mutex_);
   if (function >= functions_.size()) return Unexpected{std::string("emulation: unknown function")};
   if (shape.grid <= 0 || shape.block < 1 || shape.block > 1024)
     return Unexpected{"emulation: bad launch shape " + std::to_string(shape.grid) + " x " + std::to_string(shape.block)};
@@ -298,21 +314,23 @@ GpuStatus EmulatedDevice::launch(Handle function, const codegen::CudaLaunch& sha
 }
 
 GpuStatus EmulatedDevice::begin_capture() {
-  if (capturing_) return Unexpected{std::string("emulation: already capturing")};
-  capturing_ = true;
-  recording_.clear();
+  std::lock_guard lock(mutex_);
+  if (capturing()) return Unexpected{std::string("emulation: already capturing")};
+  recording_[std::this_thread::get_id()];
   return std::monostate{};
 }
 
 Expected<GpuDevice::Handle, std::string> EmulatedDevice::end_capture() {
-  if (!capturing_) return Unexpected{std::string("emulation: not capturing")};
-  capturing_ = false;
-  graphs_[++last_graph_] = std::move(recording_);
-  recording_.clear();
+  std::lock_guard lock(mutex_);
+  auto it = recording_.find(std::this_thread::get_id());
+  if (it == recording_.end()) return Unexpected{std::string("emulation: not capturing")};
+  graphs_[++last_graph_] = std::move(it->second);
+  recording_.erase(it);
   return last_graph_;
 }
 
 GpuStatus EmulatedDevice::launch_graph(Handle graph) {
+  std::lock_guard lock(mutex_);
   auto it = graphs_.find(graph);
   if (it == graphs_.end()) return Unexpected{std::string("emulation: unknown graph")};
   ++graph_launches;
@@ -323,6 +341,9 @@ GpuStatus EmulatedDevice::launch_graph(Handle graph) {
   });
 }
 
-void EmulatedDevice::destroy_graph(Handle graph) noexcept { graphs_.erase(graph); }
+void EmulatedDevice::destroy_graph(Handle graph) noexcept {
+  std::lock_guard lock(mutex_);
+  graphs_.erase(graph);
+}
 
 }  // namespace fxc::test

@@ -8,6 +8,10 @@
 // float32 math library. A buffer is followed by a page nobody may touch: a kernel or copy that
 // runs past its end faults.
 //
+// Its calls may come from several threads at once, as a GPU's do (a corpus's jobs, several
+// Processors of one Program): each takes the device's lock, so kernels run one at a time, and
+// a capture records only its own thread's work (CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).
+//
 // With a deferred Order, work is not run when it is ordered but queued on its stream, as a
 // GPU would, and runs only when the host must see it (synchronize, synchronize_event, a copy
 // to pageable memory, freeing memory): then only what that needs runs, streams in the order's
@@ -22,9 +26,11 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "runtime/gpu_device.h"
@@ -51,6 +57,7 @@ class EmulatedDevice final : public GpuDevice {
   GpuStatus copy_on_device(DevicePtr to, DevicePtr from, std::size_t bytes) override;
   /// Selects the stream later work queues on (deferred orders); the last one is kept for tests.
   GpuStatus use_stream(Handle stream) override {
+    std::lock_guard lock(mutex_);
     stream_in_use = stream;
     return std::monostate{};
   }
@@ -64,9 +71,15 @@ class EmulatedDevice final : public GpuDevice {
   GpuStatus synchronize() override;
   // Immediately, everything runs at once, so any order holds: streams and events only count,
   // for tests that check which path a run took, and a wait must be on an event recorded before.
-  Expected<Handle, std::string> create_stream() override { return Handle{0x5000} + ++streams_created; }
+  Expected<Handle, std::string> create_stream() override {
+    std::lock_guard lock(mutex_);
+    return Handle{0x5000} + ++streams_created;
+  }
   void destroy_stream(Handle stream) noexcept override;
-  Expected<Handle, std::string> create_event() override { return Handle{0xe000} + ++events_created; }
+  Expected<Handle, std::string> create_event() override {
+    std::lock_guard lock(mutex_);
+    return Handle{0xe000} + ++events_created;
+  }
   void destroy_event(Handle) noexcept override {}
   GpuStatus record_event(Handle event) override;
   GpuStatus wait_event(Handle event) override;
@@ -81,9 +94,13 @@ class EmulatedDevice final : public GpuDevice {
 
   int launches = 0;        ///< kernel launches run (replays included)
   int graph_launches = 0;  ///< graph replays
-  std::size_t live_allocations() const { return allocations_.size(); }
+  std::size_t live_allocations() const {
+    std::lock_guard lock(mutex_);
+    return allocations_.size();
+  }
   /// Live allocations of exactly `bytes`.
   std::size_t allocations_of(std::size_t bytes) const {
+    std::lock_guard lock(mutex_);
     return static_cast<std::size_t>(
         std::count_if(allocations_.begin(), allocations_.end(), [&](const auto& a) { return a.second.bytes == bytes; }));
   }
@@ -131,8 +148,10 @@ class EmulatedDevice final : public GpuDevice {
   std::set<DevicePtr> host_allocations_;  // page-locked ones (allocate_host)
   std::vector<std::map<std::string, Launcher>> modules_;
   std::vector<Launcher> functions_;
-  bool capturing_ = false;
-  std::vector<std::function<GpuStatus()>> recording_;
+  // Each capturing thread's recording (a thread is capturing while it has one).
+  std::map<std::thread::id, std::vector<std::function<GpuStatus()>>> recording_;
+  bool capturing() const { return recording_.count(std::this_thread::get_id()) > 0; }
+  mutable std::recursive_mutex mutex_;  // every call's: release drains, which may run work
   std::map<Handle, std::vector<std::function<GpuStatus()>>> graphs_;
   Handle last_graph_ = 0;
 };
