@@ -239,8 +239,9 @@ class FailingDevice final : public GpuDevice {
 
 // One Program's Processors and whole runs on several threads at once, as a corpus's jobs or a
 // plugin's instances run them: every thread's outputs are the single-threaded ones, bit for bit.
-// The device, its module and its table of recorded CUDA graphs serve every stream at once
-// (four streams record graphs of the same block lengths side by side).
+// The device, its module and its table of recorded CUDA graphs serve every stream at once:
+// each thread goes through the four lists of block lengths in turn, starting at another, so
+// that streams record graphs of the same lengths side by side.
 void check_concurrent_use() {
   const std::size_t frames = 3000;
   const Signal x = noise(2, frames, DType::f32, 11);
@@ -296,6 +297,32 @@ TEST_CASE("CUDA emulation: fxc::Program and fxc::Processor on Target::cuda throu
 TEST_CASE("CUDA emulation: one Program's Processors and runs on several threads at once") {
   test::UseCudaDevice emulated(std::make_shared<test::EmulatedDevice>());
   check_concurrent_use();
+}
+
+TEST_CASE("CUDA emulation: the Program cache holds the GPU memory of at most four dropped Programs") {
+  // A corpus run makes a Program per file length; each keeps its streams' device buffers and
+  // page-locked staging for its next run, and so does its copy in the Program cache, which
+  // held every length's until 256 were made.
+  auto device = std::make_shared<test::EmulatedDevice>();
+  test::UseCudaDevice emulated(device);
+  clear_kernel_memory_cache();
+  const std::size_t before = device->live_allocations();
+  auto run_once = [](std::size_t frames) {
+    Options o = options_for(Target::cuda);
+    o.signal_length = frames;
+    Program p = Program::from_source(kVocal, o);
+    (void)p.run(noise(2, frames, DType::f32, 1));
+  };
+  run_once(20000);
+  const std::size_t one = device->live_allocations() - before;
+  CHECK(one > 0);
+  for (std::size_t k = 1; k < 8; ++k) run_once(20000 + 1000 * k);
+  CHECK(device->live_allocations() - before == 4 * one);  // the four most recent lengths'
+  // A length made again takes its remembered Program, and that Program's streams: nothing new.
+  run_once(27000);
+  CHECK(device->live_allocations() - before == 4 * one);
+  clear_kernel_memory_cache();
+  CHECK(device->live_allocations() == before);
 }
 
 TEST_CASE("CUDA emulation: a device error in a Processor's call gives zeros and device_error(), not a crash") {

@@ -1841,7 +1841,7 @@ void check_caller_memory(const DeviceFactory& make, GpuDevice::Handle stream) {
     REQUIRE(execute_cuda_on_device(p.program, in, out, n, stream));
     if (auto* emulated = dynamic_cast<test::EmulatedDevice*>(p.device.get())) {
       CHECK(emulated->last_launch_stream == stream);
-      CHECK(emulated->stream_in_use == 0);  // back on the device's own stream
+      CHECK(emulated->stream_in_use() == 0);  // back on the device's own stream
     }
     for (std::size_t o = 0; o < want->size(); ++o) {
       const Signal& w = (*want)[o];

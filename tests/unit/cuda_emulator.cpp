@@ -118,7 +118,7 @@ GpuStatus EmulatedDevice::wait_event(Handle event) {
   ++events_waited;
   if (capturing()) return Unexpected{std::string("emulation: a wait on an event during a capture (not modelled)")};
   if (deferred()) {
-    Queue& q = queues_[stream_in_use];
+    Queue& q = queues_[stream_in_use()];
     q.ops.push_back({{}, *mark});
     ++q.ordered;
   }
@@ -188,12 +188,12 @@ Expected<void*, std::string> EmulatedDevice::allocate_host(std::size_t bytes) {
 void EmulatedDevice::release_host(void* p) noexcept { release(reinterpret_cast<DevicePtr>(p)); }
 
 GpuStatus EmulatedDevice::run(std::function<GpuStatus()> op) {
-  if (auto it = recording_.find(std::this_thread::get_id()); it != recording_.end()) {
+  if (auto it = recording_.find(stream_in_use()); it != recording_.end()) {
     it->second.push_back(std::move(op));
     return std::monostate{};
   }
   if (!deferred()) return op();
-  Queue& q = queues_[stream_in_use];
+  Queue& q = queues_[stream_in_use()];
   q.ops.push_back({std::move(op), std::nullopt});
   ++q.ordered;
   return std::monostate{};
@@ -202,7 +202,7 @@ GpuStatus EmulatedDevice::run(std::function<GpuStatus()> op) {
 GpuStatus EmulatedDevice::copy_to_device(DevicePtr to, const void* from, std::size_t bytes) {
   std::lock_guard lock(mutex_);
   if (auto ok = check(to, bytes); !ok) return ok;
-  last_copy_to_device_stream = stream_in_use;
+  last_copy_to_device_stream = stream_in_use();
   if (deferred() && !capturing() && !page_locked(from, bytes)) {
     // The driver stages pageable memory before it returns: the caller may reuse it at once.
     auto staged = std::make_shared<std::vector<unsigned char>>(static_cast<const unsigned char*>(from),
@@ -223,7 +223,7 @@ GpuStatus EmulatedDevice::copy_to_host(void* to, DevicePtr from, std::size_t byt
   if (auto ok = check(from, bytes); !ok) return ok;
   if (capturing() && !page_locked(to, bytes))
     return Unexpected{std::string("emulation: a copy to pageable memory during a capture (CUDA refuses it)")};
-  last_copy_to_host_stream = stream_in_use;
+  last_copy_to_host_stream = stream_in_use();
   auto ok = run([=] {
     std::memcpy(to, reinterpret_cast<const void*>(from), bytes);
     return GpuStatus(std::monostate{});
@@ -254,7 +254,8 @@ GpuStatus EmulatedDevice::fill_zero(DevicePtr to, std::size_t bytes) {
 
 Expected<GpuDevice::Handle, std::string> EmulatedDevice::load_module(
     const std::string& source, const std::string&, const std::vector<codegen::CudaEntry>& module_entries) {
-  std::lock_guard lock(mutex_);
+  // Compiled and opened without the device's lock (seconds of the host compiler, where other
+  // threads' work goes on), which only the module's table needs.
   std::string text = emulation_source(source, module_entries);
   const std::string key = sha256_hex(text);
   void* library = nullptr;
@@ -272,12 +273,18 @@ Expected<GpuDevice::Handle, std::string> EmulatedDevice::load_module(
       library = dlopen(so->c_str(), RTLD_NOW | RTLD_LOCAL);
     }
     if (!library) return Unexpected{std::string("emulation: dlopen: ") + dlerror()};
-    auto bind = reinterpret_cast<void (*)(FxcThreadContextFn, FxcRunFn, FxcSyncFn)>(dlsym(library, "fxc_emu_bind"));
-    if (!bind) return Unexpected{std::string("emulation: the module lacks fxc_emu_bind")};
-    bind(&emulated_thread_context, &run_fibers, &sync_fibers);
+    // Bound once, by the thread that remembers it: another may be running its kernels.
     std::lock_guard lock(library_mutex);
-    libraries[key] = library;
+    if (auto [it, first] = libraries.emplace(key, library); first) {
+      auto bind = reinterpret_cast<void (*)(FxcThreadContextFn, FxcRunFn, FxcSyncFn)>(dlsym(library, "fxc_emu_bind"));
+      if (!bind) {
+        libraries.erase(it);
+        return Unexpected{std::string("emulation: the module lacks fxc_emu_bind")};
+      }
+      bind(&emulated_thread_context, &run_fibers, &sync_fibers);
+    }
   }
+  std::lock_guard lock(mutex_);
   std::map<std::string, Launcher> entries;
   for (const codegen::CudaEntry& e : module_entries) {
     auto f = reinterpret_cast<Launcher>(dlsym(library, ("fxc_emu_" + e.symbol).c_str()));
@@ -304,7 +311,7 @@ GpuStatus EmulatedDevice::launch(Handle function, const codegen::CudaLaunch& sha
   if (shape.grid <= 0 || shape.block < 1 || shape.block > 1024)
     return Unexpected{"emulation: bad launch shape " + std::to_string(shape.grid) + " x " + std::to_string(shape.block)};
   Launcher f = functions_[function];
-  last_launch_stream = stream_in_use;
+  last_launch_stream = stream_in_use();
   return run([this, f, shape, args] {
     const char* fault = f(args.data(), shape.grid, shape.block);
     ++launches;
@@ -316,13 +323,13 @@ GpuStatus EmulatedDevice::launch(Handle function, const codegen::CudaLaunch& sha
 GpuStatus EmulatedDevice::begin_capture() {
   std::lock_guard lock(mutex_);
   if (capturing()) return Unexpected{std::string("emulation: already capturing")};
-  recording_[std::this_thread::get_id()];
+  recording_[stream_in_use()];
   return std::monostate{};
 }
 
 Expected<GpuDevice::Handle, std::string> EmulatedDevice::end_capture() {
   std::lock_guard lock(mutex_);
-  auto it = recording_.find(std::this_thread::get_id());
+  auto it = recording_.find(stream_in_use());
   if (it == recording_.end()) return Unexpected{std::string("emulation: not capturing")};
   graphs_[++last_graph_] = std::move(it->second);
   recording_.erase(it);

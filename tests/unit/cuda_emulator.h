@@ -8,9 +8,10 @@
 // float32 math library. A buffer is followed by a page nobody may touch: a kernel or copy that
 // runs past its end faults.
 //
-// Its calls may come from several threads at once, as a GPU's do (a corpus's jobs, several
-// Processors of one Program): each takes the device's lock, so kernels run one at a time, and
-// a capture records only its own thread's work (CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).
+// Its calls may come from several threads at once, as a GPU's do (several Processors of one
+// Program, each on its thread): each takes the device's lock, so kernels run one at a time;
+// the stream work goes to is each thread's own choice (use_stream), as the driver's device
+// keeps it, and a capture records what is ordered on the captured stream.
 //
 // With a deferred Order, work is not run when it is ordered but queued on its stream, as a
 // GPU would, and runs only when the host must see it (synchronize, synchronize_event, a copy
@@ -55,13 +56,20 @@ class EmulatedDevice final : public GpuDevice {
   GpuStatus copy_to_host(void* to, DevicePtr from, std::size_t bytes) override;
   GpuStatus fill_zero(DevicePtr to, std::size_t bytes) override;
   GpuStatus copy_on_device(DevicePtr to, DevicePtr from, std::size_t bytes) override;
-  /// Selects the stream later work queues on (deferred orders); the last one is kept for tests.
+  /// Selects the stream this thread's later work queues on (deferred orders), as the driver's
+  /// device does per thread.
   GpuStatus use_stream(Handle stream) override {
     std::lock_guard lock(mutex_);
-    stream_in_use = stream;
+    if (stream) streams_in_use_[std::this_thread::get_id()] = stream;
+    else streams_in_use_.erase(std::this_thread::get_id());
     return std::monostate{};
   }
-  Handle stream_in_use = 0;
+  /// The stream this thread's work goes to (0: the device's own).
+  Handle stream_in_use() const {
+    std::lock_guard lock(mutex_);
+    auto it = streams_in_use_.find(std::this_thread::get_id());
+    return it == streams_in_use_.end() ? 0 : it->second;
+  }
   Handle last_launch_stream = 0;  ///< the stream the last launch was ordered on
   Expected<Handle, std::string> load_module(const std::string& source, const std::string& cubin,
                                             const std::vector<codegen::CudaEntry>& entries) override;
@@ -129,7 +137,7 @@ class EmulatedDevice final : public GpuDevice {
   // Runs queued work, by the order's priority, until `m` is reached.
   GpuStatus drain(const Mark& m);
   GpuStatus drain_all();
-  Mark now() { return {stream_in_use, queues_[stream_in_use].ordered}; }
+  Mark now() { return {stream_in_use(), queues_[stream_in_use()].ordered}; }
   bool page_locked(const void* p, std::size_t bytes) const;
 
   Order order_;
@@ -148,9 +156,10 @@ class EmulatedDevice final : public GpuDevice {
   std::set<DevicePtr> host_allocations_;  // page-locked ones (allocate_host)
   std::vector<std::map<std::string, Launcher>> modules_;
   std::vector<Launcher> functions_;
-  // Each capturing thread's recording (a thread is capturing while it has one).
-  std::map<std::thread::id, std::vector<std::function<GpuStatus()>>> recording_;
-  bool capturing() const { return recording_.count(std::this_thread::get_id()) > 0; }
+  std::map<std::thread::id, Handle> streams_in_use_;  // by thread, where not the device's own
+  // Each captured stream's recording (a stream is captured while it has one).
+  std::map<Handle, std::vector<std::function<GpuStatus()>>> recording_;
+  bool capturing() const { return recording_.count(stream_in_use()) > 0; }
   mutable std::recursive_mutex mutex_;  // every call's: release drains, which may run work
   std::map<Handle, std::vector<std::function<GpuStatus()>>> graphs_;
   Handle last_graph_ = 0;
