@@ -31,6 +31,8 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <string>
+#include <thread>
 
 #include "codegen/chain_layout.h"
 #include "codegen/cuda/emit_cuda.h"
@@ -2067,6 +2069,35 @@ void check_pieces(const DeviceFactory& make) {
   auto want = interpret(fast.designed, inputs);
   REQUIRE(want);
   CHECK(worst_error(*got, *want) <= 1e-9);
+
+  // Whole runs of one program from several threads at once: its pool lends each a stream of
+  // its own (with the streams and events of its overlapped pieces and its staging), and each
+  // run gives what it gives alone, bit for bit.
+  {
+    Prepared shared = prepare(make, w1_graph(), 2, DType::f32, Force::chunked);
+    const std::vector<Signal> in = noise(shared.designed, 1001, 5, DType::f32, 2);
+    auto alone = execute_cuda(shared.program, in, 100);
+    REQUIRE(alone);
+    constexpr int kThreads = 3;
+    std::vector<int> wrong(kThreads, 0);
+    std::vector<std::string> errors(kThreads);
+    {
+      std::vector<std::jthread> threads;
+      for (int t = 0; t < kThreads; ++t)
+        threads.emplace_back([&, t] {
+          for (int k = 0; k < 4; ++k) {
+            auto got = execute_cuda(shared.program, in, 100);
+            if (!got) errors[t] = got.error();
+            else if (!identical(*got, *alone)) ++wrong[t];
+          }
+        });
+    }
+    for (int t = 0; t < kThreads; ++t) {
+      CAPTURE(t);
+      CHECK(errors[t] == "");
+      CHECK(wrong[t] == 0);
+    }
+  }
 
   // The default piece holds kCudaStagingBytes of inputs and outputs, and at least 4096 frames.
   Prepared p = prepare(make, w1_graph(), 8, DType::f32, Force::chunked);
