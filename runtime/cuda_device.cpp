@@ -7,6 +7,7 @@
 // where the CUDA device tests passed through it (docs/cuda.md).
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 #include <map>
@@ -158,6 +159,17 @@ class DriverDevice final : public GpuDevice {
     std::lock_guard lock(tables_mutex_);
     modules_.push_back(m);
     return reinterpret_cast<Handle>(m);
+  }
+  void unload_module(Handle module) noexcept override {
+    const auto m = reinterpret_cast<CUmodule>(module);
+    {
+      std::lock_guard lock(tables_mutex_);
+      auto it = std::find(modules_.begin(), modules_.end(), m);
+      if (it == modules_.end()) return;
+      modules_.erase(it);
+    }
+    bind();
+    d_.ModuleUnload(m);
   }
   Expected<Handle, std::string> function(Handle module, const std::string& symbol) override {
     bind();
@@ -458,8 +470,19 @@ Expected<std::shared_ptr<GpuDevice>, std::string> open_cuda_device(int ordinal) 
     std::lock_guard lock(o.mutex);
     if (o.device) return o.device;
   }
-  if (auto early = EarlyOpen::global().take(ordinal)) return std::move(*early);
-  return open_device_now(ordinal);
+  // Each device once per process (a corpus makes a Program per file, and a Program that goes
+  // took its device with it: when the last went, the primary context went too, and the next
+  // file made it again). Never destroyed: the driver may be shutting down when static objects
+  // are, so the devices are left to the process's exit, as the CUDA runtime leaves its context.
+  static std::mutex mutex;
+  static auto* opened = new std::map<int, std::shared_ptr<GpuDevice>>;
+  std::lock_guard lock(mutex);
+  if (auto it = opened->find(ordinal); it != opened->end()) return it->second;
+  OpenedDevice device = Unexpected{std::string()};
+  if (auto early = EarlyOpen::global().take(ordinal)) device = std::move(*early);
+  else device = open_device_now(ordinal);
+  if (device) opened->emplace(ordinal, *device);
+  return device;
 }
 
 passes::GpuProperties gpu_properties_of(const codegen::CudaDevice& device) {

@@ -1366,6 +1366,8 @@ Expected<std::shared_ptr<const CudaProgram>, std::string> load_cuda_program(std:
   auto module = device->load_module(source, cubin, entries);
   if (!module) return Unexpected{module.error()};
   program->module = *module;
+  program->module_unload =
+      std::shared_ptr<const void>(nullptr, [device, m = *module](const void*) { device->unload_module(m); });
   for (std::size_t e = 0; e < layout.size(); ++e) {
     auto f = device->function(*module, layout[e].symbol);
     if (!f) return Unexpected{f.error()};

@@ -63,6 +63,9 @@ struct CudaProgram {
   std::vector<codegen::CudaKernelInfo> kernels;
   std::shared_ptr<GpuDevice> device;
   GpuDevice::Handle module = 0;
+  /// Unloads `module` when the last copy of the program goes: the device outlives its
+  /// programs (open_cuda_device keeps it for the process).
+  std::shared_ptr<const void> module_unload;
   std::vector<std::vector<GpuDevice::Handle>> functions;  ///< [kernel][entry]
   /// Kernels launched side by side (codegen::cuda_side_by_side), each group's function, and
   /// for each kernel its group or -1.

@@ -68,6 +68,9 @@ class GpuDevice {
   virtual Expected<Handle, std::string> load_module(const std::string& source, const std::string& cubin,
                                                     const std::vector<codegen::CudaEntry>& entries) = 0;
   virtual Expected<Handle, std::string> function(Handle module, const std::string& symbol) = 0;
+  /// Unloads a module load_module gave, with its functions: its program is gone, and with it
+  /// every stream that could still launch them (runtime/cuda_executor.h, CudaProgram).
+  virtual void unload_module(Handle module) noexcept = 0;
   /// Launches `function` with `args`: every argument is 8 bytes (a device pointer or a long long).
   virtual GpuStatus launch(Handle function, const codegen::CudaLaunch& shape,
                            const std::vector<std::uint64_t>& args) = 0;
@@ -100,8 +103,11 @@ class GpuDevice {
 passes::GpuProperties gpu_properties_of(const codegen::CudaDevice& device);
 
 /// Device `ordinal` through the CUDA driver: its primary context and a created non-blocking
-/// stream. Fails with a clear message without a driver ("no CUDA driver (libcuda.so.1 not
-/// found): use --target cpu") or a device.
+/// stream. The same device every time for an ordinal: opened at the first call and kept until
+/// the process exits, as the CUDA runtime keeps its primary context (a context made again when
+/// the last program on it goes costs what opening it did, a large part of a second). Fails
+/// with a clear message without a driver ("no CUDA driver (libcuda.so.1 not found): use
+/// --target cpu") or a device; a failed open is tried again at the next call.
 Expected<std::shared_ptr<GpuDevice>, std::string> open_cuda_device(int ordinal = 0);
 
 /// Starts open_cuda_device(ordinal) on a thread of its own, so that the driver's

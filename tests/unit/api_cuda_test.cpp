@@ -211,6 +211,7 @@ class FailingDevice final : public GpuDevice {
   Expected<Handle, std::string> function(Handle module, const std::string& symbol) override {
     return inner_.function(module, symbol);
   }
+  void unload_module(Handle module) noexcept override { inner_.unload_module(module); }
   GpuStatus launch(Handle f, const codegen::CudaLaunch& shape, const std::vector<std::uint64_t>& args) override {
     if (failing) return Unexpected{std::string(kFault)};
     return inner_.launch(f, shape, args);
@@ -318,11 +319,14 @@ TEST_CASE("CUDA emulation: the Program cache holds the GPU memory of at most fou
   CHECK(one > 0);
   for (std::size_t k = 1; k < 8; ++k) run_once(20000 + 1000 * k);
   CHECK(device->live_allocations() - before == 4 * one);  // the four most recent lengths'
+  // A program's module goes with it (the device, kept for the process, would gather them).
+  CHECK(device->modules_loaded() == 4);
   // A length made again takes its remembered Program, and that Program's streams: nothing new.
   run_once(27000);
   CHECK(device->live_allocations() - before == 4 * one);
   clear_kernel_memory_cache();
   CHECK(device->live_allocations() == before);
+  CHECK(device->modules_loaded() == 0);
 }
 
 TEST_CASE("CUDA emulation: a device error in a Processor's call gives zeros and device_error(), not a crash") {

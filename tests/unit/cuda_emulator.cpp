@@ -295,12 +295,17 @@ Expected<GpuDevice::Handle, std::string> EmulatedDevice::load_module(
   return static_cast<Handle>(modules_.size() - 1);
 }
 
+void EmulatedDevice::unload_module(Handle module) noexcept {
+  std::lock_guard lock(mutex_);
+  if (module < modules_.size()) modules_[module].clear();  // its launchers stay in the library
+}
+
 Expected<GpuDevice::Handle, std::string> EmulatedDevice::function(Handle module, const std::string& symbol) {
   std::lock_guard lock(mutex_);
   if (module >= modules_.size()) return Unexpected{std::string("emulation: unknown module")};
   auto it = modules_[module].find(symbol);
   if (it == modules_[module].end()) return Unexpected{"the module has no kernel " + symbol};
-  functions_.push_back(it->second);
+  functions_.push_back({module, it->second});
   return static_cast<Handle>(functions_.size() - 1);
 }
 
@@ -310,7 +315,9 @@ GpuStatus EmulatedDevice::launch(Handle function, const codegen::CudaLaunch& sha
   if (function >= functions_.size()) return Unexpected{std::string("emulation: unknown function")};
   if (shape.grid <= 0 || shape.block < 1 || shape.block > 1024)
     return Unexpected{"emulation: bad launch shape " + std::to_string(shape.grid) + " x " + std::to_string(shape.block)};
-  Launcher f = functions_[function];
+  if (modules_[functions_[function].module].empty())
+    return Unexpected{std::string("emulation: a launch of a function whose module was unloaded")};
+  Launcher f = functions_[function].launcher;
   last_launch_stream = stream_in_use();
   return run([this, f, shape, args] {
     const char* fault = f(args.data(), shape.grid, shape.block);

@@ -74,6 +74,13 @@ class EmulatedDevice final : public GpuDevice {
   Expected<Handle, std::string> load_module(const std::string& source, const std::string& cubin,
                                             const std::vector<codegen::CudaEntry>& entries) override;
   Expected<Handle, std::string> function(Handle module, const std::string& symbol) override;
+  void unload_module(Handle module) noexcept override;
+  /// Modules loaded and not unloaded.
+  std::size_t modules_loaded() const {
+    std::lock_guard lock(mutex_);
+    return static_cast<std::size_t>(
+        std::count_if(modules_.begin(), modules_.end(), [](const auto& m) { return !m.empty(); }));
+  }
   GpuStatus launch(Handle function, const codegen::CudaLaunch& shape, const std::vector<std::uint64_t>& args) override;
   /// The current stream's work (deferred orders; at once, nothing is left to wait for).
   GpuStatus synchronize() override;
@@ -155,7 +162,11 @@ class EmulatedDevice final : public GpuDevice {
   std::map<DevicePtr, Allocation> allocations_;  // by address
   std::set<DevicePtr> host_allocations_;  // page-locked ones (allocate_host)
   std::vector<std::map<std::string, Launcher>> modules_;
-  std::vector<Launcher> functions_;
+  struct Function {
+    Handle module = 0;
+    Launcher launcher = nullptr;
+  };
+  std::vector<Function> functions_;
   std::map<std::thread::id, Handle> streams_in_use_;  // by thread, where not the device's own
   // Each captured stream's recording (a stream is captured while it has one).
   std::map<Handle, std::vector<std::function<GpuStatus()>>> recording_;
