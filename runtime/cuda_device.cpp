@@ -444,6 +444,24 @@ class EarlyOpen {
   static inline std::shared_ptr<GpuDevice>* left_open_ = nullptr;
 };
 
+// The devices opened, by ordinal: each once per process (a corpus makes a Program per file,
+// and a Program that went took its device with it: when the last went, the primary context
+// went too, and the next file made it again). Never destroyed: the driver may be shutting down
+// when static objects are, so the devices are left to the process's exit, as the CUDA runtime
+// leaves its context.
+struct OpenedDevices {
+  std::mutex mutex;
+  std::map<int, std::shared_ptr<GpuDevice>> by_ordinal;
+  static OpenedDevices& global() {
+    static auto* opened = new OpenedDevices;
+    return *opened;
+  }
+  bool has(int ordinal) {
+    std::lock_guard lock(mutex);
+    return by_ordinal.count(ordinal) > 0;
+  }
+};
+
 // use_cuda_device_for_testing's device, for every ordinal.
 struct DeviceOverride {
   std::mutex mutex;
@@ -456,7 +474,9 @@ struct DeviceOverride {
 
 }  // namespace
 
-void open_cuda_device_early(int ordinal) { EarlyOpen::global().start(ordinal); }
+void open_cuda_device_early(int ordinal) {
+  if (!OpenedDevices::global().has(ordinal)) EarlyOpen::global().start(ordinal);
+}
 
 void use_cuda_device_for_testing(std::shared_ptr<GpuDevice> device) {
   DeviceOverride& o = DeviceOverride::global();
@@ -470,18 +490,13 @@ Expected<std::shared_ptr<GpuDevice>, std::string> open_cuda_device(int ordinal) 
     std::lock_guard lock(o.mutex);
     if (o.device) return o.device;
   }
-  // Each device once per process (a corpus makes a Program per file, and a Program that goes
-  // took its device with it: when the last went, the primary context went too, and the next
-  // file made it again). Never destroyed: the driver may be shutting down when static objects
-  // are, so the devices are left to the process's exit, as the CUDA runtime leaves its context.
-  static std::mutex mutex;
-  static auto* opened = new std::map<int, std::shared_ptr<GpuDevice>>;
-  std::lock_guard lock(mutex);
-  if (auto it = opened->find(ordinal); it != opened->end()) return it->second;
+  OpenedDevices& opened = OpenedDevices::global();
+  std::lock_guard lock(opened.mutex);
+  if (auto it = opened.by_ordinal.find(ordinal); it != opened.by_ordinal.end()) return it->second;
   OpenedDevice device = Unexpected{std::string()};
   if (auto early = EarlyOpen::global().take(ordinal)) device = std::move(*early);
   else device = open_device_now(ordinal);
-  if (device) opened->emplace(ordinal, *device);
+  if (device) opened.by_ordinal.emplace(ordinal, *device);
   return device;
 }
 
