@@ -272,6 +272,18 @@ for jobs in 1 4; do
     trace_summary /tmp/trace_corpus.json "vocal, corpus of 8 files of 49.5-60 s, --jobs $jobs, --target $target" "$wall_ms"
   done
 done
+# The same corpus streamed (--block): each file makes and drops a Processor, whose program
+# opened a device of its own until 2026-12-02 (the primary context made again per file where
+# nothing else held it); now one `open CUDA device` a process.
+if [ "$(left)" -gt 20 ]; then
+  rm -rf /tmp/vocal_corpus_out
+  t0=$(date +%s%N)
+  timeout 30 build-dev/tools/fxc/fxc run examples/vocal.fx -i /tmp/vocal_corpus --out-dir /tmp/vocal_corpus_out \
+    --block 65536 --target cuda --trace /tmp/trace_corpus.json 2> /tmp/trace.err || tail -3 /tmp/trace.err
+  wall_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  cp /tmp/trace_corpus.json "$raw/trace_vocal_corpus_cuda_block.json" 2>/dev/null
+  trace_summary /tmp/trace_corpus.json "vocal, corpus of 8 files of 49.5-60 s, --block 65536, --target cuda" "$wall_ms"
+fi
 fi
 
 # Where W1 from host memory spends its time (20.0 ms on the H200 against 1.63 ms on GPU memory,
