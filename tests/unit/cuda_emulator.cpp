@@ -41,7 +41,6 @@ std::map<std::string, void*> libraries;  // by the source's SHA-256: one dlopen 
 }  // namespace
 
 EmulatedDevice::~EmulatedDevice() {
-  std::lock_guard lock(mutex_);
   (void)drain_all();
   for (auto& [p, a] : allocations_) munmap(a.base, a.mapped);
 }
