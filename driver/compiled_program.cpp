@@ -687,11 +687,21 @@ std::shared_ptr<const CompiledValues> Program::Impl::current(int channels, int l
   std::lock_guard lock(mutex_);
   refuse_if_ahead_of_time();
   if (options_.target != Target::reference && !spec->now->kernels && !spec->now->cuda) {
-    // Options::compile_kernels was false: the first run compiles them.
-    auto with_kernels = std::make_shared<CompiledValues>(*spec->now);
-    DiagnosticEngine diags = source_.diagnostics();
-    if (!compile_kernels(*spec, *with_kernels, diags)) throw_diagnostics(diags);
-    std::shared_ptr<const CompiledValues> compiled = std::move(with_kernels);
+    // Options::compile_kernels was false: the first run compiles them, or takes those a copy
+    // of this Program compiled for the same values (under the shared lock: a copy compiling
+    // them meanwhile is waited for).
+    FirstKernels& first = *spec->first_kernels;
+    std::lock_guard first_lock(first.mutex);
+    std::shared_ptr<const CompiledValues> compiled;
+    if (first.from == spec->now) {
+      compiled = first.compiled;
+    } else {
+      auto with_kernels = std::make_shared<CompiledValues>(*spec->now);
+      DiagnosticEngine diags = source_.diagnostics();
+      if (!compile_kernels(*spec, *with_kernels, diags)) throw_diagnostics(diags);
+      compiled = std::move(with_kernels);
+      if (!first.from) first.from = spec->now, first.compiled = compiled;  // values a set() made stay this copy's
+    }
     // Kept for the next run, unless a set() dropped this length class meanwhile.
     if (auto it = specs_.find({channels, length_class}); it != specs_.end() && it->second == spec)
       it->second->now = compiled;

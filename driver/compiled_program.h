@@ -36,12 +36,23 @@ struct CompiledValues {
   ParamValues values;
 };
 
+/// The kernels of a specialisation's first values, where Options::compile_kernels left them
+/// out, compiled at the first run of its Program or of any copy: copies of a Specialization
+/// share this, so that the Program cache's copies (a corpus's files, each a Processor) compile
+/// and load them once, not once each (a module load per file on the GPU).
+struct FirstKernels {
+  std::mutex mutex;
+  std::shared_ptr<const CompiledValues> from;      ///< the values compiled, without kernels
+  std::shared_ptr<const CompiledValues> compiled;  ///< `from` with its kernels
+};
+
 /// The compilation for one channel count of undeclared inputs (0: every input declares its).
 struct Specialization {
   int channels = 0;
   CompileRequest request;  ///< with the live chains' bounds
   driver::LiveAnalysis live;
   std::shared_ptr<const CompiledValues> now;
+  std::shared_ptr<FirstKernels> first_kernels = std::make_shared<FirstKernels>();
 };
 
 /// Whole signals as the planar pointer arrays a runner takes, in `dtype`: the inputs (copies

@@ -84,6 +84,7 @@ std::shared_ptr<const Specialization> stream_specialization(const Program::Impl&
     return program.specialization(channels);
   }
   auto spec = std::make_shared<Specialization>(*whole);
+  spec->first_kernels = std::make_shared<FirstKernels>();  // another schedule: not the whole's kernels
   spec->request.length_samples = static_cast<std::int64_t>(max_block);
   spec->request.thresholds.chunked_min_samples = std::numeric_limits<std::int64_t>::max();
   spec->now.reset();

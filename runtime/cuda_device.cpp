@@ -17,6 +17,7 @@
 
 #include "codegen/cuda/cuda_driver.h"
 #include "runtime/gpu_device.h"
+#include "runtime/pinned_host_cache.h"
 #include "support/trace.h"
 
 namespace fxc {
@@ -81,6 +82,7 @@ class DriverDevice final : public GpuDevice {
         arch_(std::move(arch)), properties_(properties) {}
 
   ~DriverDevice() override {
+    host_cache_.trim();  // while the context lives
     d_.CtxSetCurrent(context_);
     d_.StreamSynchronize(own_stream_);
     for (auto& [handle, graph] : graphs_) {
@@ -107,17 +109,8 @@ class DriverDevice final : public GpuDevice {
     bind();
     if (p) d_.MemFree(p);
   }
-  Expected<void*, std::string> allocate_host(std::size_t bytes) override {
-    bind();
-    void* p = nullptr;
-    if (CUresult r = d_.MemAllocHost(&p, bytes ? bytes : 1); r != 0)
-      return Unexpected{"cannot allocate " + std::to_string(bytes) + " bytes of page-locked host memory: " + error(r)};
-    return p;
-  }
-  void release_host(void* p) noexcept override {
-    bind();
-    if (p) d_.MemFreeHost(p);
-  }
+  Expected<void*, std::string> allocate_host(std::size_t bytes) override { return host_cache_.take(bytes); }
+  void release_host(void* p) noexcept override { host_cache_.give_back(p); }
   GpuStatus copy_to_device(DevicePtr to, const void* from, std::size_t bytes) override {
     if (bytes == 0) return std::monostate{};
     bind();
@@ -309,6 +302,21 @@ class DriverDevice final : public GpuDevice {
   std::vector<CUmodule> modules_;
   std::map<Handle, Graph> graphs_;
   Handle last_graph_ = 0;
+  // Page-locked memory, kept when given back for the next stream that needs about as much:
+  // cuMemHostAlloc pins and maps every page. Last: it frees through the members above.
+  PinnedHostCache host_cache_{[this](std::size_t bytes) -> Expected<void*, std::string> {
+                                bind();
+                                void* p = nullptr;
+                                if (CUresult r = d_.MemAllocHost(&p, bytes); r != 0)
+                                  return Unexpected{"cannot allocate " + std::to_string(bytes) +
+                                                    " bytes of page-locked host memory: " + error(r)};
+                                return p;
+                              },
+                              [this](void* p) {
+                                bind();
+                                d_.MemFreeHost(p);
+                              },
+                              kKeptPinnedBytes};
 };
 
 }  // namespace

@@ -600,11 +600,10 @@ struct CudaStream::Impl {
 
   // Page-locked staging for blocks of up to `n` samples from host memory (a run on caller
   // device memory needs none). Replacing it drops the recorded graphs, which copy through it.
+  // The device lends it from the blocks earlier streams gave back where one fits
+  // (runtime/pinned_host_cache.h); pinning a new one is the trace's "allocate pinned staging".
   GpuStatus grow_staging(long long n, int sets = 1) {
     if (n <= staging_capacity && sets <= staging_sets) return std::monostate{};
-    // A fresh process's first run pays this: the trace shows how much of its "GPU run" it is
-    // (the vocal example's took 50 ms on an H200, where its kernels take under 1 ms).
-    TraceSpan span("allocate pinned staging", "cuda", {{"samples", std::to_string(n)}, {"sets", std::to_string(sets)}});
     drop_graphs();
     n = std::max(n, staging_capacity);
     sets = std::max(sets, staging_sets);
@@ -628,6 +627,18 @@ struct CudaStream::Impl {
     staging_capacity = n;
     staging_sets = sets;
     return std::monostate{};
+  }
+
+  // The staging back to the device, for the next stream (an idle pooled one's: its next run
+  // takes staging again, most likely these blocks). Its work is done: runs end synchronized.
+  void give_back_staging() {
+    drop_graphs();
+    for (int k = 0; k < 2; ++k) {
+      staging_in[k].clear();
+      staging_out[k].clear();
+    }
+    staging_capacity = 0;
+    staging_sets = 0;
   }
 
   // Copies in, every kernel, copies out: what a block does on the stream. Returns the launches.
@@ -1326,6 +1337,9 @@ auto run_pooled(const std::shared_ptr<const CudaProgram>& program, DeviceLayout 
   }
   auto result = run(*stream);
   if (result) {
+    // Kept by the device, not by this program's idle stream: a process makes programs for
+    // many lengths (a corpus), and each would otherwise pin staging of its own.
+    stream->give_back_staging();
     std::lock_guard lock(pool.mutex);
     idle.push_back(std::move(stream));
   }
@@ -1335,6 +1349,46 @@ auto run_pooled(const std::shared_ptr<const CudaProgram>& program, DeviceLayout 
 }  // namespace
 
 CudaRunPoolRef::CudaRunPoolRef() : pool_(std::make_shared<CudaRunPool>()) {}
+
+namespace {
+
+// A module loaded on a device, and what unloads it when its last program goes.
+struct SharedModule {
+  GpuDevice::Handle handle = 0;
+  std::shared_ptr<const void> unload;
+};
+
+// The module of `image` (a cubin, or the emulation's source) on `device`: the one a live
+// program loaded already, else `load()`'s. Programs of one kernel shape made for other
+// signal lengths, sample rates or values (a corpus's files, each length a Program) share it,
+// where each loaded its own before 2026-12-02. Keyed by the image's bytes, so only the same
+// machine code is shared.
+template <class Load>
+Expected<SharedModule, std::string> shared_module(const std::shared_ptr<GpuDevice>& device, const std::string& image,
+                                                  Load load) {
+  struct Loaded {
+    GpuDevice::Handle handle;
+    std::weak_ptr<const void> unload;
+  };
+  static std::mutex mutex;  // held through a load: two programs of one shape load it once
+  static auto* loaded = new std::map<std::pair<const GpuDevice*, std::string>, Loaded>();  // outlives every program
+  std::lock_guard lock(mutex);
+  std::erase_if(*loaded, [](const auto& entry) { return entry.second.unload.expired(); });
+  auto key = std::make_pair(static_cast<const GpuDevice*>(device.get()), image);
+  if (auto it = loaded->find(key); it != loaded->end()) {
+    // (An owner of nothing: alive while it counts owners, though it converts to false.)
+    std::shared_ptr<const void> unload = it->second.unload.lock();
+    if (unload.use_count() > 0) return SharedModule{it->second.handle, std::move(unload)};
+  }
+  auto module = load();
+  if (!module) return Unexpected{module.error()};
+  // A shared owner of nothing whose deleter unloads: the device goes after its last module.
+  std::shared_ptr<const void> unload(nullptr, [device, m = *module](const void*) { device->unload_module(m); });
+  (*loaded)[std::move(key)] = Loaded{*module, unload};
+  return SharedModule{*module, std::move(unload)};
+}
+
+}  // namespace
 
 Expected<std::shared_ptr<const CudaProgram>, std::string> load_cuda_program(std::shared_ptr<GpuDevice> device,
                                                                             const ir::Graph& scheduled,
@@ -1363,27 +1417,26 @@ Expected<std::shared_ptr<const CudaProgram>, std::string> load_cuda_program(std:
   const DType signal = codegen::cuda_signal_dtype(scheduled);
   const std::vector<codegen::CudaEntry> layout = codegen::cuda_layout_entries(signal);
   entries.insert(entries.end(), layout.begin(), layout.end());
-  auto module = device->load_module(source, cubin, entries);
+  auto module = shared_module(device, cubin.empty() ? source : cubin, [&] { return device->load_module(source, cubin, entries); });
   if (!module) return Unexpected{module.error()};
-  program->module = *module;
-  program->module_unload =
-      std::shared_ptr<const void>(nullptr, [device, m = *module](const void*) { device->unload_module(m); });
+  program->module = module->handle;
+  program->module_unload = std::move(module->unload);
   for (std::size_t e = 0; e < layout.size(); ++e) {
-    auto f = device->function(*module, layout[e].symbol);
+    auto f = device->function(program->module, layout[e].symbol);
     if (!f) return Unexpected{f.error()};
     program->layout_functions[e] = *f;
   }
   for (const CudaKernelInfo& k : program->kernels) {
     std::vector<GpuDevice::Handle> functions;
     for (const codegen::CudaEntry& e : k.entries) {
-      auto f = device->function(*module, e.symbol);
+      auto f = device->function(program->module, e.symbol);
       if (!f) return Unexpected{f.error()};
       functions.push_back(*f);
     }
     program->functions.push_back(std::move(functions));
   }
   for (const codegen::CudaSideBySide& side : program->side_by_side) {
-    auto f = device->function(*module, side.symbol);
+    auto f = device->function(program->module, side.symbol);
     if (!f) return Unexpected{f.error()};
     program->side_functions.push_back(*f);
   }
@@ -1470,6 +1523,8 @@ Expected<std::monostate, std::string> execute_cuda_on_device(std::shared_ptr<con
   if (!launches) return Unexpected{launches.error()};
   return std::monostate{};
 }
+void CudaStream::give_back_staging() { impl_->give_back_staging(); }
+
 CudaStream::~CudaStream() = default;
 CudaStream::CudaStream(CudaStream&&) noexcept = default;
 CudaStream& CudaStream::operator=(CudaStream&&) noexcept = default;

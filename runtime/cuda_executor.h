@@ -63,8 +63,9 @@ struct CudaProgram {
   std::vector<codegen::CudaKernelInfo> kernels;
   std::shared_ptr<GpuDevice> device;
   GpuDevice::Handle module = 0;
-  /// Unloads `module` when the last copy of the program goes: the device outlives its
-  /// programs (open_cuda_device keeps it for the process).
+  /// Unloads `module` when the last program that uses it goes: programs of the same machine
+  /// code share a module (copies, and programs of one kernel shape for other lengths or
+  /// values), and the device outlives them (open_cuda_device keeps it for the process).
   std::shared_ptr<const void> module_unload;
   std::vector<std::vector<GpuDevice::Handle>> functions;  ///< [kernel][entry]
   /// Kernels launched side by side (codegen::cuda_side_by_side), each group's function, and
@@ -173,6 +174,10 @@ class CudaStream {
 
   /// Back to zero state, as before the first block.
   Expected<std::monostate, std::string> reset();
+  /// Gives the page-locked staging back to the device, which keeps it for the next stream
+  /// that needs about as much (runtime/pinned_host_cache.h); the next call takes staging
+  /// again. Drops the recorded CUDA graphs, which copy through it. Only between calls.
+  void give_back_staging();
   /// A copy of the device state, to restore later.
   Expected<std::shared_ptr<const CudaStreamState>, std::string> snapshot() const;
   /// Every buffer's size is checked before any is written: a snapshot that does not fit leaves

@@ -60,7 +60,9 @@ struct Options {
   /// set() refuses them. Declared ranges are live either way.
   bool live_unranged_params = true;
   /// false: construction checks and schedules the graph but compiles no kernels; the first
-  /// run() or processor() compiles them. For dumps, which need no kernels (nor a GPU).
+  /// run() or processor() compiles them, once for every copy of the Program at the same
+  /// values (a Program made again from the same text is such a copy). For dumps, which need
+  /// no kernels (nor a GPU), and for many Processors of one graph (a corpus's files).
   bool compile_kernels = true;
   /// Target::cuda: the GPU architecture to compile for ("sm_90"); empty: the device's. A
   /// Program for a named architecture compiles its kernels into the cache without a device

@@ -375,6 +375,54 @@ TEST_CASE("a Processor's blocks give the whole signal's output, bit for bit") {
   for (std::size_t i = 0; i < 5000; i += 97) CHECK(l[i] == doctest::Approx(y.f32(0)[i]).epsilon(1e-4));
 }
 
+// A corpus with --block makes a Program per file from the same text (the Program cache's
+// copy, whose kernels Options::compile_kernels left out) and a Processor of it: the first
+// Processor compiles the kernels, the later copies take them (on the GPU a module load per file
+// until 2026-12-02). A copy given other values before its first run compiles its own.
+TEST_CASE("copies of a Program made without kernels compile them once, at the first run of any") {
+  fxc::Options o = options(fxc::DType::f32);
+  o.compile_kernels = false;
+  o.signal_length = 512;
+  o.max_block = 512;
+  const fxc::Signal x = noise(2, 2000, fxc::DType::f32);
+  auto stream = [&](fxc::Processor& p) {
+    fxc::Signal y(2, 2000, fxc::DType::f32);
+    for (std::size_t start = 0; start < 2000; start += 512) {
+      const std::size_t n = std::min<std::size_t>(512, 2000 - start);
+      const float* in[] = {x.f32(0).data() + start, x.f32(1).data() + start};
+      float* out[] = {y.f32(0).data() + start, y.f32(1).data() + start};
+      p.process(in, out, n);
+    }
+    return y;
+  };
+  const std::string text = std::string(kEq) + "# copies share their first kernels\n";  // a cache entry of its own
+  fxc::Program first = fxc::Program::from_source(text, o);
+  fxc::Processor on_first(first);
+  on_first.prepare(512);
+  const fxc::Signal want = stream(on_first);
+  const std::uint64_t hits = fxc::counters().memory_hits, compiles = fxc::counters().compiles;
+  fxc::Program copy = fxc::Program::from_source(text, o);
+  fxc::Processor on_copy(copy);
+  on_copy.prepare(512);
+  CHECK(fxc::counters().memory_hits == hits);  // not even a kernel-cache lookup
+  CHECK(fxc::counters().compiles == compiles);
+  CHECK(relative_error(stream(on_copy), want) == 0);
+  // Other values before the first run: kernels of their own, which run those values.
+  fxc::Program moved = fxc::Program::from_source(text, o);
+  moved.set("fc", 1500.0);
+  fxc::Processor on_moved(moved);
+  on_moved.prepare(512);
+  CHECK(fxc::counters().memory_hits == hits + 1);
+  fxc::Options at = o;
+  at.params = {{"fc", 1500.0}};
+  at.compile_kernels = true;
+  fxc::Processor fresh(fxc::Program::from_source(text, at));
+  fresh.prepare(512);
+  const fxc::Signal moved_out = stream(on_moved);
+  CHECK(relative_error(moved_out, stream(fresh)) == 0);
+  CHECK(relative_error(moved_out, want) > 1e-3);
+}
+
 // A graph that moves samples between channels, processed in place (outputs in the inputs'
 // memory, as the headers allow): a route wrote output channel 0 over input channel 0 before it
 // read that for output channel 1 (an in-place swap() gave both channels the right one).

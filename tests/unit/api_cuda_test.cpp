@@ -12,6 +12,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -301,13 +302,15 @@ TEST_CASE("CUDA emulation: one Program's Processors and runs on several threads 
 }
 
 TEST_CASE("CUDA emulation: the Program cache holds the GPU memory of at most four dropped Programs") {
-  // A corpus run makes a Program per file length; each keeps its streams' device buffers and
-  // page-locked staging for its next run, and so does its copy in the Program cache, which
-  // held every length's until 256 were made.
+  // A corpus run makes a Program per file length; each keeps its streams' device buffers for
+  // its next run, and so does its copy in the Program cache, which held every length's until
+  // 256 were made. (Their page-locked staging goes back to the device after each run: the
+  // next test.)
   auto device = std::make_shared<test::EmulatedDevice>();
   test::UseCudaDevice emulated(device);
   clear_kernel_memory_cache();
   const std::size_t before = device->live_allocations();
+  auto held = [&] { return device->live_allocations() - device->kept_host_blocks() - before; };
   auto run_once = [](std::size_t frames) {
     Options o = options_for(Target::cuda);
     o.signal_length = frames;
@@ -315,17 +318,85 @@ TEST_CASE("CUDA emulation: the Program cache holds the GPU memory of at most fou
     (void)p.run(noise(2, frames, DType::f32, 1));
   };
   run_once(20000);
-  const std::size_t one = device->live_allocations() - before;
+  const std::size_t one = held();
   CHECK(one > 0);
   for (std::size_t k = 1; k < 8; ++k) run_once(20000 + 1000 * k);
-  CHECK(device->live_allocations() - before == 4 * one);  // the four most recent lengths'
-  // A program's module goes with it (the device, kept for the process, would gather them).
-  CHECK(device->modules_loaded() == 4);
+  CHECK(held() == 4 * one);  // the four most recent lengths'
+  // Programs of one kernel shape share a module (each length loaded its own until
+  // 2026-12-02), and it goes with the last of them (the device, kept for the process, would
+  // gather them).
+  CHECK(device->modules_loaded() == 1);
   // A length made again takes its remembered Program, and that Program's streams: nothing new.
   run_once(27000);
-  CHECK(device->live_allocations() - before == 4 * one);
+  CHECK(held() == 4 * one);
   clear_kernel_memory_cache();
+  CHECK(held() == 0);
+  CHECK(device->modules_loaded() == 0);
+  device->trim_host();
   CHECK(device->live_allocations() == before);
+}
+
+TEST_CASE("CUDA emulation: page-locked staging goes back to the device after a run, for the next Program's") {
+  // Each file length of a corpus is a Program of its own, and a stream per run; pinning new
+  // staging for each cost milliseconds a file on a GPU. The device keeps the blocks given back
+  // and lends them to requests of up to their size (and at least half of it).
+  auto device = std::make_shared<test::EmulatedDevice>();
+  test::UseCudaDevice emulated(device);
+  clear_kernel_memory_cache();
+  device->trim_host();
+  auto run_once = [](std::size_t frames, std::uint32_t seed) {
+    Options o = options_for(Target::cuda);
+    o.signal_length = frames;
+    Program p = Program::from_source(kVocal, o);
+    const Signal x = noise(2, frames, DType::f32, seed);
+    const Signal y = p.run(x);
+    Options cpu = options_for(Target::cpu);
+    cpu.signal_length = frames;
+    CHECK(relative_error(y, Program::from_source(kVocal, cpu).run(x)) <= 2e-6);
+  };
+  // Longest first, as a sorted corpus may come: one input and one output block, pinned once.
+  for (std::size_t k = 0; k < 8; ++k) {
+    run_once(60000 - 4000 * k, static_cast<std::uint32_t>(k));
+    CHECK(device->host_blocks() == 2);
+    CHECK(device->kept_host_blocks() == 2);  // none held by the programs between runs
+  }
+  // Shorter than half the blocks: blocks of their own (a small request does not hold a large block).
+  run_once(20000, 9);
+  CHECK(device->host_blocks() == 4);
+  // A Processor takes its staging from the same blocks, and gives it back when it goes.
+  {
+    Options o = options_for(Target::cuda);
+    o.signal_length = 40000;
+    Processor p(Program::from_source(kVocal, o));
+    p.prepare(40000);
+    CHECK(device->kept_host_blocks() == 2);
+    CHECK(device->host_blocks() == 4);
+  }
+  CHECK(device->kept_host_blocks() == 4);
+  clear_kernel_memory_cache();
+}
+
+TEST_CASE("CUDA emulation: copies of a Program made without kernels load one module, not one each") {
+  // A corpus with --block: a Program per file from the Program cache (a copy without kernels,
+  // Options::compile_kernels false) and a Processor of it, one after another.
+  auto device = std::make_shared<test::EmulatedDevice>();
+  test::UseCudaDevice emulated(device);
+  clear_kernel_memory_cache();
+  Options o = options_for(Target::cuda);
+  o.compile_kernels = false;
+  o.signal_length = 1024;
+  o.max_block = 1024;
+  const Signal x = noise(2, 3000, DType::f32, 5);
+  std::optional<Signal> first;
+  for (int file = 0; file < 3; ++file) {
+    Processor p(Program::from_source(kVocal, o));
+    p.prepare(1024);
+    CHECK(device->modules_loaded() == 1);
+    const Signal y = stream_through<float>(p, x, {1024});
+    if (!first) first = y;
+    CHECK(same_bits(y, *first));
+  }
+  clear_kernel_memory_cache();
   CHECK(device->modules_loaded() == 0);
 }
 

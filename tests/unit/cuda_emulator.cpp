@@ -41,6 +41,7 @@ std::map<std::string, void*> libraries;  // by the source's SHA-256: one dlopen 
 }  // namespace
 
 EmulatedDevice::~EmulatedDevice() {
+  host_cache_.trim();
   (void)drain_all();
   for (auto& [p, a] : allocations_) munmap(a.base, a.mapped);
 }
@@ -176,15 +177,41 @@ void EmulatedDevice::release(DevicePtr p) noexcept {
   }
 }
 
+// A block of the cache is lent for `bytes`: copies past them are refused (check), and the
+// block's whole pages past them cannot be touched until it is given back, so that an overrun
+// of a lent block faults as one of a new buffer does (within the last page's slack).
 Expected<void*, std::string> EmulatedDevice::allocate_host(std::size_t bytes) {
+  auto block = host_cache_.take(bytes);
+  if (!block) return block;
   std::lock_guard lock(mutex_);
-  auto p = allocate(bytes);
-  if (!p) return Unexpected{p.error()};
-  host_allocations_.insert(*p);
-  return reinterpret_cast<void*>(*p);
+  Allocation& a = allocations_.at(reinterpret_cast<DevicePtr>(*block));
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  char* const guard = static_cast<char*>(a.base) + a.mapped - page;
+  a.bytes = std::max<std::size_t>(bytes, 1);
+  const std::uintptr_t used = reinterpret_cast<std::uintptr_t>(*block) + a.bytes;
+  char* const slack = reinterpret_cast<char*>((used + page - 1) / page * page);
+  if (slack < guard && mprotect(slack, static_cast<std::size_t>(guard - slack), PROT_NONE) != 0) {
+    host_cache_.give_back(*block);
+    return Unexpected{std::string("emulation: cannot protect a lent block's slack")};
+  }
+  return block;
 }
 
-void EmulatedDevice::release_host(void* p) noexcept { release(reinterpret_cast<DevicePtr>(p)); }
+void EmulatedDevice::release_host(void* p) noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    auto it = allocations_.find(reinterpret_cast<DevicePtr>(p));
+    if (it != allocations_.end() && host_allocations_.count(it->first)) {
+      // The whole block again, for the cache to lend or free.
+      Allocation& a = it->second;
+      const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+      char* const guard = static_cast<char*>(a.base) + a.mapped - page;
+      a.bytes = static_cast<std::size_t>(guard - static_cast<char*>(p));
+      (void)mprotect(a.base, a.mapped - page, PROT_READ | PROT_WRITE);
+    }
+  }
+  host_cache_.give_back(p);
+}
 
 GpuStatus EmulatedDevice::run(std::function<GpuStatus()> op) {
   if (auto it = recording_.find(stream_in_use()); it != recording_.end()) {

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "runtime/gpu_device.h"
+#include "runtime/pinned_host_cache.h"
 
 namespace fxc::test {
 
@@ -109,6 +110,15 @@ class EmulatedDevice final : public GpuDevice {
 
   int launches = 0;        ///< kernel launches run (replays included)
   int graph_launches = 0;  ///< graph replays
+  /// Page-locked blocks given back and kept for the next allocate_host (they are live
+  /// allocations too), and freeing them.
+  std::size_t kept_host_blocks() const { return host_cache_.kept_blocks(); }
+  /// Page-locked blocks pinned now, lent or kept.
+  std::size_t host_blocks() const {
+    std::lock_guard lock(mutex_);
+    return host_allocations_.size();
+  }
+  void trim_host() { host_cache_.trim(); }
   std::size_t live_allocations() const {
     std::lock_guard lock(mutex_);
     return allocations_.size();
@@ -174,6 +184,16 @@ class EmulatedDevice final : public GpuDevice {
   mutable std::recursive_mutex mutex_;  // every call's: release drains, which may run work
   std::map<Handle, std::vector<std::function<GpuStatus()>>> graphs_;
   Handle last_graph_ = 0;
+  // Page-locked memory as the driver's device keeps it (runtime/pinned_host_cache.h): blocks
+  // given back are lent again. Last: its blocks go before the allocations they are.
+  PinnedHostCache host_cache_{[this](std::size_t bytes) -> Expected<void*, std::string> {
+                                std::lock_guard lock(mutex_);
+                                auto p = allocate(bytes);
+                                if (!p) return Unexpected{p.error()};
+                                host_allocations_.insert(*p);
+                                return reinterpret_cast<void*>(*p);
+                              },
+                              [this](void* p) { release(reinterpret_cast<DevicePtr>(p)); }, kKeptPinnedBytes};
 };
 
 }  // namespace fxc::test
