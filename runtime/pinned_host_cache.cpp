@@ -33,7 +33,7 @@ Expected<void*, std::string> PinnedHostCache::take(std::size_t bytes) {
       if (it->bytes >= bytes && it->bytes / 2 <= bytes && (best == kept_.end() || it->bytes < best->bytes)) best = it;
     if (best != kept_.end()) {
       void* block = best->block;
-      out_.emplace(block, best->bytes);
+      lend(block, best->bytes);
       kept_bytes_ -= best->bytes;
       kept_.erase(best);
       return block;
@@ -47,8 +47,14 @@ Expected<void*, std::string> PinnedHostCache::take(std::size_t bytes) {
   auto block = allocate_(size);
   if (!block) return block;
   std::lock_guard lock(mutex_);
-  out_.emplace(*block, size);
+  lend(*block, size);
   return block;
+}
+
+void PinnedHostCache::lend(void* block, std::size_t bytes) {
+  out_.emplace(block, bytes);
+  out_bytes_ += bytes;
+  peak_bytes_ = std::max(peak_bytes_, out_bytes_);
 }
 
 void PinnedHostCache::give_back(void* block) noexcept {
@@ -57,13 +63,16 @@ void PinnedHostCache::give_back(void* block) noexcept {
   {
     std::lock_guard lock(mutex_);
     auto it = out_.find(block);
-    if (it == out_.end() || it->second > limit_) {
+    if (it == out_.end()) {
       to_free.push_back(block);
-      if (it != out_.end()) out_.erase(it);
     } else {
       const std::size_t size = it->second;
       out_.erase(it);
-      while (!kept_.empty() && kept_bytes_ + size > limit_) {
+      out_bytes_ -= size;
+      // Lent and kept together within the limit, or within the most lent at once (which
+      // this block was part of, so it always fits once older blocks are freed).
+      const std::size_t room = std::max(limit_, peak_bytes_);
+      while (!kept_.empty() && out_bytes_ + kept_bytes_ + size > room) {
         to_free.push_back(kept_.front().block);
         kept_bytes_ -= kept_.front().bytes;
         kept_.pop_front();

@@ -18,8 +18,9 @@
 
 namespace fxc {
 
-/// The page-locked bytes a GPU device keeps unused: two sets of a whole run's staging
-/// (kCudaStagingBytes each, runtime/cuda_executor.h), what one long run takes at most.
+/// The page-locked bytes a GPU device keeps, lent and unused together, at least: two sets of
+/// a whole run's staging (kCudaStagingBytes each, runtime/cuda_executor.h), what one long run
+/// takes at most.
 inline constexpr std::size_t kKeptPinnedBytes = std::size_t{256} << 20;
 
 class PinnedHostCache {
@@ -27,8 +28,11 @@ class PinnedHostCache {
   using Allocate = std::function<Expected<void*, std::string>(std::size_t bytes)>;
   using Free = std::function<void(void*)>;
 
-  /// Blocks come from `allocate` and go back through `free`; at most `limit` bytes are kept
-  /// unused (the least recently given back go first).
+  /// Blocks come from `allocate` and go back through `free`. A block given back is kept while
+  /// the blocks lent and kept together come to at most `limit` bytes, or to the most the
+  /// process had lent at once where that is more (four threads' long runs at once take their
+  /// staging back at the next round, rather than pinning it again); the least recently given
+  /// back go first.
   PinnedHostCache(Allocate allocate, Free free, std::size_t limit);
   /// Frees every block kept; blocks still out are the owner's to give back first.
   ~PinnedHostCache();
@@ -58,6 +62,8 @@ class PinnedHostCache {
     void* block;
     std::size_t bytes;
   };
+  void lend(void* block, std::size_t bytes);  // under mutex_
+
   Allocate allocate_;
   Free free_;
   std::size_t limit_;
@@ -65,6 +71,8 @@ class PinnedHostCache {
   std::unordered_map<void*, std::size_t> out_;  // blocks given out, with their sizes
   std::list<Kept> kept_;                        // least recently given back first
   std::size_t kept_bytes_ = 0;
+  std::size_t out_bytes_ = 0;   // lent now
+  std::size_t peak_bytes_ = 0;  // the most lent at once
 };
 
 }  // namespace fxc

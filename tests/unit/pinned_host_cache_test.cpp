@@ -90,20 +90,36 @@ TEST_CASE("pinned host cache: a block given back is lent again to a request of a
   CHECK(heap.live.empty());  // the destructor freed what it kept
 }
 
-TEST_CASE("pinned host cache: at most `limit` bytes kept, the least recently given back freed first") {
+TEST_CASE("pinned host cache: lent and kept within the limit, or the most lent at once; oldest freed first") {
   Heap heap;
   PinnedHostCache cache(heap.allocate(), heap.free(), 3 * 65536);
+  // One block at a time: at most the limit kept.
+  std::vector<void*> one_at_a_time;
+  for (std::size_t k = 0; k < 4; ++k) {
+    one_at_a_time.push_back(*cache.take(65536 * (k + 2)));  // 128, 192, 256, 320 KiB: none fits another
+    cache.give_back(one_at_a_time.back());
+    CHECK(cache.kept_bytes() <= 3 * 65536 + 65536 * (k + 2));  // the one given back may pass alone
+  }
+  CHECK(heap.allocations == 4);
+  CHECK(cache.kept_blocks() == 1);  // each pushed out the older: the room is the largest lent (320 KiB)
+  CHECK(heap.live.count(one_at_a_time[3]) == 1);
+  cache.trim();
+  // Four lent at once (as four threads' runs): all four kept, and lent again next round.
   std::vector<void*> blocks;
-  for (int k = 0; k < 4; ++k) blocks.push_back(*cache.take(65536));
+  for (int k = 0; k < 4; ++k) blocks.push_back(*cache.take(100000));
   for (void* b : blocks) cache.give_back(b);
-  CHECK(cache.kept_blocks() == 3);
-  CHECK(cache.kept_bytes() == 3 * 65536);
-  CHECK(heap.live.count(blocks[0]) == 0);  // the first given back went
-  // A block larger than the limit is never kept; a pointer the cache did not lend is freed.
-  void* huge = *cache.take(4 * 65536);
-  cache.give_back(huge);
-  CHECK(heap.live.count(huge) == 0);
-  CHECK(cache.kept_blocks() == 3);
+  CHECK(cache.kept_blocks() == 4);
+  const int before = heap.allocations;
+  for (int k = 0; k < 4; ++k) blocks[static_cast<std::size_t>(k)] = *cache.take(100000);
+  CHECK(heap.allocations == before);
+  for (void* b : blocks) cache.give_back(b);
+  // A block of none of their sizes: the least recently given back go to make room.
+  void* large = *cache.take(400000);
+  cache.give_back(large);
+  CHECK(cache.kept_bytes() <= std::max<std::size_t>(3 * 65536, 4 * PinnedHostCache::block_size(100000)));
+  CHECK(heap.live.count(blocks[0]) == 0);
+  CHECK(heap.live.count(large) == 1);
+  // A pointer the cache did not lend is freed as it is.
   void* stranger = *heap.allocate()(1000);
   cache.give_back(stranger);
   CHECK(heap.live.count(stranger) == 0);
