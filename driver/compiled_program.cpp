@@ -294,6 +294,7 @@ std::shared_ptr<const Specialization> Program::Impl::specialization(int channels
   auto now = compile_values(*spec, values_, diags, kernels);
   if (!now) throw_diagnostics(diags);
   spec->now = std::make_shared<const CompiledValues>(std::move(*now));
+  spec->first_kernels->from = spec->now;  // (set before any copy can share it)
   if (std::any_of(diags.diagnostics().begin(), diags.diagnostics().end(),
                   [](const Diagnostic& d) { return d.severity == Severity::warning; }))
     warnings_ += diags.str();
@@ -690,17 +691,17 @@ std::shared_ptr<const CompiledValues> Program::Impl::current(int channels, int l
     // Options::compile_kernels was false: the first run compiles them, or takes those a copy
     // of this Program compiled for the same values (under the shared lock: a copy compiling
     // them meanwhile is waited for).
+    // Values a set() made are this copy's alone: compiled for it.
     FirstKernels& first = *spec->first_kernels;
     std::lock_guard first_lock(first.mutex);
-    std::shared_ptr<const CompiledValues> compiled;
-    if (first.from == spec->now) {
-      compiled = first.compiled;
-    } else {
+    const bool shared = first.from == spec->now;
+    std::shared_ptr<const CompiledValues> compiled = shared ? first.compiled : nullptr;
+    if (!compiled) {
       auto with_kernels = std::make_shared<CompiledValues>(*spec->now);
       DiagnosticEngine diags = source_.diagnostics();
       if (!compile_kernels(*spec, *with_kernels, diags)) throw_diagnostics(diags);
       compiled = std::move(with_kernels);
-      if (!first.from) first.from = spec->now, first.compiled = compiled;  // values a set() made stay this copy's
+      if (shared) first.compiled = compiled;
     }
     // Kept for the next run, unless a set() dropped this length class meanwhile.
     if (auto it = specs_.find({channels, length_class}); it != specs_.end() && it->second == spec)

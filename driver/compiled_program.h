@@ -42,8 +42,8 @@ struct CompiledValues {
 /// and load them once, not once each (a module load per file on the GPU).
 struct FirstKernels {
   std::mutex mutex;
-  std::shared_ptr<const CompiledValues> from;      ///< the values compiled, without kernels
-  std::shared_ptr<const CompiledValues> compiled;  ///< `from` with its kernels
+  std::shared_ptr<const CompiledValues> from;      ///< the specialisation's first values, without kernels
+  std::shared_ptr<const CompiledValues> compiled;  ///< `from` with its kernels, once a run compiled them
 };
 
 /// The compilation for one channel count of undeclared inputs (0: every input declares its).

@@ -303,7 +303,7 @@ class DriverDevice final : public GpuDevice {
   std::map<Handle, Graph> graphs_;
   Handle last_graph_ = 0;
   // Page-locked memory, kept when given back for the next stream that needs about as much:
-  // cuMemHostAlloc pins and maps every page. Last: it frees through the members above.
+  // cuMemAllocHost pins and maps every page. Last: it frees through the members above.
   PinnedHostCache host_cache_{[this](std::size_t bytes) -> Expected<void*, std::string> {
                                 bind();
                                 void* p = nullptr;

@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string_view>
 
 #include "codegen/chain_layout.h"
 #include "ir/graph_algorithms.h"
@@ -178,9 +179,12 @@ struct CudaStream::Impl {
   // first, so that no error on the way can leave one pointing at freed memory. The operand
   // tables go too (they hold signal addresses and pass lengths).
   void drop_graphs() {
+    destroy_graphs();
+    for (KernelMemory& m : memory) m.operand_tables.clear();
+  }
+  void destroy_graphs() {
     for (auto& [length, r] : graphs) device->destroy_graph(r.graph);
     graphs.clear();
-    for (KernelMemory& m : memory) m.operand_tables.clear();
   }
 
   // Keeps at most kMaxGraphs recorded graphs and operand tables: a stream fed blocks of ever
@@ -604,7 +608,10 @@ struct CudaStream::Impl {
   // (runtime/pinned_host_cache.h); pinning a new one is the trace's "allocate pinned staging".
   GpuStatus grow_staging(long long n, int sets = 1) {
     if (n <= staging_capacity && sets <= staging_sets) return std::monostate{};
-    drop_graphs();
+    // The blocks replaced go back to the device, which lends them on at once: no copy of a
+    // call that failed part-way may still reach them (runs in pieces settle their streams).
+    if (staging_capacity > 0) FXC_TRY(device->synchronize());
+    destroy_graphs();  // (the operand tables point at device buffers, not at staging: they stay)
     n = std::max(n, staging_capacity);
     sets = std::max(sets, staging_sets);
     staging_capacity = 0;  // until every buffer is there: a failed allocation leaves none to use
@@ -630,9 +637,12 @@ struct CudaStream::Impl {
   }
 
   // The staging back to the device, for the next stream (an idle pooled one's: its next run
-  // takes staging again, most likely these blocks). Its work is done: runs end synchronized.
+  // takes staging again, most likely these blocks). Runs end synchronized; the wait makes sure
+  // (microseconds on an idle stream): the device lends the blocks on at once. The graphs copy
+  // through the staging and go; the operand tables stay for the next run.
   void give_back_staging() {
-    drop_graphs();
+    if (!device->synchronize()) return;  // a failed device: kept until the stream goes
+    destroy_graphs();
     for (int k = 0; k < 2; ++k) {
       staging_in[k].clear();
       staging_out[k].clear();
@@ -1362,7 +1372,8 @@ struct SharedModule {
 // program loaded already, else `load()`'s. Programs of one kernel shape made for other
 // signal lengths, sample rates or values (a corpus's files, each length a Program) share it,
 // where each loaded its own before 2026-12-02. Keyed by the image's bytes, so only the same
-// machine code is shared.
+// machine code is shared. Loads run outside the lock (the emulation compiles for seconds, a
+// PTX load compiles too); two threads loading one image at once keep the first's.
 template <class Load>
 Expected<SharedModule, std::string> shared_module(const std::shared_ptr<GpuDevice>& device, const std::string& image,
                                                   Load load) {
@@ -1370,21 +1381,33 @@ Expected<SharedModule, std::string> shared_module(const std::shared_ptr<GpuDevic
     GpuDevice::Handle handle;
     std::weak_ptr<const void> unload;
   };
-  static std::mutex mutex;  // held through a load: two programs of one shape load it once
-  static auto* loaded = new std::map<std::pair<const GpuDevice*, std::string>, Loaded>();  // outlives every program
-  std::lock_guard lock(mutex);
-  std::erase_if(*loaded, [](const auto& entry) { return entry.second.unload.expired(); });
-  auto key = std::make_pair(static_cast<const GpuDevice*>(device.get()), image);
-  if (auto it = loaded->find(key); it != loaded->end()) {
+  struct Registry {
+    std::mutex mutex;
+    std::map<const GpuDevice*, std::map<std::string, Loaded, std::less<>>> loaded;  // by device, by image
+  };
+  static auto* registry = new Registry();  // outlives every program
+  // The live module of `image`, under the lock; drops the device's modules that are gone.
+  auto live = [&]() -> std::optional<SharedModule> {
+    auto& modules = registry->loaded[device.get()];
+    std::erase_if(modules, [](const auto& entry) { return entry.second.unload.expired(); });
+    auto it = modules.find(std::string_view(image));
+    if (it == modules.end()) return std::nullopt;
     // (An owner of nothing: alive while it counts owners, though it converts to false.)
     std::shared_ptr<const void> unload = it->second.unload.lock();
-    if (unload.use_count() > 0) return SharedModule{it->second.handle, std::move(unload)};
+    if (unload.use_count() == 0) return std::nullopt;
+    return SharedModule{it->second.handle, std::move(unload)};
+  };
+  {
+    std::lock_guard lock(registry->mutex);
+    if (auto found = live()) return std::move(*found);
   }
   auto module = load();
   if (!module) return Unexpected{module.error()};
   // A shared owner of nothing whose deleter unloads: the device goes after its last module.
   std::shared_ptr<const void> unload(nullptr, [device, m = *module](const void*) { device->unload_module(m); });
-  (*loaded)[std::move(key)] = Loaded{*module, unload};
+  std::lock_guard lock(registry->mutex);
+  if (auto found = live()) return std::move(*found);  // another thread's load won: ours goes with `unload`
+  registry->loaded[device.get()][image] = Loaded{*module, unload};
   return SharedModule{*module, std::move(unload)};
 }
 

@@ -28,9 +28,11 @@ std::size_t PinnedHostCache::block_size(std::size_t bytes) {
 Expected<void*, std::string> PinnedHostCache::take(std::size_t bytes) {
   {
     std::lock_guard lock(mutex_);
+    // At most twice the block a new one would be (a request under a page takes a page).
+    const std::size_t largest = 2 * block_size(bytes);
     auto best = kept_.end();
     for (auto it = kept_.begin(); it != kept_.end(); ++it)
-      if (it->bytes >= bytes && it->bytes / 2 <= bytes && (best == kept_.end() || it->bytes < best->bytes)) best = it;
+      if (it->bytes >= bytes && it->bytes <= largest && (best == kept_.end() || it->bytes < best->bytes)) best = it;
     if (best != kept_.end()) {
       void* block = best->block;
       lend(block, best->bytes);
@@ -45,7 +47,13 @@ Expected<void*, std::string> PinnedHostCache::take(std::size_t bytes) {
   // (the vocal example's took 50 ms on an H200, where its kernels take under 1 ms).
   TraceSpan span("allocate pinned staging", "cuda", {{"bytes", std::to_string(size)}});
   auto block = allocate_(size);
-  if (!block) return block;
+  if (!block) {
+    // The blocks kept may be what leaves none to pin (page-locked memory is limited): once
+    // more without them.
+    trim();
+    block = allocate_(size);
+    if (!block) return block;
+  }
   std::lock_guard lock(mutex_);
   lend(*block, size);
   return block;

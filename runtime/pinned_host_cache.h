@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Page-locked host blocks given back, kept for the next allocation of about their size: the
-// driver pins and maps every page of a new block (milliseconds for the tens of MB a file's
+// driver (cuMemAllocHost) pins and maps every page of a new block (milliseconds for the tens of MB a file's
 // staging takes), and a process that lives longer than one run (a corpus of many file
 // lengths, a plugin host, a Python loop) makes and drops programs, streams and Processors all
 // the time. Both GPU devices (the driver's, runtime/cuda_device.cpp, and the tests'
@@ -39,8 +39,8 @@ class PinnedHostCache {
   PinnedHostCache(const PinnedHostCache&) = delete;
   PinnedHostCache& operator=(const PinnedHostCache&) = delete;
 
-  /// A block of at least `bytes`: a kept one of at most twice that, else a new one of
-  /// block_size(bytes).
+  /// A block of at least `bytes`: the smallest kept one of at most twice block_size(bytes),
+  /// else a new one of block_size(bytes) (where pinning fails, once more after trim()).
   Expected<void*, std::string> take(std::size_t bytes);
   /// A block take() gave, no longer used by any copy (the stream that used it synchronized):
   /// kept for the next take(), or freed where keeping it would pass the limit. A pointer

@@ -220,7 +220,8 @@ fi
 # of a corpus of 8 such files in one process with --jobs 1 and 4, each file of its own length
 # (60 s down to 49.5 s), as a real corpus's are: each length is a Program of its own, whose
 # staging the device lends from the blocks the last file gave back since 2026-12-02 (each
-# "allocate pinned staging" in the trace is a block pinned: two for the corpus; gpu_bench.py's
+# "allocate pinned staging" in the trace is a block pinned: two for the corpus with --jobs 1,
+# up to eight with --jobs 4; gpu_bench.py's
 # corpus of 8 copies of one file, which share one Program, ran 140 and 79 ms a file on the H200,
 # 2026-11-30, where its GPU work is about 2 ms), each trace's spans summed by name, beside the
 # process's wall time.

@@ -421,6 +421,17 @@ TEST_CASE("copies of a Program made without kernels compile them once, at the fi
   const fxc::Signal moved_out = stream(on_moved);
   CHECK(relative_error(moved_out, stream(fresh)) == 0);
   CHECK(relative_error(moved_out, want) > 1e-3);
+  // A copy given other values that runs first leaves the shared kernels to the first copy at
+  // the starting values: the copies after that take them.
+  const std::string other = std::string(kEq) + "# the set() copy runs first\n";
+  fxc::Program moved_first = fxc::Program::from_source(other, o);
+  moved_first.set("fc", 1500.0);
+  fxc::Processor(moved_first).prepare(512);
+  const std::uint64_t after_moved = fxc::counters().memory_hits;
+  fxc::Processor(fxc::Program::from_source(other, o)).prepare(512);
+  CHECK(fxc::counters().memory_hits == after_moved + 1);
+  fxc::Processor(fxc::Program::from_source(other, o)).prepare(512);
+  CHECK(fxc::counters().memory_hits == after_moved + 1);
 }
 
 // A graph that moves samples between channels, processed in place (outputs in the inputs'

@@ -162,6 +162,7 @@ Expected<DevicePtr, std::string> EmulatedDevice::allocate(std::size_t bytes) {
   std::memset(p, 0xA5, body);  // uninitialized memory is garbage, as on a GPU
   const auto at = reinterpret_cast<DevicePtr>(p);
   allocations_[at] = {std::max<std::size_t>(bytes, 1), base, pages + page};
+  ++allocations_made_;
   return at;
 }
 
@@ -179,7 +180,10 @@ void EmulatedDevice::release(DevicePtr p) noexcept {
 
 // A block of the cache is lent for `bytes`: copies past them are refused (check), and the
 // block's whole pages past them cannot be touched until it is given back, so that an overrun
-// of a lent block faults as one of a new buffer does (within the last page's slack).
+// of a lent block faults as one of a new buffer does (within the last page's slack). While the
+// cache keeps a block, none of it can be touched, and copies into it are refused: work queued
+// on it that runs after the give-back (the driver no longer waits for it, as cuMemFreeHost
+// did) faults instead of writing into the block lent next.
 Expected<void*, std::string> EmulatedDevice::allocate_host(std::size_t bytes) {
   auto block = host_cache_.take(bytes);
   if (!block) return block;
@@ -190,25 +194,23 @@ Expected<void*, std::string> EmulatedDevice::allocate_host(std::size_t bytes) {
   a.bytes = std::max<std::size_t>(bytes, 1);
   const std::uintptr_t used = reinterpret_cast<std::uintptr_t>(*block) + a.bytes;
   char* const slack = reinterpret_cast<char*>((used + page - 1) / page * page);
-  if (slack < guard && mprotect(slack, static_cast<std::size_t>(guard - slack), PROT_NONE) != 0) {
-    host_cache_.give_back(*block);
-    return Unexpected{std::string("emulation: cannot protect a lent block's slack")};
+  if (mprotect(a.base, static_cast<std::size_t>(slack - static_cast<char*>(a.base)), PROT_READ | PROT_WRITE) != 0 ||
+      (slack < guard && mprotect(slack, static_cast<std::size_t>(guard - slack), PROT_NONE) != 0)) {
+    release_host(*block);
+    return Unexpected{std::string("emulation: cannot protect a lent block")};
   }
   return block;
 }
 
 void EmulatedDevice::release_host(void* p) noexcept {
-  {
-    std::lock_guard lock(mutex_);
-    auto it = allocations_.find(reinterpret_cast<DevicePtr>(p));
-    if (it != allocations_.end() && host_allocations_.count(it->first)) {
-      // The whole block again, for the cache to lend or free.
-      Allocation& a = it->second;
-      const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-      char* const guard = static_cast<char*>(a.base) + a.mapped - page;
-      a.bytes = static_cast<std::size_t>(guard - static_cast<char*>(p));
-      (void)mprotect(a.base, a.mapped - page, PROT_READ | PROT_WRITE);
-    }
+  std::lock_guard lock(mutex_);
+  auto it = allocations_.find(reinterpret_cast<DevicePtr>(p));
+  if (it != allocations_.end() && host_allocations_.count(it->first)) {
+    // Untouchable while kept (the cache frees a block it does not keep: unmapped then).
+    Allocation& a = it->second;
+    const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    a.bytes = 0;
+    (void)mprotect(a.base, a.mapped - page, PROT_NONE);
   }
   host_cache_.give_back(p);
 }

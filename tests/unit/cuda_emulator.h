@@ -77,6 +77,16 @@ class EmulatedDevice final : public GpuDevice {
   Expected<Handle, std::string> function(Handle module, const std::string& symbol) override;
   void unload_module(Handle module) noexcept override;
   /// Modules loaded and not unloaded.
+  /// Modules loaded so far, unloaded ones too.
+  std::size_t module_loads() const {
+    std::lock_guard lock(mutex_);
+    return modules_.size();
+  }
+  /// Device and page-locked allocations made so far (allocate, allocate_host's new blocks).
+  std::size_t allocations_made() const {
+    std::lock_guard lock(mutex_);
+    return allocations_made_;
+  }
   std::size_t modules_loaded() const {
     std::lock_guard lock(mutex_);
     return static_cast<std::size_t>(
@@ -171,6 +181,7 @@ class EmulatedDevice final : public GpuDevice {
   };
   std::map<DevicePtr, Allocation> allocations_;  // by address
   std::set<DevicePtr> host_allocations_;  // page-locked ones (allocate_host)
+  std::size_t allocations_made_ = 0;
   std::vector<std::map<std::string, Launcher>> modules_;
   struct Function {
     Handle module = 0;

@@ -53,6 +53,16 @@ TEST_CASE("pinned host cache: blocks of an eighth of an octave, whole pages") {
 }
 
 TEST_CASE("pinned host cache: a block given back is lent again to a request of at most its size, at least half") {
+  {
+    // Under a page: a page, lent again (a short run's staging of a few hundred bytes).
+    Heap small_heap;
+    PinnedHostCache cache(small_heap.allocate(), small_heap.free(), std::size_t{1} << 20);
+    void* page = *cache.take(100);
+    cache.give_back(page);
+    CHECK(*cache.take(800) == page);
+    cache.give_back(page);
+    CHECK(small_heap.allocations == 1);
+  }
   Heap heap;
   {
     PinnedHostCache cache(heap.allocate(), heap.free(), std::size_t{1} << 20);
