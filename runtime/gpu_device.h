@@ -47,7 +47,9 @@ class GpuDevice {
 
   virtual Expected<DevicePtr, std::string> allocate(std::size_t bytes) = 0;
   virtual void release(DevicePtr pointer) noexcept = 0;
-  /// Page-locked host memory: copies from and to it can be captured in a CUDA graph.
+  /// Page-locked host memory: copies from and to it can be captured in a CUDA graph. Both
+  /// devices lend it from the blocks given back earlier (runtime/pinned_host_cache.h), so
+  /// release_host does not wait for the device: no queued copy may still use the memory.
   virtual Expected<void*, std::string> allocate_host(std::size_t bytes) = 0;
   virtual void release_host(void* pointer) noexcept = 0;
 
