@@ -689,9 +689,8 @@ std::shared_ptr<const CompiledValues> Program::Impl::current(int channels, int l
   refuse_if_ahead_of_time();
   if (options_.target != Target::reference && !spec->now->kernels && !spec->now->cuda) {
     // Options::compile_kernels was false: the first run compiles them, or takes those a copy
-    // of this Program compiled for the same values (under the shared lock: a copy compiling
-    // them meanwhile is waited for).
-    // Values a set() made are this copy's alone: compiled for it.
+    // of this Program compiled for the specialisation's first values (under the shared lock:
+    // a copy compiling them meanwhile is waited for). Values a set() made are this copy's.
     FirstKernels& first = *spec->first_kernels;
     std::lock_guard first_lock(first.mutex);
     const bool shared = first.from == spec->now;

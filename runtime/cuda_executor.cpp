@@ -608,18 +608,13 @@ struct CudaStream::Impl {
   // (runtime/pinned_host_cache.h); pinning a new one is the trace's "allocate pinned staging".
   GpuStatus grow_staging(long long n, int sets = 1) {
     if (n <= staging_capacity && sets <= staging_sets) return std::monostate{};
-    // The blocks replaced go back to the device, which lends them on at once: no copy of a
-    // call that failed part-way may still reach them (runs in pieces settle their streams).
-    if (staging_capacity > 0) FXC_TRY(device->synchronize());
-    destroy_graphs();  // (the operand tables point at device buffers, not at staging: they stay)
     n = std::max(n, staging_capacity);
     sets = std::max(sets, staging_sets);
-    staging_capacity = 0;  // until every buffer is there: a failed allocation leaves none to use
-    staging_sets = 0;
+    // The blocks replaced go back first (the device may lend them again here); until every
+    // new one is there the capacity stays 0: a failed allocation leaves none to use.
+    FXC_TRY(give_back_staging());
     const std::size_t t = size_of(dtype);
     for (int k = 0; k < sets; ++k) {
-      staging_in[k].clear();
-      staging_out[k].clear();
       for (ir::NodeId id : g.inputs()) {
         auto h = device->allocate_host(channels_of(id) * n * t);
         if (!h) return Unexpected{h.error()};
@@ -637,11 +632,13 @@ struct CudaStream::Impl {
   }
 
   // The staging back to the device, for the next stream (an idle pooled one's: its next run
-  // takes staging again, most likely these blocks). Runs end synchronized; the wait makes sure
-  // (microseconds on an idle stream): the device lends the blocks on at once. The graphs copy
-  // through the staging and go; the operand tables stay for the next run.
-  void give_back_staging() {
-    if (!device->synchronize()) return;  // a failed device: kept until the stream goes
+  // takes staging again, most likely these blocks). The device lends the blocks on at once,
+  // so no copy of a call that failed part-way may still reach them: the wait makes sure
+  // (microseconds on an idle stream; runs in pieces settle their streams themselves). A
+  // failed wait keeps them until the stream goes. The graphs copy through the staging and
+  // go; the operand tables point at device buffers and stay.
+  GpuStatus give_back_staging() {
+    FXC_TRY(device->synchronize());
     destroy_graphs();
     for (int k = 0; k < 2; ++k) {
       staging_in[k].clear();
@@ -649,6 +646,7 @@ struct CudaStream::Impl {
     }
     staging_capacity = 0;
     staging_sets = 0;
+    return std::monostate{};
   }
 
   // Copies in, every kernel, copies out: what a block does on the stream. Returns the launches.
@@ -1349,7 +1347,7 @@ auto run_pooled(const std::shared_ptr<const CudaProgram>& program, DeviceLayout 
   if (result) {
     // Kept by the device, not by this program's idle stream: a process makes programs for
     // many lengths (a corpus), and each would otherwise pin staging of its own.
-    stream->give_back_staging();
+    (void)stream->give_back_staging();  // (a failed device fails the stream's next run too)
     std::lock_guard lock(pool.mutex);
     idle.push_back(std::move(stream));
   }
@@ -1546,7 +1544,11 @@ Expected<std::monostate, std::string> execute_cuda_on_device(std::shared_ptr<con
   if (!launches) return Unexpected{launches.error()};
   return std::monostate{};
 }
-void CudaStream::give_back_staging() { impl_->give_back_staging(); }
+
+Expected<std::monostate, std::string> CudaStream::give_back_staging() {
+  StreamScope on(impl_->device, impl_->own_stream);
+  return impl_->give_back_staging();
+}
 
 CudaStream::~CudaStream() = default;
 CudaStream::CudaStream(CudaStream&&) noexcept = default;

@@ -176,8 +176,10 @@ class CudaStream {
   Expected<std::monostate, std::string> reset();
   /// Gives the page-locked staging back to the device, which keeps it for the next stream
   /// that needs about as much (runtime/pinned_host_cache.h); the next call takes staging
-  /// again. Drops the recorded CUDA graphs, which copy through it. Only between calls.
-  void give_back_staging();
+  /// again. Waits for the stream's work first (the device lends the blocks on at once); a
+  /// failed wait keeps them. Drops the recorded CUDA graphs, which copy through it. Only
+  /// between calls.
+  Expected<std::monostate, std::string> give_back_staging();
   /// A copy of the device state, to restore later.
   Expected<std::shared_ptr<const CudaStreamState>, std::string> snapshot() const;
   /// Every buffer's size is checked before any is written: a snapshot that does not fit leaves

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/pinned_host_cache.h"
 
-#include <bit>
 #include <algorithm>
+#include <bit>
 #include <vector>
 
 #include "support/trace.h"

@@ -76,7 +76,6 @@ class EmulatedDevice final : public GpuDevice {
                                             const std::vector<codegen::CudaEntry>& entries) override;
   Expected<Handle, std::string> function(Handle module, const std::string& symbol) override;
   void unload_module(Handle module) noexcept override;
-  /// Modules loaded and not unloaded.
   /// Modules loaded so far, unloaded ones too.
   std::size_t module_loads() const {
     std::lock_guard lock(mutex_);
@@ -87,6 +86,7 @@ class EmulatedDevice final : public GpuDevice {
     std::lock_guard lock(mutex_);
     return allocations_made_;
   }
+  /// Modules loaded and not unloaded.
   std::size_t modules_loaded() const {
     std::lock_guard lock(mutex_);
     return static_cast<std::size_t>(
