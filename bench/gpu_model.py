@@ -84,7 +84,6 @@ WHAT_IF = {
                        "one at a time (32 memory round trips a step of 32 samples) and interleaved inputs loaded "
                        "as needed (interleaved_unroll in flight), where the tile's halves now take turns (one "
                        "copying in while the block computes from the other) and inputs load 8 samples ahead",
-    "table-f64": "the state table before 2026-12-03: a mixed chain's float32 sections' rows summed in float64 too",
     "no-table": "the code before 2026-11-30's state table: the chunk_states pass runs the chain's sections over "
                 "each chunk (5 instructions a section and sample, float32 ones in a mixed chain) instead of summing "
                 "D products with a table",
@@ -163,11 +162,6 @@ OUTPUT_OVERHEAD = 10
 STATE_TABLE_MAX_ROWS = 48
 TABLE_OVERHEAD = 7
 TABLE_REGS = {30: 146, 12: 80}  # ptxas, the same day: W1, W4's chain (D: registers)
-# A mixed chain's table with its float32 rows summed in float32 (2026-12-03, SASS as above, nvcc
-# 13.0 for sm_90): W1 48.4 instructions a sample (12 float64 and 18 float32 FMAs, 6 + 5 16-byte
-# reads), at 106 registers (55.3 and 158 with every row in float64, the same day, same nvcc);
-# W4's chain (4 float64 rows, 8 float32) 25.6 at 70 (26.9 and 76).
-TABLE_REGS_SPLIT = {30: 106, 12: 70}
 
 
 def resident_threads(dev, regs, block, smem=0):
@@ -393,22 +387,15 @@ def kernels_for(w, dev, a):
     per_sample = sect_ops + cold_ops + cvt_in + PASS_OVERHEAD[kind]
     table = f64 and not pairs and D <= STATE_TABLE_MAX_ROWS and "no-table" not in wi
     if table:
-        # D independent FMAs a sample: a thread's path is its own issue (the FMAs of a warp take
-        # two cycles each of its scheduler's float64 unit), not a recurrence. The rows of the
-        # float64 sections sum in float64, a mixed chain's float32 sections' rows in float32
-        # (since 2026-12-03; "table-f64" is the table before, every row in float64), read 4 to
-        # 16 bytes instead of 2.
-        d64 = D if hot == S or "table-f64" in wi else 2 * hot
-        d32 = D - d64
-        table_sample = d64 + d64 // 2 + (2 if d64 else 0) + d32 + math.ceil(d32 / 4) + TABLE_OVERHEAD
-        row_bytes = 8 * d64 + 4 * math.ceil(d32 / 4) * 4
-        regs_table = TABLE_REGS.get(D, regs[0]) if d32 == 0 else TABLE_REGS_SPLIT.get(D, regs[0])
-        res = resident_threads(dev, regs_table, BLOCK, TILE_SMEM + 32 * row_bytes)
-        table_path = max(table_sample, 2 * d64)
+        # D independent float64 FMAs a sample: a thread's path is its own issue (the FMAs of a
+        # warp take two cycles each of its scheduler's float64 unit), not a recurrence.
+        table_sample = D + D // 2 + 2 + TABLE_OVERHEAD
+        res = resident_threads(dev, TABLE_REGS.get(D, regs[0]), BLOCK, TILE_SMEM + 32 * D * 8)
+        table_path = max(table_sample, 2 * D)
         table_cycles = a["dram_latency"] + math.ceil(L / a["tile_half"]) * (
             3 * a["sync_cycles"] + max(a["dram_latency"], a["tile_half"] * table_path))
-        ks.append(Kernel("chunk_states", 1, C * N * sb + T * state_bytes, C * N * d64, "f64", (2 if d64 else 0) * C * N,
-                         2 * C * N * D, waves(T, BLOCK, res, dev) * table_cycles, C * N * d32,
+        ks.append(Kernel("chunk_states", 1, C * N * sb + T * state_bytes, C * N * D, "f64", 2 * C * N,
+                         2 * C * N * D, waves(T, BLOCK, res, dev) * table_cycles, 0,
                          instructions=C * N * table_sample))
     else:
         res = resident_threads(dev, regs[0], block, states_smem)

@@ -35,7 +35,7 @@ std::map<std::string, std::shared_ptr<const codegen::CpuKernels>>& memory() {
 }
 
 // Bumped when the CUDA source the emitter writes for a shape changes meaning.
-constexpr int kCudaCodegenVersion = 9;
+constexpr int kCudaCodegenVersion = 8;
 
 std::mutex cubin_mutex;
 std::map<std::string, std::shared_ptr<const std::string>>& cubins() {

@@ -496,7 +496,7 @@ struct CudaStream::Impl {
       append_transposed(linear.transition_power((static_cast<std::int64_t>(k.chunk_length) * codegen::kCudaCarryGroup) << t));
     FXC_TRY(write_or_replace(m.scan_matrices, all.data(), all.size() * sizeof(double)));
     if (k.state_table) {
-      const std::vector<double> table = codegen::cuda_state_table_words(k, linear.input_to_state(k.chunk_length));
+      const std::vector<double> table = linear.input_to_state(k.chunk_length);
       FXC_TRY(write_or_replace(m.state_table, table.data(), table.size() * sizeof(double)));
     }
     m.scan_steps = steps;

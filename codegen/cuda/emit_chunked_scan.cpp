@@ -474,15 +474,12 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
 }
 
 // Pass 0 with CudaKernelInfo::state_table: each chunk's end state from zero state as a sum over
-// its samples, e = sum_n R[n] x[n], R[n] = A^(L - 1 - n) B (state_table, L rows laid out as
-// CudaStateTableRow). The sections' recurrence took 5 dependent operations a section and
-// sample; the sum takes D = 2 x sections independent FMAs a sample, in float64 for the rows of
-// sections that run in float64 and in float32 for a `mixed` chain's float32 stages (their own
-// precision: W1's 18 float32 rows of 30 then leave the float64 pipe, its bound on an H200).
-// The sums are stored as float64 (the carry is float64). Planar: R's rows come through shared
-// memory with the samples, a half at a time, and every thread of a block reads the same row
-// (a broadcast). Interleaved: the warp's threads are on one chunk, so they read the same row of
-// R through the cache.
+// its samples, e = sum_n R[n] x[n], R[n] = A^(L - 1 - n) B (state_table, double[L][D]). The
+// sections' recurrence took 5 dependent operations a section and sample; the sum takes D = 2 x
+// sections independent FMAs a sample in float64, whatever the sections' precision (the carry is
+// float64 anyway). Planar: R's rows come through shared memory with the samples, a half at a
+// time, and every thread of a block reads the same row (a broadcast). Interleaved: the warp's
+// threads are on one chunk, so they read the same row of R through the cache.
 void emit_chunk_states_by_table(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain) {
   // Static shared memory, at most 48 KiB a block: the float64 tile, the table's two halves at
   // the most rows, the row tables (48640 bytes, as ptxas reports for 24 float64 sections).
@@ -490,9 +487,8 @@ void emit_chunk_states_by_table(Writer& w, const CudaKernelInfo& k, const ir::Ch
                 48 * 1024);
   Types ty = types_of(k, chain);
   const std::string& T = ty.signal.t;
-  const CudaStateTableRow row = cuda_state_table_row(k);
-  const std::string D = str(k.state_dimension), D64 = str(row.float64_rows), D32 = str(row.float32_rows),
-                    W = str(row.words()), half = str(kCudaTileHalf), threads = str(kCudaBlockThreads);
+  const int d = k.state_dimension;
+  const std::string D = str(d), half = str(kCudaTileHalf), threads = str(kCudaBlockThreads);
   const HalfTile halves(ty);
   const int v = halves.samples_per_access();
   const std::string vec = T + str(v);
@@ -501,76 +497,41 @@ void emit_chunk_states_by_table(Writer& w, const CudaKernelInfo& k, const ir::Ch
   w.line("const " + T + "* __restrict__ in, " + kSignalArgs + ",");
   w.line("const double* __restrict__ state_table, double* __restrict__ chunk_state) {");
   w.line("const long long L = " + str(k.chunk_length) + ";");
-  if (row.float32_rows == 0) {
-    w.line("const int D = " + D + ", W = D;  // the state's rows; a table row's doubles");
-  } else {
-    w.line("// The state's rows: the first D64 sum in float64, the D32 after them in float32. A table row");
-    w.line("// is W doubles: D64 doubles, then D32 floats (zeros to 16 bytes).");
-    w.line("const int D = " + D + ", D64 = " + D64 + ", D32 = " + D32 + ", W = " + W + ";");
-  }
+  w.line("const int D = " + D + ";");
   w.line("const long long chunks = (samples + L - 1) / L;");
   w.line("const long long rows = channels * chunks;  // (channel, chunk) pairs");
   w.line("// The chunk's end state from zero: D sums, independent of each other (registers: every index");
   w.line("// below is a constant once unrolled).");
-  const std::string d64 = row.float32_rows == 0 ? "D" : "D64";
-  if (row.float64_rows > 0) {
-    w.line("double e[" + d64 + "];");
+  w.line("double e[D];");
+  w.line("#pragma unroll");
+  w.line("for (int r = 0; r < D; ++r) e[r] = 0;");
+  // One sample `x` (a double) into the sums with R's row `row` (a pointer to D doubles, 16-byte aligned).
+  auto accumulate = [&](const std::string& row, const std::string& x) {
     w.line("#pragma unroll");
-    w.line("for (int r = 0; r < " + d64 + "; ++r) e[r] = 0;");
-  }
-  if (row.float32_rows > 0) {
-    w.line("float f[D32 + 3];  // (+3: the last 16-byte read's padding)");
-    w.line("#pragma unroll");
-    w.line("for (int r = 0; r < D32 + 3; ++r) f[r] = 0;");
-  }
-  // One sample into the sums with R's row `at` (a pointer to W doubles, 16-byte aligned): `x`
-  // as a double, `xf` as a float.
-  auto accumulate = [&](const std::string& at, const std::string& x, const std::string& xf) {
-    if (row.float64_rows > 0) {
-      w.line("#pragma unroll");
-      w.open("for (int r = 0; r < " + d64 + "; r += 2) {");
-      w.line("const double2 a = *reinterpret_cast<const double2*>(" + at + " + r);");
-      w.line("e[r] = fma(a.x, " + x + ", e[r]);");
-      w.line("e[r + 1] = fma(a.y, " + x + ", e[r + 1]);");
-      w.close();
-    }
-    if (row.float32_rows > 0) {
-      w.line("#pragma unroll");
-      w.open("for (int r = 0; r < D32; r += 4) {");
-      w.line("const float4 a = *reinterpret_cast<const float4*>(reinterpret_cast<const float*>(" + at + " + D64) + r);");
-      w.line("f[r] = fmaf(a.x, " + xf + ", f[r]);");
-      w.line("f[r + 1] = fmaf(a.y, " + xf + ", f[r + 1]);");
-      w.line("f[r + 2] = fmaf(a.z, " + xf + ", f[r + 2]);");
-      w.line("f[r + 3] = fmaf(a.w, " + xf + ", f[r + 3]);");
-      w.close();
-    }
+    w.open("for (int r = 0; r < D; r += 2) {");
+    w.line("const double2 a = *reinterpret_cast<const double2*>(" + row + " + r);");
+    w.line("e[r] = fma(a.x, " + x + ", e[r]);");
+    w.line("e[r + 1] = fma(a.y, " + x + ", e[r + 1]);");
+    w.close();
   };
   auto store_sums = [&]() {
     w.line("double* const to = chunk_state + (c * chunks + k) * D;  // (a last chunk shorter than L: unread)");
-    if (row.float64_rows > 0) {
-      w.line("#pragma unroll");
-      w.line("for (int r = 0; r < " + d64 + "; ++r) to[r] = e[r];");
-    }
-    if (row.float32_rows > 0) {
-      w.line("#pragma unroll");
-      w.line("for (int r = 0; r < D32; ++r) to[D64 + r] = double(f[r]);");
-    }
+    w.line("#pragma unroll");
+    w.line("for (int r = 0; r < D; ++r) to[r] = e[r];");
   };
-  auto as_double = [&](const std::string& x) { return T == "double" ? x : "double(" + x + ")"; };
-  auto as_float = [&](const std::string& x) { return T == "float" ? x : "float(" + x + ")"; };
   halves.declare(w);
   static_assert(2 * kCudaTileHalf == 32, "the table's rows for both halves");
-  w.line("__shared__ __align__(16) double table[32][W];  // R's rows for the tile's two halves (column m: row m % 32)");
+  w.line("__shared__ __align__(16) double table[32][D];  // R's rows for the tile's two halves (column m: row m % 32)");
   w.open("if (sample_stride == 1) {");
   emit_planar_rows(w, threads);
   halves.open_loop(w, false, [&] {
     w.line("// R's rows for that half, to the same columns of `table` (zeros past L), 16 bytes a copy.");
     w.line("#pragma unroll");
-    w.open("for (int q0 = 0; q0 < " + half + " * W / 2; q0 += " + threads + ") {");
-    w.line("const int q = q0 + threadIdx.x, row = q / (W / 2), col = q % (W / 2) * 2;");
+    w.open("for (int q0 = 0; q0 < " + half + " * D / 2; q0 += " + threads + ") {");
+    w.line("const int q = q0 + threadIdx.x, row = q / (D / 2), col = q % (D / 2) * 2;");
     w.line("const bool valid = j + " + half + " + row < L;");
-    w.line("if (q < " + half + " * W / 2) fxc_copy_async<16>(&table[h + row][col], state_table + (valid ? (j + " + half +
-           " + row) * W + col : 0), valid);");
+    w.line("if (q < " + half + " * D / 2) fxc_copy_async<16>(&table[h + row][col], state_table + (valid ? (j + " + half +
+           " + row) * D + col : 0), valid);");
     w.close();
   });
   w.line("// Every sample of the half, the chunk's or not: the copies left zeros past its end.");
@@ -579,9 +540,8 @@ void emit_chunk_states_by_table(Writer& w, const CudaKernelInfo& k, const ir::Ch
   w.line("const " + vec + " q = *reinterpret_cast<const " + vec + "*>(&tile[threadIdx.x][h + i]);");
   for (int e = 0; e < v; ++e) {
     w.open("{");
-    const std::string sample = std::string("q.") + member[e];
-    if (row.float64_rows > 0) w.line("const double x = " + as_double(sample) + ";");
-    accumulate("&table[h + i + " + str(e) + "][0]", "x", as_float(sample));
+    w.line("const double x = " + std::string(T == "double" ? "" : "double") + "(q." + member[e] + ");");
+    accumulate("&table[h + i + " + str(e) + "][0]", "x");
     w.close();
   }
   w.close();
@@ -599,9 +559,8 @@ void emit_chunk_states_by_table(Writer& w, const CudaKernelInfo& k, const ir::Ch
   w.line("const " + T + "* const x = in + c * channel_stride;");
   w.line(T + " (* const ahead)[33] = reinterpret_cast<" + T + " (*)[33]>(&tile[0][0]);  // rows of 33");
   emit_samples_ahead(w, ty, "begin", "end", "ahead[threadIdx.x]", [&](const std::string& n, const std::string& input) {
-    if (row.float64_rows > 0) w.line("const double u = " + as_double(input) + ";");
-    if (row.float32_rows > 0) w.line("const float uf = " + as_float(input) + ";");
-    accumulate("state_table + (" + n + " - begin) * W", "u", "uf");
+    w.line("const double u = " + std::string(T == "double" ? "" : "double") + "(" + input + ");");
+    accumulate("state_table + (" + n + " - begin) * D", "u");
   });
   store_sums();
   w.close();

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -608,27 +607,6 @@ bool cuda_state_table_applies(const ir::Chain& chain, DType signal, int chunk_le
          static_cast<long long>(chunk_length) * rows <= kCudaStateTableMaxCells;
 }
 
-CudaStateTableRow cuda_state_table_row(const CudaKernelInfo& k) {
-  return {k.state_table_float64_rows, k.state_dimension - k.state_table_float64_rows};
-}
-
-std::vector<double> cuda_state_table_words(const CudaKernelInfo& k, const std::vector<double>& table) {
-  const CudaStateTableRow row = cuda_state_table_row(k);
-  const std::size_t d = static_cast<std::size_t>(k.state_dimension), words = static_cast<std::size_t>(row.words());
-  const std::size_t length = d ? table.size() / d : 0;
-  std::vector<double> out(length * words, 0.0);
-  for (std::size_t n = 0; n < length; ++n) {
-    const double* from = table.data() + n * d;
-    double* to = out.data() + n * words;
-    std::copy(from, from + row.float64_rows, to);
-    for (int r = 0; r < row.float32_rows; ++r) {
-      const float value = static_cast<float>(from[row.float64_rows + r]);
-      std::memcpy(reinterpret_cast<unsigned char*>(to + row.float64_rows) + sizeof(float) * r, &value, sizeof value);
-    }
-  }
-  return out;
-}
-
 int cuda_carry_steps(long long chunks) {
   const long long groups = (chunks + kCudaCarryGroup - 1) / kCudaCarryGroup;
   int steps = 1;
@@ -768,12 +746,6 @@ Expected<std::vector<CudaKernelInfo>, std::string> cuda_kernels(const ir::Graph&
           k.state_dimension = layout_of(*chain).state_per_channel;
           k.wavefront = chain->strategy == S::gpu_chunked_wavefront;
           k.state_table = cuda_state_table_applies(*chain, k.dtype, k.chunk_length);
-          k.state_table_float64_rows = k.state_dimension;
-          if (ir::mixed_precision(chain->state_precision)) {
-            // Only the first stage computes in float64 (ir::StatePrecision::mixed).
-            const auto* first = std::get_if<ir::SosCascade>(&chain->stages.front());
-            k.state_table_float64_rows = first ? 2 * static_cast<int>(first->sections.size()) : 0;
-          }
           k.note = std::string(ir::name(chain->strategy)) + ", L=" + str(chain->chunk_length) +
                    ": one thread per (channel, chunk)";
           if (k.state_table) k.note += ", each chunk's end state summed with a table";

@@ -100,7 +100,7 @@ enum class CudaKernelKind {
   ///   only its final state e[k], no output. With CudaKernelInfo::state_table,
   ///   fxc_chain_N_chunk_states(in, channels, samples, channel_stride, sample_stride,
   ///   state_table, chunk_state) sums e[k] = sum_n R[n] x[k L + n] instead, R = state_table
-  ///   (row n A^(L - 1 - n) B, L rows laid out as CudaStateTableRow), in blocks of kCudaBlockThreads whatever the
+  ///   (double[L][D], row n A^(L - 1 - n) B), in blocks of kCudaBlockThreads whatever the
   ///   wavefront. A channel's last
   ///   chunk, when shorter than L, then holds A^(L - count) times its end state; nothing reads
   ///   it (the carry needs every chunk's end but the last's);
@@ -231,9 +231,6 @@ struct CudaKernelInfo {
   bool wavefront = false;
   /// chain_chunked_scan: entry 0 sums each chunk's end state with a table (kCudaStateTableMaxRows).
   bool state_table = false;
-  /// With state_table: the state rows (the first) that sum in float64; the rest (a `mixed`
-  /// chain's float32 stages) sum in float32, as their sections run (CudaStateTableRow).
-  int state_table_float64_rows = 0;
   int fft_length = 0;              ///< fir_fft: points per FFT (a power of two >= 2 x taps); fir_partitioned: < 2 x taps
   int fir_taps = 0;                ///< fir_fft, fir_partitioned: the FIR's taps
   std::string note;                ///< why this kind, for people (and the source's comment)
@@ -315,22 +312,6 @@ bool cuda_chunked_scan_applies(const ir::Chain& chain);
 /// float64 (not float pairs), and the state and table are within kCudaStateTableMaxRows and
 /// kCudaStateTableMaxCells.
 bool cuda_state_table_applies(const ir::Chain& chain, DType signal, int chunk_length);
-
-/// A row R[n] of a chunked scan's state table as the chunk_states kernel reads it: the rows
-/// that sum in float64 as doubles, then the others as floats, zero-padded to 16 bytes (so a
-/// row is whole doubles, and both parts start 16-byte aligned for the kernel's 16-byte reads).
-struct CudaStateTableRow {
-  int float64_rows = 0;
-  int float32_rows = 0;
-  int float32_padded() const { return (float32_rows + 3) / 4 * 4; }
-  /// The row's length in doubles (8 bytes): even.
-  int words() const { return float64_rows + float32_padded() / 2; }
-};
-CudaStateTableRow cuda_state_table_row(const CudaKernelInfo& k);
-
-/// `table` (LinearChain::input_to_state: length x D doubles, row-major) in the rows of
-/// cuda_state_table_row(k), length x words() doubles, the float32 part's floats in the bytes.
-std::vector<double> cuda_state_table_words(const CudaKernelInfo& k, const std::vector<double>& table);
 
 /// Readable, deterministic CUDA C++ for every kernel of `scheduled` (what
 /// `fxc dump --emit cuda` prints). Compile it with codegen::compile_cuda, whose options

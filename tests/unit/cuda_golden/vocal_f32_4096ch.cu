@@ -51,23 +51,18 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
   const float* __restrict__ in, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const double* __restrict__ state_table, double* __restrict__ chunk_state) {
   const long long L = 256;
-  // The state's rows: the first D64 sum in float64, the D32 after them in float32. A table row
-  // is W doubles: D64 doubles, then D32 floats (zeros to 16 bytes).
-  const int D = 8, D64 = 4, D32 = 4, W = 6;
+  const int D = 8;
   const long long chunks = (samples + L - 1) / L;
   const long long rows = channels * chunks;  // (channel, chunk) pairs
   // The chunk's end state from zero: D sums, independent of each other (registers: every index
   // below is a constant once unrolled).
-  double e[D64];
+  double e[D];
   #pragma unroll
-  for (int r = 0; r < D64; ++r) e[r] = 0;
-  float f[D32 + 3];  // (+3: the last 16-byte read's padding)
-  #pragma unroll
-  for (int r = 0; r < D32 + 3; ++r) f[r] = 0;
+  for (int r = 0; r < D; ++r) e[r] = 0;
   // Planar: a tile of 32 samples per chunk, rows 16-byte aligned and 16 bytes of banks apart.
   // Interleaved: a thread's next samples, in its row of 33 (no bank conflicts).
   __shared__ __align__(16) float tile[128][36];
-  __shared__ __align__(16) double table[32][W];  // R's rows for the tile's two halves (column m: row m % 32)
+  __shared__ __align__(16) double table[32][D];  // R's rows for the tile's two halves (column m: row m % 32)
   if (sample_stride == 1) {
     // Planar: the block's threads take neighbouring chunks, and their samples go through a shared
     // tile that warps fill (and empty) with neighbouring samples of one chunk, one transaction,
@@ -114,10 +109,10 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         // R's rows for that half, to the same columns of `table` (zeros past L), 16 bytes a copy.
         #pragma unroll
-        for (int q0 = 0; q0 < 16 * W / 2; q0 += 128) {
-          const int q = q0 + threadIdx.x, row = q / (W / 2), col = q % (W / 2) * 2;
+        for (int q0 = 0; q0 < 16 * D / 2; q0 += 128) {
+          const int q = q0 + threadIdx.x, row = q / (D / 2), col = q % (D / 2) * 2;
           const bool valid = j + 16 + row < L;
-          if (q < 16 * W / 2) fxc_copy_async<16>(&table[h + row][col], state_table + (valid ? (j + 16 + row) * W + col : 0), valid);
+          if (q < 16 * D / 2) fxc_copy_async<16>(&table[h + row][col], state_table + (valid ? (j + 16 + row) * D + col : 0), valid);
         }
       }
       fxc_copy_commit();
@@ -132,69 +127,37 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         {
           const double x = double(q.x);
           #pragma unroll
-          for (int r = 0; r < D64; r += 2) {
+          for (int r = 0; r < D; r += 2) {
             const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 0][0] + r);
             e[r] = fma(a.x, x, e[r]);
             e[r + 1] = fma(a.y, x, e[r + 1]);
-          }
-          #pragma unroll
-          for (int r = 0; r < D32; r += 4) {
-            const float4 a = *reinterpret_cast<const float4*>(reinterpret_cast<const float*>(&table[h + i + 0][0] + D64) + r);
-            f[r] = fmaf(a.x, q.x, f[r]);
-            f[r + 1] = fmaf(a.y, q.x, f[r + 1]);
-            f[r + 2] = fmaf(a.z, q.x, f[r + 2]);
-            f[r + 3] = fmaf(a.w, q.x, f[r + 3]);
           }
         }
         {
           const double x = double(q.y);
           #pragma unroll
-          for (int r = 0; r < D64; r += 2) {
+          for (int r = 0; r < D; r += 2) {
             const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 1][0] + r);
             e[r] = fma(a.x, x, e[r]);
             e[r + 1] = fma(a.y, x, e[r + 1]);
-          }
-          #pragma unroll
-          for (int r = 0; r < D32; r += 4) {
-            const float4 a = *reinterpret_cast<const float4*>(reinterpret_cast<const float*>(&table[h + i + 1][0] + D64) + r);
-            f[r] = fmaf(a.x, q.y, f[r]);
-            f[r + 1] = fmaf(a.y, q.y, f[r + 1]);
-            f[r + 2] = fmaf(a.z, q.y, f[r + 2]);
-            f[r + 3] = fmaf(a.w, q.y, f[r + 3]);
           }
         }
         {
           const double x = double(q.z);
           #pragma unroll
-          for (int r = 0; r < D64; r += 2) {
+          for (int r = 0; r < D; r += 2) {
             const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 2][0] + r);
             e[r] = fma(a.x, x, e[r]);
             e[r + 1] = fma(a.y, x, e[r + 1]);
-          }
-          #pragma unroll
-          for (int r = 0; r < D32; r += 4) {
-            const float4 a = *reinterpret_cast<const float4*>(reinterpret_cast<const float*>(&table[h + i + 2][0] + D64) + r);
-            f[r] = fmaf(a.x, q.z, f[r]);
-            f[r + 1] = fmaf(a.y, q.z, f[r + 1]);
-            f[r + 2] = fmaf(a.z, q.z, f[r + 2]);
-            f[r + 3] = fmaf(a.w, q.z, f[r + 3]);
           }
         }
         {
           const double x = double(q.w);
           #pragma unroll
-          for (int r = 0; r < D64; r += 2) {
+          for (int r = 0; r < D; r += 2) {
             const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 3][0] + r);
             e[r] = fma(a.x, x, e[r]);
             e[r + 1] = fma(a.y, x, e[r + 1]);
-          }
-          #pragma unroll
-          for (int r = 0; r < D32; r += 4) {
-            const float4 a = *reinterpret_cast<const float4*>(reinterpret_cast<const float*>(&table[h + i + 3][0] + D64) + r);
-            f[r] = fmaf(a.x, q.w, f[r]);
-            f[r + 1] = fmaf(a.y, q.w, f[r + 1]);
-            f[r + 2] = fmaf(a.z, q.w, f[r + 2]);
-            f[r + 3] = fmaf(a.w, q.w, f[r + 3]);
           }
         }
       }
@@ -202,9 +165,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     if (t < rows) {
       double* const to = chunk_state + (c * chunks + k) * D;  // (a last chunk shorter than L: unread)
       #pragma unroll
-      for (int r = 0; r < D64; ++r) to[r] = e[r];
-      #pragma unroll
-      for (int r = 0; r < D32; ++r) to[D64 + r] = double(f[r]);
+      for (int r = 0; r < D; ++r) to[r] = e[r];
     }
   } else {
     // Interleaved: neighbouring threads take neighbouring channels of one chunk, so a warp's loads
@@ -246,29 +207,18 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         for (long long n = n0; n < n0 + 8 && n < end; ++n) {
           const double u = double(ahead[threadIdx.x][n - n0]);
-          const float uf = ahead[threadIdx.x][n - n0];
           #pragma unroll
-          for (int r = 0; r < D64; r += 2) {
-            const double2 a = *reinterpret_cast<const double2*>(state_table + (n - begin) * W + r);
+          for (int r = 0; r < D; r += 2) {
+            const double2 a = *reinterpret_cast<const double2*>(state_table + (n - begin) * D + r);
             e[r] = fma(a.x, u, e[r]);
             e[r + 1] = fma(a.y, u, e[r + 1]);
-          }
-          #pragma unroll
-          for (int r = 0; r < D32; r += 4) {
-            const float4 a = *reinterpret_cast<const float4*>(reinterpret_cast<const float*>(state_table + (n - begin) * W + D64) + r);
-            f[r] = fmaf(a.x, uf, f[r]);
-            f[r + 1] = fmaf(a.y, uf, f[r + 1]);
-            f[r + 2] = fmaf(a.z, uf, f[r + 2]);
-            f[r + 3] = fmaf(a.w, uf, f[r + 3]);
           }
         }
       }
     }
     double* const to = chunk_state + (c * chunks + k) * D;  // (a last chunk shorter than L: unread)
     #pragma unroll
-    for (int r = 0; r < D64; ++r) to[r] = e[r];
-    #pragma unroll
-    for (int r = 0; r < D32; ++r) to[D64 + r] = double(f[r]);
+    for (int r = 0; r < D; ++r) to[r] = e[r];
   }
 }
 

@@ -51,7 +51,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
   const float* __restrict__ in, long long channels, long long samples, long long channel_stride, long long sample_stride,
   const double* __restrict__ state_table, double* __restrict__ chunk_state) {
   const long long L = 256;
-  const int D = 30, W = D;  // the state's rows; a table row's doubles
+  const int D = 30;
   const long long chunks = (samples + L - 1) / L;
   const long long rows = channels * chunks;  // (channel, chunk) pairs
   // The chunk's end state from zero: D sums, independent of each other (registers: every index
@@ -62,7 +62,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
   // Planar: a tile of 32 samples per chunk, rows 16-byte aligned and 16 bytes of banks apart.
   // Interleaved: a thread's next samples, in its row of 33 (no bank conflicts).
   __shared__ __align__(16) float tile[128][36];
-  __shared__ __align__(16) double table[32][W];  // R's rows for the tile's two halves (column m: row m % 32)
+  __shared__ __align__(16) double table[32][D];  // R's rows for the tile's two halves (column m: row m % 32)
   if (sample_stride == 1) {
     // Planar: the block's threads take neighbouring chunks, and their samples go through a shared
     // tile that warps fill (and empty) with neighbouring samples of one chunk, one transaction,
@@ -109,10 +109,10 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         }
         // R's rows for that half, to the same columns of `table` (zeros past L), 16 bytes a copy.
         #pragma unroll
-        for (int q0 = 0; q0 < 16 * W / 2; q0 += 128) {
-          const int q = q0 + threadIdx.x, row = q / (W / 2), col = q % (W / 2) * 2;
+        for (int q0 = 0; q0 < 16 * D / 2; q0 += 128) {
+          const int q = q0 + threadIdx.x, row = q / (D / 2), col = q % (D / 2) * 2;
           const bool valid = j + 16 + row < L;
-          if (q < 16 * W / 2) fxc_copy_async<16>(&table[h + row][col], state_table + (valid ? (j + 16 + row) * W + col : 0), valid);
+          if (q < 16 * D / 2) fxc_copy_async<16>(&table[h + row][col], state_table + (valid ? (j + 16 + row) * D + col : 0), valid);
         }
       }
       fxc_copy_commit();
@@ -209,7 +209,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
           const double u = double(ahead[threadIdx.x][n - n0]);
           #pragma unroll
           for (int r = 0; r < D; r += 2) {
-            const double2 a = *reinterpret_cast<const double2*>(state_table + (n - begin) * W + r);
+            const double2 a = *reinterpret_cast<const double2*>(state_table + (n - begin) * D + r);
             e[r] = fma(a.x, u, e[r]);
             e[r + 1] = fma(a.y, u, e[r + 1]);
           }
