@@ -727,6 +727,60 @@ constexpr const char* kMixedTailFx =
     "input x : 2\n"
     "output x | butter(2, 2 kHz) | butter(2, 5 Hz) | delay(3) | gain(0.5) | compressor(-20 dB, 4, 0.1 ms, 1 ms)\n";
 
+// A mixed chain whose float64 first stage is a highpass (W1's, W4's), on the inputs that the
+// highpass exists to remove: a 25 Hz rumble under 1% noise, DC under 0.1% noise, a 5 Hz sine
+// under 0.1% noise, in the chunked scan at W1's and the 1024-channel case's chunk lengths,
+// planar and interleaved. The float32 sections see the highpass's small output; the chunked
+// scan's state table maps the raw input to their state, so its sums must not round at the
+// input's size: summed in float32 for a day, they measured 4.6e-7 to 7.1e-7 here, against
+// 2.6e-7 to 3.2e-7 in float64.
+bool has_mixed_chain(const ir::Graph& g);  // below
+
+void check_mixed_low_frequencies(const DeviceFactory& make) {
+  ir::Graph g = test::fx_graph(
+      "input x\n"
+      "output x | cheby1(4, 0.1 dB, 20 Hz, highpass) | cheby1(4, 0.1 dB, 60 Hz, highpass) | butter(5, 5 kHz) | "
+      "butter(5, 4900 Hz)\n",
+      "mixed_highpass");
+  struct Input {
+    const char* name;
+    double dc, amplitude, hz, noise;
+  };
+  const Input kinds[] = {{"25 Hz rumble", 0, 0.5, 25, 0.01}, {"DC", 1.0, 0, 0, 0.001}, {"5 Hz sine", 0, 0.9, 5, 0.001}};
+  double worst = 0;
+  for (int channels : {2, 33})
+    for (int chunk : {256, 1024}) {
+      Prepared p = prepare(make, g, channels, DType::f32, Force::chunked, chunk);
+      REQUIRE(has_mixed_chain(p.scheduled));
+      for (const codegen::CudaKernelInfo& k : p.program->kernels)
+        if (k.kind == codegen::CudaKernelKind::chain_chunked_scan) CHECK(k.state_table);
+      for (const Input& in : kinds) {
+        CAPTURE(channels);
+        CAPTURE(chunk);
+        CAPTURE(std::string(in.name));
+        const std::size_t samples = 12000;
+        std::mt19937_64 rng(11);
+        std::uniform_real_distribution<double> u(-1, 1);
+        Signal x(static_cast<std::size_t>(channels), samples);
+        for (int c = 0; c < channels; ++c)
+          for (std::size_t n = 0; n < samples; ++n)
+            x.f64(c)[n] = in.dc + in.amplitude * std::sin(2 * M_PI * in.hz * n / 48000.0 + c) + in.noise * u(rng);
+        std::vector<Signal> inputs{x.converted(DType::f32).converted(DType::f64)};
+        auto want = interpret(p.designed, inputs);
+        REQUIRE(want);
+        auto got = execute_cuda(p.program, inputs);
+        REQUIRE(got);
+        const double e = worst_error(*got, *want);
+        // split-precision's bound for the float32 part (5e-7), which the output's rounding and
+        // the float32 sections' own error (3.2e-7 at most) stay within here.
+        CHECK(e <= 5e-7);
+        MESSAGE(std::string(in.name) << ", " << channels << " ch, L = " << chunk << ": relative RMS error " << e);
+        worst = worse(worst, e);
+      }
+    }
+  MESSAGE("mixed highpass chain on low frequencies, chunked scan: worst relative RMS error " << worst);
+}
+
 void check_mixed_state(const DeviceFactory& make) {
   struct Case {
     const char* name;
@@ -2283,6 +2337,9 @@ TEST_CASE("CUDA emulation: NaN and infinite inputs reach the interpreter's outpu
 TEST_CASE("CUDA emulation: state in float64 on a float32 chain") { check_f64_state(emulated()); }
 TEST_CASE("CUDA emulation: float64 state for the sections near the unit circle, float32 after") {
   check_mixed_state(emulated());
+}
+TEST_CASE("CUDA emulation: a mixed chain after a highpass keeps its precision on low frequencies") {
+  check_mixed_low_frequencies(emulated());
 }
 TEST_CASE("CUDA emulation: float pairs for the float64 arithmetic keep float64's precision") {
   check_float_pairs(emulated());
