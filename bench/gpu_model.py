@@ -87,6 +87,8 @@ WHAT_IF = {
     "no-table": "the code before 2026-11-30's state table: the chunk_states pass runs the chain's sections over "
                 "each chunk (5 instructions a section and sample, float32 ones in a mixed chain) instead of summing "
                 "D products with a table",
+    "one-loop": "the code before 2026-12-03's two loops of the planar halves: one loop that tests the layout at every "
+                "copy and store and reads the row tables from shared memory at each, and no unrolled whole half",
     "no-pairs": "float64 arithmetic stays float64 on a device with slow float64 "
                 "(gpu_float_pairs_max_f64_rate=0; the code takes float pairs there)",
 }
@@ -111,10 +113,10 @@ WAVE_STATES_SMEM = 64 * 33 * 4 + 2 * 64 * 8  # its chunk_states pass's tile of 3
 # compiled for sm_90 (CUDA 13.0, --fmad=false --ftz=true), with the chunk passes' wavefront
 # (--what-if wavefront, 2026-11-28; regs_plain: without it, the default, 2026-11-30: the tile's
 # halves moving 16 bytes a lane and the interleaved inputs 8 ahead, which take 80 / 88 of W4's
-# 80 / 96); extra: other kernels of the graph.
+# 80 / 96; W1's output pass 162 since its two loops, 2026-12-03); extra: other kernels of the graph.
 WORKLOADS = [
     dict(id="W1 8 ch x 120 s", channels=8, seconds=120, fs=44100, sections=15, state="mixed", f64_sections=6,
-         regs=(166, 166), regs_plain=(164, 159), target=("floor", 3.0)),
+         regs=(166, 166), regs_plain=(164, 162), target=("floor", 3.0)),
     dict(id="W4 chain 1024 ch x 60 s", channels=1024, seconds=60, fs=48000, sections=6, state="mixed", f64_sections=2,
          regs=(56, 64), regs_plain=(80, 96), target=("floor", 2.0)),
     dict(id="W5 1 ch x 600 s", channels=1, seconds=600, fs=44100, sections=6, state="f64",
@@ -145,23 +147,36 @@ SIGNAL_BYTES = 4  # float32 samples in and out (the design's workloads)
 SECTION_OPS = 5   # instructions of a section's sample: o = b0 v + z0; z0 = b1 v - a1 o + z1; z1 = b2 v - a2 o
 SCHEDULERS_PER_SM = 4  # each issues at most one warp instruction a cycle
 # Instructions a chunk pass's thread issues per sample besides its sections', tail's and input
-# conversions (SASS of `fxc dump --emit cuda --dtype f32`, sm_90, CUDA 13.0, 2026-11-30, per half
-# step of 16 samples, where the rows are 16-byte aligned and whole groups of 4, as in every
-# workload here: the tile's copies (four 16-byte ones a thread), its reads (one 16-byte read per
-# 4 samples), the flushes around conversions, the loop and the step's barriers and bounds): W2
-# (float32) 13, W4's chain (float64) 15, W1 (mixed) 15 in chunk_states; the output pass 8-12 more
-# (its results into the tile, four 16-byte stores). Unaligned rows take 4-byte copies and
-# stores, one a sample: 22 / 26 / 28 and 15 more (the first version of the halves, that day).
-PASS_OVERHEAD = dict(f32=13, f64=15, mixed=15)
-OUTPUT_OVERHEAD = 10
+# conversions, counted on the shortest path through a steady half step of 16 samples of the
+# planar wide loop (every row 16-byte aligned, whole groups of 4, as in every workload here) in
+# the SASS of `fxc dump --emit cuda --dtype f32`, sm_90, CUDA 13.0, 2026-12-03: the tile's copies
+# (four 16-byte ones a thread, from row pointers read once a chunk), its reads (one 16-byte
+# read per 4 samples), the flushes around conversions, the loop and the step's barriers and
+# bounds. W2 (float32) 23.75 in chunk_states and 26.12 in the output pass, W1 (mixed) 86.44 in
+# the output pass, W4's chain (mixed) 41.06, W5 (float64) 41.06: the output pass 2 more (its
+# results into the tile, four 16-byte stores). `--what-if one-loop` takes the code before that
+# day (one loop testing the layout at every copy and store, row tables read at each): 95.81 for
+# W1's output pass, 48.19 for W4's chain's, 32.31 and 25.62 for W2.
+# The interleaved loop and the wavefront keep the counts of 2026-11-30 (the whole loop body of
+# the planar loop then: 102 for W1's output pass, which the interleaved loop issues about as many
+# as, 55 against 58 for W4's chain's): those loops did not change.
+PASS_OVERHEAD = dict(f32=4, f64=8, mixed=7)
+OUTPUT_OVERHEAD = 2
+PASS_OVERHEAD_ONE_LOOP = dict(f32=6, f64=11, mixed=11)
+OUTPUT_OVERHEAD_ONE_LOOP = 7
+PASS_OVERHEAD_OTHER = dict(f32=13, f64=15, mixed=15)
+OUTPUT_OVERHEAD_OTHER = 10
 # The chunk_states pass with a state table (codegen::kCudaStateTableMaxRows: sections in float64,
 # D = 2 x sections at most 48): a sample is D float64 FMAs, D / 2 16-byte shared-memory reads of
 # the table's row (a broadcast), the conversion (2), and this much more per sample: the copies of
-# the tile's and the table's halves, the loop and the barriers (SASS, sm_90, CUDA 13.0,
-# 2026-11-30, 16-byte rows: W1 (D = 30) 55 instructions a sample in all, W4's chain (D = 12) 26).
+# the tile's and the table's halves, the loop and the barriers (the same count, 2026-12-03: W1
+# (D = 30) 51.94 instructions a sample in all, W4's chain (D = 12) 24.88; 55.25 and 26.88 in one
+# loop; the interleaved loop: the whole loop body of 2026-11-30, 55 and 26).
 STATE_TABLE_MAX_ROWS = 48
-TABLE_OVERHEAD = 7
-TABLE_REGS = {30: 146, 12: 80}  # ptxas, the same day: W1, W4's chain (D: registers)
+TABLE_OVERHEAD = 5
+TABLE_OVERHEAD_ONE_LOOP = 8
+TABLE_OVERHEAD_OTHER = 7
+TABLE_REGS = {30: 148, 12: 80}  # ptxas: W1 (2026-12-03, 146 in one loop), W4's chain (2026-11-30) (D: registers)
 
 
 def resident_threads(dev, regs, block, smem=0):
@@ -384,12 +399,20 @@ def kernels_for(w, dev, a):
     # float64 sections (the output pass then stores float32 as it is)
     cvt_in = (2 if f64 and hot < S else 1) if f64 and not pairs else 0
     kind = "f32" if not f64 else ("mixed" if hot < S else "f64")
-    per_sample = sect_ops + cold_ops + cvt_in + PASS_OVERHEAD[kind]
+    # The planar wide loop's overheads (two loops since 2026-12-03); the interleaved loop's and the
+    # wavefront's as counted before.
+    if interleaved or wave:
+        pass_over, out_over, table_over = PASS_OVERHEAD_OTHER, OUTPUT_OVERHEAD_OTHER, TABLE_OVERHEAD_OTHER
+    elif "one-loop" in wi:
+        pass_over, out_over, table_over = PASS_OVERHEAD_ONE_LOOP, OUTPUT_OVERHEAD_ONE_LOOP, TABLE_OVERHEAD_ONE_LOOP
+    else:
+        pass_over, out_over, table_over = PASS_OVERHEAD, OUTPUT_OVERHEAD, TABLE_OVERHEAD
+    per_sample = sect_ops + cold_ops + cvt_in + pass_over[kind]
     table = f64 and not pairs and D <= STATE_TABLE_MAX_ROWS and "no-table" not in wi
     if table:
         # D independent float64 FMAs a sample: a thread's path is its own issue (the FMAs of a
         # warp take two cycles each of its scheduler's float64 unit), not a recurrence.
-        table_sample = D + D // 2 + 2 + TABLE_OVERHEAD
+        table_sample = D + D // 2 + 2 + table_over
         res = resident_threads(dev, TABLE_REGS.get(D, regs[0]), BLOCK, TILE_SMEM + 32 * D * 8)
         table_path = max(table_sample, 2 * D)
         table_cycles = a["dram_latency"] + math.ceil(L / a["tile_half"]) * (
@@ -428,7 +451,7 @@ def kernels_for(w, dev, a):
     ks.append(Kernel("output", 1, 2 * C * N * sb + T * state_bytes, C * N * (sect_ops + tail_ops), pipe,
                      2 * C * N if f64 and not pairs else 0, C * N * (S * (2 * ops - 1) + tail_ops * 2),
                      waves(T, block, res, dev) * pass_cycles(tail_path), C * N * cold_ops,
-                     instructions=C * N * (per_sample + tail_ops + OUTPUT_OVERHEAD)))
+                     instructions=C * N * (per_sample + tail_ops + out_over)))
     for e in w.get("extra", []):
         if e["kind"] == "delay":
             # chain_elementwise (codegen/cuda/emit_cuda.cpp): a grid-stride loop over (channel,

@@ -20,6 +20,18 @@ namespace fxc::codegen::cuda_source {
 // that covers its group, its destination reads as NaN until then, and a misaligned address
 // fails the launch, as on the GPU.
 void emit_async_copy(Writer& w) {
+  w.line("// A global pointer the compiler keeps as one 64-bit value (an opaque asm operand), and may");
+  w.line("// reach with global (not generic) loads and stores: the wide tile copies' rows, whose offsets it");
+  w.line("// would otherwise add again at every access.");
+  w.line("template <class T>");
+  w.open("__device__ inline T* fxc_global_pointer(T* p) {");
+  w.line("#ifdef __CUDA_ARCH__");
+  w.line("asm(\"\" : \"+l\"(p));");
+  w.line("__builtin_assume(__isGlobal(p));");
+  w.line("#endif");
+  w.line("return p;");
+  w.close();
+  w.line();
   w.line("// The chunk passes copy their planar tile's samples in while they compute from the last ones.");
   w.line("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800");
   w.line("#define FXC_COPY_ASYNC 1");
@@ -165,15 +177,23 @@ class HalfTile {
     w.line("__shared__ __align__(16) " + ty_.signal.t + " tile[" + str(kCudaBlockThreads) + "][" + stride + "];");
   }
 
-  /// Opens the loop over the chunk's halves (j: the first sample of the half to compute) and
-  /// emits its start: a barrier, the next half's copies (then `more_copies`, which may use h,
-  /// that half's first column, and j), and the wait for this half's. The caller computes from
-  /// columns h .. h + kCudaTileHalf - 1, then closes the loop. Needs `lane`, `L`, `row_at` and
-  /// `row_count`; `output`: the pass also stores from the tile (store_half), so `out` must be
-  /// 16-byte aligned for wide stores too.
-  template <class MoreCopies>
-  void open_loop(Writer& w, bool output, const MoreCopies& more_copies) const {
-    const std::string half = str(kCudaTileHalf), V = str(v_);
+  /// Emits the loop over the chunk's halves (j: the first sample of the half to compute), once
+  /// for the wide layout (every row 16-byte aligned, whole groups of V samples) and once for any
+  /// other: a half step is a barrier, the next half's copies (then `more_copies()`, which may use
+  /// h, that half's first column, and j), the wait for this half's, `compute(wide)` from columns
+  /// h .. h + kCudaTileHalf - 1 (wide: this thread's samples in the half are a multiple of V),
+  /// and, for an output pass, the half's stores to `out` (16-byte aligned for wide stores too).
+  /// Needs `lane`, `L`, `row_at` and `row_count`. Two loops instead of a test of `wide` at every
+  /// copy and store: ptxas then keeps the wide loop's addresses simple (about 3 SASS
+  /// instructions a sample fewer in W1's output pass, docs/cuda-performance-model.md).
+  template <class MoreCopies, class Compute>
+  void emit_loops(Writer& w, bool output, const MoreCopies& more_copies, const Compute& compute) const {
+    const std::string half = str(kCudaTileHalf), V = str(v_), vec = ty_.signal.t + str(v_);
+    const std::string T = ty_.signal.t, wide_rows = str(kCudaTileHalf / v_);
+    // The output rows' pointers too where a thread has 4 rows (float32). Its 8 rows in float64
+    // would take 16 registers more for 3 instructions a sample: W1's output pass on float64
+    // signals 254 registers (ptxas's limit 255) against 222, a longer chain would spill.
+    const bool out_pointers = output && kCudaTileHalf / v_ <= 4;
     w.line("// The tile's two halves of " + half + " samples take turns: while the block computes from one, the");
     w.line("// next samples copy into the other, so only a chunk's first step waits for memory. Where");
     w.line("// every row starts 16-byte aligned and holds whole groups of " + V + " samples, a lane copies, reads and");
@@ -181,58 +201,85 @@ class HalfTile {
     w.line("const bool wide = ((unsigned long long)in & 15) == 0 && " +
            std::string(output ? "((unsigned long long)out & 15) == 0 && " : "") + "channel_stride % " + V +
            " == 0 && samples % " + V + " == 0 && L % " + V + " == 0;");
-    w.line("const int i0 = threadIdx.x / 32 + (lane / 16) * 4;  // narrow copies: this thread's first row");
-    w.open("for (int j = -" + half + "; j < L; j += " + half + ") {  // samples j + " + half +
-           " on copy in, samples j on are computed");
-    w.line("__syncthreads();  // the half they copy into is done with (the first time: the row tables are written)");
-    w.open("if (j + " + half + " < L) {");
-    w.line("const int h = (j + " + half + ") & " + half + ";  // that half's first column");
+    auto half_step = [&](const auto& copies, const auto& stores, bool wide) {
+      w.open("for (int j = -" + half + "; j < L; j += " + half + ") {  // samples j + " + half +
+             " on copy in, samples j on are computed");
+      w.line(std::string("__syncthreads();  // the half they copy into is done with") +
+             (wide ? "" : " (the first time: the row tables are written)"));
+      w.open("if (j + " + half + " < L) {");
+      w.line("const int h = (j + " + half + ") & " + half + ";  // that half's first column");
+      copies();
+      more_copies();
+      w.close();
+      w.line("fxc_copy_commit();");
+      w.line("if (j < 0) continue;");
+      w.line("fxc_copy_wait<1>();  // this thread's copies of samples j on are in (those of the next half may not be)");
+      w.line("__syncthreads();  // and every thread's");
+      w.line("const int h = j & " + half + ";");
+      compute(wide);
+      if (output) {
+        w.line("__syncthreads();");
+        stores();
+      }
+      w.close();
+    };
     w.open("if (wide) {");
+    w.line("__syncthreads();  // the row tables are written");
+    w.line("// This thread's " + wide_rows + " rows of the wide copies" + (out_pointers ? " and stores" : "") +
+           ", read once: where each starts and how");
+    w.line("// many samples it has. fxc_global_pointer keeps each address one 64-bit value.");
+    w.line("const int c0 = (lane % " + wide_rows + ") * " + V + ";  // the copies' first column in a half");
+    w.line("int wide_count[" + wide_rows + "];");
+    w.line("const " + T + "* wide_in[" + wide_rows + "];");
+    if (out_pointers) w.line(T + "* wide_out[" + wide_rows + "];");
     w.line("#pragma unroll");
-    w.open("for (int r = 0; r < " + str(kCudaTileHalf / v_) + "; ++r) {");
+    w.open("for (int r = 0; r < " + wide_rows + "; ++r) {");
     wide_row(w);
-    w.line("const int m = j + " + half + " + c0;  // the copy's first sample in its chunk: all " + V + " in it, or none");
-    w.line("const bool valid = m < row_count[i];");
-    w.line("fxc_copy_async<16>(&tile[i][h + c0], in + row_at[i] + (valid ? m : 0), valid);");
+    w.line("wide_count[r] = row_count[i];");
+    w.line("wide_in[r] = fxc_global_pointer(in + row_at[i]);");
+    if (out_pointers) w.line("wide_out[r] = fxc_global_pointer(out + row_at[i]);");
     w.close();
+    half_step(
+        [&] {
+          w.line("#pragma unroll");
+          w.open("for (int r = 0; r < " + wide_rows + "; ++r) {");
+          wide_row(w);
+          w.line("const int m = j + " + half + " + c0;  // the copy's first sample in its chunk: all " + V + " in it, or none");
+          w.line("const bool valid = m < wide_count[r];");
+          w.line("fxc_copy_async<16>(&tile[i][h + c0], wide_in[r] + (valid ? m : 0), valid);");
+          w.close();
+        },
+        [&] {
+          w.line("#pragma unroll");
+          w.open("for (int r = 0; r < " + wide_rows + "; ++r) {");
+          wide_row(w);
+          w.line("const int m = j + c0;");
+          w.line("if (m < wide_count[r]) *reinterpret_cast<" + vec + "*>(" + (out_pointers ? "wide_out[r]" : "out + row_at[i]") +
+                 " + m) = *reinterpret_cast<const " + vec + "*>(&tile[i][h + c0]);");
+          w.close();
+        },
+        true);
     w.reopen("} else {");
-    w.line("#pragma unroll");
-    w.open("for (int r = 0; r < " + half + "; ++r) {");
-    pair_row(w);
-    w.line("const int m = j + " + half + " + lane % 16;  // the sample in its chunk");
-    w.line("const bool valid = m < row_count[i];");
-    w.line("fxc_copy_async<sizeof(" + ty_.signal.t + ")>(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid);");
-    w.close();
-    w.close();
-    more_copies();
-    w.close();
-    w.line("fxc_copy_commit();");
-    w.line("if (j < 0) continue;");
-    w.line("fxc_copy_wait<1>();  // this thread's copies of samples j on are in (those of the next half may not be)");
-    w.line("__syncthreads();  // and every thread's");
-    w.line("const int h = j & " + half + ";");
-  }
-
-  /// The half's outputs from the tile (columns h on, samples j on) to `out`, each row by the
-  /// warps that copied it in.
-  void store_half(Writer& w) const {
-    const std::string half = str(kCudaTileHalf), vec = ty_.signal.t + str(v_);
-    w.line("__syncthreads();");
-    w.open("if (wide) {");
-    w.line("#pragma unroll");
-    w.open("for (int r = 0; r < " + str(kCudaTileHalf / v_) + "; ++r) {");
-    wide_row(w);
-    w.line("const int m = j + c0;");
-    w.line("if (m < row_count[i]) *reinterpret_cast<" + vec + "*>(out + row_at[i] + m) = *reinterpret_cast<const " + vec +
-           "*>(&tile[i][h + c0]);");
-    w.close();
-    w.reopen("} else {");
-    w.line("#pragma unroll");
-    w.open("for (int r = 0; r < " + half + "; ++r) {");
-    pair_row(w);
-    w.line("const int m = j + lane % 16;");
-    w.line("if (m < row_count[i]) out[row_at[i] + m] = tile[i][h + lane % 16];");
-    w.close();
+    w.line("const int i0 = threadIdx.x / 32 + (lane / 16) * 4;  // this thread's first row");
+    half_step(
+        [&] {
+          w.line("#pragma unroll");
+          w.open("for (int r = 0; r < " + half + "; ++r) {");
+          pair_row(w);
+          w.line("const int m = j + " + half + " + lane % 16;  // the sample in its chunk");
+          w.line("const bool valid = m < row_count[i];");
+          w.line("fxc_copy_async<sizeof(" + T + ")>(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid);");
+          w.close();
+        },
+        [&] {
+          w.line("#pragma unroll");
+          w.open("for (int r = 0; r < " + half + "; ++r) {");
+          pair_row(w);
+          w.line("const int m = j + lane % 16;");
+          w.line("if (m < row_count[i]) out[row_at[i] + m] = tile[i][h + lane % 16];");
+          w.close();
+        },
+        false);
     w.close();
   }
 
@@ -258,7 +305,6 @@ class HalfTile {
     const std::string lanes_per_row = str(kCudaTileHalf / v_), slot = "lane / " + lanes_per_row;
     w.line("const int i = " + str(2 * v_) + " * (threadIdx.x / 32 + r * " + str(kCudaBlockThreads / 32) + ") + " +
            (v_ == 4 ? "(" + slot + ") / 2 + ((" + slot + ") % 2) * 4" : slot) + ";");
-    w.line("const int c0 = (lane % " + lanes_per_row + ") * " + str(v_) + ";  // the copy's first column in the half");
   }
 
   const Types& ty_;
@@ -414,29 +460,45 @@ void emit_chunk_pass(Writer& w, const CudaKernelInfo& k, const ir::Chain& chain,
     const int v = halves.samples_per_access();
     const std::string V = str(v), vec = ty.signal.t + str(v);  // float4, double2
     const char* const member[] = {"x", "y", "z", "w"};
-    halves.open_loop(w, output, [] {});
-    w.line("const int count = t < rows && end - begin > j ? (int)(end - begin - j < " + half + " ? end - begin - j : " + half +
-           ") : 0;  // this thread's samples in the half");
-    w.line("int i = 0;");
-    w.open("for (; i + " + V + " <= count; i += " + V + ") {  // " + V + " samples a shared-memory access");
-    w.line("const " + vec + " q = *reinterpret_cast<const " + vec + "*>(&tile[threadIdx.x][h + i]);");
-    if (output) w.line(vec + " r;");
-    for (int e = 0; e < v; ++e) {
-      w.open("{");
-      w.line(ty.value.t + " v = " + ty.load(std::string("q.") + member[e]) + ";");
-      body.sample(w, stop);
-      if (output) w.line(std::string("r.") + member[e] + " = " + ty.store(body.result()) + ";");
+    w.line("const int n_this = t < rows ? (int)(end - begin) : 0;  // this thread's samples");
+    // The half's samples while `below`, V at a time, from column i (`init` declares it, or it
+    // goes on from the last loop).
+    auto by_vectors = [&](const std::string& init, const std::string& below) {
+      w.open("for (" + init + "; " + below + "; i += " + V + ") {  // " + V + " samples a shared-memory access");
+      w.line("const " + vec + " q = *reinterpret_cast<const " + vec + "*>(&tile[threadIdx.x][h + i]);");
+      if (output) w.line(vec + " r;");
+      for (int e = 0; e < v; ++e) {
+        w.open("{");
+        w.line(ty.value.t + " v = " + ty.load(std::string("q.") + member[e]) + ";");
+        body.sample(w, stop);
+        if (output) w.line(std::string("r.") + member[e] + " = " + ty.store(body.result()) + ";");
+        w.close();
+      }
+      if (output) w.line("*reinterpret_cast<" + vec + "*>(&tile[threadIdx.x][h + i]) = r;");
       w.close();
-    }
-    if (output) w.line("*reinterpret_cast<" + vec + "*>(&tile[threadIdx.x][h + i]) = r;");
-    w.close();
-    w.open("for (; i < count; ++i) {  // the chunk's last samples");
-    w.line(ty.value.t + " v = " + ty.load("tile[threadIdx.x][h + i]") + ";");
-    body.sample(w, stop);
-    if (output) w.line("tile[threadIdx.x][h + i] = " + ty.store(body.result()) + ";");
-    w.close();
-    if (output) halves.store_half(w);
-    w.close();
+    };
+    halves.emit_loops(w, output, [] {}, [&](bool wide) {
+      w.line("const int left = n_this - j;");
+      w.line("const int count = left < 0 ? 0 : left < " + half + " ? left : " + half + ";  // this thread's samples in the half");
+      if (wide) {
+        w.line("// A multiple of " + V + ". A whole half (all but a chunk's last) as a loop of known trips, unrolled:");
+        w.line("// no bound to test a vector.");
+        w.open("if (count == " + half + ") {");
+        w.line("#pragma unroll 2");
+        by_vectors("int i = 0", "i < " + half);
+        w.reopen("} else {");
+        by_vectors("int i = 0", "i < count");
+        w.close();
+      } else {
+        w.line("int i = 0;");
+        by_vectors("", "i + " + V + " <= count");
+        w.open("for (; i < count; ++i) {  // the chunk's last samples");
+        w.line(ty.value.t + " v = " + ty.load("tile[threadIdx.x][h + i]") + ";");
+        body.sample(w, stop);
+        if (output) w.line("tile[threadIdx.x][h + i] = " + ty.store(body.result()) + ";");
+        w.close();
+      }
+    });
   }
   w.open("if (t < rows) {");
   finish();
@@ -524,28 +586,31 @@ void emit_chunk_states_by_table(Writer& w, const CudaKernelInfo& k, const ir::Ch
   w.line("__shared__ __align__(16) double table[32][D];  // R's rows for the tile's two halves (column m: row m % 32)");
   w.open("if (sample_stride == 1) {");
   emit_planar_rows(w, threads);
-  halves.open_loop(w, false, [&] {
-    w.line("// R's rows for that half, to the same columns of `table` (zeros past L), 16 bytes a copy.");
-    w.line("#pragma unroll");
-    w.open("for (int q0 = 0; q0 < " + half + " * D / 2; q0 += " + threads + ") {");
-    w.line("const int q = q0 + threadIdx.x, row = q / (D / 2), col = q % (D / 2) * 2;");
-    w.line("const bool valid = j + " + half + " + row < L;");
-    w.line("if (q < " + half + " * D / 2) fxc_copy_async<16>(&table[h + row][col], state_table + (valid ? (j + " + half +
-           " + row) * D + col : 0), valid);");
-    w.close();
-  });
-  w.line("// Every sample of the half, the chunk's or not: the copies left zeros past its end.");
-  w.line("#pragma unroll");
-  w.open("for (int i = 0; i < " + half + "; i += " + str(v) + ") {");
-  w.line("const " + vec + " q = *reinterpret_cast<const " + vec + "*>(&tile[threadIdx.x][h + i]);");
-  for (int e = 0; e < v; ++e) {
-    w.open("{");
-    w.line("const double x = " + std::string(T == "double" ? "" : "double") + "(q." + member[e] + ");");
-    accumulate("&table[h + i + " + str(e) + "][0]", "x");
-    w.close();
-  }
-  w.close();
-  w.close();
+  halves.emit_loops(
+      w, false,
+      [&] {
+        w.line("// R's rows for that half, to the same columns of `table` (zeros past L), 16 bytes a copy.");
+        w.line("#pragma unroll");
+        w.open("for (int q0 = 0; q0 < " + half + " * D / 2; q0 += " + threads + ") {");
+        w.line("const int q = q0 + threadIdx.x, row = q / (D / 2), col = q % (D / 2) * 2;");
+        w.line("const bool valid = j + " + half + " + row < L;");
+        w.line("if (q < " + half + " * D / 2) fxc_copy_async<16>(&table[h + row][col], state_table + (valid ? (j + " + half +
+               " + row) * D + col : 0), valid);");
+        w.close();
+      },
+      [&](bool) {
+        w.line("// Every sample of the half, the chunk's or not: the copies left zeros past its end.");
+        w.line("#pragma unroll");
+        w.open("for (int i = 0; i < " + half + "; i += " + str(v) + ") {");
+        w.line("const " + vec + " q = *reinterpret_cast<const " + vec + "*>(&tile[threadIdx.x][h + i]);");
+        for (int e = 0; e < v; ++e) {
+          w.open("{");
+          w.line("const double x = " + std::string(T == "double" ? "" : "double") + "(q." + member[e] + ");");
+          accumulate("&table[h + i + " + str(e) + "][0]", "x");
+          w.close();
+        }
+        w.close();
+      });
   w.open("if (t < rows) {");
   store_sums();
   w.close();

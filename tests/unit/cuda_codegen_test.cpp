@@ -264,8 +264,9 @@ TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
     REQUIRE(source);
     CHECK(occurrences(*source, "const double* __restrict__ state_table, double* __restrict__ chunk_state) {") == 1);
     CHECK(occurrences(*source, "__shared__ __align__(16) double table[32][D];") == 1);
-    CHECK(occurrences(*source, "fxc_copy_async<16>(&table[h + row][col]") == 1);
-    CHECK(occurrences(*source, "e[r] = fma(a.x, x, e[r]);") == 4);  // 4 samples a float4 of the tile
+    // The table's copies and sums in both loops of the halves (wide rows, any rows).
+    CHECK(occurrences(*source, "fxc_copy_async<16>(&table[h + row][col]") == 2);
+    CHECK(occurrences(*source, "e[r] = fma(a.x, x, e[r]);") == 8);  // 4 samples a float4 of the tile, twice
     CHECK(occurrences(*source, "e[r] = fma(a.x, u, e[r]);") == 1);  // interleaved: a sample at a time
   }
   // Where it does not apply: float pairs (a device with slow float64), more than
@@ -296,25 +297,42 @@ TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
   }
   {
     // The planar tile's halves take turns: each pass copies the next half in (one helper for
-    // both), 16 bytes a lane where the rows are aligned and 4 where not, and waits for all but
-    // the newest group; a thread reads its row 4 samples at a time and the output pass stores
-    // 16 bytes a lane where it can; interleaved, a thread's inputs a block ahead through its row
-    // of 33 in the same shared memory.
+    // both), 16 bytes a lane where the rows are aligned and 4 where not, in two loops, and waits
+    // for all but the newest group; a thread reads its row 4 samples at a time and the output
+    // pass stores 16 bytes a lane where it can, through its wide rows' pointers read once; a
+    // whole half in the wide loop runs without a bound a vector; interleaved, a thread's inputs a
+    // block ahead through its row of 33 in the same shared memory.
     auto source = codegen::emit_cuda_source(w1);
     REQUIRE(source);
     CHECK(occurrences(*source, "__device__ inline void fxc_copy_async(") == 1);
     CHECK(occurrences(*source, "fxc_copy_async<16>(&tile[i][h + c0]") == 2);
     CHECK(occurrences(*source, "fxc_copy_async<sizeof(float)>(&tile[i][h + lane % 16]") == 2);
-    CHECK(occurrences(*source, "fxc_copy_wait<1>();") == 2);
-    CHECK(occurrences(*source, "j += " + std::to_string(codegen::kCudaTileHalf) + ")") == 2);
-    CHECK(occurrences(*source, "const float4 q = *reinterpret_cast<const float4*>(&tile[threadIdx.x][h + i]);") == 2);
-    CHECK(occurrences(*source, "*reinterpret_cast<float4*>(out + row_at[i] + m)") == 1);
+    CHECK(occurrences(*source, "fxc_copy_wait<1>();") == 4);
+    CHECK(occurrences(*source, "j += " + std::to_string(codegen::kCudaTileHalf) + ")") == 4);
+    // chunk_states' table sums in both loops (2); the output pass's whole half, the wide loop's
+    // last half and the narrow loop (3).
+    CHECK(occurrences(*source, "const float4 q = *reinterpret_cast<const float4*>(&tile[threadIdx.x][h + i]);") == 5);
+    CHECK(occurrences(*source, "if (count == " + std::to_string(codegen::kCudaTileHalf) + ") {") == 1);
+    CHECK(occurrences(*source, "wide_in[r] = fxc_global_pointer(in + row_at[i]);") == 2);
+    CHECK(occurrences(*source, "wide_out[r] = fxc_global_pointer(out + row_at[i]);") == 1);
+    CHECK(occurrences(*source, "*reinterpret_cast<float4*>(wide_out[r] + m)") == 1);
+    CHECK(occurrences(*source, "if (m < row_count[i]) out[row_at[i] + m] = tile[i][h + lane % 16];") == 1);
     CHECK(occurrences(*source, "__shared__ __align__(16) float tile[128][36];") == 2);
     // 16 bytes a lane only where every row and every group of 4 is 16-byte aligned.
     CHECK(occurrences(*source, "const bool wide = ((unsigned long long)in & 15) == 0 && ((unsigned long long)out & 15) == 0 && "
                                "channel_stride % 4 == 0 && samples % 4 == 0 && L % 4 == 0;") == 1);
     CHECK(occurrences(*source, "inputs " + std::to_string(codegen::kCudaSampleAhead) + " samples ahead") == 2);
     CHECK(occurrences(*source, "ahead[threadIdx.x][n - n0]") == 2);
+  }
+  for (const Case& c : kCases) {
+    // float64 signals: a thread's 8 wide rows keep their input pointers, not their output ones
+    // (16 more registers).
+    if (std::string(c.name) != "w1_f64_4096ch") continue;
+    auto source = codegen::emit_cuda_source(schedule(c));
+    REQUIRE(source);
+    CHECK(occurrences(*source, "const double* wide_in[8];") == 2);
+    CHECK(occurrences(*source, "wide_out") == 0);
+    CHECK(occurrences(*source, "*reinterpret_cast<double2*>(out + row_at[i] + m)") == 1);
   }
   for (const Case& c : kCases) {
     if (std::string(c.name) != "w1_f32_8ch_wavefront") continue;
@@ -328,7 +346,7 @@ TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
     auto source = codegen::emit_cuda_source(schedule(c));  // a whole tile's copies, then the wait
     REQUIRE(source);
     CHECK(occurrences(*source, "fxc_copy_wait<0>();") == 1);  // the output pass
-    CHECK(occurrences(*source, "fxc_copy_wait<1>();") == 1);  // the table's halves
+    CHECK(occurrences(*source, "fxc_copy_wait<1>();") == 2);  // the table's halves, in both loops
   }
   ir::Graph stages = schedule(kCases[5]);  // 1 channel, but tanh and clip: not chunked
   auto s = codegen::cuda_kernels(stages);

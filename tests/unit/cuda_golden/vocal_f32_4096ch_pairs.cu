@@ -58,6 +58,18 @@ __device__ inline fxc_ff operator*(fxc_ff x, fxc_ff y) {
 }
 __device__ inline fxc_ff fxc_ff_fma(fxc_ff a, fxc_ff b, fxc_ff c) { return a * b + c; }
 
+// A global pointer the compiler keeps as one 64-bit value (an opaque asm operand), and may
+// reach with global (not generic) loads and stores: the wide tile copies' rows, whose offsets it
+// would otherwise add again at every access.
+template <class T>
+__device__ inline T* fxc_global_pointer(T* p) {
+  #ifdef __CUDA_ARCH__
+  asm("" : "+l"(p));
+  __builtin_assume(__isGlobal(p));
+  #endif
+  return p;
+}
+
 // The chunk passes copy their planar tile's samples in while they compute from the last ones.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define FXC_COPY_ASYNC 1
@@ -158,26 +170,287 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     float z1_0_1 = float(0);
     float z1_1_0 = float(0);
     float z1_1_1 = float(0);
+    const int n_this = t < rows ? (int)(end - begin) : 0;  // this thread's samples
     // The tile's two halves of 16 samples take turns: while the block computes from one, the
     // next samples copy into the other, so only a chunk's first step waits for memory. Where
     // every row starts 16-byte aligned and holds whole groups of 4 samples, a lane copies, reads and
     // stores 4 at a time.
     const bool wide = ((unsigned long long)in & 15) == 0 && channel_stride % 4 == 0 && samples % 4 == 0 && L % 4 == 0;
-    const int i0 = threadIdx.x / 32 + (lane / 16) * 4;  // narrow copies: this thread's first row
-    for (int j = -16; j < L; j += 16) {  // samples j + 16 on copy in, samples j on are computed
-      __syncthreads();  // the half they copy into is done with (the first time: the row tables are written)
-      if (j + 16 < L) {
-        const int h = (j + 16) & 16;  // that half's first column
-        if (wide) {
+    if (wide) {
+      __syncthreads();  // the row tables are written
+      // This thread's 4 rows of the wide copies, read once: where each starts and how
+      // many samples it has. fxc_global_pointer keeps each address one 64-bit value.
+      const int c0 = (lane % 4) * 4;  // the copies' first column in a half
+      int wide_count[4];
+      const float* wide_in[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int i = 8 * (threadIdx.x / 32 + r * 4) + (lane / 4) / 2 + ((lane / 4) % 2) * 4;
+        wide_count[r] = row_count[i];
+        wide_in[r] = fxc_global_pointer(in + row_at[i]);
+      }
+      for (int j = -16; j < L; j += 16) {  // samples j + 16 on copy in, samples j on are computed
+        __syncthreads();  // the half they copy into is done with
+        if (j + 16 < L) {
+          const int h = (j + 16) & 16;  // that half's first column
           #pragma unroll
           for (int r = 0; r < 4; ++r) {
             const int i = 8 * (threadIdx.x / 32 + r * 4) + (lane / 4) / 2 + ((lane / 4) % 2) * 4;
-            const int c0 = (lane % 4) * 4;  // the copy's first column in the half
             const int m = j + 16 + c0;  // the copy's first sample in its chunk: all 4 in it, or none
-            const bool valid = m < row_count[i];
-            fxc_copy_async<16>(&tile[i][h + c0], in + row_at[i] + (valid ? m : 0), valid);
+            const bool valid = m < wide_count[r];
+            fxc_copy_async<16>(&tile[i][h + c0], wide_in[r] + (valid ? m : 0), valid);
+          }
+        }
+        fxc_copy_commit();
+        if (j < 0) continue;
+        fxc_copy_wait<1>();  // this thread's copies of samples j on are in (those of the next half may not be)
+        __syncthreads();  // and every thread's
+        const int h = j & 16;
+        const int left = n_this - j;
+        const int count = left < 0 ? 0 : left < 16 ? left : 16;  // this thread's samples in the half
+        // A multiple of 4. A whole half (all but a chunk's last) as a loop of known trips, unrolled:
+        // no bound to test a vector.
+        if (count == 16) {
+          #pragma unroll 2
+          for (int i = 0; i < 16; i += 4) {  // 4 samples a shared-memory access
+            const float4 q = *reinterpret_cast<const float4*>(&tile[threadIdx.x][h + i]);
+            {
+              fxc_ff v = fxc_ff(q.x);
+              {  // stage 0 (sos), section 0: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
+                z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
+                z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 1: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
+                z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
+                z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
+                v = o;
+              }
+              float v32 = float(v);  // float64 (pair) sections done: float32 from here
+              {  // stage 1 (sos), section 0: transposed direct form II
+                const float o = fmaf(s1_0_b0, v32, z1_0_0);
+                z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+                z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+                v32 = o;
+              }
+              {  // stage 1 (sos), section 1: transposed direct form II
+                const float o = fmaf(s1_1_b0, v32, z1_1_0);
+                z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+                z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+                v32 = o;
+              }
+            }
+            {
+              fxc_ff v = fxc_ff(q.y);
+              {  // stage 0 (sos), section 0: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
+                z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
+                z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 1: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
+                z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
+                z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
+                v = o;
+              }
+              float v32 = float(v);  // float64 (pair) sections done: float32 from here
+              {  // stage 1 (sos), section 0: transposed direct form II
+                const float o = fmaf(s1_0_b0, v32, z1_0_0);
+                z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+                z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+                v32 = o;
+              }
+              {  // stage 1 (sos), section 1: transposed direct form II
+                const float o = fmaf(s1_1_b0, v32, z1_1_0);
+                z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+                z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+                v32 = o;
+              }
+            }
+            {
+              fxc_ff v = fxc_ff(q.z);
+              {  // stage 0 (sos), section 0: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
+                z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
+                z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 1: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
+                z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
+                z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
+                v = o;
+              }
+              float v32 = float(v);  // float64 (pair) sections done: float32 from here
+              {  // stage 1 (sos), section 0: transposed direct form II
+                const float o = fmaf(s1_0_b0, v32, z1_0_0);
+                z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+                z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+                v32 = o;
+              }
+              {  // stage 1 (sos), section 1: transposed direct form II
+                const float o = fmaf(s1_1_b0, v32, z1_1_0);
+                z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+                z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+                v32 = o;
+              }
+            }
+            {
+              fxc_ff v = fxc_ff(q.w);
+              {  // stage 0 (sos), section 0: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
+                z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
+                z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 1: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
+                z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
+                z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
+                v = o;
+              }
+              float v32 = float(v);  // float64 (pair) sections done: float32 from here
+              {  // stage 1 (sos), section 0: transposed direct form II
+                const float o = fmaf(s1_0_b0, v32, z1_0_0);
+                z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+                z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+                v32 = o;
+              }
+              {  // stage 1 (sos), section 1: transposed direct form II
+                const float o = fmaf(s1_1_b0, v32, z1_1_0);
+                z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+                z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+                v32 = o;
+              }
+            }
           }
         } else {
+          for (int i = 0; i < count; i += 4) {  // 4 samples a shared-memory access
+            const float4 q = *reinterpret_cast<const float4*>(&tile[threadIdx.x][h + i]);
+            {
+              fxc_ff v = fxc_ff(q.x);
+              {  // stage 0 (sos), section 0: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
+                z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
+                z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 1: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
+                z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
+                z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
+                v = o;
+              }
+              float v32 = float(v);  // float64 (pair) sections done: float32 from here
+              {  // stage 1 (sos), section 0: transposed direct form II
+                const float o = fmaf(s1_0_b0, v32, z1_0_0);
+                z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+                z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+                v32 = o;
+              }
+              {  // stage 1 (sos), section 1: transposed direct form II
+                const float o = fmaf(s1_1_b0, v32, z1_1_0);
+                z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+                z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+                v32 = o;
+              }
+            }
+            {
+              fxc_ff v = fxc_ff(q.y);
+              {  // stage 0 (sos), section 0: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
+                z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
+                z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 1: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
+                z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
+                z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
+                v = o;
+              }
+              float v32 = float(v);  // float64 (pair) sections done: float32 from here
+              {  // stage 1 (sos), section 0: transposed direct form II
+                const float o = fmaf(s1_0_b0, v32, z1_0_0);
+                z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+                z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+                v32 = o;
+              }
+              {  // stage 1 (sos), section 1: transposed direct form II
+                const float o = fmaf(s1_1_b0, v32, z1_1_0);
+                z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+                z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+                v32 = o;
+              }
+            }
+            {
+              fxc_ff v = fxc_ff(q.z);
+              {  // stage 0 (sos), section 0: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
+                z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
+                z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 1: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
+                z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
+                z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
+                v = o;
+              }
+              float v32 = float(v);  // float64 (pair) sections done: float32 from here
+              {  // stage 1 (sos), section 0: transposed direct form II
+                const float o = fmaf(s1_0_b0, v32, z1_0_0);
+                z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+                z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+                v32 = o;
+              }
+              {  // stage 1 (sos), section 1: transposed direct form II
+                const float o = fmaf(s1_1_b0, v32, z1_1_0);
+                z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+                z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+                v32 = o;
+              }
+            }
+            {
+              fxc_ff v = fxc_ff(q.w);
+              {  // stage 0 (sos), section 0: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
+                z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
+                z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 1: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
+                z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
+                z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
+                v = o;
+              }
+              float v32 = float(v);  // float64 (pair) sections done: float32 from here
+              {  // stage 1 (sos), section 0: transposed direct form II
+                const float o = fmaf(s1_0_b0, v32, z1_0_0);
+                z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+                z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+                v32 = o;
+              }
+              {  // stage 1 (sos), section 1: transposed direct form II
+                const float o = fmaf(s1_1_b0, v32, z1_1_0);
+                z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+                z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+                v32 = o;
+              }
+            }
+          }
+        }
+      }
+    } else {
+      const int i0 = threadIdx.x / 32 + (lane / 16) * 4;  // this thread's first row
+      for (int j = -16; j < L; j += 16) {  // samples j + 16 on copy in, samples j on are computed
+        __syncthreads();  // the half they copy into is done with (the first time: the row tables are written)
+        if (j + 16 < L) {
+          const int h = (j + 16) & 16;  // that half's first column
           #pragma unroll
           for (int r = 0; r < 16; ++r) {
             const int i = i0 + (r % 4) * 8 + (r / 4) * 32;
@@ -186,18 +459,131 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             fxc_copy_async<sizeof(float)>(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid);
           }
         }
-      }
-      fxc_copy_commit();
-      if (j < 0) continue;
-      fxc_copy_wait<1>();  // this thread's copies of samples j on are in (those of the next half may not be)
-      __syncthreads();  // and every thread's
-      const int h = j & 16;
-      const int count = t < rows && end - begin > j ? (int)(end - begin - j < 16 ? end - begin - j : 16) : 0;  // this thread's samples in the half
-      int i = 0;
-      for (; i + 4 <= count; i += 4) {  // 4 samples a shared-memory access
-        const float4 q = *reinterpret_cast<const float4*>(&tile[threadIdx.x][h + i]);
-        {
-          fxc_ff v = fxc_ff(q.x);
+        fxc_copy_commit();
+        if (j < 0) continue;
+        fxc_copy_wait<1>();  // this thread's copies of samples j on are in (those of the next half may not be)
+        __syncthreads();  // and every thread's
+        const int h = j & 16;
+        const int left = n_this - j;
+        const int count = left < 0 ? 0 : left < 16 ? left : 16;  // this thread's samples in the half
+        int i = 0;
+        for (; i + 4 <= count; i += 4) {  // 4 samples a shared-memory access
+          const float4 q = *reinterpret_cast<const float4*>(&tile[threadIdx.x][h + i]);
+          {
+            fxc_ff v = fxc_ff(q.x);
+            {  // stage 0 (sos), section 0: transposed direct form II
+              const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
+              z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
+              z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
+              v = o;
+            }
+            {  // stage 0 (sos), section 1: transposed direct form II
+              const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
+              z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
+              z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
+              v = o;
+            }
+            float v32 = float(v);  // float64 (pair) sections done: float32 from here
+            {  // stage 1 (sos), section 0: transposed direct form II
+              const float o = fmaf(s1_0_b0, v32, z1_0_0);
+              z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+              z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+              v32 = o;
+            }
+            {  // stage 1 (sos), section 1: transposed direct form II
+              const float o = fmaf(s1_1_b0, v32, z1_1_0);
+              z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+              z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+              v32 = o;
+            }
+          }
+          {
+            fxc_ff v = fxc_ff(q.y);
+            {  // stage 0 (sos), section 0: transposed direct form II
+              const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
+              z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
+              z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
+              v = o;
+            }
+            {  // stage 0 (sos), section 1: transposed direct form II
+              const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
+              z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
+              z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
+              v = o;
+            }
+            float v32 = float(v);  // float64 (pair) sections done: float32 from here
+            {  // stage 1 (sos), section 0: transposed direct form II
+              const float o = fmaf(s1_0_b0, v32, z1_0_0);
+              z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+              z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+              v32 = o;
+            }
+            {  // stage 1 (sos), section 1: transposed direct form II
+              const float o = fmaf(s1_1_b0, v32, z1_1_0);
+              z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+              z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+              v32 = o;
+            }
+          }
+          {
+            fxc_ff v = fxc_ff(q.z);
+            {  // stage 0 (sos), section 0: transposed direct form II
+              const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
+              z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
+              z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
+              v = o;
+            }
+            {  // stage 0 (sos), section 1: transposed direct form II
+              const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
+              z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
+              z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
+              v = o;
+            }
+            float v32 = float(v);  // float64 (pair) sections done: float32 from here
+            {  // stage 1 (sos), section 0: transposed direct form II
+              const float o = fmaf(s1_0_b0, v32, z1_0_0);
+              z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+              z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+              v32 = o;
+            }
+            {  // stage 1 (sos), section 1: transposed direct form II
+              const float o = fmaf(s1_1_b0, v32, z1_1_0);
+              z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+              z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+              v32 = o;
+            }
+          }
+          {
+            fxc_ff v = fxc_ff(q.w);
+            {  // stage 0 (sos), section 0: transposed direct form II
+              const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
+              z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
+              z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
+              v = o;
+            }
+            {  // stage 0 (sos), section 1: transposed direct form II
+              const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
+              z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
+              z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
+              v = o;
+            }
+            float v32 = float(v);  // float64 (pair) sections done: float32 from here
+            {  // stage 1 (sos), section 0: transposed direct form II
+              const float o = fmaf(s1_0_b0, v32, z1_0_0);
+              z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+              z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+              v32 = o;
+            }
+            {  // stage 1 (sos), section 1: transposed direct form II
+              const float o = fmaf(s1_1_b0, v32, z1_1_0);
+              z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+              z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+              v32 = o;
+            }
+          }
+        }
+        for (; i < count; ++i) {  // the chunk's last samples
+          fxc_ff v = fxc_ff(tile[threadIdx.x][h + i]);
           {  // stage 0 (sos), section 0: transposed direct form II
             const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
             z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
@@ -223,118 +609,6 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
             v32 = o;
           }
-        }
-        {
-          fxc_ff v = fxc_ff(q.y);
-          {  // stage 0 (sos), section 0: transposed direct form II
-            const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
-            z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
-            z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 1: transposed direct form II
-            const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
-            z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
-            z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
-            v = o;
-          }
-          float v32 = float(v);  // float64 (pair) sections done: float32 from here
-          {  // stage 1 (sos), section 0: transposed direct form II
-            const float o = fmaf(s1_0_b0, v32, z1_0_0);
-            z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
-            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
-            v32 = o;
-          }
-          {  // stage 1 (sos), section 1: transposed direct form II
-            const float o = fmaf(s1_1_b0, v32, z1_1_0);
-            z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
-            z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
-            v32 = o;
-          }
-        }
-        {
-          fxc_ff v = fxc_ff(q.z);
-          {  // stage 0 (sos), section 0: transposed direct form II
-            const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
-            z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
-            z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 1: transposed direct form II
-            const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
-            z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
-            z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
-            v = o;
-          }
-          float v32 = float(v);  // float64 (pair) sections done: float32 from here
-          {  // stage 1 (sos), section 0: transposed direct form II
-            const float o = fmaf(s1_0_b0, v32, z1_0_0);
-            z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
-            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
-            v32 = o;
-          }
-          {  // stage 1 (sos), section 1: transposed direct form II
-            const float o = fmaf(s1_1_b0, v32, z1_1_0);
-            z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
-            z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
-            v32 = o;
-          }
-        }
-        {
-          fxc_ff v = fxc_ff(q.w);
-          {  // stage 0 (sos), section 0: transposed direct form II
-            const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
-            z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
-            z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 1: transposed direct form II
-            const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
-            z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
-            z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
-            v = o;
-          }
-          float v32 = float(v);  // float64 (pair) sections done: float32 from here
-          {  // stage 1 (sos), section 0: transposed direct form II
-            const float o = fmaf(s1_0_b0, v32, z1_0_0);
-            z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
-            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
-            v32 = o;
-          }
-          {  // stage 1 (sos), section 1: transposed direct form II
-            const float o = fmaf(s1_1_b0, v32, z1_1_0);
-            z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
-            z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
-            v32 = o;
-          }
-        }
-      }
-      for (; i < count; ++i) {  // the chunk's last samples
-        fxc_ff v = fxc_ff(tile[threadIdx.x][h + i]);
-        {  // stage 0 (sos), section 0: transposed direct form II
-          const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
-          z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
-          z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
-          v = o;
-        }
-        {  // stage 0 (sos), section 1: transposed direct form II
-          const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
-          z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
-          z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
-          v = o;
-        }
-        float v32 = float(v);  // float64 (pair) sections done: float32 from here
-        {  // stage 1 (sos), section 0: transposed direct form II
-          const float o = fmaf(s1_0_b0, v32, z1_0_0);
-          z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
-          z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
-          v32 = o;
-        }
-        {  // stage 1 (sos), section 1: transposed direct form II
-          const float o = fmaf(s1_1_b0, v32, z1_1_0);
-          z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
-          z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
-          v32 = o;
         }
       }
     }
@@ -614,26 +888,316 @@ extern "C" __global__ void fxc_chain_1(
     float z1_0_1 = float(st[5]);
     float z1_1_0 = float(st[6]);
     float z1_1_1 = float(st[7]);
+    const int n_this = t < rows ? (int)(end - begin) : 0;  // this thread's samples
     // The tile's two halves of 16 samples take turns: while the block computes from one, the
     // next samples copy into the other, so only a chunk's first step waits for memory. Where
     // every row starts 16-byte aligned and holds whole groups of 4 samples, a lane copies, reads and
     // stores 4 at a time.
     const bool wide = ((unsigned long long)in & 15) == 0 && ((unsigned long long)out & 15) == 0 && channel_stride % 4 == 0 && samples % 4 == 0 && L % 4 == 0;
-    const int i0 = threadIdx.x / 32 + (lane / 16) * 4;  // narrow copies: this thread's first row
-    for (int j = -16; j < L; j += 16) {  // samples j + 16 on copy in, samples j on are computed
-      __syncthreads();  // the half they copy into is done with (the first time: the row tables are written)
-      if (j + 16 < L) {
-        const int h = (j + 16) & 16;  // that half's first column
-        if (wide) {
+    if (wide) {
+      __syncthreads();  // the row tables are written
+      // This thread's 4 rows of the wide copies and stores, read once: where each starts and how
+      // many samples it has. fxc_global_pointer keeps each address one 64-bit value.
+      const int c0 = (lane % 4) * 4;  // the copies' first column in a half
+      int wide_count[4];
+      const float* wide_in[4];
+      float* wide_out[4];
+      #pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int i = 8 * (threadIdx.x / 32 + r * 4) + (lane / 4) / 2 + ((lane / 4) % 2) * 4;
+        wide_count[r] = row_count[i];
+        wide_in[r] = fxc_global_pointer(in + row_at[i]);
+        wide_out[r] = fxc_global_pointer(out + row_at[i]);
+      }
+      for (int j = -16; j < L; j += 16) {  // samples j + 16 on copy in, samples j on are computed
+        __syncthreads();  // the half they copy into is done with
+        if (j + 16 < L) {
+          const int h = (j + 16) & 16;  // that half's first column
           #pragma unroll
           for (int r = 0; r < 4; ++r) {
             const int i = 8 * (threadIdx.x / 32 + r * 4) + (lane / 4) / 2 + ((lane / 4) % 2) * 4;
-            const int c0 = (lane % 4) * 4;  // the copy's first column in the half
             const int m = j + 16 + c0;  // the copy's first sample in its chunk: all 4 in it, or none
-            const bool valid = m < row_count[i];
-            fxc_copy_async<16>(&tile[i][h + c0], in + row_at[i] + (valid ? m : 0), valid);
+            const bool valid = m < wide_count[r];
+            fxc_copy_async<16>(&tile[i][h + c0], wide_in[r] + (valid ? m : 0), valid);
+          }
+        }
+        fxc_copy_commit();
+        if (j < 0) continue;
+        fxc_copy_wait<1>();  // this thread's copies of samples j on are in (those of the next half may not be)
+        __syncthreads();  // and every thread's
+        const int h = j & 16;
+        const int left = n_this - j;
+        const int count = left < 0 ? 0 : left < 16 ? left : 16;  // this thread's samples in the half
+        // A multiple of 4. A whole half (all but a chunk's last) as a loop of known trips, unrolled:
+        // no bound to test a vector.
+        if (count == 16) {
+          #pragma unroll 2
+          for (int i = 0; i < 16; i += 4) {  // 4 samples a shared-memory access
+            const float4 q = *reinterpret_cast<const float4*>(&tile[threadIdx.x][h + i]);
+            float4 r;
+            {
+              fxc_ff v = fxc_ff(q.x);
+              {  // stage 0 (sos), section 0: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
+                z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
+                z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 1: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
+                z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
+                z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
+                v = o;
+              }
+              float v32 = float(v);  // float64 (pair) sections done: float32 from here
+              {  // stage 1 (sos), section 0: transposed direct form II
+                const float o = fmaf(s1_0_b0, v32, z1_0_0);
+                z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+                z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+                v32 = o;
+              }
+              {  // stage 1 (sos), section 1: transposed direct form II
+                const float o = fmaf(s1_1_b0, v32, z1_1_0);
+                z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+                z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+                v32 = o;
+              }
+              v32 = tanhf(v32);  // stage 2 (tanh)
+              r.x = float(v32);
+            }
+            {
+              fxc_ff v = fxc_ff(q.y);
+              {  // stage 0 (sos), section 0: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
+                z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
+                z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 1: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
+                z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
+                z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
+                v = o;
+              }
+              float v32 = float(v);  // float64 (pair) sections done: float32 from here
+              {  // stage 1 (sos), section 0: transposed direct form II
+                const float o = fmaf(s1_0_b0, v32, z1_0_0);
+                z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+                z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+                v32 = o;
+              }
+              {  // stage 1 (sos), section 1: transposed direct form II
+                const float o = fmaf(s1_1_b0, v32, z1_1_0);
+                z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+                z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+                v32 = o;
+              }
+              v32 = tanhf(v32);  // stage 2 (tanh)
+              r.y = float(v32);
+            }
+            {
+              fxc_ff v = fxc_ff(q.z);
+              {  // stage 0 (sos), section 0: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
+                z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
+                z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 1: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
+                z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
+                z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
+                v = o;
+              }
+              float v32 = float(v);  // float64 (pair) sections done: float32 from here
+              {  // stage 1 (sos), section 0: transposed direct form II
+                const float o = fmaf(s1_0_b0, v32, z1_0_0);
+                z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+                z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+                v32 = o;
+              }
+              {  // stage 1 (sos), section 1: transposed direct form II
+                const float o = fmaf(s1_1_b0, v32, z1_1_0);
+                z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+                z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+                v32 = o;
+              }
+              v32 = tanhf(v32);  // stage 2 (tanh)
+              r.z = float(v32);
+            }
+            {
+              fxc_ff v = fxc_ff(q.w);
+              {  // stage 0 (sos), section 0: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
+                z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
+                z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 1: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
+                z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
+                z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
+                v = o;
+              }
+              float v32 = float(v);  // float64 (pair) sections done: float32 from here
+              {  // stage 1 (sos), section 0: transposed direct form II
+                const float o = fmaf(s1_0_b0, v32, z1_0_0);
+                z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+                z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+                v32 = o;
+              }
+              {  // stage 1 (sos), section 1: transposed direct form II
+                const float o = fmaf(s1_1_b0, v32, z1_1_0);
+                z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+                z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+                v32 = o;
+              }
+              v32 = tanhf(v32);  // stage 2 (tanh)
+              r.w = float(v32);
+            }
+            *reinterpret_cast<float4*>(&tile[threadIdx.x][h + i]) = r;
           }
         } else {
+          for (int i = 0; i < count; i += 4) {  // 4 samples a shared-memory access
+            const float4 q = *reinterpret_cast<const float4*>(&tile[threadIdx.x][h + i]);
+            float4 r;
+            {
+              fxc_ff v = fxc_ff(q.x);
+              {  // stage 0 (sos), section 0: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
+                z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
+                z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 1: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
+                z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
+                z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
+                v = o;
+              }
+              float v32 = float(v);  // float64 (pair) sections done: float32 from here
+              {  // stage 1 (sos), section 0: transposed direct form II
+                const float o = fmaf(s1_0_b0, v32, z1_0_0);
+                z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+                z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+                v32 = o;
+              }
+              {  // stage 1 (sos), section 1: transposed direct form II
+                const float o = fmaf(s1_1_b0, v32, z1_1_0);
+                z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+                z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+                v32 = o;
+              }
+              v32 = tanhf(v32);  // stage 2 (tanh)
+              r.x = float(v32);
+            }
+            {
+              fxc_ff v = fxc_ff(q.y);
+              {  // stage 0 (sos), section 0: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
+                z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
+                z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 1: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
+                z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
+                z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
+                v = o;
+              }
+              float v32 = float(v);  // float64 (pair) sections done: float32 from here
+              {  // stage 1 (sos), section 0: transposed direct form II
+                const float o = fmaf(s1_0_b0, v32, z1_0_0);
+                z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+                z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+                v32 = o;
+              }
+              {  // stage 1 (sos), section 1: transposed direct form II
+                const float o = fmaf(s1_1_b0, v32, z1_1_0);
+                z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+                z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+                v32 = o;
+              }
+              v32 = tanhf(v32);  // stage 2 (tanh)
+              r.y = float(v32);
+            }
+            {
+              fxc_ff v = fxc_ff(q.z);
+              {  // stage 0 (sos), section 0: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
+                z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
+                z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 1: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
+                z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
+                z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
+                v = o;
+              }
+              float v32 = float(v);  // float64 (pair) sections done: float32 from here
+              {  // stage 1 (sos), section 0: transposed direct form II
+                const float o = fmaf(s1_0_b0, v32, z1_0_0);
+                z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+                z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+                v32 = o;
+              }
+              {  // stage 1 (sos), section 1: transposed direct form II
+                const float o = fmaf(s1_1_b0, v32, z1_1_0);
+                z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+                z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+                v32 = o;
+              }
+              v32 = tanhf(v32);  // stage 2 (tanh)
+              r.z = float(v32);
+            }
+            {
+              fxc_ff v = fxc_ff(q.w);
+              {  // stage 0 (sos), section 0: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
+                z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
+                z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 1: transposed direct form II
+                const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
+                z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
+                z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
+                v = o;
+              }
+              float v32 = float(v);  // float64 (pair) sections done: float32 from here
+              {  // stage 1 (sos), section 0: transposed direct form II
+                const float o = fmaf(s1_0_b0, v32, z1_0_0);
+                z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+                z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+                v32 = o;
+              }
+              {  // stage 1 (sos), section 1: transposed direct form II
+                const float o = fmaf(s1_1_b0, v32, z1_1_0);
+                z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+                z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+                v32 = o;
+              }
+              v32 = tanhf(v32);  // stage 2 (tanh)
+              r.w = float(v32);
+            }
+            *reinterpret_cast<float4*>(&tile[threadIdx.x][h + i]) = r;
+          }
+        }
+        __syncthreads();
+        #pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          const int i = 8 * (threadIdx.x / 32 + r * 4) + (lane / 4) / 2 + ((lane / 4) % 2) * 4;
+          const int m = j + c0;
+          if (m < wide_count[r]) *reinterpret_cast<float4*>(wide_out[r] + m) = *reinterpret_cast<const float4*>(&tile[i][h + c0]);
+        }
+      }
+    } else {
+      const int i0 = threadIdx.x / 32 + (lane / 16) * 4;  // this thread's first row
+      for (int j = -16; j < L; j += 16) {  // samples j + 16 on copy in, samples j on are computed
+        __syncthreads();  // the half they copy into is done with (the first time: the row tables are written)
+        if (j + 16 < L) {
+          const int h = (j + 16) & 16;  // that half's first column
           #pragma unroll
           for (int r = 0; r < 16; ++r) {
             const int i = i0 + (r % 4) * 8 + (r / 4) * 32;
@@ -642,19 +1206,141 @@ extern "C" __global__ void fxc_chain_1(
             fxc_copy_async<sizeof(float)>(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid);
           }
         }
-      }
-      fxc_copy_commit();
-      if (j < 0) continue;
-      fxc_copy_wait<1>();  // this thread's copies of samples j on are in (those of the next half may not be)
-      __syncthreads();  // and every thread's
-      const int h = j & 16;
-      const int count = t < rows && end - begin > j ? (int)(end - begin - j < 16 ? end - begin - j : 16) : 0;  // this thread's samples in the half
-      int i = 0;
-      for (; i + 4 <= count; i += 4) {  // 4 samples a shared-memory access
-        const float4 q = *reinterpret_cast<const float4*>(&tile[threadIdx.x][h + i]);
-        float4 r;
-        {
-          fxc_ff v = fxc_ff(q.x);
+        fxc_copy_commit();
+        if (j < 0) continue;
+        fxc_copy_wait<1>();  // this thread's copies of samples j on are in (those of the next half may not be)
+        __syncthreads();  // and every thread's
+        const int h = j & 16;
+        const int left = n_this - j;
+        const int count = left < 0 ? 0 : left < 16 ? left : 16;  // this thread's samples in the half
+        int i = 0;
+        for (; i + 4 <= count; i += 4) {  // 4 samples a shared-memory access
+          const float4 q = *reinterpret_cast<const float4*>(&tile[threadIdx.x][h + i]);
+          float4 r;
+          {
+            fxc_ff v = fxc_ff(q.x);
+            {  // stage 0 (sos), section 0: transposed direct form II
+              const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
+              z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
+              z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
+              v = o;
+            }
+            {  // stage 0 (sos), section 1: transposed direct form II
+              const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
+              z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
+              z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
+              v = o;
+            }
+            float v32 = float(v);  // float64 (pair) sections done: float32 from here
+            {  // stage 1 (sos), section 0: transposed direct form II
+              const float o = fmaf(s1_0_b0, v32, z1_0_0);
+              z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+              z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+              v32 = o;
+            }
+            {  // stage 1 (sos), section 1: transposed direct form II
+              const float o = fmaf(s1_1_b0, v32, z1_1_0);
+              z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+              z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+              v32 = o;
+            }
+            v32 = tanhf(v32);  // stage 2 (tanh)
+            r.x = float(v32);
+          }
+          {
+            fxc_ff v = fxc_ff(q.y);
+            {  // stage 0 (sos), section 0: transposed direct form II
+              const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
+              z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
+              z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
+              v = o;
+            }
+            {  // stage 0 (sos), section 1: transposed direct form II
+              const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
+              z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
+              z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
+              v = o;
+            }
+            float v32 = float(v);  // float64 (pair) sections done: float32 from here
+            {  // stage 1 (sos), section 0: transposed direct form II
+              const float o = fmaf(s1_0_b0, v32, z1_0_0);
+              z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+              z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+              v32 = o;
+            }
+            {  // stage 1 (sos), section 1: transposed direct form II
+              const float o = fmaf(s1_1_b0, v32, z1_1_0);
+              z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+              z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+              v32 = o;
+            }
+            v32 = tanhf(v32);  // stage 2 (tanh)
+            r.y = float(v32);
+          }
+          {
+            fxc_ff v = fxc_ff(q.z);
+            {  // stage 0 (sos), section 0: transposed direct form II
+              const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
+              z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
+              z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
+              v = o;
+            }
+            {  // stage 0 (sos), section 1: transposed direct form II
+              const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
+              z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
+              z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
+              v = o;
+            }
+            float v32 = float(v);  // float64 (pair) sections done: float32 from here
+            {  // stage 1 (sos), section 0: transposed direct form II
+              const float o = fmaf(s1_0_b0, v32, z1_0_0);
+              z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+              z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+              v32 = o;
+            }
+            {  // stage 1 (sos), section 1: transposed direct form II
+              const float o = fmaf(s1_1_b0, v32, z1_1_0);
+              z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+              z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+              v32 = o;
+            }
+            v32 = tanhf(v32);  // stage 2 (tanh)
+            r.z = float(v32);
+          }
+          {
+            fxc_ff v = fxc_ff(q.w);
+            {  // stage 0 (sos), section 0: transposed direct form II
+              const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
+              z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
+              z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
+              v = o;
+            }
+            {  // stage 0 (sos), section 1: transposed direct form II
+              const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
+              z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
+              z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
+              v = o;
+            }
+            float v32 = float(v);  // float64 (pair) sections done: float32 from here
+            {  // stage 1 (sos), section 0: transposed direct form II
+              const float o = fmaf(s1_0_b0, v32, z1_0_0);
+              z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
+              z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
+              v32 = o;
+            }
+            {  // stage 1 (sos), section 1: transposed direct form II
+              const float o = fmaf(s1_1_b0, v32, z1_1_0);
+              z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
+              z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
+              v32 = o;
+            }
+            v32 = tanhf(v32);  // stage 2 (tanh)
+            r.w = float(v32);
+          }
+          *reinterpret_cast<float4*>(&tile[threadIdx.x][h + i]) = r;
+        }
+        for (; i < count; ++i) {  // the chunk's last samples
+          fxc_ff v = fxc_ff(tile[threadIdx.x][h + i]);
           {  // stage 0 (sos), section 0: transposed direct form II
             const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
             z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
@@ -681,140 +1367,9 @@ extern "C" __global__ void fxc_chain_1(
             v32 = o;
           }
           v32 = tanhf(v32);  // stage 2 (tanh)
-          r.x = float(v32);
+          tile[threadIdx.x][h + i] = float(v32);
         }
-        {
-          fxc_ff v = fxc_ff(q.y);
-          {  // stage 0 (sos), section 0: transposed direct form II
-            const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
-            z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
-            z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 1: transposed direct form II
-            const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
-            z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
-            z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
-            v = o;
-          }
-          float v32 = float(v);  // float64 (pair) sections done: float32 from here
-          {  // stage 1 (sos), section 0: transposed direct form II
-            const float o = fmaf(s1_0_b0, v32, z1_0_0);
-            z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
-            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
-            v32 = o;
-          }
-          {  // stage 1 (sos), section 1: transposed direct form II
-            const float o = fmaf(s1_1_b0, v32, z1_1_0);
-            z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
-            z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
-            v32 = o;
-          }
-          v32 = tanhf(v32);  // stage 2 (tanh)
-          r.y = float(v32);
-        }
-        {
-          fxc_ff v = fxc_ff(q.z);
-          {  // stage 0 (sos), section 0: transposed direct form II
-            const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
-            z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
-            z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 1: transposed direct form II
-            const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
-            z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
-            z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
-            v = o;
-          }
-          float v32 = float(v);  // float64 (pair) sections done: float32 from here
-          {  // stage 1 (sos), section 0: transposed direct form II
-            const float o = fmaf(s1_0_b0, v32, z1_0_0);
-            z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
-            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
-            v32 = o;
-          }
-          {  // stage 1 (sos), section 1: transposed direct form II
-            const float o = fmaf(s1_1_b0, v32, z1_1_0);
-            z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
-            z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
-            v32 = o;
-          }
-          v32 = tanhf(v32);  // stage 2 (tanh)
-          r.z = float(v32);
-        }
-        {
-          fxc_ff v = fxc_ff(q.w);
-          {  // stage 0 (sos), section 0: transposed direct form II
-            const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
-            z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
-            z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 1: transposed direct form II
-            const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
-            z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
-            z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
-            v = o;
-          }
-          float v32 = float(v);  // float64 (pair) sections done: float32 from here
-          {  // stage 1 (sos), section 0: transposed direct form II
-            const float o = fmaf(s1_0_b0, v32, z1_0_0);
-            z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
-            z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
-            v32 = o;
-          }
-          {  // stage 1 (sos), section 1: transposed direct form II
-            const float o = fmaf(s1_1_b0, v32, z1_1_0);
-            z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
-            z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
-            v32 = o;
-          }
-          v32 = tanhf(v32);  // stage 2 (tanh)
-          r.w = float(v32);
-        }
-        *reinterpret_cast<float4*>(&tile[threadIdx.x][h + i]) = r;
-      }
-      for (; i < count; ++i) {  // the chunk's last samples
-        fxc_ff v = fxc_ff(tile[threadIdx.x][h + i]);
-        {  // stage 0 (sos), section 0: transposed direct form II
-          const fxc_ff o = fxc_ff_fma(s0_0_b0, v, z0_0_0);
-          z0_0_0 = fxc_ff_fma(s0_0_b1, v, fxc_ff_fma(-s0_0_a1, o, z0_0_1));
-          z0_0_1 = fxc_ff_fma(-s0_0_a2, o, s0_0_b2 * v);
-          v = o;
-        }
-        {  // stage 0 (sos), section 1: transposed direct form II
-          const fxc_ff o = fxc_ff_fma(s0_1_b0, v, z0_1_0);
-          z0_1_0 = fxc_ff_fma(s0_1_b1, v, fxc_ff_fma(-s0_1_a1, o, z0_1_1));
-          z0_1_1 = fxc_ff_fma(-s0_1_a2, o, s0_1_b2 * v);
-          v = o;
-        }
-        float v32 = float(v);  // float64 (pair) sections done: float32 from here
-        {  // stage 1 (sos), section 0: transposed direct form II
-          const float o = fmaf(s1_0_b0, v32, z1_0_0);
-          z1_0_0 = fmaf(s1_0_b1, v32, fmaf(-s1_0_a1, o, z1_0_1));
-          z1_0_1 = fmaf(-s1_0_a2, o, s1_0_b2 * v32);
-          v32 = o;
-        }
-        {  // stage 1 (sos), section 1: transposed direct form II
-          const float o = fmaf(s1_1_b0, v32, z1_1_0);
-          z1_1_0 = fmaf(s1_1_b1, v32, fmaf(-s1_1_a1, o, z1_1_1));
-          z1_1_1 = fmaf(-s1_1_a2, o, s1_1_b2 * v32);
-          v32 = o;
-        }
-        v32 = tanhf(v32);  // stage 2 (tanh)
-        tile[threadIdx.x][h + i] = float(v32);
-      }
-      __syncthreads();
-      if (wide) {
-        #pragma unroll
-        for (int r = 0; r < 4; ++r) {
-          const int i = 8 * (threadIdx.x / 32 + r * 4) + (lane / 4) / 2 + ((lane / 4) % 2) * 4;
-          const int c0 = (lane % 4) * 4;  // the copy's first column in the half
-          const int m = j + c0;
-          if (m < row_count[i]) *reinterpret_cast<float4*>(out + row_at[i] + m) = *reinterpret_cast<const float4*>(&tile[i][h + c0]);
-        }
-      } else {
+        __syncthreads();
         #pragma unroll
         for (int r = 0; r < 16; ++r) {
           const int i = i0 + (r % 4) * 8 + (r / 4) * 32;

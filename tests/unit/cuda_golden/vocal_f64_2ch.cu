@@ -5,6 +5,18 @@
 //   interleaved [sample][channel]: channel_stride = 1, sample_stride = channels (coalesced
 //   for one thread per channel: a warp's 32 loads of sample n are adjacent).
 
+// A global pointer the compiler keeps as one 64-bit value (an opaque asm operand), and may
+// reach with global (not generic) loads and stores: the wide tile copies' rows, whose offsets it
+// would otherwise add again at every access.
+template <class T>
+__device__ inline T* fxc_global_pointer(T* p) {
+  #ifdef __CUDA_ARCH__
+  asm("" : "+l"(p));
+  __builtin_assume(__isGlobal(p));
+  #endif
+  return p;
+}
+
 // The chunk passes copy their planar tile's samples in while they compute from the last ones.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define FXC_COPY_ASYNC 1
@@ -83,21 +95,73 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     // every row starts 16-byte aligned and holds whole groups of 2 samples, a lane copies, reads and
     // stores 2 at a time.
     const bool wide = ((unsigned long long)in & 15) == 0 && channel_stride % 2 == 0 && samples % 2 == 0 && L % 2 == 0;
-    const int i0 = threadIdx.x / 32 + (lane / 16) * 4;  // narrow copies: this thread's first row
-    for (int j = -16; j < L; j += 16) {  // samples j + 16 on copy in, samples j on are computed
-      __syncthreads();  // the half they copy into is done with (the first time: the row tables are written)
-      if (j + 16 < L) {
-        const int h = (j + 16) & 16;  // that half's first column
-        if (wide) {
+    if (wide) {
+      __syncthreads();  // the row tables are written
+      // This thread's 8 rows of the wide copies, read once: where each starts and how
+      // many samples it has. fxc_global_pointer keeps each address one 64-bit value.
+      const int c0 = (lane % 8) * 2;  // the copies' first column in a half
+      int wide_count[8];
+      const double* wide_in[8];
+      #pragma unroll
+      for (int r = 0; r < 8; ++r) {
+        const int i = 4 * (threadIdx.x / 32 + r * 4) + lane / 8;
+        wide_count[r] = row_count[i];
+        wide_in[r] = fxc_global_pointer(in + row_at[i]);
+      }
+      for (int j = -16; j < L; j += 16) {  // samples j + 16 on copy in, samples j on are computed
+        __syncthreads();  // the half they copy into is done with
+        if (j + 16 < L) {
+          const int h = (j + 16) & 16;  // that half's first column
           #pragma unroll
           for (int r = 0; r < 8; ++r) {
             const int i = 4 * (threadIdx.x / 32 + r * 4) + lane / 8;
-            const int c0 = (lane % 8) * 2;  // the copy's first column in the half
             const int m = j + 16 + c0;  // the copy's first sample in its chunk: all 2 in it, or none
-            const bool valid = m < row_count[i];
-            fxc_copy_async<16>(&tile[i][h + c0], in + row_at[i] + (valid ? m : 0), valid);
+            const bool valid = m < wide_count[r];
+            fxc_copy_async<16>(&tile[i][h + c0], wide_in[r] + (valid ? m : 0), valid);
           }
-        } else {
+          // R's rows for that half, to the same columns of `table` (zeros past L), 16 bytes a copy.
+          #pragma unroll
+          for (int q0 = 0; q0 < 16 * D / 2; q0 += 128) {
+            const int q = q0 + threadIdx.x, row = q / (D / 2), col = q % (D / 2) * 2;
+            const bool valid = j + 16 + row < L;
+            if (q < 16 * D / 2) fxc_copy_async<16>(&table[h + row][col], state_table + (valid ? (j + 16 + row) * D + col : 0), valid);
+          }
+        }
+        fxc_copy_commit();
+        if (j < 0) continue;
+        fxc_copy_wait<1>();  // this thread's copies of samples j on are in (those of the next half may not be)
+        __syncthreads();  // and every thread's
+        const int h = j & 16;
+        // Every sample of the half, the chunk's or not: the copies left zeros past its end.
+        #pragma unroll
+        for (int i = 0; i < 16; i += 2) {
+          const double2 q = *reinterpret_cast<const double2*>(&tile[threadIdx.x][h + i]);
+          {
+            const double x = (q.x);
+            #pragma unroll
+            for (int r = 0; r < D; r += 2) {
+              const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 0][0] + r);
+              e[r] = fma(a.x, x, e[r]);
+              e[r + 1] = fma(a.y, x, e[r + 1]);
+            }
+          }
+          {
+            const double x = (q.y);
+            #pragma unroll
+            for (int r = 0; r < D; r += 2) {
+              const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 1][0] + r);
+              e[r] = fma(a.x, x, e[r]);
+              e[r + 1] = fma(a.y, x, e[r + 1]);
+            }
+          }
+        }
+      }
+    } else {
+      const int i0 = threadIdx.x / 32 + (lane / 16) * 4;  // this thread's first row
+      for (int j = -16; j < L; j += 16) {  // samples j + 16 on copy in, samples j on are computed
+        __syncthreads();  // the half they copy into is done with (the first time: the row tables are written)
+        if (j + 16 < L) {
+          const int h = (j + 16) & 16;  // that half's first column
           #pragma unroll
           for (int r = 0; r < 16; ++r) {
             const int i = i0 + (r % 4) * 8 + (r / 4) * 32;
@@ -105,40 +169,40 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             const bool valid = m < row_count[i];
             fxc_copy_async<sizeof(double)>(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid);
           }
-        }
-        // R's rows for that half, to the same columns of `table` (zeros past L), 16 bytes a copy.
-        #pragma unroll
-        for (int q0 = 0; q0 < 16 * D / 2; q0 += 128) {
-          const int q = q0 + threadIdx.x, row = q / (D / 2), col = q % (D / 2) * 2;
-          const bool valid = j + 16 + row < L;
-          if (q < 16 * D / 2) fxc_copy_async<16>(&table[h + row][col], state_table + (valid ? (j + 16 + row) * D + col : 0), valid);
-        }
-      }
-      fxc_copy_commit();
-      if (j < 0) continue;
-      fxc_copy_wait<1>();  // this thread's copies of samples j on are in (those of the next half may not be)
-      __syncthreads();  // and every thread's
-      const int h = j & 16;
-      // Every sample of the half, the chunk's or not: the copies left zeros past its end.
-      #pragma unroll
-      for (int i = 0; i < 16; i += 2) {
-        const double2 q = *reinterpret_cast<const double2*>(&tile[threadIdx.x][h + i]);
-        {
-          const double x = (q.x);
+          // R's rows for that half, to the same columns of `table` (zeros past L), 16 bytes a copy.
           #pragma unroll
-          for (int r = 0; r < D; r += 2) {
-            const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 0][0] + r);
-            e[r] = fma(a.x, x, e[r]);
-            e[r + 1] = fma(a.y, x, e[r + 1]);
+          for (int q0 = 0; q0 < 16 * D / 2; q0 += 128) {
+            const int q = q0 + threadIdx.x, row = q / (D / 2), col = q % (D / 2) * 2;
+            const bool valid = j + 16 + row < L;
+            if (q < 16 * D / 2) fxc_copy_async<16>(&table[h + row][col], state_table + (valid ? (j + 16 + row) * D + col : 0), valid);
           }
         }
-        {
-          const double x = (q.y);
-          #pragma unroll
-          for (int r = 0; r < D; r += 2) {
-            const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 1][0] + r);
-            e[r] = fma(a.x, x, e[r]);
-            e[r + 1] = fma(a.y, x, e[r + 1]);
+        fxc_copy_commit();
+        if (j < 0) continue;
+        fxc_copy_wait<1>();  // this thread's copies of samples j on are in (those of the next half may not be)
+        __syncthreads();  // and every thread's
+        const int h = j & 16;
+        // Every sample of the half, the chunk's or not: the copies left zeros past its end.
+        #pragma unroll
+        for (int i = 0; i < 16; i += 2) {
+          const double2 q = *reinterpret_cast<const double2*>(&tile[threadIdx.x][h + i]);
+          {
+            const double x = (q.x);
+            #pragma unroll
+            for (int r = 0; r < D; r += 2) {
+              const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 0][0] + r);
+              e[r] = fma(a.x, x, e[r]);
+              e[r + 1] = fma(a.y, x, e[r + 1]);
+            }
+          }
+          {
+            const double x = (q.y);
+            #pragma unroll
+            for (int r = 0; r < D; r += 2) {
+              const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 1][0] + r);
+              e[r] = fma(a.x, x, e[r]);
+              e[r + 1] = fma(a.y, x, e[r + 1]);
+            }
           }
         }
       }
@@ -380,26 +444,190 @@ extern "C" __global__ void fxc_chain_1(
     double z0_2_1 = st[5];
     double z0_3_0 = st[6];
     double z0_3_1 = st[7];
+    const int n_this = t < rows ? (int)(end - begin) : 0;  // this thread's samples
     // The tile's two halves of 16 samples take turns: while the block computes from one, the
     // next samples copy into the other, so only a chunk's first step waits for memory. Where
     // every row starts 16-byte aligned and holds whole groups of 2 samples, a lane copies, reads and
     // stores 2 at a time.
     const bool wide = ((unsigned long long)in & 15) == 0 && ((unsigned long long)out & 15) == 0 && channel_stride % 2 == 0 && samples % 2 == 0 && L % 2 == 0;
-    const int i0 = threadIdx.x / 32 + (lane / 16) * 4;  // narrow copies: this thread's first row
-    for (int j = -16; j < L; j += 16) {  // samples j + 16 on copy in, samples j on are computed
-      __syncthreads();  // the half they copy into is done with (the first time: the row tables are written)
-      if (j + 16 < L) {
-        const int h = (j + 16) & 16;  // that half's first column
-        if (wide) {
+    if (wide) {
+      __syncthreads();  // the row tables are written
+      // This thread's 8 rows of the wide copies, read once: where each starts and how
+      // many samples it has. fxc_global_pointer keeps each address one 64-bit value.
+      const int c0 = (lane % 8) * 2;  // the copies' first column in a half
+      int wide_count[8];
+      const double* wide_in[8];
+      #pragma unroll
+      for (int r = 0; r < 8; ++r) {
+        const int i = 4 * (threadIdx.x / 32 + r * 4) + lane / 8;
+        wide_count[r] = row_count[i];
+        wide_in[r] = fxc_global_pointer(in + row_at[i]);
+      }
+      for (int j = -16; j < L; j += 16) {  // samples j + 16 on copy in, samples j on are computed
+        __syncthreads();  // the half they copy into is done with
+        if (j + 16 < L) {
+          const int h = (j + 16) & 16;  // that half's first column
           #pragma unroll
           for (int r = 0; r < 8; ++r) {
             const int i = 4 * (threadIdx.x / 32 + r * 4) + lane / 8;
-            const int c0 = (lane % 8) * 2;  // the copy's first column in the half
             const int m = j + 16 + c0;  // the copy's first sample in its chunk: all 2 in it, or none
-            const bool valid = m < row_count[i];
-            fxc_copy_async<16>(&tile[i][h + c0], in + row_at[i] + (valid ? m : 0), valid);
+            const bool valid = m < wide_count[r];
+            fxc_copy_async<16>(&tile[i][h + c0], wide_in[r] + (valid ? m : 0), valid);
+          }
+        }
+        fxc_copy_commit();
+        if (j < 0) continue;
+        fxc_copy_wait<1>();  // this thread's copies of samples j on are in (those of the next half may not be)
+        __syncthreads();  // and every thread's
+        const int h = j & 16;
+        const int left = n_this - j;
+        const int count = left < 0 ? 0 : left < 16 ? left : 16;  // this thread's samples in the half
+        // A multiple of 2. A whole half (all but a chunk's last) as a loop of known trips, unrolled:
+        // no bound to test a vector.
+        if (count == 16) {
+          #pragma unroll 2
+          for (int i = 0; i < 16; i += 2) {  // 2 samples a shared-memory access
+            const double2 q = *reinterpret_cast<const double2*>(&tile[threadIdx.x][h + i]);
+            double2 r;
+            {
+              double v = q.x;
+              {  // stage 0 (sos), section 0: transposed direct form II
+                const double o = fma(s0_0_b0, v, z0_0_0);
+                z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+                z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 1: transposed direct form II
+                const double o = fma(s0_1_b0, v, z0_1_0);
+                z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+                z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 2: transposed direct form II
+                const double o = fma(s0_2_b0, v, z0_2_0);
+                z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
+                z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 3: transposed direct form II
+                const double o = fma(s0_3_b0, v, z0_3_0);
+                z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
+                z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
+                v = o;
+              }
+              v = tanh(v);  // stage 1 (tanh)
+              r.x = v;
+            }
+            {
+              double v = q.y;
+              {  // stage 0 (sos), section 0: transposed direct form II
+                const double o = fma(s0_0_b0, v, z0_0_0);
+                z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+                z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 1: transposed direct form II
+                const double o = fma(s0_1_b0, v, z0_1_0);
+                z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+                z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 2: transposed direct form II
+                const double o = fma(s0_2_b0, v, z0_2_0);
+                z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
+                z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 3: transposed direct form II
+                const double o = fma(s0_3_b0, v, z0_3_0);
+                z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
+                z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
+                v = o;
+              }
+              v = tanh(v);  // stage 1 (tanh)
+              r.y = v;
+            }
+            *reinterpret_cast<double2*>(&tile[threadIdx.x][h + i]) = r;
           }
         } else {
+          for (int i = 0; i < count; i += 2) {  // 2 samples a shared-memory access
+            const double2 q = *reinterpret_cast<const double2*>(&tile[threadIdx.x][h + i]);
+            double2 r;
+            {
+              double v = q.x;
+              {  // stage 0 (sos), section 0: transposed direct form II
+                const double o = fma(s0_0_b0, v, z0_0_0);
+                z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+                z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 1: transposed direct form II
+                const double o = fma(s0_1_b0, v, z0_1_0);
+                z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+                z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 2: transposed direct form II
+                const double o = fma(s0_2_b0, v, z0_2_0);
+                z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
+                z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 3: transposed direct form II
+                const double o = fma(s0_3_b0, v, z0_3_0);
+                z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
+                z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
+                v = o;
+              }
+              v = tanh(v);  // stage 1 (tanh)
+              r.x = v;
+            }
+            {
+              double v = q.y;
+              {  // stage 0 (sos), section 0: transposed direct form II
+                const double o = fma(s0_0_b0, v, z0_0_0);
+                z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+                z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 1: transposed direct form II
+                const double o = fma(s0_1_b0, v, z0_1_0);
+                z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+                z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 2: transposed direct form II
+                const double o = fma(s0_2_b0, v, z0_2_0);
+                z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
+                z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
+                v = o;
+              }
+              {  // stage 0 (sos), section 3: transposed direct form II
+                const double o = fma(s0_3_b0, v, z0_3_0);
+                z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
+                z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
+                v = o;
+              }
+              v = tanh(v);  // stage 1 (tanh)
+              r.y = v;
+            }
+            *reinterpret_cast<double2*>(&tile[threadIdx.x][h + i]) = r;
+          }
+        }
+        __syncthreads();
+        #pragma unroll
+        for (int r = 0; r < 8; ++r) {
+          const int i = 4 * (threadIdx.x / 32 + r * 4) + lane / 8;
+          const int m = j + c0;
+          if (m < wide_count[r]) *reinterpret_cast<double2*>(out + row_at[i] + m) = *reinterpret_cast<const double2*>(&tile[i][h + c0]);
+        }
+      }
+    } else {
+      const int i0 = threadIdx.x / 32 + (lane / 16) * 4;  // this thread's first row
+      for (int j = -16; j < L; j += 16) {  // samples j + 16 on copy in, samples j on are computed
+        __syncthreads();  // the half they copy into is done with (the first time: the row tables are written)
+        if (j + 16 < L) {
+          const int h = (j + 16) & 16;  // that half's first column
           #pragma unroll
           for (int r = 0; r < 16; ++r) {
             const int i = i0 + (r % 4) * 8 + (r / 4) * 32;
@@ -408,19 +636,79 @@ extern "C" __global__ void fxc_chain_1(
             fxc_copy_async<sizeof(double)>(&tile[i][h + lane % 16], in + row_at[i] + (valid ? m : 0), valid);
           }
         }
-      }
-      fxc_copy_commit();
-      if (j < 0) continue;
-      fxc_copy_wait<1>();  // this thread's copies of samples j on are in (those of the next half may not be)
-      __syncthreads();  // and every thread's
-      const int h = j & 16;
-      const int count = t < rows && end - begin > j ? (int)(end - begin - j < 16 ? end - begin - j : 16) : 0;  // this thread's samples in the half
-      int i = 0;
-      for (; i + 2 <= count; i += 2) {  // 2 samples a shared-memory access
-        const double2 q = *reinterpret_cast<const double2*>(&tile[threadIdx.x][h + i]);
-        double2 r;
-        {
-          double v = q.x;
+        fxc_copy_commit();
+        if (j < 0) continue;
+        fxc_copy_wait<1>();  // this thread's copies of samples j on are in (those of the next half may not be)
+        __syncthreads();  // and every thread's
+        const int h = j & 16;
+        const int left = n_this - j;
+        const int count = left < 0 ? 0 : left < 16 ? left : 16;  // this thread's samples in the half
+        int i = 0;
+        for (; i + 2 <= count; i += 2) {  // 2 samples a shared-memory access
+          const double2 q = *reinterpret_cast<const double2*>(&tile[threadIdx.x][h + i]);
+          double2 r;
+          {
+            double v = q.x;
+            {  // stage 0 (sos), section 0: transposed direct form II
+              const double o = fma(s0_0_b0, v, z0_0_0);
+              z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+              z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+              v = o;
+            }
+            {  // stage 0 (sos), section 1: transposed direct form II
+              const double o = fma(s0_1_b0, v, z0_1_0);
+              z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+              z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+              v = o;
+            }
+            {  // stage 0 (sos), section 2: transposed direct form II
+              const double o = fma(s0_2_b0, v, z0_2_0);
+              z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
+              z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
+              v = o;
+            }
+            {  // stage 0 (sos), section 3: transposed direct form II
+              const double o = fma(s0_3_b0, v, z0_3_0);
+              z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
+              z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
+              v = o;
+            }
+            v = tanh(v);  // stage 1 (tanh)
+            r.x = v;
+          }
+          {
+            double v = q.y;
+            {  // stage 0 (sos), section 0: transposed direct form II
+              const double o = fma(s0_0_b0, v, z0_0_0);
+              z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
+              z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
+              v = o;
+            }
+            {  // stage 0 (sos), section 1: transposed direct form II
+              const double o = fma(s0_1_b0, v, z0_1_0);
+              z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
+              z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
+              v = o;
+            }
+            {  // stage 0 (sos), section 2: transposed direct form II
+              const double o = fma(s0_2_b0, v, z0_2_0);
+              z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
+              z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
+              v = o;
+            }
+            {  // stage 0 (sos), section 3: transposed direct form II
+              const double o = fma(s0_3_b0, v, z0_3_0);
+              z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
+              z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
+              v = o;
+            }
+            v = tanh(v);  // stage 1 (tanh)
+            r.y = v;
+          }
+          *reinterpret_cast<double2*>(&tile[threadIdx.x][h + i]) = r;
+        }
+        for (; i < count; ++i) {  // the chunk's last samples
+          double v = tile[threadIdx.x][h + i];
           {  // stage 0 (sos), section 0: transposed direct form II
             const double o = fma(s0_0_b0, v, z0_0_0);
             z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
@@ -446,78 +734,9 @@ extern "C" __global__ void fxc_chain_1(
             v = o;
           }
           v = tanh(v);  // stage 1 (tanh)
-          r.x = v;
+          tile[threadIdx.x][h + i] = v;
         }
-        {
-          double v = q.y;
-          {  // stage 0 (sos), section 0: transposed direct form II
-            const double o = fma(s0_0_b0, v, z0_0_0);
-            z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-            z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 1: transposed direct form II
-            const double o = fma(s0_1_b0, v, z0_1_0);
-            z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
-            z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 2: transposed direct form II
-            const double o = fma(s0_2_b0, v, z0_2_0);
-            z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
-            z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-            v = o;
-          }
-          {  // stage 0 (sos), section 3: transposed direct form II
-            const double o = fma(s0_3_b0, v, z0_3_0);
-            z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
-            z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-            v = o;
-          }
-          v = tanh(v);  // stage 1 (tanh)
-          r.y = v;
-        }
-        *reinterpret_cast<double2*>(&tile[threadIdx.x][h + i]) = r;
-      }
-      for (; i < count; ++i) {  // the chunk's last samples
-        double v = tile[threadIdx.x][h + i];
-        {  // stage 0 (sos), section 0: transposed direct form II
-          const double o = fma(s0_0_b0, v, z0_0_0);
-          z0_0_0 = fma(s0_0_b1, v, fma(-s0_0_a1, o, z0_0_1));
-          z0_0_1 = fma(-s0_0_a2, o, s0_0_b2 * v);
-          v = o;
-        }
-        {  // stage 0 (sos), section 1: transposed direct form II
-          const double o = fma(s0_1_b0, v, z0_1_0);
-          z0_1_0 = fma(s0_1_b1, v, fma(-s0_1_a1, o, z0_1_1));
-          z0_1_1 = fma(-s0_1_a2, o, s0_1_b2 * v);
-          v = o;
-        }
-        {  // stage 0 (sos), section 2: transposed direct form II
-          const double o = fma(s0_2_b0, v, z0_2_0);
-          z0_2_0 = fma(s0_2_b1, v, fma(-s0_2_a1, o, z0_2_1));
-          z0_2_1 = fma(-s0_2_a2, o, s0_2_b2 * v);
-          v = o;
-        }
-        {  // stage 0 (sos), section 3: transposed direct form II
-          const double o = fma(s0_3_b0, v, z0_3_0);
-          z0_3_0 = fma(s0_3_b1, v, fma(-s0_3_a1, o, z0_3_1));
-          z0_3_1 = fma(-s0_3_a2, o, s0_3_b2 * v);
-          v = o;
-        }
-        v = tanh(v);  // stage 1 (tanh)
-        tile[threadIdx.x][h + i] = v;
-      }
-      __syncthreads();
-      if (wide) {
-        #pragma unroll
-        for (int r = 0; r < 8; ++r) {
-          const int i = 4 * (threadIdx.x / 32 + r * 4) + lane / 8;
-          const int c0 = (lane % 8) * 2;  // the copy's first column in the half
-          const int m = j + c0;
-          if (m < row_count[i]) *reinterpret_cast<double2*>(out + row_at[i] + m) = *reinterpret_cast<const double2*>(&tile[i][h + c0]);
-        }
-      } else {
+        __syncthreads();
         #pragma unroll
         for (int r = 0; r < 16; ++r) {
           const int i = i0 + (r % 4) * 8 + (r / 4) * 32;
