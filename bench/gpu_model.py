@@ -28,11 +28,12 @@ DEVICES = {
         f64_per_sm=64,      # float64 FMA per SM per cycle: 132 x 64 x 1.98 GHz = 16.7 T FMA/s (33.5 TFLOP/s)
         f32_per_sm=128,     # float32 FMA per SM per cycle: 33.5 T FMA/s (67 TFLOP/s)
         cvt_per_sm=16,      # conversions to/from 64-bit types per SM per cycle (programming guide, cc 9.0)
+        f64_mma_per_sm=128,  # float64 FMAs per SM per cycle as tensor-core DMMA (67 TFLOP/s: twice f64_per_sm)
         threads_per_sm=2048, blocks_per_sm=32, regs_per_sm=65536, smem_per_sm=228 * 1024,
         l2_bytes=50e6, pcie=50e9),
     "h200": dict(
         name="H200 SXM 141 GB (sm_90)", sms=132, clock_ghz=1.98, bandwidth=4.8e12,
-        f64_per_sm=64, f32_per_sm=128, cvt_per_sm=16,
+        f64_per_sm=64, f32_per_sm=128, cvt_per_sm=16, f64_mma_per_sm=128,
         threads_per_sm=2048, blocks_per_sm=32, regs_per_sm=65536, smem_per_sm=228 * 1024,
         l2_bytes=50e6, pcie=50e9),
     "l4": dict(
@@ -89,6 +90,9 @@ WHAT_IF = {
                 "D products with a table",
     "one-loop": "the code before 2026-12-03's two loops of the planar halves: one loop that tests the layout at every "
                 "copy and store and reads the row tables from shared memory at each, and no unrolled whole half",
+    "no-f64-mma": "the chunked scan's planar table sums as float64 FMAs on every GPU (the code before 2026-12-03, "
+                  "and what it runs on GPUs without float64 tensor cores), not as 8 x 8 x 4 matrix products (DMMA) "
+                  "on sm_80 and sm_90",
     "no-pairs": "float64 arithmetic stays float64 on a device with slow float64 "
                 "(gpu_float_pairs_max_f64_rate=0; the code takes float pairs there)",
 }
@@ -176,6 +180,15 @@ STATE_TABLE_MAX_ROWS = 48
 TABLE_OVERHEAD = 5
 TABLE_OVERHEAD_ONE_LOOP = 8
 TABLE_OVERHEAD_OTHER = 7
+# With float64 tensor cores (sm_80, sm_90: DMMA, the device's f64_mma_per_sm) and the planar
+# layout the table's sums are 8 x 8 x 4 matrix products, a warp's 32 chunks at a time over the
+# table's rows padded to 8s (P): per 4 samples of a warp, 4 x P / 8 DMMA, P / 8 8-byte reads of
+# the table and 4 reads and conversions of the samples (3 instructions each). In thread
+# instructions a sample: (12 + 5 P / 8) / 4, and 7 more for the copies, the loop, the barriers
+# and the NOPs ptxas puts between DMMAs (SASS, sm_90, CUDA 13.0, 2026-12-03: W1 (P = 32) 239 a
+# warp's half step of 16 samples, 15 a sample; 130 registers).
+MMA_TABLE_OVERHEAD = 7
+MMA_TABLE_REGS = {32: 130}
 TABLE_REGS = {30: 148, 12: 80}  # ptxas: W1 (2026-12-03, 146 in one loop), W4's chain (2026-11-30) (D: registers)
 
 
@@ -216,7 +229,7 @@ class Kernel:
 
     def times(self, dev):
         clock = dev["clock_ghz"] * 1e9
-        rate = dev["f64_per_sm"] if self.pipe == "f64" else dev["f32_per_sm"]
+        rate = {"f64": dev["f64_per_sm"], "f64 mma": dev.get("f64_mma_per_sm", 0)}.get(self.pipe, dev["f32_per_sm"])
         memory = self.bytes / dev["bandwidth"]
         pipes = max(self.pipe_ops / (dev["sms"] * rate * clock),
                     self.pipe_ops_f32 / (dev["sms"] * dev["f32_per_sm"] * clock))
@@ -409,7 +422,18 @@ def kernels_for(w, dev, a):
         pass_over, out_over, table_over = PASS_OVERHEAD, OUTPUT_OVERHEAD, TABLE_OVERHEAD
     per_sample = sect_ops + cold_ops + cvt_in + pass_over[kind]
     table = f64 and not pairs and D <= STATE_TABLE_MAX_ROWS and "no-table" not in wi
-    if table:
+    mma = table and not interleaved and "f64_mma_per_sm" in dev and "no-f64-mma" not in wi
+    if mma:
+        P = math.ceil(D / 8) * 8
+        table_sample = (12 + 5 * P / 8) / 4 + MMA_TABLE_OVERHEAD
+        res = resident_threads(dev, MMA_TABLE_REGS.get(P, TABLE_REGS.get(D, regs[0])), BLOCK, TILE_SMEM + 32 * P * 8)
+        # A warp's 16 sums chain 4 DMMA a half step each, well under a memory round trip.
+        table_cycles = a["dram_latency"] + math.ceil(L / a["tile_half"]) * (
+            3 * a["sync_cycles"] + max(a["dram_latency"], a["tile_half"] * table_sample))
+        ks.append(Kernel("chunk_states", 1, C * N * sb + T * state_bytes, C * N * P, "f64 mma", C * N,
+                         2 * C * N * P, waves(T, BLOCK, res, dev) * table_cycles, 0,
+                         instructions=C * N * table_sample))
+    elif table:
         # D independent float64 FMAs a sample: a thread's path is its own issue (the FMAs of a
         # warp take two cycles each of its scheduler's float64 unit), not a recurrence.
         table_sample = D + D // 2 + 2 + table_over

@@ -34,8 +34,11 @@ std::map<std::string, std::shared_ptr<const codegen::CpuKernels>>& memory() {
   return cache;
 }
 
-// Bumped when the CUDA source the emitter writes for a shape changes meaning.
-constexpr int kCudaCodegenVersion = 8;
+// Bumped when the CUDA source the emitter writes for a shape changes meaning, or when its
+// kernels change so that a cache should not keep the older ones (10: the planar halves' two
+// loops and the table's matrix products; 9 was the state table's float32 rows, built and taken
+// out on 2026-12-03, whose cubins may be in caches and do not fit this layout).
+constexpr int kCudaCodegenVersion = 10;
 
 std::mutex cubin_mutex;
 std::map<std::string, std::shared_ptr<const std::string>>& cubins() {

@@ -32,6 +32,37 @@ void emit_async_copy(Writer& w) {
   w.line("return p;");
   w.close();
   w.line();
+  w.line("// float64 tensor cores (A100, H100, H200: sm_80 and sm_90, twice the float64 FMA rate): the");
+  w.line("// chunked scan's zero-state pass sums its table's products as 8 x 8 x 4 matrix products");
+  w.line("// (fxc_mma_f64). The emulation runs them too (FXC_EMULATION_NO_F64_MMA: the FMA loop instead).");
+  w.line("#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900)");
+  w.line("#define FXC_F64_MMA 1");
+  w.line("#elif defined(FXC_EMULATION) && !defined(FXC_EMULATION_NO_F64_MMA)");
+  w.line("#define FXC_F64_MMA 1");
+  w.line("#endif");
+  w.line("#ifdef FXC_F64_MMA");
+  w.line("// c += a b for a warp: a is 8 x 4 (row r at a + r * a_stride, the signal's type, taken as a");
+  w.line("// double), b 4 x 8 (row k at b + k * b_stride), c 8 x 8 of which this lane holds row lane / 4,");
+  w.line("// columns 2 (lane % 4) and the next (PTX mma.m8n8k4.f64: every lane of the warp calls it,");
+  w.line("// and each loads its one element of a and of b). The emulation reads the whole row and");
+  w.line("// column from shared memory instead, its sums in order.");
+  w.line("template <class T>");
+  w.open("__device__ inline void fxc_mma_f64(double (&c)[2], const T* a, int a_stride, const double* b, int b_stride) {");
+  w.line("const int g = threadIdx.x % 32 / 4, q = threadIdx.x % 4;");
+  w.line("#ifdef FXC_EMULATION");
+  w.open("for (int k = 0; k < 4; ++k) {");
+  w.line("const double x = double(a[g * a_stride + k]);");
+  w.line("c[0] = fma(x, b[k * b_stride + 2 * q], c[0]);");
+  w.line("c[1] = fma(x, b[k * b_stride + 2 * q + 1], c[1]);");
+  w.close();
+  w.line("#else");
+  w.line("const double x = double(a[g * a_stride + q]), y = b[q * b_stride + g];");
+  w.line("asm(\"mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\"");
+  w.line("    : \"+d\"(c[0]), \"+d\"(c[1]) : \"d\"(x), \"d\"(y));");
+  w.line("#endif");
+  w.close();
+  w.line("#endif");
+  w.line();
   w.line("// The chunk passes copy their planar tile's samples in while they compute from the last ones.");
   w.line("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800");
   w.line("#define FXC_COPY_ASYNC 1");
@@ -547,6 +578,7 @@ void emit_chunk_states_by_table(Writer& w, const CudaKernelInfo& k, const ir::Ch
   // the most rows, the row tables (48640 bytes, as ptxas reports for 24 float64 sections).
   static_assert(HalfTile::tile_bytes(8) + 2 * kCudaTileHalf * kCudaStateTableMaxRows * 8 + HalfTile::row_table_bytes() <=
                 48 * 1024);
+  static_assert(kCudaStateTableMaxRows % 8 == 0, "the padded table fits as the largest one does");
   Types ty = types_of(k, chain);
   const std::string& T = ty.signal.t;
   const int d = k.state_dimension;
@@ -583,9 +615,25 @@ void emit_chunk_states_by_table(Writer& w, const CudaKernelInfo& k, const ir::Ch
   };
   halves.declare(w);
   static_assert(2 * kCudaTileHalf == 32, "the table's rows for both halves");
-  w.line("__shared__ __align__(16) double table[32][D];  // R's rows for the tile's two halves (column m: row m % 32)");
+  // The table's rows padded to whole blocks of 8 for the matrix products (the padding is never
+  // written: it reaches only their columns past D, which are not stored).
+  const int padded = (d + 7) / 8 * 8, blocks = padded / 8;
+  w.line("__shared__ __align__(16) double table[32][" + str(padded) +
+         "];  // R's rows for the tile's two halves (column m: row m % 32), padded to 8s");
   w.open("if (sample_stride == 1) {");
   emit_planar_rows(w, threads);
+  const std::string stride = str(HalfTile::stride(ty.signal.bytes)), B = str(blocks), P = str(padded);
+  w.line("#ifdef FXC_F64_MMA");
+  w.line("// The block's sums as matrix products: E (128 chunks x D) += X (128 chunks x 4 samples) R (4 x D)");
+  w.line("// every 4 samples. Warp w takes chunks 32 w .. 32 w + 31: 4 blocks of 8 rows x " + B + " of 8 columns,");
+  w.line("// 2 sums of each a lane.");
+  w.line("const int warp_row = 32 * (threadIdx.x / 32);");
+  w.line("double sums[4][" + B + "][2];");
+  w.line("#pragma unroll");
+  w.line("for (int m = 0; m < 4; ++m)");
+  w.line("  #pragma unroll");
+  w.line("  for (int n = 0; n < " + B + "; ++n) sums[m][n][0] = sums[m][n][1] = 0;");
+  w.line("#endif");
   halves.emit_loops(
       w, false,
       [&] {
@@ -600,6 +648,17 @@ void emit_chunk_states_by_table(Writer& w, const CudaKernelInfo& k, const ir::Ch
       },
       [&](bool) {
         w.line("// Every sample of the half, the chunk's or not: the copies left zeros past its end.");
+        w.line("#ifdef FXC_F64_MMA");
+        w.line("#pragma unroll");
+        w.open("for (int i = 0; i < " + half + "; i += 4) {");
+        w.line("#pragma unroll");
+        w.open("for (int m = 0; m < 4; ++m) {");
+        w.line("#pragma unroll");
+        w.line("for (int n = 0; n < " + B + "; ++n)");
+        w.line("  fxc_mma_f64(sums[m][n], &tile[warp_row + 8 * m][h + i], " + stride + ", &table[h + i][8 * n], " + P + ");");
+        w.close();
+        w.close();
+        w.line("#else");
         w.line("#pragma unroll");
         w.open("for (int i = 0; i < " + half + "; i += " + str(v) + ") {");
         w.line("const " + vec + " q = *reinterpret_cast<const " + vec + "*>(&tile[threadIdx.x][h + i]);");
@@ -610,10 +669,26 @@ void emit_chunk_states_by_table(Writer& w, const CudaKernelInfo& k, const ir::Ch
           w.close();
         }
         w.close();
+        w.line("#endif");
       });
+  w.line("#ifdef FXC_F64_MMA");
+  w.line("#pragma unroll");
+  w.open("for (int m = 0; m < 4; ++m) {");
+  w.line("#pragma unroll");
+  w.open("for (int n = 0; n < " + B + "; ++n) {");
+  w.line("const long long row = first + warp_row + 8 * m + lane / 4;  // (a last chunk shorter than L: unread)");
+  w.line("const int r = 8 * n + 2 * (lane % 4);  // D is even");
+  w.open("if (row < rows && r < D) {");
+  w.line("chunk_state[row * D + r] = sums[m][n][0];");
+  w.line("chunk_state[row * D + r + 1] = sums[m][n][1];");
+  w.close();
+  w.close();
+  w.close();
+  w.line("#else");
   w.open("if (t < rows) {");
   store_sums();
   w.close();
+  w.line("#endif");
   w.reopen("} else {");
   w.line("// Interleaved: neighbouring threads take neighbouring channels of one chunk, so a warp's loads");
   w.line("// of sample n are adjacent, and its reads of R's row n are one.");

@@ -263,7 +263,15 @@ TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
     auto source = codegen::emit_cuda_source(w1);
     REQUIRE(source);
     CHECK(occurrences(*source, "const double* __restrict__ state_table, double* __restrict__ chunk_state) {") == 1);
-    CHECK(occurrences(*source, "__shared__ __align__(16) double table[32][D];") == 1);
+    // The table's rows padded to 8s (D = 30: 32); on sm_80 and sm_90 the planar sums are
+    // matrix products of 4 blocks of 8 rows by 4 of 8 columns a warp (FXC_F64_MMA, in both loops
+    // of the halves), elsewhere the FMA loop below.
+    CHECK(occurrences(*source, "__shared__ __align__(16) double table[32][32];") == 1);
+    CHECK(occurrences(*source, "#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900)") == 1);
+    CHECK(occurrences(*source, "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64") == 1);
+    CHECK(occurrences(*source, "double sums[4][4][2];") == 1);
+    CHECK(occurrences(*source, "fxc_mma_f64(sums[m][n], &tile[warp_row + 8 * m][h + i], 36, &table[h + i][8 * n], 32);") == 2);
+    CHECK(occurrences(*source, "if (row < rows && r < D) {") == 1);
     // The table's copies and sums in both loops of the halves (wide rows, any rows).
     CHECK(occurrences(*source, "fxc_copy_async<16>(&table[h + row][col]") == 2);
     CHECK(occurrences(*source, "e[r] = fma(a.x, x, e[r]);") == 8);  // 4 samples a float4 of the tile, twice

@@ -53,7 +53,7 @@ bool private_directory(const fs::path& dir) {
 
 class ModuleCompiler {
  public:
-  ModuleCompiler() : shim_dir_(FXC_CUDA_SHIM_DIR) {
+  ModuleCompiler() : shim_dir_(FXC_CUDA_SHIM_DIR), flags_(flags()) {
     cache_ = cache_directory(fresh_);
     // The identity covers what decides a library besides its source: the compiler (its path
     // and version), the flags, and the shim as the compiler sees it, system headers and
@@ -62,10 +62,10 @@ class ModuleCompiler {
     const fs::path version = cache_ / ("version" + mine), shim = cache_ / ("shim" + mine + ".ii"),
                    log = cache_ / ("shim" + mine + ".log");
     run_quietly(std::string(FXC_HOST_CXX) + " --version", version);
-    run_quietly(std::string(FXC_HOST_CXX) + " " + kFlags + " -E -P -dD " + quoted(shim_dir_ / "cuda_emulation_shim.h") +
+    run_quietly(std::string(FXC_HOST_CXX) + " " + flags_ + " -E -P -dD " + quoted(shim_dir_ / "cuda_emulation_shim.h") +
                     " -o " + quoted(shim),
                 log);
-    identity_ = sha256_hex(std::string(FXC_HOST_CXX) + "\n" + read_text(version) + "\n" + kFlags + "\n" + read_text(shim));
+    identity_ = sha256_hex(std::string(FXC_HOST_CXX) + "\n" + read_text(version) + "\n" + flags_ + "\n" + read_text(shim));
     std::error_code ignored;
     for (const fs::path& made : {version, shim, log}) fs::remove(made, ignored);
     remove_stale();
@@ -91,7 +91,7 @@ class ModuleCompiler {
     const fs::path cpp = cache_ / (key + mine + ".cpp"), partial = cache_ / (key + mine + ".so"),
                    log = cache_ / (key + mine + ".log");
     std::ofstream(cpp) << text;
-    if (!run_quietly(std::string(FXC_HOST_CXX) + " " + kFlags + " -shared " + includes_ + " " + quoted(cpp) + " -o " +
+    if (!run_quietly(std::string(FXC_HOST_CXX) + " " + flags_ + " -shared " + includes_ + " " + quoted(cpp) + " -o " +
                          quoted(partial),
                      log)) {
       const std::string output = read_text(log);
@@ -111,6 +111,13 @@ class ModuleCompiler {
   // -O0: the suite's modules compiled in 3.0 minutes against 4.7 at -O1 and ran 54 s
   // against 50 (2 cores); the arithmetic is the same (no contraction either way).
   static constexpr const char* kFlags = "-std=c++20 -O0 -ffp-contract=off -fPIC -pthread";
+  // FXC_EMULATION_NO_F64_MMA (nonempty): the generated kernels' paths for GPUs without float64
+  // tensor cores, where the emulation otherwise takes those of sm_80 and sm_90 (the chunked
+  // scan's table sums as matrix products; ctest's cuda_emulation_no_f64_mma).
+  static std::string flags() {
+    const char* scalar = std::getenv("FXC_EMULATION_NO_F64_MMA");
+    return std::string(kFlags) + (scalar && *scalar ? " -DFXC_EMULATION_NO_F64_MMA" : "");
+  }
 
   // FXC_CUDA_EMULATION_CACHE, else a directory per user under the system's temporary one;
   // where that is not this user's alone (or cannot be made), a fresh private one, and nothing
@@ -143,7 +150,7 @@ class ModuleCompiler {
     for (int attempt = 0; attempt < 2; ++attempt) {
       if (attempt > 0 || !fs::exists(pch)) {
         const fs::path partial = dir / ("gch" + own_suffix());
-        if (run_quietly(std::string(FXC_HOST_CXX) + " " + kFlags + " -x c++-header " +
+        if (run_quietly(std::string(FXC_HOST_CXX) + " " + flags_ + " -x c++-header " +
                             quoted(shim_dir_ / "cuda_emulation_shim.h") + " -o " + quoted(partial),
                         partial.string() + ".log"))
           fs::rename(partial, pch, ignored);
@@ -152,7 +159,7 @@ class ModuleCompiler {
       }
       const fs::path probe = dir / ("probe" + own_suffix() + ".cpp"), log = dir / ("probe" + own_suffix() + ".log");
       std::ofstream(probe) << "#include <cuda_emulation_shim.h>\n";
-      run_quietly(std::string(FXC_HOST_CXX) + " " + kFlags + " -Winvalid-pch -H -fsyntax-only " + include + "-I" +
+      run_quietly(std::string(FXC_HOST_CXX) + " " + flags_ + " -Winvalid-pch -H -fsyntax-only " + include + "-I" +
                       quoted(shim_dir_) + " " + quoted(probe),
                   log);
       const bool used = read_text(log).find("! " + pch.string()) != std::string::npos;
@@ -183,7 +190,9 @@ class ModuleCompiler {
     }
   }
 
-  fs::path shim_dir_, cache_;
+  fs::path shim_dir_;
+  std::string flags_;  // kFlags, and what flags() adds
+  fs::path cache_;
   bool fresh_ = false;  // cache_ is a private directory made for this process
   std::string identity_;  // the compiler, its flags and the shim as it sees it, hashed
   std::string includes_;

@@ -17,6 +17,37 @@ __device__ inline T* fxc_global_pointer(T* p) {
   return p;
 }
 
+// float64 tensor cores (A100, H100, H200: sm_80 and sm_90, twice the float64 FMA rate): the
+// chunked scan's zero-state pass sums its table's products as 8 x 8 x 4 matrix products
+// (fxc_mma_f64). The emulation runs them too (FXC_EMULATION_NO_F64_MMA: the FMA loop instead).
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900)
+#define FXC_F64_MMA 1
+#elif defined(FXC_EMULATION) && !defined(FXC_EMULATION_NO_F64_MMA)
+#define FXC_F64_MMA 1
+#endif
+#ifdef FXC_F64_MMA
+// c += a b for a warp: a is 8 x 4 (row r at a + r * a_stride, the signal's type, taken as a
+// double), b 4 x 8 (row k at b + k * b_stride), c 8 x 8 of which this lane holds row lane / 4,
+// columns 2 (lane % 4) and the next (PTX mma.m8n8k4.f64: every lane of the warp calls it,
+// and each loads its one element of a and of b). The emulation reads the whole row and
+// column from shared memory instead, its sums in order.
+template <class T>
+__device__ inline void fxc_mma_f64(double (&c)[2], const T* a, int a_stride, const double* b, int b_stride) {
+  const int g = threadIdx.x % 32 / 4, q = threadIdx.x % 4;
+  #ifdef FXC_EMULATION
+  for (int k = 0; k < 4; ++k) {
+    const double x = double(a[g * a_stride + k]);
+    c[0] = fma(x, b[k * b_stride + 2 * q], c[0]);
+    c[1] = fma(x, b[k * b_stride + 2 * q + 1], c[1]);
+  }
+  #else
+  const double x = double(a[g * a_stride + q]), y = b[q * b_stride + g];
+  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+      : "+d"(c[0]), "+d"(c[1]) : "d"(x), "d"(y));
+  #endif
+}
+#endif
+
 // The chunk passes copy their planar tile's samples in while they compute from the last ones.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define FXC_COPY_ASYNC 1
@@ -74,7 +105,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
   // Planar: a tile of 32 samples per chunk, rows 16-byte aligned and 16 bytes of banks apart.
   // Interleaved: a thread's next samples, in its row of 33 (no bank conflicts).
   __shared__ __align__(16) float tile[128][36];
-  __shared__ __align__(16) double table[32][D];  // R's rows for the tile's two halves (column m: row m % 32)
+  __shared__ __align__(16) double table[32][32];  // R's rows for the tile's two halves (column m: row m % 32), padded to 8s
   if (sample_stride == 1) {
     // Planar: the block's threads take neighbouring chunks, and their samples go through a shared
     // tile that warps fill (and empty) with neighbouring samples of one chunk, one transaction,
@@ -91,6 +122,17 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
     __shared__ int row_count[128];
     row_at[threadIdx.x] = t < rows ? c * channel_stride + begin : 0;
     row_count[threadIdx.x] = t < rows ? (int)(end - begin) : 0;
+    #ifdef FXC_F64_MMA
+    // The block's sums as matrix products: E (128 chunks x D) += X (128 chunks x 4 samples) R (4 x D)
+    // every 4 samples. Warp w takes chunks 32 w .. 32 w + 31: 4 blocks of 8 rows x 4 of 8 columns,
+    // 2 sums of each a lane.
+    const int warp_row = 32 * (threadIdx.x / 32);
+    double sums[4][4][2];
+    #pragma unroll
+    for (int m = 0; m < 4; ++m)
+      #pragma unroll
+      for (int n = 0; n < 4; ++n) sums[m][n][0] = sums[m][n][1] = 0;
+    #endif
     // The tile's two halves of 16 samples take turns: while the block computes from one, the
     // next samples copy into the other, so only a chunk's first step waits for memory. Where
     // every row starts 16-byte aligned and holds whole groups of 4 samples, a lane copies, reads and
@@ -134,6 +176,17 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         __syncthreads();  // and every thread's
         const int h = j & 16;
         // Every sample of the half, the chunk's or not: the copies left zeros past its end.
+        #ifdef FXC_F64_MMA
+        #pragma unroll
+        for (int i = 0; i < 16; i += 4) {
+          #pragma unroll
+          for (int m = 0; m < 4; ++m) {
+            #pragma unroll
+            for (int n = 0; n < 4; ++n)
+              fxc_mma_f64(sums[m][n], &tile[warp_row + 8 * m][h + i], 36, &table[h + i][8 * n], 32);
+          }
+        }
+        #else
         #pragma unroll
         for (int i = 0; i < 16; i += 4) {
           const float4 q = *reinterpret_cast<const float4*>(&tile[threadIdx.x][h + i]);
@@ -174,6 +227,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
           }
         }
+        #endif
       }
     } else {
       const int i0 = threadIdx.x / 32 + (lane / 16) * 4;  // this thread's first row
@@ -202,6 +256,17 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
         __syncthreads();  // and every thread's
         const int h = j & 16;
         // Every sample of the half, the chunk's or not: the copies left zeros past its end.
+        #ifdef FXC_F64_MMA
+        #pragma unroll
+        for (int i = 0; i < 16; i += 4) {
+          #pragma unroll
+          for (int m = 0; m < 4; ++m) {
+            #pragma unroll
+            for (int n = 0; n < 4; ++n)
+              fxc_mma_f64(sums[m][n], &tile[warp_row + 8 * m][h + i], 36, &table[h + i][8 * n], 32);
+          }
+        }
+        #else
         #pragma unroll
         for (int i = 0; i < 16; i += 4) {
           const float4 q = *reinterpret_cast<const float4*>(&tile[threadIdx.x][h + i]);
@@ -242,13 +307,29 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             }
           }
         }
+        #endif
       }
     }
+    #ifdef FXC_F64_MMA
+    #pragma unroll
+    for (int m = 0; m < 4; ++m) {
+      #pragma unroll
+      for (int n = 0; n < 4; ++n) {
+        const long long row = first + warp_row + 8 * m + lane / 4;  // (a last chunk shorter than L: unread)
+        const int r = 8 * n + 2 * (lane % 4);  // D is even
+        if (row < rows && r < D) {
+          chunk_state[row * D + r] = sums[m][n][0];
+          chunk_state[row * D + r + 1] = sums[m][n][1];
+        }
+      }
+    }
+    #else
     if (t < rows) {
       double* const to = chunk_state + (c * chunks + k) * D;  // (a last chunk shorter than L: unread)
       #pragma unroll
       for (int r = 0; r < D; ++r) to[r] = e[r];
     }
+    #endif
   } else {
     // Interleaved: neighbouring threads take neighbouring channels of one chunk, so a warp's loads
     // of sample n are adjacent, and its reads of R's row n are one.

@@ -70,6 +70,37 @@ __device__ inline T* fxc_global_pointer(T* p) {
   return p;
 }
 
+// float64 tensor cores (A100, H100, H200: sm_80 and sm_90, twice the float64 FMA rate): the
+// chunked scan's zero-state pass sums its table's products as 8 x 8 x 4 matrix products
+// (fxc_mma_f64). The emulation runs them too (FXC_EMULATION_NO_F64_MMA: the FMA loop instead).
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900)
+#define FXC_F64_MMA 1
+#elif defined(FXC_EMULATION) && !defined(FXC_EMULATION_NO_F64_MMA)
+#define FXC_F64_MMA 1
+#endif
+#ifdef FXC_F64_MMA
+// c += a b for a warp: a is 8 x 4 (row r at a + r * a_stride, the signal's type, taken as a
+// double), b 4 x 8 (row k at b + k * b_stride), c 8 x 8 of which this lane holds row lane / 4,
+// columns 2 (lane % 4) and the next (PTX mma.m8n8k4.f64: every lane of the warp calls it,
+// and each loads its one element of a and of b). The emulation reads the whole row and
+// column from shared memory instead, its sums in order.
+template <class T>
+__device__ inline void fxc_mma_f64(double (&c)[2], const T* a, int a_stride, const double* b, int b_stride) {
+  const int g = threadIdx.x % 32 / 4, q = threadIdx.x % 4;
+  #ifdef FXC_EMULATION
+  for (int k = 0; k < 4; ++k) {
+    const double x = double(a[g * a_stride + k]);
+    c[0] = fma(x, b[k * b_stride + 2 * q], c[0]);
+    c[1] = fma(x, b[k * b_stride + 2 * q + 1], c[1]);
+  }
+  #else
+  const double x = double(a[g * a_stride + q]), y = b[q * b_stride + g];
+  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+      : "+d"(c[0]), "+d"(c[1]) : "d"(x), "d"(y));
+  #endif
+}
+#endif
+
 // The chunk passes copy their planar tile's samples in while they compute from the last ones.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define FXC_COPY_ASYNC 1
