@@ -185,9 +185,9 @@ TABLE_OVERHEAD_OTHER = 7
 # table's rows padded to 8s (P): per 4 samples of a warp, 4 x P / 8 DMMA, P / 8 8-byte reads of
 # the table and 4 reads and conversions of the samples (3 instructions each). In thread
 # instructions a sample: (12 + 5 P / 8) / 4, and 7 more for the copies, the loop, the barriers
-# and the NOPs ptxas puts between DMMAs (SASS, sm_90, CUDA 13.0, 2026-12-03: W1 (P = 32) 239 a
-# warp's half step of 16 samples, 15 a sample; 130 registers).
-MMA_TABLE_OVERHEAD = 7
+# and the NOPs ptxas puts between DMMAs (SASS, sm_90, CUDA 13.0, 2026-12-03: W1 (P = 32) 252 a
+# warp's half step of 16 samples, 16 a sample; 130 registers).
+MMA_TABLE_OVERHEAD = 8
 MMA_TABLE_REGS = {32: 130}
 TABLE_REGS = {30: 148, 12: 80}  # ptxas: W1 (2026-12-03, 146 in one loop), W4's chain (2026-11-30) (D: registers)
 
@@ -430,8 +430,12 @@ def kernels_for(w, dev, a):
         # A warp's 16 sums chain 4 DMMA a half step each, well under a memory round trip.
         table_cycles = a["dram_latency"] + math.ceil(L / a["tile_half"]) * (
             3 * a["sync_cycles"] + max(a["dram_latency"], a["tile_half"] * table_sample))
+        # Shared memory a sample, in 4-byte words (32 a cycle an SM): the table's reads (P / 8 a
+        # warp's 4 samples, 8 bytes a lane, 2 wavefronts each with its columns swizzled), the
+        # samples' reads (one a sample) and the tile's and the table's copies.
+        smem = P / 16 + sb / 4 + sb / 4 + P / 64
         ks.append(Kernel("chunk_states", 1, C * N * sb + T * state_bytes, C * N * P, "f64 mma", C * N,
-                         2 * C * N * P, waves(T, BLOCK, res, dev) * table_cycles, 0,
+                         2 * C * N * D, waves(T, BLOCK, res, dev) * table_cycles, 0, smem_words=C * N * smem,
                          instructions=C * N * table_sample))
     elif table:
         # D independent float64 FMAs a sample: a thread's path is its own issue (the FMAs of a

@@ -40,25 +40,33 @@ void emit_async_copy(Writer& w) {
   w.line("#elif defined(FXC_EMULATION) && !defined(FXC_EMULATION_NO_F64_MMA)");
   w.line("#define FXC_F64_MMA 1");
   w.line("#endif");
+  w.line("// Where column `column` of the chunked scan's shared state table (rows `padded` doubles apart,");
+  w.line("// a multiple of 8) keeps row `row`'s value: swizzled within blocks of 16 (8) columns, so that 4");
+  w.line("// consecutive rows' same columns (a matrix product's operand) fall on different banks. Pairs");
+  w.line("// of columns stay together and 16-byte aligned.");
+  w.open("__device__ inline int fxc_table_column(int row, int column, int padded) {");
+  w.line("return column ^ (padded % 16 == 0 ? 4 * (row & 3) : 4 * ((row >> 1) & 1));");
+  w.close();
   w.line("#ifdef FXC_F64_MMA");
   w.line("// c += a b for a warp: a is 8 x 4 (row r at a + r * a_stride, the signal's type, taken as a");
-  w.line("// double), b 4 x 8 (row k at b + k * b_stride), c 8 x 8 of which this lane holds row lane / 4,");
-  w.line("// columns 2 (lane % 4) and the next (PTX mma.m8n8k4.f64: every lane of the warp calls it,");
-  w.line("// and each loads its one element of a and of b). The emulation reads the whole row and");
-  w.line("// column from shared memory instead, its sums in order.");
+  w.line("// double), b the state table's 4 rows from `b` (its first row a multiple of 4) and its columns");
+  w.line("// n0 .. n0 + 7, c 8 x 8 of which this lane holds row lane / 4, columns 2 (lane % 4) and the");
+  w.line("// next (PTX mma.m8n8k4.f64: every lane of the warp calls it, and each loads its one element");
+  w.line("// of a and of b). The emulation reads the whole row and column from shared memory instead,");
+  w.line("// its sums in order.");
   w.line("template <class T>");
-  w.open("__device__ inline void fxc_mma_f64(double (&c)[2], const T* a, int a_stride, const double* b, int b_stride) {");
+  w.open("__device__ inline void fxc_mma_f64(double (&c)[2], const T* a, int a_stride, const double* b, int padded, int n0) {");
   w.line("const int g = threadIdx.x % 32 / 4, q = threadIdx.x % 4;");
   w.line("#ifdef FXC_EMULATION");
   w.open("for (int k = 0; k < 4; ++k) {");
   w.line("const double x = double(a[g * a_stride + k]);");
-  w.line("c[0] = fma(x, b[k * b_stride + 2 * q], c[0]);");
-  w.line("c[1] = fma(x, b[k * b_stride + 2 * q + 1], c[1]);");
+  w.line("c[0] = fma(x, b[k * padded + fxc_table_column(k, n0 + 2 * q, padded)], c[0]);");
+  w.line("c[1] = fma(x, b[k * padded + fxc_table_column(k, n0 + 2 * q + 1, padded)], c[1]);");
   w.close();
   w.line("#else");
-  w.line("const double x = double(a[g * a_stride + q]), y = b[q * b_stride + g];");
-  w.line("asm(\"mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\"");
-  w.line("    : \"+d\"(c[0]), \"+d\"(c[1]) : \"d\"(x), \"d\"(y));");
+  w.line("const double x = double(a[g * a_stride + q]), y = b[q * padded + fxc_table_column(q, n0 + g, padded)];");
+  w.line("asm volatile(\"mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\"");
+  w.line("             : \"+d\"(c[0]), \"+d\"(c[1]) : \"d\"(x), \"d\"(y));");
   w.line("#endif");
   w.close();
   w.line("#endif");
@@ -587,6 +595,10 @@ void emit_chunk_states_by_table(Writer& w, const CudaKernelInfo& k, const ir::Ch
   const int v = halves.samples_per_access();
   const std::string vec = T + str(v);
   const char* const member[] = {"x", "y", "z", "w"};
+  // The shared table's rows padded to whole blocks of 8 for the matrix products (the padding is
+  // never written: it reaches only their columns past D, which are not stored), its columns
+  // swizzled (fxc_table_column).
+  const int padded = (d + 7) / 8 * 8, blocks = padded / 8;
   w.open("extern \"C\" __global__ void " + k.entries[0].symbol + "(");
   w.line("const " + T + "* __restrict__ in, " + kSignalArgs + ",");
   w.line("const double* __restrict__ state_table, double* __restrict__ chunk_state) {");
@@ -599,11 +611,13 @@ void emit_chunk_states_by_table(Writer& w, const CudaKernelInfo& k, const ir::Ch
   w.line("double e[D];");
   w.line("#pragma unroll");
   w.line("for (int r = 0; r < D; ++r) e[r] = 0;");
-  // One sample `x` (a double) into the sums with R's row `row` (a pointer to D doubles, 16-byte aligned).
-  auto accumulate = [&](const std::string& row, const std::string& x) {
+  // One sample `x` (a double) into the sums with R's row `row` (a pointer to D doubles, 16-byte
+  // aligned): in the shared table, its row `shared_row`, whose columns are swizzled.
+  auto accumulate = [&](const std::string& row, const std::string& x, const std::string& shared_row) {
     w.line("#pragma unroll");
     w.open("for (int r = 0; r < D; r += 2) {");
-    w.line("const double2 a = *reinterpret_cast<const double2*>(" + row + " + r);");
+    const std::string column = shared_row.empty() ? "r" : "fxc_table_column(" + shared_row + ", r, " + str(padded) + ")";
+    w.line("const double2 a = *reinterpret_cast<const double2*>(" + row + " + " + column + ");");
     w.line("e[r] = fma(a.x, " + x + ", e[r]);");
     w.line("e[r + 1] = fma(a.y, " + x + ", e[r + 1]);");
     w.close();
@@ -615,11 +629,8 @@ void emit_chunk_states_by_table(Writer& w, const CudaKernelInfo& k, const ir::Ch
   };
   halves.declare(w);
   static_assert(2 * kCudaTileHalf == 32, "the table's rows for both halves");
-  // The table's rows padded to whole blocks of 8 for the matrix products (the padding is never
-  // written: it reaches only their columns past D, which are not stored).
-  const int padded = (d + 7) / 8 * 8, blocks = padded / 8;
   w.line("__shared__ __align__(16) double table[32][" + str(padded) +
-         "];  // R's rows for the tile's two halves (column m: row m % 32), padded to 8s");
+         "];  // R's rows for the tile's two halves (column m: row m % 32), padded to 8s, swizzled");
   w.open("if (sample_stride == 1) {");
   emit_planar_rows(w, threads);
   const std::string stride = str(HalfTile::stride(ty.signal.bytes)), B = str(blocks), P = str(padded);
@@ -642,8 +653,8 @@ void emit_chunk_states_by_table(Writer& w, const CudaKernelInfo& k, const ir::Ch
         w.open("for (int q0 = 0; q0 < " + half + " * D / 2; q0 += " + threads + ") {");
         w.line("const int q = q0 + threadIdx.x, row = q / (D / 2), col = q % (D / 2) * 2;");
         w.line("const bool valid = j + " + half + " + row < L;");
-        w.line("if (q < " + half + " * D / 2) fxc_copy_async<16>(&table[h + row][col], state_table + (valid ? (j + " + half +
-               " + row) * D + col : 0), valid);");
+        w.line("if (q < " + half + " * D / 2) fxc_copy_async<16>(&table[h + row][fxc_table_column(h + row, col, " + P +
+               ")], state_table + (valid ? (j + " + half + " + row) * D + col : 0), valid);");
         w.close();
       },
       [&](bool) {
@@ -655,7 +666,7 @@ void emit_chunk_states_by_table(Writer& w, const CudaKernelInfo& k, const ir::Ch
         w.open("for (int m = 0; m < 4; ++m) {");
         w.line("#pragma unroll");
         w.line("for (int n = 0; n < " + B + "; ++n)");
-        w.line("  fxc_mma_f64(sums[m][n], &tile[warp_row + 8 * m][h + i], " + stride + ", &table[h + i][8 * n], " + P + ");");
+        w.line("  fxc_mma_f64(sums[m][n], &tile[warp_row + 8 * m][h + i], " + stride + ", &table[h + i][0], " + P + ", 8 * n);");
         w.close();
         w.close();
         w.line("#else");
@@ -665,7 +676,7 @@ void emit_chunk_states_by_table(Writer& w, const CudaKernelInfo& k, const ir::Ch
         for (int e = 0; e < v; ++e) {
           w.open("{");
           w.line("const double x = " + std::string(T == "double" ? "" : "double") + "(q." + member[e] + ");");
-          accumulate("&table[h + i + " + str(e) + "][0]", "x");
+          accumulate("&table[h + i + " + str(e) + "][0]", "x", "h + i + " + str(e));
           w.close();
         }
         w.close();
@@ -700,7 +711,7 @@ void emit_chunk_states_by_table(Writer& w, const CudaKernelInfo& k, const ir::Ch
   w.line(T + " (* const ahead)[33] = reinterpret_cast<" + T + " (*)[33]>(&tile[0][0]);  // rows of 33");
   emit_samples_ahead(w, ty, "begin", "end", "ahead[threadIdx.x]", [&](const std::string& n, const std::string& input) {
     w.line("const double u = " + std::string(T == "double" ? "" : "double") + "(" + input + ");");
-    accumulate("state_table + (" + n + " - begin) * D", "u");
+    accumulate("state_table + (" + n + " - begin) * D", "u", "");
   });
   store_sums();
   w.close();

@@ -603,7 +603,9 @@ bool cuda_state_table_applies(const ir::Chain& chain, DType signal, int chunk_le
   const bool float64_sections =
       !ir::float_pairs(chain.state_precision) && (ir::float64_state(chain.state_precision) || signal == DType::f64);
   const int rows = layout_of(chain).state_per_channel;
-  return float64_sections && cuda_chunked_scan_applies(chain) && rows <= kCudaStateTableMaxRows &&
+  // Rows in pairs: the table's 16-byte copies and the matrix products' stores take two at a time
+  // (sections have two each).
+  return float64_sections && cuda_chunked_scan_applies(chain) && rows <= kCudaStateTableMaxRows && rows % 2 == 0 &&
          static_cast<long long>(chunk_length) * rows <= kCudaStateTableMaxCells;
 }
 

@@ -270,10 +270,14 @@ TEST_CASE("CUDA source: the kernel kinds follow the strategy") {
     CHECK(occurrences(*source, "#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900)") == 1);
     CHECK(occurrences(*source, "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64") == 1);
     CHECK(occurrences(*source, "double sums[4][4][2];") == 1);
-    CHECK(occurrences(*source, "fxc_mma_f64(sums[m][n], &tile[warp_row + 8 * m][h + i], 36, &table[h + i][8 * n], 32);") == 2);
+    CHECK(occurrences(*source, "fxc_mma_f64(sums[m][n], &tile[warp_row + 8 * m][h + i], 36, &table[h + i][0], 32, 8 * n);") == 2);
+    // The table's columns swizzled by row, the same way where it is written and read.
+    CHECK(occurrences(*source, "fxc_copy_async<16>(&table[h + row][fxc_table_column(h + row, col, 32)]") == 2);
+    CHECK(occurrences(*source, "y = b[q * padded + fxc_table_column(q, n0 + g, padded)];") == 1);
+    CHECK(occurrences(*source, "reinterpret_cast<const double2*>(&table[h + i + 0][0] + fxc_table_column(h + i + 0, r, 32));") == 2);
     CHECK(occurrences(*source, "if (row < rows && r < D) {") == 1);
     // The table's copies and sums in both loops of the halves (wide rows, any rows).
-    CHECK(occurrences(*source, "fxc_copy_async<16>(&table[h + row][col]") == 2);
+
     CHECK(occurrences(*source, "e[r] = fma(a.x, x, e[r]);") == 8);  // 4 samples a float4 of the tile, twice
     CHECK(occurrences(*source, "e[r] = fma(a.x, u, e[r]);") == 1);  // interleaved: a sample at a time
   }

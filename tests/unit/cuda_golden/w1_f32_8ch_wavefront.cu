@@ -25,25 +25,33 @@ __device__ inline T* fxc_global_pointer(T* p) {
 #elif defined(FXC_EMULATION) && !defined(FXC_EMULATION_NO_F64_MMA)
 #define FXC_F64_MMA 1
 #endif
+// Where column `column` of the chunked scan's shared state table (rows `padded` doubles apart,
+// a multiple of 8) keeps row `row`'s value: swizzled within blocks of 16 (8) columns, so that 4
+// consecutive rows' same columns (a matrix product's operand) fall on different banks. Pairs
+// of columns stay together and 16-byte aligned.
+__device__ inline int fxc_table_column(int row, int column, int padded) {
+  return column ^ (padded % 16 == 0 ? 4 * (row & 3) : 4 * ((row >> 1) & 1));
+}
 #ifdef FXC_F64_MMA
 // c += a b for a warp: a is 8 x 4 (row r at a + r * a_stride, the signal's type, taken as a
-// double), b 4 x 8 (row k at b + k * b_stride), c 8 x 8 of which this lane holds row lane / 4,
-// columns 2 (lane % 4) and the next (PTX mma.m8n8k4.f64: every lane of the warp calls it,
-// and each loads its one element of a and of b). The emulation reads the whole row and
-// column from shared memory instead, its sums in order.
+// double), b the state table's 4 rows from `b` (its first row a multiple of 4) and its columns
+// n0 .. n0 + 7, c 8 x 8 of which this lane holds row lane / 4, columns 2 (lane % 4) and the
+// next (PTX mma.m8n8k4.f64: every lane of the warp calls it, and each loads its one element
+// of a and of b). The emulation reads the whole row and column from shared memory instead,
+// its sums in order.
 template <class T>
-__device__ inline void fxc_mma_f64(double (&c)[2], const T* a, int a_stride, const double* b, int b_stride) {
+__device__ inline void fxc_mma_f64(double (&c)[2], const T* a, int a_stride, const double* b, int padded, int n0) {
   const int g = threadIdx.x % 32 / 4, q = threadIdx.x % 4;
   #ifdef FXC_EMULATION
   for (int k = 0; k < 4; ++k) {
     const double x = double(a[g * a_stride + k]);
-    c[0] = fma(x, b[k * b_stride + 2 * q], c[0]);
-    c[1] = fma(x, b[k * b_stride + 2 * q + 1], c[1]);
+    c[0] = fma(x, b[k * padded + fxc_table_column(k, n0 + 2 * q, padded)], c[0]);
+    c[1] = fma(x, b[k * padded + fxc_table_column(k, n0 + 2 * q + 1, padded)], c[1]);
   }
   #else
-  const double x = double(a[g * a_stride + q]), y = b[q * b_stride + g];
-  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
-      : "+d"(c[0]), "+d"(c[1]) : "d"(x), "d"(y));
+  const double x = double(a[g * a_stride + q]), y = b[q * padded + fxc_table_column(q, n0 + g, padded)];
+  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+               : "+d"(c[0]), "+d"(c[1]) : "d"(x), "d"(y));
   #endif
 }
 #endif
@@ -105,7 +113,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
   // Planar: a tile of 32 samples per chunk, rows 16-byte aligned and 16 bytes of banks apart.
   // Interleaved: a thread's next samples, in its row of 33 (no bank conflicts).
   __shared__ __align__(16) float tile[128][36];
-  __shared__ __align__(16) double table[32][32];  // R's rows for the tile's two halves (column m: row m % 32), padded to 8s
+  __shared__ __align__(16) double table[32][32];  // R's rows for the tile's two halves (column m: row m % 32), padded to 8s, swizzled
   if (sample_stride == 1) {
     // Planar: the block's threads take neighbouring chunks, and their samples go through a shared
     // tile that warps fill (and empty) with neighbouring samples of one chunk, one transaction,
@@ -167,7 +175,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
           for (int q0 = 0; q0 < 16 * D / 2; q0 += 128) {
             const int q = q0 + threadIdx.x, row = q / (D / 2), col = q % (D / 2) * 2;
             const bool valid = j + 16 + row < L;
-            if (q < 16 * D / 2) fxc_copy_async<16>(&table[h + row][col], state_table + (valid ? (j + 16 + row) * D + col : 0), valid);
+            if (q < 16 * D / 2) fxc_copy_async<16>(&table[h + row][fxc_table_column(h + row, col, 32)], state_table + (valid ? (j + 16 + row) * D + col : 0), valid);
           }
         }
         fxc_copy_commit();
@@ -183,7 +191,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
           for (int m = 0; m < 4; ++m) {
             #pragma unroll
             for (int n = 0; n < 4; ++n)
-              fxc_mma_f64(sums[m][n], &tile[warp_row + 8 * m][h + i], 36, &table[h + i][8 * n], 32);
+              fxc_mma_f64(sums[m][n], &tile[warp_row + 8 * m][h + i], 36, &table[h + i][0], 32, 8 * n);
           }
         }
         #else
@@ -194,7 +202,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             const double x = double(q.x);
             #pragma unroll
             for (int r = 0; r < D; r += 2) {
-              const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 0][0] + r);
+              const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 0][0] + fxc_table_column(h + i + 0, r, 32));
               e[r] = fma(a.x, x, e[r]);
               e[r + 1] = fma(a.y, x, e[r + 1]);
             }
@@ -203,7 +211,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             const double x = double(q.y);
             #pragma unroll
             for (int r = 0; r < D; r += 2) {
-              const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 1][0] + r);
+              const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 1][0] + fxc_table_column(h + i + 1, r, 32));
               e[r] = fma(a.x, x, e[r]);
               e[r + 1] = fma(a.y, x, e[r + 1]);
             }
@@ -212,7 +220,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             const double x = double(q.z);
             #pragma unroll
             for (int r = 0; r < D; r += 2) {
-              const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 2][0] + r);
+              const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 2][0] + fxc_table_column(h + i + 2, r, 32));
               e[r] = fma(a.x, x, e[r]);
               e[r + 1] = fma(a.y, x, e[r + 1]);
             }
@@ -221,7 +229,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             const double x = double(q.w);
             #pragma unroll
             for (int r = 0; r < D; r += 2) {
-              const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 3][0] + r);
+              const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 3][0] + fxc_table_column(h + i + 3, r, 32));
               e[r] = fma(a.x, x, e[r]);
               e[r + 1] = fma(a.y, x, e[r + 1]);
             }
@@ -247,7 +255,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
           for (int q0 = 0; q0 < 16 * D / 2; q0 += 128) {
             const int q = q0 + threadIdx.x, row = q / (D / 2), col = q % (D / 2) * 2;
             const bool valid = j + 16 + row < L;
-            if (q < 16 * D / 2) fxc_copy_async<16>(&table[h + row][col], state_table + (valid ? (j + 16 + row) * D + col : 0), valid);
+            if (q < 16 * D / 2) fxc_copy_async<16>(&table[h + row][fxc_table_column(h + row, col, 32)], state_table + (valid ? (j + 16 + row) * D + col : 0), valid);
           }
         }
         fxc_copy_commit();
@@ -263,7 +271,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
           for (int m = 0; m < 4; ++m) {
             #pragma unroll
             for (int n = 0; n < 4; ++n)
-              fxc_mma_f64(sums[m][n], &tile[warp_row + 8 * m][h + i], 36, &table[h + i][8 * n], 32);
+              fxc_mma_f64(sums[m][n], &tile[warp_row + 8 * m][h + i], 36, &table[h + i][0], 32, 8 * n);
           }
         }
         #else
@@ -274,7 +282,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             const double x = double(q.x);
             #pragma unroll
             for (int r = 0; r < D; r += 2) {
-              const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 0][0] + r);
+              const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 0][0] + fxc_table_column(h + i + 0, r, 32));
               e[r] = fma(a.x, x, e[r]);
               e[r + 1] = fma(a.y, x, e[r + 1]);
             }
@@ -283,7 +291,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             const double x = double(q.y);
             #pragma unroll
             for (int r = 0; r < D; r += 2) {
-              const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 1][0] + r);
+              const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 1][0] + fxc_table_column(h + i + 1, r, 32));
               e[r] = fma(a.x, x, e[r]);
               e[r + 1] = fma(a.y, x, e[r + 1]);
             }
@@ -292,7 +300,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             const double x = double(q.z);
             #pragma unroll
             for (int r = 0; r < D; r += 2) {
-              const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 2][0] + r);
+              const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 2][0] + fxc_table_column(h + i + 2, r, 32));
               e[r] = fma(a.x, x, e[r]);
               e[r + 1] = fma(a.y, x, e[r + 1]);
             }
@@ -301,7 +309,7 @@ extern "C" __global__ void fxc_chain_1_chunk_states(
             const double x = double(q.w);
             #pragma unroll
             for (int r = 0; r < D; r += 2) {
-              const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 3][0] + r);
+              const double2 a = *reinterpret_cast<const double2*>(&table[h + i + 3][0] + fxc_table_column(h + i + 3, r, 32));
               e[r] = fma(a.x, x, e[r]);
               e[r + 1] = fma(a.y, x, e[r + 1]);
             }
