@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The chunked scan's kernels (docs/cuda.md, "Kernels" and "The carry"): the chunk passes over
-// the signal, the carry's group walks and log-depth scan, and the planar tile's async copies.
+// the signal, the carry's group walks and log-depth scan, the planar tile's async copies and the
+// state table's helpers.
 #include "codegen/cuda/kernel_emitters.h"
 
 namespace fxc::codegen::cuda_source {
@@ -18,7 +19,7 @@ namespace fxc::codegen::cuda_source {
 // load and a store, and the rest nothing. The host emulation (FXC_EMULATION,
 // tests/unit/cuda_emulation_shim.h) runs cp.async's rules instead: the copy lands at the wait
 // that covers its group, its destination reads as NaN until then, and a misaligned address
-// fails the launch, as on the GPU.
+// fails the launch, as on the GPU. With them fxc_global_pointer, for the wide copies' rows.
 void emit_async_copy(Writer& w) {
   w.line("// A global pointer the compiler keeps as one 64-bit value (an opaque asm operand), and may");
   w.line("// reach with global (not generic) loads and stores: the wide tile copies' rows, whose offsets it");
@@ -32,6 +33,43 @@ void emit_async_copy(Writer& w) {
   w.line("return p;");
   w.close();
   w.line();
+  w.line("// The chunk passes copy their planar tile's samples in while they compute from the last ones.");
+  w.line("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800");
+  w.line("#define FXC_COPY_ASYNC 1");
+  w.line("#endif");
+  w.line("template <int Bytes, class T>");
+  w.open("__device__ inline void fxc_copy_async(T* to, const T* from, bool valid) {");
+  w.line("#ifdef FXC_COPY_ASYNC");
+  w.line("const unsigned shared = (unsigned)__cvta_generic_to_shared(to);");
+  w.line("asm volatile(\"{ .reg .pred ignore; setp.eq.u32 ignore, %3, 0; cp.async.ca.shared.global [%0], [%1], %2, ignore; }\"");
+  w.line("             : : \"r\"(shared), \"l\"(from), \"n\"(Bytes), \"r\"((unsigned)valid) : \"memory\");");
+  w.line("#elif defined(FXC_EMULATION)");
+  w.line("fxc_emu_copy_async<Bytes>(to, from, valid);");
+  w.line("#else");
+  w.line("for (unsigned e = 0; e < Bytes / sizeof(T); ++e) to[e] = valid ? from[e] : T(0);");
+  w.line("#endif");
+  w.close();
+  w.open("__device__ inline void fxc_copy_commit() {");
+  w.line("#ifdef FXC_COPY_ASYNC");
+  w.line("asm volatile(\"cp.async.commit_group;\" : : : \"memory\");");
+  w.line("#elif defined(FXC_EMULATION)");
+  w.line("fxc_emu_copy_commit();");
+  w.line("#endif");
+  w.close();
+  w.line("template <int N>");
+  w.open("__device__ inline void fxc_copy_wait() {");
+  w.line("#ifdef FXC_COPY_ASYNC");
+  w.line("asm volatile(\"cp.async.wait_group %0;\" : : \"n\"(N) : \"memory\");");
+  w.line("#elif defined(FXC_EMULATION)");
+  w.line("fxc_emu_copy_wait(N);");
+  w.line("#endif");
+  w.close();
+}
+
+// The chunked scan's state-table helpers, once in a source whose chunk_states sum with a table
+// (CudaKernelInfo::state_table): the table's swizzled columns (fxc_table_column) and, on GPUs
+// with float64 tensor cores, the warp's matrix product (fxc_mma_f64, FXC_F64_MMA).
+void emit_state_table_helpers(Writer& w) {
   w.line("// float64 tensor cores (A100, H100, H200: sm_80 and sm_90, twice the float64 FMA rate): the");
   w.line("// chunked scan's zero-state pass sums its table's products as 8 x 8 x 4 matrix products");
   w.line("// (fxc_mma_f64). The emulation runs them too (FXC_EMULATION_NO_F64_MMA: the FMA loop instead).");
@@ -70,38 +108,6 @@ void emit_async_copy(Writer& w) {
   w.line("#endif");
   w.close();
   w.line("#endif");
-  w.line();
-  w.line("// The chunk passes copy their planar tile's samples in while they compute from the last ones.");
-  w.line("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800");
-  w.line("#define FXC_COPY_ASYNC 1");
-  w.line("#endif");
-  w.line("template <int Bytes, class T>");
-  w.open("__device__ inline void fxc_copy_async(T* to, const T* from, bool valid) {");
-  w.line("#ifdef FXC_COPY_ASYNC");
-  w.line("const unsigned shared = (unsigned)__cvta_generic_to_shared(to);");
-  w.line("asm volatile(\"{ .reg .pred ignore; setp.eq.u32 ignore, %3, 0; cp.async.ca.shared.global [%0], [%1], %2, ignore; }\"");
-  w.line("             : : \"r\"(shared), \"l\"(from), \"n\"(Bytes), \"r\"((unsigned)valid) : \"memory\");");
-  w.line("#elif defined(FXC_EMULATION)");
-  w.line("fxc_emu_copy_async<Bytes>(to, from, valid);");
-  w.line("#else");
-  w.line("for (unsigned e = 0; e < Bytes / sizeof(T); ++e) to[e] = valid ? from[e] : T(0);");
-  w.line("#endif");
-  w.close();
-  w.open("__device__ inline void fxc_copy_commit() {");
-  w.line("#ifdef FXC_COPY_ASYNC");
-  w.line("asm volatile(\"cp.async.commit_group;\" : : : \"memory\");");
-  w.line("#elif defined(FXC_EMULATION)");
-  w.line("fxc_emu_copy_commit();");
-  w.line("#endif");
-  w.close();
-  w.line("template <int N>");
-  w.open("__device__ inline void fxc_copy_wait() {");
-  w.line("#ifdef FXC_COPY_ASYNC");
-  w.line("asm volatile(\"cp.async.wait_group %0;\" : : \"n\"(N) : \"memory\");");
-  w.line("#elif defined(FXC_EMULATION)");
-  w.line("fxc_emu_copy_wait(N);");
-  w.line("#endif");
-  w.close();
 }
 
 namespace {
@@ -599,6 +605,7 @@ void emit_chunk_states_by_table(Writer& w, const CudaKernelInfo& k, const ir::Ch
   // never written: it reaches only their columns past D, which are not stored), its columns
   // swizzled (fxc_table_column).
   const int padded = (d + 7) / 8 * 8, blocks = padded / 8;
+  auto as_double = [&](const std::string& x) { return T == "double" ? x : "double(" + x + ")"; };
   w.open("extern \"C\" __global__ void " + k.entries[0].symbol + "(");
   w.line("const " + T + "* __restrict__ in, " + kSignalArgs + ",");
   w.line("const double* __restrict__ state_table, double* __restrict__ chunk_state) {");
@@ -675,7 +682,7 @@ void emit_chunk_states_by_table(Writer& w, const CudaKernelInfo& k, const ir::Ch
         w.line("const " + vec + " q = *reinterpret_cast<const " + vec + "*>(&tile[threadIdx.x][h + i]);");
         for (int e = 0; e < v; ++e) {
           w.open("{");
-          w.line("const double x = " + std::string(T == "double" ? "" : "double") + "(q." + member[e] + ");");
+          w.line("const double x = " + as_double(std::string("q.") + member[e]) + ";");
           accumulate("&table[h + i + " + str(e) + "][0]", "x", "h + i + " + str(e));
           w.close();
         }
@@ -710,7 +717,7 @@ void emit_chunk_states_by_table(Writer& w, const CudaKernelInfo& k, const ir::Ch
   w.line("const " + T + "* const x = in + c * channel_stride;");
   w.line(T + " (* const ahead)[33] = reinterpret_cast<" + T + " (*)[33]>(&tile[0][0]);  // rows of 33");
   emit_samples_ahead(w, ty, "begin", "end", "ahead[threadIdx.x]", [&](const std::string& n, const std::string& input) {
-    w.line("const double u = " + std::string(T == "double" ? "" : "double") + "(" + input + ");");
+    w.line("const double u = " + as_double(input) + ";");
     accumulate("state_table + (" + n + " - begin) * D", "u", "");
   });
   store_sums();

@@ -944,6 +944,10 @@ Expected<std::string, std::string> emit_cuda_source(const ir::Graph& g) {
     w.line();
     emit_async_copy(w);
   }
+  if (std::any_of(kernels->begin(), kernels->end(), [](const CudaKernelInfo& k) { return k.state_table; })) {
+    w.line();
+    emit_state_table_helpers(w);
+  }
   const std::vector<CudaSideBySide> sides = cuda_side_by_side(g, *kernels);
   std::vector<bool> beside(kernels->size(), false);
   for (const CudaSideBySide& side : sides)

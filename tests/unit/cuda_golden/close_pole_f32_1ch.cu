@@ -17,6 +17,38 @@ __device__ inline T* fxc_global_pointer(T* p) {
   return p;
 }
 
+// The chunk passes copy their planar tile's samples in while they compute from the last ones.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define FXC_COPY_ASYNC 1
+#endif
+template <int Bytes, class T>
+__device__ inline void fxc_copy_async(T* to, const T* from, bool valid) {
+  #ifdef FXC_COPY_ASYNC
+  const unsigned shared = (unsigned)__cvta_generic_to_shared(to);
+  asm volatile("{ .reg .pred ignore; setp.eq.u32 ignore, %3, 0; cp.async.ca.shared.global [%0], [%1], %2, ignore; }"
+               : : "r"(shared), "l"(from), "n"(Bytes), "r"((unsigned)valid) : "memory");
+  #elif defined(FXC_EMULATION)
+  fxc_emu_copy_async<Bytes>(to, from, valid);
+  #else
+  for (unsigned e = 0; e < Bytes / sizeof(T); ++e) to[e] = valid ? from[e] : T(0);
+  #endif
+}
+__device__ inline void fxc_copy_commit() {
+  #ifdef FXC_COPY_ASYNC
+  asm volatile("cp.async.commit_group;" : : : "memory");
+  #elif defined(FXC_EMULATION)
+  fxc_emu_copy_commit();
+  #endif
+}
+template <int N>
+__device__ inline void fxc_copy_wait() {
+  #ifdef FXC_COPY_ASYNC
+  asm volatile("cp.async.wait_group %0;" : : "n"(N) : "memory");
+  #elif defined(FXC_EMULATION)
+  fxc_emu_copy_wait(N);
+  #endif
+}
+
 // float64 tensor cores (A100, H100, H200: sm_80 and sm_90, twice the float64 FMA rate): the
 // chunked scan's zero-state pass sums its table's products as 8 x 8 x 4 matrix products
 // (fxc_mma_f64). The emulation runs them too (FXC_EMULATION_NO_F64_MMA: the FMA loop instead).
@@ -55,38 +87,6 @@ __device__ inline void fxc_mma_f64(double (&c)[2], const T* a, int a_stride, con
   #endif
 }
 #endif
-
-// The chunk passes copy their planar tile's samples in while they compute from the last ones.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-#define FXC_COPY_ASYNC 1
-#endif
-template <int Bytes, class T>
-__device__ inline void fxc_copy_async(T* to, const T* from, bool valid) {
-  #ifdef FXC_COPY_ASYNC
-  const unsigned shared = (unsigned)__cvta_generic_to_shared(to);
-  asm volatile("{ .reg .pred ignore; setp.eq.u32 ignore, %3, 0; cp.async.ca.shared.global [%0], [%1], %2, ignore; }"
-               : : "r"(shared), "l"(from), "n"(Bytes), "r"((unsigned)valid) : "memory");
-  #elif defined(FXC_EMULATION)
-  fxc_emu_copy_async<Bytes>(to, from, valid);
-  #else
-  for (unsigned e = 0; e < Bytes / sizeof(T); ++e) to[e] = valid ? from[e] : T(0);
-  #endif
-}
-__device__ inline void fxc_copy_commit() {
-  #ifdef FXC_COPY_ASYNC
-  asm volatile("cp.async.commit_group;" : : : "memory");
-  #elif defined(FXC_EMULATION)
-  fxc_emu_copy_commit();
-  #endif
-}
-template <int N>
-__device__ inline void fxc_copy_wait() {
-  #ifdef FXC_COPY_ASYNC
-  asm volatile("cp.async.wait_group %0;" : : "n"(N) : "memory");
-  #elif defined(FXC_EMULATION)
-  fxc_emu_copy_wait(N);
-  #endif
-}
 
 // chain %1: sos(1)
 // gpu_chunked_scan, L=256: one thread per (channel, chunk), each chunk's end state summed with a table

@@ -70,45 +70,6 @@ __device__ inline T* fxc_global_pointer(T* p) {
   return p;
 }
 
-// float64 tensor cores (A100, H100, H200: sm_80 and sm_90, twice the float64 FMA rate): the
-// chunked scan's zero-state pass sums its table's products as 8 x 8 x 4 matrix products
-// (fxc_mma_f64). The emulation runs them too (FXC_EMULATION_NO_F64_MMA: the FMA loop instead).
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900)
-#define FXC_F64_MMA 1
-#elif defined(FXC_EMULATION) && !defined(FXC_EMULATION_NO_F64_MMA)
-#define FXC_F64_MMA 1
-#endif
-// Where column `column` of the chunked scan's shared state table (rows `padded` doubles apart,
-// a multiple of 8) keeps row `row`'s value: swizzled within blocks of 16 (8) columns, so that 4
-// consecutive rows' same columns (a matrix product's operand) fall on different banks. Pairs
-// of columns stay together and 16-byte aligned.
-__device__ inline int fxc_table_column(int row, int column, int padded) {
-  return column ^ (padded % 16 == 0 ? 4 * (row & 3) : 4 * ((row >> 1) & 1));
-}
-#ifdef FXC_F64_MMA
-// c += a b for a warp: a is 8 x 4 (row r at a + r * a_stride, the signal's type, taken as a
-// double), b the state table's 4 rows from `b` (its first row a multiple of 4) and its columns
-// n0 .. n0 + 7, c 8 x 8 of which this lane holds row lane / 4, columns 2 (lane % 4) and the
-// next (PTX mma.m8n8k4.f64: every lane of the warp calls it, and each loads its one element
-// of a and of b). The emulation reads the whole row and column from shared memory instead,
-// its sums in order.
-template <class T>
-__device__ inline void fxc_mma_f64(double (&c)[2], const T* a, int a_stride, const double* b, int padded, int n0) {
-  const int g = threadIdx.x % 32 / 4, q = threadIdx.x % 4;
-  #ifdef FXC_EMULATION
-  for (int k = 0; k < 4; ++k) {
-    const double x = double(a[g * a_stride + k]);
-    c[0] = fma(x, b[k * padded + fxc_table_column(k, n0 + 2 * q, padded)], c[0]);
-    c[1] = fma(x, b[k * padded + fxc_table_column(k, n0 + 2 * q + 1, padded)], c[1]);
-  }
-  #else
-  const double x = double(a[g * a_stride + q]), y = b[q * padded + fxc_table_column(q, n0 + g, padded)];
-  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
-               : "+d"(c[0]), "+d"(c[1]) : "d"(x), "d"(y));
-  #endif
-}
-#endif
-
 // The chunk passes copy their planar tile's samples in while they compute from the last ones.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define FXC_COPY_ASYNC 1
