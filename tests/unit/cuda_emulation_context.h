@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// The state of an emulated CUDA thread (its indices and its async copies). It lives in the
-// test executable (a fiber's, or the thread's own storage) (cuda_emulator.cpp), and each compiled module reaches
-// it through a function that the emulator binds after dlopen (cuda_emulation_shim.h): a module
-// with thread-local variables of its own takes a slot of dynamic TLS, and with a few dozen
-// such modules loaded, LeakSanitizer's scan of dynamic TLS at exit read a bogus range and
-// crashed ("Tracer caught signal 11"), failing scripts/sanitize.sh.
+// The state of an emulated CUDA thread (its indices, its async copies, its matrix products). It
+// lives in the test executable (a fiber's, or the thread's own storage) (cuda_emulator.cpp), and
+// each compiled module reaches it through a function that the emulator binds after dlopen
+// (cuda_emulation_shim.h): a module with thread-local variables of its own takes a slot of
+// dynamic TLS, and with a few dozen such modules loaded, LeakSanitizer's scan of dynamic TLS at
+// exit read a bogus range and crashed ("Tracer caught signal 11"), failing scripts/sanitize.sh.
 #pragma once
 
 #include <vector>
@@ -26,6 +26,7 @@ struct FxcThreadContext {
   FxcDim3 thread_idx, block_idx, block_dim, grid_dim;
   std::vector<FxcPendingCopy> copies;  ///< the thread's async copies under way
   long long committed = 0;             ///< the thread's groups closed so far
+  long long matrix_products = 0;       ///< the thread's mma.sync calls so far (the shim's)
 };
 
 /// Returns the running CUDA thread's context.
@@ -37,5 +38,6 @@ using FxcThreadContextFn = FxcThreadContext* (*)();
 /// stacks are made once per process.
 using FxcRunFn = const char* (*)(int width, void (*part)(void* job, int t), void* job);
 
-/// __syncthreads among the running job's fibers: null, or a fault.
+/// __syncthreads among the running job's fibers, or a barrier of the calling fiber's warp (the
+/// lanes of mma.sync): null, or a fault.
 using FxcSyncFn = const char* (*)();

@@ -6,7 +6,8 @@
 // more barrier between blocks (a block's __shared__ arrays are the next block's); others run
 // their threads in a loop. __shared__ arrays become function statics (so two host threads must
 // not launch one module's kernel at once: no test does, and a launch that synchronizes takes
-// the emulator's lock). Async copies (cp.async) keep the GPU's rules, below.
+// the emulator's lock). Async copies (cp.async) and a warp's matrix products (mma.sync) keep the
+// GPU's rules, below.
 #pragma once
 
 #define FXC_EMULATION 1  // the generated source's async copies call the shim's (fxc_emu_copy_async)
@@ -24,10 +25,12 @@
 static FxcThreadContextFn fxc_context = nullptr;
 static FxcRunFn fxc_run = nullptr;    // the emulator's fibers, shared by every module
 static FxcSyncFn fxc_sync = nullptr;  // their barrier
-extern "C" void fxc_emu_bind(FxcThreadContextFn context, FxcRunFn run, FxcSyncFn sync) {
+static FxcSyncFn fxc_sync_warp = nullptr;  // a barrier of the calling thread's warp
+extern "C" void fxc_emu_bind(FxcThreadContextFn context, FxcRunFn run, FxcSyncFn sync, FxcSyncFn sync_warp) {
   fxc_context = context;
   fxc_run = run;
   fxc_sync = sync;
+  fxc_sync_warp = sync_warp;
 }
 
 static inline void fxc_emu_fault(const char* what);
@@ -99,6 +102,35 @@ static inline void fxc_emu_copy_wait(int newest_left) {
   c.copies.resize(kept);
 }
 
+// mma.sync.aligned.m8n8k4.row.col.f64 as a warp runs it (PTX ISA, "Matrix Fragments for
+// mma.m8n8k4 with .f64 floating point type"): D = A B + C for an 8 x 4 A and a 4 x 8 B, of
+// which each lane gives one element, a (A's row lane / 4, column lane % 4) and b (B's row
+// lane % 4, column lane / 4), and holds two of C and D, c (row lane / 4, columns 2 (lane % 4)
+// and the next). The lanes pass their elements through an array at a barrier of the warp's
+// (fxc_sync_warp), so a kernel that gives the wrong element, or calls it from a lane that the
+// warp's others do not wait for, shows as on the GPU. Each sum in k's order, each step an FMA.
+// The array is two, a thread's calls taking turns: a lane that gives its next call's elements
+// has passed that call's barrier, which every lane reaches only after reading this call's.
+static inline void fxc_emu_mma_m8n8k4_f64(double (&c)[2], double a, double b) {
+  static double operands[2][1024][2];  // the block's threads' a and b, its warps one after another
+  FxcThreadContext& context = *fxc_context();
+  const unsigned t = context.thread_idx.x, lane = t % 32, warp = t - lane;
+  if (context.block_dim.x % 32 != 0) {
+    fxc_emu_fault("mma.sync in a block whose last warp has fewer than 32 threads");
+    return;
+  }
+  double (&given)[1024][2] = operands[context.matrix_products++ % 2];
+  given[t][0] = a;
+  given[t][1] = b;
+  if (const char* fault = fxc_sync_warp()) {
+    fxc_emu_fault(fault);
+    return;
+  }
+  const unsigned g = lane / 4, q = lane % 4;
+  for (unsigned k = 0; k < 4; ++k)
+    for (unsigned i = 0; i < 2; ++i) c[i] = std::fma(given[warp + 4 * g + k][0], given[warp + 4 * (2 * q + i) + k][1], c[i]);
+}
+
 #define __global__
 #define __device__
 // __shared__ arrays are statics in a section of their own, so that each block can start with
@@ -149,6 +181,7 @@ static void fxc_emulate(long long grid, int block, bool synchronizes, F body) {
     // in a shared array its block no longer reads.
     c.copies.clear();
     c.committed = 0;
+    c.matrix_products = 0;
     body();
   };
   if (!synchronizes) {

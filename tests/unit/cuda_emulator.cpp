@@ -304,12 +304,12 @@ Expected<GpuDevice::Handle, std::string> EmulatedDevice::load_module(
     // Bound once, by the thread that remembers it: another may be running its kernels.
     std::lock_guard lock(library_mutex);
     if (auto [it, first] = libraries.emplace(key, library); first) {
-      auto bind = reinterpret_cast<void (*)(FxcThreadContextFn, FxcRunFn, FxcSyncFn)>(dlsym(library, "fxc_emu_bind"));
+      auto bind = reinterpret_cast<void (*)(FxcThreadContextFn, FxcRunFn, FxcSyncFn, FxcSyncFn)>(dlsym(library, "fxc_emu_bind"));
       if (!bind) {
         libraries.erase(it);
         return Unexpected{std::string("emulation: the module lacks fxc_emu_bind")};
       }
-      bind(&emulated_thread_context, &run_fibers, &sync_fibers);
+      bind(&emulated_thread_context, &run_fibers, &sync_fibers, &sync_warp_fibers);
     }
   }
   std::lock_guard lock(mutex_);

@@ -3,7 +3,8 @@
 // (cuda_emulation_shim.h): an async copy (cp.async, the chunk passes' planar tile) lands only
 // at the wait that covers its group; a misaligned one fails the launch; a block's shared memory
 // holds nothing of the block before it; a kernel that reads past its buffer faults; barriers
-// that a block's threads do not all reach fail the launch. Each case is a small kernel with the generated
+// that a block's threads do not all reach fail the launch; a warp's matrix product (mma.sync,
+// the state table's sums) takes each lane's one element of its operands. Each case is a small kernel with the generated
 // source's own fxc_copy_async (codegen/cuda/emit_chunked_scan.cpp), right and wrong: without
 // these rules every wrong one passed.
 #include <doctest/doctest.h>
@@ -66,7 +67,115 @@ std::string copy_then(const std::string& wait, int bytes = 4, const std::string&
          "  out[4 * blockIdx.x + t] = row[t][0];\n";
 }
 
+// `body` inside `__global__ void k(const double* in, double* out)` after the generated state
+// table's helpers (fxc_mma_f64), on one block of `block` threads, with in[i] = `in`'s; returns
+// out[0 .. 2 block) or the launch's error.
+Expected<std::vector<double>, std::string> run_mma_kernel(const std::string& body, const std::vector<double>& in_values,
+                                                          int block = 64, bool synchronizes = true) {
+  codegen::cuda_source::Writer w;
+  codegen::cuda_source::emit_state_table_helpers(w);
+  const std::string source = w.str() + "__global__ void k(const double* in, double* out) {\n" + body + "\n}\n";
+  EmulatedDevice device;
+  auto module = device.load_module(source, {}, {{"k", {"const double*", "double*"}, synchronizes}});
+  if (!module) return Unexpected{module.error()};
+  auto function = device.function(*module, "k");
+  if (!function) return Unexpected{function.error()};
+  const std::size_t outputs = 2 * static_cast<std::size_t>(block);
+  auto in = device.allocate(in_values.size() * sizeof(double));
+  auto out = device.allocate(outputs * sizeof(double));
+  REQUIRE(in);
+  REQUIRE(out);
+  REQUIRE(device.copy_to_device(*in, in_values.data(), in_values.size() * sizeof(double)));
+  REQUIRE(device.fill_zero(*out, outputs * sizeof(double)));
+  auto launched = device.launch(*function, {.grid = 1, .block = block}, {*in, *out});
+  std::vector<double> result(outputs);
+  REQUIRE(device.copy_to_host(result.data(), *out, outputs * sizeof(double)));
+  device.release(*in);
+  device.release(*out);
+  if (!launched) return Unexpected{launched.error()};
+  return result;
+}
+
+// Two warps' matrix products: A (16 x 4, warp w's rows 8 w ..) in a shared tile, B (4 x 16,
+// warp w's columns 8 w ..) in a state table of 16 columns laid out as the generated kernels lay
+// it (fxc_table_column), C = 1000 t + (0, 1) for thread t; out[2 t], out[2 t + 1] = thread t's
+// two of D = A B + C. `product` is the call that thread t makes.
+std::string mma_kernel(const std::string& product) {
+  return "  __shared__ double tile[16][4];\n"
+         "  __shared__ double table[4][16];\n"
+         "  const int t = threadIdx.x;\n"
+         "  tile[t / 4][t % 4] = in[t];\n"
+         "  table[t / 16][fxc_table_column(t / 16, t % 16, 16)] = in[64 + t];\n"
+         "  __syncthreads();\n"
+         "  double c[2] = {1000.0 * t, 1000.0 * t + 1};\n" +
+         product +
+         "  out[2 * t] = c[0];\n"
+         "  out[2 * t + 1] = c[1];\n";
+}
+
+// A's and B's elements (small integers: every product and sum exact), and D as the PTX ISA
+// lays out mma.m8n8k4's fragments: thread t of warp w = t / 32, lane l = t % 32, holds row
+// l / 4 and columns 2 (l % 4) and the next.
+std::vector<double> mma_inputs() {
+  std::vector<double> in(128);
+  for (int i = 0; i < 64; ++i) in[static_cast<std::size_t>(i)] = (i * 7) % 11 - 5;        // A[i / 4][i % 4]
+  for (int i = 0; i < 64; ++i) in[static_cast<std::size_t>(64 + i)] = (i * 5) % 13 - 6;  // B[i / 16][i % 16]
+  return in;
+}
+std::vector<double> mma_expected(const std::vector<double>& in) {
+  std::vector<double> d(128);
+  for (int t = 0; t < 64; ++t) {
+    const int w = t / 32, g = t % 32 / 4, q = t % 4;
+    for (int i = 0; i < 2; ++i) {
+      double sum = 1000.0 * t + i;
+      for (int k = 0; k < 4; ++k)
+        sum += in[static_cast<std::size_t>(4 * (8 * w + g) + k)] * in[static_cast<std::size_t>(64 + 16 * k + 8 * w + 2 * q + i)];
+      d[static_cast<std::size_t>(2 * t + i)] = sum;
+    }
+  }
+  return d;
+}
+
 }  // namespace
+
+TEST_CASE("CUDA emulation: a warp's float64 matrix product takes each lane's elements, as mma.sync does") {
+  const std::vector<double> in = mma_inputs();
+  const std::string generated = "  fxc_mma_f64(c, &tile[8 * (t / 32)][0], 4, &table[0][0], 16, 8 * (t / 32));\n";
+  SUBCASE("the generated kernels' call (fxc_mma_f64): A B + C, laid out as the PTX ISA says") {
+    auto out = run_mma_kernel(mma_kernel(generated), in);
+    REQUIRE(out);
+    CHECK(*out == mma_expected(in));
+  }
+  SUBCASE("a lane that gives the wrong element of A (its transpose's) gets a wrong product") {
+    // What the host's own loop of the whole row and column (the emulation before) could not see.
+    auto out = run_mma_kernel(
+        mma_kernel("  fxc_emu_mma_m8n8k4_f64(c, tile[8 * (t / 32) + t % 4][t % 32 / 4 % 4],\n"
+                   "                         table[t % 4][fxc_table_column(t % 4, 8 * (t / 32) + t % 32 / 4, 16)]);\n"),
+        in);
+    REQUIRE(out);
+    CHECK(*out != mma_expected(in));
+  }
+  SUBCASE("a lane that does not reach it fails the launch, not hangs") {
+    auto out = run_mma_kernel(mma_kernel("  if (t == 5) return;\n" + generated), in);
+    REQUIRE_FALSE(out);
+    CHECK(out.error().find("wait at different barriers") != std::string::npos);
+    auto next = run_mma_kernel(mma_kernel(generated), in);  // the next launch is not blamed
+    REQUIRE(next);
+    CHECK(*next == mma_expected(in));
+  }
+  SUBCASE("a block whose last warp is not whole fails the launch") {
+    auto out = run_mma_kernel(mma_kernel(generated), in, 48);
+    REQUIRE_FALSE(out);
+    CHECK(out.error().find("fewer than 32 threads") != std::string::npos);
+  }
+  SUBCASE("in a kernel launched as one that does not synchronize, it fails the launch") {
+    auto out = run_mma_kernel("  const int t = threadIdx.x;\n  double c[2] = {0, 0};\n"
+                              "  fxc_emu_mma_m8n8k4_f64(c, in[t], in[64 + t]);\n  out[2 * t] = c[0];\n",
+                              in, 64, false);
+    REQUIRE_FALSE(out);
+    CHECK(out.error().find("does not synchronize") != std::string::npos);
+  }
+}
 
 TEST_CASE("CUDA emulation: an async copy lands at its wait, and reads as NaN before it") {
   SUBCASE("waited for: the samples") {

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <mutex>
@@ -64,6 +65,10 @@ class FiberRunner {
     job_ = job;
     width_ = running_ = width;
     arrived_ = 0;
+    warps_.assign(static_cast<std::size_t>((width + kWarp - 1) / kWarp), Warp{});
+    for (std::size_t w = 0; w < warps_.size(); ++w)
+      warps_[w].running = std::min(kWarp, width - static_cast<int>(w) * kWarp);
+    warp_waiting_ = 0;
     fault_ = nullptr;
     // The turns go up the block in one launch and down it in the next, so that a missing
     // barrier shows whichever way round its threads depend on each other.
@@ -98,11 +103,30 @@ class FiberRunner {
       return nullptr;
     }
     const long long generation = generation_;
+    open_if_stuck();
     while (generation_ == generation) switch_to(next_after(current_), true);
     return nullptr;
   }
 
+  /// A barrier of the current fiber's warp (threads 32 w .. 32 w + 31): waits until every
+  /// unfinished one of them has arrived. Outside a launch's fibers it is a fault.
+  const char* sync_warp() {
+    if (!current_fiber) return "a warp's barrier (mma.sync) in a kernel launched as one that does not synchronize";
+    const int w = current_ / kWarp;
+    Warp& warp = warps_[static_cast<std::size_t>(w)];
+    ++warp_waiting_;
+    if (++warp.arrived == warp.running) {
+      open_warp(w);
+      return nullptr;
+    }
+    const long long generation = warp.generation;
+    open_if_stuck();
+    while (warp.generation == generation) switch_to(next_after(current_), true);
+    return nullptr;
+  }
+
  private:
+  static constexpr int kWarp = 32;
   static constexpr std::size_t kStackBytes = std::size_t{1} << 20, kGuardBytes = 4096;
   // What a fiber's last frames poisoned (start, finish_current and switch_to, at the stack's
   // top; the modules are not instrumented) is cleared before the stack is used again.
@@ -113,6 +137,10 @@ class FiberRunner {
     void* mapped = nullptr;
     char* stack = nullptr;
     bool done = false;
+  };
+  struct Warp {  // a barrier of 32 threads' (sync_warp)
+    int running = 0, arrived = 0;
+    long long generation = 0;
   };
 
   static Fiber make_fiber() {
@@ -133,6 +161,24 @@ class FiberRunner {
   void open() {
     arrived_ = 0;
     ++generation_;
+  }
+
+  void open_warp(int w) {
+    Warp& warp = warps_[static_cast<std::size_t>(w)];
+    warp_waiting_ -= warp.arrived;
+    warp.arrived = 0;
+    ++warp.generation;
+  }
+
+  // Every unfinished fiber waits, and no barrier can open: some wait at __syncthreads and some
+  // at their warp's, or a warp's lanes at a barrier its other lanes passed by. A GPU hangs or
+  // leaves it undefined; the launch fails, and every barrier opens, so that it ends.
+  void open_if_stuck() {
+    if (running_ == 0 || arrived_ + warp_waiting_ < running_) return;
+    if (!fault_) fault_ = "the threads of a block wait at different barriers (some at __syncthreads, some at their warp's: mma.sync)";
+    if (arrived_ > 0) open();
+    for (std::size_t w = 0; w < warps_.size(); ++w)
+      if (warps_[w].arrived > 0) open_warp(static_cast<int>(w));
   }
 
   int next_after(int t) const {
@@ -167,13 +213,21 @@ class FiberRunner {
   void finish_current() {
     fibers_[current_].done = true;
     --running_;
+    const int w = current_ / kWarp;
+    Warp& warp = warps_[static_cast<std::size_t>(w)];
+    --warp.running;
     // Every thread passes as many barriers (fxc_emulate adds one after each block): one that
     // ends while others wait at a barrier is a kernel whose threads do not, which a GPU
     // leaves undefined. The launch fails; the others go on, so that it ends.
     if (arrived_ > 0) {
-      fault_ = "a thread ended while others of its block waited at __syncthreads";
+      if (!fault_) fault_ = "a thread ended while others of its block waited at __syncthreads";
       if (arrived_ == running_) open();
     }
+    if (warp.arrived > 0) {
+      if (!fault_) fault_ = "a thread ended while others of its warp waited at the warp's barrier (mma.sync)";
+      if (warp.arrived == warp.running) open_warp(w);
+    }
+    open_if_stuck();
     switch_to(running_ == 0 ? -1 : next_after(current_), false);
   }
 
@@ -188,6 +242,8 @@ class FiberRunner {
   bool downward_ = true;  // this launch's turns go down the block
   const char* fault_ = nullptr;  // the launch's
   long long generation_ = 0;
+  std::vector<Warp> warps_;  // the block's, this launch
+  int warp_waiting_ = 0;     // fibers at a warp's barrier, all warps
 };
 
 FiberRunner& fiber_runner() {
@@ -215,5 +271,7 @@ FxcThreadContext* emulated_thread_context() {
 const char* run_fibers(int width, void (*part)(void*, int), void* job) { return fiber_runner().run(width, part, job); }
 
 const char* sync_fibers() { return fiber_runner().sync(); }
+
+const char* sync_warp_fibers() { return fiber_runner().sync_warp(); }
 
 }  // namespace fxc::test

@@ -69,19 +69,14 @@ __device__ inline int fxc_table_column(int row, int column, int padded) {
 // double), b the state table's 4 rows from `b` (its first row a multiple of 4) and its columns
 // n0 .. n0 + 7, c 8 x 8 of which this lane holds row lane / 4, columns 2 (lane % 4) and the
 // next (PTX mma.m8n8k4.f64: every lane of the warp calls it, and each loads its one element
-// of a and of b). The emulation reads the whole row and column from shared memory instead,
-// its sums in order.
+// of a and of b). The emulation passes the lanes' elements between them as the GPU does.
 template <class T>
 __device__ inline void fxc_mma_f64(double (&c)[2], const T* a, int a_stride, const double* b, int padded, int n0) {
   const int g = threadIdx.x % 32 / 4, q = threadIdx.x % 4;
-  #ifdef FXC_EMULATION
-  for (int k = 0; k < 4; ++k) {
-    const double x = double(a[g * a_stride + k]);
-    c[0] = fma(x, b[k * padded + fxc_table_column(k, n0 + 2 * q, padded)], c[0]);
-    c[1] = fma(x, b[k * padded + fxc_table_column(k, n0 + 2 * q + 1, padded)], c[1]);
-  }
-  #else
   const double x = double(a[g * a_stride + q]), y = b[q * padded + fxc_table_column(q, n0 + g, padded)];
+  #ifdef FXC_EMULATION
+  fxc_emu_mma_m8n8k4_f64(c, x, y);
+  #else
   asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
                : "+d"(c[0]), "+d"(c[1]) : "d"(x), "d"(y));
   #endif
